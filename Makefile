@@ -1,0 +1,104 @@
+# shardcast — plain GNU Make. `make` builds ./shardcast; `make check` runs every test;
+# `make demo` runs the main job. Both install missing Debian packages first (`make deps`).
+# WERROR=1 turns warnings into errors (CI). CUDA parts build only where nvcc and NCCL are found.
+
+VERSION    := 0.1.0
+CC         ?= cc
+PREFIX     ?= /usr/local
+BUILD      ?= build
+PKGS       := gsl jansson
+WARN       := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion -Wformat=2 -Wstrict-prototypes
+OPT        ?= -O2 -g
+CFLAGS     ?= $(OPT)
+ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(if $(WERROR),-Werror) $(CFLAGS) \
+              -DSHARDCAST_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+
+LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard traces/*.c)
+CLI_SRC    := $(wildcard cli/*.c)
+TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
+LIB        := $(BUILD)/libshardcast.a
+
+.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-gpu install clean help
+
+all: shardcast
+
+help:
+	@echo "make            build ./shardcast"
+	@echo "make check      install deps, build, run unit (Check) and CLI golden tests"
+	@echo "make demo       install deps, build, run the main demo"
+	@echo "make asan       the test suite under ASan + UBSan"
+	@echo "make fuzz       build the libFuzzer target for the spec loader (clang)"
+	@echo "make fuzz-run   build it and fuzz for 60 s"
+	@echo "make bench      performance benchmarks (not tests)"
+	@echo "make install PREFIX=/usr/local"
+
+deps:
+	@sh .ci/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+shardcast: $(CLI_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
+
+$(BUILD)/tests/run: $(TEST_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LDFLAGS) $(shell pkg-config --libs check 2>/dev/null) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%.o: ALL_CFLAGS += $(shell pkg-config --cflags check 2>/dev/null) -Wno-conversion
+
+unit: $(BUILD)/tests/run
+	CK_FORK=yes $(BUILD)/tests/run
+
+golden: shardcast
+	sh tests/golden/run.sh ./shardcast
+
+check: deps
+	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run
+	@$(MAKE) --no-print-directory unit golden
+
+demo: deps
+	@$(MAKE) --no-print-directory shardcast
+	./shardcast memory --scenario memory-p4d-gpt3-175b
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    LDFLAGS="-fsanitize=address,undefined" shardcast-asan-run
+
+shardcast-asan-run: $(BUILD)/tests/run
+	CK_FORK=no ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/run
+
+FUZZ_CC ?= clang
+fuzz: $(BUILD)/fuzz_spec
+
+$(BUILD)/fuzz_spec: tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(wildcard model/*.h)
+	@mkdir -p $(BUILD)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags jansson) \
+	    -o $@ tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(shell pkg-config --libs jansson) -lm
+
+fuzz-run: fuzz
+	@mkdir -p $(BUILD)/fuzz-corpus
+	cp configs/clusters/*.json configs/models/*.json configs/scenarios/*.json $(BUILD)/fuzz-corpus/
+	$(BUILD)/fuzz_spec -max_total_time=60 -max_len=8192 $(BUILD)/fuzz-corpus
+
+bench: shardcast
+	@echo "no benchmarks yet"
+
+install: shardcast
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/shardcast
+	install -m 755 shardcast $(DESTDIR)$(PREFIX)/bin/shardcast
+	cp -r configs $(DESTDIR)$(PREFIX)/share/shardcast/
+	@[ ! -d plots ] || cp -r plots $(DESTDIR)$(PREFIX)/share/shardcast/
+
+clean:
+	rm -rf build build-asan shardcast out
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

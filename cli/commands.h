@@ -1,0 +1,25 @@
+/* commands.h — entry points of the subcommands, one file each under cli/. Each takes the
+ * arguments after `shardcast` (argv[0] is the command name) and returns the exit status:
+ * 0 ok, 1 runtime failure, 2 bad input. */
+#ifndef SC_CLI_COMMANDS_H
+#define SC_CLI_COMMANDS_H
+
+int cmd_describe(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* Run getopt_long over argv with the shared options plus `extra`; unknown options give the
+ * one-line error. Returns 0 to go on, or the exit status (help printed: 0; error: 2). Calls
+ * `own(opt, optarg, ctx)` for options in `extra`, which returns 0 or an exit status. */
+struct cli_setup;
+struct option;
+int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
+               struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,317 @@
+/* common.c — shared option handling and output helpers for the subcommands (see common.h). */
+#include "common.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_setup_init(cli_setup *s, const char *argv0)
+{
+    memset(s, 0, sizeof *s);
+    s->act_ckpt = -1;
+    spec_training_defaults(&s->training);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+    } else {
+        snprintf(exe, sizeof exe, "%s", argv0 ? argv0 : ".");
+    }
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(exe, sizeof exe, ".");
+    snprintf(s->config_roots[0], sizeof s->config_roots[0], "%.4080s/configs", exe);
+    snprintf(s->config_roots[1], sizeof s->config_roots[1], "%.4060s/../share/shardcast/configs", exe);
+}
+
+static int parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < lo || v > hi)
+        return sc_err_set(err, SC_EINPUT, opt, "", "expected an integer from %ld to %ld, got \"%s\"", lo, hi, arg);
+    *out = (int)v;
+    return 0;
+}
+
+int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err)
+{
+    *n = 0;
+    const char *dots = strstr(arg, "..");
+    if (dots) {
+        char lo_s[32];
+        size_t len = (size_t)(dots - arg);
+        if (len == 0 || len >= sizeof lo_s)
+            return sc_err_set(err, SC_EINPUT, source, "", "expected A..B, got \"%s\"", arg);
+        memcpy(lo_s, arg, len);
+        lo_s[len] = '\0';
+        int lo, hi;
+        if (parse_int(lo_s, source, 1, 1000000, &lo, err) || parse_int(dots + 2, source, 1, 1000000, &hi, err))
+            return SC_EINPUT;
+        if (hi < lo)
+            return sc_err_set(err, SC_EINPUT, source, "", "expected A..B with A <= B, got \"%s\"", arg);
+        for (long v = lo; v <= hi; v *= 2) {
+            if (*n >= max)
+                return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
+            out[(*n)++] = (int)v;
+        }
+        return 0;
+    }
+    char buf[1024];
+    if (strlen(arg) >= sizeof buf)
+        return sc_err_set(err, SC_EINPUT, source, "", "expected a shorter list");
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n >= max)
+            return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
+        if (parse_int(tok, source, 1, 1000000, &out[*n], err))
+            return SC_EINPUT;
+        (*n)++;
+    }
+    if (*n == 0)
+        return sc_err_set(err, SC_EINPUT, source, "", "expected a number or a list, got \"%s\"", arg);
+    return 0;
+}
+
+int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
+{
+    switch (opt) {
+    case 1000: s->scenario = arg; return 1;
+    case 1001: s->cluster_name = arg; return 1;
+    case 1002: s->model_name = arg; return 1;
+    case 1003: s->training_file = arg; return 1;
+    case 1004: s->ds_config = arg; return 1;
+    case 1005: s->nodes_arg = arg; return 1;
+    case 1006:
+        if (s->n_layout_args >= CLI_MAX_LAYOUTS)
+            return sc_err_set(err, SC_EINPUT, "--layout", "", "expected at most %d layouts", CLI_MAX_LAYOUTS);
+        s->layout_args[s->n_layout_args++] = arg;
+        return 1;
+    case 1007: return parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
+    case 1008: return parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
+    case 1009:
+        if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32"))
+            return sc_err_set(err, SC_EINPUT, "--precision", "", "expected bf16, fp16 or fp32, got \"%s\"", arg);
+        s->precision = arg;
+        return 1;
+    case 1010:
+        if (!strcmp(arg, "on") || !strcmp(arg, "1"))
+            s->act_ckpt = 1;
+        else if (!strcmp(arg, "off") || !strcmp(arg, "0"))
+            s->act_ckpt = 0;
+        else
+            return sc_err_set(err, SC_EINPUT, "--checkpointing", "", "expected on or off, got \"%s\"", arg);
+        return 1;
+    case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
+    case 1012: s->json = 1; return 1;
+    }
+    return 0;
+}
+
+int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err)
+{
+    const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
+    return spec_resolve(kind, name, roots, 2, out, n, err);
+}
+
+static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
+{
+    if (s->n_layouts >= CLI_MAX_LAYOUTS)
+        return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d layouts", CLI_MAX_LAYOUTS);
+    int rc = spec_layout_parse(str, &s->layouts[s->n_layouts], err);
+    if (rc) {
+        snprintf(err->source, sizeof err->source, "%s", source);
+        return rc;
+    }
+    s->n_layouts++;
+    return 0;
+}
+
+int cli_setup_load(cli_setup *s, int need, sc_err *err)
+{
+    char path[4096];
+    int rc;
+    const char *cluster = s->cluster_name, *model = s->model_name;
+    if (s->scenario) {
+        spec_scenario sc;
+        if ((rc = cli_resolve(s, "scenarios", s->scenario, path, sizeof path, err)) ||
+            (rc = spec_load_scenario(path, &sc, err)))
+            return rc;
+        if (!cluster)
+            cluster = strdup(sc.cluster), s->cluster_name = cluster;
+        if (!model)
+            model = strdup(sc.model), s->model_name = model;
+        if (!s->nodes_arg) {
+            memcpy(s->nodes, sc.nodes, sizeof(int) * (size_t)sc.n_nodes);
+            s->n_nodes = sc.n_nodes;
+        }
+        s->training = sc.training;
+        if (!s->n_layout_args)
+            for (int i = 0; i < sc.n_layouts; i++)
+                if ((rc = add_layout(s, sc.layouts[i], path, err)))
+                    return rc;
+    }
+    if (s->training_file) {
+        if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
+            (rc = spec_load_training(path, &s->training, err)))
+            return rc;
+    }
+    if (s->ds_config) {
+        spec_layout l;
+        if ((rc = spec_load_ds_config(s->ds_config, &s->training, &l, err)))
+            return rc;
+        if (!s->n_layout_args && !s->n_layouts)
+            s->layouts[s->n_layouts++] = l;
+    }
+    for (int i = 0; i < s->n_layout_args; i++)
+        if ((rc = add_layout(s, s->layout_args[i], "--layout", err)))
+            return rc;
+    if (s->nodes_arg &&
+        (rc = cli_parse_int_list(s->nodes_arg, "--nodes", s->nodes, CLI_MAX_NODES, &s->n_nodes, err)))
+        return rc;
+    if (s->micro_batch)
+        s->training.micro_batch = s->micro_batch;
+    if (s->grad_accum)
+        s->training.grad_accum = s->grad_accum;
+    if (s->prefetch)
+        s->training.prefetch_layers = s->prefetch;
+    if (s->act_ckpt >= 0)
+        s->training.act_ckpt = s->act_ckpt;
+    if (s->precision)
+        s->training.precision = !strcmp(s->precision, "fp16") ? PREC_FP16 : !strcmp(s->precision, "fp32") ? PREC_FP32 : PREC_BF16;
+
+    if (need & NEED_CLUSTER) {
+        if (!cluster)
+            return sc_err_set(err, SC_EINPUT, "--cluster", "", "required (a name such as p4d.24xlarge, or a file)");
+        if ((rc = cli_resolve(s, "clusters", cluster, path, sizeof path, err)) ||
+            (rc = spec_load_cluster(path, &s->cluster, err)))
+            return rc;
+    }
+    if (need & NEED_MODEL) {
+        if (!model)
+            return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
+        if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) || (rc = spec_load_model(path, &s->model, err)))
+            return rc;
+    }
+    if ((need & NEED_NODES) && !s->n_nodes)
+        return sc_err_set(err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)");
+    if (need & NEED_NODES && need & NEED_CLUSTER)
+        for (int i = 0; i < s->n_nodes; i++)
+            if ((rc = spec_nodes_check(&s->cluster, s->nodes[i], "--nodes", err)))
+                return rc;
+    if ((need & NEED_LAYOUTS) && !s->n_layouts)
+        return sc_err_set(err, SC_EINPUT, "--layout", "", "required (e.g. --layout zero3 --layout mics:p=8)");
+    if ((need & NEED_LAYOUTS) && (need & NEED_NODES) && (need & NEED_CLUSTER))
+        for (int i = 0; i < s->n_layouts; i++)
+            for (int j = 0; j < s->n_nodes; j++)
+                if ((rc = spec_layout_check(&s->layouts[i], &s->cluster, s->nodes[j], err)))
+                    return rc;
+    return 0;
+}
+
+int cli_fail(const sc_err *err, int rc)
+{
+    char buf[1024];
+    fprintf(stderr, "shardcast: %s\n", sc_err_str(err, buf, sizeof buf));
+    return rc == SC_EINPUT ? 2 : 1;
+}
+
+int cli_usage_error(const char *cmd, const char *what)
+{
+    fprintf(stderr, "shardcast%s%s: %s (try 'shardcast%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "", what,
+            cmd ? " " : "", cmd ? cmd : "");
+    return 2;
+}
+
+int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(errno));
+    int ok = fwrite(data, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path)) {
+        int e = errno;
+        unlink(tmp);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
+    }
+    return 0;
+}
+
+double cli_gib(double bytes) { return bytes / 1073741824.0; }
+
+#include "commands.h"
+
+int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
+               cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx)
+{
+    static const struct option common[] = {CLI_COMMON_LONGOPTS};
+    const int n_common = (int)(sizeof common / sizeof common[0]);
+    struct option all[64];
+    int n = 0;
+    for (int i = 0; i < n_common; i++)
+        all[n++] = common[i];
+    for (int i = 0; i < n_extra && n < 62; i++)
+        all[n++] = extra[i];
+    all[n++] = (struct option){"help", no_argument, 0, 'h'};
+    all[n] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        int idx = 0;
+        int opt = getopt_long(argc, argv, ":h", all, &idx);
+        if (opt == -1)
+            break;
+        if (opt == 'h') {
+            fputs(help, stdout);
+            return -1;
+        }
+        if (opt == '?') {
+            char what[200];
+            const char *bad = argv[optind - 1];
+            snprintf(what, sizeof what, "unknown option '%.150s'", bad ? bad : "?");
+            return cli_usage_error(cmd, what);
+        }
+        if (opt == ':') {
+            char what[200];
+            snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
+            return cli_usage_error(cmd, what);
+        }
+        sc_err err;
+        int rc = cli_setup_opt(s, opt, optarg, &err);
+        if (rc < 0)
+            return cli_fail(&err, rc);
+        if (rc == 1)
+            continue;
+        if (own) {
+            rc = own(opt, optarg, ctx);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int cli_print_json(json_t *v)
+{
+    if (!v) {
+        fprintf(stderr, "shardcast: out of memory building JSON output\n");
+        return 1;
+    }
+    char *txt = json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(v);
+    if (!txt)
+        return 1;
+    puts(txt);
+    free(txt);
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* common.h — what every subcommand shares: the options that name a cluster, model, training and
+ * layouts (with scenario files and DeepSpeed configs), config lookup beside the binary, number
+ * lists, atomic file output and error printing. Not here: any one command's logic. */
+#ifndef SC_CLI_COMMON_H
+#define SC_CLI_COMMON_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "../model/err.h"
+#include "../model/spec.h"
+
+#define CLI_MAX_NODES 64
+#define CLI_MAX_LAYOUTS 64
+
+/* Raw option values, applied in a fixed order by cli_setup_load: scenario, then training and
+ * ds-config files, then single flags (flags override files). */
+typedef struct cli_setup {
+    const char *scenario, *cluster_name, *model_name, *training_file, *ds_config, *nodes_arg;
+    const char *layout_args[CLI_MAX_LAYOUTS];
+    int n_layout_args;
+    int micro_batch, grad_accum, prefetch; /* 0 = not given */
+    const char *precision;
+    int act_ckpt;                          /* -1 not given */
+    int json;
+    /* loaded */
+    spec_cluster cluster;
+    spec_model model;
+    spec_training training;
+    int nodes[CLI_MAX_NODES];
+    int n_nodes;
+    spec_layout layouts[CLI_MAX_LAYOUTS];
+    int n_layouts;
+    char config_roots[2][4096];
+} cli_setup;
+
+/* The getopt_long entries of the shared options; a command appends its own. */
+#define CLI_COMMON_LONGOPTS                                                                          \
+    {"scenario", required_argument, 0, 1000}, {"cluster", required_argument, 0, 1001},                \
+        {"model", required_argument, 0, 1002}, {"training", required_argument, 0, 1003},              \
+        {"ds-config", required_argument, 0, 1004}, {"nodes", required_argument, 0, 1005},             \
+        {"layout", required_argument, 0, 1006}, {"layouts", required_argument, 0, 1006},              \
+        {"micro-batch", required_argument, 0, 1007}, {"grad-accum", required_argument, 0, 1008},      \
+        {"precision", required_argument, 0, 1009}, {"checkpointing", required_argument, 0, 1010},     \
+        {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012}
+
+#define CLI_COMMON_HELP                                                                               \
+    "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
+    "  --cluster NAME|FILE    cluster spec (configs/clusters), e.g. p4d.24xlarge\n"                  \
+    "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b\n"                          \
+    "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
+    "  --layout L             layout, repeatable or comma-free list: ddp zero1 zero2 zero3\n"         \
+    "                         mics:p=P[,hier=0] hsdp:p=P[,sync=boundary] zeropp:hpz=P\n"             \
+    "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
+    "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS layout)\n"             \
+    "  --micro-batch B        sequences per GPU per micro-step\n"                                    \
+    "  --grad-accum S         micro-steps per optimizer step\n"                                      \
+    "  --precision P          bf16 | fp16 | fp32\n"                                                  \
+    "  --checkpointing on|off full activation checkpointing (default on)\n"                          \
+    "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
+    "  --json                 machine-readable output on stdout\n"
+
+/* Fill config_roots from the binary's location; zero the setup. */
+void cli_setup_init(cli_setup *s, const char *argv0);
+/* Handle one shared option; returns 1 if it was one, 0 if not, <0 on a bad value (err set). */
+int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err);
+/* Load what was named. need: bit 1 cluster, 2 model, 4 nodes, 8 layouts. */
+enum { NEED_CLUSTER = 1, NEED_MODEL = 2, NEED_NODES = 4, NEED_LAYOUTS = 8 };
+int cli_setup_load(cli_setup *s, int need, sc_err *err);
+
+/* Resolve a config name of a kind ("clusters") to a path. */
+int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err);
+
+/* "4..64" (doubling), "2,4,8", "16" -> list; source names the option in errors. */
+int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err);
+
+/* Print "shardcast: source: path: text" to stderr; returns the exit status (2 input, 1 runtime). */
+int cli_fail(const sc_err *err, int rc);
+/* Unknown option / missing argument: one line and a hint; returns 2. */
+int cli_usage_error(const char *cmd, const char *what);
+
+/* Write `len` bytes to path atomically (path.tmp then rename). */
+int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err);
+
+/* Print a JSON value (taking its reference) on stdout, indented; returns exit status 0/1. */
+struct json_t;
+int cli_print_json(struct json_t *v);
+
+/* Bytes as GiB with 2 decimals. */
+double cli_gib(double bytes);
+
+#endif

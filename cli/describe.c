@@ -1,0 +1,67 @@
+/* describe.c — `shardcast describe --model M`: the workload of a model per layer, with totals,
+ * so a user can check parameters and FLOPs against the paper. Not here: any layout. */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../model/workload.h"
+#include "commands.h"
+#include "common.h"
+
+static const char HELP[] =
+    "usage: shardcast describe --model NAME|FILE [--micro-batch B] [--precision P] [--json]\n\n"
+    "Per layer: parameters, forward and backward FLOPs for one micro-batch on one GPU, activation\n"
+    "memory kept for backward (Korthikanti et al. 2022 eq. 1) and HBM bytes of the forward;\n"
+    "then totals and the published parameter count for comparison.\n\n" CLI_COMMON_HELP;
+
+int cmd_describe(int argc, char **argv)
+{
+    cli_setup s;
+    cli_setup_init(&s, argv[0]);
+    int rc = cli_getopt(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (optind < argc)
+        return cli_usage_error("describe", "unexpected argument");
+    sc_err err;
+    if ((rc = cli_setup_load(&s, NEED_MODEL, &err)))
+        return cli_fail(&err, rc);
+    wl w;
+    wl_build(&s.model, &s.training, &w);
+    const spec_model *m = &s.model;
+    if (s.json) {
+        json_t *layers = json_array();
+        for (int i = 0; i < w.n_layers; i++) {
+            const wl_layer *l = &w.layer[i];
+            json_array_append_new(layers, json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "name", l->name,
+                                                    "count", l->count, "params", l->params, "fwd_flops", l->fwd_flops,
+                                                    "bwd_flops", l->bwd_flops, "act_bytes", l->act_bytes,
+                                                    "ckpt_bytes", l->ckpt_bytes, "fwd_hbm_bytes", l->fwd_hbm_bytes));
+        }
+        json_t *o = json_pack("{s:s, s:f, s:f, s:i, s:i, s:f, s:f, s:o}", "model", m->name, "params", w.params,
+                              "published_params", m->published_params, "micro_batch", w.micro_batch, "seq_len",
+                              m->seq_len, "model_flops_per_micro_step", w.model_flops, "hw_flops_per_micro_step",
+                              w.hw_flops, "layers", layers);
+        return cli_print_json(o);
+    }
+    printf("%s (%s): %d layers, hidden %d, %d heads (kv %d), ffn %d%s, seq %d, vocab %d\n", m->name,
+           m->encoder ? "encoder" : "decoder", m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
+           m->swiglu ? " SwiGLU" : "", m->seq_len, m->vocab);
+    printf("micro-batch %d x %d tokens, %s, activation checkpointing %s\n\n", w.micro_batch, m->seq_len,
+           spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+    printf("%-10s %6s %14s %12s %12s %12s %12s\n", "layer", "count", "params", "fwd GFLOP", "bwd GFLOP",
+           "act MiB", "ckpt MiB");
+    for (int i = 0; i < w.n_layers; i++) {
+        const wl_layer *l = &w.layer[i];
+        printf("%-10s %6d %14.0f %12.2f %12.2f %12.2f %12.2f\n", l->name, l->count, l->params, l->fwd_flops / 1e9,
+               l->bwd_flops / 1e9, l->act_bytes / 1048576.0, l->ckpt_bytes / 1048576.0);
+    }
+    printf("\ntotal parameters      %.3f B", w.params / 1e9);
+    if (m->published_params > 0)
+        printf("   (published %.3f B, %+.2f%%)", m->published_params / 1e9,
+               100.0 * (w.params - m->published_params) / m->published_params);
+    printf("\nmodel FLOPs / micro-step / GPU   %.3f TFLOP (fwd + bwd; 6 x params x tokens = %.3f TFLOP)\n",
+           w.model_flops / 1e12, 6.0 * w.params * w.tokens / 1e12);
+    printf("hardware FLOPs / micro-step / GPU %.3f TFLOP (with recomputation)\n", w.hw_flops / 1e12);
+    printf("fp32 logits for the loss          %.2f MiB\n", w.logits_bytes / 1048576.0);
+    return 0;
+}

@@ -1,0 +1,65 @@
+/* main.c — `shardcast <command> [options]`: dispatch to one file per subcommand.
+ * Not here: option parsing of any one command (each command owns its own). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+
+#ifndef SHARDCAST_VERSION
+#define SHARDCAST_VERSION "0.0.0-dev"
+#endif
+
+typedef struct cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cmd;
+
+static const cmd CMDS[] = {
+    {"describe", cmd_describe, "parameters, FLOPs and activation memory of a model, per layer"},
+    {"memory", cmd_memory, "memory per GPU of each layout: fits, or short by how much"},
+    {"predict", cmd_predict, "step time, samples/s, TFLOPS/GPU of layouts on a cluster"},
+    {"sweep", cmd_sweep, "predict over a grid of nodes x layouts x micro-batch -> CSV"},
+    {"plan", cmd_plan, "recommend a layout and partition size for a cluster and model"},
+    {"plot", cmd_plot, "draw scaling, efficiency, memory and breakdown plots (gnuplot)"},
+    {"calibrate", cmd_calibrate, "run microbenchmarks and fit the cost model"},
+    {"validate", cmd_validate, "compare predictions with measured steps"},
+    {"list", cmd_list, "list the shipped clusters, models, scenarios and calibrations"},
+};
+#define N_CMDS (int)(sizeof CMDS / sizeof CMDS[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "shardcast %s — forecast sharded data-parallel training before renting the cluster\n\n"
+               "usage: shardcast <command> [options]\n\ncommands:\n",
+            SHARDCAST_VERSION);
+    for (int i = 0; i < N_CMDS; i++)
+        fprintf(f, "  %-10s %s\n", CMDS[i].name, CMDS[i].summary);
+    fprintf(f, "\n'shardcast <command> --help' shows a command's options.\n"
+               "Example: shardcast memory --cluster p4d.24xlarge --nodes 16 --model gpt3-175b "
+               "--layout zero3 --layout mics:p=16\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
+        printf("shardcast %s\n", SHARDCAST_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < N_CMDS; i++)
+        if (!strcmp(c, CMDS[i].name))
+            return CMDS[i].run(argc - 1, argv + 1);
+    char what[160];
+    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'", c);
+    return cli_usage_error(NULL, what);
+}

@@ -1,0 +1,101 @@
+/* memory.c — `shardcast memory`: per-GPU memory of each layout on a cluster, component by
+ * component, whether it fits in HBM (or by how much it is short), and MiCS's smallest p that
+ * fits. Not here: the formulas (model/memory.c). */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../model/memory.h"
+#include "commands.h"
+#include "common.h"
+
+static const char HELP[] =
+    "usage: shardcast memory --cluster C --nodes N --model M [--layout L ...] [options]\n\n"
+    "Memory per GPU of each layout: parameter, gradient and optimizer shards (ZeRO paper, mixed-\n"
+    "precision Adam: 2 + 2 + 12 bytes per parameter), activations of one micro-batch, gathered\n"
+    "parameter and prefetch buffers, buckets and a reserve; fits, or short by how many GiB.\n"
+    "Without --layout: ddp, zero1, zero2, zero3 and MiCS at its smallest fitting p.\n\n" CLI_COMMON_HELP;
+
+static const char *const COLS[] = {"params", "grads", "optim", "activ", "buffers", "reserve", "total"};
+
+int cmd_memory(int argc, char **argv)
+{
+    cli_setup s;
+    cli_setup_init(&s, argv[0]);
+    int rc = cli_getopt(argc, argv, "memory", HELP, NULL, 0, &s, NULL, NULL);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (optind < argc)
+        return cli_usage_error("memory", "unexpected argument");
+    sc_err err;
+    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)))
+        return cli_fail(&err, rc);
+    wl w;
+    wl_build(&s.model, &s.training, &w);
+    json_t *jout = json_array();
+    for (int ni = 0; ni < s.n_nodes; ni++) {
+        int nodes = s.nodes[ni], n = nodes * s.cluster.gpus_per_node;
+        int best_p = mem_smallest_mics_p(&w, &s.training, n, &s.cluster, 1);
+        spec_layout lays[CLI_MAX_LAYOUTS];
+        int nl = s.n_layouts;
+        for (int i = 0; i < nl; i++)
+            lays[i] = s.layouts[i];
+        if (!nl) {
+            for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
+                lays[nl++] = (spec_layout){.kind = (spec_layout_kind)k, .hier = 1};
+            if (best_p)
+                lays[nl++] = (spec_layout){.kind = LAYOUT_MICS, .p = best_p, .hier = 1};
+        }
+        if (!s.json) {
+            printf("%s x %d nodes (%d GPUs, %.0f GiB HBM each), %s (%.2f B params), micro-batch %d, %s, "
+                   "checkpointing %s\n\n",
+                   s.cluster.name, nodes, n, cli_gib(s.cluster.gpu.hbm_bytes), s.model.name, w.params / 1e9,
+                   s.training.micro_batch, spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+            printf("%-22s", "layout");
+            for (int c = 0; c < 7; c++)
+                printf(" %8s", COLS[c]);
+            printf("  %s\n", "GiB per GPU");
+        }
+        for (int i = 0; i < nl; i++) {
+            char name[64];
+            spec_layout_str(&lays[i], name, sizeof name);
+            if ((rc = spec_layout_check(&lays[i], &s.cluster, nodes, &err))) {
+                json_decref(jout);
+                return cli_fail(&err, rc);
+            }
+            mem_breakdown m;
+            mem_plan(&w, &s.training, &lays[i], n, &s.cluster, &m);
+            double v[7] = {m.params, m.grads, m.optim, m.activations, m.gathered + m.buckets, m.reserve, m.total};
+            if (s.json) {
+                json_array_append_new(
+                    jout, json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}", "layout",
+                                    name, "nodes", nodes, "gpus", n, "params_GiB", cli_gib(m.params), "grads_GiB",
+                                    cli_gib(m.grads), "optim_GiB", cli_gib(m.optim), "activations_GiB",
+                                    cli_gib(m.activations), "gathered_GiB", cli_gib(m.gathered), "buckets_GiB",
+                                    cli_gib(m.buckets), "reserve_GiB", cli_gib(m.reserve), "total_GiB",
+                                    cli_gib(m.total), "hbm_GiB", cli_gib(m.hbm), "fits", m.fits, "short_GiB",
+                                    cli_gib(m.short_by)));
+                continue;
+            }
+            printf("%-22s", name);
+            for (int c = 0; c < 7; c++)
+                printf(" %8.2f", cli_gib(v[c]));
+            if (m.fits)
+                printf("  fits (%.1f GiB free)\n", cli_gib(m.hbm - m.total));
+            else
+                printf("  OOM: short by %.2f GiB\n", cli_gib(m.short_by));
+        }
+        if (!s.json) {
+            if (best_p)
+                printf("\nMiCS: smallest partition group that fits is p = %d (%s)\n", best_p,
+                       best_p <= s.cluster.gpus_per_node ? "inside one node" : "spanning nodes");
+            else
+                printf("\nMiCS: no partition size fits on %d GPUs; even p = %d is short\n", n, n);
+            if (ni + 1 < s.n_nodes)
+                printf("\n");
+        }
+    }
+    if (s.json)
+        return cli_print_json(jout);
+    json_decref(jout);
+    return 0;
+}

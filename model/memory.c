@@ -1,0 +1,85 @@
+/* memory.c — per-GPU memory of a layout. Formulas in memory.h; each component is kept apart so
+ * that `shardcast memory` can show where the bytes go. */
+#include "memory.h"
+
+#include <string.h>
+
+void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)
+{
+    if (p == PREC_FP32) {
+        *param = 4;
+        *grad = 4;
+        *optim = 8;
+    } else {
+        *param = 2;
+        *grad = 2;
+        *optim = 12;
+    }
+}
+
+void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+              mem_breakdown *o)
+{
+    memset(o, 0, sizeof *o);
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    const double psi = w->params, n = n_ranks;
+    double sp = 1, sg = 1, so = 1; /* divisor of each state */
+    int sharded_params = 0;
+    switch (l->kind) {
+    case LAYOUT_DDP: break;
+    case LAYOUT_ZERO1: so = n; break;
+    case LAYOUT_ZERO2: sg = so = n; break;
+    case LAYOUT_ZERO3:
+    case LAYOUT_ZEROPP: sp = sg = so = n; sharded_params = 1; break;
+    case LAYOUT_MICS:
+    case LAYOUT_HSDP: sp = sg = so = l->p; sharded_params = 1; break;
+    }
+    o->params = bp * psi / sp;
+    if (l->kind == LAYOUT_ZEROPP) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
+        o->params += bp * psi / l->p;
+    o->grads = bg * psi / sg;
+    o->optim = bo * psi / so;
+
+    /* Activations of one micro-batch: every block's stash, or with checkpointing every block's
+     * input plus one block recomputed in full during its backward; plus the head's input and the
+     * fp32 logits. */
+    const wl_layer *blk = NULL, *head = NULL;
+    for (int i = 0; i < w->n_layers; i++) {
+        if (w->layer[i].kind == WL_BLOCK)
+            blk = &w->layer[i];
+        if (w->layer[i].kind == WL_HEAD)
+            head = &w->layer[i];
+    }
+    double act = w->logits_bytes + (head ? head->act_bytes : 0);
+    if (blk)
+        act += t->act_ckpt ? blk->count * blk->ckpt_bytes + blk->act_bytes : blk->count * blk->act_bytes;
+    o->activations = act;
+
+    if (sharded_params) {
+        double big = wl_max_layer_params(w);
+        o->gathered = (1 + t->prefetch_layers) * big * bp + big * bg;
+    } else {
+        o->buckets = 2 * t->bucket_bytes; /* one reducing, one filling (DDP; ZeRO-1/2 reduce + gather) */
+    }
+    o->reserve = t->reserve_bytes;
+    o->total = o->params + o->grads + o->optim + o->activations + o->gathered + o->buckets + o->reserve;
+    o->hbm = c->gpu.hbm_bytes;
+    o->fits = o->total <= o->hbm;
+    o->short_by = o->fits ? 0 : o->total - o->hbm;
+}
+
+int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier)
+{
+    int nodes = n_ranks / c->gpus_per_node;
+    for (int p = 1; p <= n_ranks; p++) {
+        spec_layout l = {.kind = LAYOUT_MICS, .p = p, .hier = hier};
+        if (spec_layout_check(&l, c, nodes, NULL))
+            continue;
+        mem_breakdown m;
+        mem_plan(w, t, &l, n_ranks, c, &m);
+        if (m.fits)
+            return p;
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* memory.h — bytes per GPU of one layout: model states sharded as the ZeRO paper says
+ * (Rajbhandari et al. 2020 §3, Fig. 1; MiCS/HSDP replace N with the group size p), activations,
+ * gathered-parameter and prefetch buffers, communication buckets and a reserve.
+ * Not here: how long anything takes. */
+#ifndef SC_MEMORY_H
+#define SC_MEMORY_H
+
+#include "spec.h"
+#include "workload.h"
+
+typedef struct mem_breakdown {
+    double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
+    double grads;       /* gradient shard, B                                              */
+    double optim;       /* optimizer state shard (fp32 master, momentum, variance), B     */
+    double activations; /* kept for backward, one micro-batch, incl. fp32 logits, B        */
+    double gathered;    /* full layers live at once: current + prefetched params, and one
+                           layer's full gradient before its reduce-scatter, B             */
+    double buckets;     /* gradient reduce / all-gather buckets, B                       */
+    double reserve;     /* CUDA context, NCCL buffers, allocator slack, B                 */
+    double total;       /* sum of the above, B                                            */
+    double hbm;         /* device memory, B                                               */
+    int fits;           /* total <= hbm                                                   */
+    double short_by;    /* total - hbm when it does not fit, else 0, B                    */
+} mem_breakdown;
+
+/* Bytes per parameter of each model state under mixed-precision Adam (ZeRO §3: 2 + 2 + 12 = 16);
+ * fp32 training: 4 + 4 + 8 (momentum, variance) = 16. */
+void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim);
+
+/* Memory per GPU of layout l on n_ranks GPUs of cluster c. */
+void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+              mem_breakdown *out);
+
+/* MiCS: the smallest valid partition size p (dividing n_ranks, aligned to nodes) whose plan
+ * fits; 0 when none does. hier is passed through to the layout. */
+int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier);
+
+#endif

@@ -1,0 +1,106 @@
+/* workload.c — parameters, FLOPs and activation bytes of a transformer from its shape.
+ * Sources: parameters and FLOPs, Narayanan et al. SC'21 §5.1 (P = 12 l h^2 (1 + 13/(12h) + ...),
+ * F = 72 B s l h^2 (1 + s/(6h) + V/(16 l h))); activations, Korthikanti et al. 2022 eq. 1
+ * (s b h (34 + 5 a s / h) bytes per layer, 16-bit). Generalised here to any ffn, SwiGLU and GQA. */
+#include "workload.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void add_gemm(wl_layer *l, const char *name, double m, double n, double k, double batch)
+{
+    wl_gemm *g = &l->gemm[l->n_gemm++];
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->batch = batch;
+    l->fwd_flops += 2.0 * m * n * k * batch;
+}
+
+void wl_build(const spec_model *m, const spec_training *t, wl *w)
+{
+    memset(w, 0, sizeof *w);
+    w->model = *m;
+    w->micro_batch = t->micro_batch;
+    w->elem_bytes = t->precision == PREC_FP32 ? 4.0 : 2.0;
+    w->act_ckpt = t->act_ckpt;
+    const double h = m->hidden, f = m->ffn, s = m->seq_len, V = m->vocab, b = t->micro_batch;
+    const double a = m->heads, d = h / a, kv = m->kv_heads * d; /* K and V width under GQA */
+    const double T = b * s, e = w->elem_bytes;
+    const double ln = m->rmsnorm ? h : 2 * h; /* one norm's parameters */
+    w->tokens = T;
+
+    /* Embedding: token table (+ learned positions); a lookup, no GEMM. */
+    wl_layer *E = &w->layer[w->n_layers++];
+    E->kind = WL_EMBED;
+    snprintf(E->name, sizeof E->name, "embedding");
+    E->count = 1;
+    E->params = V * h + (m->learned_positions ? s * h : 0);
+    E->fwd_hbm_bytes = 2 * T * h * e; /* rows read, output written */
+    E->ckpt_bytes = E->act_bytes = 0;
+
+    /* Transformer block: QKV, attention, projection, MLP, two norms. */
+    wl_layer *B = &w->layer[w->n_layers++];
+    B->kind = WL_BLOCK;
+    snprintf(B->name, sizeof B->name, "block");
+    B->count = m->layers;
+    double attn_w = h * h + 2 * h * kv + h * h; /* Q, K, V, output projection */
+    double mlp_w = (m->swiglu ? 3 : 2) * h * f;
+    double biases = m->bias ? (h + 2 * kv) + h + (m->swiglu ? 2 * f : f) + h : 0;
+    B->params = attn_w + mlp_w + biases + 2 * ln;
+    add_gemm(B, "qkv", T, h + 2 * kv, h, 1);
+    add_gemm(B, "scores", s, s, d, b * a); /* Q K^T per head */
+    add_gemm(B, "context", s, d, s, b * a); /* softmax(QK^T) V */
+    add_gemm(B, "proj", T, h, h, 1);
+    if (m->swiglu) {
+        add_gemm(B, "gate_up", T, 2 * f, h, 1);
+    } else {
+        add_gemm(B, "fc1", T, f, h, 1);
+    }
+    add_gemm(B, "fc2", T, h, f, 1);
+    B->bwd_flops = 2 * B->fwd_flops;
+    /* Activations (Korthikanti eq. 1, by part, in units of s*b*h*2 bytes for 16-bit):
+     * attention 11 sbh = QKV input 2 + Q 2 + K 2 + V 2 + proj input 2 + dropout mask 1,
+     *   + 5 a s^2 b for scores, softmax and its dropout (dropped with a fused kernel);
+     * MLP 19 sbh for ffn = 4h = input 2 + fc1 out 2f/h + GeLU out 2f/h + dropout mask 1;
+     *   SwiGLU: input 2 + gate 2f/h + up 2f/h + product 2f/h;
+     * norms 4 sbh. Element size scales the 16-bit terms; masks stay 1 byte. */
+    double sb = s * b, half = e / 2.0;
+    double attn_act = half * (2 * sb * h + 2 * sb * h + 2 * sb * kv + 2 * sb * kv + 2 * sb * h) + sb * h;
+    if (!t->flash_attention) /* scores 2, softmax 2 (scaled), dropout mask 1 byte: a s^2 b each */
+        attn_act += (4 * half + 1) * a * s * s * b;
+    double mlp_act = m->swiglu ? half * (2 * sb * h + 6 * sb * f) : half * (2 * sb * h + 4 * sb * f) + sb * h;
+    double norm_act = half * 4 * sb * h;
+    B->act_bytes = attn_act + mlp_act + norm_act;
+    B->ckpt_bytes = 2 * sb * h * half;
+    B->fwd_hbm_bytes = B->params * e + 2 * B->act_bytes; /* weights once, activations written and read */
+
+    /* Head: final norm + projection to the vocabulary (weights shared when tied). */
+    wl_layer *H = &w->layer[w->n_layers++];
+    H->kind = WL_HEAD;
+    snprintf(H->name, sizeof H->name, "head");
+    H->count = 1;
+    H->params = ln + (m->tied_embeddings ? 0 : V * h);
+    add_gemm(H, "lm_head", T, V, h, 1);
+    H->bwd_flops = 2 * H->fwd_flops;
+    H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
+    H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
+    w->logits_bytes = 4 * T * V; /* fp32 logits for the cross-entropy (as Megatron/DeepSpeed do) */
+
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *l = &w->layer[i];
+        w->params += l->params * l->count;
+        w->model_flops += (l->fwd_flops + l->bwd_flops) * l->count;
+    }
+    w->hw_flops = w->model_flops + (t->act_ckpt ? B->fwd_flops * B->count : 0);
+}
+
+double wl_max_layer_params(const wl *w)
+{
+    double mx = 0;
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].params > mx)
+            mx = w->layer[i].params;
+    return mx;
+}

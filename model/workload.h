@@ -1,0 +1,57 @@
+/* workload.h — what one training micro-step of a model costs per GPU, independent of layout:
+ * per layer parameters, GEMM shapes, forward/backward FLOPs, activation bytes and HBM bytes.
+ * Identical transformer blocks are one wl_layer with count = layers, so engines can work per
+ * distinct layer. Not here: sharding (model/layout, model/memory) or time (model/cost). */
+#ifndef SC_WORKLOAD_H
+#define SC_WORKLOAD_H
+
+#include "spec.h"
+
+typedef enum { WL_EMBED, WL_BLOCK, WL_HEAD } wl_kind;
+
+/* One GEMM: C[m x n] = A[m x k] * B[k x n], `batch` independent copies. FLOPs = 2 m n k batch. */
+typedef struct wl_gemm {
+    char name[16];
+    double m, n, k, batch;
+} wl_gemm;
+
+#define WL_MAX_GEMMS 8
+
+typedef struct wl_layer {
+    wl_kind kind;
+    char name[24];
+    int count;            /* identical copies of this layer in the model                     */
+    double params;        /* parameters of one copy                                          */
+    double fwd_flops;     /* one copy, one micro-batch of micro_batch sequences, FLOP        */
+    double bwd_flops;     /* 2 x forward for GEMMs (input and weight gradients), FLOP        */
+    double fwd_hbm_bytes; /* HBM traffic of the forward: weights + activations read/written  */
+    double act_bytes;     /* activations kept for backward without checkpointing, B          */
+    double ckpt_bytes;    /* kept with full checkpointing (the layer input), B               */
+    int n_gemm;
+    wl_gemm gemm[WL_MAX_GEMMS]; /* forward GEMMs of one copy (backward: same shapes, twice)  */
+} wl_layer;
+
+#define WL_MAX_LAYERS 4
+
+typedef struct wl {
+    spec_model model;
+    int micro_batch;        /* sequences per GPU per micro-step                              */
+    double elem_bytes;      /* bytes of one parameter/activation element (2 bf16/fp16, 4)   */
+    int act_ckpt;
+    int n_layers;           /* distinct layers (embed, block, head)                          */
+    wl_layer layer[WL_MAX_LAYERS];
+    double params;          /* whole model                                                   */
+    double model_flops;     /* forward + backward, one micro-step, one GPU, FLOP             */
+    double hw_flops;        /* + recomputed forward when checkpointing, FLOP                 */
+    double logits_bytes;    /* fp32 logits for the loss, B                                   */
+    double tokens;          /* micro_batch x seq_len                                         */
+} wl;
+
+/* Build the workload of a model at a micro-batch and training settings. Cannot fail on a
+ * validated spec. */
+void wl_build(const spec_model *m, const spec_training *t, wl *out);
+
+/* Largest single layer's parameter count (sizes gather buffers). */
+double wl_max_layer_params(const wl *w);
+
+#endif
