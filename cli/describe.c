@@ -32,13 +32,13 @@ int cmd_describe(int argc, char **argv)
         json_t *layers = json_array();
         for (int i = 0; i < w.n_layers; i++) {
             const wl_layer *l = &w.layer[i];
-            json_array_append_new(layers, json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "name", l->name,
-                                                    "count", l->count, "params", l->params, "fwd_flops", l->fwd_flops,
+            json_array_append_new(layers, json_pack("{s:s, s:i, s:I, s:f, s:f, s:f, s:f, s:f}", "name", l->name,
+                                                    "count", l->count, "params", (json_int_t)l->params, "fwd_flops", l->fwd_flops,
                                                     "bwd_flops", l->bwd_flops, "act_bytes", l->act_bytes,
                                                     "ckpt_bytes", l->ckpt_bytes, "fwd_hbm_bytes", l->fwd_hbm_bytes));
         }
-        json_t *o = json_pack("{s:s, s:f, s:f, s:i, s:i, s:f, s:f, s:o}", "model", m->name, "params", w.params,
-                              "published_params", m->published_params, "micro_batch", w.micro_batch, "seq_len",
+        json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:o}", "model", m->name, "params", (json_int_t)w.params,
+                              "published_params", (json_int_t)m->published_params, "micro_batch", w.micro_batch, "seq_len",
                               m->seq_len, "model_flops_per_micro_step", w.model_flops, "hw_flops_per_micro_step",
                               w.hw_flops, "layers", layers);
         return cli_print_json(o);

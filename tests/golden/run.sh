@@ -1,0 +1,104 @@
+#!/bin/sh
+# run.sh — CLI golden tests: run the real binary on the shipped configs, compare a few exact
+# fields and the exit status and first line of every error class. Usage: run.sh ./shardcast
+# Prints "N passed, N failed" and exits non-zero on any failure.
+set -u
+BIN=${1:-./shardcast}
+case "$BIN" in /*) ;; *) BIN="$(pwd)/$BIN" ;; esac
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+# expect NAME STATUS PATTERN -- command...: exit status must be STATUS and the combined
+# output must contain the fixed string PATTERN.
+expect() {
+    name=$1 want=$2 pat=$3
+    shift 4
+    "$@" >"$TMP/out" 2>&1
+    got=$?
+    if [ "$got" != "$want" ]; then
+        echo "FAIL $name: exit $got, expected $want"; sed 's/^/    /' "$TMP/out" | head -5
+        fail=$((fail + 1)); return
+    fi
+    if [ -n "$pat" ] && ! grep -qF -- "$pat" "$TMP/out"; then
+        echo "FAIL $name: output lacks: $pat"; sed 's/^/    /' "$TMP/out" | head -5
+        fail=$((fail + 1)); return
+    fi
+    pass=$((pass + 1))
+}
+
+# errors must be exactly one line on stderr
+one_line_err() {
+    name=$1; shift
+    "$@" >/dev/null 2>"$TMP/err"
+    n=$(wc -l <"$TMP/err")
+    if [ "$n" != 1 ]; then echo "FAIL $name: $n stderr lines, expected 1"; cat "$TMP/err"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+}
+
+# ---- tool-level --------------------------------------------------------------------------
+expect version 0 "shardcast 0." -- "$BIN" --version
+expect help 0 "usage: shardcast <command>" -- "$BIN" --help
+expect no-args 2 "usage:" -- "$BIN"
+expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
+expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
+one_line_err unknown-option-one-line "$BIN" memory --bogus
+expect missing-value 2 "needs a value" -- "$BIN" memory --cluster
+expect cmd-help 0 "usage: shardcast memory" -- "$BIN" memory --help
+
+# ---- describe: parameter counts a user can check ------------------------------------------
+expect describe-175b 0 "total parameters      174.604 B   (published 175.000 B, -0.23%)" -- "$BIN" describe --model gpt3-175b
+expect describe-gpt2 0 "total parameters      1.558 B" -- "$BIN" describe --model gpt2-1.5b
+# GPT-3 block: 12h^2 + 13h = 12*12288^2 + 13*12288 = 1812099072 parameters
+expect describe-block 0 "1812099072" -- "$BIN" describe --model gpt3-175b
+expect describe-json 0 '"params": 174604259328' -- "$BIN" describe --model gpt3-175b --json
+
+# ---- memory ------------------------------------------------------------------------------
+# ZeRO-3 on 128 GPUs: 16 B x 174.604e9 / 128 = 20.33 GiB of states (2.54 + 2.54 + 15.24)
+expect memory-zero3 0 "zero3                      2.54     2.54    15.24" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3
+expect memory-oom 0 "OOM: short by" -- "$BIN" memory --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout ddp
+expect memory-mics-p 0 "MiCS: smallest partition group that fits is p = 64" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 16 --model gpt-100b
+expect memory-scenario 0 "zeropp:hpz=8" -- "$BIN" memory --scenario memory-p4d-gpt3-175b
+expect memory-json 0 '"fits": true' -- "$BIN" memory --cluster p4d.24xlarge --nodes 16 --model gpt-100b --layout zero3 --json
+expect memory-ds-config 0 "mics:p=8,hier=0" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --ds-config tests/fixtures/ds_mics.json
+expect memory-other-dir 0 "zero3" -- sh -c "cd / && '$BIN' memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3"
+
+# ---- bad input: one line, exit 2, names the file/option, path, expected and found ----------
+cat >"$TMP/typo.json" <<'J'
+{"name":"x","source":"test","gpu":{"name":"g","arch":"ampere","peak_tflops":312,"memory_GiB":40,"hbm_bandwidth_GBps":1555},
+ "node":{"gpus":8,"fabric":{"kind":"nvswitch","link_bandwidth_GBps":25,"links_per_gpu":12},"pcie_bandwidth_GBps":31.5,
+ "nics":4,"nic_bandwith_Gbps":100},"network":{"topology":"fat-tree","switch_latency_us":1,"nodes_per_leaf":16},"price_usd_per_hour":1}
+J
+sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":"fast"/' "$TMP/typo.json" >"$TMP/fast.json"
+sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":-4/' "$TMP/typo.json" >"$TMP/neg.json"
+printf '{"name": "x",\n "source": ' >"$TMP/broken.json"
+expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key" -- \
+    "$BIN" memory --cluster "$TMP/typo.json" --nodes 2 --model gpt2-1.5b
+expect bad-type 2 "$TMP/fast.json: \$.node.nic_bandwidth_Gbps: expected a positive number, got \"fast\"" -- \
+    "$BIN" memory --cluster "$TMP/fast.json" --nodes 2 --model gpt2-1.5b
+expect bad-negative 2 "\$.node.nic_bandwidth_Gbps: expected a positive number, got -4" -- \
+    "$BIN" memory --cluster "$TMP/neg.json" --nodes 2 --model gpt2-1.5b
+expect bad-json 2 "$TMP/broken.json: invalid JSON at line 2" -- "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
+one_line_err bad-json-one-line "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
+expect missing-file 2 "nosuch.json: cannot read clusters file" -- "$BIN" memory --cluster nosuch.json --nodes 2 --model gpt2-1.5b
+expect unknown-name 2 "no-such-cluster: no such file, and no shipped clusters of that name" -- \
+    "$BIN" memory --cluster no-such-cluster --nodes 2 --model gpt2-1.5b
+sed 's/"heads": *[0-9]*/"heads": 7/' configs/models/gpt2-1.5b.json >"$TMP/heads.json"
+expect bad-heads 2 "\$.heads: expected a divisor of hidden (1600), got 7" -- "$BIN" describe --model "$TMP/heads.json"
+expect bad-layout 2 "layout: expected one of ddp" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero4
+expect bad-layout-p 2 "mics:p=3: expected a group size that divides or is a multiple of 8 GPUs per node, got 3" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 3 --model gpt2-1.5b --layout mics:p=3
+expect bad-p-divide 2 "expected a group size dividing the 16 GPUs" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout mics:p=32
+expect bad-nodes 2 "--nodes: expected an integer from 1 to 1000000, got \"0\"" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 0 --model gpt2-1.5b
+expect bad-nodes-max 2 "--nodes: expected at most 1 nodes of h100-workstation, got 2" -- \
+    "$BIN" memory --cluster h100-workstation --nodes 2 --model gpt2-1.5b
+expect missing-cluster 2 "--cluster: required" -- "$BIN" memory --nodes 2 --model gpt2-1.5b
+expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
+
+echo "golden: $pass passed, $fail failed"
+[ "$fail" = 0 ]
