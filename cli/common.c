@@ -264,11 +264,19 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
         all[n++] = extra[i];
     all[n++] = (struct option){"help", no_argument, 0, 'h'};
     all[n] = (struct option){0, 0, 0, 0};
+    char shorts[32] = ":h";
+    for (int i = 0; i < n_extra; i++) /* single-letter aliases: {"out", .., 'o'} gives -o */
+        if (extra[i].val > 0 && extra[i].val < 128 && strlen(shorts) < sizeof shorts - 3) {
+            size_t l = strlen(shorts);
+            shorts[l] = (char)extra[i].val;
+            shorts[l + 1] = extra[i].has_arg == required_argument ? ':' : '\0';
+            shorts[l + 2] = '\0';
+        }
     optind = 1;
     opterr = 0;
     for (;;) {
         int idx = 0;
-        int opt = getopt_long(argc, argv, ":h", all, &idx);
+        int opt = getopt_long(argc, argv, shorts, all, &idx);
         if (opt == -1)
             break;
         if (opt == 'h') {

@@ -16,8 +16,6 @@ static int not_yet(int argc, char **argv, const char *what)
     return 1;
 }
 
-int cmd_predict(int argc, char **argv) { return not_yet(argc, argv, "Predict step time and throughput."); }
-int cmd_sweep(int argc, char **argv) { return not_yet(argc, argv, "Predict over a grid and write a CSV."); }
 int cmd_plan(int argc, char **argv) { return not_yet(argc, argv, "Recommend a layout and partition size."); }
 int cmd_plot(int argc, char **argv) { return not_yet(argc, argv, "Draw plots with gnuplot."); }
 int cmd_calibrate(int argc, char **argv) { return not_yet(argc, argv, "Run microbenchmarks and fit the cost model."); }

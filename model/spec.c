@@ -3,241 +3,11 @@
  * Not here: layout string grammar (spec_layout.c) and anything derived from a valid spec. */
 #include "spec.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* A reader carries the file name and error sink through nested objects. */
-typedef struct rd {
-    const char *src;
-    sc_err *err;
-} rd;
-
-static const char *jtype(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "a value";
-}
-
-/* Short printable form of a JSON value for "got ..." in messages. */
-static void jshow(const json_t *v, char *buf, size_t n)
-{
-    if (json_is_string(v)) {
-        snprintf(buf, n, "\"%.60s\"", json_string_value(v));
-    } else if (json_is_integer(v)) {
-        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-    } else if (json_is_real(v)) {
-        snprintf(buf, n, "%g", json_real_value(v));
-    } else if (json_is_boolean(v)) {
-        snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-    } else {
-        snprintf(buf, n, "%s", jtype(v));
-    }
-}
-
-static void subpath(char *out, size_t n, const char *base, const char *key)
-{
-    snprintf(out, n, "%s.%s", base, key);
-}
-
-static int bad(rd *r, const char *path, const char *expected, const json_t *got)
-{
-    char g[96];
-    jshow(got, g, sizeof g);
-    return sc_err_set(r->err, SC_EINPUT, r->src, path, "expected %s, got %s", expected, g);
-}
-
-/* Reject keys not in allowed[] (NULL-terminated). */
-static int only_keys(rd *r, const json_t *obj, const char *path, const char *const *allowed)
-{
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)obj, key, val) {
-        int ok = 0;
-        for (int i = 0; allowed[i]; i++)
-            if (!strcmp(key, allowed[i]))
-                ok = 1;
-        if (!ok) {
-            char p[128];
-            subpath(p, sizeof p, path, key);
-            char list[200] = "";
-            size_t used = 0;
-            for (int i = 0; allowed[i] && used < sizeof list - 1; i++) {
-                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
-                if (w < 0)
-                    break;
-                used += (size_t)w;
-                if (used >= sizeof list)
-                    used = sizeof list - 1;
-            }
-            return sc_err_set(r->err, SC_EINPUT, r->src, p, "unknown key (expected one of: %s)", list);
-        }
-    }
-    return 0;
-}
-
-static int missing(rd *r, const char *path, const char *what)
-{
-    return sc_err_set(r->err, SC_EINPUT, r->src, path, "missing required key (expected %s)", what);
-}
-
-/* Positive finite number. required=0: absent leaves *out untouched. */
-static int get_pos(rd *r, const json_t *obj, const char *base, const char *key, int required, double *out)
-{
-    char p[128];
-    subpath(p, sizeof p, base, key);
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return required ? missing(r, p, "a positive number") : 0;
-    if (!json_is_number(v))
-        return bad(r, p, "a positive number", v);
-    double x = json_number_value(v);
-    if (!isfinite(x) || x <= 0)
-        return bad(r, p, "a positive number", v);
-    *out = x;
-    return 0;
-}
-
-/* Number >= lo (finite). */
-static int get_min(rd *r, const json_t *obj, const char *base, const char *key, double lo, int required,
-                   double *out)
-{
-    char p[128], want[64];
-    subpath(p, sizeof p, base, key);
-    snprintf(want, sizeof want, "a number >= %g", lo);
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return required ? missing(r, p, want) : 0;
-    if (!json_is_number(v))
-        return bad(r, p, want, v);
-    double x = json_number_value(v);
-    if (!isfinite(x) || x < lo)
-        return bad(r, p, want, v);
-    *out = x;
-    return 0;
-}
-
-/* Integer in [lo, hi]. */
-static int get_int(rd *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required,
-                   int *out)
-{
-    char p[128], want[80];
-    subpath(p, sizeof p, base, key);
-    if (hi == lo)
-        snprintf(want, sizeof want, "the integer %ld", lo);
-    else
-        snprintf(want, sizeof want, "an integer from %ld to %ld", lo, hi);
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return required ? missing(r, p, want) : 0;
-    if (!json_is_integer(v))
-        return bad(r, p, want, v);
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi)
-        return bad(r, p, want, v);
-    *out = (int)x;
-    return 0;
-}
-
-static int get_bool(rd *r, const json_t *obj, const char *base, const char *key, int *out)
-{
-    char p[128];
-    subpath(p, sizeof p, base, key);
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return 0;
-    if (!json_is_boolean(v))
-        return bad(r, p, "true or false", v);
-    *out = json_is_true(v);
-    return 0;
-}
-
-/* String into buf (non-empty, fits). */
-static int get_str(rd *r, const json_t *obj, const char *base, const char *key, int required, char *buf,
-                   size_t n)
-{
-    char p[128];
-    subpath(p, sizeof p, base, key);
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return required ? missing(r, p, "a string") : 0;
-    if (!json_is_string(v) || json_string_length(v) == 0)
-        return bad(r, p, "a non-empty string", v);
-    if (json_string_length(v) >= n) {
-        char want[64];
-        snprintf(want, sizeof want, "a string of at most %zu characters", n - 1);
-        return bad(r, p, want, v);
-    }
-    snprintf(buf, n, "%s", json_string_value(v));
-    return 0;
-}
-
-/* String that must be one of choices[]; *out = its index. */
-static int get_enum(rd *r, const json_t *obj, const char *base, const char *key, const char *const *choices,
-                    int required, int *out)
-{
-    char p[128], want[160] = "one of ";
-    subpath(p, sizeof p, base, key);
-    for (int i = 0; choices[i]; i++) {
-        size_t l = strlen(want);
-        snprintf(want + l, sizeof want - l, "%s\"%s\"", i ? ", " : "", choices[i]);
-    }
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return required ? missing(r, p, want) : 0;
-    if (json_is_string(v))
-        for (int i = 0; choices[i]; i++)
-            if (!strcmp(json_string_value(v), choices[i])) {
-                *out = i;
-                return 0;
-            }
-    return bad(r, p, want, v);
-}
-
-static int get_obj(rd *r, const json_t *obj, const char *base, const char *key, int required, json_t **out)
-{
-    char p[128];
-    subpath(p, sizeof p, base, key);
-    json_t *v = json_object_get(obj, key);
-    *out = NULL;
-    if (!v)
-        return required ? missing(r, p, "an object") : 0;
-    if (!json_is_object(v))
-        return bad(r, p, "an object", v);
-    *out = v;
-    return 0;
-}
-
-/* Parse text (or a file when text == NULL) into an object root. */
-static int load_root(rd *r, const char *text, json_t **root)
-{
-    json_error_t je;
-    *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je)
-                 : json_load_file(r->src, JSON_REJECT_DUPLICATES, &je);
-    if (!*root) {
-        if (!text && je.line < 0)
-            return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: %s", je.text);
-        return sc_err_set(r->err, SC_EINPUT, r->src, "", "invalid JSON at line %d column %d: %s", je.line,
-                          je.column, je.text);
-    }
-    if (!json_is_object(*root)) {
-        int rc = bad(r, "$", "an object", *root);
-        json_decref(*root);
-        *root = NULL;
-        return rc;
-    }
-    return 0;
-}
+#include "jsonrd.h"
 
 static const double GiB = 1073741824.0;
 
@@ -246,41 +16,41 @@ static const char *const ARCHES[] = {"volta", "ampere", "hopper", "ada", "blackw
 static const char *const FABRICS[] = {"nvswitch", "nvlink_mesh", "pcie", NULL};
 static const char *const TOPOS[] = {"fat-tree", "rail", "dragonfly", NULL};
 
-static int cluster_fabric(rd *r, const json_t *f, spec_cluster *c)
+static int cluster_fabric(jr *r, const json_t *f, spec_cluster *c)
 {
     const char *base = "$.node.fabric";
     int kind = 0, rc;
-    if ((rc = get_enum(r, f, base, "kind", FABRICS, 1, &kind)))
+    if ((rc = jr_enum(r, f, base, "kind", FABRICS, 1, &kind)))
         return rc;
     c->fabric.kind = (spec_fabric_kind)kind;
     if (c->fabric.kind == FABRIC_NVSWITCH) {
         static const char *const k[] = {"kind", "link_bandwidth_GBps", "links_per_gpu", NULL};
-        if ((rc = only_keys(r, f, base, k)) || (rc = get_pos(r, f, base, "link_bandwidth_GBps", 1, &c->fabric.link_bw_Bps)) ||
-            (rc = get_int(r, f, base, "links_per_gpu", 1, 64, 1, &c->fabric.links_per_gpu)))
+        if ((rc = jr_only_keys(r, f, base, k)) || (rc = jr_pos(r, f, base, "link_bandwidth_GBps", 1, &c->fabric.link_bw_Bps)) ||
+            (rc = jr_int(r, f, base, "links_per_gpu", 1, 64, 1, &c->fabric.links_per_gpu)))
             return rc;
         c->fabric.link_bw_Bps *= 1e9;
         return 0;
     }
     if (c->fabric.kind == FABRIC_PCIE) {
         static const char *const k[] = {"kind", NULL};
-        return only_keys(r, f, base, k);
+        return jr_only_keys(r, f, base, k);
     }
     static const char *const k[] = {"kind", "link_bandwidth_GBps", "links", NULL};
-    if ((rc = only_keys(r, f, base, k)) || (rc = get_pos(r, f, base, "link_bandwidth_GBps", 1, &c->fabric.link_bw_Bps)))
+    if ((rc = jr_only_keys(r, f, base, k)) || (rc = jr_pos(r, f, base, "link_bandwidth_GBps", 1, &c->fabric.link_bw_Bps)))
         return rc;
     c->fabric.link_bw_Bps *= 1e9;
     json_t *links = json_object_get(f, "links");
     if (!links)
-        return missing(r, "$.node.fabric.links", "an array of [gpu_a, gpu_b, links]");
+        return jr_missing(r, "$.node.fabric.links", "an array of [gpu_a, gpu_b, links]");
     if (!json_is_array(links) || json_array_size(links) == 0)
-        return bad(r, "$.node.fabric.links", "a non-empty array of [gpu_a, gpu_b, links]", links);
+        return jr_bad(r, "$.node.fabric.links", "a non-empty array of [gpu_a, gpu_b, links]", links);
     size_t i;
     json_t *e;
     json_array_foreach(links, i, e) {
         char p[128];
         snprintf(p, sizeof p, "$.node.fabric.links[%zu]", i);
         if (!json_is_array(e) || json_array_size(e) != 3)
-            return bad(r, p, "[gpu_a, gpu_b, links]", e);
+            return jr_bad(r, p, "[gpu_a, gpu_b, links]", e);
         long v[3];
         for (size_t j = 0; j < 3; j++) {
             json_t *x = json_array_get(e, j);
@@ -289,7 +59,7 @@ static int cluster_fabric(rd *r, const json_t *f, spec_cluster *c)
             snprintf(pj, sizeof pj, "%s[%zu]", p, j);
             snprintf(want, sizeof want, j < 2 ? "a GPU index from %ld to %ld" : "a link count from %ld to %ld", lo, hi);
             if (!json_is_integer(x) || json_integer_value(x) < lo || json_integer_value(x) > hi)
-                return bad(r, pj, want, x);
+                return jr_bad(r, pj, want, x);
             v[j] = (long)json_integer_value(x);
         }
         if (v[0] == v[1])
@@ -317,61 +87,61 @@ static int cluster_fabric(rd *r, const json_t *f, spec_cluster *c)
     return 0;
 }
 
-static int cluster_from(rd *r, json_t *root, spec_cluster *c)
+static int cluster_from(jr *r, json_t *root, spec_cluster *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
     static const char *const top[] = {"name", "source", "gpu", "node", "network", "price_usd_per_hour", NULL};
-    if ((rc = only_keys(r, root, "$", top)) || (rc = get_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
-        (rc = get_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
-        (rc = get_pos(r, root, "$", "price_usd_per_hour", 1, &c->price_usd_per_hour)))
+    if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
+        (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
+        (rc = jr_pos(r, root, "$", "price_usd_per_hour", 1, &c->price_usd_per_hour)))
         return rc;
 
     json_t *gpu, *node, *net, *fab;
-    if ((rc = get_obj(r, root, "$", "gpu", 1, &gpu)))
+    if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)))
         return rc;
     static const char *const gk[] = {"name", "arch", "peak_tflops", "memory_GiB", "hbm_bandwidth_GBps", NULL};
     int arch = 0;
-    if ((rc = only_keys(r, gpu, "$.gpu", gk)) || (rc = get_str(r, gpu, "$.gpu", "name", 1, c->gpu.name, sizeof c->gpu.name)) ||
-        (rc = get_enum(r, gpu, "$.gpu", "arch", ARCHES, 1, &arch)) ||
-        (rc = get_pos(r, gpu, "$.gpu", "peak_tflops", 1, &c->gpu.peak_flops)) ||
-        (rc = get_pos(r, gpu, "$.gpu", "memory_GiB", 1, &c->gpu.hbm_bytes)) ||
-        (rc = get_pos(r, gpu, "$.gpu", "hbm_bandwidth_GBps", 1, &c->gpu.hbm_bw_Bps)))
+    if ((rc = jr_only_keys(r, gpu, "$.gpu", gk)) || (rc = jr_str(r, gpu, "$.gpu", "name", 1, c->gpu.name, sizeof c->gpu.name)) ||
+        (rc = jr_enum(r, gpu, "$.gpu", "arch", ARCHES, 1, &arch)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops", 1, &c->gpu.peak_flops)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "memory_GiB", 1, &c->gpu.hbm_bytes)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "hbm_bandwidth_GBps", 1, &c->gpu.hbm_bw_Bps)))
         return rc;
     snprintf(c->gpu.arch, sizeof c->gpu.arch, "%s", ARCHES[arch]);
     c->gpu.peak_flops *= 1e12;
     c->gpu.hbm_bytes *= GiB;
     c->gpu.hbm_bw_Bps *= 1e9;
 
-    if ((rc = get_obj(r, root, "$", "node", 1, &node)))
+    if ((rc = jr_obj(r, root, "$", "node", 1, &node)))
         return rc;
     static const char *const nk[] = {"gpus", "fabric", "pcie_bandwidth_GBps", "nics", "nic_bandwidth_Gbps",
                                      "host_memory_GiB", NULL};
-    if ((rc = only_keys(r, node, "$.node", nk)) ||
-        (rc = get_int(r, node, "$.node", "gpus", 1, SPEC_MAX_GPUS_PER_NODE, 1, &c->gpus_per_node)) ||
-        (rc = get_pos(r, node, "$.node", "pcie_bandwidth_GBps", 1, &c->pcie_bw_Bps)) ||
-        (rc = get_int(r, node, "$.node", "nics", 1, 64, 1, &c->nics_per_node)) ||
-        (rc = get_pos(r, node, "$.node", "nic_bandwidth_Gbps", 1, &c->nic_bw_Bps)) ||
-        (rc = get_pos(r, node, "$.node", "host_memory_GiB", 0, &c->host_mem_bytes)))
+    if ((rc = jr_only_keys(r, node, "$.node", nk)) ||
+        (rc = jr_int(r, node, "$.node", "gpus", 1, SPEC_MAX_GPUS_PER_NODE, 1, &c->gpus_per_node)) ||
+        (rc = jr_pos(r, node, "$.node", "pcie_bandwidth_GBps", 1, &c->pcie_bw_Bps)) ||
+        (rc = jr_int(r, node, "$.node", "nics", 1, 64, 1, &c->nics_per_node)) ||
+        (rc = jr_pos(r, node, "$.node", "nic_bandwidth_Gbps", 1, &c->nic_bw_Bps)) ||
+        (rc = jr_pos(r, node, "$.node", "host_memory_GiB", 0, &c->host_mem_bytes)))
         return rc;
     c->pcie_bw_Bps *= 1e9;
     c->nic_bw_Bps *= 1e9 / 8.0;
     c->host_mem_bytes *= GiB;
-    if ((rc = get_obj(r, node, "$.node", "fabric", 1, &fab)) || (rc = cluster_fabric(r, fab, c)))
+    if ((rc = jr_obj(r, node, "$.node", "fabric", 1, &fab)) || (rc = cluster_fabric(r, fab, c)))
         return rc;
 
-    if ((rc = get_obj(r, root, "$", "network", 1, &net)))
+    if ((rc = jr_obj(r, root, "$", "network", 1, &net)))
         return rc;
     static const char *const wk[] = {"topology", "oversubscription", "switch_latency_us", "nodes_per_leaf",
                                      "max_nodes", NULL};
     int topo = 0;
     double lat_us = 0;
     c->oversubscription = 1.0;
-    if ((rc = only_keys(r, net, "$.network", wk)) || (rc = get_enum(r, net, "$.network", "topology", TOPOS, 1, &topo)) ||
-        (rc = get_min(r, net, "$.network", "oversubscription", 1.0, 0, &c->oversubscription)) ||
-        (rc = get_min(r, net, "$.network", "switch_latency_us", 0.0, 1, &lat_us)) ||
-        (rc = get_int(r, net, "$.network", "nodes_per_leaf", 1, 1000000, 1, &c->nodes_per_leaf)) ||
-        (rc = get_int(r, net, "$.network", "max_nodes", 0, 1000000, 0, &c->max_nodes)))
+    if ((rc = jr_only_keys(r, net, "$.network", wk)) || (rc = jr_enum(r, net, "$.network", "topology", TOPOS, 1, &topo)) ||
+        (rc = jr_min(r, net, "$.network", "oversubscription", 1.0, 0, &c->oversubscription)) ||
+        (rc = jr_min(r, net, "$.network", "switch_latency_us", 0.0, 1, &lat_us)) ||
+        (rc = jr_int(r, net, "$.network", "nodes_per_leaf", 1, 1000000, 1, &c->nodes_per_leaf)) ||
+        (rc = jr_int(r, net, "$.network", "max_nodes", 0, 1000000, 0, &c->max_nodes)))
         return rc;
     c->topology = (spec_net_topology)topo;
     c->switch_latency_s = lat_us * 1e-6;
@@ -379,7 +149,7 @@ static int cluster_from(rd *r, json_t *root, spec_cluster *c)
 }
 
 /* ---- model --------------------------------------------------------------------------- */
-static int model_from(rd *r, json_t *root, spec_model *m)
+static int model_from(jr *r, json_t *root, spec_model *m)
 {
     int rc;
     memset(m, 0, sizeof *m);
@@ -394,21 +164,21 @@ static int model_from(rd *r, json_t *root, spec_model *m)
     m->bias = 1;
     m->tied_embeddings = 1;
     m->learned_positions = 1;
-    if ((rc = only_keys(r, root, "$", k)) || (rc = get_str(r, root, "$", "name", 1, m->name, sizeof m->name)) ||
-        (rc = get_str(r, root, "$", "source", 1, m->source, sizeof m->source)) ||
-        (rc = get_enum(r, root, "$", "type", types, 0, &m->encoder)) ||
-        (rc = get_int(r, root, "$", "layers", 1, 100000, 1, &m->layers)) ||
-        (rc = get_int(r, root, "$", "hidden", 1, big, 1, &m->hidden)) ||
-        (rc = get_int(r, root, "$", "heads", 1, big, 1, &m->heads)) ||
-        (rc = get_int(r, root, "$", "ffn", 1, big, 1, &m->ffn)) ||
-        (rc = get_int(r, root, "$", "seq_len", 1, big, 1, &m->seq_len)) ||
-        (rc = get_int(r, root, "$", "vocab", 1, big, 1, &m->vocab)) ||
-        (rc = get_enum(r, root, "$", "mlp", mlps, 0, &m->swiglu)) ||
-        (rc = get_enum(r, root, "$", "norm", norms, 0, &m->rmsnorm)) ||
-        (rc = get_bool(r, root, "$", "bias", &m->bias)) ||
-        (rc = get_bool(r, root, "$", "tied_embeddings", &m->tied_embeddings)) ||
-        (rc = get_enum(r, root, "$", "positions", pos, 0, &m->learned_positions)) ||
-        (rc = get_pos(r, root, "$", "published_params_B", 0, &m->published_params)))
+    if ((rc = jr_only_keys(r, root, "$", k)) || (rc = jr_str(r, root, "$", "name", 1, m->name, sizeof m->name)) ||
+        (rc = jr_str(r, root, "$", "source", 1, m->source, sizeof m->source)) ||
+        (rc = jr_enum(r, root, "$", "type", types, 0, &m->encoder)) ||
+        (rc = jr_int(r, root, "$", "layers", 1, 100000, 1, &m->layers)) ||
+        (rc = jr_int(r, root, "$", "hidden", 1, big, 1, &m->hidden)) ||
+        (rc = jr_int(r, root, "$", "heads", 1, big, 1, &m->heads)) ||
+        (rc = jr_int(r, root, "$", "ffn", 1, big, 1, &m->ffn)) ||
+        (rc = jr_int(r, root, "$", "seq_len", 1, big, 1, &m->seq_len)) ||
+        (rc = jr_int(r, root, "$", "vocab", 1, big, 1, &m->vocab)) ||
+        (rc = jr_enum(r, root, "$", "mlp", mlps, 0, &m->swiglu)) ||
+        (rc = jr_enum(r, root, "$", "norm", norms, 0, &m->rmsnorm)) ||
+        (rc = jr_bool(r, root, "$", "bias", &m->bias)) ||
+        (rc = jr_bool(r, root, "$", "tied_embeddings", &m->tied_embeddings)) ||
+        (rc = jr_enum(r, root, "$", "positions", pos, 0, &m->learned_positions)) ||
+        (rc = jr_pos(r, root, "$", "published_params_B", 0, &m->published_params)))
         return rc;
     m->published_params *= 1e9;
     if (m->hidden % m->heads)
@@ -416,7 +186,7 @@ static int model_from(rd *r, json_t *root, spec_model *m)
                           "expected a divisor of hidden (%d), got %d (hidden / heads = %.3f)", m->hidden, m->heads,
                           (double)m->hidden / m->heads);
     m->kv_heads = m->heads;
-    if ((rc = get_int(r, root, "$", "kv_heads", 1, m->heads, 0, &m->kv_heads)))
+    if ((rc = jr_int(r, root, "$", "kv_heads", 1, m->heads, 0, &m->kv_heads)))
         return rc;
     if (m->heads % m->kv_heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.kv_heads", "expected a divisor of heads (%d), got %d",
@@ -440,20 +210,20 @@ void spec_training_defaults(spec_training *t)
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", NULL};
 
-static int training_from(rd *r, const json_t *o, const char *base, spec_training *t)
+static int training_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB", NULL};
     int rc, prec = (int)t->precision;
     double bucket_MB = t->bucket_bytes / 1e6, reserve = t->reserve_bytes / GiB;
-    if ((rc = only_keys(r, o, base, k)) || (rc = get_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
-        (rc = get_int(r, o, base, "grad_accum", 1, 1 << 20, 0, &t->grad_accum)) ||
-        (rc = get_enum(r, o, base, "precision", PRECS, 0, &prec)) ||
-        (rc = get_bool(r, o, base, "activation_checkpointing", &t->act_ckpt)) ||
-        (rc = get_bool(r, o, base, "flash_attention", &t->flash_attention)) ||
-        (rc = get_int(r, o, base, "prefetch_layers", 0, 64, 0, &t->prefetch_layers)) ||
-        (rc = get_pos(r, o, base, "bucket_MB", 0, &bucket_MB)) ||
-        (rc = get_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)))
+    if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
+        (rc = jr_int(r, o, base, "grad_accum", 1, 1 << 20, 0, &t->grad_accum)) ||
+        (rc = jr_enum(r, o, base, "precision", PRECS, 0, &prec)) ||
+        (rc = jr_bool(r, o, base, "activation_checkpointing", &t->act_ckpt)) ||
+        (rc = jr_bool(r, o, base, "flash_attention", &t->flash_attention)) ||
+        (rc = jr_int(r, o, base, "prefetch_layers", 0, 64, 0, &t->prefetch_layers)) ||
+        (rc = jr_pos(r, o, base, "bucket_MB", 0, &bucket_MB)) ||
+        (rc = jr_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)))
         return rc;
     t->precision = (spec_precision)prec;
     t->bucket_bytes = bucket_MB * 1e6;
@@ -462,22 +232,22 @@ static int training_from(rd *r, const json_t *o, const char *base, spec_training
 }
 
 /* ---- scenario ------------------------------------------------------------------------ */
-static int scenario_from(rd *r, json_t *root, spec_scenario *s)
+static int scenario_from(jr *r, json_t *root, spec_scenario *s)
 {
     int rc;
     memset(s, 0, sizeof *s);
     spec_training_defaults(&s->training);
     static const char *const k[] = {"name", "source", "cluster", "model", "nodes", "layouts", "training", NULL};
-    if ((rc = only_keys(r, root, "$", k)) || (rc = get_str(r, root, "$", "name", 1, s->name, sizeof s->name)) ||
-        (rc = get_str(r, root, "$", "source", 1, s->source, sizeof s->source)) ||
-        (rc = get_str(r, root, "$", "cluster", 1, s->cluster, sizeof s->cluster)) ||
-        (rc = get_str(r, root, "$", "model", 1, s->model, sizeof s->model)))
+    if ((rc = jr_only_keys(r, root, "$", k)) || (rc = jr_str(r, root, "$", "name", 1, s->name, sizeof s->name)) ||
+        (rc = jr_str(r, root, "$", "source", 1, s->source, sizeof s->source)) ||
+        (rc = jr_str(r, root, "$", "cluster", 1, s->cluster, sizeof s->cluster)) ||
+        (rc = jr_str(r, root, "$", "model", 1, s->model, sizeof s->model)))
         return rc;
     json_t *nodes = json_object_get(root, "nodes");
     if (!nodes)
-        return missing(r, "$.nodes", "a node count or an array of them");
+        return jr_missing(r, "$.nodes", "a node count or an array of them");
     if (json_is_integer(nodes)) {
-        if ((rc = get_int(r, root, "$", "nodes", 1, 1000000, 1, &s->nodes[0])))
+        if ((rc = jr_int(r, root, "$", "nodes", 1, 1000000, 1, &s->nodes[0])))
             return rc;
         s->n_nodes = 1;
     } else if (json_is_array(nodes) && json_array_size(nodes) >= 1 && json_array_size(nodes) <= SPEC_MAX_LIST) {
@@ -487,18 +257,18 @@ static int scenario_from(rd *r, json_t *root, spec_scenario *s)
             char p[64];
             snprintf(p, sizeof p, "$.nodes[%zu]", i);
             if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 1000000)
-                return bad(r, p, "a positive integer node count", e);
+                return jr_bad(r, p, "a positive integer node count", e);
             s->nodes[i] = (int)json_integer_value(e);
         }
         s->n_nodes = (int)json_array_size(nodes);
     } else {
-        return bad(r, "$.nodes", "a node count or an array of 1 to 32 of them", nodes);
+        return jr_bad(r, "$.nodes", "a node count or an array of 1 to 32 of them", nodes);
     }
     json_t *lays = json_object_get(root, "layouts");
     if (!lays)
-        return missing(r, "$.layouts", "an array of layout strings");
+        return jr_missing(r, "$.layouts", "an array of layout strings");
     if (!json_is_array(lays) || json_array_size(lays) < 1 || json_array_size(lays) > SPEC_MAX_LIST)
-        return bad(r, "$.layouts", "an array of 1 to 32 layout strings", lays);
+        return jr_bad(r, "$.layouts", "an array of 1 to 32 layout strings", lays);
     size_t i;
     json_t *e;
     json_array_foreach(lays, i, e) {
@@ -507,14 +277,14 @@ static int scenario_from(rd *r, json_t *root, spec_scenario *s)
         spec_layout l;
         sc_err lerr;
         if (!json_is_string(e))
-            return bad(r, p, "a layout string such as \"mics:p=8\"", e);
+            return jr_bad(r, p, "a layout string such as \"mics:p=8\"", e);
         if (spec_layout_parse(json_string_value(e), &l, &lerr))
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "%s", lerr.text);
         snprintf(s->layouts[i], sizeof s->layouts[i], "%s", json_string_value(e));
     }
     s->n_layouts = (int)json_array_size(lays);
     json_t *tr;
-    if ((rc = get_obj(r, root, "$", "training", 0, &tr)))
+    if ((rc = jr_obj(r, root, "$", "training", 0, &tr)))
         return rc;
     if (tr && (rc = training_from(r, tr, "$.training", &s->training)))
         return rc;
@@ -522,27 +292,27 @@ static int scenario_from(rd *r, json_t *root, spec_scenario *s)
 }
 
 /* ---- DeepSpeed ds_config.json -------------------------------------------------------- */
-static int ds_from(rd *r, json_t *root, spec_training *t, spec_layout *l)
+static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
 {
     int rc;
     memset(l, 0, sizeof *l);
     l->kind = LAYOUT_DDP;
     l->hier = 1;
-    if ((rc = get_int(r, root, "$", "train_micro_batch_size_per_gpu", 1, 1 << 20, 0, &t->micro_batch)) ||
-        (rc = get_int(r, root, "$", "gradient_accumulation_steps", 1, 1 << 20, 0, &t->grad_accum)))
+    if ((rc = jr_int(r, root, "$", "train_micro_batch_size_per_gpu", 1, 1 << 20, 0, &t->micro_batch)) ||
+        (rc = jr_int(r, root, "$", "gradient_accumulation_steps", 1, 1 << 20, 0, &t->grad_accum)))
         return rc;
     json_t *fp16 = json_object_get(root, "fp16"), *bf16 = json_object_get(root, "bf16");
     int fp16_on = 0, bf16_on = 0;
     if (fp16) {
         if (!json_is_object(fp16))
-            return bad(r, "$.fp16", "an object", fp16);
-        if ((rc = get_bool(r, fp16, "$.fp16", "enabled", &fp16_on)))
+            return jr_bad(r, "$.fp16", "an object", fp16);
+        if ((rc = jr_bool(r, fp16, "$.fp16", "enabled", &fp16_on)))
             return rc;
     }
     if (bf16) {
         if (!json_is_object(bf16))
-            return bad(r, "$.bf16", "an object", bf16);
-        if ((rc = get_bool(r, bf16, "$.bf16", "enabled", &bf16_on)))
+            return jr_bad(r, "$.bf16", "an object", bf16);
+        if ((rc = jr_bool(r, bf16, "$.bf16", "enabled", &bf16_on)))
             return rc;
     }
     if (fp16_on && bf16_on)
@@ -552,20 +322,20 @@ static int ds_from(rd *r, json_t *root, spec_training *t, spec_layout *l)
     json_t *ac = json_object_get(root, "activation_checkpointing");
     if (ac) {
         if (!json_is_object(ac))
-            return bad(r, "$.activation_checkpointing", "an object", ac);
+            return jr_bad(r, "$.activation_checkpointing", "an object", ac);
         t->act_ckpt = 1;
     }
     json_t *z;
-    if ((rc = get_obj(r, root, "$", "zero_optimization", 0, &z)))
+    if ((rc = jr_obj(r, root, "$", "zero_optimization", 0, &z)))
         return rc;
     if (!z)
         return 0;
     int stage = 0, shard = 0, hier = 1;
     double bucket = 0;
-    if ((rc = get_int(r, z, "$.zero_optimization", "stage", 0, 3, 0, &stage)) ||
-        (rc = get_int(r, z, "$.zero_optimization", "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
-        (rc = get_bool(r, z, "$.zero_optimization", "mics_hierarchical_params_gather", &hier)) ||
-        (rc = get_pos(r, z, "$.zero_optimization", "reduce_bucket_size", 0, &bucket)))
+    if ((rc = jr_int(r, z, "$.zero_optimization", "stage", 0, 3, 0, &stage)) ||
+        (rc = jr_int(r, z, "$.zero_optimization", "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
+        (rc = jr_bool(r, z, "$.zero_optimization", "mics_hierarchical_params_gather", &hier)) ||
+        (rc = jr_pos(r, z, "$.zero_optimization", "reduce_bucket_size", 0, &bucket)))
         return rc;
     int pre = t->precision == PREC_FP32 ? 4 : 2;
     if (bucket > 0)
@@ -583,11 +353,11 @@ static int ds_from(rd *r, json_t *root, spec_training *t, spec_layout *l)
 }
 
 /* ---- public entry points ------------------------------------------------------------- */
-static int run(const char *text, const char *src, sc_err *err, int (*fn)(rd *, json_t *, void *), void *out)
+static int run(const char *text, const char *src, sc_err *err, int (*fn)(jr *, json_t *, void *), void *out)
 {
-    rd r = {src ? src : "<input>", err};
+    jr r = {src ? src : "<input>", err};
     json_t *root;
-    int rc = load_root(&r, text, &root);
+    int rc = jr_load_root(&r, text, &root);
     if (rc)
         return rc;
     rc = fn(&r, root, out);
@@ -595,16 +365,16 @@ static int run(const char *text, const char *src, sc_err *err, int (*fn)(rd *, j
     return rc;
 }
 
-static int cl_fn(rd *r, json_t *j, void *o) { return cluster_from(r, j, o); }
-static int mo_fn(rd *r, json_t *j, void *o) { return model_from(r, j, o); }
-static int tr_fn(rd *r, json_t *j, void *o) { return training_from(r, j, "$", o); }
-static int sc_fn(rd *r, json_t *j, void *o) { return scenario_from(r, j, o); }
+static int cl_fn(jr *r, json_t *j, void *o) { return cluster_from(r, j, o); }
+static int mo_fn(jr *r, json_t *j, void *o) { return model_from(r, j, o); }
+static int tr_fn(jr *r, json_t *j, void *o) { return training_from(r, j, "$", o); }
+static int sc_fn(jr *r, json_t *j, void *o) { return scenario_from(r, j, o); }
 
 typedef struct ds_out {
     spec_training *t;
     spec_layout *l;
 } ds_out;
-static int ds_fn(rd *r, json_t *j, void *o)
+static int ds_fn(jr *r, json_t *j, void *o)
 {
     ds_out *d = o;
     return ds_from(r, j, d->t, d->l);

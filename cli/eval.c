@@ -1,0 +1,83 @@
+/* eval.c — calibration choice, one evaluation, CSV columns (see eval.h). */
+#include "eval.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (arg) {
+        if ((rc = cli_resolve(s, "calibrations", arg, out->path, sizeof out->path, err)))
+            return rc;
+        return cost_calib_load(out->path, &out->cal, err);
+    }
+    sc_err ignore;
+    if (cli_resolve(s, "calibrations", s->cluster.name, out->path, sizeof out->path, &ignore) == 0)
+        return cost_calib_load(out->path, &out->cal, err);
+    out->path[0] = '\0';
+    cost_calib_defaults(&s->cluster, &out->cal);
+    return 0;
+}
+
+int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err)
+{
+    if (!strcmp(arg, "model") || !strcmp(arg, "analytic"))
+        *out = ENGINE_MODEL;
+    else if (!strcmp(arg, "sim"))
+        *out = ENGINE_SIM;
+    else
+        return sc_err_set(err, SC_EINPUT, "--engine", "", "expected model or sim, got \"%s\"", arg);
+    return 0;
+}
+
+const char *cli_engine_name(cli_engine e) { return e == ENGINE_SIM ? "sim" : "model"; }
+
+int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const spec_training *tr, int nodes,
+             const spec_layout *l, cli_point *out, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    if ((rc = spec_layout_check(l, &s->cluster, nodes, err)))
+        return rc;
+    out->nodes = nodes;
+    out->gpus = nodes * s->cluster.gpus_per_node;
+    out->layout = *l;
+    out->training = *tr;
+    out->engine = engine;
+    out->weak_eff = NAN;
+    if (engine == ENGINE_SIM)
+        return sc_err_set(err, SC_ERUNTIME, "--engine", "", "the simulator is not built yet in this version; use --engine model");
+    wl w;
+    wl_build(&s->model, tr, &w);
+    an_predict(&w, tr, l, &s->cluster, nodes, &cal->cal, &out->r);
+    return 0;
+}
+
+static const char *const CSV_COLS =
+    "cluster,model,engine,nodes,gpus,layout,micro_batch,grad_accum,global_batch,fits,step_s,samples_per_s,"
+    "tokens_per_s,model_tflops_per_gpu,hw_tflops_per_gpu,mfu,weak_scaling_eff,compute_s,exposed_allgather_s,"
+    "exposed_reducescatter_s,exposed_allreduce_s,optimizer_s,idle_s,comm_GB_per_rank,mem_total_GiB,"
+    "mem_short_GiB,hbm_GiB";
+
+void cli_csv_header(FILE *f) { fprintf(f, "%s\n", CSV_COLS); }
+
+void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p)
+{
+    const an_result *r = &p->r;
+    char lay[64];
+    spec_layout_str(&p->layout, lay, sizeof lay);
+    fprintf(f, "%s,%s,%s,%d,%d,\"%s\",%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", s->cluster.name, s->model.name,
+            cli_engine_name(p->engine), p->nodes, p->gpus, lay, p->training.micro_batch, p->training.grad_accum,
+            r->samples_per_step, r->mem.fits, r->step_s, r->samples_per_s, r->tokens_per_s, r->model_tflops_per_gpu,
+            r->hw_tflops_per_gpu, r->mfu);
+    if (isnan(p->weak_eff))
+        fprintf(f, ",");
+    else
+        fprintf(f, "%.9g,", p->weak_eff);
+    fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g\n", r->compute_s, r->exposed_s[COLL_ALLGATHER],
+            r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE], r->optimizer_s, r->idle_s,
+            r->comm_bytes / 1e9, cli_gib(r->mem.total), cli_gib(r->mem.short_by), cli_gib(r->mem.hbm));
+}

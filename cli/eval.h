@@ -1,0 +1,42 @@
+/* eval.h — what predict, sweep and plan share: choosing the calibration, evaluating one point
+ * (cluster x nodes x layout x training) with an engine, and the CSV columns of a result.
+ * Not here: presentation of any one command. */
+#ifndef SC_CLI_EVAL_H
+#define SC_CLI_EVAL_H
+
+#include <stdio.h>
+
+#include "../model/analytic.h"
+#include "common.h"
+
+typedef enum { ENGINE_MODEL, ENGINE_SIM } cli_engine;
+
+typedef struct cli_calib {
+    cost_calib cal;
+    char path[4096]; /* "" = built-in defaults */
+} cli_calib;
+
+/* --calibration F, else configs/calibrations/<cluster>.json, else built-in defaults. */
+int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
+
+/* One prediction. */
+typedef struct cli_point {
+    int nodes, gpus;
+    spec_layout layout;
+    spec_training training;
+    cli_engine engine;
+    an_result r;
+    double weak_eff; /* per-GPU throughput relative to the smallest node count (NAN if n/a) */
+} cli_point;
+
+int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const spec_training *tr, int nodes,
+             const spec_layout *l, cli_point *out, sc_err *err);
+
+/* CSV header line and one row (no newline handling beyond the trailing '\n'). */
+void cli_csv_header(FILE *f);
+void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p);
+
+int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err);
+const char *cli_engine_name(cli_engine e);
+
+#endif

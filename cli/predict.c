@@ -1,0 +1,153 @@
+/* predict.c — `shardcast predict`: step time, throughput, TFLOPS/GPU, breakdown and memory of
+ * one or more layouts on a cluster, side by side with the speed-up over the first. Not here:
+ * the engines (model/analytic, sim/). */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "eval.h"
+
+static const char HELP[] =
+    "usage: shardcast predict --cluster C --nodes N --model M --layout L [--layout L2 ...] [options]\n\n"
+    "Predicts the step time, samples/s, model TFLOPS per GPU (no recompute), MFU, where the time\n"
+    "goes (compute; communication the compute waits for, per collective; optimizer), the bytes a\n"
+    "rank sends, and memory per GPU. Layouts that do not fit in HBM are reported as OOM.\n"
+    "With several node counts, weak-scaling efficiency is per-GPU throughput relative to the\n"
+    "smallest count.\n\n" CLI_COMMON_HELP
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --engine model|sim     analytical model (default) or discrete-event simulator\n"
+    "  --ignore-memory        predict layouts that do not fit as if they did\n";
+
+typedef struct opts {
+    const char *calibration;
+    cli_engine engine;
+    int ignore_memory;
+} opts;
+
+static int own(int opt, const char *arg, void *ctx)
+{
+    opts *o = ctx;
+    sc_err err;
+    switch (opt) {
+    case 2000: o->calibration = arg; return 0;
+    case 2001: return cli_parse_engine(arg, &o->engine, &err) ? cli_fail(&err, SC_EINPUT) : 0;
+    case 2002: o->ignore_memory = 1; return 0;
+    }
+    return 0;
+}
+
+static json_t *point_json(const cli_point *p, double speedup, int show)
+{
+    const an_result *r = &p->r;
+    char lay[64];
+    spec_layout_str(&p->layout, lay, sizeof lay);
+    json_t *mem = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:f}", "params_GiB", cli_gib(r->mem.params),
+                            "grads_GiB", cli_gib(r->mem.grads), "optim_GiB", cli_gib(r->mem.optim), "activations_GiB",
+                            cli_gib(r->mem.activations), "buffers_GiB", cli_gib(r->mem.gathered + r->mem.buckets),
+                            "reserve_GiB", cli_gib(r->mem.reserve), "total_GiB", cli_gib(r->mem.total), "hbm_GiB",
+                            cli_gib(r->mem.hbm), "fits", r->mem.fits, "short_GiB", cli_gib(r->mem.short_by));
+    json_t *o = json_pack("{s:s, s:i, s:i, s:s, s:o}", "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "engine",
+                          cli_engine_name(p->engine), "memory", mem);
+    if (!show) {
+        json_object_set_new(o, "prediction", json_null());
+        return o;
+    }
+    json_t *pr = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "step_s", r->step_s,
+                           "samples_per_s", r->samples_per_s, "tokens_per_s", r->tokens_per_s, "model_tflops_per_gpu",
+                           r->model_tflops_per_gpu, "hw_tflops_per_gpu", r->hw_tflops_per_gpu, "mfu", r->mfu,
+                           "compute_s", r->compute_s, "exposed_allgather_s", r->exposed_s[COLL_ALLGATHER],
+                           "exposed_reducescatter_s", r->exposed_s[COLL_REDUCESCATTER], "exposed_allreduce_s",
+                           r->exposed_s[COLL_ALLREDUCE], "optimizer_s", r->optimizer_s, "idle_s", r->idle_s,
+                           "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
+    if (!isnan(p->weak_eff))
+        json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
+    json_object_set_new(o, "prediction", pr);
+    return o;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
+                                          {"engine", required_argument, 0, 2001},
+                                          {"ignore-memory", no_argument, 0, 2002}};
+    cli_setup s;
+    opts o = {NULL, ENGINE_MODEL, 0};
+    cli_setup_init(&s, argv[0]);
+    int rc = cli_getopt(argc, argv, "predict", HELP, extra, 3, &s, own, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (optind < argc)
+        return cli_usage_error("predict", "unexpected argument");
+    sc_err err;
+    cli_calib cal;
+    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||
+        (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
+        return cli_fail(&err, rc);
+
+    static cli_point pts[CLI_MAX_NODES * CLI_MAX_LAYOUTS];
+    int np = 0;
+    for (int ni = 0; ni < s.n_nodes; ni++)
+        for (int li = 0; li < s.n_layouts; li++) {
+            cli_point *p = &pts[np++];
+            if ((rc = cli_eval(&s, &cal, o.engine, &s.training, s.nodes[ni], &s.layouts[li], p, &err)))
+                return cli_fail(&err, rc);
+            if (ni > 0) { /* weak scaling: per-GPU samples/s vs the smallest node count */
+                const cli_point *base = &pts[li];
+                p->weak_eff = (p->r.samples_per_s / p->gpus) / (base->r.samples_per_s / base->gpus);
+            }
+        }
+
+    if (s.json) {
+        json_t *arr = json_array();
+        for (int i = 0; i < np; i++) {
+            const cli_point *first = &pts[i / s.n_layouts * s.n_layouts];
+            int show = pts[i].r.mem.fits || o.ignore_memory;
+            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show));
+        }
+        json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:o}", "cluster", s.cluster.name, "model",
+                                 s.model.name, "calibration", cal.path[0] ? cal.path : cal.cal.name, "micro_batch",
+                                 s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
+                                 spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
+                                 "results", arr);
+        return cli_print_json(root);
+    }
+
+    wl w;
+    wl_build(&s.model, &s.training, &w);
+    printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s\n", s.cluster.name,
+           s.model.name, w.params / 1e9, s.training.micro_batch,
+           s.training.grad_accum, spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+    printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
+           cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
+    for (int ni = 0; ni < s.n_nodes; ni++) {
+        const cli_point *row = &pts[ni * s.n_layouts];
+        printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
+        printf("%-20s %9s %10s %8s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", "layout", "step s", "samples/s",
+               "TFLOPS", "MFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
+               s.n_nodes > 1 && ni > 0 ? "  weak eff" : "");
+        for (int li = 0; li < s.n_layouts; li++) {
+            const cli_point *p = &row[li];
+            const an_result *r = &p->r;
+            char lay[64];
+            spec_layout_str(&p->layout, lay, sizeof lay);
+            if (!r->mem.fits && !o.ignore_memory) {
+                printf("%-20s OOM: needs %.1f GiB per GPU, HBM %.0f GiB (short by %.1f GiB)\n", lay, cli_gib(r->mem.total),
+                       cli_gib(r->mem.hbm), cli_gib(r->mem.short_by));
+                continue;
+            }
+            printf("%-20s %9.3f %10.2f %8.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lay, r->step_s,
+                   r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, r->compute_s,
+                   r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
+                   r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
+                   row[0].r.step_s / r->step_s);
+            if (!isnan(p->weak_eff))
+                printf("  %8.1f%%", 100 * p->weak_eff);
+            printf("\n");
+        }
+    }
+    printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
+           "TFLOPS: model FLOPs per GPU.\n");
+    return 0;
+}

@@ -1,0 +1,318 @@
+/* analytic.c — the closed-form engine (see analytic.h; execution rules in layout.h). */
+#include "analytic.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAXD 66 /* prefetch depth + 1 */
+
+static void time_coll(const lo_graph *g, const cost_calib *cal, const lo_coll *c, double *t, cost_coll *k)
+{
+    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL);
+    *k = c->kind;
+}
+
+static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c,
+                       const lo_micro *m, an_titem *out)
+{
+    for (int i = 0; i < m->n_items; i++) {
+        const lo_item *it = &m->item[i];
+        const wl_layer *L = &w->layer[it->layer];
+        an_titem *o = &out[i];
+        memset(o, 0, sizeof *o);
+        o->count = it->count;
+        double comp = it->pass == LO_FWD ? cost_layer_fwd_time(cal, c, L, w->elem_bytes)
+                                         : cost_layer_bwd_time(cal, c, L, w->elem_bytes);
+        if (it->recompute)
+            comp += cost_layer_fwd_time(cal, c, L, w->elem_bytes);
+        double comm = 0;
+        o->ng = it->n_gather;
+        o->nr = it->n_reduce;
+        for (int k = 0; k < it->n_gather; k++) {
+            time_coll(g, cal, &it->gather[k], &o->g[k], &o->gk[k]);
+            comm += o->g[k];
+        }
+        for (int k = 0; k < it->n_reduce; k++) {
+            time_coll(g, cal, &it->reduce[k], &o->r[k], &o->rk[k]);
+            comm += o->r[k];
+        }
+        /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
+         * collectives can overlap it (at most its own length). The simulator applies the
+         * factor exactly while collectives run; here it is this bound. */
+        o->comp = comp + cal->overlap_slowdown.v * (comm < comp ? comm : comp);
+    }
+}
+
+void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *t)
+{
+    memset(t, 0, sizeof *t);
+    t->n_items = g->micro.n_items;
+    t->grad_accum = g->grad_accum;
+    t->prefetch = g->prefetch;
+    time_micro(g, w, cal, c, &g->micro, t->micro);
+    time_micro(g, w, cal, c, &g->last, t->last);
+    t->n_boundary = g->n_boundary;
+    for (int i = 0; i < g->n_boundary; i++) {
+        const lo_bop *b = &g->boundary[i];
+        t->b_is_opt[i] = b->is_optimizer;
+        if (b->is_optimizer)
+            t->b_dur[i] = cost_optimizer_time(cal, c, b->opt_params);
+        else
+            time_coll(g, cal, &b->coll, &t->b_dur[i], &t->b_kind[i]);
+    }
+}
+
+/* ---- the recurrence ------------------------------------------------------------------ */
+typedef struct cursor {
+    int m, i, j; /* micro-step, item, copy within the item */
+} cursor;
+
+typedef struct state {
+    double comm, comp;          /* end of the communication and compute streams           */
+    double gend[MAXD];          /* gathers' end per copy slot (copy % D); -inf = none      */
+    int gkind[MAXD];
+    int last_kind;              /* kind of the latest collective on the comm stream        */
+    double busy, exposed[N_COLLS];
+} state;
+
+static const an_titem *item_at(const an_timed *t, const cursor *c)
+{
+    return c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
+}
+
+static void next(const an_timed *t, cursor *c)
+{
+    if (++c->j >= item_at(t, c)->count) {
+        c->j = 0;
+        if (++c->i >= t->n_items) {
+            c->i = 0;
+            c->m++;
+        }
+    }
+}
+
+static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx, int D)
+{
+    double end = -INFINITY;
+    int kind = COLL_ALLGATHER;
+    for (int k = 0; k < it->ng; k++) {
+        double start = s->comm > t_issue ? s->comm : t_issue;
+        s->comm = start + it->g[k];
+        end = s->comm;
+        kind = (int)it->gk[k];
+        s->last_kind = kind;
+    }
+    s->gend[idx % D] = end;
+    s->gkind[idx % D] = kind;
+}
+
+static void issue_reduces(state *s, const an_titem *it, double t_issue)
+{
+    for (int k = 0; k < it->nr; k++) {
+        double start = s->comm > t_issue ? s->comm : t_issue;
+        s->comm = start + it->r[k];
+        s->last_kind = (int)it->rk[k];
+    }
+}
+
+/* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
+ * gathers' ends of copies c .. c+d-1. */
+typedef struct snap {
+    double v[MAXD + 2];
+    double busy, exposed[N_COLLS];
+    int n;
+} snap;
+
+static void take(const state *s, long c, int D, snap *o)
+{
+    o->n = D + 1;
+    o->v[0] = s->comm;
+    o->v[1] = s->comp;
+    for (int q = 0; q < D - 1; q++)
+        o->v[2 + q] = s->gend[(c + q) % D];
+    o->busy = s->busy;
+    memcpy(o->exposed, s->exposed, sizeof o->exposed);
+}
+
+/* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
+static int uniform_shift(const snap *a, const snap *b, double *lambda)
+{
+    double l = b->v[1] - a->v[1];
+    for (int q = 0; q < a->n; q++) {
+        double x = a->v[q], y = b->v[q];
+        if (isinf(x) || isinf(y)) {
+            if (x != y)
+                return 0;
+            continue;
+        }
+        if (fabs((y - x) - l) > 1e-13 * (fabs(y) + 1e-30))
+            return 0;
+    }
+    *lambda = l;
+    return 1;
+}
+
+/* Advance `copies` copies that repeat the transition prev -> cur `reps` times. */
+static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, double lambda, long copies, long reps)
+{
+    const double J = (double)reps;
+    s->comm += J * lambda;
+    s->comp += J * lambda;
+    double g[MAXD];
+    int k[MAXD];
+    for (int q = 0; q < D - 1; q++) {
+        g[q] = s->gend[(*c + q) % D];
+        k[q] = s->gkind[(*c + q) % D];
+    }
+    *c += copies;
+    for (int q = 0; q < D - 1; q++) {
+        s->gend[(*c + q) % D] = isinf(g[q]) ? g[q] : g[q] + J * lambda;
+        s->gkind[(*c + q) % D] = k[q];
+    }
+    s->busy += J * (cur->busy - prev->busy);
+    for (int i = 0; i < N_COLLS; i++)
+        s->exposed[i] += J * (cur->exposed[i] - prev->exposed[i]);
+}
+
+static void run_impl(const an_timed *t, an_result *r, int allow_jump)
+{
+    const int d = t->prefetch, D = d + 1;
+    state s;
+    memset(&s, 0, sizeof s);
+    for (int q = 0; q < MAXD; q++)
+        s.gend[q] = -INFINITY;
+    cursor main = {0, 0, 0}, look = {0, 0, 0};
+    long c = 0;
+    for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
+        issue_gathers(&s, item_at(t, &look), 0, q, D);
+
+    const an_titem *pend = NULL;
+    snap prev, cur, mprev, mcur;
+    const void *sig_prev[3] = {0, 0, 0};
+    int have_prev = 0, have_mprev = 0;
+    while (main.m < t->grad_accum) {
+        const an_titem *mit = item_at(t, &main);
+        const an_titem *lit = look.m < t->grad_accum ? item_at(t, &look) : NULL;
+        const void *sig[3] = {mit, lit, pend};
+        /* one copy */
+        double t_issue = s.comp;
+        if (pend)
+            issue_reduces(&s, pend, t_issue);
+        if (lit)
+            issue_gathers(&s, lit, t_issue, c + d, D);
+        double ge = s.gend[c % D], start = s.comp;
+        if (ge > start) {
+            s.exposed[s.gkind[c % D]] += ge - start;
+            start = ge;
+        }
+        s.comp = start + mit->comp;
+        s.busy += mit->comp;
+        s.gend[c % D] = -INFINITY;
+        pend = mit;
+        c++;
+        int m_before = main.m;
+        next(t, &main);
+        if (lit)
+            next(t, &look);
+
+        /* copy-level jump over identical copies */
+        take(&s, c, D, &cur);
+        double lambda;
+        if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
+            sig[2] == sig_prev[2] && uniform_shift(&prev, &cur, &lambda)) {
+            /* copies left that repeat this transition, keeping the last of each item for
+             * the explicit step that moves the cursors on */
+            long J = item_at(t, &main) == mit ? mit->count - main.j - 1 : 0;
+            if (lit && look.m < t->grad_accum && item_at(t, &look) == lit) {
+                long Jl = lit->count - look.j - 1;
+                if (Jl < J)
+                    J = Jl;
+            } else if (lit) {
+                J = 0;
+            }
+            if (J > 0) {
+                jump(&s, &c, D, &prev, &cur, lambda, J, J);
+                main.j += (int)J;
+                if (lit)
+                    look.j += (int)J;
+                take(&s, c, D, &cur);
+                have_prev = 0;
+            }
+        }
+        prev = cur;
+        have_prev = 1;
+        memcpy(sig_prev, sig, sizeof sig);
+
+        /* micro-step-level jump over identical regular micro-steps */
+        if (main.m != m_before && main.j == 0 && main.i == 0) {
+            take(&s, c, D, &mcur);
+            long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
+            if (allow_jump && have_mprev && main.m >= 2 && J > 0 && uniform_shift(&mprev, &mcur, &lambda)) {
+                long per = 0;
+                for (int i = 0; i < t->n_items; i++)
+                    per += t->micro[i].count;
+                jump(&s, &c, D, &mprev, &mcur, lambda, J * per, J);
+                main.m += (int)J;
+                look.m += (int)J;
+                take(&s, c, D, &mcur);
+                have_prev = 0;
+            }
+            mprev = mcur;
+            have_mprev = 1;
+        }
+    }
+    if (pend)
+        issue_reduces(&s, pend, s.comp);
+    double opt = 0;
+    for (int i = 0; i < t->n_boundary; i++) {
+        double start = s.comm > s.comp ? s.comm : s.comp;
+        if (t->b_is_opt[i]) {
+            if (start > s.comp)
+                s.exposed[s.last_kind] += start - s.comp;
+            s.comp = start + t->b_dur[i];
+            opt += t->b_dur[i];
+        } else {
+            s.comm = start + t->b_dur[i];
+            s.last_kind = (int)t->b_kind[i];
+        }
+    }
+    double end = s.comm > s.comp ? s.comm : s.comp;
+    if (end > s.comp)
+        s.exposed[s.last_kind] += end - s.comp;
+    r->step_s = end;
+    r->compute_s = s.busy;
+    r->optimizer_s = opt;
+    memcpy(r->exposed_s, s.exposed, sizeof s.exposed);
+    double acc = s.busy + opt;
+    for (int i = 0; i < N_COLLS; i++)
+        acc += s.exposed[i];
+    r->idle_s = end - acc > 1e-9 * end ? end - acc : 0; /* below that: rounding */
+}
+
+void an_run(const an_timed *t, an_result *r) { run_impl(t, r, 1); }
+void an_run_full(const an_timed *t, an_result *r) { run_impl(t, r, 0); }
+
+void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int n_ranks, an_result *r)
+{
+    double steps_per_s = 1.0 / r->step_s;
+    r->samples_per_step = (double)tr->micro_batch * tr->grad_accum * n_ranks;
+    r->samples_per_s = r->samples_per_step * steps_per_s;
+    r->tokens_per_s = r->samples_per_s * w->model.seq_len;
+    r->model_tflops_per_gpu = w->model_flops * tr->grad_accum * steps_per_s / 1e12;
+    r->hw_tflops_per_gpu = w->hw_flops * tr->grad_accum * steps_per_s / 1e12;
+    r->mfu = r->model_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
+}
+
+void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
+                const cost_calib *cal, an_result *r)
+{
+    memset(r, 0, sizeof *r);
+    lo_graph g;
+    layout_build(w, tr, l, c, nodes, &g);
+    an_timed t;
+    an_time(&g, w, cal, c, &t);
+    an_run(&t, r);
+    an_derive(w, tr, c, g.n_ranks, r);
+    r->comm_bytes = layout_comm_bytes(&g, NULL);
+    mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
+}

@@ -1,0 +1,138 @@
+/* cost.c — compute and collective cost functions (see cost.h for the model and its sources). */
+#include "cost.h"
+
+#include <math.h>
+#include <string.h>
+
+void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g)
+{
+    memset(g, 0, sizeof *g);
+    g->k = k;
+    g->m = m;
+    g->n = k * m;
+    g->concurrent = concurrent > 0 ? concurrent : 1;
+    g->intra_tier = c->fabric.kind == FABRIC_PCIE ? TIER_PCIE : TIER_NVLINK;
+    g->intra_bw_Bps = INFINITY;
+    if (m > 1) {
+        switch (c->fabric.kind) {
+        case FABRIC_NVSWITCH: g->intra_bw_Bps = c->fabric.links_per_gpu * c->fabric.link_bw_Bps; break;
+        case FABRIC_PCIE: g->intra_bw_Bps = c->pcie_bw_Bps; break;
+        case FABRIC_NVLINK_MESH:
+            /* A ring's per-rank rate is bounded by each member's links to the other members
+             * (NCCL builds one ring per usable link direction). A member with no direct link
+             * relays through a neighbour: half a link. */
+            for (int i = 0; i < m; i++) {
+                int links = 0;
+                for (int j = 0; j < m; j++)
+                    if (i != j)
+                        links += c->fabric.links[locals[i]][locals[j]];
+                double bw = links ? links * c->fabric.link_bw_Bps : 0.5 * c->fabric.link_bw_Bps;
+                if (bw < g->intra_bw_Bps)
+                    g->intra_bw_Bps = bw;
+            }
+            break;
+        }
+    }
+    g->inter_bw_Bps = INFINITY;
+    g->leaf_factor = 1.0;
+    if (k > 1) {
+        /* The node's NICs are shared by the groups of this shape running at once on it. */
+        g->inter_bw_Bps = c->nics_per_node * c->nic_bw_Bps / g->concurrent;
+        if (k > c->nodes_per_leaf && c->oversubscription > c->nodes_per_leaf)
+            g->leaf_factor = c->nodes_per_leaf / c->oversubscription;
+    }
+}
+
+double cost_group_busbw(const cost_calib *cal, const cost_group *g)
+{
+    double intra = g->intra_bw_Bps * cal->bw_eff[g->intra_tier].v;
+    double inter = g->inter_bw_Bps * cal->bw_eff[TIER_NET].v * g->leaf_factor;
+    return intra < inter ? intra : inter;
+}
+
+double cost_busbw_factor(cost_coll kind, int n)
+{
+    if (n <= 1)
+        return 0;
+    double f = (double)(n - 1) / n;
+    return kind == COLL_ALLREDUCE ? 2 * f : f;
+}
+
+double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                      const cost_group *g)
+{
+    if (g->n <= 1 || bytes <= 0)
+        return 0;
+    if (chunks < 1)
+        chunks = 1;
+    double bw = cost_group_busbw(cal, g);
+    double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v;
+    double lat, xfer = cost_busbw_factor(kind, g->n) * bytes / bw;
+    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1) {
+        /* NCCL tree all-reduce: up and down a chain inside each node and a double binary tree
+         * across nodes: baseLat + 2((ppn-1) intraLat + log2(nNodes) interLat) (tuning.cc). */
+        lat = cal->base_lat_s[ALGO_TREE].v + 2 * ((g->m - 1) * intra_lat + log2((double)g->k) * inter_lat);
+        xfer /= cal->tree_bw_factor.v;
+    } else {
+        /* Ring: n-1 steps (2(n-1) for all-reduce), of which k-1 (2(k-1)) cross nodes (tuning.cc). */
+        int mult = kind == COLL_ALLREDUCE ? 2 : 1;
+        int steps = mult * (g->n - 1), inter = mult * (g->k - 1);
+        lat = cal->base_lat_s[ALGO_RING].v + (steps - inter) * intra_lat + inter * inter_lat;
+    }
+    return chunks * lat + xfer;
+}
+
+double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                      cost_algo *chosen)
+{
+    double ring = cost_coll_time(cal, kind, ALGO_RING, bytes, chunks, g);
+    cost_algo a = ALGO_RING;
+    double best = ring;
+    if (kind == COLL_ALLREDUCE && g->k > 1) {
+        double tree = cost_coll_time(cal, kind, ALGO_TREE, bytes, chunks, g);
+        if (tree < ring) {
+            best = tree;
+            a = ALGO_TREE;
+        }
+    }
+    if (chosen)
+        *chosen = a;
+    return best;
+}
+
+double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
+{
+    double flops = 2.0 * g->m * g->n * g->k * g->batch;
+    double t_flop = cal->gemm_overhead_s.v + flops / (c->gpu.peak_flops * cal->gemm_eff.v);
+    double bytes = (g->m * g->k + g->k * g->n + g->m * g->n) * g->batch * elem_bytes;
+    double t_mem = bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+    return t_flop > t_mem ? t_flop : t_mem;
+}
+
+/* Element-wise work (norms, activations, softmax, dropout, residuals): each stored activation
+ * written once and read once, at the calibrated HBM rate. */
+static double elementwise_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l)
+{
+    return 2.0 * l->act_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+}
+
+double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    double t = elementwise_time(cal, c, l);
+    for (int i = 0; i < l->n_gemm; i++)
+        t += cost_gemm_time(cal, c, &l->gemm[i], elem_bytes);
+    if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
+        t += l->fwd_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+    return t;
+}
+
+double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    /* Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same FLOPs. */
+    return 2.0 * cost_layer_fwd_time(cal, c, l, elem_bytes);
+}
+
+double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)
+{
+    return params * cal->opt_bytes_per_param.v / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+}

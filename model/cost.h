@@ -1,0 +1,86 @@
+/* cost.h — how long things take: compute as a roofline with a shape-dependent GEMM efficiency,
+ * and collectives as latency + bytes / bandwidth per algorithm and link tier, with nccl-tests'
+ * bus-bandwidth factors and NCCL's latency structure (src/graph/tuning.cc). Parameters come from
+ * a calibration file (configs/calibrations/). Both engines call these same functions.
+ * Not here: which collectives a layout issues (model/layout) or overlap (the engines). */
+#ifndef SC_COST_H
+#define SC_COST_H
+
+#include "spec.h"
+#include "workload.h"
+
+typedef enum { TIER_NVLINK, TIER_PCIE, TIER_NET, N_TIERS } cost_tier;
+typedef enum { ALGO_RING, ALGO_TREE, N_ALGOS } cost_algo;
+typedef enum { COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE, N_COLLS } cost_coll;
+
+/* One calibrated number: its value, its standard deviation (0 = taken from a datasheet or a
+ * published microbenchmark, not fitted), and where it came from. */
+typedef struct cost_param {
+    double v;
+    double sd;
+} cost_param;
+
+typedef struct cost_calib {
+    char name[SPEC_NAME_MAX];
+    char source[SPEC_SOURCE_MAX];
+    char cluster[SPEC_NAME_MAX]; /* the cluster it was made for ("" = any)                    */
+    /* compute */
+    cost_param gemm_eff;        /* large-GEMM fraction of dense peak                        */
+    cost_param gemm_overhead_s; /* per-GEMM fixed cost: t = overhead + F / (peak * eff), s   */
+    cost_param hbm_eff;         /* fraction of HBM bandwidth memory-bound kernels reach       */
+    cost_param opt_bytes_per_param; /* HBM bytes an Adam step moves per local parameter, B    */
+    cost_param overlap_slowdown;    /* compute runs this fraction slower while a collective
+                                       shares the GPU (NCCL kernels take SMs); 0 = none       */
+    /* communication */
+    cost_param bw_eff[N_TIERS];   /* achievable fraction of line rate per tier               */
+    cost_param hop_lat_s[N_TIERS];/* latency of one ring step over this tier, s              */
+    cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
+    cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
+} cost_calib;
+
+/* Geometry of a communicator as the cost model sees it: n ranks over k nodes, m per node;
+ * `concurrent` groups of the same shape run at once on each node and share its NICs. */
+typedef struct cost_group {
+    int n, k, m;
+    int concurrent;
+    double intra_bw_Bps; /* per-rank line rate inside a node for this group's members, B/s */
+    cost_tier intra_tier;
+    double inter_bw_Bps; /* node NIC line rate available to one group, B/s (before eff)     */
+    double leaf_factor;  /* <= 1: spine oversubscription when the group crosses leaves      */
+} cost_group;
+
+/* Group geometry on cluster c with `nodes` nodes: k nodes spanned, the local GPU indices of one
+ * group's members on a node (m of them), and how many such groups share a node. */
+void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g);
+
+/* Effective per-rank bus bandwidth of a group, B/s: min(intra, inter) after efficiencies. */
+double cost_group_busbw(const cost_calib *cal, const cost_group *g);
+
+/* nccl-tests bus-bandwidth factor: (n-1)/n for all-gather and reduce-scatter, 2(n-1)/n for
+ * all-reduce (nccl-tests doc/PERFORMANCE.md). */
+double cost_busbw_factor(cost_coll kind, int n);
+
+/* Time of one collective of `bytes` (nccl-tests S: all-gather output, reduce-scatter input,
+ * all-reduce buffer) with an algorithm; chunks > 1 issues it as that many equal pieces. */
+double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                      const cost_group *g);
+/* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
+double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                      cost_algo *chosen);
+
+/* One GEMM: overhead + FLOPs / (peak x eff), bounded below by its bytes / (HBM x hbm_eff). */
+double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes);
+/* Forward time of one copy of a layer: its GEMMs + memory-bound element-wise work (its
+ * activations written and read once). Backward = 2x the GEMMs and 2x the element-wise work. */
+double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+/* Adam step over `params` local parameters: memory-bound. */
+double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params);
+
+/* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */
+int cost_calib_load(const char *path, cost_calib *out, sc_err *err);
+int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_err *err);
+/* Defaults from NCCL's model and datasheet rules of thumb, for a GPU arch (when no file). */
+void cost_calib_defaults(const spec_cluster *c, cost_calib *out);
+
+#endif

@@ -1,0 +1,234 @@
+/* jsonrd.c — strict JSON getters with path-naming errors (see jsonrd.h). */
+#include "jsonrd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A reader carries the file name and error sink through nested objects. */
+
+static const char *jtype(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+/* Short printable form of a JSON value for "got ..." in messages. */
+void jr_show(const json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, n, "\"%.60s\"", json_string_value(v));
+    } else if (json_is_integer(v)) {
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        snprintf(buf, n, "%g", json_real_value(v));
+    } else if (json_is_boolean(v)) {
+        snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    } else {
+        snprintf(buf, n, "%s", jtype(v));
+    }
+}
+
+void jr_subpath(char *out, size_t n, const char *base, const char *key)
+{
+    snprintf(out, n, "%s.%s", base, key);
+}
+
+int jr_bad(jr *r, const char *path, const char *expected, const json_t *got)
+{
+    char g[96];
+    jr_show(got, g, sizeof g);
+    return sc_err_set(r->err, SC_EINPUT, r->src, path, "expected %s, got %s", expected, g);
+}
+
+/* Reject keys not in allowed[] (NULL-terminated). */
+int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *allowed)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        int ok = 0;
+        for (int i = 0; allowed[i]; i++)
+            if (!strcmp(key, allowed[i]))
+                ok = 1;
+        if (!ok) {
+            char p[128];
+            jr_subpath(p, sizeof p, path, key);
+            char list[200] = "";
+            size_t used = 0;
+            for (int i = 0; allowed[i] && used < sizeof list - 1; i++) {
+                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
+                if (w < 0)
+                    break;
+                used += (size_t)w;
+                if (used >= sizeof list)
+                    used = sizeof list - 1;
+            }
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "unknown key (expected one of: %s)", list);
+        }
+    }
+    return 0;
+}
+
+int jr_missing(jr *r, const char *path, const char *what)
+{
+    return sc_err_set(r->err, SC_EINPUT, r->src, path, "missing required key (expected %s)", what);
+}
+
+/* Positive finite number. required=0: absent leaves *out untouched. */
+int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int required, double *out)
+{
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? jr_missing(r, p, "a positive number") : 0;
+    if (!json_is_number(v))
+        return jr_bad(r, p, "a positive number", v);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x <= 0)
+        return jr_bad(r, p, "a positive number", v);
+    *out = x;
+    return 0;
+}
+
+/* Number >= lo (finite). */
+int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required,
+                   double *out)
+{
+    char p[128], want[64];
+    jr_subpath(p, sizeof p, base, key);
+    snprintf(want, sizeof want, "a number >= %g", lo);
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? jr_missing(r, p, want) : 0;
+    if (!json_is_number(v))
+        return jr_bad(r, p, want, v);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo)
+        return jr_bad(r, p, want, v);
+    *out = x;
+    return 0;
+}
+
+/* Integer in [lo, hi]. */
+int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required,
+                   int *out)
+{
+    char p[128], want[80];
+    jr_subpath(p, sizeof p, base, key);
+    if (hi == lo)
+        snprintf(want, sizeof want, "the integer %ld", lo);
+    else
+        snprintf(want, sizeof want, "an integer from %ld to %ld", lo, hi);
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? jr_missing(r, p, want) : 0;
+    if (!json_is_integer(v))
+        return jr_bad(r, p, want, v);
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi)
+        return jr_bad(r, p, want, v);
+    *out = (int)x;
+    return 0;
+}
+
+int jr_bool(jr *r, const json_t *obj, const char *base, const char *key, int *out)
+{
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_boolean(v))
+        return jr_bad(r, p, "true or false", v);
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* String into buf (non-empty, fits). */
+int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int required, char *buf,
+                   size_t n)
+{
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? jr_missing(r, p, "a string") : 0;
+    if (!json_is_string(v) || json_string_length(v) == 0)
+        return jr_bad(r, p, "a non-empty string", v);
+    if (json_string_length(v) >= n) {
+        char want[64];
+        snprintf(want, sizeof want, "a string of at most %zu characters", n - 1);
+        return jr_bad(r, p, want, v);
+    }
+    snprintf(buf, n, "%s", json_string_value(v));
+    return 0;
+}
+
+/* String that must be one of choices[]; *out = its index. */
+int jr_enum(jr *r, const json_t *obj, const char *base, const char *key, const char *const *choices,
+                    int required, int *out)
+{
+    char p[128], want[160] = "one of ";
+    jr_subpath(p, sizeof p, base, key);
+    for (int i = 0; choices[i]; i++) {
+        size_t l = strlen(want);
+        snprintf(want + l, sizeof want - l, "%s\"%s\"", i ? ", " : "", choices[i]);
+    }
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? jr_missing(r, p, want) : 0;
+    if (json_is_string(v))
+        for (int i = 0; choices[i]; i++)
+            if (!strcmp(json_string_value(v), choices[i])) {
+                *out = i;
+                return 0;
+            }
+    return jr_bad(r, p, want, v);
+}
+
+int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int required, json_t **out)
+{
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v)
+        return required ? jr_missing(r, p, "an object") : 0;
+    if (!json_is_object(v))
+        return jr_bad(r, p, "an object", v);
+    *out = v;
+    return 0;
+}
+
+/* Parse text (or a file when text == NULL) into an object root. */
+int jr_load_root(jr *r, const char *text, json_t **root)
+{
+    json_error_t je;
+    *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je)
+                 : json_load_file(r->src, JSON_REJECT_DUPLICATES, &je);
+    if (!*root) {
+        if (!text && je.line < 0)
+            return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: %s", je.text);
+        return sc_err_set(r->err, SC_EINPUT, r->src, "", "invalid JSON at line %d column %d: %s", je.line,
+                          je.column, je.text);
+    }
+    if (!json_is_object(*root)) {
+        int rc = jr_bad(r, "$", "an object", *root);
+        json_decref(*root);
+        *root = NULL;
+        return rc;
+    }
+    return 0;
+}
+

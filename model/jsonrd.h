@@ -1,0 +1,35 @@
+/* jsonrd.h — strict readers for spec JSON (Jansson): each getter checks type and range, and
+ * on failure fills sc_err with the file, the JSON path, what was expected and what was found.
+ * Shared by the spec and calibration loaders; not a general JSON library. */
+#ifndef SC_JSONRD_H
+#define SC_JSONRD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "err.h"
+
+typedef struct jr {
+    const char *src; /* file name (or "<input>") for messages */
+    sc_err *err;
+} jr;
+
+/* Parse text (or the file r->src when text == NULL) into an object root. */
+int jr_load_root(jr *r, const char *text, json_t **root);
+/* Reject keys not in allowed[] (NULL-terminated). */
+int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *allowed);
+int jr_bad(jr *r, const char *path, const char *expected, const json_t *got);
+int jr_missing(jr *r, const char *path, const char *what);
+void jr_show(const json_t *v, char *buf, size_t n);
+void jr_subpath(char *out, size_t n, const char *base, const char *key);
+/* Getters: `required` = 0 leaves *out untouched when the key is absent. */
+int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int required, double *out);
+int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required, double *out);
+int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required, int *out);
+int jr_bool(jr *r, const json_t *obj, const char *base, const char *key, int *out);
+int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int required, char *buf, size_t n);
+int jr_enum(jr *r, const json_t *obj, const char *base, const char *key, const char *const *choices, int required,
+            int *out);
+int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int required, json_t **out);
+
+#endif

@@ -1,0 +1,233 @@
+/* layout.c — build the per-rank op graph of each layout (rules in layout.h). Sources: ZeRO
+ * (Rajbhandari et al. 2020, §5, §7), MiCS (Zhang et al. 2022, §3.2-3.4: partition groups,
+ * hierarchical all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++
+ * hpZ (Wang et al. 2023, §3.2). */
+#include "layout.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary"};
+static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
+
+const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
+const char *layout_coll_name(cost_coll k) { return COLL_NAMES[k]; }
+
+/* Geometry of contiguous blocks of q ranks. */
+static void block_group(const spec_cluster *c, int q, cost_group *out)
+{
+    int G = c->gpus_per_node, locals[SPEC_MAX_GPUS_PER_NODE];
+    int m = q <= G ? q : G;
+    for (int i = 0; i < m; i++)
+        locals[i] = i;
+    if (q <= G)
+        cost_group_make(c, 1, locals, m, G / q, out);
+    else
+        cost_group_make(c, q / G, locals, G, 1, out);
+}
+
+static void make_groups(lo_graph *g, const spec_cluster *c)
+{
+    int G = c->gpus_per_node, N = g->n_ranks, K = g->nodes;
+    int p = g->layout.p ? g->layout.p : N, locals[SPEC_MAX_GPUS_PER_NODE];
+    block_group(c, N, &g->group[GRP_WORLD]);
+    block_group(c, p, &g->group[GRP_PARTITION]);
+    block_group(c, p, &g->group[GRP_SECONDARY]);
+    /* replica: ranks r, r+p, r+2p, ...: p >= G gives one per node over N/p nodes; p < G gives
+     * G/p per node on every node, p such groups per node. */
+    if (p >= G) {
+        locals[0] = 0;
+        cost_group_make(c, N / p, locals, 1, G, &g->group[GRP_REPLICA]);
+    } else {
+        for (int i = 0; i < G / p; i++)
+            locals[i] = i * p;
+        cost_group_make(c, K, locals, G / p, p, &g->group[GRP_REPLICA]);
+    }
+    locals[0] = 0;
+    cost_group_make(c, p > G ? p / G : 1, locals, 1, G, &g->group[GRP_RAIL]);
+    block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
+}
+
+static lo_coll coll(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
+{
+    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks};
+}
+
+static int buckets(double bytes, double bucket)
+{
+    double n = ceil(bytes / bucket);
+    return n < 1 ? 1 : n > 1e6 ? 1000000 : (int)n;
+}
+
+/* Fill one micro-step; last = 1 for the accumulation-boundary micro-step. */
+static void build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi)
+{
+    const spec_layout *l = &g->layout;
+    const double e = g->elem_bytes;
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    memset(mi, 0, sizeof *mi);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int j = 0; j < w->n_layers; j++) {
+            int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
+            const wl_layer *L = &w->layer[li];
+            lo_item *it = &mi->item[mi->n_items++];
+            it->pass = (lo_pass)pass;
+            it->layer = li;
+            it->count = L->count;
+            it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
+            double S = L->params * e; /* this layer's parameters (or gradients), bytes */
+            switch (l->kind) {
+            case LAYOUT_DDP:
+                if (pass == LO_BWD && last)
+                    it->reduce[it->n_reduce++] = coll(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+                break;
+            case LAYOUT_ZERO1:
+            case LAYOUT_ZERO2:
+                if (pass == LO_BWD && (last || l->kind == LAYOUT_ZERO2))
+                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+                break;
+            case LAYOUT_ZERO3:
+                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_WORLD, S, 1);
+                if (pass == LO_BWD)
+                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+                break;
+            case LAYOUT_MICS:
+                if (l->hier && l->p > G) {
+                    /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
+                     * shards = S/G bytes), then inside the node over NVLink. */
+                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
+                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_INTRA, S, 1);
+                } else {
+                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+                }
+                if (pass == LO_BWD)
+                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+                break;
+            case LAYOUT_HSDP:
+                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+                if (pass == LO_BWD) {
+                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+                    if (!l->sync_boundary && N / l->p > 1)
+                        it->reduce[it->n_reduce++] = coll(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
+                }
+                break;
+            case LAYOUT_ZEROPP:
+                /* forward from the primary (world) shards; backward from the secondary copy
+                 * sharded inside hpz ranks; gradients reduce-scattered over the world. */
+                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
+                if (pass == LO_BWD)
+                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+                break;
+            }
+            /* a collective over one rank moves nothing: drop it */
+            int ng = 0, nr = 0;
+            for (int k = 0; k < it->n_gather; k++)
+                if (g->group[it->gather[k].group].n > 1)
+                    it->gather[ng++] = it->gather[k];
+            for (int k = 0; k < it->n_reduce; k++)
+                if (g->group[it->reduce[k].group].n > 1)
+                    it->reduce[nr++] = it->reduce[k];
+            it->n_gather = ng;
+            it->n_reduce = nr;
+        }
+    }
+}
+
+void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
+                  lo_graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->layout = *l;
+    g->nodes = nodes;
+    g->gpus_per_node = c->gpus_per_node;
+    g->n_ranks = nodes * c->gpus_per_node;
+    g->prefetch = t->prefetch_layers;
+    g->grad_accum = t->grad_accum;
+    g->elem_bytes = w->elem_bytes;
+    make_groups(g, c);
+    build_micro(g, w, t, 0, &g->micro);
+    build_micro(g, w, t, 1, &g->last);
+
+    const int N = g->n_ranks;
+    const double psi = w->params, e = g->elem_bytes;
+    int shard = spec_layout_shard(l, N);
+    /* MiCS 2-hop (§3.4) and HSDP sync=boundary: all-reduce of the gradient shard across the
+     * replication group at the accumulation boundary. */
+    if ((l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary)) && N / l->p > 1)
+        g->boundary[g->n_boundary++] = (lo_bop){0, 0, coll(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+    g->boundary[g->n_boundary++] = (lo_bop){1, psi / shard, {0}};
+    /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2). */
+    if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && N > 1)
+        g->boundary[g->n_boundary++] = (lo_bop){0, 0, coll(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
+}
+
+int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
+{
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    const int p = g->layout.p ? g->layout.p : N;
+    int n = 0;
+    switch (kind) {
+    case GRP_WORLD:
+        for (int i = 0; i < N; i++)
+            out[n++] = i;
+        break;
+    case GRP_PARTITION:
+    case GRP_SECONDARY:
+        for (int i = r / p * p; i < r / p * p + p; i++)
+            out[n++] = i;
+        break;
+    case GRP_REPLICA:
+        for (int i = r % p; i < N; i += p)
+            out[n++] = i;
+        break;
+    case GRP_RAIL: {
+        int base = r / p * p, local = r % G, k = p > G ? p / G : 1;
+        for (int j = 0; j < k; j++)
+            out[n++] = base + j * G + local;
+        break;
+    }
+    case GRP_INTRA: {
+        int q = p < G ? p : G;
+        for (int i = r / q * q; i < r / q * q + q; i++)
+            out[n++] = i;
+        break;
+    }
+    default: break;
+    }
+    return n;
+}
+
+static double coll_bytes(const lo_graph *g, const lo_coll *c, double by_kind[N_COLLS])
+{
+    double b = cost_busbw_factor(c->kind, g->group[c->group].n) * c->bytes;
+    if (by_kind)
+        by_kind[c->kind] += b;
+    return b;
+}
+
+static double micro_bytes(const lo_graph *g, const lo_micro *m, double times, double by_kind[N_COLLS])
+{
+    double tot = 0, k[N_COLLS] = {0};
+    for (int i = 0; i < m->n_items; i++) {
+        const lo_item *it = &m->item[i];
+        for (int j = 0; j < it->n_gather; j++)
+            tot += it->count * coll_bytes(g, &it->gather[j], k);
+        for (int j = 0; j < it->n_reduce; j++)
+            tot += it->count * coll_bytes(g, &it->reduce[j], k);
+    }
+    if (by_kind)
+        for (int i = 0; i < N_COLLS; i++)
+            by_kind[i] += times * k[i];
+    return times * tot;
+}
+
+double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
+{
+    if (by_kind)
+        memset(by_kind, 0, sizeof(double) * N_COLLS);
+    double tot = micro_bytes(g, &g->micro, g->grad_accum - 1, by_kind) + micro_bytes(g, &g->last, 1, by_kind);
+    for (int i = 0; i < g->n_boundary; i++)
+        if (!g->boundary[i].is_optimizer)
+            tot += coll_bytes(g, &g->boundary[i].coll, by_kind);
+    return tot;
+}

@@ -1,0 +1,104 @@
+/* layout.h — the op graph of one training step per rank: the one contract between "what a
+ * layout does" and "how long it takes". Both engines (model/analytic, sim/) run this graph with
+ * the same rules and the same cost functions, so they agree wherever there is no contention.
+ * Not here: time (model/cost), memory (model/memory).
+ *
+ * Shape of the graph. A step is grad_accum micro-steps, then boundary ops. A micro-step is a
+ * sequence of items: forward embed, blocks, head; backward head, blocks, embed. An item is one
+ * layer copy repeated `count` times, each copy being:
+ *     gathers (0-2 collectives, e.g. all-gather of its parameters; hierarchical = 2 in order),
+ *     compute (forward, or recompute + backward),
+ *     reduces (0-2 collectives, e.g. reduce-scatter of its gradients).
+ * Execution rules (every rank has a compute stream and one FIFO communication stream):
+ *   - copies are numbered c = 0, 1, ... across the whole step; with prefetch depth d, the gathers
+ *     of copies 0..d-1 are issued at step start, and when compute c-1 ends (the host reaches
+ *     copy c) the rank issues the reduces of copy c-1, then the gathers of copy c+d;
+ *   - a collective starts when the communication stream is free and it has been issued (and, in
+ *     the simulator, when every member of its group has reached it);
+ *   - compute c starts when compute c-1 has ended and the gathers of copy c have completed;
+ *   - after the last copy: its reduces, then the boundary ops in order, each after the previous
+ *     one and after the end of all compute and communication so far.
+ * These rules are DeepSpeed's ZeRO-3 prefetch (issue the next layers' all-gathers at a layer's
+ * pre-forward hook, reduce-scatter from the post-backward hook) with one NCCL stream. */
+#ifndef SC_LAYOUT_H
+#define SC_LAYOUT_H
+
+#include "cost.h"
+#include "spec.h"
+#include "workload.h"
+
+/* Named communicators. Ranks r = node * G + local; p = partition/shard size. */
+typedef enum {
+    GRP_WORLD,     /* all N ranks                                                    */
+    GRP_PARTITION, /* contiguous blocks of p ranks (MiCS partition, HSDP shard)      */
+    GRP_REPLICA,   /* ranks with the same r mod p (N/p of them)                      */
+    GRP_RAIL,      /* same local index, same partition, across its k nodes           */
+    GRP_INTRA,     /* the G ranks of one node inside one partition                   */
+    GRP_SECONDARY, /* ZeRO++ hpZ: contiguous blocks of hpz ranks                     */
+    N_GROUPS
+} lo_group_kind;
+
+typedef struct lo_coll {
+    cost_coll kind;
+    lo_group_kind group;
+    double bytes; /* nccl-tests S: all-gather output, reduce-scatter input, all-reduce buffer */
+    int chunks;   /* issued as this many equal back-to-back pieces (buckets)              */
+} lo_coll;
+
+typedef enum { LO_FWD, LO_BWD } lo_pass;
+
+typedef struct lo_item {
+    lo_pass pass;
+    int layer;      /* index into wl.layer                                                 */
+    int count;      /* consecutive identical copies                                        */
+    int recompute;  /* backward: the forward is recomputed first (checkpointing)            */
+    int n_gather;
+    lo_coll gather[2];
+    int n_reduce;
+    lo_coll reduce[2];
+} lo_item;
+
+#define LO_MAX_ITEMS (2 * WL_MAX_LAYERS)
+
+typedef struct lo_micro {
+    int n_items;
+    lo_item item[LO_MAX_ITEMS];
+} lo_micro;
+
+typedef struct lo_bop {
+    int is_optimizer; /* 1: Adam over opt_params local parameters; 0: the collective      */
+    double opt_params;
+    lo_coll coll;
+} lo_bop;
+
+typedef struct lo_graph {
+    spec_layout layout;
+    int nodes, gpus_per_node, n_ranks;
+    int prefetch;                 /* d: gathers issued ahead                            */
+    int grad_accum;
+    double elem_bytes;
+    cost_group group[N_GROUPS];   /* geometry of each communicator (n = 1: unused)       */
+    lo_micro micro;               /* micro-steps 0 .. grad_accum-2                       */
+    lo_micro last;                /* the last micro-step                                 */
+    int n_boundary;
+    lo_bop boundary[4];
+} lo_graph;
+
+/* Build the graph of layout l for workload w on `nodes` nodes of cluster c. The layout must
+ * have passed spec_layout_check. */
+void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
+                  lo_graph *g);
+
+/* Members of rank r's communicator of this kind, ascending, into out (capacity n_ranks);
+ * returns how many. */
+int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out);
+
+/* Bytes one rank sends per step under ring algorithms: sum of busbw_factor x S over every
+ * collective (the ZeRO paper's communication volume, e.g. ZeRO-3: 3 x 2 B x params x (n-1)/n
+ * per micro-step). by_kind (optional) splits it per collective kind. */
+double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS]);
+
+const char *layout_group_name(lo_group_kind k);
+const char *layout_coll_name(cost_coll k);
+
+#endif
