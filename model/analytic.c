@@ -1,39 +1,58 @@
 /* analytic.c — the closed-form engine (see analytic.h; execution rules in layout.h). */
 #include "analytic.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #define MAXD 66 /* prefetch depth + 1 */
 
-static void time_coll(const lo_graph *g, const cost_calib *cal, const lo_coll *c, double *t, cost_coll *k)
+/* Collective durations repeat across items (same layer sizes, forward and backward): a small
+ * memo keeps an_time at a handful of cost calls per configuration. */
+typedef struct memo {
+    int n;
+    lo_coll key[16];
+    double t[16];
+} memo;
+
+static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k)
 {
-    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL);
     *k = c->kind;
+    for (int i = 0; i < mm->n; i++) {
+        const lo_coll *q = &mm->key[i];
+        if (q->kind == c->kind && q->group == c->group && q->bytes == c->bytes && q->chunks == c->chunks) {
+            *t = mm->t[i];
+            return;
+        }
+    }
+    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL);
+    if (mm->n < 16) {
+        mm->key[mm->n] = *c;
+        mm->t[mm->n++] = *t;
+    }
 }
 
-static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c,
-                       const lo_micro *m, an_titem *out)
+static void time_micro(const lo_graph *g, const cost_calib *cal, const double *fwd, memo *mm, const lo_micro *m,
+                       an_titem *out)
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
-        const wl_layer *L = &w->layer[it->layer];
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
-        double comp = it->pass == LO_FWD ? cost_layer_fwd_time(cal, c, L, w->elem_bytes)
-                                         : cost_layer_bwd_time(cal, c, L, w->elem_bytes);
+        /* backward = 2x forward (cost_layer_bwd_time); recompute adds a forward */
+        double comp = it->pass == LO_FWD ? fwd[it->layer] : 2.0 * fwd[it->layer];
         if (it->recompute)
-            comp += cost_layer_fwd_time(cal, c, L, w->elem_bytes);
+            comp += fwd[it->layer];
         double comm = 0;
         o->ng = it->n_gather;
         o->nr = it->n_reduce;
         for (int k = 0; k < it->n_gather; k++) {
-            time_coll(g, cal, &it->gather[k], &o->g[k], &o->gk[k]);
+            time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k]);
             comm += o->g[k];
         }
         for (int k = 0; k < it->n_reduce; k++) {
-            time_coll(g, cal, &it->reduce[k], &o->r[k], &o->rk[k]);
+            time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k]);
             comm += o->r[k];
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
@@ -49,8 +68,13 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
-    time_micro(g, w, cal, c, &g->micro, t->micro);
-    time_micro(g, w, cal, c, &g->last, t->last);
+    double fwd[WL_MAX_LAYERS];
+    for (int i = 0; i < w->n_layers; i++)
+        fwd[i] = cost_layer_fwd_time(cal, c, &w->layer[i], w->elem_bytes);
+    memo mm;
+    mm.n = 0;
+    time_micro(g, cal, fwd, &mm, &g->micro, t->micro);
+    time_micro(g, cal, fwd, &mm, &g->last, t->last);
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
         const lo_bop *b = &g->boundary[i];
@@ -58,7 +82,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
         if (b->is_optimizer)
             t->b_dur[i] = cost_optimizer_time(cal, c, b->opt_params);
         else
-            time_coll(g, cal, &b->coll, &t->b_dur[i], &t->b_kind[i]);
+            time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i]);
     }
 }
 
@@ -123,15 +147,55 @@ typedef struct snap {
     int n;
 } snap;
 
-static void take(const state *s, long c, int D, snap *o)
+/* Normalise the state without changing what follows: the next collective starts no earlier
+ * than the current compute end (it is issued then), and the next computes start no earlier
+ * either, so comm and every pending gather end can be raised to the compute end. This makes
+ * idle streams shift with the rest, so runs without communication are periodic too. */
+static void take(state *s, long c, int D, snap *o)
 {
+    if (s->comm < s->comp)
+        s->comm = s->comp;
     o->n = D + 1;
     o->v[0] = s->comm;
     o->v[1] = s->comp;
-    for (int q = 0; q < D - 1; q++)
-        o->v[2 + q] = s->gend[(c + q) % D];
+    for (int q = 0; q < D - 1; q++) {
+        double *g = &s->gend[(c + q) % D];
+        if (*g < s->comp)
+            *g = s->comp;
+        o->v[2 + q] = *g;
+    }
     o->busy = s->busy;
     memcpy(o->exposed, s->exposed, sizeof o->exposed);
+}
+
+/* Decoupled regime: no gathers pending or to come, so compute never waits on communication,
+ * and the communication stream is busy without a gap (its shift equals its work). Then each
+ * later identical transition shifts compute by the same lambda and communication by its work,
+ * for as long as communication stays behind compute (each collective is issued before the
+ * stream frees): for ever when it falls further behind, else until the lag is used up.
+ * Returns how many more repetitions are exact (0: not this regime). */
+static long decoupled(const snap *a, const snap *b, double comm_work, double *lc, double *lm)
+{
+    for (int q = 2; q < a->n; q++)
+        if (a->v[q] != a->v[1] || b->v[q] != b->v[1])
+            return 0;
+    double l = b->v[1] - a->v[1], m = b->v[0] - a->v[0], lag = b->v[0] - b->v[1];
+    if (lag < 0 || fabs(m - comm_work) > 1e-13 * (fabs(b->v[0]) + 1e-30))
+        return 0;
+    *lc = l;
+    *lm = m;
+    if (m >= l)
+        return LONG_MAX;
+    double reps = floor(lag / (l - m)) - 1; /* lag after j repetitions: lag - j (l - m) >= 0 */
+    return reps > 0 ? (reps > 1e15 ? LONG_MAX : (long)reps) : 0;
+}
+
+static void snap_copy(snap *dst, const snap *src)
+{
+    dst->n = src->n;
+    memcpy(dst->v, src->v, sizeof(double) * (size_t)src->n);
+    dst->busy = src->busy;
+    memcpy(dst->exposed, src->exposed, sizeof dst->exposed);
 }
 
 /* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
@@ -152,11 +216,14 @@ static int uniform_shift(const snap *a, const snap *b, double *lambda)
     return 1;
 }
 
-/* Advance `copies` copies that repeat the transition prev -> cur `reps` times. */
-static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, double lambda, long copies, long reps)
+/* Advance `copies` copies that repeat the transition prev -> cur `reps` times: the compute
+ * stream and pending gathers shift by lambda each time, the communication stream by
+ * lambda_comm (equal to lambda, or larger in the decoupled regime below). */
+static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, double lambda, double lambda_comm,
+                 long copies, long reps)
 {
     const double J = (double)reps;
-    s->comm += J * lambda;
+    s->comm += J * lambda_comm;
     s->comp += J * lambda;
     double g[MAXD];
     int k[MAXD];
@@ -217,9 +284,23 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 
         /* copy-level jump over identical copies */
         take(&s, c, D, &cur);
-        double lambda;
+        double lambda, lambda_comm = 0;
+        double rwork = 0;
+        for (int k = 0; k < mit->nr; k++)
+            rwork += mit->r[k];
+        long cap = LONG_MAX;
+        int periodic = 0;
         if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
-            sig[2] == sig_prev[2] && uniform_shift(&prev, &cur, &lambda)) {
+            sig[2] == sig_prev[2]) {
+            if (uniform_shift(&prev, &cur, &lambda)) {
+                lambda_comm = lambda;
+                periodic = 1;
+            } else if (!lit || lit->ng == 0) {
+                cap = decoupled(&prev, &cur, rwork, &lambda, &lambda_comm);
+                periodic = cap > 0;
+            }
+        }
+        if (periodic) {
             /* copies left that repeat this transition, keeping the last of each item for
              * the explicit step that moves the cursors on */
             long J = item_at(t, &main) == mit ? mit->count - main.j - 1 : 0;
@@ -230,8 +311,10 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             } else if (lit) {
                 J = 0;
             }
+            if (J > cap)
+                J = cap;
             if (J > 0) {
-                jump(&s, &c, D, &prev, &cur, lambda, J, J);
+                jump(&s, &c, D, &prev, &cur, lambda, lambda_comm, J, J);
                 main.j += (int)J;
                 if (lit)
                     look.j += (int)J;
@@ -239,7 +322,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                 have_prev = 0;
             }
         }
-        prev = cur;
+        snap_copy(&prev, &cur);
         have_prev = 1;
         memcpy(sig_prev, sig, sizeof sig);
 
@@ -247,17 +330,35 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         if (main.m != m_before && main.j == 0 && main.i == 0) {
             take(&s, c, D, &mcur);
             long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
-            if (allow_jump && have_mprev && main.m >= 2 && J > 0 && uniform_shift(&mprev, &mcur, &lambda)) {
+            double mwork = 0;
+            int gathers = 0;
+            for (int i = 0; i < t->n_items; i++) {
+                gathers += t->micro[i].ng;
+                for (int k = 0; k < t->micro[i].nr; k++)
+                    mwork += t->micro[i].count * t->micro[i].r[k];
+            }
+            long mcap = 0;
+            if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
+                if (uniform_shift(&mprev, &mcur, &lambda)) {
+                    lambda_comm = lambda;
+                    mcap = LONG_MAX;
+                } else if (!gathers) {
+                    mcap = decoupled(&mprev, &mcur, mwork, &lambda, &lambda_comm);
+                }
+            }
+            if (J > mcap)
+                J = mcap;
+            if (J > 0) {
                 long per = 0;
                 for (int i = 0; i < t->n_items; i++)
                     per += t->micro[i].count;
-                jump(&s, &c, D, &mprev, &mcur, lambda, J * per, J);
+                jump(&s, &c, D, &mprev, &mcur, lambda, lambda_comm, J * per, J);
                 main.m += (int)J;
                 look.m += (int)J;
                 take(&s, c, D, &mcur);
                 have_prev = 0;
             }
-            mprev = mcur;
+            snap_copy(&mprev, &mcur);
             have_mprev = 1;
         }
     }

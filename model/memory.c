@@ -71,7 +71,10 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
 
 int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier)
 {
+    /* n_ranks is a whole number of nodes (callers pass nodes x gpus_per_node) */
     int nodes = n_ranks / c->gpus_per_node;
+    if (nodes < 1 || nodes * c->gpus_per_node != n_ranks)
+        return 0;
     for (int p = 1; p <= n_ranks; p++) {
         spec_layout l = {.kind = LAYOUT_MICS, .p = p, .hier = hier};
         if (spec_layout_check(&l, c, nodes, NULL))

@@ -32,7 +32,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
               mem_breakdown *out);
 
 /* MiCS: the smallest valid partition size p (dividing n_ranks, aligned to nodes) whose plan
- * fits; 0 when none does. hier is passed through to the layout. */
+ * fits; 0 when none does (or n_ranks is not a whole number of nodes). hier is passed through to the layout. */
 int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier);
 
 #endif

@@ -280,7 +280,7 @@ static int scenario_from(jr *r, json_t *root, spec_scenario *s)
             return jr_bad(r, p, "a layout string such as \"mics:p=8\"", e);
         if (spec_layout_parse(json_string_value(e), &l, &lerr))
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "%s", lerr.text);
-        snprintf(s->layouts[i], sizeof s->layouts[i], "%s", json_string_value(e));
+        spec_layout_str(&l, s->layouts[i], sizeof s->layouts[i]); /* canonical form: always short */
     }
     s->n_layouts = (int)json_array_size(lays);
     json_t *tr;
@@ -330,11 +330,12 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
         return rc;
     if (!z)
         return 0;
-    int stage = 0, shard = 0, hier = 1;
+    int stage = 0, shard = 0, hpz = 1, hier = 0; /* DeepSpeed: mics_hierarchical_params_gather defaults to false */
     double bucket = 0;
     if ((rc = jr_int(r, z, "$.zero_optimization", "stage", 0, 3, 0, &stage)) ||
         (rc = jr_int(r, z, "$.zero_optimization", "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
         (rc = jr_bool(r, z, "$.zero_optimization", "mics_hierarchical_params_gather", &hier)) ||
+        (rc = jr_int(r, z, "$.zero_optimization", "zero_hpz_partition_size", 1, 1 << 20, 0, &hpz)) ||
         (rc = jr_pos(r, z, "$.zero_optimization", "reduce_bucket_size", 0, &bucket)))
         return rc;
     int pre = t->precision == PREC_FP32 ? 4 : 2;
@@ -348,6 +349,12 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
         l->kind = LAYOUT_MICS;
         l->p = shard;
         l->hier = hier;
+    } else if (hpz > 1) {
+        if (stage != 3)
+            return sc_err_set(r->err, SC_EINPUT, r->src, "$.zero_optimization.zero_hpz_partition_size",
+                              "expected only with stage 3 (ZeRO++ hpZ builds on ZeRO-3), got stage %d", stage);
+        l->kind = LAYOUT_ZEROPP;
+        l->p = hpz;
     }
     return 0;
 }

@@ -8,14 +8,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <ctype.h>
 
 static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp"};
 #define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
 #define LAYOUT_HINT "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P"
 
+static int is_readable_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
 static int parse_pos_int(const char *v, int *out)
 {
+    if (!isdigit((unsigned char)v[0]))
+        return -1;
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -53,6 +63,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (!needs_p)
         return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KIND_NAMES[kind], s);
     char *save = NULL;
+    int seen_p = 0, seen_opt = 0;
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(opt, '=');
         if (!eq)
@@ -60,6 +71,10 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         *eq = '\0';
         const char *key = opt, *val = eq + 1;
         const char *pkey = kind == LAYOUT_ZEROPP ? "hpz" : "p";
+        int *seen = !strcmp(key, pkey) ? &seen_p : &seen_opt;
+        if (*seen)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
+        *seen = 1;
         if (!strcmp(key, pkey)) {
             if (parse_pos_int(val, &out->p))
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
@@ -146,7 +161,7 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     size_t n = (size_t)outlen;
     if (!name || !*name)
         return sc_err_set(err, SC_EINPUT, kind, "", "expected a name or a path, got nothing");
-    if (access(name, R_OK) == 0) {
+    if (is_readable_file(name)) {
         snprintf(out, n, "%s", name);
         return 0;
     }
@@ -155,18 +170,19 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     const char *env = getenv("SHARDCAST_CONFIGS");
     const char *dirs[9];
     int nd = 0;
-    if (env && *env)
+    const int has_env = env && *env;
+    if (has_env)
         dirs[nd++] = env;
     for (int i = 0; i < n_roots && nd < 9; i++)
         if (roots[i])
             dirs[nd++] = roots[i];
     for (int i = 0; i < nd; i++) {
         snprintf(out, n, "%s/%s/%s.json", dirs[i], kind, name);
-        if (access(out, R_OK) == 0)
+        if (is_readable_file(out))
             return 0;
     }
     out[0] = '\0';
     return sc_err_set(err, SC_EINPUT, name, "",
                       "no such file, and no shipped %s of that name (looked in %s/%s; `shardcast list %s` shows them)",
-                      kind, nd ? dirs[nd > 1 && env ? 1 : 0] : "configs", kind, kind);
+                      kind, nd ? dirs[has_env && nd > 1 ? 1 : 0] : "configs", kind, kind);
 }

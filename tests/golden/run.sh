@@ -98,6 +98,19 @@ expect bad-nodes 2 "--nodes: expected an integer from 1 to 1000000, got \"0\"" -
 expect bad-nodes-max 2 "--nodes: expected at most 1 nodes of h100-workstation, got 2" -- \
     "$BIN" memory --cluster h100-workstation --nodes 2 --model gpt2-1.5b
 expect missing-cluster 2 "--cluster: required" -- "$BIN" memory --nodes 2 --model gpt2-1.5b
+
+# ---- predict and sweep ---------------------------------------------------------------------
+expect predict-two 0 "speed-up" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt-100b --layout zero3 --layout mics:p=64
+expect predict-oom 0 "mics:p=8             OOM: needs" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt-100b --layout zero3 --layout mics:p=8
+expect predict-json 0 '"speedup_vs_first": 1.0' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --json
+expect predict-weak 0 "weak eff" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4 --model gpt3-1.3b --layout zero3
+expect predict-bad-engine 2 "--engine: expected model or sim, got \"warp\"" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine warp
+expect predict-no-layout 2 "--layout: required" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b
+expect sweep-stdout 0 "cluster,model,engine,nodes,gpus,layout,micro_batch" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3
+expect sweep-file 0 "3 rows" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 -o "$TMP/s.csv"
+if [ "$(wc -l <"$TMP/s.csv")" = 4 ] && [ ! -e "$TMP/s.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-file-rows"; fail=$((fail + 1)); fi
+expect sweep-bad-p 2 "expected a group size dividing the 8 GPUs" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout mics:p=16 -o "$TMP/bad.csv"
+if [ ! -e "$TMP/bad.csv" ] && [ ! -e "$TMP/bad.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-bad-leaves-file"; fail=$((fail + 1)); fi
 expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
 
 echo "golden: $pass passed, $fail failed"

@@ -1,0 +1,25 @@
+/* check_main.c — the unit test runner: every suite in suites.h, CK_NORMAL output, exit status
+ * non-zero when any test fails. Run from the repository root (tests read configs/ and
+ * tests/fixtures/). CK_FORK, CK_RUN_SUITE and CK_RUN_CASE work as Check documents them. */
+#include "suites.h"
+
+#include <stdlib.h>
+
+/* One line per suite. */
+static Suite *(*const SUITES[])(void) = {
+    spec_suite,
+    layout_suite,
+    workload_suite,
+    memory_suite,
+};
+
+int main(void)
+{
+    SRunner *sr = srunner_create(NULL);
+    for (size_t i = 0; i < sizeof SUITES / sizeof SUITES[0]; i++)
+        srunner_add_suite(sr, SUITES[i]());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,13 @@
+/* suites.h — one Check suite per module under test; check_main.c runs them all.
+ * Adding a module: declare its suite here and add one line to SUITES[] in check_main.c. */
+#ifndef SC_TEST_SUITES_H
+#define SC_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *spec_suite(void);     /* tests/test_spec.c: JSON loaders, validation, name resolution */
+Suite *layout_suite(void);   /* tests/test_layout.c: layout strings and their cluster checks  */
+Suite *workload_suite(void); /* tests/test_workload.c: parameters, FLOPs, activation bytes    */
+Suite *memory_suite(void);   /* tests/test_memory.c: per-GPU bytes of each layout (ZeRO §3)   */
+
+#endif

@@ -1,0 +1,249 @@
+/* test_layout.c — layout strings: every accepted form with its fields and canonical string,
+ * every rejected form with its message, the checks against a cluster and node count
+ * (p divides the GPU count and aligns with nodes, MiCS §3.2), node counts and shard sizes.
+ * Not here: what a layout costs in memory (test_memory.c). */
+#include "suites.h"
+
+#include "../model/spec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A cluster of 8-GPU nodes, at most 4 of them; only the fields the checks read. */
+static spec_cluster cluster8(void)
+{
+    spec_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "eight");
+    c.gpus_per_node = 8;
+    c.max_nodes = 4;
+    return c;
+}
+
+typedef struct accept_case {
+    const char *in;
+    spec_layout_kind kind;
+    int p, hier, sync_boundary;
+    const char *canon; /* spec_layout_str of the result */
+} accept_case;
+
+/* Fields from the grammar in spec.h: p = 0 for the ZeRO stages (all ranks), hier defaults to 1,
+ * sync defaults to micro (0); the canonical string leaves defaults out. */
+static const accept_case ACCEPT[] = {
+    {"ddp", LAYOUT_DDP, 0, 1, 0, "ddp"},
+    {"zero1", LAYOUT_ZERO1, 0, 1, 0, "zero1"},
+    {"zero2", LAYOUT_ZERO2, 0, 1, 0, "zero2"},
+    {"zero3", LAYOUT_ZERO3, 0, 1, 0, "zero3"},
+    {"mics:p=8", LAYOUT_MICS, 8, 1, 0, "mics:p=8"},
+    {"mics:p=16,hier=0", LAYOUT_MICS, 16, 0, 0, "mics:p=16,hier=0"},
+    {"mics:p=16,hier=1", LAYOUT_MICS, 16, 1, 0, "mics:p=16"},
+    {"mics:hier=0,p=32", LAYOUT_MICS, 32, 0, 0, "mics:p=32,hier=0"},
+    {"hsdp:p=8", LAYOUT_HSDP, 8, 1, 0, "hsdp:p=8"},
+    {"hsdp:p=8,sync=boundary", LAYOUT_HSDP, 8, 1, 1, "hsdp:p=8,sync=boundary"},
+    {"hsdp:p=8,sync=micro", LAYOUT_HSDP, 8, 1, 0, "hsdp:p=8"},
+    {"zeropp:hpz=8", LAYOUT_ZEROPP, 8, 1, 0, "zeropp:hpz=8"},
+};
+#define N_ACCEPT (int)(sizeof ACCEPT / sizeof ACCEPT[0])
+
+START_TEST(test_parse_accepts)
+{
+    const accept_case *k = &ACCEPT[_i];
+    spec_layout l, l2;
+    sc_err err;
+    char buf[64];
+    ck_assert_msg(spec_layout_parse(k->in, &l, &err) == 0, "%s: %s", k->in, err.text);
+    ck_assert_int_eq(l.kind, k->kind);
+    ck_assert_int_eq(l.p, k->p);
+    ck_assert_int_eq(l.hier, k->hier);
+    ck_assert_int_eq(l.sync_boundary, k->sync_boundary);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), k->canon);
+    /* the canonical string parses back to the same layout */
+    ck_assert_int_eq(spec_layout_parse(buf, &l2, &err), 0);
+    ck_assert_int_eq(l2.kind, l.kind);
+    ck_assert_int_eq(l2.p, l.p);
+    ck_assert_int_eq(l2.hier, l.hier);
+    ck_assert_int_eq(l2.sync_boundary, l.sync_boundary);
+}
+END_TEST
+
+typedef struct reject_case {
+    const char *in;
+    const char *text; /* exact message */
+} reject_case;
+
+#define HINT "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P"
+static const reject_case REJECT[] = {
+    {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
+    {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},
+    {"zeropp", "\"zeropp\" needs its group size, e.g. \"zeropp:hpz=8\""},
+    {"mics:p=0", "in \"mics:p=0\": expected p to be a positive integer, got \"0\""},
+    {"mics:p=-8", "in \"mics:p=-8\": expected p to be a positive integer, got \"-8\""},
+    {"mics:p=x", "in \"mics:p=x\": expected p to be a positive integer, got \"x\""},
+    {"mics:p=8x", "in \"mics:p=8x\": expected p to be a positive integer, got \"8x\""},
+    {"mics:p=", "in \"mics:p=\": expected p to be a positive integer, got \"\""},
+    {"mics:q=2", "in \"mics:q=2\": unknown option \"q\" (expected p, hier)"},
+    {"hsdp:p=8,hier=0", "in \"hsdp:p=8,hier=0\": unknown option \"hier\" (expected p, sync)"},
+    {"zeropp:p=8", "in \"zeropp:p=8\": unknown option \"p\" (expected hpz)"},
+    {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
+    {"mics:", "in \"mics:\": missing p=P"},
+    {"mics:hier=0", "in \"mics:hier=0\": missing p=P"},
+    {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
+    {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
+    {"foo", "expected one of " HINT ", got \"foo\""},
+    {"ZERO3", "expected one of " HINT ", got \"ZERO3\""},
+    {"", "expected one of " HINT ", got \"\""},
+    {"mics:p=8,hier=2", "in \"mics:p=8,hier=2\": expected hier=0 or hier=1, got \"2\""},
+    {"hsdp:p=8,sync=never", "in \"hsdp:p=8,sync=never\": expected sync=micro or sync=boundary, got \"never\""},
+};
+#define N_REJECT (int)(sizeof REJECT / sizeof REJECT[0])
+
+START_TEST(test_parse_rejects)
+{
+    const reject_case *k = &REJECT[_i];
+    spec_layout l;
+    sc_err err;
+    sc_err_clear(&err);
+    ck_assert_int_eq(spec_layout_parse(k->in, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "layout");
+    ck_assert_str_eq(err.path, "");
+    ck_assert_str_eq(err.text, k->text);
+}
+END_TEST
+
+START_TEST(test_parse_null_and_long)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse(NULL, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "expected one of " HINT ", got \"\"");
+    /* longer than the 127-character parse buffer: rejected, message quotes 60 characters */
+    char big[200];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ck_assert_int_eq(spec_layout_parse(big, &l, &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "got \"aaaaaaaaaa"));
+    /* a NULL err is allowed */
+    ck_assert_int_eq(spec_layout_parse("foo", &l, NULL), SC_EINPUT);
+}
+END_TEST
+
+static int check(const char *s, int nodes, sc_err *err)
+{
+    spec_layout l;
+    spec_cluster c = cluster8();
+    ck_assert_int_eq(spec_layout_parse(s, &l, err), 0);
+    sc_err_clear(err);
+    return spec_layout_check(&l, &c, nodes, err);
+}
+
+START_TEST(test_check_not_dividing)
+{
+    sc_err err;
+    /* 2 nodes x 8 = 16 GPUs; 16 % 6 = 4 */
+    ck_assert_int_eq(check("mics:p=6", 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "layout");
+    ck_assert_str_eq(err.path, "");
+    ck_assert_str_eq(err.text, "mics:p=6: expected a group size dividing the 16 GPUs (2 nodes x 8), got 6");
+    /* 3 nodes = 24 GPUs; 24 % 16 = 8 */
+    ck_assert_int_eq(check("hsdp:p=16,sync=boundary", 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text,
+                     "hsdp:p=16,sync=boundary: expected a group size dividing the 24 GPUs (3 nodes x 8), got 16");
+}
+END_TEST
+
+START_TEST(test_check_not_aligned)
+{
+    sc_err err;
+    /* 3 nodes = 24 GPUs: p=3 divides 24, but 8 % 3 != 0 and 3 % 8 != 0, so a group of 3 would
+     * straddle node boundaries unevenly */
+    ck_assert_int_eq(check("mics:p=3", 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "mics:p=3: expected a group size that divides or is a multiple of 8 GPUs per node, got 3");
+    /* p=12 divides 24 but is neither a divisor nor a multiple of 8 */
+    ck_assert_int_eq(check("zeropp:hpz=12", 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text,
+                     "zeropp:hpz=12: expected a group size that divides or is a multiple of 8 GPUs per node, got 12");
+}
+END_TEST
+
+START_TEST(test_check_ok)
+{
+    sc_err err;
+    ck_assert_int_eq(check("mics:p=16", 2, &err), 0);  /* 16 = 2 x 8: spans two whole nodes */
+    ck_assert_int_eq(check("mics:p=8", 2, &err), 0);   /* one node */
+    ck_assert_int_eq(check("mics:p=4", 2, &err), 0);   /* half a node */
+    ck_assert_int_eq(check("mics:p=1", 1, &err), 0);   /* 1 divides 8 */
+    ck_assert_int_eq(check("hsdp:p=16", 4, &err), 0);  /* 32 % 16 = 0, 16 % 8 = 0 */
+    ck_assert_int_eq(check("zeropp:hpz=8", 3, &err), 0);
+    ck_assert_int_eq(check("mics:p=24", 3, &err), 0);  /* all 24 GPUs, a multiple of 8 */
+    /* layouts without a group size are valid on any cluster */
+    ck_assert_int_eq(check("ddp", 1, &err), 0);
+    ck_assert_int_eq(check("zero3", 3, &err), 0);
+}
+END_TEST
+
+START_TEST(test_check_p_exceeds_gpus)
+{
+    sc_err err;
+    /* 2 x 8 = 16 GPUs, p = 32 */
+    ck_assert_int_eq(check("mics:p=32", 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "mics:p=32: expected a group size dividing the 16 GPUs (2 nodes x 8), got 32");
+}
+END_TEST
+
+START_TEST(test_nodes_check)
+{
+    spec_cluster c = cluster8(); /* max_nodes 4 */
+    sc_err err;
+    ck_assert_int_eq(spec_nodes_check(&c, 1, "--nodes", &err), 0);
+    ck_assert_int_eq(spec_nodes_check(&c, 4, "--nodes", &err), 0);
+    ck_assert_int_eq(spec_nodes_check(&c, 5, "--nodes", &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "--nodes");
+    ck_assert_str_eq(err.path, "");
+    ck_assert_str_eq(err.text, "expected at most 4 nodes of eight, got 5");
+    ck_assert_int_eq(spec_nodes_check(&c, 0, "--nodes", &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "expected a node count >= 1, got 0");
+    ck_assert_int_eq(spec_nodes_check(&c, -3, "scen.json", &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "scen.json");
+    ck_assert_str_eq(err.text, "expected a node count >= 1, got -3");
+    c.max_nodes = 0; /* unbounded */
+    ck_assert_int_eq(spec_nodes_check(&c, 1000000, "--nodes", &err), 0);
+}
+END_TEST
+
+START_TEST(test_shard)
+{
+    spec_layout l;
+    sc_err err;
+    /* shard group size on 64 ranks: ddp 1, zero1-3 all 64, mics/hsdp p, zeropp all 64
+     * (hpZ's secondary copy is a separate partition; the primary shard is over all ranks) */
+    const struct {
+        const char *s;
+        int want;
+    } k[] = {{"ddp", 1},       {"zero1", 64},        {"zero2", 64},    {"zero3", 64},
+             {"mics:p=8", 8}, {"mics:p=16,hier=0", 16}, {"hsdp:p=32", 32}, {"zeropp:hpz=8", 64}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        ck_assert_int_eq(spec_layout_parse(k[i].s, &l, &err), 0);
+        ck_assert_msg(spec_layout_shard(&l, 64) == k[i].want, "%s: %d", k[i].s, spec_layout_shard(&l, 64));
+    }
+}
+END_TEST
+
+Suite *layout_suite(void)
+{
+    Suite *s = suite_create("layout");
+    TCase *parse = tcase_create("parse");
+    tcase_add_loop_test(parse, test_parse_accepts, 0, N_ACCEPT);
+    tcase_add_loop_test(parse, test_parse_rejects, 0, N_REJECT);
+    tcase_add_test(parse, test_parse_null_and_long);
+    suite_add_tcase(s, parse);
+
+    TCase *chk = tcase_create("check");
+    tcase_add_test(chk, test_check_not_dividing);
+    tcase_add_test(chk, test_check_not_aligned);
+    tcase_add_test(chk, test_check_ok);
+    tcase_add_test(chk, test_check_p_exceeds_gpus);
+    tcase_add_test(chk, test_nodes_check);
+    tcase_add_test(chk, test_shard);
+    suite_add_tcase(s, chk);
+    return s;
+}

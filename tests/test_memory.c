@@ -1,0 +1,365 @@
+/* test_memory.c — bytes per GPU of each layout against the ZeRO paper's formulas
+ * (Rajbhandari et al. 2020 §3, Fig. 1: mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per
+ * parameter; ZeRO-1/2/3 divide 12, 2 + 12, 2 + 2 + 12 of them by N; MiCS/HSDP divide by p),
+ * and the fits / smallest-MiCS-group arithmetic. Ψ is the parameter count from the workload.
+ * Not here: parameter/activation counts themselves (test_workload.c). */
+#include "suites.h"
+
+#include "../model/memory.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GiB 1073741824.0
+#define REL 1e-12
+#define ck_assert_rel(a, b) ck_assert_double_eq_tol((a), (b), REL * fabs((double)(b)) + 1e-300)
+
+/* GPT-3 175B on 16 p4d.24xlarge nodes (N = 128 A100-40GB), defaults: bf16, micro-batch 1,
+ * checkpointing, flash attention, prefetch 1, 25 MB buckets, 2 GiB reserve.
+ * Hand numbers (test_workload.c derives them):
+ *   Ψ = 174604259328, largest layer (a block) 1812099072 params,
+ *   activations = logits 4 s V + head input 2 s h + 96 checkpoints 2 s h + one block 34 s h
+ *               = 411705344 + 50331648 + 4831838208 + 855638016 = 6149513216 B. */
+#define PSI 174604259328.0
+#define MAXLAYER 1812099072.0
+#define ACT 6149513216.0
+#define N 128
+
+typedef struct fixture {
+    spec_model m;
+    spec_cluster c;
+    spec_training t;
+    wl w;
+} fixture;
+
+static void setup(fixture *f, spec_precision p)
+{
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_model("configs/models/gpt3-175b.json", &f->m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &f->c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_training_defaults(&f->t);
+    f->t.precision = p;
+    wl_build(&f->m, &f->t, &f->w);
+    ck_assert_double_eq(f->w.params, PSI);
+}
+
+static mem_breakdown plan(const fixture *f, const char *layout, int n_ranks)
+{
+    spec_layout l;
+    sc_err err;
+    mem_breakdown b;
+    ck_assert_int_eq(spec_layout_parse(layout, &l, &err), 0);
+    mem_plan(&f->w, &f->t, &l, n_ranks, &f->c, &b);
+    /* the total is the sum of its parts, and fits/short_by follow from it */
+    ck_assert_rel(b.total, b.params + b.grads + b.optim + b.activations + b.gathered + b.buckets + b.reserve);
+    ck_assert_double_eq(b.hbm, f->c.gpu.hbm_bytes);
+    ck_assert_int_eq(b.fits, b.total <= b.hbm);
+    ck_assert_double_eq(b.short_by, b.fits ? 0 : b.total - b.hbm);
+    return b;
+}
+
+START_TEST(test_state_bytes)
+{
+    double p, g, o;
+    /* ZeRO §3: fp16/bf16 params 2, grads 2, fp32 master + momentum + variance 12 */
+    mem_state_bytes(PREC_BF16, &p, &g, &o);
+    ck_assert_double_eq(p, 2);
+    ck_assert_double_eq(g, 2);
+    ck_assert_double_eq(o, 12);
+    mem_state_bytes(PREC_FP16, &p, &g, &o);
+    ck_assert_double_eq(p + g + o, 16);
+    /* fp32: params 4, grads 4, momentum + variance 8: also 16 */
+    mem_state_bytes(PREC_FP32, &p, &g, &o);
+    ck_assert_double_eq(p, 4);
+    ck_assert_double_eq(g, 4);
+    ck_assert_double_eq(o, 8);
+}
+END_TEST
+
+START_TEST(test_ddp)
+{
+    /* DDP replicates everything: 2Ψ + 2Ψ + 12Ψ = 16Ψ = 2793668149248 B (2.6 TiB: far from
+     * fitting 40 GiB). Buckets: one reducing + one filling, 2 x 25 MB. No gathered layers. */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown b = plan(&f, "ddp", N);
+    ck_assert_double_eq(b.params, 2 * PSI);
+    ck_assert_double_eq(b.grads, 2 * PSI);
+    ck_assert_double_eq(b.optim, 12 * PSI);
+    ck_assert_double_eq(b.params + b.grads + b.optim, 16 * PSI);
+    ck_assert_double_eq(b.params + b.grads + b.optim, 2793668149248.0);
+    ck_assert_double_eq(b.buckets, 50e6);
+    ck_assert_double_eq(b.gathered, 0);
+    ck_assert_double_eq(b.activations, ACT);
+    ck_assert_double_eq(b.reserve, 2 * GiB);
+    /* total = 16Ψ + act + buckets + reserve = 2793668149248 + 6149513216 + 5e7 + 2147483648
+     *       = 2802015146112; short by that minus 40 GiB (42949672960) = 2759065473152 */
+    ck_assert_double_eq(b.total, 2802015146112.0);
+    ck_assert_int_eq(b.fits, 0);
+    ck_assert_double_eq(b.short_by, 2759065473152.0);
+}
+END_TEST
+
+START_TEST(test_zero1)
+{
+    /* optimizer states sharded: 2Ψ + 2Ψ + 12Ψ/N = 4Ψ + 12Ψ/N */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown b = plan(&f, "zero1", N);
+    ck_assert_double_eq(b.params, 2 * PSI);
+    ck_assert_double_eq(b.grads, 2 * PSI);
+    ck_assert_rel(b.optim, 12 * PSI / N);
+    ck_assert_rel(b.params + b.grads + b.optim, 4 * PSI + 12 * PSI / N);
+    ck_assert_double_eq(b.buckets, 50e6);
+    ck_assert_double_eq(b.gathered, 0);
+}
+END_TEST
+
+START_TEST(test_zero2)
+{
+    /* gradients and optimizer states sharded: 2Ψ + 14Ψ/N */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown b = plan(&f, "zero2", N);
+    ck_assert_double_eq(b.params, 2 * PSI);
+    ck_assert_rel(b.grads, 2 * PSI / N);
+    ck_assert_rel(b.optim, 12 * PSI / N);
+    ck_assert_rel(b.params + b.grads + b.optim, 2 * PSI + 14 * PSI / N);
+    ck_assert_double_eq(b.buckets, 50e6);
+}
+END_TEST
+
+START_TEST(test_zero3)
+{
+    /* everything sharded: 16Ψ/N = Ψ/8 = 21825532416 B.
+     * gathered = (1 + prefetch) x largest layer x 2 B (current + prefetched bf16 params)
+     *          + largest layer x 2 B (its full bf16 gradient before the reduce-scatter)
+     *          = 2 * 1812099072 * 2 + 1812099072 * 2 = 10872594432 B.
+     * No DDP buckets. Total = 21825532416 + 6149513216 + 10872594432 + 2147483648
+     * = 40995123712 B, which fits 40 GiB (42949672960) with 1954549248 B to spare. */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown b = plan(&f, "zero3", N);
+    ck_assert_rel(b.params, 2 * PSI / N);
+    ck_assert_rel(b.grads, 2 * PSI / N);
+    ck_assert_rel(b.optim, 12 * PSI / N);
+    ck_assert_rel(b.params + b.grads + b.optim, 16 * PSI / N);
+    ck_assert_double_eq(b.params + b.grads + b.optim, 21825532416.0);
+    ck_assert_double_eq(b.gathered, (1 + 1) * MAXLAYER * 2 + MAXLAYER * 2);
+    ck_assert_double_eq(b.gathered, 10872594432.0);
+    ck_assert_double_eq(b.buckets, 0);
+    ck_assert_double_eq(b.total, 40995123712.0);
+    ck_assert_int_eq(b.fits, 1);
+    ck_assert_double_eq(b.short_by, 0);
+    ck_assert_double_eq(b.hbm - b.total, 1954549248.0);
+}
+END_TEST
+
+START_TEST(test_gathered_prefetch)
+{
+    /* prefetch 3 layers: (1 + 3) * 2 + 2 = 10 bytes per largest-layer parameter */
+    fixture f;
+    setup(&f, PREC_BF16);
+    f.t.prefetch_layers = 3;
+    ck_assert_double_eq(plan(&f, "zero3", N).gathered, 10 * MAXLAYER);
+    /* no prefetch: current layer + its gradient, 4 bytes per parameter */
+    f.t.prefetch_layers = 0;
+    ck_assert_double_eq(plan(&f, "mics:p=8", N).gathered, 4 * MAXLAYER);
+}
+END_TEST
+
+START_TEST(test_mics)
+{
+    /* MiCS shards over the partition group only: 16Ψ/p; p = 8 -> 2Ψ = 349208518656 B */
+    fixture f;
+    setup(&f, PREC_BF16);
+    const int ps[] = {8, 16, 32, 64};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "mics:p=%d", ps[i]);
+        mem_breakdown b = plan(&f, s, N);
+        ck_assert_rel(b.params + b.grads + b.optim, 16 * PSI / ps[i]);
+        ck_assert_rel(b.optim, 12 * PSI / ps[i]);
+        ck_assert_double_eq(b.gathered, 6 * MAXLAYER);
+        ck_assert_double_eq(b.buckets, 0);
+    }
+    ck_assert_double_eq(plan(&f, "mics:p=8", N).params + plan(&f, "mics:p=8", N).grads +
+                            plan(&f, "mics:p=8", N).optim,
+                        349208518656.0);
+    /* HSDP shards the same way within its group */
+    mem_breakdown h = plan(&f, "hsdp:p=64", N);
+    ck_assert_rel(h.params + h.grads + h.optim, 16 * PSI / 64);
+}
+END_TEST
+
+START_TEST(test_mics_p_equals_n_is_zero3)
+{
+    /* a MiCS group of all N ranks is ZeRO-3: every component identical, exactly */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown z = plan(&f, "zero3", N), m = plan(&f, "mics:p=128", N);
+    ck_assert_double_eq(m.params, z.params);
+    ck_assert_double_eq(m.grads, z.grads);
+    ck_assert_double_eq(m.optim, z.optim);
+    ck_assert_double_eq(m.activations, z.activations);
+    ck_assert_double_eq(m.gathered, z.gathered);
+    ck_assert_double_eq(m.buckets, z.buckets);
+    ck_assert_double_eq(m.reserve, z.reserve);
+    ck_assert_double_eq(m.total, z.total);
+    ck_assert_int_eq(m.fits, z.fits);
+    ck_assert_double_eq(m.short_by, z.short_by);
+}
+END_TEST
+
+START_TEST(test_zeropp)
+{
+    /* ZeRO++ hpZ (Wang et al. 2023 §3.2): ZeRO-3 plus a secondary bf16 copy of the params
+     * sharded over hpz ranks: + 2Ψ/hpz = + 2Ψ/8 = + 43651064832 B; nothing else changes */
+    fixture f;
+    setup(&f, PREC_BF16);
+    mem_breakdown z = plan(&f, "zero3", N), p = plan(&f, "zeropp:hpz=8", N);
+    ck_assert_rel(p.params, z.params + 2 * PSI / 8);
+    ck_assert_double_eq(p.params - z.params, 43651064832.0);
+    ck_assert_double_eq(p.grads, z.grads);
+    ck_assert_double_eq(p.optim, z.optim);
+    ck_assert_double_eq(p.gathered, z.gathered);
+    ck_assert_rel(p.total, z.total + 2 * PSI / 8);
+    /* 40995123712 + 43651064832 = 84646188544 > 40 GiB: short by 41696515584 */
+    ck_assert_int_eq(p.fits, 0);
+    ck_assert_double_eq(p.short_by, 84646188544.0 - 40 * GiB);
+}
+END_TEST
+
+START_TEST(test_fp32)
+{
+    /* fp32 Adam: 4Ψ + 4Ψ + 8Ψ = 16Ψ replicated; ZeRO-3 16Ψ/N; gathered in 4-byte elements:
+     * (1 + 1) * 4 + 4 = 12 bytes per largest-layer parameter */
+    fixture f;
+    setup(&f, PREC_FP32);
+    mem_breakdown d = plan(&f, "ddp", N);
+    ck_assert_double_eq(d.params, 4 * PSI);
+    ck_assert_double_eq(d.grads, 4 * PSI);
+    ck_assert_double_eq(d.optim, 8 * PSI);
+    ck_assert_double_eq(d.params + d.grads + d.optim, 16 * PSI);
+    mem_breakdown z = plan(&f, "zero3", N);
+    ck_assert_rel(z.params + z.grads + z.optim, 16 * PSI / N);
+    ck_assert_double_eq(z.gathered, 12 * MAXLAYER);
+}
+END_TEST
+
+START_TEST(test_activations_and_reserve)
+{
+    /* without checkpointing every block keeps its full stash: 96 x 34 s h + head 2 s h + logits
+     * = 96 * 855638016 + 50331648 + 411705344 = 82603286528 B */
+    fixture f;
+    setup(&f, PREC_BF16);
+    ck_assert_double_eq(plan(&f, "zero3", N).activations, ACT);
+    f.t.act_ckpt = 0;
+    wl_build(&f.m, &f.t, &f.w);
+    ck_assert_double_eq(plan(&f, "zero3", N).activations, 82603286528.0);
+    /* the reserve is passed through */
+    f.t.reserve_bytes = 0;
+    ck_assert_double_eq(plan(&f, "zero3", N).reserve, 0);
+}
+END_TEST
+
+START_TEST(test_fits_boundary)
+{
+    /* fits is total <= hbm: an HBM of exactly the ZeRO-3 total fits, 1 MiB less is short by 1 MiB */
+    fixture f;
+    setup(&f, PREC_BF16);
+    f.c.gpu.hbm_bytes = 40995123712.0;
+    mem_breakdown b = plan(&f, "zero3", N);
+    ck_assert_int_eq(b.fits, 1);
+    ck_assert_double_eq(b.short_by, 0);
+    f.c.gpu.hbm_bytes = 40995123712.0 - 1048576;
+    b = plan(&f, "zero3", N);
+    ck_assert_int_eq(b.fits, 0);
+    ck_assert_double_eq(b.short_by, 1048576);
+}
+END_TEST
+
+START_TEST(test_smallest_mics_p_p4d)
+{
+    /* 16 p4d nodes: candidate p = 1, 2, 4, ..., 128. Totals from 16Ψ/p + act + gathered + reserve:
+     * p = 64: 43651064832 + 6149513216 + 10872594432 + 2147483648 = 62820656128 > 40 GiB;
+     * p = 128: 40995123712 <= 42949672960. So 128. */
+    fixture f;
+    setup(&f, PREC_BF16);
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 1), 128);
+    /* on 80 GiB GPUs (85899345920 B): p = 32 gives 16Ψ/32 = 87302129664 alone: no;
+     * p = 64: 62820656128 fits. So 64. */
+    f.c.gpu.hbm_bytes = 80 * GiB;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 0), 64);
+}
+END_TEST
+
+START_TEST(test_smallest_mics_p_alignment)
+{
+    /* 3 nodes x 8 GPUs = 24 ranks. Valid p: divides 24 and divides or is a multiple of 8:
+     * 1, 2, 4, 8, 24 (3, 6, 12 divide 24 but straddle nodes). The part of the total that does
+     * not depend on p is fixed = act + gathered + reserve (taken from the ZeRO-3 plan, whose
+     * parts test_zero3 checks), so total(p) = fixed + 16Ψ/p. */
+    fixture f;
+    setup(&f, PREC_BF16);
+    const int n = 24;
+    mem_breakdown z = plan(&f, "zero3", n);
+    const double fixed = z.activations + z.gathered + z.reserve;
+    /* HBM for 16Ψ/10: needs p >= 10; 12 is not aligned, so 24 */
+    f.c.gpu.hbm_bytes = fixed + 16 * PSI / 10;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, n, &f.c, 1), 24);
+    /* HBM for 16Ψ/5: needs p >= 5 (6 is not aligned): 8 */
+    f.c.gpu.hbm_bytes = fixed + 16 * PSI / 5;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, n, &f.c, 1), 8);
+    /* HBM for everything replicated: p = 1 */
+    f.c.gpu.hbm_bytes = fixed + 16 * PSI;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, n, &f.c, 1), 1);
+    /* 1 GiB GPUs: not even the 2 GiB reserve fits: 0 */
+    f.c.gpu.hbm_bytes = 1 * GiB;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, n, &f.c, 1), 0);
+}
+END_TEST
+
+START_TEST(test_smallest_mics_p_tiny_cluster)
+{
+    /* a hand-made cluster: 2 nodes of 4 GPUs with 16 GiB each; GPT-3 175B's ZeRO-3 share on
+     * 8 ranks alone is 16Ψ/8 = 349208518656 B, so nothing fits: 0 */
+    fixture f;
+    setup(&f, PREC_BF16);
+    spec_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "tiny");
+    c.gpus_per_node = 4;
+    c.gpu.hbm_bytes = 16 * GiB;
+    ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, 8, &c, 1), 0);
+}
+END_TEST
+
+Suite *memory_suite(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *z = tcase_create("zero");
+    tcase_add_test(z, test_state_bytes);
+    tcase_add_test(z, test_ddp);
+    tcase_add_test(z, test_zero1);
+    tcase_add_test(z, test_zero2);
+    tcase_add_test(z, test_zero3);
+    tcase_add_test(z, test_gathered_prefetch);
+    tcase_add_test(z, test_mics);
+    tcase_add_test(z, test_mics_p_equals_n_is_zero3);
+    tcase_add_test(z, test_zeropp);
+    tcase_add_test(z, test_fp32);
+    tcase_add_test(z, test_activations_and_reserve);
+    suite_add_tcase(s, z);
+    TCase *fit = tcase_create("fit");
+    tcase_add_test(fit, test_fits_boundary);
+    tcase_add_test(fit, test_smallest_mics_p_p4d);
+    tcase_add_test(fit, test_smallest_mics_p_alignment);
+    tcase_add_test(fit, test_smallest_mics_p_tiny_cluster);
+    suite_add_tcase(s, fit);
+    return s;
+}

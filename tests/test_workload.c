@@ -1,0 +1,391 @@
+/* test_workload.c — parameters, FLOPs and activation bytes of model/workload.c against counts
+ * derived by hand here (each test's comment shows the derivation) and against published totals.
+ * Sources: Narayanan et al. SC'21 §5.1 (params, FLOPs), Korthikanti et al. 2022 eq. 1
+ * (activations). Not here: how layouts shard any of it (test_memory.c). */
+#include "suites.h"
+
+#include "../model/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REL 1e-12
+#define ck_assert_rel(a, b) ck_assert_double_eq_tol((a), (b), REL * fabs((double)(b)) + 1e-300)
+/* |a / b - 1| <= frac, with the ratio in the message */
+#define ck_assert_within(a, b, frac) \
+    ck_assert_msg(fabs((a) / (b) - 1) <= (frac), "%.0f vs %.0f: off by %.3f%%", (a), (b), 100 * fabs((a) / (b) - 1))
+
+static void load(const char *name, spec_model *m)
+{
+    char path[256], msg[600];
+    sc_err err;
+    snprintf(path, sizeof path, "configs/models/%s.json", name);
+    ck_assert_msg(spec_load_model(path, m, &err) == 0, "%s", sc_err_str(&err, msg, sizeof msg));
+}
+
+/* GPT-style decoder: ffn = 4h, GeLU, LayerNorm, biases, tied embeddings, learned positions. */
+static spec_model gpt(int layers, int h, int heads, int s, int V)
+{
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "gpt-test");
+    m.layers = layers;
+    m.hidden = h;
+    m.heads = m.kv_heads = heads;
+    m.ffn = 4 * h;
+    m.seq_len = s;
+    m.vocab = V;
+    m.bias = m.tied_embeddings = m.learned_positions = 1;
+    return m;
+}
+
+static spec_training training(int micro_batch, spec_precision p, int ckpt, int flash)
+{
+    spec_training t;
+    spec_training_defaults(&t);
+    t.micro_batch = micro_batch;
+    t.precision = p;
+    t.act_ckpt = ckpt;
+    t.flash_attention = flash;
+    return t;
+}
+
+static const wl_layer *find(const wl *w, wl_kind k)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == k)
+            return &w->layer[i];
+    ck_abort_msg("layer kind %d missing", (int)k);
+    return NULL;
+}
+
+/* ---- parameters ---------------------------------------------------------------------- */
+
+START_TEST(test_params_gpt3_175b)
+{
+    /* GPT-3 175B (Brown et al. 2020, Table 2.1): l = 96, h = 12288, ffn = 4h, V = 50257, s = 2048.
+     * One block, by part:
+     *   attention: Q, K, V, output weights 4 h^2, biases 3h (QKV) + h (output) = 4h^2 + 4h
+     *   MLP:       2 * h * 4h weights = 8h^2, biases 4h (fc1) + h (fc2)        = 8h^2 + 5h
+     *   2 LayerNorms (weight + bias):                                            4h
+     *   total 12h^2 + 13h = 12 * 150994944 + 159744 = 1811939328 + 159744 = 1812099072.
+     * Embedding: V h + s h (learned positions) = 617558016 + 25165824 = 642723840.
+     * Head: final LayerNorm 2h = 24576; the projection is the tied embedding.
+     * Total: 96 * 1812099072 + 642723840 + 24576 = 174604259328 (published 175B: -0.23%). */
+    spec_model m;
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    load("gpt3-175b", &m);
+    wl_build(&m, &t, &w);
+    const double h = 12288;
+    const wl_layer *B = find(&w, WL_BLOCK), *E = find(&w, WL_EMBED), *H = find(&w, WL_HEAD);
+    ck_assert_double_eq(B->params, 1812099072.0);
+    ck_assert_double_eq(B->params, (4 * h * h + 4 * h) + (2 * h * 4 * h + 4 * h + h) + 4 * h);
+    ck_assert_double_eq(B->params, 12 * h * h + 13 * h);
+    ck_assert_int_eq(B->count, 96);
+    ck_assert_double_eq(E->params, 642723840.0);
+    ck_assert_double_eq(E->params, 50257 * h + 2048 * h);
+    ck_assert_int_eq(E->count, 1);
+    ck_assert_double_eq(H->params, 2 * h);
+    ck_assert_double_eq(w.params, 174604259328.0);
+    ck_assert_within(w.params, 175e9, 0.01);
+    ck_assert_within(w.params, m.published_params, 0.01);
+    /* the largest single layer is a block (1.81e9 > 0.64e9 embedding) */
+    ck_assert_double_eq(wl_max_layer_params(&w), 1812099072.0);
+}
+END_TEST
+
+START_TEST(test_params_llama2_7b)
+{
+    /* Llama 2 7B (Touvron et al. 2023; released config): l = 32, h = 4096, f = 11008, V = 32000,
+     * SwiGLU, RMSNorm, no biases, untied, rotary (no position table).
+     * Block: attention 4h^2 = 67108864; MLP 3 h f = 3 * 4096 * 11008 = 135266304;
+     *        2 RMSNorms 2h = 8192; total 202383360.
+     * Embedding V h = 131072000; head: final RMSNorm h = 4096 + untied projection V h = 131072000.
+     * Total 32 * 202383360 + 131072000 + 4096 + 131072000 = 6476267520 + 262148096 = 6738415616
+     * (= the 6,738,415,616 the released checkpoint has; published "6.7B": +0.57%). */
+    spec_model m;
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    load("llama2-7b", &m);
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->params, 202383360.0);
+    ck_assert_double_eq(find(&w, WL_EMBED)->params, 131072000.0);
+    ck_assert_double_eq(find(&w, WL_HEAD)->params, 131072000.0 + 4096);
+    ck_assert_double_eq(w.params, 6738415616.0);
+    ck_assert_within(w.params, 6.7e9, 0.01);
+}
+END_TEST
+
+START_TEST(test_params_llama2_70b_gqa)
+{
+    /* Llama 2 70B: l = 80, h = 8192, 64 heads (d = 128), 8 KV heads, f = 28672, V = 32000.
+     * GQA: K and V project to 8 * 128 = 1024 each.
+     * Block: Q + O 2h^2 = 134217728; K + V 2 h 1024 = 16777216; MLP 3 h f = 704643072;
+     *        2 RMSNorms 16384; total 855654400.
+     * Embedding V h = 262144000; head h + V h = 262152192.
+     * Total 80 * 855654400 + 262144000 + 262152192 = 68976648192 (published 69.0B: -0.034%). */
+    spec_model m;
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    load("llama2-70b", &m);
+    wl_build(&m, &t, &w);
+    ck_assert_int_eq(m.kv_heads, 8);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->params, 855654400.0);
+    ck_assert_double_eq(w.params, 68976648192.0);
+    ck_assert_within(w.params, 69.0e9, 0.01);
+    /* the QKV GEMM is [tokens x h] * [h x (h + 2 * 1024)] */
+    const wl_layer *B = find(&w, WL_BLOCK);
+    ck_assert_str_eq(B->gemm[0].name, "qkv");
+    ck_assert_double_eq(B->gemm[0].n, 8192 + 2 * 1024);
+    ck_assert_double_eq(B->gemm[0].k, 8192);
+}
+END_TEST
+
+START_TEST(test_params_gpt2_xl)
+{
+    /* GPT-2 XL (Radford et al. 2019): l = 48, h = 1600, ffn 4h, V = 50257, s = 1024, tied.
+     * Block 12h^2 + 13h = 30720000 + 20800 = 30740800; embedding (50257 + 1024) * 1600 = 82049600;
+     * head 2h = 3200. Total 48 * 30740800 + 82049600 + 3200 = 1557611200; the paper's 1542M is
+     * 1.01% lower (its count is known to be off), hence the 1.5% bound here. */
+    spec_model m;
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    load("gpt2-1.5b", &m);
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->params, 30740800.0);
+    ck_assert_double_eq(w.params, 1557611200.0);
+    ck_assert_within(w.params, 1.542e9, 0.015);
+}
+END_TEST
+
+START_TEST(test_params_swiglu_gqa_small)
+{
+    /* h = 64, 8 heads (d = 8), 2 KV heads (K, V width 16), f = 172, SwiGLU, RMSNorm, no bias.
+     * Block: Q + O 2 * 64^2 = 8192; K + V 2 * 64 * 16 = 2048; MLP 3 * 64 * 172 = 33024;
+     *        norms 2 * 64 = 128; total 43392.
+     * With biases: QKV 64 + 32, output 64, gate + up 2 * 172, down 64 = 568 -> 43960. */
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 3;
+    m.hidden = 64;
+    m.heads = 8;
+    m.kv_heads = 2;
+    m.ffn = 172;
+    m.seq_len = 16;
+    m.vocab = 1000;
+    m.swiglu = m.rmsnorm = 1;
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->params, 43392.0);
+    /* untied head: h + V h = 64 + 64000; embedding V h = 64000 (rotary: no position table) */
+    ck_assert_double_eq(find(&w, WL_EMBED)->params, 64000.0);
+    ck_assert_double_eq(find(&w, WL_HEAD)->params, 64064.0);
+    ck_assert_double_eq(w.params, 3 * 43392.0 + 64000 + 64064);
+    /* the untied head (64064) is the largest layer here, larger than a block (43392) */
+    ck_assert_double_eq(wl_max_layer_params(&w), 64064.0);
+    m.bias = 1;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->params, 43960.0);
+}
+END_TEST
+
+/* ---- FLOPs --------------------------------------------------------------------------- */
+
+START_TEST(test_block_flops_small)
+{
+    /* Narayanan eq. 3 per layer, forward: 24 b s h^2 + 4 b s^2 h, from the GEMMs
+     *   QKV 2 bs h 3h = 6 bsh^2, scores 2 b a s s d = 2 b s^2 h, context 2 b s^2 h,
+     *   projection 2 bsh^2, fc1 2 bs h 4h = 8 bsh^2, fc2 8 bsh^2.
+     * b = 3, s = 32, h = 64, a = 4: 24 * 3 * 32 * 4096 + 4 * 3 * 1024 * 64 = 9437184 + 786432
+     * = 10223616 FLOP. Backward (input and weight gradients) = 2 x forward = 20447232. */
+    spec_model m = gpt(2, 64, 4, 32, 100);
+    spec_training t = training(3, PREC_BF16, 0, 1);
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *B = find(&w, WL_BLOCK);
+    const double b = 3, s = 32, h = 64;
+    ck_assert_double_eq(B->fwd_flops, 24 * b * s * h * h + 4 * b * s * s * h);
+    ck_assert_double_eq(B->fwd_flops, 10223616.0);
+    ck_assert_double_eq(B->bwd_flops, 2 * B->fwd_flops);
+    ck_assert_double_eq(w.tokens, b * s);
+    /* the embedding is a lookup: no FLOPs; the head is one GEMM 2 b s V h = 1228800 */
+    ck_assert_double_eq(find(&w, WL_EMBED)->fwd_flops, 0.0);
+    ck_assert_double_eq(find(&w, WL_HEAD)->fwd_flops, 2 * b * s * 100 * h);
+    ck_assert_double_eq(find(&w, WL_HEAD)->bwd_flops, 2 * 2 * b * s * 100 * h);
+    /* FLOPs of the listed GEMMs add up to the forward */
+    double sum = 0;
+    for (int i = 0; i < B->n_gemm; i++)
+        sum += 2 * B->gemm[i].m * B->gemm[i].n * B->gemm[i].k * B->gemm[i].batch;
+    ck_assert_double_eq(sum, B->fwd_flops);
+}
+END_TEST
+
+/* Total FLOPs of one micro-step (Narayanan et al. SC'21 §5.1, eq. 3), derived:
+ *   a block's forward is 24 B s h^2 + 4 B s^2 h = 24 B s h^2 (1 + s/(6h));
+ *   the head's forward is 2 B s h V.
+ * Without recomputation each is run forward + backward = 3 x forward:
+ *   blocks 72 B s l h^2 (1 + s/(6h)), head 6 B s h V = 72 B s l h^2 * V/(12 l h), so
+ *   model_flops = 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+ * With full recomputation the blocks run their forward twice, 4 x forward, the head does not:
+ *   blocks 96 B s l h^2 (1 + s/(6h)), head 6 B s h V = 96 B s l h^2 * V/(16 l h), so
+ *   hw_flops = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), which is Narayanan's eq. 3 as printed.
+ * (The V/(16 l h) term belongs to the 96 form; with the 72 prefactor the head term is
+ * V/(12 l h).) */
+static double model_flops_formula(double B, double s, double l, double h, double V)
+{
+    return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
+static double hw_flops_formula(double B, double s, double l, double h, double V)
+{
+    return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+}
+
+START_TEST(test_model_flops_small)
+{
+    /* b = 3, s = 32, l = 2, h = 64, V = 100:
+     * 72 * 3 * 32 * 2 * 4096 = 56623104; s/(6h) = 1/12 -> 4718592; V/(12 l h) = 100/1536 -> 3686400;
+     * model_flops = 65028096 = 3 * (2 * 10223616 + 1228800).
+     * hw: 96 * 3 * 32 * 2 * 4096 = 75497472 -> + 6291456 + 3686400 = 85475328
+     *     = 65028096 + 2 * 10223616 (one more block forward per layer). */
+    spec_model m = gpt(2, 64, 4, 32, 100);
+    spec_training t = training(3, PREC_BF16, 0, 1);
+    wl w;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(w.model_flops, 65028096.0);
+    ck_assert_rel(w.model_flops, model_flops_formula(3, 32, 2, 64, 100));
+    ck_assert_double_eq(w.hw_flops, w.model_flops); /* no checkpointing: nothing recomputed */
+    t.act_ckpt = 1;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(w.model_flops, 65028096.0);
+    ck_assert_double_eq(w.hw_flops, 85475328.0);
+    ck_assert_rel(w.hw_flops, hw_flops_formula(3, 32, 2, 64, 100));
+    ck_assert_double_eq(w.hw_flops, w.model_flops + 2 * find(&w, WL_BLOCK)->fwd_flops);
+}
+END_TEST
+
+START_TEST(test_model_flops_gpt3)
+{
+    /* GPT-3 175B, B = 1, s = 2048: blocks 24 s h^2 + 4 s^2 h per layer forward;
+     * model_flops = 72 s l h^2 (1 + s/(6h) + V/(12 l h)) ~= 1.0749e15 FLOP per sequence,
+     * hw_flops (checkpointing) = 96 s l h^2 (1 + s/(6h) + V/(16 l h)) ~= 1.4317e15. */
+    spec_model m;
+    load("gpt3-175b", &m);
+    spec_training t = training(1, PREC_BF16, 1, 1);
+    wl w;
+    wl_build(&m, &t, &w);
+    const double s = 2048, h = 12288, l = 96, V = 50257;
+    ck_assert_rel(find(&w, WL_BLOCK)->fwd_flops, 24 * s * h * h + 4 * s * s * h);
+    ck_assert_rel(w.model_flops, model_flops_formula(1, s, l, h, V));
+    ck_assert_rel(w.hw_flops, hw_flops_formula(1, s, l, h, V));
+    /* the familiar 6 * params * tokens rule is within 5% here: it leaves out the attention
+     * score FLOPs, s/(6h) = 2.8% of the block GEMMs */
+    ck_assert_within(w.model_flops, 6 * w.params * s, 0.05);
+    /* micro-batch 4: everything scales by 4 */
+    wl w4;
+    t.micro_batch = 4;
+    wl_build(&m, &t, &w4);
+    ck_assert_rel(w4.model_flops, 4 * w.model_flops);
+    ck_assert_rel(w4.hw_flops, 4 * w.hw_flops);
+}
+END_TEST
+
+/* ---- activations --------------------------------------------------------------------- */
+
+START_TEST(test_activations_korthikanti)
+{
+    /* Korthikanti et al. 2022 eq. 1, 16-bit, no fused attention: per layer
+     * s b h (34 + 5 a s / h) bytes. b = 3, s = 32, h = 64, a = 4: s b h = 6144,
+     * 5 a s / h = 5 * 4 * 32 / 64 = 10 -> 6144 * 44 = 270336 B.
+     * Fused (flash) attention keeps no s x s scores: 34 s b h = 208896 B.
+     * Full checkpointing keeps the layer input only: 2 s b h = 12288 B. */
+    spec_model m = gpt(2, 64, 4, 32, 100);
+    wl w;
+    const double sbh = 32 * 3 * 64;
+    spec_training t = training(3, PREC_FP16, 0, 0);
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, sbh * (34 + 5.0 * 4 * 32 / 64));
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 270336.0);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->ckpt_bytes, 2 * sbh);
+    t.flash_attention = 1;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 34 * sbh);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->ckpt_bytes, 12288.0);
+    /* bf16 is also 2 bytes: the same */
+    t.precision = PREC_BF16;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 34 * sbh);
+    /* fp32 doubles the 16-bit terms, the two 1-byte dropout masks stay:
+     * 2 * (34 - 2) + 2 = 66 s b h; checkpoint 4 s b h */
+    t.precision = PREC_FP32;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(w.elem_bytes, 4.0);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 66 * sbh);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->ckpt_bytes, 4 * sbh);
+}
+END_TEST
+
+START_TEST(test_activations_gpt3)
+{
+    /* GPT-3 175B, b = 1, s = 2048, h = 12288, a = 96: 5 a s / h = 5 * 96 * 2048 / 12288 = 80,
+     * so 114 s b h = 114 * 25165824 = 2868903936 B per layer without flash attention.
+     * Logits for the loss in fp32: 4 b s V = 4 * 2048 * 50257 = 411705344 B. */
+    spec_model m;
+    load("gpt3-175b", &m);
+    spec_training t = training(1, PREC_FP16, 0, 0);
+    wl w;
+    wl_build(&m, &t, &w);
+    const double sbh = 2048.0 * 12288;
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 114 * sbh);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->act_bytes, 2868903936.0);
+    ck_assert_double_eq(w.logits_bytes, 411705344.0);
+    ck_assert_double_eq(find(&w, WL_HEAD)->act_bytes, 2 * sbh); /* the head's 16-bit input */
+    ck_assert_double_eq(w.elem_bytes, 2.0);
+    ck_assert_int_eq(w.micro_batch, 1);
+    ck_assert_int_eq(w.act_ckpt, 0);
+}
+END_TEST
+
+START_TEST(test_published_totals)
+{
+    /* every shipped model that quotes a total is within 2% of it when counted from its shape
+     * (GPT-2 XL, 1.01%, is the largest gap: see test_params_gpt2_xl) */
+    static const char *const names[] = {"gpt3-175b", "gpt3-13b", "gpt3-6.7b", "gpt3-1.3b", "gpt2-1.5b",
+                                        "llama2-7b", "llama2-13b", "llama2-70b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        spec_model m;
+        spec_training t = training(1, PREC_BF16, 1, 1);
+        wl w;
+        load(names[i], &m);
+        wl_build(&m, &t, &w);
+        ck_assert_msg(m.published_params > 0, "%s quotes no total", names[i]);
+        ck_assert_msg(fabs(w.params / m.published_params - 1) < 0.02, "%s: %.0f vs %.0f", names[i], w.params,
+                      m.published_params);
+    }
+}
+END_TEST
+
+Suite *workload_suite(void)
+{
+    Suite *s = suite_create("workload");
+    TCase *p = tcase_create("params");
+    tcase_add_test(p, test_params_gpt3_175b);
+    tcase_add_test(p, test_params_llama2_7b);
+    tcase_add_test(p, test_params_llama2_70b_gqa);
+    tcase_add_test(p, test_params_gpt2_xl);
+    tcase_add_test(p, test_params_swiglu_gqa_small);
+    tcase_add_test(p, test_published_totals);
+    suite_add_tcase(s, p);
+    TCase *f = tcase_create("flops");
+    tcase_add_test(f, test_block_flops_small);
+    tcase_add_test(f, test_model_flops_small);
+    tcase_add_test(f, test_model_flops_gpt3);
+    suite_add_tcase(s, f);
+    TCase *a = tcase_create("activations");
+    tcase_add_test(a, test_activations_korthikanti);
+    tcase_add_test(a, test_activations_gpt3);
+    suite_add_tcase(s, a);
+    return s;
+}
