@@ -67,6 +67,7 @@ check: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory shardcast
+	./shardcast predict --scenario mics-p4d-gpt3-13b
 	./shardcast memory --scenario memory-p4d-gpt3-175b
 
 asan:
@@ -89,8 +90,16 @@ fuzz-run: fuzz
 	cp configs/clusters/*.json configs/models/*.json configs/scenarios/*.json $(BUILD)/fuzz-corpus/
 	$(BUILD)/fuzz_spec -max_total_time=60 -max_len=8192 $(BUILD)/fuzz-corpus
 
-bench: shardcast
-	@echo "no benchmarks yet"
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
+
+bench: $(BENCH_BIN)
+	@echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	@for b in $(BENCH_BIN); do $$b || exit 1; done
 
 install: shardcast
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/shardcast
