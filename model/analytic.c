@@ -332,6 +332,14 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
             double mwork = 0;
             int gathers = 0;
+            long per = 0;
+            for (int i = 0; i < t->n_items; i++)
+                per += t->micro[i].count;
+            /* the jumped micro-steps must issue the gathers the measured one did: their
+             * look-ahead (d copies on) has to stay inside the step */
+            long jl = ((long)(t->grad_accum - 1) * per - d) / per - main.m;
+            if (J > jl)
+                J = jl;
             for (int i = 0; i < t->n_items; i++) {
                 gathers += t->micro[i].ng;
                 for (int k = 0; k < t->micro[i].nr; k++)
@@ -349,9 +357,6 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             if (J > mcap)
                 J = mcap;
             if (J > 0) {
-                long per = 0;
-                for (int i = 0; i < t->n_items; i++)
-                    per += t->micro[i].count;
                 jump(&s, &c, D, &mprev, &mcur, lambda, lambda_comm, J * per, J);
                 main.m += (int)J;
                 look.m += (int)J;

@@ -58,28 +58,42 @@ double cost_busbw_factor(cost_coll kind, int n)
     return kind == COLL_ALLREDUCE ? 2 * f : f;
 }
 
-double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
-                      const cost_group *g)
+double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
 {
-    if (g->n <= 1 || bytes <= 0)
+    if (g->n <= 1)
         return 0;
-    if (chunks < 1)
-        chunks = 1;
-    double bw = cost_group_busbw(cal, g);
-    double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v;
-    double lat, xfer = cost_busbw_factor(kind, g->n) * bytes / bw;
+    double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v, lat;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1) {
         /* NCCL tree all-reduce: up and down a chain inside each node and a double binary tree
          * across nodes: baseLat + 2((ppn-1) intraLat + log2(nNodes) interLat) (tuning.cc). */
-        lat = cal->base_lat_s[ALGO_TREE].v + 2 * ((g->m - 1) * intra_lat + log2((double)g->k) * inter_lat);
-        xfer /= cal->tree_bw_factor.v;
+        int log2k = 0; /* NCCL's log2i: floor(log2(nNodes)) */
+        for (int q = g->k; q >>= 1;)
+            log2k++;
+        lat = cal->base_lat_s[ALGO_TREE].v + 2 * ((g->m - 1) * intra_lat + log2k * inter_lat);
     } else {
         /* Ring: n-1 steps (2(n-1) for all-reduce), of which k-1 (2(k-1)) cross nodes (tuning.cc). */
         int mult = kind == COLL_ALLREDUCE ? 2 : 1;
         int steps = mult * (g->n - 1), inter = mult * (g->k - 1);
         lat = cal->base_lat_s[ALGO_RING].v + (steps - inter) * intra_lat + inter * inter_lat;
     }
-    return chunks * lat + xfer;
+    return (chunks < 1 ? 1 : chunks) * lat;
+}
+
+double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
+{
+    double b = cost_busbw_factor(kind, g->n) * bytes;
+    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
+        b /= cal->tree_bw_factor.v;
+    return b;
+}
+
+double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                      const cost_group *g)
+{
+    if (g->n <= 1 || bytes <= 0)
+        return 0;
+    return cost_coll_latency(cal, kind, algo, chunks, g) +
+           cost_coll_edge_bytes(cal, kind, algo, bytes, g) / cost_group_busbw(cal, g);
 }
 
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,

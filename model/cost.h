@@ -64,6 +64,11 @@ double cost_busbw_factor(cost_coll kind, int n);
  * all-reduce buffer) with an algorithm; chunks > 1 issues it as that many equal pieces. */
 double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
                       const cost_group *g);
+/* Its two parts: the latency (chunks x per-collective latency) and the bytes each rank moves
+ * over its busiest edge, busbw_factor x S (tree all-reduce: / tree_bw_factor). time =
+ * latency + edge_bytes / cost_group_busbw. The simulator moves edge_bytes as flows. */
+double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g);
+double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g);
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);

@@ -11,6 +11,10 @@ static Suite *(*const SUITES[])(void) = {
     layout_suite,
     workload_suite,
     memory_suite,
+    cost_suite,
+    analytic_suite,
+    ev_suite,
+    net_suite,
 };
 
 int main(void)

@@ -10,4 +10,9 @@ Suite *layout_suite(void);   /* tests/test_layout.c: layout strings and their cl
 Suite *workload_suite(void); /* tests/test_workload.c: parameters, FLOPs, activation bytes    */
 Suite *memory_suite(void);   /* tests/test_memory.c: per-GPU bytes of each layout (ZeRO §3)   */
 
+Suite *cost_suite(void);     /* tests/test_cost.c: compute and collective cost functions      */
+Suite *analytic_suite(void); /* tests/test_analytic.c: op graph volumes, hand schedules, jumps  */
+Suite *ev_suite(void);       /* tests/test_ev.c: event queue and engine                        */
+Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair flows          */
+
 #endif

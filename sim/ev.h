@@ -1,0 +1,63 @@
+/* ev.h — the discrete-event core: a binary min-heap of timestamped events with deterministic
+ * tie-breaking (same time: push order), and an engine that dispatches them to one handler per kind.
+ * Not here: what an event means (the executor), flows and links (net), randomness (callers). */
+#ifndef SC_EV_H
+#define SC_EV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One event. Ordered by (t, seq); seq is assigned by the queue in push order, so two events at
+ * the same time pop in the order they were pushed and every run is reproducible. */
+typedef struct ev_event {
+    double t;     /* simulated time, s                                                     */
+    uint64_t seq; /* push order within its queue (assigned by ev_push, starts at 0)       */
+    int kind;     /* what happened; selects the engine's handler (>= 0)                    */
+    int32_t a, b; /* payload, meaning chosen by the kind (rank, stream, flow id, ...)      */
+    uint32_t ver; /* payload version: lets a handler drop stale events (net_flow_version)  */
+} ev_event;
+
+/* ---- queue --------------------------------------------------------------------------- */
+typedef struct ev_queue ev_queue;
+
+/* A queue with room for `capacity` events before it grows (0 = a small default); NULL when out
+ * of memory. The heap doubles as needed. */
+ev_queue *ev_queue_new(size_t capacity);
+void ev_queue_free(ev_queue *q);
+/* 0; SC_ERUNTIME when growing fails (the queue is unchanged); SC_EINPUT when t is NaN. */
+int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver);
+/* 1 and the earliest event in *out (removed), or 0 when empty. */
+int ev_pop(ev_queue *q, ev_event *out);
+/* Time of the earliest event, INFINITY when empty. */
+double ev_peek_time(const ev_queue *q);
+size_t ev_len(const ev_queue *q);
+
+/* ---- engine -------------------------------------------------------------------------- */
+typedef struct ev_engine ev_engine;
+
+/* Called for each event of its kind, with the clock already at e->t. Return 0 to go on, a
+ * positive value to stop cleanly, a negative sc error code to abort; ev_engine_run returns it. */
+typedef int (*ev_handler)(void *ctx, const ev_event *e, ev_engine *eng);
+
+/* An engine at time 0 with no handlers; `capacity` as for ev_queue_new. NULL when out of memory. */
+ev_engine *ev_engine_new(size_t capacity);
+void ev_engine_free(ev_engine *eng);
+/* Handle events of `kind` (>= 0) with h(ctx, ...); replaces an earlier handler. 0, SC_EINPUT for a
+ * negative kind or NULL h, SC_ERUNTIME when out of memory. */
+int ev_engine_register(ev_engine *eng, int kind, ev_handler h, void *ctx);
+/* Schedule an event. 0; SC_EINPUT when t is NaN or earlier than ev_engine_now (no time travel);
+ * SC_ERUNTIME when out of memory. */
+int ev_engine_push(ev_engine *eng, double t, int kind, int32_t a, int32_t b, uint32_t ver);
+/* Pop and dispatch events with t <= t_stop (INFINITY: until the queue is empty) in (t, seq)
+ * order. Returns 0 when the queue is empty or the next event lies after t_stop (it stays queued);
+ * a handler's non-zero return (that event counts as processed); SC_ERUNTIME for an event whose
+ * kind has no handler (consumed, not counted). The clock stays at the last popped event's time. */
+int ev_engine_run(ev_engine *eng, double t_stop);
+/* Current simulated time, s: the time of the last dispatched event (0 before any). */
+double ev_engine_now(const ev_engine *eng);
+/* Events dispatched so far, over all runs. */
+uint64_t ev_engine_events(const ev_engine *eng);
+/* Events still queued. */
+size_t ev_engine_pending(const ev_engine *eng);
+
+#endif

@@ -1,0 +1,197 @@
+/* test_ev.c — event queue order, tie-breaking, growth, and engine dispatch / stop.
+ * Expected orders are derived by hand from the (t, push order) rule stated in sim/ev.h. */
+#include <check.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "../model/err.h"
+#include "../sim/ev.h"
+
+START_TEST(test_queue_order)
+{
+    /* Pushed t = 3, 1, 2, 0.5, 4 with a = push index 0..4; sorted by t: 0.5(a3) 1(a1) 2(a2)
+     * 3(a0) 4(a4). */
+    ev_queue *q = ev_queue_new(8);
+    ck_assert_ptr_nonnull(q);
+    const double t[5] = {3, 1, 2, 0.5, 4};
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(ev_push(q, t[i], 7, i, -i, (uint32_t)(10 + i)), 0);
+    ck_assert_uint_eq(ev_len(q), 5);
+    ck_assert_double_eq(ev_peek_time(q), 0.5);
+    const int want[5] = {3, 1, 2, 0, 4};
+    ev_event e;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, want[i]);
+        ck_assert_int_eq(e.b, -want[i]);
+        ck_assert_uint_eq(e.ver, (uint32_t)(10 + want[i]));
+        ck_assert_uint_eq(e.seq, (uint64_t)want[i]); /* seq = push order, from 0 */
+        ck_assert_int_eq(e.kind, 7);
+        ck_assert_double_eq(e.t, t[want[i]]);
+    }
+    ck_assert_int_eq(ev_pop(q, &e), 0);
+    ck_assert_uint_eq(ev_len(q), 0);
+    ck_assert(isinf(ev_peek_time(q)));
+    ck_assert_int_eq(ev_push(q, NAN, 0, 0, 0, 0), SC_EINPUT);
+    ck_assert_uint_eq(ev_len(q), 0);
+    ev_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_queue_ties)
+{
+    /* Six events at the same t = 1 pushed with a = 0..5 come out as 0..5; an event at t = 0
+     * pushed last comes out first. */
+    ev_queue *q = ev_queue_new(0);
+    for (int i = 0; i < 6; i++)
+        ev_push(q, 1.0, 0, i, 0, 0);
+    ev_push(q, 0.0, 0, 99, 0, 0);
+    ev_event e;
+    ev_pop(q, &e);
+    ck_assert_int_eq(e.a, 99);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, i);
+    }
+    ev_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_queue_growth)
+{
+    /* Capacity hint 2, 5000 events at t drawn from {0, ..., 9} (many ties): popped they must be
+     * sorted by t and, within one t, by push index (a) — the heap grew 2 -> 8192 on the way. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 42);
+    ev_queue *q = ev_queue_new(2);
+    enum { N = 5000 };
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(ev_push(q, (double)gsl_rng_uniform_int(r, 10), 1, i, 0, 0), 0);
+    ck_assert_uint_eq(ev_len(q), N);
+    ev_event prev = {.t = -1, .a = -1}, e;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert(e.t > prev.t || (e.t == prev.t && e.a > prev.a));
+        prev = e;
+    }
+    ck_assert_int_eq(ev_pop(q, &e), 0);
+    /* Interleaved pushes and pops keep the order too: push 3, pop 1, push 3 ... */
+    double last = -1;
+    int pushed = 0, popped = 0;
+    for (int round = 0; round < 1000; round++) {
+        for (int k = 0; k < 3; k++, pushed++)
+            ev_push(q, last + 1 + gsl_rng_uniform(r) * 100, 0, pushed, 0, 0);
+        ev_pop(q, &e);
+        popped++;
+        ck_assert(e.t >= last);
+        last = e.t;
+    }
+    ck_assert_uint_eq(ev_len(q), (size_t)(pushed - popped));
+    ev_queue_free(q);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Engine fixtures: a log of dispatched (t, a) and handlers that chain or stop. */
+typedef struct log_ctx {
+    double t[64];
+    int a[64];
+    int n;
+    int stop_at_a; /* return 1 when e->a equals this */
+} log_ctx;
+
+static int h_log(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    log_ctx *c = ctx;
+    ck_assert_double_eq(ev_engine_now(eng), e->t);
+    c->t[c->n] = e->t;
+    c->a[c->n++] = e->a;
+    return e->a == c->stop_at_a ? 1 : 0;
+}
+
+/* Kind 1: re-schedule itself 0.25 s later until a reaches 3, each as kind 0 too. */
+static int h_chain(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    (void)ctx;
+    if (e->a < 3) {
+        ck_assert_int_eq(ev_engine_push(eng, e->t + 0.25, 1, e->a + 1, 0, 0), 0);
+        ck_assert_int_eq(ev_engine_push(eng, e->t + 0.25, 0, 100 + e->a + 1, 0, 0), 0);
+    }
+    return 0;
+}
+
+START_TEST(test_engine_dispatch)
+{
+    /* Kind 1 at t = 0 (a = 0) chains kind 1 and kind 0 at 0.25, 0.5, 0.75 (a = 1..3); the log
+     * (kind 0) sees a = 101, 102, 103 at 0.25, 0.5, 0.75 plus the a = 7 pushed at t = 0.5 before
+     * running, which comes before 102 (pushed earlier, same t). Events: 4 chain + 4 log = 8. */
+    ev_engine *eng = ev_engine_new(1);
+    log_ctx lg = {.stop_at_a = -1};
+    ck_assert_int_eq(ev_engine_register(eng, 0, h_log, &lg), 0);
+    ck_assert_int_eq(ev_engine_register(eng, 1, h_chain, NULL), 0);
+    ck_assert_int_eq(ev_engine_register(eng, -1, h_chain, NULL), SC_EINPUT);
+    ck_assert_int_eq(ev_engine_push(eng, 0.0, 1, 0, 0, 0), 0);
+    ck_assert_int_eq(ev_engine_push(eng, 0.5, 0, 7, 0, 0), 0);
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), 0);
+    ck_assert_int_eq(lg.n, 4);
+    const int want_a[4] = {101, 7, 102, 103};
+    const double want_t[4] = {0.25, 0.5, 0.5, 0.75};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(lg.a[i], want_a[i]);
+        ck_assert_double_eq(lg.t[i], want_t[i]);
+    }
+    ck_assert_uint_eq(ev_engine_events(eng), 8);
+    ck_assert_double_eq(ev_engine_now(eng), 0.75);
+    ck_assert_uint_eq(ev_engine_pending(eng), 0);
+    /* No time travel. */
+    ck_assert_int_eq(ev_engine_push(eng, 0.5, 0, 0, 0, 0), SC_EINPUT);
+    ck_assert_int_eq(ev_engine_push(eng, NAN, 0, 0, 0, 0), SC_EINPUT);
+    ev_engine_free(eng);
+}
+END_TEST
+
+START_TEST(test_engine_stop)
+{
+    /* Events a = 0..9 at t = a. run(4.5) dispatches a = 0..4 (5 events), leaves 5 queued, now 4.
+     * Then stop_at_a = 6: run(INF) dispatches 5 and 6 and returns 1 (the handler's value);
+     * 7 events processed, 3 pending. A kind without a handler: SC_ERUNTIME, not counted. */
+    ev_engine *eng = ev_engine_new(4);
+    log_ctx lg = {.stop_at_a = -1};
+    ev_engine_register(eng, 0, h_log, &lg);
+    for (int i = 0; i < 10; i++)
+        ev_engine_push(eng, (double)i, 0, i, 0, 0);
+    ck_assert_int_eq(ev_engine_run(eng, 4.5), 0);
+    ck_assert_int_eq(lg.n, 5);
+    ck_assert_uint_eq(ev_engine_events(eng), 5);
+    ck_assert_double_eq(ev_engine_now(eng), 4.0);
+    ck_assert_uint_eq(ev_engine_pending(eng), 5);
+    lg.stop_at_a = 6;
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), 1);
+    ck_assert_int_eq(lg.n, 7);
+    ck_assert_uint_eq(ev_engine_events(eng), 7);
+    ck_assert_double_eq(ev_engine_now(eng), 6.0);
+    ck_assert_uint_eq(ev_engine_pending(eng), 3);
+    ck_assert_int_eq(ev_engine_push(eng, 6.0, 5, 0, 0, 0), 0); /* kind 5: no handler */
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), SC_ERUNTIME);
+    ck_assert_uint_eq(ev_engine_events(eng), 7);
+    ck_assert_uint_eq(ev_engine_pending(eng), 3);
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), 0); /* 7, 8, 9 */
+    ck_assert_int_eq(lg.n, 10);
+    ck_assert_uint_eq(ev_engine_events(eng), 10);
+    ev_engine_free(eng);
+}
+END_TEST
+
+Suite *ev_suite(void)
+{
+    Suite *s = suite_create("ev");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_queue_order);
+    tcase_add_test(tc, test_queue_ties);
+    tcase_add_test(tc, test_queue_growth);
+    tcase_add_test(tc, test_engine_dispatch);
+    tcase_add_test(tc, test_engine_stop);
+    suite_add_tcase(s, tc);
+    return s;
+}

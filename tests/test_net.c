@@ -1,0 +1,461 @@
+/* test_net.c — topology (paths, link names, capacities) on the shipped p4d and p3dn clusters and
+ * max-min fair rates on hand-solvable cases; incremental solving checked against a full solve.
+ * Every expected number is derived in the comment above its assertion. */
+#include <check.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/err.h"
+#include "../model/spec.h"
+#include "../sim/net.h"
+
+static const net_params EFF08 = {0.8, 0.8, 0.8};
+static const net_params EFF1 = {1.0, 1.0, 1.0};
+
+static spec_cluster load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "configs/clusters/%s.json", name);
+    spec_cluster c;
+    sc_err err;
+    int rc = spec_load_cluster(path, &c, &err);
+    ck_assert_msg(rc == 0, "%s: %s", path, err.text);
+    return c;
+}
+
+static net_t *build(const spec_cluster *c, int nodes, const net_params *p)
+{
+    net_t *net = NULL;
+    sc_err err;
+    int rc = net_build(c, nodes, p, &net, &err);
+    ck_assert_msg(rc == 0, "net_build: %s", err.text);
+    return net;
+}
+
+/* A hand-made cluster: PCIe fabric, g GPUs and 1 NIC per node, all bandwidths 1e9 B/s. */
+static spec_cluster toy(int g, int nodes_per_leaf, double oversub)
+{
+    spec_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "toy");
+    c.gpus_per_node = g;
+    c.fabric.kind = FABRIC_PCIE;
+    c.pcie_bw_Bps = 1e9;
+    c.nics_per_node = 1;
+    c.nic_bw_Bps = 1e9;
+    c.oversubscription = oversub;
+    c.switch_latency_s = 1e-6;
+    c.nodes_per_leaf = nodes_per_leaf;
+    return c;
+}
+
+static void rel_eq(double got, double want, double tol)
+{
+    ck_assert_msg(fabs(got - want) <= tol * fabs(want), "got %.17g, want %.17g", got, want);
+}
+
+static void check_path(const net_t *net, int src, int dst, int ch, int n, const char *const *names)
+{
+    int l[NET_PATH_MAX];
+    ck_assert_int_eq(net_path(net, src, dst, ch, l, NET_PATH_MAX), n);
+    for (int i = 0; i < n; i++)
+        ck_assert_str_eq(net_link_name(net, l[i]), names[i]);
+}
+
+START_TEST(test_paths_p4d)
+{
+    /* p4d: 8 GPUs on NVSwitch (12 x 25 GB/s), 4 NICs x 100 Gbps = 12.5e9 B/s, 16 nodes per
+     * leaf. 40 nodes -> 3 leaves. Links: 40 x (2 x 8 + 2 x 4) + 2 x 3 = 966. */
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 40, &EFF08);
+    ck_assert_int_eq(net_n_gpus(net), 320);
+    ck_assert_int_eq(net_n_links(net), 966);
+    /* Intra node: GPU 0 -> GPU 1 over the switch, 2 links of 12 * 25e9 * 0.8 = 240e9 B/s,
+     * latency 0 (the collective layer adds calibrated per-step latency). */
+    check_path(net, 0, 1, 3, 2, (const char *const[]){"n0.gpu0>nvs", "n0.nvs>gpu1"});
+    int l[NET_PATH_MAX];
+    net_path(net, 0, 1, 0, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[0]), 240e9, 1e-15);
+    rel_eq(net_link_capacity(net, l[1]), 240e9, 1e-15);
+    ck_assert_double_eq(net_link_latency(net, l[0]), 0.0);
+    /* Node 3 GPU 2 (g = 26) -> node 3 GPU 5 (g = 29). */
+    check_path(net, 26, 29, 0, 2, (const char *const[]){"n3.gpu2>nvs", "n3.nvs>gpu5"});
+    /* Same leaf: node 0 GPU 0 -> node 1 GPU 0 (g = 8), channel 5 -> NIC 5 % 4 = 1; NIC links
+     * 12.5e9 * 0.8 = 10e9 B/s; the up link enters the leaf switch: 1 us. */
+    check_path(net, 0, 8, 5, 2, (const char *const[]){"n0.nic1>leaf", "n1.leaf>nic1"});
+    net_path(net, 0, 8, 5, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[0]), 10e9, 1e-15);
+    rel_eq(net_link_latency(net, l[0]), 1e-6, 1e-15);
+    ck_assert_double_eq(net_link_latency(net, l[1]), 0.0);
+    /* Different leaves: node 0 (leaf 0) -> node 16 (leaf 1, g = 128), channel 2: 4 links;
+     * leaf links 16 nodes x 4 NICs x 12.5e9 x 0.8 / oversubscription 1 = 640e9 B/s. Switches
+     * traversed: leaf, spine, leaf = 3 us in total. */
+    check_path(net, 3, 128 + 6, 2, 4,
+               (const char *const[]){"n0.nic2>leaf", "leaf0>spine", "spine>leaf1",
+                                     "n16.leaf>nic2"});
+    net_path(net, 3, 134, 2, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[1]), 640e9, 1e-15);
+    rel_eq(net_link_capacity(net, l[2]), 640e9, 1e-15);
+    double lat = 0;
+    for (int i = 0; i < 4; i++)
+        lat += net_link_latency(net, l[i]);
+    rel_eq(lat, 3e-6, 1e-12);
+    /* Last, partial leaf (nodes 32..39): node 39 GPU 7 (g = 319) -> node 0 GPU 0, channel 7. */
+    check_path(net, 319, 0, 7, 4,
+               (const char *const[]){"n39.nic3>leaf", "leaf2>spine", "spine>leaf0",
+                                     "n0.leaf>nic3"});
+    /* Edge cases: same GPU = 0 links; bad GPU, negative channel, too small a buffer. */
+    ck_assert_int_eq(net_path(net, 5, 5, 0, l, NET_PATH_MAX), 0);
+    ck_assert_int_eq(net_path(net, 0, 320, 0, l, NET_PATH_MAX), SC_EINPUT);
+    ck_assert_int_eq(net_path(net, -1, 3, 0, l, NET_PATH_MAX), SC_EINPUT);
+    ck_assert_int_eq(net_path(net, 0, 8, -1, l, NET_PATH_MAX), SC_EINPUT);
+    ck_assert_int_eq(net_path(net, 0, 128, 0, l, 3), SC_EINPUT);
+    net_free(net);
+    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24. */
+    net = build(&c, 1, &EFF08);
+    ck_assert_int_eq(net_n_links(net), 24);
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_paths_p3dn_mesh)
+{
+    /* p3dn hybrid cube mesh (configs/clusters/p3dn.24xlarge.json): 16 GPU pairs -> 32 directed
+     * links, + 2 NIC links = 34 for one node. */
+    spec_cluster c = load("p3dn.24xlarge");
+    net_t *net = build(&c, 2, &EFF08);
+    ck_assert_int_eq(net_n_links(net), 2 * 34);
+    /* 0 -> 3 has 2 NVLinks: one link of 2 * 25e9 * 0.8 = 40e9 B/s. */
+    check_path(net, 0, 3, 0, 1, (const char *const[]){"n0.gpu0>gpu3"});
+    int l[NET_PATH_MAX];
+    net_path(net, 0, 3, 0, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[0]), 40e9, 1e-15);
+    /* 0 -> 1 has 1 NVLink: 20e9 B/s. */
+    net_path(net, 0, 1, 0, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[0]), 20e9, 1e-15);
+    /* 3 -> 4 has no link. Neighbours of 3: 0 (2 links), 1 (1), 2 (2), 7 (1); of 4: 0 (2),
+     * 5 (1), 6 (1), 7 (2). Via 0: min(2, 2) = 2; via 7: min(1, 2) = 1 -> via GPU 0, 2 hops of
+     * 40e9 B/s each. */
+    check_path(net, 3, 4, 0, 2, (const char *const[]){"n0.gpu3>gpu0", "n0.gpu0>gpu4"});
+    net_path(net, 3, 4, 0, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[0]), 40e9, 1e-15);
+    rel_eq(net_link_capacity(net, l[1]), 40e9, 1e-15);
+    /* 1 -> 4: via 0 min(1, 2) = 1, via 5 min(2, 1) = 1: a tie, the lowest k (0) wins. On
+     * node 1 (GPUs 8..15) the same route with node prefix n1. */
+    check_path(net, 1, 4, 0, 2, (const char *const[]){"n0.gpu1>gpu0", "n0.gpu0>gpu4"});
+    check_path(net, 9, 12, 0, 2, (const char *const[]){"n1.gpu1>gpu0", "n1.gpu0>gpu4"});
+    /* One NIC: every channel uses nic0. Both nodes under one leaf (32 per leaf): 2 links. */
+    check_path(net, 3, 12, 3, 2, (const char *const[]){"n0.nic0>leaf", "n1.leaf>nic0"});
+    net_free(net);
+
+    /* A chain mesh 0-1-2-3 needs three hops from 0 to 3: rejected, naming the fabric. */
+    spec_cluster m = toy(4, 1, 1.0);
+    m.fabric.kind = FABRIC_NVLINK_MESH;
+    m.fabric.link_bw_Bps = 25e9;
+    m.fabric.links[0][1] = m.fabric.links[1][0] = 1;
+    m.fabric.links[1][2] = m.fabric.links[2][1] = 1;
+    m.fabric.links[2][3] = m.fabric.links[3][2] = 1;
+    sc_err err;
+    net = NULL;
+    ck_assert_int_eq(net_build(&m, 1, &EFF1, &net, &err), SC_EINPUT);
+    ck_assert_ptr_null(net);
+    ck_assert_str_eq(err.path, "$.node.fabric.links");
+    ck_assert_ptr_nonnull(strstr(err.text, "GPU 0 cannot reach GPU 3"));
+    /* Efficiency outside (0, 1]. */
+    net_params bad = {0.8, 0.8, 1.5};
+    ck_assert_int_eq(net_build(&c, 1, &bad, &net, &err), SC_EINPUT);
+    ck_assert_int_eq(net_build(&c, 0, &EFF1, &net, &err), SC_EINPUT);
+}
+END_TEST
+
+START_TEST(test_paths_pcie)
+{
+    /* h100-workstation: 1 GPU on PCIe 63 GB/s x eff 0.8 = 50.4e9 B/s; 2 PCIe + 2 NIC links. */
+    spec_cluster c = load("h100-workstation");
+    net_t *net = build(&c, 1, &EFF08);
+    ck_assert_int_eq(net_n_links(net), 4);
+    ck_assert_str_eq(net_link_name(net, 0), "n0.gpu0>host");
+    ck_assert_str_eq(net_link_name(net, 1), "n0.host>gpu0");
+    rel_eq(net_link_capacity(net, 0), 50.4e9, 1e-15);
+    net_free(net);
+    /* Toy PCIe box with 2 GPUs: GPU 0 -> 1 goes up to the host bridge and down. */
+    spec_cluster t = toy(2, 1, 1.0);
+    net = build(&t, 1, &EFF1);
+    check_path(net, 0, 1, 0, 2, (const char *const[]){"n0.gpu0>host", "n0.host>gpu1"});
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_two_flows_share)
+{
+    /* p4d node: GPU 0 -> 1 and GPU 0 -> 2 both use n0.gpu0>nvs (240e9 B/s); their downlinks
+     * are separate. Max-min: 240e9 / 2 = 120e9 each. Removing one gives the other 240e9. */
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 1, &EFF08);
+    int a, b;
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 1, 0, 1e9, 11, &a), 0);
+    rel_eq(net_flow_rate(net, a), 240e9, 1e-15);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 2, 0, 1e9, 12, &b), 0);
+    rel_eq(net_flow_rate(net, a), 120e9, 1e-15);
+    rel_eq(net_flow_rate(net, b), 120e9, 1e-15);
+    ck_assert_uint_eq(net_flow_tag(net, b), 12);
+    const int *ids;
+    int n;
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 2); /* a slowed down, b started */
+    ck_assert_int_eq(net_n_flows(net), 2);
+    ck_assert_int_eq(net_flow_remove(net, 0.0, b), 0);
+    rel_eq(net_flow_rate(net, a), 240e9, 1e-15);
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ids[0], a);
+    /* A flow on an unrelated path (GPU 3 -> 4) changes nothing else: changed = {itself}. */
+    int d;
+    net_flow_add(net, 0.0, 3, 4, 0, 1e9, 13, &d);
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ids[0], d);
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_three_flow_maxmin)
+{
+    /* Toy cluster: 2 GPUs and 1 NIC (1e9 B/s) per node, 2 nodes per leaf, oversubscription 4:
+     * leaf links 2 x 1 x 1e9 / 4 = 0.5e9 B/s. Classic max-min example (Bertsekas & Gallager
+     * §6.5.2): f1 = node 0 -> node 2 and f2 = node 1 -> node 3 cross leaf0>spine (0.5e9);
+     * f1 and f3 = node 0 -> node 1 share n0.nic0>leaf (1e9). leaf0>spine saturates first at
+     * 0.5e9 / 2 = 0.25e9 for f1 and f2; f3 gets the rest of the NIC: 1e9 - 0.25e9 = 0.75e9. */
+    spec_cluster c = toy(2, 2, 4.0);
+    net_t *net = build(&c, 4, &EFF1);
+    int f1, f2, f3;
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 4, 0, 1e9, 1, &f1), 0);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 2, 6, 0, 1e9, 2, &f2), 0);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 1, 2, 0, 1e9, 3, &f3), 0);
+    ck_assert_double_eq(net_flow_rate(net, f1), 0.25e9);
+    ck_assert_double_eq(net_flow_rate(net, f2), 0.25e9);
+    ck_assert_double_eq(net_flow_rate(net, f3), 0.75e9);
+    /* Without f2, f1 gets the whole leaf link (0.5e9) and f3 the other 0.5e9 of the NIC. */
+    net_flow_remove(net, 0.0, f2);
+    ck_assert_double_eq(net_flow_rate(net, f1), 0.5e9);
+    ck_assert_double_eq(net_flow_rate(net, f3), 0.5e9);
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_oversubscription_cap)
+{
+    /* Toy: 1 node per leaf, 1 NIC of 1e9 B/s, oversubscription 4: leaf0>spine = 1e9 / 4 =
+     * 0.25e9 B/s, so a lone flow node 0 -> node 1 is capped there, not at the NIC. */
+    spec_cluster t = toy(1, 1, 4.0);
+    net_t *net = build(&t, 2, &EFF1);
+    int f;
+    net_flow_add(net, 0.0, 0, 1, 0, 1e9, 0, &f);
+    ck_assert_double_eq(net_flow_rate(net, f), 0.25e9);
+    net_free(net);
+
+    /* p4d, 40 nodes, oversubscription 4: leaf links 16 x 4 x 12.5e9 x 0.8 / 4 = 160e9 B/s. All
+     * 64 NICs of leaf 0 (nodes 0..15, channel = NIC) send to node 16 + i of leaf 1: each NIC
+     * alone would give 10e9, but 64 flows share leaf0>spine: 160e9 / 64 = 2.5e9 each. With
+     * oversubscription 1 (640e9 / 64 = 10e9) the NIC and the leaf saturate together: 10e9. */
+    spec_cluster c = load("p4d.24xlarge");
+    for (int pass = 0; pass < 2; pass++) {
+        c.oversubscription = pass == 0 ? 4.0 : 1.0;
+        double want = pass == 0 ? 2.5e9 : 10e9;
+        net = build(&c, 40, &EFF08);
+        int ids[64];
+        for (int node = 0; node < 16; node++)
+            for (int k = 0; k < 4; k++)
+                ck_assert_int_eq(net_flow_add(net, 0.0, node * 8 + k, (16 + node) * 8 + k, k,
+                                              1e9, 0, &ids[node * 4 + k]),
+                                 0);
+        for (int i = 0; i < 64; i++)
+            rel_eq(net_flow_rate(net, ids[i]), want, 1e-12);
+        net_free(net);
+    }
+}
+END_TEST
+
+START_TEST(test_finish_times)
+{
+    /* Toy PCIe box, 2 GPUs, 1e9 B/s links. A = 1e9 B alone: 1e9 B/s, finishes at 1.0 s.
+     * B (1e9 B) starts at 0.5 s on the same path: both 0.5e9 B/s. A has 1e9 - 0.5 x 1e9 = 0.5e9
+     * left -> finishes at 0.5 + 0.5e9 / 0.5e9 = 1.5 s exactly; B at 0.5 + 1e9 / 0.5e9 = 2.5 s.
+     * A removed at 1.5: B has 1e9 - 1.0 x 0.5e9 = 0.5e9 left at 1e9 B/s -> 2.0 s. The up link
+     * carried 0.5e9 + 1.0 x 1e9 + 0.5 x 1e9 = 2e9 B by 2.0 s. */
+    spec_cluster t = toy(2, 1, 1.0);
+    net_t *net = build(&t, 1, &EFF1);
+    int a, b;
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 1, 0, 1e9, 1, &a), 0);
+    ck_assert_double_eq(net_flow_rate(net, a), 1e9);
+    ck_assert_double_eq(net_flow_finish_time(net, a), 1.0);
+    uint32_t va = net_flow_version(net, a);
+    ck_assert_int_eq(net_flow_add(net, 0.5, 0, 1, 0, 1e9, 2, &b), 0);
+    ck_assert_double_eq(net_flow_rate(net, a), 0.5e9);
+    ck_assert_double_eq(net_flow_finish_time(net, a), 1.5);
+    ck_assert_double_eq(net_flow_finish_time(net, b), 2.5);
+    ck_assert_uint_eq(net_flow_version(net, a), va + 1);
+    const int *ids;
+    int n;
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 2);
+    /* Remaining of A at 1.0 s: 0.5e9 - 0.5 x 0.5e9 = 0.25e9. */
+    ck_assert_double_eq(net_flow_remaining(net, a, 1.0), 0.25e9);
+    ck_assert_double_eq(net_link_bytes(net, 0, 1.0), 1e9); /* 0.5e9 + 0.5 x 1e9 */
+    ck_assert_int_eq(net_flow_remove(net, 1.5, a), 0);
+    ck_assert_double_eq(net_flow_rate(net, b), 1e9);
+    ck_assert_double_eq(net_flow_finish_time(net, b), 2.0);
+    ck_assert_double_eq(net_link_bytes(net, 0, 2.0), 2e9);
+    /* Time may not run backwards; a removed id is gone. */
+    ck_assert_int_eq(net_flow_add(net, 1.0, 0, 1, 0, 1e9, 3, &a), SC_EINPUT);
+    ck_assert_int_eq(net_flow_remove(net, 1.5, a), SC_EINPUT);
+    ck_assert(!net_flow_live(net, a));
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_degenerate_flows)
+{
+    /* src == dst and 0-byte flows have no links: rate INFINITY, finish at `now`, reported as
+     * changed, and they leave other flows alone. A reused slot gets a higher version. */
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 2, &EFF08);
+    int a, self, empty;
+    net_flow_add(net, 0.0, 0, 9, 0, 1e9, 1, &a);
+    double ra = net_flow_rate(net, a);
+    uint32_t va = net_flow_version(net, a);
+    ck_assert_int_eq(net_flow_add(net, 0.25, 9, 9, 0, 1e6, 2, &self), 0);
+    ck_assert(isinf(net_flow_rate(net, self)));
+    ck_assert_double_eq(net_flow_finish_time(net, self), 0.25);
+    ck_assert_double_eq(net_flow_remaining(net, self, 0.25), 0.0);
+    const int *ids;
+    int n;
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(ids[0], self);
+    ck_assert_int_eq(net_flow_add(net, 0.25, 0, 9, 0, 0.0, 3, &empty), 0);
+    ck_assert(isinf(net_flow_rate(net, empty)));
+    ck_assert_double_eq(net_flow_rate(net, a), ra);
+    ck_assert_uint_eq(net_flow_version(net, a), va);
+    uint32_t vs = net_flow_version(net, self);
+    ck_assert_int_eq(net_flow_remove(net, 0.25, self), 0);
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 0);
+    int again;
+    net_flow_add(net, 0.3, 0, 9, 1, 1e9, 4, &again); /* NIC 1: a different path */
+    ck_assert_int_eq(again, self);                   /* slot reused (free list) */
+    ck_assert_uint_gt(net_flow_version(net, again), vs);
+    ck_assert_int_eq(net_n_flows(net), 3);
+    net_free(net);
+}
+END_TEST
+
+/* ---- incremental vs full ------------------------------------------------------------- */
+typedef struct tflow {
+    int id, src, dst, ch;
+} tflow;
+
+/* Max-min fairness by definition (Bertsekas & Gallager §6.5.2): no link is over capacity and
+ * every flow crosses a saturated link on which no flow is faster. */
+static void check_maxmin(const net_t *net, const tflow *f, int nf)
+{
+    int nl = net_n_links(net);
+    double *load = calloc((size_t)nl, sizeof *load), *fmax = calloc((size_t)nl, sizeof *fmax);
+    int path[NET_PATH_MAX];
+    for (int i = 0; i < nf; i++) {
+        double r = net_flow_rate(net, f[i].id);
+        int n = net_path(net, f[i].src, f[i].dst, f[i].ch, path, NET_PATH_MAX);
+        for (int k = 0; k < n; k++) {
+            load[path[k]] += r;
+            if (r > fmax[path[k]])
+                fmax[path[k]] = r;
+        }
+    }
+    for (int l = 0; l < nl; l++)
+        ck_assert(load[l] <= net_link_capacity(net, l) * (1 + 1e-12));
+    for (int i = 0; i < nf; i++) {
+        double r = net_flow_rate(net, f[i].id);
+        int n = net_path(net, f[i].src, f[i].dst, f[i].ch, path, NET_PATH_MAX), ok = n == 0;
+        for (int k = 0; k < n && !ok; k++)
+            ok = load[path[k]] >= net_link_capacity(net, path[k]) * (1 - 1e-12) &&
+                 r >= fmax[path[k]] * (1 - 1e-12);
+        ck_assert_msg(ok, "flow %d (%d -> %d) has no bottleneck", f[i].id, f[i].src, f[i].dst);
+    }
+    free(load);
+    free(fmax);
+}
+
+static void random_ops(spec_cluster *c, unsigned long seed)
+{
+    /* 500 random adds (60 %) and removes on 16 p4d nodes; after each, every live rate must
+     * equal a from-scratch solve to 1e-12 relative and be max-min fair by definition. */
+    net_t *net = build(c, 16, &EFF08);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    tflow live[512];
+    double rate[512];
+    int nf = 0, n_gpus = net_n_gpus(net);
+    double now = 0;
+    for (int op = 0; op < 500; op++) {
+        now += gsl_rng_uniform(r) * 1e-3;
+        if (nf == 0 || (gsl_rng_uniform(r) < 0.6 && nf < 512)) {
+            tflow t = {-1, (int)gsl_rng_uniform_int(r, (unsigned long)n_gpus),
+                       (int)gsl_rng_uniform_int(r, (unsigned long)n_gpus),
+                       (int)gsl_rng_uniform_int(r, 8)};
+            double bytes = 1e6 + gsl_rng_uniform(r) * 1e9;
+            ck_assert_int_eq(
+                net_flow_add(net, now, t.src, t.dst, t.ch, bytes, (uint64_t)op, &t.id), 0);
+            live[nf++] = t;
+        } else {
+            int k = (int)gsl_rng_uniform_int(r, (unsigned long)nf);
+            ck_assert_int_eq(net_flow_remove(net, now, live[k].id), 0);
+            live[k] = live[--nf];
+        }
+        for (int i = 0; i < nf; i++)
+            rate[i] = net_flow_rate(net, live[i].id);
+        net_solve_full(net);
+        for (int i = 0; i < nf; i++) {
+            if (isinf(rate[i]))
+                ck_assert(isinf(net_flow_rate(net, live[i].id)));
+            else
+                rel_eq(net_flow_rate(net, live[i].id), rate[i], 1e-12);
+        }
+        check_maxmin(net, live, nf);
+    }
+    ck_assert_int_eq(net_n_flows(net), nf);
+    gsl_rng_free(r);
+    net_free(net);
+}
+
+START_TEST(test_incremental_equals_full)
+{
+    spec_cluster c = load("p4d.24xlarge");
+    random_ops(&c, 1); /* shipped: 16 nodes under one leaf */
+    /* Leaves of 4 nodes with oversubscription 3: the spine links come into play. */
+    c.nodes_per_leaf = 4;
+    c.oversubscription = 3.0;
+    random_ops(&c, 2);
+}
+END_TEST
+
+Suite *net_suite(void)
+{
+    Suite *s = suite_create("net");
+    TCase *tc = tcase_create("topology");
+    tcase_add_test(tc, test_paths_p4d);
+    tcase_add_test(tc, test_paths_p3dn_mesh);
+    tcase_add_test(tc, test_paths_pcie);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("flows");
+    tcase_add_test(tc, test_two_flows_share);
+    tcase_add_test(tc, test_three_flow_maxmin);
+    tcase_add_test(tc, test_oversubscription_cap);
+    tcase_add_test(tc, test_finish_times);
+    tcase_add_test(tc, test_degenerate_flows);
+    tcase_add_test(tc, test_incremental_equals_full);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}

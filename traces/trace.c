@@ -1,0 +1,117 @@
+/* trace.c — Chrome trace-event JSON writer (see trace.h). */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tr_writer {
+    FILE *f;
+    char path[4096], tmp[4200];
+    int n;   /* events written */
+    int bad; /* a write failed */
+};
+
+int tr_open(const char *path, tr_writer **out, sc_err *err)
+{
+    tr_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
+    w->f = fopen(w->tmp, "w");
+    if (!w->f) {
+        int e = errno;
+        free(w);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write trace: %s", strerror(e));
+    }
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", w->f);
+    *out = w;
+    return 0;
+}
+
+/* JSON string body with escapes. */
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void sep(tr_writer *w)
+{
+    if (w->n++)
+        fputs(",\n", w->f);
+}
+
+void tr_process_name(tr_writer *w, int pid, const char *name)
+{
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
+    put_str(w->f, name);
+    fputs("}}", w->f);
+}
+
+void tr_thread_name(tr_writer *w, int pid, int tid, const char *name)
+{
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", pid, tid);
+    put_str(w->f, name);
+    fputs("}}", w->f);
+}
+
+void tr_span(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t_s, double dur_s,
+             const char *args_json)
+{
+    sep(w);
+    fputs("{\"ph\":\"X\",\"name\":", w->f);
+    put_str(w->f, name);
+    fputs(",\"cat\":", w->f);
+    put_str(w->f, cat ? cat : "op");
+    fprintf(w->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", pid, tid, t_s * 1e6, dur_s * 1e6);
+    if (args_json)
+        fprintf(w->f, ",\"args\":%s", args_json);
+    fputc('}', w->f);
+}
+
+void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double value)
+{
+    sep(w);
+    fputs("{\"ph\":\"C\",\"name\":", w->f);
+    put_str(w->f, name);
+    fprintf(w->f, ",\"pid\":%d,\"ts\":%.3f,\"args\":{\"value\":%.6g}}", pid, t_s * 1e6, value);
+}
+
+int tr_close(tr_writer *w, sc_err *err)
+{
+    fputs("\n]}\n", w->f);
+    int ok = !ferror(w->f);
+    ok = (fclose(w->f) == 0) && ok;
+    int rc = 0;
+    if (!ok || rename(w->tmp, w->path)) {
+        int e = errno;
+        unlink(w->tmp);
+        rc = sc_err_set(err, SC_ERUNTIME, w->path, "", "cannot write trace: %s", strerror(e));
+    }
+    free(w);
+    return rc;
+}
+
+void tr_abort(tr_writer *w)
+{
+    if (!w)
+        return;
+    fclose(w->f);
+    unlink(w->tmp);
+    free(w);
+}

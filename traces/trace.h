@@ -1,0 +1,27 @@
+/* trace.h — Chrome trace-event JSON writer (opens in Perfetto and chrome://tracing): processes
+ * (one per node), threads (one per rank stream), complete spans and counters. Written to
+ * path.tmp and renamed on close, so a failed run never leaves half a trace.
+ * Not here: what to trace (sim/, calibrate/ decide). */
+#ifndef SC_TRACE_H
+#define SC_TRACE_H
+
+#include "../model/err.h"
+
+typedef struct tr_writer tr_writer;
+
+int tr_open(const char *path, tr_writer **out, sc_err *err);
+/* Metadata: names shown for a process / thread. */
+void tr_process_name(tr_writer *w, int pid, const char *name);
+void tr_thread_name(tr_writer *w, int pid, int tid, const char *name);
+/* A complete span ("ph":"X"); times in seconds (written as microseconds). args_json may be NULL
+ * or a JSON object text such as {"bytes":123}. */
+void tr_span(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t_s, double dur_s,
+             const char *args_json);
+/* A counter sample ("ph":"C"): series `name` of process pid takes `value` from t_s on. */
+void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double value);
+/* Finish the JSON and rename into place; on failure the old file stays. Frees w. */
+int tr_close(tr_writer *w, sc_err *err);
+/* Abandon: remove the temporary file. Frees w. */
+void tr_abort(tr_writer *w);
+
+#endif
