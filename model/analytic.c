@@ -282,7 +282,12 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         if (lit)
             next(t, &look);
 
-        /* copy-level jump over identical copies */
+        /* copy-level jump over identical copies; a copy whose item has no copies left to
+         * jump over (embeddings, heads, the last of a run) needs no snapshot */
+        if (!allow_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
+            have_prev = 0;
+            goto micro_level;
+        }
         take(&s, c, D, &cur);
         double lambda, lambda_comm = 0;
         double rwork = 0;
@@ -325,6 +330,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         snap_copy(&prev, &cur);
         have_prev = 1;
         memcpy(sig_prev, sig, sizeof sig);
+    micro_level:
 
         /* micro-step-level jump over identical regular micro-steps */
         if (main.m != m_before && main.j == 0 && main.i == 0) {
