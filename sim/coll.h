@@ -1,0 +1,18 @@
+/* coll.h — collectives lowered to flows. A ring collective (all-gather, reduce-scatter,
+ * all-reduce; NCCL's pipelined ring, every step's chunk in flight at once) becomes one flow per
+ * ring edge (member i -> member i+1 in rank order) carrying the edge bytes of the cost model
+ * (busbw factor x S), an edge between nodes split into one flow per NIC (NCCL's channels); its
+ * n-1 steps appear as the per-step latency the collective waits before its flows start. Tree
+ * all-reduce is lowered on the same edges with the tree's latency and bandwidth factor.
+ * Not here: when a collective starts (sim/exec) or how flows share links (sim/net). */
+#ifndef SC_COLL_H
+#define SC_COLL_H
+
+typedef void (*coll_flow_fn)(void *ctx, int src, int dst, int ch, double bytes);
+
+/* Emit the flows of a ring over members[0..n-1] (global GPU indices, ascending); returns how
+ * many flows were emitted. */
+int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
+                    void *ctx);
+
+#endif

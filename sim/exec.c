@@ -1,0 +1,664 @@
+/* exec.c — the discrete-event executor (see exec.h; execution rules in model/layout.h). */
+#include "exec.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "ev.h"
+
+#define MAXD 66
+
+enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE };
+enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY };
+
+typedef struct cursor {
+    int m, i, j;
+} cursor;
+
+typedef struct qop {
+    const lo_coll *op;
+    int type, slot;
+} qop;
+
+typedef struct rank_st {
+    cursor main, look;
+    long c;               /* next copy to compute                                   */
+    int waiting;          /* the host reached copy c; compute waits for its gathers  */
+    int comp_busy, comp_is_opt;
+    double comp_free;     /* when the compute stream last became free                */
+    double comp_start, comp_rem, comp_rate, comp_mark; /* running compute: work left (s at full speed) */
+    uint32_t comp_ver;
+    const char *comp_name;
+    int gpending[MAXD], gkind[MAXD];
+    qop *q;
+    int qh, qn;
+    int comm_busy, comm_active; /* an op taken from the queue / its collective running    */
+    qop cur;
+    double arrive_t, coll_start_t;
+    int last_kind;
+    int in_boundary, b_idx, b_inflight, done;
+    double end_t, slow;
+    double busy, opt, exposed[N_COLLS], skew;
+    const lo_item *prev_item; /* copy c-1, whose reduces are issued at the next host step   */
+} rank_st;
+
+typedef struct group_st {
+    int *members, n;
+    int arrived, last_rank;
+    double t_last;
+    const lo_coll *op;
+    int outstanding;
+} group_st;
+
+typedef struct sim {
+    const lo_graph *g;
+    const an_timed *t;
+    const cost_calib *cal;
+    const spec_cluster *c;
+    const exec_opts *o;
+    net_t *net;
+    ev_engine *eng;
+    gsl_rng *rng;
+    int N, G, D, d, S, nics;
+    long per_micro, total;
+    rank_st *rk;
+    group_st *grp[N_GROUPS];
+    int p, q;
+    long *late; /* per rank: times it was the last to arrive */
+    long collectives, n_done;
+    int err_rc;
+    sc_err *err;
+    /* tracing */
+    int trace_n;
+    int *nic_links;
+    int n_nic_links;
+    double *nic_prev;
+    double sample_last;
+} sim;
+
+/* ---- the graph as seen by a cursor ------------------------------------------------------ */
+static const lo_micro *micro_of(const sim *s, int m) { return m == s->S - 1 ? &s->g->last : &s->g->micro; }
+static const an_titem *titem(const sim *s, const cursor *c)
+{
+    return c->m == s->S - 1 ? &s->t->last[c->i] : &s->t->micro[c->i];
+}
+static const lo_item *litem(const sim *s, const cursor *c) { return &micro_of(s, c->m)->item[c->i]; }
+static void next(const sim *s, cursor *c)
+{
+    if (++c->j >= litem(s, c)->count) {
+        c->j = 0;
+        if (++c->i >= s->g->micro.n_items) {
+            c->i = 0;
+            c->m++;
+        }
+    }
+}
+
+/* ---- groups ----------------------------------------------------------------------------- */
+static int group_id(const sim *s, lo_group_kind k, int r)
+{
+    switch (k) {
+    case GRP_WORLD: return 0;
+    case GRP_PARTITION:
+    case GRP_SECONDARY: return r / s->p;
+    case GRP_REPLICA: return r % s->p;
+    case GRP_RAIL: return r / s->p * s->G + r % s->G;
+    case GRP_INTRA: return r / s->q;
+    default: return 0;
+    }
+}
+
+static group_st *group_of(sim *s, lo_group_kind k, int r)
+{
+    group_st *gs = &s->grp[k][group_id(s, k, r)];
+    if (!gs->members) {
+        gs->members = malloc(sizeof(int) * (size_t)s->N);
+        if (!gs->members)
+            return NULL;
+        gs->n = layout_group_members(s->g, k, r, gs->members);
+    }
+    return gs;
+}
+
+/* ---- tracing ---------------------------------------------------------------------------- */
+static int traced(const sim *s, int r) { return s->o->trace && r < s->trace_n; }
+
+static void trace_span(sim *s, int r, int tid, const char *name, const char *cat, double t0, double t1,
+                       const char *args)
+{
+    if (traced(s, r))
+        tr_span(s->o->trace, r / s->G, (r % s->G) * 8 + tid, name, cat, t0, t1 - t0, args);
+}
+
+static void coll_label(const sim *s, const lo_coll *op, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s %.1f MB", layout_coll_name(op->kind), layout_group_name(op->group),
+             op->bytes / 1e6);
+    (void)s;
+}
+
+/* ---- compute stream --------------------------------------------------------------------- */
+static void comp_schedule(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    k->comp_ver++;
+    double end = now + k->comp_rem / k->comp_rate;
+    if (ev_engine_push(s->eng, end, EV_COMP, r, 0, k->comp_ver))
+        s->err_rc = SC_ERUNTIME;
+}
+
+/* Start compute of `dur` seconds at full speed; slowed while a collective runs on the rank. */
+static void comp_begin(sim *s, int r, double now, double dur, int is_opt, const char *name)
+{
+    rank_st *k = &s->rk[r];
+    if (s->o->jitter > 0) {
+        double f = 1 + s->o->jitter * gsl_ran_gaussian(s->rng, 1.0);
+        dur *= f > 0 ? f : 0;
+    }
+    dur *= k->slow;
+    k->comp_busy = 1;
+    k->comp_is_opt = is_opt;
+    k->comp_start = k->comp_mark = now;
+    k->comp_rem = dur;
+    k->comp_name = name;
+    double sl = s->cal->overlap_slowdown.v;
+    k->comp_rate = k->comm_active && sl > 0 ? 1 / (1 + sl) : 1;
+    comp_schedule(s, r, now);
+}
+
+/* The rank's communication became active or idle: rescale a running compute. */
+static void comp_rerate(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    double sl = s->cal->overlap_slowdown.v;
+    if (!k->comp_busy || sl <= 0)
+        return;
+    double rate = k->comm_active ? 1 / (1 + sl) : 1;
+    if (rate == k->comp_rate)
+        return;
+    k->comp_rem -= (now - k->comp_mark) * k->comp_rate;
+    if (k->comp_rem < 0)
+        k->comp_rem = 0;
+    k->comp_mark = now;
+    k->comp_rate = rate;
+    comp_schedule(s, r, now);
+}
+
+static void kick_comm(sim *s, int r, double now);
+static void try_boundary(sim *s, int r, double now);
+
+static void try_compute(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    if (!k->waiting || k->comp_busy || k->gpending[k->c % s->D])
+        return;
+    double wait = now - k->comp_free;
+    if (wait > 0)
+        k->exposed[k->gkind[k->c % s->D]] += wait;
+    k->waiting = 0;
+    const lo_item *it = litem(s, &k->main);
+    comp_begin(s, r, now, titem(s, &k->main)->comp, 0, it->pass == LO_FWD ? "forward" : "backward");
+}
+
+static void enqueue(sim *s, int r, const lo_coll *op, int type, int slot)
+{
+    rank_st *k = &s->rk[r];
+    int cap = 4 * (s->D + 4);
+    if (k->qn >= cap) {
+        s->err_rc = SC_ERUNTIME;
+        return;
+    }
+    k->q[(k->qh + k->qn++) % cap] = (qop){op, type, slot};
+}
+
+/* The host reaches copy c (compute c-1 ended, or the step starts). */
+static void host_step(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    if (k->prev_item)
+        for (int i = 0; i < k->prev_item->n_reduce; i++)
+            enqueue(s, r, &k->prev_item->reduce[i], Q_REDUCE, 0);
+    k->prev_item = NULL;
+    if (k->look.m < s->S) {
+        const lo_item *li = litem(s, &k->look);
+        long idx = k->c + s->d;
+        int slot = (int)(idx % s->D);
+        k->gpending[slot] = li->n_gather;
+        for (int i = 0; i < li->n_gather; i++) {
+            enqueue(s, r, &li->gather[i], Q_GATHER, slot);
+            k->gkind[slot] = (int)li->gather[i].kind;
+        }
+        next(s, &k->look);
+    }
+    if (k->c < s->total) {
+        k->waiting = 1;
+        try_compute(s, r, now);
+    } else {
+        k->in_boundary = 1;
+    }
+    kick_comm(s, r, now);
+    try_boundary(s, r, now);
+}
+
+/* ---- collectives ------------------------------------------------------------------------ */
+typedef struct flow_ctx {
+    sim *s;
+    uint64_t tag;
+    double now;
+    int n;
+} flow_ctx;
+
+static void push_changed(sim *s)
+{
+    const int *ids;
+    int n;
+    net_changed(s->net, &ids, &n);
+    for (int i = 0; i < n; i++)
+        if (ev_engine_push(s->eng, net_flow_finish_time(s->net, ids[i]), EV_FLOW, ids[i], 0,
+                           net_flow_version(s->net, ids[i])))
+            s->err_rc = SC_ERUNTIME;
+}
+
+static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
+{
+    flow_ctx *f = ctx;
+    int id;
+    if (net_flow_add(f->s->net, f->now, src, dst, ch, bytes, f->tag, &id)) {
+        f->s->err_rc = SC_ERUNTIME;
+        return;
+    }
+    f->n++;
+    push_changed(f->s);
+}
+
+static void coll_complete(sim *s, group_st *gs, double now)
+{
+    char label[96];
+    coll_label(s, gs->op, label, sizeof label);
+    for (int i = 0; i < gs->n; i++) {
+        int r = gs->members[i];
+        rank_st *k = &s->rk[r];
+        trace_span(s, r, 1, label, "collective", k->coll_start_t, now, NULL);
+        k->comm_busy = k->comm_active = 0;
+        k->last_kind = (int)gs->op->kind;
+        comp_rerate(s, r, now);
+        if (k->cur.type == Q_GATHER) {
+            if (--k->gpending[k->cur.slot] == 0 && k->cur.slot == k->c % s->D)
+                try_compute(s, r, now);
+        } else if (k->cur.type == Q_BOUNDARY) {
+            k->b_idx++;
+            k->b_inflight = 0;
+        }
+    }
+    for (int i = 0; i < gs->n; i++) {
+        kick_comm(s, gs->members[i], now);
+        try_boundary(s, gs->members[i], now);
+    }
+}
+
+static void coll_arrive(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    group_st *gs = group_of(s, k->cur.op->group, r);
+    if (!gs) {
+        s->err_rc = SC_ERUNTIME;
+        return;
+    }
+    if (gs->arrived == 0)
+        gs->op = k->cur.op;
+    gs->arrived++;
+    gs->t_last = now;
+    gs->last_rank = r;
+    k->arrive_t = now;
+    if (gs->arrived < gs->n)
+        return;
+    /* everyone is here: the collective runs */
+    gs->arrived = 0;
+    s->collectives++;
+    s->late[gs->last_rank]++;
+    for (int i = 0; i < gs->n; i++) {
+        rank_st *m = &s->rk[gs->members[i]];
+        m->skew += now - m->arrive_t;
+        m->coll_start_t = now;
+        m->comm_active = 1;
+        comp_rerate(s, gs->members[i], now);
+    }
+    const cost_group *geo = &s->g->group[gs->op->group];
+    cost_algo algo;
+    cost_coll_best(s->cal, gs->op->kind, gs->op->bytes, gs->op->chunks, geo, &algo);
+    double lat = cost_coll_latency(s->cal, gs->op->kind, algo, gs->op->chunks, geo);
+    int gid = group_id(s, gs->op->group, r);
+    if (ev_engine_push(s->eng, now + lat, EV_START, (int32_t)gs->op->group, gid, (uint32_t)algo))
+        s->err_rc = SC_ERUNTIME;
+}
+
+static void kick_comm(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    if (k->comm_busy || !k->qn)
+        return;
+    int cap = 4 * (s->D + 4);
+    k->cur = k->q[k->qh];
+    k->qh = (k->qh + 1) % cap;
+    k->qn--;
+    k->comm_busy = 1;
+    coll_arrive(s, r, now);
+}
+
+/* ---- the accumulation boundary ---------------------------------------------------------- */
+static void try_boundary(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    if (!k->in_boundary || k->done || k->comp_busy || k->b_inflight || k->comm_busy || k->qn)
+        return;
+    if (k->b_idx == s->g->n_boundary) {
+        k->done = 1;
+        k->end_t = now;
+        if (now > k->comp_free)
+            k->exposed[k->last_kind] += now - k->comp_free;
+        s->n_done++;
+        return;
+    }
+    const lo_bop *b = &s->g->boundary[k->b_idx];
+    k->b_inflight = 1;
+    if (b->is_optimizer) {
+        if (now > k->comp_free)
+            k->exposed[k->last_kind] += now - k->comp_free;
+        comp_begin(s, r, now, s->t->b_dur[k->b_idx], 1, "optimizer");
+    } else {
+        enqueue(s, r, &b->coll, Q_BOUNDARY, 0);
+        kick_comm(s, r, now);
+    }
+}
+
+/* ---- event handlers --------------------------------------------------------------------- */
+static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    sim *s = ctx;
+    int r = e->a;
+    rank_st *k = &s->rk[r];
+    if (e->ver != k->comp_ver || !k->comp_busy)
+        return 0;
+    double now = ev_engine_now(eng);
+    k->comp_busy = 0;
+    k->comp_free = now;
+    trace_span(s, r, 0, k->comp_name, "compute", k->comp_start, now, NULL);
+    if (k->comp_is_opt) {
+        k->opt += now - k->comp_start;
+        k->b_idx++;
+        k->b_inflight = 0;
+        try_boundary(s, r, now);
+        return s->err_rc;
+    }
+    k->busy += now - k->comp_start;
+    k->prev_item = litem(s, &k->main);
+    k->c++;
+    next(s, &k->main);
+    host_step(s, r, now);
+    return s->err_rc;
+}
+
+static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    sim *s = ctx;
+    group_st *gs = &s->grp[e->a][e->b];
+    const cost_group *geo = &s->g->group[gs->op->group];
+    double bytes = cost_coll_edge_bytes(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, geo);
+    flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
+    coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
+    gs->outstanding = f.n;
+    if (!f.n)
+        coll_complete(s, gs, f.now);
+    return s->err_rc;
+}
+
+static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    sim *s = ctx;
+    int id = e->a;
+    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver)
+        return 0;
+    double now = ev_engine_now(eng);
+    uint64_t tag = net_flow_tag(s->net, id);
+    if (net_flow_remove(s->net, now, id))
+        return SC_ERUNTIME;
+    push_changed(s);
+    group_st *gs = &s->grp[tag >> 32][(uint32_t)tag];
+    if (--gs->outstanding == 0)
+        coll_complete(s, gs, now);
+    return s->err_rc;
+}
+
+static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    sim *s = ctx;
+    (void)e;
+    double now = ev_engine_now(eng), dt = now - s->sample_last;
+    if (dt > 0)
+        for (int i = 0; i < s->n_nic_links; i++) {
+            int l = s->nic_links[i];
+            double b = net_link_bytes(s->net, l, now);
+            double util = (b - s->nic_prev[i]) / dt / net_link_capacity(s->net, l);
+            s->nic_prev[i] = b;
+            char name[80];
+            snprintf(name, sizeof name, "%s util", net_link_name(s->net, l));
+            int node = atoi(net_link_name(s->net, l) + 1);
+            tr_counter(s->o->trace, node, name, s->sample_last, util);
+        }
+    s->sample_last = now;
+    if (s->n_done < s->N && ev_engine_push(eng, now + s->o->sample_s, EV_SAMPLE, 0, 0, 0))
+        return SC_ERUNTIME;
+    return 0;
+}
+
+/* ---- set-up and run --------------------------------------------------------------------- */
+static void sim_free(sim *s)
+{
+    if (s->rk)
+        for (int r = 0; r < s->N; r++)
+            free(s->rk[r].q);
+    free(s->rk);
+    for (int k = 0; k < N_GROUPS; k++) {
+        if (s->grp[k])
+            for (int i = 0; i < s->N; i++)
+                free(s->grp[k][i].members);
+        free(s->grp[k]);
+    }
+    free(s->late);
+    free(s->nic_links);
+    free(s->nic_prev);
+    if (s->net)
+        net_free(s->net);
+    if (s->eng)
+        ev_engine_free(s->eng);
+    if (s->rng)
+        gsl_rng_free(s->rng);
+}
+
+static void trace_names(sim *s)
+{
+    for (int node = 0; node * s->G < s->trace_n; node++) {
+        char name[64];
+        snprintf(name, sizeof name, "node %d", node);
+        tr_process_name(s->o->trace, node, name);
+    }
+    for (int r = 0; r < s->trace_n; r++) {
+        char name[64];
+        snprintf(name, sizeof name, "rank %d compute", r);
+        tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8, name);
+        snprintf(name, sizeof name, "rank %d comm", r);
+        tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8 + 1, name);
+    }
+}
+
+int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
+             const exec_opts *o, exec_result *res, sc_err *err)
+{
+    sim s;
+    memset(&s, 0, sizeof s);
+    memset(res, 0, sizeof *res);
+    an_timed tt = *t;
+    s.g = g;
+    s.t = &tt;
+    s.cal = cal;
+    s.c = c;
+    s.o = o;
+    s.err = err;
+    s.N = g->n_ranks;
+    s.G = g->gpus_per_node;
+    s.d = g->prefetch;
+    s.D = s.d + 1;
+    s.S = o->grad_accum > 0 ? o->grad_accum : g->grad_accum;
+    tt.grad_accum = s.S;
+    s.nics = c->nics_per_node;
+    s.p = g->layout.p ? g->layout.p : s.N;
+    s.q = s.p < s.G ? s.p : s.G;
+    for (int i = 0; i < g->micro.n_items; i++)
+        s.per_micro += g->micro.item[i].count;
+    s.total = s.per_micro * s.S;
+    s.trace_n = o->trace ? (o->trace_ranks > 0 && o->trace_ranks < s.N ? o->trace_ranks : s.N) : 0;
+    if (s.d >= MAXD - 1)
+        return sc_err_set(err, SC_EINPUT, "--prefetch", "", "expected a prefetch depth below %d, got %d", MAXD - 1, s.d);
+
+    net_params np = {cal->bw_eff[TIER_NVLINK].v, cal->bw_eff[TIER_PCIE].v, cal->bw_eff[TIER_NET].v};
+    int rc = net_build(c, g->nodes, &np, &s.net, err);
+    if (rc)
+        return rc;
+    s.eng = ev_engine_new((size_t)s.N * 8);
+    s.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s.rk = calloc((size_t)s.N, sizeof *s.rk);
+    s.late = calloc((size_t)s.N, sizeof *s.late);
+    int ok = s.eng && s.rng && s.rk && s.late;
+    for (int k = 0; ok && k < N_GROUPS; k++)
+        ok = (s.grp[k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
+    for (int r = 0; ok && r < s.N; r++)
+        ok = (s.rk[r].q = malloc(sizeof(qop) * (size_t)(4 * (s.D + 4)))) != NULL;
+    if (!ok) {
+        sim_free(&s);
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);
+    }
+    gsl_rng_set(s.rng, o->seed);
+    ev_engine_register(s.eng, EV_COMP, on_comp, &s);
+    ev_engine_register(s.eng, EV_START, on_start, &s);
+    ev_engine_register(s.eng, EV_FLOW, on_flow, &s);
+    ev_engine_register(s.eng, EV_SAMPLE, on_sample, &s);
+    for (int r = 0; r < s.N; r++) {
+        s.rk[r].slow = 1;
+        for (int i = 0; i < o->n_stragglers; i++)
+            if (o->straggler_rank[i] == r)
+                s.rk[r].slow = o->straggler_factor[i];
+    }
+    if (o->trace) {
+        trace_names(&s);
+        if (o->sample_s > 0) {
+            int nl = net_n_links(s.net), nodes_traced = (s.trace_n + s.G - 1) / s.G;
+            s.nic_links = malloc(sizeof(int) * (size_t)nl);
+            s.nic_prev = calloc((size_t)nl, sizeof(double));
+            if (!s.nic_links || !s.nic_prev) {
+                sim_free(&s);
+                return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
+            }
+            for (int l = 0; l < nl; l++) {
+                const char *nm = net_link_name(s.net, l);
+                if (nm[0] == 'n' && strstr(nm, ">leaf") && atoi(nm + 1) < nodes_traced)
+                    s.nic_links[s.n_nic_links++] = l;
+            }
+            ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0);
+        }
+    }
+    /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
+    for (int r = 0; r < s.N; r++) {
+        rank_st *k = &s.rk[r];
+        for (int q = 0; q < s.d && k->look.m < s.S; q++) {
+            const lo_item *li = litem(&s, &k->look);
+            k->gpending[q] = li->n_gather;
+            for (int i = 0; i < li->n_gather; i++) {
+                enqueue(&s, r, &li->gather[i], Q_GATHER, q);
+                k->gkind[q] = (int)li->gather[i].kind;
+            }
+            next(&s, &k->look);
+        }
+    }
+    for (int r = 0; r < s.N; r++)
+        host_step(&s, r, 0);
+    rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
+    if (rc < 0 || s.err_rc) {
+        sim_free(&s);
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "internal error while simulating");
+    }
+    if (s.n_done != s.N) {
+        sim_free(&s);
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "the step stalled: %ld of %d ranks finished",
+                          s.n_done, s.N);
+    }
+    res->step_s = 0;
+    res->first_end_s = INFINITY;
+    long most = -1;
+    for (int r = 0; r < s.N; r++) {
+        const rank_st *k = &s.rk[r];
+        if (k->end_t > res->step_s) {
+            res->step_s = k->end_t;
+            res->slowest_rank = r;
+        }
+        if (k->end_t < res->first_end_s)
+            res->first_end_s = k->end_t;
+        res->compute_s += k->busy / s.N;
+        res->optimizer_s += k->opt / s.N;
+        res->skew_s += k->skew / s.N;
+        for (int i = 0; i < N_COLLS; i++)
+            res->exposed_s[i] += k->exposed[i] / s.N;
+        if (s.late[r] > most) {
+            most = s.late[r];
+            res->latest_rank = r;
+        }
+    }
+    res->latest_count = most;
+    double acc = res->compute_s + res->optimizer_s;
+    for (int i = 0; i < N_COLLS; i++)
+        acc += res->exposed_s[i];
+    res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
+    res->collectives = s.collectives;
+    res->events = ev_engine_events(s.eng);
+    sim_free(&s);
+    return 0;
+}
+
+int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
+                    const exec_opts *o, exec_result *r, sc_err *err)
+{
+    int S = o->grad_accum > 0 ? o->grad_accum : g->grad_accum;
+    if (S <= 4 || o->jitter > 0 || o->trace)
+        return exec_run(g, t, cal, c, o, r, err);
+    exec_result a[3];
+    exec_opts oo = *o;
+    int rc;
+    for (int i = 0; i < 3; i++) {
+        oo.grad_accum = 2 + i;
+        if ((rc = exec_run(g, t, cal, c, &oo, &a[i], err)))
+            return rc;
+    }
+    double d1 = a[1].step_s - a[0].step_s, d2 = a[2].step_s - a[1].step_s;
+    if (fabs(d2 - d1) > 1e-12 * a[2].step_s || a[1].slowest_rank != a[2].slowest_rank)
+        return exec_run(g, t, cal, c, o, r, err);
+    /* affine in the micro-step count: extrapolate every time-like field from 4 to S */
+    double k = S - 4;
+    *r = a[2];
+#define EXTRA(f) r->f = a[2].f + k * (a[2].f - a[1].f)
+    EXTRA(step_s);
+    EXTRA(first_end_s);
+    EXTRA(compute_s);
+    EXTRA(optimizer_s);
+    EXTRA(skew_s);
+    EXTRA(idle_s);
+    for (int i = 0; i < N_COLLS; i++)
+        EXTRA(exposed_s[i]);
+#undef EXTRA
+    r->collectives = a[2].collectives + (long)k * (a[2].collectives - a[1].collectives);
+    r->events = a[0].events + a[1].events + a[2].events;
+    return 0;
+}
