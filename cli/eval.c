@@ -2,6 +2,7 @@
 #include "eval.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,8 +36,38 @@ int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err)
 
 const char *cli_engine_name(cli_engine e) { return e == ENGINE_SIM ? "sim" : "model"; }
 
-int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const spec_training *tr, int nodes,
-             const spec_layout *l, cli_point *out, sc_err *err)
+int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
+{
+    char *end;
+    switch (opt) {
+    case 3000:
+        so->jitter = strtod(arg, &end);
+        if (end == arg || *end || !(so->jitter >= 0 && so->jitter < 1))
+            return sc_err_set(err, SC_EINPUT, "--jitter", "", "expected a relative sd from 0 to 1, got \"%s\"", arg);
+        return 1;
+    case 3001: {
+        int r;
+        double f;
+        char tail;
+        if (so->n_stragglers >= EXEC_MAX_STRAGGLERS)
+            return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected at most %d stragglers", EXEC_MAX_STRAGGLERS);
+        if (sscanf(arg, "%d:%lf%c", &r, &f, &tail) != 2 || r < 0 || !(f >= 1 && f < 1e6))
+            return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected RANK:FACTOR with FACTOR >= 1, got \"%s\"", arg);
+        so->straggler_rank[so->n_stragglers] = r;
+        so->straggler_factor[so->n_stragglers++] = f;
+        return 1;
+    }
+    case 3002:
+        so->seed = strtoul(arg, &end, 10);
+        if (end == arg || *end)
+            return sc_err_set(err, SC_EINPUT, "--seed", "", "expected a non-negative integer, got \"%s\"", arg);
+        return 1;
+    }
+    return 0;
+}
+
+int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+             const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     int rc;
@@ -48,11 +79,36 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
     out->training = *tr;
     out->engine = engine;
     out->weak_eff = NAN;
-    if (engine == ENGINE_SIM)
-        return sc_err_set(err, SC_ERUNTIME, "--engine", "", "the simulator is not built yet in this version; use --engine model");
     wl w;
     wl_build(&s->model, tr, &w);
-    an_predict(&w, tr, l, &s->cluster, nodes, &cal->cal, &out->r);
+    if (engine == ENGINE_MODEL) {
+        an_predict(&w, tr, l, &s->cluster, nodes, &cal->cal, &out->r);
+        return 0;
+    }
+    exec_opts def = {0};
+    def.seed = 1;
+    if (!so)
+        so = &def;
+    for (int i = 0; i < so->n_stragglers; i++)
+        if (so->straggler_rank[i] >= out->gpus)
+            return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected a rank below %d, got %d", out->gpus,
+                              so->straggler_rank[i]);
+    lo_graph g;
+    layout_build(&w, tr, l, &s->cluster, nodes, &g);
+    an_timed t;
+    an_time(&g, &w, &cal->cal, &s->cluster, &t);
+    rc = exec_run_steady(&g, &t, &cal->cal, &s->cluster, so, &out->sim, err);
+    if (rc)
+        return rc;
+    an_result *r = &out->r;
+    r->step_s = out->sim.step_s;
+    r->compute_s = out->sim.compute_s;
+    r->optimizer_s = out->sim.optimizer_s;
+    memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
+    r->idle_s = out->sim.idle_s;
+    an_derive(&w, tr, &s->cluster, g.n_ranks, r);
+    r->comm_bytes = layout_comm_bytes(&g, NULL);
+    mem_plan(&w, tr, l, g.n_ranks, &s->cluster, &r->mem);
     return 0;
 }
 

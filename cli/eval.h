@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "../model/analytic.h"
+#include "../sim/exec.h"
 #include "common.h"
 
 typedef enum { ENGINE_MODEL, ENGINE_SIM } cli_engine;
@@ -26,11 +27,24 @@ typedef struct cli_point {
     spec_training training;
     cli_engine engine;
     an_result r;
+    exec_result sim;  /* engine sim: spread, slowest rank, stragglers                       */
     double weak_eff; /* per-GPU throughput relative to the smallest node count (NAN if n/a) */
 } cli_point;
 
-int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const spec_training *tr, int nodes,
-             const spec_layout *l, cli_point *out, sc_err *err);
+/* so: simulator options (NULL = defaults); used with ENGINE_SIM only. */
+int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+             const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
+
+/* Simulator options shared by predict and sweep: --jitter, --straggler, --seed. Returns 1 if
+ * opt was one of them, 0 if not, <0 on a bad value. */
+#define CLI_SIM_LONGOPTS                                                                           \
+    {"jitter", required_argument, 0, 3000}, {"straggler", required_argument, 0, 3001},            \
+        {"seed", required_argument, 0, 3002}
+#define CLI_SIM_HELP                                                                               \
+    "  --jitter F             simulator: compute times vary by a relative sd F (e.g. 0.02)\n"     \
+    "  --straggler R:F        simulator: rank R computes F x slower (repeatable)\n"               \
+    "  --seed N               simulator: seed of the jitter RNG (default 1)\n"
+int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err);
 
 /* CSV header line and one row (no newline handling beyond the trailing '\n'). */
 void cli_csv_header(FILE *f);

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -17,13 +18,17 @@ static const char HELP[] =
     "With several node counts, weak-scaling efficiency is per-GPU throughput relative to the\n"
     "smallest count.\n\n" CLI_COMMON_HELP
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
-    "  --engine model|sim     analytical model (default) or discrete-event simulator\n"
-    "  --ignore-memory        predict layouts that do not fit as if they did\n";
+    "  --engine sim|model     discrete-event simulator (default) or analytical model\n"
+    "  --trace FILE           simulator: write a Chrome trace of the step (open in Perfetto);\n"
+    "                         needs one layout and one node count\n"
+    "  --trace-ranks K        trace the first K ranks (default: the first two nodes)\n"
+    "  --ignore-memory        predict layouts that do not fit as if they did\n" CLI_SIM_HELP;
 
 typedef struct opts {
-    const char *calibration;
+    const char *calibration, *trace;
     cli_engine engine;
-    int ignore_memory;
+    int ignore_memory, trace_ranks;
+    exec_opts so;
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -34,7 +39,18 @@ static int own(int opt, const char *arg, void *ctx)
     case 2000: o->calibration = arg; return 0;
     case 2001: return cli_parse_engine(arg, &o->engine, &err) ? cli_fail(&err, SC_EINPUT) : 0;
     case 2002: o->ignore_memory = 1; return 0;
+    case 2003: o->trace = arg; return 0;
+    case 2004:
+        o->trace_ranks = atoi(arg);
+        if (o->trace_ranks < 1) {
+            sc_err_set(&err, SC_EINPUT, "--trace-ranks", "", "expected a positive rank count, got \"%s\"", arg);
+            return cli_fail(&err, SC_EINPUT);
+        }
+        return 0;
     }
+    int rc = cli_sim_opt(&o->so, opt, arg, &err);
+    if (rc < 0)
+        return cli_fail(&err, rc);
     return 0;
 }
 
@@ -63,6 +79,13 @@ static json_t *point_json(const cli_point *p, double speedup, int show)
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
     if (!isnan(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
+    if (p->engine == ENGINE_SIM)
+        json_object_set_new(pr, "simulator",
+                            json_pack("{s:f, s:i, s:f, s:i, s:I, s:I, s:I}", "rank_spread_s",
+                                      p->sim.step_s - p->sim.first_end_s, "slowest_rank", p->sim.slowest_rank,
+                                      "skew_wait_s", p->sim.skew_s, "latest_rank", p->sim.latest_rank,
+                                      "latest_rank_count", (json_int_t)p->sim.latest_count, "collectives",
+                                      (json_int_t)p->sim.collectives, "events", (json_int_t)p->sim.events));
     json_object_set_new(o, "prediction", pr);
     return o;
 }
@@ -71,11 +94,17 @@ int cmd_predict(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
                                           {"engine", required_argument, 0, 2001},
-                                          {"ignore-memory", no_argument, 0, 2002}};
+                                          {"ignore-memory", no_argument, 0, 2002},
+                                          {"trace", required_argument, 0, 2003},
+                                          {"trace-ranks", required_argument, 0, 2004},
+                                          CLI_SIM_LONGOPTS};
     cli_setup s;
-    opts o = {NULL, ENGINE_MODEL, 0};
+    opts o;
+    memset(&o, 0, sizeof o);
+    o.engine = ENGINE_SIM;
+    o.so.seed = 1;
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "predict", HELP, extra, 3, &s, own, &o);
+    int rc = cli_getopt(argc, argv, "predict", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (optind < argc)
@@ -85,20 +114,49 @@ int cmd_predict(int argc, char **argv)
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
         return cli_fail(&err, rc);
+    if (o.trace && (o.engine != ENGINE_SIM || s.n_layouts != 1 || s.n_nodes != 1)) {
+        sc_err_set(&err, SC_EINPUT, "--trace", "", "expected the simulator with one layout and one node count");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    if ((o.so.jitter > 0 || o.so.n_stragglers) && o.engine != ENGINE_SIM) {
+        sc_err_set(&err, SC_EINPUT, o.so.jitter > 0 ? "--jitter" : "--straggler", "",
+                   "expected --engine sim (the analytical model has no jitter or stragglers)");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    tr_writer *tw = NULL;
+    if (o.trace) {
+        if ((rc = tr_open(o.trace, &tw, &err)))
+            return cli_fail(&err, rc);
+        o.so.trace = tw;
+        o.so.trace_ranks = o.trace_ranks ? o.trace_ranks : 2 * s.cluster.gpus_per_node;
+    }
 
     static cli_point pts[CLI_MAX_NODES * CLI_MAX_LAYOUTS];
     int np = 0;
     for (int ni = 0; ni < s.n_nodes; ni++)
         for (int li = 0; li < s.n_layouts; li++) {
             cli_point *p = &pts[np++];
-            if ((rc = cli_eval(&s, &cal, o.engine, &s.training, s.nodes[ni], &s.layouts[li], p, &err)))
+            if (tw) { /* counters every 1/400 of the analytical step estimate */
+                cli_point est;
+                if (cli_eval(&s, &cal, ENGINE_MODEL, NULL, &s.training, s.nodes[ni], &s.layouts[li], &est, &err) == 0)
+                    o.so.sample_s = est.r.step_s / 400;
+            }
+            if ((rc = cli_eval(&s, &cal, o.engine, &o.so, &s.training, s.nodes[ni], &s.layouts[li], p, &err))) {
+                if (tw)
+                    tr_abort(tw);
                 return cli_fail(&err, rc);
+            }
             if (ni > 0) { /* weak scaling: per-GPU samples/s vs the smallest node count */
                 const cli_point *base = &pts[li];
                 p->weak_eff = (p->r.samples_per_s / p->gpus) / (base->r.samples_per_s / base->gpus);
             }
         }
 
+    if (tw) {
+        if ((rc = tr_close(tw, &err)))
+            return cli_fail(&err, rc);
+        fprintf(stderr, "trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+    }
     if (s.json) {
         json_t *arr = json_array();
         for (int i = 0; i < np; i++) {
@@ -145,6 +203,12 @@ int cmd_predict(int argc, char **argv)
             if (!isnan(p->weak_eff))
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
+            if (p->engine == ENGINE_SIM && (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s ||
+                                            p->sim.skew_s > 1e-9 * p->sim.step_s))
+                printf("%-20s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank; rank %d "
+                       "last to %ld of %ld collectives\n",
+                       "", p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s,
+                       p->sim.latest_rank, p->sim.latest_count, p->sim.collectives);
         }
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "

@@ -83,7 +83,7 @@ int cmd_sweep(int argc, char **argv)
                 spec_training tr = s.training;
                 tr.micro_batch = mbs[mi];
                 cli_point p;
-                if ((rc = cli_eval(&s, &cal, o.engine, &tr, s.nodes[ni], &s.layouts[li], &p, &err))) {
+                if ((rc = cli_eval(&s, &cal, o.engine, NULL, &tr, s.nodes[ni], &s.layouts[li], &p, &err))) {
                     fclose(mem);
                     free(buf);
                     return cli_fail(&err, rc);

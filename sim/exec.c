@@ -79,6 +79,11 @@ typedef struct sim {
     int n_nic_links;
     double *nic_prev;
     double sample_last;
+    struct fmeta {
+        double t0;
+        int src, dst, ch;
+    } *fm; /* traced flows, by flow id */
+    int fm_cap;
 } sim;
 
 /* ---- the graph as seen by a cursor ------------------------------------------------------ */
@@ -273,7 +278,25 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
         return;
     }
     f->n++;
-    push_changed(f->s);
+    sim *s = f->s;
+    if (traced(s, src)) {
+        if (id >= s->fm_cap) {
+            int cap = s->fm_cap ? s->fm_cap : 1024;
+            while (cap <= id)
+                cap *= 2;
+            void *m = realloc(s->fm, sizeof *s->fm * (size_t)cap);
+            if (!m) {
+                s->err_rc = SC_ERUNTIME;
+                return;
+            }
+            s->fm = m;
+            for (int i = s->fm_cap; i < cap; i++)
+                s->fm[i].src = -1;
+            s->fm_cap = cap;
+        }
+        s->fm[id] = (struct fmeta){f->now, src, dst, ch};
+    }
+    push_changed(s);
 }
 
 static void coll_complete(sim *s, group_st *gs, double now)
@@ -425,6 +448,12 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
         return 0;
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
+    if (id < s->fm_cap && s->fm[id].src >= 0) {
+        char name[48];
+        snprintf(name, sizeof name, "flow to rank %d", s->fm[id].dst);
+        trace_span(s, s->fm[id].src, 2 + s->fm[id].ch, name, "flow", s->fm[id].t0, now, NULL);
+        s->fm[id].src = -1;
+    }
     if (net_flow_remove(s->net, now, id))
         return SC_ERUNTIME;
     push_changed(s);
@@ -472,6 +501,7 @@ static void sim_free(sim *s)
     free(s->late);
     free(s->nic_links);
     free(s->nic_prev);
+    free(s->fm);
     if (s->net)
         net_free(s->net);
     if (s->eng)
@@ -493,6 +523,10 @@ static void trace_names(sim *s)
         tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8, name);
         snprintf(name, sizeof name, "rank %d comm", r);
         tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8 + 1, name);
+        for (int ch = 0; ch < s->nics && ch < 6; ch++) {
+            snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
+            tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8 + 2 + ch, name);
+        }
     }
 }
 
