@@ -111,6 +111,15 @@ expect sweep-file 0 "3 rows" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4
 if [ "$(wc -l <"$TMP/s.csv")" = 4 ] && [ ! -e "$TMP/s.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-file-rows"; fail=$((fail + 1)); fi
 expect sweep-bad-p 2 "expected a group size dividing the 8 GPUs" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout mics:p=16 -o "$TMP/bad.csv"
 if [ ! -e "$TMP/bad.csv" ] && [ ! -e "$TMP/bad.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-bad-leaves-file"; fail=$((fail + 1)); fi
+expect predict-sim-default 0 "engine: simulator" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3
+expect predict-model 0 "engine: analytical model" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model
+expect predict-straggler 0 "slowest rank 3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout mics:p=8 --straggler 3:1.5
+expect predict-bad-straggler 2 "--straggler: expected RANK:FACTOR with FACTOR >= 1, got \"3\"" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 3
+expect predict-straggler-range 2 "--straggler: expected a rank below 16, got 99" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 99:2
+expect predict-jitter-model 2 "--jitter: expected --engine sim" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --jitter 0.1
+expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace "$TMP/t.json"
+if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
+expect predict-trace-two 2 "--trace: expected the simulator with one layout and one node count" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4 --model gpt3-1.3b --layout zero3 --trace "$TMP/t2.json"
 expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
 
 echo "golden: $pass passed, $fail failed"
