@@ -120,6 +120,12 @@ expect predict-jitter-model 2 "--jitter: expected --engine sim" -- "$BIN" predic
 expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace "$TMP/t.json"
 if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
 expect predict-trace-two 2 "--trace: expected the simulator with one layout and one node count" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4 --model gpt3-1.3b --layout zero3 --trace "$TMP/t2.json"
+expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
+expect plan-none-fits 0 "no layout fits: the closest, zero3 on 1 nodes (micro-batch 1), needs 343.1 GiB per GPU, short by 303.1 GiB" -- \
+    "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1
+expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
+expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
+expect plan-budget 0 "no candidate" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
 expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
 
 echo "golden: $pass passed, $fail failed"

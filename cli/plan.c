@@ -1,0 +1,389 @@
+/* plan.c — `shardcast plan`: which layout, partition size p, micro-batch split and node count to
+ * use on a cluster for a model. Enumerates the candidates, drops those that do not fit (saying
+ * by how much), ranks the rest with the analytical model, confirms the top ones with the
+ * simulator, and says why the winner wins — or that the top two are too close to call, naming
+ * the parameter the choice is most sensitive to. Not here: the engines themselves. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "eval.h"
+
+static const char HELP[] =
+    "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
+    "Recommends a layout (ZeRO-1/2/3, MiCS at every valid p with hierarchical all-gather on and\n"
+    "off, HSDP, ZeRO++ hpZ, DDP), a micro-batch / accumulation split and a node count. Layouts\n"
+    "that do not fit in HBM are dropped (the closest is reported with its shortfall); the rest are\n"
+    "ranked with the analytical model and the top --confirm are re-run with the simulator.\n"
+    "When the top two differ by less than --uncertainty, the plan says it is too close to call and\n"
+    "names the cluster parameter the choice is most sensitive to.\n\n" CLI_COMMON_HELP
+    "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
+    "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
+    "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
+    "  --layouts all|LIST     candidate layouts (default all); or --layout repeated\n"
+    "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
+    "  --uncertainty F        relative error of a prediction for 'too close to call' (default 0.10)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --progress             progress on stderr even when it is not a terminal\n";
+
+typedef struct opts {
+    const char *calibration;
+    double global_batch, budget, uncertainty;
+    int cost_objective, confirm, progress;
+} opts;
+
+static int own(int opt, const char *arg, void *ctx)
+{
+    opts *o = ctx;
+    sc_err err;
+    char *end;
+    switch (opt) {
+    case 2000: o->calibration = arg; return 0;
+    case 2001:
+        o->global_batch = strtod(arg, &end);
+        if (end == arg || *end || !(o->global_batch >= 1) || o->global_batch != floor(o->global_batch))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--global-batch", "", "expected a positive integer, got \"%s\"", arg));
+        return 0;
+    case 2002:
+        if (!strcmp(arg, "throughput"))
+            o->cost_objective = 0;
+        else if (!strcmp(arg, "cost"))
+            o->cost_objective = 1;
+        else
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--objective", "", "expected throughput or cost, got \"%s\"", arg));
+        return 0;
+    case 2003:
+        o->budget = strtod(arg, &end);
+        if (end == arg || *end || !(o->budget > 0))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--budget-usd-per-hour", "", "expected a positive number, got \"%s\"", arg));
+        return 0;
+    case 2005:
+        o->confirm = (int)strtol(arg, &end, 10);
+        if (end == arg || *end || o->confirm < 0 || o->confirm > 100)
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--confirm", "", "expected 0 to 100, got \"%s\"", arg));
+        return 0;
+    case 2006:
+        o->uncertainty = strtod(arg, &end);
+        if (end == arg || *end || !(o->uncertainty >= 0 && o->uncertainty < 1))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--uncertainty", "", "expected a fraction from 0 to 1, got \"%s\"", arg));
+        return 0;
+    case 2007: o->progress = 1; return 0;
+    }
+    return 0;
+}
+
+typedef struct cand {
+    cli_point pt;
+    double usd_per_msample; /* $ per million samples */
+    double score;           /* higher is better */
+    int confirmed;
+} cand;
+
+static double score_of(const opts *o, const cand *c)
+{
+    return o->cost_objective ? -c->usd_per_msample : c->pt.r.samples_per_s;
+}
+
+/* Best score first; on a tie, less memory per GPU, then fewer nodes (a deterministic order). */
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *p = a, *q = b;
+    if (p->score != q->score)
+        return p->score < q->score ? 1 : -1;
+    if (p->pt.r.mem.total != q->pt.r.mem.total)
+        return p->pt.r.mem.total < q->pt.r.mem.total ? -1 : 1;
+    return p->pt.nodes - q->pt.nodes;
+}
+
+/* Every layout worth trying on `gpus` GPUs of this cluster. */
+static int all_layouts(const spec_cluster *c, int nodes, spec_layout *out, int max)
+{
+    int n = 0, N = nodes * c->gpus_per_node;
+    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3 && n < max; k++)
+        out[n++] = (spec_layout){.kind = (spec_layout_kind)k, .hier = 1};
+    for (int p = 2; p < N && n + 4 <= max; p++) {
+        spec_layout m = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
+        if (spec_layout_check(&m, c, nodes, NULL))
+            continue;
+        out[n++] = m;
+        if (p > c->gpus_per_node) {
+            m.hier = 0;
+            out[n++] = m;
+        }
+        out[n++] = (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1};
+        if (p <= c->gpus_per_node)
+            out[n++] = (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1};
+    }
+    return n;
+}
+
+static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
+                     const spec_layout *l, const spec_training *tr, cand *c, sc_err *err)
+{
+    int rc = cli_eval(s, cal, e, NULL, tr, nodes, l, &c->pt, err);
+    if (rc)
+        return rc;
+    c->usd_per_msample = s->cluster.price_usd_per_hour * nodes / 3600.0 / c->pt.r.samples_per_s * 1e6;
+    c->score = score_of(o, c);
+    return 0;
+}
+
+/* How much must one cluster parameter change for the runner-up to beat the winner? Scales NIC
+ * bandwidth, NVLink bandwidth and peak FLOPs by factors from 1/4 to 4 (analytical model). */
+static void sensitivity(const cli_setup *s0, const cli_calib *cal, const opts *o, const cand *a, const cand *b,
+                        char *out, size_t n)
+{
+    static const char *const names[] = {"inter-node (NIC) bandwidth", "NVLink bandwidth", "GPU peak FLOP/s"};
+    double best_f = 0;
+    int best_k = -1;
+    for (int k = 0; k < 3; k++)
+        for (int dir = -1; dir <= 1; dir += 2)
+            for (int step = 1; step <= 16; step++) {
+                double f = pow(2.0, dir * step / 8.0); /* 2^(1/8) steps up to 4x */
+                cli_setup s = *s0;
+                if (k == 0)
+                    s.cluster.nic_bw_Bps *= f;
+                else if (k == 1)
+                    s.cluster.fabric.link_bw_Bps *= f, s.cluster.pcie_bw_Bps *= f;
+                else
+                    s.cluster.gpu.peak_flops *= f;
+                cand x, y;
+                sc_err err;
+                if (eval_cand(&s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
+                    eval_cand(&s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+                    continue;
+                if (y.score > x.score) {
+                    if (best_k < 0 || fabs(log(f)) < fabs(log(best_f))) {
+                        best_k = k;
+                        best_f = f;
+                    }
+                    break;
+                }
+            }
+    if (best_k < 0)
+        snprintf(out, n, "no single parameter within 4x flips it");
+    else
+        snprintf(out, n, "most sensitive to %s: %s by %.0f%% flips the choice", names[best_k],
+                 best_f > 1 ? "a rise" : "a drop", 100 * fabs(best_f - 1));
+}
+
+static void why(const cli_setup *s, const cand *best, const cand *all, int n, char *out, size_t len)
+{
+    const spec_layout *l = &best->pt.layout;
+    int G = s->cluster.gpus_per_node;
+    char where[128] = "";
+    if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
+        if (l->p <= G)
+            snprintf(where, sizeof where, "%s group of %d inside one node (%s)",
+                     l->kind == LAYOUT_ZEROPP ? "secondary partition" : "partition", l->p,
+                     s->cluster.fabric.kind == FABRIC_NVSWITCH ? "NVSwitch" : "NVLink");
+        else
+            snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
+    } else {
+        snprintf(where, sizeof where, "%s over all %d GPUs", l->kind == LAYOUT_DDP ? "replicated" : "sharded",
+                 best->pt.gpus);
+    }
+    int smallest = 1;
+    if (l->kind == LAYOUT_MICS)
+        for (int i = 0; i < n; i++)
+            if (all[i].pt.layout.kind == LAYOUT_MICS && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)
+                smallest = 0;
+    const cand *z3 = NULL;
+    for (int i = 0; i < n; i++)
+        if (all[i].pt.layout.kind == LAYOUT_ZERO3 && all[i].pt.nodes == best->pt.nodes &&
+            all[i].pt.training.micro_batch == best->pt.training.micro_batch && (!z3 || all[i].score > z3->score))
+            z3 = &all[i];
+    char vs[64] = "";
+    if (z3 && z3 != best)
+        snprintf(vs, sizeof vs, "; %.2fx zero3", z3->pt.r.step_s / best->pt.r.step_s *
+                                                      (best->pt.r.samples_per_step / z3->pt.r.samples_per_step));
+    snprintf(out, len, "%s%s%s", l->kind == LAYOUT_MICS && smallest ? "smallest p that fits: " : "", where, vs);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    static const struct option extra[] = {
+        {"calibration", required_argument, 0, 2000}, {"global-batch", required_argument, 0, 2001},
+        {"objective", required_argument, 0, 2002},   {"budget-usd-per-hour", required_argument, 0, 2003},
+        {"confirm", required_argument, 0, 2005},
+        {"uncertainty", required_argument, 0, 2006}, {"progress", no_argument, 0, 2007}};
+    cli_setup s;
+    opts o = {0};
+    o.confirm = 3;
+    o.uncertainty = 0.10;
+    cli_setup_init(&s, argv[0]);
+    int rc = cli_getopt(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (optind < argc)
+        return cli_usage_error("plan", "unexpected argument");
+    /* --layouts all means the default enumeration */
+    int use_all = 1;
+    for (int i = 0; i < s.n_layout_args; i++)
+        if (strcmp(s.layout_args[i], "all"))
+            use_all = 0;
+    if (use_all)
+        s.n_layout_args = 0;
+    sc_err err;
+    cli_calib cal;
+    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
+        (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
+        return cli_fail(&err, rc);
+    int show = o.progress || isatty(2);
+
+    size_t cap = 4096, n = 0, n_oom = 0;
+    cand *cs = malloc(cap * sizeof *cs);
+    cand closest_oom;
+    int have_oom = 0;
+    if (!cs)
+        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+    long tried = 0;
+    for (int ni = 0; ni < s.n_nodes; ni++) {
+        int nodes = s.nodes[ni], N = nodes * s.cluster.gpus_per_node;
+        if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget)
+            continue;
+        spec_layout lays[512];
+        int nl = 0;
+        if (s.n_layouts) {
+            for (int i = 0; i < s.n_layouts; i++)
+                if (!spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
+                    lays[nl++] = s.layouts[i];
+        } else {
+            nl = all_layouts(&s.cluster, nodes, lays, 512);
+        }
+        /* micro-batch x accumulation splits of the per-GPU batch */
+        double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;
+        if (per_gpu < 1 || per_gpu != floor(per_gpu))
+            continue; /* the global batch does not split over this many GPUs */
+        for (int mb = 1; mb <= per_gpu && mb <= 64; mb *= 2) {
+            if (fmod(per_gpu, mb) != 0)
+                continue;
+            spec_training tr = s.training;
+            tr.micro_batch = mb;
+            tr.grad_accum = (int)(per_gpu / mb);
+            for (int li = 0; li < nl; li++) {
+                cand c;
+                if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tr, &c, &err))) {
+                    free(cs);
+                    return cli_fail(&err, rc);
+                }
+                tried++;
+                if (!c.pt.r.mem.fits) {
+                    n_oom++;
+                    if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
+                        closest_oom = c, have_oom = 1;
+                    continue;
+                }
+                if (n == cap) {
+                    cand *m = realloc(cs, 2 * cap * sizeof *cs);
+                    if (!m) {
+                        free(cs);
+                        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+                    }
+                    cs = m;
+                    cap *= 2;
+                }
+                cs[n++] = c;
+            }
+        }
+        if (show)
+            fprintf(stderr, "\rplan: %ld candidates evaluated (%d/%d node counts)", tried, ni + 1, s.n_nodes);
+    }
+    qsort(cs, n, sizeof *cs, cmp_cand);
+    /* confirm the top ones with the simulator and re-rank them */
+    int k = (int)n < o.confirm ? (int)n : o.confirm;
+    for (int i = 0; i < k; i++) {
+        if (show)
+            fprintf(stderr, "\rplan: simulating candidate %d/%d                    ", i + 1, k);
+        cand c;
+        if ((rc = eval_cand(&s, &cal, &o, ENGINE_SIM, cs[i].pt.nodes, &cs[i].pt.layout, &cs[i].pt.training, &c, &err))) {
+            free(cs);
+            return cli_fail(&err, rc);
+        }
+        c.confirmed = 1;
+        cs[i] = c;
+    }
+    if (show)
+        fprintf(stderr, "\n");
+    qsort(cs, (size_t)k, sizeof *cs, cmp_cand);
+
+    char reason[256] = "", close_note[256] = "";
+    int too_close = 0;
+    if (n) {
+        why(&s, &cs[0], cs, (int)n, reason, sizeof reason);
+        if (n > 1) {
+            double a = fabs(cs[0].score), b = fabs(cs[1].score);
+            if (fabs(a - b) < o.uncertainty * a) {
+                too_close = 1;
+                sensitivity(&s, &cal, &o, &cs[0], &cs[1], close_note, sizeof close_note);
+            }
+        }
+    }
+    int shown = n < 10 ? (int)n : 10;
+    if (s.json) {
+        json_t *arr = json_array();
+        for (int i = 0; i < shown; i++) {
+            const cli_point *p = &cs[i].pt;
+            char lay[64];
+            spec_layout_str(&p->layout, lay, sizeof lay);
+            json_array_append_new(
+                arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "rank", i + 1,
+                               "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "micro_batch", p->training.micro_batch,
+                               "grad_accum", p->training.grad_accum, "engine", cli_engine_name(p->engine), "step_s",
+                               p->r.step_s, "samples_per_s", p->r.samples_per_s, "model_tflops_per_gpu",
+                               p->r.model_tflops_per_gpu, "mem_total_GiB", cli_gib(p->r.mem.total), "usd_per_million_samples",
+                               cs[i].usd_per_msample, "recommended", i == 0));
+        }
+        json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "cluster", s.cluster.name, "model", s.model.name,
+                                 "objective", o.cost_objective ? "cost" : "throughput", "candidates", (json_int_t)tried,
+                                 "out_of_memory", (json_int_t)n_oom, "ranking", arr);
+        json_object_set_new(root, "why", n ? json_string(reason) : json_null());
+        json_object_set_new(root, "too_close_to_call", json_boolean(too_close));
+        if (too_close)
+            json_object_set_new(root, "sensitivity", json_string(close_note));
+        if (!n && have_oom)
+            json_object_set_new(root, "closest_short_GiB", json_real(cli_gib(closest_oom.pt.r.mem.short_by)));
+        free(cs);
+        return cli_print_json(root);
+    }
+    printf("plan: %s on %s, objective %s; %ld candidates, %zu do not fit in %.0f GiB HBM\n", s.model.name,
+           s.cluster.name, o.cost_objective ? "cost ($ per million samples)" : "throughput (samples/s)", tried, n_oom,
+           cli_gib(s.cluster.gpu.hbm_bytes));
+    if (!n) {
+        if (have_oom) {
+            char lay[64];
+            spec_layout_str(&closest_oom.pt.layout, lay, sizeof lay);
+            printf("no layout fits: the closest, %s on %d nodes (micro-batch %d), needs %.1f GiB per GPU, short by "
+                   "%.1f GiB\n", lay, closest_oom.pt.nodes, closest_oom.pt.training.micro_batch,
+                   cli_gib(closest_oom.pt.r.mem.total), cli_gib(closest_oom.pt.r.mem.short_by));
+        } else {
+            printf("no candidate: check --nodes, --global-batch and --budget-usd-per-hour\n");
+        }
+        free(cs);
+        return 0;
+    }
+    printf("\n   %-20s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", "layout", "nodes", "mb", "accum", "step s",
+           "samples/s", "TFLOPS", "mem GiB", "$/M samp", "engine");
+    for (int i = 0; i < shown; i++) {
+        const cli_point *p = &cs[i].pt;
+        char lay[64];
+        spec_layout_str(&p->layout, lay, sizeof lay);
+        printf("%s %-20s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lay, p->nodes,
+               p->training.micro_batch, p->training.grad_accum, p->r.step_s, p->r.samples_per_s,
+               p->r.model_tflops_per_gpu, cli_gib(p->r.mem.total), cs[i].usd_per_msample,
+               cs[i].confirmed ? "sim" : "model");
+    }
+    char lay[64];
+    spec_layout_str(&cs[0].pt.layout, lay, sizeof lay);
+    printf("\nrecommended: %s on %d nodes, micro-batch %d x %d: %s\n", lay, cs[0].pt.nodes,
+           cs[0].pt.training.micro_batch, cs[0].pt.training.grad_accum, reason);
+    if (too_close)
+        printf("too close to call: the top two differ by less than the %.0f%% prediction uncertainty; %s\n",
+               100 * o.uncertainty, close_note);
+    free(cs);
+    return 0;
+}
