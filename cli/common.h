@@ -60,6 +60,8 @@ typedef struct cli_setup {
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --json                 machine-readable output on stdout\n"
 
+/* The directory holding the running binary (/proc/self/exe, else argv0's directory, else "."). */
+void cli_bindir(const char *argv0, char *out, size_t n);
 /* Fill config_roots from the binary's location; zero the setup. */
 void cli_setup_init(cli_setup *s, const char *argv0);
 /* Handle one shared option; returns 1 if it was one, 0 if not, <0 on a bad value (err set). */

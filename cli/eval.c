@@ -1,7 +1,11 @@
 /* eval.c — calibration choice, one evaluation, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,6 +114,68 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
     r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(&w, tr, l, g.n_ranks, &s->cluster, &r->mem);
     return 0;
+}
+
+/* Every cost_param of a calibration, in order. */
+static int all_params(cost_calib *c, cost_param **out)
+{
+    int n = 0;
+    out[n++] = &c->gemm_eff;
+    out[n++] = &c->gemm_overhead_s;
+    out[n++] = &c->hbm_eff;
+    out[n++] = &c->opt_bytes_per_param;
+    out[n++] = &c->overlap_slowdown;
+    for (int t = 0; t < N_TIERS; t++) {
+        out[n++] = &c->bw_eff[t];
+        out[n++] = &c->hop_lat_s[t];
+    }
+    for (int a = 0; a < N_ALGOS; a++)
+        out[n++] = &c->base_lat_s[a];
+    out[n++] = &c->tree_bw_factor;
+    return n;
+}
+
+int cli_calib_has_sd(const cost_calib *c)
+{
+    cost_calib k = *c;
+    cost_param *p[32];
+    int n = all_params(&k, p);
+    for (int i = 0; i < n; i++)
+        if (p[i]->sd > 0)
+            return 1;
+    return 0;
+}
+
+double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_training *tr, int nodes,
+                       const spec_layout *l, int samples, unsigned long seed)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    double *t = malloc(sizeof(double) * (size_t)samples);
+    if (!rng || !t) {
+        gsl_rng_free(rng);
+        free(t);
+        return NAN;
+    }
+    gsl_rng_set(rng, seed);
+    wl w;
+    wl_build(&s->model, tr, &w);
+    for (int i = 0; i < samples; i++) {
+        cost_calib k = cal->cal;
+        cost_param *p[32];
+        int n = all_params(&k, p);
+        for (int j = 0; j < n; j++)
+            if (p[j]->sd > 0) {
+                double v = p[j]->v + gsl_ran_gaussian(rng, p[j]->sd);
+                p[j]->v = v > 1e-3 * p[j]->v ? v : 1e-3 * p[j]->v; /* stay physical */
+            }
+        an_result r;
+        an_predict(&w, tr, l, &s->cluster, nodes, &k, &r);
+        t[i] = r.step_s;
+    }
+    double sd = gsl_stats_sd(t, 1, (size_t)samples);
+    gsl_rng_free(rng);
+    free(t);
+    return sd;
 }
 
 static const char *const CSV_COLS =

@@ -28,6 +28,7 @@ typedef struct cli_point {
     cli_engine engine;
     an_result r;
     exec_result sim;  /* engine sim: spread, slowest rank, stragglers                       */
+    double step_sd;  /* 1 sd of step_s from the calibration's uncertainties (0 = none)      */
     double weak_eff; /* per-GPU throughput relative to the smallest node count (NAN if n/a) */
 } cli_point;
 
@@ -45,6 +46,14 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
     "  --straggler R:F        simulator: rank R computes F x slower (repeatable)\n"               \
     "  --seed N               simulator: seed of the jitter RNG (default 1)\n"
 int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err);
+
+/* Does the calibration carry uncertainties (any sd > 0)? */
+int cli_calib_has_sd(const cost_calib *c);
+/* Spread of the step time when the calibration's parameters are drawn from their normal
+ * distributions (sd = their standard errors; GSL RNG, seeded, `samples` draws, analytical
+ * model): the standard deviation of the step time, s. */
+double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_training *tr, int nodes,
+                       const spec_layout *l, int samples, unsigned long seed);
 
 /* CSV header line and one row (no newline handling beyond the trailing '\n'). */
 void cli_csv_header(FILE *f);

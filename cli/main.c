@@ -22,7 +22,7 @@ static const cmd CMDS[] = {
     {"predict", cmd_predict, "step time, samples/s, TFLOPS/GPU of layouts on a cluster"},
     {"sweep", cmd_sweep, "predict over a grid of nodes x layouts x micro-batch -> CSV"},
     {"plan", cmd_plan, "recommend a layout and partition size for a cluster and model"},
-    {"plot", cmd_plot, "draw scaling, efficiency, memory and breakdown plots (gnuplot)"},
+    {"plot", cmd_plot, "PNG plots of a sweep CSV or a simulator trace (gnuplot)"},
     {"calibrate", cmd_calibrate, "run microbenchmarks and fit the cost model"},
     {"validate", cmd_validate, "compare predictions with measured steps"},
     {"list", cmd_list, "list the shipped clusters, models, scenarios and calibrations"},

@@ -79,6 +79,8 @@ static json_t *point_json(const cli_point *p, double speedup, int show)
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
     if (!isnan(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
+    if (p->step_sd > 0)
+        json_object_set_new(pr, "step_sd_s", json_real(p->step_sd));
     if (p->engine == ENGINE_SIM)
         json_object_set_new(pr, "simulator",
                             json_pack("{s:f, s:i, s:f, s:i, s:I, s:I, s:I}", "rank_spread_s",
@@ -146,6 +148,8 @@ int cmd_predict(int argc, char **argv)
                     tr_abort(tw);
                 return cli_fail(&err, rc);
             }
+            if (cli_calib_has_sd(&cal.cal))
+                p->step_sd = cli_step_spread(&s, &cal, &s.training, s.nodes[ni], &s.layouts[li], 64, o.so.seed);
             if (ni > 0) { /* weak scaling: per-GPU samples/s vs the smallest node count */
                 const cli_point *base = &pts[li];
                 p->weak_eff = (p->r.samples_per_s / p->gpus) / (base->r.samples_per_s / base->gpus);
@@ -203,6 +207,9 @@ int cmd_predict(int argc, char **argv)
             if (!isnan(p->weak_eff))
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
+            if (p->step_sd > 0)
+                printf("%-20s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", "",
+                       r->step_s, p->step_sd);
             if (p->engine == ENGINE_SIM && (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s ||
                                             p->sim.skew_s > 1e-9 * p->sim.step_s))
                 printf("%-20s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank; rank %d "

@@ -16,6 +16,4 @@ static int not_yet(int argc, char **argv, const char *what)
     return 1;
 }
 
-int cmd_plot(int argc, char **argv) { return not_yet(argc, argv, "Draw plots with gnuplot."); }
 int cmd_calibrate(int argc, char **argv) { return not_yet(argc, argv, "Run microbenchmarks and fit the cost model."); }
-int cmd_validate(int argc, char **argv) { return not_yet(argc, argv, "Compare predictions with measured steps."); }

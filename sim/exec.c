@@ -35,8 +35,9 @@ typedef struct rank_st {
     uint32_t comp_ver;
     const char *comp_name;
     int gpending[MAXD], gkind[MAXD];
-    qop *q;
-    int qh, qn;
+    qop *q; /* FIFO ring of issued, not yet started collectives; grows when communication
+               falls behind (nothing throttles reduces) */
+    int qh, qn, qcap;
     int comm_busy, comm_active; /* an op taken from the queue / its collective running    */
     qop cur;
     double arrive_t, coll_start_t;
@@ -213,12 +214,21 @@ static void try_compute(sim *s, int r, double now)
 static void enqueue(sim *s, int r, const lo_coll *op, int type, int slot)
 {
     rank_st *k = &s->rk[r];
-    int cap = 4 * (s->D + 4);
-    if (k->qn >= cap) {
-        s->err_rc = SC_ERUNTIME;
-        return;
+    if (k->qn == k->qcap) {
+        int cap = k->qcap ? 2 * k->qcap : 8;
+        qop *q = malloc(sizeof(qop) * (size_t)cap);
+        if (!q) {
+            s->err_rc = SC_ERUNTIME;
+            return;
+        }
+        for (int i = 0; i < k->qn; i++)
+            q[i] = k->q[(k->qh + i) % k->qcap];
+        free(k->q);
+        k->q = q;
+        k->qh = 0;
+        k->qcap = cap;
     }
-    k->q[(k->qh + k->qn++) % cap] = (qop){op, type, slot};
+    k->q[(k->qh + k->qn++) % k->qcap] = (qop){op, type, slot};
 }
 
 /* The host reaches copy c (compute c-1 ended, or the step starts). */
@@ -365,9 +375,8 @@ static void kick_comm(sim *s, int r, double now)
     rank_st *k = &s->rk[r];
     if (k->comm_busy || !k->qn)
         return;
-    int cap = 4 * (s->D + 4);
     k->cur = k->q[k->qh];
-    k->qh = (k->qh + 1) % cap;
+    k->qh = (k->qh + 1) % k->qcap;
     k->qn--;
     k->comm_busy = 1;
     coll_arrive(s, r, now);
@@ -570,8 +579,6 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     int ok = s.eng && s.rng && s.rk && s.late;
     for (int k = 0; ok && k < N_GROUPS; k++)
         ok = (s.grp[k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
-    for (int r = 0; ok && r < s.N; r++)
-        ok = (s.rk[r].q = malloc(sizeof(qop) * (size_t)(4 * (s.D + 4)))) != NULL;
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);

@@ -128,5 +128,65 @@ expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"spe
 expect plan-budget 0 "no candidate" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
 expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
 
+# ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
+# png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
+png_size() {
+    [ -s "$1" ] || return 0
+    set -- $(od -An -tu1 -N24 "$1")
+    [ "$1 $2 $3 $4" = "137 80 78 71" ] || return 0
+    echo "$(( (${17} << 24) + (${18} << 16) + (${19} << 8) + ${20} )) $(( (${21} << 24) + (${22} << 16) + (${23} << 8) + ${24} ))"
+}
+# expect_png NAME FILE W H: FILE is a PNG of W x H pixels and no FILE.tmp is left
+expect_png() {
+    got=$(png_size "$2")
+    if [ "$got" = "$3 $4" ] && [ ! -e "$2.tmp" ]; then pass=$((pass + 1)); else echo "FAIL $1: PNG size '$got', expected '$3 $4'"; fail=$((fail + 1)); fi
+}
+# expect_no_file NAME FILE: neither FILE nor FILE.tmp exists
+expect_no_file() {
+    if [ ! -e "$2" ] && [ ! -e "$2.tmp" ]; then pass=$((pass + 1)); else echo "FAIL $1: $2 left behind"; fail=$((fail + 1)); fi
+}
+mkdir -p "$TMP/plot-tmp"
+"$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 --layout mics:p=8 --engine model -o "$TMP/p.csv" 2>/dev/null
+"$BIN" sweep --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout ddp --layout zero3 --engine model -o "$TMP/oom.csv" 2>/dev/null
+expect plot-help 0 "usage: shardcast plot" -- "$BIN" plot --help
+expect plot-unknown-kind 2 "--kind: expected scaling, efficiency, memory, breakdown or timeline, got \"pie\"" -- \
+    "$BIN" plot "$TMP/p.csv" --kind pie --out "$TMP/pie.png"
+expect_no_file plot-unknown-kind-no-file "$TMP/pie.png"
+printf 'layout,gpus,samples_per_s,model_tflops_per_gpu\nzero3,8,4.5,90\nzero3,16,fast,88\n' >"$TMP/bad.csv"
+expect plot-bad-number 2 "$TMP/bad.csv: line 3, column samples_per_s: expected a number, got \"fast\"" -- \
+    "$BIN" plot "$TMP/bad.csv" --kind scaling --out "$TMP/bad.png"
+one_line_err plot-bad-number-one-line "$BIN" plot "$TMP/bad.csv" --kind scaling --out "$TMP/bad.png"
+expect_no_file plot-bad-number-no-file "$TMP/bad.png"
+expect plot-missing-column 2 "line 1: expected a column \"compute_s\" in the header" -- \
+    "$BIN" plot "$TMP/bad.csv" --kind breakdown --out "$TMP/bad.png"
+expect_no_file plot-missing-column-no-file "$TMP/bad.png"
+expect plot-missing-file 2 "$TMP/nosuch.csv: cannot read: No such file or directory" -- \
+    "$BIN" plot "$TMP/nosuch.csv" --kind scaling --out "$TMP/bad.png"
+expect_no_file plot-missing-file-no-file "$TMP/bad.png"
+expect plot-ranks-not-timeline 2 "--ranks: expected only with --kind timeline" -- \
+    "$BIN" plot "$TMP/p.csv" --kind scaling --out "$TMP/bad.png" --ranks 2
+expect plot-bad-size 2 "--size: expected WIDTHxHEIGHT in pixels" -- "$BIN" plot "$TMP/p.csv" --kind scaling --out "$TMP/bad.png" --size 800
+printf '{"traceEvents":[{"ph":"X","cat":"compute","name":"forward","pid":0,"tid":0,"ts":"soon","dur":5}]}\n' >"$TMP/bad-trace.json"
+expect plot-bad-trace 2 "$TMP/bad-trace.json: \$.traceEvents[0].ts: expected a non-negative number" -- \
+    "$BIN" plot --kind timeline "$TMP/bad-trace.json" --out "$TMP/bad.png"
+expect_no_file plot-bad-trace-no-file "$TMP/bad.png"
+# without gnuplot on PATH: one line naming the package, exit 1, no file
+expect plot-no-gnuplot 1 "gnuplot-nox" -- env PATH=/nonexistent "$BIN" plot "$TMP/p.csv" --kind scaling --out "$TMP/nogp.png"
+expect_no_file plot-no-gnuplot-no-file "$TMP/nogp.png"
+if command -v gnuplot >/dev/null 2>&1; then
+    for kind in scaling efficiency memory breakdown; do
+        expect "plot-$kind" 0 "plot: $kind 1000x600" -- env TMPDIR="$TMP/plot-tmp" "$BIN" plot "$TMP/p.csv" --kind "$kind" --out "$TMP/$kind.png"
+        expect_png "plot-$kind-png" "$TMP/$kind.png" 1000 600
+    done
+    expect plot-memory-oom 0 "" -- "$BIN" plot "$TMP/oom.csv" --kind memory --out "$TMP/oom.png" --size 640x480 --title "GPT-3 175B"
+    expect_png plot-memory-oom-png "$TMP/oom.png" 640 480
+    expect plot-timeline 0 "plot: timeline 800x500" -- \
+        env TMPDIR="$TMP/plot-tmp" "$BIN" plot --kind timeline "$TMP/t.json" --out "$TMP/timeline.png" --ranks 2 --size 800x500
+    expect_png plot-timeline-png "$TMP/timeline.png" 800 500
+    if [ -z "$(ls -A "$TMP/plot-tmp")" ]; then pass=$((pass + 1)); else echo "FAIL plot-temp-files-removed"; ls "$TMP/plot-tmp"; fail=$((fail + 1)); fi
+else
+    echo "SKIP plot-scaling/efficiency/memory/breakdown/timeline PNGs: gnuplot not on PATH (apt-get install gnuplot-nox)"
+fi
+
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

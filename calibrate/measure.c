@@ -1,0 +1,519 @@
+/* measure.c — load measurements, fit the cost model with GSL (nonlinear least squares for the
+ * collectives, linear for GEMMs), write the calibration (see measure.h). */
+#include "measure.h"
+
+#include <errno.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../model/jsonrd.h"
+
+/* ---- loading ---------------------------------------------------------------------------- */
+static const char *const KINDS[] = {"all-gather", "reduce-scatter", "all-reduce", NULL};
+static const char *const GROUPS[] = {"world", "partition", "replica", "rail", "intra", "secondary", NULL};
+static const char *const DTYPES[] = {"bf16", "fp16", "fp32", NULL};
+
+static int arr(jr *r, json_t *root, const char *key, json_t **out, size_t *n)
+{
+    char p[64];
+    snprintf(p, sizeof p, "$.%s", key);
+    *out = json_object_get(root, key);
+    *n = 0;
+    if (!*out)
+        return 0;
+    if (!json_is_array(*out))
+        return jr_bad(r, p, "an array", *out);
+    *n = json_array_size(*out);
+    return 0;
+}
+
+static int meas_from(jr *r, json_t *root, cal_meas *m)
+{
+    int rc;
+    static const char *const top[] = {"schema", "host", "collectives", "gemms", "membw", "steps", NULL};
+    char schema[64] = "";
+    if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
+        return rc;
+    if (strcmp(schema, "shardcast-measurements/1"))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.schema", "expected \"shardcast-measurements/1\", got \"%s\"",
+                          schema);
+    json_t *h;
+    if ((rc = jr_obj(r, root, "$", "host", 1, &h)))
+        return rc;
+    static const char *const hk[] = {"backend", "device", "ranks", "nodes", "ranks_per_node", "driver", "cuda", "nccl",
+                                     "mpi", "blas", "date", "hostname", "note", NULL};
+    static const char *const backends[] = {"cpu", "gpu", NULL};
+    int be = 0;
+    if ((rc = jr_only_keys(r, h, "$.host", hk)) || (rc = jr_enum(r, h, "$.host", "backend", backends, 1, &be)) ||
+        (rc = jr_str(r, h, "$.host", "device", 0, m->device, sizeof m->device)) ||
+        (rc = jr_int(r, h, "$.host", "ranks", 1, 1 << 24, 1, &m->ranks)) ||
+        (rc = jr_int(r, h, "$.host", "nodes", 1, 1 << 20, 1, &m->nodes)) ||
+        (rc = jr_int(r, h, "$.host", "ranks_per_node", 1, 1 << 10, 1, &m->ranks_per_node)) ||
+        (rc = jr_str(r, h, "$.host", "date", 0, m->date, sizeof m->date)))
+        return rc;
+    json_t *note = json_object_get(h, "note");
+    if (json_is_string(note))
+        snprintf(m->note, sizeof m->note, "%s", json_string_value(note));
+    snprintf(m->backend, sizeof m->backend, "%s", backends[be]);
+
+    json_t *a, *e;
+    size_t n, i;
+    if ((rc = arr(r, root, "collectives", &a, &n)))
+        return rc;
+    m->coll = calloc(n + 1, sizeof *m->coll);
+    if (!m->coll)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.collectives[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        cal_coll_m *x = &m->coll[m->n_coll];
+        int kind = 0, grp = 0, errors = 0;
+        double t_us = 0;
+        static const char *const ck[] = {"kind", "group", "n", "k", "m", "concurrent", "bytes", "time_us", "time_min_us",
+                                         "time_p95_us", "algbw_GBps", "busbw_GBps", "iters", "errors", NULL};
+        x->concurrent = 1;
+        if ((rc = jr_only_keys(r, e, p, ck)) || (rc = jr_enum(r, e, p, "kind", KINDS, 1, &kind)) ||
+            (rc = jr_enum(r, e, p, "group", GROUPS, 1, &grp)) || (rc = jr_int(r, e, p, "n", 1, 1 << 24, 1, &x->n)) ||
+            (rc = jr_int(r, e, p, "k", 1, 1 << 20, 1, &x->k)) || (rc = jr_int(r, e, p, "m", 1, 1 << 10, 1, &x->m)) ||
+            (rc = jr_int(r, e, p, "concurrent", 1, 1 << 20, 0, &x->concurrent)) ||
+            (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) || (rc = jr_pos(r, e, p, "time_us", 1, &t_us)) ||
+            (rc = jr_int(r, e, p, "errors", 0, 1 << 30, 0, &errors)))
+            return rc;
+        if (x->n != x->k * x->m)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected n = k x m, got n=%d, k=%d, m=%d", x->n, x->k, x->m);
+        if (errors)
+            continue; /* a collective that computed wrong results measures nothing */
+        x->kind = (cost_coll)kind;
+        x->group = (lo_group_kind)grp;
+        x->time_s = t_us * 1e-6;
+        m->n_coll++;
+    }
+    if ((rc = arr(r, root, "gemms", &a, &n)))
+        return rc;
+    m->gemm = calloc(n + 1, sizeof *m->gemm);
+    if (!m->gemm)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.gemms[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        cal_gemm_m *x = &m->gemm[m->n_gemm];
+        static const char *const gk[] = {"m", "n", "k", "batch", "dtype", "time_us", "tflops", NULL};
+        int dt = 2;
+        double t_us = 0;
+        x->batch = 1;
+        if ((rc = jr_only_keys(r, e, p, gk)) || (rc = jr_pos(r, e, p, "m", 1, &x->m)) ||
+            (rc = jr_pos(r, e, p, "n", 1, &x->n)) || (rc = jr_pos(r, e, p, "k", 1, &x->k)) ||
+            (rc = jr_pos(r, e, p, "batch", 0, &x->batch)) || (rc = jr_enum(r, e, p, "dtype", DTYPES, 1, &dt)) ||
+            (rc = jr_pos(r, e, p, "time_us", 1, &t_us)))
+            return rc;
+        x->elem_bytes = dt == 2 ? 4 : 2;
+        x->time_s = t_us * 1e-6;
+        m->n_gemm++;
+    }
+    if ((rc = arr(r, root, "membw", &a, &n)))
+        return rc;
+    m->membw = calloc(n + 1, sizeof *m->membw);
+    if (!m->membw)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.membw[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        cal_membw_m *x = &m->membw[m->n_membw];
+        static const char *const mk[] = {"bytes", "time_us", "GBps", NULL};
+        double t_us = 0;
+        if ((rc = jr_only_keys(r, e, p, mk)) || (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) ||
+            (rc = jr_pos(r, e, p, "time_us", 1, &t_us)))
+            return rc;
+        x->time_s = t_us * 1e-6;
+        m->n_membw++;
+    }
+    if ((rc = arr(r, root, "steps", &a, &n)))
+        return rc;
+    m->step = calloc(n + 1, sizeof *m->step);
+    if (!m->step)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.steps[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        cal_step_m *x = &m->step[m->n_step];
+        static const char *const sk[] = {"layout", "layers", "hidden", "ffn", "seq_len", "micro_batch", "grad_accum",
+                                         "dtype", "step_s", "step_min_s", "per_op_s", NULL};
+        int dt = 2;
+        x->micro_batch = x->grad_accum = 1;
+        if ((rc = jr_only_keys(r, e, p, sk)) ||
+            (rc = jr_str(r, e, p, "layout", 1, x->layout_str, sizeof x->layout_str)) ||
+            (rc = jr_int(r, e, p, "layers", 1, 1 << 16, 1, &x->layers)) ||
+            (rc = jr_int(r, e, p, "hidden", 1, 1 << 20, 1, &x->hidden)) ||
+            (rc = jr_int(r, e, p, "ffn", 1, 1 << 22, 1, &x->ffn)) ||
+            (rc = jr_int(r, e, p, "seq_len", 1, 1 << 22, 1, &x->seq_len)) ||
+            (rc = jr_int(r, e, p, "micro_batch", 1, 1 << 20, 0, &x->micro_batch)) ||
+            (rc = jr_int(r, e, p, "grad_accum", 1, 1 << 20, 0, &x->grad_accum)) ||
+            (rc = jr_enum(r, e, p, "dtype", DTYPES, 0, &dt)) || (rc = jr_pos(r, e, p, "step_s", 1, &x->step_s)))
+            return rc;
+        sc_err le;
+        if (spec_layout_parse(x->layout_str, &x->layout, &le)) {
+            char pl[80];
+            snprintf(pl, sizeof pl, "%s.layout", p);
+            return sc_err_set(r->err, SC_EINPUT, r->src, pl, "%s", le.text);
+        }
+        x->elem_bytes = dt == 2 ? 4 : 2;
+        for (int q = 0; q <= N_COLLS; q++)
+            x->op_s[q] = -1;
+        json_t *ops = json_object_get(e, "per_op_s");
+        if (ops && json_is_object(ops)) {
+            for (int q = 0; q < N_COLLS; q++) {
+                json_t *v = json_object_get(ops, KINDS[q]);
+                if (json_is_number(v))
+                    x->op_s[q] = json_number_value(v);
+            }
+            json_t *v = json_object_get(ops, "compute");
+            if (json_is_number(v))
+                x->op_s[N_COLLS] = json_number_value(v);
+        }
+        m->n_step++;
+    }
+    return 0;
+}
+
+int cal_meas_load(const char *path, cal_meas **out, sc_err *err)
+{
+    *out = NULL;
+    cal_meas *m = calloc(1, sizeof *m);
+    if (!m)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    snprintf(m->path, sizeof m->path, "%s", path);
+    jr r = {path, err};
+    json_t *root;
+    int rc = jr_load_root(&r, NULL, &root);
+    if (!rc) {
+        rc = meas_from(&r, root, m);
+        json_decref(root);
+    }
+    if (rc) {
+        cal_meas_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+void cal_meas_free(cal_meas *m)
+{
+    if (!m)
+        return;
+    free(m->coll);
+    free(m->gemm);
+    free(m->membw);
+    free(m->step);
+    free(m);
+}
+
+void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g)
+{
+    int locals[SPEC_MAX_GPUS_PER_NODE];
+    for (int i = 0; i < x->m && i < SPEC_MAX_GPUS_PER_NODE; i++)
+        locals[i] = i;
+    cost_group_make(c, x->k, locals, x->m, x->concurrent, g);
+}
+
+/* ---- the collective fit ----------------------------------------------------------------- */
+enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, N_P };
+static const char *const PNAMES[N_P] = {"intra-node bandwidth efficiency", "network bandwidth efficiency",
+                                        "intra-node hop latency", "network hop latency", "ring base latency"};
+
+typedef struct fit_ctx {
+    const cal_meas *m;
+    const spec_cluster *c;
+    cost_calib cal;     /* template: the values being fitted are overwritten */
+    int free_idx[N_P];  /* fitted parameter j -> model parameter */
+    int n_free;
+    double fixed[N_P];
+    cost_tier intra;
+} fit_ctx;
+
+static void apply(const fit_ctx *f, const double *v, cost_calib *cal)
+{
+    *cal = f->cal;
+    cal->bw_eff[f->intra].v = v[P_EFF_INTRA];
+    cal->bw_eff[TIER_NET].v = v[P_EFF_NET];
+    cal->hop_lat_s[f->intra].v = v[P_HOP_INTRA] * 1e-6;
+    cal->hop_lat_s[TIER_NET].v = v[P_HOP_NET] * 1e-6;
+    cal->base_lat_s[ALGO_RING].v = v[P_BASE] * 1e-6;
+}
+
+static int resid(const gsl_vector *x, void *data, gsl_vector *out)
+{
+    const fit_ctx *f = data;
+    double v[N_P];
+    memcpy(v, f->fixed, sizeof v);
+    for (int j = 0; j < f->n_free; j++)
+        v[f->free_idx[j]] = gsl_vector_get(x, (size_t)j);
+    cost_calib cal;
+    apply(f, v, &cal);
+    for (int i = 0; i < f->m->n_coll; i++) {
+        const cal_coll_m *c = &f->m->coll[i];
+        cost_group g;
+        cal_meas_group(f->c, c, &g);
+        double t = cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
+        gsl_vector_set(out, (size_t)i, (t - c->time_s) / c->time_s);
+    }
+    return GSL_SUCCESS;
+}
+
+static double rms(const gsl_vector *r)
+{
+    double s = gsl_blas_dnrm2(r);
+    return s / sqrt((double)r->size);
+}
+
+int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
+            cal_fit_report *rep, sc_err *err)
+{
+    memset(rep, 0, sizeof *rep);
+    cost_calib start;
+    if (base)
+        start = *base;
+    else
+        cost_calib_defaults(c, &start);
+    *out = start;
+
+    /* which parameters can the collectives determine? */
+    int has_intra = 0, has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        has_intra |= m->coll[i].m > 1;
+        has_net |= m->coll[i].k > 1;
+    }
+    fit_ctx f;
+    memset(&f, 0, sizeof f);
+    f.m = m;
+    f.c = c;
+    f.cal = start;
+    f.intra = c->fabric.kind == FABRIC_PCIE ? TIER_PCIE : TIER_NVLINK;
+    rep->intra_tier = (int)f.intra;
+    f.fixed[P_EFF_INTRA] = start.bw_eff[f.intra].v;
+    f.fixed[P_EFF_NET] = start.bw_eff[TIER_NET].v;
+    f.fixed[P_HOP_INTRA] = start.hop_lat_s[f.intra].v * 1e6;
+    f.fixed[P_HOP_NET] = start.hop_lat_s[TIER_NET].v * 1e6;
+    f.fixed[P_BASE] = start.base_lat_s[ALGO_RING].v * 1e6;
+    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0};
+    char und[256] = "";
+    for (int j = 0; j < N_P; j++) {
+        if (determinable[j]) {
+            f.free_idx[f.n_free++] = j;
+            continue;
+        }
+        if (!base)
+            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                              "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
+                              "to take it from there",
+                              PNAMES[j], j == P_EFF_NET || j == P_HOP_NET ? "no collective spans nodes" : "no collective has two ranks on a node",
+                              j == P_EFF_NET || j == P_HOP_NET ? "on two or more nodes" : "with several ranks per node");
+        size_t l = strlen(und);
+        snprintf(und + l, sizeof und - l, "%s%s", l ? ", " : "", PNAMES[j]);
+    }
+    snprintf(rep->undetermined, sizeof rep->undetermined, "%s", und);
+    if (m->n_coll && m->n_coll < f.n_free + 1)
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                          "expected at least %d collective measurements to fit %d parameters, got %d", f.n_free + 1,
+                          f.n_free, m->n_coll);
+    if (m->n_coll) {
+        const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+        gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+        gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, (size_t)m->n_coll, (size_t)f.n_free);
+        gsl_vector *x = gsl_vector_alloc((size_t)f.n_free);
+        gsl_matrix *cov = gsl_matrix_alloc((size_t)f.n_free, (size_t)f.n_free);
+        if (!w || !x || !cov) {
+            gsl_multifit_nlinear_free(w);
+            gsl_vector_free(x);
+            gsl_matrix_free(cov);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        for (int j = 0; j < f.n_free; j++)
+            gsl_vector_set(x, (size_t)j, f.fixed[f.free_idx[j]]);
+        gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f.n_free, &f, 0, 0, 0};
+        gsl_multifit_nlinear_init(x, &fdf, w);
+        int info;
+        gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+        gsl_vector *r = gsl_multifit_nlinear_residual(w);
+        gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+        gsl_multifit_nlinear_covar(J, 0.0, cov);
+        double chisq = gsl_blas_dnrm2(r);
+        chisq *= chisq;
+        int dof = m->n_coll - f.n_free;
+        double s2 = dof > 0 ? chisq / dof : 0;
+        rep->coll_points = m->n_coll;
+        rep->coll_rms_rel = rms(r);
+        double v[N_P], sd[N_P] = {0};
+        memcpy(v, f.fixed, sizeof v);
+        const gsl_vector *sol = gsl_multifit_nlinear_position(w);
+        for (int j = 0; j < f.n_free; j++) {
+            int p = f.free_idx[j];
+            v[p] = gsl_vector_get(sol, (size_t)j);
+            double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
+            sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
+            /* a column of J that is all zero means no measurement depends on it */
+            gsl_vector_view col = gsl_matrix_column(J, (size_t)j);
+            if (gsl_blas_dnrm2(&col.vector) < 1e-12) {
+                gsl_multifit_nlinear_free(w);
+                gsl_vector_free(x);
+                gsl_matrix_free(cov);
+                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                                  "the measurements cannot determine the %s: no measured time depends on it", PNAMES[p]);
+            }
+        }
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        for (int j = 0; j < N_P; j++)
+            if (!isfinite(v[j]) || v[j] <= 0 || ((j == P_EFF_INTRA || j == P_EFF_NET) && v[j] > 1.5))
+                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                                  "the fit gives an impossible %s (%g): the measurements do not follow the cost model",
+                                  PNAMES[j], v[j]);
+        apply(&f, v, out);
+        out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
+        out->bw_eff[TIER_NET].sd = sd[P_EFF_NET];
+        out->hop_lat_s[f.intra].sd = sd[P_HOP_INTRA] * 1e-6;
+        out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
+        out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
+    }
+
+    /* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear). */
+    if (m->n_gemm >= 3) {
+        double *xs = malloc(sizeof(double) * (size_t)m->n_gemm), *ys = malloc(sizeof(double) * (size_t)m->n_gemm);
+        if (!xs || !ys) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        for (int i = 0; i < m->n_gemm; i++) {
+            const cal_gemm_m *g = &m->gemm[i];
+            xs[i] = 2 * g->m * g->n * g->k * g->batch;
+            ys[i] = g->time_s;
+        }
+        /* weights 1/t^2: the errors are relative, small GEMMs count as much as large ones; the
+         * covariance is scaled by chi^2/dof since the weights fix only the shape of the errors */
+        double *ws = malloc(sizeof(double) * (size_t)m->n_gemm);
+        if (!ws) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        for (int i = 0; i < m->n_gemm; i++)
+            ws[i] = 1 / (ys[i] * ys[i]);
+        double c0, c1, cov00, cov01, cov11, chisq;
+        gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+        free(ws);
+        double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
+        cov00 *= scale;
+        cov11 *= scale;
+        double e2 = 0;
+        for (int i = 0; i < m->n_gemm; i++) {
+            double rr = (c0 + c1 * xs[i] - ys[i]) / ys[i];
+            e2 += rr * rr;
+        }
+        free(xs);
+        free(ys);
+        if (!(c1 > 0))
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the GEMM times do not grow with FLOPs: the efficiency cannot be determined");
+        rep->gemm_points = m->n_gemm;
+        rep->gemm_rms_rel = sqrt(e2 / m->n_gemm);
+        double eff = 1 / (c->gpu.peak_flops * c1);
+        out->gemm_eff.v = eff;
+        out->gemm_eff.sd = sqrt(cov11) / (c->gpu.peak_flops * c1 * c1);
+        out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
+        out->gemm_overhead_s.sd = sqrt(cov00);
+    } else if (!base) {
+        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                          "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
+                          m->n_gemm);
+    }
+    if (m->n_membw >= 1) {
+        double *e = malloc(sizeof(double) * (size_t)m->n_membw);
+        if (!e)
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        for (int i = 0; i < m->n_membw; i++)
+            e[i] = m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
+        out->hbm_eff.v = gsl_stats_mean(e, 1, (size_t)m->n_membw);
+        out->hbm_eff.sd = m->n_membw > 1 ? gsl_stats_sd(e, 1, (size_t)m->n_membw) : 0;
+        rep->membw_points = m->n_membw;
+        free(e);
+    }
+    snprintf(out->name, sizeof out->name, "%.40s (fitted)", c->name);
+    snprintf(out->cluster, sizeof out->cluster, "%s", c->name);
+    snprintf(out->source, sizeof out->source, "fitted by shardcast calibrate fit to %.200s (%s, %.60s, %.30s)%s%.100s",
+             m->path, m->backend, m->device, m->date, base_name ? "; unmeasured values from " : "",
+             base_name ? base_name : "");
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+static json_t *val(cost_param p, double scale, const char *src)
+{
+    return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", p.sd * scale, "source", src);
+}
+
+int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
+                    const char *base_name, sc_err *err)
+{
+    char fitted_c[256], fitted_g[256], fitted_m[200], kept[200];
+    snprintf(fitted_c, sizeof fitted_c, "fitted: %d collectives, RMS relative residual %.3f", rep->coll_points,
+             rep->coll_rms_rel);
+    snprintf(fitted_g, sizeof fitted_g, "fitted: %d GEMMs, RMS relative residual %.3f", rep->gemm_points,
+             rep->gemm_rms_rel);
+    snprintf(fitted_m, sizeof fitted_m, "measured: mean of %d bandwidth runs", rep->membw_points);
+    snprintf(kept, sizeof kept, "not measured: from %s", base_name ? base_name : "built-in defaults");
+    int has_intra = 0, has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        has_intra |= m->coll[i].m > 1;
+        has_net |= m->coll[i].k > 1;
+    }
+    const char *intra = has_intra ? fitted_c : kept, *net = has_net ? fitted_c : kept;
+    cost_tier it = (cost_tier)rep->intra_tier;
+    json_t *links = json_object();
+    static const char *const tn[] = {"nvlink", "pcie", "net"};
+    for (int t = 0; t < N_TIERS; t++) {
+        const char *s = t == TIER_NET ? net : (cost_tier)t == it ? intra : kept;
+        json_object_set_new(links, tn[t],
+                            json_pack("{s:o, s:o}", "bandwidth_efficiency", val(k->bw_eff[t], 1, s), "hop_latency_us",
+                                      val(k->hop_lat_s[t], 1e6, s)));
+    }
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:o, s:{s:{s:o}, s:{s:o, s:o}}}", "name", k->name, "source",
+        k->source, "cluster", k->cluster, "gpu", "gemm_efficiency",
+        val(k->gemm_eff, 1, rep->gemm_points ? fitted_g : kept), "gemm_overhead_us",
+        val(k->gemm_overhead_s, 1e6, rep->gemm_points ? fitted_g : kept), "hbm_efficiency",
+        val(k->hbm_eff, 1, rep->membw_points ? fitted_m : kept), "optimizer_bytes_per_param",
+        val(k->opt_bytes_per_param, 1, kept), "overlap_slowdown", val(k->overlap_slowdown, 1, kept), "links", links,
+        "algorithms", "ring", "base_latency_us", val(k->base_lat_s[ALGO_RING], 1e6, m->n_coll ? fitted_c : kept),
+        "tree", "base_latency_us", val(k->base_lat_s[ALGO_TREE], 1e6, kept), "bandwidth_factor",
+        val(k->tree_bw_factor, 1, kept));
+    if (!root)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    json_decref(root);
+    if (rc || rename(tmp, path)) {
+        int e = errno;
+        unlink(tmp);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,95 @@
+/* calfit.c — `shardcast calibrate fit`: fit the cost model to a measurements file and write a
+ * calibration with each parameter's uncertainty and the fit's residual. Not here: the fit
+ * itself (calibrate/measure.c) or running the benchmarks (calibrate/bench). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../calibrate/measure.h"
+#include "commands.h"
+#include "common.h"
+
+static const char HELP[] =
+    "usage: shardcast calibrate fit MEASUREMENTS.json --cluster C -o CALIBRATION.json [--base CAL]\n\n"
+    "Fits the collective cost model (bandwidth efficiency and hop latency per link tier, ring base\n"
+    "latency) by GSL nonlinear least squares on relative error, the GEMM efficiency and overhead by\n"
+    "linear least squares, and the memory-bandwidth efficiency, to what shardcast-bench measured on\n"
+    "cluster C. Prints each parameter with its standard error and the residual. A parameter the\n"
+    "measurements cannot determine (e.g. the network on one node) is refused, unless --base names\n"
+    "a calibration to take it from (the output says which values came from there).\n\n"
+    "  --cluster NAME|FILE    the cluster the measurements were taken on (line rates, peak)\n"
+    "  --base NAME|FILE       calibration for the parameters not measured\n"
+    "  -o, --out FILE         calibration JSON to write (atomically)\n";
+
+typedef struct opts {
+    const char *out, *base;
+} opts;
+
+static int own(int opt, const char *arg, void *ctx)
+{
+    opts *o = ctx;
+    if (opt == 'o')
+        o->out = arg;
+    else if (opt == 2000)
+        o->base = arg;
+    return 0;
+}
+
+static void row(const char *name, cost_param p, double scale, const char *unit)
+{
+    if (p.sd > 0)
+        printf("  %-34s %12.4g ± %-10.3g %s\n", name, p.v * scale, p.sd * scale, unit);
+    else
+        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, "(kept)", unit);
+}
+
+int cal_fit_main(int argc, char **argv)
+{
+    static const struct option extra[] = {{"out", required_argument, 0, 'o'}, {"base", required_argument, 0, 2000}};
+    cli_setup s;
+    opts o = {0};
+    cli_setup_init(&s, argv[0]);
+    int rc = cli_getopt(argc, argv, "calibrate fit", HELP, extra, 2, &s, own, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (optind != argc - 1)
+        return cli_usage_error("calibrate fit", "expected one measurements file");
+    sc_err err;
+    if (!o.out) {
+        sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    if ((rc = cli_setup_load(&s, NEED_CLUSTER, &err)))
+        return cli_fail(&err, rc);
+    cost_calib base, out;
+    char base_path[4096] = "";
+    if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
+                   (rc = cost_calib_load(base_path, &base, &err))))
+        return cli_fail(&err, rc);
+    cal_meas *m;
+    if ((rc = cal_meas_load(argv[optind], &m, &err)))
+        return cli_fail(&err, rc);
+    cal_fit_report rep;
+    if ((rc = cal_fit(m, &s.cluster, o.base ? &base : NULL, o.base ? base_path : NULL, &out, &rep, &err)) ||
+        (rc = cal_calib_write(o.out, &out, &rep, m, o.base ? base_path : NULL, &err))) {
+        cal_meas_free(m);
+        return cli_fail(&err, rc);
+    }
+    cost_tier it = (cost_tier)rep.intra_tier;
+    printf("fitted %s (%s, %d ranks on %d nodes) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
+           s.cluster.name, o.out);
+    printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d\n",
+           rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points);
+    row(it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency", out.bw_eff[it], 1, "");
+    row("network efficiency", out.bw_eff[TIER_NET], 1, "");
+    row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us");
+    row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us");
+    row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us");
+    row("GEMM efficiency", out.gemm_eff, 1, "of peak");
+    row("GEMM overhead", out.gemm_overhead_s, 1e6, "us");
+    row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM");
+    if (rep.undetermined[0])
+        printf("not determined by these measurements, taken from %s: %s\n", base_path, rep.undetermined);
+    cal_meas_free(m);
+    return 0;
+}

@@ -1,0 +1,1268 @@
+/* plot.c — `shardcast plot`: a sweep CSV (scaling, efficiency, memory, breakdown) or a simulator
+ * trace (timeline) to a PNG. C validates the input, writes the numbers gnuplot needs to a temporary
+ * data file and runs a script from plots/ with variables set by -e; the image goes to F.png.tmp and
+ * is renamed on success. Not here: how a plot looks (plots/<kind>.gp) or predicting anything. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "common.h"
+
+static const char HELP[] =
+    "usage: shardcast plot results.csv --kind scaling|efficiency|memory|breakdown --out F.png\n"
+    "                      [--title T] [--size 1000x600]\n"
+    "       shardcast plot --kind timeline trace.json --out F.png [--ranks 4]\n\n"
+    "Draws a PNG with gnuplot (pngcairo) from a CSV written by 'shardcast sweep' or a Chrome trace\n"
+    "written by 'shardcast predict --trace'. The image is written to F.png.tmp and renamed, so a\n"
+    "failed plot leaves no file behind.\n\n"
+    "kinds:\n"
+    "  scaling      samples/s and TFLOPS per GPU vs GPUs, one line per layout (log2 GPU axis)\n"
+    "  efficiency   weak-scaling efficiency (%) vs GPUs, one line per layout\n"
+    "  memory       memory per GPU (GiB) of each layout against the GPU's HBM, OOM marked\n"
+    "  breakdown    step time split into compute, exposed all-gather / reduce-scatter /\n"
+    "               all-reduce, optimizer and idle, one stacked bar per layout and GPU count\n"
+    "  timeline     Gantt chart of the compute and communication streams of the first ranks\n\n"
+    "options:\n"
+    "  --kind K               one of the kinds above (required)\n"
+    "  -o, --out FILE         PNG to write (required)\n"
+    "  --title T              plot title (default: what, model and cluster from the input)\n"
+    "  --size WxH             image size in pixels (default 1000x600)\n"
+    "  --ranks N              timeline: ranks to draw, from rank 0 (default 4)\n\n"
+    "Scripts are read from <binary dir>/plots, then <binary dir>/../share/shardcast/plots;\n"
+    "SHARDCAST_PLOTS=DIR overrides both. Needs gnuplot on PATH (Debian package gnuplot-nox).\n";
+
+/* ---- small output helpers ------------------------------------------------------------------ */
+
+/* Copy s with characters that would break a gnuplot string or word list replaced. */
+static void clean(const char *s, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; *s && i + 1 < n; s++)
+        out[i++] = ((unsigned char)*s < 0x20 || *s == '"' || *s == '\'' || *s == '\\') ? '_' : *s;
+    out[i] = '\0';
+}
+
+/* name='value'; as a gnuplot -e assignment ('' doubles a quote inside a single-quoted string). */
+static void gp_str(FILE *f, const char *name, const char *val)
+{
+    fprintf(f, "%s='", name);
+    for (; *val; val++) {
+        unsigned char c = (unsigned char)*val;
+        if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 ? ' ' : c, f);
+    }
+    fputs("'; ", f);
+}
+
+static void gp_num(FILE *f, const char *name, double v) { fprintf(f, "%s=%.10g; ", name, v); }
+
+/* A word for a gnuplot word() list: "text" followed by a space. */
+static void word(FILE *f, const char *s)
+{
+    char c[256];
+    clean(s, c, sizeof c);
+    fprintf(f, "\"%s\" ", c);
+}
+
+/* ---- the CSV of `shardcast sweep` --------------------------------------------------------- */
+
+enum {
+    C_CLUSTER, C_MODEL, C_ENGINE, C_LAYOUT, /* text */
+    C_GPUS, C_MB, C_FITS, C_SPS, C_TFLOPS, C_EFF, C_MEM, C_HBM,
+    C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE,
+    N_COL
+};
+#define N_TEXT 4
+#define BIT(c) (1u << (c))
+
+static const char *const COL_NAME[N_COL] = {
+    "cluster", "model", "engine", "layout", "gpus", "micro_batch", "fits", "samples_per_s",
+    "model_tflops_per_gpu", "weak_scaling_eff", "mem_total_GiB", "hbm_GiB", "compute_s",
+    "exposed_allgather_s", "exposed_reducescatter_s", "exposed_allreduce_s", "optimizer_s", "idle_s"};
+
+/* Read when present, whatever the kind: they name series and mark OOM. */
+static const unsigned OPTIONAL_COLS = BIT(C_CLUSTER) | BIT(C_MODEL) | BIT(C_ENGINE) | BIT(C_MB) | BIT(C_FITS);
+
+typedef struct row {
+    int line;                /* 1-based line in the file                 */
+    char text[N_TEXT][96];   /* cluster, model, engine, layout           */
+    double v[N_COL];         /* numeric columns in their CSV units       */
+} row;
+
+typedef struct table {
+    const char *path;
+    row *rows;
+    int n;
+    int has[N_COL];    /* column present in the header                 */
+    int varies[N_COL]; /* text or number differs between rows          */
+} table;
+
+static void table_free(table *t)
+{
+    free(t->rows);
+    t->rows = NULL;
+    t->n = 0;
+}
+
+static int read_all(const char *path, char **out, size_t *len, sc_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f), e = errno;
+    fclose(f);
+    if (!buf)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
+    if (bad) {
+        free(buf);
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(e));
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* Split one CSV line in place (RFC 4180 quotes, "" inside quotes); returns the field count, -1 on
+ * a bad quote, -2 on more than max fields. */
+static int csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max)
+            return -2;
+        char *start = p, *w = p;
+        if (*p == '"') {
+            p++;
+            for (;;) {
+                if (*p == '\0')
+                    return -1;
+                if (*p == '"') {
+                    if (p[1] == '"') {
+                        *w++ = '"';
+                        p += 2;
+                        continue;
+                    }
+                    p++;
+                    break;
+                }
+                *w++ = *p++;
+            }
+            if (*p != ',' && *p != '\0')
+                return -1;
+        } else {
+            while (*p && *p != ',')
+                *w++ = *p++;
+        }
+        char end = *p;
+        *w = '\0';
+        f[n++] = start;
+        if (end == '\0')
+            return n;
+        p++;
+    }
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* One numeric field: the rules of its column. */
+static int parse_field(const table *t, int line, int c, const char *s, double *out, sc_err *err)
+{
+    char where[128];
+    snprintf(where, sizeof where, "line %d, column %s", line, COL_NAME[c]);
+    if (!*s) {
+        if (c == C_EFF) { /* sweep leaves it empty where there is no baseline */
+            *out = NAN;
+            return 0;
+        }
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a number, found an empty field");
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v))
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a number, got \"%.60s\"", s);
+    if ((c == C_GPUS || c == C_MB) && (v < 1 || v > 1e7 || v != floor(v)))
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a positive integer, got \"%.60s\"", s);
+    if (c == C_FITS && v != 0 && v != 1)
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected 0 or 1, got \"%.60s\"", s);
+    if (v < 0)
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a non-negative number, got \"%.60s\"", s);
+    *out = v;
+    return 0;
+}
+
+#define CSV_MAX_FIELDS 256
+
+/* Load the columns in `need` (all required) and OPTIONAL_COLS (when present) of a sweep CSV. */
+static int csv_load(const char *path, unsigned need, table *t, sc_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    char *buf = NULL;
+    size_t len;
+    int rc = read_all(path, &buf, &len, err);
+    if (rc)
+        return rc;
+    int idx[N_COL], n_header = 0, cap = 0, lineno = 0;
+    for (int c = 0; c < N_COL; c++)
+        idx[c] = -1;
+    char *f[CSV_MAX_FIELDS];
+    char *p = buf;
+    if (!strncmp(p, "\xEF\xBB\xBF", 3)) /* UTF-8 byte-order mark */
+        p += 3;
+    while (*p) {
+        char *line = p, *nl = strchr(p, '\n');
+        if (nl) {
+            *nl = '\0';
+            p = nl + 1;
+        } else {
+            p += strlen(p);
+        }
+        lineno++;
+        size_t l = strlen(line);
+        if (l && line[l - 1] == '\r')
+            line[--l] = '\0';
+        if (!*trim(line))
+            continue;
+        char where[64];
+        snprintf(where, sizeof where, "line %d", lineno);
+        if (!n_header && (line[0] == '{' || line[0] == '[')) {
+            rc = sc_err_set(err, SC_EINPUT, path, where,
+                            "expected a CSV header (from 'shardcast sweep'), found JSON (a trace? use --kind timeline)");
+            goto fail;
+        }
+        int nf = csv_split(line, f, CSV_MAX_FIELDS);
+        if (nf == -1) {
+            rc = sc_err_set(err, SC_EINPUT, path, where, "expected a closing quote before the next comma or the end of the line");
+            goto fail;
+        }
+        if (nf == -2) {
+            rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d columns", CSV_MAX_FIELDS);
+            goto fail;
+        }
+        if (!n_header) { /* the header */
+            n_header = nf;
+            for (int i = 0; i < nf; i++) {
+                const char *name = trim(f[i]);
+                for (int c = 0; c < N_COL; c++)
+                    if (idx[c] < 0 && !strcmp(name, COL_NAME[c]))
+                        idx[c] = i;
+            }
+            for (int c = 0; c < N_COL; c++) {
+                if ((need & BIT(c)) && idx[c] < 0) {
+                    rc = sc_err_set(err, SC_EINPUT, path, where,
+                                    "expected a column \"%s\" in the header (a CSV from 'shardcast sweep'), found none",
+                                    COL_NAME[c]);
+                    goto fail;
+                }
+                t->has[c] = idx[c] >= 0 && ((need | OPTIONAL_COLS) & BIT(c));
+            }
+            continue;
+        }
+        if (nf != n_header) {
+            rc = sc_err_set(err, SC_EINPUT, path, where, "expected %d fields as in the header, found %d", n_header, nf);
+            goto fail;
+        }
+        if (t->n == cap) {
+            cap = cap ? cap * 2 : 64;
+            row *nr = realloc(t->rows, sizeof(row) * (size_t)cap);
+            if (!nr) {
+                rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+                goto fail;
+            }
+            t->rows = nr;
+        }
+        row *r = &t->rows[t->n];
+        memset(r, 0, sizeof *r);
+        r->line = lineno;
+        r->v[C_FITS] = 1;
+        for (int c = 0; c < N_COL; c++) {
+            if (!t->has[c])
+                continue;
+            char *s = trim(f[idx[c]]);
+            if (c < N_TEXT) {
+                if (strlen(s) >= sizeof r->text[c]) {
+                    snprintf(where, sizeof where, "line %d, column %s", lineno, COL_NAME[c]);
+                    rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d characters",
+                                    (int)sizeof r->text[c] - 1);
+                    goto fail;
+                }
+                snprintf(r->text[c], sizeof r->text[c], "%s", s);
+            } else if ((rc = parse_field(t, lineno, c, s, &r->v[c], err))) {
+                goto fail;
+            }
+        }
+        t->n++;
+    }
+    if (!n_header) {
+        rc = sc_err_set(err, SC_EINPUT, path, "", "expected a CSV header line (from 'shardcast sweep'), found an empty file");
+        goto fail;
+    }
+    if (!t->n) {
+        rc = sc_err_set(err, SC_EINPUT, path, "", "expected at least one data row after the header, found none");
+        goto fail;
+    }
+    for (int i = 1; i < t->n; i++)
+        for (int c = 0; c < N_COL; c++)
+            if (c < N_TEXT ? strcmp(t->rows[i].text[c], t->rows[0].text[c]) != 0
+                           : !(t->rows[i].v[c] == t->rows[0].v[c] || (isnan(t->rows[i].v[c]) && isnan(t->rows[0].v[c]))))
+                t->varies[c] = 1;
+    free(buf);
+    return 0;
+fail:
+    free(buf);
+    table_free(t);
+    return rc;
+}
+
+/* ---- grouping rows into series ------------------------------------------------------------ */
+
+/* How rows are named: a line per layout (and whatever else differs: micro-batch, engine, model,
+ * cluster), a category of bars (the same without micro-batch), or a bar within a category (GPUs,
+ * plus micro-batch when it differs). */
+enum { G_SERIES, G_CATEGORY, G_SUB };
+
+typedef struct groups {
+    char (*name)[160];
+    int n;
+    int *of; /* group of each row */
+} groups;
+
+static void group_label(const table *t, const row *r, int mode, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    size_t used = 0;
+#define ADD(...) (used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__), used = used < n ? used : n - 1)
+    if (mode == G_SUB) {
+        ADD("%.0f GPUs", r->v[C_GPUS]);
+        if (t->has[C_MB] && t->varies[C_MB])
+            ADD(", mb=%.0f", r->v[C_MB]);
+        return;
+    }
+    ADD("%s", r->text[C_LAYOUT]);
+    if (mode == G_SERIES && t->has[C_MB] && t->varies[C_MB])
+        ADD(" mb=%.0f", r->v[C_MB]);
+    if (t->has[C_ENGINE] && t->varies[C_ENGINE])
+        ADD(" %s", r->text[C_ENGINE]);
+    if (t->has[C_MODEL] && t->varies[C_MODEL])
+        ADD(" %s", r->text[C_MODEL]);
+    if (t->has[C_CLUSTER] && t->varies[C_CLUSTER])
+        ADD(" %s", r->text[C_CLUSTER]);
+#undef ADD
+}
+
+static void groups_free(groups *g)
+{
+    free(g->name);
+    free(g->of);
+    memset(g, 0, sizeof *g);
+}
+
+/* Groups in order of first appearance. */
+static int group_rows(const table *t, int mode, groups *g, sc_err *err)
+{
+    memset(g, 0, sizeof *g);
+    g->name = malloc(sizeof *g->name * (size_t)t->n);
+    g->of = malloc(sizeof(int) * (size_t)t->n);
+    if (!g->name || !g->of) {
+        groups_free(g);
+        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+    }
+    for (int i = 0; i < t->n; i++) {
+        char lab[160];
+        group_label(t, &t->rows[i], mode, lab, sizeof lab);
+        int k = 0;
+        while (k < g->n && strcmp(g->name[k], lab))
+            k++;
+        if (k == g->n)
+            snprintf(g->name[g->n++], sizeof g->name[0], "%s", lab);
+        g->of[i] = k;
+    }
+    return 0;
+}
+
+/* Rows of group k sorted by GPU count (stable); returns how many. */
+static int members(const table *t, const groups *g, int k, int *out)
+{
+    int m = 0;
+    for (int i = 0; i < t->n; i++) {
+        if (g->of[i] != k)
+            continue;
+        int j = m++;
+        while (j > 0 && t->rows[out[j - 1]].v[C_GPUS] > t->rows[i].v[C_GPUS]) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = i;
+    }
+    return m;
+}
+
+/* "What: model on cluster (engine)" with the parts that are the same in every row. */
+static void default_title(const table *t, const char *what, char *buf, size_t n)
+{
+    int model = t->has[C_MODEL] && !t->varies[C_MODEL] && t->rows[0].text[C_MODEL][0];
+    int cluster = t->has[C_CLUSTER] && !t->varies[C_CLUSTER] && t->rows[0].text[C_CLUSTER][0];
+    int engine = t->has[C_ENGINE] && !t->varies[C_ENGINE] && t->rows[0].text[C_ENGINE][0];
+    int k = snprintf(buf, n, "%s", what);
+    if (model || cluster)
+        k += snprintf(buf + k, n - (size_t)k, ": %s%s%s", model ? t->rows[0].text[C_MODEL] : "",
+                      model && cluster ? " on " : "", cluster ? t->rows[0].text[C_CLUSTER] : "");
+    if (engine && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[C_ENGINE], "sim") ? "simulator" : "analytical");
+}
+
+/* Distinct GPU counts as gnuplot tics ("16" 16, "32" 32) and the log2 x range around them. */
+static void gpu_axis(const table *t, FILE *vars)
+{
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < t->n; i++) {
+        lo = fmin(lo, t->rows[i].v[C_GPUS]);
+        hi = fmax(hi, t->rows[i].v[C_GPUS]);
+    }
+    char tics[4096] = "";
+    size_t used = 0;
+    double last = 0;
+    for (;;) { /* ascending distinct values */
+        double next = INFINITY;
+        for (int i = 0; i < t->n; i++)
+            if (t->rows[i].v[C_GPUS] > last)
+                next = fmin(next, t->rows[i].v[C_GPUS]);
+        if (isinf(next) || used + 40 >= sizeof tics)
+            break;
+        used += (size_t)snprintf(tics + used, sizeof tics - used, "%s\"%.0f\" %.0f", used ? ", " : "", next, next);
+        last = next;
+    }
+    gp_str(vars, "gputics", tics);
+    gp_num(vars, "xmin", lo / 1.3);
+    gp_num(vars, "xmax", hi * 1.3);
+}
+
+static int any_oom(const table *t)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->rows[i].v[C_FITS] == 0)
+            return 1;
+    return 0;
+}
+
+/* Series names as a gnuplot word list. */
+static void series_words(FILE *vars, const char *var, const groups *g)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&s, &n);
+    if (!w)
+        return;
+    for (int k = 0; k < g->n; k++)
+        word(w, g->name[k]);
+    fclose(w);
+    gp_str(vars, var, s ? s : "");
+    free(s);
+}
+
+/* ---- the four CSV kinds ------------------------------------------------------------------- */
+/* Each writes the data file (data) and the -e assignments (vars) its script documents. */
+
+/* scaling.gp: block k = series k (gpus samples_per_s tflops), then one block of OOM points. */
+static int data_scaling(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+{
+    groups g;
+    int rc = group_rows(t, G_SERIES, &g, err);
+    if (rc)
+        return rc;
+    int *m = malloc(sizeof(int) * (size_t)t->n);
+    if (!m) {
+        groups_free(&g);
+        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+    }
+    for (int k = 0; k < g.n; k++) {
+        int c = members(t, &g, k, m);
+        for (int i = 0; i < c; i++) {
+            const row *r = &t->rows[m[i]];
+            fprintf(data, "%.0f %.9g %.9g\n", r->v[C_GPUS], r->v[C_SPS], r->v[C_TFLOPS]);
+        }
+        fputs("\n\n", data);
+    }
+    for (int i = 0; i < t->n; i++)
+        if (t->rows[i].v[C_FITS] == 0)
+            fprintf(data, "%.0f %.9g %.9g\n", t->rows[i].v[C_GPUS], t->rows[i].v[C_SPS], t->rows[i].v[C_TFLOPS]);
+    fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, any_oom(t));
+    series_words(vars, "series", &g);
+    gpu_axis(t, vars);
+    default_title(t, "Throughput vs GPUs", title, tn);
+    free(m);
+    groups_free(&g);
+    return 0;
+}
+
+/* efficiency.gp: block k = series k (gpus efficiency_pct, "?" where there is no baseline), then
+ * one block of OOM points. */
+static int data_efficiency(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+{
+    groups g;
+    int rc = group_rows(t, G_SERIES, &g, err);
+    if (rc)
+        return rc;
+    int *m = malloc(sizeof(int) * (size_t)t->n);
+    if (!m) {
+        groups_free(&g);
+        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+    }
+    double top = 0;
+    int valid = 0;
+    for (int k = 0; k < g.n; k++) {
+        int c = members(t, &g, k, m);
+        for (int i = 0; i < c; i++) {
+            const row *r = &t->rows[m[i]];
+            if (isnan(r->v[C_EFF])) {
+                fprintf(data, "%.0f ?\n", r->v[C_GPUS]);
+                continue;
+            }
+            valid++;
+            top = fmax(top, 100 * r->v[C_EFF]);
+            fprintf(data, "%.0f %.9g\n", r->v[C_GPUS], 100 * r->v[C_EFF]);
+        }
+        fputs("\n\n", data);
+    }
+    int oom = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->rows[i].v[C_FITS] == 0 && !isnan(t->rows[i].v[C_EFF])) {
+            fprintf(data, "%.0f %.9g\n", t->rows[i].v[C_GPUS], 100 * t->rows[i].v[C_EFF]);
+            oom = 1;
+        }
+    free(m);
+    if (!valid) {
+        groups_free(&g);
+        return sc_err_set(err, SC_EINPUT, t->path, "column weak_scaling_eff",
+                          "expected at least one value (sweep several node counts), found only empty fields");
+    }
+    fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, oom);
+    gp_num(vars, "ymax", fmax(110, top * 1.08));
+    series_words(vars, "series", &g);
+    gpu_axis(t, vars);
+    default_title(t, "Weak-scaling efficiency", title, tn);
+    groups_free(&g);
+    return 0;
+}
+
+/* memory.gp: block j = bars of sub-series j (GPU count): x mem_GiB width fits hbm_GiB; categories
+ * (layouts) at x = 0, 1, ... */
+static int data_memory(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+{
+    groups cat, sub;
+    int rc = group_rows(t, G_CATEGORY, &cat, err);
+    if (rc)
+        return rc;
+    if ((rc = group_rows(t, G_SUB, &sub, err))) {
+        groups_free(&cat);
+        return rc;
+    }
+    double w = 0.8 / sub.n, lo = INFINITY, hi = 0;
+    for (int j = 0; j < sub.n; j++) {
+        for (int i = 0; i < t->n; i++) {
+            if (sub.of[i] != j)
+                continue;
+            const row *r = &t->rows[i];
+            double x = cat.of[i] + (j - (sub.n - 1) / 2.0) * w;
+            fprintf(data, "%.6f %.9g %.6f %.0f %.9g\n", x, r->v[C_MEM], w * 0.92, r->v[C_FITS], r->v[C_HBM]);
+            lo = fmin(lo, fmin(r->v[C_MEM], r->v[C_HBM]));
+            hi = fmax(hi, fmax(r->v[C_MEM], r->v[C_HBM]));
+        }
+        fputs("\n\n", data);
+    }
+    int logy = lo > 0 && hi / lo > 30;
+    fprintf(vars, "nsub=%d; ncat=%d; logy=%d; hbm_varies=%d; ", sub.n, cat.n, logy, t->varies[C_HBM]);
+    gp_num(vars, "hbm", t->rows[0].v[C_HBM]);
+    gp_num(vars, "ymin", logy ? lo / 1.5 : 0);
+    gp_num(vars, "ymax", logy ? hi * 2.5 : (hi > 0 ? hi * 1.15 : 1));
+    series_words(vars, "subs", &sub);
+    char *tics = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&tics, &n);
+    if (f) {
+        for (int k = 0; k < cat.n; k++) {
+            char c[256];
+            clean(cat.name[k], c, sizeof c);
+            fprintf(f, "%s\"%s\" %d", k ? ", " : "", c, k);
+        }
+        fclose(f);
+    }
+    gp_str(vars, "cattics", tics ? tics : "");
+    free(tics);
+    default_title(t, "Memory per GPU", title, tn);
+    groups_free(&cat);
+    groups_free(&sub);
+    return 0;
+}
+
+/* breakdown.gp: one line per bar: x, the running sums c0=0 .. c6 of compute, exposed AG, RS, AR,
+ * optimizer and idle (seconds), fits. Bars grouped by layout with a gap between groups. */
+static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+{
+    static const int PART[6] = {C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE};
+    groups g;
+    int rc = group_rows(t, G_SERIES, &g, err);
+    if (rc)
+        return rc;
+    int *m = malloc(sizeof(int) * (size_t)t->n);
+    char *tics = NULL, *glab = NULL;
+    size_t tl = 0, gl = 0;
+    FILE *ft = open_memstream(&tics, &tl), *fg = open_memstream(&glab, &gl);
+    if (!m || !ft || !fg) {
+        free(m);
+        if (ft)
+            fclose(ft);
+        if (fg)
+            fclose(fg);
+        free(tics);
+        free(glab);
+        groups_free(&g);
+        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+    }
+    /* one bar per layout: the tics name the layouts; else GPU counts under bars, layouts under groups */
+    int single = g.n == t->n;
+    double x = 0, top = 0, gap = single ? 0 : 0.6;
+    int used[6] = {0}, bars = 0;
+    for (int k = 0; k < g.n; k++) {
+        int c = members(t, &g, k, m);
+        double x0 = x;
+        for (int i = 0; i < c; i++, x += 1) {
+            const row *r = &t->rows[m[i]];
+            double sum = 0;
+            fprintf(data, "%.3f 0", x);
+            for (int p = 0; p < 6; p++) {
+                sum += r->v[PART[p]];
+                used[p] |= r->v[PART[p]] > 0;
+                fprintf(data, " %.9g", sum);
+            }
+            fprintf(data, " %.0f\n", r->v[C_FITS]);
+            top = fmax(top, sum);
+            if (single) {
+                char name[200];
+                clean(g.name[k], name, sizeof name);
+                fprintf(ft, "%s\"%s", bars++ ? ", " : "", name);
+                if (t->varies[C_GPUS])
+                    fprintf(ft, ", %.0f GPUs", r->v[C_GPUS]);
+                fprintf(ft, "\" %.3f", x);
+            } else {
+                fprintf(ft, "%s\"%.0f\" %.3f", bars++ ? ", " : "", r->v[C_GPUS], x);
+            }
+        }
+        if (!single) {
+            word(fg, g.name[k]);
+            fprintf(fg, "%.3f ", (x0 + x - 1) / 2);
+        }
+        x += gap;
+    }
+    fclose(ft);
+    fclose(fg);
+    char parts[32] = "";
+    for (int p = 0; p < 6; p++)
+        if (used[p])
+            snprintf(parts + strlen(parts), sizeof parts - strlen(parts), "%d ", p + 1);
+    if (!parts[0])
+        snprintf(parts, sizeof parts, "1");
+    gp_str(vars, "parts", parts);
+    gp_str(vars, "bartics", tics ? tics : "");
+    gp_str(vars, "groups", glab ? glab : "");
+    gp_num(vars, "xmax", x - gap - 1 + 0.7);
+    gp_num(vars, "nbars", bars);
+    if (single && !t->varies[C_GPUS]) {
+        char xl[64];
+        snprintf(xl, sizeof xl, "layout (%.0f GPUs)", t->rows[0].v[C_GPUS]);
+        gp_str(vars, "xlab", xl);
+    } else {
+        gp_str(vars, "xlab", single ? "layout" : "GPUs, grouped by layout");
+    }
+    gp_num(vars, "ymax", top > 0 ? top * 1.12 : 1);
+    default_title(t, "Step time breakdown", title, tn);
+    free(tics);
+    free(glab);
+    free(m);
+    groups_free(&g);
+    return 0;
+}
+
+/* ---- the timeline (Chrome trace of `shardcast predict --trace`) -------------------------- */
+
+/* One rank's pair of streams: pid = node, tid = local_rank * 8 + stream (traces/trace.c). */
+typedef struct lane {
+    long pid, lane;
+    long rank; /* from the "rank N compute" thread name; -1 if absent */
+} lane;
+
+static int lane_cmp_key(const void *a, const void *b)
+{
+    const lane *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->lane > y->lane) - (x->lane < y->lane);
+}
+
+static int lane_cmp_rank(const void *a, const void *b)
+{
+    const lane *x = a, *y = b;
+    long rx = x->rank < 0 ? LONG_MAX : x->rank, ry = y->rank < 0 ? LONG_MAX : y->rank;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return lane_cmp_key(a, b);
+}
+
+enum { K_COMPUTE, K_AG, K_RS, K_AR, K_OPT, K_OTHER, N_KINDS };
+static const char *const KIND_NAME[N_KINDS] = {"compute", "all-gather", "reduce-scatter", "all-reduce",
+                                               "optimizer", "other collective"};
+
+/* Span class from cat and name ("all-gather world 100.7 MB", "optimizer", "forward"). */
+static int span_kind(const char *cat, const char *name)
+{
+    if (!strcmp(cat, "compute"))
+        return strncmp(name, "optimizer", 9) ? K_COMPUTE : K_OPT;
+    if (!strncmp(name, "all-gather", 10))
+        return K_AG;
+    if (!strncmp(name, "reduce-scatter", 14))
+        return K_RS;
+    if (!strncmp(name, "all-reduce", 10))
+        return K_AR;
+    return K_OTHER;
+}
+
+/* A compute or collective "X" event, validated; returns 1 if it is one, 0 if not, <0 error. */
+static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *tid, double *ts, double *dur,
+                      const char **cat, const char **name, sc_err *err)
+{
+    char where[128];
+    if (!json_is_object(ev)) {
+        snprintf(where, sizeof where, "$.traceEvents[%zu]", i);
+        return sc_err_set(err, SC_EINPUT, path, where, "expected an event object");
+    }
+    const char *ph = json_string_value(json_object_get(ev, "ph"));
+    *cat = json_string_value(json_object_get(ev, "cat"));
+    if (!ph || strcmp(ph, "X") || !*cat || (strcmp(*cat, "compute") && strcmp(*cat, "collective")))
+        return 0;
+    *name = json_string_value(json_object_get(ev, "name"));
+    if (!*name)
+        *name = "";
+    static const char *const INTS[2] = {"pid", "tid"}, *const NUMS[2] = {"ts", "dur"};
+    long *iv[2] = {pid, tid};
+    double *nv[2] = {ts, dur};
+    for (int k = 0; k < 2; k++) {
+        json_t *v = json_object_get(ev, INTS[k]);
+        snprintf(where, sizeof where, "$.traceEvents[%zu].%s", i, INTS[k]);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000000)
+            return sc_err_set(err, SC_EINPUT, path, where, "expected a non-negative integer");
+        *iv[k] = (long)json_integer_value(v);
+    }
+    for (int k = 0; k < 2; k++) {
+        json_t *v = json_object_get(ev, NUMS[k]);
+        snprintf(where, sizeof where, "$.traceEvents[%zu].%s", i, NUMS[k]);
+        double d = json_is_number(v) ? json_number_value(v) : NAN;
+        if (!(d >= 0 && d < 1e18))
+            return sc_err_set(err, SC_EINPUT, path, where, "expected a non-negative number of microseconds");
+        *nv[k] = d;
+    }
+    return 1;
+}
+
+static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+    json_error_t je;
+    json_t *root = json_loadf(f, 0, &je);
+    fclose(f);
+    if (!root)
+        return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
+    json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
+    if (!json_is_array(evs)) {
+        json_decref(root);
+        return sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
+                          "expected an array of trace events (a trace from 'shardcast predict --trace')");
+    }
+    size_t n_ev = json_array_size(evs), n_lanes = 0;
+    lane *lanes = malloc(sizeof(lane) * (n_ev ? n_ev : 1));
+    int rc = 0;
+    if (!lanes) {
+        json_decref(root);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    }
+    /* pass 1: every (node, local rank) with a span, deduplicated */
+    for (size_t i = 0; i < n_ev; i++) {
+        long pid, tid;
+        double ts, dur;
+        const char *cat, *name;
+        int is = trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err);
+        if (is < 0) {
+            rc = is;
+            goto out;
+        }
+        if (is)
+            lanes[n_lanes++] = (lane){pid, tid / 8, -1};
+    }
+    if (!n_lanes) {
+        rc = sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
+                        "expected compute or collective spans (\"ph\":\"X\"), found none");
+        goto out;
+    }
+    qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_key);
+    size_t u = 1;
+    for (size_t i = 1; i < n_lanes; i++)
+        if (lane_cmp_key(&lanes[i], &lanes[u - 1]))
+            lanes[u++] = lanes[i];
+    n_lanes = u;
+    /* rank numbers from the thread names the simulator writes ("rank 5 compute") */
+    for (size_t i = 0; i < n_ev; i++) {
+        json_t *ev = json_array_get(evs, i);
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *mn = json_string_value(json_object_get(ev, "name"));
+        json_t *pid = json_object_get(ev, "pid"), *tid = json_object_get(ev, "tid");
+        const char *tname = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
+        long r;
+        if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
+            !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
+            continue;
+        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / 8, -1};
+        lane *l = bsearch(&key, lanes, n_lanes, sizeof *lanes, lane_cmp_key);
+        if (l)
+            l->rank = r;
+    }
+    qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_rank);
+    size_t shown = n_lanes < (size_t)nranks ? n_lanes : (size_t)nranks;
+    /* the shown lanes, re-sorted by key for lookup, remembering their row order */
+    lane *sel = malloc(sizeof(lane) * shown);
+    if (!sel) {
+        rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+        goto out;
+    }
+    char *tics = NULL;
+    size_t tl = 0;
+    FILE *ft = open_memstream(&tics, &tl);
+    if (!ft) {
+        free(sel);
+        rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < shown; k++) {
+        sel[k] = lanes[k];
+        char who[64];
+        if (lanes[k].rank >= 0)
+            snprintf(who, sizeof who, "rank %ld", lanes[k].rank);
+        else
+            snprintf(who, sizeof who, "node %ld gpu %ld", lanes[k].pid, lanes[k].lane);
+        fprintf(ft, "%s\"%s compute\" %zu, \"%s comm\" %zu", k ? ", " : "", who, 2 * k, who, 2 * k + 1);
+        sel[k].rank = (long)k; /* row pair index from here on */
+    }
+    fclose(ft);
+    qsort(sel, shown, sizeof *sel, lane_cmp_key);
+    /* pass 2: the spans of the shown ranks: t0_ms t1_ms row kind */
+    double t0 = INFINITY, t1 = 0;
+    int present[N_KINDS] = {0};
+    for (size_t i = 0; i < n_ev; i++) {
+        long pid, tid;
+        double ts, dur;
+        const char *cat, *name;
+        if (trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err) != 1)
+            continue;
+        lane key = {pid, tid / 8, -1};
+        lane *l = bsearch(&key, sel, shown, sizeof *sel, lane_cmp_key);
+        if (!l)
+            continue;
+        int kind = span_kind(cat, name);
+        present[kind] = 1;
+        long rowi = 2 * l->rank + (tid % 8 ? 1 : 0);
+        fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, kind);
+        t0 = fmin(t0, ts / 1e3);
+        t1 = fmax(t1, (ts + dur) / 1e3);
+    }
+    char kinds[64] = "", names[256] = "";
+    for (int k = 0; k < N_KINDS; k++) {
+        if (present[k])
+            snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%d ", k);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "\"%s\" ", KIND_NAME[k]);
+    }
+    fprintf(vars, "nrows=%zu; ", 2 * shown);
+    gp_num(vars, "tmin", t0);
+    gp_num(vars, "tmax", t1 > t0 ? t1 : t0 + 1);
+    gp_str(vars, "kinds", kinds);
+    gp_str(vars, "kindnames", names);
+    gp_str(vars, "rowtics", tics ? tics : "");
+    free(tics);
+    free(sel);
+    {
+        const char *base = strrchr(path, '/');
+        snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, base ? base + 1 : path);
+    }
+out:
+    free(lanes);
+    json_decref(root);
+    return rc;
+}
+
+/* ---- running gnuplot ---------------------------------------------------------------------- */
+
+static int find_gnuplot(char *out, size_t n)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        int k = snprintf(out, n, "%.*s/gnuplot", (int)(len ? len : 1), len ? path : ".");
+        struct stat st;
+        if (k > 0 && (size_t)k < n && stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return 0;
+        path += len + (colon ? 1 : 0);
+    }
+    return -1;
+}
+
+static int find_script(const char *kind, char *out, size_t n, sc_err *err)
+{
+    const char *env = getenv("SHARDCAST_PLOTS");
+    if (env && *env) {
+        snprintf(out, n, "%s/%s.gp", env, kind);
+        if (access(out, R_OK))
+            return sc_err_set(err, SC_ERUNTIME, out, "", "cannot read gnuplot script (set by SHARDCAST_PLOTS): %s",
+                              strerror(errno));
+        return 0;
+    }
+    char bin[4096];
+    cli_bindir(NULL, bin, sizeof bin);
+    snprintf(out, n, "%.4000s/plots/%s.gp", bin, kind);
+    if (access(out, R_OK) == 0)
+        return 0;
+    snprintf(out, n, "%.4000s/../share/shardcast/plots/%s.gp", bin, kind);
+    if (access(out, R_OK) == 0)
+        return 0;
+    return sc_err_set(err, SC_ERUNTIME, "plot", "",
+                      "cannot find the gnuplot script %s.gp in %.1000s/plots or %.1000s/../share/shardcast/plots "
+                      "(reinstall, or set SHARDCAST_PLOTS=DIR)",
+                      kind, bin, bin);
+}
+
+/* Run `gnuplot -e vars script`, its output captured; 0 if it exited 0. On failure the last line
+ * gnuplot printed (its error) goes into err. Warnings of a successful run are passed on. */
+static int run_gnuplot(const char *gp, const char *script, const char *vars, sc_err *err)
+{
+    int pfd[2];
+    if (pipe(pfd))
+        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot create a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot start: %s", strerror(e));
+    }
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        if (in >= 0)
+            dup2(in, 0);
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        execl(gp, "gnuplot", "-e", vars, script, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char msg[8192];
+    size_t len = 0;
+    for (;;) {
+        char chunk[4096];
+        ssize_t got = read(pfd[0], chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t g = (size_t)got;
+        if (len + g >= sizeof msg) { /* keep the tail: gnuplot's error is its last line */
+            size_t drop = len + g - (sizeof msg - 1);
+            if (drop > len)
+                drop = len;
+            memmove(msg, msg + drop, len - drop);
+            len -= drop;
+            if (g > sizeof msg - 1 - len)
+                g = sizeof msg - 1 - len;
+        }
+        memcpy(msg + len, chunk + (size_t)got - g, g);
+        len += g;
+    }
+    close(pfd[0]);
+    msg[len] = '\0';
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "lost the process: %s", strerror(errno));
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok) {
+        for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
+            if (*trim(line))
+                fprintf(stderr, "shardcast plot: gnuplot: %s\n", line);
+        return 0;
+    }
+    while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+        msg[--len] = '\0';
+    char *last = strrchr(msg, '\n');
+    last = last ? last + 1 : msg;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !*last)
+        return sc_err_set(err, SC_ERUNTIME, gp, "", "cannot run: exec failed");
+    return sc_err_set(err, SC_ERUNTIME, script, "", "gnuplot failed: %.200s", *last ? last : "(no message)");
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+static const char *const KINDS[] = {"scaling", "efficiency", "memory", "breakdown", "timeline"};
+#define N_PLOT_KINDS 5
+
+static int parse_size(const char *arg, int *w, int *h, sc_err *err)
+{
+    char *end;
+    long a = strtol(arg, &end, 10), b = -1;
+    if (end != arg && (*end == 'x' || *end == 'X')) {
+        const char *s = end + 1;
+        b = strtol(s, &end, 10);
+        if (end == s)
+            b = -1;
+    }
+    if (a < 100 || a > 10000 || b < 100 || b > 10000 || *end)
+        return sc_err_set(err, SC_EINPUT, "--size", "", "expected WIDTHxHEIGHT in pixels, each 100 to 10000, got \"%s\"", arg);
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    static const struct option opts[] = {{"kind", required_argument, 0, 'k'}, {"out", required_argument, 0, 'o'},
+                                         {"title", required_argument, 0, 't'}, {"size", required_argument, 0, 's'},
+                                         {"ranks", required_argument, 0, 'r'}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *kind_arg = NULL, *out = NULL, *title_arg = NULL, *input = NULL;
+    int width = 1000, height = 600, nranks = 4, ranks_given = 0;
+    sc_err err;
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        int opt = getopt_long(argc, argv, ":ho:", opts, NULL);
+        if (opt == -1)
+            break;
+        char what[200];
+        switch (opt) {
+        case 'h': fputs(HELP, stdout); return 0;
+        case 'k': kind_arg = optarg; break;
+        case 'o': out = optarg; break;
+        case 't': title_arg = optarg; break;
+        case 's':
+            if (parse_size(optarg, &width, &height, &err))
+                return cli_fail(&err, SC_EINPUT);
+            break;
+        case 'r': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 1024) {
+                sc_err_set(&err, SC_EINPUT, "--ranks", "", "expected an integer from 1 to 1024, got \"%s\"", optarg);
+                return cli_fail(&err, SC_EINPUT);
+            }
+            nranks = (int)v;
+            ranks_given = 1;
+            break;
+        }
+        case ':':
+            snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
+            return cli_usage_error("plot", what);
+        default:
+            snprintf(what, sizeof what, "unknown option '%.150s'", argv[optind - 1]);
+            return cli_usage_error("plot", what);
+        }
+    }
+    if (optind < argc)
+        input = argv[optind++];
+    if (optind < argc) {
+        char what[200];
+        snprintf(what, sizeof what, "unexpected argument '%.150s' (one input file)", argv[optind]);
+        return cli_usage_error("plot", what);
+    }
+    if (!kind_arg) {
+        sc_err_set(&err, SC_EINPUT, "--kind", "", "required: scaling, efficiency, memory, breakdown or timeline");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    int kind = 0;
+    while (kind < N_PLOT_KINDS && strcmp(kind_arg, KINDS[kind]))
+        kind++;
+    if (kind == N_PLOT_KINDS) {
+        sc_err_set(&err, SC_EINPUT, "--kind", "", "expected scaling, efficiency, memory, breakdown or timeline, got \"%s\"",
+                   kind_arg);
+        return cli_fail(&err, SC_EINPUT);
+    }
+    int timeline = kind == 4;
+    if (!input)
+        return cli_usage_error("plot", timeline ? "expected a trace file (from 'shardcast predict --trace')"
+                                                : "expected a CSV file (from 'shardcast sweep')");
+    if (!out) {
+        sc_err_set(&err, SC_EINPUT, "--out", "", "required: the PNG file to write");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    if (ranks_given && !timeline) {
+        sc_err_set(&err, SC_EINPUT, "--ranks", "", "expected only with --kind timeline, got --kind %s", kind_arg);
+        return cli_fail(&err, SC_EINPUT);
+    }
+
+    /* input -> data and variables, all validated before anything is written */
+    char *data = NULL, *vars = NULL, title[512] = "";
+    size_t data_len = 0, vars_len = 0;
+    FILE *fd = open_memstream(&data, &data_len), *fv = open_memstream(&vars, &vars_len);
+    if (!fd || !fv) {
+        if (fd)
+            fclose(fd);
+        free(data);
+        fprintf(stderr, "shardcast plot: out of memory\n");
+        return 1;
+    }
+    int rc;
+    if (timeline) {
+        rc = data_timeline(input, nranks, fd, fv, title, sizeof title, &err);
+    } else {
+        static const unsigned NEED[4] = {
+            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_SPS) | BIT(C_TFLOPS),
+            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_EFF),
+            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_MEM) | BIT(C_HBM) | BIT(C_FITS),
+            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_COMPUTE) | BIT(C_AG) | BIT(C_RS) | BIT(C_AR) | BIT(C_OPT) | BIT(C_IDLE)};
+        static int (*const BUILD[4])(const table *, FILE *, FILE *, char *, size_t, sc_err *) = {
+            data_scaling, data_efficiency, data_memory, data_breakdown};
+        table t;
+        rc = csv_load(input, NEED[kind], &t, &err);
+        if (!rc) {
+            rc = BUILD[kind](&t, fd, fv, title, sizeof title, &err);
+            table_free(&t);
+        }
+    }
+    if (title_arg)
+        snprintf(title, sizeof title, "%s", title_arg);
+    gp_str(fv, "plottitle", title);
+    fprintf(fv, "width=%d; height=%d; ", width, height);
+    int bad = fclose(fd) | fclose(fv);
+    if (!rc && (bad || !data || !vars)) {
+        fprintf(stderr, "shardcast plot: out of memory\n");
+        free(data);
+        free(vars);
+        return 1;
+    }
+    if (rc) {
+        free(data);
+        free(vars);
+        return cli_fail(&err, rc);
+    }
+
+    /* gnuplot and the script */
+    char gp[4096], script[4200];
+    if (find_gnuplot(gp, sizeof gp)) {
+        free(data);
+        free(vars);
+        fprintf(stderr, "shardcast plot: gnuplot: not found on PATH (install the Debian package gnuplot-nox: "
+                        "apt-get install gnuplot-nox)\n");
+        return 1;
+    }
+    if ((rc = find_script(KINDS[kind], script, sizeof script, &err))) {
+        free(data);
+        free(vars);
+        return cli_fail(&err, rc);
+    }
+
+    /* temporary data file, output.tmp, gnuplot, rename */
+    const char *tmpdir = getenv("TMPDIR");
+    char datafile[4200], tmp_out[4200];
+    snprintf(datafile, sizeof datafile, "%s/shardcast-plot-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    snprintf(tmp_out, sizeof tmp_out, "%s.tmp", out);
+    int dfd = mkstemp(datafile);
+    if (dfd < 0) {
+        sc_err_set(&err, SC_ERUNTIME, datafile, "", "cannot create a temporary file: %s", strerror(errno));
+        free(data);
+        free(vars);
+        return cli_fail(&err, SC_ERUNTIME);
+    }
+    FILE *df = fdopen(dfd, "w");
+    int ok = df && fwrite(data, 1, data_len, df) == data_len;
+    ok = (df ? fclose(df) == 0 : (close(dfd), 0)) && ok;
+    free(data);
+    rc = 0;
+    if (!ok) {
+        rc = sc_err_set(&err, SC_ERUNTIME, datafile, "", "cannot write a temporary file: %s", strerror(errno));
+    } else {
+        FILE *probe = fopen(tmp_out, "wb"); /* say which file cannot be written, not gnuplot */
+        if (!probe) {
+            rc = sc_err_set(&err, SC_ERUNTIME, out, "", "cannot write: %s", strerror(errno));
+        } else {
+            fclose(probe);
+            char *all = NULL;
+            size_t all_len = 0;
+            FILE *fa = open_memstream(&all, &all_len);
+            if (!fa) {
+                rc = sc_err_set(&err, SC_ERUNTIME, "plot", "", "out of memory");
+            } else {
+                gp_str(fa, "datafile", datafile);
+                gp_str(fa, "outfile", tmp_out);
+                fputs(vars, fa);
+                fclose(fa);
+                rc = all ? run_gnuplot(gp, script, all, &err) : sc_err_set(&err, SC_ERUNTIME, "plot", "", "out of memory");
+                free(all);
+            }
+            struct stat st;
+            if (!rc && (stat(tmp_out, &st) || st.st_size == 0))
+                rc = sc_err_set(&err, SC_ERUNTIME, script, "", "gnuplot wrote no image to %s", tmp_out);
+            if (!rc && rename(tmp_out, out))
+                rc = sc_err_set(&err, SC_ERUNTIME, out, "", "cannot write: %s", strerror(errno));
+            if (rc)
+                unlink(tmp_out);
+        }
+    }
+    unlink(datafile);
+    free(vars);
+    if (rc)
+        return cli_fail(&err, rc);
+    fprintf(stderr, "plot: %s %dx%d -> %s\n", KINDS[kind], width, height, out);
+    return 0;
+}

@@ -1,0 +1,35 @@
+# memory.gp — memory per GPU of each layout (bars, one per GPU count) against the GPU's HBM (dashed
+# line), layouts that do not fit marked OOM. Run by `shardcast plot --kind memory`; the CSV is
+# validated there, this script only draws. Variables (gnuplot -e): datafile outfile plottitle
+# width height nsub subs (bar names) ncat cattics logy ymin ymax hbm hbm_varies.
+# Data: block j = bars of GPU count j: x mem_total_GiB bar_width fits hbm_GiB.
+set terminal pngcairo size width,height noenhanced font ",10"
+set output outfile
+set linetype 1 lc rgb "#1f77b4"
+set linetype 2 lc rgb "#ff7f0e"
+set linetype 3 lc rgb "#2ca02c"
+set linetype 4 lc rgb "#9467bd"
+set linetype 5 lc rgb "#8c564b"
+set linetype 6 lc rgb "#e377c2"
+set linetype 7 lc rgb "#7f7f7f"
+set linetype 8 lc rgb "#17becf"
+set linetype cycle 8
+set title plottitle font ",13"
+set grid ytics
+set style fill solid 0.85 border lc rgb "#333333"
+set xrange [-0.6:ncat-0.4]
+eval "set xtics (" . cattics . ")"
+set xtics nomirror
+if (ncat > 5) { set xtics rotate by -30 }
+set xlabel "layout (p = partition group size)"
+if (logy) { set logscale y 10; set ylabel "memory per GPU (GiB, log scale)" } else { set ylabel "memory per GPU (GiB)" }
+set yrange [ymin:ymax]
+set key outside right top box
+# HBM capacity: one dashed line, or a dash over each bar when the rows differ in HBM
+hbmclause = hbm_varies ? \
+    sprintf(', for [j=0:%d] datafile index j using ($1-$3/2):5:3:(0) with vectors nohead dt 2 lw 2 lc rgb "red" title (j == 0 ? "HBM per GPU" : "")', nsub-1) : \
+    sprintf(', %.10g with lines dt 2 lw 2 lc rgb "red" title "HBM per GPU (%g GiB)"', hbm, hbm)
+plot for [j=0:nsub-1] datafile index j using 1:2:3 with boxes lt j+1 title word(subs, j+1), \
+     for [j=0:nsub-1] datafile index j using 1:2:(column(4) == 0 ? "OOM" : "") with labels offset 0,0.8 \
+         tc rgb "red" font ",10:Bold" notitle @hbmclause
+unset output
