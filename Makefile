@@ -22,9 +22,9 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-gpu install clean help
+.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-cpu bench-gpu install clean help
 
-all: shardcast
+all: shardcast bench-cpu
 
 help:
 	@echo "make            build ./shardcast"
@@ -34,6 +34,8 @@ help:
 	@echo "make fuzz       build the libFuzzer target for the spec loader (clang)"
 	@echo "make fuzz-run   build it and fuzz for 60 s"
 	@echo "make bench      performance benchmarks (not tests)"
+	@echo "make bench-cpu  the calibration harness ./shardcast-bench (MPI + OpenBLAS; part of make)"
+	@echo "make bench-gpu  the GPU harness ./shardcast-bench-gpu (CUDA + NCCL + cuBLAS)"
 	@echo "make install PREFIX=/usr/local"
 
 deps:
@@ -62,7 +64,7 @@ golden: shardcast
 	sh tests/golden/run.sh ./shardcast
 
 check: deps
-	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run
+	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run bench-cpu
 	@$(MAKE) --no-print-directory unit golden
 
 demo: deps
@@ -101,13 +103,68 @@ bench: $(BENCH_BIN)
 	@echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 
+# ---- calibration harness (calibrate/bench) ---------------------------------------------------
+# shardcast-bench: driver + CPU backend (MPI + OpenBLAS), built with mpicc when it is found.
+# shardcast-bench-gpu: driver + CUDA/NCCL/cuBLAS backend, built by nvcc; with MPI when mpicc is
+# found (multi-rank under mpirun), else one rank per process. Neither is needed by ./shardcast.
+MPICC        ?= mpicc
+HAVE_MPICC   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+HAVE_OPENBLAS:= $(shell pkg-config --exists openblas 2>/dev/null && echo 1)
+BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
+BENCH_DRV_OBJ:= $(BUILD)/calibrate/bench/driver.o $(BUILD)/calibrate/bench/main.o
+
+$(BUILD)/calibrate/bench/cpu.o: calibrate/bench/cpu.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(ALL_CFLAGS) $(BLAS_CFLAGS) -MMD -MP -c $< -o $@
+
+shardcast-bench: $(BENCH_DRV_OBJ) $(BUILD)/calibrate/bench/cpu.o $(LIB)
+	$(MPICC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(BLAS_LIBS) $(LDLIBS_ALL)
+
+bench-cpu:
+ifeq ($(HAVE_MPICC),)
+	@echo "shardcast-bench: skipped: $(MPICC) not found (install openmpi-bin and libopenmpi-dev: make deps)"
+else ifeq ($(HAVE_OPENBLAS),)
+	@echo "shardcast-bench: skipped: OpenBLAS not found by pkg-config (install libopenblas-dev: make deps)"
+else
+	@$(MAKE) --no-print-directory shardcast-bench
+endif
+
+CUDA_HOME    ?= /usr/local/cuda
+NVCC         ?= $(CUDA_HOME)/bin/nvcc
+NCCL_H       := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+NVCC_ARCH    ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS   ?= -O2 -g
+MPI_COMPILE  := $(if $(HAVE_MPICC),$(filter -I% -D%,$(shell $(MPICC) --showme:compile 2>/dev/null)))
+MPI_LINK     := $(if $(HAVE_MPICC),$(filter -L% -l%,$(shell $(MPICC) --showme:link 2>/dev/null)))
+GPU_MPI      := $(if $(MPI_LINK),-DSC_WITH_MPI $(MPI_COMPILE))
+comma        := ,
+
+$(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h model/err.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 $(NVCC_FLAGS) $(NVCC_ARCH) -I$(CUDA_HOME)/include $(GPU_MPI) \
+	    -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) -c $< -o $@
+
+shardcast-bench-gpu: $(BUILD)/gpu/bench_gpu.o $(BENCH_DRV_OBJ) $(LIB)
+	$(NVCC) $(NVCC_ARCH) -o $@ $^ -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 \
+	    -lcublas -lnccl -lcudart $(MPI_LINK) $(LDLIBS_ALL)
+
+bench-gpu:
+	@if [ ! -x "$(NVCC)" ]; then echo "shardcast-bench-gpu: skipped: nvcc not found at $(NVCC) (set CUDA_HOME or NVCC)"; \
+	elif [ -z "$(NCCL_H)" ]; then echo "shardcast-bench-gpu: skipped: nccl.h not found in $(CUDA_HOME)/include or /usr/include (install NCCL)"; \
+	elif [ ! -e "$(CUDA_HOME)/include/cublas_v2.h" ]; then echo "shardcast-bench-gpu: skipped: cublas_v2.h not found in $(CUDA_HOME)/include"; \
+	else $(MAKE) --no-print-directory shardcast-bench-gpu && \
+	    echo "shardcast-bench-gpu: built ($(if $(MPI_LINK),with MPI: one rank per GPU under mpirun,without MPI: one rank))"; fi
+
 install: shardcast
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/shardcast
 	install -m 755 shardcast $(DESTDIR)$(PREFIX)/bin/shardcast
+	@for b in shardcast-bench shardcast-bench-gpu; do [ ! -x $$b ] || { echo "install $$b"; install -m 755 $$b $(DESTDIR)$(PREFIX)/bin/$$b; }; done
 	cp -r configs $(DESTDIR)$(PREFIX)/share/shardcast/
 	@[ ! -d plots ] || cp -r plots $(DESTDIR)$(PREFIX)/share/shardcast/
 
 clean:
-	rm -rf build build-asan shardcast out
+	rm -rf build build-asan shardcast shardcast-bench shardcast-bench-gpu out
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/calibrate/bench/*.d)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../calibrate/fit.h"
 #include "../calibrate/measure.h"
 #include "commands.h"
 #include "common.h"

@@ -212,10 +212,14 @@ int cmd_predict(int argc, char **argv)
                        r->step_s, p->step_sd);
             if (p->engine == ENGINE_SIM && (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s ||
                                             p->sim.skew_s > 1e-9 * p->sim.step_s))
-                printf("%-20s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank; rank %d "
-                       "last to %ld of %ld collectives\n",
-                       "", p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s,
-                       p->sim.latest_rank, p->sim.latest_count, p->sim.collectives);
+            {
+                printf("%-20s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank", "",
+                       p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s);
+                if (p->sim.latest_count > 0)
+                    printf("; rank %d last to %ld of %ld collectives", p->sim.latest_rank, p->sim.latest_count,
+                           p->sim.collectives);
+                printf("\n");
+            }
         }
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "

@@ -58,7 +58,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const double *f
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
          * collectives can overlap it (at most its own length). The simulator applies the
          * factor exactly while collectives run; here it is this bound. */
-        o->comp = comp + cal->overlap_slowdown.v * (comm < comp ? comm : comp);
+        o->overlap_s = cal->overlap_slowdown.v * (comm < comp ? comm : comp);
+        o->comp = comp + o->overlap_s;
     }
 }
 

@@ -14,6 +14,9 @@
 typedef struct an_titem {
     int count;
     double comp;          /* compute (recompute + backward, or forward), incl. slowdown */
+    double overlap_s;     /* of which the overlap bound (overlap_slowdown x min(own
+                             collectives, compute)); the simulator runs comp - overlap_s
+                             and applies the slowdown itself while collectives run      */
     int ng, nr;
     double g[2], r[2];    /* gathers and reduces, in issue order                        */
     cost_coll gk[2], rk[2];

@@ -72,6 +72,7 @@ typedef struct sim {
     int p, q;
     long *late; /* per rank: times it was the last to arrive */
     long collectives, n_done;
+    uint64_t flows; /* flows started */
     int err_rc;
     sc_err *err;
     /* tracing */
@@ -208,7 +209,8 @@ static void try_compute(sim *s, int r, double now)
         k->exposed[k->gkind[k->c % s->D]] += wait;
     k->waiting = 0;
     const lo_item *it = litem(s, &k->main);
-    comp_begin(s, r, now, titem(s, &k->main)->comp, 0, it->pass == LO_FWD ? "forward" : "backward");
+    const an_titem *ti = titem(s, &k->main); /* at full speed: comp_begin applies the slowdown */
+    comp_begin(s, r, now, ti->comp - ti->overlap_s, 0, it->pass == LO_FWD ? "forward" : "backward");
 }
 
 static void enqueue(sim *s, int r, const lo_coll *op, int type, int slot)
@@ -344,6 +346,8 @@ static void coll_arrive(sim *s, int r, double now)
     }
     if (gs->arrived == 0)
         gs->op = k->cur.op;
+    /* late: strictly after every other member (arrivals come in time order; a tie is no one's) */
+    int late = gs->arrived > 0 && now > gs->t_last;
     gs->arrived++;
     gs->t_last = now;
     gs->last_rank = r;
@@ -353,7 +357,8 @@ static void coll_arrive(sim *s, int r, double now)
     /* everyone is here: the collective runs */
     gs->arrived = 0;
     s->collectives++;
-    s->late[gs->last_rank]++;
+    if (late)
+        s->late[gs->last_rank]++;
     for (int i = 0; i < gs->n; i++) {
         rank_st *m = &s->rk[gs->members[i]];
         m->skew += now - m->arrive_t;
@@ -444,6 +449,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
     coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
     gs->outstanding = f.n;
+    s->flows += (uint64_t)f.n;
     if (!f.n)
         coll_complete(s, gs, f.now);
     return s->err_rc;
@@ -665,6 +671,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
     res->collectives = s.collectives;
     res->events = ev_engine_events(s.eng);
+    res->flows = s.flows;
     sim_free(&s);
     return 0;
 }
@@ -700,6 +707,9 @@ int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal,
         EXTRA(exposed_s[i]);
 #undef EXTRA
     r->collectives = a[2].collectives + (long)k * (a[2].collectives - a[1].collectives);
+    if (a[1].latest_rank != a[2].latest_rank)
+        return exec_run(g, t, cal, c, o, r, err);
+    r->latest_count = a[2].latest_count + (long)k * (a[2].latest_count - a[1].latest_count);
     r->events = a[0].events + a[1].events + a[2].events;
     return 0;
 }

@@ -15,6 +15,8 @@ static Suite *(*const SUITES[])(void) = {
     analytic_suite,
     ev_suite,
     net_suite,
+    exec_suite,
+    fit_suite,
 };
 
 int main(void)

@@ -14,5 +14,8 @@ Suite *cost_suite(void);     /* tests/test_cost.c: compute and collective cost f
 Suite *analytic_suite(void); /* tests/test_analytic.c: op graph volumes, hand schedules, jumps  */
 Suite *ev_suite(void);       /* tests/test_ev.c: event queue and engine                        */
 Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair flows          */
+Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
+
+Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 #endif

@@ -126,7 +126,6 @@ expect plan-none-fits 0 "no layout fits: the closest, zero3 on 1 nodes (micro-ba
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
 expect plan-budget 0 "no candidate" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
-expect not-implemented 1 "not yet implemented" -- "$BIN" calibrate
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
 # png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
@@ -186,6 +185,59 @@ if command -v gnuplot >/dev/null 2>&1; then
     if [ -z "$(ls -A "$TMP/plot-tmp")" ]; then pass=$((pass + 1)); else echo "FAIL plot-temp-files-removed"; ls "$TMP/plot-tmp"; fail=$((fail + 1)); fi
 else
     echo "SKIP plot-scaling/efficiency/memory/breakdown/timeline PNGs: gnuplot not on PATH (apt-get install gnuplot-nox)"
+fi
+
+# ---- calibration harness: shardcast-bench (MPI + BLAS) and `shardcast calibrate run` ------------
+BENCH="$(dirname "$BIN")/shardcast-bench"
+BENCH_GPU="$(dirname "$BIN")/shardcast-bench-gpu"
+expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run or fit" -- "$BIN" calibrate
+expect calibrate-help 0 "usage: shardcast calibrate run" -- "$BIN" calibrate --help
+expect calibrate-bad-sub 2 "unknown subcommand 'frob'" -- "$BIN" calibrate frob
+# meas_ok NAME FILE LAYOUT: schema, collectives all checked with 0 wrong elements, a step of
+# LAYOUT, and no FILE.tmp left behind
+meas_ok() {
+    f=$2
+    n_err=$(grep -c '"errors":' "$f" 2>/dev/null)
+    n_ok=$(grep -c '"errors": 0,\{0,1\}$' "$f" 2>/dev/null)
+    if grep -q '"schema": "shardcast-measurements/1"' "$f" && grep -q '"kind": "all-reduce"' "$f" &&
+        [ "$n_err" -gt 0 ] && [ "$n_err" = "$n_ok" ] && grep -q "\"layout\": \"$3\"" "$f" &&
+        grep -q '"step_s":' "$f" && [ ! -e "$f.tmp" ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL $1: $f lacks the schema, a collective, errors 0 ($n_ok of $n_err) or a $3 step"; fail=$((fail + 1))
+    fi
+}
+if [ -x "$BENCH" ]; then
+    expect bench-help 0 "usage: mpirun -np N shardcast-bench" -- "$BENCH" --help
+    expect bench-bad-option 2 "shardcast-bench: unknown option '--bogus'" -- "$BENCH" --bogus
+    one_line_err bench-bad-option-one-line "$BENCH" --bogus
+    expect bench-bad-step 2 "--step: expected zero3 or mics:p=P[,hier=0], at most 8 of them, got \"ddp\"" -- "$BENCH" --step zero3,ddp
+    expect bench-bad-size 2 "--max: expected a size in bytes such as 1M or 1G, got \"lots\"" -- "$BENCH" --max lots
+    expect bench-bad-model 2 "--gemm-model: no-such-model: no such file" -- "$BENCH" --gemm-model no-such-model
+    expect calibrate-run-no-mpirun 1 "mpirun not found on PATH" -- env PATH=/nonexistent "$BIN" calibrate run -np 2
+    if command -v mpirun >/dev/null 2>&1; then
+        expect bench-mpirun 0 "wrote $TMP/m.json" -- mpirun --allow-run-as-root --oversubscribe -np 2 "$BENCH" \
+            --min 1024 --max 65536 --iters 3 --warmup 1 --step zero3 --layers 2 --hidden 128 --seq 64 -o "$TMP/m.json"
+        meas_ok bench-json "$TMP/m.json" zero3
+        expect calibrate-run 0 "wrote $TMP/m2.json" -- "$BIN" calibrate run --backend cpu -np 2 --min 1024 --max 65536 \
+            --iters 3 --warmup 1 --skip gemm,membw --step zero3,mics:p=1 --layers 2 --hidden 128 --seq 64 \
+            --trace "$TMP/bt.json" -o "$TMP/m2.json"
+        meas_ok calibrate-run-json "$TMP/m2.json" "mics:p=1"
+        if grep -q '"name":"bwd RS L0"' "$TMP/bt.json" && grep -q '"name":"AR grads"' "$TMP/bt.mics-p-1.json"; then
+            pass=$((pass + 1)); else echo "FAIL calibrate-run-trace: no RS/AR spans in $TMP/bt*.json"; fail=$((fail + 1)); fi
+        expect calibrate-run-bad-option 2 "unknown option '--bogus'" -- "$BIN" calibrate run -np 2 --bogus
+        expect bench-bad-p 2 "--step: mics:p=3: expected a partition size dividing the 2 ranks, got 3" -- \
+            mpirun --allow-run-as-root --oversubscribe -np 2 "$BENCH" --skip collectives,gemm,membw --step mics:p=3 -o "$TMP/m3.json"
+    else
+        echo "SKIP shardcast-bench under mpirun, calibrate run: mpirun not on PATH (apt-get install openmpi-bin)"
+    fi
+else
+    echo "SKIP shardcast-bench: not built (needs mpicc and OpenBLAS: make deps; make)"
+fi
+if [ -x "$BENCH_GPU" ] && [ ! -e /dev/nvidia0 ]; then
+    expect bench-gpu-no-device 1 "shardcast-bench-gpu: no CUDA device found" -- "$BENCH_GPU" --skip collectives -o "$TMP/g.json"
+elif [ ! -x "$BENCH_GPU" ]; then
+    expect calibrate-run-no-gpu-bench 1 "shardcast-bench-gpu not found (build it with 'make bench-gpu'" -- "$BIN" calibrate run --backend gpu
 fi
 
 echo "golden: $pass passed, $fail failed"

@@ -1,0 +1,1184 @@
+/* test_exec.c — the discrete-event executor (sim/exec) and the ring lowering (sim/coll). Without
+ * contention the simulator runs the same op graph under the same rules with the same cost
+ * functions as the analytical engine (model/layout.h), so the two must agree; with contention it
+ * may only be slower; a collective's flows must take exactly the cost model's time; runs and
+ * traces are reproducible; the steady-state extrapolation is exact.
+ * Not here: the event queue (test_ev.c), max-min sharing (test_net.c), the recurrence's jumps
+ * (test_analytic.c). */
+#include "suites.h"
+
+#include "../model/analytic.h"
+#include "../model/cost.h"
+#include "../model/layout.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/coll.h"
+#include "../sim/exec.h"
+#include "../traces/trace.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+Suite *exec_suite(void);
+
+#define REL 1e-9 /* simulator vs closed form: event times are sums of the same durations       */
+#define NS 1e-9
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+static spec_layout parse_layout(const char *s)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
+    return l;
+}
+
+static spec_cluster load_cluster(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "configs/clusters/%s.json", name);
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(spec_load_cluster(path, &c, &err) == 0, "%s: %s", path, err.text);
+    return c;
+}
+
+static spec_model load_model(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "configs/models/%s.json", name);
+    spec_model m;
+    sc_err err;
+    ck_assert_msg(spec_load_model(path, &m, &err) == 0, "%s: %s", path, err.text);
+    return m;
+}
+
+/* test_analytic.c's tiny cluster: 2 GPUs per node on an NVSwitch, 2 links of link_Bps each;
+ * one NIC of nic_Bps per node; peak 1e12 FLOP/s, HBM 1e12 B/s; one leaf, non-blocking. */
+static spec_cluster duo_cluster(double link_Bps, double nic_Bps)
+{
+    spec_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "duo");
+    snprintf(c.gpu.name, sizeof c.gpu.name, "toy");
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
+    c.gpu.peak_flops = 1e12;
+    c.gpu.hbm_bytes = 80e9;
+    c.gpu.hbm_bw_Bps = 1e12;
+    c.gpus_per_node = 2;
+    c.fabric.kind = FABRIC_NVSWITCH;
+    c.fabric.link_bw_Bps = link_Bps;
+    c.fabric.links_per_gpu = 2;
+    c.pcie_bw_Bps = 1e10;
+    c.nics_per_node = 1;
+    c.nic_bw_Bps = nic_Bps;
+    c.topology = NET_FAT_TREE;
+    c.oversubscription = 1;
+    c.nodes_per_leaf = 16;
+    return c;
+}
+
+/* test_analytic.c's tiny model (hidden 64, 1 head, ffn 256, seq 16, vocab 128) with `layers`
+ * blocks. */
+static spec_model tiny_model(int layers)
+{
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "tiny%d", layers);
+    m.layers = layers;
+    m.hidden = 64;
+    m.heads = 1;
+    m.kv_heads = 1;
+    m.ffn = 256;
+    m.seq_len = 16;
+    m.vocab = 128;
+    return m;
+}
+
+/* test_analytic.c's tiny calibration: efficiencies 1, latencies 0, GEMM overhead 0, Adam
+ * 16 B/param, tree factor 0.92, no overlap slowdown. */
+static cost_calib tiny_calib(void)
+{
+    cost_calib k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "tiny");
+    k.gemm_eff.v = 1;
+    k.hbm_eff.v = 1;
+    k.opt_bytes_per_param.v = 16;
+    for (int t = 0; t < N_TIERS; t++)
+        k.bw_eff[t].v = 1;
+    k.tree_bw_factor.v = 0.92;
+    return k;
+}
+
+/* One configuration: workload, graph and durations. */
+typedef struct run {
+    spec_training tr;
+    wl w;
+    lo_graph g;
+    an_timed t;
+} run;
+
+/* Graph and an_time durations of `layout` on `nodes` nodes of c with training tr; 0 when the
+ * layout does not fit. */
+static int prepare_tr(run *x, const spec_cluster *c, const spec_model *m, const cost_calib *k, const char *layout,
+                      int nodes, const spec_training *tr)
+{
+    spec_layout l = parse_layout(layout);
+    if (spec_layout_check(&l, c, nodes, NULL))
+        return 0;
+    x->tr = *tr;
+    wl_build(m, &x->tr, &x->w);
+    layout_build(&x->w, &x->tr, &l, c, nodes, &x->g);
+    an_time(&x->g, &x->w, k, c, &x->t);
+    return 1;
+}
+
+/* The same with default training (micro-batch 1, checkpointing, bf16) but grad_accum ga and
+ * prefetch pf. */
+static int prepare(run *x, const spec_cluster *c, const spec_model *m, const cost_calib *k, const char *layout,
+                   int nodes, int ga, int pf)
+{
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = ga;
+    tr.prefetch_layers = pf;
+    return prepare_tr(x, c, m, k, layout, nodes, &tr);
+}
+
+static exec_opts plain_opts(void)
+{
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    return o;
+}
+
+static void simulate(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
+                     const exec_opts *o, exec_result *r, const char *cfg)
+{
+    exec_opts def = plain_opts();
+    sc_err err;
+    memset(&err, 0, sizeof err);
+    int rc = exec_run(g, t, k, c, o ? o : &def, r, &err);
+    ck_assert_msg(rc == 0, "%s: exec_run %d: %s: %s", cfg, rc, err.source, err.text);
+}
+
+static void analyse(const an_timed *t, an_result *a)
+{
+    memset(a, 0, sizeof *a);
+    an_run(t, a);
+}
+
+static void near(double got, double want, double tol, const char *what, const char *cfg)
+{
+    ck_assert_msg(fabs(got - want) <= tol, "%s: %s: got %.17g, want %.17g (diff %.3g, tol %.3g)", cfg, what, got,
+                  want, got - want, tol);
+}
+
+/* The simulator's breakdown against the analytical one: step to REL relative, the rest to REL
+ * of the step. */
+static void agree(const exec_result *s, const an_result *a, const char *cfg)
+{
+    double tol = REL * a->step_s;
+    near(s->step_s, a->step_s, tol, "step_s", cfg);
+    near(s->compute_s, a->compute_s, tol, "compute_s", cfg);
+    near(s->optimizer_s, a->optimizer_s, tol, "optimizer_s", cfg);
+    for (int i = 0; i < N_COLLS; i++)
+        near(s->exposed_s[i], a->exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+    near(s->idle_s, a->idle_s, tol, "idle_s", cfg);
+}
+
+/* ======================================================================================
+ * 1. No contention: simulated = analytical
+ *
+ * Every communicator's ring uses its own links, or shares NICs with the `concurrent` groups of
+ * the same shape that the cost model divides the NIC bandwidth by (layout.c make_groups), and
+ * all groups of a shape run in lock-step; every link is non-blocking (one leaf). Then each
+ * collective's flows finish exactly at latency + edge_bytes / cost_group_busbw (cost.h), every
+ * rank follows the rules of layout.h with the same durations, and the simulated step equals
+ * the max-plus recurrence up to rounding of event times (1e-9 of the step).
+ * ====================================================================================== */
+
+static const char *const ALL_LAYOUTS[] = {
+    "ddp",         "zero1",           "zero2",           "zero3",
+    "mics:p=2,hier=0", "mics:p=2,hier=1", "mics:p=4,hier=0", "mics:p=4,hier=1",
+    "mics:p=8,hier=0", "mics:p=8,hier=1", "mics:p=16,hier=0", "mics:p=16,hier=1",
+    "hsdp:p=8",    "hsdp:p=8,sync=boundary", "zeropp:hpz=8",
+    /* the same kinds at the 2-GPU node's scale */
+    "hsdp:p=2",    "hsdp:p=2,sync=boundary", "zeropp:hpz=2",
+};
+#define N_ALL_LAYOUTS (int)(sizeof ALL_LAYOUTS / sizeof ALL_LAYOUTS[0])
+
+/* Every layout valid on `nodes` nodes of c, grad_accum 1 and 3, prefetch 0-2; returns how many
+ * configurations ran. */
+static int agree_grid(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes)
+{
+    int n = 0;
+    run *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (int li = 0; li < N_ALL_LAYOUTS; li++)
+        for (int ga = 1; ga <= 3; ga += 2)
+            for (int pf = 0; pf <= 2; pf++) {
+                if (!prepare(x, c, m, k, ALL_LAYOUTS[li], nodes, ga, pf))
+                    continue;
+                char cfg[192];
+                snprintf(cfg, sizeof cfg, "%s x%d %s %s ga %d pf %d", c->name, nodes, m->name, ALL_LAYOUTS[li], ga,
+                         pf);
+                exec_result s;
+                an_result a;
+                simulate(&x->g, &x->t, k, c, NULL, &s, cfg);
+                analyse(&x->t, &a);
+                agree(&s, &a, cfg);
+                ck_assert_msg(s.step_s > 0 && isfinite(s.step_s), "%s", cfg);
+                n++;
+            }
+    free(x);
+    return n;
+}
+
+START_TEST(test_agree_p4d)
+{
+    /* p4d.24xlarge (8 GPUs on NVSwitch, 4 x 100 Gbps NICs, 16 nodes per leaf) at 1, 2 and 4
+     * nodes, its default calibration (latencies, efficiencies 0.8, overlap slowdown 0), with
+     * gpt3-1.3b (24 blocks: 52 copies per micro-step) and the tiny model with 1 and 2 blocks
+     * (GEMM overhead and collective latency dominate: a different regime). Layouts that do not
+     * fit a node count (mics:p=16 on one node) are skipped: 16 + 18 + 18 of ALL_LAYOUTS' 18
+     * per model and (grad_accum, prefetch) pair (mics with p <= 8 ignores hier: same graph). */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    ck_assert_double_eq(k.overlap_slowdown.v, 0);
+    const spec_model models[3] = {load_model("gpt3-1.3b"), tiny_model(1), tiny_model(2)};
+    int n = 0;
+    for (int mi = 0; mi < 3; mi++)
+        for (int nodes = 1; nodes <= 4; nodes *= 2)
+            n += agree_grid(&c, &k, &models[mi], nodes);
+    ck_assert_int_eq(n, 3 * 6 * (16 + 18 + 18));
+}
+END_TEST
+
+START_TEST(test_agree_duo)
+{
+    /* The 2-GPU-per-node cluster at 2 nodes (N = 4; 2 x 5e10 B/s NVLink per GPU, one 1e10 B/s
+     * NIC), with the tiny calibration (latency 0, efficiency 1) and with p4d's default one
+     * (latencies), for gpt3-1.3b and the 1- and 2-block tiny models. Valid layouts at N = 4:
+     * ddp, zero1-3, mics:p=2 (x2 hier), mics:p=4 (x2), hsdp:p=2 (x2), zeropp:hpz=2: 11. */
+    spec_cluster c = duo_cluster(5e10, 1e10);
+    cost_calib kt = tiny_calib(), kd;
+    cost_calib_defaults(&c, &kd);
+    const spec_model models[3] = {load_model("gpt3-1.3b"), tiny_model(1), tiny_model(2)};
+    int n = 0;
+    for (int mi = 0; mi < 3; mi++) {
+        n += agree_grid(&c, &kt, &models[mi], 2);
+        n += agree_grid(&c, &kd, &models[mi], 2);
+    }
+    ck_assert_int_eq(n, 3 * 2 * 6 * 11);
+}
+END_TEST
+
+START_TEST(test_agree_hand_schedule)
+{
+    /* Anchor to a literal number: the tiny ZeRO-3 schedule of test_analytic.c
+     * (test_step_zero3_waits): duo cluster (2 x 5e10 B/s NVLink, 1e10 B/s NIC), 2 nodes, tiny
+     * model with 1 block, tiny calibration, grad_accum 1, prefetch 1: step 33035.008 ns,
+     * exposed all-gather 16496.384 ns, reduce-scatter 8631.808 ns, Adam over Ψ/4 263.68 ns,
+     * compute 7643.136 ns. Here every collective is a world ring (1 NIC edge each way at
+     * 1e10 B/s), so the simulator must reproduce it from flows. */
+    spec_cluster c = duo_cluster(5e10, 1e10);
+    cost_calib k = tiny_calib();
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 1, 1));
+    exec_result s;
+    simulate(&x.g, &x.t, &k, &c, NULL, &s, "tiny zero3");
+    const double tol = 1e-12 * 33035.008 * NS;
+    near(s.step_s, 33035.008 * NS, tol, "step_s", "tiny zero3");
+    near(s.compute_s, 7643.136 * NS, tol, "compute_s", "tiny zero3");
+    near(s.optimizer_s, 263.68 * NS, tol, "optimizer_s", "tiny zero3");
+    near(s.exposed_s[COLL_ALLGATHER], 16496.384 * NS, tol, "exposed AG", "tiny zero3");
+    near(s.exposed_s[COLL_REDUCESCATTER], 8631.808 * NS, tol, "exposed RS", "tiny zero3");
+    ck_assert_double_eq(s.exposed_s[COLL_ALLREDUCE], 0);
+    /* every rank ends together: all of them wait for the same last reduce-scatter */
+    ck_assert_double_eq(s.first_end_s, s.step_s);
+    /* collectives: 6 all-gathers + 3 reduce-scatters, one instance each (one world group) */
+    ck_assert_int_eq(s.collectives, 9);
+}
+END_TEST
+
+/* ======================================================================================
+ * 2. Contention: the simulator is never faster
+ * ====================================================================================== */
+
+START_TEST(test_contention_never_faster)
+{
+    /* p4d with small leaves: 2 nodes per leaf, uplinks oversubscribed 4:1, 8 nodes = 4 leaves.
+     * A leaf's uplink carries 2 x 4 x 12.5e9 x 0.8 / 4 = 2e10 B/s, half of one node's NICs
+     * (4e10 B/s). The analytical cost model knows only a factor npl / oversub = 0.5 on any
+     * group spanning more than one leaf (cost_group_make); the simulator shares every link
+     * max-min fairly, which never beats the factor: sim >= analytic (1e-12 for rounding).
+     * gpt3-1.3b, grad_accum 1 and 2, prefetch 1. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    c.nodes_per_leaf = 2;
+    c.oversubscription = 4;
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    static const char *const L[] = {"zero3",          "mics:p=8",  "mics:p=16", "mics:p=16,hier=0",
+                                    "mics:p=32",      "mics:p=32,hier=0", "mics:p=4"};
+    run *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t li = 0; li < sizeof L / sizeof *L; li++)
+        for (int ga = 1; ga <= 2; ga++) {
+            ck_assert(prepare(x, &c, &m, &k, L[li], 8, ga, 1));
+            char cfg[128];
+            snprintf(cfg, sizeof cfg, "leaf2 oversub4 x8 %s ga %d", L[li], ga);
+            exec_result s;
+            an_result a;
+            simulate(&x->g, &x->t, &k, &c, NULL, &s, cfg);
+            analyse(&x->t, &a);
+            ck_assert_msg(s.step_s >= a.step_s * (1 - 1e-12), "%s: sim %.17g faster than analytic %.17g", cfg,
+                          s.step_s, a.step_s);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_contention_spine_bottleneck)
+{
+    /* Where the spine is the bottleneck, strictly slower, by a hand-derived amount.
+     * Same cluster (2 nodes per leaf, 4:1, 8 nodes), mics:p=16 (flat and hierarchical),
+     * gpt3-1.3b, grad_accum 1, prefetch 1.
+     *  - A partition is 16 ranks = nodes {2j, 2j+1} = exactly leaf j: its rings (partition,
+     *    rail, intra) never leave the leaf, and the 4 partitions run in lock-step on disjoint
+     *    links: the micro-step is contention-free and identical to the analytical one.
+     *  - The boundary all-reduce of the gradient shard (S = Ψe/16) runs over the 16 replica
+     *    groups {i, i+16, i+32, i+48}: nodes i/8 + {0, 2, 4, 6}, so EVERY ring edge crosses
+     *    leaves. Leaf 0's uplink (2e10 B/s) carries the edge out of node 0 for the 8 groups
+     *    i < 8 and out of node 1 for the 8 groups i >= 8, each split over 4 NIC channels: 64
+     *    flows, 2e10 / 64 = 3.125e8 B/s each (a NIC link has 8 flows of 1.25e9: not binding),
+     *    i.e. 4 x 3.125e8 = 1.25e9 B/s per ring edge.
+     *  - The cost model gives the replica group (k = 4 nodes, 8 groups per node) NIC share
+     *    4 x 12.5e9 / 8 x 0.8 = 5e9 times the leaf factor 2 / 4: 2.5e9 B/s. That factor is
+     *    right for a ring over contiguous nodes (one edge per leaf crosses the spine) but a
+     *    strided ring sends both nodes of a leaf across: twice the demand.
+     * The ring is chosen (edge / 0.92 for the tree costs more than the latency it saves), so
+     * sim - analytic = edge (1/1.25e9 - 1/2.5e9) = edge / 2.5e9, edge = 2 x 3/4 x S. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    c.nodes_per_leaf = 2;
+    c.oversubscription = 4;
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    for (int hier = 0; hier < 2; hier++) {
+        const char *lay = hier ? "mics:p=16,hier=1" : "mics:p=16,hier=0";
+        run x;
+        ck_assert(prepare(&x, &c, &m, &k, lay, 8, 1, 1));
+        const cost_group *rep = &x.g.group[GRP_REPLICA];
+        ck_assert_int_eq(rep->n, 4);
+        ck_assert_int_eq(rep->k, 4);
+        ck_assert_double_eq_tol(cost_group_busbw(&k, rep), 2.5e9, 1);
+        ck_assert_int_eq(x.g.n_boundary, 2);
+        ck_assert_int_eq(x.g.boundary[0].coll.group, GRP_REPLICA);
+        const double S = x.w.params * 2 / 16;
+        ck_assert_double_eq_tol(x.g.boundary[0].coll.bytes, S, 1e-6 * S);
+        cost_algo algo;
+        cost_coll_best(&k, COLL_ALLREDUCE, S, 1, rep, &algo);
+        ck_assert_int_eq(algo, ALGO_RING);
+        const double edge = 2 * 0.75 * S;
+        exec_result s;
+        an_result a;
+        simulate(&x.g, &x.t, &k, &c, NULL, &s, lay);
+        analyse(&x.t, &a);
+        ck_assert_msg(s.step_s > a.step_s * (1 + 1e-6), "%s: sim %.17g not slower than analytic %.17g", lay,
+                      s.step_s, a.step_s);
+        near(s.step_s - a.step_s, edge / 2.5e9, REL * a.step_s, "sim - analytic", lay);
+        /* the micro-step is untouched: compute and exposed gathers agree */
+        near(s.compute_s, a.compute_s, REL * a.step_s, "compute_s", lay);
+        near(s.exposed_s[COLL_ALLGATHER], a.exposed_s[COLL_ALLGATHER], REL * a.step_s, "exposed AG", lay);
+        near(s.exposed_s[COLL_ALLREDUCE] - a.exposed_s[COLL_ALLREDUCE], edge / 2.5e9, REL * a.step_s,
+             "exposed AR excess", lay);
+    }
+}
+END_TEST
+
+/* ======================================================================================
+ * 3. MiCS partitions on different nodes do not slow each other
+ * ====================================================================================== */
+
+START_TEST(test_mics_groups_independent)
+{
+    /* mics:p=8 on p4d: a partition is one node. At 1 node there is one partition and no
+     * replica; at 2 nodes two partitions run on separate NVSwitches (no shared link), so every
+     * micro-step collective takes the same time, and the step differs only by the boundary
+     * all-reduce of the gradient shard Ψe/8 over the replica group {r, r+8} (8 such groups
+     * share each node's 4 NICs), which starts after all compute and communication (layout.h)
+     * and before Adam: step(2) - step(1) = cost_coll_best(all-reduce, Ψe/8, replica group).
+     * Compute, optimizer and exposed all-gather are equal; the reduce-scatter tail that is
+     * exposed before Adam at 1 node is exposed before the all-reduce at 2 nodes, and is then
+     * counted as all-reduce (the latest collective's kind), so exposed RS + AR at 2 nodes =
+     * exposed RS at 1 node + the all-reduce. gpt3-1.3b and tiny, grad_accum 1 and 2,
+     * prefetch 0-2. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    const spec_model models[2] = {load_model("gpt3-1.3b"), tiny_model(2)};
+    for (int mi = 0; mi < 2; mi++)
+        for (int ga = 1; ga <= 2; ga++)
+            for (int pf = 0; pf <= 2; pf++) {
+                run x1, x2;
+                ck_assert(prepare(&x1, &c, &models[mi], &k, "mics:p=8", 1, ga, pf));
+                ck_assert(prepare(&x2, &c, &models[mi], &k, "mics:p=8", 2, ga, pf));
+                char cfg[128];
+                snprintf(cfg, sizeof cfg, "%.40s mics:p=8 ga %d pf %d", models[mi].name, ga, pf);
+                ck_assert_int_eq(x1.g.n_boundary, 1);
+                ck_assert_int_eq(x2.g.n_boundary, 2);
+                const cost_group *rep = &x2.g.group[GRP_REPLICA];
+                ck_assert_int_eq(rep->n, 2);
+                ck_assert_int_eq(rep->concurrent, 8);
+                double ar = cost_coll_best(&k, COLL_ALLREDUCE, x2.w.params * 2 / 8, 1, rep, NULL);
+                ck_assert(ar > 0);
+                exec_result s1, s2;
+                simulate(&x1.g, &x1.t, &k, &c, NULL, &s1, cfg);
+                simulate(&x2.g, &x2.t, &k, &c, NULL, &s2, cfg);
+                const double tol = 1e-12 * s2.step_s;
+                near(s2.compute_s, s1.compute_s, tol, "compute_s 2 vs 1 node", cfg);
+                near(s2.optimizer_s, s1.optimizer_s, tol, "optimizer_s 2 vs 1 node", cfg);
+                near(s2.exposed_s[COLL_ALLGATHER], s1.exposed_s[COLL_ALLGATHER], tol, "exposed AG", cfg);
+                near(s2.step_s - s1.step_s, ar, tol, "step(2) - step(1) = all-reduce", cfg);
+                near(s2.exposed_s[COLL_REDUCESCATTER] + s2.exposed_s[COLL_ALLREDUCE],
+                     s1.exposed_s[COLL_REDUCESCATTER] + ar, tol, "exposed RS + AR", cfg);
+                ck_assert_double_eq(s1.exposed_s[COLL_ALLREDUCE], 0);
+            }
+}
+END_TEST
+
+/* ======================================================================================
+ * 4. Rings: flows per edge, and the NIC bound
+ * ====================================================================================== */
+
+typedef struct flow_rec {
+    int n;
+    int src[64], dst[64], ch[64];
+    double bytes[64];
+} flow_rec;
+
+static void rec_flow(void *ctx, int src, int dst, int ch, double bytes)
+{
+    flow_rec *r = ctx;
+    ck_assert_int_lt(r->n, 64);
+    r->src[r->n] = src;
+    r->dst[r->n] = dst;
+    r->ch[r->n] = ch;
+    r->bytes[r->n++] = bytes;
+}
+
+START_TEST(test_ring_flows)
+{
+    /* World ring over 2 p4d nodes (members 0..15, 8 per node, 4 NICs), edge 1000 B: member i
+     * sends to i+1 (15 to 0). 14 edges inside a node: one flow of 1000 B on channel 0 each;
+     * 7 -> 8 and 15 -> 0 cross nodes: 4 flows of 250 B on channels 0-3 each. 14 + 8 = 22 flows,
+     * every edge carrying 1000 B. */
+    int m[16];
+    for (int i = 0; i < 16; i++)
+        m[i] = i;
+    flow_rec r = {0};
+    ck_assert_int_eq(coll_ring_flows(m, 16, 8, 4, 1000, rec_flow, &r), 22);
+    ck_assert_int_eq(r.n, 22);
+    double per_edge[16] = {0};
+    int inter = 0;
+    for (int f = 0; f < r.n; f++) {
+        ck_assert_int_eq(r.dst[f], (r.src[f] + 1) % 16);
+        per_edge[r.src[f]] += r.bytes[f];
+        if (r.src[f] / 8 != r.dst[f] / 8) {
+            ck_assert_double_eq(r.bytes[f], 250);
+            ck_assert_int_eq(r.ch[f], inter % 4);
+            inter++;
+        } else {
+            ck_assert_double_eq(r.bytes[f], 1000);
+            ck_assert_int_eq(r.ch[f], 0);
+        }
+    }
+    ck_assert_int_eq(inter, 8);
+    for (int i = 0; i < 16; i++)
+        ck_assert_double_eq(per_edge[i], 1000);
+
+    /* Replica-style ring {0, 8, 16, 24} (one member per node): all 4 edges cross nodes,
+     * 24 -> 0 included: 16 flows of 250 B. */
+    int rep[4] = {0, 8, 16, 24};
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(coll_ring_flows(rep, 4, 8, 4, 1000, rec_flow, &r), 16);
+    for (int f = 0; f < r.n; f++) {
+        ck_assert_double_eq(r.bytes[f], 250);
+        ck_assert_int_eq(r.ch[f], f % 4);
+        ck_assert_int_eq(r.src[f], rep[f / 4]);
+        ck_assert_int_eq(r.dst[f], rep[(f / 4 + 1) % 4]);
+    }
+    /* Two members on one node: 0 -> 1 and 1 -> 0, one flow each. */
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(coll_ring_flows(rep, 2, 16, 4, 1000, rec_flow, &r), 2);
+    ck_assert_int_eq(r.src[0], 0);
+    ck_assert_int_eq(r.dst[1], 0);
+    /* Nothing to move: one member, or no bytes. */
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(coll_ring_flows(m, 1, 8, 4, 1000, rec_flow, &r), 0);
+    ck_assert_int_eq(coll_ring_flows(m, 16, 8, 4, 0, rec_flow, &r), 0);
+    ck_assert_int_eq(r.n, 0);
+}
+END_TEST
+
+START_TEST(test_ring_nic_bound)
+{
+    /* One all-reduce over the world of k = 2, 4, 8 p4d nodes (n = 8k ranks), S = 1e9 B, issued
+     * from a single backward copy of 1 ms compute with nothing else in the step (a hand-made op
+     * graph: layout_build's DDP communicators, one item, no boundary). Default calibration.
+     * Each node's ring edge to the next node runs on 4 NICs of 12.5e9 x 0.8 = 1e10 B/s; edges
+     * inside a node get 12 x 25e9 x 0.8 = 2.4e11 B/s: the NIC binds, busbw 4e10 B/s. Edge bytes
+     * 2(n-1)/n x S. Latency per chunk (NCCL tuning.cc, Simple protocol):
+     *   ring: base 8.4 us + 2(n-k) NVLink steps x 3.4 us + 2(k-1) network steps x 14 us
+     *   tree: base 8.4 us + 2((8-1) x 3.4 us + log2(k) x 14 us), bandwidth x 0.92
+     *   T_ring = chunks x lat_ring + 2(n-1)/n S / 4e10
+     *   T_tree = chunks x lat_tree + 2(n-1)/n S / (0.92 x 4e10)
+     * NCCL (cost_coll_best) takes the smaller; the simulator must take exactly that long: step
+     * = 1 ms + T, all of T exposed all-reduce. k = 2, 1 chunk, by hand: ring 8.4 + 95.2 + 28 =
+     * 131.6 us + 1.875e9 / 4e10 = 46.875 ms. With 40 chunks (40 x 25 MB buckets) the ring's
+     * latency grows 40x: at k = 4 (ring 40 x 282.8 us + 48.4375 ms = 59.75 ms, tree 40 x 112 us
+     * + 52.65 ms = 57.13 ms) and k = 8 the tree wins; the simulator lowers it on the same edges. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = tiny_model(1);
+    const double S = 1e9, C = 1e-3, BW = 4 * 12.5e9 * 0.8;
+    int trees = 0;
+    for (int nodes = 2; nodes <= 8; nodes *= 2)
+        for (int chunks = 1; chunks <= 40; chunks += 39) {
+            run x;
+            ck_assert(prepare(&x, &c, &m, &k, "ddp", nodes, 1, 0));
+            lo_graph *g = &x.g;
+            const int n = 8 * nodes;
+            ck_assert_int_eq(g->group[GRP_WORLD].n, n);
+            lo_item it;
+            memset(&it, 0, sizeof it);
+            it.pass = LO_BWD;
+            it.count = 1;
+            it.n_reduce = 1;
+            it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, S, chunks};
+            g->micro.n_items = g->last.n_items = 1;
+            g->micro.item[0] = g->last.item[0] = it;
+            g->n_boundary = 0;
+            const int log2k = nodes == 2 ? 1 : nodes == 4 ? 2 : 3;
+            const double edge = 2.0 * (n - 1) / n * S;
+            const double t_ring =
+                chunks * (8.4e-6 + 2.0 * (n - nodes) * 3.4e-6 + 2.0 * (nodes - 1) * 14e-6) + edge / BW;
+            const double t_tree = chunks * (8.4e-6 + 2 * (7 * 3.4e-6 + log2k * 14e-6)) + edge / (0.92 * BW);
+            const double T = t_ring < t_tree ? t_ring : t_tree;
+            char cfg[64];
+            snprintf(cfg, sizeof cfg, "%d nodes, %d chunks", nodes, chunks);
+            if (nodes == 2 && chunks == 1)
+                near(T, 131.6e-6 + 46.875e-3, 1e-15, "k = 2 by hand", cfg);
+            if (nodes == 4 && chunks == 40) {
+                near(t_ring, 40 * 282.8e-6 + 48.4375e-3, 1e-15, "k = 4 ring by hand", cfg);
+                near(t_tree, 40 * 112e-6 + 48.4375e-3 / 0.92, 1e-15, "k = 4 tree by hand", cfg);
+            }
+            /* the cost model agrees and picks the same algorithm */
+            cost_algo algo;
+            near(cost_coll_best(&k, COLL_ALLREDUCE, S, chunks, &g->group[GRP_WORLD], &algo), T, 1e-12 * T,
+                 "cost_coll_best", cfg);
+            ck_assert_int_eq(algo, t_ring < t_tree ? ALGO_RING : ALGO_TREE);
+            trees += algo == ALGO_TREE;
+            an_timed t;
+            memset(&t, 0, sizeof t);
+            t.n_items = 1;
+            t.grad_accum = 1;
+            t.micro[0] = (an_titem){.count = 1, .comp = C, .nr = 1, .r = {T}, .rk = {COLL_ALLREDUCE}};
+            t.last[0] = t.micro[0];
+            exec_result s;
+            simulate(g, &t, &k, &c, NULL, &s, cfg);
+            near(s.step_s, C + T, 1e-12 * (C + T), "step", cfg);
+            near(s.exposed_s[COLL_ALLREDUCE], T, 1e-12 * (C + T), "exposed all-reduce", cfg);
+            near(s.compute_s, C, 1e-12 * C, "compute", cfg);
+            ck_assert_int_eq(s.collectives, 1);
+            /* events: one compute end per rank, the collective's start after its latency, and
+             * one end per flow: n - k NVLink edges + k NIC edges x 4 channels, none re-rated
+             * (every flow has links of its own) */
+            ck_assert_uint_eq(s.events, (uint64_t)n + 1 + (uint64_t)(n - nodes + 4 * nodes));
+        }
+    ck_assert_int_eq(trees, 2);
+}
+END_TEST
+
+/* BUG (sim/exec.c): exec_result.flows ("uint64_t events, flows;") is never filled: exec_run
+ * memsets the result and no line sets it, so it is 0 after every run. Fails until exec_run
+ * counts the flows it starts. */
+START_TEST(test_bug_flows_not_counted)
+{
+    /* The world all-reduce of test_ring_nic_bound on 2 p4d nodes: the ring has 14 NVLink edges
+     * (one flow each) and 2 node-to-node edges split over 4 NICs: 14 + 8 = 22 flows. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "ddp", 2, 1, 0));
+    lo_item it;
+    memset(&it, 0, sizeof it);
+    it.pass = LO_BWD;
+    it.count = 1;
+    it.n_reduce = 1;
+    it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e9, 1};
+    x.g.micro.n_items = x.g.last.n_items = 1;
+    x.g.micro.item[0] = x.g.last.item[0] = it;
+    x.g.n_boundary = 0;
+    an_timed t;
+    memset(&t, 0, sizeof t);
+    t.n_items = 1;
+    t.grad_accum = 1;
+    t.micro[0] = (an_titem){.count = 1, .comp = 1e-3};
+    t.last[0] = t.micro[0];
+    exec_result s;
+    simulate(&x.g, &t, &k, &c, NULL, &s, "22 flows");
+    ck_assert_int_eq(s.collectives, 1);
+    ck_assert_msg(s.flows == 22, "BUG exec_result.flows: got %llu, want 22", (unsigned long long)s.flows);
+}
+END_TEST
+
+/* ======================================================================================
+ * 5. Determinism, jitter, stragglers
+ * ====================================================================================== */
+
+START_TEST(test_determinism)
+{
+    /* p4d, 2 nodes, gpt3-1.3b, zero3, grad_accum 2, jitter 0.05 (relative sd of every
+     * compute), seed 42: two runs draw the same Gaussians in the same event order, so every
+     * field is bit-identical (memcmp). Seed 43 draws others: 105 computes per rank (2 x 52
+     * copies + Adam) each perturbed by ~5 %; the step cannot come out identical. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 2, 1));
+    exec_opts o = plain_opts();
+    o.jitter = 0.05;
+    o.seed = 42;
+    exec_result a, b, d, base;
+    simulate(&x.g, &x.t, &k, &c, &o, &a, "seed 42");
+    simulate(&x.g, &x.t, &k, &c, &o, &b, "seed 42 again");
+    ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "same seed, different result: %.17g vs %.17g", a.step_s, b.step_s);
+    o.seed = 43;
+    simulate(&x.g, &x.t, &k, &c, &o, &d, "seed 43");
+    ck_assert_msg(d.step_s != a.step_s, "seeds 42 and 43 gave the same step %.17g", a.step_s);
+    /* jitter spreads the ranks: they no longer end together, and someone waits at rendezvous */
+    simulate(&x.g, &x.t, &k, &c, NULL, &base, "no jitter");
+    ck_assert_double_eq(base.skew_s, 0);
+    ck_assert(a.skew_s > 0);
+    ck_assert(a.step_s > a.first_end_s);
+}
+END_TEST
+
+/* gpt3-1.3b on 2 p4d nodes, zero3, grad_accum 2, prefetch 1, micro-batch mb. */
+static void strag_setup(run *x, int mb, spec_cluster *c, cost_calib *k)
+{
+    *c = load_cluster("p4d.24xlarge");
+    cost_calib_defaults(c, k);
+    spec_model m = load_model("gpt3-1.3b");
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 2;
+    tr.micro_batch = mb;
+    ck_assert(prepare_tr(x, c, &m, k, "zero3", 2, &tr));
+}
+
+START_TEST(test_straggler)
+{
+    /* Rank r computes 1.5x slower (no jitter). Micro-batch 4: a block's forward (~3 ms of
+     * GEMMs) outlasts its all-gather (~2.3 ms: 15/16 x 100 MB at 4e10 B/s), so the step is
+     * compute-bound and the all-gathers, issued by each rank when its host reaches a copy,
+     * wait for the straggler: the step grows by about half the compute (>= 1.3x), rank r is the
+     * last to arrive at most collectives (latest_rank; it issues each gather last), and since
+     * its Adam also takes 1.5x after the last reduce-scatter that all ranks leave together, it
+     * ends last (slowest_rank). Without a straggler every rank ends at the same instant and
+     * nobody waits at a rendezvous. r = 1 (node 0) and r = 13 (node 1). */
+    run x;
+    spec_cluster c;
+    cost_calib k;
+    strag_setup(&x, 4, &c, &k);
+    exec_result base, s;
+    simulate(&x.g, &x.t, &k, &c, NULL, &base, "no straggler");
+    ck_assert_double_eq(base.first_end_s, base.step_s);
+    ck_assert_double_eq(base.skew_s, 0);
+    for (int r = 1; r <= 13; r += 12) {
+        exec_opts o = plain_opts();
+        o.n_stragglers = 1;
+        o.straggler_rank[0] = r;
+        o.straggler_factor[0] = 1.5;
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "straggler rank %d x1.5", r);
+        simulate(&x.g, &x.t, &k, &c, &o, &s, cfg);
+        ck_assert_msg(s.step_s > base.step_s * 1.3, "%s: step %.17g vs %.17g", cfg, s.step_s, base.step_s);
+        ck_assert_int_eq(s.slowest_rank, r);
+        ck_assert_int_eq(s.latest_rank, r);
+        ck_assert_int_gt(s.latest_count, s.collectives / 2);
+        ck_assert(s.step_s > s.first_end_s); /* the others finish Adam earlier */
+        ck_assert(s.skew_s > 0);             /* and wait for it at rendezvous */
+    }
+}
+END_TEST
+
+/* BUG (sim/exec.c, coll_arrive): latest_rank counts ties. When all members reach a collective
+ * at the same instant (typically when the previous collective completes and every queued
+ * one is taken at once), the "last" is whichever rank the loop in coll_complete kicks last:
+ * rank N-1. So with no straggler and no jitter it reports rank N-1 as last at every
+ * collective, and a real straggler whose lateness is partly hidden behind communication loses
+ * to rank N-1's ties. Fails until only a strictly later last arrival counts. */
+START_TEST(test_bug_latest_rank_ties)
+{
+    /* Micro-batch 1 (communication-bound: all-gathers ~2.3 ms vs ~0.8 ms of forward GEMMs).
+     *  - No straggler: every rank reaches every collective at the same time: nobody is late,
+     *    latest_count must be 0 (the simulator says rank 15 at all 156).
+     *  - Rank 1 at 1.5x: it makes others wait (skew > 0, the step grows), it is the only rank
+     *    ever strictly last, so latest_rank must be 1 (the simulator says 15, from ties). */
+    run x;
+    spec_cluster c;
+    cost_calib k;
+    strag_setup(&x, 1, &c, &k);
+    exec_result base, s;
+    simulate(&x.g, &x.t, &k, &c, NULL, &base, "no straggler");
+    ck_assert_int_eq(base.collectives, 156); /* 2 micro-steps x (52 gathers + 26 reduces) */
+    exec_opts o = plain_opts();
+    o.n_stragglers = 1;
+    o.straggler_rank[0] = 1;
+    o.straggler_factor[0] = 1.5;
+    simulate(&x.g, &x.t, &k, &c, &o, &s, "straggler rank 1");
+    ck_assert(s.step_s > base.step_s);
+    ck_assert(s.skew_s > 0);
+    ck_assert_int_eq(s.slowest_rank, 1);
+    ck_assert_msg(base.latest_count == 0, "BUG ties: no straggler, yet rank %d last at %ld of %ld collectives",
+                  base.latest_rank, base.latest_count, base.collectives);
+    ck_assert_msg(s.latest_rank == 1, "BUG ties: straggler 1, reported latest rank %d (%ld times)", s.latest_rank,
+                  s.latest_count);
+}
+END_TEST
+
+/* ======================================================================================
+ * 6. Traces
+ * ====================================================================================== */
+
+static void traced_run(const run *x, const cost_calib *k, const spec_cluster *c, const char *path,
+                       exec_result *r)
+{
+    tr_writer *w = NULL;
+    sc_err err;
+    ck_assert_msg(tr_open(path, &w, &err) == 0, "%s", err.text);
+    exec_opts o = plain_opts();
+    o.jitter = 0.05;
+    o.seed = 7;
+    o.trace = w;
+    o.sample_s = 2e-6;
+    simulate(&x->g, &x->t, k, c, &o, r, path);
+    ck_assert_msg(tr_close(w, &err) == 0, "%s", err.text);
+}
+
+static char *slurp(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)*len + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    buf[*len] = 0;
+    return buf;
+}
+
+START_TEST(test_trace_reproducible)
+{
+    /* The duo cluster, 2 nodes (4 ranks), tiny 1-block model, tiny calibration, zero3,
+     * grad_accum 2, jitter 0.05 seed 7, NIC counters every 2 us: the same seed writes the
+     * same bytes. The file is Chrome trace JSON (jansson parses it): an object with a
+     * traceEvents array holding complete spans ("ph":"X") of category compute (forward,
+     * backward, optimizer), collective and flow, and NIC counters ("ph":"C"). Spans are in
+     * microseconds: the latest span end is the step (to the 1e-3 us printed precision). */
+    spec_cluster c = duo_cluster(5e10, 1e10);
+    cost_calib k = tiny_calib();
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 2, 1));
+    const char *tmp = getenv("TMPDIR");
+    char dir[1024], p1[1100], p2[1100];
+    snprintf(dir, sizeof dir, "%s/sc_test_exec_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+    snprintf(p1, sizeof p1, "%s/a.json", dir);
+    snprintf(p2, sizeof p2, "%s/b.json", dir);
+    exec_result r1, r2;
+    traced_run(&x, &k, &c, p1, &r1);
+    traced_run(&x, &k, &c, p2, &r2);
+    ck_assert(memcmp(&r1, &r2, sizeof r1) == 0);
+    long n1, n2;
+    char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_msg(memcmp(a, b, (size_t)n1) == 0, "traces differ");
+    ck_assert_ptr_nonnull(strstr(a, "\"ph\":\"X\""));
+    free(a);
+    free(b);
+
+    json_error_t jerr;
+    json_t *root = json_load_file(p1, 0, &jerr);
+    ck_assert_msg(root != NULL, "%s:%d: %s", p1, jerr.line, jerr.text);
+    json_t *ev = json_object_get(root, "traceEvents");
+    ck_assert(json_is_array(ev));
+    int n_comp = 0, n_coll = 0, n_flow = 0, n_counter = 0, n_opt = 0;
+    double last_end_us = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        ck_assert_ptr_nonnull(ph);
+        if (!strcmp(ph, "C")) {
+            n_counter++;
+            continue;
+        }
+        if (strcmp(ph, "X"))
+            continue;
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        ck_assert_ptr_nonnull(cat);
+        ck_assert_ptr_nonnull(name);
+        double ts = json_number_value(json_object_get(e, "ts")), dur = json_number_value(json_object_get(e, "dur"));
+        ck_assert(dur >= 0 && ts >= 0);
+        if (ts + dur > last_end_us)
+            last_end_us = ts + dur;
+        n_comp += !strcmp(cat, "compute");
+        n_opt += !strcmp(cat, "compute") && !strcmp(name, "optimizer");
+        n_coll += !strcmp(cat, "collective");
+        n_flow += !strcmp(cat, "flow");
+    }
+    json_decref(root);
+    /* 4 ranks x (12 copies + Adam); 4 ranks x (12 gathers + 6 reduce-scatters) */
+    ck_assert_int_eq(n_comp, 4 * 13);
+    ck_assert_int_eq(n_opt, 4);
+    ck_assert_int_eq(n_coll, 4 * 18);
+    /* world ring of 4 over 2 nodes, 1 NIC: 4 flows per collective, 18 collectives */
+    ck_assert_int_eq(n_flow, 4 * 18);
+    ck_assert_int_gt(n_counter, 0);
+    near(last_end_us, r1.step_s * 1e6, 2e-3, "latest span end, us", "trace");
+    unlink(p1);
+    unlink(p2);
+    rmdir(dir);
+}
+END_TEST
+
+/* ======================================================================================
+ * 7. Steady-state extrapolation
+ * ====================================================================================== */
+
+START_TEST(test_steady_equals_full)
+{
+    /* exec_run_steady simulates 2, 3 and 4 micro-steps and extrapolates when the step is affine
+     * in the micro-step count; identical micro-steps make it so once the pipeline is full, so
+     * the extrapolation must equal the full simulation (1e-9 of the step): grad_accum 6, 9, 17;
+     * zero2, zero3, ddp and mics:p=8 on 2 p4d nodes (replica all-reduce at the boundary),
+     * gpt3-1.3b, prefetch 1. Collective counts are linear too. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    static const char *const L[] = {"zero2", "zero3", "mics:p=8", "ddp"};
+    static const int GA[] = {6, 9, 17};
+    run *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (int li = 0; li < 4; li++)
+        for (int gi = 0; gi < 3; gi++) {
+            ck_assert(prepare(x, &c, &m, &k, L[li], 2, GA[gi], 1));
+            char cfg[96];
+            snprintf(cfg, sizeof cfg, "%s ga %d", L[li], GA[gi]);
+            exec_opts o = plain_opts();
+            exec_result full, st;
+            sc_err err;
+            simulate(&x->g, &x->t, &k, &c, &o, &full, cfg);
+            ck_assert_msg(exec_run_steady(&x->g, &x->t, &k, &c, &o, &st, &err) == 0, "%s: %s", cfg, err.text);
+            double tol = REL * full.step_s;
+            near(st.step_s, full.step_s, tol, "step_s", cfg);
+            near(st.compute_s, full.compute_s, tol, "compute_s", cfg);
+            near(st.optimizer_s, full.optimizer_s, tol, "optimizer_s", cfg);
+            for (int i = 0; i < N_COLLS; i++)
+                near(st.exposed_s[i], full.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+            ck_assert_int_eq(st.collectives, full.collectives);
+            ck_assert_int_eq(st.slowest_rank, full.slowest_rank);
+            /* and the analytical engine, contention-free here, agrees with both */
+            an_result a;
+            analyse(&x->t, &a);
+            agree(&st, &a, cfg);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_steady_cost_flat)
+{
+    /* The point of the extrapolation: its work does not grow with grad_accum. Steady at 17 runs
+     * the same three short simulations as at 6 (the same events), and fewer events than the
+     * full run at 17. zero3, 2 p4d nodes, gpt3-1.3b. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    run x;
+    exec_opts o = plain_opts();
+    exec_result a, b, full;
+    sc_err err;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 6, 1));
+    ck_assert(exec_run_steady(&x.g, &x.t, &k, &c, &o, &a, &err) == 0);
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 17, 1));
+    ck_assert(exec_run_steady(&x.g, &x.t, &k, &c, &o, &b, &err) == 0);
+    simulate(&x.g, &x.t, &k, &c, &o, &full, "zero3 ga 17");
+    ck_assert_uint_eq(a.events, b.events);
+    ck_assert_uint_lt(b.events, full.events);
+}
+END_TEST
+
+/* BUG (sim/exec.c, exec_run_steady): latest_count is not extrapolated. The result is copied
+ * from the 4-micro-step run and only the time-like fields and `collectives` are extrapolated,
+ * so a steady result says e.g. "rank 3 last at 200 of 858 collectives" where the full run says
+ * 550 of 858. Fails until latest_count is extrapolated like collectives. */
+START_TEST(test_bug_steady_latest_count)
+{
+    /* zero3 on 2 p4d nodes, gpt3-1.3b, micro-batch 4 (compute-bound: test_straggler), rank 3
+     * computing 1.3x slower, grad_accum 11, prefetch 1. Every micro-step repeats the same
+     * rendezvous pattern, so the count of collectives rank 3 reaches last is affine in the
+     * micro-step count like the collectives themselves (78 per micro-step): steady must report
+     * what the full run does. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = load_model("gpt3-1.3b");
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 11;
+    tr.micro_batch = 4;
+    run x;
+    ck_assert(prepare_tr(&x, &c, &m, &k, "zero3", 2, &tr));
+    exec_opts o = plain_opts();
+    o.n_stragglers = 1;
+    o.straggler_rank[0] = 3;
+    o.straggler_factor[0] = 1.3;
+    exec_result full, st;
+    sc_err err;
+    simulate(&x.g, &x.t, &k, &c, &o, &full, "full");
+    ck_assert_msg(exec_run_steady(&x.g, &x.t, &k, &c, &o, &st, &err) == 0, "%s", err.text);
+    near(st.step_s, full.step_s, REL * full.step_s, "step_s", "straggler 3, ga 11");
+    ck_assert_int_eq(full.collectives, 11 * 78);
+    ck_assert_int_eq(st.collectives, full.collectives);
+    ck_assert_int_eq(full.latest_rank, 3);
+    ck_assert_int_eq(st.latest_rank, 3);
+    ck_assert_msg(st.latest_count == full.latest_count, "BUG steady latest_count %ld, full run %ld (of %ld)",
+                  st.latest_count, full.latest_count, full.collectives);
+}
+END_TEST
+
+/* ======================================================================================
+ * 8. Overlap slowdown
+ * ====================================================================================== */
+
+START_TEST(test_slowdown_never_faster)
+{
+    /* overlap_slowdown 0.5 (compute runs 1.5x longer while a collective runs on its rank) can
+     * only lengthen durations: sim step >= the step with 0. With 1 GPU there is no collective
+     * at all (every communicator has n = 1 and layout_build drops it) and the steps are equal.
+     * p4d 2 nodes gpt3-1.3b for zero3, mics:p=8 and ddp (times prepared with the same
+     * calibration, as cli/eval.c does); p4d reduced to 1 GPU per node, 1 node, for zero3 and
+     * ddp. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k0, k5;
+    cost_calib_defaults(&c, &k0);
+    k5 = k0;
+    k5.overlap_slowdown.v = 0.5;
+    spec_model m = load_model("gpt3-1.3b");
+    static const char *const L[] = {"zero3", "mics:p=8", "ddp"};
+    for (int li = 0; li < 3; li++) {
+        run x0, x5;
+        ck_assert(prepare(&x0, &c, &m, &k0, L[li], 2, 2, 1));
+        ck_assert(prepare(&x5, &c, &m, &k5, L[li], 2, 2, 1));
+        exec_result s0, s5;
+        simulate(&x0.g, &x0.t, &k0, &c, NULL, &s0, L[li]);
+        simulate(&x5.g, &x5.t, &k5, &c, NULL, &s5, L[li]);
+        ck_assert_msg(s5.step_s >= s0.step_s, "%s: slowdown 0.5 %.17g < 0 %.17g", L[li], s5.step_s, s0.step_s);
+        ck_assert_msg(s5.step_s > s0.step_s, "%s: communication overlaps compute, yet no slowdown", L[li]);
+    }
+    spec_cluster one = c;
+    one.gpus_per_node = 1;
+    for (int li = 0; li < 3; li += 2) {
+        run x0, x5;
+        ck_assert(prepare(&x0, &one, &m, &k0, L[li], 1, 2, 1));
+        ck_assert(prepare(&x5, &one, &m, &k5, L[li], 1, 2, 1));
+        exec_result s0, s5;
+        simulate(&x0.g, &x0.t, &k0, &one, NULL, &s0, L[li]);
+        simulate(&x5.g, &x5.t, &k5, &one, NULL, &s5, L[li]);
+        ck_assert_int_eq(s0.collectives, 0);
+        ck_assert_double_eq(s5.step_s, s0.step_s);
+        ck_assert_double_eq(s5.compute_s, s0.compute_s);
+    }
+}
+END_TEST
+
+START_TEST(test_slowdown_exact)
+{
+    /* The simulator applies the factor exactly, for as long as a collective runs. Hand-made
+     * graph on one node of the duo cluster (2 ranks; 2 x 5e10 B/s NVLink), tiny calibration
+     * (latency 0) with overlap_slowdown 0.5, prefetch 0, no boundary op:
+     *   copy 0: compute 1 s, then an all-reduce over the world of S = 1e11 B: edge 2 x 1/2 x S =
+     *           1e11 B at 1e11 B/s = 1 s;
+     *   copy 1: compute 2 s at full speed, nothing to communicate.
+     * Timeline: c0 [0, 1]; at 1 the all-reduce of copy 0 is issued and runs [1, 2]; c1 starts
+     * at 1 at rate 1/1.5: by 2 it has done 2/3 s of work, the remaining 4/3 s at full speed end
+     * at 2 + 4/3 = 10/3 s. The step is 10/3 s, all compute (1 + 7/3), nothing exposed. */
+    spec_cluster c = duo_cluster(5e10, 1e10);
+    cost_calib k = tiny_calib();
+    k.overlap_slowdown.v = 0.5;
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "ddp", 1, 1, 0));
+    lo_graph *g = &x.g;
+    lo_item it0, it1;
+    memset(&it0, 0, sizeof it0);
+    memset(&it1, 0, sizeof it1);
+    it0.pass = LO_FWD;
+    it0.count = 1;
+    it0.n_reduce = 1;
+    it0.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e11, 1};
+    it1.pass = LO_BWD;
+    it1.count = 1;
+    g->micro.n_items = g->last.n_items = 2;
+    g->micro.item[0] = g->last.item[0] = it0;
+    g->micro.item[1] = g->last.item[1] = it1;
+    g->n_boundary = 0;
+    ck_assert_double_eq(cost_coll_best(&k, COLL_ALLREDUCE, 1e11, 1, &g->group[GRP_WORLD], NULL), 1);
+    an_timed t;
+    memset(&t, 0, sizeof t);
+    t.n_items = 2;
+    t.grad_accum = 1;
+    t.micro[0] = (an_titem){.count = 1, .comp = 1, .nr = 1, .r = {1}, .rk = {COLL_ALLREDUCE}};
+    t.micro[1] = (an_titem){.count = 1, .comp = 2};
+    t.last[0] = t.micro[0];
+    t.last[1] = t.micro[1];
+    exec_result s;
+    simulate(g, &t, &k, &c, NULL, &s, "hand slowdown");
+    near(s.step_s, 10.0 / 3, 1e-12, "step", "hand slowdown");
+    near(s.compute_s, 10.0 / 3, 1e-12, "compute", "hand slowdown");
+    for (int i = 0; i < N_COLLS; i++)
+        near(s.exposed_s[i], 0, 1e-12, "exposed", "hand slowdown");
+    /* without the slowdown: c1 [1, 3], the all-reduce hidden under it */
+    k.overlap_slowdown.v = 0;
+    simulate(g, &t, &k, &c, NULL, &s, "hand no slowdown");
+    near(s.step_s, 3, 1e-12, "step", "hand no slowdown");
+}
+END_TEST
+
+/* BUG (sim/exec.c, comp_begin; contract in exec.h "`t` gives compute durations (an_time)"): the
+ * overlap slowdown is counted twice. an_time already lengthens each copy's compute by the
+ * analytical bound overlap_slowdown x min(its own collectives, itself) (analytic.c time_micro:
+ * "The simulator applies the factor exactly while collectives run; here it is this bound"), and
+ * the executor then slows that lengthened compute again while collectives run. cli/eval.c
+ * passes an_time's output with the same calibration, so every `predict` with a calibrated
+ * overlap_slowdown is too slow. Fails until the executor runs computes at full speed. */
+START_TEST(test_bug_slowdown_counted_twice)
+{
+    /* test_analytic.c's test_step_zero3_no_prefetch: duo cluster (NIC 1e10 B/s), 2 nodes, tiny
+     * model, tiny calibration, zero3, prefetch 0: step 37570.816 ns, compute 7643.136 ns.
+     * With prefetch 0 no compute ever overlaps a collective: copy c's gathers are issued when
+     * compute c-1 ends, behind copy c-1's reduces, and compute c waits for them, after which
+     * the stream is empty until compute c ends; Adam waits for the last reduce-scatter. So
+     * applying overlap_slowdown 0.5 exactly changes nothing: the step stays 37570.816 ns.
+     * (The analytical bound adds 0.5 x min(collectives, compute) per copy: 2.048 + 854.016 +
+     * 133.12 + 266.24 + 2562.048 + 4.096 = 3821.568 ns; the simulator currently returns that
+     * too: 41392.384 ns.) */
+    spec_cluster c = duo_cluster(5e10, 1e10);
+    cost_calib k = tiny_calib();
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 1, 0));
+    exec_result s0;
+    simulate(&x.g, &x.t, &k, &c, NULL, &s0, "zero3 pf 0");
+    near(s0.step_s, 37570.816 * NS, 1e-12 * s0.step_s, "step, no slowdown", "zero3 pf 0");
+    k.overlap_slowdown.v = 0.5;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 2, 1, 0)); /* as cli/eval.c: an_time with it */
+    an_result a;
+    analyse(&x.t, &a);
+    near(a.step_s, (37570.816 + 3821.568) * NS, 1e-12 * a.step_s, "analytic bound", "zero3 pf 0");
+    exec_result s5;
+    simulate(&x.g, &x.t, &k, &c, NULL, &s5, "zero3 pf 0 slowdown 0.5");
+    near(s5.step_s, 37570.816 * NS, 1e-12 * s0.step_s, "BUG slowdown counted twice: step", "zero3 pf 0");
+    near(s5.compute_s, 7643.136 * NS, 1e-12 * s0.step_s, "BUG slowdown counted twice: compute", "zero3 pf 0");
+}
+END_TEST
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+START_TEST(test_bad_prefetch)
+{
+    /* exec.c keeps gather slots for prefetch depths below 65 (MAXD - 1): deeper is SC_EINPUT
+     * naming --prefetch, not an overflow. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_model m = tiny_model(1);
+    run x;
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 1, 1, 1));
+    x.g.prefetch = x.t.prefetch = 70;
+    exec_opts o = plain_opts();
+    exec_result r;
+    sc_err err;
+    ck_assert_int_eq(exec_run(&x.g, &x.t, &k, &c, &o, &r, &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "--prefetch");
+}
+END_TEST
+
+Suite *exec_suite(void)
+{
+    Suite *s = suite_create("exec");
+    TCase *agree_tc = tcase_create("agree");
+    tcase_set_timeout(agree_tc, 120);
+    tcase_add_test(agree_tc, test_agree_hand_schedule);
+    tcase_add_test(agree_tc, test_agree_p4d);
+    tcase_add_test(agree_tc, test_agree_duo);
+    suite_add_tcase(s, agree_tc);
+    TCase *cont = tcase_create("contention");
+    tcase_set_timeout(cont, 120);
+    tcase_add_test(cont, test_contention_never_faster);
+    tcase_add_test(cont, test_contention_spine_bottleneck);
+    tcase_add_test(cont, test_mics_groups_independent);
+    suite_add_tcase(s, cont);
+    TCase *ring = tcase_create("ring");
+    tcase_add_test(ring, test_ring_flows);
+    tcase_add_test(ring, test_ring_nic_bound);
+    tcase_add_test(ring, test_bug_flows_not_counted);
+    suite_add_tcase(s, ring);
+    TCase *rep = tcase_create("reproducible");
+    tcase_set_timeout(rep, 60);
+    tcase_add_test(rep, test_determinism);
+    tcase_add_test(rep, test_straggler);
+    tcase_add_test(rep, test_bug_latest_rank_ties);
+    tcase_add_test(rep, test_trace_reproducible);
+    suite_add_tcase(s, rep);
+    TCase *steady = tcase_create("steady");
+    tcase_set_timeout(steady, 120);
+    tcase_add_test(steady, test_steady_equals_full);
+    tcase_add_test(steady, test_steady_cost_flat);
+    tcase_add_test(steady, test_bug_steady_latest_count);
+    suite_add_tcase(s, steady);
+    TCase *slow = tcase_create("slowdown");
+    tcase_set_timeout(slow, 60);
+    tcase_add_test(slow, test_slowdown_never_faster);
+    tcase_add_test(slow, test_slowdown_exact);
+    tcase_add_test(slow, test_bug_slowdown_counted_twice);
+    tcase_add_test(slow, test_bad_prefetch);
+    suite_add_tcase(s, slow);
+    return s;
+}
