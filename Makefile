@@ -50,7 +50,7 @@ $(LIB): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 shardcast: $(CLI_OBJ) $(LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
+	$(SHARDCAST_LD) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
 
 $(BUILD)/tests/run: $(TEST_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(TEST_OBJ) $(LIB) $(LDFLAGS) $(shell pkg-config --libs check 2>/dev/null) $(LDLIBS_ALL)
@@ -113,6 +113,15 @@ HAVE_OPENBLAS:= $(shell pkg-config --exists openblas 2>/dev/null && echo 1)
 BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
 BENCH_DRV_OBJ:= $(BUILD)/calibrate/bench/driver.o $(BUILD)/calibrate/bench/main.o
+
+# With mpicc, `mpirun -np K shardcast sweep` splits its grid across the ranks (cli/sweep.c).
+ifneq ($(HAVE_MPICC),)
+$(BUILD)/cli/sweep.o: CC = $(MPICC)
+$(BUILD)/cli/sweep.o: ALL_CFLAGS += -DSC_WITH_MPI
+SHARDCAST_LD = $(MPICC)
+else
+SHARDCAST_LD = $(CC)
+endif
 
 $(BUILD)/calibrate/bench/cpu.o: calibrate/bench/cpu.c
 	@mkdir -p $(dir $@)

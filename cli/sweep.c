@@ -14,17 +14,81 @@ static const char HELP[] =
     "usage: shardcast sweep --cluster C --model M --nodes LIST --layout L [--layout ...] -o out.csv\n\n"
     "Predicts every point of nodes x layouts x micro-batches and writes a CSV (written to\n"
     "out.csv.tmp, then renamed: an interrupted sweep leaves no half-written file). Without -o\n"
-    "the CSV goes to stdout. Columns carry units (step_s, mem_total_GiB, comm_GB_per_rank...).\n\n" CLI_COMMON_HELP
+    "the CSV goes to stdout. Columns carry units (step_s, mem_total_GiB, comm_GB_per_rank...).\n"
+    "weak_scaling_eff is per-GPU throughput relative to the smallest node count (under strong\n"
+    "scaling: speed-up over node-count ratio). Under OpenMPI, `mpirun -np K shardcast sweep ...`\n"
+    "splits the grid across the ranks and rank 0 writes the same CSV as a serial run.\n\n" CLI_COMMON_HELP
     "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch)\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
-    "  --engine model|sim     engine (default model)\n"
+    "  --engine model|sim|both  engine (default model; both: a row for each)\n"
+    "  --scaling weak|strong  weak (default): the per-GPU batch stays; strong: the global batch of the\n"
+    "                         smallest node count is split over more GPUs (accumulation first)\n"
     "  -o, --out FILE         CSV output\n"
     "  --progress             progress on stderr even when it is not a terminal\n";
+
+/* ---- optional MPI: split the grid, gather the points on rank 0 ------------------------- */
+#ifdef SC_WITH_MPI
+#include <mpi.h>
+/* Returns 1 when it started MPI (and sweep_mpi_finish must end it). */
+static int sweep_mpi_init(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") && !getenv("PMIX_RANK"))
+        return 0; /* not under mpirun: serial */
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return 1;
+}
+/* Every rank computed points i = rank, rank + size, ...: gather them on rank 0 in grid order.
+ * Returns the exit status agreed by all ranks (the worst). */
+static int sweep_mpi_collect(cli_point *pts, long total, int rank, int size, int code)
+{
+    if (size == 1)
+        return code;
+    int worst = code;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (worst)
+        return code ? code : worst;
+    const int sz = (int)sizeof(cli_point);
+    for (long i = 0; i < total; i++) {
+        int owner = (int)(i % size);
+        if (owner == 0)
+            continue;
+        if (rank == owner)
+            MPI_Send(&pts[i], sz, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        else if (rank == 0)
+            MPI_Recv(&pts[i], sz, MPI_BYTE, owner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    return 0;
+}
+static void sweep_mpi_finish(int started)
+{
+    if (started)
+        MPI_Finalize();
+}
+#else
+static int sweep_mpi_init(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+    if (getenv("OMPI_COMM_WORLD_SIZE"))
+        fprintf(stderr, "shardcast sweep: built without MPI: every rank runs the whole grid\n");
+    return 0;
+}
+static int sweep_mpi_collect(cli_point *pts, long total, int rank, int size, int code)
+{
+    (void)pts, (void)total, (void)rank, (void)size;
+    return code;
+}
+static void sweep_mpi_finish(int started) { (void)started; }
+#endif
 
 typedef struct opts {
     const char *calibration, *out, *mbs;
     cli_engine engine;
-    int progress;
+    int both, strong, progress;
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -33,7 +97,14 @@ static int own(int opt, const char *arg, void *ctx)
     sc_err err;
     switch (opt) {
     case 2000: o->calibration = arg; return 0;
-    case 2001: return cli_parse_engine(arg, &o->engine, &err) ? cli_fail(&err, SC_EINPUT) : 0;
+    case 2001:
+        o->both = !strcmp(arg, "both");
+        return o->both || !cli_parse_engine(arg, &o->engine, &err) ? 0 : cli_fail(&err, SC_EINPUT);
+    case 2005:
+        if (strcmp(arg, "weak") && strcmp(arg, "strong"))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--scaling", "", "expected weak or strong, got \"%s\"", arg));
+        o->strong = !strcmp(arg, "strong");
+        return 0;
     case 'o': o->out = arg; return 0;
     case 2003: o->mbs = arg; return 0;
     case 2004: o->progress = 1; return 0;
@@ -47,11 +118,12 @@ int cmd_sweep(int argc, char **argv)
                                           {"engine", required_argument, 0, 2001},
                                           {"out", required_argument, 0, 'o'},
                                           {"micro-batches", required_argument, 0, 2003},
-                                          {"progress", no_argument, 0, 2004}};
+                                          {"progress", no_argument, 0, 2004},
+                                          {"scaling", required_argument, 0, 2005}};
     cli_setup s;
     opts o = {0};
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "sweep", HELP, extra, 5, &s, own, &o);
+    int rc = cli_getopt(argc, argv, "sweep", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (optind < argc)
@@ -66,41 +138,81 @@ int cmd_sweep(int argc, char **argv)
     if (o.mbs && (rc = cli_parse_int_list(o.mbs, "--micro-batches", mbs, CLI_MAX_NODES, &n_mb, &err)))
         return cli_fail(&err, rc);
 
+    /* the grid, in output order: engine x micro-batch x layout x nodes */
+    cli_engine engines[2] = {o.engine, ENGINE_SIM};
+    int n_eng = o.both ? 2 : 1;
+    if (o.both)
+        engines[0] = ENGINE_MODEL;
+    long total = (long)n_eng * n_mb * s.n_layouts * s.n_nodes;
+    cli_point *pts = calloc((size_t)total, sizeof *pts);
+    if (!pts) {
+        fprintf(stderr, "shardcast sweep: out of memory for %ld points\n", total);
+        return 1;
+    }
+    int rank = 0, size = 1;
+    int mpi = sweep_mpi_init(&rank, &size);
+    int show = rank == 0 && (o.progress || isatty(2));
+    long done = 0;
+    rc = 0;
+    for (long i = rank; i < total && !rc; i += size) {
+        long q = i;
+        int ni = (int)(q % s.n_nodes);
+        q /= s.n_nodes;
+        int li = (int)(q % s.n_layouts);
+        q /= s.n_layouts;
+        int mi = (int)(q % n_mb);
+        int ei = (int)(q / n_mb);
+        spec_training tr = s.training;
+        tr.micro_batch = mbs[mi];
+        if (o.strong) {
+            /* strong scaling: the global batch of the smallest node count, split over more GPUs */
+            long global = (long)mbs[mi] * s.training.grad_accum * s.nodes[0] * s.cluster.gpus_per_node;
+            long gpus = (long)s.nodes[ni] * s.cluster.gpus_per_node;
+            if (global % gpus) {
+                rc = sc_err_set(&err, SC_EINPUT, "--scaling", "",
+                                "strong scaling: the global batch of %ld sequences does not split over %ld GPUs", global,
+                                gpus);
+                break;
+            }
+            long per = global / gpus;
+            if (per % tr.micro_batch == 0)
+                tr.grad_accum = (int)(per / tr.micro_batch);
+            else {
+                tr.micro_batch = (int)per;
+                tr.grad_accum = 1;
+            }
+        }
+        rc = cli_eval(&s, &cal, engines[ei], NULL, &tr, s.nodes[ni], &s.layouts[li], &pts[i], &err);
+        done++;
+        if (show && (done % 16 == 0 || done * size >= total))
+            fprintf(stderr, "\rsweep: %ld/%ld points", done * size < total ? done * size : total, total);
+    }
+    int code = rc ? cli_fail(&err, rc) : 0;
+    code = sweep_mpi_collect(pts, total, rank, size, code);
+    if (code || rank != 0) {
+        free(pts);
+        sweep_mpi_finish(mpi);
+        return code;
+    }
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (!mem) {
+        free(pts);
         fprintf(stderr, "shardcast sweep: out of memory\n");
         return 1;
     }
     cli_csv_header(mem);
-    long total = (long)s.n_nodes * s.n_layouts * n_mb, done = 0;
-    int show = o.progress || isatty(2);
-    for (int mi = 0; mi < n_mb; mi++)
-        for (int li = 0; li < s.n_layouts; li++) {
-            double base_per_gpu = NAN;
-            for (int ni = 0; ni < s.n_nodes; ni++) {
-                spec_training tr = s.training;
-                tr.micro_batch = mbs[mi];
-                cli_point p;
-                if ((rc = cli_eval(&s, &cal, o.engine, NULL, &tr, s.nodes[ni], &s.layouts[li], &p, &err))) {
-                    fclose(mem);
-                    free(buf);
-                    return cli_fail(&err, rc);
-                }
-                double per_gpu = p.r.samples_per_s / p.gpus;
-                if (ni == 0)
-                    base_per_gpu = per_gpu;
-                p.weak_eff = per_gpu / base_per_gpu;
-                cli_csv_row(mem, &s, &p);
-                done++;
-                if (show && (done % 64 == 0 || done == total))
-                    fprintf(stderr, "\rsweep: %ld/%ld points", done, total);
-            }
-        }
+    for (long i = 0; i < total; i++) {
+        const cli_point *base = &pts[i - i % s.n_nodes]; /* smallest node count of this line */
+        pts[i].weak_eff = (pts[i].r.samples_per_s / pts[i].gpus) / (base->r.samples_per_s / base->gpus);
+        cli_csv_row(mem, &s, &pts[i]);
+    }
+    free(pts);
     if (show)
         fprintf(stderr, "\n");
     fclose(mem);
+    sweep_mpi_finish(mpi);
     if (!o.out || !strcmp(o.out, "-")) {
         fwrite(buf, 1, len, stdout);
         free(buf);

@@ -240,5 +240,17 @@ elif [ ! -x "$BENCH_GPU" ]; then
     expect calibrate-run-no-gpu-bench 1 "shardcast-bench-gpu not found (build it with 'make bench-gpu'" -- "$BIN" calibrate run --backend gpu
 fi
 
+# sweep: strong scaling, both engines, and the MPI split (byte-identical to the serial CSV)
+expect sweep-strong 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2,4 --model gpt3-1.3b --layout zero3 --grad-accum 4 --scaling strong -o "$TMP/strong.csv"
+if awk -F, 'NR>1 {print $8}' "$TMP/strong.csv" | tr '\n' ' ' | grep -q "^4 2 1 $"; then pass=$((pass + 1)); else echo "FAIL sweep-strong-accum: $(awk -F, 'NR>1 {print $8}' "$TMP/strong.csv" | tr '\n' ' ')"; fail=$((fail + 1)); fi
+expect sweep-bad-scaling 2 "--scaling: expected weak or strong, got \"linear\"" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --scaling linear
+expect sweep-both 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 --layout mics:p=8 --engine both -o "$TMP/serial.csv"
+if command -v mpirun >/dev/null 2>&1; then
+    expect sweep-mpi 0 "" -- env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+        "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 --layout mics:p=8 --engine both -o "$TMP/mpi.csv"
+    if cmp -s "$TMP/serial.csv" "$TMP/mpi.csv"; then pass=$((pass + 1)); else echo "FAIL sweep-mpi-identical"; fail=$((fail + 1)); fi
+else
+    echo "SKIP sweep-mpi: mpirun not found"
+fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
