@@ -69,8 +69,18 @@ check: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory shardcast
-	./shardcast predict --scenario mics-p4d-gpt3-13b
-	./shardcast memory --scenario memory-p4d-gpt3-175b
+	@mkdir -p out
+	./shardcast predict --scenario mics-p4d-gpt3-13b --nodes 16
+	./shardcast sweep --scenario mics-p4d-gpt3-13b --engine sim -o out/scaling.csv
+	./shardcast plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..64 --grad-accum 4
+	./shardcast plot out/scaling.csv --kind scaling --out out/scaling.png
+	./shardcast plot out/scaling.csv --kind efficiency --out out/efficiency.png
+	./shardcast plot out/scaling.csv --kind breakdown --out out/breakdown.png
+	./shardcast sweep --scenario memory-p4d-gpt3-175b --engine model -o out/memory.csv
+	./shardcast plot out/memory.csv --kind memory --out out/memory.png
+	./shardcast predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout mics:p=8 --grad-accum 2 --trace out/step.json
+	./shardcast plot --kind timeline out/step.json --out out/timeline.png
+	@echo "demo: CSVs, a trace (open in https://ui.perfetto.dev) and PNG plots in out/"
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
