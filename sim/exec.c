@@ -13,7 +13,7 @@
 
 #define MAXD 66
 
-enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE };
+enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE, EV_SOLVE };
 enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY };
 
 typedef struct cursor {
@@ -72,6 +72,7 @@ typedef struct sim {
     int p, q;
     long *late; /* per rank: times it was the last to arrive */
     long collectives, n_done;
+    int solve_pending; /* flows removed at this instant wait for one EV_SOLVE to re-rate */
     uint64_t flows; /* flows started */
     int err_rc;
     sc_err *err;
@@ -308,7 +309,6 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
         }
         s->fm[id] = (struct fmeta){f->now, src, dst, ch};
     }
-    push_changed(s);
 }
 
 static void coll_complete(sim *s, group_st *gs, double now)
@@ -447,7 +447,16 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     const cost_group *geo = &s->g->group[gs->op->group];
     double bytes = cost_coll_edge_bytes(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, geo);
     flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
+    /* all the collective's flows start together: re-rate once (a removal batch open at this
+     * instant absorbs them too) */
+    int own_batch = !s->solve_pending;
+    net_batch_begin(s->net);
     coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
+    if (own_batch) {
+        if (net_batch_end(s->net, f.now))
+            return SC_ERUNTIME;
+        push_changed(s);
+    }
     gs->outstanding = f.n;
     s->flows += (uint64_t)f.n;
     if (!f.n)
@@ -469,12 +478,30 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
         trace_span(s, s->fm[id].src, 2 + s->fm[id].ch, name, "flow", s->fm[id].t0, now, NULL);
         s->fm[id].src = -1;
     }
+    /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
+     * after every event already due now) */
+    if (!s->solve_pending) {
+        net_batch_begin(s->net);
+        s->solve_pending = 1;
+        if (ev_engine_push(eng, now, EV_SOLVE, 0, 0, 0))
+            return SC_ERUNTIME;
+    }
     if (net_flow_remove(s->net, now, id))
         return SC_ERUNTIME;
-    push_changed(s);
     group_st *gs = &s->grp[tag >> 32][(uint32_t)tag];
     if (--gs->outstanding == 0)
         coll_complete(s, gs, now);
+    return s->err_rc;
+}
+
+static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    sim *s = ctx;
+    (void)e;
+    s->solve_pending = 0;
+    if (net_batch_end(s->net, ev_engine_now(eng)))
+        return SC_ERUNTIME;
+    push_changed(s);
     return s->err_rc;
 }
 
@@ -594,6 +621,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     ev_engine_register(s.eng, EV_START, on_start, &s);
     ev_engine_register(s.eng, EV_FLOW, on_flow, &s);
     ev_engine_register(s.eng, EV_SAMPLE, on_sample, &s);
+    ev_engine_register(s.eng, EV_SOLVE, on_solve, &s);
     for (int r = 0; r < s.N; r++) {
         s.rk[r].slow = 1;
         for (int i = 0; i < o->n_stragglers; i++)

@@ -26,6 +26,7 @@ typedef struct net_link {
     uint32_t stamp;  /* heap entries with another stamp are stale                            */
     uint64_t mark;   /* == net->epoch: in the component being solved                         */
     uint64_t pushed; /* == round: already re-queued in this filling round                    */
+    int pending;     /* in the open batch's seed list                                         */
 } net_link;
 
 typedef struct net_flow {
@@ -72,6 +73,9 @@ struct net {
     size_t heap_n;
     uint64_t epoch, round;
     double now; /* time of the last add / remove, s                                          */
+    int batching;  /* between net_batch_begin and net_batch_end: solve once at the end         */
+    int *pend;     /* the batch's seed links (n_links entries)                                 */
+    int n_pend;
 };
 
 /* ---- building ------------------------------------------------------------------------ */
@@ -182,8 +186,9 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
+    net->pend = malloc((size_t)net->n_links * sizeof *net->pend);
     net->heap = malloc((size_t)net->n_links * sizeof *net->heap);
-    if (!net->links || !net->names || !net->comp_links || !net->heap) {
+    if (!net->links || !net->names || !net->comp_links || !net->heap || !net->pend) {
         net_free(net);
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory for %d links", nodes);
     }
@@ -249,6 +254,7 @@ void net_free(net_t *net)
     free(net->flows);
     free(net->comp_flows);
     free(net->comp_links);
+    free(net->pend);
     free(net->changed);
     free(net->heap);
     free(net);
@@ -546,6 +552,49 @@ static int flow_ok(const net_t *net, int id)
     return id >= 0 && id < net->flow_hw && net->flows[id].live;
 }
 
+/* Batches: flows added or removed at one instant are re-rated together, once. */
+static void defer(net_t *net, const int *links, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!net->links[links[i]].pending) {
+            net->links[links[i]].pending = 1;
+            net->pend[net->n_pend++] = links[i];
+        }
+}
+
+void net_batch_begin(net_t *net)
+{
+    if (net->batching)
+        return;
+    net->batching = 1;
+    net->n_pend = 0;
+    net->n_changed = 0;
+}
+
+int net_batch_end(net_t *net, double now)
+{
+    if (!net->batching)
+        return 0;
+    if (!isfinite(now) || now != net->now) {
+        if (net->n_pend == 0 && now >= net->now) {
+            net->batching = 0;
+            return 0;
+        }
+        return SC_EINPUT; /* every change of a batch happens at one instant */
+    }
+    net->batching = 0;
+    for (int i = 0; i < net->n_pend; i++)
+        net->links[net->pend[i]].pending = 0;
+    if (net->n_pend) {
+        int nf, nl;
+        collect(net, net->pend, net->n_pend, &nf, &nl);
+        waterfill(net, nf, nl);
+        apply(net, now, nf, nl);
+    }
+    net->n_pend = 0;
+    return 0;
+}
+
 int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes, uint64_t tag,
                  int *id)
 {
@@ -589,13 +638,18 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
     }
     net->n_live++;
     net->now = now;
-    net->n_changed = 0;
+    if (!net->batching)
+        net->n_changed = 0;
     *id = fid;
     if (np == 0) { /* nothing to share: done the moment it starts */
         f->remaining = 0;
         f->rate = INFINITY;
         f->version++;
         net->changed[net->n_changed++] = fid;
+        return 0;
+    }
+    if (net->batching) {
+        defer(net, path, np);
         return 0;
     }
     int nf, nl;
@@ -630,9 +684,14 @@ int net_flow_remove(net_t *net, double now, int id)
     net->free_head = id;
     net->n_live--;
     net->now = now;
-    net->n_changed = 0;
+    if (!net->batching)
+        net->n_changed = 0;
     if (ns == 0)
         return 0;
+    if (net->batching) {
+        defer(net, seeds, ns);
+        return 0;
+    }
     /* The links keep the removed flow's rate in their load until apply() accounts them. */
     int nf, nl;
     collect(net, seeds, ns, &nf, &nl);

@@ -85,4 +85,10 @@ uint64_t net_flow_tag(const net_t *net, int id);
  * solving must give the same rates). Flows whose rate changes are reported by net_changed. */
 void net_solve_full(net_t *net);
 
+/* Batch: between begin and end, adds and removes (all at one instant) only record what they
+ * touch; net_batch_end re-rates the union of the affected components once, and net_changed
+ * then lists every flow whose rate changed in the batch. Exact: no time passes inside. */
+void net_batch_begin(net_t *net);
+int net_batch_end(net_t *net, double now);
+
 #endif
