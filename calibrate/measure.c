@@ -245,6 +245,7 @@ typedef struct fit_ctx {
     int n_free;
     double fixed[N_P];
     cost_tier intra;
+    double rms;         /* RMS relative residual of the last fit */
 } fit_ctx;
 
 static void apply(const fit_ctx *f, const double *v, cost_calib *cal)
@@ -262,7 +263,7 @@ static int resid(const gsl_vector *x, void *data, gsl_vector *out)
     const fit_ctx *f = data;
     double v[N_P];
     memcpy(v, f->fixed, sizeof v);
-    for (int j = 0; j < f->n_free; j++)
+    for (int j = 0; j < f->n_free && x; j++)
         v[f->free_idx[j]] = gsl_vector_get(x, (size_t)j);
     cost_calib cal;
     apply(f, v, &cal);
@@ -280,6 +281,68 @@ static double rms(const gsl_vector *r)
 {
     double s = gsl_blas_dnrm2(r);
     return s / sqrt((double)r->size);
+}
+
+/* One GSL trust-region fit of the free parameters of f, from their values in f->fixed: all N_P
+ * values into v (fixed ones as they are), standard errors into sd (0 for fixed ones), the RMS
+ * relative residual into f->rms. */
+static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
+{
+    const cal_meas *m = f->m;
+    memcpy(v, f->fixed, sizeof(double) * N_P);
+    for (int j = 0; j < N_P; j++)
+        sd[j] = 0;
+    if (!f->n_free) {
+        gsl_vector *r = gsl_vector_alloc((size_t)m->n_coll);
+        if (!r)
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        resid(NULL, f, r);
+        f->rms = rms(r);
+        gsl_vector_free(r);
+        return 0;
+    }
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, (size_t)m->n_coll, (size_t)f->n_free);
+    gsl_vector *x = gsl_vector_alloc((size_t)f->n_free);
+    gsl_matrix *cov = gsl_matrix_alloc((size_t)f->n_free, (size_t)f->n_free);
+    if (!w || !x || !cov) {
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    }
+    for (int j = 0; j < f->n_free; j++)
+        gsl_vector_set(x, (size_t)j, f->fixed[f->free_idx[j]]);
+    gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f->n_free, f, 0, 0, 0};
+    gsl_multifit_nlinear_init(x, &fdf, w);
+    int info;
+    gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    gsl_vector *r = gsl_multifit_nlinear_residual(w);
+    gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    gsl_multifit_nlinear_covar(J, 0.0, cov);
+    double chisq = gsl_blas_dnrm2(r);
+    chisq *= chisq;
+    int dof = m->n_coll - f->n_free;
+    double s2 = dof > 0 ? chisq / dof : 0;
+    f->rms = rms(r);
+    const gsl_vector *sol = gsl_multifit_nlinear_position(w);
+    int rc = 0;
+    for (int j = 0; j < f->n_free && !rc; j++) {
+        int p = f->free_idx[j];
+        v[p] = gsl_vector_get(sol, (size_t)j);
+        double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
+        sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
+        /* a column of J that is all zero means no measurement depends on it */
+        gsl_vector_view col = gsl_matrix_column(J, (size_t)j);
+        if (gsl_blas_dnrm2(&col.vector) < 1e-12)
+            rc = sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                            "the measurements cannot determine the %s: no measured time depends on it", PNAMES[p]);
+    }
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    gsl_matrix_free(cov);
+    return rc;
 }
 
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
@@ -333,58 +396,45 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                           "expected at least %d collective measurements to fit %d parameters, got %d", f.n_free + 1,
                           f.n_free, m->n_coll);
     if (m->n_coll) {
-        const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
-        gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
-        gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, (size_t)m->n_coll, (size_t)f.n_free);
-        gsl_vector *x = gsl_vector_alloc((size_t)f.n_free);
-        gsl_matrix *cov = gsl_matrix_alloc((size_t)f.n_free, (size_t)f.n_free);
-        if (!w || !x || !cov) {
-            gsl_multifit_nlinear_free(w);
-            gsl_vector_free(x);
-            gsl_matrix_free(cov);
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-        }
-        for (int j = 0; j < f.n_free; j++)
-            gsl_vector_set(x, (size_t)j, f.fixed[f.free_idx[j]]);
-        gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f.n_free, &f, 0, 0, 0};
-        gsl_multifit_nlinear_init(x, &fdf, w);
-        int info;
-        gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
-        gsl_vector *r = gsl_multifit_nlinear_residual(w);
-        gsl_matrix *J = gsl_multifit_nlinear_jac(w);
-        gsl_multifit_nlinear_covar(J, 0.0, cov);
-        double chisq = gsl_blas_dnrm2(r);
-        chisq *= chisq;
-        int dof = m->n_coll - f.n_free;
-        double s2 = dof > 0 ? chisq / dof : 0;
-        rep->coll_points = m->n_coll;
-        rep->coll_rms_rel = rms(r);
+        /* Latencies cannot be negative (the loader takes >= 0), but an unconstrained fit of one
+         * that the data barely determine can land below zero. Such a latency is held at its
+         * bound 0 and the others refitted (an active-set least squares), as often as needed. */
         double v[N_P], sd[N_P] = {0};
-        memcpy(v, f.fixed, sizeof v);
-        const gsl_vector *sol = gsl_multifit_nlinear_position(w);
-        for (int j = 0; j < f.n_free; j++) {
-            int p = f.free_idx[j];
-            v[p] = gsl_vector_get(sol, (size_t)j);
-            double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
-            sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
-            /* a column of J that is all zero means no measurement depends on it */
-            gsl_vector_view col = gsl_matrix_column(J, (size_t)j);
-            if (gsl_blas_dnrm2(&col.vector) < 1e-12) {
-                gsl_multifit_nlinear_free(w);
-                gsl_vector_free(x);
-                gsl_matrix_free(cov);
-                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                                  "the measurements cannot determine the %s: no measured time depends on it", PNAMES[p]);
+        const int is_lat[N_P] = {0, 0, 1, 1, 1};
+        int rc;
+        for (;;) {
+            if ((rc = fit_collectives(&f, v, sd, err)))
+                return rc;
+            int worst = -1;
+            for (int j = 0; j < f.n_free; j++) {
+                int p = f.free_idx[j];
+                if (is_lat[p] && v[p] < 0 && (worst < 0 || v[p] < v[worst]))
+                    worst = p;
             }
+            if (worst < 0)
+                break;
+            int k = 0;
+            for (int j = 0; j < f.n_free; j++)
+                if (f.free_idx[j] != worst)
+                    f.free_idx[k++] = f.free_idx[j];
+            f.n_free = k;
+            f.fixed[worst] = 0;
+            size_t l = strlen(rep->at_bound);
+            snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
+            if (!f.n_free)
+                break;
         }
-        gsl_multifit_nlinear_free(w);
-        gsl_vector_free(x);
-        gsl_matrix_free(cov);
-        for (int j = 0; j < N_P; j++)
-            if (!isfinite(v[j]) || v[j] <= 0 || ((j == P_EFF_INTRA || j == P_EFF_NET) && v[j] > 1.5))
+        rep->coll_points = m->n_coll;
+        rep->coll_rms_rel = f.rms;
+        for (int j = 0; j < N_P; j++) {
+            int lat = is_lat[j];
+            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > 1.0))
                 return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                                  "the fit gives an impossible %s (%g): the measurements do not follow the cost model",
-                                  PNAMES[j], v[j]);
+                                  "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
+                                  "model%s",
+                                  PNAMES[j], v[j], lat ? " us" : "",
+                                  !lat && v[j] > 1.0 ? ", or the cluster's line rate for this tier is too low" : "");
+        }
         apply(&f, v, out);
         out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
         out->bw_eff[TIER_NET].sd = sd[P_EFF_NET];
@@ -435,6 +485,11 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         rep->gemm_points = m->n_gemm;
         rep->gemm_rms_rel = sqrt(e2 / m->n_gemm);
         double eff = 1 / (c->gpu.peak_flops * c1);
+        if (eff > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the fit gives a GEMM efficiency of %g, above 1: the cluster's peak_tflops (%g) is too "
+                              "low for these measurements",
+                              eff, c->gpu.peak_flops / 1e12);
         out->gemm_eff.v = eff;
         out->gemm_eff.sd = sqrt(cov11) / (c->gpu.peak_flops * c1 * c1);
         out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
@@ -449,17 +504,24 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         if (!e)
             return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
         for (int i = 0; i < m->n_membw; i++)
-            e[i] = m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
+            /* a copy of `bytes` reads and writes them: 2 x bytes of traffic, as the cost model counts */
+            e[i] = 2 * m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
         out->hbm_eff.v = gsl_stats_mean(e, 1, (size_t)m->n_membw);
         out->hbm_eff.sd = m->n_membw > 1 ? gsl_stats_sd(e, 1, (size_t)m->n_membw) : 0;
         rep->membw_points = m->n_membw;
         free(e);
+        if (out->hbm_eff.v > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+            return sc_err_set(err, SC_EINPUT, m->path, "$.membw",
+                              "the measured copies give a memory-bandwidth efficiency of %g, above 1: the "
+                              "cluster's hbm_bandwidth_GBps (%g) is too low for them (caches?)",
+                              out->hbm_eff.v, c->gpu.hbm_bw_Bps / 1e9);
     }
     snprintf(out->name, sizeof out->name, "%.40s (fitted)", c->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", c->name);
-    snprintf(out->source, sizeof out->source, "fitted by shardcast calibrate fit to %.200s (%s, %.60s, %.30s)%s%.100s",
-             m->path, m->backend, m->device, m->date, base_name ? "; unmeasured values from " : "",
-             base_name ? base_name : "");
+    snprintf(out->source, sizeof out->source,
+             "fitted by shardcast calibrate fit to %.200s (%s, %.60s, %.30s)%s%.100s%s%.80s", m->path, m->backend,
+             m->device, m->date, base_name ? "; unmeasured values from " : "", base_name ? base_name : "",
+             rep->at_bound[0] ? "; held at 0: " : "", rep->at_bound);
     return 0;
 }
 

@@ -51,6 +51,8 @@ typedef struct cal_fit_report {
     int coll_points, gemm_points, membw_points;
     double coll_rms_rel, gemm_rms_rel;   /* RMS relative residual                       */
     char undetermined[256];              /* comma-separated names, "" if none            */
+    char at_bound[256];                  /* latencies the fit held at 0 (they came out
+                                            negative unconstrained), "" if none          */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
 } cal_fit_report;
 

@@ -36,12 +36,14 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-static void row(const char *name, cost_param p, double scale, const char *unit)
+/* One parameter; at_bound lists the latencies the fit held at 0 (cal_fit_report). */
+static void row(const char *name, cost_param p, double scale, const char *unit, const char *at_bound)
 {
     if (p.sd > 0)
         printf("  %-34s %12.4g ± %-10.3g %s\n", name, p.v * scale, p.sd * scale, unit);
     else
-        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, "(kept)", unit);
+        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, strstr(at_bound, name) ? "(held at 0)" : "(kept)",
+               unit);
 }
 
 int cal_fit_main(int argc, char **argv)
@@ -81,14 +83,17 @@ int cal_fit_main(int argc, char **argv)
            s.cluster.name, o.out);
     printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points);
-    row(it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency", out.bw_eff[it], 1, "");
-    row("network efficiency", out.bw_eff[TIER_NET], 1, "");
-    row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us");
-    row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us");
-    row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us");
-    row("GEMM efficiency", out.gemm_eff, 1, "of peak");
-    row("GEMM overhead", out.gemm_overhead_s, 1e6, "us");
-    row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM");
+    row(it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency", out.bw_eff[it], 1, "",
+        rep.at_bound);
+    row("network efficiency", out.bw_eff[TIER_NET], 1, "", rep.at_bound);
+    row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us", rep.at_bound);
+    row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us", rep.at_bound);
+    row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
+    row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
+    row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
+    row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
+    if (rep.at_bound[0])
+        printf("held at 0 (negative when fitted freely; the data barely determine them): %s\n", rep.at_bound);
     if (rep.undetermined[0])
         printf("not determined by these measurements, taken from %s: %s\n", base_path, rep.undetermined);
     cal_meas_free(m);

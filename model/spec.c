@@ -12,7 +12,7 @@
 static const double GiB = 1073741824.0;
 
 /* ---- cluster ------------------------------------------------------------------------- */
-static const char *const ARCHES[] = {"volta", "ampere", "hopper", "ada", "blackwell", NULL};
+static const char *const ARCHES[] = {"volta", "ampere", "hopper", "ada", "blackwell", "cpu", NULL};
 static const char *const FABRICS[] = {"nvswitch", "nvlink_mesh", "pcie", NULL};
 static const char *const TOPOS[] = {"fat-tree", "rail", "dragonfly", NULL};
 

@@ -21,7 +21,7 @@ typedef enum {
 
 typedef struct spec_gpu {
     char name[SPEC_NAME_MAX]; /* "A100-SXM4-40GB"                                      */
-    char arch[16];            /* "volta" | "ampere" | "hopper" | "ada" | "blackwell"   */
+    char arch[16];            /* "volta" | "ampere" | "hopper" | "ada" | "blackwell" | "cpu" */
     double peak_flops;        /* dense FP16/BF16 tensor-core peak, FLOP/s              */
     double hbm_bytes;         /* device memory, bytes                                  */
     double hbm_bw_Bps;        /* device memory bandwidth, B/s                          */

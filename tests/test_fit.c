@@ -33,17 +33,18 @@ static void truth(cost_calib *k)
     k->gemm_overhead_s.v = 12e-6;
 }
 
-/* Write measurements of collectives over the given geometries (k nodes, m per node,
- * concurrency) and sizes 1 KiB..1 GiB (x8), GEMMs 256..8192 cubed, one memory run. */
-static char *write_synth(int multi_node, double noise, unsigned long seed)
+/* Write measurements generated from parameters k: collectives over the given geometries (k nodes,
+ * m per node, concurrency) and sizes 1 KiB..1 GiB (x8), each time shifted by shift_s; GEMMs
+ * 256..8192 cubed; one memory run at hbm_frac of the HBM bandwidth. */
+static char *write_synth_k(const cost_calib *kp, int multi_node, double noise, unsigned long seed, double shift_s,
+                           double hbm_frac)
 {
     static char path[64];
     snprintf(path, sizeof path, "/tmp/sc_fit_XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
-    cost_calib k;
-    truth(&k);
+    cost_calib k = *kp;
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
     fprintf(f, "{\"schema\":\"shardcast-measurements/1\",\"host\":{\"backend\":\"gpu\",\"device\":\"synthetic\","
@@ -57,7 +58,8 @@ static char *write_synth(int multi_node, double noise, unsigned long seed)
                 int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
                 cost_group g;
                 cost_group_make(&P4D, geo[gi][0], locals, geo[gi][1], geo[gi][2], &g);
-                double t = cost_coll_time(&k, (cost_coll)kd, ALGO_RING, b, 1, &g) * (1 + noise * gsl_ran_gaussian(r, 1));
+                double t = cost_coll_time(&k, (cost_coll)kd, ALGO_RING, b, 1, &g) * (1 + noise * gsl_ran_gaussian(r, 1)) +
+                           shift_s;
                 fprintf(f, "%s{\"kind\":\"%s\",\"group\":\"world\",\"n\":%d,\"k\":%d,\"m\":%d,\"concurrent\":%d,"
                            "\"bytes\":%.0f,\"time_us\":%.9g,\"errors\":0}",
                         first ? "" : ",", kn[kd], g.n, geo[gi][0], geo[gi][1], geo[gi][2], b, t * 1e6);
@@ -72,11 +74,20 @@ static char *write_synth(int multi_node, double noise, unsigned long seed)
                 t * 1e6);
         first = 0;
     }
-    /* 1 GB at 75% of the HBM bandwidth */
-    fprintf(f, "],\"membw\":[{\"bytes\":1e9,\"time_us\":%.9g}]}\n", 1e9 / (P4D.gpu.hbm_bw_Bps * 0.75) * 1e6);
+    /* 1 GB at hbm_frac of the HBM bandwidth */
+    /* a copy of 1e9 B moves 2e9 B (read + write) */
+    fprintf(f, "],\"membw\":[{\"bytes\":1e9,\"time_us\":%.9g}]}\n", 2e9 / (P4D.gpu.hbm_bw_Bps * hbm_frac) * 1e6);
     fclose(f);
     gsl_rng_free(r);
     return path;
+}
+
+/* The usual synthetic set: truth(), no shift, memory at 75% of HBM. */
+static char *write_synth(int multi_node, double noise, unsigned long seed)
+{
+    cost_calib k;
+    truth(&k);
+    return write_synth_k(&k, multi_node, noise, seed, 0, 0.75);
 }
 
 /* |fitted - true| within 4 standard errors (and the error is reported, > 0). */
@@ -106,7 +117,7 @@ START_TEST(test_fit_recovers_known_parameters)
     near(out.base_lat_s[ALGO_RING], 10e-6, "ring base latency");
     near(out.gemm_eff, 0.70, "GEMM efficiency");
     near(out.gemm_overhead_s, 12e-6, "GEMM overhead");
-    /* 1e9 B in 1e9/(0.75 hbm) s: exactly 0.75 */
+    /* a 1e9 B copy (2e9 B of traffic) in 2e9/(0.75 hbm) s: exactly 0.75 */
     ck_assert_double_eq_tol(out.hbm_eff.v, 0.75, 1e-9);
     /* 1% noise: the RMS relative residual is about 0.01 */
     ck_assert(rep.coll_rms_rel > 0.005 && rep.coll_rms_rel < 0.02);
@@ -168,6 +179,66 @@ START_TEST(test_fit_refuses_undetermined_network)
 }
 END_TEST
 
+START_TEST(test_fit_holds_negative_latency_at_zero)
+{
+    load_p4d();
+    /* Truth with no ring base latency, and every collective 2 us faster than the model says: the
+     * unconstrained optimum has a negative base latency (about -2 us), which no calibration file
+     * may hold. The fit keeps it at its bound 0, says so, and refits the rest. */
+    cost_calib k;
+    truth(&k);
+    k.base_lat_s[ALGO_RING].v = 0;
+    char *path = write_synth_k(&k, 1, 0, 5, -2e-6, 0.75);
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+    cost_calib out;
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e) == 0, "%s", e.text);
+    ck_assert_str_eq(rep.at_bound, "ring base latency");
+    ck_assert_double_eq(out.base_lat_s[ALGO_RING].v, 0);
+    ck_assert_double_eq(out.base_lat_s[ALGO_RING].sd, 0);
+    ck_assert_ptr_nonnull(strstr(out.source, "held at 0: ring base latency"));
+    /* bandwidths are set by the large sizes, which a 2 us shift does not move: within 1% */
+    ck_assert_double_eq_tol(out.bw_eff[TIER_NET].v, 0.60, 0.006);
+    ck_assert_double_eq_tol(out.bw_eff[TIER_NVLINK].v, 0.70, 0.007);
+    cal_meas_free(m);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_fit_refuses_efficiency_above_one)
+{
+    load_p4d();
+    /* calibration files hold efficiencies <= 1 (model/calib.c), so a fit above 1 is refused with
+     * the spec value to blame, not written for predict to reject later */
+    cost_calib k;
+    truth(&k);
+    k.bw_eff[TIER_NET].v = 1.2;
+    char *path = write_synth_k(&k, 1, 0, 5, 0, 0.75);
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+    cost_calib out;
+    cal_fit_report rep;
+    ck_assert_int_eq(cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e), SC_EINPUT);
+    ck_assert_str_eq(e.path, "$.collectives");
+    ck_assert_ptr_nonnull(strstr(e.text, "impossible network bandwidth efficiency (1.2"));
+    ck_assert_ptr_nonnull(strstr(e.text, "line rate for this tier is too low"));
+    cal_meas_free(m);
+    unlink(path);
+    /* memory copies faster than the HBM bandwidth: 1.25 of it */
+    truth(&k);
+    path = write_synth_k(&k, 1, 0, 5, 0, 1.25);
+    ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+    ck_assert_int_eq(cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e), SC_EINPUT);
+    ck_assert_str_eq(e.path, "$.membw");
+    ck_assert_ptr_nonnull(strstr(e.text, "efficiency of 1.25, above 1"));
+    cal_meas_free(m);
+    unlink(path);
+}
+END_TEST
+
 static int load_text(const char *text, sc_err *e)
 {
     char path[] = "/tmp/sc_meas_XXXXXX";
@@ -222,6 +293,8 @@ Suite *fit_suite(void)
     tcase_add_test(tc, test_fit_recovers_known_parameters);
     tcase_add_test(tc, test_fit_without_noise_is_exact);
     tcase_add_test(tc, test_fit_refuses_undetermined_network);
+    tcase_add_test(tc, test_fit_holds_negative_latency_at_zero);
+    tcase_add_test(tc, test_fit_refuses_efficiency_above_one);
     tcase_add_test(tc, test_meas_malformed);
     suite_add_tcase(s, tc);
     return s;

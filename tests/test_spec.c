@@ -448,7 +448,7 @@ START_TEST(test_bad_enum)
     sc_err err;
     int rc = cluster_with("\"arch\": \"ampere\"", "\"arch\": \"pascal\"", &err);
     ck_assert_err(rc, err, "mem.json", "$.gpu.arch", "");
-    ck_assert_str_eq(err.text, "expected one of \"volta\", \"ampere\", \"hopper\", \"ada\", \"blackwell\", got \"pascal\"");
+    ck_assert_str_eq(err.text, "expected one of \"volta\", \"ampere\", \"hopper\", \"ada\", \"blackwell\", \"cpu\", got \"pascal\"");
     rc = cluster_with("\"topology\": \"fat-tree\"", "\"topology\": \"torus\"", &err);
     ck_assert_err(rc, err, "mem.json", "$.network.topology", "");
     ck_assert_str_eq(err.text, "expected one of \"fat-tree\", \"rail\", \"dragonfly\", got \"torus\"");
