@@ -583,11 +583,15 @@ int net_batch_end(net_t *net, double now)
         return SC_EINPUT; /* every change of a batch happens at one instant */
     }
     net->batching = 0;
-    for (int i = 0; i < net->n_pend; i++)
-        net->links[net->pend[i]].pending = 0;
-    if (net->n_pend) {
+    /* one solve per connected component touched (flows that share no link are solved apart,
+     * so a batch costs what its flows would have cost one by one, without the repeats) */
+    for (int i = 0; i < net->n_pend; i++) {
+        if (!net->links[net->pend[i]].pending)
+            continue; /* already in a component solved below */
         int nf, nl;
-        collect(net, net->pend, net->n_pend, &nf, &nl);
+        collect(net, &net->pend[i], 1, &nf, &nl);
+        for (int j = 0; j < nl; j++)
+            net->links[net->comp_links[j]].pending = 0;
         waterfill(net, nf, nl);
         apply(net, now, nf, nl);
     }
