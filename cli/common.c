@@ -152,9 +152,9 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
             (rc = spec_load_scenario(path, &sc, err)))
             return rc;
         if (!cluster)
-            cluster = strdup(sc.cluster), s->cluster_name = cluster;
+            cluster = s->cluster_name = memcpy(s->scenario_cluster, sc.cluster, sizeof sc.cluster);
         if (!model)
-            model = strdup(sc.model), s->model_name = model;
+            model = s->model_name = memcpy(s->scenario_model, sc.model, sizeof sc.model);
         if (!s->nodes_arg) {
             memcpy(s->nodes, sc.nodes, sizeof(int) * (size_t)sc.n_nodes);
             s->n_nodes = sc.n_nodes;

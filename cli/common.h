@@ -32,6 +32,7 @@ typedef struct cli_setup {
     spec_layout layouts[CLI_MAX_LAYOUTS];
     int n_layouts;
     char config_roots[2][4096];
+    char scenario_cluster[256], scenario_model[256]; /* names a scenario gave */
 } cli_setup;
 
 /* The getopt_long entries of the shared options; a command appends its own. */

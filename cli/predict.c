@@ -133,7 +133,12 @@ int cmd_predict(int argc, char **argv)
         o.so.trace_ranks = o.trace_ranks ? o.trace_ranks : 2 * s.cluster.gpus_per_node;
     }
 
-    static cli_point pts[CLI_MAX_NODES * CLI_MAX_LAYOUTS];
+    cli_point *pts = calloc((size_t)s.n_nodes * (size_t)s.n_layouts, sizeof *pts);
+    if (!pts) {
+        if (tw)
+            tr_abort(tw);
+        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "predict", "", "out of memory"));
+    }
     int np = 0;
     for (int ni = 0; ni < s.n_nodes; ni++)
         for (int li = 0; li < s.n_layouts; li++) {
@@ -146,6 +151,7 @@ int cmd_predict(int argc, char **argv)
             if ((rc = cli_eval(&s, &cal, o.engine, &o.so, &s.training, s.nodes[ni], &s.layouts[li], p, &err))) {
                 if (tw)
                     tr_abort(tw);
+                free(pts);
                 return cli_fail(&err, rc);
             }
             if (cli_calib_has_sd(&cal.cal))
@@ -157,8 +163,10 @@ int cmd_predict(int argc, char **argv)
         }
 
     if (tw) {
-        if ((rc = tr_close(tw, &err)))
+        if ((rc = tr_close(tw, &err))) {
+            free(pts);
             return cli_fail(&err, rc);
+        }
         fprintf(stderr, "trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
     }
     if (s.json) {
@@ -173,6 +181,7 @@ int cmd_predict(int argc, char **argv)
                                  s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
                                  spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
                                  "results", arr);
+        free(pts);
         return cli_print_json(root);
     }
 
@@ -224,5 +233,6 @@ int cmd_predict(int argc, char **argv)
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU.\n");
+    free(pts);
     return 0;
 }
