@@ -19,7 +19,7 @@ static const char HELP[] =
     "measurements cannot determine (e.g. the network on one node) is refused, unless --base names\n"
     "a calibration to take it from (the output says which values came from there).\n\n"
     "  --cluster NAME|FILE    the cluster the measurements were taken on (line rates, peak)\n"
-    "  --base NAME|FILE       calibration for the parameters not measured\n"
+    "  --base NAME|FILE       calibration for the parameters not measured (\"defaults\": built-in)\n"
     "  -o, --out FILE         calibration JSON to write (atomically)\n";
 
 typedef struct opts {
@@ -66,9 +66,13 @@ int cal_fit_main(int argc, char **argv)
         return cli_fail(&err, rc);
     cost_calib base, out;
     char base_path[4096] = "";
-    if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
-                   (rc = cost_calib_load(base_path, &base, &err))))
+    if (o.base && !strcmp(o.base, "defaults")) {
+        cost_calib_defaults(&s.cluster, &base);
+        snprintf(base_path, sizeof base_path, "built-in defaults (%s)", base.source);
+    } else if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
+                          (rc = cost_calib_load(base_path, &base, &err)))) {
         return cli_fail(&err, rc);
+    }
     cal_meas *m;
     if ((rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
