@@ -16,7 +16,7 @@ LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
-TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c
+TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c tests/support.c
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)

@@ -5,6 +5,7 @@
  * weak-scaling properties over a grid of shipped configs, and the throughput arithmetic.
  * Not here: the cost functions themselves (test_cost.c), memory (test_memory.c). */
 #include "suites.h"
+#include "support.h"
 
 #include "../model/analytic.h"
 #include "../model/cost.h"
@@ -84,25 +85,7 @@ typedef struct tiny {
 
 static spec_cluster tiny_cluster(double link_Bps, double nic_Bps)
 {
-    spec_cluster c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "tiny");
-    snprintf(c.gpu.name, sizeof c.gpu.name, "toy");
-    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
-    c.gpu.peak_flops = 1e12;
-    c.gpu.hbm_bytes = 80e9;
-    c.gpu.hbm_bw_Bps = 1e12;
-    c.gpus_per_node = 2;
-    c.fabric.kind = FABRIC_NVSWITCH;
-    c.fabric.link_bw_Bps = link_Bps;
-    c.fabric.links_per_gpu = 2;
-    c.pcie_bw_Bps = 1e10;
-    c.nics_per_node = 1;
-    c.nic_bw_Bps = nic_Bps;
-    c.topology = NET_FAT_TREE;
-    c.oversubscription = 1;
-    c.nodes_per_leaf = 16;
-    return c;
+    return test_duo_cluster("tiny", link_Bps, nic_Bps);
 }
 
 static spec_model tiny_model(void)

@@ -6,6 +6,7 @@
  * Not here: the event queue (test_ev.c), max-min sharing (test_net.c), the recurrence's jumps
  * (test_analytic.c). */
 #include "suites.h"
+#include "support.h"
 
 #include "../model/analytic.h"
 #include "../model/cost.h"
@@ -62,25 +63,7 @@ static spec_model load_model(const char *name)
  * one NIC of nic_Bps per node; peak 1e12 FLOP/s, HBM 1e12 B/s; one leaf, non-blocking. */
 static spec_cluster duo_cluster(double link_Bps, double nic_Bps)
 {
-    spec_cluster c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "duo");
-    snprintf(c.gpu.name, sizeof c.gpu.name, "toy");
-    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
-    c.gpu.peak_flops = 1e12;
-    c.gpu.hbm_bytes = 80e9;
-    c.gpu.hbm_bw_Bps = 1e12;
-    c.gpus_per_node = 2;
-    c.fabric.kind = FABRIC_NVSWITCH;
-    c.fabric.link_bw_Bps = link_Bps;
-    c.fabric.links_per_gpu = 2;
-    c.pcie_bw_Bps = 1e10;
-    c.nics_per_node = 1;
-    c.nic_bw_Bps = nic_Bps;
-    c.topology = NET_FAT_TREE;
-    c.oversubscription = 1;
-    c.nodes_per_leaf = 16;
-    return c;
+    return test_duo_cluster("duo", link_Bps, nic_Bps);
 }
 
 /* test_analytic.c's tiny model (hidden 64, 1 head, ffn 256, seq 16, vocab 128) with `layers`
