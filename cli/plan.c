@@ -26,14 +26,15 @@ static const char HELP[] =
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     "  --layouts all|LIST     candidate layouts (default all); or --layout repeated\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
-    "  --uncertainty F        relative error of a prediction for 'too close to call' (default 0.10)\n"
+    "  --uncertainty F        relative error of a prediction for 'too close to call' (default:\n"
+    "                         2 sd from a fitted calibration's interval, else 0.10)\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
     "  --progress             progress on stderr even when it is not a terminal\n";
 
 typedef struct opts {
     const char *calibration;
     double global_batch, budget, uncertainty;
-    int cost_objective, confirm, progress;
+    int cost_objective, confirm, progress, uncertainty_set;
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -68,6 +69,7 @@ static int own(int opt, const char *arg, void *ctx)
         return 0;
     case 2006:
         o->uncertainty = strtod(arg, &end);
+        o->uncertainty_set = 1;
         if (end == arg || *end || !(o->uncertainty >= 0 && o->uncertainty < 1))
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--uncertainty", "", "expected a fraction from 0 to 1, got \"%s\"", arg));
         return 0;
@@ -317,6 +319,13 @@ int cmd_plan(int argc, char **argv)
         why(&s, &cs[0], cs, (int)n, reason, sizeof reason);
         if (n > 1) {
             double a = fabs(cs[0].score), b = fabs(cs[1].score);
+            /* a fitted calibration carries its own interval: two standard deviations of the
+             * winner's step time, unless --uncertainty was given */
+            if (!o.uncertainty_set && cli_calib_has_sd(&cal.cal)) {
+                double sd = cli_step_spread(&s, &cal, &cs[0].pt.training, cs[0].pt.nodes, &cs[0].pt.layout, 64, 1);
+                if (sd > 0 && isfinite(sd))
+                    o.uncertainty = 2 * sd / cs[0].pt.r.step_s;
+            }
             if (fabs(a - b) < o.uncertainty * a) {
                 too_close = 1;
                 sensitivity(&s, &cal, &o, &cs[0], &cs[1], close_note, sizeof close_note);
@@ -382,8 +391,10 @@ int cmd_plan(int argc, char **argv)
     printf("\nrecommended: %s on %d nodes, micro-batch %d x %d: %s\n", lay, cs[0].pt.nodes,
            cs[0].pt.training.micro_batch, cs[0].pt.training.grad_accum, reason);
     if (too_close)
-        printf("too close to call: the top two differ by less than the %.0f%% prediction uncertainty; %s\n",
-               100 * o.uncertainty, close_note);
+        printf("too close to call: the top two differ by less than the %.1f%% prediction uncertainty (%s); %s\n",
+               100 * o.uncertainty,
+               !o.uncertainty_set && cli_calib_has_sd(&cal.cal) ? "2 sd from the calibration" : "stated default",
+               close_note);
     free(cs);
     return 0;
 }

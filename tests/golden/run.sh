@@ -252,5 +252,8 @@ if command -v mpirun >/dev/null 2>&1; then
 else
     echo "SKIP sweep-mpi: mpirun not found"
 fi
+# a calibration with uncertainties: the step carries an interval, and plan uses it
+expect predict-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json
+expect predict-interval-json 0 '"step_sd_s"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json --json
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
