@@ -26,3 +26,32 @@ spec_cluster test_duo_cluster(const char *name, double link_Bps, double nic_Bps)
     c.nodes_per_leaf = 16;
     return c;
 }
+
+spec_model test_tiny_model(int layers)
+{
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "tiny%d", layers);
+    m.layers = layers;
+    m.hidden = 64;
+    m.heads = 1;
+    m.kv_heads = 1;
+    m.ffn = 256;
+    m.seq_len = 16;
+    m.vocab = 128;
+    return m;
+}
+
+cost_calib test_tiny_calib(void)
+{
+    cost_calib k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "tiny");
+    k.gemm_eff.v = 1;
+    k.hbm_eff.v = 1;
+    k.opt_bytes_per_param.v = 16;
+    for (int t = 0; t < N_TIERS; t++)
+        k.bw_eff[t].v = 1;
+    k.tree_bw_factor.v = 0.92;
+    return k;
+}

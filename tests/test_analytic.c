@@ -90,31 +90,12 @@ static spec_cluster tiny_cluster(double link_Bps, double nic_Bps)
 
 static spec_model tiny_model(void)
 {
-    spec_model m;
-    memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "tiny");
-    m.layers = 1;
-    m.hidden = 64;
-    m.heads = 1;
-    m.kv_heads = 1;
-    m.ffn = 256;
-    m.seq_len = 16;
-    m.vocab = 128;
-    return m;
+    return test_tiny_model(1);
 }
 
 static cost_calib tiny_calib(void)
 {
-    cost_calib k;
-    memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "tiny");
-    k.gemm_eff.v = 1;
-    k.hbm_eff.v = 1;
-    k.opt_bytes_per_param.v = 16;
-    for (int t = 0; t < N_TIERS; t++)
-        k.bw_eff[t].v = 1;
-    k.tree_bw_factor.v = 0.92;
-    return k;
+    return test_tiny_calib();
 }
 
 /* link_Bps: one NVLink (2 per GPU); nic_Bps: the node's one NIC. */

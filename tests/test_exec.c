@@ -70,33 +70,14 @@ static spec_cluster duo_cluster(double link_Bps, double nic_Bps)
  * blocks. */
 static spec_model tiny_model(int layers)
 {
-    spec_model m;
-    memset(&m, 0, sizeof m);
-    snprintf(m.name, sizeof m.name, "tiny%d", layers);
-    m.layers = layers;
-    m.hidden = 64;
-    m.heads = 1;
-    m.kv_heads = 1;
-    m.ffn = 256;
-    m.seq_len = 16;
-    m.vocab = 128;
-    return m;
+    return test_tiny_model(layers);
 }
 
 /* test_analytic.c's tiny calibration: efficiencies 1, latencies 0, GEMM overhead 0, Adam
  * 16 B/param, tree factor 0.92, no overlap slowdown. */
 static cost_calib tiny_calib(void)
 {
-    cost_calib k;
-    memset(&k, 0, sizeof k);
-    snprintf(k.name, sizeof k.name, "tiny");
-    k.gemm_eff.v = 1;
-    k.hbm_eff.v = 1;
-    k.opt_bytes_per_param.v = 16;
-    for (int t = 0; t < N_TIERS; t++)
-        k.bw_eff[t].v = 1;
-    k.tree_bw_factor.v = 0.92;
-    return k;
+    return test_tiny_calib();
 }
 
 /* One configuration: workload, graph and durations. */
