@@ -44,16 +44,22 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const double *f
         double comp = it->pass == LO_FWD ? fwd[it->layer] : 2.0 * fwd[it->layer];
         if (it->recompute)
             comp += fwd[it->layer];
-        double comm = 0;
+        double comm = 0; /* collectives that run as kernels on this GPU */
         o->ng = it->n_gather;
         o->nr = it->n_reduce;
+        o->ni = it->n_inline;
+        o->inl_f = it->inline_overlap;
         for (int k = 0; k < it->n_gather; k++) {
             time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k]);
-            comm += o->g[k];
+            comm += it->gather[k].offload ? 0 : o->g[k];
+        }
+        for (int k = 0; k < it->n_inline; k++) {
+            time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k]);
+            comm += it->inl[k].offload ? 0 : o->in[k];
         }
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k]);
-            comm += o->r[k];
+            comm += it->reduce[k].offload ? 0 : o->r[k];
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
          * collectives can overlap it (at most its own length). The simulator applies the
@@ -71,7 +77,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->prefetch = g->prefetch;
     double fwd[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++)
-        fwd[i] = cost_layer_fwd_time(cal, c, &w->layer[i], w->elem_bytes);
+        fwd[i] = cost_layer_fwd_time(cal, c, &g->lw[i], w->elem_bytes);
     memo mm;
     mm.n = 0;
     time_micro(g, cal, fwd, &mm, &g->micro, t->micro);
@@ -274,6 +280,19 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             start = ge;
         }
         s.comp = start + mit->comp;
+        if (mit->ni) {
+            /* inline collectives: issued after the first 1 - f of the compute, the copy ends
+             * when the rest of the compute and they are done */
+            double issue = start + (1 - mit->inl_f) * mit->comp;
+            for (int k = 0; k < mit->ni; k++) {
+                s.comm = (s.comm > issue ? s.comm : issue) + mit->in[k];
+                s.last_kind = (int)mit->ik[k];
+            }
+            if (s.comm > s.comp) {
+                s.exposed[mit->ik[mit->ni - 1]] += s.comm - s.comp;
+                s.comp = s.comm;
+            }
+        }
         s.busy += mit->comp;
         s.gend[c % D] = -INFINITY;
         pend = mit;
@@ -301,7 +320,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             if (uniform_shift(&prev, &cur, &lambda)) {
                 lambda_comm = lambda;
                 periodic = 1;
-            } else if (!lit || lit->ng == 0) {
+            } else if ((!lit || lit->ng == 0) && !mit->ni) {
                 cap = decoupled(&prev, &cur, rwork, &lambda, &lambda_comm);
                 periodic = cap > 0;
             }
@@ -348,7 +367,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             if (J > jl)
                 J = jl;
             for (int i = 0; i < t->n_items; i++) {
-                gathers += t->micro[i].ng;
+                gathers += t->micro[i].ng + t->micro[i].ni;
                 for (int k = 0; k < t->micro[i].nr; k++)
                     mwork += t->micro[i].count * t->micro[i].r[k];
             }

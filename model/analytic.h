@@ -17,9 +17,12 @@ typedef struct an_titem {
     double overlap_s;     /* of which the overlap bound (overlap_slowdown x min(own
                              collectives, compute)); the simulator runs comp - overlap_s
                              and applies the slowdown itself while collectives run      */
-    int ng, nr;
+    int ng, nr, ni;
     double g[2], r[2];    /* gathers and reduces, in issue order                        */
     cost_coll gk[2], rk[2];
+    double in[4];         /* inline collectives (layout.h), in issue order              */
+    cost_coll ik[4];
+    double inl_f;         /* fraction of comp running beside the inline collectives     */
 } an_titem;
 
 typedef struct an_timed {

@@ -3,11 +3,13 @@
  * hierarchical all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++
  * hpZ (Wang et al. 2023, §3.2). */
 #include "layout.h"
+#include "layout_int.h"
 
 #include <math.h>
 #include <string.h>
 
-static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary"};
+static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
+                                                   "axis0", "axis1", "axis2", "axis3"};
 static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
@@ -26,8 +28,33 @@ static void block_group(const spec_cluster *c, int q, cost_group *out)
         cost_group_make(c, q / G, locals, G, 1, out);
 }
 
-static void make_groups(lo_graph *g, const spec_cluster *c)
+/* Geometry of strided groups: members base + i * stride, i < size (spec_layout_check made
+ * stride and stride * size each divide, or be a multiple of, the GPUs per node). */
+static void strided_group(const spec_cluster *c, int stride, int size, cost_group *out)
 {
+    int G = c->gpus_per_node, locals[SPEC_MAX_GPUS_PER_NODE];
+    if (stride * size <= G) { /* inside a node: G / size such groups per node */
+        for (int i = 0; i < size; i++)
+            locals[i] = i * stride;
+        cost_group_make(c, 1, locals, size, G / size, out);
+    } else if (stride >= G) { /* one member per node, G groups per node */
+        locals[0] = 0;
+        cost_group_make(c, size, locals, 1, G, out);
+    } else { /* G / stride members per node over stride * size / G nodes, stride groups per node */
+        int m = G / stride;
+        for (int i = 0; i < m; i++)
+            locals[i] = i * stride;
+        cost_group_make(c, size / m, locals, m, stride, out);
+    }
+}
+
+void lo_make_groups(lo_graph *g, const spec_cluster *c)
+{
+    for (int a = 0; a < 4; a++)
+        if (g->ax_size[a] > 1)
+            strided_group(c, g->ax_stride[a], g->ax_size[a], &g->group[GRP_AX0 + a]);
+        else
+            cost_group_make(c, 1, (int[]){0}, 1, 1, &g->group[GRP_AX0 + a]);
     int G = c->gpus_per_node, N = g->n_ranks, K = g->nodes;
     int p = g->layout.p ? g->layout.p : N, locals[SPEC_MAX_GPUS_PER_NODE];
     block_group(c, N, &g->group[GRP_WORLD]);
@@ -48,15 +75,34 @@ static void make_groups(lo_graph *g, const spec_cluster *c)
     block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
 }
 
-static lo_coll coll(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
+lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
 {
-    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks};
+    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0};
 }
 
-static int buckets(double bytes, double bucket)
+
+int lo_buckets(double bytes, double bucket)
 {
     double n = ceil(bytes / bucket);
     return n < 1 ? 1 : n > 1e6 ? 1000000 : (int)n;
+}
+#define buckets lo_buckets
+
+/* A collective over one rank moves nothing: drop it. */
+static int keep(const lo_graph *g, lo_coll *c, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (g->group[c[i].group].n > 1 && c[i].bytes > 0)
+            c[k++] = c[i];
+    return k;
+}
+
+void lo_item_drop_trivial(const lo_graph *g, lo_item *it)
+{
+    it->n_gather = keep(g, it->gather, it->n_gather);
+    it->n_inline = keep(g, it->inl, it->n_inline);
+    it->n_reduce = keep(g, it->reduce, it->n_reduce);
 }
 
 /* Fill one micro-step; last = 1 for the accumulation-boundary micro-step. */
@@ -79,56 +125,49 @@ static void build_micro(lo_graph *g, const wl *w, const spec_training *t, int la
             switch (l->kind) {
             case LAYOUT_DDP:
                 if (pass == LO_BWD && last)
-                    it->reduce[it->n_reduce++] = coll(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
                 break;
             case LAYOUT_ZERO1:
             case LAYOUT_ZERO2:
                 if (pass == LO_BWD && (last || l->kind == LAYOUT_ZERO2))
-                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
                 break;
             case LAYOUT_ZERO3:
-                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_WORLD, S, 1);
+                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, 1);
                 if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
                 break;
             case LAYOUT_MICS:
                 if (l->hier && l->p > G) {
                     /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
                      * shards = S/G bytes), then inside the node over NVLink. */
-                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
-                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_INTRA, S, 1);
+                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
+                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, 1);
                 } else {
-                    it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
                 }
                 if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
                 break;
             case LAYOUT_HSDP:
-                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
                 if (pass == LO_BWD) {
-                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
                     if (!l->sync_boundary && N / l->p > 1)
-                        it->reduce[it->n_reduce++] = coll(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
+                        it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
                 }
+                break;
+            default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
                 break;
             case LAYOUT_ZEROPP:
                 /* forward from the primary (world) shards; backward from the secondary copy
                  * sharded inside hpz ranks; gradients reduce-scattered over the world. */
-                it->gather[it->n_gather++] = coll(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
+                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
                 if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = coll(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
                 break;
             }
-            /* a collective over one rank moves nothing: drop it */
-            int ng = 0, nr = 0;
-            for (int k = 0; k < it->n_gather; k++)
-                if (g->group[it->gather[k].group].n > 1)
-                    it->gather[ng++] = it->gather[k];
-            for (int k = 0; k < it->n_reduce; k++)
-                if (g->group[it->reduce[k].group].n > 1)
-                    it->reduce[nr++] = it->reduce[k];
-            it->n_gather = ng;
-            it->n_reduce = nr;
+            lo_item_drop_trivial(g, it);
         }
     }
 }
@@ -144,7 +183,12 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     g->prefetch = t->prefetch_layers;
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
-    make_groups(g, c);
+    memcpy(g->lw, w->layer, sizeof g->lw);
+    if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
+        lo_build_tensor(g, w, t, c);
+        return;
+    }
+    lo_make_groups(g, c);
     build_micro(g, w, t, 0, &g->micro);
     build_micro(g, w, t, 1, &g->last);
 
@@ -154,11 +198,11 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     /* MiCS 2-hop (§3.4) and HSDP sync=boundary: all-reduce of the gradient shard across the
      * replication group at the accumulation boundary. */
     if ((l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary)) && N / l->p > 1)
-        g->boundary[g->n_boundary++] = (lo_bop){0, 0, coll(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+        g->boundary[g->n_boundary++] = (lo_bop){0, 0, lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){1, psi / shard, {0}};
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && N > 1)
-        g->boundary[g->n_boundary++] = (lo_bop){0, 0, coll(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
+        g->boundary[g->n_boundary++] = (lo_bop){0, 0, lo_coll_make(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
 }
 
 int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
@@ -192,6 +236,16 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
             out[n++] = i;
         break;
     }
+    case GRP_AX0:
+    case GRP_AX1:
+    case GRP_AX2:
+    case GRP_AX3: {
+        int a = kind - GRP_AX0, st = g->ax_stride[a], sz = g->ax_size[a];
+        int base = r - (r / st % sz) * st;
+        for (int i = 0; i < sz; i++)
+            out[n++] = base + i * st;
+        break;
+    }
     default: break;
     }
     return n;
@@ -212,6 +266,8 @@ static double micro_bytes(const lo_graph *g, const lo_micro *m, double times, do
         const lo_item *it = &m->item[i];
         for (int j = 0; j < it->n_gather; j++)
             tot += it->count * coll_bytes(g, &it->gather[j], k);
+        for (int j = 0; j < it->n_inline; j++)
+            tot += it->count * coll_bytes(g, &it->inl[j], k);
         for (int j = 0; j < it->n_reduce; j++)
             tot += it->count * coll_bytes(g, &it->reduce[j], k);
     }

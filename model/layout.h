@@ -8,6 +8,9 @@
  * layer copy repeated `count` times, each copy being:
  *     gathers (0-2 collectives, e.g. all-gather of its parameters; hierarchical = 2 in order),
  *     compute (forward, or recompute + backward),
+ *     inline collectives (0-4, e.g. tensor parallelism's all-reduce of partial outputs) that
+ *       the layer cannot finish without: issued when a fraction 1 - inline_overlap of the
+ *       compute is done, the rest of the compute (e.g. weight-gradient GEMMs) running beside them,
  *     reduces (0-2 collectives, e.g. reduce-scatter of its gradients).
  * Execution rules (every rank has a compute stream and one FIFO communication stream):
  *   - copies are numbered c = 0, 1, ... across the whole step; with prefetch depth d, the gathers
@@ -16,6 +19,7 @@
  *   - a collective starts when the communication stream is free and it has been issued (and, in
  *     the simulator, when every member of its group has reached it);
  *   - compute c starts when compute c-1 has ended and the gathers of copy c have completed;
+ *     it ends when its compute has run and its inline collectives have completed;
  *   - after the last copy: its reduces, then the boundary ops in order, each after the previous
  *     one and after the end of all compute and communication so far.
  * These rules are DeepSpeed's ZeRO-3 prefetch (issue the next layers' all-gathers at a layer's
@@ -35,6 +39,10 @@ typedef enum {
     GRP_RAIL,      /* same local index, same partition, across its k nodes           */
     GRP_INTRA,     /* the G ranks of one node inside one partition                   */
     GRP_SECONDARY, /* ZeRO++ hpZ: contiguous blocks of hpz ranks                     */
+    GRP_AX0,       /* strided axes (tensor / AxoNN grids): rank r's group on axis a is   */
+    GRP_AX1,       /* base + i * ax_stride[a], i < ax_size[a], base the rank with that   */
+    GRP_AX2,       /* coordinate zeroed                                                  */
+    GRP_AX3,
     N_GROUPS
 } lo_group_kind;
 
@@ -43,6 +51,8 @@ typedef struct lo_coll {
     lo_group_kind group;
     double bytes; /* nccl-tests S: all-gather output, reduce-scatter input, all-reduce buffer */
     int chunks;   /* issued as this many equal back-to-back pieces (buckets)              */
+    int offload;  /* 1: moved by NICs / copy engines, not an NCCL kernel on the GPU: compute
+                     runs beside it without interference                                  */
 } lo_coll;
 
 typedef enum { LO_FWD, LO_BWD } lo_pass;
@@ -54,6 +64,9 @@ typedef struct lo_item {
     int recompute;  /* backward: the forward is recomputed first (checkpointing)            */
     int n_gather;
     lo_coll gather[2];
+    int n_inline;
+    lo_coll inl[4];
+    double inline_overlap; /* fraction of the compute that runs beside the inline ones     */
     int n_reduce;
     lo_coll reduce[2];
 } lo_item;
@@ -77,6 +90,9 @@ typedef struct lo_graph {
     int prefetch;                 /* d: gathers issued ahead                            */
     int grad_accum;
     double elem_bytes;
+    wl_layer lw[WL_MAX_LAYERS];   /* the layers as one rank computes them (tensor-parallel
+                                     layouts shrink the GEMMs; others: the workload's)      */
+    int ax_stride[4], ax_size[4]; /* GRP_AX0..3 (size 1: unused)                          */
     cost_group group[N_GROUPS];   /* geometry of each communicator (n = 1: unused)       */
     lo_micro micro;               /* micro-steps 0 .. grad_accum-2                       */
     lo_micro last;                /* the last micro-step                                 */

@@ -91,14 +91,27 @@ typedef enum {
     LAYOUT_ZERO3,
     LAYOUT_MICS,   /* p = partition group size, hier = hierarchical all-gather          */
     LAYOUT_HSDP,   /* p = shard group size; sync_boundary = all-reduce only at boundary  */
-    LAYOUT_ZEROPP  /* p = hpZ secondary partition size                                  */
+    LAYOUT_ZEROPP, /* p = hpZ secondary partition size                                  */
+    LAYOUT_TP,     /* Megatron-LM tensor parallelism over t GPUs of a node, data parallel
+                      (zero1 = 1: ZeRO-1) across the N/t replicas                          */
+    LAYOUT_AXONN,  /* AxoNN 4D: a Gx x Gy x Gz tensor-parallel grid, Gdata replicas        */
+    LAYOUT_ZERO3_OFFLOAD, /* ZeRO-3, optimizer states and update on the host CPU        */
+    LAYOUT_LUWU    /* LuWu: parameters and optimizer on an in-network optimizer node      */
 } spec_layout_kind;
+
+#define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
 
 typedef struct spec_layout {
     spec_layout_kind kind;
     int p;             /* shard / partition group size (0 = all ranks, for ZeRO)         */
     int hier;          /* MiCS: hierarchical all-gather across nodes (default 1)         */
     int sync_boundary; /* HSDP: replica all-reduce only at the accumulation boundary    */
+    int t;             /* TP: tensor-parallel degree                                     */
+    int zero1;         /* TP: optimizer states sharded over the replicas (default 1)     */
+    int grid[SPEC_AXES]; /* AxoNN: Gx, Gy, Gz, Gdata (Gdata 0 = GPUs / (Gx Gy Gz))        */
+    char placement[SPEC_AXES + 1]; /* AxoNN: the axes from the innermost (consecutive ranks,
+                                      inside a node) outwards, a permutation of "xyzd"     */
+    int overlap;       /* TP/AxoNN: collectives overlap independent compute (default 1)  */
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */
@@ -133,7 +146,8 @@ int spec_parse_model(const char *json, const char *source, spec_model *out, sc_e
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err);
 
 /* Layout strings: "ddp", "zero1", "zero2", "zero3", "mics:p=8", "mics:p=16,hier=0",
- * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp:hpz=8". */
+ * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp:hpz=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
+ * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]", "zero3-offload", "luwu". */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);

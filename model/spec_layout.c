@@ -12,9 +12,24 @@
 #include <unistd.h>
 #include <ctype.h>
 
-static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp"};
+static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp",
+                                         "tp", "axonn", "zero3-offload", "luwu"};
 #define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
-#define LAYOUT_HINT "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P"
+#define LAYOUT_HINT                                                                                             \
+    "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P, "            \
+    "tp:t=T[,zero1=0|1][,overlap=0|1], axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1], zero3-offload, " \
+    "luwu"
+/* Options each kind takes (the first is required where `required` says so), and an example. */
+static const struct kind_opts {
+    const char *keys;
+    int required; /* how many leading keys must be given */
+    const char *example;
+} KIND_OPTS[] = {
+    {"", 0, "ddp"},           {"", 0, "zero1"},          {"", 0, "zero2"},
+    {"", 0, "zero3"},         {"p,hier", 1, "mics:p=8"}, {"p,sync", 1, "hsdp:p=8"},
+    {"hpz", 1, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
+    {"", 0, "zero3-offload"}, {"", 0, "luwu"},
+};
 
 static int is_readable_file(const char *path)
 {
@@ -35,11 +50,58 @@ static int parse_pos_int(const char *v, int *out)
     return 0;
 }
 
+/* Index of key in a comma-separated list, or -1. */
+static int key_index(const char *list, const char *key)
+{
+    int i = 0;
+    size_t n = strlen(key);
+    for (const char *p = list; *p; i++) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && !strncmp(p, key, n))
+            return i;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return -1;
+}
+
+static int parse_bool(const char *s, const char *key, const char *val, int *out, sc_err *err)
+{
+    if (strcmp(val, "0") && strcmp(val, "1"))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s=0 or %s=1, got \"%s\"", s, key, key, val);
+    *out = val[0] == '1';
+    return 0;
+}
+
+static int parse_placement(const char *s, const char *val, char *out, sc_err *err)
+{
+    int seen[SPEC_AXES] = {0};
+    if (strlen(val) != SPEC_AXES)
+        goto bad;
+    for (int i = 0; i < SPEC_AXES; i++) {
+        const char *q = strchr("xyzd", val[i]);
+        if (!val[i] || !q || seen[q - "xyzd"]++)
+            goto bad;
+    }
+    memcpy(out, val, SPEC_AXES + 1);
+    return 0;
+bad:
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "in \"%s\": expected placement to order the axes x, y, z, d from inside a node outwards (a "
+                      "permutation of \"xyzd\", e.g. placement=xyzd), got \"%s\"",
+                      s, val);
+}
+
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
 {
     char buf[128];
     memset(out, 0, sizeof *out);
     out->hier = 1;
+    out->zero1 = 1;
+    out->overlap = 1;
+    memcpy(out->placement, "xyzd", SPEC_AXES + 1);
     if (!s || !*s || strlen(s) >= sizeof buf)
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%.60s\"", LAYOUT_HINT, s ? s : "");
     snprintf(buf, sizeof buf, "%s", s);
@@ -53,49 +115,70 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (kind < 0)
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%s\"", LAYOUT_HINT, s);
     out->kind = (spec_layout_kind)kind;
-    int needs_p = kind == LAYOUT_MICS || kind == LAYOUT_HSDP || kind == LAYOUT_ZEROPP;
+    const struct kind_opts *ko = &KIND_OPTS[kind];
     if (!colon) {
-        if (needs_p)
-            return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" needs its group size, e.g. \"%s\"", s,
-                              kind == LAYOUT_ZEROPP ? "zeropp:hpz=8" : kind == LAYOUT_MICS ? "mics:p=8" : "hsdp:p=8");
+        if (ko->required)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" needs its %s, e.g. \"%s\"", s,
+                              ko->required > 1 ? "grid" : "group size", ko->example);
         return 0;
     }
-    if (!needs_p)
+    if (!*ko->keys)
         return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KIND_NAMES[kind], s);
     char *save = NULL;
-    int seen_p = 0, seen_opt = 0;
+    int seen[8] = {0};
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(opt, '=');
         if (!eq)
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value, got \"%s\"", s, opt);
         *eq = '\0';
         const char *key = opt, *val = eq + 1;
-        const char *pkey = kind == LAYOUT_ZEROPP ? "hpz" : "p";
-        int *seen = !strcmp(key, pkey) ? &seen_p : &seen_opt;
-        if (*seen)
+        int ki = key_index(ko->keys, key);
+        if (ki < 0) {
+            char list[64] = "";
+            for (const char *p = ko->keys; *p; p++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), *p == ',' ? ", " : "%c", *p);
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": unknown option \"%s\" (expected %s)", s, key, list);
+        }
+        if (seen[ki]++)
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
-        *seen = 1;
-        if (!strcmp(key, pkey)) {
-            if (parse_pos_int(val, &out->p))
+        int rc = 0, *num = NULL;
+        if (!strcmp(key, "p") || !strcmp(key, "hpz"))
+            num = &out->p;
+        else if (!strcmp(key, "t"))
+            num = &out->t;
+        else if (kind == LAYOUT_AXONN && ki < SPEC_AXES)
+            num = &out->grid[ki];
+        if (num) {
+            if (parse_pos_int(val, num))
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
-                                  s, pkey, val);
-        } else if (kind == LAYOUT_MICS && !strcmp(key, "hier")) {
-            if (strcmp(val, "0") && strcmp(val, "1"))
-                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected hier=0 or hier=1, got \"%s\"", s, val);
-            out->hier = val[0] == '1';
-        } else if (kind == LAYOUT_HSDP && !strcmp(key, "sync")) {
+                                  s, key, val);
+        } else if (!strcmp(key, "hier")) {
+            rc = parse_bool(s, key, val, &out->hier, err);
+        } else if (!strcmp(key, "zero1")) {
+            rc = parse_bool(s, key, val, &out->zero1, err);
+        } else if (!strcmp(key, "overlap")) {
+            rc = parse_bool(s, key, val, &out->overlap, err);
+        } else if (!strcmp(key, "placement")) {
+            rc = parse_placement(s, val, out->placement, err);
+        } else if (!strcmp(key, "sync")) {
             if (strcmp(val, "micro") && strcmp(val, "boundary"))
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sync=micro or sync=boundary, got \"%s\"",
                                   s, val);
             out->sync_boundary = !strcmp(val, "boundary");
-        } else {
-            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": unknown option \"%s\" (expected %s)", s, key,
-                              kind == LAYOUT_MICS ? "p, hier" : kind == LAYOUT_HSDP ? "p, sync" : "hpz");
         }
+        if (rc)
+            return rc;
     }
-    if (!out->p)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing %s=P", s,
-                          kind == LAYOUT_ZEROPP ? "hpz" : "p");
+    for (int i = 0; i < ko->required; i++)
+        if (!seen[i]) {
+            char k[16];
+            const char *p = ko->keys;
+            for (int j = 0; j < i; j++)
+                p = strchr(p, ',') + 1;
+            snprintf(k, sizeof k, "%.*s", (int)strcspn(p, ","), p);
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing %s=%s (e.g. \"%s\")", s, k,
+                              kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP ? "T" : "P", ko->example);
+        }
     return 0;
 }
 
@@ -111,6 +194,18 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
     case LAYOUT_ZEROPP:
         snprintf(buf, n, "zeropp:hpz=%d", l->p);
         break;
+    case LAYOUT_TP:
+        snprintf(buf, n, "tp:t=%d%s%s", l->t, l->zero1 ? "" : ",zero1=0", l->overlap ? "" : ",overlap=0");
+        break;
+    case LAYOUT_AXONN: {
+        char d[24] = "";
+        if (l->grid[3])
+            snprintf(d, sizeof d, ",d=%d", l->grid[3]);
+        snprintf(buf, n, "axonn:x=%d,y=%d,z=%d%s%s%s%s", l->grid[0], l->grid[1], l->grid[2], d,
+                 strcmp(l->placement, "xyzd") && l->placement[0] ? ",placement=" : "",
+                 strcmp(l->placement, "xyzd") && l->placement[0] ? l->placement : "", l->overlap ? "" : ",overlap=0");
+        break;
+    }
     default:
         snprintf(buf, n, "%s", KIND_NAMES[l->kind]);
     }
@@ -123,6 +218,8 @@ int spec_layout_shard(const spec_layout *l, int n_ranks)
     case LAYOUT_DDP: return 1;
     case LAYOUT_MICS:
     case LAYOUT_HSDP: return l->p;
+    case LAYOUT_TP: return l->zero1 ? n_ranks : l->t; /* optimizer states: t-way TP x replicas */
+    case LAYOUT_AXONN: return l->grid[0] * l->grid[1] * l->grid[2];
     default: return n_ranks;
     }
 }
@@ -137,13 +234,47 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
     return 0;
 }
 
+/* Cumulative products of the AxoNN axes in placement order must each divide the node's GPUs or
+ * be a multiple of them: every communicator then lies inside one node or spans whole nodes with
+ * the same members on each (the placement rule of the AxoNN paper, §V). */
+static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
+{
+    int prod = 1;
+    for (int i = 0; i < SPEC_AXES - 1; i++)
+        prod *= l->grid[i];
+    if (n % prod)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %d to divide the %d GPUs", name, prod, n);
+    if (l->grid[3] && prod * l->grid[3] != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z*d to equal the %d GPUs, got %d", name, n,
+                          prod * l->grid[3]);
+    int size[SPEC_AXES] = {l->grid[0], l->grid[1], l->grid[2], n / prod}, cum = 1;
+    for (int i = 0; i < SPEC_AXES; i++) {
+        cum *= size[strchr("xyzd", l->placement[i]) - "xyzd"];
+        if (!(g % cum == 0 || cum % g == 0))
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "%s: placement %s puts %d ranks in the innermost axes; expected a divisor or multiple of "
+                              "the %d GPUs per node",
+                              name, l->placement, cum, g);
+    }
+    return 0;
+}
+
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
 {
-    if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP)
-        return 0;
     char name[64];
     spec_layout_str(l, name, sizeof name);
     int n = nodes * c->gpus_per_node, g = c->gpus_per_node, p = l->p;
+    if (l->kind == LAYOUT_TP) {
+        if (g % l->t)
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
+                              name, g, l->t);
+        return 0;
+    }
+    if (l->kind == LAYOUT_AXONN)
+        return axonn_check(l, name, n, g, err);
+    if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP)
+        return 0;
     if (p > n || n % p)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected a group size dividing the %d GPUs (%d nodes x %d), got %d",
                           name, n, nodes, g, p);

@@ -14,7 +14,7 @@
 #define MAXD 66
 
 enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE, EV_SOLVE };
-enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY };
+enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY, Q_INLINE };
 
 typedef struct cursor {
     int m, i, j;
@@ -30,6 +30,10 @@ typedef struct rank_st {
     long c;               /* next copy to compute                                   */
     int waiting;          /* the host reached copy c; compute waits for its gathers  */
     int comp_busy, comp_is_opt;
+    int phase;            /* compute of a copy with inline collectives: 0 before them, 1 beside */
+    int ipending, post_done; /* inline collectives outstanding; the compute beside them ended */
+    int copy_ready;       /* the last inline collective completed: move on                  */
+    double post_end;
     double comp_free;     /* when the compute stream last became free                */
     double comp_start, comp_rem, comp_rate, comp_mark; /* running compute: work left (s at full speed) */
     uint32_t comp_ver;
@@ -117,6 +121,13 @@ static int group_id(const sim *s, lo_group_kind k, int r)
     case GRP_REPLICA: return r % s->p;
     case GRP_RAIL: return r / s->p * s->G + r % s->G;
     case GRP_INTRA: return r / s->q;
+    case GRP_AX0:
+    case GRP_AX1:
+    case GRP_AX2:
+    case GRP_AX3: {
+        int st = s->g->ax_stride[k - GRP_AX0], sz = s->g->ax_size[k - GRP_AX0];
+        return r / (st * sz) * st + r % st;
+    }
     default: return 0;
     }
 }
@@ -199,6 +210,7 @@ static void comp_rerate(sim *s, int r, double now)
 
 static void kick_comm(sim *s, int r, double now);
 static void try_boundary(sim *s, int r, double now);
+static void copy_done(sim *s, int r, double now);
 
 static void try_compute(sim *s, int r, double now)
 {
@@ -211,7 +223,9 @@ static void try_compute(sim *s, int r, double now)
     k->waiting = 0;
     const lo_item *it = litem(s, &k->main);
     const an_titem *ti = titem(s, &k->main); /* at full speed: comp_begin applies the slowdown */
-    comp_begin(s, r, now, ti->comp - ti->overlap_s, 0, it->pass == LO_FWD ? "forward" : "backward");
+    double dur = ti->comp - ti->overlap_s;
+    k->phase = 0;
+    comp_begin(s, r, now, ti->ni ? (1 - ti->inl_f) * dur : dur, 0, it->pass == LO_FWD ? "forward" : "backward");
 }
 
 static void enqueue(sim *s, int r, const lo_coll *op, int type, int slot)
@@ -328,9 +342,19 @@ static void coll_complete(sim *s, group_st *gs, double now)
         } else if (k->cur.type == Q_BOUNDARY) {
             k->b_idx++;
             k->b_inflight = 0;
+        } else if (k->cur.type == Q_INLINE && --k->ipending == 0 && k->post_done) {
+            if (now > k->post_end)
+                k->exposed[gs->op->kind] += now - k->post_end;
+            k->copy_ready = 1;
         }
     }
+    /* after the loop above: moving on may start another collective on this same group */
     for (int i = 0; i < gs->n; i++) {
+        rank_st *k = &s->rk[gs->members[i]];
+        if (k->copy_ready) {
+            k->copy_ready = 0;
+            copy_done(s, gs->members[i], now);
+        }
         kick_comm(s, gs->members[i], now);
         try_boundary(s, gs->members[i], now);
     }
@@ -363,7 +387,7 @@ static void coll_arrive(sim *s, int r, double now)
         rank_st *m = &s->rk[gs->members[i]];
         m->skew += now - m->arrive_t;
         m->coll_start_t = now;
-        m->comm_active = 1;
+        m->comm_active = !gs->op->offload;
         comp_rerate(s, gs->members[i], now);
     }
     const cost_group *geo = &s->g->group[gs->op->group];
@@ -414,6 +438,17 @@ static void try_boundary(sim *s, int r, double now)
 }
 
 /* ---- event handlers --------------------------------------------------------------------- */
+/* Copy c is finished (its compute and its inline collectives): the host moves on. */
+static void copy_done(sim *s, int r, double now)
+{
+    rank_st *k = &s->rk[r];
+    k->comp_free = now;
+    k->prev_item = litem(s, &k->main);
+    k->c++;
+    next(s, &k->main);
+    host_step(s, r, now);
+}
+
 static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
@@ -433,10 +468,32 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
         return s->err_rc;
     }
     k->busy += now - k->comp_start;
-    k->prev_item = litem(s, &k->main);
-    k->c++;
-    next(s, &k->main);
-    host_step(s, r, now);
+    const an_titem *ti = titem(s, &k->main);
+    if (ti->ni && k->phase == 0) {
+        /* the inline collectives go out now; the rest of the compute runs beside them */
+        const lo_item *it = litem(s, &k->main);
+        k->phase = 1;
+        k->ipending = it->n_inline;
+        k->post_done = 0;
+        for (int i = 0; i < it->n_inline; i++)
+            enqueue(s, r, &it->inl[i], Q_INLINE, 0);
+        double post = ti->inl_f * (ti->comp - ti->overlap_s);
+        if (post > 0)
+            comp_begin(s, r, now, post, 0, it->pass == LO_FWD ? "forward" : "backward");
+        else {
+            k->post_done = 1;
+            k->post_end = now;
+        }
+        kick_comm(s, r, now);
+        return s->err_rc;
+    }
+    if (ti->ni) {
+        k->post_done = 1;
+        k->post_end = now;
+        if (k->ipending)
+            return s->err_rc;
+    }
+    copy_done(s, r, now);
     return s->err_rc;
 }
 

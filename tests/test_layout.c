@@ -71,7 +71,10 @@ typedef struct reject_case {
     const char *text; /* exact message */
 } reject_case;
 
-#define HINT "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P"
+#define HINT                                                                                                   \
+    "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P, "            \
+    "tp:t=T[,zero1=0|1][,overlap=0|1], axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1], zero3-offload, " \
+    "luwu"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},
@@ -85,8 +88,8 @@ static const reject_case REJECT[] = {
     {"hsdp:p=8,hier=0", "in \"hsdp:p=8,hier=0\": unknown option \"hier\" (expected p, sync)"},
     {"zeropp:p=8", "in \"zeropp:p=8\": unknown option \"p\" (expected hpz)"},
     {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
-    {"mics:", "in \"mics:\": missing p=P"},
-    {"mics:hier=0", "in \"mics:hier=0\": missing p=P"},
+    {"mics:", "in \"mics:\": missing p=P (e.g. \"mics:p=8\")"},
+    {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},
     {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
     {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
     {"foo", "expected one of " HINT ", got \"foo\""},

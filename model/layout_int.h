@@ -1,0 +1,17 @@
+/* layout_int.h — what the layout builders (layout.c, layout_tensor.c) share; not for engines. */
+#ifndef SC_LAYOUT_INT_H
+#define SC_LAYOUT_INT_H
+
+#include "layout.h"
+
+lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks);
+/* Buckets of `bucket` bytes needed for `bytes` (at least 1). */
+int lo_buckets(double bytes, double bucket);
+/* Geometry of every communicator of g (ax_stride / ax_size set first for GRP_AX*). */
+void lo_make_groups(lo_graph *g, const spec_cluster *c);
+/* Drop an item's collectives over one rank or of no bytes. */
+void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
+/* tp and axonn layouts (layout_tensor.c): fills groups, lw, micro, last, boundary, prefetch. */
+void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
+
+#endif
