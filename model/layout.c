@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
-                                                   "axis0", "axis1", "axis2", "axis3"};
+                                                   "axis-x", "axis-y", "axis-z", "axis-data"};
 static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }

@@ -1,7 +1,198 @@
-/* layout_tensor.c — tensor-parallel layouts (rules in layout.h): placeholder until built. */
+/* layout_tensor.c — the op graphs of the tensor-parallel layouts (rules in layout.h; GEMM shapes
+ * per rank in wl_localize). Sources: Megatron-LM (Shoeybi et al. 2019 §3: f/g operators, two
+ * all-reduces per block forward and two backward; the asynchronous input-gradient all-reduce
+ * beside the weight-gradient GEMMs of the column-parallel layers, Narayanan et al. SC'21 §4.2),
+ * AxoNN (Singh et al., "A 4D hybrid algorithm to scale parallel training to thousands of GPUs",
+ * 2024: 3D products after Agarwal et al. 1995, data parallelism over Gdata, overlapped
+ * all-gather (OAG), reduce-scatter (ORS) and all-reduce (OAR)).
+ *
+ * Per GEMM O = I W of an AxoNN layer with row axis R and column axis C (the other of x, y), on a
+ * rank of the X x Y x Z grid: W's [k/R, n/C] block is sharded again over Z and all-gathered
+ * along Z before use (forward and backward); the partial outputs [m/Z, n/C] are all-reduced
+ * along R (forward, blocking); the input gradients [m/Z, k/R] along C (backward, beside the
+ * weight-gradient GEMM when overlapped); the weight gradients [k/R, n/C] reduce-scattered along
+ * Z; the gradient shards all-reduced along D at the accumulation boundary's micro-step. */
+#include <string.h>
+
 #include "layout_int.h"
+
+enum { AX_X, AX_Y, AX_Z, AX_D };
+
+/* Strides of the axes: placement lists them from the innermost (stride 1) outwards. */
+static void set_axes(lo_graph *g, const int size[4], const char *placement)
+{
+    int stride = 1;
+    for (int i = 0; i < 4; i++) {
+        int a = (int)(strchr("xyzd", placement[i]) - "xyzd");
+        g->ax_stride[a] = stride;
+        g->ax_size[a] = size[a];
+        stride *= size[a];
+    }
+}
+
+static lo_coll add_bytes(lo_coll c, double bytes, int chunks)
+{
+    c.bytes += bytes;
+    c.chunks += chunks;
+    return c;
+}
+
+/* Fraction of an item's compute that can run beside its inline collectives: the
+ * weight-gradient GEMMs (half the backward GEMM FLOPs) of the layers listed, over all the
+ * item's FLOPs (recompute included). */
+static double dw_fraction(const wl_layer *L, int recompute, int column_only)
+{
+    double dw = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *q = &L->gemm[i];
+        if (!strcmp(q->name, "scores") || !strcmp(q->name, "context"))
+            continue;
+        if (column_only && (!strcmp(q->name, "proj") || !strcmp(q->name, "fc2")))
+            continue;
+        dw += 2.0 * q->m * q->n * q->k * q->batch;
+    }
+    double total = L->bwd_flops + (recompute ? L->fwd_flops : 0);
+    return total > 0 ? dw / total : 0;
+}
+
+/* Put a collective where the layout's overlap switch says: in `async` (reduces: overlapped
+ * with later compute) or, with overlap off, inline (the compute waits for it). */
+static void place(lo_item *it, int overlap, lo_coll c)
+{
+    if (overlap)
+        it->reduce[it->n_reduce++] = c;
+    else
+        it->inl[it->n_inline++] = c;
+}
+
+/* ---- Megatron-LM tensor parallelism ----------------------------------------------------- */
+static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const wl_layer *L = &lw->layer[it->layer];
+    const double e = g->elem_bytes, T = l->t * lw->tokens, h = lw->model.hidden;
+    const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
+    lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
+    ar.chunks = 0;
+    if (it->pass == LO_FWD) {
+        if (L->kind == WL_BLOCK)
+            ar = add_bytes(ar, 2 * act, 2); /* g after attention and after the MLP */
+        else if (L->kind == WL_EMBED)
+            ar = add_bytes(ar, act, 1); /* vocabulary-parallel embedding */
+    } else {
+        if (L->kind == WL_BLOCK)
+            ar = add_bytes(ar, 2 * act, 2); /* f before attention and before the MLP */
+        else if (L->kind == WL_HEAD)
+            ar = add_bytes(ar, act, 1); /* input gradient of the column-parallel head */
+        if (it->recompute)
+            ar = add_bytes(ar, 2 * act, 2);
+        it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 1) : 0;
+    }
+    if (ar.chunks)
+        it->inl[it->n_inline++] = ar;
+    if (it->pass == LO_BWD && last) {
+        double S = L->params * e; /* this rank's slice of the layer's gradients */
+        cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+        place(it, l->overlap, lo_coll_make(k, GRP_AX3, S, lo_buckets(S, t->bucket_bytes)));
+    }
+}
+
+/* ---- AxoNN -------------------------------------------------------------------------------- */
+static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const wl_layer *L = &lw->layer[it->layer];
+    const double e = g->elem_bytes, X = l->grid[0], Y = l->grid[1], Z = l->grid[2];
+    const double T = lw->tokens, h = lw->model.hidden, f = lw->model.ffn, V = lw->model.vocab;
+    const spec_model *m = &lw->model;
+    const double nq = h + 2.0 * m->kv_heads * (h / m->heads); /* QKV output width */
+    const double mlp_in = m->swiglu ? 2 * f : f;                /* fc1 / gate_up output width */
+    const double W = L->params * Z * e;                         /* the gathered [k/R, n/C] blocks */
+    int gemms = L->kind == WL_BLOCK ? 4 : 1;
+    /* all-reduces along x and along y; a layer's tokens on one rank are XY x T (T per GPU) */
+    lo_coll arx = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0), ary = lo_coll_make(COLL_ALLREDUCE, GRP_AX1, 0, 0);
+    arx.chunks = ary.chunks = 0;
+    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_AX2, W, gemms);
+    int fwd_ar = it->pass == LO_FWD || it->recompute;
+    if (fwd_ar && L->kind == WL_BLOCK) {
+        arx = add_bytes(arx, X * T * (nq + mlp_in) * e, 2); /* qkv, fc1: [m/Z, n/Y] along x */
+        ary = add_bytes(ary, Y * T * 2 * h * e, 2);         /* proj, fc2: [m/Z, h/X] along y */
+    } else if (fwd_ar && L->kind == WL_HEAD) {
+        arx = add_bytes(arx, X * T * V * e, 1);
+    }
+    if (it->pass == LO_BWD) {
+        if (L->kind == WL_BLOCK) {
+            ary = add_bytes(ary, Y * T * 2 * h * e, 2); /* qkv, fc1 input gradients [m/Z, h/X] */
+            arx = add_bytes(arx, X * T * (h + f) * e, 2); /* proj, fc2 input gradients [m/Z, k/Y] */
+        } else if (L->kind == WL_HEAD) {
+            ary = add_bytes(ary, Y * T * h * e, 1);
+        }
+        it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 0) : 0;
+    }
+    if (arx.chunks)
+        it->inl[it->n_inline++] = arx;
+    if (ary.chunks)
+        it->inl[it->n_inline++] = ary;
+    if (it->pass == LO_BWD) {
+        place(it, l->overlap, lo_coll_make(COLL_REDUCESCATTER, GRP_AX2, W, gemms));
+        if (last) {
+            double S = L->params * e; /* the rank's gradient shard */
+            place(it, l->overlap, lo_coll_make(COLL_ALLREDUCE, GRP_AX3, S, lo_buckets(S, t->bucket_bytes)));
+        }
+    }
+}
+
+static void build_micro(lo_graph *g, const wl *lw, const spec_training *t, int last, lo_micro *mi)
+{
+    memset(mi, 0, sizeof *mi);
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < lw->n_layers; j++) {
+            int li = pass == LO_FWD ? j : lw->n_layers - 1 - j;
+            lo_item *it = &mi->item[mi->n_items++];
+            it->pass = (lo_pass)pass;
+            it->layer = li;
+            it->count = lw->layer[li].count;
+            it->recompute = pass == LO_BWD && t->act_ckpt && lw->layer[li].kind == WL_BLOCK;
+            if (g->layout.kind == LAYOUT_TP)
+                tp_item(g, lw, t, last, it);
+            else
+                axonn_item(g, lw, t, last, it);
+            lo_item_drop_trivial(g, it);
+        }
+}
 
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
-    (void)g; (void)w; (void)t; (void)c;
+    const spec_layout *l = &g->layout;
+    const int N = g->n_ranks;
+    wl lw;
+    wl_localize(w, l, N, &lw);
+    memcpy(g->lw, lw.layer, sizeof g->lw);
+    if (l->kind == LAYOUT_TP) {
+        int size[4] = {l->t, 1, 1, N / l->t}; /* tensor on x, data on d */
+        set_axes(g, size, "xyzd");
+    } else {
+        int xyz = l->grid[0] * l->grid[1] * l->grid[2];
+        int size[4] = {l->grid[0], l->grid[1], l->grid[2], N / xyz};
+        set_axes(g, size, l->placement);
+    }
+    g->prefetch = l->overlap ? t->prefetch_layers : 0;
+    lo_make_groups(g, c);
+    build_micro(g, &lw, t, 0, &g->micro);
+    build_micro(g, &lw, t, 1, &g->last);
+
+    double local = 0; /* parameters this rank holds */
+    for (int i = 0; i < lw.n_layers; i++)
+        local += lw.layer[i].params * lw.layer[i].count;
+    const double e = g->elem_bytes;
+    if (l->kind == LAYOUT_TP && l->zero1) {
+        /* ZeRO-1 over the replicas: Adam on 1/dp of the slice, then the slice all-gathered */
+        int dp = g->ax_size[AX_D];
+        g->boundary[g->n_boundary++] = (lo_bop){1, local / dp, {0}};
+        if (dp > 1)
+            g->boundary[g->n_boundary++] =
+                (lo_bop){0, 0, lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
+    } else {
+        g->boundary[g->n_boundary++] = (lo_bop){1, local, {0}};
+    }
 }

@@ -34,6 +34,16 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     case LAYOUT_ZEROPP: sp = sg = so = n; sharded_params = 1; break;
     case LAYOUT_MICS:
     case LAYOUT_HSDP: sp = sg = so = l->p; sharded_params = 1; break;
+    case LAYOUT_TP: /* Megatron-LM: states split t ways; ZeRO-1 splits Adam's over the replicas */
+        sp = sg = l->t;
+        so = l->zero1 ? n : l->t;
+        break;
+    case LAYOUT_AXONN: /* every layer's weights sharded over the X Y Z grid, replicated over D;
+                          gathered along Z before use (Z = 1: used in place, DP buckets) */
+        sp = sg = so = (double)l->grid[0] * l->grid[1] * l->grid[2];
+        sharded_params = l->grid[2] > 1;
+        break;
+    default: break;
     }
     o->params = bp * psi / sp;
     if (l->kind == LAYOUT_ZEROPP) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
@@ -41,6 +51,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     o->grads = bg * psi / sg;
     o->optim = bo * psi / so;
 
+    wl lw; /* the layers as one rank computes them (tensor-parallel layouts: wl_localize) */
+    wl_localize(w, l, n_ranks, &lw);
+    w = &lw;
     /* Activations of one micro-batch: every block's stash, or with checkpointing every block's
      * input plus one block recomputed in full during its backward; plus the head's input and the
      * fp32 logits. */
@@ -57,7 +70,10 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     o->activations = act;
 
     if (sharded_params) {
-        double big = wl_max_layer_params(w);
+        /* the gathered block of a layer: its parameters over the axes not gathered (AxoNN:
+         * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
+        double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
+        double big = wl_max_layer_params(w) * gz;
         o->gathered = (1 + t->prefetch_layers) * big * bp + big * bg;
     } else {
         o->buckets = 2 * t->bucket_bytes; /* one reducing, one filling (DDP; ZeRO-1/2 reduce + gather) */

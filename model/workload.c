@@ -104,3 +104,102 @@ double wl_max_layer_params(const wl *w)
             mx = w->layer[i].params;
     return mx;
 }
+
+/* Activations replicated across tensor-parallel ranks in Megatron-LM without sequence
+ * parallelism (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34): the two norms' inputs (4 sbh),
+ * the attention and MLP inputs (4 sbh) in 16-bit, and the two dropout masks (2 sbh, 1 byte). */
+static double tp_replicated_act(const wl *w)
+{
+    const spec_model *m = &w->model;
+    double sbh = (double)m->seq_len * w->micro_batch * m->hidden, half = w->elem_bytes / 2.0;
+    return half * 8 * sbh + (m->swiglu ? 1 : 2) * sbh;
+}
+
+static void scale_gemm(wl_gemm *g, double fm, double fn, double fk, double fb)
+{
+    g->m *= fm;
+    g->n *= fn;
+    g->k *= fk;
+    g->batch *= fb;
+}
+
+static void refresh_flops(wl_layer *L)
+{
+    L->fwd_flops = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        L->fwd_flops += 2.0 * g->m * g->n * g->k * g->batch;
+    }
+    L->bwd_flops = 2 * L->fwd_flops;
+}
+
+static void localize_tp(wl *o, const wl *w, double t)
+{
+    double rep = tp_replicated_act(w);
+    for (int i = 0; i < o->n_layers; i++) {
+        wl_layer *L = &o->layer[i];
+        L->params /= t;
+        for (int j = 0; j < L->n_gemm; j++) {
+            wl_gemm *g = &L->gemm[j];
+            const char *n = g->name;
+            if (!strcmp(n, "scores") || !strcmp(n, "context"))
+                scale_gemm(g, 1, 1, 1, 1); /* t x the sequences, 1/t of the heads */
+            else if (!strcmp(n, "proj") || !strcmp(n, "fc2"))
+                scale_gemm(g, t, 1, 1 / t, 1);
+            else /* qkv, fc1, gate_up, lm_head */
+                scale_gemm(g, t, 1 / t, 1, 1);
+        }
+        refresh_flops(L);
+        if (L->kind == WL_BLOCK) {
+            L->act_bytes = t * rep + (L->act_bytes - rep);
+            L->ckpt_bytes *= t;
+        } else {
+            L->act_bytes *= t; /* the head's input, replicated */
+            L->ckpt_bytes *= t;
+        }
+        if (L->kind == WL_EMBED)
+            L->fwd_hbm_bytes *= t; /* every rank writes the whole (partial) output */
+    }
+}
+
+static void localize_axonn(wl *o, double X, double Y, double Z)
+{
+    for (int i = 0; i < o->n_layers; i++) {
+        wl_layer *L = &o->layer[i];
+        L->params /= X * Y * Z;
+        for (int j = 0; j < L->n_gemm; j++) {
+            wl_gemm *g = &L->gemm[j];
+            const char *n = g->name;
+            if (!strcmp(n, "scores") || !strcmp(n, "context"))
+                scale_gemm(g, 1, 1, 1, X); /* XYZ x the sequences / Z, heads / Y */
+            else if (!strcmp(n, "proj") || !strcmp(n, "fc2"))
+                scale_gemm(g, X * Y, 1 / X, 1 / Y, 1); /* rows Y, columns X */
+            else
+                scale_gemm(g, X * Y, 1 / Y, 1 / X, 1); /* rows X, columns Y */
+        }
+        refresh_flops(L);
+        L->act_bytes *= (X + Y) / 2;
+        L->ckpt_bytes *= L->kind == WL_BLOCK ? Y : (X + Y) / 2;
+        if (L->kind == WL_EMBED)
+            L->fwd_hbm_bytes *= Y; /* tokens / Z of XYZ x, hidden / X */
+    }
+    o->logits_bytes *= X; /* fp32 logits [tokens / Z, vocab / Y] of XYZ x the tokens */
+}
+
+void wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    *out = *w;
+    (void)n_ranks;
+    if (l->kind == LAYOUT_TP && l->t > 1)
+        localize_tp(out, w, l->t);
+    else if (l->kind == LAYOUT_AXONN)
+        localize_axonn(out, l->grid[0], l->grid[1], l->grid[2]);
+    else
+        return;
+    out->model_flops = w->model_flops; /* the model's FLOPs per GPU do not change */
+    out->hw_flops = 0;
+    for (int i = 0; i < out->n_layers; i++) {
+        const wl_layer *L = &out->layer[i];
+        out->hw_flops += (L->fwd_flops + L->bwd_flops + (w->act_ckpt && L->kind == WL_BLOCK ? L->fwd_flops : 0)) * L->count;
+    }
+}

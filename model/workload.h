@@ -51,6 +51,20 @@ typedef struct wl {
  * validated spec. */
 void wl_build(const spec_model *m, const spec_training *t, wl *out);
 
+/* The workload as one rank of layout l on n_ranks GPUs computes it. Data-parallel and sharded
+ * layouts: *w unchanged. Tensor-parallel layouts keep the work per GPU of a micro-step equal to
+ * data parallelism's (a replica of q tensor-parallel GPUs runs q x micro_batch sequences) and
+ * split every GEMM: tp:t=T (Megatron-LM, Shoeybi et al. 2019 §3): column-parallel QKV and fc1
+ * (n / T), row-parallel proj and fc2 (k / T), heads / T, vocabulary-parallel head; norms,
+ * residuals and dropout stay replicated (no sequence parallelism), so their activations grow
+ * T-fold. axonn:x=X,y=Y,z=Z: Agarwal's 3D product as AxoNN applies it: rows (tokens) over Z,
+ * the contraction over the layer's row axis and the outputs over its column axis, the two
+ * alternating layer by layer (qkv, fc1, head: rows X, columns Y; proj, fc2: rows Y, columns X);
+ * attention over heads / Y and tokens / Z, hence repeated on the X ranks (their inputs are
+ * replicated there); activations as the mean of the two axis sizes (X + Y) / 2 times. The
+ * parameters of one copy become those one rank holds. */
+void wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
+
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);
 
