@@ -141,7 +141,7 @@ $(BUILD)/calibrate/bench/cpu.o: calibrate/bench/cpu.c
 shardcast-bench: $(BENCH_DRV_OBJ) $(BUILD)/calibrate/bench/cpu.o $(LIB)
 	$(MPICC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(BLAS_LIBS) $(LDLIBS_ALL)
 
-bench-cpu:
+bench-cpu: $(LIB)
 ifeq ($(HAVE_MPICC),)
 	@echo "shardcast-bench: skipped: $(MPICC) not found (install openmpi-bin and libopenmpi-dev: make deps)"
 else ifeq ($(HAVE_OPENBLAS),)

@@ -566,6 +566,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         "algorithms", "ring", "base_latency_us", val(k->base_lat_s[ALGO_RING], 1e6, m->n_coll ? fitted_c : kept),
         "tree", "base_latency_us", val(k->base_lat_s[ALGO_TREE], 1e6, kept), "bandwidth_factor",
         val(k->tree_bw_factor, 1, kept));
+    if (root && k->gemm_tile.v > 0)
+        json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     char tmp[4200];

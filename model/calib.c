@@ -67,11 +67,13 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
         return rc;
     json_t *gpu, *links, *algos;
-    static const char *const gk[] = {"gemm_efficiency", "gemm_overhead_us", "hbm_efficiency",
+    static const char *const gk[] = {"gemm_efficiency", "gemm_overhead_us", "gemm_tile", "hbm_efficiency",
                                      "optimizer_bytes_per_param", "overlap_slowdown", NULL};
     if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)) || (rc = jr_only_keys(r, gpu, "$.gpu", gk)) ||
         (rc = get_param(r, gpu, "$.gpu", "gemm_efficiency", 0, 1.0, 1, &c->gemm_eff)) ||
         (rc = get_param(r, gpu, "$.gpu", "gemm_overhead_us", 1, INFINITY, 1e-6, &c->gemm_overhead_s)) ||
+        (json_object_get(gpu, "gemm_tile") &&
+         (rc = get_param(r, gpu, "$.gpu", "gemm_tile", 1, 4096, 1, &c->gemm_tile))) ||
         (rc = get_param(r, gpu, "$.gpu", "hbm_efficiency", 0, 1.0, 1, &c->hbm_eff)) ||
         (rc = get_param(r, gpu, "$.gpu", "optimizer_bytes_per_param", 0, INFINITY, 1, &c->opt_bytes_per_param)) ||
         (rc = get_param(r, gpu, "$.gpu", "overlap_slowdown", 1, INFINITY, 1, &c->overlap_slowdown)))
@@ -136,6 +138,7 @@ void cost_calib_defaults(const spec_cluster *c, cost_calib *k)
     double eff = !strcmp(c->gpu.arch, "volta") ? 0.75 : !strcmp(c->gpu.arch, "ampere") ? 0.85 : 0.80;
     k->gemm_eff = P(eff);
     k->gemm_overhead_s = P(9e-6);   /* H100: 1024^3 at 18% of peak vs 80% large (hardware.md s1) */
+    k->gemm_tile = P(128); /* cuBLAS/CUTLASS 128 x 128 output tiles (NVIDIA matmul perf. guide) */
     k->hbm_eff = P(0.8);
     k->opt_bytes_per_param = P(28); /* fp32 master, m, v read + written (24), grad read, param written */
     k->overlap_slowdown = P(0);

@@ -116,7 +116,12 @@ double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int c
 
 double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
 {
-    double flops = 2.0 * g->m * g->n * g->k * g->batch;
+    double m = g->m, n = g->n, tile = cal->gemm_tile.v;
+    if (tile > 0) {
+        m = ceil(m / tile) * tile;
+        n = ceil(n / tile) * tile;
+    }
+    double flops = 2.0 * m * n * g->k * g->batch;
     double t_flop = cal->gemm_overhead_s.v + flops / (c->gpu.peak_flops * cal->gemm_eff.v);
     double bytes = (g->m * g->k + g->k * g->n + g->m * g->n) * g->batch * elem_bytes;
     double t_mem = bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);

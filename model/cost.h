@@ -27,6 +27,8 @@ typedef struct cost_calib {
     /* compute */
     cost_param gemm_eff;        /* large-GEMM fraction of dense peak                        */
     cost_param gemm_overhead_s; /* per-GEMM fixed cost: t = overhead + F / (peak * eff), s   */
+    cost_param gemm_tile;       /* output tile edge, elements: m and n run as whole tiles
+                                   (tile quantization); 0 = none                            */
     cost_param hbm_eff;         /* fraction of HBM bandwidth memory-bound kernels reach       */
     cost_param opt_bytes_per_param; /* HBM bytes an Adam step moves per local parameter, B    */
     cost_param overlap_slowdown;    /* compute runs this fraction slower while a collective
@@ -73,7 +75,10 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
 
-/* One GEMM: overhead + FLOPs / (peak x eff), bounded below by its bytes / (HBM x hbm_eff). */
+/* One GEMM: overhead + FLOPs / (peak x eff), bounded below by its bytes / (HBM x hbm_eff); the
+ * FLOPs counted over m and n rounded up to whole tiles of gemm_tile (NVIDIA, "Matrix
+ * Multiplication Background User's Guide": tile quantization), so narrow per-rank GEMMs of
+ * tensor-parallel layouts run at a lower efficiency. */
 double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes);
 /* Forward time of one copy of a layer: its GEMMs + memory-bound element-wise work (its
  * activations written and read once). Backward = 2x the GEMMs and 2x the element-wise work. */

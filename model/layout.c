@@ -287,3 +287,33 @@ double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
             tot += coll_bytes(g, &g->boundary[i].coll, by_kind);
     return tot;
 }
+
+static double add_group(const lo_graph *g, const lo_coll *c, double times, double by_group[N_GROUPS])
+{
+    double b = times * cost_busbw_factor(c->kind, g->group[c->group].n) * c->bytes;
+    by_group[c->group] += b;
+    return b;
+}
+
+double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS])
+{
+    memset(by_group, 0, sizeof(double) * N_GROUPS);
+    double tot = 0;
+    for (int last = 0; last < 2; last++) {
+        const lo_micro *m = last ? &g->last : &g->micro;
+        double times = last ? 1 : g->grad_accum - 1;
+        for (int i = 0; i < m->n_items; i++) {
+            const lo_item *it = &m->item[i];
+            for (int j = 0; j < it->n_gather; j++)
+                tot += add_group(g, &it->gather[j], times * it->count, by_group);
+            for (int j = 0; j < it->n_inline; j++)
+                tot += add_group(g, &it->inl[j], times * it->count, by_group);
+            for (int j = 0; j < it->n_reduce; j++)
+                tot += add_group(g, &it->reduce[j], times * it->count, by_group);
+        }
+    }
+    for (int i = 0; i < g->n_boundary; i++)
+        if (!g->boundary[i].is_optimizer)
+            tot += add_group(g, &g->boundary[i].coll, 1, by_group);
+    return tot;
+}

@@ -114,6 +114,9 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
  * per micro-step). by_kind (optional) splits it per collective kind. */
 double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS]);
 
+/* The same split per communicator kind (e.g. per AxoNN axis); returns the total. */
+double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS]);
+
 const char *layout_group_name(lo_group_kind k);
 const char *layout_coll_name(cost_coll k);
 

@@ -13,6 +13,7 @@ static Suite *(*const SUITES[])(void) = {
     memory_suite,
     cost_suite,
     analytic_suite,
+    tensor_suite,
     ev_suite,
     net_suite,
     exec_suite,

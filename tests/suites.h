@@ -15,6 +15,7 @@ Suite *analytic_suite(void); /* tests/test_analytic.c: op graph volumes, hand sc
 Suite *ev_suite(void);       /* tests/test_ev.c: event queue and engine                        */
 Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair flows          */
 Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
+Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis, degenerate grids */
 
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 

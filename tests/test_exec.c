@@ -176,6 +176,10 @@ static const char *const ALL_LAYOUTS[] = {
     "hsdp:p=8",    "hsdp:p=8,sync=boundary", "zeropp:hpz=8",
     /* the same kinds at the 2-GPU node's scale */
     "hsdp:p=2",    "hsdp:p=2,sync=boundary", "zeropp:hpz=2",
+    /* tensor-parallel layouts: inline all-reduces, strided axis groups, the overlap switch */
+    "tp:t=2",      "tp:t=8",          "tp:t=4,zero1=0,overlap=0", "tp:t=2,overlap=0",
+    "axonn:x=1,y=1,z=1", "axonn:x=2,y=2,z=2", "axonn:x=2,y=2,z=2,overlap=0",
+    "axonn:x=4,y=2,z=1,placement=yxzd", "axonn:x=2,y=1,z=4,placement=zxyd", "axonn:x=1,y=2,z=2,placement=dzyx",
 };
 #define N_ALL_LAYOUTS (int)(sizeof ALL_LAYOUTS / sizeof ALL_LAYOUTS[0])
 
@@ -213,7 +217,8 @@ START_TEST(test_agree_p4d)
      * gpt3-1.3b (24 blocks: 52 copies per micro-step) and the tiny model with 1 and 2 blocks
      * (GEMM overhead and collective latency dominate: a different regime). Layouts that do not
      * fit a node count (mics:p=16 on one node) are skipped: 16 + 18 + 18 of ALL_LAYOUTS' 18
-     * per model and (grad_accum, prefetch) pair (mics with p <= 8 ignores hier: same graph). */
+     * sharded ones per model and (grad_accum, prefetch) pair (mics with p <= 8 ignores hier:
+     * same graph), and all 10 tensor-parallel ones at every node count. */
     spec_cluster c = load_cluster("p4d.24xlarge");
     cost_calib k;
     cost_calib_defaults(&c, &k);
@@ -223,7 +228,7 @@ START_TEST(test_agree_p4d)
     for (int mi = 0; mi < 3; mi++)
         for (int nodes = 1; nodes <= 4; nodes *= 2)
             n += agree_grid(&c, &k, &models[mi], nodes);
-    ck_assert_int_eq(n, 3 * 6 * (16 + 18 + 18));
+    ck_assert_int_eq(n, 3 * 6 * (16 + 18 + 18 + 3 * 10));
 }
 END_TEST
 
@@ -232,7 +237,8 @@ START_TEST(test_agree_duo)
     /* The 2-GPU-per-node cluster at 2 nodes (N = 4; 2 x 5e10 B/s NVLink per GPU, one 1e10 B/s
      * NIC), with the tiny calibration (latency 0, efficiency 1) and with p4d's default one
      * (latencies), for gpt3-1.3b and the 1- and 2-block tiny models. Valid layouts at N = 4:
-     * ddp, zero1-3, mics:p=2 (x2 hier), mics:p=4 (x2), hsdp:p=2 (x2), zeropp:hpz=2: 11. */
+     * ddp, zero1-3, mics:p=2 (x2 hier), mics:p=4 (x2), hsdp:p=2 (x2), zeropp:hpz=2: 11; and
+     * tp:t=2 (x2 overlap), axonn:x=1,y=1,z=1 and axonn:x=1,y=2,z=2,placement=dzyx: 4. */
     spec_cluster c = duo_cluster(5e10, 1e10);
     cost_calib kt = tiny_calib(), kd;
     cost_calib_defaults(&c, &kd);
@@ -242,7 +248,7 @@ START_TEST(test_agree_duo)
         n += agree_grid(&c, &kt, &models[mi], 2);
         n += agree_grid(&c, &kd, &models[mi], 2);
     }
-    ck_assert_int_eq(n, 3 * 2 * 6 * 11);
+    ck_assert_int_eq(n, 3 * 2 * 6 * (11 + 4));
 }
 END_TEST
 
@@ -531,7 +537,7 @@ START_TEST(test_ring_nic_bound)
             it.pass = LO_BWD;
             it.count = 1;
             it.n_reduce = 1;
-            it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, S, chunks};
+            it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, S, chunks, 0};
             g->micro.n_items = g->last.n_items = 1;
             g->micro.item[0] = g->last.item[0] = it;
             g->n_boundary = 0;
@@ -595,7 +601,7 @@ START_TEST(test_bug_flows_not_counted)
     it.pass = LO_BWD;
     it.count = 1;
     it.n_reduce = 1;
-    it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e9, 1};
+    it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e9, 1, 0};
     x.g.micro.n_items = x.g.last.n_items = 1;
     x.g.micro.item[0] = x.g.last.item[0] = it;
     x.g.n_boundary = 0;
@@ -1017,7 +1023,7 @@ START_TEST(test_slowdown_exact)
     it0.pass = LO_FWD;
     it0.count = 1;
     it0.n_reduce = 1;
-    it0.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e11, 1};
+    it0.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e11, 1, 0};
     it1.pass = LO_BWD;
     it1.count = 1;
     g->micro.n_items = g->last.n_items = 2;
