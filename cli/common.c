@@ -220,6 +220,10 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
             for (int j = 0; j < s->n_nodes; j++)
                 if ((rc = spec_layout_check(&s->layouts[i], &s->cluster, s->nodes[j], err)))
                     return rc;
+    if ((need & NEED_LAYOUTS) && (need & NEED_MODEL))
+        for (int i = 0; i < s->n_layouts; i++)
+            if ((rc = spec_layout_check_model(&s->layouts[i], &s->model, err)))
+                return rc;
     return 0;
 }
 

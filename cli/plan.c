@@ -101,25 +101,110 @@ static int cmp_cand(const void *a, const void *b)
     return p->pt.nodes - q->pt.nodes;
 }
 
-/* Every layout worth trying on `gpus` GPUs of this cluster. */
-static int all_layouts(const spec_cluster *c, int nodes, spec_layout *out, int max)
+/* Layout families `--layouts` can name; a family stands for every valid member. */
+static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
+                                       "zero3-offload", "luwu"};
+#define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
+#define FAM(k) (1u << (k))
+
+/* A comma-separated list of family names (or "all") as a mask; 0 when it is not one. */
+static unsigned family_mask(const char *arg)
 {
-    int n = 0, N = nodes * c->gpus_per_node;
-    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3 && n < max; k++)
-        out[n++] = (spec_layout){.kind = (spec_layout_kind)k, .hier = 1};
-    for (int p = 2; p < N && n + 4 <= max; p++) {
-        spec_layout m = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
-        if (spec_layout_check(&m, c, nodes, NULL))
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", arg);
+    unsigned mask = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all")) {
+            mask |= ~0u;
             continue;
-        out[n++] = m;
-        if (p > c->gpus_per_node) {
-            m.hier = 0;
-            out[n++] = m;
         }
-        out[n++] = (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1};
-        if (p <= c->gpus_per_node)
-            out[n++] = (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1};
+        int k = -1;
+        for (int i = 0; i < N_FAMILIES; i++)
+            if (!strcmp(t, FAMILIES[i]))
+                k = i;
+        if (k < 0)
+            return 0;
+        mask |= FAM(k);
     }
+    return mask;
+}
+
+static int push(spec_layout *out, int n, int max, spec_layout l)
+{
+    if (n < max)
+        out[n++] = l;
+    return n;
+}
+
+/* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
+ * communicator (axes of size 1 can sit anywhere: one placement each). */
+static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
+{
+    static const char *const perms[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
+                                          "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
+                                          "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
+    int N = nodes * c->gpus_per_node;
+    for (int x = 1; x <= N; x++)
+        for (int y = 1; x * y <= N; y++)
+            for (int z = 1; x * y * z <= N; z++) {
+                if (N % (x * y * z))
+                    continue;
+                int size[4] = {x, y, z, N / (x * y * z)}, seen[24][4], n_seen = 0;
+                for (int pi = 0; pi < 24; pi++) {
+                    spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
+                    memcpy(l.placement, perms[pi], 5);
+                    if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
+                        continue;
+                    int st[4] = {0}, stride = 1, dup = 0;
+                    for (int i = 0; i < 4; i++) {
+                        int a = (int)(strchr("xyzd", perms[pi][i]) - "xyzd");
+                        st[a] = size[a] > 1 ? stride : 0;
+                        stride *= size[a];
+                    }
+                    for (int j = 0; j < n_seen && !dup; j++)
+                        dup = !memcmp(seen[j], st, sizeof st);
+                    if (dup)
+                        continue;
+                    memcpy(seen[n_seen++], st, sizeof st);
+                    n = push(out, n, max, l);
+                }
+            }
+    return n;
+}
+
+/* Every layout of the families in mask worth trying on `nodes` nodes of this cluster. */
+static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, spec_layout *out, int max)
+{
+    int n = 0, N = nodes * c->gpus_per_node, G = c->gpus_per_node;
+    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
+        if (mask & FAM(k))
+            n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .hier = 1});
+    for (int p = 2; p < N; p++) {
+        spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
+        if (spec_layout_check(&ml, c, nodes, NULL))
+            continue;
+        if (mask & FAM(LAYOUT_MICS)) {
+            n = push(out, n, max, ml);
+            if (p > G) {
+                ml.hier = 0;
+                n = push(out, n, max, ml);
+            }
+        }
+        if (mask & FAM(LAYOUT_HSDP))
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1});
+        if (p <= G && (mask & FAM(LAYOUT_ZEROPP)))
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
+    }
+    if (mask & FAM(LAYOUT_TP))
+        for (int t = 2; t <= G; t++)
+            for (int z1 = 1; z1 >= 0; z1--) {
+                spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
+                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
+                    n = push(out, n, max, l);
+            }
+    if (mask & FAM(LAYOUT_AXONN))
+        n = axonn_layouts(c, m, nodes, out, n, max);
     return n;
 }
 
@@ -173,8 +258,55 @@ static void sensitivity(const cli_setup *s0, const cli_calib *cal, const opts *o
                  best_f > 1 ? "a rise" : "a drop", 100 * fabs(best_f - 1));
 }
 
-static void why(const cli_setup *s, const cand *best, const cand *all, int n, char *out, size_t len)
+/* Tensor-parallel winners: the bytes per rank on each axis (and the link it rides), the GEMMs'
+ * fraction of peak at the shapes one rank computes, and the memory. */
+static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *best, char *out, size_t len)
 {
+    const cli_point *p = &best->pt;
+    wl w, lw;
+    wl_build(&s->model, &p->training, &w);
+    wl_localize(&w, &p->layout, p->gpus, &lw);
+    lo_graph *g = malloc(sizeof *g);
+    if (!g) {
+        snprintf(out, len, "(out of memory)");
+        return;
+    }
+    layout_build(&w, &p->training, &p->layout, &s->cluster, p->nodes, g);
+    double by[N_GROUPS];
+    layout_comm_bytes_by_group(g, by);
+    static const char *const names[4] = {"x", "y", "z", "data"};
+    const char *tp_names[4] = {"tensor", "", "", "data"};
+    size_t o = (size_t)snprintf(out, len, "per step and GPU");
+    const char *sep = ": ";
+    for (int a = 0; a < 4 && o < len; a++) {
+        const cost_group *q = &g->group[GRP_AX0 + a];
+        if (q->n < 2)
+            continue;
+        o += (size_t)snprintf(out + o, len - o, "%s%s %.2f GB (%d ranks, %s)", sep,
+                              p->layout.kind == LAYOUT_TP ? tp_names[a] : names[a], by[GRP_AX0 + a] / 1e9, q->n,
+                              q->k > 1 ? "network" : s->cluster.fabric.kind == FABRIC_PCIE ? "PCIe" : "NVLink");
+        sep = ", ";
+    }
+    double flops = 0, t = 0;
+    for (int i = 0; i < lw.n_layers; i++)
+        for (int j = 0; j < lw.layer[i].n_gemm; j++) {
+            const wl_gemm *q = &lw.layer[i].gemm[j];
+            flops += lw.layer[i].count * 2 * q->m * q->n * q->k * q->batch;
+            t += lw.layer[i].count * cost_gemm_time(&cal->cal, &s->cluster, q, w.elem_bytes);
+        }
+    if (o < len && t > 0)
+        snprintf(out + o, len - o, "; GEMMs at %.0f%% of peak; %.1f GiB per GPU", 100 * flops / t / s->cluster.gpu.peak_flops,
+                 cli_gib(p->r.mem.total));
+    free(g);
+}
+
+static void why(const cli_setup *s, const cli_calib *cal, const cand *best, const cand *all, int n, char *out,
+                size_t len)
+{
+    if (best->pt.layout.kind == LAYOUT_TP || best->pt.layout.kind == LAYOUT_AXONN) {
+        why_tensor(s, cal, best, out, len);
+        return;
+    }
     const spec_layout *l = &best->pt.layout;
     int G = s->cluster.gpus_per_node;
     char where[128] = "";
@@ -223,13 +355,18 @@ int cmd_plan(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (optind < argc)
         return cli_usage_error("plan", "unexpected argument");
-    /* --layouts all means the default enumeration */
-    int use_all = 1;
-    for (int i = 0; i < s.n_layout_args; i++)
-        if (strcmp(s.layout_args[i], "all"))
-            use_all = 0;
-    if (use_all)
-        s.n_layout_args = 0;
+    /* --layouts takes families (all, mics, tp, axonn, ...: every valid member) beside explicit
+     * layouts; none given = all */
+    unsigned mask = s.n_layout_args ? 0 : ~0u;
+    int kept = 0;
+    for (int i = 0; i < s.n_layout_args; i++) {
+        unsigned f = family_mask(s.layout_args[i]);
+        if (f)
+            mask |= f;
+        else
+            s.layout_args[kept++] = s.layout_args[i];
+    }
+    s.n_layout_args = kept;
     sc_err err;
     cli_calib cal;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
@@ -238,25 +375,25 @@ int cmd_plan(int argc, char **argv)
     int show = o.progress || isatty(2);
 
     size_t cap = 4096, n = 0, n_oom = 0;
+    enum { MAX_LAYS = 8192 };
     cand *cs = malloc(cap * sizeof *cs);
+    spec_layout *lays = malloc(MAX_LAYS * sizeof *lays);
     cand closest_oom;
     int have_oom = 0;
-    if (!cs)
+    if (!cs || !lays) {
+        free(cs);
+        free(lays);
         return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+    }
     long tried = 0;
     for (int ni = 0; ni < s.n_nodes; ni++) {
         int nodes = s.nodes[ni], N = nodes * s.cluster.gpus_per_node;
         if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget)
             continue;
-        spec_layout lays[512];
-        int nl = 0;
-        if (s.n_layouts) {
-            for (int i = 0; i < s.n_layouts; i++)
-                if (!spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
-                    lays[nl++] = s.layouts[i];
-        } else {
-            nl = all_layouts(&s.cluster, nodes, lays, 512);
-        }
+        int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, lays, MAX_LAYS) : 0;
+        for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++)
+            if (!spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
+                lays[nl++] = s.layouts[i];
         /* micro-batch x accumulation splits of the per-GPU batch */
         double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;
         if (per_gpu < 1 || per_gpu != floor(per_gpu))
@@ -271,6 +408,7 @@ int cmd_plan(int argc, char **argv)
                 cand c;
                 if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tr, &c, &err))) {
                     free(cs);
+                    free(lays);
                     return cli_fail(&err, rc);
                 }
                 tried++;
@@ -284,6 +422,7 @@ int cmd_plan(int argc, char **argv)
                     cand *m = realloc(cs, 2 * cap * sizeof *cs);
                     if (!m) {
                         free(cs);
+                    free(lays);
                         return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
                     }
                     cs = m;
@@ -295,6 +434,7 @@ int cmd_plan(int argc, char **argv)
         if (show)
             fprintf(stderr, "\rplan: %ld candidates evaluated (%d/%d node counts)", tried, ni + 1, s.n_nodes);
     }
+    free(lays);
     qsort(cs, n, sizeof *cs, cmp_cand);
     /* confirm the top ones with the simulator and re-rank them */
     int k = (int)n < o.confirm ? (int)n : o.confirm;
@@ -313,10 +453,10 @@ int cmd_plan(int argc, char **argv)
         fprintf(stderr, "\n");
     qsort(cs, (size_t)k, sizeof *cs, cmp_cand);
 
-    char reason[256] = "", close_note[256] = "";
+    char reason[512] = "", close_note[256] = "";
     int too_close = 0;
     if (n) {
-        why(&s, &cs[0], cs, (int)n, reason, sizeof reason);
+        why(&s, &cal, &cs[0], cs, (int)n, reason, sizeof reason);
         if (n > 1) {
             double a = fabs(cs[0].score), b = fabs(cs[1].score);
             /* a fitted calibration carries its own interval: two standard deviations of the
@@ -375,13 +515,13 @@ int cmd_plan(int argc, char **argv)
         free(cs);
         return 0;
     }
-    printf("\n   %-20s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", "layout", "nodes", "mb", "accum", "step s",
+    printf("\n   %-28s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", "layout", "nodes", "mb", "accum", "step s",
            "samples/s", "TFLOPS", "mem GiB", "$/M samp", "engine");
     for (int i = 0; i < shown; i++) {
         const cli_point *p = &cs[i].pt;
         char lay[64];
         spec_layout_str(&p->layout, lay, sizeof lay);
-        printf("%s %-20s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lay, p->nodes,
+        printf("%s %-28s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lay, p->nodes,
                p->training.micro_batch, p->training.grad_accum, p->r.step_s, p->r.samples_per_s,
                p->r.model_tflops_per_gpu, cli_gib(p->r.mem.total), cs[i].usd_per_msample,
                cs[i].confirmed ? "sim" : "model");

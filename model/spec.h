@@ -153,6 +153,9 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err);
+/* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
+ * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
+int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, mics/hsdp: p, zeropp: n). */

@@ -286,6 +286,22 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     return 0;
 }
 
+int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
+{
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    int split_heads = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[1] : 1;
+    if (m->heads % split_heads || m->kv_heads % split_heads)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits the attention heads %d ways; %s has %d heads and %d "
+                          "key/value heads", name, split_heads, m->name, m->heads, m->kv_heads);
+    if (l->kind == LAYOUT_AXONN)
+        for (int a = 0; a < 2; a++)
+            if (m->hidden % l->grid[a] || m->ffn % l->grid[a])
+                return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways (%c)", name,
+                                  m->hidden, m->ffn, m->name, l->grid[a], "xy"[a]);
+    return 0;
+}
+
 int spec_resolve(const char *kind, const char *name, const char *const *roots, int n_roots, char *out,
                  unsigned long outlen, sc_err *err)
 {

@@ -121,7 +121,7 @@ expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xl
 if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
 expect predict-trace-two 2 "--trace: expected the simulator with one layout and one node count" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4 --model gpt3-1.3b --layout zero3 --trace "$TMP/t2.json"
 expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
-expect plan-none-fits 0 "no layout fits: the closest, zero3 on 1 nodes (micro-batch 1), needs 343.1 GiB per GPU, short by 303.1 GiB" -- \
+expect plan-none-fits 0 "no layout fits: the closest, axonn:x=4,y=1,z=2 on 1 nodes (micro-batch 1), needs 337.9 GiB per GPU, short by 297.9 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
@@ -255,5 +255,15 @@ fi
 # a calibration with uncertainties: the step carries an interval, and plan uses it
 expect predict-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json
 expect predict-interval-json 0 '"step_sd_s"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json --json
+# tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
+expect predict-axonn 0 "axonn:x=2,y=2,z=4       15.230" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
+expect predict-tp 0 "tp:t=4                  13.285" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
+expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        14.568" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
+expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
+expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
+expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
+expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
+expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
+expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
