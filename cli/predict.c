@@ -192,10 +192,17 @@ int cmd_predict(int argc, char **argv)
            s.training.grad_accum, spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
+    int lw = 20; /* the layout column: as wide as the longest name */
+    for (int i = 0; i < s.n_layouts; i++) {
+        char lay[64];
+        int len = (int)strlen(spec_layout_str(&s.layouts[i], lay, sizeof lay));
+        if (len > lw)
+            lw = len;
+    }
     for (int ni = 0; ni < s.n_nodes; ni++) {
         const cli_point *row = &pts[ni * s.n_layouts];
         printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
-        printf("%-20s %9s %10s %8s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", "layout", "step s", "samples/s",
+        printf("%-*s %9s %10s %8s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
                "TFLOPS", "MFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
                s.n_nodes > 1 && ni > 0 ? "  weak eff" : "");
         for (int li = 0; li < s.n_layouts; li++) {
@@ -204,11 +211,11 @@ int cmd_predict(int argc, char **argv)
             char lay[64];
             spec_layout_str(&p->layout, lay, sizeof lay);
             if (!r->mem.fits && !o.ignore_memory) {
-                printf("%-20s OOM: needs %.1f GiB per GPU, HBM %.0f GiB (short by %.1f GiB)\n", lay, cli_gib(r->mem.total),
+                printf("%-*s OOM: needs %.1f GiB per GPU, HBM %.0f GiB (short by %.1f GiB)\n", lw, lay, cli_gib(r->mem.total),
                        cli_gib(r->mem.hbm), cli_gib(r->mem.short_by));
                 continue;
             }
-            printf("%-20s %9.3f %10.2f %8.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lay, r->step_s,
+            printf("%-*s %9.3f %10.2f %8.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay, r->step_s,
                    r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, r->compute_s,
                    r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
                    r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
@@ -217,12 +224,12 @@ int cmd_predict(int argc, char **argv)
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
             if (p->step_sd > 0)
-                printf("%-20s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", "",
+                printf("%-*s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", lw, "",
                        r->step_s, p->step_sd);
             if (p->engine == ENGINE_SIM && (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s ||
                                             p->sim.skew_s > 1e-9 * p->sim.step_s))
             {
-                printf("%-20s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank", "",
+                printf("%-*s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank", lw, "",
                        p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s);
                 if (p->sim.latest_count > 0)
                     printf("; rank %d last to %ld of %ld collectives", p->sim.latest_rank, p->sim.latest_count,
