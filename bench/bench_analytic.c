@@ -72,5 +72,31 @@ int main(void)
         t1 = now_s();
     } while (t1 - t0 < 1.0);
     printf("analytic incl. workload build: %.0f configs/s\n", (double)n / (t1 - t0));
+
+    /* tensor-parallel layouts (inline all-reduces, local GEMM shapes: wl_localize per build) */
+    static const char *const TL[] = {"tp:t=8", "tp:t=4,zero1=0", "axonn:x=2,y=2,z=2", "axonn:x=4,y=2,z=8",
+                                     "axonn:x=2,y=2,z=2,overlap=0", "axonn:x=1,y=1,z=64,placement=zdxy"};
+    spec_layout tl[6];
+    for (int i = 0; i < 6; i++)
+        spec_layout_parse(TL[i], &tl[i], &e);
+    t.micro_batch = 1;
+    wl_build(&m, &t, &w);
+    n = 0;
+    t0 = now_s();
+    do {
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = ACC[a];
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < 6; li++) {
+                    an_result r;
+                    an_predict(&w, &t, &tl[li], &c, NODES[ni], &cal, &r);
+                    sink += r.step_s;
+                    n++;
+                }
+        }
+        t1 = now_s();
+    } while (t1 - t0 < 1.0);
+    printf("analytic, tp / axonn layouts: %.0f configs/s (%.2f us each) [checksum %.3g]\n", (double)n / (t1 - t0),
+           1e6 * (t1 - t0) / (double)n, sink);
     return 0;
 }

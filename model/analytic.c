@@ -77,7 +77,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->prefetch = g->prefetch;
     double fwd[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++)
-        fwd[i] = cost_layer_fwd_time(cal, c, &g->lw[i], w->elem_bytes);
+        fwd[i] = cost_layer_fwd_time(cal, c, layout_layer(g, w, i), w->elem_bytes);
     memo mm;
     mm.n = 0;
     time_micro(g, cal, fwd, &mm, &g->micro, t->micro);

@@ -183,7 +183,6 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     g->prefetch = t->prefetch_layers;
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
-    memcpy(g->lw, w->layer, sizeof g->lw);
     if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
         lo_build_tensor(g, w, t, c);
         return;
@@ -203,6 +202,11 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && N > 1)
         g->boundary[g->n_boundary++] = (lo_bop){0, 0, lo_coll_make(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
+}
+
+const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i)
+{
+    return g->local_layers ? &g->lw[i] : &w->layer[i];
 }
 
 int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)

@@ -90,8 +90,10 @@ typedef struct lo_graph {
     int prefetch;                 /* d: gathers issued ahead                            */
     int grad_accum;
     double elem_bytes;
-    wl_layer lw[WL_MAX_LAYERS];   /* the layers as one rank computes them (tensor-parallel
-                                     layouts shrink the GEMMs; others: the workload's)      */
+    int local_layers;             /* 1: lw holds the layers as one rank computes them
+                                     (tensor-parallel layouts shrink the GEMMs); 0: the
+                                     workload's own layers apply (layout_layer)              */
+    wl_layer lw[WL_MAX_LAYERS];
     int ax_stride[4], ax_size[4]; /* GRP_AX0..3 (size 1: unused)                          */
     cost_group group[N_GROUPS];   /* geometry of each communicator (n = 1: unused)       */
     lo_micro micro;               /* micro-steps 0 .. grad_accum-2                       */
@@ -104,6 +106,9 @@ typedef struct lo_graph {
  * have passed spec_layout_check. */
 void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
                   lo_graph *g);
+
+/* Layer i as one rank of g computes it (w: the workload g was built from). */
+const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i);
 
 /* Members of rank r's communicator of this kind, ascending, into out (capacity n_ranks);
  * returns how many. */

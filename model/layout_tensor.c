@@ -168,6 +168,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     wl lw;
     wl_localize(w, l, N, &lw);
     memcpy(g->lw, lw.layer, sizeof g->lw);
+    g->local_layers = 1;
     if (l->kind == LAYOUT_TP) {
         int size[4] = {l->t, 1, 1, N / l->t}; /* tensor on x, data on d */
         set_axes(g, size, "xyzd");
