@@ -118,6 +118,20 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         return 1;
     case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
+    case 1013: {
+        spec_layout l;
+        char probe[96];
+        snprintf(probe, sizeof probe, "axonn:x=1,y=1,z=1,placement=%.40s", arg);
+        if (spec_layout_parse(probe, &l, err)) {
+            snprintf(err->source, sizeof err->source, "--placement");
+            snprintf(err->text, sizeof err->text,
+                     "expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"%s\"",
+                     arg);
+            return SC_EINPUT;
+        }
+        s->placement = arg;
+        return 1;
+    }
     }
     return 0;
 }
@@ -132,6 +146,11 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
 {
     if (s->n_layouts >= CLI_MAX_LAYOUTS)
         return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d layouts", CLI_MAX_LAYOUTS);
+    char with[160];
+    if (s->placement && !strncmp(str, "axonn:", 6) && !strstr(str, "placement=")) {
+        snprintf(with, sizeof with, "%s,placement=%s", str, s->placement);
+        str = with;
+    }
     int rc = spec_layout_parse(str, &s->layouts[s->n_layouts], err);
     if (rc) {
         snprintf(err->source, sizeof err->source, "%s", source);

@@ -23,6 +23,7 @@ typedef struct cli_setup {
     const char *precision;
     int act_ckpt;                          /* -1 not given */
     int json;
+    const char *placement;                 /* --placement: AxoNN axes, innermost first    */
     /* loaded */
     spec_cluster cluster;
     spec_model model;
@@ -43,7 +44,8 @@ typedef struct cli_setup {
         {"layout", required_argument, 0, 1006}, {"layouts", required_argument, 0, 1006},              \
         {"micro-batch", required_argument, 0, 1007}, {"grad-accum", required_argument, 0, 1008},      \
         {"precision", required_argument, 0, 1009}, {"checkpointing", required_argument, 0, 1010},     \
-        {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012}
+        {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
+        {"placement", required_argument, 0, 1013}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -52,6 +54,9 @@ typedef struct cli_setup {
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
     "  --layout L             layout, repeatable or comma-free list: ddp zero1 zero2 zero3\n"         \
     "                         mics:p=P[,hier=0] hsdp:p=P[,sync=boundary] zeropp:hpz=P\n"             \
+    "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \
+    "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
+    "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
     "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS layout)\n"             \
     "  --micro-batch B        sequences per GPU per micro-step\n"                                    \

@@ -139,7 +139,8 @@ static int push(spec_layout *out, int n, int max, spec_layout l)
 
 /* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
  * communicator (axes of size 1 can sit anywhere: one placement each). */
-static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
+static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
+                         int n, int max)
 {
     static const char *const perms[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
                                           "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
@@ -152,6 +153,8 @@ static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, 
                     continue;
                 int size[4] = {x, y, z, N / (x * y * z)}, seen[24][4], n_seen = 0;
                 for (int pi = 0; pi < 24; pi++) {
+                    if (only && strcmp(only, perms[pi]))
+                        continue;
                     spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
                     memcpy(l.placement, perms[pi], 5);
                     if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
@@ -174,7 +177,8 @@ static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, 
 }
 
 /* Every layout of the families in mask worth trying on `nodes` nodes of this cluster. */
-static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, spec_layout *out, int max)
+static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, const char *placement,
+                       spec_layout *out, int max)
 {
     int n = 0, N = nodes * c->gpus_per_node, G = c->gpus_per_node;
     for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
@@ -204,7 +208,7 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
                     n = push(out, n, max, l);
             }
     if (mask & FAM(LAYOUT_AXONN))
-        n = axonn_layouts(c, m, nodes, out, n, max);
+        n = axonn_layouts(c, m, nodes, placement, out, n, max);
     return n;
 }
 
@@ -390,7 +394,7 @@ int cmd_plan(int argc, char **argv)
         int nodes = s.nodes[ni], N = nodes * s.cluster.gpus_per_node;
         if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget)
             continue;
-        int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, lays, MAX_LAYS) : 0;
+        int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
         for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++)
             if (!spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
                 lays[nl++] = s.layouts[i];

@@ -263,6 +263,8 @@ expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axon
 expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
+expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    53.137" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
+expect placement-bad 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"zzz\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zzz
 expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
 expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0
 echo "golden: $pass passed, $fail failed"
