@@ -118,6 +118,12 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         return 1;
     case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
+    case 1013:
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
+            s->no_interference = !strcmp(arg, "off");
+            return 1;
+        }
+        return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
     }
     return 0;
 }
