@@ -233,7 +233,8 @@ double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double 
 double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost_opt_where where, double params)
 {
     switch (where) {
-    case OPT_HOST: return params / c->cpu_adam_params_per_s;
+    case OPT_HOST: /* a cluster built in code may leave it 0: the loader's default */
+        return params / (c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT);
     case OPT_INNET: return params / c->innet.opt_params_per_s;
     default: return cost_optimizer_time(cal, c, params);
     }

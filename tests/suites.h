@@ -16,6 +16,8 @@ Suite *ev_suite(void);       /* tests/test_ev.c: event queue and engine         
 Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair flows          */
 Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
 
+Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
+
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 #endif
