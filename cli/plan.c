@@ -107,6 +107,10 @@ static int all_layouts(const spec_cluster *c, int nodes, spec_layout *out, int m
     int n = 0, N = nodes * c->gpus_per_node;
     for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3 && n < max; k++)
         out[n++] = (spec_layout){.kind = (spec_layout_kind)k, .hier = 1};
+    if (n < max) /* optimizer offloaded to the host CPU */
+        out[n++] = (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1};
+    if (c->innet.present && n < max) /* LuWu needs the cluster's in-network optimizer node */
+        out[n++] = (spec_layout){.kind = LAYOUT_LUWU, .hier = 1};
     for (int p = 2; p < N && n + 4 <= max; p++) {
         spec_layout m = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
         if (spec_layout_check(&m, c, nodes, NULL))
