@@ -352,8 +352,8 @@ static int to_switch(const net_t *net, int g, int ch, int up, int *out)
 /* Paths with a non-GPU endpoint (NET_EP_*); see net.h. */
 static int special_path(const net_t *net, int src, int dst, int ch, int *out)
 {
-    int gpu = src >= 0 ? src : dst, n = 0;
-    if (net->innet_base >= 0 && src < 0 && dst < 0) {
+    int gpu = NET_EP_IS(src) ? dst : src, n = 0;
+    if (net->innet_base >= 0 && NET_EP_IS(src) && NET_EP_IS(dst)) {
         /* the optimizer node's own links: update engine, port in (aggregated), port out (multicast) */
         int off = src == NET_EP_INNET && dst == NET_EP_UPDATE   ? 2
                   : src == NET_EP_SWITCH && dst == NET_EP_INNET ? 0
@@ -366,7 +366,7 @@ static int special_path(const net_t *net, int src, int dst, int ch, int *out)
     }
     if (gpu < 0 || gpu >= net->n_gpus)
         return SC_EINPUT;
-    int peer = src >= 0 ? dst : src, up = src >= 0;
+    int peer = NET_EP_IS(src) ? src : dst, up = !NET_EP_IS(src);
     if (peer == NET_EP_HOST) {
         int node = gpu / net->gpn, l = gpu % net->gpn;
         out[0] = net->host_base >= 0 ? net->host_base + 2 * gpu + (up ? 0 : 1)
@@ -385,7 +385,7 @@ static int special_path(const net_t *net, int src, int dst, int ch, int *out)
 
 int net_path(const net_t *net, int src, int dst, int ch, int *links, int max)
 {
-    if ((src < 0 || dst < 0) && ch >= 0 && src != dst) {
+    if ((NET_EP_IS(src) || NET_EP_IS(dst)) && ch >= 0 && src != dst) {
         int out[NET_PATH_MAX];
         int n = special_path(net, src, dst, ch, out);
         if (n < 0 || n > max || !links)

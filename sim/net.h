@@ -48,10 +48,11 @@ int net_set_update_rate(net_t *net, double bytes_per_s);
 /* Endpoints that are not GPUs, for net_path / net_flow_add (the GPU is the other end):
  * HOST: the GPU's own host memory; SWITCH: the optimizer node's switch; INNET: the optimizer
  * node; UPDATE: its update engine (INNET -> UPDATE only). */
-#define NET_EP_HOST (-1)
-#define NET_EP_SWITCH (-2)
-#define NET_EP_INNET (-3)
-#define NET_EP_UPDATE (-4)
+#define NET_EP_HOST (-1000)
+#define NET_EP_SWITCH (-1001)
+#define NET_EP_INNET (-1002)
+#define NET_EP_UPDATE (-1003)
+#define NET_EP_IS(x) ((x) <= NET_EP_HOST && (x) >= NET_EP_UPDATE)
 void net_free(net_t *net);
 
 int net_n_gpus(const net_t *net);
