@@ -114,9 +114,9 @@ START_TEST(test_paths_p4d)
     ck_assert_int_eq(net_path(net, 0, 8, -1, l, NET_PATH_MAX), SC_EINPUT);
     ck_assert_int_eq(net_path(net, 0, 128, 0, l, 3), SC_EINPUT);
     net_free(net);
-    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24. */
+    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24, + 2 x 8 GPU-host links = 40. */
     net = build(&c, 1, &EFF08);
-    ck_assert_int_eq(net_n_links(net), 24);
+    ck_assert_int_eq(net_n_links(net), 24 + 16);
     net_free(net);
 }
 END_TEST
