@@ -132,6 +132,12 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         s->placement = arg;
         return 1;
     }
+    case 1014:
+        if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
+            s->no_interference = !strcmp(arg, "off");
+            return 1;
+        }
+        return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
     }
     return 0;
 }

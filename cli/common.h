@@ -22,6 +22,7 @@ typedef struct cli_setup {
     int micro_batch, grad_accum, prefetch; /* 0 = not given */
     const char *precision;
     int act_ckpt;                          /* -1 not given */
+    int no_interference;                   /* --interference off: overlap_slowdown = 0 */
     int json;
     const char *placement;                 /* --placement: AxoNN axes, innermost first    */
     /* loaded */
@@ -45,7 +46,7 @@ typedef struct cli_setup {
         {"micro-batch", required_argument, 0, 1007}, {"grad-accum", required_argument, 0, 1008},      \
         {"precision", required_argument, 0, 1009}, {"checkpointing", required_argument, 0, 1010},     \
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
-        {"placement", required_argument, 0, 1013}
+        {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -64,6 +65,10 @@ typedef struct cli_setup {
     "  --precision P          bf16 | fp16 | fp32\n"                                                  \
     "  --checkpointing on|off full activation checkpointing (default on)\n"                          \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
+    "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
+    "                         calibration's overlap_slowdown; off: 0)\n"                           \
+    "  --interference on|off  compute slowed beside NCCL kernels (default on: the calibration's\n"   \
+    "                         overlap_slowdown; off: none)\n"                                       \
     "  --json                 machine-readable output on stdout\n"
 
 /* The directory holding the running binary (/proc/self/exe, else argv0's directory, else "."). */

@@ -10,7 +10,22 @@
 #include <string.h>
 #include <unistd.h>
 
+/* --interference off: no compute slowdown beside NCCL kernels, whatever the calibration says. */
+static int interference(const cli_setup *s, cli_calib *out, int rc)
+{
+    if (!rc && s->no_interference)
+        out->cal.overlap_slowdown = (cost_param){0, 0};
+    return rc;
+}
+
+static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
+
 int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
+{
+    return interference(s, out, calib_load(s, arg, out, err));
+}
+
+static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     int rc;

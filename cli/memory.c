@@ -3,6 +3,7 @@
  * fits. Not here: the formulas (model/memory.c). */
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../model/memory.h"
 #include "commands.h"
@@ -74,15 +75,27 @@ int cmd_memory(int argc, char **argv)
                                     cli_gib(m.buckets), "reserve_GiB", cli_gib(m.reserve), "total_GiB",
                                     cli_gib(m.total), "hbm_GiB", cli_gib(m.hbm), "fits", m.fits, "short_GiB",
                                     cli_gib(m.short_by)));
+                json_t *last = json_array_get(jout, json_array_size(jout) - 1);
+                json_object_set_new(last, "host_per_node_GiB", json_real(cli_gib(m.host)));
+                json_object_set_new(last, "in_network_GiB", json_real(cli_gib(m.innet)));
                 continue;
             }
             printf("%-22s", name);
             for (int c = 0; c < 7; c++)
                 printf(" %8.2f", cli_gib(v[c]));
+            double sb, need, cap;
+            const char *where = mem_short_where(&m, &sb, &need, &cap);
             if (m.fits)
                 printf("  fits (%.1f GiB free)\n", cli_gib(m.hbm - m.total));
             else
-                printf("  OOM: short by %.2f GiB\n", cli_gib(m.short_by));
+                printf("  OOM%s%s: short by %.2f GiB\n", strcmp(where, "GPU") ? " on the " : "",
+                       strcmp(where, "GPU") ? where : "", cli_gib(sb));
+            if (m.host > 0)
+                printf("%-22s host per node: %.2f GiB (fp32 master, Adam m, v, fp32 grads) of %.0f GiB\n", "",
+                       cli_gib(m.host), cli_gib(m.host_cap));
+            if (m.innet > 0)
+                printf("%-22s in-network optimizer node: %.2f GiB (params, grads, Adam states) of %.0f GiB\n", "",
+                       cli_gib(m.innet), cli_gib(m.innet_cap));
         }
         if (!s.json) {
             if (best_p)

@@ -200,6 +200,10 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
         if (p <= G && (mask & FAM(LAYOUT_ZEROPP)))
             n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
     }
+    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* optimizer offloaded to the host CPU */
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1});
+    if ((mask & FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
     if (mask & FAM(LAYOUT_TP))
         for (int t = 2; t <= G; t++)
             for (int z1 = 1; z1 >= 0; z1--) {

@@ -64,6 +64,10 @@ static json_t *point_json(const cli_point *p, double speedup, int show)
                             cli_gib(r->mem.activations), "buffers_GiB", cli_gib(r->mem.gathered + r->mem.buckets),
                             "reserve_GiB", cli_gib(r->mem.reserve), "total_GiB", cli_gib(r->mem.total), "hbm_GiB",
                             cli_gib(r->mem.hbm), "fits", r->mem.fits, "short_GiB", cli_gib(r->mem.short_by));
+    json_object_set_new(mem, "host_per_node_GiB", json_real(cli_gib(r->mem.host)));
+    json_object_set_new(mem, "host_short_GiB", json_real(cli_gib(r->mem.host_short_by)));
+    json_object_set_new(mem, "in_network_GiB", json_real(cli_gib(r->mem.innet)));
+    json_object_set_new(mem, "in_network_short_GiB", json_real(cli_gib(r->mem.innet_short_by)));
     json_t *o = json_pack("{s:s, s:i, s:i, s:s, s:o}", "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "engine",
                           cli_engine_name(p->engine), "memory", mem);
     if (!show) {
@@ -211,8 +215,12 @@ int cmd_predict(int argc, char **argv)
             char lay[64];
             spec_layout_str(&p->layout, lay, sizeof lay);
             if (!r->mem.fits && !o.ignore_memory) {
-                printf("%-*s OOM: needs %.1f GiB per GPU, HBM %.0f GiB (short by %.1f GiB)\n", lw, lay, cli_gib(r->mem.total),
-                       cli_gib(r->mem.hbm), cli_gib(r->mem.short_by));
+                double sb, need, cap;
+                const char *where = mem_short_where(&r->mem, &sb, &need, &cap);
+                int gpu = !strcmp(where, "GPU");
+                printf("%-*s OOM: needs %.1f GiB %s, %s %.0f GiB (short by %.1f GiB)\n", lw, lay, cli_gib(need),
+                       gpu ? "per GPU" : strcmp(where, "host") ? "on the in-network node" : "per node on the host",
+                       gpu ? "HBM" : "has", cli_gib(cap), cli_gib(sb));
                 continue;
             }
             printf("%-*s %9.3f %10.2f %8.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay, r->step_s,
@@ -223,6 +231,11 @@ int cmd_predict(int argc, char **argv)
             if (!isnan(p->weak_eff))
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
+            if (r->mem.host > 0 || r->mem.innet > 0)
+                printf("%-20s   offloaded states: %.1f GiB %s (of %.0f GiB)\n", "",
+                       cli_gib(r->mem.host > 0 ? r->mem.host : r->mem.innet),
+                       r->mem.host > 0 ? "host memory per node" : "on the in-network optimizer node",
+                       cli_gib(r->mem.host > 0 ? r->mem.host_cap : r->mem.innet_cap));
             if (p->step_sd > 0)
                 printf("%-*s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", lw, "",
                        r->step_s, p->step_sd);
@@ -240,6 +253,12 @@ int cmd_predict(int argc, char **argv)
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU.\n");
+    for (int li = 0; li < s.n_layouts; li++)
+        if (s.layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s.layouts[li].kind == LAYOUT_LUWU) {
+            printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam; luwu: AG = "
+                   "parameter fetch, RS = gradient push (last micro-step: with the in-network update).\n");
+            break;
+        }
     free(pts);
     return 0;
 }

@@ -87,7 +87,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
         const lo_bop *b = &g->boundary[i];
         t->b_is_opt[i] = b->is_optimizer;
         if (b->is_optimizer)
-            t->b_dur[i] = cost_optimizer_time(cal, c, b->opt_params);
+            t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
         else
             time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i]);
     }

@@ -43,6 +43,79 @@ void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int
     }
 }
 
+void cost_group_host(const spec_cluster *c, cost_group *g)
+{
+    memset(g, 0, sizeof *g);
+    g->n = g->k = g->m = g->concurrent = 1;
+    g->transport = XPORT_HOST;
+    g->intra_tier = TIER_PCIE;
+    g->intra_bw_Bps = c->pcie_bw_Bps;
+    g->inter_bw_Bps = INFINITY;
+    g->leaf_factor = 1.0;
+}
+
+void cost_group_innet(const spec_cluster *c, int nodes, int update, double elem_bytes, cost_group *g)
+{
+    memset(g, 0, sizeof *g);
+    g->k = nodes;
+    g->m = c->gpus_per_node;
+    g->n = nodes * c->gpus_per_node;
+    g->concurrent = 1;
+    g->transport = XPORT_INNET;
+    g->intra_tier = TIER_NET;
+    g->intra_bw_Bps = INFINITY;
+    g->inter_bw_Bps = c->nics_per_node * c->nic_bw_Bps; /* one node's NICs, shared by its m GPUs */
+    g->leaf_factor = 1.0;
+    g->port_bw_Bps = c->innet.port_bw_Bps;
+    g->multicast = c->innet.multicast;
+    g->aggregation = c->innet.aggregation;
+    g->update_Bps = update ? c->innet.opt_params_per_s * elem_bytes : 0;
+}
+
+/* Host / in-network transports: one direction (fetch or push) of S bytes per member. The
+ * slowest of: a node's NICs carrying its m members' copies, the optimizer node's port carrying
+ * 1 or n copies, and (push with update) the node's optimizer consuming S; PCIe for the host. */
+static double xport_dir_time(const cost_calib *cal, const cost_group *g, int push, double S)
+{
+    if (g->transport == XPORT_HOST)
+        return S / (g->intra_bw_Bps * cal->bw_eff[TIER_PCIE].v);
+    double eff = cal->bw_eff[TIER_NET].v;
+    int one = push ? g->aggregation : g->multicast;
+    double t = g->m * S / (g->inter_bw_Bps * eff);
+    double port = (one ? 1 : g->n) * S / (g->port_bw_Bps * eff);
+    if (port > t)
+        t = port;
+    if (push && g->update_Bps > 0 && S / g->update_Bps > t)
+        t = S / g->update_Bps;
+    return t;
+}
+
+static double xport_latency(const cost_calib *cal, const cost_group *g, cost_coll kind, int chunks)
+{
+    /* one DMA (PCIe hop) or one network hop to the optimizer node per direction */
+    double hop = cal->hop_lat_s[g->transport == XPORT_HOST ? TIER_PCIE : TIER_NET].v;
+    return (chunks < 1 ? 1 : chunks) * (kind == COLL_ALLREDUCE ? 2 : 1) * hop;
+}
+
+static double xport_time(const cost_calib *cal, const cost_group *g, cost_coll kind, double S, int chunks)
+{
+    if (S <= 0)
+        return 0;
+    double t = xport_latency(cal, g, kind, chunks);
+    if (kind != COLL_REDUCESCATTER)
+        t += xport_dir_time(cal, g, 0, S);
+    if (kind != COLL_ALLGATHER)
+        t += xport_dir_time(cal, g, 1, S);
+    return t;
+}
+
+double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+{
+    if (g->transport == XPORT_NCCL)
+        return cost_busbw_factor(kind, g->n) * bytes;
+    return (kind == COLL_ALLREDUCE ? 2 : 1) * bytes;
+}
+
 double cost_group_busbw(const cost_calib *cal, const cost_group *g)
 {
     double intra = g->intra_bw_Bps * cal->bw_eff[g->intra_tier].v;
@@ -60,6 +133,8 @@ double cost_busbw_factor(cost_coll kind, int n)
 
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
 {
+    if (g->transport != XPORT_NCCL)
+        return xport_latency(cal, g, kind, chunks);
     if (g->n <= 1)
         return 0;
     double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v, lat;
@@ -81,6 +156,8 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
 
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
 {
+    if (g->transport != XPORT_NCCL)
+        return cost_rank_bytes(kind, g, bytes);
     double b = cost_busbw_factor(kind, g->n) * bytes;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
         b /= cal->tree_bw_factor.v;
@@ -90,6 +167,8 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
 double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
                       const cost_group *g)
 {
+    if (g->transport != XPORT_NCCL)
+        return xport_time(cal, g, kind, bytes, chunks);
     if (g->n <= 1 || bytes <= 0)
         return 0;
     return cost_coll_latency(cal, kind, algo, chunks, g) +
@@ -102,7 +181,7 @@ double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int c
     double ring = cost_coll_time(cal, kind, ALGO_RING, bytes, chunks, g);
     cost_algo a = ALGO_RING;
     double best = ring;
-    if (kind == COLL_ALLREDUCE && g->k > 1) {
+    if (kind == COLL_ALLREDUCE && g->k > 1 && g->transport == XPORT_NCCL) {
         double tree = cost_coll_time(cal, kind, ALGO_TREE, bytes, chunks, g);
         if (tree < ring) {
             best = tree;
@@ -154,4 +233,14 @@ double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const w
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)
 {
     return params * cal->opt_bytes_per_param.v / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+}
+
+double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost_opt_where where, double params)
+{
+    switch (where) {
+    case OPT_HOST: /* a cluster built in code may leave it 0: the loader's default */
+        return params / (c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT);
+    case OPT_INNET: return params / c->innet.opt_params_per_s;
+    default: return cost_optimizer_time(cal, c, params);
+    }
 }

@@ -12,6 +12,18 @@
 typedef enum { TIER_NVLINK, TIER_PCIE, TIER_NET, N_TIERS } cost_tier;
 typedef enum { ALGO_RING, ALGO_TREE, N_ALGOS } cost_algo;
 typedef enum { COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE, N_COLLS } cost_coll;
+/* How a communicator moves its bytes. NCCL: rings/trees among the GPUs (the kinds' usual
+ * meaning). The others move data between each member GPU and one place, and read the kinds as
+ * directions: all-gather = fetch parameters (to the GPU), reduce-scatter = push gradients (from
+ * the GPU), all-reduce = both.
+ *  - XPORT_HOST: each GPU and its own host over its PCIe link (DMA copy engines; ZeRO-Offload).
+ *  - XPORT_INNET: every GPU and the in-network optimizer node through the node NICs and the
+ *    optimizer node's switch port (LuWu): the port carries 1 copy with multicast / aggregation,
+ *    else one per GPU; each node's NICs carry one copy per GPU of the node. */
+typedef enum { XPORT_NCCL, XPORT_HOST, XPORT_INNET } cost_transport;
+/* Where an optimizer step runs: on the GPU (HBM-bound), the host CPU (ZeRO-Offload's CPU
+ * Adam), or the in-network optimizer node. */
+typedef enum { OPT_GPU, OPT_HOST, OPT_INNET } cost_opt_where;
 
 /* One calibrated number: its value, its standard deviation (0 = taken from a datasheet or a
  * published microbenchmark, not fitted), and where it came from. */
@@ -49,11 +61,23 @@ typedef struct cost_group {
     cost_tier intra_tier;
     double inter_bw_Bps; /* node NIC line rate available to one group, B/s (before eff)     */
     double leaf_factor;  /* <= 1: spine oversubscription when the group crosses leaves      */
+    /* non-NCCL transports (cost_group_host / cost_group_innet); XPORT_NCCL = 0 elsewhere     */
+    cost_transport transport;
+    double port_bw_Bps;  /* INNET: the optimizer node's port line rate, B/s                    */
+    int multicast, aggregation; /* INNET: switch capabilities (1 copy through the port)      */
+    double update_Bps;   /* INNET: > 0 when the node applies the optimizer to pushed gradients
+                            as they arrive: its update rate in gradient bytes/s               */
 } cost_group;
 
 /* Group geometry on cluster c with `nodes` nodes: k nodes spanned, the local GPU indices of one
  * group's members on a node (m of them), and how many such groups share a node. */
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g);
+
+/* A rank and its host over PCIe (n = 1: the rank alone; intra_bw = PCIe line rate). */
+void cost_group_host(const spec_cluster *c, cost_group *g);
+/* All `nodes` x G ranks and the cluster's in-network optimizer node; update = 1: pushes are
+ * followed on the node by the optimizer step at its rate (elem_bytes per gradient element). */
+void cost_group_innet(const spec_cluster *c, int nodes, int update, double elem_bytes, cost_group *g);
 
 /* Effective per-rank bus bandwidth of a group, B/s: min(intra, inter) after efficiencies. */
 double cost_group_busbw(const cost_calib *cal, const cost_group *g);
@@ -86,6 +110,12 @@ double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const w
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 /* Adam step over `params` local parameters: memory-bound. */
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params);
+/* The same where it runs: GPU as above; host: params / the node's CPU Adam rate; in-network
+ * node: params / its optimizer rate. */
+double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost_opt_where where, double params);
+/* Bytes one member moves over its own link for a collective of S = bytes: NCCL: busbw factor
+ * x S; host / in-network: S each way (x 2 for all-reduce). */
+double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes);
 
 /* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */
 int cost_calib_load(const char *path, cost_calib *out, sc_err *err);

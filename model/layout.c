@@ -9,7 +9,8 @@
 #include <string.h>
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
-                                                   "axis-x", "axis-y", "axis-z", "axis-data"};
+                                                   "axis-x", "axis-y", "axis-z", "axis-data", "host",
+                                                   "in-network", "in-network+update"};
 static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
@@ -73,6 +74,11 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     locals[0] = 0;
     cost_group_make(c, p > G ? p / G : 1, locals, 1, G, &g->group[GRP_RAIL]);
     block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
+    cost_group_host(c, &g->group[GRP_HOST]);
+    if (c->innet.present) {
+        cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
+        cost_group_innet(c, K, 1, g->elem_bytes, &g->group[GRP_INNET_UPD]);
+    }
 }
 
 lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
@@ -88,12 +94,12 @@ int lo_buckets(double bytes, double bucket)
 }
 #define buckets lo_buckets
 
-/* A collective over one rank moves nothing: drop it. */
+/* A collective over one rank moves nothing (a host copy does): drop it. */
 static int keep(const lo_graph *g, lo_coll *c, int n)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (g->group[c[i].group].n > 1 && c[i].bytes > 0)
+        if ((g->group[c[i].group].n > 1 || g->group[c[i].group].transport != XPORT_NCCL) && c[i].bytes > 0)
             c[k++] = c[i];
     return k;
 }
@@ -187,6 +193,10 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         lo_build_tensor(g, w, t, c);
         return;
     }
+    if (l->kind == LAYOUT_ZERO3_OFFLOAD || l->kind == LAYOUT_LUWU) {
+        lo_build_offload(g, w, t, c);
+        return;
+    }
     lo_make_groups(g, c);
     build_micro(g, w, t, 0, &g->micro);
     build_micro(g, w, t, 1, &g->last);
@@ -197,11 +207,11 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     /* MiCS 2-hop (§3.4) and HSDP sync=boundary: all-reduce of the gradient shard across the
      * replication group at the accumulation boundary. */
     if ((l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary)) && N / l->p > 1)
-        g->boundary[g->n_boundary++] = (lo_bop){0, 0, lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
-    g->boundary[g->n_boundary++] = (lo_bop){1, psi / shard, {0}};
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+    g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && N > 1)
-        g->boundary[g->n_boundary++] = (lo_bop){0, 0, lo_coll_make(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
 }
 
 const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i)
@@ -215,7 +225,10 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
     const int p = g->layout.p ? g->layout.p : N;
     int n = 0;
     switch (kind) {
+    case GRP_HOST: out[n++] = r; break;
     case GRP_WORLD:
+    case GRP_INNET:
+    case GRP_INNET_UPD:
         for (int i = 0; i < N; i++)
             out[n++] = i;
         break;
@@ -257,7 +270,7 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
 
 static double coll_bytes(const lo_graph *g, const lo_coll *c, double by_kind[N_COLLS])
 {
-    double b = cost_busbw_factor(c->kind, g->group[c->group].n) * c->bytes;
+    double b = cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
     if (by_kind)
         by_kind[c->kind] += b;
     return b;

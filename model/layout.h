@@ -43,6 +43,9 @@ typedef enum {
     GRP_AX1,       /* base + i * ax_stride[a], i < ax_size[a], base the rank with that   */
     GRP_AX2,       /* coordinate zeroed                                                  */
     GRP_AX3,
+    GRP_HOST,      /* a rank and its own host CPU memory, over PCIe (rank alone: n = 1)  */
+    GRP_INNET,     /* all N ranks and the in-network optimizer node                      */
+    GRP_INNET_UPD, /* the same, the node updating the pushed gradients as they arrive     */
     N_GROUPS
 } lo_group_kind;
 
@@ -82,6 +85,7 @@ typedef struct lo_bop {
     int is_optimizer; /* 1: Adam over opt_params local parameters; 0: the collective      */
     double opt_params;
     lo_coll coll;
+    cost_opt_where opt_where; /* where the optimizer runs (GPU = 0 unless offloaded)      */
 } lo_bop;
 
 typedef struct lo_graph {
@@ -116,7 +120,8 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
 
 /* Bytes one rank sends per step under ring algorithms: sum of busbw_factor x S over every
  * collective (the ZeRO paper's communication volume, e.g. ZeRO-3: 3 x 2 B x params x (n-1)/n
- * per micro-step). by_kind (optional) splits it per collective kind. */
+ * per micro-step); host / in-network transports count the S a rank fetches or pushes
+ * (cost_rank_bytes). by_kind (optional) splits it per collective kind. */
 double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS]);
 
 /* The same split per communicator kind (e.g. per AxoNN axis); returns the total. */

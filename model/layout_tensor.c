@@ -189,11 +189,11 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     if (l->kind == LAYOUT_TP && l->zero1) {
         /* ZeRO-1 over the replicas: Adam on 1/dp of the slice, then the slice all-gathered */
         int dp = g->ax_size[AX_D];
-        g->boundary[g->n_boundary++] = (lo_bop){1, local / dp, {0}};
+        g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / dp};
         if (dp > 1)
             g->boundary[g->n_boundary++] =
-                (lo_bop){0, 0, lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
+                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
     } else {
-        g->boundary[g->n_boundary++] = (lo_bop){1, local, {0}};
+        g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }
 }

@@ -17,6 +17,25 @@ void mem_state_bytes(spec_precision p, double *param, double *grad, double *opti
     }
 }
 
+/* Host and in-network memory. zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of
+ * its G GPUs' shards (psi / N parameters each), the fp32 master weights (the parameters
+ * themselves in fp32 training), Adam momentum and variance and an fp32 gradient: 4 x 4 =
+ * 16 B/param.
+ * luwu: the optimizer node keeps every parameter, its gradient and the optimizer states: the
+ * ZeRO paper's 2 + 2 + 12 = 16 B/param (mem_state_bytes). */
+static void offloaded_states(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                             const spec_cluster *c, mem_breakdown *o)
+{
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    o->host_cap = c->host_mem_bytes;
+    o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;
+    if (l->kind == LAYOUT_ZERO3_OFFLOAD)
+        o->host = 16.0 * w->params / n_ranks * c->gpus_per_node;
+    if (l->kind == LAYOUT_LUWU)
+        o->innet = (bp + bg + bo) * w->params;
+}
+
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *o)
 {
@@ -43,13 +62,17 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         sp = sg = so = (double)l->grid[0] * l->grid[1] * l->grid[2];
         sharded_params = l->grid[2] > 1;
         break;
+    case LAYOUT_ZERO3_OFFLOAD: sp = n; sharded_params = 1; break; /* grads, optim: host */
+    case LAYOUT_LUWU: sharded_params = 1; break; /* everything on the optimizer node */
     default: break;
     }
-    o->params = bp * psi / sp;
+    o->params = l->kind == LAYOUT_LUWU ? 0 : bp * psi / sp;
     if (l->kind == LAYOUT_ZEROPP) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
         o->params += bp * psi / l->p;
-    o->grads = bg * psi / sg;
-    o->optim = bo * psi / so;
+    int offl = l->kind == LAYOUT_ZERO3_OFFLOAD || l->kind == LAYOUT_LUWU;
+    o->grads = offl ? 0 : bg * psi / sg;
+    o->optim = offl ? 0 : bo * psi / so;
+    offloaded_states(w, t, l, n_ranks, c, o);
 
     wl lw; /* the layers as one rank computes them (tensor-parallel layouts: wl_localize) */
     if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
@@ -85,6 +108,28 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     o->hbm = c->gpu.hbm_bytes;
     o->fits = o->total <= o->hbm;
     o->short_by = o->fits ? 0 : o->total - o->hbm;
+    o->host_short_by = o->host_cap > 0 && o->host > o->host_cap ? o->host - o->host_cap : 0;
+    o->innet_short_by = o->innet > o->innet_cap ? o->innet - o->innet_cap : 0;
+    if (o->host_short_by > 0 || o->innet_short_by > 0)
+        o->fits = 0;
+}
+
+const char *mem_short_where(const mem_breakdown *m, double *short_by, double *need, double *cap)
+{
+    if (m->short_by > 0) {
+        *short_by = m->short_by, *need = m->total, *cap = m->hbm;
+        return "GPU";
+    }
+    if (m->host_short_by > 0) {
+        *short_by = m->host_short_by, *need = m->host, *cap = m->host_cap;
+        return "host";
+    }
+    if (m->innet_short_by > 0) {
+        *short_by = m->innet_short_by, *need = m->innet, *cap = m->innet_cap;
+        return "in-network node";
+    }
+    *short_by = *need = *cap = 0;
+    return NULL;
 }
 
 int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier)

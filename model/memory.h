@@ -19,9 +19,21 @@ typedef struct mem_breakdown {
     double reserve;     /* CUDA context, NCCL buffers, allocator slack, B                 */
     double total;       /* sum of the above, B                                            */
     double hbm;         /* device memory, B                                               */
-    int fits;           /* total <= hbm                                                   */
-    double short_by;    /* total - hbm when it does not fit, else 0, B                    */
+    int fits;           /* total <= hbm, and host and in-network memory fit too           */
+    double short_by;    /* total - hbm when it does not fit on the GPU, else 0, B         */
+    /* Offloaded states (0 where the layout keeps none there). */
+    double host;        /* per node host DRAM for offloaded states (zero3-offload: fp32
+                           master + Adam m, v + fp32 gradient of its GPUs' shards), B        */
+    double host_cap;    /* the cluster's host memory per node (0 = not given: unchecked), B */
+    double host_short_by; /* host - host_cap when it does not fit, else 0, B               */
+    double innet;       /* the in-network optimizer node's memory (luwu: all parameters,
+                           gradients and optimizer states, 16 B/param mixed precision), B    */
+    double innet_cap;   /* its capacity, B                                                */
+    double innet_short_by; /* innet - innet_cap when it does not fit, else 0, B           */
 } mem_breakdown;
+
+/* Where a plan does not fit: "GPU", "host", "in-network node", or NULL when it fits. */
+const char *mem_short_where(const mem_breakdown *m, double *short_by, double *need, double *cap);
 
 /* Bytes per parameter of each model state under mixed-precision Adam (ZeRO §3: 2 + 2 + 12 = 16);
  * fp32 training: 4 + 4 + 8 (momentum, variance) = 16. */

@@ -87,11 +87,34 @@ static int cluster_fabric(jr *r, const json_t *f, spec_cluster *c)
     return 0;
 }
 
+/* $.in_network_optimizer: LuWu's optimizer node (every key required but the two switch
+ * capabilities, which default to true: LuWu's SmartSwitch does both). */
+static int cluster_innet(jr *r, const json_t *o, spec_innet *n)
+{
+    const char *base = "$.in_network_optimizer";
+    static const char *const k[] = {"port_bandwidth_Gbps", "memory_GiB", "aggregation", "multicast",
+                                    "optimizer_Gparams_per_s", NULL};
+    int rc;
+    n->aggregation = n->multicast = 1;
+    if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_pos(r, o, base, "port_bandwidth_Gbps", 1, &n->port_bw_Bps)) ||
+        (rc = jr_pos(r, o, base, "memory_GiB", 1, &n->mem_bytes)) ||
+        (rc = jr_bool(r, o, base, "aggregation", &n->aggregation)) ||
+        (rc = jr_bool(r, o, base, "multicast", &n->multicast)) ||
+        (rc = jr_pos(r, o, base, "optimizer_Gparams_per_s", 1, &n->opt_params_per_s)))
+        return rc;
+    n->present = 1;
+    n->port_bw_Bps *= 1e9 / 8.0;
+    n->mem_bytes *= GiB;
+    n->opt_params_per_s *= 1e9;
+    return 0;
+}
+
 static int cluster_from(jr *r, json_t *root, spec_cluster *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
-    static const char *const top[] = {"name", "source", "gpu", "node", "network", "price_usd_per_hour", NULL};
+    static const char *const top[] = {"name", "source", "gpu", "node", "network", "price_usd_per_hour",
+                                      "in_network_optimizer", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_pos(r, root, "$", "price_usd_per_hour", 1, &c->price_usd_per_hour)))
@@ -116,14 +139,17 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
     if ((rc = jr_obj(r, root, "$", "node", 1, &node)))
         return rc;
     static const char *const nk[] = {"gpus", "fabric", "pcie_bandwidth_GBps", "nics", "nic_bandwidth_Gbps",
-                                     "host_memory_GiB", NULL};
+                                     "host_memory_GiB", "cpu_adam_Gparams_per_s", NULL};
+    double adam_G = SPEC_CPU_ADAM_DEFAULT / 1e9;
     if ((rc = jr_only_keys(r, node, "$.node", nk)) ||
         (rc = jr_int(r, node, "$.node", "gpus", 1, SPEC_MAX_GPUS_PER_NODE, 1, &c->gpus_per_node)) ||
         (rc = jr_pos(r, node, "$.node", "pcie_bandwidth_GBps", 1, &c->pcie_bw_Bps)) ||
         (rc = jr_int(r, node, "$.node", "nics", 1, 64, 1, &c->nics_per_node)) ||
         (rc = jr_pos(r, node, "$.node", "nic_bandwidth_Gbps", 1, &c->nic_bw_Bps)) ||
-        (rc = jr_pos(r, node, "$.node", "host_memory_GiB", 0, &c->host_mem_bytes)))
+        (rc = jr_pos(r, node, "$.node", "host_memory_GiB", 0, &c->host_mem_bytes)) ||
+        (rc = jr_pos(r, node, "$.node", "cpu_adam_Gparams_per_s", 0, &adam_G)))
         return rc;
+    c->cpu_adam_params_per_s = adam_G * 1e9;
     c->pcie_bw_Bps *= 1e9;
     c->nic_bw_Bps *= 1e9 / 8.0;
     c->host_mem_bytes *= GiB;
@@ -145,7 +171,10 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         return rc;
     c->topology = (spec_net_topology)topo;
     c->switch_latency_s = lat_us * 1e-6;
-    return 0;
+    json_t *inn;
+    if ((rc = jr_obj(r, root, "$", "in_network_optimizer", 0, &inn)))
+        return rc;
+    return inn ? cluster_innet(r, inn, &c->innet) : 0;
 }
 
 /* ---- model --------------------------------------------------------------------------- */

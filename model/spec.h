@@ -37,6 +37,21 @@ typedef struct spec_fabric {
 
 typedef enum { NET_FAT_TREE, NET_RAIL, NET_DRAGONFLY } spec_net_topology;
 
+/* An in-network optimizer node (LuWu, arXiv 2409.00918): holds the parameters and optimizer
+ * states, attached to the top switch of the network (the leaf with one leaf, else the spine). */
+typedef struct spec_innet {
+    int present;             /* 0 = the cluster has none                                  */
+    double port_bw_Bps;      /* its switch port, one direction, B/s                      */
+    double mem_bytes;        /* memory for parameters + optimizer states, bytes          */
+    int aggregation;         /* the switch sums gradients on their way (else N copies in) */
+    int multicast;           /* the switch replicates parameters (else N copies out)      */
+    double opt_params_per_s; /* Adam update throughput, parameters/s                     */
+} spec_innet;
+
+/* CPU Adam default, parameters/s per node: ZeRO-Offload (Ren et al., USENIX ATC 2021) Table 2
+ * [recall]: CPU-Adam updates 1e9 parameters in about 1.2 s on a DGX-2 host (2x Xeon 8168). */
+#define SPEC_CPU_ADAM_DEFAULT 0.8e9
+
 typedef struct spec_cluster {
     char name[SPEC_NAME_MAX];
     char source[SPEC_SOURCE_MAX];
@@ -47,12 +62,14 @@ typedef struct spec_cluster {
     int nics_per_node;
     double nic_bw_Bps;        /* one NIC, one direction, B/s                             */
     double host_mem_bytes;    /* host DRAM per node, bytes (0 = not given)               */
+    double cpu_adam_params_per_s; /* host CPU Adam throughput per node, parameters/s      */
     spec_net_topology topology;
     double oversubscription;  /* leaf uplink oversubscription (1 = non-blocking)         */
     double switch_latency_s;  /* one switch hop, s                                       */
     int nodes_per_leaf;       /* nodes under one leaf switch                             */
     int max_nodes;            /* largest node count that can be ordered (0 = unbounded)  */
     double price_usd_per_hour;/* per node, on-demand                                     */
+    spec_innet innet;         /* optional in-network optimizer node                      */
 } spec_cluster;
 
 /* ---- model --------------------------------------------------------------------------- */

@@ -273,6 +273,10 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     }
     if (l->kind == LAYOUT_AXONN)
         return axonn_check(l, name, n, g, err);
+    if (l->kind == LAYOUT_LUWU && !c->innet.present)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "
+                          "got %s without one", name, c->name);
     if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP)
         return 0;
     if (p > n || n % p)

@@ -1,6 +1,8 @@
 /* coll.c — ring edges to flows (see coll.h). */
 #include "coll.h"
 
+#include "net.h"
+
 int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
                     void *ctx)
 {
@@ -18,5 +20,45 @@ int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, doub
             flows += nics;
         }
     }
+    return flows;
+}
+
+/* One direction: push = 1 GPUs -> place, else place -> GPUs. */
+static int xport_dir(const cost_group *g, int push, const int *members, int n, int gpn, int nics, double S,
+                     coll_flow_fn fn, void *ctx)
+{
+    int flows = 0;
+    if (g->transport == XPORT_HOST) {
+        for (int i = 0; i < n; i++, flows++)
+            push ? fn(ctx, members[i], NET_EP_HOST, 0, S) : fn(ctx, NET_EP_HOST, members[i], 0, S);
+        return flows;
+    }
+    int one = push ? g->aggregation : g->multicast;
+    int far = one ? NET_EP_SWITCH : NET_EP_INNET; /* where each GPU's copy ends / starts */
+    for (int i = 0; i < n; i++, flows++) {
+        int ch = members[i] % gpn % nics;
+        push ? fn(ctx, members[i], far, ch, S) : fn(ctx, far, members[i], ch, S);
+    }
+    if (one) { /* the single copy through the node's port */
+        push ? fn(ctx, NET_EP_SWITCH, NET_EP_INNET, 0, S) : fn(ctx, NET_EP_INNET, NET_EP_SWITCH, 0, S);
+        flows++;
+    }
+    if (push && g->update_Bps > 0) {
+        fn(ctx, NET_EP_INNET, NET_EP_UPDATE, 0, S);
+        flows++;
+    }
+    return flows;
+}
+
+int coll_xport_flows(const cost_group *g, cost_coll kind, const int *members, int n, int gpus_per_node, int nics,
+                     double bytes, coll_flow_fn fn, void *ctx)
+{
+    if (n < 1 || bytes <= 0)
+        return 0;
+    int flows = 0;
+    if (kind != COLL_REDUCESCATTER)
+        flows += xport_dir(g, 0, members, n, gpus_per_node, nics, bytes, fn, ctx);
+    if (kind != COLL_ALLGATHER)
+        flows += xport_dir(g, 1, members, n, gpus_per_node, nics, bytes, fn, ctx);
     return flows;
 }

@@ -8,11 +8,22 @@
 #ifndef SC_COLL_H
 #define SC_COLL_H
 
+#include "../model/cost.h"
+
 typedef void (*coll_flow_fn)(void *ctx, int src, int dst, int ch, double bytes);
 
 /* Emit the flows of a ring over members[0..n-1] (global GPU indices, ascending); returns how
  * many flows were emitted. */
 int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
                     void *ctx);
+
+/* Flows of a host or in-network collective (cost.h transports) over members[0..n-1], each
+ * moving S = bytes; endpoints NET_EP_* (sim/net.h). Fetch (all-gather): host -> GPU; from the
+ * optimizer node: with multicast one flow node -> switch and one switch -> GPU per member, else
+ * one node -> GPU per member. Push (reduce-scatter): the reverse, aggregation for multicast;
+ * with g->update_Bps > 0 one more flow node -> update engine. All-reduce: both directions at
+ * once. GPU ends use NIC (local index % nics). Returns how many flows were emitted. */
+int coll_xport_flows(const cost_group *g, cost_coll kind, const int *members, int n, int gpus_per_node, int nics,
+                     double bytes, coll_flow_fn fn, void *ctx);
 
 #endif

@@ -128,6 +128,7 @@ static int group_id(const sim *s, lo_group_kind k, int r)
         int st = s->g->ax_stride[k - GRP_AX0], sz = s->g->ax_size[k - GRP_AX0];
         return r / (st * sz) * st + r % st;
     }
+    case GRP_HOST: return r;
     default: return 0;
     }
 }
@@ -508,7 +509,10 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
      * instant absorbs them too) */
     int own_batch = !s->solve_pending;
     net_batch_begin(s->net);
-    coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
+    if (geo->transport == XPORT_NCCL)
+        coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
+    else /* host / in-network: S per member, not ring edges */
+        coll_xport_flows(geo, gs->op->kind, gs->members, gs->n, s->G, s->nics, gs->op->bytes, add_flow, &f);
     if (own_batch) {
         if (net_batch_end(s->net, f.now))
             return SC_ERUNTIME;
@@ -662,6 +666,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     int rc = net_build(c, g->nodes, &np, &s.net, err);
     if (rc)
         return rc;
+    if (c->innet.present) /* the optimizer node updates elem_bytes-sized gradients */
+        net_set_update_rate(s.net, c->innet.opt_params_per_s * g->elem_bytes);
     s.eng = ev_engine_new((size_t)s.N * 8);
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rk = calloc((size_t)s.N, sizeof *s.rk);

@@ -57,6 +57,9 @@ struct net {
     int intra;     /* intra-node links per node                                            */
     int per_node;  /* links per node: intra + 2 * nics                                     */
     int leaf_base; /* id of leaf 0's up link                                               */
+    int host_base; /* id of GPU 0's link to host memory (then its link back), 2 per GPU; -1:
+                      the PCIe fabric's own links                                            */
+    int innet_base;/* id of "sw>innet", then "innet>sw", "innet.update"; -1 = no such node  */
     int n_links;
     int *mesh_id;  /* [i * gpn + j]: offset of link i>j inside a node block, -1 = none       */
     int *mesh_via; /* [i * gpn + j]: intermediate GPU for i>j, -1 = direct                  */
@@ -130,6 +133,24 @@ static int build_mesh(net_t *net, const spec_cluster *c, sc_err *err)
     return 0;
 }
 
+/* GPU <-> host memory links and the in-network optimizer node's port and update engine. */
+static void build_offload_links(net_t *net, const spec_cluster *c, const net_params *p)
+{
+    char name[NAME_LEN];
+    for (int g = 0; net->host_base >= 0 && g < net->n_gpus; g++) {
+        snprintf(name, sizeof name, "n%d.gpu%d>cpu", g / net->gpn, g % net->gpn);
+        set_link(net, net->host_base + 2 * g, c->pcie_bw_Bps * p->eff_pcie, 0.0, name);
+        snprintf(name, sizeof name, "n%d.cpu>gpu%d", g / net->gpn, g % net->gpn);
+        set_link(net, net->host_base + 2 * g + 1, c->pcie_bw_Bps * p->eff_pcie, 0.0, name);
+    }
+    if (net->innet_base < 0)
+        return;
+    double port = c->innet.port_bw_Bps * p->eff_net;
+    set_link(net, net->innet_base, port, 0.0, "sw>innet");
+    set_link(net, net->innet_base + 1, port, c->switch_latency_s, "innet>sw");
+    set_link(net, net->innet_base + 2, c->innet.opt_params_per_s * 2.0, 0.0, "innet.update");
+}
+
 int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err)
 {
     if (!c || !p || !out)
@@ -183,6 +204,12 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     }
     net->leaf_base = nodes * net->per_node;
     net->n_links = net->leaf_base + (net->leaves > 1 ? 2 * net->leaves : 0);
+    net->host_base = net->kind == FABRIC_PCIE ? -1 : net->n_links;
+    if (net->host_base >= 0)
+        net->n_links += 2 * net->n_gpus;
+    net->innet_base = c->innet.present ? net->n_links : -1;
+    if (net->innet_base >= 0)
+        net->n_links += 3;
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
@@ -236,7 +263,16 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
             set_link(net, net->leaf_base + 2 * l + 1, up, lat, name);
         }
     }
+    build_offload_links(net, c, p);
     *out = net;
+    return 0;
+}
+
+int net_set_update_rate(net_t *net, double bytes_per_s)
+{
+    if (net->innet_base < 0 || !(bytes_per_s > 0))
+        return SC_EINPUT;
+    net->links[net->innet_base + 2].cap = bytes_per_s;
     return 0;
 }
 
@@ -299,8 +335,64 @@ double net_link_bytes(const net_t *net, int link, double now)
     return now > l->t ? l->bytes + l->load * (now - l->t) : l->bytes;
 }
 
+/* GPU g to the optimizer node's switch (up = 1) or back: its NIC (ch), and the leaf-spine
+ * link when that switch is the spine. */
+static int to_switch(const net_t *net, int g, int ch, int up, int *out)
+{
+    int node = g / net->gpn, nic = ch % net->nics, n = 0, leaf = node / net->npl;
+    int nic_link = node * net->per_node + net->intra + 2 * nic + (up ? 0 : 1);
+    if (!up && net->leaves > 1)
+        out[n++] = net->leaf_base + 2 * leaf + 1;
+    out[n++] = nic_link;
+    if (up && net->leaves > 1)
+        out[n++] = net->leaf_base + 2 * leaf;
+    return n;
+}
+
+/* Paths with a non-GPU endpoint (NET_EP_*); see net.h. */
+static int special_path(const net_t *net, int src, int dst, int ch, int *out)
+{
+    int gpu = NET_EP_IS(src) ? dst : src, n = 0;
+    if (net->innet_base >= 0 && NET_EP_IS(src) && NET_EP_IS(dst)) {
+        /* the optimizer node's own links: update engine, port in (aggregated), port out (multicast) */
+        int off = src == NET_EP_INNET && dst == NET_EP_UPDATE   ? 2
+                  : src == NET_EP_SWITCH && dst == NET_EP_INNET ? 0
+                  : src == NET_EP_INNET && dst == NET_EP_SWITCH ? 1
+                                                                : -1;
+        if (off < 0)
+            return SC_EINPUT;
+        out[0] = net->innet_base + off;
+        return 1;
+    }
+    if (gpu < 0 || gpu >= net->n_gpus)
+        return SC_EINPUT;
+    int peer = NET_EP_IS(src) ? src : dst, up = !NET_EP_IS(src);
+    if (peer == NET_EP_HOST) {
+        int node = gpu / net->gpn, l = gpu % net->gpn;
+        out[0] = net->host_base >= 0 ? net->host_base + 2 * gpu + (up ? 0 : 1)
+                                     : node * net->per_node + 2 * l + (up ? 0 : 1);
+        return 1;
+    }
+    if ((peer != NET_EP_SWITCH && peer != NET_EP_INNET) || net->innet_base < 0)
+        return SC_EINPUT;
+    if (!up && peer == NET_EP_INNET)
+        out[n++] = net->innet_base + 1;
+    n += to_switch(net, gpu, ch, up, out + n);
+    if (up && peer == NET_EP_INNET)
+        out[n++] = net->innet_base;
+    return n;
+}
+
 int net_path(const net_t *net, int src, int dst, int ch, int *links, int max)
 {
+    if ((NET_EP_IS(src) || NET_EP_IS(dst)) && ch >= 0 && src != dst) {
+        int out[NET_PATH_MAX];
+        int n = special_path(net, src, dst, ch, out);
+        if (n < 0 || n > max || !links)
+            return SC_EINPUT;
+        memcpy(links, out, (size_t)n * sizeof *links);
+        return n;
+    }
     if (src < 0 || src >= net->n_gpus || dst < 0 || dst >= net->n_gpus || ch < 0)
         return SC_EINPUT;
     if (src == dst)

@@ -36,6 +36,23 @@ typedef struct net net_t;
  * Latency: switch_latency_s on each link entering a switch (NIC up: leaf, leaf up: spine, leaf
  * down: the destination leaf), 0 elsewhere. 0 or SC_EINPUT / SC_ERUNTIME with err filled. */
 int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err);
+/* Links after those above (existing ids unchanged):
+ *  - per GPU "nN.gpuI>cpu" and "nN.cpu>gpuI", pcie_bw * eff_pcie (its PCIe link to host memory;
+ *    on a PCIe fabric these are the "nN.gpuI>host" / "nN.host>gpuI" links themselves);
+ *  - with an in-network optimizer node, its switch port "sw>innet" and "innet>sw" (port_bw *
+ *    eff_net, switch latency entering the switch) and its update engine "innet.update"
+ *    (opt_params_per_s x 2 B/s by default: 16-bit gradients; net_set_update_rate changes it).
+ * Its switch is the leaf with one leaf, else the spine. */
+int net_set_update_rate(net_t *net, double bytes_per_s);
+
+/* Endpoints that are not GPUs, for net_path / net_flow_add (the GPU is the other end):
+ * HOST: the GPU's own host memory; SWITCH: the optimizer node's switch; INNET: the optimizer
+ * node; UPDATE: its update engine (INNET -> UPDATE only). */
+#define NET_EP_HOST (-1000)
+#define NET_EP_SWITCH (-1001)
+#define NET_EP_INNET (-1002)
+#define NET_EP_UPDATE (-1003)
+#define NET_EP_IS(x) ((x) <= NET_EP_HOST && (x) >= NET_EP_UPDATE)
 void net_free(net_t *net);
 
 int net_n_gpus(const net_t *net);

@@ -15,6 +15,7 @@ static Suite *(*const SUITES[])(void) = {
     analytic_suite,
     tensor_suite,
     ev_suite,
+    offload_suite,
     net_suite,
     exec_suite,
     fit_suite,

@@ -67,11 +67,12 @@ static void check_path(const net_t *net, int src, int dst, int ch, int n, const 
 START_TEST(test_paths_p4d)
 {
     /* p4d: 8 GPUs on NVSwitch (12 x 25 GB/s), 4 NICs x 100 Gbps = 12.5e9 B/s, 16 nodes per
-     * leaf. 40 nodes -> 3 leaves. Links: 40 x (2 x 8 + 2 x 4) + 2 x 3 = 966. */
+     * leaf. 40 nodes -> 3 leaves. Links: 40 x (2 x 8 + 2 x 4) + 2 x 3 = 966, then each GPU's
+     * PCIe link to host memory, both ways: + 2 x 320 = 1606. */
     spec_cluster c = load("p4d.24xlarge");
     net_t *net = build(&c, 40, &EFF08);
     ck_assert_int_eq(net_n_gpus(net), 320);
-    ck_assert_int_eq(net_n_links(net), 966);
+    ck_assert_int_eq(net_n_links(net), 966 + 2 * 320);
     /* Intra node: GPU 0 -> GPU 1 over the switch, 2 links of 12 * 25e9 * 0.8 = 240e9 B/s,
      * latency 0 (the collective layer adds calibrated per-step latency). */
     check_path(net, 0, 1, 3, 2, (const char *const[]){"n0.gpu0>nvs", "n0.nvs>gpu1"});
@@ -113,9 +114,9 @@ START_TEST(test_paths_p4d)
     ck_assert_int_eq(net_path(net, 0, 8, -1, l, NET_PATH_MAX), SC_EINPUT);
     ck_assert_int_eq(net_path(net, 0, 128, 0, l, 3), SC_EINPUT);
     net_free(net);
-    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24. */
+    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24, + 2 x 8 GPU-host links = 40. */
     net = build(&c, 1, &EFF08);
-    ck_assert_int_eq(net_n_links(net), 24);
+    ck_assert_int_eq(net_n_links(net), 24 + 16);
     net_free(net);
 }
 END_TEST
@@ -123,10 +124,10 @@ END_TEST
 START_TEST(test_paths_p3dn_mesh)
 {
     /* p3dn hybrid cube mesh (configs/clusters/p3dn.24xlarge.json): 16 GPU pairs -> 32 directed
-     * links, + 2 NIC links = 34 for one node. */
+     * links, + 2 NIC links = 34 for one node, + 2 x 8 GPU-host PCIe links = 50. */
     spec_cluster c = load("p3dn.24xlarge");
     net_t *net = build(&c, 2, &EFF08);
-    ck_assert_int_eq(net_n_links(net), 2 * 34);
+    ck_assert_int_eq(net_n_links(net), 2 * (34 + 16));
     /* 0 -> 3 has 2 NVLinks: one link of 2 * 25e9 * 0.8 = 40e9 B/s. */
     check_path(net, 0, 3, 0, 1, (const char *const[]){"n0.gpu0>gpu3"});
     int l[NET_PATH_MAX];

@@ -326,7 +326,7 @@ START_TEST(test_bad_unknown_key_top)
     int rc = cluster_with("\"price_usd_per_hour\": 32.7726", "\"price_usd_per_hour\": 32.7726, \"colour\": \"red\"",
                           &err);
     ck_assert_err(rc, err, "mem.json", "$.colour", "");
-    ck_assert_str_eq(err.text, "unknown key (expected one of: name, source, gpu, node, network, price_usd_per_hour)");
+    ck_assert_str_eq(err.text, "unknown key (expected one of: name, source, gpu, node, network, price_usd_per_hour, in_network_optimizer)");
 }
 END_TEST
 

@@ -120,8 +120,26 @@ expect predict-jitter-model 2 "--jitter: expected --engine sim" -- "$BIN" predic
 expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace "$TMP/t.json"
 if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
 expect predict-trace-two 2 "--trace: expected the simulator with one layout and one node count" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4 --model gpt3-1.3b --layout zero3 --trace "$TMP/t2.json"
+# ---- offloaded optimizers (issue 9): the LuWu scenario, 8 workers x 1 A100 80GB, 100 Gb/s ----------
+# luwu keeps no shard on the GPU: 0 params/grads/optim; the node holds 16 B x 174.604e9 = 2601.8 GiB
+expect predict-luwu 0 "offloaded states: 2601.8 GiB on the in-network optimizer node" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout luwu --engine model
+# zero3-offload's host: 16 B x 174.604e9 / 8 GPUs x 1 per node = 325.2 GiB
+expect predict-zero3-offload 0 "offloaded states: 325.2 GiB host memory per node" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload
+# the same scenario's zero3 (16 B x 174.6e9 / 8 = 325 GiB of states) cannot fit 80 GiB
+expect predict-luwu-zero3-oom 0 "zero3                OOM: needs 343.1 GiB per GPU" -- \
+    "$BIN" predict --scenario luwu-175b-100g --engine model
+expect memory-luwu 0 "in-network optimizer node: 2601.81 GiB" -- "$BIN" memory --scenario luwu-175b-100g --layout luwu
+expect luwu-no-node 2 "expected a cluster with an in_network_optimizer" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout luwu
+expect interference-bad 2 "--interference: expected on or off, got \"maybe\"" -- \
+    "$BIN" predict --scenario luwu-175b-100g --interference maybe
+expect plan-luwu 0 "luwu" -- "$BIN" plan --scenario luwu-175b-100g
 expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
-expect plan-none-fits 0 "no layout fits: the closest, axonn:x=4,y=1,z=2 on 1 nodes (micro-batch 1), needs 337.9 GiB per GPU, short by 297.9 GiB" -- \
+# gpt3-175b on one p4d node: the closest is zero3-offload, 2 B x 174.6e9 / 8 = 40.65 GiB of parameter shard
+# + activations 5.73 + buffers 10.13 + reserve 2 = 58.5 GiB, 18.5 over 40 GiB (before issue 9: zero3, 343.1)
+expect plan-none-fits 0 "no layout fits: the closest, zero3-offload on 1 nodes (micro-batch 1), needs 58.5 GiB per GPU, short by 18.5 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
@@ -256,14 +274,14 @@ fi
 expect predict-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json
 expect predict-interval-json 0 '"step_sd_s"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json --json
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
-expect predict-axonn 0 "axonn:x=2,y=2,z=4       15.230" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
-expect predict-tp 0 "tp:t=4                  13.285" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
-expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        14.568" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
+expect predict-axonn 0 "axonn:x=2,y=2,z=4       16.951" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
+expect predict-tp 0 "tp:t=4                  13.603" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
+expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        14.886" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
 expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
-expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    53.137" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
+expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    55.431" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
 expect placement-bad 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"zzz\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zzz
 expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
 expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0

@@ -1,0 +1,431 @@
+/* test_offload.c — the offloading layouts (zero3-offload, luwu): their op graphs' bytes, the
+ * host / in-network transports' costs and flows, memory on host and optimizer node, the new
+ * cluster keys, and the engines agreeing on them. Expected values are derived in comments. */
+#include "suites.h"
+#include "support.h"
+
+#include "../model/analytic.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/spec.h"
+#include "../sim/coll.h"
+#include "../sim/exec.h"
+#include "../sim/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+Suite *offload_suite(void);
+
+/* The duo cluster (2 GPUs per node, one NIC of nic_Bps) with an optimizer node whose port runs
+ * at port_Bps and updates 1e9 parameters/s; CPU Adam 1e9 parameters/s per node. */
+static spec_cluster innet_cluster(double nic_Bps, double port_Bps, int multicast, int aggregation)
+{
+    spec_cluster c = test_duo_cluster("duo-innet", 5e10, nic_Bps);
+    c.cpu_adam_params_per_s = 1e9;
+    c.host_mem_bytes = 1e12;
+    c.innet = (spec_innet){1, port_Bps, 1e12, aggregation, multicast, 1e9};
+    return c;
+}
+
+typedef struct run {
+    spec_training tr;
+    wl w;
+    lo_graph g;
+    an_timed t;
+} run;
+
+static void prepare(run *x, const spec_cluster *c, const cost_calib *k, const char *layout, int nodes, int layers,
+                    int ga, int pf)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(layout, &l, &err) == 0, "%s", err.text);
+    ck_assert_msg(spec_layout_check(&l, c, nodes, &err) == 0, "%s", err.text);
+    spec_training_defaults(&x->tr);
+    x->tr.grad_accum = ga;
+    x->tr.prefetch_layers = pf;
+    spec_model m = test_tiny_model(layers);
+    wl_build(&m, &x->tr, &x->w);
+    layout_build(&x->w, &x->tr, &l, c, nodes, &x->g);
+    an_time(&x->g, &x->w, k, c, &x->t);
+}
+
+static void sim_and_model(const run *x, const cost_calib *k, const spec_cluster *c, exec_result *s, an_result *a)
+{
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    sc_err err;
+    ck_assert_msg(exec_run(&x->g, &x->t, k, c, &o, s, &err) == 0, "%s", err.text);
+    memset(a, 0, sizeof *a);
+    an_run(&x->t, a);
+}
+
+/* ---- bytes per step ------------------------------------------------------------------- */
+START_TEST(test_bytes_luwu)
+{
+    /* luwu on 2 nodes x 2 GPUs, grad_accum 2: per micro-step a rank fetches every layer before
+     * its forward and again before its backward and pushes its gradient once: AG = 2 e Ψ,
+     * RS = e Ψ with e = 2 B (bf16); over 2 micro-steps AG = 4 e Ψ = 8 Ψ B, RS = 4 Ψ B. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run x;
+    prepare(&x, &c, &k, "luwu", 2, 1, 2, 1);
+    double kind[N_COLLS], psi = x.w.params;
+    double tot = layout_comm_bytes(&x.g, kind);
+    ck_assert_double_eq_tol(kind[COLL_ALLGATHER], 8 * psi, 1e-6);
+    ck_assert_double_eq_tol(kind[COLL_REDUCESCATTER], 4 * psi, 1e-6);
+    ck_assert_double_eq(kind[COLL_ALLREDUCE], 0);
+    ck_assert_double_eq_tol(tot, 12 * psi, 1e-6);
+    /* no optimizer on the GPUs: nothing at the boundary; every collective offloaded */
+    ck_assert_int_eq(x.g.n_boundary, 0);
+    for (int i = 0; i < x.g.last.n_items; i++)
+        for (int j = 0; j < x.g.last.item[i].n_gather; j++)
+            ck_assert_int_eq(x.g.last.item[i].gather[j].offload, 1);
+}
+END_TEST
+
+START_TEST(test_bytes_zero3_offload)
+{
+    /* zero3-offload on N = 4 ranks, grad_accum 1: ZeRO-3's ring volume 3 x (N-1)/N x e Ψ =
+     * 3 x 3/4 x 2 Ψ = 4.5 Ψ B, plus the gradient shard to host e Ψ / N = 0.5 Ψ B (RS), plus the
+     * updated shard back at the boundary e Ψ / N = 0.5 Ψ B (AG; Ψ/N < 1e9: one sub-group). So
+     * AG = 2 x 0.75 x 2 Ψ + 0.5 Ψ = 3.5 Ψ, RS = 1.5 Ψ + 0.5 Ψ = 2 Ψ, total 5.5 Ψ. The boundary:
+     * CPU Adam over the node's G = 2 shards, 2 Ψ / 4 parameters, at 1e9/s. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run x;
+    prepare(&x, &c, &k, "zero3-offload", 2, 1, 1, 1);
+    double kind[N_COLLS], psi = x.w.params;
+    double tot = layout_comm_bytes(&x.g, kind);
+    ck_assert_double_eq_tol(kind[COLL_ALLGATHER], 3.5 * psi, 1e-6);
+    ck_assert_double_eq_tol(kind[COLL_REDUCESCATTER], 2 * psi, 1e-6);
+    ck_assert_double_eq_tol(tot, 5.5 * psi, 1e-6);
+    ck_assert_int_eq(x.g.n_boundary, 2);
+    ck_assert_int_eq(x.g.boundary[0].is_optimizer, 1);
+    ck_assert_int_eq(x.g.boundary[0].opt_where, OPT_HOST);
+    ck_assert_double_eq_tol(x.g.boundary[0].opt_params, psi / 2, 1e-9);
+    ck_assert_double_eq_tol(x.t.b_dur[0], psi / 2 / 1e9, 1e-15);
+}
+END_TEST
+
+/* Run flows added at time 0 to completion; returns the last finish time. */
+static double drain(net_t *net)
+{
+    double now = 0;
+    while (net_n_flows(net) > 0) {
+        int best = -1;
+        double tb = INFINITY;
+        for (int id = 0; id < 64; id++)
+            if (net_flow_live(net, id) && net_flow_finish_time(net, id) < tb) {
+                tb = net_flow_finish_time(net, id);
+                best = id;
+            }
+        ck_assert_int_ge(best, 0);
+        now = tb;
+        ck_assert_int_eq(net_flow_remove(net, now, best), 0);
+    }
+    return now;
+}
+
+typedef struct fctx {
+    net_t *net;
+    int n;
+} fctx;
+
+static void add(void *ctx, int src, int dst, int ch, double bytes)
+{
+    fctx *f = ctx;
+    int id;
+    ck_assert_int_eq(net_flow_add(f->net, 0, src, dst, ch, bytes, 0, &id), 0);
+    f->n++;
+}
+
+static int link_id(const net_t *net, const char *name)
+{
+    for (int l = 0; l < net_n_links(net); l++)
+        if (!strcmp(net_link_name(net, l), name))
+            return l;
+    ck_abort_msg("no link %s", name);
+    return -1;
+}
+
+/* One collective's flows on a 2 x 2 net; returns its time and the bytes on port out / in. */
+static double link_bytes(const spec_cluster *c, cost_coll kind, int update, double S, double *out, double *in,
+                         double *nic0_down, double *nic0_up)
+{
+    net_params p = {1, 1, 1};
+    net_t *net;
+    sc_err err;
+    ck_assert_msg(net_build(c, 2, &p, &net, &err) == 0, "%s", err.text);
+    cost_group g;
+    cost_group_innet(c, 2, update, 2, &g);
+    int members[4] = {0, 1, 2, 3};
+    fctx f = {net, 0};
+    coll_xport_flows(&g, kind, members, 4, 2, 1, S, add, &f);
+    double t = drain(net);
+    *out = net_link_bytes(net, link_id(net, "innet>sw"), t);
+    *in = net_link_bytes(net, link_id(net, "sw>innet"), t);
+    *nic0_down = net_link_bytes(net, link_id(net, "n0.leaf>nic0"), t);
+    *nic0_up = net_link_bytes(net, link_id(net, "n0.nic0>leaf"), t);
+    net_free(net);
+    return t;
+}
+
+START_TEST(test_link_bytes)
+{
+    /* S = 1e8 B fetched by 4 GPUs (2 nodes x 2, one NIC each). Multicast: the port sends S once,
+     * each node's NIC receives S per GPU = 2S. Without: the port sends 4S. Push with
+     * aggregation: port receives S; each NIC sends 2S; without: 4S in. Times at 1e10 B/s NICs
+     * and port: multicast fetch max(2S/1e10, S/1e10) = 0.02 s; no multicast 4S/1e10 = 0.04 s. */
+    const double S = 1e8;
+    double out, in, down, up;
+    spec_cluster mc = innet_cluster(1e10, 1e10, 1, 1), no = innet_cluster(1e10, 1e10, 0, 0);
+    double t = link_bytes(&mc, COLL_ALLGATHER, 0, S, &out, &in, &down, &up);
+    ck_assert_double_eq_tol(out, S, 1);
+    ck_assert_double_eq_tol(in, 0, 1e-9);
+    ck_assert_double_eq_tol(down, 2 * S, 1);
+    ck_assert_double_eq_tol(t, 0.02, 1e-12);
+    t = link_bytes(&no, COLL_ALLGATHER, 0, S, &out, &in, &down, &up);
+    ck_assert_double_eq_tol(out, 4 * S, 1);
+    ck_assert_double_eq_tol(t, 0.04, 1e-12);
+    link_bytes(&mc, COLL_REDUCESCATTER, 0, S, &out, &in, &down, &up);
+    ck_assert_double_eq_tol(in, S, 1);
+    ck_assert_double_eq_tol(up, 2 * S, 1);
+    link_bytes(&no, COLL_REDUCESCATTER, 0, S, &out, &in, &down, &up);
+    ck_assert_double_eq_tol(in, 4 * S, 1);
+    /* the cost model says the same times (tiny calibration: efficiency 1, latency 0) */
+    cost_calib k = test_tiny_calib();
+    cost_group g;
+    cost_group_innet(&mc, 2, 0, 2, &g);
+    ck_assert_double_eq_tol(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 1, &g), 0.02, 1e-15);
+    cost_group_innet(&no, 2, 0, 2, &g);
+    ck_assert_double_eq_tol(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 1, &g), 0.04, 1e-15);
+    /* push with update: the node updates 1e9 params/s x 2 B = 2e9 B/s: S / 2e9 = 0.05 s */
+    cost_group_innet(&mc, 2, 1, 2, &g);
+    ck_assert_double_eq_tol(cost_coll_time(&k, COLL_REDUCESCATTER, ALGO_RING, S, 1, &g), 0.05, 1e-15);
+    /* host copy over PCIe (1e10 B/s): S / 1e10 = 0.01 s */
+    cost_group_host(&mc, &g);
+    ck_assert_double_eq_tol(cost_coll_time(&k, COLL_REDUCESCATTER, ALGO_RING, S, 1, &g), 0.01, 1e-15);
+}
+END_TEST
+
+START_TEST(test_port_bottleneck)
+{
+    /* The node's port (2e9 B/s, no multicast / aggregation) is slower than the NICs (1e10):
+     * each fetch of S moves 4S through it: 4S / 2e9, vs 2S / 1e10 on a NIC. The step grows
+     * with it and both engines agree (the port is shared by 4 equal flows: no contention
+     * beyond what the cost model counts). */
+    cost_calib k = test_tiny_calib();
+    spec_cluster fast = innet_cluster(1e10, 1e12, 0, 0), slow = innet_cluster(1e10, 2e9, 0, 0);
+    run *x = malloc(sizeof *x);
+    exec_result s;
+    an_result a, af;
+    prepare(x, &fast, &k, "luwu", 2, 2, 1, 1);
+    sim_and_model(x, &k, &fast, &s, &af);
+    prepare(x, &slow, &k, "luwu", 2, 2, 1, 1);
+    sim_and_model(x, &k, &slow, &s, &a);
+    ck_assert_double_eq_tol(s.step_s, a.step_s, 1e-9 * a.step_s);
+    ck_assert(a.step_s > af.step_s);
+    double S = x->g.micro.item[1].gather[0].bytes; /* the block's bytes */
+    ck_assert_double_eq_tol(x->t.micro[1].g[0], 4 * S / 2e9, 1e-15);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_infinitely_fast)
+{
+    /* Infinitely fast node, network and PCIe, zero latencies, instant CPU / node Adam: the step
+     * is pure computation (luwu and zero3-offload: no GPU optimizer at all). */
+    cost_calib k = test_tiny_calib();
+    spec_cluster c = innet_cluster(1e30, 1e30, 1, 1);
+    c.fabric.link_bw_Bps = 1e30;
+    c.pcie_bw_Bps = 1e30;
+    c.cpu_adam_params_per_s = 1e30;
+    c.innet.opt_params_per_s = 1e30;
+    const char *lays[2] = {"luwu", "zero3-offload"};
+    run *x = malloc(sizeof *x);
+    for (int i = 0; i < 2; i++) {
+        exec_result s;
+        an_result a;
+        prepare(x, &c, &k, lays[i], 2, 2, 2, 1);
+        sim_and_model(x, &k, &c, &s, &a);
+        ck_assert_msg(fabs(a.step_s - a.compute_s) <= 1e-9 * a.step_s, "%s: %g vs %g", lays[i], a.step_s, a.compute_s);
+        ck_assert_msg(fabs(s.step_s - s.compute_s) <= 1e-9 * s.step_s, "%s sim", lays[i]);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_agree_no_contention)
+{
+    /* Analytical = simulated (1e-9) for both layouts, grad_accum 1 and 3, prefetch 0-2, 1 and
+     * 2 blocks, tiny calibration and NCCL-like latencies (p4d defaults), with and without the
+     * switch's multicast / aggregation. */
+    cost_calib kt = test_tiny_calib(), kd;
+    spec_cluster c0 = innet_cluster(1e10, 1e10, 1, 1), c1 = innet_cluster(1e10, 1.5e10, 0, 0);
+    cost_calib_defaults(&c0, &kd);
+    const spec_cluster *cs[2] = {&c0, &c1};
+    const cost_calib *ks[2] = {&kt, &kd};
+    const char *lays[2] = {"luwu", "zero3-offload"};
+    run *x = malloc(sizeof *x);
+    int n = 0;
+    for (int ci = 0; ci < 2; ci++)
+        for (int ki = 0; ki < 2; ki++)
+            for (int li = 0; li < 2; li++)
+                for (int ga = 1; ga <= 3; ga += 2)
+                    for (int pf = 0; pf <= 2; pf++)
+                        for (int layers = 1; layers <= 2; layers++) {
+                            exec_result s;
+                            an_result a;
+                            prepare(x, cs[ci], ks[ki], lays[li], 2, layers, ga, pf);
+                            sim_and_model(x, ks[ki], cs[ci], &s, &a);
+                            ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "%s c%d k%d ga%d pf%d L%d: %.17g vs %.17g",
+                                          lays[li], ci, ki, ga, pf, layers, s.step_s, a.step_s);
+                            ck_assert_double_eq_tol(s.optimizer_s, a.optimizer_s, 1e-9 * a.step_s);
+                            n++;
+                        }
+    ck_assert_int_eq(n, 2 * 2 * 2 * 2 * 3 * 2);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_luwu_no_interference)
+{
+    /* overlap_slowdown 0.5: luwu's collectives are offloaded (no NCCL kernels), so its compute
+     * is not slowed; zero3-offload's NCCL rings are. */
+    cost_calib k = test_tiny_calib(), k5 = k;
+    k5.overlap_slowdown.v = 0.5;
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    run *x = malloc(sizeof *x);
+    exec_result s0, s5;
+    an_result a0, a5;
+    prepare(x, &c, &k, "luwu", 2, 2, 1, 1);
+    sim_and_model(x, &k, &c, &s0, &a0);
+    prepare(x, &c, &k5, "luwu", 2, 2, 1, 1);
+    sim_and_model(x, &k5, &c, &s5, &a5);
+    ck_assert_double_eq_tol(s5.compute_s, s0.compute_s, 1e-12 * s0.compute_s);
+    ck_assert_double_eq_tol(a5.step_s, a0.step_s, 1e-12 * a0.step_s);
+    prepare(x, &c, &k, "zero3-offload", 2, 2, 1, 1);
+    sim_and_model(x, &k, &c, &s0, &a0);
+    prepare(x, &c, &k5, "zero3-offload", 2, 2, 1, 1);
+    sim_and_model(x, &k5, &c, &s5, &a5);
+    ck_assert(s5.compute_s > s0.compute_s);
+    free(x);
+}
+END_TEST
+
+/* ---- memory --------------------------------------------------------------------------- */
+START_TEST(test_memory)
+{
+    /* N = 4 ranks, G = 2 per node. zero3-offload: GPU keeps only its 2 B x Ψ / 4 parameter
+     * shard (no gradient / optimizer shards); the host of a node keeps 16 B x Ψ / 4 x 2 = 8 Ψ.
+     * luwu: no shards at all on the GPU; the optimizer node keeps 16 B x Ψ. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_training_defaults(&t);
+    spec_model m = test_tiny_model(2);
+    wl w;
+    wl_build(&m, &t, &w);
+    spec_layout lz = {.kind = LAYOUT_ZERO3_OFFLOAD}, ll = {.kind = LAYOUT_LUWU};
+    mem_breakdown z, l;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    mem_plan(&w, &t, &ll, 4, &c, &l);
+    ck_assert_double_eq_tol(z.params, 2 * w.params / 4, 1e-9);
+    ck_assert_double_eq(z.grads + z.optim, 0);
+    ck_assert_double_eq_tol(z.host, 8 * w.params, 1e-6);
+    ck_assert_double_eq(l.params + l.grads + l.optim, 0);
+    ck_assert_double_eq_tol(l.innet, 16 * w.params, 1e-6);
+    ck_assert(z.fits && l.fits);
+    /* host and node too small: OOM named where */
+    c.host_mem_bytes = 4 * w.params;
+    c.innet.mem_bytes = 10 * w.params;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    mem_plan(&w, &t, &ll, 4, &c, &l);
+    double sb, need, cap;
+    ck_assert(!z.fits && !l.fits);
+    ck_assert_str_eq(mem_short_where(&z, &sb, &need, &cap), "host");
+    ck_assert_double_eq_tol(sb, 4 * w.params, 1e-6);
+    ck_assert_str_eq(mem_short_where(&l, &sb, &need, &cap), "in-network node");
+    ck_assert_double_eq_tol(sb, 6 * w.params, 1e-6);
+}
+END_TEST
+
+/* ---- spec ----------------------------------------------------------------------------- */
+#define CL_HEAD                                                                                      \
+    "{\"name\": \"t\", \"source\": \"test\", \"price_usd_per_hour\": 1,"                                  \
+    " \"gpu\": {\"name\": \"g\", \"arch\": \"ampere\", \"peak_tflops\": 312, \"memory_GiB\": 80,"            \
+    " \"hbm_bandwidth_GBps\": 2000}, \"node\": {\"gpus\": 1, \"fabric\": {\"kind\": \"pcie\"},"               \
+    " \"pcie_bandwidth_GBps\": 31.5, \"nics\": 1, \"nic_bandwidth_Gbps\": 100%s},"                         \
+    " \"network\": {\"topology\": \"fat-tree\", \"switch_latency_us\": 1, \"nodes_per_leaf\": 16}%s}"
+
+static int parse(const char *node_extra, const char *top_extra, spec_cluster *c, sc_err *err)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, CL_HEAD, node_extra, top_extra);
+    return spec_parse_cluster(buf, "t.json", c, err);
+}
+
+START_TEST(test_spec_innet)
+{
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(parse("", "", &c, &err) == 0, "%s: %s", err.path, err.text);
+    ck_assert_int_eq(c.innet.present, 0);
+    ck_assert_double_eq(c.cpu_adam_params_per_s, SPEC_CPU_ADAM_DEFAULT);
+    ck_assert_int_eq(parse(", \"cpu_adam_Gparams_per_s\": 2", ", \"in_network_optimizer\": {\"port_bandwidth_Gbps\": 200,"
+                           " \"memory_GiB\": 1024, \"optimizer_Gparams_per_s\": 3, \"multicast\": false}",
+                           &c, &err),
+                     0);
+    ck_assert_double_eq(c.cpu_adam_params_per_s, 2e9);
+    ck_assert_int_eq(c.innet.present, 1);
+    ck_assert_double_eq(c.innet.port_bw_Bps, 25e9); /* 200 Gb/s / 8 */
+    ck_assert_double_eq(c.innet.mem_bytes, 1024.0 * 1073741824.0);
+    ck_assert_double_eq(c.innet.opt_params_per_s, 3e9);
+    ck_assert_int_eq(c.innet.multicast, 0);
+    ck_assert_int_eq(c.innet.aggregation, 1);
+    /* errors: file, JSON path, expected / found */
+    ck_assert_int_eq(parse("", ", \"in_network_optimizer\": {\"port_bandwidth_Gbps\": 200, \"memory_GiB\": 1,"
+                               " \"optimizer_Gparams_per_s\": 1, \"multcast\": true}", &c, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.source, "t.json");
+    ck_assert_msg(strstr(err.path, "$.in_network_optimizer") != NULL, "%s", err.path);
+    ck_assert_int_eq(parse("", ", \"in_network_optimizer\": {\"port_bandwidth_Gbps\": -5, \"memory_GiB\": 1,"
+                               " \"optimizer_Gparams_per_s\": 1}", &c, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.in_network_optimizer.port_bandwidth_Gbps");
+    ck_assert_int_eq(parse("", ", \"in_network_optimizer\": {\"port_bandwidth_Gbps\": 5, \"memory_GiB\": 1}", &c, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.in_network_optimizer.optimizer_Gparams_per_s");
+    ck_assert_int_eq(parse("", ", \"in_network_optimizer\": 7", &c, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.in_network_optimizer");
+    ck_assert_int_eq(parse(", \"cpu_adam_Gparams_per_s\": \"fast\"", "", &c, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.node.cpu_adam_Gparams_per_s");
+    /* luwu needs the node */
+    ck_assert_int_eq(parse("", "", &c, &err), 0);
+    spec_layout l = {.kind = LAYOUT_LUWU};
+    ck_assert_int_eq(spec_layout_check(&l, &c, 8, &err), SC_EINPUT);
+    ck_assert_msg(strstr(err.text, "in_network_optimizer") != NULL, "%s", err.text);
+}
+END_TEST
+
+Suite *offload_suite(void)
+{
+    Suite *s = suite_create("offload");
+    TCase *tc = tcase_create("offload");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_bytes_luwu);
+    tcase_add_test(tc, test_bytes_zero3_offload);
+    tcase_add_test(tc, test_link_bytes);
+    tcase_add_test(tc, test_port_bottleneck);
+    tcase_add_test(tc, test_infinitely_fast);
+    tcase_add_test(tc, test_agree_no_contention);
+    tcase_add_test(tc, test_luwu_no_interference);
+    tcase_add_test(tc, test_memory);
+    tcase_add_test(tc, test_spec_innet);
+    suite_add_tcase(s, tc);
+    return s;
+}
