@@ -365,8 +365,8 @@ int cmd_plan(int argc, char **argv)
         return cli_usage_error("plan", "unexpected argument");
     /* --layouts takes families (all, mics, tp, axonn, ...: every valid member) beside explicit
      * layouts; none given = all */
-    unsigned mask = s.n_layout_args ? 0 : ~0u;
-    int kept = 0;
+    unsigned mask = 0;
+    int kept = 0, any_args = s.n_layout_args;
     for (int i = 0; i < s.n_layout_args; i++) {
         unsigned f = family_mask(s.layout_args[i]);
         if (f)
@@ -377,10 +377,17 @@ int cmd_plan(int argc, char **argv)
     s.n_layout_args = kept;
     sc_err err;
     cli_calib cal;
+    int explicit_args = kept;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
         return cli_fail(&err, rc);
     int show = o.progress || isatty(2);
+    /* nothing named: a scenario's layouts, else every family; families named without explicit
+     * layouts replace a scenario's list */
+    if (!any_args && !s.n_layouts)
+        mask = ~0u;
+    if (mask && !explicit_args)
+        s.n_layouts = 0;
 
     size_t cap = 4096, n = 0, n_oom = 0;
     enum { MAX_LAYS = 8192 };
@@ -399,9 +406,15 @@ int cmd_plan(int argc, char **argv)
         if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget)
             continue;
         int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
-        for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++)
-            if (!spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
+        for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++) {
+            char a[96], b[96];
+            int dup = 0;
+            spec_layout_str(&s.layouts[i], a, sizeof a);
+            for (int j = 0; j < nl && !dup; j++)
+                dup = !strcmp(a, spec_layout_str(&lays[j], b, sizeof b));
+            if (!dup && !spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
                 lays[nl++] = s.layouts[i];
+        }
         /* micro-batch x accumulation splits of the per-GPU batch */
         double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;
         if (per_gpu < 1 || per_gpu != floor(per_gpu))
