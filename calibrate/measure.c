@@ -1,11 +1,13 @@
 /* measure.c — load measurements, fit the cost model with GSL (nonlinear least squares for the
- * collectives, linear for GEMMs), write the calibration (see measure.h). */
+ * collectives, linear for GEMMs, a median for the interference factor), write the calibration
+ * (see measure.h). */
 #include "measure.h"
 
 #include <errno.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
@@ -20,6 +22,9 @@
 static const char *const KINDS[] = {"all-gather", "reduce-scatter", "all-reduce", NULL};
 static const char *const GROUPS[] = {"world", "partition", "replica", "rail", "intra", "secondary", NULL};
 static const char *const DTYPES[] = {"bf16", "fp16", "fp32", NULL};
+/* concurrent traffic of interference entries: NCCL collectives first (index < N_NCCL_TRAFFIC) */
+static const char *const TRAFFIC[] = {"nccl-allreduce", "nccl-allgather", "nccl-reducescatter", "memcpy-d2d", NULL};
+enum { N_NCCL_TRAFFIC = 3 };
 
 static int arr(jr *r, json_t *root, const char *key, json_t **out, size_t *n)
 {
@@ -38,7 +43,7 @@ static int arr(jr *r, json_t *root, const char *key, json_t **out, size_t *n)
 static int meas_from(jr *r, json_t *root, cal_meas *m)
 {
     int rc;
-    static const char *const top[] = {"schema", "host", "collectives", "gemms", "membw", "steps", NULL};
+    static const char *const top[] = {"schema", "host", "collectives", "gemms", "membw", "interference", "steps", NULL};
     char schema[64] = "";
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
         return rc;
@@ -141,6 +146,62 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         x->time_s = t_us * 1e-6;
         m->n_membw++;
     }
+    if ((rc = arr(r, root, "interference", &a, &n)))
+        return rc;
+    m->interf = calloc(n + 1, sizeof *m->interf);
+    if (!m->interf)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    json_array_foreach(a, i, e) {
+        char p[64], pk[96];
+        snprintf(p, sizeof p, "$.interference[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        cal_interf_m *x = &m->interf[m->n_interf];
+        static const char *const ik[] = {"m", "n", "k", "dtype", "gemms", "reps", "concurrent", "bytes", "ops",
+                                         "ranks", "t_alone_s", "t_overlapped_s", "factor", "coverage", NULL};
+        int dt = 0, tr = 0, cnt = 1;
+        x->coverage = 1;
+        if ((rc = jr_only_keys(r, e, p, ik)) || (rc = jr_pos(r, e, p, "m", 1, &x->m)) ||
+            (rc = jr_pos(r, e, p, "n", 1, &x->n)) || (rc = jr_pos(r, e, p, "k", 1, &x->k)) ||
+            (rc = jr_enum(r, e, p, "dtype", DTYPES, 0, &dt)) || (rc = jr_int(r, e, p, "gemms", 1, 1 << 30, 0, &cnt)) ||
+            (rc = jr_int(r, e, p, "reps", 1, 1 << 30, 0, &cnt)) || (rc = jr_int(r, e, p, "ops", 1, 1 << 30, 0, &cnt)) ||
+            (rc = jr_enum(r, e, p, "concurrent", TRAFFIC, 1, &tr)) || (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) ||
+            (rc = jr_int(r, e, p, "ranks", 1, 1 << 24, 1, &x->ranks)) ||
+            (rc = jr_pos(r, e, p, "t_alone_s", 1, &x->t_alone_s)) ||
+            (rc = jr_pos(r, e, p, "t_overlapped_s", 1, &x->t_overlapped_s)) ||
+            (rc = jr_min(r, e, p, "coverage", 0.0, 0, &x->coverage)))
+            return rc;
+        snprintf(x->concurrent, sizeof x->concurrent, "%s", TRAFFIC[tr]);
+        x->nccl = tr < N_NCCL_TRAFFIC;
+        if (x->coverage > 1) {
+            snprintf(pk, sizeof pk, "%s.coverage", p);
+            return sc_err_set(r->err, SC_EINPUT, r->src, pk, "expected a fraction from 0 to 1, got %g", x->coverage);
+        }
+        if (x->nccl && x->ranks < 2) {
+            snprintf(pk, sizeof pk, "%s.concurrent", p);
+            return sc_err_set(r->err, SC_EINPUT, r->src, pk,
+                              "an NCCL collective over 1 rank moves no data and cannot interfere: expected ranks >= 2 "
+                              "or \"memcpy-d2d\"");
+        }
+        /* concurrent traffic takes SMs and bandwidth from a GEMM, it cannot make it twice as fast */
+        if (x->t_overlapped_s < 0.5 * x->t_alone_s)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p,
+                              "expected t_overlapped_s >= 0.5 x t_alone_s (%g s), got %g s: a GEMM does not run twice "
+                              "as fast beside communication",
+                              0.5 * x->t_alone_s, x->t_overlapped_s);
+        json_t *f = json_object_get(e, "factor");
+        if (f) {
+            double want = x->t_overlapped_s / x->t_alone_s - 1;
+            snprintf(pk, sizeof pk, "%s.factor", p);
+            if (!json_is_number(f))
+                return jr_bad(r, pk, "a number", f);
+            if (!(fabs(json_number_value(f) - want) <= 1e-6))
+                return sc_err_set(r->err, SC_EINPUT, r->src, pk,
+                                  "expected t_overlapped_s / t_alone_s - 1 = %.8g, got %.8g", want,
+                                  json_number_value(f));
+        }
+        m->n_interf++;
+    }
     if ((rc = arr(r, root, "steps", &a, &n)))
         return rc;
     m->step = calloc(n + 1, sizeof *m->step);
@@ -220,6 +281,7 @@ void cal_meas_free(cal_meas *m)
     free(m->coll);
     free(m->gemm);
     free(m->membw);
+    free(m->interf);
     free(m->step);
     free(m);
 }
@@ -343,6 +405,56 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
     gsl_vector_free(x);
     gsl_matrix_free(cov);
     return rc;
+}
+
+/* ---- interference ------------------------------------------------------------------------ */
+/* overlap_slowdown (model/cost.h: compute runs this fraction slower while a collective shares the
+ * GPU) from the interference entries: factor_i = t_overlapped_i / t_alone_i - 1 per entry; the
+ * value is their median (robust to one disturbed run: a clock change, a neighbour's job), its sd
+ * the standard error sample sd / sqrt(n) (0 for one entry). Entries whose traffic is an NCCL
+ * collective are used when there are any; device copies (one-rank runs) only when there are none,
+ * and the report says so. Entries whose traffic spanned less than CAL_MIN_COVERAGE of the GEMMs
+ * measured partly the GEMM alone and are left out. A negative median is noise (traffic cannot
+ * speed a GEMM up): held at 0 and reported. No usable entries: the value is left as it is. */
+static int fit_interference(const cal_meas *m, cost_calib *out, cal_fit_report *rep, sc_err *err)
+{
+    int n_nccl = 0, n_copy = 0;
+    for (int i = 0; i < m->n_interf; i++) {
+        const cal_interf_m *x = &m->interf[i];
+        if (x->coverage < CAL_MIN_COVERAGE)
+            rep->interf_dropped++;
+        else if (x->nccl)
+            n_nccl++;
+        else
+            n_copy++;
+    }
+    const int use_nccl = n_nccl > 0, n = use_nccl ? n_nccl : n_copy;
+    if (!n)
+        return 0;
+    double *f = malloc(sizeof(double) * (size_t)n);
+    if (!f)
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    int j = 0;
+    for (int i = 0; i < m->n_interf; i++) {
+        const cal_interf_m *x = &m->interf[i];
+        if (x->coverage < CAL_MIN_COVERAGE || x->nccl != use_nccl)
+            continue;
+        if (!j)
+            snprintf(rep->interf_kind, sizeof rep->interf_kind, "%s", x->concurrent);
+        else if (strcmp(rep->interf_kind, x->concurrent))
+            snprintf(rep->interf_kind, sizeof rep->interf_kind, "nccl-*");
+        f[j] = x->t_overlapped_s / x->t_alone_s - 1;
+        rep->interf_negative += f[j] < 0;
+        j++;
+    }
+    gsl_sort(f, 1, (size_t)n);
+    rep->interf_points = n;
+    rep->interf_fallback = !use_nccl;
+    rep->interf_median = gsl_stats_median_from_sorted_data(f, 1, (size_t)n);
+    out->overlap_slowdown.v = rep->interf_median > 0 ? rep->interf_median : 0;
+    out->overlap_slowdown.sd = n > 1 ? gsl_stats_sd(f, 1, (size_t)n) / sqrt((double)n) : 0;
+    free(f);
+    return 0;
 }
 
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
@@ -516,6 +628,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                               "cluster's hbm_bandwidth_GBps (%g) is too low for them (caches?)",
                               out->hbm_eff.v, c->gpu.hbm_bw_Bps / 1e9);
     }
+    int rc_i = fit_interference(m, out, rep, err);
+    if (rc_i)
+        return rc_i;
     snprintf(out->name, sizeof out->name, "%.40s (fitted)", c->name);
     snprintf(out->cluster, sizeof out->cluster, "%s", c->name);
     snprintf(out->source, sizeof out->source,
@@ -541,6 +656,22 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
              rep->gemm_rms_rel);
     snprintf(fitted_m, sizeof fitted_m, "measured: mean of %d bandwidth runs", rep->membw_points);
     snprintf(kept, sizeof kept, "not measured: from %s", base_name ? base_name : "built-in defaults");
+    char interf[512] = "";
+    if (rep->interf_points) {
+        int l = snprintf(interf, sizeof interf,
+                         "measured by shardcast-bench: GEMM alone vs with concurrent %s, %d entries%s%.40s: median of "
+                         "t_overlapped_s / t_alone_s - 1, sd = sample sd / sqrt(n)",
+                         rep->interf_kind, rep->interf_points, m->date[0] ? ", " : "", m->date);
+        if (rep->interf_fallback && l > 0 && (size_t)l < sizeof interf)
+            l += snprintf(interf + l, sizeof interf - (size_t)l,
+                          "; no NCCL entries: device copies stood in for a collective");
+        if (rep->interf_median < 0 && l > 0 && (size_t)l < sizeof interf)
+            l += snprintf(interf + l, sizeof interf - (size_t)l, "; median %.3g is noise, held at 0",
+                          rep->interf_median);
+        if (rep->interf_dropped && l > 0 && (size_t)l < sizeof interf)
+            snprintf(interf + l, sizeof interf - (size_t)l, "; %d entries left out (traffic spanned < %.0f%% of the GEMMs)",
+                     rep->interf_dropped, CAL_MIN_COVERAGE * 100);
+    }
     int has_intra = 0, has_net = 0;
     for (int i = 0; i < m->n_coll; i++) {
         has_intra |= m->coll[i].m > 1;
@@ -562,7 +693,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         val(k->gemm_eff, 1, rep->gemm_points ? fitted_g : kept), "gemm_overhead_us",
         val(k->gemm_overhead_s, 1e6, rep->gemm_points ? fitted_g : kept), "hbm_efficiency",
         val(k->hbm_eff, 1, rep->membw_points ? fitted_m : kept), "optimizer_bytes_per_param",
-        val(k->opt_bytes_per_param, 1, kept), "overlap_slowdown", val(k->overlap_slowdown, 1, kept), "links", links,
+        val(k->opt_bytes_per_param, 1, kept), "overlap_slowdown",
+        val(k->overlap_slowdown, 1, rep->interf_points ? interf : kept), "links", links,
         "algorithms", "ring", "base_latency_us", val(k->base_lat_s[ALGO_RING], 1e6, m->n_coll ? fitted_c : kept),
         "tree", "base_latency_us", val(k->base_lat_s[ALGO_TREE], 1e6, kept), "bandwidth_factor",
         val(k->tree_bw_factor, 1, kept));

@@ -23,6 +23,16 @@ typedef struct cal_membw_m {
     double bytes, time_s;
 } cal_membw_m;
 
+/* One interference entry: a GEMM alone and with concurrent traffic on the same GPU. */
+typedef struct cal_interf_m {
+    char concurrent[32];  /* "nccl-allreduce" | "nccl-allgather" | "nccl-reducescatter" | "memcpy-d2d" */
+    int nccl;             /* 1: the traffic was an NCCL collective; 0: device copies standing in */
+    int ranks;
+    double m, n, k, bytes;
+    double t_alone_s, t_overlapped_s; /* per GEMM                                            */
+    double coverage;      /* part of the overlapped GEMMs the traffic spanned, 0..1 (1 if absent) */
+} cal_interf_m;
+
 typedef struct cal_step_m {
     spec_layout layout;
     char layout_str[64];
@@ -35,10 +45,11 @@ typedef struct cal_meas {
     char path[4096];
     char backend[16], device[128], date[64], note[256];
     int ranks, nodes, ranks_per_node;
-    int n_coll, n_gemm, n_membw, n_step;
+    int n_coll, n_gemm, n_membw, n_interf, n_step;
     cal_coll_m *coll;
     cal_gemm_m *gemm;
     cal_membw_m *membw;
+    cal_interf_m *interf;
     cal_step_m *step;
 } cal_meas;
 
@@ -54,7 +65,17 @@ typedef struct cal_fit_report {
     char at_bound[256];                  /* latencies the fit held at 0 (they came out
                                             negative unconstrained), "" if none          */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
+    /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
+    int interf_points;                   /* entries it is the median of                    */
+    int interf_dropped;                  /* entries left out: coverage < CAL_MIN_COVERAGE   */
+    int interf_fallback;                 /* 1: no NCCL entries, device-copy ones used       */
+    int interf_negative;                 /* entries with a negative factor (noise)          */
+    double interf_median;                /* median factor before holding it at >= 0         */
+    char interf_kind[32];                /* their concurrent traffic, or "nccl-*" if mixed   */
 } cal_fit_report;
+
+/* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */
+#define CAL_MIN_COVERAGE 0.95
 
 /* Fit the cost model on cluster c to m. Parameters the measurements cannot determine come
  * from `base` when given (and are listed in the report), else the fit is refused (SC_EINPUT

@@ -14,10 +14,13 @@ static const char HELP[] =
     "usage: shardcast calibrate fit MEASUREMENTS.json --cluster C -o CALIBRATION.json [--base CAL]\n\n"
     "Fits the collective cost model (bandwidth efficiency and hop latency per link tier, ring base\n"
     "latency) by GSL nonlinear least squares on relative error, the GEMM efficiency and overhead by\n"
-    "linear least squares, and the memory-bandwidth efficiency, to what shardcast-bench measured on\n"
-    "cluster C. Prints each parameter with its standard error and the residual. A parameter the\n"
-    "measurements cannot determine (e.g. the network on one node) is refused, unless --base names\n"
-    "a calibration to take it from (the output says which values came from there).\n\n"
+    "linear least squares, the memory-bandwidth efficiency, and the interference factor\n"
+    "overlap_slowdown (median over GEMMs timed alone and beside NCCL collectives; device copies only\n"
+    "when no NCCL entries exist), to what shardcast-bench measured on cluster C. Prints each\n"
+    "parameter with its standard error and the residual. A parameter the measurements cannot\n"
+    "determine (e.g. the network on one node) is refused, unless --base names a calibration to take\n"
+    "it from (the output says which values came from there); without interference entries\n"
+    "overlap_slowdown is kept from --base (or the defaults).\n\n"
     "  --cluster NAME|FILE    the cluster the measurements were taken on (line rates, peak)\n"
     "  --base NAME|FILE       calibration for the parameters not measured (\"defaults\": built-in)\n"
     "  -o, --out FILE         calibration JSON to write (atomically)\n";
@@ -85,8 +88,9 @@ int cal_fit_main(int argc, char **argv)
     cost_tier it = (cost_tier)rep.intra_tier;
     printf("fitted %s (%s, %d ranks on %d nodes) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
            s.cluster.name, o.out);
-    printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d\n",
-           rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points);
+    printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d; "
+           "interference: %d\n",
+           rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);
     row(it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency", out.bw_eff[it], 1, "",
         rep.at_bound);
     row("network efficiency", out.bw_eff[TIER_NET], 1, "", rep.at_bound);
@@ -96,6 +100,21 @@ int cal_fit_main(int argc, char **argv)
     row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
     row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
     row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
+    if (rep.interf_points)
+        printf("  %-34s %12.4g ± %-10.3g %s\n", "overlap slowdown (interference)", out.overlap_slowdown.v,
+               out.overlap_slowdown.sd, "compute slower");
+    else
+        row("overlap slowdown (interference)", out.overlap_slowdown, 1, "compute slower", rep.at_bound);
+    if (rep.interf_points)
+        printf("interference: median of %d entries with concurrent %s%s%s\n", rep.interf_points, rep.interf_kind,
+               rep.interf_fallback ? " (no NCCL entries: device copies stood in for a collective)" : "",
+               rep.interf_negative ? "; negative factors are noise" : "");
+    if (rep.interf_points && rep.interf_median < 0)
+        printf("interference: the median factor %.4g is negative (noise: traffic cannot speed a GEMM up): held at 0\n",
+               rep.interf_median);
+    if (rep.interf_dropped)
+        printf("interference: %d entries left out: their traffic spanned less than %.0f%% of the GEMMs\n",
+               rep.interf_dropped, CAL_MIN_COVERAGE * 100);
     if (rep.at_bound[0])
         printf("held at 0 (negative when fitted freely; the data barely determine them): %s\n", rep.at_bound);
     if (rep.undetermined[0])

@@ -1,6 +1,7 @@
 /* backend.h — what the calibration harness needs from a machine, as a small table of functions:
  * start and stop, communicators split by color/key, device memory, the three collectives, a GEMM,
- * a memory-bandwidth copy, a clock, and host-side reductions over all ranks. Two implementations:
+ * a memory-bandwidth copy, optionally GEMMs beside concurrent traffic (interference), a clock,
+ * and host-side reductions over all ranks. Two implementations:
  * cpu.c (MPI + CBLAS) and bench_gpu.cu (CUDA + NCCL + cuBLAS). Not here: what to measure, in
  * what order, or statistics and output (driver.c decides all of that, the same for both). */
 #ifndef SC_BENCH_BACKEND_H
@@ -19,6 +20,14 @@ typedef enum { BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_ALLREDUCE, BENCH_N_CO
 
 /* A communicator of the backend (an MPI_Comm or an ncclComm_t); opaque to the driver. */
 typedef struct bench_comm bench_comm;
+
+/* Communication-like traffic run beside GEMMs to measure interference (see interfere below). */
+typedef enum {
+    BENCH_TRAFFIC_NONE,      /* the GEMMs alone                                                  */
+    BENCH_TRAFFIC_ALLREDUCE, /* NCCL all-reduces of the buffer on the communicator               */
+    BENCH_TRAFFIC_COPY       /* device-to-device copies of the buffer by a kernel of a few CTAs,
+                                standing in for a collective where one rank has nothing to send  */
+} bench_traffic;
 
 /* Facts about this rank and the machine, filled by init. Strings are "" when not known. */
 typedef struct bench_host {
@@ -77,6 +86,17 @@ typedef struct bench_backend {
                 double *t_s);
     /* Copy `bytes` from src to dst through the memory system (reads + writes = 2 x bytes). */
     int (*membw)(void *dst, const void *src, size_t bytes, double *t_s);
+    /* Interference of communication with computation. Optional: NULL = not supported (cpu.c).
+     * Enqueues `traffic_ops` operations of `traffic` over `bytes` (all-reduce: src -> dst on c,
+     * count = bytes / element size; copy: src -> dst) on a second stream, then, starting no earlier
+     * than the traffic, `gemms` GEMMs as gemm() (batch 1, no transposes) back to back on the compute
+     * stream, and blocks until both are done. traffic = BENCH_TRAFFIC_NONE or traffic_ops = 0: the
+     * GEMMs alone; gemms = 0: the traffic alone. Returns the span of the GEMMs in *t_gemm_s (0 when
+     * none), of the traffic in *t_traffic_s (0 when none), and in *covered_s the part of the GEMM
+     * span during which the traffic was still running (0 when either is absent). */
+    int (*interfere)(bench_comm *c, bench_traffic traffic, bench_dtype dt, int m, int n, int k, int gemms,
+                     const void *A, const void *B, void *C, const void *src, void *dst, size_t bytes,
+                     int traffic_ops, double *t_gemm_s, double *t_traffic_s, double *covered_s);
 
     /* Host side, over all ranks of the world. */
     double (*now)(void); /* seconds, monotonic                                                */

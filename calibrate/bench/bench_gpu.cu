@@ -1,6 +1,7 @@
 /* bench_gpu.cu — the harness backend for NVIDIA GPUs: NCCL collectives on communicators from
  * ncclCommSplit, cuBLAS GEMMs (cublasGemmEx, bf16 in, fp32 accumulate: tensor cores), a device
- * copy kernel for memory bandwidth, every operation timed with CUDA events on one stream.
+ * copy kernel for memory bandwidth, every operation timed with CUDA events on one stream; for
+ * interference, GEMMs on that stream beside NCCL all-reduces or copies on a second one.
  * Ranks: built with -DSC_WITH_MPI, one process per GPU under mpirun (the NCCL unique id is
  * broadcast with MPI, host reductions use MPI); without it, one process and one rank
  * (ncclCommInitAll on device 0). Not here: what is measured (driver.c). */
@@ -32,6 +33,9 @@ static char g_err[512];
 static cudaStream_t g_stream;
 static cublasHandle_t g_blas;
 static cudaEvent_t g_ev0, g_ev1;
+/* interference: a second stream for the concurrent traffic, events around it and the GEMMs */
+static cudaStream_t g_side;
+static cudaEvent_t g_tr0, g_tr1, g_gm0, g_gm1;
 static int g_sms = 1;
 static int g_ready;
 
@@ -105,6 +109,10 @@ static int gpu_setup(int device, bench_host *h)
     CUDA_OK(cudaStreamCreate(&g_stream), "cudaStreamCreate");
     CUDA_OK(cudaEventCreate(&g_ev0), "cudaEventCreate");
     CUDA_OK(cudaEventCreate(&g_ev1), "cudaEventCreate");
+    CUDA_OK(cudaStreamCreate(&g_side), "cudaStreamCreate");
+    cudaEvent_t *evs[] = {&g_tr0, &g_tr1, &g_gm0, &g_gm1};
+    for (int i = 0; i < 4; i++)
+        CUDA_OK(cudaEventCreate(evs[i]), "cudaEventCreate");
     BLAS_OK(cublasCreate(&g_blas), "cublasCreate");
     BLAS_OK(cublasSetStream(g_blas, g_stream), "cublasSetStream");
     if (cublasGetVersion(g_blas, &v) == CUBLAS_STATUS_SUCCESS)
@@ -201,6 +209,11 @@ static void gpu_finalize(void)
         cublasDestroy(g_blas);
         cudaEventDestroy(g_ev0);
         cudaEventDestroy(g_ev1);
+        cudaEventDestroy(g_tr0);
+        cudaEventDestroy(g_tr1);
+        cudaEventDestroy(g_gm0);
+        cudaEventDestroy(g_gm1);
+        cudaStreamDestroy(g_side);
         cudaStreamDestroy(g_stream);
     }
 #ifdef SC_WITH_MPI
@@ -301,15 +314,15 @@ static int gpu_coll(bench_comm *c, bench_coll kind, bench_dtype dt, const void *
     return event_time(t_s);
 }
 
-static int gpu_gemm(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, const void *A, const void *B,
-                    void *C, double *t_s)
+/* Enqueue one GEMM on g_stream (through g_blas). */
+static int enqueue_gemm(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, const void *A, const void *B,
+                        void *C)
 {
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands. */
     const cudaDataType_t ty = dt == BENCH_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const float alpha = 1.0f, beta = 0.0f;
     const int lda = ta ? m : k, ldb = tb ? k : n, ldc = n;
     const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUDA_OK(cudaEventRecord(g_ev0, g_stream), "cudaEventRecord");
     if (batch <= 1)
         BLAS_OK(cublasGemmEx(g_blas, opb, opa, n, m, k, &alpha, B, ty, ldb, A, ty, lda, &beta, C, ty, ldc,
                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -319,7 +332,15 @@ static int gpu_gemm(bench_dtype dt, int ta, int tb, int m, int n, int k, int bat
                                            (long long)m * k, &beta, C, ty, ldc, (long long)m * n, batch,
                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmStridedBatchedEx");
-    return event_time(t_s);
+    return 0;
+}
+
+static int gpu_gemm(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, const void *A, const void *B,
+                    void *C, double *t_s)
+{
+    CUDA_OK(cudaEventRecord(g_ev0, g_stream), "cudaEventRecord");
+    int rc = enqueue_gemm(dt, ta, tb, m, n, k, batch, A, B, C);
+    return rc ? rc : event_time(t_s);
 }
 
 /* Grid-stride 16-byte copy: every byte read once and written once. */
@@ -344,6 +365,68 @@ static int gpu_membw(void *dst, const void *src, size_t bytes, double *t_s)
                                 g_stream),
                 "cudaMemcpyAsync");
     return event_time(t_s);
+}
+
+/* Concurrent device copies stand in for a collective's traffic where one rank has nobody to talk
+ * to: a copy kernel of as many CTAs as NCCL runs channels, NCCL's Simple-protocol thread count
+ * each (NCCL src/device: one CTA per channel, NCCL_SIMPLE_MAX_NTHREADS 512; 16 channels is a
+ * typical ring count on NVLink nodes, NCCL_MAX_NCHANNELS is 32). It takes SMs and HBM bandwidth
+ * the way NCCL's kernels do, without the links. */
+enum { COPY_CTAS = 16, COPY_THREADS = 512 };
+
+static int gpu_interfere(bench_comm *c, bench_traffic traffic, bench_dtype dt, int m, int n, int k, int gemms,
+                         const void *A, const void *B, void *C, const void *src, void *dst, size_t bytes,
+                         int traffic_ops, double *t_gemm_s, double *t_traffic_s, double *covered_s)
+{
+    *t_gemm_s = *t_traffic_s = *covered_s = 0;
+    const int with_traffic = traffic != BENCH_TRAFFIC_NONE && traffic_ops > 0;
+    const size_t esz = dt == BENCH_BF16 ? 2 : 4;
+    const ncclDataType_t t = dt == BENCH_BF16 ? ncclBfloat16 : ncclFloat32;
+    CUDA_OK(cudaStreamSynchronize(g_stream), "cudaStreamSynchronize");
+    CUDA_OK(cudaStreamSynchronize(g_side), "cudaStreamSynchronize");
+    if (with_traffic) {
+        CUDA_OK(cudaEventRecord(g_tr0, g_side), "cudaEventRecord");
+        for (int i = 0; i < traffic_ops; i++) {
+            if (traffic == BENCH_TRAFFIC_ALLREDUCE) {
+                NCCL_OK(ncclAllReduce(src, dst, bytes / esz, t, ncclSum, c->c, g_side), "ncclAllReduce");
+            } else {
+                sc_copy16<<<COPY_CTAS, COPY_THREADS, 0, g_side>>>((const uint4 *)src, (uint4 *)dst, bytes / 16);
+                CUDA_OK(cudaGetLastError(), "copy kernel");
+            }
+        }
+        CUDA_OK(cudaEventRecord(g_tr1, g_side), "cudaEventRecord");
+        /* the GEMMs start once the traffic has started: it spans them from their beginning */
+        CUDA_OK(cudaStreamWaitEvent(g_stream, g_tr0, 0), "cudaStreamWaitEvent");
+    }
+    if (gemms > 0) {
+        CUDA_OK(cudaEventRecord(g_gm0, g_stream), "cudaEventRecord");
+        for (int i = 0; i < gemms; i++) {
+            int rc = enqueue_gemm(dt, 0, 0, m, n, k, 1, A, B, C);
+            if (rc)
+                return rc;
+        }
+        CUDA_OK(cudaEventRecord(g_gm1, g_stream), "cudaEventRecord");
+    }
+    CUDA_OK(cudaStreamSynchronize(g_stream), "cudaStreamSynchronize");
+    CUDA_OK(cudaStreamSynchronize(g_side), "cudaStreamSynchronize");
+    float gm = 0, tr = 0;
+    if (gemms > 0) {
+        CUDA_OK(cudaEventElapsedTime(&gm, g_gm0, g_gm1), "cudaEventElapsedTime");
+        *t_gemm_s = gm * 1e-3;
+    }
+    if (with_traffic) {
+        CUDA_OK(cudaEventElapsedTime(&tr, g_tr0, g_tr1), "cudaEventElapsedTime");
+        *t_traffic_s = tr * 1e-3;
+    }
+    if (with_traffic && gemms > 0) {
+        /* times from the traffic's start: the GEMMs begin at g0 >= 0 (they waited for it) */
+        float g0 = 0, g1 = 0;
+        CUDA_OK(cudaEventElapsedTime(&g0, g_tr0, g_gm0), "cudaEventElapsedTime");
+        CUDA_OK(cudaEventElapsedTime(&g1, g_tr0, g_gm1), "cudaEventElapsedTime");
+        double end = g1 < tr ? g1 : tr, cov = (end - g0) * 1e-3;
+        *covered_s = cov > 0 ? cov : 0;
+    }
+    return 0;
 }
 
 static double gpu_now(void)
@@ -422,6 +505,7 @@ const bench_backend *bench_backend_get(void)
         b.coll = gpu_coll;
         b.gemm = gpu_gemm;
         b.membw = gpu_membw;
+        b.interfere = gpu_interfere;
         b.now = gpu_now;
         b.barrier = gpu_barrier;
         b.host_allreduce = gpu_host_allreduce;

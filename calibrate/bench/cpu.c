@@ -277,6 +277,7 @@ static const bench_backend CPU = {
     .coll = cpu_coll,
     .gemm = cpu_gemm,
     .membw = cpu_membw,
+    .interfere = NULL, /* interference is a GPU effect (NCCL kernels take SMs): not measured here */
     .now = cpu_now,
     .barrier = cpu_barrier,
     .host_allreduce = cpu_host_allreduce,

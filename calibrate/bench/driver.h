@@ -1,5 +1,6 @@
 /* driver.h — the calibration harness loop, the same over every backend: which measurements
- * (collectives per communicator and size, GEMMs, memory bandwidth, a real sharded step), warm-up
+ * (collectives per communicator and size, GEMMs, memory bandwidth, GEMMs beside concurrent
+ * communication (interference), a real sharded step), warm-up
  * and timed iterations, statistics (max over ranks per iteration, then mean/min/p95),
  * nccl-tests algbw/busbw, the printed tables and measurements.json (calibrate/README.md).
  * Not here: option parsing (main.c) or anything that touches MPI, CUDA or BLAS (backend.h). */
@@ -22,7 +23,7 @@ typedef struct bench_opts {
     int world_only;              /* --groups world: only the world communicator              */
     int n_p;                     /* --groups p=P,...: partition sizes (0 = every aligned p)   */
     int p[BENCH_MAX_P];
-    int skip_coll, skip_gemm, skip_membw;
+    int skip_coll, skip_gemm, skip_membw, skip_interf;
     /* GEMMs: square grid 128 .. gemm_max (0 = none), then the shapes of a model's layer       */
     int gemm_max;
     char gemm_model[64];
@@ -30,6 +31,8 @@ typedef struct bench_opts {
     wl_gemm model_gemm[WL_MAX_GEMMS];
     /* memory bandwidth: copies of 1 MiB, 4 MiB, ... up to membw_bytes                          */
     size_t membw_bytes;
+    /* interference: GEMMs alone and beside traffic over buffers of interf_bytes (0 = none)     */
+    size_t interf_bytes;
     /* the real sharded step, per layout (zero3 or mics:p=P)                                   */
     int n_steps;
     spec_layout step[BENCH_MAX_STEPS];

@@ -18,9 +18,10 @@
 static const char HELP[] =
     "usage: mpirun -np N %s [options] -o measurements.json\n\n"
     "Calibration harness of shardcast (one rank per %s): collectives over the world, partition,\n"
-    "replica, rail and intra-node communicators across message sizes, GEMMs, memory bandwidth and a\n"
-    "real sharded training step, written as measurements.json (schema shardcast-measurements/1, see\n"
-    "calibrate/README.md) for `shardcast calibrate fit`. Every time is per operation after a world\n"
+    "replica, rail and intra-node communicators across message sizes, GEMMs, memory bandwidth, (GPU)\n"
+    "the slowdown of GEMMs beside communication, and a real sharded training step, written as\n"
+    "measurements.json (schema shardcast-measurements/1, see calibrate/README.md) for\n"
+    "`shardcast calibrate fit`. Every time is per operation after a world\n"
     "barrier (max over ranks; mean, min and p95 over iterations).\n\n"
     "  --backend cpu|gpu      must match this binary (%s); shardcast-bench is cpu, shardcast-bench-gpu gpu\n"
     "  --min BYTES            smallest collective size S (nccl-tests S; K, M, G suffixes; default 1K)\n"
@@ -30,10 +31,13 @@ static const char HELP[] =
     "  --groups SPEC          communicators: p=P[,P...] partition sizes (each with its partition, replica,\n"
     "                         rail and intra-node groups), or world (default: every p dividing the ranks\n"
     "                         that divides or is a multiple of the ranks per node)\n"
-    "  --skip LIST            leave out some of: collectives,gemm,membw\n"
+    "  --skip LIST            leave out some of: collectives,gemm,membw,interference\n"
     "  --gemm-max N           square GEMM grid 128, 256, ... N (0 = none; default %d)\n"
     "  --gemm-model NAME|FILE also the GEMM shapes of that model's transformer layer (configs/models)\n"
     "  --membw-max BYTES      largest memory copy (1M, 4M, ... up to it; 0 = none; default %s)\n"
+    "  --interference-bytes B interference (GPU): 4096^3 and 8192^3 GEMMs alone, then while all-reduces of\n"
+    "                         B bytes (with one rank: device copies of B bytes) run on another stream\n"
+    "                         (0 = none; default 256M)\n"
     "  --step LIST            the real sharded step under these layouts: zero3, mics:p=P[,hier=0]\n"
     "                         (e.g. zero3,mics:p=2); parameters sharded over the partition group,\n"
     "                         all-gathered before forward and backward, GEMMs, gradients\n"
@@ -171,6 +175,8 @@ static int parse_skip(const char *arg, bench_opts *o)
             o->skip_gemm = 1;
         else if (!strcmp(t, "membw"))
             o->skip_membw = 1;
+        else if (!strcmp(t, "interference"))
+            o->skip_interf = 1;
         else
             return -1;
     }
@@ -252,7 +258,7 @@ static int load_gemm_model(const char *name, bench_opts *o, const bench_backend 
 }
 
 enum {
-    O_BACKEND = 1000, O_MIN, O_MAX, O_ITERS, O_WARMUP, O_GROUPS, O_SKIP, O_GEMM_MAX, O_GEMM_MODEL, O_MEMBW, O_STEP,
+    O_BACKEND = 1000, O_MIN, O_MAX, O_ITERS, O_WARMUP, O_GROUPS, O_SKIP, O_GEMM_MAX, O_GEMM_MODEL, O_MEMBW, O_INTERF, O_STEP,
     O_LAYERS, O_HIDDEN, O_FFN, O_SEQ, O_MB, O_GA, O_STEPS, O_TRACE, O_NOTE, O_QUIET, O_DRY
 };
 
@@ -269,6 +275,7 @@ int main(int argc, char **argv)
     o.warmup = 5;
     o.gemm_max = be->default_gemm_max;
     o.membw_bytes = be->default_membw_bytes;
+    o.interf_bytes = (size_t)256 << 20;
     o.layers = be->default_layers;
     o.hidden = be->default_hidden;
     o.seq = be->default_seq;
@@ -285,6 +292,7 @@ int main(int argc, char **argv)
         {"warmup", required_argument, 0, O_WARMUP},   {"groups", required_argument, 0, O_GROUPS},
         {"skip", required_argument, 0, O_SKIP},       {"gemm-max", required_argument, 0, O_GEMM_MAX},
         {"gemm-model", required_argument, 0, O_GEMM_MODEL}, {"membw-max", required_argument, 0, O_MEMBW},
+        {"interference-bytes", required_argument, 0, O_INTERF},
         {"step", required_argument, 0, O_STEP},       {"layers", required_argument, 0, O_LAYERS},
         {"hidden", required_argument, 0, O_HIDDEN},   {"ffn", required_argument, 0, O_FFN},
         {"seq", required_argument, 0, O_SEQ},         {"micro-batch", required_argument, 0, O_MB},
@@ -343,7 +351,7 @@ int main(int argc, char **argv)
             break;
         case O_SKIP:
             if (parse_skip(a, &o))
-                return bad_value("--skip", "a list of collectives, gemm, membw", a);
+                return bad_value("--skip", "a list of collectives, gemm, membw, interference", a);
             break;
         case O_GEMM_MAX:
             if (parse_int(a, 0, 1 << 17, &o.gemm_max))
@@ -353,6 +361,10 @@ int main(int argc, char **argv)
         case O_MEMBW:
             if (parse_bytes(a, &o.membw_bytes))
                 return bad_value("--membw-max", "a size in bytes such as 64M", a);
+            break;
+        case O_INTERF:
+            if (parse_bytes(a, &o.interf_bytes) || (o.interf_bytes && o.interf_bytes < 4096))
+                return bad_value("--interference-bytes", "0 or a size of at least 4K such as 256M", a);
             break;
         case O_STEP:
             if (parse_steps(a, &o, bad, sizeof bad))

@@ -211,6 +211,16 @@ BENCH_GPU="$(dirname "$BIN")/shardcast-bench-gpu"
 expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run or fit" -- "$BIN" calibrate
 expect calibrate-help 0 "usage: shardcast calibrate run" -- "$BIN" calibrate --help
 expect calibrate-bad-sub 2 "unknown subcommand 'frob'" -- "$BIN" calibrate frob
+# calibrate fit takes overlap_slowdown from interference entries: the fixture's NCCL factors are
+# 0.125, 0.25, 0.375 (one more left out for coverage 0.5, a memcpy one not used): median 0.25,
+# sd 0.125 / sqrt(3) = 0.0722 (tests/test_fit.c derives them)
+expect calibrate-fit-interference 0 "overlap slowdown (interference)            0.25 ± 0.0722" -- \
+    "$BIN" calibrate fit tests/fixtures/meas_interference.json --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci.json"
+if grep -q '"source": "measured by shardcast-bench: GEMM alone vs with concurrent nccl-allreduce, 3 entries' "$TMP/ci.json"; then
+    pass=$((pass + 1)); else echo "FAIL calibrate-fit-interference-source: $TMP/ci.json"; fail=$((fail + 1)); fi
+sed 's/"concurrent": "memcpy-d2d"/"concurrent": "nccl-broadcast"/' tests/fixtures/meas_interference.json >"$TMP/bad_interf.json"
+expect calibrate-fit-interference-bad 2 "bad_interf.json: \$.interference[4].concurrent: expected one of \"nccl-allreduce\"" -- \
+    "$BIN" calibrate fit "$TMP/bad_interf.json" --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci2.json"
 # meas_ok NAME FILE LAYOUT: schema, collectives all checked with 0 wrong elements, a step of
 # LAYOUT, and no FILE.tmp left behind
 meas_ok() {
@@ -231,6 +241,8 @@ if [ -x "$BENCH" ]; then
     one_line_err bench-bad-option-one-line "$BENCH" --bogus
     expect bench-bad-step 2 "--step: expected zero3 or mics:p=P[,hier=0], at most 8 of them, got \"ddp\"" -- "$BENCH" --step zero3,ddp
     expect bench-bad-size 2 "--max: expected a size in bytes such as 1M or 1G, got \"lots\"" -- "$BENCH" --max lots
+    expect bench-skip-interference 0 "" -- "$BENCH" --skip interference --interference-bytes 64M --dry-run
+    expect bench-bad-skip 2 "--skip: expected a list of collectives, gemm, membw, interference, got \"frob\"" -- "$BENCH" --skip frob
     expect bench-bad-model 2 "--gemm-model: no-such-model: no such file" -- "$BENCH" --gemm-model no-such-model
     expect calibrate-run-no-mpirun 1 "mpirun not found on PATH" -- env PATH=/nonexistent "$BIN" calibrate run -np 2
     if command -v mpirun >/dev/null 2>&1; then
