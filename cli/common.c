@@ -119,16 +119,16 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
     case 1013: {
-        spec_layout l;
-        char probe[96];
-        snprintf(probe, sizeof probe, "axonn:x=1,y=1,z=1,placement=%.40s", arg);
-        if (spec_layout_parse(probe, &l, err)) {
-            snprintf(err->source, sizeof err->source, "--placement");
-            snprintf(err->text, sizeof err->text,
-                     "expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"%s\"",
-                     arg);
-            return SC_EINPUT;
+        int seen[4] = {0}, ok = strlen(arg) == 4;
+        for (int i = 0; ok && i < 4; i++) {
+            const char *q = strchr("xyzd", arg[i]);
+            ok = arg[i] && q && !seen[q - "xyzd"]++;
         }
+        if (!ok)
+            return sc_err_set(err, SC_EINPUT, "--placement", "",
+                              "expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got "
+                              "\"%s\"",
+                              arg);
         s->placement = arg;
         return 1;
     }

@@ -67,8 +67,6 @@ typedef struct cli_setup {
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \
-    "  --interference on|off  compute slowed beside NCCL kernels (default on: the calibration's\n"   \
-    "                         overlap_slowdown; off: none)\n"                                       \
     "  --json                 machine-readable output on stdout\n"
 
 /* The directory holding the running binary (/proc/self/exe, else argv0's directory, else "."). */

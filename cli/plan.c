@@ -139,12 +139,47 @@ static int push(spec_layout *out, int n, int max, spec_layout l)
 
 /* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
  * communicator (axes of size 1 can sit anywhere: one placement each). */
+static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
+                                     "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
+                                     "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
+
+/* Strides of the axes of size > 1 under a placement (0 for size-1 axes): equal signatures
+ * place every communicator identically. */
+static void stride_sig(const int size[4], const char *placement, int st[4])
+{
+    int stride = 1;
+    for (int i = 0; i < 4; i++) {
+        int a = (int)(strchr("xyzd", placement[i]) - "xyzd");
+        st[a] = size[a] > 1 ? stride : 0;
+        stride *= size[a];
+    }
+}
+
+/* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
+ * (in PERMS order) with the same communicators. */
+static void canon_axonn(spec_layout *l, int N)
+{
+    if (l->kind != LAYOUT_AXONN)
+        return;
+    int xyz = l->grid[0] * l->grid[1] * l->grid[2];
+    if (xyz <= 0 || N % xyz)
+        return;
+    int size[4] = {l->grid[0], l->grid[1], l->grid[2], N / xyz}, want[4], st[4];
+    l->grid[3] = 0;
+    stride_sig(size, l->placement[0] ? l->placement : "xyzd", want);
+    for (int pi = 0; pi < 24; pi++) {
+        stride_sig(size, PERMS[pi], st);
+        if (!memcmp(st, want, sizeof st)) {
+            memcpy(l->placement, PERMS[pi], 5);
+            return;
+        }
+    }
+}
+
 static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
                          int n, int max)
 {
-    static const char *const perms[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
-                                          "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
-                                          "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
+    const char *const *perms = PERMS;
     int N = nodes * c->gpus_per_node;
     for (int x = 1; x <= N; x++)
         for (int y = 1; x * y <= N; y++)
@@ -159,12 +194,8 @@ static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, 
                     memcpy(l.placement, perms[pi], 5);
                     if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
                         continue;
-                    int st[4] = {0}, stride = 1, dup = 0;
-                    for (int i = 0; i < 4; i++) {
-                        int a = (int)(strchr("xyzd", perms[pi][i]) - "xyzd");
-                        st[a] = size[a] > 1 ? stride : 0;
-                        stride *= size[a];
-                    }
+                    int st[4], dup = 0;
+                    stride_sig(size, perms[pi], st);
                     for (int j = 0; j < n_seen && !dup; j++)
                         dup = !memcmp(seen[j], st, sizeof st);
                     if (dup)
@@ -388,6 +419,9 @@ int cmd_plan(int argc, char **argv)
         mask = ~0u;
     if (mask && !explicit_args)
         s.n_layouts = 0;
+    if (mask != ~0u && (mask & FAM(LAYOUT_LUWU)) && !s.cluster.innet.present)
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--layouts", "",
+                                         "luwu needs a cluster with an in_network_optimizer; %s has none", s.cluster.name));
 
     size_t cap = 4096, n = 0, n_oom = 0;
     enum { MAX_LAYS = 8192 };
@@ -409,11 +443,13 @@ int cmd_plan(int argc, char **argv)
         for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++) {
             char a[96], b[96];
             int dup = 0;
-            spec_layout_str(&s.layouts[i], a, sizeof a);
+            spec_layout li = s.layouts[i];
+            canon_axonn(&li, N);
+            spec_layout_str(&li, a, sizeof a);
             for (int j = 0; j < nl && !dup; j++)
                 dup = !strcmp(a, spec_layout_str(&lays[j], b, sizeof b));
             if (!dup && !spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
-                lays[nl++] = s.layouts[i];
+                lays[nl++] = li;
         }
         /* micro-batch x accumulation splits of the per-GPU batch */
         double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;

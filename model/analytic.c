@@ -53,10 +53,12 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const double *f
             time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k]);
             comm += it->gather[k].offload ? 0 : o->g[k];
         }
+        double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
             time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k]);
-            comm += it->inl[k].offload ? 0 : o->in[k];
+            inl += it->inl[k].offload ? 0 : o->in[k];
         }
+        comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k]);
             comm += it->reduce[k].offload ? 0 : o->r[k];

@@ -307,7 +307,7 @@ double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
 
 static double add_group(const lo_graph *g, const lo_coll *c, double times, double by_group[N_GROUPS])
 {
-    double b = times * cost_busbw_factor(c->kind, g->group[c->group].n) * c->bytes;
+    double b = times * cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
     by_group[c->group] += b;
     return b;
 }

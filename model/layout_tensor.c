@@ -22,6 +22,8 @@ enum { AX_X, AX_Y, AX_Z, AX_D };
 static void set_axes(lo_graph *g, const int size[4], const char *placement)
 {
     int stride = 1;
+    if (!placement[0])
+        placement = "xyzd"; /* a layout built in code without one: the default */
     for (int i = 0; i < 4; i++) {
         int a = (int)(strchr("xyzd", placement[i]) - "xyzd");
         g->ax_stride[a] = stride;

@@ -99,7 +99,8 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
         double big = wl_max_layer_params(w) * gz;
-        o->gathered = (1 + t->prefetch_layers) * big * bp + big * bg;
+        int ahead = l->kind == LAYOUT_AXONN && !l->overlap ? 0 : t->prefetch_layers; /* overlap=0: none */
+        o->gathered = (1 + ahead) * big * bp + big * bg;
     } else {
         o->buckets = 2 * t->bucket_bytes; /* one reducing, one filling (DDP; ZeRO-1/2 reduce + gather) */
     }

@@ -248,13 +248,17 @@ static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z*d to equal the %d GPUs, got %d", name, n,
                           prod * l->grid[3]);
     int size[SPEC_AXES] = {l->grid[0], l->grid[1], l->grid[2], n / prod}, cum = 1;
+    const char *pl = l->placement[0] ? l->placement : "xyzd";
     for (int i = 0; i < SPEC_AXES; i++) {
-        cum *= size[strchr("xyzd", l->placement[i]) - "xyzd"];
+        const char *q = pl[i] ? strchr("xyzd", pl[i]) : NULL;
+        if (!q)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: placement \"%s\" is not a permutation of xyzd", name, pl);
+        cum *= size[q - "xyzd"];
         if (!(g % cum == 0 || cum % g == 0))
             return sc_err_set(err, SC_EINPUT, "layout", "",
                               "%s: placement %s puts %d ranks in the innermost axes; expected a divisor or multiple of "
                               "the %d GPUs per node",
-                              name, l->placement, cum, g);
+                              name, pl, cum, g);
     }
     return 0;
 }
@@ -295,6 +299,9 @@ int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *e
     char name[64];
     spec_layout_str(l, name, sizeof name);
     int split_heads = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[1] : 1;
+    if (l->kind == LAYOUT_TP && (m->ffn % l->t || m->hidden % l->t))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
+                          m->ffn, m->name, l->t);
     if (m->heads % split_heads || m->kv_heads % split_heads)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits the attention heads %d ways; %s has %d heads and %d "
                           "key/value heads", name, split_heads, m->name, m->heads, m->kv_heads);

@@ -248,6 +248,34 @@ START_TEST(test_placement_nvlink)
 }
 END_TEST
 
+START_TEST(test_blocking_collectives_no_interference)
+{
+    /* tp:t=8,overlap=0 on one p4d node: every collective is inline with nothing beside it (the
+     * data axis has one rank), so no compute ever runs next to an NCCL kernel: a 0.3 slowdown
+     * must change nothing, in either engine (review finding: the analytical bound once counted
+     * the inline all-reduces as overlappable). */
+    cfg x;
+    tiny_cfg(&x);
+    sc_err err;
+    ck_assert(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x.c, &err) == 0);
+    ck_assert(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0);
+    cost_calib_defaults(&x.c, &x.k);
+    wl_build(&x.m, &x.tr, &x.w);
+    lo_graph *g = graph(&x, "tp:t=8,overlap=0", 1);
+    double base = step(&x, g);
+    x.k.overlap_slowdown.v = 0.3;
+    ck_assert_double_eq_tol(step(&x, g), base, 1e-12 * base);
+    an_timed t;
+    exec_result r;
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    an_time(g, &x.w, &x.k, &x.c, &t);
+    ck_assert(exec_run(g, &t, &x.k, &x.c, &o, &r, &err) == 0);
+    ck_assert_double_eq_tol(r.step_s, base, 1e-9 * base);
+    free(g);
+}
+END_TEST
+
 START_TEST(test_gemm_tile_quantization)
 {
     /* Tiny calibration (efficiency 1, no overhead, peak 1e12, HBM 1e12 B/s) with 64-wide tiles:
@@ -358,6 +386,7 @@ Suite *tensor_suite(void)
     tcase_add_test(t, test_depth_axis_is_zero3);
     tcase_add_test(t, test_overlap_switch);
     tcase_add_test(t, test_placement_nvlink);
+    tcase_add_test(t, test_blocking_collectives_no_interference);
     tcase_add_test(t, test_gemm_tile_quantization);
     tcase_add_test(t, test_narrow_gemms_slower);
     tcase_add_test(t, test_layout_errors);
