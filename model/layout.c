@@ -111,14 +111,10 @@ void lo_item_drop_trivial(const lo_graph *g, lo_item *it)
     it->n_reduce = keep(g, it->reduce, it->n_reduce);
 }
 
-/* Fill one micro-step; last = 1 for the accumulation-boundary micro-step. */
-static void build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi)
+void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
-    const spec_layout *l = &g->layout;
-    const double e = g->elem_bytes;
-    const int N = g->n_ranks, G = g->gpus_per_node;
     memset(mi, 0, sizeof *mi);
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < w->n_layers; j++) {
             int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
             const wl_layer *L = &w->layer[li];
@@ -127,54 +123,62 @@ static void build_micro(lo_graph *g, const wl *w, const spec_training *t, int la
             it->layer = li;
             it->count = L->count;
             it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
-            double S = L->params * e; /* this layer's parameters (or gradients), bytes */
-            switch (l->kind) {
-            case LAYOUT_DDP:
-                if (pass == LO_BWD && last)
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
-                break;
-            case LAYOUT_ZERO1:
-            case LAYOUT_ZERO2:
-                if (pass == LO_BWD && (last || l->kind == LAYOUT_ZERO2))
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
-                break;
-            case LAYOUT_ZERO3:
-                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, 1);
-                if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
-                break;
-            case LAYOUT_MICS:
-                if (l->hier && l->p > G) {
-                    /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
-                     * shards = S/G bytes), then inside the node over NVLink. */
-                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
-                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, 1);
-                } else {
-                    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
-                }
-                if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
-                break;
-            case LAYOUT_HSDP:
-                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
-                if (pass == LO_BWD) {
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
-                    if (!l->sync_boundary && N / l->p > 1)
-                        it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
-                }
-                break;
-            default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
-                break;
-            case LAYOUT_ZEROPP:
-                /* forward from the primary (world) shards; backward from the secondary copy
-                 * sharded inside hpz ranks; gradients reduce-scattered over the world. */
-                it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
-                if (pass == LO_BWD)
-                    it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
-                break;
-            }
+            fill(g, w, t, last, it);
             lo_item_drop_trivial(g, it);
         }
+}
+
+/* One item of the data-parallel and sharded layouts. */
+static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    const lo_pass pass = it->pass;
+    double S = w->layer[it->layer].params * g->elem_bytes; /* its parameters (or gradients), bytes */
+    switch (l->kind) {
+    case LAYOUT_DDP:
+        if (pass == LO_BWD && last)
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+        break;
+    case LAYOUT_ZERO1:
+    case LAYOUT_ZERO2:
+        if (pass == LO_BWD && (last || l->kind == LAYOUT_ZERO2))
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
+        break;
+    case LAYOUT_ZERO3:
+        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, 1);
+        if (pass == LO_BWD)
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+        break;
+    case LAYOUT_MICS:
+        if (l->hier && l->p > G) {
+            /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
+             * shards = S/G bytes), then inside the node over NVLink. */
+            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
+            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, 1);
+        } else {
+            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+        }
+        if (pass == LO_BWD)
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+        break;
+    case LAYOUT_HSDP:
+        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+        if (pass == LO_BWD) {
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+            if (!l->sync_boundary && N / l->p > 1)
+                it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
+        }
+        break;
+    default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
+        break;
+    case LAYOUT_ZEROPP:
+        /* forward from the primary (world) shards; backward from the secondary copy
+         * sharded inside hpz ranks; gradients reduce-scattered over the world. */
+        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
+        if (pass == LO_BWD)
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+        break;
     }
 }
 
@@ -198,8 +202,8 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         return;
     }
     lo_make_groups(g, c);
-    build_micro(g, w, t, 0, &g->micro);
-    build_micro(g, w, t, 1, &g->last);
+    lo_build_micro(g, w, t, 0, &g->micro, dp_item);
+    lo_build_micro(g, w, t, 1, &g->last, dp_item);
 
     const int N = g->n_ranks;
     const double psi = w->params, e = g->elem_bytes;

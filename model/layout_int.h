@@ -9,6 +9,11 @@ lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks
 int lo_buckets(double bytes, double bucket);
 /* Geometry of every communicator of g (ax_stride / ax_size set first for GRP_AX*). */
 void lo_make_groups(lo_graph *g, const spec_cluster *c);
+/* Fills one item's collectives (its pass, layer, count and recompute are set). */
+typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
+/* One micro-step (last = 1: the accumulation-boundary one): forward over the layers, backward in
+ * reverse, each item filled by `fill`, then stripped of trivial collectives. */
+void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
 /* tp and axonn layouts (layout_tensor.c): fills groups, lw, micro, last, boundary, prefetch. */

@@ -41,28 +41,17 @@ static void item_colls(const lo_graph *g, int last, lo_item *it, double S)
         it->reduce[it->n_reduce++] = offloaded(COLL_REDUCESCATTER, last ? GRP_INNET_UPD : GRP_INNET, S);
 }
 
-static void build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi)
+static void offload_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
-    memset(mi, 0, sizeof *mi);
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = 0; j < w->n_layers; j++) {
-            int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
-            const wl_layer *L = &w->layer[li];
-            lo_item *it = &mi->item[mi->n_items++];
-            it->pass = (lo_pass)pass;
-            it->layer = li;
-            it->count = L->count;
-            it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
-            item_colls(g, last, it, L->params * g->elem_bytes);
-            lo_item_drop_trivial(g, it);
-        }
+    (void)t;
+    item_colls(g, last, it, w->layer[it->layer].params * g->elem_bytes);
 }
 
 void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     lo_make_groups(g, c);
-    build_micro(g, w, t, 0, &g->micro);
-    build_micro(g, w, t, 1, &g->last);
+    lo_build_micro(g, w, t, 0, &g->micro, offload_item);
+    lo_build_micro(g, w, t, 1, &g->last, offload_item);
     if (g->layout.kind == LAYOUT_LUWU)
         return; /* the update ran on the node as the last gradients arrived: no boundary op */
     /* zero3-offload: CPU Adam over the node's G shards (its CPU serves all its GPUs), then the

@@ -144,23 +144,12 @@ static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, 
     }
 }
 
-static void build_micro(lo_graph *g, const wl *lw, const spec_training *t, int last, lo_micro *mi)
+static void tensor_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
-    memset(mi, 0, sizeof *mi);
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = 0; j < lw->n_layers; j++) {
-            int li = pass == LO_FWD ? j : lw->n_layers - 1 - j;
-            lo_item *it = &mi->item[mi->n_items++];
-            it->pass = (lo_pass)pass;
-            it->layer = li;
-            it->count = lw->layer[li].count;
-            it->recompute = pass == LO_BWD && t->act_ckpt && lw->layer[li].kind == WL_BLOCK;
-            if (g->layout.kind == LAYOUT_TP)
-                tp_item(g, lw, t, last, it);
-            else
-                axonn_item(g, lw, t, last, it);
-            lo_item_drop_trivial(g, it);
-        }
+    if (g->layout.kind == LAYOUT_TP)
+        tp_item(g, lw, t, last, it);
+    else
+        axonn_item(g, lw, t, last, it);
 }
 
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
@@ -181,8 +170,8 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     }
     g->prefetch = l->overlap ? t->prefetch_layers : 0;
     lo_make_groups(g, c);
-    build_micro(g, &lw, t, 0, &g->micro);
-    build_micro(g, &lw, t, 1, &g->last);
+    lo_build_micro(g, &lw, t, 0, &g->micro, tensor_item);
+    lo_build_micro(g, &lw, t, 1, &g->last, tensor_item);
 
     double local = 0; /* parameters this rank holds */
     for (int i = 0; i < lw.n_layers; i++)
