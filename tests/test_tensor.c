@@ -41,6 +41,21 @@ static void tiny_cfg(cfg *x)
     wl_build(&x->m, &x->tr, &x->w);
 }
 
+/* p4d.24xlarge with its built-in default calibration (overlap slowdown 0), a shipped model,
+ * the tiny configuration's training (checkpointing as given). */
+static void p4d_cfg(cfg *x, const char *model, int act_ckpt)
+{
+    tiny_cfg(x);
+    char path[128];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x->c, &err) == 0, "%s", err.text);
+    snprintf(path, sizeof path, "configs/models/%s.json", model);
+    ck_assert_msg(spec_load_model(path, &x->m, &err) == 0, "%s: %s", path, err.text);
+    cost_calib_defaults(&x->c, &x->k);
+    x->tr.act_ckpt = act_ckpt;
+    wl_build(&x->m, &x->tr, &x->w);
+}
+
 static lo_graph *graph(const cfg *x, const char *layout, int nodes)
 {
     spec_layout l;
@@ -198,14 +213,7 @@ START_TEST(test_overlap_switch)
     /* Turning overlap off can only slow a step (every collective becomes blocking, nothing is
      * prefetched); on gpt3-1.3b over 2 p4d nodes it must cost something. */
     cfg x;
-    tiny_cfg(&x);
-    char path[] = "configs/clusters/p4d.24xlarge.json";
-    sc_err err;
-    ck_assert_msg(spec_load_cluster(path, &x.c, &err) == 0, "%s", err.text);
-    ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0, "%s", err.text);
-    cost_calib_defaults(&x.c, &x.k);
-    x.tr.act_ckpt = 1;
-    wl_build(&x.m, &x.tr, &x.w);
+    p4d_cfg(&x, "gpt3-1.3b", 1);
     const char *on[] = {"tp:t=8", "tp:t=4,zero1=0", "axonn:x=2,y=2,z=2", "axonn:x=4,y=2,z=2", "axonn:x=1,y=1,z=8"};
     for (int i = 0; i < 5; i++) {
         char off[64];
@@ -225,12 +233,8 @@ START_TEST(test_placement_nvlink)
      * (placement xyzd: x innermost) beat the same grid with x across the nodes (dxyz: the two
      * replicas inside each node, x strided over both nodes), in both engines. */
     cfg x;
-    tiny_cfg(&x);
     sc_err err;
-    ck_assert(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x.c, &err) == 0);
-    ck_assert(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0);
-    cost_calib_defaults(&x.c, &x.k);
-    wl_build(&x.m, &x.tr, &x.w);
+    p4d_cfg(&x, "gpt3-1.3b", 0);
     lo_graph *in = graph(&x, "axonn:x=4,y=1,z=1", 2), *out = graph(&x, "axonn:x=4,y=1,z=1,placement=dxyz", 2);
     ck_assert_int_eq(in->group[GRP_AX0].k, 1);
     ck_assert_int_eq(out->group[GRP_AX0].k, 2);
@@ -255,12 +259,8 @@ START_TEST(test_blocking_collectives_no_interference)
      * must change nothing, in either engine (review finding: the analytical bound once counted
      * the inline all-reduces as overlappable). */
     cfg x;
-    tiny_cfg(&x);
     sc_err err;
-    ck_assert(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x.c, &err) == 0);
-    ck_assert(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0);
-    cost_calib_defaults(&x.c, &x.k);
-    wl_build(&x.m, &x.tr, &x.w);
+    p4d_cfg(&x, "gpt3-1.3b", 0);
     lo_graph *g = graph(&x, "tp:t=8,overlap=0", 1);
     double base = step(&x, g);
     x.k.overlap_slowdown.v = 0.3;
@@ -296,10 +296,8 @@ START_TEST(test_narrow_gemms_slower)
      * per GEMM): a 16 x 16 grid gives 320-wide blocks (run as 384: 5/6 efficiency) and the
      * same FLOPs per GPU, so the block's forward takes longer than data parallelism's. */
     cfg x;
-    tiny_cfg(&x);
     sc_err err;
-    ck_assert(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x.c, &err) == 0);
-    ck_assert(spec_load_model("configs/models/gpt3-13b.json", &x.m, &err) == 0);
+    p4d_cfg(&x, "gpt3-13b", 0);
     ck_assert_msg(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &x.k, &err) == 0, "%s", err.text);
     ck_assert_double_eq(x.k.gemm_tile.v, 128);
     wl_build(&x.m, &x.tr, &x.w);
