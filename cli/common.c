@@ -118,20 +118,14 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         return 1;
     case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
-    case 1013: {
-        int seen[4] = {0}, ok = strlen(arg) == 4;
-        for (int i = 0; ok && i < 4; i++) {
-            const char *q = strchr("xyzd", arg[i]);
-            ok = arg[i] && q && !seen[q - "xyzd"]++;
-        }
-        if (!ok)
+    case 1013:
+        if (!spec_placement_valid(arg))
             return sc_err_set(err, SC_EINPUT, "--placement", "",
                               "expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got "
                               "\"%s\"",
                               arg);
         s->placement = arg;
         return 1;
-    }
     case 1014:
         if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
             s->no_interference = !strcmp(arg, "off");

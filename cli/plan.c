@@ -143,16 +143,15 @@ static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "x
                                      "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
                                      "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
 
-/* Strides of the axes of size > 1 under a placement (0 for size-1 axes): equal signatures
- * place every communicator identically. */
-static void stride_sig(const int size[4], const char *placement, int st[4])
+/* Strides of l's axes of size > 1 on N GPUs (0 for size-1 axes): equal signatures place every
+ * communicator identically. */
+static void stride_sig(const spec_layout *l, int N, int st[4])
 {
-    int stride = 1;
-    for (int i = 0; i < 4; i++) {
-        int a = (int)(strchr("xyzd", placement[i]) - "xyzd");
-        st[a] = size[a] > 1 ? stride : 0;
-        stride *= size[a];
-    }
+    int size[4];
+    spec_layout_axes(l, N, size, st);
+    for (int a = 0; a < 4; a++)
+        if (size[a] == 1)
+            st[a] = 0;
 }
 
 /* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
@@ -164,11 +163,13 @@ static void canon_axonn(spec_layout *l, int N)
     int xyz = l->grid[0] * l->grid[1] * l->grid[2];
     if (xyz <= 0 || N % xyz)
         return;
-    int size[4] = {l->grid[0], l->grid[1], l->grid[2], N / xyz}, want[4], st[4];
+    int want[4], st[4];
     l->grid[3] = 0;
-    stride_sig(size, l->placement[0] ? l->placement : "xyzd", want);
+    stride_sig(l, N, want);
+    spec_layout q = *l;
     for (int pi = 0; pi < 24; pi++) {
-        stride_sig(size, PERMS[pi], st);
+        memcpy(q.placement, PERMS[pi], 5);
+        stride_sig(&q, N, st);
         if (!memcmp(st, want, sizeof st)) {
             memcpy(l->placement, PERMS[pi], 5);
             return;
@@ -179,23 +180,22 @@ static void canon_axonn(spec_layout *l, int N)
 static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
                          int n, int max)
 {
-    const char *const *perms = PERMS;
     int N = nodes * c->gpus_per_node;
     for (int x = 1; x <= N; x++)
         for (int y = 1; x * y <= N; y++)
             for (int z = 1; x * y * z <= N; z++) {
                 if (N % (x * y * z))
                     continue;
-                int size[4] = {x, y, z, N / (x * y * z)}, seen[24][4], n_seen = 0;
+                int seen[24][4], n_seen = 0;
                 for (int pi = 0; pi < 24; pi++) {
-                    if (only && strcmp(only, perms[pi]))
+                    if (only && strcmp(only, PERMS[pi]))
                         continue;
                     spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
-                    memcpy(l.placement, perms[pi], 5);
+                    memcpy(l.placement, PERMS[pi], 5);
                     if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
                         continue;
                     int st[4], dup = 0;
-                    stride_sig(size, perms[pi], st);
+                    stride_sig(&l, N, st);
                     for (int j = 0; j < n_seen && !dup; j++)
                         dup = !memcmp(seen[j], st, sizeof st);
                     if (dup)

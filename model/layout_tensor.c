@@ -18,20 +18,6 @@
 
 enum { AX_X, AX_Y, AX_Z, AX_D };
 
-/* Strides of the axes: placement lists them from the innermost (stride 1) outwards. */
-static void set_axes(lo_graph *g, const int size[4], const char *placement)
-{
-    int stride = 1;
-    if (!placement[0])
-        placement = "xyzd"; /* a layout built in code without one: the default */
-    for (int i = 0; i < 4; i++) {
-        int a = (int)(strchr("xyzd", placement[i]) - "xyzd");
-        g->ax_stride[a] = stride;
-        g->ax_size[a] = size[a];
-        stride *= size[a];
-    }
-}
-
 static lo_coll add_bytes(lo_coll c, double bytes, int chunks)
 {
     c.bytes += bytes;
@@ -160,14 +146,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     wl_localize(w, l, N, &lw);
     memcpy(g->lw, lw.layer, sizeof g->lw);
     g->local_layers = 1;
-    if (l->kind == LAYOUT_TP) {
-        int size[4] = {l->t, 1, 1, N / l->t}; /* tensor on x, data on d */
-        set_axes(g, size, "xyzd");
-    } else {
-        int xyz = l->grid[0] * l->grid[1] * l->grid[2];
-        int size[4] = {l->grid[0], l->grid[1], l->grid[2], N / xyz};
-        set_axes(g, size, l->placement);
-    }
+    spec_layout_axes(l, N, g->ax_size, g->ax_stride); /* checked by spec_layout_check */
     g->prefetch = l->overlap ? t->prefetch_layers : 0;
     lo_make_groups(g, c);
     lo_build_micro(g, &lw, t, 0, &g->micro, tensor_item);

@@ -170,6 +170,13 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err);
+/* 1 when p orders the axes x, y, z, d (a permutation of "xyzd"), else 0. */
+int spec_placement_valid(const char *p);
+/* Size and stride of each grid axis (x, y, z, d) of layout l on n_ranks GPUs: axonn its grid
+ * under its placement (innermost axis stride 1; an empty placement is "xyzd"), tp tensor on x
+ * and data on d, every other layout one axis of size 1. Returns 0, or -1 when the placement is
+ * not a permutation or the grid does not divide n_ranks. */
+int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int stride[SPEC_AXES]);
 /* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
  * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);

@@ -75,19 +75,56 @@ static int parse_bool(const char *s, const char *key, const char *val, int *out,
     return 0;
 }
 
-static int parse_placement(const char *s, const char *val, char *out, sc_err *err)
+int spec_placement_valid(const char *p)
 {
     int seen[SPEC_AXES] = {0};
-    if (strlen(val) != SPEC_AXES)
-        goto bad;
+    if (!p || strlen(p) != SPEC_AXES)
+        return 0;
     for (int i = 0; i < SPEC_AXES; i++) {
-        const char *q = strchr("xyzd", val[i]);
-        if (!val[i] || !q || seen[q - "xyzd"]++)
-            goto bad;
+        const char *q = strchr("xyzd", p[i]);
+        if (!q || seen[q - "xyzd"]++)
+            return 0;
     }
-    memcpy(out, val, SPEC_AXES + 1);
+    return 1;
+}
+
+int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int stride[SPEC_AXES])
+{
+    const char *pl = "xyzd";
+    for (int a = 0; a < SPEC_AXES; a++)
+        size[a] = stride[a] = 1;
+    if (l->kind == LAYOUT_TP) {
+        if (l->t < 1 || n_ranks % l->t)
+            return -1;
+        size[0] = l->t;
+        size[3] = n_ranks / l->t;
+    } else if (l->kind == LAYOUT_AXONN) {
+        int xyz = l->grid[0] * l->grid[1] * l->grid[2];
+        if (xyz < 1 || n_ranks % xyz)
+            return -1;
+        for (int a = 0; a < SPEC_AXES - 1; a++)
+            size[a] = l->grid[a];
+        size[3] = n_ranks / xyz;
+        if (l->placement[0])
+            pl = l->placement;
+        if (!spec_placement_valid(pl))
+            return -1;
+    }
+    int st = 1;
+    for (int i = 0; i < SPEC_AXES; i++) {
+        int a = (int)(strchr("xyzd", pl[i]) - "xyzd");
+        stride[a] = st;
+        st *= size[a];
+    }
     return 0;
-bad:
+}
+
+static int parse_placement(const char *s, const char *val, char *out, sc_err *err)
+{
+    if (spec_placement_valid(val)) {
+        memcpy(out, val, SPEC_AXES + 1);
+        return 0;
+    }
     return sc_err_set(err, SC_EINPUT, "layout", "",
                       "in \"%s\": expected placement to order the axes x, y, z, d from inside a node outwards (a "
                       "permutation of \"xyzd\", e.g. placement=xyzd), got \"%s\"",
@@ -247,13 +284,12 @@ static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_
     if (l->grid[3] && prod * l->grid[3] != n)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z*d to equal the %d GPUs, got %d", name, n,
                           prod * l->grid[3]);
-    int size[SPEC_AXES] = {l->grid[0], l->grid[1], l->grid[2], n / prod}, cum = 1;
+    int size[SPEC_AXES], stride[SPEC_AXES];
     const char *pl = l->placement[0] ? l->placement : "xyzd";
-    for (int i = 0; i < SPEC_AXES; i++) {
-        const char *q = pl[i] ? strchr("xyzd", pl[i]) : NULL;
-        if (!q)
-            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: placement \"%s\" is not a permutation of xyzd", name, pl);
-        cum *= size[q - "xyzd"];
+    if (spec_layout_axes(l, n, size, stride))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: placement \"%s\" is not a permutation of xyzd", name, pl);
+    for (int i = 0; i < SPEC_AXES; i++) { /* the ranks of the axes up to the i-th innermost */
+        int a = (int)(strchr("xyzd", pl[i]) - "xyzd"), cum = stride[a] * size[a];
         if (!(g % cum == 0 || cum % g == 0))
             return sc_err_set(err, SC_EINPUT, "layout", "",
                               "%s: placement %s puts %d ranks in the innermost axes; expected a divisor or multiple of "
