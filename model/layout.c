@@ -272,69 +272,52 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
     return n;
 }
 
-static double coll_bytes(const lo_graph *g, const lo_coll *c, double by_kind[N_COLLS])
-{
-    double b = cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
-    if (by_kind)
-        by_kind[c->kind] += b;
-    return b;
-}
-
-static double micro_bytes(const lo_graph *g, const lo_micro *m, double times, double by_kind[N_COLLS])
-{
-    double tot = 0, k[N_COLLS] = {0};
-    for (int i = 0; i < m->n_items; i++) {
-        const lo_item *it = &m->item[i];
-        for (int j = 0; j < it->n_gather; j++)
-            tot += it->count * coll_bytes(g, &it->gather[j], k);
-        for (int j = 0; j < it->n_inline; j++)
-            tot += it->count * coll_bytes(g, &it->inl[j], k);
-        for (int j = 0; j < it->n_reduce; j++)
-            tot += it->count * coll_bytes(g, &it->reduce[j], k);
-    }
-    if (by_kind)
-        for (int i = 0; i < N_COLLS; i++)
-            by_kind[i] += times * k[i];
-    return times * tot;
-}
-
-double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
-{
-    if (by_kind)
-        memset(by_kind, 0, sizeof(double) * N_COLLS);
-    double tot = micro_bytes(g, &g->micro, g->grad_accum - 1, by_kind) + micro_bytes(g, &g->last, 1, by_kind);
-    for (int i = 0; i < g->n_boundary; i++)
-        if (!g->boundary[i].is_optimizer)
-            tot += coll_bytes(g, &g->boundary[i].coll, by_kind);
-    return tot;
-}
-
-static double add_group(const lo_graph *g, const lo_coll *c, double times, double by_group[N_GROUPS])
+/* Bytes one rank moves for collective c, `times` over, added to its kind and communicator. */
+static double coll_bytes(const lo_graph *g, const lo_coll *c, double times, double by_kind[N_COLLS],
+                         double by_group[N_GROUPS])
 {
     double b = times * cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
+    by_kind[c->kind] += b;
     by_group[c->group] += b;
     return b;
 }
 
-double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS])
+/* The step's volume per rank, split per kind and per communicator. */
+static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_group[N_GROUPS])
 {
+    memset(by_kind, 0, sizeof(double) * N_COLLS);
     memset(by_group, 0, sizeof(double) * N_GROUPS);
     double tot = 0;
     for (int last = 0; last < 2; last++) {
         const lo_micro *m = last ? &g->last : &g->micro;
         double times = last ? 1 : g->grad_accum - 1;
-        for (int i = 0; i < m->n_items; i++) {
+        for (int i = 0; i < m->n_items && times > 0; i++) {
             const lo_item *it = &m->item[i];
+            double w = times * it->count;
             for (int j = 0; j < it->n_gather; j++)
-                tot += add_group(g, &it->gather[j], times * it->count, by_group);
+                tot += coll_bytes(g, &it->gather[j], w, by_kind, by_group);
             for (int j = 0; j < it->n_inline; j++)
-                tot += add_group(g, &it->inl[j], times * it->count, by_group);
+                tot += coll_bytes(g, &it->inl[j], w, by_kind, by_group);
             for (int j = 0; j < it->n_reduce; j++)
-                tot += add_group(g, &it->reduce[j], times * it->count, by_group);
+                tot += coll_bytes(g, &it->reduce[j], w, by_kind, by_group);
         }
     }
     for (int i = 0; i < g->n_boundary; i++)
         if (!g->boundary[i].is_optimizer)
-            tot += add_group(g, &g->boundary[i].coll, 1, by_group);
+            tot += coll_bytes(g, &g->boundary[i].coll, 1, by_kind, by_group);
     return tot;
+}
+
+double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
+{
+    double k[N_COLLS], q[N_GROUPS], tot = step_bytes(g, k, q);
+    if (by_kind)
+        memcpy(by_kind, k, sizeof k);
+    return tot;
+}
+
+double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS])
+{
+    double k[N_COLLS];
+    return step_bytes(g, k, by_group);
 }
