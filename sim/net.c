@@ -663,6 +663,20 @@ void net_batch_begin(net_t *net)
     net->n_changed = 0;
 }
 
+/* Re-rate the flows of the component(s) touching these links now, or record the links for the
+ * open batch. */
+static void rerate(net_t *net, double now, const int *links, int n)
+{
+    if (net->batching) {
+        defer(net, links, n);
+        return;
+    }
+    int nf, nl;
+    collect(net, links, n, &nf, &nl);
+    waterfill(net, nf, nl);
+    apply(net, now, nf, nl);
+}
+
 int net_batch_end(net_t *net, double now)
 {
     if (!net->batching)
@@ -744,14 +758,7 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
         net->changed[net->n_changed++] = fid;
         return 0;
     }
-    if (net->batching) {
-        defer(net, path, np);
-        return 0;
-    }
-    int nf, nl;
-    collect(net, path, np, &nf, &nl);
-    waterfill(net, nf, nl);
-    apply(net, now, nf, nl);
+    rerate(net, now, path, np);
     return 0;
 }
 
@@ -784,15 +791,8 @@ int net_flow_remove(net_t *net, double now, int id)
         net->n_changed = 0;
     if (ns == 0)
         return 0;
-    if (net->batching) {
-        defer(net, seeds, ns);
-        return 0;
-    }
     /* The links keep the removed flow's rate in their load until apply() accounts them. */
-    int nf, nl;
-    collect(net, seeds, ns, &nf, &nl);
-    waterfill(net, nf, nl);
-    apply(net, now, nf, nl);
+    rerate(net, now, seeds, ns);
     return 0;
 }
 
