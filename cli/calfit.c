@@ -55,11 +55,9 @@ int cal_fit_main(int argc, char **argv)
     cli_setup s;
     opts o = {0};
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "calibrate fit", HELP, extra, 2, &s, own, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind != argc - 1)
-        return cli_usage_error("calibrate fit", "expected one measurements file");
+    int rc;
+    if (cli_args(argc, argv, "calibrate fit", HELP, extra, 2, &s, own, &o, 1, "expected one measurements file", &rc))
+        return rc;
     sc_err err;
     if (!o.out) {
         sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");

@@ -21,5 +21,11 @@ struct cli_setup;
 struct option;
 int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
                struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx);
+/* cli_getopt, then exactly `positional` arguments after the options (`what` names them in the
+ * usage error). Returns 1 when the command must stop, with *status its exit status (0 after
+ * --help); 0 to go on. */
+int cli_args(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
+             struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx, int positional,
+             const char *what, int *status);
 
 #endif

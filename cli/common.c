@@ -353,3 +353,19 @@ int cli_print_json(json_t *v)
     free(txt);
     return 0;
 }
+
+int cli_args(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
+             cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx, int positional,
+             const char *what, int *status)
+{
+    int rc = cli_getopt(argc, argv, cmd, help, extra, n_extra, s, own, ctx);
+    if (rc) {
+        *status = rc < 0 ? 0 : rc;
+        return 1;
+    }
+    if (argc - optind != positional) {
+        *status = cli_usage_error(cmd, what ? what : "unexpected argument");
+        return 1;
+    }
+    return 0;
+}

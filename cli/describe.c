@@ -17,11 +17,9 @@ int cmd_describe(int argc, char **argv)
 {
     cli_setup s;
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind < argc)
-        return cli_usage_error("describe", "unexpected argument");
+    int rc;
+    if (cli_args(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL, 0, NULL, &rc))
+        return rc;
     sc_err err;
     if ((rc = cli_setup_load(&s, NEED_MODEL, &err)))
         return cli_fail(&err, rc);

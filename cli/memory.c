@@ -22,11 +22,9 @@ int cmd_memory(int argc, char **argv)
 {
     cli_setup s;
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "memory", HELP, NULL, 0, &s, NULL, NULL);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind < argc)
-        return cli_usage_error("memory", "unexpected argument");
+    int rc;
+    if (cli_args(argc, argv, "memory", HELP, NULL, 0, &s, NULL, NULL, 0, NULL, &rc))
+        return rc;
     sc_err err;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)))
         return cli_fail(&err, rc);

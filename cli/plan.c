@@ -389,11 +389,9 @@ int cmd_plan(int argc, char **argv)
     o.confirm = 3;
     o.uncertainty = 0.10;
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind < argc)
-        return cli_usage_error("plan", "unexpected argument");
+    int rc;
+    if (cli_args(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
+        return rc;
     /* --layouts takes families (all, mics, tp, axonn, ...: every valid member) beside explicit
      * layouts; none given = all */
     unsigned mask = 0;

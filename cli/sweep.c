@@ -123,11 +123,9 @@ int cmd_sweep(int argc, char **argv)
     cli_setup s;
     opts o = {0};
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "sweep", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind < argc)
-        return cli_usage_error("sweep", "unexpected argument");
+    int rc;
+    if (cli_args(argc, argv, "sweep", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
+        return rc;
     sc_err err;
     cli_calib cal;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||

@@ -99,11 +99,9 @@ int cmd_validate(int argc, char **argv)
     cli_setup s;
     opts o = {NULL, 0.10};
     cli_setup_init(&s, argv[0]);
-    int rc = cli_getopt(argc, argv, "validate", HELP, extra, 2, &s, own, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    if (optind != argc - 1)
-        return cli_usage_error("validate", "expected one measurements file");
+    int rc;
+    if (cli_args(argc, argv, "validate", HELP, extra, 2, &s, own, &o, 1, "expected one measurements file", &rc))
+        return rc;
     sc_err err;
     cli_calib cal;
     cal_meas *m;
