@@ -302,9 +302,8 @@ static void sensitivity(const cli_setup *s0, const cli_calib *cal, const opts *o
 static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *best, char *out, size_t len)
 {
     const cli_point *p = &best->pt;
-    wl w, lw;
+    wl w;
     wl_build(&s->model, &p->training, &w);
-    wl_localize(&w, &p->layout, p->gpus, &lw);
     lo_graph *g = malloc(sizeof *g);
     if (!g) {
         snprintf(out, len, "(out of memory)");
@@ -327,12 +326,14 @@ static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *bes
         sep = ", ";
     }
     double flops = 0, t = 0;
-    for (int i = 0; i < lw.n_layers; i++)
-        for (int j = 0; j < lw.layer[i].n_gemm; j++) {
-            const wl_gemm *q = &lw.layer[i].gemm[j];
-            flops += lw.layer[i].count * 2 * q->m * q->n * q->k * q->batch;
-            t += lw.layer[i].count * cost_gemm_time(&cal->cal, &s->cluster, q, w.elem_bytes);
+    for (int i = 0; i < w.n_layers; i++) { /* the GEMMs as one rank runs them */
+        const wl_layer *L = layout_layer(g, &w, i);
+        for (int j = 0; j < L->n_gemm; j++) {
+            const wl_gemm *q = &L->gemm[j];
+            flops += L->count * 2 * q->m * q->n * q->k * q->batch;
+            t += L->count * cost_gemm_time(&cal->cal, &s->cluster, q, w.elem_bytes);
         }
+    }
     if (o < len && t > 0)
         snprintf(out + o, len - o, "; GEMMs at %.0f%% of peak; %.1f GiB per GPU", 100 * flops / t / s->cluster.gpu.peak_flops,
                  cli_gib(p->r.mem.total));

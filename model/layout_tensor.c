@@ -142,19 +142,19 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
 {
     const spec_layout *l = &g->layout;
     const int N = g->n_ranks;
-    wl lw;
-    wl_localize(w, l, N, &lw);
-    memcpy(g->lw, lw.layer, sizeof g->lw);
+    wl buf;
+    const wl *lw = wl_localize(w, l, N, &buf);
+    memcpy(g->lw, lw->layer, sizeof g->lw);
     g->local_layers = 1;
     spec_layout_axes(l, N, g->ax_size, g->ax_stride); /* checked by spec_layout_check */
     g->prefetch = l->overlap ? t->prefetch_layers : 0;
     lo_make_groups(g, c);
-    lo_build_micro(g, &lw, t, 0, &g->micro, tensor_item);
-    lo_build_micro(g, &lw, t, 1, &g->last, tensor_item);
+    lo_build_micro(g, lw, t, 0, &g->micro, tensor_item);
+    lo_build_micro(g, lw, t, 1, &g->last, tensor_item);
 
     double local = 0; /* parameters this rank holds */
-    for (int i = 0; i < lw.n_layers; i++)
-        local += lw.layer[i].params * lw.layer[i].count;
+    for (int i = 0; i < lw->n_layers; i++)
+        local += lw->layer[i].params * lw->layer[i].count;
     const double e = g->elem_bytes;
     if (l->kind == LAYOUT_TP && l->zero1) {
         /* ZeRO-1 over the replicas: Adam on 1/dp of the slice, then the slice all-gathered */

@@ -75,10 +75,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     offloaded_states(w, t, l, n_ranks, c, o);
 
     wl lw; /* the layers as one rank computes them (tensor-parallel layouts: wl_localize) */
-    if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
-        wl_localize(w, l, n_ranks, &lw);
-        w = &lw;
-    }
+    w = wl_localize(w, l, n_ranks, &lw);
     /* Activations of one micro-batch: every block's stash, or with checkpointing every block's
      * input plus one block recomputed in full during its backward; plus the head's input and the
      * fp32 logits. */

@@ -186,20 +186,21 @@ static void localize_axonn(wl *o, double X, double Y, double Z)
     o->logits_bytes *= X; /* fp32 logits [tokens / Z, vocab / Y] of XYZ x the tokens */
 }
 
-void wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
 {
-    *out = *w;
     (void)n_ranks;
-    if (l->kind == LAYOUT_TP && l->t > 1)
+    if (!(l->kind == LAYOUT_TP && l->t > 1) && l->kind != LAYOUT_AXONN)
+        return w;
+    *out = *w;
+    if (l->kind == LAYOUT_TP)
         localize_tp(out, w, l->t);
-    else if (l->kind == LAYOUT_AXONN)
-        localize_axonn(out, l->grid[0], l->grid[1], l->grid[2]);
     else
-        return;
+        localize_axonn(out, l->grid[0], l->grid[1], l->grid[2]);
     out->model_flops = w->model_flops; /* the model's FLOPs per GPU do not change */
     out->hw_flops = 0;
     for (int i = 0; i < out->n_layers; i++) {
         const wl_layer *L = &out->layer[i];
         out->hw_flops += (L->fwd_flops + L->bwd_flops + (w->act_ckpt && L->kind == WL_BLOCK ? L->fwd_flops : 0)) * L->count;
     }
+    return out;
 }

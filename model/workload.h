@@ -62,8 +62,9 @@ void wl_build(const spec_model *m, const spec_training *t, wl *out);
  * alternating layer by layer (qkv, fc1, head: rows X, columns Y; proj, fc2: rows Y, columns X);
  * attention over heads / Y and tokens / Z, hence repeated on the X ranks (their inputs are
  * replicated there); activations as the mean of the two axis sizes (X + Y) / 2 times. The
- * parameters of one copy become those one rank holds. */
-void wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
+ * parameters of one copy become those one rank holds. Returns w itself when the layout computes
+ * the workload's own layers, else out, filled. */
+const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
 
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);

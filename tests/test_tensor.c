@@ -303,9 +303,10 @@ START_TEST(test_narrow_gemms_slower)
     wl_build(&x.m, &x.tr, &x.w);
     spec_layout l;
     spec_layout_parse("axonn:x=16,y=16,z=1", &l, NULL);
-    wl lw;
-    wl_localize(&x.w, &l, 256, &lw);
-    const wl_layer *dp = &x.w.layer[1], *ax = &lw.layer[1];
+    wl buf;
+    const wl *lw = wl_localize(&x.w, &l, 256, &buf);
+    ck_assert_ptr_eq(lw, &buf);
+    const wl_layer *dp = &x.w.layer[1], *ax = &lw->layer[1];
     ck_assert_int_eq(dp->kind, WL_BLOCK);
     double fd = 0, fa = 0, td = 0, ta = 0;
     for (int i = 0; i < dp->n_gemm; i++) {
