@@ -16,15 +16,19 @@
 static const char HELP[] =
     "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
     "Recommends a layout (ZeRO-1/2/3, MiCS at every valid p with hierarchical all-gather on and\n"
-    "off, HSDP, ZeRO++ hpZ, DDP), a micro-batch / accumulation split and a node count. Layouts\n"
-    "that do not fit in HBM are dropped (the closest is reported with its shortfall); the rest are\n"
-    "ranked with the analytical model and the top --confirm are re-run with the simulator.\n"
+    "off, HSDP, ZeRO++ hpZ, DDP, Megatron tensor parallelism, every AxoNN grid and placement,\n"
+    "ZeRO-Offload, LuWu where the cluster has an in-network optimizer node), a micro-batch /\n"
+    "accumulation split and a node count. Layouts that do not fit in HBM are dropped (the\n"
+    "closest is reported with its shortfall); the rest are ranked with the analytical model and\n"
+    "the top --confirm are re-run with the simulator.\n"
     "When the top two differ by less than --uncertainty, the plan says it is too close to call and\n"
     "names the cluster parameter the choice is most sensitive to.\n\n" CLI_COMMON_HELP
     "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
-    "  --layouts all|LIST     candidate layouts (default all); or --layout repeated\n"
+    "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
+    "                         zeropp, tp, axonn, zero3-offload, luwu (each: every valid member);\n"
+    "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
     "  --uncertainty F        relative error of a prediction for 'too close to call' (default:\n"
     "                         2 sd from a fitted calibration's interval, else 0.10)\n"
@@ -571,13 +575,19 @@ int cmd_plan(int argc, char **argv)
         free(cs);
         return 0;
     }
-    printf("\n   %-28s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", "layout", "nodes", "mb", "accum", "step s",
+    int lw = 20; /* the layout column: as wide as the longest name shown */
+    for (int i = 0; i < shown; i++) {
+        char lay[96];
+        int len = (int)strlen(spec_layout_str(&cs[i].pt.layout, lay, sizeof lay));
+        lw = len > lw ? len : lw;
+    }
+    printf("\n   %-*s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", lw, "layout", "nodes", "mb", "accum", "step s",
            "samples/s", "TFLOPS", "mem GiB", "$/M samp", "engine");
     for (int i = 0; i < shown; i++) {
         const cli_point *p = &cs[i].pt;
         char lay[64];
         spec_layout_str(&p->layout, lay, sizeof lay);
-        printf("%s %-28s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lay, p->nodes,
+        printf("%s %-*s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lw, lay, p->nodes,
                p->training.micro_batch, p->training.grad_accum, p->r.step_s, p->r.samples_per_s,
                p->r.model_tflops_per_gpu, cli_gib(p->r.mem.total), cs[i].usd_per_msample,
                cs[i].confirmed ? "sim" : "model");
