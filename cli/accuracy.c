@@ -438,7 +438,42 @@ static int write_markdown(const run *r, const char *path, sc_err *err)
             }
             fputs("\n", f);
         }
-        fputs("## Every case\n\nTokens/s per GPU; error in %.\n\n| case | source | framework | layout | GPUs | measured |", f);
+        fputs("## Sources\n\n| source | cases | published | where |\n|---|---:|---|---|\n", f);
+        for (int j = 0; j < r->sum[0].n_sources; j++) {
+            const char *id = r->sum[0].sources[j].source_id;
+            int cnt = 0, first = -1;
+            char lo[16] = "", hi[16] = "";
+            for (int i = 0; i < r->n; i++) {
+                const acc_case *c = acc_case_at(r->s, i);
+                if (strcmp(c->source_id, id))
+                    continue;
+                cnt++;
+                if (first < 0)
+                    first = i;
+                if (!lo[0] || strcmp(c->date, lo) < 0)
+                    snprintf(lo, sizeof lo, "%s", c->date);
+                if (strcmp(c->date, hi) > 0)
+                    snprintf(hi, sizeof hi, "%s", c->date);
+            }
+            fputs("| ", f);
+            md_cell(f, id);
+            fprintf(f, " | %d | %s%s%s | ", cnt, lo, strcmp(lo, hi) ? " to " : "", strcmp(lo, hi) ? hi : "");
+            /* the distinct citations of the source's cases, in order */
+            int shown = 0;
+            for (int i = first; i >= 0 && i < r->n; i++) {
+                const acc_case *c = acc_case_at(r->s, i);
+                int dup = strcmp(c->source_id, id) != 0;
+                for (int k = first; k < i && !dup; k++)
+                    dup = !strcmp(acc_case_at(r->s, k)->source_id, id) && !strcmp(acc_case_at(r->s, k)->source, c->source);
+                if (dup)
+                    continue;
+                if (shown++)
+                    fputs("; ", f);
+                md_cell(f, c->source);
+            }
+            fputs(" |\n", f);
+        }
+        fputs("\n## Every case\n\nTokens/s per GPU; error in %.\n\n| case | source | framework | layout | GPUs | measured |", f);
         for (int k = 0; k < r->n_eng; k++)
             fprintf(f, " %s | err %% |", pred_engine_name(r->eng[k]));
         fputs(" status |\n|---|---|---|---|---:|---:|", f);
@@ -448,7 +483,13 @@ static int write_markdown(const run *r, const char *path, sc_err *err)
         for (int i = 0; i < r->n; i++) {
             const acc_case *c = acc_case_at(r->s, i);
             fputs("| ", f);
-            md_cell(f, c->name);
+            if (c->file[0] != '/') { /* a link from docs/ to the case file */
+                fputs("[", f);
+                md_cell(f, c->name);
+                fprintf(f, "](../%s)", c->file);
+            } else {
+                md_cell(f, c->name);
+            }
             fputs(" | ", f);
             md_cell(f, c->source_id);
             fprintf(f, " | %s | `", c->framework);
