@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/analytic.h"
 #include "../model/workload.h"
 #include "../predict/accuracy.h"
 #include "support.h"
@@ -404,6 +405,68 @@ START_TEST(fixture_dir)
 }
 END_TEST
 
+/* ---- the front door (predict/eval) ------------------------------------------------------------- */
+
+START_TEST(front_door)
+{
+    sc_err err;
+    spec_cluster c;
+    spec_model m;
+    char path[1024];
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/gpt3-1.3b.json", &m, &err), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("mics:p=8", &l, &err), 0);
+    cost_calib cal;
+    ck_assert_int_eq(pred_calib_load(&c, NULL, ROOTS, 1, &cal, path, sizeof path, &err), 0);
+    ck_assert_str_eq(path, "configs/calibrations/p4d.24xlarge.json");
+    pred_input in = {&c, &m, &t, 2, &l, &cal};
+    /* the analytical engine is an_predict */
+    pred_result r;
+    ck_assert_int_eq(pred_eval(&in, PRED_MODEL, NULL, &r, &err), 0);
+    wl w;
+    wl_build(&m, &t, &w);
+    an_result a;
+    an_predict(&w, &t, &l, &c, 2, &cal, &a);
+    ck_assert_double_eq(r.r.step_s, a.step_s);
+    ck_assert_double_eq(r.r.tokens_per_s, a.tokens_per_s);
+    ck_assert_double_eq(r.r.compute_s, a.compute_s);
+    ck_assert_double_eq(r.r.comm_bytes, a.comm_bytes);
+    ck_assert_double_eq(r.r.mem.total, a.mem.total);
+    ck_assert_int_eq(r.gpus, 16);
+    ck_assert_int_eq(r.engine, PRED_MODEL);
+    /* the simulator fills the same result type; throughput follows from its step time */
+    pred_result q;
+    ck_assert_int_eq(pred_eval(&in, PRED_SIM, NULL, &q, &err), 0);
+    ck_assert_rel(q.r.step_s, q.sim.step_s);
+    ck_assert_rel(q.r.tokens_per_s, 16.0 * t.micro_batch * t.grad_accum * m.seq_len / q.sim.step_s);
+    ck_assert_double_eq(q.r.mem.total, a.mem.total);
+    /* a straggler beyond the ranks, a layout that does not fit the point */
+    exec_opts so = {0};
+    so.seed = 1;
+    so.n_stragglers = 1;
+    so.straggler_rank[0] = 16;
+    so.straggler_factor[0] = 2;
+    ck_assert_int_eq(pred_eval(&in, PRED_SIM, &so, &q, &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "--straggler");
+    in.nodes = 3;
+    ck_assert_int_eq(spec_layout_parse("mics:p=16", &l, &err), 0);
+    ck_assert_int_eq(pred_eval(&in, PRED_MODEL, NULL, &q, &err), SC_EINPUT);
+    ck_assert_int_eq(pred_check(&in, "x", &err), SC_EINPUT);
+    /* a cluster without a shipped calibration gets the built-in defaults */
+    snprintf(c.name, sizeof c.name, "no-such-cluster");
+    ck_assert_int_eq(pred_calib_load(&c, NULL, ROOTS, 1, &cal, path, sizeof path, &err), 0);
+    ck_assert_str_eq(path, "");
+    pred_engine e;
+    ck_assert_int_eq(pred_engine_parse("analytic", &e), 0);
+    ck_assert_int_eq(e, PRED_MODEL);
+    ck_assert_int_eq(pred_engine_parse("warp", &e), -1);
+    ck_assert_str_eq(pred_engine_name(PRED_SIM), "sim");
+}
+END_TEST
+
 Suite *accuracy_suite(void)
 {
     Suite *s = suite_create("accuracy");
@@ -418,6 +481,7 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, statistics);
     tcase_add_test(tc, figures);
     tcase_add_test(tc, fixture_dir);
+    tcase_add_test(tc, front_door);
     suite_add_tcase(s, tc);
     return s;
 }
