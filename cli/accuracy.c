@@ -36,6 +36,7 @@ static const char HELP[] =
     "  --write-figures FILE   write the figures of this run to FILE (make accuracy-report)\n"
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
+    "  --source ID            only the cases of DIR/ID/ (while writing them)\n"
     "  --progress             progress on stderr even when it is not a terminal\n\n"
     "Exit status: 0 ok; 1 a case failed to evaluate, or --check found a regression; 2 bad input\n"
     "(a broken case file is named with its JSON path).\n";
@@ -43,7 +44,7 @@ static const char HELP[] =
 #define CHECK_TOL_PTS 0.5
 
 typedef struct opts {
-    const char *dir, *csv, *check, *figures, *markdown, *plot_data;
+    const char *dir, *csv, *check, *figures, *markdown, *plot_data, *source;
     int json, progress, engines[PRED_N_ENGINES]; /* engines[e]: run engine e */
 } opts;
 
@@ -131,8 +132,8 @@ static void print_text(const run *r)
 {
     char b1[64], b2[64], st[600];
     int wn = width_of(r, 0, 4), ws = width_of(r, 1, 6), wlay = width_of(r, 2, 6);
-    printf("%d cases from %d sources in %s; tokens/s per GPU; err = predicted / measured - 1 (+: too optimistic)\n\n",
-           r->n, r->sum[0].n_sources, r->dir);
+    printf("%d case%s from %d source%s in %s; tokens/s per GPU; err = predicted / measured - 1 (+: too optimistic)\n\n",
+           r->n, r->n == 1 ? "" : "s", r->sum[0].n_sources, r->sum[0].n_sources == 1 ? "" : "s", r->dir);
     printf("%-*s  %-*s  %-*s %6s %10s", wn, "case", ws, "source", wlay, "layout", "GPUs", "measured");
     for (int k = 0; k < r->n_eng; k++)
         printf(" %10s %7s", pred_engine_name(r->eng[k]), "err %");
@@ -413,7 +414,8 @@ static int write_markdown(const run *r, const char *path, sc_err *err)
           "points, or when fewer cases run; `make accuracy-report` regenerates this file, the plot and the\n"
           "figures.\n\n",
           f);
-    fprintf(f, "%d cases from %d sources.\n\n", r->n, r->sum[0].n_sources);
+    fprintf(f, "%d case%s from %d source%s.\n\n", r->n, r->n == 1 ? "" : "s", r->sum[0].n_sources,
+            r->sum[0].n_sources == 1 ? "" : "s");
     if (!r->n) {
         fputs("No cases yet.\n", f);
     } else {
@@ -642,6 +644,7 @@ int cmd_accuracy(int argc, char **argv)
         {"out", required_argument, 0, 'o'},     {"check", required_argument, 0, 'c'},
         {"write-figures", required_argument, 0, 'w'}, {"markdown", required_argument, 0, 'm'},
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
+        {"source", required_argument, 0, 's'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     opts o;
     memset(&o, 0, sizeof o);
@@ -676,6 +679,7 @@ int cmd_accuracy(int argc, char **argv)
         case 'm': o.markdown = optarg; break;
         case 'p': o.plot_data = optarg; break;
         case 'P': o.progress = 1; break;
+        case 's': o.source = optarg; break;
         case ':':
             snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
             return cli_usage_error("accuracy", what);
@@ -692,6 +696,10 @@ int cmd_accuracy(int argc, char **argv)
         return cli_usage_error("accuracy", what);
     }
 
+    if (o.source && (o.check || o.figures)) {
+        sc_err_set(&err, SC_EINPUT, "--source", "", "expected without --check and --write-figures (they cover every source)");
+        return cli_fail(&err, SC_EINPUT);
+    }
     run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
@@ -707,7 +715,7 @@ int cmd_accuracy(int argc, char **argv)
     cli_setup s;
     cli_setup_init(&s, argv[0]);
     const char *roots[2] = {s.config_roots[0], s.config_roots[1]};
-    acc_paths paths = {r.dir, roots, 2};
+    acc_paths paths = {r.dir, roots, 2, o.source};
     int rc = acc_load_dir(&paths, &r.s, &err);
     if (rc)
         return cli_fail(&err, rc);

@@ -80,6 +80,7 @@ typedef struct acc_paths {
     const char *dir;
     const char *const *roots;
     int n_roots;
+    const char *only_source; /* acc_load_dir: only this <source_id>/ folder (NULL = all)     */
 } acc_paths;
 
 /* Load one case: from text when text != NULL (file then only names it), else from the file.
@@ -129,7 +130,7 @@ typedef struct acc_suite acc_suite;
 
 /* Every case under p->dir: each <source_id>/ folder's *.json, folders and files in name order;
  * the folders clusters/ and models/ hold specs, not cases. Names must be unique. An empty
- * directory gives an empty suite. */
+ * directory gives an empty suite. With p->only_source, only that folder (which must exist). */
 int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err);
 void acc_suite_free(acc_suite *s);
 int acc_n_cases(const acc_suite *s);

@@ -19,7 +19,7 @@
 #define ck_assert_rel(a, b) ck_assert_double_eq_tol((a), (b), REL * fabs((double)(b)) + 1e-300)
 
 static const char *const ROOTS[] = {"configs"};
-static const acc_paths FIX = {"tests/fixtures/validation", ROOTS, 1};
+static const acc_paths FIX = {"tests/fixtures/validation", ROOTS, 1, NULL};
 
 /* ---- FLOP conventions ---------------------------------------------------------------------- */
 
@@ -399,7 +399,16 @@ START_TEST(fixture_dir)
     acc_summary_free(&sum);
     acc_suite_free(s);
 
-    acc_paths none = {"tests/fixtures/no-such-dir", ROOTS, 1};
+    acc_paths beta = {"tests/fixtures/validation", ROOTS, 1, "fix-beta"};
+    ck_assert_int_eq(acc_load_dir(&beta, &s, &err), 0);
+    ck_assert_int_eq(acc_n_cases(s), 4);
+    ck_assert_str_eq(acc_case_at(s, 0)->source_id, "fix-beta");
+    acc_suite_free(s);
+    beta.only_source = "fix-gamma";
+    ck_assert_int_eq(acc_load_dir(&beta, &s, &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "--source");
+
+    acc_paths none = {"tests/fixtures/no-such-dir", ROOTS, 1, NULL};
     ck_assert_int_eq(acc_load_dir(&none, &s, &err), SC_EINPUT);
     ck_assert_str_eq(err.source, "tests/fixtures/no-such-dir");
 }

@@ -347,6 +347,9 @@ bad_case accuracy-unknown-key 's/"nodes": 2,/"nodes": 2, "gpus": 16,/' '$.gpus: 
 bad_case accuracy-missing-metric 's/"metric": "samples_per_s", //' '$.measured.metric: missing required key'
 bad_case accuracy-tflops-no-convention 's/"samples_per_s"/"tflops_per_gpu"/' '$.measured.flop_convention: missing required key'
 bad_case accuracy-unknown-cluster 's/"p4d.24xlarge"/"p9z.huge"/' '$.cluster: expected a shipped cluster name or a path relative to'
+expect accuracy-source 0 "4 cases from 1 source in" -- "$BIN" accuracy "$V" --source fix-beta --engine model
+expect accuracy-bad-source 2 '--source: expected a folder of tests/fixtures/validation, got "fix-gamma"' -- "$BIN" accuracy "$V" --source fix-gamma
+expect accuracy-source-check 2 "--source: expected without --check" -- "$BIN" accuracy "$V" --source fix-beta --check "$TMP/fig.json"
 expect accuracy-bad-engine 2 '--engine: expected model, sim or both, got "warp"' -- "$BIN" accuracy "$V" --engine warp
 expect accuracy-no-dir 2 "$TMP/nosuch: cannot read directory" -- "$BIN" accuracy "$TMP/nosuch"
 expect accuracy-bad-figures 2 "$TMP/acc.csv: invalid JSON" -- "$BIN" accuracy "$V" --engine model --check "$TMP/acc.csv"
