@@ -260,15 +260,28 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     /* training: defaults, then the object (required: a case states what it ran) */
     json_t *tr;
     spec_training_defaults(&c->training);
-    if ((rc = jr_obj(r, root, "$", "training", 1, &tr)) ||
-        (rc = inline_spec(r, tr, "$.training", parse_training, &c->training)))
+    if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
+        return rc;
+    /* FP8 training is real but not modelled: checked as bf16, reported as unsupported */
+    json_t *prec = json_object_get(tr, "precision");
+    int fp8 = json_is_string(prec) && !strcmp(json_string_value(prec), "fp8");
+    json_t *trc = fp8 ? json_deep_copy(tr) : json_incref(tr);
+    if (!trc)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.training", "out of memory");
+    if (fp8)
+        json_object_set_new(trc, "precision", json_string("bf16"));
+    rc = inline_spec(r, trc, "$.training", parse_training, &c->training);
+    json_decref(trc);
+    if (rc)
         return rc;
 
     /* layout: one shardcast does not accept is reported when the case runs, not an error */
     sc_err lerr;
     c->layout_ok = spec_layout_parse(c->layout_str, &c->layout, &lerr) == 0;
     if (!c->layout_ok)
-        snprintf(c->layout_why, sizeof c->layout_why, "shardcast does not model layout \"%.100s\"", c->layout_str);
+        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model layout \"%.100s\"", c->layout_str);
+    else if (fp8)
+        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model fp8 training");
 
     /* measured, as tokens/s per GPU */
     if ((rc = load_measured(r, root, c)))
@@ -311,9 +324,9 @@ void acc_run_case(const acc_case *c, pred_engine e, acc_outcome *out)
 {
     memset(out, 0, sizeof *out);
     out->ran = 1;
-    if (!c->layout_ok) {
+    if (c->unsupported[0]) {
         out->status = ACC_UNSUPPORTED;
-        snprintf(out->why, sizeof out->why, "%s", c->layout_why);
+        snprintf(out->why, sizeof out->why, "%s", c->unsupported);
         return;
     }
     pred_input in = {&c->cluster, &c->model, &c->training, c->nodes, &c->layout, &c->cal};

@@ -64,7 +64,8 @@ typedef struct acc_case {
     spec_training training;   /* defaults, then the case's training object                 */
     int layout_ok;            /* layout_str is a layout shardcast accepts                  */
     spec_layout layout;       /* valid when layout_ok                                       */
-    char layout_why[256];     /* why not, when !layout_ok                                  */
+    char unsupported[256];    /* what the case uses that shardcast does not model yet (a
+                                 layout, fp8 training), "" when nothing: then it runs        */
     acc_measured measured;
     double params;            /* P as `shardcast describe` counts it                       */
     double flops_per_token;   /* the convention's FLOP per token (0 when no convention)    */
@@ -86,7 +87,8 @@ typedef struct acc_paths {
 /* Load one case: from text when text != NULL (file then only names it), else from the file.
  * name must equal the file's base name without .json and source_id the name of the folder it
  * is in. Errors (SC_EINPUT) name the file, the JSON path, what was expected and what was found.
- * A layout shardcast does not accept is not an error (layout_ok = 0, layout_why says why). */
+ * A layout shardcast does not accept, or training precision "fp8", is not an error: the case
+ * loads with `unsupported` saying what (and fp8 counts as bf16 for the rest of the checks). */
 int acc_case_load(const char *text, const char *file, const acc_paths *p, acc_case *out, sc_err *err);
 
 /* FLOP per token of a convention for a model with P parameters (README formulas). */
@@ -104,7 +106,7 @@ const char *acc_flops_name(acc_flops f);
 typedef enum {
     ACC_OK,          /* predicted                                                          */
     ACC_OOM,         /* predicted not to fit in GPU memory (the measured run did)           */
-    ACC_UNSUPPORTED, /* a layout shardcast does not model yet                               */
+    ACC_UNSUPPORTED, /* a layout or precision shardcast does not model yet                  */
     ACC_IMPOSSIBLE,  /* node count, layout or tensor split not possible on cluster / model  */
     ACC_ERROR        /* the engine failed or produced a non-finite number (a bug)           */
 } acc_status;

@@ -217,6 +217,13 @@ START_TEST(statuses)
     acc_run_case(&C, PRED_MODEL, &o);
     ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(o.why, "megatron:t=8,p=4"));
+    /* fp8 training: loaded (the rest checked as bf16), unsupported; other precisions are errors */
+    ck_assert_int_eq(load_with("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp8\",", &C, &err), 0);
+    ck_assert_int_eq(C.training.precision, PREC_BF16);
+    acc_run_case(&C, PRED_SIM, &o);
+    ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
+    ck_assert_str_eq(o.why, "shardcast does not model fp8 training");
+    bad("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp6\",", "$.training.precision", "expected one of");
     /* mics:p=16 on 3 nodes x 8 GPUs: 16 does not divide 24 */
     ck_assert_int_eq(load_with2("\"nodes\": 2,", "\"nodes\": 3,", "\"zero3\"", "\"mics:p=16\"", &C, &err), 0);
     acc_run_case(&C, PRED_MODEL, &o);
