@@ -5,7 +5,7 @@
 # Data: one block per source (blocks split by two blank lines), first line "source" "predicted",
 # then lines: measured predicted (tokens/s per GPU).
 if (!exists("plottitle")) plottitle = "shardcast accuracy: predicted vs measured (analytical model)"
-if (!exists("width")) width = 900
+if (!exists("width")) width = 1150
 if (!exists("height")) height = 800
 set terminal pngcairo size width,height noenhanced font ",10"
 set output outfile
@@ -32,7 +32,7 @@ set grid
 set title plottitle font ",13"
 set xlabel "measured throughput (tokens/s per GPU, log scale)"
 set ylabel "predicted throughput (tokens/s per GPU, log scale)"
-set key top left box opaque reverse Left
+set key outside right top box opaque reverse Left
 set samples 400
 plot sample [t=lo:hi] '+' using (t):(0.9 * t):(1.1 * t) with filledcurves lc rgb "#cccccc" fs solid 0.5 \
          title "within ±10 %", \

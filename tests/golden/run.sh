@@ -328,6 +328,10 @@ expect accuracy-progress 0 "accuracy: model 8/8 cases" -- "$BIN" accuracy "$V" -
 expect accuracy-markdown 0 "" -- "$BIN" accuracy "$V" --markdown "$TMP/ACC.md" --plot-data "$TMP/acc.dat"
 if grep -q '^| \*\*overall\*\* | 6 | 2 |' "$TMP/ACC.md" && grep -q '^"fix-beta" "predicted"$' "$TMP/acc.dat"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-markdown-content"; fail=$((fail + 1)); fi
+if command -v gnuplot >/dev/null 2>&1; then # plots/accuracy.gp as make accuracy-report runs it
+    expect accuracy-plot 0 "" -- gnuplot -e "datafile='$TMP/acc.dat'; outfile='$TMP/acc.png'" plots/accuracy.gp
+    expect_png accuracy-plot-png "$TMP/acc.png" 1150 800
+fi
 # the guard: figures of this run pass; a committed fix-alpha MAPE 10 points better fails, naming it
 expect accuracy-write-figures 0 "" -- "$BIN" accuracy "$V" --engine model --write-figures "$TMP/fig.json"
 expect accuracy-check-same 0 "no source worse than" -- "$BIN" accuracy "$V" --engine model --check "$TMP/fig.json"
