@@ -338,6 +338,8 @@ expect accuracy-check-same 0 "no source worse than" -- "$BIN" accuracy "$V" --en
 awk '/"fix-alpha"/ {a = 1} a && /"mape_pct"/ {sub(/: [0-9.]+/, sprintf(": %.4f", $2 - 10)); a = 0} {print}' "$TMP/fig.json" >"$TMP/fig-better.json"
 expect accuracy-check-worse 1 "model: source fix-alpha: MAPE" -- "$BIN" accuracy "$V" --engine model --check "$TMP/fig-better.json"
 expect accuracy-check-both 0 "" -- "$BIN" accuracy "$V" --check "$TMP/fig.json"
+# DIR defaults to the validation/ beside the binary, from any working directory
+expect accuracy-default-dir 0 '/validation",' -- sh -c "cd / && '$BIN' accuracy --engine model --json"
 mkdir -p "$TMP/empty"
 expect accuracy-empty 0 "no cases under $TMP/empty yet" -- "$BIN" accuracy "$TMP/empty" --check "$TMP/fig.json"
 # bad input: exit 2, one line naming the case file, the JSON path, expected and found
