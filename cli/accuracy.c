@@ -126,6 +126,31 @@ static const char *pair_word(acc_pair_state s)
     return s == ACC_PAIR_RIGHT ? "right" : s == ACC_PAIR_WRONG ? "WRONG" : s == ACC_PAIR_TIE ? "tie" : "not run";
 }
 
+/* The clusters predicted with built-in default calibrations (no calibrations/<name>.json), as
+ * "a, b (k cases)" into buf; 0 when none. */
+static int default_calibs(const run *r, char *buf, size_t n)
+{
+    int k = 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->n; i++) {
+        const acc_case *c = acc_case_at(r->s, i);
+        if (c->calib_path[0])
+            continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !acc_case_at(r->s, j)->calib_path[0] && !strcmp(acc_case_at(r->s, j)->cluster.name, c->cluster.name);
+        k++;
+        if (!seen && used < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", c->cluster.name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (k && used < n)
+        snprintf(buf + used, n - used, " (%d case%s)", k, k == 1 ? "" : "s");
+    return k;
+}
+
 /* ---- text ---------------------------------------------------------------------------------- */
 
 static void print_text(const run *r)
@@ -167,6 +192,9 @@ static void print_text(const run *r)
                    fmt_num(b3, sizeof b3, 0, 2, x->spearman), pairs);
         }
     }
+    char dc[1024];
+    if (default_calibs(r, dc, sizeof dc))
+        printf("\nbuilt-in default calibration (no calibrations/<cluster>.json) for: %s\n", dc);
     const acc_summary *s0 = &r->sum[0];
     if (s0->n_pairs) {
         int wg = 5;
@@ -559,6 +587,9 @@ static int write_markdown(const run *r, const char *path, sc_err *err)
           "- Nothing here was used to set a calibration parameter. A cost-model change is justified by the\n"
           "  physics it models and by microbenchmarks, then checked here.\n",
           f);
+    char dc[1024];
+    if (default_calibs(r, dc, sizeof dc))
+        fprintf(f, "- In this run the built-in defaults stand in for a calibration for: %s.\n", dc);
     if (fclose(f) || !buf) {
         free(buf);
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");

@@ -310,6 +310,7 @@ expect accuracy-help 0 "usage: shardcast accuracy [DIR]" -- "$BIN" accuracy --he
 expect accuracy-table 0 "8 cases from 2 sources in $V" -- "$BIN" accuracy "$V"
 expect accuracy-unsupported 0 'unsupported: shardcast does not model layout "megatron:t=2,p=4"' -- "$BIN" accuracy "$V" --engine model
 expect accuracy-oom 0 "oom: predicted not to fit" -- "$BIN" accuracy "$V" --engine model
+expect accuracy-default-calib 0 "built-in default calibration (no calibrations/<cluster>.json) for: p4d-fixture-slow (2 cases)" -- "$BIN" accuracy "$V" --engine model
 expect accuracy-summary 0 "engine sim (simulator)" -- "$BIN" accuracy "$V" --engine sim
 "$BIN" accuracy "$V" --json >"$TMP/acc.json" 2>/dev/null
 for want in '"measured_tokens_per_s_per_gpu": 5120.0' '"measured_tokens_per_s_per_gpu": 6144.0' \
