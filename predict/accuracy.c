@@ -561,7 +561,8 @@ int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err)
     int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
     double *work = malloc(sizeof(double) * 5 * (size_t)(n ? n : 1));
     out->sources = calloc((size_t)(n ? n : 1), sizeof *out->sources);
-    out->pairs = calloc((size_t)(n > 1 ? (size_t)n * (size_t)(n - 1) / 2 : 1), sizeof *out->pairs);
+    int pair_cap = 16;
+    out->pairs = calloc((size_t)pair_cap, sizeof *out->pairs);
     if (!idx || !work || !out->sources || !out->pairs) {
         free(idx);
         free(work);
@@ -602,7 +603,19 @@ int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err)
                 if (strcmp(ra->compare_group, rows[i].compare_group) || strcmp(rb->compare_group, rows[i].compare_group) ||
                     !strcmp(ra->layout, rb->layout))
                     continue;
+                if (out->n_pairs == pair_cap) {
+                    acc_pair *more = realloc(out->pairs, sizeof *more * (size_t)pair_cap * 2);
+                    if (!more) {
+                        free(idx);
+                        free(work);
+                        acc_summary_free(out);
+                        return sc_err_set(err, SC_ERUNTIME, "accuracy", "", "out of memory");
+                    }
+                    out->pairs = more;
+                    pair_cap *= 2;
+                }
                 acc_pair *p = &out->pairs[out->n_pairs++];
+                memset(p, 0, sizeof *p);
                 p->a = a;
                 p->b = b;
                 p->measured_ratio = ra->measured / rb->measured;

@@ -310,6 +310,19 @@ START_TEST(statistics)
     ck_assert_int_eq(s.overall.pairs_right, 1);
     acc_summary_free(&s);
 
+    /* one group of 7 layouts: 7 x 6 / 2 = 21 pairs (more than the first allocation), all right
+     * since predicted = 2 x measured keeps every order */
+    static const char *const lay[7] = {"ddp", "zero1", "zero2", "zero3", "mics:p=2", "mics:p=4", "mics:p=8"};
+    acc_row many[7];
+    for (int i = 0; i < 7; i++)
+        many[i] = (acc_row){lay[i], "S", "g", lay[i], 1, 2.0 * (i + 1), i + 1.0};
+    ck_assert_int_eq(acc_summarize(many, 7, &s, &err), 0);
+    ck_assert_int_eq(s.n_pairs, 21);
+    ck_assert_int_eq(s.overall.pairs_right, 21);
+    ck_assert_double_eq_tol(s.sources[0].spearman, 1.0, 1e-12);
+    ck_assert_double_eq_tol(s.overall.mape_pct, 100.0, 1e-9);
+    acc_summary_free(&s);
+
     /* nothing predicted: counts, no numbers */
     acc_row none[1] = {{"X", "X", "", "zero3", 0, 0, 10}};
     ck_assert_int_eq(acc_summarize(none, 1, &s, &err), 0);
