@@ -14,7 +14,7 @@ ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(if $(WERROR),-Werror) $(CFLAGS) \
               -DSHARDCAST_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
+LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard predict/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c tests/support.c
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps check unit golden accuracy-check accuracy-report demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -30,6 +30,7 @@ help:
 	@echo "make            build ./shardcast"
 	@echo "make check      install deps, build, run unit (Check) and CLI golden tests"
 	@echo "make demo       install deps, build, run the main demo"
+	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
 	@echo "make asan       the test suite under ASan + UBSan"
 	@echo "make fuzz       build the libFuzzer target for the spec loader (clang)"
 	@echo "make fuzz-run   build it and fuzz for 60 s"
@@ -66,7 +67,23 @@ golden: shardcast
 
 check: deps
 	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run bench-cpu
-	@$(MAKE) --no-print-directory unit golden
+	@$(MAKE) --no-print-directory unit golden accuracy-check
+
+# ---- the published-accuracy suite (validation/; issue 14) -------------------------------------
+# accuracy-check (part of make check): the analytical engine over validation/ against the committed
+# figures; fails when the overall or a source's MAPE is worse by more than 0.5 points or fewer cases
+# run. accuracy-report rewrites docs/ACCURACY.md, docs/accuracy.png and validation/figures.json.
+accuracy-check: shardcast
+	./shardcast accuracy validation --engine model --check validation/figures.json >/dev/null
+
+accuracy-report: shardcast
+	@mkdir -p $(BUILD)
+	./shardcast accuracy validation --engine both --markdown docs/ACCURACY.md --plot-data $(BUILD)/accuracy.dat \
+	    --write-figures validation/figures.json -o $(BUILD)/accuracy-cases.csv
+	@if grep -q '^[0-9]' $(BUILD)/accuracy.dat; then \
+	    gnuplot -e "datafile='$(BUILD)/accuracy.dat'; outfile='docs/accuracy.png.tmp'" plots/accuracy.gp && \
+	    mv docs/accuracy.png.tmp docs/accuracy.png && echo "accuracy-report: docs/ACCURACY.md, docs/accuracy.png, validation/figures.json"; \
+	else rm -f docs/accuracy.png; echo "accuracy-report: no case predicted yet, so no plot: docs/ACCURACY.md, validation/figures.json"; fi
 
 demo: deps
 	@$(MAKE) --no-print-directory shardcast
@@ -190,6 +207,7 @@ install: shardcast
 	install -m 755 shardcast $(DESTDIR)$(PREFIX)/bin/shardcast
 	@for b in shardcast-bench shardcast-bench-gpu; do [ ! -x $$b ] || { echo "install $$b"; install -m 755 $$b $(DESTDIR)$(PREFIX)/bin/$$b; }; done
 	cp -r configs $(DESTDIR)$(PREFIX)/share/shardcast/
+	@[ ! -d validation ] || cp -r validation $(DESTDIR)$(PREFIX)/share/shardcast/
 	@[ ! -d plots ] || cp -r plots $(DESTDIR)$(PREFIX)/share/shardcast/
 
 clean:

@@ -13,6 +13,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_accuracy(int argc, char **argv);
 
 /* Run getopt_long over argv with the shared options plus `extra`; unknown options give the
  * one-line error. Returns 0 to go on, or the exit status (help printed: 0; error: 2). Calls

@@ -1,4 +1,5 @@
-/* eval.c — calibration choice, one evaluation, CSV columns (see eval.h). */
+/* eval.c — the CLI side of one evaluation: calibration options, the setup handed to the front
+ * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
 #include <gsl/gsl_randist.h>
@@ -28,32 +29,18 @@ int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
-    int rc;
-    if (arg) {
-        if ((rc = cli_resolve(s, "calibrations", arg, out->path, sizeof out->path, err)))
-            return rc;
-        return cost_calib_load(out->path, &out->cal, err);
-    }
-    sc_err ignore;
-    if (cli_resolve(s, "calibrations", s->cluster.name, out->path, sizeof out->path, &ignore) == 0)
-        return cost_calib_load(out->path, &out->cal, err);
-    out->path[0] = '\0';
-    cost_calib_defaults(&s->cluster, &out->cal);
-    return 0;
+    const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
+    return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
 }
 
 int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err)
 {
-    if (!strcmp(arg, "model") || !strcmp(arg, "analytic"))
-        *out = ENGINE_MODEL;
-    else if (!strcmp(arg, "sim"))
-        *out = ENGINE_SIM;
-    else
+    if (pred_engine_parse(arg, out))
         return sc_err_set(err, SC_EINPUT, "--engine", "", "expected model or sim, got \"%s\"", arg);
     return 0;
 }
 
-const char *cli_engine_name(cli_engine e) { return e == ENGINE_SIM ? "sim" : "model"; }
+const char *cli_engine_name(cli_engine e) { return pred_engine_name(e); }
 
 int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
 {
@@ -89,45 +76,19 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
-    int rc;
-    if ((rc = spec_layout_check(l, &s->cluster, nodes, err)))
-        return rc;
-    out->nodes = nodes;
-    out->gpus = nodes * s->cluster.gpus_per_node;
-    out->layout = *l;
-    out->training = *tr;
-    out->engine = engine;
     out->weak_eff = NAN;
-    wl w;
-    wl_build(&s->model, tr, &w);
-    if (engine == ENGINE_MODEL) {
-        an_predict(&w, tr, l, &s->cluster, nodes, &cal->cal, &out->r);
-        return 0;
-    }
-    exec_opts def = {0};
-    def.seed = 1;
-    if (!so)
-        so = &def;
-    for (int i = 0; i < so->n_stragglers; i++)
-        if (so->straggler_rank[i] >= out->gpus)
-            return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected a rank below %d, got %d", out->gpus,
-                              so->straggler_rank[i]);
-    lo_graph g;
-    layout_build(&w, tr, l, &s->cluster, nodes, &g);
-    an_timed t;
-    an_time(&g, &w, &cal->cal, &s->cluster, &t);
-    rc = exec_run_steady(&g, &t, &cal->cal, &s->cluster, so, &out->sim, err);
+    pred_input in = {&s->cluster, &s->model, tr, nodes, l, &cal->cal};
+    pred_result res;
+    int rc = pred_eval(&in, engine, so, &res, err);
     if (rc)
         return rc;
-    an_result *r = &out->r;
-    r->step_s = out->sim.step_s;
-    r->compute_s = out->sim.compute_s;
-    r->optimizer_s = out->sim.optimizer_s;
-    memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
-    r->idle_s = out->sim.idle_s;
-    an_derive(&w, tr, &s->cluster, g.n_ranks, r);
-    r->comm_bytes = layout_comm_bytes(&g, NULL);
-    mem_plan(&w, tr, l, g.n_ranks, &s->cluster, &r->mem);
+    out->nodes = res.nodes;
+    out->gpus = res.gpus;
+    out->layout = res.layout;
+    out->training = res.training;
+    out->engine = res.engine;
+    out->r = res.r;
+    out->sim = res.sim;
     return 0;
 }
 

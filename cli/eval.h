@@ -1,16 +1,20 @@
-/* eval.h — what predict, sweep and plan share: choosing the calibration, evaluating one point
- * (cluster x nodes x layout x training) with an engine, and the CSV columns of a result.
- * Not here: presentation of any one command. */
+/* eval.h — what predict, sweep and plan share on top of the front door (predict/eval): the
+ * calibration named by the options, one point evaluated from the CLI's setup, the spread from a
+ * calibration's uncertainties, and the CSV columns of a result.
+ * Not here: the evaluation itself (predict/eval), presentation of any one command. */
 #ifndef SC_CLI_EVAL_H
 #define SC_CLI_EVAL_H
 
 #include <stdio.h>
 
 #include "../model/analytic.h"
+#include "../predict/eval.h"
 #include "../sim/exec.h"
 #include "common.h"
 
-typedef enum { ENGINE_MODEL, ENGINE_SIM } cli_engine;
+typedef pred_engine cli_engine;
+#define ENGINE_MODEL PRED_MODEL
+#define ENGINE_SIM PRED_SIM
 
 typedef struct cli_calib {
     cost_calib cal;
@@ -20,7 +24,7 @@ typedef struct cli_calib {
 /* --calibration F, else configs/calibrations/<cluster>.json, else built-in defaults. */
 int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
 
-/* One prediction. */
+/* One prediction: the front door's pred_result plus what the commands add. */
 typedef struct cli_point {
     int nodes, gpus;
     spec_layout layout;

@@ -25,6 +25,7 @@ static const cmd CMDS[] = {
     {"plot", cmd_plot, "PNG plots of a sweep CSV or a simulator trace (gnuplot)"},
     {"calibrate", cmd_calibrate, "run microbenchmarks and fit the cost model"},
     {"validate", cmd_validate, "compare predictions with measured steps"},
+    {"accuracy", cmd_accuracy, "predict published training measurements (validation/): errors per case and source"},
     {"list", cmd_list, "list the shipped clusters, models, scenarios and calibrations"},
 };
 #define N_CMDS (int)(sizeof CMDS / sizeof CMDS[0])

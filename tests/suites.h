@@ -21,4 +21,6 @@ Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: by
 
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
+Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
+
 #endif

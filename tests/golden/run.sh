@@ -300,5 +300,65 @@ expect plan-luwu-no-node 2 "--layouts: luwu needs a cluster with an in_network_o
 expect plan-dedupe 0 '"candidates": 136,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts axonn --layout axonn:x=2,y=1,z=4,placement=xzyd --layout axonn:x=2,y=2,z=2,d=2 --confirm 0 --json
 expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
 expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0
+# ---- accuracy (issue 14): the fixture cases of tests/fixtures/validation -----------------------
+# Measured tokens/s per GPU, derived in each case's note: alpha-2n-zero3 40 samples/s x 2048 / 16
+# GPUs = 5120; alpha-2n-mics8 98304 tokens/s / 16 = 6144; alpha-2n-ddp 4 x 2 x 16 x 2048 tokens /
+# 2.0 s / 16 = 8192; alpha-4n-zero3-seq1k 100 x 1024 / 32 = 3200; beta-1n-zero3-tflops 150e12 /
+# 1e9 = 150000. beta-1n-ddp-175b cannot fit (oom), beta-1n-megatron is not modelled: 6 of 8 run.
+V=tests/fixtures/validation
+expect accuracy-help 0 "usage: shardcast accuracy [DIR]" -- "$BIN" accuracy --help
+expect accuracy-table 0 "8 cases from 2 sources in $V" -- "$BIN" accuracy "$V"
+expect accuracy-unsupported 0 'unsupported: shardcast does not model layout "megatron:t=2,p=4"' -- "$BIN" accuracy "$V" --engine model
+expect accuracy-oom 0 "oom: predicted not to fit" -- "$BIN" accuracy "$V" --engine model
+expect accuracy-default-calib 0 "built-in default calibration (no calibrations/<cluster>.json) for: p4d-fixture-slow (2 cases)" -- "$BIN" accuracy "$V" --engine model
+expect accuracy-summary 0 "engine sim (simulator)" -- "$BIN" accuracy "$V" --engine sim
+"$BIN" accuracy "$V" --json >"$TMP/acc.json" 2>/dev/null
+for want in '"measured_tokens_per_s_per_gpu": 5120.0' '"measured_tokens_per_s_per_gpu": 6144.0' \
+    '"measured_tokens_per_s_per_gpu": 8192.0' '"measured_tokens_per_s_per_gpu": 3200.0' \
+    '"measured_tokens_per_s_per_gpu": 150000.0' '"flops_per_token": 544272384.0' '"status": "oom"' \
+    '"calibration": "built-in defaults"' '"order": "not run"'; do
+    if grep -qF -- "$want" "$TMP/acc.json"; then pass=$((pass + 1)); else echo "FAIL accuracy-json: lacks $want"; fail=$((fail + 1)); fi
+done
+# 2 not run, overall and in fix-beta, for each engine; fix-alpha runs all 4
+if [ "$(grep -c '"not_run": 2,' "$TMP/acc.json")" = 4 ] && [ "$(grep -c '"not_run": 0,' "$TMP/acc.json")" = 2 ] && ! grep -qi 'nan\|inf' "$TMP/acc.json"; then pass=$((pass + 1)); else echo "FAIL accuracy-json-counts"; fail=$((fail + 1)); fi
+# CSV: a header and one row per case and engine (8 x 2), RFC 4180 quotes, written whole
+expect accuracy-csv 0 "" -- "$BIN" accuracy "$V" -o "$TMP/acc.csv"
+if [ "$(wc -l <"$TMP/acc.csv")" = 17 ] && grep -qF '"shardcast does not model layout ""megatron:t=2,p=4"""' "$TMP/acc.csv" &&
+    [ ! -e "$TMP/acc.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL accuracy-csv-rows"; fail=$((fail + 1)); fi
+expect accuracy-progress 0 "accuracy: model 8/8 cases" -- "$BIN" accuracy "$V" --engine model --progress
+expect accuracy-markdown 0 "" -- "$BIN" accuracy "$V" --markdown "$TMP/ACC.md" --plot-data "$TMP/acc.dat"
+if grep -q '^| \*\*overall\*\* | 6 | 2 |' "$TMP/ACC.md" && grep -q '^"fix-beta" "predicted"$' "$TMP/acc.dat"; then
+    pass=$((pass + 1)); else echo "FAIL accuracy-markdown-content"; fail=$((fail + 1)); fi
+if command -v gnuplot >/dev/null 2>&1; then # plots/accuracy.gp as make accuracy-report runs it
+    expect accuracy-plot 0 "" -- gnuplot -e "datafile='$TMP/acc.dat'; outfile='$TMP/acc.png'" plots/accuracy.gp
+    expect_png accuracy-plot-png "$TMP/acc.png" 1150 800
+fi
+# the guard: figures of this run pass; a committed fix-alpha MAPE 10 points better fails, naming it
+expect accuracy-write-figures 0 "" -- "$BIN" accuracy "$V" --engine model --write-figures "$TMP/fig.json"
+expect accuracy-check-same 0 "no source worse than" -- "$BIN" accuracy "$V" --engine model --check "$TMP/fig.json"
+awk '/"fix-alpha"/ {a = 1} a && /"mape_pct"/ {sub(/: [0-9.]+/, sprintf(": %.4f", $2 - 10)); a = 0} {print}' "$TMP/fig.json" >"$TMP/fig-better.json"
+expect accuracy-check-worse 1 "model: source fix-alpha: MAPE" -- "$BIN" accuracy "$V" --engine model --check "$TMP/fig-better.json"
+expect accuracy-check-both 0 "" -- "$BIN" accuracy "$V" --check "$TMP/fig.json"
+# DIR defaults to the validation/ beside the binary, from any working directory
+expect accuracy-default-dir 0 '/validation",' -- sh -c "cd / && '$BIN' accuracy --engine model --json"
+mkdir -p "$TMP/empty"
+expect accuracy-empty 0 "no cases under $TMP/empty yet" -- "$BIN" accuracy "$TMP/empty" --check "$TMP/fig.json"
+# bad input: exit 2, one line naming the case file, the JSON path, expected and found
+bad_case() { # NAME SED-EXPR PATTERN
+    rm -rf "$TMP/v"; cp -r "$V" "$TMP/v"
+    sed -i "$2" "$TMP/v/fix-alpha/alpha-2n-zero3.json"
+    expect "$1" 2 "$TMP/v/fix-alpha/alpha-2n-zero3.json: $3" -- "$BIN" accuracy "$TMP/v" --engine model
+    one_line_err "$1-one-line" "$BIN" accuracy "$TMP/v" --engine model
+}
+bad_case accuracy-unknown-key 's/"nodes": 2,/"nodes": 2, "gpus": 16,/' '$.gpus: unknown key'
+bad_case accuracy-missing-metric 's/"metric": "samples_per_s", //' '$.measured.metric: missing required key'
+bad_case accuracy-tflops-no-convention 's/"samples_per_s"/"tflops_per_gpu"/' '$.measured.flop_convention: missing required key'
+bad_case accuracy-unknown-cluster 's/"p4d.24xlarge"/"p9z.huge"/' '$.cluster: expected a shipped cluster name or a path relative to'
+expect accuracy-source 0 "4 cases from 1 source in" -- "$BIN" accuracy "$V" --source fix-beta --engine model
+expect accuracy-bad-source 2 '--source: expected a folder of tests/fixtures/validation, got "fix-gamma"' -- "$BIN" accuracy "$V" --source fix-gamma
+expect accuracy-source-check 2 "--source: expected without --check" -- "$BIN" accuracy "$V" --source fix-beta --check "$TMP/fig.json"
+expect accuracy-bad-engine 2 '--engine: expected model, sim or both, got "warp"' -- "$BIN" accuracy "$V" --engine warp
+expect accuracy-no-dir 2 "$TMP/nosuch: cannot read directory" -- "$BIN" accuracy "$TMP/nosuch"
+expect accuracy-bad-figures 2 "$TMP/acc.csv: invalid JSON" -- "$BIN" accuracy "$V" --engine model --check "$TMP/acc.csv"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,796 @@
+/* accuracy.c — case files, metric conversion, running the cases and their statistics (see
+ * accuracy.h). Validation happens once, here, when a case is loaded; running a case never fails
+ * (it gets a status). Statistics are GSL's (median, Spearman). */
+#include "accuracy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../model/jsonrd.h"
+#include "../model/memory.h"
+#include "../model/workload.h"
+
+#define GIB 1073741824.0
+
+static const char *const METRICS[] = {"tokens_per_s_per_gpu", "tokens_per_s", "samples_per_s", "step_s",
+                                      "tflops_per_gpu", "mfu", NULL};
+/* ACC_FLOPS_NONE has no name in a file: the JSON enum starts at ACC_FLOPS_6N. */
+static const char *const CONVENTIONS[] = {"6N", "6N+attn", "megatron", "megatron-norecompute", "explicit", NULL};
+static const char *const FRAMEWORKS[] = {"deepspeed", "fsdp", "fsdp2", "megatron", "axonn", "other", NULL};
+static const char *const STATUS[] = {"ok", "oom", "unsupported", "impossible", "error"};
+
+const char *acc_metric_name(acc_metric m) { return METRICS[m]; }
+const char *acc_flops_name(acc_flops f) { return f == ACC_FLOPS_NONE ? "none" : CONVENTIONS[f - 1]; }
+const char *acc_status_name(acc_status s) { return STATUS[s]; }
+
+/* ---- conversions (validation/README.md) ------------------------------------------------ */
+
+double acc_flops_per_token(acc_flops conv, const spec_model *m, double params, double explicit_fpt)
+{
+    const double L = m->layers, h = m->hidden, s = m->seq_len, V = m->vocab;
+    switch (conv) {
+    case ACC_FLOPS_6N: return 6 * params;
+    case ACC_FLOPS_6N_ATTN: return 6 * params + 12 * L * h * s; /* PaLM App. B, no causal halving */
+    case ACC_FLOPS_MEGATRON: /* Narayanan et al. SC'21 eq. (3) / (B s): full recompute, 4 passes */
+        return 96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+    case ACC_FLOPS_MEGATRON_NORECOMPUTE: /* Korthikanti et al. 2022: model FLOPs, 3 passes */
+        return 72 * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+    case ACC_FLOPS_EXPLICIT: return explicit_fpt;
+    case ACC_FLOPS_NONE: break;
+    }
+    return 0;
+}
+
+double acc_tokens_per_s_per_gpu(const acc_measured *m, int seq_len, int gpus, double global_tokens, double fpt)
+{
+    switch (m->metric) {
+    case ACC_TOKENS_PER_S_PER_GPU: return m->value;
+    case ACC_TOKENS_PER_S: return m->value / gpus;
+    case ACC_SAMPLES_PER_S: return m->value * seq_len / gpus;
+    case ACC_STEP_S: return global_tokens / m->value / gpus;
+    case ACC_TFLOPS_PER_GPU: return m->value * 1e12 / fpt;
+    case ACC_MFU: return m->value * m->peak_flops / fpt;
+    }
+    return NAN;
+}
+
+/* ---- loading a case ------------------------------------------------------------------- */
+
+/* An error from a spec parsed out of an inline object: its paths start at "$"; make them start
+ * at the object's place in the case ("$.model"). */
+static int reroot(sc_err *err, const char *file, const char *at, int rc)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s%s", at, err->path[0] == '$' ? err->path + 1 : "");
+    snprintf(err->path, sizeof err->path, "%s", p);
+    snprintf(err->source, sizeof err->source, "%s", file);
+    return rc;
+}
+
+/* Parse an inline object as a spec through the spec loaders (one validation for every file). */
+static int inline_spec(jr *r, const json_t *obj, const char *at, int (*parse)(const char *, const char *, void *, sc_err *),
+                       void *out)
+{
+    char *text = json_dumps(obj, JSON_REAL_PRECISION(17));
+    if (!text)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, at, "out of memory");
+    int rc = parse(text, r->src, out, r->err);
+    free(text);
+    return rc ? reroot(r->err, r->src, at, rc) : 0;
+}
+static int parse_model(const char *t, const char *src, void *out, sc_err *err) { return spec_parse_model(t, src, out, err); }
+static int parse_training(const char *t, const char *src, void *out, sc_err *err)
+{
+    return spec_parse_training(t, src, out, err);
+}
+
+static int is_path_ref(const char *ref)
+{
+    size_t n = strlen(ref);
+    return strchr(ref, '/') || (n > 5 && !strcmp(ref + n - 5, ".json"));
+}
+
+/* A cluster or model reference: a path relative to the validation directory (it has a '/' or
+ * ends in .json), else a shipped name. */
+static int resolve_ref(jr *r, const acc_paths *p, const char *kind, const char *key, const char *ref, char *out,
+                       size_t n)
+{
+    char at[64];
+    snprintf(at, sizeof at, "$.%s", key);
+    if (is_path_ref(ref)) {
+        int k = snprintf(out, n, "%s/%s", p->dir, ref);
+        if (k > 0 && (size_t)k < n && access(out, R_OK) == 0)
+            return 0;
+        return sc_err_set(r->err, SC_EINPUT, r->src, at, "expected a %s file relative to %s, got \"%s\" (%s)",
+                          kind, p->dir, ref, strerror(errno));
+    }
+    sc_err ignore;
+    if (spec_resolve(!strcmp(kind, "cluster") ? "clusters" : "models", ref, p->roots, p->n_roots, out, n,
+                     &ignore) == 0)
+        return 0;
+    return sc_err_set(r->err, SC_EINPUT, r->src, at,
+                      "expected a shipped %s name or a path relative to %s, got \"%s\" (no such %s)", kind, p->dir,
+                      ref, kind);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* The folder a file is in ("" when none). */
+static void folder_name(const char *path, char *out, size_t n)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *s = strrchr(buf, '/');
+    if (!s) {
+        snprintf(out, n, "%s", "");
+        return;
+    }
+    *s = '\0';
+    snprintf(out, n, "%s", base_name(buf));
+}
+
+static int valid_date(const char *d)
+{
+    size_t n = strlen(d);
+    for (int i = 0; i < 4; i++)
+        if (d[i] < '0' || d[i] > '9')
+            return 0;
+    if (n == 4)
+        return 1;
+    if (n != 7 || d[4] != '-' || d[5] < '0' || d[5] > '1' || d[6] < '0' || d[6] > '9')
+        return 0;
+    int mo = (d[5] - '0') * 10 + (d[6] - '0');
+    return mo >= 1 && mo <= 12;
+}
+
+static int load_measured(jr *r, const json_t *root, acc_case *c)
+{
+    static const char *const keys[] = {"metric", "value", "flop_convention", "peak_tflops", "flops_per_token", NULL};
+    const char *at = "$.measured";
+    json_t *m;
+    int rc, metric = 0, conv = -1;
+    acc_measured *x = &c->measured;
+    double peak = 0;
+    if ((rc = jr_obj(r, root, "$", "measured", 1, &m)) || (rc = jr_only_keys(r, m, at, keys)) ||
+        (rc = jr_enum(r, m, at, "metric", METRICS, 1, &metric)) || (rc = jr_pos(r, m, at, "value", 1, &x->value)) ||
+        (rc = jr_enum(r, m, at, "flop_convention", CONVENTIONS, 0, &conv)) ||
+        (rc = jr_pos(r, m, at, "peak_tflops", 0, &peak)) ||
+        (rc = jr_pos(r, m, at, "flops_per_token", 0, &x->flops_per_token)))
+        return rc;
+    x->metric = (acc_metric)metric;
+    x->convention = conv < 0 ? ACC_FLOPS_NONE : (acc_flops)(conv + 1);
+    x->peak_flops = peak * 1e12;
+    int flop_metric = x->metric == ACC_TFLOPS_PER_GPU || x->metric == ACC_MFU;
+    if (flop_metric && x->convention == ACC_FLOPS_NONE)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.flop_convention",
+                          "missing required key (expected one of \"6N\", \"6N+attn\", \"megatron\", "
+                          "\"megatron-norecompute\", \"explicit\" with metric %s)",
+                          METRICS[metric]);
+    if (x->metric == ACC_MFU && peak == 0)
+        return jr_missing(r, "$.measured.peak_tflops", "the peak TFLOPS per GPU the source divided by, with metric mfu");
+    if (x->metric == ACC_MFU && x->value > 1)
+        return jr_bad(r, "$.measured.value", "a fraction from 0 to 1 with metric mfu", json_object_get(m, "value"));
+    if (x->convention == ACC_FLOPS_EXPLICIT && x->flops_per_token == 0)
+        return jr_missing(r, "$.measured.flops_per_token", "a positive number with flop_convention explicit");
+    if (x->convention != ACC_FLOPS_EXPLICIT && x->flops_per_token > 0)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.flops_per_token",
+                          "expected only with flop_convention \"explicit\", got flop_convention \"%s\"",
+                          acc_flops_name(x->convention));
+    return 0;
+}
+
+static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
+{
+    static const char *const keys[] = {"schema", "name", "source_id", "source", "date", "confidence", "framework",
+                                       "cluster", "nodes", "model", "seq_len", "training", "layout",
+                                       "compare_group", "measured", "note", NULL};
+    int rc, fw = 0;
+    char schema[32];
+    if ((rc = jr_only_keys(r, root, "$", keys)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
+        return rc;
+    if (strcmp(schema, "shardcast-case/1"))
+        return jr_bad(r, "$.schema", "\"shardcast-case/1\"", json_object_get(root, "schema"));
+    if ((rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
+        (rc = jr_str(r, root, "$", "source_id", 1, c->source_id, sizeof c->source_id)) ||
+        (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
+        (rc = jr_str(r, root, "$", "date", 1, c->date, sizeof c->date)) ||
+        (rc = jr_str(r, root, "$", "confidence", 1, c->confidence, sizeof c->confidence)) ||
+        (rc = jr_enum(r, root, "$", "framework", FRAMEWORKS, 1, &fw)) ||
+        (rc = jr_str(r, root, "$", "cluster", 1, c->cluster_ref, sizeof c->cluster_ref)) ||
+        (rc = jr_int(r, root, "$", "nodes", 1, 1000000, 1, &c->nodes)) ||
+        (rc = jr_str(r, root, "$", "layout", 1, c->layout_str, sizeof c->layout_str)) ||
+        (rc = jr_str(r, root, "$", "compare_group", 0, c->compare_group, sizeof c->compare_group)) ||
+        (rc = jr_str(r, root, "$", "note", 0, c->note, sizeof c->note)))
+        return rc;
+    snprintf(c->framework, sizeof c->framework, "%s", FRAMEWORKS[fw]);
+    if (!valid_date(c->date))
+        return jr_bad(r, "$.date", "a date YYYY or YYYY-MM", json_object_get(root, "date"));
+
+    /* the file's place names the case: <source_id>/<name>.json */
+    char want[160], folder[1024];
+    snprintf(want, sizeof want, "%s.json", c->name);
+    if (strcmp(base_name(r->src), want))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.name", "expected the file name without .json (\"%.60s\"), got \"%s\"",
+                          base_name(r->src), c->name);
+    folder_name(r->src, folder, sizeof folder);
+    if (strcmp(folder, c->source_id))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.source_id", "expected the folder name (\"%.60s\"), got \"%s\"",
+                          folder, c->source_id);
+
+    /* cluster */
+    char path[2048];
+    if ((rc = resolve_ref(r, p, "cluster", "cluster", c->cluster_ref, path, sizeof path)) ||
+        (rc = spec_load_cluster(path, &c->cluster, r->err)))
+        return rc;
+    c->gpus = c->nodes * c->cluster.gpus_per_node;
+
+    /* model: a name, a path, or an inline object */
+    json_t *mo = json_object_get(root, "model");
+    if (!mo)
+        return jr_missing(r, "$.model", "a shipped model name, a path relative to the directory, or a model object");
+    if (json_is_object(mo)) {
+        if ((rc = inline_spec(r, mo, "$.model", parse_model, &c->model)))
+            return rc;
+        snprintf(c->model_ref, sizeof c->model_ref, "inline:%s", c->model.name);
+    } else if (json_is_string(mo)) {
+        if ((rc = jr_str(r, root, "$", "model", 1, c->model_ref, sizeof c->model_ref)) ||
+            (rc = resolve_ref(r, p, "model", "model", c->model_ref, path, sizeof path)) ||
+            (rc = spec_load_model(path, &c->model, r->err)))
+            return rc;
+    } else {
+        return jr_bad(r, "$.model", "a model name, a path or a model object", mo);
+    }
+    if ((rc = jr_int(r, root, "$", "seq_len", 1, 1 << 24, 0, &c->model.seq_len)))
+        return rc;
+
+    /* training: defaults, then the object (required: a case states what it ran) */
+    json_t *tr;
+    spec_training_defaults(&c->training);
+    if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
+        return rc;
+    /* FP8 training is real but not modelled: checked as bf16, reported as unsupported */
+    json_t *prec = json_object_get(tr, "precision");
+    int fp8 = json_is_string(prec) && !strcmp(json_string_value(prec), "fp8");
+    json_t *trc = fp8 ? json_deep_copy(tr) : json_incref(tr);
+    if (!trc)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.training", "out of memory");
+    if (fp8)
+        json_object_set_new(trc, "precision", json_string("bf16"));
+    rc = inline_spec(r, trc, "$.training", parse_training, &c->training);
+    json_decref(trc);
+    if (rc)
+        return rc;
+
+    /* layout: one shardcast does not accept is reported when the case runs, not an error */
+    sc_err lerr;
+    c->layout_ok = spec_layout_parse(c->layout_str, &c->layout, &lerr) == 0;
+    if (!c->layout_ok)
+        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model layout \"%.100s\"", c->layout_str);
+    else if (fp8)
+        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model fp8 training");
+
+    /* measured, as tokens/s per GPU */
+    if ((rc = load_measured(r, root, c)))
+        return rc;
+    wl w;
+    wl_build(&c->model, &c->training, &w);
+    c->params = w.params;
+    c->flops_per_token =
+        acc_flops_per_token(c->measured.convention, &c->model, c->params, c->measured.flops_per_token);
+    double global_tokens =
+        (double)c->training.micro_batch * c->training.grad_accum * c->gpus * (double)c->model.seq_len;
+    c->measured_tps = acc_tokens_per_s_per_gpu(&c->measured, c->model.seq_len, c->gpus, global_tokens,
+                                               c->flops_per_token);
+    if (!isfinite(c->measured_tps) || c->measured_tps <= 0)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.value",
+                          "expected a value giving a positive finite tokens/s per GPU, got %g", c->measured_tps);
+
+    /* the shipped calibration of the cluster, by its name */
+    return pred_calib_load(&c->cluster, NULL, p->roots, p->n_roots, &c->cal, c->calib_path, sizeof c->calib_path,
+                           r->err);
+}
+
+int acc_case_load(const char *text, const char *file, const acc_paths *p, acc_case *out, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->file, sizeof out->file, "%s", file);
+    jr r = {out->file, err};
+    json_t *root;
+    int rc = jr_load_root(&r, text, &root);
+    if (rc)
+        return rc;
+    rc = case_from(&r, root, p, out);
+    json_decref(root);
+    return rc;
+}
+
+/* ---- running a case ------------------------------------------------------------------- */
+
+void acc_run_case(const acc_case *c, pred_engine e, acc_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ran = 1;
+    if (c->unsupported[0]) {
+        out->status = ACC_UNSUPPORTED;
+        snprintf(out->why, sizeof out->why, "%s", c->unsupported);
+        return;
+    }
+    pred_input in = {&c->cluster, &c->model, &c->training, c->nodes, &c->layout, &c->cal};
+    sc_err err;
+    if (pred_check(&in, "$.nodes", &err)) {
+        out->status = ACC_IMPOSSIBLE;
+        char buf[512];
+        snprintf(out->why, sizeof out->why, "%s", sc_err_str(&err, buf, sizeof buf));
+        return;
+    }
+    pred_result res;
+    if (pred_eval(&in, e, NULL, &res, &err)) {
+        out->status = ACC_ERROR;
+        char buf[512];
+        snprintf(out->why, sizeof out->why, "%s engine failed: %s", pred_engine_name(e), sc_err_str(&err, buf, sizeof buf));
+        return;
+    }
+    out->step_s = res.r.step_s;
+    out->mem_GiB = res.r.mem.total / GIB;
+    double tps = res.r.tokens_per_s / res.gpus;
+    if (!isfinite(out->step_s) || out->step_s <= 0 || !isfinite(tps) || tps <= 0 || !isfinite(out->mem_GiB)) {
+        out->status = ACC_ERROR;
+        snprintf(out->why, sizeof out->why, "%s engine gave a non-finite or non-positive result (step %g s, %g tokens/s/GPU)",
+                 pred_engine_name(e), out->step_s, tps);
+        return;
+    }
+    if (!res.r.mem.fits) {
+        double short_by, need, cap;
+        const char *where = mem_short_where(&res.r.mem, &short_by, &need, &cap);
+        out->status = ACC_OOM;
+        snprintf(out->why, sizeof out->why, "predicted not to fit: needs %.1f GiB on the %s, has %.1f GiB",
+                 need / GIB, where ? where : "GPU", cap / GIB);
+        return;
+    }
+    out->status = ACC_OK;
+    out->predicted_tps = tps;
+    out->error = tps / c->measured_tps - 1;
+}
+
+/* ---- a suite ---------------------------------------------------------------------------- */
+
+struct acc_suite {
+    int n, cap;
+    acc_case *cases;
+    acc_outcome *outcomes[PRED_N_ENGINES];
+};
+
+void acc_suite_free(acc_suite *s)
+{
+    if (!s)
+        return;
+    free(s->cases);
+    for (int e = 0; e < PRED_N_ENGINES; e++)
+        free(s->outcomes[e]);
+    free(s);
+}
+
+int acc_n_cases(const acc_suite *s) { return s->n; }
+const acc_case *acc_case_at(const acc_suite *s, int i) { return &s->cases[i]; }
+const acc_outcome *acc_outcome_at(const acc_suite *s, int i, pred_engine e) { return &s->outcomes[e][i]; }
+
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int ends_json(const char *n)
+{
+    size_t l = strlen(n);
+    return l > 5 && !strcmp(n + l - 5, ".json");
+}
+
+/* Room for one more case; NULL when out of memory. */
+static acc_case *grow(acc_suite *s)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        acc_case *c = realloc(s->cases, sizeof *c * (size_t)cap);
+        if (!c)
+            return NULL;
+        s->cases = c;
+        s->cap = cap;
+    }
+    return &s->cases[s->n];
+}
+
+static int load_folder(acc_suite *s, const acc_paths *p, const char *folder, sc_err *err)
+{
+    char dpath[1200];
+    snprintf(dpath, sizeof dpath, "%s/%s", p->dir, folder);
+    struct dirent **ents;
+    int n = scandir(dpath, &ents, NULL, by_name);
+    if (n < 0)
+        return sc_err_set(err, SC_EINPUT, dpath, "", "cannot read directory: %s", strerror(errno));
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nm = ents[i]->d_name;
+        if (!rc && nm[0] != '.' && ends_json(nm)) {
+            char file[1024];
+            acc_case *c = grow(s);
+            if (!c) {
+                rc = sc_err_set(err, SC_ERUNTIME, dpath, "", "out of memory");
+            } else if (snprintf(file, sizeof file, "%s/%s", dpath, nm) >= (int)sizeof file) {
+                rc = sc_err_set(err, SC_EINPUT, dpath, "", "expected a shorter path, got %s", nm);
+            } else if (!(rc = acc_case_load(NULL, file, p, c, err))) {
+                for (int j = 0; j < s->n && !rc; j++)
+                    if (!strcmp(s->cases[j].name, c->name))
+                        rc = sc_err_set(err, SC_EINPUT, file, "$.name", "expected a unique case name, got \"%s\" (also %s)",
+                                        c->name, s->cases[j].file);
+                if (!rc)
+                    s->n++;
+            }
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    return rc;
+}
+
+int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err)
+{
+    *out = NULL;
+    acc_suite *s = calloc(1, sizeof *s);
+    if (!s)
+        return sc_err_set(err, SC_ERUNTIME, p->dir, "", "out of memory");
+    struct dirent **ents;
+    int n = scandir(p->dir, &ents, NULL, by_name);
+    if (n < 0) {
+        free(s);
+        return sc_err_set(err, SC_EINPUT, p->dir, "", "cannot read directory: %s", strerror(errno));
+    }
+    int rc = 0, found = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nm = ents[i]->d_name;
+        char sub[1200];
+        snprintf(sub, sizeof sub, "%s/%s", p->dir, nm);
+        if (!rc && nm[0] != '.' && strcmp(nm, "clusters") && strcmp(nm, "models") && is_dir(sub) &&
+            (!p->only_source || !strcmp(nm, p->only_source))) {
+            found = 1;
+            rc = load_folder(s, p, nm, err);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (!rc && p->only_source && !found)
+        rc = sc_err_set(err, SC_EINPUT, "--source", "", "expected a folder of %s, got \"%s\" (no such source)", p->dir,
+                        p->only_source);
+    for (int e = 0; !rc && e < PRED_N_ENGINES; e++)
+        if (!(s->outcomes[e] = calloc((size_t)(s->n ? s->n : 1), sizeof(acc_outcome))))
+            rc = sc_err_set(err, SC_ERUNTIME, p->dir, "", "out of memory");
+    if (rc) {
+        acc_suite_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void acc_run(acc_suite *s, pred_engine e, acc_progress_fn progress, void *ctx)
+{
+    for (int i = 0; i < s->n; i++) {
+        acc_run_case(&s->cases[i], e, &s->outcomes[e][i]);
+        if (progress)
+            progress(ctx, i + 1, s->n, &s->cases[i]);
+    }
+}
+
+void acc_suite_rows(const acc_suite *s, pred_engine e, acc_row *rows)
+{
+    for (int i = 0; i < s->n; i++) {
+        const acc_case *c = &s->cases[i];
+        const acc_outcome *o = &s->outcomes[e][i];
+        rows[i] = (acc_row){c->name, c->source_id, c->compare_group, c->layout_str, o->ran && o->status == ACC_OK,
+                            o->predicted_tps, c->measured_tps};
+    }
+}
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+/* n, MAPE, median signed error and (when rank) Spearman of the rows in idx[0..k). */
+static int stats_of(const acc_row *rows, const int *idx, int k, int rank, acc_stats *st, double *work)
+{
+    double *err = work, *pred = work + k, *meas = work + 2 * k, *tmp = work + 3 * k;
+    int n = 0;
+    st->n_not_run = 0;
+    for (int i = 0; i < k; i++) {
+        const acc_row *r = &rows[idx[i]];
+        if (!r->ok) {
+            st->n_not_run++;
+            continue;
+        }
+        err[n] = r->predicted / r->measured - 1;
+        pred[n] = r->predicted;
+        meas[n] = r->measured;
+        n++;
+    }
+    st->n = n;
+    st->mape_pct = st->bias_pct = st->spearman = NAN;
+    if (n == 0)
+        return 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += fabs(err[i]);
+    st->mape_pct = 100 * sum / n;
+    gsl_sort(err, 1, (size_t)n);
+    st->bias_pct = 100 * gsl_stats_median_from_sorted_data(err, 1, (size_t)n);
+    if (rank && n >= 3) {
+        double r = gsl_stats_spearman(pred, 1, meas, 1, (size_t)n, tmp);
+        st->spearman = isfinite(r) ? r : NAN; /* a constant side has no ranking */
+    }
+    return 0;
+}
+
+void acc_summary_free(acc_summary *s)
+{
+    free(s->sources);
+    free(s->pairs);
+    memset(s, 0, sizeof *s);
+}
+
+int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++)
+        if (!(isfinite(rows[i].measured) && rows[i].measured > 0) ||
+            (rows[i].ok && !(isfinite(rows[i].predicted) && rows[i].predicted > 0)))
+            return sc_err_set(err, SC_ERUNTIME, rows[i].name, "", "expected finite positive tokens/s, got predicted %g, measured %g",
+                              rows[i].predicted, rows[i].measured);
+    int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    double *work = malloc(sizeof(double) * 5 * (size_t)(n ? n : 1));
+    out->sources = calloc((size_t)(n ? n : 1), sizeof *out->sources);
+    int pair_cap = 16;
+    out->pairs = calloc((size_t)pair_cap, sizeof *out->pairs);
+    if (!idx || !work || !out->sources || !out->pairs) {
+        free(idx);
+        free(work);
+        acc_summary_free(out);
+        return sc_err_set(err, SC_ERUNTIME, "accuracy", "", "out of memory");
+    }
+    /* overall */
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    stats_of(rows, idx, n, 0, &out->overall, work);
+    /* per source, in order of first appearance */
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(rows[j].source_id, rows[i].source_id);
+        if (seen)
+            continue;
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (!strcmp(rows[j].source_id, rows[i].source_id))
+                idx[k++] = j;
+        acc_stats *st = &out->sources[out->n_sources++];
+        snprintf(st->source_id, sizeof st->source_id, "%s", rows[i].source_id);
+        stats_of(rows, idx, k, 1, st, work);
+    }
+    /* layout pairs of each compare group, groups in order of first appearance */
+    for (int i = 0; i < n; i++) {
+        if (!rows[i].compare_group[0])
+            continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(rows[j].compare_group, rows[i].compare_group);
+        if (seen)
+            continue;
+        for (int a = i; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                const acc_row *ra = &rows[a], *rb = &rows[b];
+                if (strcmp(ra->compare_group, rows[i].compare_group) || strcmp(rb->compare_group, rows[i].compare_group) ||
+                    !strcmp(ra->layout, rb->layout))
+                    continue;
+                if (out->n_pairs == pair_cap) {
+                    acc_pair *more = realloc(out->pairs, sizeof *more * (size_t)pair_cap * 2);
+                    if (!more) {
+                        free(idx);
+                        free(work);
+                        acc_summary_free(out);
+                        return sc_err_set(err, SC_ERUNTIME, "accuracy", "", "out of memory");
+                    }
+                    out->pairs = more;
+                    pair_cap *= 2;
+                }
+                acc_pair *p = &out->pairs[out->n_pairs++];
+                memset(p, 0, sizeof *p);
+                p->a = a;
+                p->b = b;
+                p->measured_ratio = ra->measured / rb->measured;
+                p->predicted_ratio = NAN;
+                if (!ra->ok || !rb->ok) {
+                    p->state = ACC_PAIR_NOT_RUN;
+                    continue;
+                }
+                p->predicted_ratio = ra->predicted / rb->predicted;
+                if (ra->measured == rb->measured)
+                    p->state = ACC_PAIR_TIE;
+                else
+                    p->state = (ra->measured > rb->measured) == (ra->predicted > rb->predicted) ? ACC_PAIR_RIGHT
+                                                                                                  : ACC_PAIR_WRONG;
+                if (p->state == ACC_PAIR_TIE)
+                    continue;
+                int right = p->state == ACC_PAIR_RIGHT;
+                out->overall.pairs++;
+                out->overall.pairs_right += right;
+                if (!strcmp(ra->source_id, rb->source_id))
+                    for (int s = 0; s < out->n_sources; s++)
+                        if (!strcmp(out->sources[s].source_id, ra->source_id)) {
+                            out->sources[s].pairs++;
+                            out->sources[s].pairs_right += right;
+                        }
+            }
+    }
+    free(idx);
+    free(work);
+    return 0;
+}
+
+/* ---- committed figures ----------------------------------------------------------------- */
+
+/* A number or null (never NaN in a file). */
+static json_t *num(double v) { return isfinite(v) ? json_real(round(v * 1e4) / 1e4) : json_null(); }
+
+static json_t *stats_json(const acc_stats *st)
+{
+    return json_pack("{s:i, s:i, s:o, s:o}", "n", st->n, "not_run", st->n_not_run, "mape_pct", num(st->mape_pct),
+                     "bias_pct", num(st->bias_pct));
+}
+
+char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *summaries, int n_engines)
+{
+    json_t *eng = json_object();
+    for (int i = 0; eng && i < n_engines; i++) {
+        const acc_summary *s = summaries[i];
+        json_t *src = json_object();
+        for (int k = 0; src && k < s->n_sources; k++)
+            json_object_set_new(src, s->sources[k].source_id, stats_json(&s->sources[k]));
+        json_object_set_new(eng, pred_engine_name(engines[i]),
+                            json_pack("{s:o, s:o}", "overall", stats_json(&s->overall), "sources", src));
+    }
+    json_t *root = json_pack("{s:s, s:s, s:o}", "schema", "shardcast-figures/1", "note",
+                             "written by 'shardcast accuracy --write-figures' (make accuracy-report); 'make check' "
+                             "fails when a MAPE gets worse by more than 0.5 points or fewer cases run",
+                             "engines", eng);
+    if (!root)
+        return NULL;
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    return text;
+}
+
+static void line(char *report, size_t len, int *worse, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void line(char *report, size_t len, int *worse, const char *fmt, ...)
+{
+    size_t used = strlen(report);
+    va_list ap;
+    va_start(ap, fmt);
+    if (used < len)
+        vsnprintf(report + used, len - used, fmt, ap);
+    va_end(ap);
+    used = strlen(report);
+    if (used + 1 < len) {
+        report[used] = '\n';
+        report[used + 1] = '\0';
+    }
+    (*worse)++;
+}
+
+/* Committed {n, not_run, mape_pct, bias_pct} at `at`; mape NAN when null. */
+static int read_stats(jr *r, const json_t *o, const char *at, int *n, double *mape)
+{
+    static const char *const keys[] = {"n", "not_run", "mape_pct", "bias_pct", NULL};
+    int rc, nr = 0;
+    if (!json_is_object(o))
+        return jr_bad(r, at, "an object {\"n\", \"not_run\", \"mape_pct\", \"bias_pct\"}", o);
+    if ((rc = jr_only_keys(r, o, at, keys)) || (rc = jr_int(r, o, at, "n", 0, 1 << 30, 1, n)) ||
+        (rc = jr_int(r, o, at, "not_run", 0, 1 << 30, 0, &nr)))
+        return rc;
+    json_t *m = json_object_get(o, "mape_pct");
+    *mape = NAN;
+    if (m && !json_is_null(m) && (rc = jr_min(r, o, at, "mape_pct", 0.0, 1, mape)))
+        return rc;
+    return 0;
+}
+
+static void compare(const char *what, int n0, double mape0, const acc_stats *now, double tol, char *report,
+                    size_t len, int *worse)
+{
+    if (now->n < n0)
+        line(report, len, worse, "%s: %d cases run, committed %d (%d fewer)", what, now->n, n0, n0 - now->n);
+    if (isfinite(mape0) && isfinite(now->mape_pct) && now->mape_pct > mape0 + tol)
+        line(report, len, worse, "%s: MAPE %.2f%%, committed %.2f%% (worse by %.2f points, more than %.2f)", what,
+             now->mape_pct, mape0, now->mape_pct - mape0, tol);
+}
+
+int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, double tol_pts, char *report,
+                      size_t report_len, int *worse, sc_err *err)
+{
+    *worse = 0;
+    if (report_len)
+        report[0] = '\0';
+    jr r = {path, err};
+    json_t *root;
+    int rc = jr_load_root(&r, NULL, &root);
+    if (rc)
+        return rc;
+    static const char *const keys[] = {"schema", "note", "engines", NULL};
+    char schema[40];
+    json_t *engines, *eng, *src;
+    const char *ename = pred_engine_name(e);
+    char at[160];
+    snprintf(at, sizeof at, "$.engines.%s", ename);
+    if ((rc = jr_only_keys(&r, root, "$", keys)) || (rc = jr_str(&r, root, "$", "schema", 1, schema, sizeof schema)))
+        goto out;
+    if (strcmp(schema, "shardcast-figures/1")) {
+        rc = jr_bad(&r, "$.schema", "\"shardcast-figures/1\"", json_object_get(root, "schema"));
+        goto out;
+    }
+    if ((rc = jr_obj(&r, root, "$", "engines", 1, &engines)))
+        goto out;
+    if (!(eng = json_object_get(engines, ename))) {
+        rc = jr_missing(&r, at, "the figures of this engine (rewrite them with --write-figures)");
+        goto out;
+    }
+    static const char *const ekeys[] = {"overall", "sources", NULL};
+    json_t *ov;
+    int n0;
+    double mape0;
+    char sat[320];
+    if (!json_is_object(eng)) {
+        rc = jr_bad(&r, at, "an object", eng);
+        goto out;
+    }
+    if ((rc = jr_only_keys(&r, eng, at, ekeys)) || (rc = jr_obj(&r, eng, at, "overall", 1, &ov)) ||
+        (rc = jr_obj(&r, eng, at, "sources", 1, &src)))
+        goto out;
+    snprintf(sat, sizeof sat, "%s.overall", at);
+    if ((rc = read_stats(&r, ov, sat, &n0, &mape0)))
+        goto out;
+    compare("overall", n0, mape0, &s->overall, tol_pts, report, report_len, worse);
+    const char *name;
+    json_t *v;
+    json_object_foreach(src, name, v) {
+        snprintf(sat, sizeof sat, "%s.sources.%.100s", at, name);
+        if ((rc = read_stats(&r, v, sat, &n0, &mape0)))
+            goto out;
+        const acc_stats *now = NULL;
+        for (int k = 0; k < s->n_sources && !now; k++)
+            if (!strcmp(s->sources[k].source_id, name))
+                now = &s->sources[k];
+        char what[160];
+        snprintf(what, sizeof what, "source %.120s", name);
+        if (!now) {
+            if (n0 > 0)
+                line(report, report_len, worse, "%s: no cases now, committed %d (rewrite the figures if it was removed)",
+                     what, n0);
+            continue;
+        }
+        compare(what, n0, mape0, now, tol_pts, report, report_len, worse);
+    }
+out:
+    json_decref(root);
+    return rc;
+}

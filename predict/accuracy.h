@@ -1,0 +1,209 @@
+/* accuracy.h — the published-accuracy suite: load case files (validation/README.md, schema
+ * shardcast-case/1), convert each measured metric to tokens/s per GPU, predict every case with
+ * an engine through the front door (predict/eval), and summarise the signed errors per source
+ * and overall (n, MAPE, median bias, Spearman rank correlation, layout order within compare
+ * groups); read, write and check the committed figures (validation/figures.json).
+ * Not here: printing, CSV or Markdown (cli/accuracy.c); fitting anything to the cases — they are
+ * the validation set, and no calibration parameter may ever be derived from them. */
+#ifndef SC_PRED_ACCURACY_H
+#define SC_PRED_ACCURACY_H
+
+#include <stddef.h>
+
+#include "../model/cost.h"
+#include "../model/spec.h"
+#include "eval.h"
+
+/* ---- a case ---------------------------------------------------------------------------- */
+
+/* Measured metrics (validation/README.md "Metrics"); the table there gives tokens/s per GPU. */
+typedef enum {
+    ACC_TOKENS_PER_S_PER_GPU, /* as published                                     */
+    ACC_TOKENS_PER_S,         /* whole job                                        */
+    ACC_SAMPLES_PER_S,        /* whole job, sequences/s                           */
+    ACC_STEP_S,               /* one optimizer step, s                            */
+    ACC_TFLOPS_PER_GPU,       /* achieved 1e12 FLOP/s per GPU under a convention  */
+    ACC_MFU                   /* fraction of peak_tflops under a convention       */
+} acc_metric;
+
+/* FLOP conventions (validation/README.md "FLOP conventions"). */
+typedef enum {
+    ACC_FLOPS_NONE,                 /* not given                                           */
+    ACC_FLOPS_6N,                   /* 6 P                                                  */
+    ACC_FLOPS_6N_ATTN,              /* 6 P + 12 L h s (PaLM, Chowdhery et al. 2022, App. B) */
+    ACC_FLOPS_MEGATRON,             /* 96 L h^2 (1 + s/(6h) + V/(16 L h)) (Narayanan SC'21) */
+    ACC_FLOPS_MEGATRON_NORECOMPUTE, /* 72 L h^2 (1 + s/(6h) + V/(12 L h)) (Korthikanti 2022) */
+    ACC_FLOPS_EXPLICIT              /* the source's own flops_per_token                      */
+} acc_flops;
+
+typedef struct acc_measured {
+    acc_metric metric;
+    double value;           /* in the metric's unit                                        */
+    acc_flops convention;   /* ACC_FLOPS_NONE when the case gives none                     */
+    double peak_flops;      /* mfu: the peak the source divided by, FLOP/s per GPU (0 = none) */
+    double flops_per_token; /* explicit convention: FLOP per token (0 = none)               */
+} acc_measured;
+
+/* One case, loaded and validated: plain data (callers read it; acc_case_load fills it). */
+typedef struct acc_case {
+    char file[1024];          /* the case file as found                                     */
+    char name[128];           /* unique; the file name without .json                        */
+    char source_id[128];      /* the folder name                                            */
+    char source[1024];        /* where the measurement is published                        */
+    char date[16];            /* YYYY or YYYY-MM                                           */
+    char confidence[1024];
+    char framework[16];       /* deepspeed | fsdp | fsdp2 | megatron | axonn | other        */
+    char note[2048];          /* "" when none                                              */
+    char cluster_ref[256];    /* as written: a shipped name or a path under the directory   */
+    char model_ref[256];      /* as written, or "inline:<name>" for an inline model object */
+    char layout_str[128];     /* as written                                                 */
+    char compare_group[128];  /* "" when none                                              */
+    int nodes, gpus;          /* gpus = nodes x the cluster's GPUs per node                */
+    spec_cluster cluster;
+    spec_model model;         /* with the case's seq_len applied                           */
+    spec_training training;   /* defaults, then the case's training object                 */
+    int layout_ok;            /* layout_str is a layout shardcast accepts                  */
+    spec_layout layout;       /* valid when layout_ok                                       */
+    char unsupported[256];    /* what the case uses that shardcast does not model yet (a
+                                 layout, fp8 training), "" when nothing: then it runs        */
+    acc_measured measured;
+    double params;            /* P as `shardcast describe` counts it                       */
+    double flops_per_token;   /* the convention's FLOP per token (0 when no convention)    */
+    double measured_tps;      /* measured tokens/s per GPU                                  */
+    cost_calib cal;           /* calibrations/<cluster name>.json, else built-in defaults   */
+    char calib_path[1024];    /* the calibration file used, "" for the defaults            */
+} acc_case;
+
+/* Where names and relative paths resolve: `dir` is the validation directory (cluster and model
+ * paths in a case are relative to it); roots are the config roots for shipped names
+ * (spec_resolve: the name as a path, $SHARDCAST_CONFIGS, then each root). */
+typedef struct acc_paths {
+    const char *dir;
+    const char *const *roots;
+    int n_roots;
+    const char *only_source; /* acc_load_dir: only this <source_id>/ folder (NULL = all)     */
+} acc_paths;
+
+/* Load one case: from text when text != NULL (file then only names it), else from the file.
+ * name must equal the file's base name without .json and source_id the name of the folder it
+ * is in. Errors (SC_EINPUT) name the file, the JSON path, what was expected and what was found.
+ * A layout shardcast does not accept, or training precision "fp8", is not an error: the case
+ * loads with `unsupported` saying what (and fp8 counts as bf16 for the rest of the checks). */
+int acc_case_load(const char *text, const char *file, const acc_paths *p, acc_case *out, sc_err *err);
+
+/* FLOP per token of a convention for a model with P parameters (README formulas). */
+double acc_flops_per_token(acc_flops conv, const spec_model *m, double params, double explicit_fpt);
+/* A measured metric as tokens/s per GPU. seq_len in tokens, gpus the job's GPUs,
+ * global_tokens the tokens of one optimizer step (step_s), fpt the FLOP per token
+ * (tflops_per_gpu, mfu). */
+double acc_tokens_per_s_per_gpu(const acc_measured *m, int seq_len, int gpus, double global_tokens, double fpt);
+
+const char *acc_metric_name(acc_metric m);
+const char *acc_flops_name(acc_flops f);
+
+/* ---- running a case ------------------------------------------------------------------- */
+
+typedef enum {
+    ACC_OK,          /* predicted                                                          */
+    ACC_OOM,         /* predicted not to fit in GPU memory (the measured run did)           */
+    ACC_UNSUPPORTED, /* a layout or precision shardcast does not model yet                  */
+    ACC_IMPOSSIBLE,  /* node count, layout or tensor split not possible on cluster / model  */
+    ACC_ERROR        /* the engine failed or produced a non-finite number (a bug)           */
+} acc_status;
+
+typedef struct acc_outcome {
+    int ran;                 /* 0 until the case was run with this engine                  */
+    acc_status status;
+    char why[256];           /* the reason when status != ACC_OK                           */
+    double predicted_tps;    /* predicted tokens/s per GPU (ACC_OK only)                   */
+    double error;            /* predicted / measured - 1 (ACC_OK only): > 0 too optimistic */
+    double step_s;           /* predicted step time, s (ACC_OK and ACC_OOM)                */
+    double mem_GiB;          /* predicted memory per GPU, GiB (ACC_OK and ACC_OOM)         */
+} acc_outcome;
+
+/* Predict one case with an engine. Never fails: a case that cannot run gets a status. */
+void acc_run_case(const acc_case *c, pred_engine e, acc_outcome *out);
+
+const char *acc_status_name(acc_status s);
+
+/* ---- a suite: the cases of a directory ---------------------------------------------- */
+
+typedef struct acc_suite acc_suite;
+
+/* Every case under p->dir: each <source_id>/ folder's *.json, folders and files in name order;
+ * the folders clusters/ and models/ hold specs, not cases. Names must be unique. An empty
+ * directory gives an empty suite. With p->only_source, only that folder (which must exist). */
+int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err);
+void acc_suite_free(acc_suite *s);
+int acc_n_cases(const acc_suite *s);
+const acc_case *acc_case_at(const acc_suite *s, int i);
+
+/* Run every case with engine e; progress (may be NULL) is called after each case. */
+typedef void (*acc_progress_fn)(void *ctx, int done, int total, const acc_case *c);
+void acc_run(acc_suite *s, pred_engine e, acc_progress_fn progress, void *ctx);
+/* The outcome of case i with engine e (ran = 0 when not run). */
+const acc_outcome *acc_outcome_at(const acc_suite *s, int i, pred_engine e);
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+/* One case as the statistics see it. */
+typedef struct acc_row {
+    const char *name, *source_id, *compare_group, *layout; /* compare_group "" = none */
+    int ok;                                                  /* has a prediction        */
+    double predicted, measured;                              /* tokens/s per GPU        */
+} acc_row;
+
+typedef struct acc_stats {
+    char source_id[128];  /* "" for the overall line                                       */
+    int n;                /* cases with a prediction                                        */
+    int n_not_run;        /* cases without one (OOM, unsupported, impossible, error)        */
+    double mape_pct;      /* mean |error| x 100; NAN when n = 0                             */
+    double bias_pct;      /* median signed error x 100; NAN when n = 0                      */
+    double spearman;      /* rank correlation of predicted vs measured within the source;
+                             NAN when n < 3 or either side is constant (overall: NAN)      */
+    int pairs, pairs_right; /* layout pairs judged, and in the right order                 */
+} acc_stats;
+
+typedef enum { ACC_PAIR_RIGHT, ACC_PAIR_WRONG, ACC_PAIR_TIE, ACC_PAIR_NOT_RUN } acc_pair_state;
+
+/* Two cases of one compare group with different layouts. */
+typedef struct acc_pair {
+    int a, b;               /* row indices, a < b                                           */
+    acc_pair_state state;   /* TIE: equal measured values (not judged); NOT_RUN: one lacks a
+                               prediction (not judged)                                     */
+    double measured_ratio;  /* measured a / measured b                                       */
+    double predicted_ratio; /* predicted a / predicted b (NAN when not run)                 */
+} acc_pair;
+
+typedef struct acc_summary {
+    acc_stats overall;
+    int n_sources;
+    acc_stats *sources;     /* in order of first appearance                                 */
+    int n_pairs;
+    acc_pair *pairs;        /* by group in order of first appearance, then a, b             */
+} acc_summary;
+
+/* Statistics of rows (hand-made in tests, or acc_suite_rows). 0, or SC_ERUNTIME when out of
+ * memory or a value is not finite and positive. acc_summary_free releases the arrays. */
+int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err);
+void acc_summary_free(acc_summary *s);
+/* rows[i] for every case of s under engine e (rows has acc_n_cases(s) entries; the strings
+ * point into s). */
+void acc_suite_rows(const acc_suite *s, pred_engine e, acc_row *rows);
+
+/* ---- committed figures (validation/figures.json, schema shardcast-figures/1) ------------ */
+
+/* A JSON text of the figures of the engines given (summaries[i] for engines[i]): per engine
+ * the overall and per-source n, MAPE and bias. Returns a malloc'd string or NULL (no memory). */
+char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *summaries, int n_engines);
+
+/* Compare s (engine e) with the figures in path: worse when the overall MAPE or a source's
+ * MAPE exceeds the committed one by more than tol_pts percentage points, or when fewer cases
+ * of a source (or overall) run than committed, or a committed source has none now. Each
+ * finding is one line appended to report (NUL-terminated, truncated to report_len); *worse
+ * counts them. Returns 0, or SC_EINPUT when the file cannot be read or is not in the schema,
+ * or lacks the engine. */
+int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, double tol_pts, char *report,
+                      size_t report_len, int *worse, sc_err *err);
+
+#endif

@@ -1,0 +1,98 @@
+/* eval.c — one point with either engine (see eval.h). The analytical engine is an_predict; the
+ * simulator runs the same op graph and timings (exec_run_steady) and its result is completed
+ * into the same an_result (throughput, bytes, memory) by the same functions. */
+#include "eval.h"
+
+#include <string.h>
+
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/workload.h"
+
+int pred_check(const pred_input *in, const char *source, sc_err *err)
+{
+    int rc;
+    if ((rc = spec_nodes_check(in->cluster, in->nodes, source, err)) ||
+        (rc = spec_layout_check(in->layout, in->cluster, in->nodes, err)) ||
+        (rc = spec_layout_check_model(in->layout, in->model, err)))
+        return rc;
+    return 0;
+}
+
+int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const spec_cluster *c = in->cluster;
+    const spec_training *tr = in->training;
+    const spec_layout *l = in->layout;
+    int rc;
+    if ((rc = spec_layout_check(l, c, in->nodes, err)))
+        return rc;
+    out->engine = e;
+    out->nodes = in->nodes;
+    out->gpus = in->nodes * c->gpus_per_node;
+    out->layout = *l;
+    out->training = *tr;
+    wl w;
+    wl_build(in->model, tr, &w);
+    if (e == PRED_MODEL) {
+        an_predict(&w, tr, l, c, in->nodes, in->cal, &out->r);
+        return 0;
+    }
+    exec_opts def = {0};
+    def.seed = 1;
+    if (!so)
+        so = &def;
+    for (int i = 0; i < so->n_stragglers; i++)
+        if (so->straggler_rank[i] >= out->gpus)
+            return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected a rank below %d, got %d", out->gpus,
+                              so->straggler_rank[i]);
+    lo_graph g;
+    layout_build(&w, tr, l, c, in->nodes, &g);
+    an_timed t;
+    an_time(&g, &w, in->cal, c, &t);
+    if ((rc = exec_run_steady(&g, &t, in->cal, c, so, &out->sim, err)))
+        return rc;
+    an_result *r = &out->r;
+    r->step_s = out->sim.step_s;
+    r->compute_s = out->sim.compute_s;
+    r->optimizer_s = out->sim.optimizer_s;
+    memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
+    r->idle_s = out->sim.idle_s;
+    an_derive(&w, tr, c, g.n_ranks, r);
+    r->comm_bytes = layout_comm_bytes(&g, NULL);
+    mem_plan(&w, tr, l, g.n_ranks, c, &r->mem);
+    return 0;
+}
+
+int pred_calib_load(const spec_cluster *c, const char *name, const char *const *roots, int n_roots,
+                    cost_calib *out, char *path, size_t path_len, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (name) {
+        if ((rc = spec_resolve("calibrations", name, roots, n_roots, path, path_len, err)))
+            return rc;
+        return cost_calib_load(path, out, err);
+    }
+    sc_err ignore;
+    if (spec_resolve("calibrations", c->name, roots, n_roots, path, path_len, &ignore) == 0)
+        return cost_calib_load(path, out, err);
+    if (path_len)
+        path[0] = '\0';
+    cost_calib_defaults(c, out);
+    return 0;
+}
+
+const char *pred_engine_name(pred_engine e) { return e == PRED_SIM ? "sim" : "model"; }
+
+int pred_engine_parse(const char *s, pred_engine *out)
+{
+    if (!strcmp(s, "model") || !strcmp(s, "analytic"))
+        *out = PRED_MODEL;
+    else if (!strcmp(s, "sim"))
+        *out = PRED_SIM;
+    else
+        return -1;
+    return 0;
+}

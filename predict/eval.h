@@ -1,0 +1,59 @@
+/* eval.h — the library's front door for one point: a loaded cluster, model and training, a node
+ * count, a layout and a calibration, evaluated with either engine (analytical model or
+ * simulator) into one result type. predict, sweep, plan and the accuracy suite all call it.
+ * Not here: option parsing, printing, CSV columns (cli/), plan's search. */
+#ifndef SC_PRED_EVAL_H
+#define SC_PRED_EVAL_H
+
+#include <stddef.h>
+
+#include "../model/analytic.h"
+#include "../model/cost.h"
+#include "../model/spec.h"
+#include "../sim/exec.h"
+
+typedef enum { PRED_MODEL, PRED_SIM } pred_engine;
+#define PRED_N_ENGINES 2
+
+/* One point of a study, as loaded specs (the caller owns them; nothing is copied but read). */
+typedef struct pred_input {
+    const spec_cluster *cluster;
+    const spec_model *model;
+    const spec_training *training;
+    int nodes;
+    const spec_layout *layout;
+    const cost_calib *cal;
+} pred_input;
+
+/* What either engine predicts for a point. */
+typedef struct pred_result {
+    pred_engine engine;
+    int nodes, gpus;      /* gpus = nodes x the cluster's GPUs per node                     */
+    spec_layout layout;
+    spec_training training;
+    an_result r;          /* step time, throughput, breakdown, memory (both engines)       */
+    exec_result sim;      /* simulator only: spread, slowest rank, events (zero for model)  */
+} pred_result;
+
+/* Evaluate in with engine e. so: simulator options (NULL = defaults: no jitter, seed 1); the
+ * analytical engine ignores it. Checks the layout against the cluster and node count
+ * (spec_layout_check) and straggler ranks; returns 0, or an error (SC_EINPUT for a layout or
+ * option that does not fit the point, SC_ERUNTIME when the simulator fails). */
+int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err);
+
+/* Is the point possible at all: node count on this cluster (spec_nodes_check, `source` names
+ * the file or option in errors), layout on the cluster and node count, layout on the model
+ * (tensor splits). 0 or SC_EINPUT. */
+int pred_check(const pred_input *in, const char *source, sc_err *err);
+
+/* The calibration of a point: `name` (a calibration name or file) when given, else
+ * calibrations/<cluster name>.json under the config roots (spec_resolve), else the built-in
+ * defaults for the cluster. path receives the file used ("" for the defaults). */
+int pred_calib_load(const spec_cluster *c, const char *name, const char *const *roots, int n_roots,
+                    cost_calib *out, char *path, size_t path_len, sc_err *err);
+
+/* "model" | "sim"; parse accepts "model", "analytic" and "sim" (0, or -1 when unknown). */
+const char *pred_engine_name(pred_engine e);
+int pred_engine_parse(const char *s, pred_engine *out);
+
+#endif
