@@ -488,19 +488,22 @@ static int write_markdown(const run *r, const char *path, sc_err *err)
             fputs("| ", f);
             md_cell(f, id);
             fprintf(f, " | %d | %s%s%s | ", cnt, lo, strcmp(lo, hi) ? " to " : "", strcmp(lo, hi) ? hi : "");
-            /* the distinct citations of the source's cases, in order */
-            int shown = 0;
-            for (int i = first; i >= 0 && i < r->n; i++) {
+            /* the first case's citation, and how many other distinct ones the cases give (each
+             * case file carries its own, down to the figure or row) */
+            int others = 0;
+            const char *cite = acc_case_at(r->s, first)->source;
+            for (int i = first + 1; i < r->n; i++) {
                 const acc_case *c = acc_case_at(r->s, i);
-                int dup = strcmp(c->source_id, id) != 0;
-                for (int k = first; k < i && !dup; k++)
-                    dup = !strcmp(acc_case_at(r->s, k)->source_id, id) && !strcmp(acc_case_at(r->s, k)->source, c->source);
-                if (dup)
+                if (strcmp(c->source_id, id) || !strcmp(c->source, cite))
                     continue;
-                if (shown++)
-                    fputs("; ", f);
-                md_cell(f, c->source);
+                int dup = 0;
+                for (int k = first + 1; k < i && !dup; k++)
+                    dup = !strcmp(acc_case_at(r->s, k)->source_id, id) && !strcmp(acc_case_at(r->s, k)->source, c->source);
+                others += !dup;
             }
+            md_cell(f, cite);
+            if (others)
+                fprintf(f, " (and %d other location%s: see the case files)", others, others == 1 ? "" : "s");
             fputs(" |\n", f);
         }
         fputs("\n## Every case\n\nTokens/s per GPU; error in %.\n\n| case | source | framework | layout | GPUs | measured |", f);

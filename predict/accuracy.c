@@ -196,7 +196,7 @@ static int load_measured(jr *r, const json_t *root, acc_case *c)
 static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
 {
     static const char *const keys[] = {"schema", "name", "source_id", "source", "date", "confidence", "framework",
-                                       "cluster", "nodes", "model", "seq_len", "training", "layout",
+                                       "cluster", "calibration", "nodes", "model", "seq_len", "training", "layout",
                                        "compare_group", "measured", "note", NULL};
     int rc, fw = 0;
     char schema[32];
@@ -211,6 +211,7 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
         (rc = jr_str(r, root, "$", "confidence", 1, c->confidence, sizeof c->confidence)) ||
         (rc = jr_enum(r, root, "$", "framework", FRAMEWORKS, 1, &fw)) ||
         (rc = jr_str(r, root, "$", "cluster", 1, c->cluster_ref, sizeof c->cluster_ref)) ||
+        (rc = jr_str(r, root, "$", "calibration", 0, c->calib_ref, sizeof c->calib_ref)) ||
         (rc = jr_int(r, root, "$", "nodes", 1, 1000000, 1, &c->nodes)) ||
         (rc = jr_str(r, root, "$", "layout", 1, c->layout_str, sizeof c->layout_str)) ||
         (rc = jr_str(r, root, "$", "compare_group", 0, c->compare_group, sizeof c->compare_group)) ||
@@ -299,8 +300,9 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.value",
                           "expected a value giving a positive finite tokens/s per GPU, got %g", c->measured_tps);
 
-    /* the shipped calibration of the cluster, by its name */
-    return pred_calib_load(&c->cluster, NULL, p->roots, p->n_roots, &c->cal, c->calib_path, sizeof c->calib_path,
+    /* the case's "calibration" (a shipped name), else the shipped calibration of the cluster by
+     * its name: a derived cluster names the calibration of the cluster it was derived from */
+    return pred_calib_load(&c->cluster, c->calib_ref[0] ? c->calib_ref : NULL, p->roots, p->n_roots, &c->cal, c->calib_path, sizeof c->calib_path,
                            r->err);
 }
 

@@ -55,6 +55,7 @@ typedef struct acc_case {
     char framework[16];       /* deepspeed | fsdp | fsdp2 | megatron | axonn | other        */
     char note[2048];          /* "" when none                                              */
     char cluster_ref[256];    /* as written: a shipped name or a path under the directory   */
+    char calib_ref[256];      /* "calibration": a shipped calibration name, "" = the cluster's */
     char model_ref[256];      /* as written, or "inline:<name>" for an inline model object */
     char layout_str[128];     /* as written                                                 */
     char compare_group[128];  /* "" when none                                              */
