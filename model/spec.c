@@ -499,8 +499,8 @@ int spec_precision_check(const spec_cluster *c, spec_precision p, const char *so
         need = "a Hopper or newer GPU";
     if (!need)
         return 0;
-    return sc_err_set(err, SC_EINPUT, source, "$.precision",
-                      "expected a precision %s (%s) runs, got %s, which needs %s (fp16 or fp32 run on it)", c->name,
-                      c->gpu.name, PRECS[p], need);
+    return sc_err_set(err, SC_EINPUT, source, source[0] == '-' ? "" : "$.precision",
+                      "expected a precision %s (%s) runs (%s), got %s, which needs %s", c->name, c->gpu.name,
+                      volta ? "fp16 or fp32" : "bf16, fp16, fp32 or tf32", PRECS[p], need);
 }
 const char *spec_fabric_str(spec_fabric_kind k) { return FABRICS[k]; }

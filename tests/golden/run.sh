@@ -285,6 +285,14 @@ fi
 # a calibration with uncertainties: the step carries an interval, and plan uses it
 expect predict-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json
 expect predict-interval-json 0 '"step_sd_s"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json --json
+# compute as kernels (issue 16): a precision the GPU lacks is refused naming the option; selective
+# checkpointing and compiled execution are accepted and reported
+expect bf16-on-v100 2 "--precision: expected a precision p3dn.24xlarge (V100-SXM2-32GB) runs (fp16 or fp32), got bf16" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --precision bf16
+one_line_err bf16-on-v100-one-line "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --precision bf16
+expect fp8-on-a100 2 "got fp8, which needs a Hopper or newer GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --precision fp8
+expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
+expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
+expect checkpointing-bad 2 "expected on, off, full, none or selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
 expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.900" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
 expect predict-tp 0 "tp:t=4                  12.289" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
