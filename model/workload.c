@@ -70,13 +70,16 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
      * norms 4 sbh. Element size scales the 16-bit terms; masks stay 1 byte. */
     double sb = s * b, half = e / 2.0;
     double attn_act = half * (2 * sb * h + 2 * sb * h + 2 * sb * kv + 2 * sb * kv + 2 * sb * h) + sb * h;
-    if (!t->flash_attention) /* scores 2, softmax 2 (scaled), dropout mask 1 byte: a s^2 b each */
+    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) /* scores 2, softmax 2 (scaled),
+                                                    dropout mask 1 byte: a s^2 b each */
         attn_act += (4 * half + 1) * a * s * s * b;
     double mlp_act = m->swiglu ? half * (2 * sb * h + 6 * sb * f) : half * (2 * sb * h + 4 * sb * f) + sb * h;
     double norm_act = half * 4 * sb * h;
     /* (FlashAttention also keeps the softmax log-sum-exp, 4 a s b bytes: < 1% of a block's
      * stash at head dim 64 and up, left out) */
-    if (!t->flash_attention)
+    /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path */
+    const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
+    if (!fused)
         B->act_core_bytes = (4 * half + 1) * a * s * s * b;
     B->act_bytes = attn_act + mlp_act + norm_act;
     B->ckpt_bytes = 2 * sb * h * half;
@@ -114,7 +117,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
         B->ew_bwd_bytes = bw * T;
         B->ew_fwd_kernels = kf;
         B->ew_bwd_kernels = kb;
-        if (!t->flash_attention) {
+        if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
             double ss = a * s * s * b;
             double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0);
             double cb = 3 * e + (drop ? 2 * e + 1 : 0);
@@ -156,7 +159,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
 
     for (int i = 0; i < w->n_layers; i++) {
         wl_layer *l = &w->layer[i];
-        l->flash = t->flash_attention ? (t->flash_version == 3 ? 3 : 2) : 0;
+        l->flash = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision) ? (t->flash_version == 3 ? 3 : 2) : 0;
         l->causal = !m->encoder;
         l->ckpt = t->act_ckpt;
         l->gemm_dtype = (int)kern_gemm_dtype(t->precision);
