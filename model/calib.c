@@ -63,14 +63,14 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
 {
     static const char *const kk[] = {"gemm_efficiency", "gemm_efficiency_fp32", "gemm_efficiency_tf32",
                                      "gemm_efficiency_fp8", "gemm_k0", "gemm_fixed_us", "fused_attention",
-                                     "fa_fwd_efficiency", "fa_bwd_efficiency", "fa_causal", "fa_s0", "fa_hd64",
+                                     "fa_fwd_efficiency", "fa_bwd_efficiency", "fa_causal", "fa_s0", "fa_hd64", "fa_hd64_bwd", "fa_s0_bwd",
                                      "fa3_fwd_efficiency", "fa3_bwd_efficiency", "fa3_causal", "fa3_s0",
                                      "launch_us", NULL};
     static const char *const fused[] = {"xformers", "fa2", NULL};
     const char *b = "$.kernels";
     int rc, fv = 1;
     cost_param eff, e32 = {0, 0}, e_tf = {0, 0}, e8 = {0, 0}, k0, fx, ff, fb, fc, fs, f64, launch;
-    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0};
+    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0}, f64b = {0, 0}, fsb = {0, 0};
     memset(k, 0, sizeof *k);
     if ((rc = jr_only_keys(r, o, b, kk)) || (rc = get_param(r, o, b, "gemm_efficiency", 0, 1.0, 1, &eff)) ||
         (json_object_get(o, "gemm_efficiency_fp32") && (rc = get_param(r, o, b, "gemm_efficiency_fp32", 0, 1.0, 1, &e32))) ||
@@ -83,6 +83,8 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
         (rc = get_param(r, o, b, "fa_bwd_efficiency", 0, 1.0, 1, &fb)) ||
         (rc = get_param(r, o, b, "fa_causal", 0, 2.0, 1, &fc)) || (rc = get_param(r, o, b, "fa_s0", 1, 1e6, 1, &fs)) ||
         (rc = get_param(r, o, b, "fa_hd64", 0, 2.0, 1, &f64)) ||
+        (json_object_get(o, "fa_hd64_bwd") && (rc = get_param(r, o, b, "fa_hd64_bwd", 0, 2.0, 1, &f64b))) ||
+        (json_object_get(o, "fa_s0_bwd") && (rc = get_param(r, o, b, "fa_s0_bwd", 1, 1e6, 1, &fsb))) ||
         (json_object_get(o, "fa3_fwd_efficiency") &&
          ((rc = get_param(r, o, b, "fa3_fwd_efficiency", 0, 1.0, 1, &g3f)) ||
           (rc = get_param(r, o, b, "fa3_bwd_efficiency", 0, 1.0, 1, &g3b)) ||
@@ -102,6 +104,8 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
     k->fa_causal = fc.v;
     k->fa_s0 = fs.v;
     k->fa_hd64 = f64.v;
+    k->fa_hd64_bwd = f64b.v;
+    k->fa_s0_bwd = fsb.v;
     k->fa3_fwd_eff = g3f.v;
     k->fa3_bwd_eff = g3b.v;
     k->fa3_causal = g3c.v;

@@ -98,29 +98,35 @@ void kern_defaults(const char *arch, kern_calib *k)
      * H100 FA2 and FA3 at head dim 128, seq 8192, 16 heads x 2 (Dao-AILab/flash-attention
      *   PR #1791, hopper/benchmark_attn.py): FA2 fwd 369.9, causal 284.1, bwd 290.6, causal
      *   287.1; FA3 fwd 659.1, causal 630.0, bwd 553.9, causal 531.6 TFLOPS -> FA2 0.392 /
-     *   0.308, causal 0.784 (fwd; bwd ~1); FA3 0.7125 / 0.5985, causal ~1; FA3's s0 302 from
+     *   0.3152 (with the backward ramp below), causal 0.784 (fwd; bwd ~1); FA3 0.7125 / 0.5985, causal ~1; FA3's s0 302 from
      *   its 512-token point 430.32 TFLOPS (pytorch/benchmark PR #2391);
      * head dim 64: H100 FA2 306.62 TFLOPS at seq 8192 (flash-attention PR #2688) vs the
-     *   head-dim-128 model -> 0.829, applied to every version [transferred].
+     *   head-dim-128 model -> 0.829, applied to every version [transferred];
+     * FA2 backward: H100 d128 s8192 290.6 (PR #1791), d64 s8192 299.81 and d64 s512 189.25
+     *   TFLOPS (PR #2688) fitted together -> efficiency 0.3152, head-dim-64 factor 1.032 (no
+     *   loss), ramp s0 332; A100 and V100 backward = forward x 0.3152 / 0.392 with the same
+     *   ramp [transferred: no published A100 backward table found].
      * V100 has no FlashAttention-2 (sm80+); "fused" there is xformers' memory-efficient
      *   kernel, taken at A100 FA2's efficiency x V100/A100 GEMM efficiency [extrapolated]. */
     k->fa_hd64 = 0.829;
+    k->fa_hd64_bwd = 1.032;
+    k->fa_s0_bwd = 332;
     if (volta) {
         k->fa_version = 1;
         k->fa_fwd_eff = 0.6495 * 0.684 / 0.8895;
-        k->fa_bwd_eff = k->fa_fwd_eff * 0.308 / 0.392;
+        k->fa_bwd_eff = k->fa_fwd_eff * 0.3152 / 0.392;
         k->fa_causal = 0.901;
         k->fa_s0 = 142;
     } else if (ampere) {
         k->fa_version = 2;
         k->fa_fwd_eff = 0.6495;
-        k->fa_bwd_eff = 0.6495 * 0.308 / 0.392;
+        k->fa_bwd_eff = 0.6495 * 0.3152 / 0.392;
         k->fa_causal = 0.901;
         k->fa_s0 = 142;
     } else {
         k->fa_version = 2;
         k->fa_fwd_eff = 0.392;
-        k->fa_bwd_eff = 0.308;
+        k->fa_bwd_eff = 0.3152;
         k->fa_causal = 0.784;
         k->fa_s0 = 142;
         k->fa3_fwd_eff = 0.7125;
@@ -176,7 +182,7 @@ double kern_attn_flops(double bh, double s, double d, int causal, int bwd)
 }
 
 static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
-                         int bwd, double fwd_eff, double bwd_eff, double cfac, double s0)
+                         int bwd, double fwd_eff, double bwd_eff, double cfac, double s0, double s0_bwd)
 {
     if (bh <= 0 || s <= 0)
         return 0;
@@ -185,7 +191,9 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     if (causal && !bwd)
         eff *= cfac;
     if (d <= 64)
-        eff *= k->fa_hd64;
+        eff *= bwd && k->fa_hd64_bwd > 0 ? k->fa_hd64_bwd : k->fa_hd64;
+    if (bwd && s0_bwd > 0)
+        s0 = s0_bwd;
     eff *= s / (s + s0 * (causal ? 2.2 : 1.0));
     double blocks = bh * ceil(s / 128.0), waves = ceil(blocks / sms);
     eff *= blocks / (waves * sms);
@@ -196,7 +204,8 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
 double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                        int bwd)
 {
-    return flash_time(k, c, bh, s, d, causal, bwd, k->fa_fwd_eff, k->fa_bwd_eff, k->fa_causal, k->fa_s0);
+    return flash_time(k, c, bh, s, d, causal, bwd, k->fa_fwd_eff, k->fa_bwd_eff, k->fa_causal, k->fa_s0,
+                      k->fa_s0_bwd);
 }
 
 double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
@@ -204,7 +213,7 @@ double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, d
 {
     if (k->fa3_fwd_eff <= 0)
         return kern_flash_time(k, c, bh, s, d, causal, bwd);
-    return flash_time(k, c, bh, s, d, causal, bwd, k->fa3_fwd_eff, k->fa3_bwd_eff, k->fa3_causal, k->fa3_s0);
+    return flash_time(k, c, bh, s, d, causal, bwd, k->fa3_fwd_eff, k->fa3_bwd_eff, k->fa3_causal, k->fa3_s0, 0);
 }
 
 double kern_mem_time(const kern_calib *k, double bytes, int kernels, double hbm_Bps)

@@ -23,8 +23,10 @@ typedef struct kern_calib {
     double fa_fwd_eff;       /* fused attention forward, fraction of 16-bit peak, head dim 128 */
     double fa_bwd_eff;       /* backward (FLOPs counted as 2.5 x forward, FlashAttention's)    */
     double fa_causal;        /* efficiency factor with a causal mask                           */
-    double fa_hd64;          /* efficiency factor at head dim 64 relative to 128               */
+    double fa_hd64;          /* efficiency factor at head dim 64 relative to 128 (forward)     */
+    double fa_hd64_bwd;      /* the same for the backward (0 = fa_hd64)                        */
     double fa_s0;            /* sequence ramp: efficiency x s / (s + s0) (x2.2 s0 causal)      */
+    double fa_s0_bwd;        /* the backward's ramp (0 = fa_s0)                                */
     int fa_version;          /* the fused kernel these describe: 1 (xformers), 2 (FA2), 3 (FA3) */
     /* FlashAttention-3 (Hopper only; 0 = none): same meaning as the fa_* above            */
     double fa3_fwd_eff, fa3_bwd_eff, fa3_causal, fa3_s0;
