@@ -345,6 +345,37 @@ START_TEST(test_engines_agree_kernels)
 }
 END_TEST
 
+
+START_TEST(test_defaults_match_files)
+{
+    /* kern_defaults (used without a calibration file) carries the same constants as the
+     * shipped calibrations' "kernels" objects, per arch (to the 4 digits the files give). */
+    static const char *const F[][2] = {{"dgx-h100", "hopper"}, {"dgx-a100", "ampere"}, {"p3dn.24xlarge", "volta"}};
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", F[i][0]);
+        cost_calib cal;
+        sc_err err;
+        ck_assert_msg(cost_calib_load(path, &cal, &err) == 0, "%s: %s", path, err.text);
+        kern_calib d;
+        kern_defaults(F[i][1], &d);
+        const kern_calib *f = &cal.kern;
+        const double pairs[][2] = {{f->gemm_eff, d.gemm_eff},       {f->gemm_fixed_s, d.gemm_fixed_s},
+                                   {f->gemm_k0 + 1, d.gemm_k0 + 1}, {f->fa_fwd_eff, d.fa_fwd_eff},
+                                   {f->fa_bwd_eff, d.fa_bwd_eff},   {f->fa_causal, d.fa_causal},
+                                   {f->fa_s0, d.fa_s0},             {f->fa_s0_bwd, d.fa_s0_bwd},
+                                   {f->fa_hd64, d.fa_hd64},         {f->fa_hd64_bwd, d.fa_hd64_bwd},
+                                   {f->fa3_fwd_eff + 1, d.fa3_fwd_eff + 1}, {f->fa3_s0 + 1, d.fa3_s0 + 1},
+                                   {f->launch_s, d.launch_s},
+                                   {f->gemm_eff_dtype[KD_FP32], d.gemm_eff_dtype[KD_FP32]},
+                                   {f->gemm_eff_dtype[KD_FP8] + 1, d.gemm_eff_dtype[KD_FP8] + 1}};
+        for (size_t j = 0; j < sizeof pairs / sizeof pairs[0]; j++)
+            ck_assert_msg(fabs(pairs[j][0] - pairs[j][1]) <= 2e-4 * fabs(pairs[j][1]), "%s: constant %zu: file %g, "
+                          "defaults %g", F[i][0], j, pairs[j][0], pairs[j][1]);
+    }
+}
+END_TEST
+
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -362,6 +393,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_selective_checkpointing);
     tcase_add_test(t, test_precision_refused);
     tcase_add_test(t, test_engines_agree_kernels);
+    tcase_add_test(t, test_defaults_match_files);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
