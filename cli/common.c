@@ -104,17 +104,22 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1007: return parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
     case 1008: return parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
     case 1009:
-        if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32"))
-            return sc_err_set(err, SC_EINPUT, "--precision", "", "expected bf16, fp16 or fp32, got \"%s\"", arg);
+        if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32") && strcmp(arg, "tf32") &&
+            strcmp(arg, "fp8"))
+            return sc_err_set(err, SC_EINPUT, "--precision", "", "expected bf16, fp16, fp32, tf32 or fp8, got \"%s\"",
+                              arg);
         s->precision = arg;
         return 1;
     case 1010:
-        if (!strcmp(arg, "on") || !strcmp(arg, "1"))
-            s->act_ckpt = 1;
-        else if (!strcmp(arg, "off") || !strcmp(arg, "0"))
-            s->act_ckpt = 0;
+        if (!strcmp(arg, "on") || !strcmp(arg, "1") || !strcmp(arg, "full"))
+            s->act_ckpt = CKPT_FULL;
+        else if (!strcmp(arg, "off") || !strcmp(arg, "0") || !strcmp(arg, "none"))
+            s->act_ckpt = CKPT_NONE;
+        else if (!strcmp(arg, "selective"))
+            s->act_ckpt = CKPT_SELECTIVE;
         else
-            return sc_err_set(err, SC_EINPUT, "--checkpointing", "", "expected on or off, got \"%s\"", arg);
+            return sc_err_set(err, SC_EINPUT, "--checkpointing", "",
+                              "expected on, off, full, none or selective, got \"%s\"", arg);
         return 1;
     case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
@@ -210,14 +215,29 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         s->training.prefetch_layers = s->prefetch;
     if (s->act_ckpt >= 0)
         s->training.act_ckpt = s->act_ckpt;
-    if (s->precision)
-        s->training.precision = !strcmp(s->precision, "fp16") ? PREC_FP16 : !strcmp(s->precision, "fp32") ? PREC_FP32 : PREC_BF16;
+    if (s->precision) {
+        static const char *const pn[] = {"bf16", "fp16", "fp32", "tf32", "fp8"};
+        for (int i = 0; i < 5; i++)
+            if (!strcmp(s->precision, pn[i]))
+                s->training.precision = (spec_precision)i;
+        s->training.precision_given = 1;
+    }
 
     if (need & NEED_CLUSTER) {
         if (!cluster)
             return sc_err_set(err, SC_EINPUT, "--cluster", "", "required (a name such as p4d.24xlarge, or a file)");
         if ((rc = cli_resolve(s, "clusters", cluster, path, sizeof path, err)) ||
             (rc = spec_load_cluster(path, &s->cluster, err)))
+            return rc;
+        /* the default precision (bf16) on a GPU without bf16 runs as fp16; a precision asked
+         * for that the GPU lacks is an error naming where it came from */
+        if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
+            s->training.precision = PREC_FP16;
+        const char *psrc = s->precision ? "--precision" : s->ds_config ? s->ds_config
+                           : s->training_file                      ? s->training_file
+                           : s->scenario                           ? s->scenario
+                                                                   : "training";
+        if ((rc = spec_training_check(&s->cluster, &s->training, psrc, err)))
             return rc;
     }
     if (need & NEED_MODEL) {

@@ -62,8 +62,8 @@ typedef struct cli_setup {
     "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS layout)\n"             \
     "  --micro-batch B        sequences per GPU per micro-step\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
-    "  --precision P          bf16 | fp16 | fp32\n"                                                  \
-    "  --checkpointing on|off full activation checkpointing (default on)\n"                          \
+    "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \
+    "  --checkpointing C      on|full, off|none, or selective (attention core only) (default full)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

@@ -45,7 +45,7 @@ int cmd_describe(int argc, char **argv)
            m->encoder ? "encoder" : "decoder", m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->swiglu ? " SwiGLU" : "", m->seq_len, m->vocab);
     printf("micro-batch %d x %d tokens, %s, activation checkpointing %s\n\n", w.micro_batch, m->seq_len,
-           spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+           spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt));
     printf("%-10s %6s %14s %12s %12s %12s %12s\n", "layer", "count", "params", "fwd GFLOP", "bwd GFLOP",
            "act MiB", "ckpt MiB");
     for (int i = 0; i < w.n_layers; i++) {

@@ -48,7 +48,7 @@ int cmd_memory(int argc, char **argv)
             printf("%s x %d nodes (%d GPUs, %.0f GiB HBM each), %s (%.2f B params), micro-batch %d, %s, "
                    "checkpointing %s\n\n",
                    s.cluster.name, nodes, n, cli_gib(s.cluster.gpu.hbm_bytes), s.model.name, w.params / 1e9,
-                   s.training.micro_batch, spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+                   s.training.micro_batch, spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt));
             printf("%-22s", "layout");
             for (int c = 0; c < 7; c++)
                 printf(" %8s", COLS[c]);

@@ -191,7 +191,7 @@ int cmd_predict(int argc, char **argv)
     wl_build(&s.model, &s.training, &w);
     printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s\n", s.cluster.name,
            s.model.name, w.params / 1e9, s.training.micro_batch,
-           s.training.grad_accum, spec_precision_str(s.training.precision), s.training.act_ckpt ? "on" : "off");
+           s.training.grad_accum, spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt));
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
     int lw = 20; /* the layout column: as wide as the longest name */

@@ -32,18 +32,18 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
     }
 }
 
-static void time_micro(const lo_graph *g, const cost_calib *cal, const double *fwd, memo *mm, const lo_micro *m,
-                       an_titem *out)
+static void time_micro(const lo_graph *g, const cost_calib *cal, const double *fwd, const double *bwd,
+                       const double *rec, memo *mm, const lo_micro *m, an_titem *out)
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
-        /* backward = 2x forward (cost_layer_bwd_time); recompute adds a forward */
-        double comp = it->pass == LO_FWD ? fwd[it->layer] : 2.0 * fwd[it->layer];
+        /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
+        double comp = it->pass == LO_FWD ? fwd[it->layer] : bwd[it->layer];
         if (it->recompute)
-            comp += fwd[it->layer];
+            comp += rec[it->layer];
         double comm = 0; /* collectives that run as kernels on this GPU */
         o->ng = it->n_gather;
         o->nr = it->n_reduce;
@@ -77,13 +77,17 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
-    double fwd[WL_MAX_LAYERS];
-    for (int i = 0; i < w->n_layers; i++)
-        fwd[i] = cost_layer_fwd_time(cal, c, layout_layer(g, w, i), w->elem_bytes);
+    double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *L = layout_layer(g, w, i);
+        fwd[i] = cost_layer_fwd_time(cal, c, L, w->elem_bytes);
+        bwd[i] = cost_layer_bwd_time(cal, c, L, w->elem_bytes);
+        rec[i] = cost_layer_recompute_time(cal, c, L, w->elem_bytes);
+    }
     memo mm;
     mm.n = 0;
-    time_micro(g, cal, fwd, &mm, &g->micro, t->micro);
-    time_micro(g, cal, fwd, &mm, &g->last, t->last);
+    time_micro(g, cal, fwd, bwd, rec, &mm, &g->micro, t->micro);
+    time_micro(g, cal, fwd, bwd, rec, &mm, &g->last, t->last);
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
         const lo_bop *b = &g->boundary[i];

@@ -57,11 +57,68 @@ static int get_param(jr *r, const json_t *obj, const char *base, const char *key
     return 0;
 }
 
+/* "kernels": the kernel models of model/kernels.h. Required: the GEMM and FlashAttention-2
+ * terms and the launch cost; optional: per-math GEMM efficiencies, FlashAttention-3. */
+static int kernels_from(jr *r, const json_t *o, kern_calib *k)
+{
+    static const char *const kk[] = {"gemm_efficiency", "gemm_efficiency_fp32", "gemm_efficiency_tf32",
+                                     "gemm_efficiency_fp8", "gemm_k0", "gemm_fixed_us", "fused_attention",
+                                     "fa_fwd_efficiency", "fa_bwd_efficiency", "fa_causal", "fa_s0", "fa_hd64", "fa_hd64_bwd", "fa_s0_bwd",
+                                     "fa3_fwd_efficiency", "fa3_bwd_efficiency", "fa3_causal", "fa3_s0",
+                                     "launch_us", NULL};
+    static const char *const fused[] = {"xformers", "fa2", NULL};
+    const char *b = "$.kernels";
+    int rc, fv = 1;
+    cost_param eff, e32 = {0, 0}, e_tf = {0, 0}, e8 = {0, 0}, k0, fx, ff, fb, fc, fs, f64, launch;
+    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0}, f64b = {0, 0}, fsb = {0, 0};
+    memset(k, 0, sizeof *k);
+    if ((rc = jr_only_keys(r, o, b, kk)) || (rc = get_param(r, o, b, "gemm_efficiency", 0, 1.0, 1, &eff)) ||
+        (json_object_get(o, "gemm_efficiency_fp32") && (rc = get_param(r, o, b, "gemm_efficiency_fp32", 0, 1.0, 1, &e32))) ||
+        (json_object_get(o, "gemm_efficiency_tf32") && (rc = get_param(r, o, b, "gemm_efficiency_tf32", 0, 1.0, 1, &e_tf))) ||
+        (json_object_get(o, "gemm_efficiency_fp8") && (rc = get_param(r, o, b, "gemm_efficiency_fp8", 0, 1.0, 1, &e8))) ||
+        (rc = get_param(r, o, b, "gemm_k0", 1, 1e6, 1, &k0)) ||
+        (rc = get_param(r, o, b, "gemm_fixed_us", 1, INFINITY, 1e-6, &fx)) ||
+        (rc = jr_enum(r, o, b, "fused_attention", fused, 0, &fv)) ||
+        (rc = get_param(r, o, b, "fa_fwd_efficiency", 0, 1.0, 1, &ff)) ||
+        (rc = get_param(r, o, b, "fa_bwd_efficiency", 0, 1.0, 1, &fb)) ||
+        (rc = get_param(r, o, b, "fa_causal", 0, 2.0, 1, &fc)) || (rc = get_param(r, o, b, "fa_s0", 1, 1e6, 1, &fs)) ||
+        (rc = get_param(r, o, b, "fa_hd64", 0, 2.0, 1, &f64)) ||
+        (json_object_get(o, "fa_hd64_bwd") && (rc = get_param(r, o, b, "fa_hd64_bwd", 0, 2.0, 1, &f64b))) ||
+        (json_object_get(o, "fa_s0_bwd") && (rc = get_param(r, o, b, "fa_s0_bwd", 1, 1e6, 1, &fsb))) ||
+        (json_object_get(o, "fa3_fwd_efficiency") &&
+         ((rc = get_param(r, o, b, "fa3_fwd_efficiency", 0, 1.0, 1, &g3f)) ||
+          (rc = get_param(r, o, b, "fa3_bwd_efficiency", 0, 1.0, 1, &g3b)) ||
+          (rc = get_param(r, o, b, "fa3_causal", 0, 2.0, 1, &g3c)) ||
+          (rc = get_param(r, o, b, "fa3_s0", 1, 1e6, 1, &g3s)))) ||
+        (rc = get_param(r, o, b, "launch_us", 1, INFINITY, 1e-6, &launch)))
+        return rc;
+    k->gemm_eff = eff.v;
+    k->gemm_eff_dtype[KD_FP32] = e32.v;
+    k->gemm_eff_dtype[KD_TF32] = e_tf.v;
+    k->gemm_eff_dtype[KD_FP8] = e8.v;
+    k->gemm_k0 = k0.v;
+    k->gemm_fixed_s = fx.v;
+    k->fa_version = fv ? 2 : 1;
+    k->fa_fwd_eff = ff.v;
+    k->fa_bwd_eff = fb.v;
+    k->fa_causal = fc.v;
+    k->fa_s0 = fs.v;
+    k->fa_hd64 = f64.v;
+    k->fa_hd64_bwd = f64b.v;
+    k->fa_s0_bwd = fsb.v;
+    k->fa3_fwd_eff = g3f.v;
+    k->fa3_bwd_eff = g3b.v;
+    k->fa3_causal = g3c.v;
+    k->fa3_s0 = g3s.v;
+    k->launch_s = launch.v;
+    return 0;
+}
+
 static int calib_from(jr *r, json_t *root, cost_calib *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
-    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", NULL};
+    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
@@ -104,7 +161,10 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         (rc = get_param(r, tree, "$.algorithms.tree", "base_latency_us", 1, INFINITY, 1e-6, &c->base_lat_s[ALGO_TREE])) ||
         (rc = get_param(r, tree, "$.algorithms.tree", "bandwidth_factor", 0, 1.0, 1, &c->tree_bw_factor)))
         return rc;
-    return 0;
+    json_t *kern;
+    if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)))
+        return rc;
+    return kern ? kernels_from(r, kern, &c->kern) : 0;
 }
 
 static int run(const char *text, const char *src, cost_calib *out, sc_err *err)
@@ -151,4 +211,5 @@ void cost_calib_defaults(const spec_cluster *c, cost_calib *k)
     k->base_lat_s[ALGO_RING] = P(8.4e-6);  /* baseLat Ring Simple */
     k->base_lat_s[ALGO_TREE] = P(8.4e-6);  /* baseLat Tree Simple */
     k->tree_bw_factor = P(0.92);           /* tuning.cc: tree busBw *= .92 */
+    kern_defaults(c->gpu.arch, &k->kern);  /* kernel models (model/kernels.c, with sources) */
 }

@@ -193,7 +193,19 @@ double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int c
     return best;
 }
 
-double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
+const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp)
+{
+    if (cal->kern.gemm_eff > 0)
+        return &cal->kern;
+    kern_defaults(c->gpu.arch, tmp);
+    return tmp;
+}
+
+/* ---- the roofline of calibrations without kernel models (fitted by `shardcast calibrate`,
+ * hand-made in tests): each GEMM overhead + FLOPs over m and n rounded to whole gemm_tile
+ * tiles / (peak x gemm_eff), at least its bytes / (HBM x hbm_eff); element-wise work = the
+ * stored activations written and read once; backward = 2x forward. ------------------------ */
+static double roof_gemm(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
 {
     double m = g->m, n = g->n, tile = cal->gemm_tile.v;
     if (tile > 0) {
@@ -207,27 +219,140 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
     return t_flop > t_mem ? t_flop : t_mem;
 }
 
-/* Element-wise work (norms, activations, softmax, dropout, residuals): each stored activation
- * written once and read once, at the calibrated HBM rate. */
-static double elementwise_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l)
+static double roof_fwd(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
-    return 2.0 * l->act_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
-}
-
-double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
-{
-    double t = elementwise_time(cal, c, l);
+    double t = 2.0 * l->act_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
     for (int i = 0; i < l->n_gemm; i++)
-        t += cost_gemm_time(cal, c, &l->gemm[i], elem_bytes);
+        t += roof_gemm(cal, c, &l->gemm[i], elem_bytes);
     if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
         t += l->fwd_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
     return t;
 }
 
+static double hbm_rate(const cost_calib *cal, const spec_cluster *c)
+{
+    return c->gpu.hbm_bw_Bps * cal->hbm_eff.v;
+}
+
+double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
+{
+    if (!cal->kern.gemm_eff)
+        return roof_gemm(cal, c, g, elem_bytes);
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    kern_dtype d = elem_bytes >= 4 ? KD_FP32 : KD_BF16;
+    return kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, elem_bytes, hbm_rate(cal, c));
+}
+
+static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
+
+/* The math of a GEMM: the layer's for linear layers; attention's core in 16-bit (fp32 in
+ * fp32 training), as FP8 recipes keep attention in bf16 (Transformer Engine). */
+static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_bytes)
+{
+    kern_dtype d = (kern_dtype)l->gemm_dtype;
+    if (is_core(g) && d == KD_FP8)
+        return KD_BF16;
+    if (elem_bytes >= 4 && d != KD_TF32)
+        return KD_FP32;
+    return d;
+}
+
+/* Attention's core of one copy, forward (bwd = 0) or backward. */
+static double core_time(const kern_calib *k, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double eb, int bwd)
+{
+    const wl_gemm *sc = NULL, *cx = NULL;
+    for (int i = 0; i < l->n_gemm; i++) {
+        if (!strcmp(l->gemm[i].name, "scores"))
+            sc = &l->gemm[i];
+        if (!strcmp(l->gemm[i].name, "context"))
+            cx = &l->gemm[i];
+    }
+    if (!sc || !cx)
+        return 0;
+    if (l->flash && eb < 4) /* fused: bh = scores' batch, s = its m, head dim = its k */
+        return l->flash == 3 ? kern_flash3_time(k, c, sc->batch, sc->m, sc->k, l->causal, bwd)
+                             : kern_flash_time(k, c, sc->batch, sc->m, sc->k, l->causal, bwd);
+    double t = 0, hbm = hbm_rate(cal, c);
+    const wl_gemm *gs[2] = {sc, cx};
+    for (int i = 0; i < 2; i++) {
+        const wl_gemm *g = gs[i];
+        kern_dtype d = gemm_math(l, g, eb);
+        if (!bwd)
+            t += kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+        else /* dA = dC B^T [m x k], dB = A^T dC [k x n] */
+            t += kern_gemm_time(k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
+                 kern_gemm_time(k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+    }
+    return t;
+}
+
+static double linear_time(const kern_calib *k, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                          double eb, int bwd)
+{
+    double t = 0, hbm = hbm_rate(cal, c);
+    for (int i = 0; i < l->n_gemm; i++) {
+        const wl_gemm *g = &l->gemm[i];
+        if (is_core(g))
+            continue;
+        kern_dtype d = gemm_math(l, g, eb);
+        if (!bwd)
+            t += kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+        else
+            t += kern_gemm_time(k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
+                 kern_gemm_time(k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+    }
+    return t;
+}
+
+double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    if (!cal->kern.gemm_eff)
+        return roof_fwd(cal, c, l, elem_bytes);
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    double hbm = hbm_rate(cal, c);
+    double t = linear_time(k, cal, c, l, elem_bytes, 0) + core_time(k, cal, c, l, elem_bytes, 0) +
+               kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
+    if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
+        t += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
+    return t;
+}
+
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
-    /* Each forward GEMM becomes a data-gradient and a weight-gradient GEMM of the same FLOPs. */
-    return 2.0 * cost_layer_fwd_time(cal, c, l, elem_bytes);
+    if (!cal->kern.gemm_eff) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
+        return 2.0 * roof_fwd(cal, c, l, elem_bytes);
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    double hbm = hbm_rate(cal, c);
+    double t = linear_time(k, cal, c, l, elem_bytes, 1) + core_time(k, cal, c, l, elem_bytes, 1) +
+               kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
+    if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
+        t += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
+    return t;
+}
+
+double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    if (l->kind != WL_BLOCK || l->ckpt == CKPT_NONE)
+        return 0;
+    if (l->ckpt == CKPT_FULL)
+        return cost_layer_fwd_time(cal, c, l, elem_bytes);
+    if (l->flash && elem_bytes < 4)
+        return 0; /* FlashAttention's backward recomputes the core itself (in its time) */
+    if (!cal->kern.gemm_eff) {
+        double t = 0;
+        for (int i = 0; i < l->n_gemm; i++)
+            if (is_core(&l->gemm[i]))
+                t += roof_gemm(cal, c, &l->gemm[i], elem_bytes);
+        return t + 2.0 * l->act_core_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+    }
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    return core_time(k, cal, c, l, elem_bytes, 0) +
+           kern_mem_time(k, l->core_ew_fwd_bytes, l->core_ew_fwd_kernels, hbm_rate(cal, c));
 }
 
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)

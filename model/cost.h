@@ -6,6 +6,7 @@
 #ifndef SC_COST_H
 #define SC_COST_H
 
+#include "kernels.h"
 #include "spec.h"
 #include "workload.h"
 
@@ -50,6 +51,10 @@ typedef struct cost_calib {
     cost_param hop_lat_s[N_TIERS];/* latency of one ring step over this tier, s              */
     cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
     cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
+    /* kernel models (model/kernels), from the file's "kernels" object or, without a file,
+     * the arch's defaults; kern.gemm_eff == 0 (a file without one, fitted calibrations,
+     * tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above instead */
+    kern_calib kern;
 } cost_calib;
 
 /* Geometry of a communicator as the cost model sees it: n ranks over k nodes, m per node;
@@ -99,15 +104,21 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
 
-/* One GEMM: overhead + FLOPs / (peak x eff), bounded below by its bytes / (HBM x hbm_eff); the
- * FLOPs counted over m and n rounded up to whole tiles of gemm_tile (NVIDIA, "Matrix
- * Multiplication Background User's Guide": tile quantization), so narrow per-rank GEMMs of
- * tensor-parallel layouts run at a lower efficiency. */
+/* One GEMM timed from its shape (with kernel models; else the roofline, see cost_calib) (kern_gemm_time: tiles and waves over the SMs, efficiency by
+ * tile and K, peak of the math: fp32 for 4-byte elements, else bf16), bounded below by its
+ * bytes at HBM x hbm_eff. */
 double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes);
-/* Forward time of one copy of a layer: its GEMMs + memory-bound element-wise work (its
- * activations written and read once). Backward = 2x the GEMMs and 2x the element-wise work. */
+/* Forward time of one copy of a layer as kernels: its linear-layer GEMMs (in the layer's
+ * gemm_dtype), attention's core fused (FlashAttention, kern_flash_time) or as two batched
+ * 16-bit GEMMs, and its memory-bound kernels (ew bytes at HBM x hbm_eff + launches).
+ * Backward: each GEMM's data- and weight-gradient GEMMs at their own shapes, the fused
+ * attention backward, the backward element-wise kernels. Recompute: what checkpointing
+ * repeats in the backward (full: the forward; selective: the unfused core, else nothing). */
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+/* The kernel calibration in use: cal->kern, or the arch defaults when it has none. */
+const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp);
 /* Adam step over `params` local parameters: memory-bound. */
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params);
 /* The same where it runs: GPU as above; host: params / the node's CPU Adam rate; in-network

@@ -6,7 +6,7 @@
 
 void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)
 {
-    if (p == PREC_FP32) {
+    if (SPEC_PREC_IS_FP32(p)) {
         *param = 4;
         *grad = 4;
         *optim = 8;
@@ -88,7 +88,12 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     }
     double act = w->logits_bytes + (head ? head->act_bytes : 0);
     if (blk)
-        act += t->act_ckpt ? blk->count * blk->ckpt_bytes + blk->act_bytes : blk->count * blk->act_bytes;
+        act += t->act_ckpt == CKPT_FULL ? blk->count * blk->ckpt_bytes + blk->act_bytes
+               : t->act_ckpt == CKPT_SELECTIVE
+                   /* every block's stash without attention's s x s tensors, one block's
+                      recomputed during its backward (Korthikanti et al. 2022 s5) */
+                   ? blk->count * (blk->act_bytes - blk->act_core_bytes) + blk->act_core_bytes
+                   : blk->count * blk->act_bytes;
     o->activations = act;
 
     if (sharded_params) {

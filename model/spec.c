@@ -123,14 +123,28 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
     json_t *gpu, *node, *net, *fab;
     if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)))
         return rc;
-    static const char *const gk[] = {"name", "arch", "peak_tflops", "memory_GiB", "hbm_bandwidth_GBps", NULL};
+    static const char *const gk[] = {"name", "arch", "peak_tflops", "memory_GiB", "hbm_bandwidth_GBps", "sms",
+                                     "peak_tflops_fp32", "peak_tflops_tf32", "peak_tflops_fp8", "clock_ratio", NULL};
     int arch = 0;
     if ((rc = jr_only_keys(r, gpu, "$.gpu", gk)) || (rc = jr_str(r, gpu, "$.gpu", "name", 1, c->gpu.name, sizeof c->gpu.name)) ||
         (rc = jr_enum(r, gpu, "$.gpu", "arch", ARCHES, 1, &arch)) ||
         (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops", 1, &c->gpu.peak_flops)) ||
         (rc = jr_pos(r, gpu, "$.gpu", "memory_GiB", 1, &c->gpu.hbm_bytes)) ||
-        (rc = jr_pos(r, gpu, "$.gpu", "hbm_bandwidth_GBps", 1, &c->gpu.hbm_bw_Bps)))
+        (rc = jr_pos(r, gpu, "$.gpu", "hbm_bandwidth_GBps", 1, &c->gpu.hbm_bw_Bps)) ||
+        (rc = jr_int(r, gpu, "$.gpu", "sms", 1, 100000, 0, &c->gpu.sms)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_fp32", 0, &c->gpu.peak_fp32_flops)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_tf32", 0, &c->gpu.peak_tf32_flops)) ||
+        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_fp8", 0, &c->gpu.peak_fp8_flops)))
         return rc;
+    c->gpu.clock_ratio = 1.0;
+    if ((rc = jr_pos(r, gpu, "$.gpu", "clock_ratio", 0, &c->gpu.clock_ratio)))
+        return rc;
+    if (c->gpu.clock_ratio > 1.5)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.gpu.clock_ratio",
+                          "expected sustained / boost clock in (0, 1.5], got %g", c->gpu.clock_ratio);
+    c->gpu.peak_fp32_flops *= 1e12;
+    c->gpu.peak_tf32_flops *= 1e12;
+    c->gpu.peak_fp8_flops *= 1e12;
     snprintf(c->gpu.arch, sizeof c->gpu.arch, "%s", ARCHES[arch]);
     c->gpu.peak_flops *= 1e12;
     c->gpu.hbm_bytes *= GiB;
@@ -230,31 +244,52 @@ void spec_training_defaults(spec_training *t)
     t->micro_batch = 1;
     t->grad_accum = 1;
     t->precision = PREC_BF16;
-    t->act_ckpt = 1;
+    t->act_ckpt = CKPT_FULL;
+    t->execution = EXEC_EAGER;
     t->flash_attention = 1;
+    t->flash_version = 2;
     t->prefetch_layers = 1;
     t->bucket_bytes = 25e6;   /* PyTorch DDP bucket_cap_mb default, 25 MB */
     t->reserve_bytes = 2 * GiB; /* CUDA context (~0.5 GiB) + NCCL buffers + allocator slack */
 }
 
-static const char *const PRECS[] = {"bf16", "fp16", "fp32", NULL};
+static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", NULL};
+static const char *const EXECS[] = {"eager", "compiled", NULL};
 
 static int training_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
-                                    "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB", NULL};
-    int rc, prec = (int)t->precision;
+                                    "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
+                                    "checkpointing", "execution", "attention_kernel", NULL};
+    static const char *const AKS[] = {"fa2", "fa3", NULL};
+    int ak = t->flash_version == 3;
+    int rc, prec = (int)t->precision, ckpt = t->act_ckpt, exec = t->execution;
     double bucket_MB = t->bucket_bytes / 1e6, reserve = t->reserve_bytes / GiB;
     if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
         (rc = jr_int(r, o, base, "grad_accum", 1, 1 << 20, 0, &t->grad_accum)) ||
         (rc = jr_enum(r, o, base, "precision", PRECS, 0, &prec)) ||
-        (rc = jr_bool(r, o, base, "activation_checkpointing", &t->act_ckpt)) ||
+        (rc = jr_bool(r, o, base, "activation_checkpointing", &ckpt)) ||
+        (rc = jr_enum(r, o, base, "checkpointing", CKPTS, 0, &ckpt)) ||
+        (rc = jr_enum(r, o, base, "execution", EXECS, 0, &exec)) ||
+        (rc = jr_enum(r, o, base, "attention_kernel", AKS, 0, &ak)) ||
         (rc = jr_bool(r, o, base, "flash_attention", &t->flash_attention)) ||
         (rc = jr_int(r, o, base, "prefetch_layers", 0, 64, 0, &t->prefetch_layers)) ||
         (rc = jr_pos(r, o, base, "bucket_MB", 0, &bucket_MB)) ||
         (rc = jr_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)))
         return rc;
+    if (json_object_get(o, "activation_checkpointing") && json_object_get(o, "checkpointing")) {
+        char p[160];
+        snprintf(p, sizeof p, "%s.checkpointing", base);
+        return sc_err_set(r->err, SC_EINPUT, r->src, p,
+                          "expected one of checkpointing and activation_checkpointing, got both");
+    }
     t->precision = (spec_precision)prec;
+    if (json_object_get(o, "precision"))
+        t->precision_given = 1;
+    t->act_ckpt = ckpt;
+    t->execution = exec;
+    t->flash_version = ak ? 3 : 2;
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;
@@ -348,6 +383,7 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.bf16.enabled",
                           "expected at most one of fp16 and bf16 enabled, got both");
     t->precision = fp16_on ? PREC_FP16 : bf16_on ? PREC_BF16 : PREC_FP32;
+    t->precision_given = 1;
     json_t *ac = json_object_get(root, "activation_checkpointing");
     if (ac) {
         if (!json_is_object(ac))
@@ -367,7 +403,7 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
         (rc = jr_int(r, z, "$.zero_optimization", "zero_hpz_partition_size", 1, 1 << 20, 0, &hpz)) ||
         (rc = jr_pos(r, z, "$.zero_optimization", "reduce_bucket_size", 0, &bucket)))
         return rc;
-    int pre = t->precision == PREC_FP32 ? 4 : 2;
+    int pre = SPEC_PREC_IS_FP32(t->precision) ? 4 : 2;
     if (bucket > 0)
         t->bucket_bytes = bucket * pre; /* DeepSpeed counts the bucket in elements */
     l->kind = stage == 0 ? LAYOUT_DDP : stage == 1 ? LAYOUT_ZERO1 : stage == 2 ? LAYOUT_ZERO2 : LAYOUT_ZERO3;
@@ -440,4 +476,31 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 }
 
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
+const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 2 ? CKPTS[ckpt] : "?"; }
+
+int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err)
+{
+    if (t->flash_attention && t->flash_version == 3 && strcmp(c->gpu.arch, "hopper"))
+        return sc_err_set(err, SC_EINPUT, source, "$.attention_kernel",
+                          "expected fa2 on %s (%s), got fa3, which needs a Hopper GPU", c->name, c->gpu.name);
+    return spec_precision_check(c, t->precision, source, err);
+}
+
+/* Datasheets: bf16 tensor cores from Ampere (A100 whitepaper), FP8 from Hopper (H100
+ * whitepaper); TF32 from Ampere. Volta has FP16 tensor cores and FP32 only. */
+int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err)
+{
+    const char *a = c->gpu.arch;
+    int volta = !strcmp(a, "volta"), ampere = !strcmp(a, "ampere");
+    const char *need = NULL;
+    if ((p == PREC_BF16 || p == PREC_TF32) && volta)
+        need = "an Ampere or newer GPU";
+    if (p == PREC_FP8 && (volta || ampere))
+        need = "a Hopper or newer GPU";
+    if (!need)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, source, source[0] == '-' ? "" : "$.precision",
+                      "expected a precision %s (%s) runs (%s), got %s, which needs %s", c->name, c->gpu.name,
+                      volta ? "fp16 or fp32" : "bf16, fp16, fp32 or tf32", PRECS[p], need);
+}
 const char *spec_fabric_str(spec_fabric_kind k) { return FABRICS[k]; }

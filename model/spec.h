@@ -25,6 +25,12 @@ typedef struct spec_gpu {
     double peak_flops;        /* dense FP16/BF16 tensor-core peak, FLOP/s              */
     double hbm_bytes;         /* device memory, bytes                                  */
     double hbm_bw_Bps;        /* device memory bandwidth, B/s                          */
+    int sms;                  /* streaming multiprocessors (0 = not given: the arch's)  */
+    /* peak dense FLOP/s by math where the file gives it (0 = the arch's datasheet ratio
+     * to peak_flops, model/kernels.c): FP32 (no tensor cores), TF32, FP8                  */
+    double peak_fp32_flops, peak_tf32_flops, peak_fp8_flops;
+    double clock_ratio;       /* sustained / datasheet boost clock under the power cap
+                                 (1 = as in the published microbenchmarks)              */
 } spec_gpu;
 
 typedef struct spec_fabric {
@@ -87,14 +93,26 @@ typedef struct spec_model {
 } spec_model;
 
 /* ---- training ------------------------------------------------------------------------ */
-typedef enum { PREC_BF16, PREC_FP16, PREC_FP32 } spec_precision;
+/* fp32: FP32 math (no TF32); tf32: fp32 storage, TF32 tensor-core matmuls; fp8: bf16 mixed
+ * precision with FP8 GEMMs (Transformer Engine style, Hopper+). */
+typedef enum { PREC_BF16, PREC_FP16, PREC_FP32, PREC_TF32, PREC_FP8 } spec_precision;
+/* 4-byte training (fp32, tf32) vs 16-bit mixed precision (bf16, fp16, fp8). */
+#define SPEC_PREC_IS_FP32(p) ((p) == PREC_FP32 || (p) == PREC_TF32)
+
+typedef enum { CKPT_NONE = 0, CKPT_FULL = 1, CKPT_SELECTIVE = 2 } spec_ckpt;
+typedef enum { EXEC_EAGER = 0, EXEC_COMPILED = 1 } spec_exec;
 
 typedef struct spec_training {
     int micro_batch;        /* sequences per GPU per micro-step                          */
     int grad_accum;         /* micro-steps per optimizer step                            */
     spec_precision precision;
-    int act_ckpt;           /* full activation checkpointing (recompute forward)         */
+    int act_ckpt;           /* spec_ckpt: none, full (recompute the block's forward), or
+                               selective (recompute attention's core only, Megatron)      */
+    int execution;          /* spec_exec: eager kernels, or compiled (fused element-wise) */
+    int precision_given;    /* precision came from a file or option (else the default,
+                               which a GPU without bf16 runs as fp16)                     */
     int flash_attention;    /* fused attention: no s x s scores stored                   */
+    int flash_version;      /* fused kernel: 2 = FlashAttention-2 (default), 3 = FA-3 (Hopper) */
     int prefetch_layers;    /* sharded layouts: layers all-gathered ahead of use         */
     double bucket_bytes;    /* gradient / all-gather bucket, bytes                       */
     double reserve_bytes;   /* CUDA context, NCCL buffers, allocator slack, bytes        */
@@ -186,6 +204,12 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 
 const char *spec_precision_str(spec_precision p);
+const char *spec_ckpt_str(int ckpt);
+/* The GPU can run this precision (bf16 needs Ampere+, fp8 Hopper+); else an error naming
+ * `source` (the file or option). */
+int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err);
+/* The training on this cluster: its precision, and FlashAttention-3 only on Hopper. */
+int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err);
 const char *spec_fabric_str(spec_fabric_kind k);
 
 /* Resolve a name ("p4d.24xlarge") or a path to a readable file. kind is "clusters",

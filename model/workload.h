@@ -29,6 +29,20 @@ typedef struct wl_layer {
     double ckpt_bytes;    /* kept with full checkpointing (the layer input), B               */
     int n_gemm;
     wl_gemm gemm[WL_MAX_GEMMS]; /* forward GEMMs of one copy (backward: same shapes, twice)  */
+    /* how the kernels run (model/kernels): "scores" and "context" GEMMs are attention's core,
+     * run fused (FlashAttention) when flash, else as two batched GEMMs + element-wise      */
+    int flash;            /* fused attention: 0 none, 2 FlashAttention-2, 3 FlashAttention-3  */
+    int causal;           /* decoder: causal mask                                            */
+    int ckpt;             /* spec_ckpt of the training                                       */
+    int gemm_dtype;       /* kern_dtype of the linear layers' GEMMs                          */
+    double act_core_bytes;/* of act_bytes, attention's s x s tensors (0 when fused), B       */
+    double core_fwd_flops;/* attention core (scores + context) forward FLOPs                  */
+    /* memory-bound kernels of one copy (norms, rotary, activation, dropout, residuals, loss,
+     * unfused softmax), eager or compiled: HBM bytes and kernel launches per pass           */
+    double ew_fwd_bytes, ew_bwd_bytes;
+    int ew_fwd_kernels, ew_bwd_kernels;
+    double core_ew_fwd_bytes; /* of ew_fwd_bytes, the unfused softmax path's (recompute)     */
+    int core_ew_fwd_kernels;
 } wl_layer;
 
 #define WL_MAX_LAYERS 4
@@ -65,6 +79,10 @@ void wl_build(const spec_model *m, const spec_training *t, wl *out);
  * parameters of one copy become those one rank holds. Returns w itself when the layout computes
  * the workload's own layers, else out, filled. */
 const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
+
+/* FLOPs recomputed in one copy's backward under its checkpointing (full: the forward;
+ * selective: attention's core when unfused). */
+double wl_recompute_flops(const wl_layer *l);
 
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);

@@ -18,6 +18,7 @@ static Suite *(*const SUITES[])(void) = {
     offload_suite,
     net_suite,
     exec_suite,
+    kernels_suite,
     fit_suite,
     accuracy_suite,
 };

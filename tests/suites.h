@@ -19,6 +19,8 @@ Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis
 
 Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
 
+Suite *kernels_suite(void); /* tests/test_kernels.c: GEMM tiles and waves, FlashAttention, element-wise bytes, precision */
+
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */

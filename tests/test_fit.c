@@ -33,6 +33,7 @@ static void truth(cost_calib *k)
     k->base_lat_s[ALGO_RING].v = 10e-6;
     k->gemm_eff.v = 0.70;
     k->gemm_overhead_s.v = 12e-6;
+    k->kern.gemm_eff = 0; /* the roofline GEMM model that calibrate fits, not the kernel models */
 }
 
 /* Write measurements generated from parameters k: collectives over the given geometries (k nodes,

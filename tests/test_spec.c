@@ -452,9 +452,9 @@ START_TEST(test_bad_enum)
     rc = cluster_with("\"topology\": \"fat-tree\"", "\"topology\": \"torus\"", &err);
     ck_assert_err(rc, err, "mem.json", "$.network.topology", "");
     ck_assert_str_eq(err.text, "expected one of \"fat-tree\", \"rail\", \"dragonfly\", got \"torus\"");
-    rc = spec_parse_training("{\"precision\": \"fp8\"}", "t.json", &(spec_training){0}, &err);
+    rc = spec_parse_training("{\"precision\": \"fp4\"}", "t.json", &(spec_training){0}, &err);
     ck_assert_err(rc, err, "t.json", "$.precision", "");
-    ck_assert_str_eq(err.text, "expected one of \"bf16\", \"fp16\", \"fp32\", got \"fp8\"");
+    ck_assert_str_eq(err.text, "expected one of \"bf16\", \"fp16\", \"fp32\", \"tf32\", \"fp8\", got \"fp4\"");
     /* the right spelling, wrong type */
     rc = cluster_with("\"arch\": \"ampere\"", "\"arch\": 80", &err);
     ck_assert_err(rc, err, "mem.json", "$.gpu.arch", "got 80");

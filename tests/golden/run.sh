@@ -285,15 +285,23 @@ fi
 # a calibration with uncertainties: the step carries an interval, and plan uses it
 expect predict-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json
 expect predict-interval-json 0 '"step_sd_s"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout zero3 --calibration tests/fixtures/cal_sd.json --json
+# compute as kernels (issue 16): a precision the GPU lacks is refused naming the option; selective
+# checkpointing and compiled execution are accepted and reported
+expect bf16-on-v100 2 "--precision: expected a precision p3dn.24xlarge (V100-SXM2-32GB) runs (fp16 or fp32), got bf16" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --precision bf16
+one_line_err bf16-on-v100-one-line "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --precision bf16
+expect fp8-on-a100 2 "got fp8, which needs a Hopper or newer GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --precision fp8
+expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
+expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
+expect checkpointing-bad 2 "expected on, off, full, none or selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
-expect predict-axonn 0 "axonn:x=2,y=2,z=4       16.619" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
-expect predict-tp 0 "tp:t=4                  13.530" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
-expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        14.568" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
+expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.964" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
+expect predict-tp 0 "tp:t=4                  12.332" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
+expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        13.370" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
 expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
-expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    53.661" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
+expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    51.714" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
 expect placement-bad 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"zzz\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zzz
 expect placement-no-options 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"xyzd,overlap=0\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --placement xyzd,overlap=0
 expect plan-luwu-no-node 2 "--layouts: luwu needs a cluster with an in_network_optimizer; p4d.24xlarge has none" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts luwu

@@ -1,0 +1,71 @@
+/* kernels.h — how long the kernels of a transformer layer take on one GPU: GEMMs timed from
+ * their shape (output tiles, waves over the SMs, efficiency by tile and K, peak by dtype),
+ * fused attention (FlashAttention-2/-3) by sequence, head dim, heads and mask, the unfused
+ * attention path, and the memory-bound kernels (norms, rotary, activations, dropout, residuals,
+ * loss, optimizer) from the bytes they move at the achieved HBM rate plus a launch cost.
+ * Not here: which kernels a layer runs (model/workload) or overlap with communication (engines). */
+#ifndef SC_KERNELS_H
+#define SC_KERNELS_H
+
+#include "spec.h"
+
+/* Math a GEMM runs in. */
+typedef enum { KD_FP32, KD_TF32, KD_FP16, KD_BF16, KD_FP8, KD_N } kern_dtype;
+
+/* Per-GPU kernel calibration (configs/calibrations/<x>.json "kernels"; built-in per-arch
+ * defaults otherwise, same values and sources as the shipped files). */
+typedef struct kern_calib {
+    int sms;                 /* streaming multiprocessors (0 = the cluster's or the arch's)  */
+    double gemm_eff;         /* large-tile (256x128) tensor-core GEMM efficiency at large K   */
+    double gemm_eff_dtype[KD_N]; /* efficiency in that math where it differs (0 = gemm_eff)  */
+    double gemm_k0;          /* K elements of pipeline fill: a tile runs K / (K + k0)         */
+    double gemm_fixed_s;     /* launch + prologue/epilogue per GEMM, s                         */
+    double fa_fwd_eff;       /* fused attention forward, fraction of 16-bit peak, head dim 128 */
+    double fa_bwd_eff;       /* backward (FLOPs counted as 2.5 x forward, FlashAttention's)    */
+    double fa_causal;        /* efficiency factor with a causal mask                           */
+    double fa_hd64;          /* efficiency factor at head dim 64 relative to 128 (forward)     */
+    double fa_hd64_bwd;      /* the same for the backward (0 = fa_hd64)                        */
+    double fa_s0;            /* sequence ramp: efficiency x s / (s + s0) (x2.2 s0 causal)      */
+    double fa_s0_bwd;        /* the backward's ramp (0 = fa_s0)                                */
+    int fa_version;          /* the fused kernel these describe: 1 (xformers), 2 (FA2), 3 (FA3) */
+    /* FlashAttention-3 (Hopper only; 0 = none): same meaning as the fa_* above            */
+    double fa3_fwd_eff, fa3_bwd_eff, fa3_causal, fa3_s0;
+    double launch_s;         /* one memory-bound kernel's launch / gap, s                      */
+} kern_calib;
+
+/* Defaults for an arch ("volta", "ampere", "hopper", ...; see kernels.c for the sources). */
+void kern_defaults(const char *arch, kern_calib *k);
+
+/* SM count of the cluster's GPU: the cluster's "sms" key, else the calibration's, else the
+ * arch's datasheet value (V100 80, A100 108, H100 SXM 132). */
+int kern_sms(const kern_calib *k, const spec_cluster *c);
+/* Peak FLOP/s of the GPU in a math (0 = the GPU lacks it), scaled by the sustained clock. */
+double kern_peak(const spec_cluster *c, kern_dtype d);
+/* The GEMM math a training precision runs its matmuls in. */
+kern_dtype kern_gemm_dtype(spec_precision p);
+const char *kern_dtype_str(kern_dtype d);
+
+/* One GEMM C[m x n] = A[m x k] B[k x n], `batch` copies: the best of the tile shapes
+ * (bm x bn) in {256x128, 128x256, 128x128, 128x64, 64x128, 64x64}: waves =
+ * ceil(ceil(m/bm) ceil(n/bn) batch / SMs), each wave one tile's time
+ * 2 bm bn (k + k0) / (peak/SMs x eff x rel(tile)), rel = sqrt(I(tile) / I(256x128)) with
+ * I = bm bn / (bm + bn) (arithmetic intensity); bounded below by its bytes at the achieved
+ * HBM rate; plus the fixed cost. hbm_Bps: achieved HBM B/s. */
+double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
+                      double batch, double elem_bytes, double hbm_Bps);
+
+/* Fused attention over bh = batch x heads (query heads), sequence s, head dim d:
+ * forward FLOPs 4 bh s^2 d (half with a causal mask), backward 2.5x (FlashAttention's
+ * benchmark convention, recompute included); time = launch + FLOPs / (peak16 x eff), eff =
+ * fa_*_eff x (causal ? fa_causal : 1) x (d <= 64 ? fa_hd64 : 1) x s / (s + s0') x wave
+ * utilisation of bh x ceil(s/128) row blocks over the SMs. */
+double kern_attn_flops(double bh, double s, double d, int causal, int bwd);
+double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
+                       int bwd);
+/* The same with FlashAttention-3 where the calibration has it (else FlashAttention-2's). */
+double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
+                        int bwd);
+/* Bytes a memory-bound kernel pass moves through HBM, at hbm_Bps plus one launch each. */
+double kern_mem_time(const kern_calib *k, double bytes, int kernels, double hbm_Bps);
+
+#endif

@@ -1,0 +1,400 @@
+/* test_kernels.c — the kernel models (model/kernels) against hand arithmetic: GEMM tiles and
+ * waves over the SMs, the HBM floor, FlashAttention FLOPs and time, element-wise bytes of a
+ * block (eager and compiled), selective checkpointing's memory and recompute, precisions a GPU
+ * lacks, and both engines agreeing under the kernel models where nothing contends.
+ * Every expected number is derived in the comment above its assertion. */
+#include "suites.h"
+
+#include "../model/analytic.h"
+#include "../model/cost.h"
+#include "../model/kernels.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/exec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+Suite *kernels_suite(void);
+
+static void rel_eq(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-12 * fabs(want) + 1e-300, "%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* A toy GPU: 4 SMs, 4e12 FLOP/s 16-bit peak (1e12 per SM), Ampere ratios. */
+static spec_cluster toy(void)
+{
+    spec_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "toy");
+    snprintf(c.gpu.name, sizeof c.gpu.name, "toy");
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
+    c.gpu.peak_flops = 4e12;
+    c.gpu.hbm_bw_Bps = 1e12;
+    c.gpu.sms = 4;
+    return c;
+}
+
+/* Efficiency 1, no fixed cost, no pipeline fill, no launch cost. */
+static kern_calib unit_calib(void)
+{
+    kern_calib k;
+    memset(&k, 0, sizeof k);
+    k.gemm_eff = 1;
+    k.fa_fwd_eff = 0.5;
+    k.fa_bwd_eff = 0.25;
+    k.fa_causal = 0.9;
+    k.fa_hd64 = 0.8;
+    k.fa_version = 2;
+    return k;
+}
+
+START_TEST(test_gemm_one_wave)
+{
+    /* 256 x 128 x K=1000 on 4 SMs (1e12 FLOP/s each). Per tile shape (rel = sqrt(I/I(256x128)),
+     * I = bm bn / (bm + bn), I(256x128) = 85.333):
+     *  256x128: 1 tile, 1 wave: 2*256*128*1000 / 1e12 = 65.536 us;
+     *  128x128: 2 tiles, 1 wave: 32.768 us / sqrt(64/85.333 = 0.75) = 37.837 us;
+     *  128x64 and 64x128: 4 tiles, 1 wave: 16.384 us / sqrt(0.5) = 23.170 us;
+     *  64x64: 8 tiles, 2 waves: 2 x 8.192 us / sqrt(0.375) = 26.755 us.
+     * Best: 16.384 us x sqrt(2). */
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 1000, 1, 2, 0), 16.384e-6 * sqrt(2.0), "256x128x1000");
+}
+END_TEST
+
+START_TEST(test_gemm_wave_quantization)
+{
+    /* 1280 x 128 x 1000 on 4 SMs: 256x128: 5 tiles -> 2 waves x 65.536 = 131.07 us;
+     * 128x128: 10 tiles -> 3 waves x 37.837 = 113.51 us; 128x64: 20 tiles -> 5 waves x 23.170
+     * = 115.85 us; 64x64: 40 -> 10 waves x 13.377 = 133.8 us; 128x256: 10 tiles (n rounds up)
+     * -> 3 waves x 65.536 = 196.6 us. Best: 3 waves of 128x128 = 3 x 32.768 us / sqrt(0.75).
+     * Without quantization (2.5 waves) it would be 5/6 of that. */
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 1280, 128, 1000, 1, 2, 0), 3 * 32.768e-6 / sqrt(0.75), "1280x128x1000");
+    /* the fixed cost adds once: + 4 us */
+    k.gemm_fixed_s = 4e-6;
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 1280, 128, 1000, 1, 2, 0), 4e-6 + 3 * 32.768e-6 / sqrt(0.75), "+fixed");
+}
+END_TEST
+
+START_TEST(test_gemm_headdim64_not_doubled)
+{
+    /* Attention's context GEMM at head dim 64: m = s = 512, n = d = 64, k = s = 512. A 128-wide
+     * tile rounding would time it as n = 128 (twice the FLOPs). Here: 128x64: 4 tiles, 1 wave:
+     * 2*128*64*512 / 1e12 / sqrt(0.5) = 8.388608 us x sqrt(2) = 11.863 us (64x64: 8 tiles, 2
+     * waves x 4.194 / 0.6124 = 13.70 us; 128x128: 4 tiles, 19.37 us). The same GEMM at
+     * n = 128 takes 16.777 us / sqrt(0.75) = 19.37 us: 0.61x, not 1x. */
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    double t64 = kern_gemm_time(&k, &c, KD_BF16, 512, 64, 512, 1, 2, 0);
+    rel_eq(t64, 8.388608e-6 * sqrt(2.0), "512x64x512");
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 512, 128, 512, 1, 2, 0), 16.777216e-6 / sqrt(0.75), "512x128x512");
+}
+END_TEST
+
+START_TEST(test_gemm_hbm_floor_and_dtype)
+{
+    /* 64^3, 2-byte elements: bytes 3 x 64 x 64 x 2 = 24576 B at 1e9 B/s = 24.576 us > the
+     * compute 2*64^3 / 1e12 / sqrt(0.375) = 0.856 us: memory-bound. */
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 64, 64, 64, 1, 2, 1e9), 24.576e-6, "64^3 memory-bound");
+    /* fp32 on Ampere: 19.5 / 312 of the 16-bit peak (datasheet) -> 16x slower compute:
+     * the 256x128x1000 case above at 16 x 23.170 us */
+    rel_eq(kern_gemm_time(&k, &c, KD_FP32, 256, 128, 1000, 1, 4, 0), 312.0 / 19.5 * 16.384e-6 * sqrt(2.0),
+           "fp32 peak");
+    /* TF32 on Ampere: half the 16-bit peak */
+    rel_eq(kern_peak(&c, KD_TF32), 2e12, "tf32 peak");
+    /* no FP8 on Ampere; clock_ratio scales every peak */
+    ck_assert_double_eq(kern_peak(&c, KD_FP8), 0);
+    c.gpu.clock_ratio = 0.9;
+    rel_eq(kern_peak(&c, KD_BF16), 3.6e12, "clock 0.9");
+    /* SM count: the cluster's, else the arch's datasheet value (A100: 108) */
+    c.gpu.sms = 0;
+    ck_assert_int_eq(kern_sms(&k, &c), 108);
+}
+END_TEST
+
+START_TEST(test_flash_flops_and_time)
+{
+    /* FlashAttention's convention: forward 4 bh s^2 d, causal half, backward 2.5x.
+     * bh = 2, s = 1024, d = 128: 4 x 2 x 2^20 x 128 = 2^30 FLOP. */
+    rel_eq(kern_attn_flops(2, 1024, 128, 0, 0), 1073741824.0, "fwd flops");
+    rel_eq(kern_attn_flops(2, 1024, 128, 1, 0), 536870912.0, "causal fwd flops");
+    rel_eq(kern_attn_flops(2, 1024, 128, 0, 1), 2.5 * 1073741824.0, "bwd flops");
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    /* blocks = bh x ceil(s/128) = 16 on 4 SMs: 4 full waves. fwd: 2^30 / (4e12 x 0.5) */
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), 1073741824.0 / 2e12, "fa fwd");
+    /* head dim 64: half the FLOPs at 0.8 x the efficiency */
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 64, 0, 0), 536870912.0 / (2e12 * 0.8), "fa fwd d64");
+    /* causal forward: half the FLOPs at 0.9 */
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 1, 0), 536870912.0 / (2e12 * 0.9), "fa causal");
+    /* backward: 2.5 x 2^30 at 0.25 */
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 1), 2.5 * 1073741824.0 / 1e12, "fa bwd");
+    /* wave utilisation: bh = 1, s = 640: 5 blocks on 4 SMs = 2 waves, 5/8 used;
+     * FLOPs 4 x 640^2 x 128 = 209715200 at 4e12 x 0.5 x 0.625 */
+    rel_eq(kern_flash_time(&k, &c, 1, 640, 128, 0, 0), 209715200.0 / (4e12 * 0.5 * 0.625), "fa waves");
+    /* sequence ramp s / (s + s0): s0 = 1024 halves the efficiency at s = 1024 */
+    k.fa_s0 = 1024;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), 2 * 1073741824.0 / 2e12, "fa s0");
+    /* the same number of heads x head dim (same FLOPs): 16, 8, 4 heads of d 64, 128, 256 at
+     * s = 1024 differ only by the head-dim-64 factor and wave use, never by the heads count */
+    k.fa_s0 = 0;
+    double t8 = kern_flash_time(&k, &c, 8, 1024, 128, 0, 0), t4 = kern_flash_time(&k, &c, 4, 1024, 256, 0, 0);
+    rel_eq(t4, t8, "heads 8 vs 4");
+}
+END_TEST
+
+/* A 1-block LLaMA-style model: hidden 64, 1 head (kv 1), ffn 256, seq 16, vocab 128, SwiGLU,
+ * RMSNorm, rotary, no dropout. */
+static spec_model llama_tiny(void)
+{
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "llama-tiny");
+    m.layers = 1;
+    m.hidden = 64;
+    m.heads = 1;
+    m.kv_heads = 1;
+    m.ffn = 256;
+    m.seq_len = 16;
+    m.vocab = 128;
+    m.swiglu = 1;
+    m.rmsnorm = 1;
+    return m;
+}
+
+static const wl_layer *block(const wl *w)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == WL_BLOCK)
+            return &w->layer[i];
+    return NULL;
+}
+
+START_TEST(test_elementwise_bytes)
+{
+    /* LLaMA-style, bf16 (e = 2), per token, eager forward: two norms 2 x 2he = 512, rotary on
+     * q and k 2(h + kv)e = 512, two residual adds 2 x 3he = 768, SwiGLU 3fe = 1536 -> 3328 B
+     * x 16 tokens = 53248 B in 6 kernels; backward: norms 2 x 3he = 768, rotary 512, residual
+     * gradients 768, SwiGLU 5fe = 2560 -> 4608 x 16 = 73728 B.
+     * Compiled: rotary 512 + 2 fused residual+norm 2 x 4he = 1024 + SwiGLU 1536 = 3072 x 16 =
+     * 49152 B in 4 kernels. */
+    spec_model m = llama_tiny();
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    rel_eq(block(&w)->ew_fwd_bytes, 53248, "eager fwd");
+    rel_eq(block(&w)->ew_bwd_bytes, 73728, "eager bwd");
+    ck_assert_int_eq(block(&w)->ew_fwd_kernels, 6);
+    t.execution = EXEC_COMPILED;
+    wl_build(&m, &t, &w);
+    rel_eq(block(&w)->ew_fwd_bytes, 49152, "compiled fwd");
+    ck_assert_int_eq(block(&w)->ew_fwd_kernels, 4);
+    /* GPT-style (GELU, LayerNorm, learned positions, dropout), eager: norms 512, dropout x2
+     * 2h(2e + 1) = 640, residuals 768, GELU 2fe = 1024 -> 2944 x 16 = 47104 B, 7 kernels.
+     * Unfused attention adds per head s^2 = 256 elements: scale+mask 2e + softmax 2e + dropout
+     * 2e+1 = 13 B -> 3328 B, 3 kernels. */
+    m.swiglu = m.rmsnorm = 0;
+    m.learned_positions = 1;
+    t.execution = EXEC_EAGER;
+    wl_build(&m, &t, &w);
+    rel_eq(block(&w)->ew_fwd_bytes, 47104, "gpt eager fwd");
+    ck_assert_int_eq(block(&w)->ew_fwd_kernels, 7);
+    t.flash_attention = 0;
+    wl_build(&m, &t, &w);
+    rel_eq(block(&w)->ew_fwd_bytes, 47104 + 3328, "gpt unfused fwd");
+    ck_assert_int_eq(block(&w)->ew_fwd_kernels, 10);
+    /* its time: bytes at the HBM rate + 2.5 us launch each */
+    kern_calib k;
+    kern_defaults("ampere", &k);
+    rel_eq(kern_mem_time(&k, 50432, 10, 1e12), 10 * 2.5e-6 + 50432 / 1e12, "mem time");
+}
+END_TEST
+
+START_TEST(test_selective_checkpointing)
+{
+    /* GPT-style tiny, unfused attention: the core's s^2 stash is (4 half + 1) a s^2 b = 5 x 256
+     * = 1280 B (bf16); selective keeps every block's stash without it and one block's core:
+     * count x (act - 1280) + 1280; recompute = the core's forward FLOPs 2 x 2 s^2 d b a =
+     * 4 x 256 x 64 = 65536. With FlashAttention: nothing recomputed beyond the kernel's own. */
+    spec_model m = llama_tiny();
+    m.swiglu = m.rmsnorm = 0;
+    m.layers = 3;
+    spec_training t;
+    spec_training_defaults(&t);
+    t.flash_attention = 0;
+    t.act_ckpt = CKPT_SELECTIVE;
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *b = block(&w);
+    rel_eq(b->act_core_bytes, 1280, "core bytes");
+    rel_eq(wl_recompute_flops(b), 65536, "selective recompute flops");
+    rel_eq(w.hw_flops, w.model_flops + 3 * 65536.0, "hw flops");
+    spec_cluster c = toy();
+    c.gpu.hbm_bytes = 80e9;
+    c.gpus_per_node = 1;
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("ddp", &l, &err), 0);
+    mem_breakdown mb;
+    mem_plan(&w, &t, &l, 1, &c, &mb);
+    const wl_layer *hd = &w.layer[w.n_layers - 1];
+    rel_eq(mb.activations, w.logits_bytes + hd->act_bytes + 3 * (b->act_bytes - 1280) + 1280, "selective memory");
+    t.flash_attention = 1;
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(wl_recompute_flops(block(&w)), 0);
+    ck_assert_double_eq(w.hw_flops, w.model_flops);
+    /* the recompute time follows: 0 with FlashAttention, the forward under full */
+    cost_calib cal;
+    cost_calib_defaults(&c, &cal);
+    ck_assert_double_eq(cost_layer_recompute_time(&cal, &c, block(&w), 2), 0);
+    t.act_ckpt = CKPT_FULL;
+    wl_build(&m, &t, &w);
+    rel_eq(cost_layer_recompute_time(&cal, &c, block(&w), 2), cost_layer_fwd_time(&cal, &c, block(&w), 2), "full");
+}
+END_TEST
+
+START_TEST(test_precision_refused)
+{
+    /* V100 (Volta): no bf16, no tf32 (V100 datasheet); A100: no fp8 (H100 is the first). */
+    spec_cluster c = toy();
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "volta");
+    sc_err err;
+    ck_assert_int_eq(spec_precision_check(&c, PREC_BF16, "--precision", &err), SC_EINPUT);
+    ck_assert_str_eq(err.source, "--precision");
+    ck_assert_msg(strstr(err.text, "got bf16") && strstr(err.text, "Ampere"), "%s", err.text);
+    ck_assert_int_eq(spec_precision_check(&c, PREC_TF32, "t.json", &err), SC_EINPUT);
+    ck_assert_int_eq(spec_precision_check(&c, PREC_FP16, "t.json", &err), 0);
+    ck_assert_int_eq(spec_precision_check(&c, PREC_FP32, "t.json", &err), 0);
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
+    ck_assert_int_eq(spec_precision_check(&c, PREC_FP8, "t.json", &err), SC_EINPUT);
+    ck_assert_int_eq(spec_precision_check(&c, PREC_BF16, "t.json", &err), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.flash_version = 3;
+    ck_assert_int_eq(spec_training_check(&c, &t, "t.json", &err), SC_EINPUT);
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "hopper");
+    ck_assert_int_eq(spec_training_check(&c, &t, "t.json", &err), 0);
+    ck_assert_int_eq(spec_precision_check(&c, PREC_FP8, "t.json", &err), 0);
+    /* the training keys */
+    ck_assert_int_eq(spec_parse_training("{\"checkpointing\": \"selective\", \"execution\": \"compiled\", "
+                                         "\"attention_kernel\": \"fa3\", \"precision\": \"fp8\"}",
+                                         "t.json", &t, &err),
+                     0);
+    ck_assert_int_eq(t.act_ckpt, CKPT_SELECTIVE);
+    ck_assert_int_eq(t.execution, EXEC_COMPILED);
+    ck_assert_int_eq(t.flash_version, 3);
+    ck_assert_int_eq(t.precision, PREC_FP8);
+    ck_assert_int_eq(spec_parse_training("{\"checkpointing\": \"full\", \"activation_checkpointing\": false}",
+                                         "t.json", &t, &err),
+                     SC_EINPUT);
+}
+END_TEST
+
+START_TEST(test_engines_agree_kernels)
+{
+    /* The kernel models under selective checkpointing, compiled execution and unfused
+     * attention, on one node of p5.48xlarge (8 H100, NVSwitch: no contention): the simulator
+     * and the closed form give the same step for every layout (the DESIGN contract). */
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/p5.48xlarge.json", &c, &err) == 0, "%s", err.text);
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &m, &err) == 0, "%s", err.text);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    k.overlap_slowdown.v = 0;
+    static const char *const L[] = {"ddp", "zero2", "zero3", "mics:p=4"};
+    for (int fa = 0; fa <= 1; fa++)
+        for (int li = 0; li < 4; li++) {
+            spec_training t;
+            spec_training_defaults(&t);
+            t.act_ckpt = CKPT_SELECTIVE;
+            t.execution = EXEC_COMPILED;
+            t.flash_attention = fa;
+            spec_layout l;
+            ck_assert_int_eq(spec_layout_parse(L[li], &l, &err), 0);
+            wl w;
+            wl_build(&m, &t, &w);
+            static lo_graph g;
+            layout_build(&w, &t, &l, &c, 1, &g);
+            an_timed tm;
+            an_time(&g, &w, &k, &c, &tm);
+            an_result a;
+            memset(&a, 0, sizeof a);
+            an_run(&tm, &a);
+            exec_opts o;
+            memset(&o, 0, sizeof o);
+            o.seed = 1;
+            exec_result s;
+            ck_assert_int_eq(exec_run(&g, &tm, &k, &c, &o, &s, &err), 0);
+            ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "%s fa %d: sim %.17g vs model %.17g", L[li],
+                          fa, s.step_s, a.step_s);
+            ck_assert_msg(a.step_s > 0, "%s", L[li]);
+        }
+}
+END_TEST
+
+
+START_TEST(test_defaults_match_files)
+{
+    /* kern_defaults (used without a calibration file) carries the same constants as the
+     * shipped calibrations' "kernels" objects, per arch (to the 4 digits the files give). */
+    static const char *const F[][2] = {{"dgx-h100", "hopper"}, {"dgx-a100", "ampere"}, {"p3dn.24xlarge", "volta"}};
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", F[i][0]);
+        cost_calib cal;
+        sc_err err;
+        ck_assert_msg(cost_calib_load(path, &cal, &err) == 0, "%s: %s", path, err.text);
+        kern_calib d;
+        kern_defaults(F[i][1], &d);
+        const kern_calib *f = &cal.kern;
+        const double pairs[][2] = {{f->gemm_eff, d.gemm_eff},       {f->gemm_fixed_s, d.gemm_fixed_s},
+                                   {f->gemm_k0 + 1, d.gemm_k0 + 1}, {f->fa_fwd_eff, d.fa_fwd_eff},
+                                   {f->fa_bwd_eff, d.fa_bwd_eff},   {f->fa_causal, d.fa_causal},
+                                   {f->fa_s0, d.fa_s0},             {f->fa_s0_bwd, d.fa_s0_bwd},
+                                   {f->fa_hd64, d.fa_hd64},         {f->fa_hd64_bwd, d.fa_hd64_bwd},
+                                   {f->fa3_fwd_eff + 1, d.fa3_fwd_eff + 1}, {f->fa3_s0 + 1, d.fa3_s0 + 1},
+                                   {f->launch_s, d.launch_s},
+                                   {f->gemm_eff_dtype[KD_FP32], d.gemm_eff_dtype[KD_FP32]},
+                                   {f->gemm_eff_dtype[KD_FP8] + 1, d.gemm_eff_dtype[KD_FP8] + 1}};
+        for (size_t j = 0; j < sizeof pairs / sizeof pairs[0]; j++)
+            ck_assert_msg(fabs(pairs[j][0] - pairs[j][1]) <= 2e-4 * fabs(pairs[j][1]), "%s: constant %zu: file %g, "
+                          "defaults %g", F[i][0], j, pairs[j][0], pairs[j][1]);
+    }
+}
+END_TEST
+
+Suite *kernels_suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *t = tcase_create("gemm");
+    tcase_add_test(t, test_gemm_one_wave);
+    tcase_add_test(t, test_gemm_wave_quantization);
+    tcase_add_test(t, test_gemm_headdim64_not_doubled);
+    tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
+    suite_add_tcase(s, t);
+    t = tcase_create("attention");
+    tcase_add_test(t, test_flash_flops_and_time);
+    suite_add_tcase(s, t);
+    t = tcase_create("layer");
+    tcase_add_test(t, test_elementwise_bytes);
+    tcase_add_test(t, test_selective_checkpointing);
+    tcase_add_test(t, test_precision_refused);
+    tcase_add_test(t, test_engines_agree_kernels);
+    tcase_add_test(t, test_defaults_match_files);
+    tcase_set_timeout(t, 60);
+    suite_add_tcase(s, t);
+    return s;
+}
