@@ -6,6 +6,7 @@
 #include <check.h>
 
 Suite *spec_suite(void);     /* tests/test_spec.c: JSON loaders, validation, name resolution */
+Suite *spec_hf_suite(void);  /* tests/test_spec_hf.c: Hugging Face config.json, "did you mean"   */
 Suite *layout_suite(void);   /* tests/test_layout.c: layout strings and their cluster checks  */
 Suite *workload_suite(void); /* tests/test_workload.c: parameters, FLOPs, activation bytes    */
 Suite *memory_suite(void);   /* tests/test_memory.c: per-GPU bytes of each layout (ZeRO §3)   */

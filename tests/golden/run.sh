@@ -53,6 +53,26 @@ expect describe-gpt2 0 "total parameters      1.558 B" -- "$BIN" describe --mode
 expect describe-block 0 "1812099072" -- "$BIN" describe --model gpt3-175b
 expect describe-json 0 '"params": 174604259328' -- "$BIN" describe --model gpt3-175b --json
 
+# ---- bring your own model: Hugging Face config.json, Llama 3, "did you mean" (issue 20) --------
+HF=tests/fixtures/hf
+expect hf-llama3 0 "total parameters      8.030 B" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json
+expect hf-derived 0 "shardcast: model from $HF/Meta-Llama-3-8B/config.json: Meta-Llama-3-8B (llama): layers 32, hidden 4096, heads 32, kv_heads 8, ffn 14336, vocab 128256, seq 8192, mlp swiglu, norm rmsnorm, bias no, tied no" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json
+expect hf-gpt2 0 "total parameters      1.558 B" -- "$BIN" describe --model hf:$HF/gpt2-xl/config.json
+expect hf-falcon-defaults 0 "defaults: max_position_embeddings 2048" -- "$BIN" describe --model hf:$HF/falcon-7b/config.json
+expect hf-seq 0 "seq 8192, vocab 128256" -- "$BIN" describe --model hf:$HF/Llama-3.1-405B/config.json,seq=8192
+expect hf-predict 0 "zero3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model hf:$HF/Mistral-7B-v0.1/config.json,seq=4096 --layout zero3 --engine model
+printf '{"model_type": "t5", "d_model": 512}' >"$TMP/t5.json"
+expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
+one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
+expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
+expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
+expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
+expect mean-model 2 "gpt3-13x: no such file, and no shipped models of that name; did you mean gpt3-13b?" -- "$BIN" describe --model gpt3-13x
+expect mean-cluster 2 "did you mean p4d.24xlarge?" -- "$BIN" memory --cluster p4d.24xlage --nodes 2 --model gpt2-1.5b --layout zero3
+expect mean-scenario 2 "did you mean mics-p4d-gpt3-13b?" -- "$BIN" predict --scenario mics-p4d-gpt3-13
+expect mean-calibration 2 "did you mean p4d.24xlarge?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --calibration p4d.24xlarg
+expect mean-none 2 "no shipped models of that name (looked in" -- "$BIN" describe --model zzzzzzzz
+
 # ---- memory ------------------------------------------------------------------------------
 # ZeRO-3 on 128 GPUs: 16 B x 174.604e9 / 128 = 20.33 GiB of states (2.54 + 2.54 + 15.24)
 expect memory-zero3 0 "zero3                      2.54     2.54    15.24" -- \
