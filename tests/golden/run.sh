@@ -159,11 +159,25 @@ expect plan-luwu 0 "luwu" -- "$BIN" plan --scenario luwu-175b-100g
 expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
 # gpt3-175b on one p4d node: the closest is zero3-offload, 2 B x 174.6e9 / 8 = 40.65 GiB of parameter shard
 # + activations 5.73 + buffers 10.13 + reserve 2 = 58.5 GiB, 18.5 over 40 GiB (before issue 9: zero3, 343.1)
-expect plan-none-fits 0 "no layout fits: the closest, zero3-offload on 1 nodes (micro-batch 1), needs 58.5 GiB per GPU, short by 18.5 GiB" -- \
+expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload on 1 nodes (micro-batch 1), needs 58.5 GiB per GPU, short by 22.5 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
-expect plan-budget 0 "no candidate" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
+expect plan-budget 1 "no candidate: every node count is over --budget-usd-per-hour 10.00 (2 nodes of p4d.24xlarge cost \$65.55/h)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
+# issue 20: a believable plan — headroom shown and applied, twins folded, a verdict that cannot
+# contradict itself, no candidate exits 1, and the README's headline plan
+expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
+expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --json
+expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0
+expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
+expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
+expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
+expect plan-headline 0 "recommended: zeropp:hpz=2 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4 (16 nodes, micro-batch 4) is 0.11% behind and no single cluster parameter within 4x reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind, and a drop in inter-node (NIC) bandwidth by 72% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
+expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind; only a drop in inter-node (NIC) bandwidth by 72% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
+expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
+expect readme-headline-mb4 0 "zeropp:hpz=2             4.191     122.15" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
 # png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
