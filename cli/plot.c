@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "../traces/schema.h"
 
 static const char HELP[] =
     "usage: shardcast plot results.csv --kind scaling|efficiency|memory|breakdown --out F.png\n"
@@ -726,7 +727,7 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
 
 /* ---- the timeline (Chrome trace of `shardcast predict --trace`) -------------------------- */
 
-/* One rank's pair of streams: pid = node, tid = local_rank * 8 + stream (traces/trace.c). */
+/* One rank's pair of streams: pid = node, tid = TR_TID(local_rank, stream) (traces/schema.h). */
 typedef struct lane {
     long pid, lane;
     long rank; /* from the "rank N compute" thread name; -1 if absent */
@@ -756,7 +757,7 @@ static const char *const KIND_NAME[N_KINDS] = {"compute", "all-gather", "reduce-
 /* Span class from cat and name ("all-gather world 100.7 MB", "optimizer", "forward"). */
 static int span_kind(const char *cat, const char *name)
 {
-    if (!strcmp(cat, "compute"))
+    if (!strcmp(cat, TR_CAT_COMPUTE))
         return strncmp(name, "optimizer", 9) ? K_COMPUTE : K_OPT;
     if (!strncmp(name, "all-gather", 10))
         return K_AG;
@@ -778,8 +779,11 @@ static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *t
     }
     const char *ph = json_string_value(json_object_get(ev, "ph"));
     *cat = json_string_value(json_object_get(ev, "cat"));
-    if (!ph || strcmp(ph, "X") || !*cat || (strcmp(*cat, "compute") && strcmp(*cat, "collective")))
+    if (!ph || strcmp(ph, "X") || !*cat ||
+        (strcmp(*cat, TR_CAT_COMPUTE) && strcmp(*cat, TR_CAT_COLLECTIVE) && strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)))
         return 0;
+    if (!strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)) /* measured traces written before the schema */
+        *cat = TR_CAT_COLLECTIVE;
     *name = json_string_value(json_object_get(ev, "name"));
     if (!*name)
         *name = "";
@@ -838,7 +842,7 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
             goto out;
         }
         if (is)
-            lanes[n_lanes++] = (lane){pid, tid / 8, -1};
+            lanes[n_lanes++] = (lane){pid, tid / TR_LANES_PER_RANK, -1};
     }
     if (!n_lanes) {
         rc = sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
@@ -862,7 +866,7 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
         if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
             !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
             continue;
-        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / 8, -1};
+        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, lanes, n_lanes, sizeof *lanes, lane_cmp_key);
         if (l)
             l->rank = r;
@@ -904,13 +908,13 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
         const char *cat, *name;
         if (trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err) != 1)
             continue;
-        lane key = {pid, tid / 8, -1};
+        lane key = {pid, tid / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, sel, shown, sizeof *sel, lane_cmp_key);
         if (!l)
             continue;
         int kind = span_kind(cat, name);
         present[kind] = 1;
-        long rowi = 2 * l->rank + (tid % 8 ? 1 : 0);
+        long rowi = 2 * l->rank + (tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
         fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, kind);
         t0 = fmin(t0, ts / 1e3);
         t1 = fmax(t1, (ts + dur) / 1e3);

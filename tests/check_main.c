@@ -19,6 +19,7 @@ static Suite *(*const SUITES[])(void) = {
     offload_suite,
     net_suite,
     exec_suite,
+    trace_suite,
     fit_suite,
 };
 

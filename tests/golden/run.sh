@@ -177,6 +177,9 @@ expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4 (16 nodes, micro-batch 4) i
 expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind, and a drop in inter-node (NIC) bandwidth by 72% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
 expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind; only a drop in inter-node (NIC) bandwidth by 72% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
 expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
+# issue 20: traces in integer nanoseconds (three decimals of a microsecond, exact)
+expect trace-written 0 "trace: $TMP/step.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --trace "$TMP/step.json"
+expect trace-ns 0 '"cat":"collective","pid":0,"tid":1,"ts":' -- cat "$TMP/step.json"
 expect readme-headline-mb4 0 "zeropp:hpz=2             4.191     122.15" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
@@ -234,6 +237,13 @@ if command -v gnuplot >/dev/null 2>&1; then
     expect plot-timeline 0 "plot: timeline 800x500" -- \
         env TMPDIR="$TMP/plot-tmp" "$BIN" plot --kind timeline "$TMP/t.json" --out "$TMP/timeline.png" --ranks 2 --size 800x500
     expect_png plot-timeline-png "$TMP/timeline.png" 800 500
+    # issue 20: a measured timeline from shardcast-bench before traces/schema.h said "comm"; plot
+    # draws it as communication (one lane pair, both streams)
+    cat >"$TMP/measured.json" <<'J'
+{"traceEvents":[{"ph":"X","name":"forward","cat":"compute","pid":0,"tid":0,"ts":0.000,"dur":10.000},
+{"ph":"X","name":"all-gather partition 1.0 MB","cat":"comm","pid":0,"tid":1,"ts":10.000,"dur":5.000}]}
+J
+    expect plot-timeline-legacy-comm 0 "plot: timeline" -- "$BIN" plot --kind timeline "$TMP/measured.json" --out "$TMP/measured.png"
     if [ -z "$(ls -A "$TMP/plot-tmp")" ]; then pass=$((pass + 1)); else echo "FAIL plot-temp-files-removed"; ls "$TMP/plot-tmp"; fail=$((fail + 1)); fi
 else
     echo "SKIP plot-scaling/efficiency/memory/breakdown/timeline PNGs: gnuplot not on PATH (apt-get install gnuplot-nox)"
