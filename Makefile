@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps depcheck check unit golden demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -42,7 +42,12 @@ help:
 deps:
 	@sh .ci/deps.sh
 
-$(BUILD)/%.o: %.c
+# Before anything compiles: the GSL and Jansson headers, or one line naming `make deps`.
+depcheck:
+	@printf '#include <jansson.h>\n#include <gsl/gsl_vector.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
+	{ echo "shardcast: the GSL and Jansson headers are missing: run 'make deps' first (installs libgsl-dev, libjansson-dev and the rest; root or sudo)" >&2; exit 1; }
+
+$(BUILD)/%.o: %.c | depcheck
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 

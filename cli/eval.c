@@ -29,6 +29,11 @@ static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_er
 {
     memset(out, 0, sizeof *out);
     int rc;
+    if (arg && !strcmp(arg, "defaults")) { /* as calibrate fit --base defaults: no file */
+        out->path[0] = '\0';
+        cost_calib_defaults(&s->cluster, &out->cal);
+        return 0;
+    }
     if (arg) {
         if ((rc = cli_resolve(s, "calibrations", arg, out->path, sizeof out->path, err)))
             return rc;

@@ -37,7 +37,8 @@ static const char HELP[] =
     "                         (default: 2 sd from a fitted calibration's interval, else 0.10)\n"
     "  --headroom-GiB X       HBM kept free beyond the memory model's estimate (fragmentation,\n"
     "                         allocator peaks); default 10% of the GPU's HBM\n"
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --progress             progress on stderr even when it is not a terminal\n";
 
 typedef struct opts {

@@ -21,7 +21,8 @@ static const char HELP[] =
     "measured with the relative error, then the mean absolute percentage error (MAPE) per kind.\n"
     "Exit status 1 when any kind's MAPE exceeds the tolerance.\n\n"
     "  --cluster NAME|FILE    the cluster the measurements were taken on\n"
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --tolerance F          largest acceptable MAPE per kind (default 0.10)\n"
     "  --json                 machine-readable output\n";
 

@@ -129,7 +129,10 @@ expect predict-no-layout 2 "--layout: required" -- "$BIN" predict --cluster p4d.
 expect sweep-stdout 0 "cluster,model,engine,nodes,gpus,layout,micro_batch" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3
 expect sweep-file 0 "3 rows" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 -o "$TMP/s.csv"
 if [ "$(wc -l <"$TMP/s.csv")" = 4 ] && [ ! -e "$TMP/s.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-file-rows"; fail=$((fail + 1)); fi
-expect sweep-bad-p 2 "expected a group size dividing the 8 GPUs" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout mics:p=16 -o "$TMP/bad.csv"
+# a point that does not fit its node count is a marked row now (issue 20, below); bad input still
+# leaves no file
+expect sweep-bad-p 1 "expected a group size dividing the 8 GPUs" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout mics:p=16 -o "$TMP/marked.csv"
+expect sweep-bad-layout 2 "--layout" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout mics:p=x -o "$TMP/bad.csv"
 if [ ! -e "$TMP/bad.csv" ] && [ ! -e "$TMP/bad.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-bad-leaves-file"; fail=$((fail + 1)); fi
 expect predict-sim-default 0 "engine: simulator" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3
 expect predict-model 0 "engine: analytical model" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model
@@ -344,5 +347,51 @@ expect plan-luwu-no-node 2 "--layouts: luwu needs a cluster with an in_network_o
 expect plan-dedupe 0 '"candidates": 136,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts axonn --layout axonn:x=2,y=1,z=4,placement=xzyd --layout axonn:x=2,y=2,z=2,d=2 --confirm 0 --json
 expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
 expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0
+# ---- issue 20: the small ones -----------------------------------------------------------------
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# plain make without the GSL/Jansson headers: one line naming make deps (a compiler that sees no headers)
+expect make-deps-hint 2 "shardcast: the GSL and Jansson headers are missing: run 'make deps' first" -- \
+    make -s -C "$ROOT" depcheck CC="cc --sysroot=$TMP/none -nostdinc"
+expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.11, mics:p=8 0.75, mics:p=16 0.90" -- \
+    "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16
+expect predict-cost-json 0 '"usd_per_million_tokens": 1.11' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --json
+expect list-json 0 '"names": [' -- "$BIN" list models --json
+expect list-json-all 0 '"calibrations": {' -- "$BIN" list --json
+expect list-bad-option 2 "unknown option '--bogus'" -- "$BIN" list --bogus
+expect validate-defaults 0 "against built-in defaults" -- "$BIN" validate tests/fixtures/meas_interference.json --cluster p4d.24xlarge --calibration defaults
+expect predict-defaults 0 "calibration: built-in defaults" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --calibration defaults --engine model
+"$BIN" describe --help >"$TMP/dh" 2>&1
+if grep -q -- "--cluster\|--layout\|--nodes\|--scenario" "$TMP/dh"; then echo "FAIL describe-help-own: lists options of other commands"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+expect describe-help 0 "--checkpointing on|off" -- "$BIN" describe --help
+# sweep keeps going past an invalid point: the row is marked, the reason on stderr, exit 1
+expect sweep-invalid-point 1 "sweep: mics:p=16 on 1 nodes, micro-batch 1: skipped: mics:p=16: expected a group size dividing the 8 GPUs" -- \
+    "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 --layout mics:p=16 -o "$TMP/inv.csv"
+expect sweep-invalid-row 0 '"mics:p=16",1,1,0,0,' -- cat "$TMP/inv.csv"
+expect sweep-invalid-reason 0 ',"mics:p=16: expected a group size dividing the 8 GPUs' -- cat "$TMP/inv.csv"
+expect sweep-valid-rows 0 '"mics:p=16",1,1,16,1,' -- cat "$TMP/inv.csv"
+expect sweep-invalid-summary 1 "sweep: 1 of 4 points invalid (rows marked in the error column); exit 1" -- \
+    "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 --layout mics:p=16 -o "$TMP/inv.csv"
+# strong scaling is labelled strong (the efficiency plot's title and axis)
+"$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2,4 --layout zero3 --scaling strong --grad-accum 4 -o "$TMP/strong.csv" 2>/dev/null
+"$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2,4 --layout zero3 -o "$TMP/weak.csv" 2>/dev/null
+if command -v gnuplot >/dev/null 2>&1; then
+    expect plot-strong 0 '("Strong-scaling efficiency: gpt3-1.3b' -- "$BIN" plot "$TMP/strong.csv" --kind efficiency --out "$TMP/strong.png"
+    expect plot-weak 0 '("Weak-scaling efficiency: gpt3-1.3b' -- "$BIN" plot "$TMP/weak.csv" --kind efficiency --out "$TMP/weak.png"
+    expect plot-skips-invalid 0 "plot: scaling" -- "$BIN" plot "$TMP/inv.csv" --kind scaling --out "$TMP/inv.png"
+fi
+# the README's mpirun line, as root (OpenMPI refuses root without --allow-run-as-root)
+expect readme-mpirun-root 0 "allow-run-as-root" -- grep -F 'mpirun --allow-run-as-root -np K' "$ROOT/README.md"
+if command -v mpirun >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    expect mpirun-root 0 "sweep: 2 rows" -- mpirun --allow-run-as-root --oversubscribe -np 2 "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 -o "$TMP/mpi.csv"
+fi
+# make deps prints progress while it installs (a stand-in apt-get: nothing is installed)
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\n[ "$1" = update ] && exit 0\necho "Setting up libfoo1:amd64 (1.0) ..."\n' >"$TMP/fakebin/apt-get"
+chmod +x "$TMP/fakebin/apt-get"
+if [ "$(id -u)" = 0 ]; then
+    expect deps-progress 0 "deps:   Setting up libfoo1:amd64" -- env PATH="$TMP/fakebin:$PATH" sh "$ROOT/.ci/deps.sh" shardcast-golden-no-such-package
+fi
+expect readme-demo-time 0 "issue 20 measured about" -- grep -F "issue 20 measured about" "$ROOT/README.md"
+
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
