@@ -110,6 +110,17 @@ int cmd_validate(int argc, char **argv)
         (rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
     int show = !s.json;
+    /* CPU measurements checked against a GPU cluster (or the reverse) cannot agree: say so first */
+    int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(s.cluster.gpu.arch, "cpu");
+    char mismatch[1024] = "";
+    if (cpu_meas != cpu_cluster)
+        snprintf(mismatch, sizeof mismatch,
+                 "%.150s was measured with the %s backend (%.60s) but cluster %.60s has %s %.60s: its predictions "
+                 "cannot match these measurements (use the cluster they were taken on%s)",
+                 m->path, m->backend, m->device, s.cluster.name, cpu_cluster ? "CPU" : "GPU", s.cluster.gpu.name,
+                 cpu_meas ? ", e.g. --cluster emulated-cpu" : "");
+    if (mismatch[0])
+        fprintf(stderr, "shardcast validate: warning: %s\n", mismatch);
     json_t *rows = json_array();
     acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};
     if (show)
@@ -201,6 +212,8 @@ int cmd_validate(int argc, char **argv)
     cal_meas_free(m);
     if (s.json) {
         json_t *root = json_pack("{s:o, s:o, s:f, s:b}", "rows", rows, "mape", mape, "tolerance", o.tolerance, "ok", !fail);
+        if (mismatch[0])
+            json_object_set_new(root, "warning", json_string(mismatch));
         cli_print_json(root);
     } else {
         json_decref(rows);
