@@ -1,9 +1,10 @@
 #!/bin/sh
-# deps.sh — install the Debian packages shardcast builds and tests with, only those missing.
+# deps.sh — install the Debian packages shardcast builds and tests with (iproute2: make emulate's
+# ip and tc), only those missing.
 # Called by `make deps` (and so by `make check` and `make demo`) and by .ci/run.
 # Usage: deps.sh [extra-package ...]
 set -eu
-PKGS="build-essential pkg-config libgsl-dev libjansson-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev $*"
+PKGS="build-essential pkg-config libgsl-dev libjansson-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev iproute2 $*"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -23,7 +24,22 @@ if [ "$(id -u)" != 0 ]; then
     fi
 fi
 export DEBIAN_FRONTEND=noninteractive
+# progress for the minute or so this takes on a fresh machine: each step, then each package set up
+echo "deps: apt-get update (package lists)..."
 $SUDO apt-get update -qq
+echo "deps: apt-get install (downloads, then one line per package set up)..."
+status=$(mktemp)
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+{ $SUDO apt-get install -y -q --no-install-recommends $missing 2>&1 && echo 0 >"$status" || echo $? >"$status"; } | while IFS= read -r line; do
+    case "$line" in
+        "Setting up "*) echo "deps:   ${line%% (*}" ;;
+        "Fetched "*|E:*) echo "deps:   $line" ;;
+    esac
+done
+rc=$(cat "$status")
+rm -f "$status"
+if [ "$rc" != 0 ]; then
+    echo "deps: apt-get install failed (exit $rc); run it yourself: apt-get install$missing" >&2
+    exit 1
+fi
 echo "deps: installed:$missing"

@@ -97,7 +97,11 @@ int cal_fit_main(int argc, char **argv)
     row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
     row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
     row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
-    row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
+    if (rep.membw_points == 1) /* fitted from one copy size (the largest): no spread, but not kept */
+        printf("  %-34s %12.4g   %-10s %s\n", "memory-bandwidth efficiency", out.hbm_eff.v, "(1 size)",
+               "of HBM (the largest copies; smaller ones may run from cache)");
+    else
+        row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
     if (rep.interf_points)
         printf("  %-34s %12.4g ± %-10.3g %s\n", "overlap slowdown (interference)", out.overlap_slowdown.v,
                out.overlap_slowdown.sd, "compute slower");

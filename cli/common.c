@@ -1,6 +1,8 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
 
+#include "../model/spec_hf.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -243,8 +245,15 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     if (need & NEED_MODEL) {
         if (!model)
             return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
-        if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) || (rc = spec_load_model(path, &s->model, err)))
+        if (!strncmp(model, SPEC_HF_PREFIX, strlen(SPEC_HF_PREFIX))) {
+            char derived[1024];
+            if ((rc = spec_hf_arg(model + strlen(SPEC_HF_PREFIX), &s->model, derived, sizeof derived, err)))
+                return rc;
+            fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
+        } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
+                   (rc = spec_load_model(path, &s->model, err))) {
             return rc;
+        }
     }
     if ((need & NEED_NODES) && !s->n_nodes)
         return sc_err_set(err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)");

@@ -51,7 +51,8 @@ typedef struct cli_setup {
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
     "  --cluster NAME|FILE    cluster spec (configs/clusters), e.g. p4d.24xlarge\n"                  \
-    "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b\n"                          \
+    "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"     \
+    "                         config.json: hf:path/config.json[,seq=N]\n"                          \
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
     "  --layout L             layout, repeatable or comma-free list: ddp zero1 zero2 zero3\n"         \
     "                         mics:p=P[,hier=0] hsdp:p=P[,sync=boundary] zeropp:hpz=P\n"             \

@@ -11,7 +11,14 @@ static const char HELP[] =
     "usage: shardcast describe --model NAME|FILE [--micro-batch B] [--precision P] [--json]\n\n"
     "Per layer: parameters, forward and backward FLOPs for one micro-batch on one GPU, activation\n"
     "memory kept for backward (Korthikanti et al. 2022 eq. 1) and HBM bytes of the forward;\n"
-    "then totals and the published parameter count for comparison.\n\n" CLI_COMMON_HELP;
+    "then totals and the published parameter count for comparison.\n\n"
+    "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"
+    "                         config.json: hf:path/config.json[,seq=N]\n"
+    "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"
+    "  --micro-batch B        sequences per micro-step (default 1)\n"
+    "  --precision P          bf16 | fp16 | fp32\n"
+    "  --checkpointing on|off full activation checkpointing (default on)\n"
+    "  --json                 machine-readable output on stdout\n";
 
 int cmd_describe(int argc, char **argv)
 {

@@ -1,6 +1,7 @@
 /* list.c — `shardcast list [clusters|models|scenarios|calibrations]`: the shipped configs, with
  * each file's name, so users know what --cluster/--model accept. */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,14 @@
 #include "commands.h"
 #include "common.h"
 
-static const char HELP[] = "usage: shardcast list [clusters|models|scenarios|calibrations|training]\n\n"
-                           "Lists shipped configs ($SHARDCAST_CONFIGS first, then configs/ beside the binary).\n";
+static const char HELP[] = "usage: shardcast list [clusters|models|scenarios|calibrations|training] [--json]\n\n"
+                           "Lists shipped configs ($SHARDCAST_CONFIGS first, then configs/ beside the binary).\n"
+                           "  --json   {\"clusters\": {\"dir\": ..., \"names\": [...]}, ...} on stdout\n";
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int list_kind(const cli_setup *s, const char *kind)
+/* The names of one kind, sorted, printed or added to json (an object per kind). */
+static int list_kind(const cli_setup *s, const char *kind, json_t *json)
 {
     const char *env = getenv("SHARDCAST_CONFIGS");
     const char *roots[3] = {env && *env ? env : NULL, s->config_roots[0], s->config_roots[1]};
@@ -35,14 +38,24 @@ static int list_kind(const cli_setup *s, const char *kind)
         }
         closedir(d);
         qsort(names, (size_t)n, sizeof names[0], cmp);
-        printf("%s (%s):\n", kind, dir);
+        json_t *arr = json ? json_array() : NULL;
+        if (!json)
+            printf("%s (%s):\n", kind, dir);
         for (int i = 0; i < n; i++) {
-            printf("  %s\n", names[i]);
+            if (arr)
+                json_array_append_new(arr, json_string(names[i] ? names[i] : ""));
+            else
+                printf("  %s\n", names[i]);
             free(names[i]);
         }
+        if (json)
+            json_object_set_new(json, kind, json_pack("{s:s, s:o}", "dir", dir, "names", arr));
         return 0;
     }
-    printf("%s: none found\n", kind);
+    if (json)
+        json_object_set_new(json, kind, json_pack("{s:n, s:[]}", "dir", "names"));
+    else
+        printf("%s: none found\n", kind);
     return 0;
 }
 
@@ -51,21 +64,36 @@ int cmd_list(int argc, char **argv)
     cli_setup s;
     cli_setup_init(&s, argv[0]);
     static const char *const kinds[] = {"clusters", "models", "scenarios", "calibrations", "training"};
-    if (argc > 2)
-        return cli_usage_error("list", "expected at most one kind");
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    for (int i = 0; i < 5; i++)
-        if (argc == 1 || !strcmp(argv[1], kinds[i]))
-            list_kind(&s, kinds[i]);
-        else if (argc == 2 && i == 4) {
-            int known = 0;
-            for (int k = 0; k < 5; k++)
-                known |= !strcmp(argv[1], kinds[k]);
-            if (!known)
-                return cli_usage_error("list", "expected clusters, models, scenarios, calibrations or training");
+    const char *which = NULL;
+    int as_json = 0;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+            fputs(HELP, stdout);
+            return 0;
         }
-    return 0;
+        if (!strcmp(argv[a], "--json")) {
+            as_json = 1;
+            continue;
+        }
+        if (argv[a][0] == '-') {
+            char what[200];
+            snprintf(what, sizeof what, "unknown option '%.150s'", argv[a]);
+            return cli_usage_error("list", what);
+        }
+        if (which)
+            return cli_usage_error("list", "expected at most one kind");
+        which = argv[a];
+    }
+    if (which) {
+        int known = 0;
+        for (int k = 0; k < 5; k++)
+            known |= !strcmp(which, kinds[k]);
+        if (!known)
+            return cli_usage_error("list", "expected clusters, models, scenarios, calibrations or training");
+    }
+    json_t *json = as_json ? json_object() : NULL;
+    for (int i = 0; i < 5; i++)
+        if (!which || !strcmp(which, kinds[i]))
+            list_kind(&s, kinds[i], json);
+    return json ? cli_print_json(json) : 0;
 }

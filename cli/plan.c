@@ -21,8 +21,11 @@ static const char HELP[] =
     "accumulation split and a node count. Layouts that do not fit in HBM are dropped (the\n"
     "closest is reported with its shortfall); the rest are ranked with the analytical model and\n"
     "the top --confirm are re-run with the simulator.\n"
-    "When the top two differ by less than --uncertainty, the plan says it is too close to call and\n"
-    "names the cluster parameter the choice is most sensitive to.\n\n" CLI_COMMON_HELP
+    "Candidates with identical numbers (placements of the same communicators) are shown once.\n"
+    "The top two are compared by their ratio, re-evaluated with NIC bandwidth, NVLink bandwidth\n"
+    "and peak FLOP/s each scaled from 1/4x to 4x (what both depend on alike cancels): when a\n"
+    "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
+    "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
     "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
@@ -30,14 +33,17 @@ static const char HELP[] =
     "                         zeropp, tp, axonn, zero3-offload, luwu (each: every valid member);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
-    "  --uncertainty F        relative error of a prediction for 'too close to call' (default:\n"
-    "                         2 sd from a fitted calibration's interval, else 0.10)\n"
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --uncertainty F        how far a cluster parameter may be off, for 'too close to call'\n"
+    "                         (default: 2 sd from a fitted calibration's interval, else 0.10)\n"
+    "  --headroom-GiB X       HBM kept free beyond the memory model's estimate (fragmentation,\n"
+    "                         allocator peaks); default 10% of the GPU's HBM\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --progress             progress on stderr even when it is not a terminal\n";
 
 typedef struct opts {
     const char *calibration;
-    double global_batch, budget, uncertainty;
+    double global_batch, budget, uncertainty, headroom_GiB; /* headroom < 0: 10% of HBM */
     int cost_objective, confirm, progress, uncertainty_set;
 } opts;
 
@@ -78,6 +84,11 @@ static int own(int opt, const char *arg, void *ctx)
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--uncertainty", "", "expected a fraction from 0 to 1, got \"%s\"", arg));
         return 0;
     case 2007: o->progress = 1; return 0;
+    case 2008:
+        o->headroom_GiB = strtod(arg, &end);
+        if (end == arg || *end || !(o->headroom_GiB >= 0 && o->headroom_GiB < 1e6))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB >= 0, got \"%s\"", arg));
+        return 0;
     }
     return 0;
 }
@@ -87,6 +98,7 @@ typedef struct cand {
     double usd_per_msample; /* $ per million samples */
     double score;           /* higher is better */
     int confirmed;
+    int twins;              /* candidates with identical numbers folded into this one */
 } cand;
 
 static double score_of(const opts *o, const cand *c)
@@ -262,44 +274,72 @@ static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cl
     return 0;
 }
 
-/* How much must one cluster parameter change for the runner-up to beat the winner? Scales NIC
- * bandwidth, NVLink bandwidth and peak FLOPs by factors from 1/4 to 4 (analytical model). */
-static void sensitivity(const cli_setup *s0, const cli_calib *cal, const opts *o, const cand *a, const cand *b,
-                        char *out, size_t n)
+/* A positive figure of merit, higher is better: samples/s, or million samples per $. */
+static double merit(const opts *o, const cand *c)
 {
-    static const char *const names[] = {"inter-node (NIC) bandwidth", "NVLink bandwidth", "GPU peak FLOP/s"};
-    double best_f = 0;
+    return o->cost_objective ? 1.0 / c->usd_per_msample : c->pt.r.samples_per_s;
+}
+
+/* How much must one cluster parameter change for the runner-up b to beat the winner a? Scales
+ * NIC bandwidth, NVLink bandwidth (and PCIe) and peak FLOP/s by factors from 1/4 to 4, and
+ * moves the ratio merit(a) / merit(b) (as ranked, simulator or model) by how much each
+ * candidate's analytical merit changes: what both depend on alike cancels in the ratio. Returns
+ * the parameter index (0..2) with the smallest change that reorders them, its factor in *f_out,
+ * or -1 when none within 4x does. */
+static const char *const SENS_NAMES[] = {"inter-node (NIC) bandwidth", "NVLink bandwidth", "GPU peak FLOP/s"};
+
+static int flips(const cli_setup *s0, const cli_calib *cal, const opts *o, const cand *a, const cand *b, double a0,
+                 double b0, int k, double f)
+{
+    cli_setup s = *s0;
+    if (k == 0)
+        s.cluster.nic_bw_Bps *= f;
+    else if (k == 1)
+        s.cluster.fabric.link_bw_Bps *= f, s.cluster.pcie_bw_Bps *= f;
+    else
+        s.cluster.gpu.peak_flops *= f;
+    cand x, y;
+    sc_err err;
+    if (eval_cand(&s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
+        eval_cand(&s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+        return 0;
+    return merit(o, b) * (merit(o, &y) / b0) > merit(o, a) * (merit(o, &x) / a0);
+}
+
+static int sensitivity(const cli_setup *s, const cli_calib *cal, const opts *o, const cand *a, const cand *b,
+                       double *f_out)
+{
+    cand x, y;
+    sc_err err;
+    if (eval_cand(s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
+        eval_cand(s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+        return -1;
+    double a0 = merit(o, &x), b0 = merit(o, &y), best_f = 0;
     int best_k = -1;
     for (int k = 0; k < 3; k++)
         for (int dir = -1; dir <= 1; dir += 2)
             for (int step = 1; step <= 16; step++) {
                 double f = pow(2.0, dir * step / 8.0); /* 2^(1/8) steps up to 4x */
-                cli_setup s = *s0;
-                if (k == 0)
-                    s.cluster.nic_bw_Bps *= f;
-                else if (k == 1)
-                    s.cluster.fabric.link_bw_Bps *= f, s.cluster.pcie_bw_Bps *= f;
-                else
-                    s.cluster.gpu.peak_flops *= f;
-                cand x, y;
-                sc_err err;
-                if (eval_cand(&s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
-                    eval_cand(&s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+                if (!flips(s, cal, o, a, b, a0, b0, k, f))
                     continue;
-                if (y.score > x.score) {
-                    if (best_k < 0 || fabs(log(f)) < fabs(log(best_f))) {
-                        best_k = k;
-                        best_f = f;
-                    }
-                    break;
+                double lo = pow(2.0, dir * (step - 1) / 8.0), hi = f; /* bisect on the log scale */
+                for (int it = 0; it < 8; it++) {
+                    double mid = sqrt(lo * hi);
+                    if (flips(s, cal, o, a, b, a0, b0, k, mid))
+                        hi = mid;
+                    else
+                        lo = mid;
                 }
+                if (best_k < 0 || fabs(log(hi)) < fabs(log(best_f)))
+                    best_k = k, best_f = hi;
+                break;
             }
-    if (best_k < 0)
-        snprintf(out, n, "no single parameter within 4x flips it");
-    else
-        snprintf(out, n, "most sensitive to %s: %s by %.0f%% flips the choice", names[best_k],
-                 best_f > 1 ? "a rise" : "a drop", 100 * fabs(best_f - 1));
+    *f_out = best_f;
+    return best_k;
 }
+
+/* A change by factor f as a percentage of the parameter: a rise by 25%, a drop by 20%. */
+static double pct_change(double f) { return 100 * fabs(f - 1); }
 
 /* Tensor-parallel winners: the bytes per rank on each axis (and the link it rides), the GEMMs'
  * fraction of peak at the shapes one rank computes, and the memory. */
@@ -388,11 +428,13 @@ int cmd_plan(int argc, char **argv)
         {"calibration", required_argument, 0, 2000}, {"global-batch", required_argument, 0, 2001},
         {"objective", required_argument, 0, 2002},   {"budget-usd-per-hour", required_argument, 0, 2003},
         {"confirm", required_argument, 0, 2005},
-        {"uncertainty", required_argument, 0, 2006}, {"progress", no_argument, 0, 2007}};
+        {"uncertainty", required_argument, 0, 2006}, {"progress", no_argument, 0, 2007},
+        {"headroom-GiB", required_argument, 0, 2008}};
     cli_setup s;
     opts o = {0};
     o.confirm = 3;
     o.uncertainty = 0.10;
+    o.headroom_GiB = -1;
     cli_setup_init(&s, argv[0]);
     int rc;
     if (cli_args(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
@@ -416,6 +458,9 @@ int cmd_plan(int argc, char **argv)
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
         return cli_fail(&err, rc);
     int show = o.progress || isatty(2);
+    /* memory kept free beyond the model's estimate: a plan at 39.9 of 40 GiB is not a plan */
+    const double hbm = s.cluster.gpu.hbm_bytes;
+    const double headroom = o.headroom_GiB >= 0 ? o.headroom_GiB * 1073741824.0 : 0.10 * hbm;
     /* nothing named: a scenario's layouts, else every family; families named without explicit
      * layouts replace a scenario's list */
     if (!any_args && !s.n_layouts)
@@ -438,10 +483,13 @@ int cmd_plan(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
     }
     long tried = 0;
+    int over_budget = 0, no_split = 0;
     for (int ni = 0; ni < s.n_nodes; ni++) {
         int nodes = s.nodes[ni], N = nodes * s.cluster.gpus_per_node;
-        if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget)
+        if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget) {
+            over_budget++;
             continue;
+        }
         int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
         for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++) {
             char a[96], b[96];
@@ -456,8 +504,10 @@ int cmd_plan(int argc, char **argv)
         }
         /* micro-batch x accumulation splits of the per-GPU batch */
         double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;
-        if (per_gpu < 1 || per_gpu != floor(per_gpu))
+        if (per_gpu < 1 || per_gpu != floor(per_gpu)) {
+            no_split++;
             continue; /* the global batch does not split over this many GPUs */
+        }
         for (int mb = 1; mb <= per_gpu && mb <= 64; mb *= 2) {
             if (fmod(per_gpu, mb) != 0)
                 continue;
@@ -472,6 +522,13 @@ int cmd_plan(int argc, char **argv)
                     return cli_fail(&err, rc);
                 }
                 tried++;
+                c.twins = 0;
+                if (c.pt.r.mem.fits && c.pt.r.mem.total + headroom > hbm) { /* fits, but not with the headroom */
+                    c.pt.r.mem.fits = 0;
+                    c.pt.r.mem.short_by = c.pt.r.mem.total + headroom - hbm;
+                } else if (!c.pt.r.mem.fits && c.pt.r.mem.short_by > 0) {
+                    c.pt.r.mem.short_by += headroom;
+                }
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
                     if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
@@ -496,6 +553,21 @@ int cmd_plan(int argc, char **argv)
     }
     free(lays);
     qsort(cs, n, sizeof *cs, cmp_cand);
+    /* candidates with identical numbers (AxoNN placements or layouts that build the same
+     * communicators) are one choice: keep the first, count the rest. They sort next to each
+     * other: same score, same memory, same nodes. */
+    size_t kept_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        int twin = 0;
+        for (size_t j = kept_n; j-- > 0 && cs[j].score == cs[i].score && !twin;)
+            twin = cs[j].pt.nodes == cs[i].pt.nodes && cs[j].pt.training.micro_batch == cs[i].pt.training.micro_batch &&
+                   cs[j].pt.r.step_s == cs[i].pt.r.step_s && cs[j].pt.r.mem.total == cs[i].pt.r.mem.total &&
+                   (cs[j].twins++, 1);
+        if (!twin)
+            cs[kept_n++] = cs[i];
+    }
+    long n_twins = (long)(n - kept_n);
+    n = kept_n;
     /* confirm the top ones with the simulator and re-rank them */
     int k = (int)n < o.confirm ? (int)n : o.confirm;
     for (int i = 0; i < k; i++) {
@@ -507,73 +579,129 @@ int cmd_plan(int argc, char **argv)
             return cli_fail(&err, rc);
         }
         c.confirmed = 1;
+        c.twins = cs[i].twins;
         cs[i] = c;
     }
     if (show)
         fprintf(stderr, "\n");
     qsort(cs, (size_t)k, sizeof *cs, cmp_cand);
 
-    char reason[512] = "", close_note[256] = "";
+    char reason[512] = "", verdict[512] = "";
     int too_close = 0;
+    const int cal_sd = !o.uncertainty_set && cli_calib_has_sd(&cal.cal);
     if (n) {
         why(&s, &cal, &cs[0], cs, (int)n, reason, sizeof reason);
         if (n > 1) {
-            double a = fabs(cs[0].score), b = fabs(cs[1].score);
             /* a fitted calibration carries its own interval: two standard deviations of the
              * winner's step time, unless --uncertainty was given */
-            if (!o.uncertainty_set && cli_calib_has_sd(&cal.cal)) {
+            if (cal_sd) {
                 double sd = cli_step_spread(&s, &cal, &cs[0].pt.training, cs[0].pt.nodes, &cs[0].pt.layout, 64, 1);
                 if (sd > 0 && isfinite(sd))
                     o.uncertainty = 2 * sd / cs[0].pt.r.step_s;
             }
-            if (fabs(a - b) < o.uncertainty * a) {
+            double f = 1, gap = 100 * (merit(&o, &cs[0]) / merit(&o, &cs[1]) - 1);
+            int ks = sensitivity(&s, &cal, &o, &cs[0], &cs[1], &f);
+            char runner[96];
+            spec_layout_str(&cs[1].pt.layout, runner, sizeof runner);
+            char who[160];
+            snprintf(who, sizeof who, "%s (%d nodes, micro-batch %d)", runner, cs[1].pt.nodes,
+                     cs[1].pt.training.micro_batch);
+            if (ks >= 0 && pct_change(f) <= 100 * o.uncertainty) {
                 too_close = 1;
-                sensitivity(&s, &cal, &o, &cs[0], &cs[1], close_note, sizeof close_note);
+                snprintf(verdict, sizeof verdict,
+                         "too close to call: the runner-up %s is %.1f%% behind, and %s %s by %.0f%% (within the "
+                         "%.0f%% uncertainty%s) puts it ahead; measure that before choosing (shardcast calibrate)",
+                         who, gap, f < 1 ? "a drop in" : "a rise in", SENS_NAMES[ks], pct_change(f),
+                         100 * o.uncertainty, cal_sd ? ", 2 sd from the calibration" : "");
+            } else if (gap < 1.0) {
+                too_close = 1;
+                snprintf(verdict, sizeof verdict,
+                         "a tie: the runner-up %s is %.2f%% behind and %s; either will do", who, gap,
+                         ks < 0 ? "no single cluster parameter within 4x reorders them (they depend on each alike)"
+                               : "only a change beyond the uncertainty reorders them");
+            } else if (ks >= 0) {
+                snprintf(verdict, sizeof verdict,
+                         "robust: the runner-up %s is %.1f%% behind; only %s %s by %.0f%% (beyond the %.0f%% "
+                         "uncertainty) would put it ahead", who, gap, f < 1 ? "a drop in" : "a rise in", SENS_NAMES[ks],
+                         pct_change(f), 100 * o.uncertainty);
+            } else {
+                snprintf(verdict, sizeof verdict,
+                         "robust: the runner-up %s is %.1f%% behind, and no single cluster parameter within 4x "
+                         "puts it ahead", who, gap);
             }
         }
     }
+    /* why there is no candidate, when there is none */
+    char none[512] = "";
+    if (!n) {
+        if (have_oom) {
+            char lay[64];
+            spec_layout_str(&closest_oom.pt.layout, lay, sizeof lay);
+            snprintf(none, sizeof none,
+                     "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom): the closest, %s on %d "
+                     "nodes (micro-batch %d), needs %.1f GiB per GPU, short by %.1f GiB; try more nodes%s",
+                     cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, closest_oom.pt.nodes,
+                     closest_oom.pt.training.micro_batch, cli_gib(closest_oom.pt.r.mem.total),
+                     cli_gib(closest_oom.pt.r.mem.short_by),
+                     s.training.act_ckpt ? "" : " or --checkpointing on");
+        } else if (over_budget == s.n_nodes) {
+            snprintf(none, sizeof none,
+                     "no candidate: every node count is over --budget-usd-per-hour %.2f (%d nodes of %s cost $%.2f/h)",
+                     o.budget, s.nodes[0], s.cluster.name, s.nodes[0] * s.cluster.price_usd_per_hour);
+        } else if (over_budget + no_split == s.n_nodes) {
+            snprintf(none, sizeof none,
+                     "no candidate: the global batch (%.0f sequences) is not a whole number of sequences per GPU on "
+                     "any node count within the budget (%d GPUs per node); change --global-batch or --nodes",
+                     o.global_batch > 0 ? o.global_batch : 0.0, s.cluster.gpus_per_node);
+        } else {
+            snprintf(none, sizeof none, "no candidate: no layout of those asked for is valid on these node counts "
+                                        "(check --layouts and --nodes)");
+        }
+    }
     int shown = n < 10 ? (int)n : 10;
+    char headroom_note[160];
+    snprintf(headroom_note, sizeof headroom_note, "%.1f GiB headroom kept free%s", cli_gib(headroom),
+             o.headroom_GiB >= 0 ? " (--headroom-GiB)" : " (default: 10% of HBM; --headroom-GiB)");
     if (s.json) {
         json_t *arr = json_array();
         for (int i = 0; i < shown; i++) {
             const cli_point *p = &cs[i].pt;
             char lay[64];
             spec_layout_str(&p->layout, lay, sizeof lay);
-            json_array_append_new(
-                arr, json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "rank", i + 1,
-                               "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "micro_batch", p->training.micro_batch,
-                               "grad_accum", p->training.grad_accum, "engine", cli_engine_name(p->engine), "step_s",
-                               p->r.step_s, "samples_per_s", p->r.samples_per_s, "model_tflops_per_gpu",
-                               p->r.model_tflops_per_gpu, "mem_total_GiB", cli_gib(p->r.mem.total), "usd_per_million_samples",
-                               cs[i].usd_per_msample, "recommended", i == 0));
+            json_t *row = json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "rank", i + 1,
+                                    "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "micro_batch",
+                                    p->training.micro_batch, "grad_accum", p->training.grad_accum, "engine",
+                                    cli_engine_name(p->engine), "step_s", p->r.step_s, "samples_per_s",
+                                    p->r.samples_per_s, "model_tflops_per_gpu", p->r.model_tflops_per_gpu,
+                                    "mem_total_GiB", cli_gib(p->r.mem.total), "usd_per_million_samples",
+                                    cs[i].usd_per_msample, "recommended", i == 0);
+            json_object_set_new(row, "equivalent", json_integer(cs[i].twins));
+            json_array_append_new(arr, row);
         }
         json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "cluster", s.cluster.name, "model", s.model.name,
                                  "objective", o.cost_objective ? "cost" : "throughput", "candidates", (json_int_t)tried,
                                  "out_of_memory", (json_int_t)n_oom, "ranking", arr);
+        json_object_set_new(root, "equivalent_folded", json_integer(n_twins));
+        json_object_set_new(root, "headroom_GiB", json_real(cli_gib(headroom)));
         json_object_set_new(root, "why", n ? json_string(reason) : json_null());
         json_object_set_new(root, "too_close_to_call", json_boolean(too_close));
-        if (too_close)
-            json_object_set_new(root, "sensitivity", json_string(close_note));
+        if (verdict[0])
+            json_object_set_new(root, "verdict", json_string(verdict));
+        if (!n)
+            json_object_set_new(root, "no_candidate", json_string(none));
         if (!n && have_oom)
             json_object_set_new(root, "closest_short_GiB", json_real(cli_gib(closest_oom.pt.r.mem.short_by)));
         free(cs);
-        return cli_print_json(root);
+        int prc = cli_print_json(root);
+        return prc ? prc : n ? 0 : 1;
     }
-    printf("plan: %s on %s, objective %s; %ld candidates, %zu do not fit in %.0f GiB HBM\n", s.model.name,
+    printf("plan: %s on %s, objective %s; %ld candidates, %zu do not fit in %.0f GiB HBM with %s\n", s.model.name,
            s.cluster.name, o.cost_objective ? "cost ($ per million samples)" : "throughput (samples/s)", tried, n_oom,
-           cli_gib(s.cluster.gpu.hbm_bytes));
+           cli_gib(hbm), headroom_note);
     if (!n) {
-        if (have_oom) {
-            char lay[64];
-            spec_layout_str(&closest_oom.pt.layout, lay, sizeof lay);
-            printf("no layout fits: the closest, %s on %d nodes (micro-batch %d), needs %.1f GiB per GPU, short by "
-                   "%.1f GiB\n", lay, closest_oom.pt.nodes, closest_oom.pt.training.micro_batch,
-                   cli_gib(closest_oom.pt.r.mem.total), cli_gib(closest_oom.pt.r.mem.short_by));
-        } else {
-            printf("no candidate: check --nodes, --global-batch and --budget-usd-per-hour\n");
-        }
+        printf("%s\n", none);
         free(cs);
-        return 0;
+        return 1;
     }
     int lw = 20; /* the layout column: as wide as the longest name shown */
     for (int i = 0; i < shown; i++) {
@@ -585,22 +713,24 @@ int cmd_plan(int argc, char **argv)
            "samples/s", "TFLOPS", "mem GiB", "$/M samp", "engine");
     for (int i = 0; i < shown; i++) {
         const cli_point *p = &cs[i].pt;
-        char lay[64];
+        char lay[64], twins[48] = "";
         spec_layout_str(&p->layout, lay, sizeof lay);
-        printf("%s %-*s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s\n", i == 0 ? " *" : "  ", lw, lay, p->nodes,
+        if (cs[i].twins)
+            snprintf(twins, sizeof twins, "  (+%d equivalent)", cs[i].twins);
+        printf("%s %-*s %5d %5d %9d %9.3f %10.2f %7.1f %8.1f %10.2f  %s%s\n", i == 0 ? " *" : "  ", lw, lay, p->nodes,
                p->training.micro_batch, p->training.grad_accum, p->r.step_s, p->r.samples_per_s,
                p->r.model_tflops_per_gpu, cli_gib(p->r.mem.total), cs[i].usd_per_msample,
-               cs[i].confirmed ? "sim" : "model");
+               cs[i].confirmed ? "sim" : "model", twins);
     }
+    if (n_twins)
+        printf("   (%ld candidates with numbers identical to a row above are folded into it: \"+N equivalent\")\n",
+               n_twins);
     char lay[64];
     spec_layout_str(&cs[0].pt.layout, lay, sizeof lay);
     printf("\nrecommended: %s on %d nodes, micro-batch %d x %d: %s\n", lay, cs[0].pt.nodes,
            cs[0].pt.training.micro_batch, cs[0].pt.training.grad_accum, reason);
-    if (too_close)
-        printf("too close to call: the top two differ by less than the %.1f%% prediction uncertainty (%s); %s\n",
-               100 * o.uncertainty,
-               !o.uncertainty_set && cli_calib_has_sd(&cal.cal) ? "2 sd from the calibration" : "stated default",
-               close_note);
+    if (verdict[0])
+        printf("%s\n", verdict);
     free(cs);
     return 0;
 }

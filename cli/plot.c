@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "../traces/schema.h"
 
 static const char HELP[] =
     "usage: shardcast plot results.csv --kind scaling|efficiency|memory|breakdown --out F.png\n"
@@ -81,7 +82,7 @@ static void word(FILE *f, const char *s)
 enum {
     C_CLUSTER, C_MODEL, C_ENGINE, C_LAYOUT, /* text */
     C_GPUS, C_MB, C_FITS, C_SPS, C_TFLOPS, C_EFF, C_MEM, C_HBM,
-    C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE,
+    C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE, C_GLOBAL,
     N_COL
 };
 #define N_TEXT 4
@@ -90,10 +91,11 @@ enum {
 static const char *const COL_NAME[N_COL] = {
     "cluster", "model", "engine", "layout", "gpus", "micro_batch", "fits", "samples_per_s",
     "model_tflops_per_gpu", "weak_scaling_eff", "mem_total_GiB", "hbm_GiB", "compute_s",
-    "exposed_allgather_s", "exposed_reducescatter_s", "exposed_allreduce_s", "optimizer_s", "idle_s"};
+    "exposed_allgather_s", "exposed_reducescatter_s", "exposed_allreduce_s", "optimizer_s", "idle_s", "global_batch"};
 
 /* Read when present, whatever the kind: they name series and mark OOM. */
-static const unsigned OPTIONAL_COLS = BIT(C_CLUSTER) | BIT(C_MODEL) | BIT(C_ENGINE) | BIT(C_MB) | BIT(C_FITS);
+static const unsigned OPTIONAL_COLS =
+    BIT(C_CLUSTER) | BIT(C_MODEL) | BIT(C_ENGINE) | BIT(C_MB) | BIT(C_FITS) | BIT(C_GLOBAL);
 
 typedef struct row {
     int line;                /* 1-based line in the file                 */
@@ -243,7 +245,7 @@ static int csv_load(const char *path, unsigned need, table *t, sc_err *err)
     int rc = read_all(path, &buf, &len, err);
     if (rc)
         return rc;
-    int idx[N_COL], n_header = 0, cap = 0, lineno = 0;
+    int idx[N_COL], n_header = 0, cap = 0, lineno = 0, err_col = -1; /* sweep marks invalid points in "error" */
     for (int c = 0; c < N_COL; c++)
         idx[c] = -1;
     char *f[CSV_MAX_FIELDS];
@@ -284,6 +286,8 @@ static int csv_load(const char *path, unsigned need, table *t, sc_err *err)
             n_header = nf;
             for (int i = 0; i < nf; i++) {
                 const char *name = trim(f[i]);
+                if (!strcmp(name, "error"))
+                    err_col = i;
                 for (int c = 0; c < N_COL; c++)
                     if (idx[c] < 0 && !strcmp(name, COL_NAME[c]))
                         idx[c] = i;
@@ -303,6 +307,8 @@ static int csv_load(const char *path, unsigned need, table *t, sc_err *err)
             rc = sc_err_set(err, SC_EINPUT, path, where, "expected %d fields as in the header, found %d", n_header, nf);
             goto fail;
         }
+        if (err_col >= 0 && *trim(f[err_col])) /* a point sweep could not predict: not drawn */
+            continue;
         if (t->n == cap) {
             cap = cap ? cap * 2 : 64;
             row *nr = realloc(t->rows, sizeof(row) * (size_t)cap);
@@ -578,10 +584,22 @@ static int data_efficiency(const table *t, FILE *data, FILE *vars, char *title, 
                           "expected at least one value (sweep several node counts), found only empty fields");
     }
     fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, oom);
+    /* strong scaling (sweep --scaling strong): the global batch stays while the GPUs change; the
+     * column is the same ratio, (speed-up) / (GPU ratio), but not a weak-scaling efficiency */
+    int strong = t->has[C_GLOBAL] && t->n > 1;
+    double gpus0 = t->n ? t->rows[0].v[C_GPUS] : 0;
+    int gpus_vary = 0;
+    for (int i = 1; i < t->n && strong; i++) {
+        strong = t->rows[i].v[C_GLOBAL] == t->rows[0].v[C_GLOBAL];
+        gpus_vary |= t->rows[i].v[C_GPUS] != gpus0;
+    }
+    strong = strong && gpus_vary;
+    gp_str(vars, "ylab", strong ? "strong-scaling efficiency (% of the ideal speed-up over the fewest GPUs)"
+                                : "weak-scaling efficiency (% of per-GPU throughput at the fewest GPUs)");
     gp_num(vars, "ymax", fmax(110, top * 1.08));
     series_words(vars, "series", &g);
     gpu_axis(t, vars);
-    default_title(t, "Weak-scaling efficiency", title, tn);
+    default_title(t, strong ? "Strong-scaling efficiency" : "Weak-scaling efficiency", title, tn);
     groups_free(&g);
     return 0;
 }
@@ -726,7 +744,7 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
 
 /* ---- the timeline (Chrome trace of `shardcast predict --trace`) -------------------------- */
 
-/* One rank's pair of streams: pid = node, tid = local_rank * 8 + stream (traces/trace.c). */
+/* One rank's pair of streams: pid = node, tid = TR_TID(local_rank, stream) (traces/schema.h). */
 typedef struct lane {
     long pid, lane;
     long rank; /* from the "rank N compute" thread name; -1 if absent */
@@ -756,7 +774,7 @@ static const char *const KIND_NAME[N_KINDS] = {"compute", "all-gather", "reduce-
 /* Span class from cat and name ("all-gather world 100.7 MB", "optimizer", "forward"). */
 static int span_kind(const char *cat, const char *name)
 {
-    if (!strcmp(cat, "compute"))
+    if (!strcmp(cat, TR_CAT_COMPUTE))
         return strncmp(name, "optimizer", 9) ? K_COMPUTE : K_OPT;
     if (!strncmp(name, "all-gather", 10))
         return K_AG;
@@ -778,8 +796,11 @@ static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *t
     }
     const char *ph = json_string_value(json_object_get(ev, "ph"));
     *cat = json_string_value(json_object_get(ev, "cat"));
-    if (!ph || strcmp(ph, "X") || !*cat || (strcmp(*cat, "compute") && strcmp(*cat, "collective")))
+    if (!ph || strcmp(ph, "X") || !*cat ||
+        (strcmp(*cat, TR_CAT_COMPUTE) && strcmp(*cat, TR_CAT_COLLECTIVE) && strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)))
         return 0;
+    if (!strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)) /* measured traces written before the schema */
+        *cat = TR_CAT_COLLECTIVE;
     *name = json_string_value(json_object_get(ev, "name"));
     if (!*name)
         *name = "";
@@ -838,7 +859,7 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
             goto out;
         }
         if (is)
-            lanes[n_lanes++] = (lane){pid, tid / 8, -1};
+            lanes[n_lanes++] = (lane){pid, tid / TR_LANES_PER_RANK, -1};
     }
     if (!n_lanes) {
         rc = sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
@@ -862,7 +883,7 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
         if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
             !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
             continue;
-        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / 8, -1};
+        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, lanes, n_lanes, sizeof *lanes, lane_cmp_key);
         if (l)
             l->rank = r;
@@ -904,13 +925,13 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
         const char *cat, *name;
         if (trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err) != 1)
             continue;
-        lane key = {pid, tid / 8, -1};
+        lane key = {pid, tid / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, sel, shown, sizeof *sel, lane_cmp_key);
         if (!l)
             continue;
         int kind = span_kind(cat, name);
         present[kind] = 1;
-        long rowi = 2 * l->rank + (tid % 8 ? 1 : 0);
+        long rowi = 2 * l->rank + (tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
         fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, kind);
         t0 = fmin(t0, ts / 1e3);
         t1 = fmax(t1, (ts + dur) / 1e3);
@@ -1263,6 +1284,6 @@ int cmd_plot(int argc, char **argv)
     free(vars);
     if (rc)
         return cli_fail(&err, rc);
-    fprintf(stderr, "plot: %s %dx%d -> %s\n", KINDS[kind], width, height, out);
+    fprintf(stderr, "plot: %s %dx%d -> %s (\"%s\")\n", KINDS[kind], width, height, out, title);
     return 0;
 }

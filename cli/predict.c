@@ -17,7 +17,8 @@ static const char HELP[] =
     "rank sends, and memory per GPU. Layouts that do not fit in HBM are reported as OOM.\n"
     "With several node counts, weak-scaling efficiency is per-GPU throughput relative to the\n"
     "smallest count.\n\n" CLI_COMMON_HELP
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --engine sim|model     discrete-event simulator (default) or analytical model\n"
     "  --trace FILE           simulator: write a Chrome trace of the step (open in Perfetto);\n"
     "                         needs one layout and one node count\n"
@@ -54,7 +55,7 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-static json_t *point_json(const cli_point *p, double speedup, int show)
+static json_t *point_json(const cli_point *p, double speedup, int show, double usd_per_node_hour)
 {
     const an_result *r = &p->r;
     char lay[64];
@@ -83,6 +84,11 @@ static json_t *point_json(const cli_point *p, double speedup, int show)
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
     if (!isnan(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
+    if (usd_per_node_hour > 0 && r->tokens_per_s > 0) { /* the cluster's on-demand price per node */
+        double usd_h = usd_per_node_hour * p->nodes;
+        json_object_set_new(pr, "usd_per_hour", json_real(usd_h));
+        json_object_set_new(pr, "usd_per_million_tokens", json_real(usd_h / 3600.0 / r->tokens_per_s * 1e6));
+    }
     if (p->step_sd > 0)
         json_object_set_new(pr, "step_sd_s", json_real(p->step_sd));
     if (p->engine == ENGINE_SIM)
@@ -176,7 +182,7 @@ int cmd_predict(int argc, char **argv)
         for (int i = 0; i < np; i++) {
             const cli_point *first = &pts[i / s.n_layouts * s.n_layouts];
             int show = pts[i].r.mem.fits || o.ignore_memory;
-            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show));
+            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show, s.cluster.price_usd_per_hour));
         }
         json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:o}", "cluster", s.cluster.name, "model",
                                  s.model.name, "calibration", cal.path[0] ? cal.path : cal.cal.name, "micro_batch",
@@ -203,6 +209,7 @@ int cmd_predict(int argc, char **argv)
     }
     for (int ni = 0; ni < s.n_nodes; ni++) {
         const cli_point *row = &pts[ni * s.n_layouts];
+        int cost_line = 0;
         printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
         printf("%-*s %9s %10s %8s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
                "TFLOPS", "MFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
@@ -212,6 +219,8 @@ int cmd_predict(int argc, char **argv)
             const an_result *r = &p->r;
             char lay[64];
             spec_layout_str(&p->layout, lay, sizeof lay);
+            if (li == s.n_layouts - 1 && s.cluster.price_usd_per_hour > 0) /* after the rows: what it costs */
+                cost_line = 1;
             if (!r->mem.fits && !o.ignore_memory) {
                 double sb, need, cap;
                 const char *where = mem_short_where(&r->mem, &sb, &need, &cap);
@@ -247,6 +256,20 @@ int cmd_predict(int argc, char **argv)
                            p->sim.collectives);
                 printf("\n");
             }
+        }
+        if (cost_line) { /* on-demand price of the nodes, and per million tokens trained */
+            double usd_h = s.cluster.price_usd_per_hour * row->nodes;
+            printf("cost: %d nodes x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, s.cluster.price_usd_per_hour,
+                   usd_h);
+            for (int li = 0; li < s.n_layouts; li++) {
+                char lay[64];
+                spec_layout_str(&row[li].layout, lay, sizeof lay);
+                if ((row[li].r.mem.fits || o.ignore_memory) && row[li].r.tokens_per_s > 0)
+                    printf("%s %s %.2f", li ? "," : "", lay, usd_h / 3600.0 / row[li].r.tokens_per_s * 1e6);
+                else
+                    printf("%s %s -", li ? "," : "", lay);
+            }
+            printf("\n");
         }
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "

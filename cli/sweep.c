@@ -17,9 +17,13 @@ static const char HELP[] =
     "the CSV goes to stdout. Columns carry units (step_s, mem_total_GiB, comm_GB_per_rank...).\n"
     "weak_scaling_eff is per-GPU throughput relative to the smallest node count (under strong\n"
     "scaling: speed-up over node-count ratio). Under OpenMPI, `mpirun -np K shardcast sweep ...`\n"
-    "splits the grid across the ranks and rank 0 writes the same CSV as a serial run.\n\n" CLI_COMMON_HELP
+    "(as root: mpirun --allow-run-as-root -np K ...) splits the grid across the ranks and rank 0\n"
+    "writes the same CSV as a serial run. A point that cannot be predicted (a layout that does not\n"
+    "fit that node count, a strong-scaling batch that does not split) is written as a row with its\n"
+    "reason in the last column, error, and reported on stderr; the exit status is then 1.\n\n" CLI_COMMON_HELP
     "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch)\n"
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --engine model|sim|both  engine (default model; both: a row for each)\n"
     "  --scaling weak|strong  weak (default): the per-GPU batch stays; strong: the global batch of the\n"
     "                         smallest node count is split over more GPUs (accumulation first)\n"
@@ -112,6 +116,62 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
+/* Why point (nodes, layout, micro-batch) cannot be predicted, or NULL when it can: node count
+ * beyond the cluster, layout not fitting the GPU count, strong-scaling batch not splitting.
+ * Deterministic and cheap, so every MPI rank (and rank 0 when writing) agrees. */
+static const char *point_invalid(const cli_setup *s, const opts *o, int nodes, const spec_layout *l, int mb,
+                                 spec_training *tr, char *why, size_t n)
+{
+    sc_err e;
+    *tr = s->training;
+    tr->micro_batch = mb;
+    if (spec_nodes_check(&s->cluster, nodes, "--nodes", &e) || spec_layout_check(l, &s->cluster, nodes, &e)) {
+        snprintf(why, n, "%s", e.text);
+        return why;
+    }
+    if (o->strong) {
+        /* strong scaling: the global batch of the smallest node count, split over more GPUs */
+        long global = (long)mb * s->training.grad_accum * s->nodes[0] * s->cluster.gpus_per_node;
+        long gpus = (long)nodes * s->cluster.gpus_per_node;
+        if (global % gpus) {
+            snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld GPUs", global,
+                     gpus);
+            return why;
+        }
+        long per = global / gpus;
+        if (per % tr->micro_batch == 0)
+            tr->grad_accum = (int)(per / tr->micro_batch);
+        else {
+            tr->micro_batch = (int)per;
+            tr->grad_accum = 1;
+        }
+    }
+    return NULL;
+}
+
+/* A CSV row of p followed by the error column (empty, or the quoted reason). */
+static void row_with_error(FILE *out, const cli_setup *s, const cli_point *p, const char *why)
+{
+    char *line = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&line, &n);
+    if (!m)
+        return;
+    cli_csv_row(m, s, p);
+    fclose(m);
+    if (n && line[n - 1] == '\n')
+        line[--n] = '\0';
+    fprintf(out, "%s,", line ? line : "");
+    if (why) {
+        fputc('"', out);
+        for (const char *c = why; *c; c++)
+            fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, out);
+        fputc('"', out);
+    }
+    fputc('\n', out);
+    free(line);
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
@@ -128,9 +188,12 @@ int cmd_sweep(int argc, char **argv)
         return rc;
     sc_err err;
     cli_calib cal;
-    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||
+    /* nodes x layouts are checked point by point below: an invalid point is a marked row */
+    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_LAYOUTS, &err)) ||
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
         return cli_fail(&err, rc);
+    if (!s.n_nodes)
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)"));
     int mbs[CLI_MAX_NODES], n_mb = 1;
     mbs[0] = s.training.micro_batch;
     if (o.mbs && (rc = cli_parse_int_list(o.mbs, "--micro-batches", mbs, CLI_MAX_NODES, &n_mb, &err)))
@@ -160,25 +223,11 @@ int cmd_sweep(int argc, char **argv)
         q /= s.n_layouts;
         int mi = (int)(q % n_mb);
         int ei = (int)(q / n_mb);
-        spec_training tr = s.training;
-        tr.micro_batch = mbs[mi];
-        if (o.strong) {
-            /* strong scaling: the global batch of the smallest node count, split over more GPUs */
-            long global = (long)mbs[mi] * s.training.grad_accum * s.nodes[0] * s.cluster.gpus_per_node;
-            long gpus = (long)s.nodes[ni] * s.cluster.gpus_per_node;
-            if (global % gpus) {
-                rc = sc_err_set(&err, SC_EINPUT, "--scaling", "",
-                                "strong scaling: the global batch of %ld sequences does not split over %ld GPUs", global,
-                                gpus);
-                break;
-            }
-            long per = global / gpus;
-            if (per % tr.micro_batch == 0)
-                tr.grad_accum = (int)(per / tr.micro_batch);
-            else {
-                tr.micro_batch = (int)per;
-                tr.grad_accum = 1;
-            }
+        spec_training tr;
+        char why[256];
+        if (point_invalid(&s, &o, s.nodes[ni], &s.layouts[li], mbs[mi], &tr, why, sizeof why)) {
+            done++;
+            continue; /* marked when the CSV is written */
         }
         rc = cli_eval(&s, &cal, engines[ei], NULL, &tr, s.nodes[ni], &s.layouts[li], &pts[i], &err);
         done++;
@@ -200,11 +249,46 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "shardcast sweep: out of memory\n");
         return 1;
     }
-    cli_csv_header(mem);
+    {
+        char *hdr = NULL;
+        size_t hn = 0;
+        FILE *hm = open_memstream(&hdr, &hn);
+        if (hm) {
+            cli_csv_header(hm);
+            fclose(hm);
+            if (hn && hdr[hn - 1] == '\n')
+                hdr[--hn] = '\0';
+            fprintf(mem, "%s,error\n", hdr ? hdr : "");
+            free(hdr);
+        }
+    }
+    long n_invalid = 0;
+    char why[256];
     for (long i = 0; i < total; i++) {
+        long q = i / s.n_nodes;
+        int ni = (int)(i % s.n_nodes), li = (int)(q % s.n_layouts), mi = (int)((q / s.n_layouts) % n_mb);
+        spec_training tr;
+        const char *bad = point_invalid(&s, &o, s.nodes[ni], &s.layouts[li], mbs[mi], &tr, why, sizeof why);
+        if (bad) { /* the point's identity, zeros, fits 0, and why in the error column */
+            memset(&pts[i], 0, sizeof pts[i]);
+            pts[i].layout = s.layouts[li];
+            pts[i].nodes = s.nodes[ni];
+            pts[i].gpus = s.nodes[ni] * s.cluster.gpus_per_node;
+            pts[i].engine = engines[q / s.n_layouts / n_mb];
+            pts[i].training = tr;
+            pts[i].weak_eff = NAN;
+            n_invalid++;
+            char lay[64];
+            fprintf(stderr, "sweep: %s on %d nodes, micro-batch %d: skipped: %s\n",
+                    spec_layout_str(&s.layouts[li], lay, sizeof lay), s.nodes[ni], mbs[mi], bad);
+            row_with_error(mem, &s, &pts[i], bad);
+            continue;
+        }
         const cli_point *base = &pts[i - i % s.n_nodes]; /* smallest node count of this line */
-        pts[i].weak_eff = (pts[i].r.samples_per_s / pts[i].gpus) / (base->r.samples_per_s / base->gpus);
-        cli_csv_row(mem, &s, &pts[i]);
+        pts[i].weak_eff = base->r.samples_per_s > 0 ? (pts[i].r.samples_per_s / pts[i].gpus) /
+                                                          (base->r.samples_per_s / base->gpus)
+                                                    : NAN;
+        row_with_error(mem, &s, &pts[i], NULL);
     }
     free(pts);
     if (show)
@@ -214,12 +298,19 @@ int cmd_sweep(int argc, char **argv)
     if (!o.out || !strcmp(o.out, "-")) {
         fwrite(buf, 1, len, stdout);
         free(buf);
-        return 0;
+        if (n_invalid)
+            fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid,
+                    total);
+        return n_invalid ? 1 : 0;
     }
     rc = cli_write_atomic(o.out, buf, len, &err);
     free(buf);
     if (rc)
         return cli_fail(&err, rc);
     fprintf(stderr, "sweep: %ld rows -> %s\n", total, o.out);
+    if (n_invalid) {
+        fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid, total);
+        return 1;
+    }
     return 0;
 }

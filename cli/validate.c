@@ -21,7 +21,8 @@ static const char HELP[] =
     "measured with the relative error, then the mean absolute percentage error (MAPE) per kind.\n"
     "Exit status 1 when any kind's MAPE exceeds the tolerance.\n\n"
     "  --cluster NAME|FILE    the cluster the measurements were taken on\n"
-    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json)\n"
+    "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
+    "                         defaults: the built-in values, no file)\n"
     "  --tolerance F          largest acceptable MAPE per kind (default 0.10)\n"
     "  --json                 machine-readable output\n";
 
@@ -109,6 +110,17 @@ int cmd_validate(int argc, char **argv)
         (rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
     int show = !s.json;
+    /* CPU measurements checked against a GPU cluster (or the reverse) cannot agree: say so first */
+    int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(s.cluster.gpu.arch, "cpu");
+    char mismatch[1024] = "";
+    if (cpu_meas != cpu_cluster)
+        snprintf(mismatch, sizeof mismatch,
+                 "%.150s was measured with the %s backend (%.60s) but cluster %.60s has %s %.60s: its predictions "
+                 "cannot match these measurements (use the cluster they were taken on%s)",
+                 m->path, m->backend, m->device, s.cluster.name, cpu_cluster ? "CPU" : "GPU", s.cluster.gpu.name,
+                 cpu_meas ? ", e.g. --cluster emulated-cpu" : "");
+    if (mismatch[0])
+        fprintf(stderr, "shardcast validate: warning: %s\n", mismatch);
     json_t *rows = json_array();
     acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};
     if (show)
@@ -200,6 +212,8 @@ int cmd_validate(int argc, char **argv)
     cal_meas_free(m);
     if (s.json) {
         json_t *root = json_pack("{s:o, s:o, s:f, s:b}", "rows", rows, "mape", mape, "tolerance", o.tolerance, "ok", !fail);
+        if (mismatch[0])
+            json_object_set_new(root, "warning", json_string(mismatch));
         cli_print_json(root);
     } else {
         json_decref(rows);

@@ -217,5 +217,9 @@ const char *spec_fabric_str(spec_fabric_kind k);
  * $SHARDCAST_CONFIGS/<kind>/<name>.json; each of roots[]/<kind>/<name>.json. */
 int spec_resolve(const char *kind, const char *name, const char *const *roots, int n_roots,
                  char *out, unsigned long outlen, sc_err *err);
+/* The shipped name of a kind closest to `name` (edit distance, or `name` a prefix of it), if
+ * close enough to be a typo: 0 and the name in out, else -1. Used for "did you mean ...?". */
+int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
+                 unsigned long outlen);
 
 #endif

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <ctype.h>
+#include <dirent.h>
+#include <strings.h>
 
 static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp",
                                          "tp", "axonn", "zero3-offload", "luwu"};
@@ -362,7 +364,7 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     if (strchr(name, '/') || strstr(name, ".json"))
         return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind, strerror(errno));
     const char *env = getenv("SHARDCAST_CONFIGS");
-    const char *dirs[9];
+    const char *dirs[9] = {0};
     int nd = 0;
     const int has_env = env && *env;
     if (has_env)
@@ -376,7 +378,72 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
             return 0;
     }
     out[0] = '\0';
+    char near[SPEC_NAME_MAX + 32] = "";
+    if (spec_suggest(kind, name, dirs, nd, near, sizeof near) == 0) {
+        char best[SPEC_NAME_MAX];
+        snprintf(best, sizeof best, "%s", near);
+        snprintf(near, sizeof near, "; did you mean %s?", best);
+    } else {
+        near[0] = '\0';
+    }
     return sc_err_set(err, SC_EINPUT, name, "",
-                      "no such file, and no shipped %s of that name (looked in %s/%s; `shardcast list %s` shows them)",
-                      kind, nd ? dirs[has_env && nd > 1 ? 1 : 0] : "configs", kind, kind);
+                      "no such file, and no shipped %s of that name%s (looked in %s/%s; `shardcast list %s` shows them)",
+                      kind, near, nd ? dirs[has_env && nd > 1 ? 1 : 0] : "configs", kind, kind);
+}
+
+/* Levenshtein distance, case-insensitive, of two short strings (names are < 64 chars). */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 1000;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int best = sub < up + 1 ? sub : up + 1;
+            row[j] = best < row[j - 1] + 1 ? best : row[j - 1] + 1;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
+                 unsigned long outlen)
+{
+    int best = 1000;
+    size_t ln = strlen(name);
+    /* close enough to be a typo: a third of the name's letters, at least 2 */
+    int limit = (int)(ln / 3) > 2 ? (int)(ln / 3) : 2;
+    for (int i = 0; i < n_dirs; i++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/%s", dirs[i], kind);
+        DIR *d = opendir(dir);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            if (l <= 5 || strcmp(e->d_name + l - 5, ".json") || l - 5 >= SPEC_NAME_MAX)
+                continue;
+            char cand[SPEC_NAME_MAX];
+            memcpy(cand, e->d_name, l - 5);
+            cand[l - 5] = '\0';
+            int dist = edit_distance(name, cand);
+            if (ln >= 3 && !strncasecmp(cand, name, ln))
+                dist = dist < 1 ? dist : 1; /* a prefix: "p4d" -> "p4d.24xlarge" */
+            if (dist < best || (dist == best && strcmp(cand, out) < 0)) {
+                best = dist;
+                snprintf(out, (size_t)outlen, "%s", cand);
+            }
+        }
+        closedir(d);
+    }
+    return best <= limit ? 0 : -1;
 }

@@ -1,7 +1,7 @@
-# efficiency.gp — weak-scaling efficiency (%) vs GPUs, one line per layout, log2 GPU axis. Run by
+# efficiency.gp — weak- or strong-scaling efficiency (%) vs GPUs, one line per layout, log2 GPU axis. Run by
 # `shardcast plot --kind efficiency`; the CSV is validated there, this script only draws.
 # Variables (gnuplot -e): datafile outfile plottitle width height nseries series has_oom gputics
-# xmin xmax ymax.
+# xmin xmax ymax ylab (weak or strong, chosen by shardcast plot from the global_batch column).
 # Data: block i = series i: gpus efficiency_pct ("?" = no baseline); block nseries = OOM points.
 set terminal pngcairo size width,height noenhanced font ",10"
 set output outfile
@@ -22,7 +22,7 @@ set xrange [xmin:xmax]
 eval "set xtics (" . gputics . ")"
 set xlabel "GPUs (log2 scale)"
 set yrange [0:ymax]
-set ylabel "weak-scaling efficiency (% of per-GPU throughput at the fewest GPUs)"
+set ylabel ylab
 set key bottom left box opaque
 # the OOM points, a plot clause only when there are any (an empty iteration still warns)
 oomclause(col) = has_oom ? sprintf(', datafile index %d using 1:%d with points pt 6 ps 2.2 lw 2 lc rgb "red" title "OOM: does not fit"', nseries, col) : ''

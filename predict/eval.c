@@ -70,6 +70,12 @@ int pred_calib_load(const spec_cluster *c, const char *name, const char *const *
 {
     memset(out, 0, sizeof *out);
     int rc;
+    if (name && !strcmp(name, "defaults")) { /* as calibrate fit --base defaults: no file */
+        if (path_len)
+            path[0] = '\0';
+        cost_calib_defaults(c, out);
+        return 0;
+    }
     if (name) {
         if ((rc = spec_resolve("calibrations", name, roots, n_roots, path, path_len, err)))
             return rc;

@@ -46,7 +46,7 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
  * (tensor splits). 0 or SC_EINPUT. */
 int pred_check(const pred_input *in, const char *source, sc_err *err);
 
-/* The calibration of a point: `name` (a calibration name or file) when given, else
+/* The calibration of a point: `name` (a calibration name or file; "defaults": the built-in ones) when given, else
  * calibrations/<cluster name>.json under the config roots (spec_resolve), else the built-in
  * defaults for the cluster. path receives the file used ("" for the defaults). */
 int pred_calib_load(const spec_cluster *c, const char *name, const char *const *roots, int n_roots,

@@ -152,7 +152,7 @@ static void trace_span(sim *s, int r, int tid, const char *name, const char *cat
                        const char *args)
 {
     if (traced(s, r))
-        tr_span(s->o->trace, r / s->G, (r % s->G) * 8 + tid, name, cat, t0, t1 - t0, args);
+        tr_span_at(s->o->trace, r / s->G, TR_TID(r % s->G, tid), name, cat, t0, t1, args);
 }
 
 static void coll_label(const sim *s, const lo_coll *op, char *buf, size_t n)
@@ -333,7 +333,7 @@ static void coll_complete(sim *s, group_st *gs, double now)
     for (int i = 0; i < gs->n; i++) {
         int r = gs->members[i];
         rank_st *k = &s->rk[r];
-        trace_span(s, r, 1, label, "collective", k->coll_start_t, now, NULL);
+        trace_span(s, r, TR_STREAM_COMM, label, TR_CAT_COLLECTIVE, k->coll_start_t, now, NULL);
         k->comm_busy = k->comm_active = 0;
         k->last_kind = (int)gs->op->kind;
         comp_rerate(s, r, now);
@@ -460,7 +460,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
     double now = ev_engine_now(eng);
     k->comp_busy = 0;
     k->comp_free = now;
-    trace_span(s, r, 0, k->comp_name, "compute", k->comp_start, now, NULL);
+    trace_span(s, r, TR_STREAM_COMPUTE, k->comp_name, TR_CAT_COMPUTE, k->comp_start, now, NULL);
     if (k->comp_is_opt) {
         k->opt += now - k->comp_start;
         k->b_idx++;
@@ -536,7 +536,7 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     if (id < s->fm_cap && s->fm[id].src >= 0) {
         char name[48];
         snprintf(name, sizeof name, "flow to rank %d", s->fm[id].dst);
-        trace_span(s, s->fm[id].src, 2 + s->fm[id].ch, name, "flow", s->fm[id].t0, now, NULL);
+        trace_span(s, s->fm[id].src, TR_STREAM_FLOW0 + s->fm[id].ch, name, TR_CAT_FLOW, s->fm[id].t0, now, NULL);
         s->fm[id].src = -1;
     }
     /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
@@ -623,12 +623,12 @@ static void trace_names(sim *s)
     for (int r = 0; r < s->trace_n; r++) {
         char name[64];
         snprintf(name, sizeof name, "rank %d compute", r);
-        tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8, name);
+        tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMPUTE), name);
         snprintf(name, sizeof name, "rank %d comm", r);
-        tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8 + 1, name);
-        for (int ch = 0; ch < s->nics && ch < 6; ch++) {
+        tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMM), name);
+        for (int ch = 0; ch < s->nics && ch < TR_LANES_PER_RANK - TR_STREAM_FLOW0; ch++) {
             snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
-            tr_thread_name(s->o->trace, r / s->G, (r % s->G) * 8 + 2 + ch, name);
+            tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_FLOW0 + ch), name);
         }
     }
 }

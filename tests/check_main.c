@@ -8,6 +8,7 @@
 /* One line per suite. */
 static Suite *(*const SUITES[])(void) = {
     spec_suite,
+    spec_hf_suite,
     layout_suite,
     workload_suite,
     memory_suite,
@@ -19,6 +20,7 @@ static Suite *(*const SUITES[])(void) = {
     net_suite,
     exec_suite,
     kernels_suite,
+    trace_suite,
     fit_suite,
     accuracy_suite,
 };

@@ -6,6 +6,7 @@
 #include <check.h>
 
 Suite *spec_suite(void);     /* tests/test_spec.c: JSON loaders, validation, name resolution */
+Suite *spec_hf_suite(void);  /* tests/test_spec_hf.c: Hugging Face config.json, "did you mean"   */
 Suite *layout_suite(void);   /* tests/test_layout.c: layout strings and their cluster checks  */
 Suite *workload_suite(void); /* tests/test_workload.c: parameters, FLOPs, activation bytes    */
 Suite *memory_suite(void);   /* tests/test_memory.c: per-GPU bytes of each layout (ZeRO §3)   */
@@ -14,6 +15,7 @@ Suite *cost_suite(void);     /* tests/test_cost.c: compute and collective cost f
 Suite *analytic_suite(void); /* tests/test_analytic.c: op graph volumes, hand schedules, jumps  */
 Suite *ev_suite(void);       /* tests/test_ev.c: event queue and engine                        */
 Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair flows          */
+Suite *trace_suite(void);    /* tests/test_trace.c: integer-ns trace times, no overlap on a lane  */
 Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
 Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis, degenerate grids */
 

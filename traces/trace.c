@@ -1,7 +1,8 @@
-/* trace.c — Chrome trace-event JSON writer (see trace.h). */
+/* trace.c — Chrome trace-event JSON writer (see trace.h): integer-nanosecond times. */
 #include "trace.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,18 +71,40 @@ void tr_thread_name(tr_writer *w, int pid, int tid, const char *name)
     fputs("}}", w->f);
 }
 
-void tr_span(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t_s, double dur_s,
-             const char *args_json)
+long long tr_ns(double t_s)
 {
+    if (!(t_s > 0) || !isfinite(t_s))
+        return 0;
+    return llround(t_s * 1e9);
+}
+
+/* Integer nanoseconds as microseconds with three decimals, exactly. */
+static void put_us(FILE *f, long long ns) { fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000); }
+
+void tr_span_at(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t0_s, double t1_s,
+                const char *args_json)
+{
+    long long a = tr_ns(t0_s), b = tr_ns(t1_s);
+    if (b < a)
+        b = a;
     sep(w);
     fputs("{\"ph\":\"X\",\"name\":", w->f);
     put_str(w->f, name);
     fputs(",\"cat\":", w->f);
     put_str(w->f, cat ? cat : "op");
-    fprintf(w->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", pid, tid, t_s * 1e6, dur_s * 1e6);
+    fprintf(w->f, ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
+    put_us(w->f, a);
+    fputs(",\"dur\":", w->f);
+    put_us(w->f, b - a);
     if (args_json)
         fprintf(w->f, ",\"args\":%s", args_json);
     fputc('}', w->f);
+}
+
+void tr_span(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t_s, double dur_s,
+             const char *args_json)
+{
+    tr_span_at(w, pid, tid, name, cat, t_s, t_s + dur_s, args_json);
 }
 
 void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double value)
@@ -89,7 +112,9 @@ void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double valu
     sep(w);
     fputs("{\"ph\":\"C\",\"name\":", w->f);
     put_str(w->f, name);
-    fprintf(w->f, ",\"pid\":%d,\"ts\":%.3f,\"args\":{\"value\":%.6g}}", pid, t_s * 1e6, value);
+    fprintf(w->f, ",\"pid\":%d,\"ts\":", pid);
+    put_us(w->f, tr_ns(t_s));
+    fprintf(w->f, ",\"args\":{\"value\":%.6g}}", value);
 }
 
 int tr_close(tr_writer *w, sc_err *err)

@@ -790,11 +790,11 @@ static int write_trace(step *s, const char *path, const char *layout, sc_err *er
             }
             for (int q = 0; q < N; q++) {
                 char nm[64];
-                int pid = r->node_of[q], tid = r->local_of[q] * 8;
+                int pid = r->node_of[q], tid = TR_TID(r->local_of[q], TR_STREAM_COMPUTE);
                 snprintf(nm, sizeof nm, "rank %d compute", q);
                 tr_thread_name(w, pid, tid, nm);
                 snprintf(nm, sizeof nm, "rank %d comm", q);
-                tr_thread_name(w, pid, tid + 1, nm);
+                tr_thread_name(w, pid, TR_TID(r->local_of[q], TR_STREAM_COMM), nm);
                 for (int i = 0; i < counts[q] && i < s->max_spans; i++) {
                     const span *sp = &all[(size_t)q * (size_t)s->max_spans + (size_t)i];
                     char args[160];
@@ -804,7 +804,8 @@ static int write_trace(step *s, const char *path, const char *layout, sc_err *er
                     else
                         snprintf(args, sizeof args, "{\"layout\":\"%s\",\"layer\":%d,\"flops\":%.0f}", layout,
                                  sp->layer, sp->bytes);
-                    tr_span(w, pid, tid + sp->stream, sp->name, sp->stream ? "comm" : "compute", sp->t0, sp->dur, args);
+                    tr_span(w, pid, TR_TID(r->local_of[q], sp->stream ? TR_STREAM_COMM : TR_STREAM_COMPUTE), sp->name,
+                            sp->stream ? TR_CAT_COLLECTIVE : TR_CAT_COMPUTE, sp->t0, sp->dur, args);
                 }
             }
             rc = tr_close(w, err);

@@ -17,7 +17,8 @@
 # (default 10.77.0: node i is SCEMU_NET.(i+1)/24, the bridge .254). CMD sees SCEMU_AGENT (the rsh
 # agent for --mca plm_rsh_agent), SCEMU_HOSTS (node addresses, comma-separated), SCEMU_SUBNET
 # (e.g. 10.77.0.0/24), SCEMU_NODES, SCEMU_RATE, SCEMU_STATE (the state directory).
-# Exit status: 0 ok, 1 failure, 2 usage, 77 skipped (network namespaces not permitted here).
+# Exit status: 0 ok, 1 failure (a tool missing: make deps), 2 usage, 77 skipped (network namespaces
+# not permitted here: not root, or ip netns add refused).
 set -u
 
 PREFIX=${SCEMU_PREFIX:-scemu}
@@ -39,8 +40,9 @@ usage() {
 need_tools() {
     for t in ip tc unshare; do
         if ! command -v "$t" >/dev/null 2>&1; then
-            echo "SKIP: no emulated cluster here: '$t' not found (iproute2, util-linux)"
-            exit 77
+            # a missing tool is not a refusal: make deps installs iproute2 (ip, tc)
+            echo "FAIL: '$t' not found: run 'make deps' (installs iproute2; unshare is util-linux)" >&2
+            exit 1
         fi
     done
     if [ "$(id -u)" != 0 ]; then

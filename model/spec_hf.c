@@ -1,0 +1,331 @@
+/* spec_hf.c — Hugging Face config.json -> spec_model for the common decoder families.
+ * Each family reads the keys its transformers Config class defines, with that class's defaults
+ * (transformers v4.4x: LlamaConfig, MistralConfig, Qwen2Config, GPTNeoXConfig, MptConfig,
+ * GPT2Config, FalconConfig); other keys (dropout, rope scaling, token ids) do not change the
+ * shape and are ignored. Not here: MoE, multimodal configs, anything not in spec_model. */
+#include "spec_hf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonrd.h"
+
+typedef enum { FAM_LLAMA, FAM_MISTRAL, FAM_QWEN2, FAM_NEOX, FAM_MPT, FAM_GPT2, FAM_FALCON } hf_family;
+
+static const struct {
+    const char *model_type;
+    hf_family fam;
+} TYPES[] = {
+    {"llama", FAM_LLAMA},         {"mistral", FAM_MISTRAL}, {"qwen2", FAM_QWEN2},
+    {"gpt_neox", FAM_NEOX},       {"mpt", FAM_MPT},         {"gpt2", FAM_GPT2},
+    {"falcon", FAM_FALCON},       {"RefinedWebModel", FAM_FALCON}, /* Falcon's first releases */
+    {"RefinedWeb", FAM_FALCON},
+};
+#define N_TYPES (sizeof TYPES / sizeof TYPES[0])
+#define KNOWN_TYPES "llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon"
+
+/* The first of keys[] present and not null, as a positive integer into *out; else *out keeps
+ * its default and *used is NULL. A present key of the wrong type is an error. */
+static int hf_int(jr *r, const json_t *o, const char *const *keys, int *out, const char **used)
+{
+    *used = NULL;
+    for (int i = 0; keys[i]; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char p[96];
+        snprintf(p, sizeof p, "$.%s", keys[i]);
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > (1L << 30))
+            return jr_bad(r, p, "a positive integer", v);
+        *out = (int)json_integer_value(v);
+        *used = keys[i];
+        return 0;
+    }
+    return 0;
+}
+
+/* A boolean key, absent or null = default. */
+static int hf_bool(jr *r, const json_t *o, const char *key, int *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    char p[96];
+    snprintf(p, sizeof p, "$.%s", key);
+    if (!json_is_boolean(v))
+        return jr_bad(r, p, "true or false", v);
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* Append ", key=value (default)" notes of keys that were not in the file. */
+static void note_default(char *buf, size_t n, const char *what, const char *used, long value)
+{
+    if (used)
+        return;
+    size_t l = strlen(buf);
+    if (l < n)
+        snprintf(buf + l, n - l, "%s%s %ld", l ? ", " : "", what, value);
+}
+
+static void model_name(const json_t *root, const char *path, char *out, size_t n)
+{
+    const char *np = json_string_value(json_object_get(root, "_name_or_path"));
+    char buf[512];
+    if (np && *np) {
+        snprintf(buf, sizeof buf, "%s", np);
+    } else {
+        snprintf(buf, sizeof buf, "%s", path);
+        char *slash = strrchr(buf, '/');
+        if (slash && !strcmp(slash + 1, "config.json")) {
+            *slash = '\0'; /* models/Llama-3-8B/config.json -> Llama-3-8B */
+        } else {
+            size_t l = strlen(buf);
+            if (l > 5 && !strcmp(buf + l - 5, ".json"))
+                buf[l - 5] = '\0';
+        }
+    }
+    size_t l = strlen(buf);
+    while (l > 1 && buf[l - 1] == '/')
+        buf[--l] = '\0';
+    const char *base = strrchr(buf, '/');
+    snprintf(out, n, "%s", base && base[1] ? base + 1 : buf);
+}
+
+static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
+{
+    memset(m, 0, sizeof *m);
+    json_t *mt = json_object_get(root, "model_type");
+    if (!mt)
+        return jr_missing(r, "$.model_type", "a Hugging Face model type (" KNOWN_TYPES ")");
+    if (!json_is_string(mt))
+        return jr_bad(r, "$.model_type", "a string (" KNOWN_TYPES ")", mt);
+    size_t t = 0;
+    while (t < N_TYPES && strcmp(TYPES[t].model_type, json_string_value(mt)))
+        t++;
+    if (t == N_TYPES)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.model_type",
+                          "expected a family shardcast reads (" KNOWN_TYPES "), got \"%.60s\"; write a model spec "
+                          "instead (configs/README.md)",
+                          json_string_value(mt));
+    hf_family fam = TYPES[t].fam;
+    char defaults[256] = "";
+    const char *used = NULL;
+    int rc;
+
+    /* key names per family: [0] layers [1] hidden [2] heads [3] kv heads [4] ffn [5] vocab [6] seq */
+    static const char *const L_LAYERS[] = {"num_hidden_layers", NULL}, *const L_HIDDEN[] = {"hidden_size", NULL},
+                             *const L_HEADS[] = {"num_attention_heads", NULL},
+                             *const L_KV[] = {"num_key_value_heads", NULL},
+                             *const L_FFN[] = {"intermediate_size", NULL}, *const L_VOCAB[] = {"vocab_size", NULL},
+                             *const L_SEQ[] = {"max_position_embeddings", NULL};
+    static const char *const G_LAYERS[] = {"n_layer", NULL}, *const G_HIDDEN[] = {"n_embd", NULL},
+                             *const G_HEADS[] = {"n_head", NULL}, *const G_FFN[] = {"n_inner", NULL},
+                             *const G_SEQ[] = {"n_positions", "n_ctx", NULL};
+    static const char *const M_LAYERS[] = {"n_layers", NULL}, *const M_HIDDEN[] = {"d_model", NULL},
+                             *const M_HEADS[] = {"n_heads", NULL}, *const M_RATIO[] = {"expansion_ratio", NULL},
+                             *const M_SEQ[] = {"max_seq_len", NULL};
+    static const char *const F_LAYERS[] = {"num_hidden_layers", "n_layer", NULL},
+                             *const F_HEADS[] = {"num_attention_heads", "n_head", NULL},
+                             *const F_KV[] = {"num_kv_heads", "n_head_kv", NULL},
+                             *const F_FFN[] = {"ffn_hidden_size", NULL};
+
+    const char *const *k_layers = L_LAYERS, *const *k_hidden = L_HIDDEN, *const *k_heads = L_HEADS,
+                      *const *k_seq = L_SEQ;
+    /* the transformers Config defaults of each family */
+    int layers = 32, hidden = 4096, heads = 32, kv = 0, ffn = 11008, vocab = 32000, seq = 2048;
+    m->swiglu = 1, m->rmsnorm = 1, m->bias = 0, m->tied_embeddings = 0, m->learned_positions = 0;
+    const char *mlp_note = "", *pos_note = "rotary";
+    switch (fam) {
+    case FAM_LLAMA: break;
+    case FAM_MISTRAL: ffn = 14336, kv = 8, seq = 131072; break;
+    case FAM_QWEN2: ffn = 22016, vocab = 151936, seq = 32768; break;
+    case FAM_NEOX:
+        layers = 44, hidden = 6144, heads = 64, ffn = 24576, vocab = 50432;
+        m->swiglu = 0, m->rmsnorm = 0, m->bias = 1;
+        break;
+    case FAM_MPT:
+        k_layers = M_LAYERS, k_hidden = M_HIDDEN, k_heads = M_HEADS, k_seq = M_SEQ;
+        layers = 24, hidden = 2048, heads = 16, vocab = 50368;
+        m->swiglu = 0, m->rmsnorm = 0, m->tied_embeddings = 1; /* MPT's LM head is the embedding */
+        pos_note = "ALiBi (no parameters)";
+        break;
+    case FAM_GPT2:
+        k_layers = G_LAYERS, k_hidden = G_HIDDEN, k_heads = G_HEADS, k_seq = G_SEQ;
+        layers = 12, hidden = 768, heads = 12, vocab = 50257, seq = 1024;
+        m->swiglu = 0, m->rmsnorm = 0, m->bias = 1, m->tied_embeddings = 1, m->learned_positions = 1;
+        pos_note = "learned";
+        break;
+    case FAM_FALCON:
+        k_layers = F_LAYERS, k_heads = F_HEADS;
+        hidden = 4544, heads = 71, vocab = 65024;
+        m->swiglu = 0, m->rmsnorm = 0, m->tied_embeddings = 1;
+        break;
+    }
+    if ((rc = hf_int(r, root, k_layers, &layers, &used)))
+        return rc;
+    note_default(defaults, sizeof defaults, k_layers[0], used, layers);
+    if ((rc = hf_int(r, root, k_hidden, &hidden, &used)))
+        return rc;
+    note_default(defaults, sizeof defaults, k_hidden[0], used, hidden);
+    if ((rc = hf_int(r, root, k_heads, &heads, &used)))
+        return rc;
+    note_default(defaults, sizeof defaults, k_heads[0], used, heads);
+    if ((rc = hf_int(r, root, L_VOCAB, &vocab, &used)))
+        return rc;
+    note_default(defaults, sizeof defaults, "vocab_size", used, vocab);
+    if ((rc = hf_int(r, root, k_seq, &seq, &used)))
+        return rc;
+    note_default(defaults, sizeof defaults, k_seq[0], used, seq);
+
+    switch (fam) {
+    case FAM_LLAMA: case FAM_MISTRAL: case FAM_QWEN2: case FAM_NEOX:
+        if ((rc = hf_int(r, root, L_FFN, &ffn, &used)))
+            return rc;
+        note_default(defaults, sizeof defaults, "intermediate_size", used, ffn);
+        break;
+    case FAM_GPT2:
+        ffn = 4 * hidden; /* n_inner null: 4 x n_embd */
+        if ((rc = hf_int(r, root, G_FFN, &ffn, &used)))
+            return rc;
+        break;
+    case FAM_MPT: {
+        int ratio = 4;
+        if ((rc = hf_int(r, root, M_RATIO, &ratio, &used)))
+            return rc;
+        ffn = ratio * hidden;
+        break;
+    }
+    case FAM_FALCON:
+        ffn = 4 * hidden; /* ffn_hidden_size null: 4 x hidden_size */
+        if ((rc = hf_int(r, root, F_FFN, &ffn, &used)))
+            return rc;
+        break;
+    }
+
+    kv = kv ? kv : heads;
+    if (fam == FAM_LLAMA || fam == FAM_MISTRAL || fam == FAM_QWEN2) {
+        if ((rc = hf_int(r, root, L_KV, &kv, &used)))
+            return rc;
+        if (fam == FAM_QWEN2 && !used)
+            kv = heads;
+    } else if (fam == FAM_FALCON) {
+        /* FalconConfig: new_decoder_architecture uses num_kv_heads; else multi_query (default
+         * true) means one K/V head, otherwise one per query head. */
+        int new_arch = 0, mq = 1;
+        if ((rc = hf_bool(r, root, "new_decoder_architecture", &new_arch)) || (rc = hf_bool(r, root, "multi_query", &mq)))
+            return rc;
+        kv = mq ? 1 : heads;
+        if (new_arch || json_object_get(root, "n_head_kv")) {
+            kv = heads;
+            if ((rc = hf_int(r, root, F_KV, &kv, &used)))
+                return rc;
+        }
+        int alibi = 0;
+        if ((rc = hf_bool(r, root, "alibi", &alibi)))
+            return rc;
+        if (alibi)
+            pos_note = "ALiBi (no parameters)";
+    }
+
+    /* biases, norms and tying: each family's flags */
+    switch (fam) {
+    case FAM_LLAMA: case FAM_MISTRAL: {
+        int ab = 0, mb = 0;
+        if ((rc = hf_bool(r, root, "attention_bias", &ab)) || (rc = hf_bool(r, root, "mlp_bias", &mb)))
+            return rc;
+        m->bias = ab || mb;
+        break;
+    }
+    case FAM_QWEN2: mlp_note = "; q/k/v biases not counted"; break;
+    case FAM_NEOX: break;
+    case FAM_MPT: {
+        int no_bias = 1;
+        if ((rc = hf_bool(r, root, "no_bias", &no_bias)))
+            return rc;
+        m->bias = !no_bias;
+        break;
+    }
+    case FAM_GPT2: break;
+    case FAM_FALCON: {
+        int b = 0;
+        if ((rc = hf_bool(r, root, "bias", &b)))
+            return rc;
+        m->bias = b;
+        break;
+    }
+    }
+    if (fam != FAM_MPT && (rc = hf_bool(r, root, "tie_word_embeddings", &m->tied_embeddings)))
+        return rc;
+
+    json_t *hd = json_object_get(root, "head_dim");
+    if (hd && json_is_integer(hd) && json_integer_value(hd) * heads != hidden)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.head_dim",
+                          "expected hidden_size / num_attention_heads = %d (shardcast's attention shape), got %lld",
+                          hidden / heads, (long long)json_integer_value(hd));
+    if (hidden % heads)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_attention_heads",
+                          "expected a divisor of the hidden size %d, got %d", hidden, heads);
+    if (kv < 1 || kv > heads || heads % kv)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_key_value_heads",
+                          "expected a divisor of the %d attention heads, got %d", heads, kv);
+
+    m->layers = layers, m->hidden = hidden, m->heads = heads, m->kv_heads = kv, m->ffn = ffn, m->vocab = vocab;
+    m->seq_len = seq;
+    model_name(root, path, m->name, sizeof m->name);
+    snprintf(m->source, sizeof m->source, "Hugging Face config.json %.400s ($.model_type \"%s\")", path,
+             json_string_value(mt));
+    if (summary && sn)
+        snprintf(summary, sn,
+                 "%s: %s (%s): layers %d, hidden %d, heads %d, kv_heads %d, ffn %d, vocab %d, seq %d, mlp %s, norm %s, "
+                 "bias %s, tied %s, positions %s%s%s%s",
+                 path, m->name, json_string_value(mt), layers, hidden, heads, kv, ffn, vocab, seq,
+                 m->swiglu ? "swiglu" : "gelu", m->rmsnorm ? "rmsnorm" : "layernorm", m->bias ? "yes" : "no",
+                 m->tied_embeddings ? "yes" : "no", pos_note, mlp_note, defaults[0] ? "; defaults: " : "", defaults);
+    return 0;
+}
+
+int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
+{
+    jr r = {path ? path : "<input>", err};
+    json_t *root;
+    int rc = jr_load_root(&r, json, &root);
+    if (rc)
+        return rc;
+    rc = hf_from(&r, root, r.src, out, summary, n);
+    json_decref(root);
+    return rc;
+}
+
+int spec_load_hf(const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
+{
+    return spec_parse_hf(NULL, path, out, summary, n, err);
+}
+
+int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_err *err)
+{
+    char path[4096];
+    int seq = 0;
+    snprintf(path, sizeof path, "%s", arg);
+    char *c = strstr(path, ",seq=");
+    if (c) {
+        char *end;
+        long v = strtol(c + 5, &end, 10);
+        if (*end || end == c + 5 || v < 1 || v > (1L << 24))
+            return sc_err_set(err, SC_EINPUT, "--model", "", "expected hf:FILE[,seq=N] with N a positive integer, got \"hf:%.200s\"",
+                              arg);
+        seq = (int)v;
+        *c = '\0';
+    }
+    int rc = spec_load_hf(path, out, summary, n, err);
+    if (rc || !seq)
+        return rc;
+    out->seq_len = seq;
+    if (summary && n) {
+        size_t l = strlen(summary);
+        if (l < n)
+            snprintf(summary + l, n - l, "; trained at seq %d (,seq=%d)", seq, seq);
+    }
+    return 0;
+}
