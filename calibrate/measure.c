@@ -40,11 +40,84 @@ static int arr(jr *r, json_t *root, const char *key, json_t **out, size_t *n)
     return 0;
 }
 
+/* NCCL algorithm names as nccl-tests logs and NCCL_ALGO spell them (nccl_algo order). */
+static const char *const ALGOS[] = {"ring", "tree", "nvls", "nvls-tree", "pat", NULL};
+
+static int ci_contains(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle) != NULL;
+}
+
+/* published-collectives/1: {"schema", "about", "sources": {key: text}, "entries": [{cluster,
+ * kind, n, k, m, bytes, time_us, algbw_GBps, busbw_GBps, source, source_text, quality, note}]} */
+static int published_from(jr *r, json_t *root, cal_meas *m)
+{
+    int rc;
+    static const char *const top[] = {"schema", "about", "sources", "entries", NULL};
+    json_t *a, *e;
+    size_t n, i;
+    if ((rc = jr_only_keys(r, root, "$", top)) || (rc = arr(r, root, "entries", &a, &n)))
+        return rc;
+    if (!a)
+        return jr_missing(r, "$.entries", "an array of collectives");
+    m->coll = calloc(n + 1, sizeof *m->coll);
+    if (!m->coll)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    snprintf(m->backend, sizeof m->backend, "gpu");
+    snprintf(m->device, sizeof m->device, "published nccl-tests sweeps");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.entries[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        static const char *const ek[] = {"cluster", "kind", "n", "k", "m", "bytes", "time_us", "algbw_GBps",
+                                         "busbw_GBps", "source", "source_text", "quality", "note", NULL};
+        cal_coll_m *x = &m->coll[m->n_coll];
+        int kind = 0;
+        double t_us = 0;
+        char note[512] = "";
+        x->concurrent = 1;
+        x->algo = -1;
+        x->group = GRP_WORLD;
+        if ((rc = jr_only_keys(r, e, p, ek)) || (rc = jr_str(r, e, p, "cluster", 1, x->cluster, sizeof x->cluster)) ||
+            (rc = jr_enum(r, e, p, "kind", KINDS, 1, &kind)) || (rc = jr_int(r, e, p, "n", 1, 1 << 24, 1, &x->n)) ||
+            (rc = jr_int(r, e, p, "k", 1, 1 << 20, 1, &x->k)) || (rc = jr_int(r, e, p, "m", 1, 1 << 10, 1, &x->m)) ||
+            (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) || (rc = jr_pos(r, e, p, "time_us", 1, &t_us)) ||
+            (rc = jr_str(r, e, p, "source", 1, x->source, sizeof x->source)))
+            return rc;
+        json_t *nt = json_object_get(e, "note");
+        if (json_is_string(nt))
+            snprintf(note, sizeof note, "%s", json_string_value(nt));
+        if (x->n != x->k * x->m)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected n = k x m, got n=%d, k=%d, m=%d", x->n, x->k, x->m);
+        /* runs pinned to the ring: NCCL_ALGO=Ring, or NVLS switched off on one node */
+        if (ci_contains(note, "NCCL_ALGO=Ring") || (ci_contains(note, "NCCL_NVLS_ENABLE=0") && x->k == 1))
+            x->algo = 0;
+        x->kind = (cost_coll)kind;
+        x->time_s = t_us * 1e-6;
+        m->n_coll++;
+    }
+    return 0;
+}
+
+int cal_meas_keep_cluster(cal_meas *m, const char *cluster)
+{
+    int j = 0;
+    for (int i = 0; i < m->n_coll; i++)
+        if (!m->coll[i].cluster[0] || !strcmp(m->coll[i].cluster, cluster))
+            m->coll[j++] = m->coll[i];
+    m->n_coll = j;
+    return j;
+}
+
 static int meas_from(jr *r, json_t *root, cal_meas *m)
 {
     int rc;
     static const char *const top[] = {"schema", "host", "collectives", "gemms", "membw", "interference", "steps", NULL};
     char schema[64] = "";
+    json_t *sch = json_object_get(root, "schema");
+    if (json_is_string(sch) && !strcmp(json_string_value(sch), "published-collectives/1"))
+        return published_from(r, root, m);
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
         return rc;
     if (strcmp(schema, "shardcast-measurements/1"))
@@ -85,14 +158,17 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         int kind = 0, grp = 0, errors = 0;
         double t_us = 0;
         static const char *const ck[] = {"kind", "group", "n", "k", "m", "concurrent", "bytes", "time_us", "time_min_us",
-                                         "time_p95_us", "algbw_GBps", "busbw_GBps", "iters", "errors", NULL};
+                                         "time_p95_us", "algbw_GBps", "busbw_GBps", "iters", "errors", "algorithm",
+                                         "protocol", NULL};
         x->concurrent = 1;
+        x->algo = -1;
         if ((rc = jr_only_keys(r, e, p, ck)) || (rc = jr_enum(r, e, p, "kind", KINDS, 1, &kind)) ||
             (rc = jr_enum(r, e, p, "group", GROUPS, 1, &grp)) || (rc = jr_int(r, e, p, "n", 1, 1 << 24, 1, &x->n)) ||
             (rc = jr_int(r, e, p, "k", 1, 1 << 20, 1, &x->k)) || (rc = jr_int(r, e, p, "m", 1, 1 << 10, 1, &x->m)) ||
             (rc = jr_int(r, e, p, "concurrent", 1, 1 << 20, 0, &x->concurrent)) ||
             (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) || (rc = jr_pos(r, e, p, "time_us", 1, &t_us)) ||
-            (rc = jr_int(r, e, p, "errors", 0, 1 << 30, 0, &errors)))
+            (rc = jr_int(r, e, p, "errors", 0, 1 << 30, 0, &errors)) ||
+            (rc = jr_enum(r, e, p, "algorithm", ALGOS, 0, &x->algo)))
             return rc;
         if (x->n != x->k * x->m)
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected n = k x m, got n=%d, k=%d, m=%d", x->n, x->k, x->m);

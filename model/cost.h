@@ -6,6 +6,7 @@
 #ifndef SC_COST_H
 #define SC_COST_H
 
+#include "nccl.h"
 #include "spec.h"
 #include "workload.h"
 
@@ -50,7 +51,19 @@ typedef struct cost_calib {
     cost_param hop_lat_s[N_TIERS];/* latency of one ring step over this tier, s              */
     cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
     cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
+    /* NCCL's algorithms and protocols (model/nccl.h); nccl.on = 0: the plain ring/tree above */
+    nccl_params nccl;
 } cost_calib;
+
+/* With an "nccl" calibration, an algorithm returned by cost_coll_best is a code naming NCCL's
+ * (algorithm, protocol); cost_coll_latency / cost_coll_edge_bytes accept it like ALGO_*. */
+#define COST_ALGO_NCCL_BASE 16
+static inline cost_algo cost_algo_nccl(nccl_algo a, nccl_proto p)
+{
+    return (cost_algo)(COST_ALGO_NCCL_BASE + (int)a * NCCL_N_PROTOS + (int)p);
+}
+/* Name of an algorithm code: "ring", "tree", or NCCL's "nvls-tree/Simple". */
+const char *cost_algo_name(cost_algo a, char *buf, int n);
 
 /* Geometry of a communicator as the cost model sees it: n ranks over k nodes, m per node;
  * `concurrent` groups of the same shape run at once on each node and share its NICs. */
@@ -95,8 +108,15 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
  * latency + edge_bytes / cost_group_busbw. The simulator moves edge_bytes as flows. */
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g);
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g);
+/* The same for a collective issued as `chunks` equal pieces (each piece its own call). */
+double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                              const cost_group *g);
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                      cost_algo *chosen);
+/* The same with the algorithm pinned (force: an nccl_algo, as NCCL_ALGO pins it; -1 = free): the
+ * best protocol of that algorithm. Without an "nccl" calibration, ring (0) or tree (1). */
+double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,
                       cost_algo *chosen);
 
 /* One GEMM: overhead + FLOPs / (peak x eff), bounded below by its bytes / (HBM x hbm_eff); the
