@@ -371,9 +371,12 @@ void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g)
 }
 
 /* ---- the collective fit ----------------------------------------------------------------- */
-enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, N_P };
+/* With an "nccl" base calibration the latencies are NCCL's Simple-protocol ones (model/nccl.h)
+ * and two more constants can be fitted: the network floor and the tree's bandwidth. */
+enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, P_FLOOR, P_TREE, N_P };
 static const char *const PNAMES[N_P] = {"intra-node bandwidth efficiency", "network bandwidth efficiency",
-                                        "intra-node hop latency", "network hop latency", "ring base latency"};
+                                        "intra-node hop latency", "network hop latency", "ring base latency",
+                                        "network latency floor", "tree bandwidth factor"};
 
 typedef struct fit_ctx {
     const cal_meas *m;
@@ -394,6 +397,13 @@ static void apply(const fit_ctx *f, const double *v, cost_calib *cal)
     cal->hop_lat_s[f->intra].v = v[P_HOP_INTRA] * 1e-6;
     cal->hop_lat_s[TIER_NET].v = v[P_HOP_NET] * 1e-6;
     cal->base_lat_s[ALGO_RING].v = v[P_BASE] * 1e-6;
+    if (cal->nccl.on) {
+        cal->nccl.intra_hop_s[NCCL_SIMPLE] = v[P_HOP_INTRA] * 1e-6;
+        cal->nccl.net_hop_s[NCCL_SIMPLE] = v[P_HOP_NET] * 1e-6;
+        cal->nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE] = v[P_BASE] * 1e-6;
+        cal->nccl.net_floor_s = v[P_FLOOR] * 1e-6;
+        cal->nccl.tree_bw = v[P_TREE];
+    }
 }
 
 static int resid(const gsl_vector *x, void *data, gsl_vector *out)
@@ -409,7 +419,10 @@ static int resid(const gsl_vector *x, void *data, gsl_vector *out)
         const cal_coll_m *c = &f->m->coll[i];
         cost_group g;
         cal_meas_group(f->c, c, &g);
-        double t = cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
+        /* NCCL's choice (or the algorithm the run was pinned to): a 2-node all-reduce that
+         * ran as a tree is fitted as a tree */
+        double t = cal.nccl.on ? cost_coll_pick(&cal, c->kind, c->bytes, 1, &g, c->algo, NULL)
+                               : cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
         gsl_vector_set(out, (size_t)i, (t - c->time_s) / c->time_s);
     }
     return GSL_SUCCESS;
@@ -562,13 +575,44 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     f.fixed[P_HOP_INTRA] = start.hop_lat_s[f.intra].v * 1e6;
     f.fixed[P_HOP_NET] = start.hop_lat_s[TIER_NET].v * 1e6;
     f.fixed[P_BASE] = start.base_lat_s[ALGO_RING].v * 1e6;
-    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0};
+    const nccl_params *np = &start.nccl;
+    if (np->on) {
+        f.fixed[P_HOP_INTRA] = np->intra_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_HOP_NET] = np->net_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_BASE] = np->base_lat_s[NCCL_RING][NCCL_SIMPLE] * 1e6;
+        f.fixed[P_FLOOR] = np->net_floor_s * 1e6;
+        f.fixed[P_TREE] = np->tree_bw;
+    }
+    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0, 0, 0};
+    if (np->on && m->n_coll) {
+        /* the floor and the tree's bandwidth only where some prediction depends on them (a
+         * tree that NCCL never picks for these sizes teaches nothing about its bandwidth) */
+        gsl_vector *r0 = gsl_vector_alloc((size_t)m->n_coll), *r1 = gsl_vector_alloc((size_t)m->n_coll);
+        if (!r0 || !r1) {
+            gsl_vector_free(r0);
+            gsl_vector_free(r1);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        resid(NULL, &f, r0);
+        for (int p = P_FLOOR; p <= P_TREE; p++) {
+            double keep = f.fixed[p];
+            f.fixed[p] = p == P_FLOOR ? keep + 10 : keep * 1.2;
+            resid(NULL, &f, r1);
+            f.fixed[p] = keep;
+            gsl_vector_sub(r1, r0);
+            determinable[p] = gsl_blas_dnrm2(r1) > 1e-9;
+        }
+        gsl_vector_free(r0);
+        gsl_vector_free(r1);
+    }
     char und[256] = "";
     for (int j = 0; j < N_P; j++) {
         if (determinable[j]) {
             f.free_idx[f.n_free++] = j;
             continue;
         }
+        if (j >= P_FLOOR) /* NCCL extras: kept from the base, never required */
+            continue;
         if (!base)
             return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
                               "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
@@ -588,7 +632,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
          * that the data barely determine can land below zero. Such a latency is held at its
          * bound 0 and the others refitted (an active-set least squares), as often as needed. */
         double v[N_P], sd[N_P] = {0};
-        const int is_lat[N_P] = {0, 0, 1, 1, 1};
+        const int is_lat[N_P] = {0, 0, 1, 1, 1, 1, 0};
         int rc;
         for (;;) {
             if ((rc = fit_collectives(&f, v, sd, err)))
@@ -614,14 +658,15 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         }
         rep->coll_points = m->n_coll;
         rep->coll_rms_rel = f.rms;
-        for (int j = 0; j < N_P; j++) {
+        for (int j = 0; j < (np->on ? N_P : P_FLOOR); j++) {
             int lat = is_lat[j];
-            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > 1.0))
+            double hi = j == P_TREE ? 2.0 : 1.0; /* a 2-node tree moves half a ring's bytes */
+            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > hi))
                 return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
                                   "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
                                   "model%s",
                                   PNAMES[j], v[j], lat ? " us" : "",
-                                  !lat && v[j] > 1.0 ? ", or the cluster's line rate for this tier is too low" : "");
+                                  !lat && v[j] > hi ? ", or the cluster's line rate for this tier is too low" : "");
         }
         apply(&f, v, out);
         out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
@@ -629,6 +674,13 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         out->hop_lat_s[f.intra].sd = sd[P_HOP_INTRA] * 1e-6;
         out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
         out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
+        if (np->on)
+            for (int j = 0; j < 5; j++) {
+                int p = P_HOP_INTRA + j;
+                for (int q = 0; q < f.n_free; q++)
+                    rep->nccl_fitted[j] |= f.free_idx[q] == p;
+                rep->nccl_sd[j] = sd[p] * (p == P_TREE ? 1 : 1e-6);
+            }
     }
 
     /* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear). */
@@ -722,6 +774,56 @@ static json_t *val(cost_param p, double scale, const char *src)
     return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", p.sd * scale, "source", src);
 }
 
+static json_t *pval(double v, double sd, const char *src)
+{
+    return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd, "source", src);
+}
+
+/* The "nccl" object of a written calibration: the fitted constants with their standard errors,
+ * the rest as the base had them. */
+static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const char *fitted, const char *kept)
+{
+    static const char *const pn[NCCL_N_PROTOS] = {"LL", "LL128", "Simple"};
+    static const char *const an[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
+#define SRC(i) (rep->nccl_fitted[i] ? fitted : kept)
+#define SD(i) (rep->nccl_fitted[i] ? rep->nccl_sd[i] : 0)
+    json_t *o = json_object(), *base = json_object(), *ih = json_object(), *nh = json_object(), *pb = json_object(),
+           *ch = json_object();
+    json_object_set_new(o, "nvls", pval(p->nvls, 0, kept));
+    json_object_set_new(o, "simple_only", pval(p->simple_only, 0, kept));
+    json_object_set_new(o, "ll128", pval(p->ll128, 0, kept));
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        json_t *b = json_object();
+        for (int q = 0; q < NCCL_N_PROTOS; q++) {
+            int fit = a == NCCL_RING && q == NCCL_SIMPLE;
+            json_object_set_new(b, pn[q], pval(p->base_lat_s[a][q] * 1e6, fit ? SD(2) * 1e6 : 0, fit ? SRC(2) : kept));
+        }
+        json_object_set_new(base, an[a], b);
+        json_object_set_new(ch, an[a], pval(p->chunk_half_B[a] / 1024, 0, kept));
+    }
+    for (int q = 0; q < NCCL_N_PROTOS; q++) {
+        int fit = q == NCCL_SIMPLE;
+        json_object_set_new(ih, pn[q], pval(p->intra_hop_s[q] * 1e6, fit ? SD(0) * 1e6 : 0, fit ? SRC(0) : kept));
+        json_object_set_new(nh, pn[q], pval(p->net_hop_s[q] * 1e6, fit ? SD(1) * 1e6 : 0, fit ? SRC(1) : kept));
+        json_object_set_new(pb, pn[q], pval(p->proto_bw[q], 0, kept));
+    }
+    json_object_set_new(o, "base_latency_us", base);
+    json_object_set_new(o, "intra_hop_latency_us", ih);
+    json_object_set_new(o, "net_hop_latency_us", nh);
+    json_object_set_new(o, "net_floor_us", pval(p->net_floor_s * 1e6, SD(3) * 1e6, SRC(3)));
+    json_object_set_new(o, "protocol_bandwidth", pb);
+    json_object_set_new(o, "tree_bandwidth", pval(p->tree_bw, SD(4), SRC(4)));
+    json_object_set_new(o, "nvls_bandwidth", pval(p->nvls_bw, 0, kept));
+    json_object_set_new(o, "pat_bandwidth", pval(p->pat_bw, 0, kept));
+    json_object_set_new(o, "chunk_half_KiB", ch);
+    json_object_set_new(o, "chunk_exponent", pval(p->chunk_exp, 0, kept));
+    json_object_set_new(o, "ring_node_fall", pval(p->ring_node_fall, 0, kept));
+    json_object_set_new(o, "tree_node_fall", pval(p->tree_node_fall, 0, kept));
+#undef SRC
+#undef SD
+    return o;
+}
+
 int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
                     const char *base_name, sc_err *err)
 {
@@ -776,6 +878,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         val(k->tree_bw_factor, 1, kept));
     if (root && k->gemm_tile.v > 0)
         json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
+    if (root && k->nccl.on)
+        json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     char tmp[4200];

@@ -80,6 +80,10 @@ typedef struct cal_fit_report {
     int interf_negative;                 /* entries with a negative factor (noise)          */
     double interf_median;                /* median factor before holding it at >= 0         */
     char interf_kind[32];                /* their concurrent traffic, or "nccl-*" if mixed   */
+    /* with an "nccl" base: which of its constants the collectives fitted (1) and their
+     * standard errors (SI): intra/net hop (Simple), ring base (Simple), net floor, tree bw   */
+    int nccl_fitted[5];
+    double nccl_sd[5];
 } cal_fit_report;
 
 /* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */

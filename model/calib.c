@@ -103,15 +103,32 @@ static int proto_params(jr *r, const json_t *obj, const char *base, const char *
     return 0;
 }
 
+static const char *const ALGO_KEYS[] = {"ring", "tree", "nvls", "nvls-tree", "pat", NULL};
+
+/* {"ring": v, "tree": v, ...}, each optional, >= 0. */
+static int algo_params(jr *r, const json_t *obj, const char *base, const char *key, double scale, double *out)
+{
+    json_t *o;
+    char p[128];
+    int rc;
+    jr_subpath(p, sizeof p, base, key);
+    if ((rc = jr_obj(r, obj, base, key, 0, &o)) || !o || (rc = jr_only_keys(r, o, p, ALGO_KEYS)))
+        return rc;
+    for (int a = 0; a < NCCL_N_ALGOS; a++)
+        if ((rc = opt_param(r, o, p, ALGO_KEYS[a], 1, INFINITY, scale, &out[a])))
+            return rc;
+    return 0;
+}
+
 /* The "nccl" object: NCCL's algorithms and protocols (model/nccl.h); every key optional, the
  * defaults are NCCL's tuning.cc constants. */
 static int nccl_from(jr *r, const json_t *o, nccl_params *p)
 {
-    static const char *const keys[] = {"nvls", "net_simple_only", "ll128", "base_latency_us",
+    static const char *const keys[] = {"nvls", "simple_only", "ll128", "base_latency_us",
                                        "intra_hop_latency_us", "net_hop_latency_us", "net_floor_us",
                                        "protocol_bandwidth", "tree_bandwidth", "nvls_bandwidth", "pat_bandwidth",
-                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", NULL};
-    static const char *const algos[] = {"ring", "tree", "nvls", "nvls-tree", "pat", NULL};
+                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall", NULL};
+    const char *const *algos = ALGO_KEYS;
     const char *b = "$.nccl";
     int rc;
     if (!json_is_object(o))
@@ -119,7 +136,7 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     nccl_params_defaults(p);
     json_t *base;
     if ((rc = jr_only_keys(r, o, b, keys)) || (rc = opt_flag(r, o, b, "nvls", &p->nvls)) ||
-        (rc = opt_flag(r, o, b, "net_simple_only", &p->net_simple_only)) ||
+        (rc = opt_flag(r, o, b, "simple_only", &p->simple_only)) ||
         (rc = opt_flag(r, o, b, "ll128", &p->ll128)) ||
         (rc = jr_obj(r, o, b, "base_latency_us", 0, &base)))
         return rc;
@@ -137,9 +154,10 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
         (rc = opt_param(r, o, b, "tree_bandwidth", 0, 2.0, 1, &p->tree_bw)) ||
         (rc = opt_param(r, o, b, "nvls_bandwidth", 0, 2.0, 1, &p->nvls_bw)) ||
         (rc = opt_param(r, o, b, "pat_bandwidth", 0, 1.0, 1, &p->pat_bw)) ||
-        (rc = opt_param(r, o, b, "chunk_half_KiB", 1, INFINITY, 1024, &p->chunk_half_B)) ||
+        (rc = algo_params(r, o, b, "chunk_half_KiB", 1024, p->chunk_half_B)) ||
         (rc = opt_param(r, o, b, "chunk_exponent", 0, 4.0, 1, &p->chunk_exp)) ||
-        (rc = opt_param(r, o, b, "ring_node_fall", 1, 10.0, 1, &p->ring_node_fall)))
+        (rc = opt_param(r, o, b, "ring_node_fall", 1, 10.0, 1, &p->ring_node_fall)) ||
+        (rc = opt_param(r, o, b, "tree_node_fall", 1, 10.0, 1, &p->tree_node_fall)))
         return rc;
     for (int q = 0; q < NCCL_N_PROTOS; q++)
         if (!(p->proto_bw[q] > 0))

@@ -37,9 +37,7 @@ void nccl_params_defaults(nccl_params *p)
     p->tree_bw = 0.92;  /* tuning.cc: tree all-reduce busBw x .92, per node-edge S vs the ring's 2S */
     p->nvls_bw = 1.0;
     p->pat_bw = 0.75;   /* tuning.cc: PAT busBw x .75 */
-    p->chunk_half_B = 0;
     p->chunk_exp = 1;
-    p->ring_node_fall = 0;
 }
 
 static int log2i(int x)
@@ -56,7 +54,7 @@ int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_pro
         return 0;
     if (pr == NCCL_LL128 && !p->ll128)
         return 0;
-    if (pr != NCCL_SIMPLE && s->k > 1 && p->net_simple_only)
+    if (pr != NCCL_SIMPLE && p->simple_only)
         return 0;
     int ar = s->kind == 2;
     switch (a) {
@@ -98,13 +96,14 @@ double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl
 }
 
 /* Bandwidth a pipeline reaches with per-rank chunk c: 1 / (1 + (c_half / c)^e). */
-static double chunk_eff(const nccl_params *p, double c)
+static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
 {
-    if (!(p->chunk_half_B > 0))
+    double h = p->chunk_half_B[a];
+    if (!(h > 0))
         return 1;
     if (!(c > 0))
         return 0;
-    return 1.0 / (1.0 + pow(p->chunk_half_B / c, p->chunk_exp));
+    return 1.0 / (1.0 + pow(h / c, p->chunk_exp));
 }
 
 /* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
@@ -114,7 +113,12 @@ static double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
     switch (a) {
     case NCCL_TREE:
     case NCCL_NVLS_TREE:
-    case NCCL_NVLS: return S; /* each node-edge (tree) / each GPU's switch port (NVLS): S */
+        /* NCCL's double binary tree: on 2 nodes each node is one tree's root and the other's
+         * leaf, so S/2 up + S/2 down per tree = S per direction through its NICs; on more
+         * nodes a node is interior in one tree (2 children) and a leaf in the other: 2S, what
+         * a ring moves. (This is why 2-node all-reduce busbw exceeds the NIC line.) */
+        return (s->k == 2 ? 1.0 : 2.0) * S;
+    case NCCL_NVLS: return S; /* each GPU's port into the switch carries S each way */
     default: return (s->kind == 2 ? 2 * f : f) * S;
     }
 }
@@ -127,20 +131,21 @@ double nccl_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_prot
     case NCCL_RING:
     case NCCL_PAT:
         if (s->k > 1)
-            net /= 1 + p->ring_node_fall * log2(s->k);
+            net /= 1 + p->ring_node_fall * log2(s->k / 2.0);
         if (a == NCCL_PAT)
             net *= p->pat_bw, intra *= p->pat_bw;
         break;
-    case NCCL_TREE: net *= p->tree_bw; break;
+    case NCCL_TREE: net *= p->tree_bw / (1 + p->tree_node_fall * log2(s->k / 2.0)); break;
     case NCCL_NVLS: intra *= p->nvls_bw; break;
     case NCCL_NVLS_TREE:
-        net *= p->tree_bw;
+        net *= p->tree_bw / (1 + p->tree_node_fall * log2(s->k / 2.0));
         intra *= p->nvls_bw;
         break;
     default: break;
     }
     double bw = intra < net ? intra : net;
-    return bw * p->proto_bw[pr] * chunk_eff(p, S / s->n);
+    double c = a == NCCL_RING || a == NCCL_PAT ? S / s->n : S;
+    return bw * p->proto_bw[pr] * chunk_eff(p, a, c);
 }
 
 double nccl_edge_bytes(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double S)

@@ -21,8 +21,8 @@ typedef struct nccl_params {
     int on;
     int nvls;            /* the node's NVSwitch does in-switch reduction (NVLink SHARP: NVSwitch
                             gen 3, H100/H200 HGX); enables NVLS and NVLS-tree                  */
-    int net_simple_only; /* the network plugin allows only Simple across nodes (aws-ofi-nccl on
-                            EFA: LL/LL128 need ordered 8/128-byte writes EFA does not give)    */
+    int simple_only;     /* only the Simple protocol (aws-ofi-nccl sets NCCL_PROTO=simple for the
+                            whole process where EFA lacks 128-byte in-order writes: p4d/p4de) */
     int ll128;           /* LL128 usable inside a node (NCCL enables it on NVLink Volta+)     */
     double base_lat_s[NCCL_N_ALGOS][NCCL_N_PROTOS]; /* per collective, s                       */
     double intra_hop_s[NCCL_N_PROTOS];  /* one step over NVLink/PCIe, s                        */
@@ -33,9 +33,14 @@ typedef struct nccl_params {
     double tree_bw;      /* tree / NVLS-tree: bandwidth per node-edge relative to the ring's   */
     double nvls_bw;      /* NVLS: per-GPU NVLink bandwidth fraction the in-switch reduction gets */
     double pat_bw;       /* PAT bandwidth relative to ring (tuning.cc .75)                      */
-    double chunk_half_B; /* per-rank chunk at which bandwidth reaches half its peak, B        */
-    double chunk_exp;    /* exponent of the chunk efficiency 1 / (1 + (c_half / c)^e)          */
-    double ring_node_fall; /* ring/PAT network bandwidth / (1 + fall x log2(nodes))            */
+    /* Pipelining: an algorithm reaches bandwidth x 1 / (1 + (c_half / c)^e) with chunk c: the
+     * per-rank chunk S/n for ring and PAT (each step moves S/n), the whole buffer S for tree,
+     * NVLS and NVLS-tree (every rank streams all of S through a deep pipeline). 0 = none.   */
+    double chunk_half_B[NCCL_N_ALGOS];
+    double chunk_exp;
+    double ring_node_fall; /* ring/PAT network bandwidth / (1 + fall x log2(nodes / 2))        */
+    double tree_node_fall; /* tree/NVLS-tree network bandwidth / (1 + fall x log2(nodes / 2)):
+                              the 2-node tree (each node a root and a leaf) is the reference */
 } nccl_params;
 
 /* NCCL's defaults (tuning.cc constants; no network floor, no chunk or node-count effects):
