@@ -48,6 +48,12 @@ static int log2i(int x)
     return r;
 }
 
+/* log2(k / 2), exact and without libm for the usual power-of-two node counts */
+static double log2_half(int k)
+{
+    return k > 0 && !(k & (k - 1)) ? (double)(log2i(k) - 1) : log2(k / 2.0);
+}
+
 int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
 {
     if (s->n < 2)
@@ -103,7 +109,7 @@ static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
         return 1;
     if (!(c > 0))
         return 0;
-    return 1.0 / (1.0 + pow(h / c, p->chunk_exp));
+    return 1.0 / (1.0 + (p->chunk_exp == 1 ? h / c : pow(h / c, p->chunk_exp)));
 }
 
 /* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
@@ -123,7 +129,24 @@ static double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
     }
 }
 
+/* The algorithm's bandwidth before the protocol's fraction. */
+static double algo_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, double S);
+
 double nccl_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double S)
+{
+    return algo_bw(p, s, a, S) * p->proto_bw[pr];
+}
+
+static double algo_bw_raw(const nccl_params *p, const nccl_shape *s, nccl_algo a);
+
+static double algo_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, double S)
+{
+    double c = a == NCCL_RING || a == NCCL_PAT ? S / s->n : S;
+    return algo_bw_raw(p, s, a) * chunk_eff(p, a, c);
+}
+
+/* Without the chunk efficiency (an upper bound of algo_bw). */
+static double algo_bw_raw(const nccl_params *p, const nccl_shape *s, nccl_algo a)
 {
     double intra = s->m > 1 ? s->intra_Bps : INFINITY;
     double net = s->k > 1 ? s->net_Bps : INFINITY;
@@ -131,21 +154,19 @@ double nccl_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_prot
     case NCCL_RING:
     case NCCL_PAT:
         if (s->k > 1)
-            net /= 1 + p->ring_node_fall * log2(s->k / 2.0);
+            net /= 1 + p->ring_node_fall * log2_half(s->k);
         if (a == NCCL_PAT)
             net *= p->pat_bw, intra *= p->pat_bw;
         break;
-    case NCCL_TREE: net *= p->tree_bw / (1 + p->tree_node_fall * log2(s->k / 2.0)); break;
+    case NCCL_TREE: net *= p->tree_bw / (1 + p->tree_node_fall * log2_half(s->k)); break;
     case NCCL_NVLS: intra *= p->nvls_bw; break;
     case NCCL_NVLS_TREE:
-        net *= p->tree_bw / (1 + p->tree_node_fall * log2(s->k / 2.0));
+        net *= p->tree_bw / (1 + p->tree_node_fall * log2_half(s->k));
         intra *= p->nvls_bw;
         break;
     default: break;
     }
-    double bw = intra < net ? intra : net;
-    double c = a == NCCL_RING || a == NCCL_PAT ? S / s->n : S;
-    return bw * p->proto_bw[pr] * chunk_eff(p, a, c);
+    return intra < net ? intra : net;
 }
 
 double nccl_edge_bytes(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double S)
@@ -182,17 +203,33 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
         if (!any)
             force = -1;
     }
-    for (int a = 0; a < NCCL_N_ALGOS; a++)
+    /* per algorithm: its bytes and bandwidth (the chunk efficiency's pow) once, then each
+     * protocol's latency and fraction; the same arithmetic as nccl_time */
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        if (force >= 0 && a != force)
+            continue;
+        double bytes = -1, raw = 0, eff = -1;
         for (int q = 0; q < NCCL_N_PROTOS; q++) {
-            if ((force >= 0 && a != force) || !nccl_usable(p, s, (nccl_algo)a, (nccl_proto)q))
+            if (!nccl_usable(p, s, (nccl_algo)a, (nccl_proto)q))
                 continue;
-            double t = nccl_time(p, s, (nccl_algo)a, (nccl_proto)q, S);
+            if (bytes < 0) {
+                bytes = algo_bytes(s, (nccl_algo)a, S);
+                raw = algo_bw_raw(p, s, (nccl_algo)a);
+            }
+            double lat = nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q);
+            /* the chunk efficiency only slows: skip its pow when the bound cannot win */
+            if (lat + bytes / (raw * p->proto_bw[q]) >= best)
+                continue;
+            if (eff < 0)
+                eff = chunk_eff(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S);
+            double t = lat + bytes / (raw * eff * p->proto_bw[q]);
             if (t < best) {
                 best = t;
                 A = (nccl_algo)a;
                 P = (nccl_proto)q;
             }
         }
+    }
     if (ba)
         *ba = A;
     if (bp)
