@@ -172,10 +172,7 @@ int cmd_validate(int argc, char **argv)
     int show = !s.json;
     json_t *rows = json_array();
     acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};
-    if (show)
-        printf("validate %s (%s, %d ranks on %d nodes) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
-               m->device, m->ranks, m->nodes, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
-               "measured s", "predicted s", "error");
+
     int published = 0;
     for (int i = 0; i < m->n_coll; i++)
         published |= m->coll[i].cluster[0] != 0;
@@ -185,6 +182,14 @@ int cmd_validate(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.entries",
                                          "no published collective was measured on %s", s.cluster.name));
     }
+    if (show && published)
+        printf("validate %s (%s: the %d points measured on %s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->n_coll, s.cluster.name, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
+               "measured s", "predicted s", "error");
+    else if (show)
+        printf("validate %s (%s, %d ranks on %d nodes) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->ranks, m->nodes, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
+               "measured s", "predicted s", "error");
     breakdown bd;
     memset(&bd, 0, sizeof bd);
     for (int i = 0; i < m->n_coll; i++) {
