@@ -208,25 +208,28 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         if (force >= 0 && a != force)
             continue;
-        double bytes = -1, raw = 0, eff = -1;
-        for (int q = 0; q < NCCL_N_PROTOS; q++) {
-            if (!nccl_usable(p, s, (nccl_algo)a, (nccl_proto)q))
+        double xfer = -1, eff = -1; /* bytes / bandwidth without protocol and chunk */
+        /* Simple first: it wins for most sizes, so its time prunes the others early */
+        for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
+            const nccl_proto q = (nccl_proto)qi;
+            if (!nccl_usable(p, s, (nccl_algo)a, q))
                 continue;
-            if (bytes < 0) {
-                bytes = algo_bytes(s, (nccl_algo)a, S);
-                raw = algo_bw_raw(p, s, (nccl_algo)a);
-            }
-            double lat = nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q);
+            if (xfer < 0)
+                xfer = algo_bytes(s, (nccl_algo)a, S) / algo_bw_raw(p, s, (nccl_algo)a);
+            double lat = nccl_latency(p, s, (nccl_algo)a, q);
+            if (lat >= best)
+                continue;
+            double tq = xfer / p->proto_bw[q];
             /* the chunk efficiency only slows: skip its pow when the bound cannot win */
-            if (lat + bytes / (raw * p->proto_bw[q]) >= best)
+            if (lat + tq >= best)
                 continue;
             if (eff < 0)
                 eff = chunk_eff(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S);
-            double t = lat + bytes / (raw * eff * p->proto_bw[q]);
+            double t = lat + tq / eff;
             if (t < best) {
                 best = t;
                 A = (nccl_algo)a;
-                P = (nccl_proto)q;
+                P = q;
             }
         }
     }
