@@ -594,9 +594,12 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
             return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
         }
         resid(NULL, &f, r0);
-        for (int p = P_FLOOR; p <= P_TREE; p++) {
+        for (int p = 0; p < N_P; p++) {
+            if (p < P_FLOOR && !determinable[p])
+                continue;
             double keep = f.fixed[p];
-            f.fixed[p] = p == P_FLOOR ? keep + 10 : keep * 1.2;
+            int lat = p >= P_HOP_INTRA && p <= P_FLOOR;
+            f.fixed[p] = lat ? keep + 10 : keep * 0.999; /* a bottleneck it is not does not move */
             resid(NULL, &f, r1);
             f.fixed[p] = keep;
             gsl_vector_sub(r1, r0);

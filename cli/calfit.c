@@ -77,6 +77,14 @@ int cal_fit_main(int argc, char **argv)
     cal_meas *m;
     if ((rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
+    int published = 0; /* published sweeps: fit the points of --cluster only */
+    for (int i = 0; i < m->n_coll; i++)
+        published |= m->coll[i].cluster[0] != 0;
+    if (published && !cal_meas_keep_cluster(m, s.cluster.name)) {
+        cal_meas_free(m);
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.entries",
+                                         "no published collective was measured on %s", s.cluster.name));
+    }
     cal_fit_report rep;
     if ((rc = cal_fit(m, &s.cluster, o.base ? &base : NULL, o.base ? base_path : NULL, &out, &rep, &err)) ||
         (rc = cal_calib_write(o.out, &out, &rep, m, o.base ? base_path : NULL, &err))) {
@@ -95,6 +103,18 @@ int cal_fit_main(int argc, char **argv)
     row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us", rep.at_bound);
     row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us", rep.at_bound);
     row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
+    if (out.nccl.on) {
+        /* NCCL's constants (the rows above are the plain model's, kept in the file too) */
+        static const char *const nn[5] = {"NCCL intra-node step (Simple)", "NCCL network step (Simple)",
+                                          "NCCL ring base (Simple)", "NCCL network floor", "NCCL tree bandwidth"};
+        const double nv[5] = {out.nccl.intra_hop_s[NCCL_SIMPLE], out.nccl.net_hop_s[NCCL_SIMPLE],
+                              out.nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE], out.nccl.net_floor_s, out.nccl.tree_bw};
+        for (int j = 0; j < 5; j++) {
+            double sc = j == 4 ? 1 : 1e6;
+            printf("  %-34s %12.4g ± %-10.3g %s%s\n", nn[j], nv[j] * sc, rep.nccl_sd[j] * sc, j == 4 ? "" : "us",
+                   rep.nccl_fitted[j] ? "" : " (kept from the base)");
+        }
+    }
     row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
     row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
     row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
