@@ -57,6 +57,32 @@ int main(void)
            "p4d 16-128 nodes, 9 layouts, grad-accum 1/4/16 [checksum %.3g]\n",
            n, t1 - t0, rate, 1e6 / rate, sink);
 
+    /* the same with the shipped p4d calibration: NCCL's algorithms and protocols (model/nccl.c),
+     * every collective choosing among 5 algorithms x 3 protocols */
+    cost_calib ncal;
+    if (cost_calib_load("configs/calibrations/p4d.24xlarge.json", &ncal, &e)) {
+        fprintf(stderr, "bench: %s: %s: %s\n", e.source, e.path, e.text);
+        return 1;
+    }
+    n = 0;
+    t0 = now_s();
+    do {
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = ACC[a];
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < 9; li++) {
+                    an_result r;
+                    an_predict(&w, &t, &lay[li], &c, NODES[ni], &ncal, &r);
+                    sink += r.step_s;
+                    n++;
+                }
+        }
+        t1 = now_s();
+    } while (t1 - t0 < 2.0);
+    t.grad_accum = ACC[0];
+    rate = (double)n / (t1 - t0);
+    printf("analytic, nccl calibration (p4d.24xlarge.json): %.0f configs/s (%.2f us each)\n", rate, 1e6 / rate);
+
     /* with the workload rebuilt per configuration (a sweep over micro-batch sizes) */
     n = 0;
     t0 = now_s();

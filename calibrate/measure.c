@@ -40,11 +40,84 @@ static int arr(jr *r, json_t *root, const char *key, json_t **out, size_t *n)
     return 0;
 }
 
+/* NCCL algorithm names as nccl-tests logs and NCCL_ALGO spell them (nccl_algo order). */
+static const char *const ALGOS[] = {"ring", "tree", "nvls", "nvls-tree", "pat", NULL};
+
+static int ci_contains(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle) != NULL;
+}
+
+/* published-collectives/1: {"schema", "about", "sources": {key: text}, "entries": [{cluster,
+ * kind, n, k, m, bytes, time_us, algbw_GBps, busbw_GBps, source, source_text, quality, note}]} */
+static int published_from(jr *r, json_t *root, cal_meas *m)
+{
+    int rc;
+    static const char *const top[] = {"schema", "about", "sources", "entries", NULL};
+    json_t *a, *e;
+    size_t n, i;
+    if ((rc = jr_only_keys(r, root, "$", top)) || (rc = arr(r, root, "entries", &a, &n)))
+        return rc;
+    if (!a)
+        return jr_missing(r, "$.entries", "an array of collectives");
+    m->coll = calloc(n + 1, sizeof *m->coll);
+    if (!m->coll)
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "", "out of memory");
+    snprintf(m->backend, sizeof m->backend, "gpu");
+    snprintf(m->device, sizeof m->device, "published nccl-tests sweeps");
+    json_array_foreach(a, i, e) {
+        char p[64];
+        snprintf(p, sizeof p, "$.entries[%zu]", i);
+        if (!json_is_object(e))
+            return jr_bad(r, p, "an object", e);
+        static const char *const ek[] = {"cluster", "kind", "n", "k", "m", "bytes", "time_us", "algbw_GBps",
+                                         "busbw_GBps", "source", "source_text", "quality", "note", NULL};
+        cal_coll_m *x = &m->coll[m->n_coll];
+        int kind = 0;
+        double t_us = 0;
+        char note[512] = "";
+        x->concurrent = 1;
+        x->algo = -1;
+        x->group = GRP_WORLD;
+        if ((rc = jr_only_keys(r, e, p, ek)) || (rc = jr_str(r, e, p, "cluster", 1, x->cluster, sizeof x->cluster)) ||
+            (rc = jr_enum(r, e, p, "kind", KINDS, 1, &kind)) || (rc = jr_int(r, e, p, "n", 1, 1 << 24, 1, &x->n)) ||
+            (rc = jr_int(r, e, p, "k", 1, 1 << 20, 1, &x->k)) || (rc = jr_int(r, e, p, "m", 1, 1 << 10, 1, &x->m)) ||
+            (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) || (rc = jr_pos(r, e, p, "time_us", 1, &t_us)) ||
+            (rc = jr_str(r, e, p, "source", 1, x->source, sizeof x->source)))
+            return rc;
+        json_t *nt = json_object_get(e, "note");
+        if (json_is_string(nt))
+            snprintf(note, sizeof note, "%s", json_string_value(nt));
+        if (x->n != x->k * x->m)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected n = k x m, got n=%d, k=%d, m=%d", x->n, x->k, x->m);
+        /* runs pinned to the ring: NCCL_ALGO=Ring, or NVLS switched off on one node */
+        if (ci_contains(note, "NCCL_ALGO=Ring") || (ci_contains(note, "NCCL_NVLS_ENABLE=0") && x->k == 1))
+            x->algo = 0;
+        x->kind = (cost_coll)kind;
+        x->time_s = t_us * 1e-6;
+        m->n_coll++;
+    }
+    return 0;
+}
+
+int cal_meas_keep_cluster(cal_meas *m, const char *cluster)
+{
+    int j = 0;
+    for (int i = 0; i < m->n_coll; i++)
+        if (!m->coll[i].cluster[0] || !strcmp(m->coll[i].cluster, cluster))
+            m->coll[j++] = m->coll[i];
+    m->n_coll = j;
+    return j;
+}
+
 static int meas_from(jr *r, json_t *root, cal_meas *m)
 {
     int rc;
     static const char *const top[] = {"schema", "host", "collectives", "gemms", "membw", "interference", "steps", NULL};
     char schema[64] = "";
+    json_t *sch = json_object_get(root, "schema");
+    if (json_is_string(sch) && !strcmp(json_string_value(sch), "published-collectives/1"))
+        return published_from(r, root, m);
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
         return rc;
     if (strcmp(schema, "shardcast-measurements/1"))
@@ -85,14 +158,17 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         int kind = 0, grp = 0, errors = 0;
         double t_us = 0;
         static const char *const ck[] = {"kind", "group", "n", "k", "m", "concurrent", "bytes", "time_us", "time_min_us",
-                                         "time_p95_us", "algbw_GBps", "busbw_GBps", "iters", "errors", NULL};
+                                         "time_p95_us", "algbw_GBps", "busbw_GBps", "iters", "errors", "algorithm",
+                                         "protocol", NULL};
         x->concurrent = 1;
+        x->algo = -1;
         if ((rc = jr_only_keys(r, e, p, ck)) || (rc = jr_enum(r, e, p, "kind", KINDS, 1, &kind)) ||
             (rc = jr_enum(r, e, p, "group", GROUPS, 1, &grp)) || (rc = jr_int(r, e, p, "n", 1, 1 << 24, 1, &x->n)) ||
             (rc = jr_int(r, e, p, "k", 1, 1 << 20, 1, &x->k)) || (rc = jr_int(r, e, p, "m", 1, 1 << 10, 1, &x->m)) ||
             (rc = jr_int(r, e, p, "concurrent", 1, 1 << 20, 0, &x->concurrent)) ||
             (rc = jr_pos(r, e, p, "bytes", 1, &x->bytes)) || (rc = jr_pos(r, e, p, "time_us", 1, &t_us)) ||
-            (rc = jr_int(r, e, p, "errors", 0, 1 << 30, 0, &errors)))
+            (rc = jr_int(r, e, p, "errors", 0, 1 << 30, 0, &errors)) ||
+            (rc = jr_enum(r, e, p, "algorithm", ALGOS, 0, &x->algo)))
             return rc;
         if (x->n != x->k * x->m)
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected n = k x m, got n=%d, k=%d, m=%d", x->n, x->k, x->m);
@@ -295,9 +371,12 @@ void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g)
 }
 
 /* ---- the collective fit ----------------------------------------------------------------- */
-enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, N_P };
+/* With an "nccl" base calibration the latencies are NCCL's Simple-protocol ones (model/nccl.h)
+ * and two more constants can be fitted: the network floor and the tree's bandwidth. */
+enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, P_FLOOR, P_TREE, N_P };
 static const char *const PNAMES[N_P] = {"intra-node bandwidth efficiency", "network bandwidth efficiency",
-                                        "intra-node hop latency", "network hop latency", "ring base latency"};
+                                        "intra-node hop latency", "network hop latency", "ring base latency",
+                                        "network latency floor", "tree bandwidth factor"};
 
 typedef struct fit_ctx {
     const cal_meas *m;
@@ -318,6 +397,13 @@ static void apply(const fit_ctx *f, const double *v, cost_calib *cal)
     cal->hop_lat_s[f->intra].v = v[P_HOP_INTRA] * 1e-6;
     cal->hop_lat_s[TIER_NET].v = v[P_HOP_NET] * 1e-6;
     cal->base_lat_s[ALGO_RING].v = v[P_BASE] * 1e-6;
+    if (cal->nccl.on) {
+        cal->nccl.intra_hop_s[NCCL_SIMPLE] = v[P_HOP_INTRA] * 1e-6;
+        cal->nccl.net_hop_s[NCCL_SIMPLE] = v[P_HOP_NET] * 1e-6;
+        cal->nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE] = v[P_BASE] * 1e-6;
+        cal->nccl.net_floor_s = v[P_FLOOR] * 1e-6;
+        cal->nccl.tree_bw = v[P_TREE];
+    }
 }
 
 static int resid(const gsl_vector *x, void *data, gsl_vector *out)
@@ -333,7 +419,10 @@ static int resid(const gsl_vector *x, void *data, gsl_vector *out)
         const cal_coll_m *c = &f->m->coll[i];
         cost_group g;
         cal_meas_group(f->c, c, &g);
-        double t = cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
+        /* NCCL's choice (or the algorithm the run was pinned to): a 2-node all-reduce that
+         * ran as a tree is fitted as a tree */
+        double t = cal.nccl.on ? cost_coll_pick(&cal, c->kind, c->bytes, 1, &g, c->algo, NULL)
+                               : cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
         gsl_vector_set(out, (size_t)i, (t - c->time_s) / c->time_s);
     }
     return GSL_SUCCESS;
@@ -486,13 +575,47 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     f.fixed[P_HOP_INTRA] = start.hop_lat_s[f.intra].v * 1e6;
     f.fixed[P_HOP_NET] = start.hop_lat_s[TIER_NET].v * 1e6;
     f.fixed[P_BASE] = start.base_lat_s[ALGO_RING].v * 1e6;
-    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0};
+    const nccl_params *np = &start.nccl;
+    if (np->on) {
+        f.fixed[P_HOP_INTRA] = np->intra_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_HOP_NET] = np->net_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_BASE] = np->base_lat_s[NCCL_RING][NCCL_SIMPLE] * 1e6;
+        f.fixed[P_FLOOR] = np->net_floor_s * 1e6;
+        f.fixed[P_TREE] = np->tree_bw;
+    }
+    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0, 0, 0};
+    if (np->on && m->n_coll) {
+        /* the floor and the tree's bandwidth only where some prediction depends on them (a
+         * tree that NCCL never picks for these sizes teaches nothing about its bandwidth) */
+        gsl_vector *r0 = gsl_vector_alloc((size_t)m->n_coll), *r1 = gsl_vector_alloc((size_t)m->n_coll);
+        if (!r0 || !r1) {
+            gsl_vector_free(r0);
+            gsl_vector_free(r1);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        resid(NULL, &f, r0);
+        for (int p = 0; p < N_P; p++) {
+            if (p < P_FLOOR && !determinable[p])
+                continue;
+            double keep = f.fixed[p];
+            int lat = p >= P_HOP_INTRA && p <= P_FLOOR;
+            f.fixed[p] = lat ? keep + 10 : keep * 0.999; /* a bottleneck it is not does not move */
+            resid(NULL, &f, r1);
+            f.fixed[p] = keep;
+            gsl_vector_sub(r1, r0);
+            determinable[p] = gsl_blas_dnrm2(r1) > 1e-9;
+        }
+        gsl_vector_free(r0);
+        gsl_vector_free(r1);
+    }
     char und[256] = "";
     for (int j = 0; j < N_P; j++) {
         if (determinable[j]) {
             f.free_idx[f.n_free++] = j;
             continue;
         }
+        if (j >= P_FLOOR) /* NCCL extras: kept from the base, never required */
+            continue;
         if (!base)
             return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
                               "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
@@ -512,7 +635,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
          * that the data barely determine can land below zero. Such a latency is held at its
          * bound 0 and the others refitted (an active-set least squares), as often as needed. */
         double v[N_P], sd[N_P] = {0};
-        const int is_lat[N_P] = {0, 0, 1, 1, 1};
+        const int is_lat[N_P] = {0, 0, 1, 1, 1, 1, 0};
         int rc;
         for (;;) {
             if ((rc = fit_collectives(&f, v, sd, err)))
@@ -538,14 +661,15 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         }
         rep->coll_points = m->n_coll;
         rep->coll_rms_rel = f.rms;
-        for (int j = 0; j < N_P; j++) {
+        for (int j = 0; j < (np->on ? N_P : P_FLOOR); j++) {
             int lat = is_lat[j];
-            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > 1.0))
+            double hi = j == P_TREE ? 2.0 : 1.0; /* a 2-node tree moves half a ring's bytes */
+            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > hi))
                 return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
                                   "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
                                   "model%s",
                                   PNAMES[j], v[j], lat ? " us" : "",
-                                  !lat && v[j] > 1.0 ? ", or the cluster's line rate for this tier is too low" : "");
+                                  !lat && v[j] > hi ? ", or the cluster's line rate for this tier is too low" : "");
         }
         apply(&f, v, out);
         out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
@@ -553,6 +677,13 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         out->hop_lat_s[f.intra].sd = sd[P_HOP_INTRA] * 1e-6;
         out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
         out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
+        if (np->on)
+            for (int j = 0; j < 5; j++) {
+                int p = P_HOP_INTRA + j;
+                for (int q = 0; q < f.n_free; q++)
+                    rep->nccl_fitted[j] |= f.free_idx[q] == p;
+                rep->nccl_sd[j] = sd[p] * (p == P_TREE ? 1 : 1e-6);
+            }
     }
 
     /* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear). */
@@ -652,6 +783,56 @@ static json_t *val(cost_param p, double scale, const char *src)
     return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", p.sd * scale, "source", src);
 }
 
+static json_t *pval(double v, double sd, const char *src)
+{
+    return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd, "source", src);
+}
+
+/* The "nccl" object of a written calibration: the fitted constants with their standard errors,
+ * the rest as the base had them. */
+static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const char *fitted, const char *kept)
+{
+    static const char *const pn[NCCL_N_PROTOS] = {"LL", "LL128", "Simple"};
+    static const char *const an[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
+#define SRC(i) (rep->nccl_fitted[i] ? fitted : kept)
+#define SD(i) (rep->nccl_fitted[i] ? rep->nccl_sd[i] : 0)
+    json_t *o = json_object(), *base = json_object(), *ih = json_object(), *nh = json_object(), *pb = json_object(),
+           *ch = json_object();
+    json_object_set_new(o, "nvls", pval(p->nvls, 0, kept));
+    json_object_set_new(o, "simple_only", pval(p->simple_only, 0, kept));
+    json_object_set_new(o, "ll128", pval(p->ll128, 0, kept));
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        json_t *b = json_object();
+        for (int q = 0; q < NCCL_N_PROTOS; q++) {
+            int fit = a == NCCL_RING && q == NCCL_SIMPLE;
+            json_object_set_new(b, pn[q], pval(p->base_lat_s[a][q] * 1e6, fit ? SD(2) * 1e6 : 0, fit ? SRC(2) : kept));
+        }
+        json_object_set_new(base, an[a], b);
+        json_object_set_new(ch, an[a], pval(p->chunk_half_B[a] / 1024, 0, kept));
+    }
+    for (int q = 0; q < NCCL_N_PROTOS; q++) {
+        int fit = q == NCCL_SIMPLE;
+        json_object_set_new(ih, pn[q], pval(p->intra_hop_s[q] * 1e6, fit ? SD(0) * 1e6 : 0, fit ? SRC(0) : kept));
+        json_object_set_new(nh, pn[q], pval(p->net_hop_s[q] * 1e6, fit ? SD(1) * 1e6 : 0, fit ? SRC(1) : kept));
+        json_object_set_new(pb, pn[q], pval(p->proto_bw[q], 0, kept));
+    }
+    json_object_set_new(o, "base_latency_us", base);
+    json_object_set_new(o, "intra_hop_latency_us", ih);
+    json_object_set_new(o, "net_hop_latency_us", nh);
+    json_object_set_new(o, "net_floor_us", pval(p->net_floor_s * 1e6, SD(3) * 1e6, SRC(3)));
+    json_object_set_new(o, "protocol_bandwidth", pb);
+    json_object_set_new(o, "tree_bandwidth", pval(p->tree_bw, SD(4), SRC(4)));
+    json_object_set_new(o, "nvls_bandwidth", pval(p->nvls_bw, 0, kept));
+    json_object_set_new(o, "pat_bandwidth", pval(p->pat_bw, 0, kept));
+    json_object_set_new(o, "chunk_half_KiB", ch);
+    json_object_set_new(o, "chunk_exponent", pval(p->chunk_exp, 0, kept));
+    json_object_set_new(o, "ring_node_fall", pval(p->ring_node_fall, 0, kept));
+    json_object_set_new(o, "tree_node_fall", pval(p->tree_node_fall, 0, kept));
+#undef SRC
+#undef SD
+    return o;
+}
+
 int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
                     const char *base_name, sc_err *err)
 {
@@ -706,6 +887,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         val(k->tree_bw_factor, 1, kept));
     if (root && k->gemm_tile.v > 0)
         json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
+    if (root && k->nccl.on)
+        json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     char tmp[4200];

@@ -13,6 +13,9 @@ typedef struct cal_coll_m {
     lo_group_kind group;
     int n, k, m, concurrent;
     double bytes, time_s;
+    int algo;            /* nccl_algo the run was forced to (NCCL_ALGO / NVLS off), -1 = NCCL's choice */
+    char cluster[64];    /* published sweeps: the cluster the point was measured on ("" = the file's) */
+    char source[32];     /* published sweeps: the source key of the point                        */
 } cal_coll_m;
 
 typedef struct cal_gemm_m {
@@ -53,7 +56,12 @@ typedef struct cal_meas {
     cal_step_m *step;
 } cal_meas;
 
+/* Loads shardcast-measurements/1 (the harness) and published-collectives/1 (published
+ * nccl-tests sweeps, ../shared/reference/collectives: every entry a collective with its cluster
+ * and source; a note naming NCCL_ALGO=Ring or NCCL_NVLS_ENABLE=0 forces the ring). */
 int cal_meas_load(const char *path, cal_meas **out, sc_err *err);
+/* Keep only the collectives measured on `cluster` (published sweeps); returns how many remain. */
+int cal_meas_keep_cluster(cal_meas *m, const char *cluster);
 void cal_meas_free(cal_meas *m);
 
 /* What the fit found: residual per group of measurements, points used, parameters it could not
@@ -72,6 +80,10 @@ typedef struct cal_fit_report {
     int interf_negative;                 /* entries with a negative factor (noise)          */
     double interf_median;                /* median factor before holding it at >= 0         */
     char interf_kind[32];                /* their concurrent traffic, or "nccl-*" if mixed   */
+    /* with an "nccl" base: which of its constants the collectives fitted (1) and their
+     * standard errors (SI): intra/net hop (Simple), ring base (Simple), net floor, tree bw   */
+    int nccl_fitted[5];
+    double nccl_sd[5];
 } cal_fit_report;
 
 /* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */

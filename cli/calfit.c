@@ -77,6 +77,14 @@ int cal_fit_main(int argc, char **argv)
     cal_meas *m;
     if ((rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
+    int published = 0; /* published sweeps: fit the points of --cluster only */
+    for (int i = 0; i < m->n_coll; i++)
+        published |= m->coll[i].cluster[0] != 0;
+    if (published && !cal_meas_keep_cluster(m, s.cluster.name)) {
+        cal_meas_free(m);
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.entries",
+                                         "no published collective was measured on %s", s.cluster.name));
+    }
     cal_fit_report rep;
     if ((rc = cal_fit(m, &s.cluster, o.base ? &base : NULL, o.base ? base_path : NULL, &out, &rep, &err)) ||
         (rc = cal_calib_write(o.out, &out, &rep, m, o.base ? base_path : NULL, &err))) {
@@ -84,8 +92,12 @@ int cal_fit_main(int argc, char **argv)
         return cli_fail(&err, rc);
     }
     cost_tier it = (cost_tier)rep.intra_tier;
-    printf("fitted %s (%s, %d ranks on %d nodes) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
-           s.cluster.name, o.out);
+    if (published)
+        printf("fitted %s (%s: the %d points measured on %s) -> %s\n", m->path, m->device, m->n_coll,
+               s.cluster.name, o.out);
+    else
+        printf("fitted %s (%s, %d ranks on %d nodes) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
+               s.cluster.name, o.out);
     printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d; "
            "interference: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);
@@ -95,6 +107,18 @@ int cal_fit_main(int argc, char **argv)
     row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us", rep.at_bound);
     row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us", rep.at_bound);
     row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
+    if (out.nccl.on) {
+        /* NCCL's constants (the rows above are the plain model's, kept in the file too) */
+        static const char *const nn[5] = {"NCCL intra-node step (Simple)", "NCCL network step (Simple)",
+                                          "NCCL ring base (Simple)", "NCCL network floor", "NCCL tree bandwidth"};
+        const double nv[5] = {out.nccl.intra_hop_s[NCCL_SIMPLE], out.nccl.net_hop_s[NCCL_SIMPLE],
+                              out.nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE], out.nccl.net_floor_s, out.nccl.tree_bw};
+        for (int j = 0; j < 5; j++) {
+            double sc = j == 4 ? 1 : 1e6;
+            printf("  %-34s %12.4g ± %-10.3g %s%s\n", nn[j], nv[j] * sc, rep.nccl_sd[j] * sc, j == 4 ? "" : "us",
+                   rep.nccl_fitted[j] ? "" : " (kept from the base)");
+        }
+    }
     row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
     row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
     if (rep.membw_points == 1) /* fitted from one copy size (the largest): no spread, but not kept */

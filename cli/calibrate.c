@@ -12,12 +12,14 @@
 #include <unistd.h>
 
 #include "../calibrate/fit.h"
+#include "../calibrate/import.h"
 #include "commands.h"
 #include "common.h"
 
 static const char HELP[] =
     "usage: shardcast calibrate run [--backend cpu|gpu] [-np N] [--oversubscribe] [bench options] -o measurements.json\n"
-    "       shardcast calibrate fit measurements.json --cluster C -o calibration.json\n\n"
+    "       shardcast calibrate fit measurements.json --cluster C -o calibration.json\n"
+    "       shardcast calibrate import nccl-tests LOG... -o measurements.json\n\n"
     "run: measure collectives, GEMMs, memory bandwidth and a real sharded step with the harness\n"
     "(shardcast-bench for cpu, shardcast-bench-gpu for gpu, found beside shardcast), launched as\n"
     "  mpirun --allow-run-as-root [--oversubscribe] -np N [mpirun args] <dir>/shardcast-bench [bench options]\n"
@@ -28,7 +30,8 @@ static const char HELP[] =
     "  --mpirun PATH          the mpirun to use (default: mpirun on PATH)\n"
     "  every other option goes to the harness: --min --max --iters --warmup --groups --step --layers\n"
     "  --hidden --seq --gemm-model --trace -o ...  ('shardcast-bench --help' lists them)\n\n"
-    "fit: fit the cost model to measurements.json ('shardcast calibrate fit --help').\n";
+    "fit: fit the cost model to measurements.json ('shardcast calibrate fit --help').\n"
+    "import: nccl-tests logs into measurements.json ('shardcast calibrate import --help').\n";
 
 /* Directory of the running shardcast binary. */
 static void exe_dir(char *out, size_t n)
@@ -217,7 +220,7 @@ static int calibrate_run(int argc, char **argv)
 int cmd_calibrate(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("calibrate", "expected a subcommand: run or fit");
+        return cli_usage_error("calibrate", "expected a subcommand: run, fit or import");
     const char *sub = argv[1];
     if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
         fputs(HELP, stdout);
@@ -227,7 +230,9 @@ int cmd_calibrate(int argc, char **argv)
         return calibrate_run(argc - 1, argv + 1);
     if (!strcmp(sub, "fit"))
         return cal_fit_main(argc - 1, argv + 1);
+    if (!strcmp(sub, "import"))
+        return cal_import_main(argc - 1, argv + 1);
     char what[160];
-    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run or fit)", sub);
+    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit or import)", sub);
     return cli_usage_error("calibrate", what);
 }

@@ -15,6 +15,10 @@
 
 static const char HELP[] =
     "usage: shardcast validate MEASUREMENTS.json --cluster C [--calibration CAL] [--tolerance 0.10]\n\n"
+    "MEASUREMENTS is the harness's file (shardcast-measurements/1) or published nccl-tests sweeps\n"
+    "(published-collectives/1, e.g. ../shared/reference/collectives/): then the points measured on\n"
+    "--cluster are predicted, each with NCCL's algorithm and protocol as the model picks them, and\n"
+    "the error is broken down by collective, size decade and node count with its signed bias.\n\n"
     "Predicts each measured collective (cost model), GEMM (cost model) and sharded training step\n"
     "(simulator, on the measured layer stack: 4 GEMMs per layer, parameters all-gathered before\n"
     "forward and backward, gradients reduce-scattered, no prefetch) and prints predicted vs\n"
@@ -93,6 +97,63 @@ static void add(acc *a, json_t *rows, const char *kind, const char *what, double
                                           meas, "predicted", pred, "error", e));
 }
 
+/* Collective errors broken down by collective, size decade and node count. */
+#define BD_DECADES 12 /* 1 B .. 1e11 B */
+#define BD_NODES 16   /* 1, 2, 4, ... 2^15 nodes */
+typedef struct bd_cell {
+    double abs, sgn;
+    int n;
+} bd_cell;
+typedef struct breakdown {
+    bd_cell kind[N_COLLS], decade[BD_DECADES], nodes[BD_NODES];
+} breakdown;
+
+static void bd_cell_add(bd_cell *c, double e)
+{
+    c->abs += fabs(e);
+    c->sgn += e;
+    c->n++;
+}
+
+static void bd_add(breakdown *b, const cal_coll_m *x, double e)
+{
+    int d = (int)floor(log10(x->bytes));
+    d = d < 0 ? 0 : d >= BD_DECADES ? BD_DECADES - 1 : d;
+    int k = 0;
+    while ((2 << k) <= x->k && k < BD_NODES - 1)
+        k++;
+    bd_cell_add(&b->kind[x->kind], e);
+    bd_cell_add(&b->decade[d], e);
+    bd_cell_add(&b->nodes[k], e);
+}
+
+/* Print one breakdown table and return it as a JSON array; worst: the largest MAPE. */
+static json_t *bd_table(const char *title, const bd_cell *c, int n, int what, int show, double *worst)
+{
+    json_t *a = json_array();
+    if (show)
+        printf("\n  %-16s %6s %8s %8s\n", title, "points", "MAPE", "bias");
+    for (int i = 0; i < n; i++) {
+        if (!c[i].n)
+            continue;
+        char label[32];
+        if (what == 0)
+            snprintf(label, sizeof label, "%s", layout_coll_name((cost_coll)i));
+        else if (what == 1)
+            snprintf(label, sizeof label, "1e%d-1e%d B", i, i + 1);
+        else
+            snprintf(label, sizeof label, "%d nodes", 1 << i);
+        double mape = c[i].abs / c[i].n, bias = c[i].sgn / c[i].n;
+        if (mape > *worst)
+            *worst = mape;
+        if (show)
+            printf("  %-16s %6d %7.1f%% %+7.1f%%\n", label, c[i].n, 100 * mape, 100 * bias);
+        json_array_append_new(a, json_pack("{s:s, s:i, s:f, s:f}", "group", label, "points", c[i].n, "mape", mape,
+                                           "bias", bias));
+    }
+    return a;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
@@ -123,19 +184,51 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "shardcast validate: warning: %s\n", mismatch);
     json_t *rows = json_array();
     acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};
-    if (show)
+
+    int published = 0;
+    for (int i = 0; i < m->n_coll; i++)
+        published |= m->coll[i].cluster[0] != 0;
+    if (published && !cal_meas_keep_cluster(m, s.cluster.name)) {
+        cal_meas_free(m);
+        json_decref(rows);
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.entries",
+                                         "no published collective was measured on %s", s.cluster.name));
+    }
+    if (show && published)
+        printf("validate %s (%s: the %d points measured on %s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->n_coll, s.cluster.name, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
+               "measured s", "predicted s", "error");
+    else if (show)
         printf("validate %s (%s, %d ranks on %d nodes) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
                m->device, m->ranks, m->nodes, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
                "measured s", "predicted s", "error");
+    breakdown bd;
+    memset(&bd, 0, sizeof bd);
     for (int i = 0; i < m->n_coll; i++) {
         const cal_coll_m *x = &m->coll[i];
         cost_group g;
         cal_meas_group(&s.cluster, x, &g);
-        double t = cost_coll_best(&cal.cal, x->kind, x->bytes, 1, &g, NULL);
-        char what[96];
-        snprintf(what, sizeof what, "%s %s n=%d k=%d %.0f B", layout_coll_name(x->kind), layout_group_name(x->group),
-                 x->n, x->k, x->bytes);
+        cost_algo algo;
+        double t = cost_coll_pick(&cal.cal, x->kind, x->bytes, 1, &g, x->algo, &algo);
+        char what[96], an[32];
+        cost_algo_name(algo, an, sizeof an);
+        snprintf(what, sizeof what, "%s %s n=%d k=%d %.0f B %s", layout_coll_name(x->kind),
+                 published ? x->source : layout_group_name(x->group), x->n, x->k, x->bytes, an);
         add(&a_coll, rows, "collective", what, t, x->time_s, show);
+        json_t *row = json_array_get(rows, json_array_size(rows) - 1);
+        char *slash = strchr(an, '/');
+        if (slash)
+            *slash++ = 0;
+        json_object_set_new(row, "n", json_integer(x->n));
+        json_object_set_new(row, "k", json_integer(x->k));
+        json_object_set_new(row, "m", json_integer(x->m));
+        json_object_set_new(row, "bytes", json_real(x->bytes));
+        json_object_set_new(row, "collective", json_string(layout_coll_name(x->kind)));
+        json_object_set_new(row, "algorithm", json_string(an));
+        json_object_set_new(row, "protocol", json_string(slash ? slash : "Simple"));
+        if (published)
+            json_object_set_new(row, "source", json_string(x->source));
+        bd_add(&bd, x, (t - x->time_s) / x->time_s);
     }
     for (int i = 0; i < m->n_gemm; i++) {
         const cal_gemm_m *x = &m->gemm[i];
@@ -188,6 +281,17 @@ int cmd_validate(int argc, char **argv)
         snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->layers, x->hidden);
         add(&a_step, rows, "step", what, er.step_s, x->step_s, show);
     }
+    json_t *bdj = NULL;
+    double worst_decade = 0, w2 = 0, w3 = 0;
+    if (m->n_coll) {
+        if (show)
+            printf("\ncollective error by collective, size decade and node count (bias: mean signed error)");
+        bdj = json_object();
+        json_object_set_new(bdj, "collective", bd_table("collective", bd.kind, N_COLLS, 0, show, &w2));
+        json_object_set_new(bdj, "size_decade", bd_table("size", bd.decade, BD_DECADES, 1, show, &worst_decade));
+        json_object_set_new(bdj, "nodes", bd_table("nodes", bd.nodes, BD_NODES, 2, show, &w3));
+        json_object_set_new(bdj, "worst_decade_mape", json_real(worst_decade));
+    }
     int fail = 0;
     json_t *mape = json_object();
     const struct {
@@ -214,10 +318,13 @@ int cmd_validate(int argc, char **argv)
         json_t *root = json_pack("{s:o, s:o, s:f, s:b}", "rows", rows, "mape", mape, "tolerance", o.tolerance, "ok", !fail);
         if (mismatch[0])
             json_object_set_new(root, "warning", json_string(mismatch));
+        if (bdj)
+            json_object_set_new(root, "collective_breakdown", bdj);
         cli_print_json(root);
     } else {
         json_decref(rows);
         json_decref(mape);
+        json_decref(bdj);
     }
     return fail ? 1 : 0;
 }

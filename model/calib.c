@@ -114,11 +114,119 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
     return 0;
 }
 
+/* An optional value (absent: *out keeps its default), scaled; flags are 0 or 1. */
+static int opt_param(jr *r, const json_t *obj, const char *base, const char *key, int allow_zero, double max,
+                     double scale, double *out)
+{
+    if (!json_object_get(obj, key))
+        return 0;
+    cost_param v;
+    int rc = get_param(r, obj, base, key, allow_zero, max, scale, &v);
+    if (!rc)
+        *out = v.v;
+    return rc;
+}
+
+static int opt_flag(jr *r, const json_t *obj, const char *base, const char *key, int *out)
+{
+    double v = *out;
+    int rc = opt_param(r, obj, base, key, 1, 1.0, 1, &v);
+    if (rc)
+        return rc;
+    if (v != 0 && v != 1) {
+        char p[128];
+        jr_subpath(p, sizeof p, base, key);
+        return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected 0 or 1, got %g", v);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static const char *const PROTO_KEYS[] = {"LL", "LL128", "Simple", NULL};
+
+/* {"LL": v, "LL128": v, "Simple": v}, each optional. */
+static int proto_params(jr *r, const json_t *obj, const char *base, const char *key, double max, double scale,
+                        double *out)
+{
+    json_t *o;
+    char p[128];
+    int rc;
+    jr_subpath(p, sizeof p, base, key);
+    if ((rc = jr_obj(r, obj, base, key, 0, &o)) || !o || (rc = jr_only_keys(r, o, p, PROTO_KEYS)))
+        return rc;
+    for (int q = 0; q < NCCL_N_PROTOS; q++)
+        if ((rc = opt_param(r, o, p, PROTO_KEYS[q], 1, max, scale, &out[q])))
+            return rc;
+    return 0;
+}
+
+static const char *const ALGO_KEYS[] = {"ring", "tree", "nvls", "nvls-tree", "pat", NULL};
+
+/* {"ring": v, "tree": v, ...}, each optional, >= 0. */
+static int algo_params(jr *r, const json_t *obj, const char *base, const char *key, double scale, double *out)
+{
+    json_t *o;
+    char p[128];
+    int rc;
+    jr_subpath(p, sizeof p, base, key);
+    if ((rc = jr_obj(r, obj, base, key, 0, &o)) || !o || (rc = jr_only_keys(r, o, p, ALGO_KEYS)))
+        return rc;
+    for (int a = 0; a < NCCL_N_ALGOS; a++)
+        if ((rc = opt_param(r, o, p, ALGO_KEYS[a], 1, INFINITY, scale, &out[a])))
+            return rc;
+    return 0;
+}
+
+/* The "nccl" object: NCCL's algorithms and protocols (model/nccl.h); every key optional, the
+ * defaults are NCCL's tuning.cc constants. */
+static int nccl_from(jr *r, const json_t *o, nccl_params *p)
+{
+    static const char *const keys[] = {"nvls", "simple_only", "ll128", "base_latency_us",
+                                       "intra_hop_latency_us", "net_hop_latency_us", "net_floor_us",
+                                       "protocol_bandwidth", "tree_bandwidth", "nvls_bandwidth", "pat_bandwidth",
+                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall", NULL};
+    const char *const *algos = ALGO_KEYS;
+    const char *b = "$.nccl";
+    int rc;
+    if (!json_is_object(o))
+        return jr_bad(r, b, "an object", o);
+    nccl_params_defaults(p);
+    json_t *base;
+    if ((rc = jr_only_keys(r, o, b, keys)) || (rc = opt_flag(r, o, b, "nvls", &p->nvls)) ||
+        (rc = opt_flag(r, o, b, "simple_only", &p->simple_only)) ||
+        (rc = opt_flag(r, o, b, "ll128", &p->ll128)) ||
+        (rc = jr_obj(r, o, b, "base_latency_us", 0, &base)))
+        return rc;
+    if (base) {
+        if ((rc = jr_only_keys(r, base, "$.nccl.base_latency_us", algos)))
+            return rc;
+        for (int a = 0; a < NCCL_N_ALGOS; a++)
+            if ((rc = proto_params(r, base, "$.nccl.base_latency_us", algos[a], INFINITY, 1e-6, p->base_lat_s[a])))
+                return rc;
+    }
+    if ((rc = proto_params(r, o, b, "intra_hop_latency_us", INFINITY, 1e-6, p->intra_hop_s)) ||
+        (rc = proto_params(r, o, b, "net_hop_latency_us", INFINITY, 1e-6, p->net_hop_s)) ||
+        (rc = opt_param(r, o, b, "net_floor_us", 1, INFINITY, 1e-6, &p->net_floor_s)) ||
+        (rc = proto_params(r, o, b, "protocol_bandwidth", 1.0, 1, p->proto_bw)) ||
+        (rc = opt_param(r, o, b, "tree_bandwidth", 0, 2.0, 1, &p->tree_bw)) ||
+        (rc = opt_param(r, o, b, "nvls_bandwidth", 0, 2.0, 1, &p->nvls_bw)) ||
+        (rc = opt_param(r, o, b, "pat_bandwidth", 0, 1.0, 1, &p->pat_bw)) ||
+        (rc = algo_params(r, o, b, "chunk_half_KiB", 1024, p->chunk_half_B)) ||
+        (rc = opt_param(r, o, b, "chunk_exponent", 0, 4.0, 1, &p->chunk_exp)) ||
+        (rc = opt_param(r, o, b, "ring_node_fall", 1, 10.0, 1, &p->ring_node_fall)) ||
+        (rc = opt_param(r, o, b, "tree_node_fall", 1, 10.0, 1, &p->tree_node_fall)))
+        return rc;
+    for (int q = 0; q < NCCL_N_PROTOS; q++)
+        if (!(p->proto_bw[q] > 0))
+            return sc_err_set(r->err, SC_EINPUT, r->src, "$.nccl.protocol_bandwidth", "expected fractions > 0");
+    return 0;
+}
+
 static int calib_from(jr *r, json_t *root, cost_calib *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
-    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", NULL};
+    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
@@ -162,9 +270,12 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         (rc = get_param(r, tree, "$.algorithms.tree", "bandwidth_factor", 0, 1.0, 1, &c->tree_bw_factor)))
         return rc;
     json_t *kern;
-    if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)))
+    if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)) || (kern && (rc = kernels_from(r, kern, &c->kern))))
         return rc;
-    return kern ? kernels_from(r, kern, &c->kern) : 0;
+    json_t *nc = json_object_get(root, "nccl");
+    if (nc)
+        return nccl_from(r, nc, &c->nccl);
+    return 0;
 }
 
 static int run(const char *text, const char *src, cost_calib *out, sc_err *err)

@@ -2,6 +2,7 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g)
@@ -131,12 +132,58 @@ double cost_busbw_factor(cost_coll kind, int n)
     return kind == COLL_ALLREDUCE ? 2 * f : f;
 }
 
+/* ---- NCCL's algorithms and protocols (model/nccl.c) --------------------------------------- */
+static void nccl_shape_of(const cost_calib *cal, cost_coll kind, const cost_group *g, nccl_shape *s)
+{
+    s->kind = (int)kind;
+    s->n = g->n;
+    s->k = g->k;
+    s->m = g->m;
+    s->intra_Bps = g->intra_bw_Bps * cal->bw_eff[g->intra_tier].v;
+    s->net_Bps = g->inter_bw_Bps * cal->bw_eff[TIER_NET].v * g->leaf_factor;
+}
+
+static int nccl_code(cost_algo algo, nccl_algo *a, nccl_proto *p)
+{
+    int c = (int)algo - COST_ALGO_NCCL_BASE;
+    if (c < 0 || c >= NCCL_N_ALGOS * NCCL_N_PROTOS) {
+        *a = algo == ALGO_TREE ? NCCL_TREE : NCCL_RING;
+        *p = NCCL_SIMPLE;
+        return 0;
+    }
+    *a = (nccl_algo)(c / NCCL_N_PROTOS);
+    *p = (nccl_proto)(c % NCCL_N_PROTOS);
+    return 1;
+}
+
+const char *cost_algo_name(cost_algo algo, char *buf, int n)
+{
+    nccl_algo a;
+    nccl_proto p;
+    if (nccl_code(algo, &a, &p))
+        snprintf(buf, (size_t)n, "%s/%s", nccl_algo_name(a), nccl_proto_name(p));
+    else
+        snprintf(buf, (size_t)n, "%s", algo == ALGO_TREE ? "tree" : "ring");
+    return buf;
+}
+
+/* A collective issued as `chunks` equal pieces: each piece is its own NCCL call. */
+static double piece(double bytes, int chunks) { return chunks > 1 ? bytes / chunks : bytes; }
+
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
 {
     if (g->transport != XPORT_NCCL)
         return xport_latency(cal, g, kind, chunks);
     if (g->n <= 1)
         return 0;
+    if (cal->nccl.on) {
+        nccl_shape s;
+        nccl_algo a;
+        nccl_proto p;
+        nccl_shape_of(cal, kind, g, &s);
+        nccl_code(algo, &a, &p);
+        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
+    }
     double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v, lat;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1) {
         /* NCCL tree all-reduce: up and down a chain inside each node and a double binary tree
@@ -158,10 +205,26 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
 {
     if (g->transport != XPORT_NCCL)
         return cost_rank_bytes(kind, g, bytes);
+    if (cal->nccl.on) {
+        nccl_shape s;
+        nccl_algo a;
+        nccl_proto p;
+        nccl_shape_of(cal, kind, g, &s);
+        nccl_code(algo, &a, &p);
+        return nccl_edge_bytes(&cal->nccl, &s, a, p, bytes);
+    }
     double b = cost_busbw_factor(kind, g->n) * bytes;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
         b /= cal->tree_bw_factor.v;
     return b;
+}
+
+double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                              const cost_group *g)
+{
+    if (chunks <= 1 || !cal->nccl.on || g->transport != XPORT_NCCL)
+        return cost_coll_edge_bytes(cal, kind, algo, bytes, g);
+    return chunks * cost_coll_edge_bytes(cal, kind, algo, bytes / chunks, g);
 }
 
 double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
@@ -171,6 +234,14 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
         return xport_time(cal, g, kind, bytes, chunks);
     if (g->n <= 1 || bytes <= 0)
         return 0;
+    if (cal->nccl.on) {
+        nccl_shape s;
+        nccl_algo a;
+        nccl_proto p;
+        nccl_shape_of(cal, kind, g, &s);
+        nccl_code(algo, &a, &p);
+        return (chunks < 1 ? 1 : chunks) * nccl_time(&cal->nccl, &s, a, p, piece(bytes, chunks));
+    }
     return cost_coll_latency(cal, kind, algo, chunks, g) +
            cost_coll_edge_bytes(cal, kind, algo, bytes, g) / cost_group_busbw(cal, g);
 }
@@ -178,6 +249,30 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen)
 {
+    return cost_coll_pick(cal, kind, bytes, chunks, g, -1, chosen);
+}
+
+double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,
+                      cost_algo *chosen)
+{
+    if (!cal->nccl.on && force >= 0 && g->transport == XPORT_NCCL) {
+        cost_algo a = force == 1 && kind == COLL_ALLREDUCE && g->k > 1 ? ALGO_TREE : ALGO_RING;
+        if (chosen)
+            *chosen = a;
+        return cost_coll_time(cal, kind, a, bytes, chunks, g);
+    }
+    if (cal->nccl.on && g->transport == XPORT_NCCL) {
+        nccl_shape s;
+        nccl_algo na;
+        nccl_proto np;
+        nccl_shape_of(cal, kind, g, &s);
+        double t = g->n > 1 && bytes > 0 ? nccl_best_of(&cal->nccl, &s, piece(bytes, chunks), force, &na, &np) : 0;
+        if (g->n <= 1 || bytes <= 0)
+            na = NCCL_RING, np = NCCL_SIMPLE;
+        if (chosen)
+            *chosen = cost_algo_nccl(na, np);
+        return (chunks < 1 ? 1 : chunks) * t;
+    }
     double ring = cost_coll_time(cal, kind, ALGO_RING, bytes, chunks, g);
     cost_algo a = ALGO_RING;
     double best = ring;

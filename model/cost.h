@@ -7,6 +7,7 @@
 #define SC_COST_H
 
 #include "kernels.h"
+#include "nccl.h"
 #include "spec.h"
 #include "workload.h"
 
@@ -55,7 +56,19 @@ typedef struct cost_calib {
      * the arch's defaults; kern.gemm_eff == 0 (a file without one, fitted calibrations,
      * tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above instead */
     kern_calib kern;
+    /* NCCL's algorithms and protocols (model/nccl.h); nccl.on = 0: the plain ring/tree above */
+    nccl_params nccl;
 } cost_calib;
+
+/* With an "nccl" calibration, an algorithm returned by cost_coll_best is a code naming NCCL's
+ * (algorithm, protocol); cost_coll_latency / cost_coll_edge_bytes accept it like ALGO_*. */
+#define COST_ALGO_NCCL_BASE 16
+static inline cost_algo cost_algo_nccl(nccl_algo a, nccl_proto p)
+{
+    return (cost_algo)(COST_ALGO_NCCL_BASE + (int)a * NCCL_N_PROTOS + (int)p);
+}
+/* Name of an algorithm code: "ring", "tree", or NCCL's "nvls-tree/Simple". */
+const char *cost_algo_name(cost_algo a, char *buf, int n);
 
 /* Geometry of a communicator as the cost model sees it: n ranks over k nodes, m per node;
  * `concurrent` groups of the same shape run at once on each node and share its NICs. */
@@ -100,8 +113,15 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
  * latency + edge_bytes / cost_group_busbw. The simulator moves edge_bytes as flows. */
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g);
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g);
+/* The same for a collective issued as `chunks` equal pieces (each piece its own call). */
+double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
+                              const cost_group *g);
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                      cost_algo *chosen);
+/* The same with the algorithm pinned (force: an nccl_algo, as NCCL_ALGO pins it; -1 = free): the
+ * best protocol of that algorithm. Without an "nccl" calibration, ring (0) or tree (1). */
+double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,
                       cost_algo *chosen);
 
 /* One GEMM timed from its shape (with kernel models; else the roofline, see cost_calib) (kern_gemm_time: tiles and waves over the SMs, efficiency by

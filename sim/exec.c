@@ -503,7 +503,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     sim *s = ctx;
     group_st *gs = &s->grp[e->a][e->b];
     const cost_group *geo = &s->g->group[gs->op->group];
-    double bytes = cost_coll_edge_bytes(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, geo);
+    double bytes = cost_coll_edge_bytes_n(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, gs->op->chunks, geo);
     flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
     /* all the collective's flows start together: re-rate once (a removal batch open at this
      * instant absorbs them too) */

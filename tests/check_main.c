@@ -21,6 +21,7 @@ static Suite *(*const SUITES[])(void) = {
     exec_suite,
     kernels_suite,
     trace_suite,
+    nccl_suite,
     fit_suite,
     accuracy_suite,
 };

@@ -252,6 +252,35 @@ START_TEST(test_agree_duo)
 }
 END_TEST
 
+START_TEST(test_agree_nccl)
+{
+    /* The same agreement with the shipped "nccl" calibrations (model/nccl.h: NCCL's algorithm
+     * and protocol per size, a ring step paying its slowest hop, the tree's S per node-edge,
+     * NVLS on dgx-h100, chunk efficiency): the simulator waits the chosen (algorithm, protocol)'s
+     * latency and moves its edge bytes as ring flows at the link rate, so without contention it
+     * equals the analytical engine. Overlap slowdown 0 as above. p5 (32 NICs) and dgx-h100
+     * (8 NICs), 1, 2 and 4 nodes, the 1-block tiny model and gpt3-1.3b: 2 x 2 x 6 x (16 + 18 +
+     * 18 + 3 x 10) configurations, as in test_agree_p4d. */
+    static const char *const names[2] = {"p5.48xlarge", "dgx-h100"};
+    const spec_model models[2] = {load_model("gpt3-1.3b"), tiny_model(1)};
+    int n = 0;
+    for (int ci = 0; ci < 2; ci++) {
+        spec_cluster c = load_cluster(names[ci]);
+        char path[128];
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", names[ci]);
+        cost_calib k;
+        sc_err e;
+        ck_assert_int_eq(cost_calib_load(path, &k, &e), 0);
+        ck_assert(k.nccl.on);
+        k.overlap_slowdown.v = 0;
+        for (int mi = 0; mi < 2; mi++)
+            for (int nodes = 1; nodes <= 4; nodes *= 2)
+                n += agree_grid(&c, &k, &models[mi], nodes);
+    }
+    ck_assert_int_eq(n, 2 * 2 * 6 * (16 + 18 + 18 + 3 * 10));
+}
+END_TEST
+
 START_TEST(test_agree_hand_schedule)
 {
     /* Anchor to a literal number: the tiny ZeRO-3 schedule of test_analytic.c
@@ -1119,6 +1148,7 @@ Suite *exec_suite(void)
     tcase_add_test(agree_tc, test_agree_hand_schedule);
     tcase_add_test(agree_tc, test_agree_p4d);
     tcase_add_test(agree_tc, test_agree_duo);
+    tcase_add_test(agree_tc, test_agree_nccl);
     suite_add_tcase(s, agree_tc);
     TCase *cont = tcase_create("contention");
     tcase_set_timeout(cont, 120);

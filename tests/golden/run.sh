@@ -255,7 +255,7 @@ fi
 # ---- calibration harness: shardcast-bench (MPI + BLAS) and `shardcast calibrate run` ------------
 BENCH="$(dirname "$BIN")/shardcast-bench"
 BENCH_GPU="$(dirname "$BIN")/shardcast-bench-gpu"
-expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run or fit" -- "$BIN" calibrate
+expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run, fit or import" -- "$BIN" calibrate
 expect calibrate-help 0 "usage: shardcast calibrate run" -- "$BIN" calibrate --help
 expect calibrate-bad-sub 2 "unknown subcommand 'frob'" -- "$BIN" calibrate frob
 # calibrate fit takes overlap_slowdown from interference entries: the fixture's NCCL factors are
@@ -483,6 +483,21 @@ expect fit-one-node-base 0 "taken from built-in defaults" -- "$BIN" calibrate fi
 expect fit-one-node-validate 0 "validate $ONE" -- "$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100
 expect deps-iproute2 0 "iproute2" -- grep -F 'libopenblas-dev iproute2' "$ROOT/.ci/deps.sh"
 expect calibrate-doc 0 "calibrate fit p4d-measurements.json --cluster p4d.24xlarge -o my-p4d.json" -- cat "$ROOT/docs/CALIBRATE.md"
+# ---- collectives as NCCL runs them (issue 15) ----------------------------------------------
+# published nccl-tests points: p5 2-node all-reduce picks the tree (Simple only on EFA), a 32-node
+# all-gather the ring paying the network hop on each of its 255 steps; dgx-h100 one node: Ring/LL
+# at 32 KiB, NVLS at 16 MiB (the source's NCCL choices)
+expect validate-published-p5 0 "all-gather cg-ag n=256 k=32 33554432 B ring/Simple" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster p5.48xlarge --tolerance 0.5
+expect validate-published-tree 0 "all-reduce awsome-p5 n=16 k=2 8 B tree/Simple" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster p5.48xlarge --tolerance 0.5
+expect validate-published-dgx 0 "all-reduce stas-h200 n=8 k=1 16777216 B nvls/Simple" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster dgx-h100 --tolerance 0.5
+expect validate-published-json 0 '"protocol": "LL"' -- "$BIN" validate tests/fixtures/published_collectives.json --cluster dgx-h100 --tolerance 0.5 --json
+expect validate-published-decades 0 "1e7-1e8 B" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster dgx-h100 --tolerance 0.5
+expect validate-published-none 2 "no published collective was measured on p4d.24xlarge" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster p4d.24xlarge
+expect import-nccl-tests 0 "3 collectives from 1 log" -- "$BIN" calibrate import nccl-tests tests/fixtures/nccl_tests_all_reduce_2node.log -o "$TMP/imported.json"
+expect import-validate 0 "all-reduce world n=4 k=2 1073741824 B" -- "$BIN" validate "$TMP/imported.json" --cluster p5.48xlarge --tolerance 10
+expect import-pinned 0 "tree/Simple" -- sh -c "'$BIN' calibrate import nccl-tests tests/fixtures/nccl_tests_all_reduce_2node.log --algorithm tree -o '$TMP/tree.json' && '$BIN' validate '$TMP/tree.json' --cluster p5.48xlarge --tolerance 10"
+cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
+expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,156 @@
+/* import.c — nccl-tests logs to shardcast-measurements/1 (see import.h). The table nccl-tests
+ * prints (src/common.cu): "#  size count type redop root | time algbw busbw #wrong | time algbw
+ * busbw #wrong" (out-of-place, then in-place; times in us, bandwidths in GB/s); the header lists
+ * "#  Rank R Group G Pid P on HOST device D [...] NAME", one line per rank. */
+#include "import.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_of(const char *s)
+{
+    if (strstr(s, "all_reduce") || strstr(s, "allreduce"))
+        return "all-reduce";
+    if (strstr(s, "all_gather") || strstr(s, "allgather"))
+        return "all-gather";
+    if (strstr(s, "reduce_scatter") || strstr(s, "reducescatter"))
+        return "reduce-scatter";
+    return NULL;
+}
+
+static const char *algo_of(const char *s)
+{
+    static const char *const names[][2] = {{"nvlstree", "nvls-tree"}, {"nvls_tree", "nvls-tree"}, {"nvls", "nvls"},
+                                           {"ring", "ring"},         {"tree", "tree"},           {"pat", "pat"}};
+    char low[32];
+    size_t i = 0;
+    for (; s[i] && i < sizeof low - 1 && !isspace((unsigned char)s[i]) && s[i] != ','; i++)
+        low[i] = (char)tolower((unsigned char)s[i]);
+    low[i] = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(low, names[k][0]))
+            return names[k][1];
+    return NULL;
+}
+
+#define MAX_HOSTS 4096
+
+static int one_file(const char *path, const cal_import_opts *o, json_t *colls, int *ranks_out, int *nodes_out,
+                    sc_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot open");
+    char line[4096];
+    const char *kind = o->kind ? o->kind : kind_of(path);
+    const char *algo = o->algorithm;
+    int ranks = 0, lineno = 0, rows = 0, nhosts = 0;
+    char(*hosts)[64] = malloc(sizeof *hosts * MAX_HOSTS);
+    json_t *pending = json_array();
+    if (!hosts || !pending) {
+        free(hosts);
+        json_decref(pending);
+        fclose(f);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '#') {
+            const char *k;
+            if (!o->kind && strstr(line, "test starting") && (k = kind_of(line)))
+                kind = k;
+            const char *a = strstr(line, "NCCL_ALGO=");
+            if (!o->algorithm && a && algo_of(a + 10))
+                algo = algo_of(a + 10);
+            int r;
+            char host[64];
+            if (sscanf(line, "# Rank %d Group %*d Pid %*d on %63s", &r, host) == 2 ||
+                sscanf(line, "#  Rank %d Group %*d Pid %*d on %63s", &r, host) == 2) {
+                ranks++;
+                int seen = 0;
+                for (int h = 0; h < nhosts && !seen; h++)
+                    seen = !strcmp(hosts[h], host);
+                if (!seen && nhosts < MAX_HOSTS)
+                    snprintf(hosts[nhosts++], sizeof hosts[0], "%s", host);
+            }
+            continue;
+        }
+        if (!strncmp(line, "NCCL_ALGO=", 10) && !o->algorithm && algo_of(line + 10))
+            algo = algo_of(line + 10);
+        double size, count, t[2], algbw[2], busbw[2];
+        char type[32], redop[32];
+        long root;
+        int wrong[2];
+        char w0[32], w1[32];
+        int got = sscanf(line, "%lf %lf %31s %31s %ld %lf %lf %lf %31s %lf %lf %lf %31s", &size, &count, type, redop,
+                         &root, &t[0], &algbw[0], &busbw[0], w0, &t[1], &algbw[1], &busbw[1], w1);
+        if (got < 9)
+            continue; /* not a data row (NCCL INFO lines, blank lines) */
+        wrong[0] = atoi(w0);
+        wrong[1] = got >= 13 ? atoi(w1) : 0;
+        int ip = o->in_place && got >= 13;
+        if (!(size > 0) || !(t[ip] > 0))
+            continue;
+        json_array_append_new(pending, json_pack("{s:f, s:f, s:f, s:f, s:i}", "bytes", size, "time_us", t[ip],
+                                                 "algbw_GBps", algbw[ip], "busbw_GBps", busbw[ip], "errors",
+                                                 wrong[ip]));
+        rows++;
+    }
+    fclose(f);
+    free(hosts);
+    int n = o->ranks ? o->ranks : ranks, k = o->nodes ? o->nodes : nhosts;
+    int rc = 0;
+    if (!kind)
+        rc = sc_err_set(err, SC_EINPUT, path, "", "which collective? no 'Collective test starting: X_perf' line and "
+                                                   "no all_reduce/all_gather/reduce_scatter in the name: give --kind");
+    else if (!rows)
+        rc = sc_err_set(err, SC_EINPUT, path, "", "no nccl-tests data rows (size count type redop root time ...)");
+    else if (n < 1 || k < 1)
+        rc = sc_err_set(err, SC_EINPUT, path, "", "no '#  Rank N ... on HOST' lines: give --ranks and --nodes");
+    else if (n % k)
+        rc = sc_err_set(err, SC_EINPUT, path, "", "expected ranks divisible by nodes, got %d ranks on %d nodes", n, k);
+    if (rc) {
+        json_decref(pending);
+        return rc;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(pending, i, e) {
+        json_object_set_new(e, "kind", json_string(kind));
+        json_object_set_new(e, "group", json_string("world"));
+        json_object_set_new(e, "n", json_integer(n));
+        json_object_set_new(e, "k", json_integer(k));
+        json_object_set_new(e, "m", json_integer(n / k));
+        if (algo)
+            json_object_set_new(e, "algorithm", json_string(algo));
+        json_array_append(colls, e);
+    }
+    json_decref(pending);
+    *ranks_out = n;
+    *nodes_out = k;
+    return 0;
+}
+
+int cal_import_nccl_tests(char *const *paths, int n_paths, const cal_import_opts *o, json_t **out, sc_err *err)
+{
+    json_t *colls = json_array();
+    int ranks = 0, nodes = 0;
+    for (int i = 0; i < n_paths; i++) {
+        int r = 0, k = 0, rc = one_file(paths[i], o, colls, &r, &k, err);
+        if (rc) {
+            json_decref(colls);
+            return rc;
+        }
+        if (r > ranks) /* the host block names the largest run */
+            ranks = r, nodes = k;
+    }
+    char note[256];
+    snprintf(note, sizeof note, "imported from %d nccl-tests log%s by shardcast calibrate import", n_paths,
+             n_paths == 1 ? "" : "s");
+    *out = json_pack("{s:s, s:{s:s, s:s, s:i, s:i, s:i, s:s}, s:o}", "schema", "shardcast-measurements/1", "host",
+                     "backend", "gpu", "device", "nccl-tests", "ranks", ranks, "nodes", nodes, "ranks_per_node",
+                     nodes ? ranks / nodes : ranks, "note", note, "collectives", colls);
+    return *out ? 0 : sc_err_set(err, SC_ERUNTIME, "import", "", "out of memory");
+}

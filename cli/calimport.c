@@ -1,0 +1,87 @@
+/* calimport.c — `shardcast calibrate import nccl-tests LOG...`: nccl-tests' printed tables into
+ * the measurements format (calibrate/import.c), written whole or not at all. Not here: parsing
+ * (calibrate/import.c), fitting (calibrate fit). */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../calibrate/import.h"
+#include "commands.h"
+#include "common.h"
+
+static const char HELP[] =
+    "usage: shardcast calibrate import nccl-tests LOG... -o measurements.json [--kind K] [--ranks N]\n"
+    "       [--nodes K] [--algorithm A] [--in-place]\n\n"
+    "Turns nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf; one log per\n"
+    "run) into shardcast-measurements/1 for 'calibrate fit' and 'validate'. Ranks and nodes come\n"
+    "from the '#  Rank N ... on HOST' header lines, the collective from the 'Collective test\n"
+    "starting' line or the file name; options override. Times are the out-of-place column.\n"
+    "A run pinned with NCCL_ALGO (shown in the log, or --algorithm) is fitted with that algorithm\n"
+    "(a 2-node all-reduce measured with the tree is not fitted as a ring); otherwise with NCCL's\n"
+    "choice as the model makes it.\n\n"
+    "  -o FILE             output measurements (written to FILE.tmp, then renamed)\n"
+    "  --kind K            all-reduce | all-gather | reduce-scatter\n"
+    "  --ranks N, --nodes K  when the log has no rank lines\n"
+    "  --algorithm A       ring | tree | nvls | nvls-tree | pat (the run's NCCL_ALGO)\n"
+    "  --in-place          use the in-place columns\n";
+
+int cal_import_main(int argc, char **argv)
+{
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'},        {"kind", required_argument, 0, 1},
+                                       {"ranks", required_argument, 0, 2},   {"nodes", required_argument, 0, 3},
+                                       {"algorithm", required_argument, 0, 4}, {"in-place", no_argument, 0, 5},
+                                       {"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    cal_import_opts o = {0};
+    const char *outp = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(HELP, stdout); return 0;
+        case 1: o.kind = optarg; break;
+        case 2: o.ranks = atoi(optarg); break;
+        case 3: o.nodes = atoi(optarg); break;
+        case 4: o.algorithm = optarg; break;
+        case 5: o.in_place = 1; break;
+        case 'o': outp = optarg; break;
+        default: return cli_usage_error("calibrate import", "unknown option");
+        }
+    }
+    if (optind >= argc || strcmp(argv[optind], "nccl-tests"))
+        return cli_usage_error("calibrate import", "expected the format: nccl-tests");
+    optind++;
+    if (optind >= argc)
+        return cli_usage_error("calibrate import", "expected one or more nccl-tests logs");
+    if (!outp)
+        return cli_usage_error("calibrate import", "expected -o measurements.json");
+    if (o.kind && strcmp(o.kind, "all-reduce") && strcmp(o.kind, "all-gather") && strcmp(o.kind, "reduce-scatter"))
+        return cli_usage_error("calibrate import", "--kind: expected all-reduce, all-gather or reduce-scatter");
+    static const char *const algos[] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
+    if (o.algorithm) {
+        int ok = 0;
+        for (int i = 0; i < 5; i++)
+            ok |= !strcmp(o.algorithm, algos[i]);
+        if (!ok)
+            return cli_usage_error("calibrate import", "--algorithm: expected ring, tree, nvls, nvls-tree or pat");
+    }
+    sc_err err;
+    json_t *doc;
+    int rc = cal_import_nccl_tests(argv + optind, argc - optind, &o, &doc, &err);
+    if (rc)
+        return cli_fail(&err, rc);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
+    rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    size_t n = json_array_size(json_object_get(doc, "collectives"));
+    json_decref(doc);
+    if (rc || rename(tmp, outp)) {
+        unlink(tmp);
+        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, outp, "", "cannot write"));
+    }
+    fprintf(stderr, "calibrate import: %zu collectives from %d log%s -> %s\n", n, argc - optind,
+            argc - optind == 1 ? "" : "s", outp);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* nccl.h — collectives as NCCL runs them: the algorithm (ring, tree, NVLS, NVLS-tree, PAT) and
+ * protocol (LL, LL128, Simple) NCCL would pick for a size and a group, and the time of one
+ * collective under that choice: latency = base + steps x the slowest hop's latency (+ the
+ * fabric's floor when the group spans nodes), bandwidth = the group's link bandwidth x the
+ * protocol's fraction x the algorithm's factor x a per-rank-chunk efficiency x a fall with node
+ * count. Structure after NVIDIA/nccl src/graph/tuning.cc (ncclTopoTuneModel: baseLat, hwLat,
+ * the per-protocol bandwidth refinements, the algorithm's step counts) and aws-ofi-nccl's EFA
+ * platform defaults (Simple only across EFA). Written from that structure, not copied.
+ * Not here: the group geometry (cost_group_make), the flows the simulator makes (sim/coll). */
+#ifndef SC_NCCL_H
+#define SC_NCCL_H
+
+/* Algorithms and protocols, in NCCL's order. */
+typedef enum { NCCL_RING, NCCL_TREE, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_PAT, NCCL_N_ALGOS } nccl_algo;
+typedef enum { NCCL_LL, NCCL_LL128, NCCL_SIMPLE, NCCL_N_PROTOS } nccl_proto;
+
+/* The calibrated constants of the model (SI units). Read from a calibration file's "nccl"
+ * object (model/calib.c); on = 0 means the file has none and the plain ring/tree model of
+ * cost.c is used instead. */
+typedef struct nccl_params {
+    int on;
+    int nvls;            /* the node's NVSwitch does in-switch reduction (NVLink SHARP: NVSwitch
+                            gen 3, H100/H200 HGX); enables NVLS and NVLS-tree                  */
+    int simple_only;     /* only the Simple protocol (aws-ofi-nccl sets NCCL_PROTO=simple for the
+                            whole process where EFA lacks 128-byte in-order writes: p4d/p4de) */
+    int ll128;           /* LL128 usable inside a node (NCCL enables it on NVLink Volta+)     */
+    double base_lat_s[NCCL_N_ALGOS][NCCL_N_PROTOS]; /* per collective, s                       */
+    double intra_hop_s[NCCL_N_PROTOS];  /* one step over NVLink/PCIe, s                        */
+    double net_hop_s[NCCL_N_PROTOS];    /* one step across the network, s                     */
+    double net_floor_s;  /* once per collective that spans nodes: the network's completion
+                            floor (plugin latency, per fabric and generation), s              */
+    double proto_bw[NCCL_N_PROTOS];     /* fraction of the link bandwidth a protocol carries   */
+    double tree_bw;      /* tree / NVLS-tree: bandwidth per node-edge relative to the ring's   */
+    double nvls_bw;      /* NVLS: per-GPU NVLink bandwidth fraction the in-switch reduction gets */
+    double pat_bw;       /* PAT bandwidth relative to ring (tuning.cc .75)                      */
+    /* Pipelining: an algorithm reaches bandwidth x 1 / (1 + (c_half / c)^e) with chunk c: the
+     * per-rank chunk S/n for ring and PAT (each step moves S/n), the whole buffer S for tree,
+     * NVLS and NVLS-tree (every rank streams all of S through a deep pipeline). 0 = none.   */
+    double chunk_half_B[NCCL_N_ALGOS];
+    double chunk_exp;
+    double ring_node_fall; /* ring/PAT network bandwidth / (1 + fall x log2(nodes / 2))        */
+    double tree_node_fall; /* tree/NVLS-tree network bandwidth / (1 + fall x log2(nodes / 2)):
+                              the 2-node tree (each node a root and a leaf) is the reference */
+} nccl_params;
+
+/* NCCL's defaults (tuning.cc constants; no network floor, no chunk or node-count effects):
+ * what an "nccl" object's missing keys take. */
+void nccl_params_defaults(nccl_params *p);
+
+/* One collective's geometry as this model needs it. kind: 0 all-gather, 1 reduce-scatter,
+ * 2 all-reduce (cost_coll order). */
+typedef struct nccl_shape {
+    int kind;
+    int n, k, m;          /* ranks, nodes, ranks per node                                  */
+    double intra_Bps;     /* per-rank bus bandwidth inside a node after efficiency (INF: none) */
+    double net_Bps;       /* per-rank bus bandwidth across nodes after efficiency (INF: none)  */
+} nccl_shape;
+
+/* One (algorithm, protocol): usable for this shape? */
+int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);
+/* Latency of one collective, s. */
+double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);
+/* Effective per-rank bandwidth, B/s, that edge bytes move at (protocol, algorithm, chunk, node
+ * count applied to the slower of intra and net). */
+double nccl_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double bytes);
+/* Bytes over the busiest edge per rank, as moved at the group's link rate: the nccl-tests bus
+ * factor x S for ring and PAT, S per node-edge for tree / NVLS-tree all-reduce and S for NVLS,
+ * inflated by (link bandwidth / nccl_bw) so that edge / link rate = the modelled transfer time. */
+double nccl_edge_bytes(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double bytes);
+/* latency + transfer, s. */
+double nccl_time(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr, double bytes);
+/* NCCL's choice: the usable (algorithm, protocol) of least modelled time (NCCL picks the
+ * minimum of its own model per size: tuning.cc / enqueue.cc topoGetAlgoInfo). Returns the time. */
+double nccl_best(const nccl_params *p, const nccl_shape *s, double bytes, nccl_algo *a, nccl_proto *pr);
+/* The same among one algorithm's protocols (force >= 0: a run pinned with NCCL_ALGO); falls back
+ * to nccl_best when that algorithm is not usable for the shape. */
+double nccl_best_of(const nccl_params *p, const nccl_shape *s, double bytes, int force, nccl_algo *a, nccl_proto *pr);
+
+const char *nccl_algo_name(nccl_algo a);
+const char *nccl_proto_name(nccl_proto p);
+
+#endif

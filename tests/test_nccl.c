@@ -1,0 +1,343 @@
+/* test_nccl.c — model/nccl: the time of every algorithm x protocol on tiny groups (by hand from
+ * NCCL's tuning.cc constants, nccl_params_defaults), NCCL's choice on a table of (size, ranks,
+ * nodes), properties (more bandwidth never slower; a ring of the same bytes per rank never
+ * faster on more nodes), the cost.c delegation, and the shipped calibrations' "nccl" objects. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../model/cost.h"
+#include "../model/nccl.h"
+#include "../model/spec.h"
+#include "suites.h"
+#include "support.h"
+
+#define US 1e-6
+
+static void close_to(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want) + 1e-15, "%s: got %.12g, want %.12g", what, got, want);
+}
+
+static nccl_shape shape(int kind, int k, int m, double intra, double net)
+{
+    nccl_shape s = {kind, k * m, k, m, intra, net};
+    return s;
+}
+
+START_TEST(test_times_one_node)
+{
+    /* All-reduce, 2 ranks on one node, NVLink 1e11 B/s, S = 1e6 B; tuning.cc constants:
+     * bus bytes 2 (n-1)/n S = 1e6 B; ring steps 2 (n-1) = 2.
+     *   ring/LL:     6.6 + 2 x 0.6 = 7.8 us     + 1e6 / (1e11 x 0.25) = 40 us     -> 47.8 us
+     *   ring/LL128: 14.0 + 2 x 1.9 = 17.8 us    + 1e6 / (1e11 x 0.92) = 10.8696 us -> 28.6696 us
+     *   ring/Simple: 8.4 + 2 x 3.4 = 15.2 us    + 1e6 / 1e11 = 10 us              -> 25.2 us
+     *   nvls/Simple (NVLink SHARP): 25 us + S / (1e11 x nvls_bw 1) = 10 us         -> 35 us
+     * Tree (one node) and PAT (several GPUs per node) are not usable. */
+    nccl_params p;
+    nccl_params_defaults(&p);
+    nccl_shape s = shape(2, 1, 2, 1e11, INFINITY);
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_LL, 1e6), 47.8 * US, "ring/LL");
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_LL128, 1e6), 17.8 * US + 1e6 / 0.92e11, "ring/LL128");
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), 25.2 * US, "ring/Simple");
+    ck_assert(!nccl_usable(&p, &s, NCCL_TREE, NCCL_SIMPLE));
+    ck_assert(!nccl_usable(&p, &s, NCCL_PAT, NCCL_SIMPLE));
+    ck_assert(!nccl_usable(&p, &s, NCCL_NVLS, NCCL_SIMPLE)); /* nvls off by default */
+    p.nvls = 1;
+    ck_assert(nccl_usable(&p, &s, NCCL_NVLS, NCCL_SIMPLE));
+    ck_assert(!nccl_usable(&p, &s, NCCL_NVLS, NCCL_LL)); /* NVLS is Simple only */
+    close_to(nccl_time(&p, &s, NCCL_NVLS, NCCL_SIMPLE, 1e6), 35 * US, "nvls/Simple");
+    nccl_algo a;
+    nccl_proto q;
+    close_to(nccl_best(&p, &s, 1e6, &a, &q), 25.2 * US, "best");
+    ck_assert_int_eq(a, NCCL_RING);
+    ck_assert_int_eq(q, NCCL_SIMPLE);
+    /* all-gather of the same S: n-1 = 1 step, bus bytes S/2 */
+    s.kind = 0;
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), (8.4 + 3.4) * US + 0.5e6 / 1e11, "all-gather ring/Simple");
+}
+END_TEST
+
+START_TEST(test_times_two_nodes)
+{
+    /* All-reduce, 2 nodes x 2 GPUs (n = 4), NVLink 1e11, network 1e10 B/s per rank, S = 1e6 B.
+     * Ring: 6 steps, every one paying the network hop (its slowest hop); bus bytes 1.5e6 at
+     * min(1e11, 1e10) x protocol:
+     *   ring/LL:      6.6 + 6 x 2.7 = 22.8 us + 1.5e6 / 2.5e9  = 600 us      -> 622.8 us
+     *   ring/LL128:  14.0 + 6 x 4.0 = 38.0 us + 1.5e6 / 9.2e9  = 163.043 us  -> 201.043 us
+     *   ring/Simple:  8.4 + 6 x 14  = 92.4 us + 1.5e6 / 1e10   = 150 us      -> 242.4 us
+     * Tree (2 nodes: each node a root and a leaf, S per node-edge), base + 2 ((m-1) intra +
+     * log2(k) net), bandwidth 1e10 x tree_bw 0.92 x protocol:
+     *   tree/LL:      6.8 + 2 (0.6 + 2.7)  = 13.4 us + 1e6 / 2.3e9   = 434.783 us -> 448.183 us
+     *   tree/LL128:  14.0 + 2 (1.9 + 4.0)  = 25.8 us + 1e6 / 8.464e9 = 118.147 us -> 143.947 us
+     *   tree/Simple:  8.4 + 2 (3.4 + 14.0) = 43.2 us + 1e6 / 9.2e9   = 108.696 us -> 151.896 us
+     * NVLS-tree (nvls = 1): 25 + 2 x 14 = 53 us + 1e6 / min(1e11, 9.2e9) = 108.696 -> 161.696 us.
+     * NCCL's choice: tree/LL128; with Simple only (aws-ofi-nccl on EFA): tree/Simple. */
+    nccl_params p;
+    nccl_params_defaults(&p);
+    nccl_shape s = shape(2, 2, 2, 1e11, 1e10);
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_LL, 1e6), 22.8 * US + 1.5e6 / 2.5e9, "ring/LL");
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_LL128, 1e6), 38.0 * US + 1.5e6 / 9.2e9, "ring/LL128");
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), 242.4 * US, "ring/Simple");
+    close_to(nccl_time(&p, &s, NCCL_TREE, NCCL_LL, 1e6), 13.4 * US + 1e6 / 2.3e9, "tree/LL");
+    close_to(nccl_time(&p, &s, NCCL_TREE, NCCL_LL128, 1e6), 25.8 * US + 1e6 / 8.464e9, "tree/LL128");
+    close_to(nccl_time(&p, &s, NCCL_TREE, NCCL_SIMPLE, 1e6), 43.2 * US + 1e6 / 9.2e9, "tree/Simple");
+    p.nvls = 1;
+    close_to(nccl_time(&p, &s, NCCL_NVLS_TREE, NCCL_SIMPLE, 1e6), 53 * US + 1e6 / 9.2e9, "nvls-tree/Simple");
+    nccl_algo a;
+    nccl_proto q;
+    nccl_best(&p, &s, 1e6, &a, &q);
+    ck_assert_int_eq(a, NCCL_TREE);
+    ck_assert_int_eq(q, NCCL_LL128);
+    p.simple_only = 1;
+    close_to(nccl_best(&p, &s, 1e6, &a, &q), 43.2 * US + 1e6 / 9.2e9, "simple only");
+    ck_assert_int_eq(a, NCCL_TREE);
+    ck_assert_int_eq(q, NCCL_SIMPLE);
+    /* a floor is paid once per collective spanning nodes */
+    p.net_floor_s = 50 * US;
+    close_to(nccl_time(&p, &s, NCCL_TREE, NCCL_SIMPLE, 1e6), 93.2 * US + 1e6 / 9.2e9, "tree/Simple + floor");
+    s = shape(2, 1, 4, 1e11, INFINITY);
+    close_to(nccl_latency(&p, &s, NCCL_RING, NCCL_SIMPLE), (8.4 + 6 * 3.4) * US, "no floor on one node");
+    /* beyond 2 nodes a tree node is interior in one tree and a leaf in the other: 2S */
+    s = shape(2, 4, 2, 1e11, 1e10);
+    close_to(nccl_time(&p, &s, NCCL_TREE, NCCL_SIMPLE, 1e6) - nccl_latency(&p, &s, NCCL_TREE, NCCL_SIMPLE),
+             2e6 / 9.2e9, "4-node tree moves 2S");
+}
+END_TEST
+
+START_TEST(test_times_pat_and_chunks)
+{
+    /* All-gather, one GPU per node (PAT usable), network 1e10 B/s.
+     * k = 2, S = 1e6: ring 8.4 + 1 x 14 = 22.4 us + 0.5e6 / 1e10 = 50 us -> 72.4 us;
+     *   PAT 8.4 + log2(2) x 14 = 22.4 us + 0.5e6 / (0.75 x 1e10) = 66.667 us -> 89.067 us: ring.
+     * k = 64, S = 65536: ring 8.4 + 63 x 14 = 890.4 us + 63/64 x 65536 / 1e10 = 6.4512 us;
+     *   PAT 8.4 + 6 x 14 = 92.4 us + 6.4512 / 0.75 = 8.6016 us -> 101.0016 us: PAT. */
+    nccl_params p;
+    nccl_params_defaults(&p);
+    nccl_shape s = shape(0, 2, 1, INFINITY, 1e10);
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), 72.4 * US, "ring k=2");
+    close_to(nccl_time(&p, &s, NCCL_PAT, NCCL_SIMPLE, 1e6), 22.4 * US + 0.5e6 / 0.75e10, "pat k=2");
+    nccl_algo a;
+    nccl_best(&p, &s, 1e6, &a, NULL);
+    ck_assert_int_eq(a, NCCL_RING);
+    s = shape(0, 64, 1, INFINITY, 1e10);
+    close_to(nccl_time(&p, &s, NCCL_PAT, NCCL_SIMPLE, 65536), 92.4 * US + 63.0 / 64 * 65536 / 0.75e10, "pat k=64");
+    nccl_best(&p, &s, 65536, &a, NULL);
+    ck_assert_int_eq(a, NCCL_PAT);
+    /* chunk efficiency: a per-rank chunk equal to chunk_half halves the bandwidth (exponent 1) */
+    s = shape(0, 1, 2, 1e11, INFINITY);
+    p.chunk_half_B[NCCL_RING] = 0.5e6; /* S/n = 0.5e6 */
+    close_to(nccl_time(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), (8.4 + 3.4) * US + 0.5e6 / 0.5e11, "chunk half");
+    /* node fall: 1 / (1 + fall x log2(k / 2)) on the ring's network rate */
+    p.chunk_half_B[NCCL_RING] = 0;
+    p.ring_node_fall = 0.1;
+    s = shape(0, 8, 1, INFINITY, 1e10);
+    close_to(nccl_bw(&p, &s, NCCL_RING, NCCL_SIMPLE, 1e6), 1e10 / 1.2, "node fall at 8 nodes");
+}
+END_TEST
+
+/* NCCL's choice on a table of cases. Constants: tuning.cc defaults with NVLS on, an 8-GPU
+ * H100-like node (intra 3.7e11 B/s per rank) and 8 x 400 Gb/s IB (net 3.6e11 B/s per node).
+ * Derivation (times in us, S in B; ring all-reduce on one node: 14 steps):
+ *   1 node, 4 KiB: ring/LL 6.6 + 14 x 0.6 = 15.0 + 7168 / 9.25e10 ~ 0.08 -> 15.1; ring/LL128
+ *     40.6; ring/Simple 56; NVLS 25 + 0.01: ring/LL (NCCL: LL for small sizes).
+ *   1 node, 1 GiB: ring/Simple 56 + 1.879e9 / 3.7e11 = 5078 us; NVLS 25 + 1.074e9 / 3.7e11 =
+ *     2902 us: NVLS (NCCL: NVLS for large all-reduce on NVSwitch gen 3).
+ *   1 node all-gather 1 GiB: ring (NVLS is all-reduce only here); LL128 at 0.92 x bandwidth
+ *     loses to Simple: 8.4 + 7 x 3.4 + 0.9395e9 / 3.7e11 vs 14 + 7 x 1.9 + 0.9395e9 / 3.404e11.
+ *   2 nodes, 64 MiB all-reduce: tree (S per node-edge: 0.0671e9 / (3.3e11) ~ 203 us) beats the
+ *     ring (3.1 / 3.6e11 ... ~ 377 us); LL128 is chosen for its 0.92 and lower latency vs
+ *     Simple's larger tree latency when the difference in bandwidth is smaller than the
+ *     latency saved: Simple 8.4 + 2(7 x 3.4 + 14) = 84 + 67.1e6/3.312e11 = 286.7 vs LL128 14 +
+ *     2(7 x 1.9 + 4) = 48.6 + 67.1e6/3.047e11 = 268.8: LL128. NVLS-tree: 25 + 28 = 53 +
+ *     67.1e6 / min(3.7e11, 3.312e11) = 255.6: nvls-tree.
+ *   32 nodes, 1 GiB all-reduce: ring 8.4 + 510 x 14 = 7148 + 2.14e9 / 3.6e11 = 5950 -> 13098;
+ *     tree moves 2S: 2.15e9 / 3.312e11 = 6485 + 8.4 + 2 (23.8 + 70) = 196 -> 6681 (LL128 6900):
+ *     nvls-tree 53 + 2 x 5 x 14 ... = 193 + 6485 = 6678: nvls-tree.
+ *   32 nodes, 4 KiB all-reduce: tree/LL 6.8 + 2 (7 x 0.6 + 5 x 2.7) = 42.2 + ~0: tree/LL.
+ *   Without NVLS (A100, or NVLS off as aws-ofi-nccl sets it): 1 node 1 GiB all-reduce: ring/Simple;
+ *   2 nodes 64 MiB: tree/LL128 (268.8 us above).
+ *   With simple_only and no NVLS (EFA on p4d): 2 nodes 4 KiB all-reduce: tree/Simple (84 us vs
+ *   ring 8.4 + 30 x 14 = 428). */
+START_TEST(test_choice_table)
+{
+    nccl_params p;
+    nccl_params_defaults(&p);
+    p.nvls = 1;
+    const double IN = 3.7e11, NET = 3.6e11;
+    struct {
+        int kind, k, m, simple_only, nvls;
+        double bytes;
+        nccl_algo a;
+        nccl_proto q;
+    } T[] = {
+        {2, 1, 8, 0, 1, 4096, NCCL_RING, NCCL_LL},
+        {2, 1, 8, 0, 1, 1073741824.0, NCCL_NVLS, NCCL_SIMPLE},
+        {2, 1, 8, 0, 0, 1073741824.0, NCCL_RING, NCCL_SIMPLE},
+        {0, 1, 8, 0, 1, 1073741824.0, NCCL_RING, NCCL_SIMPLE},
+        {2, 2, 8, 0, 1, 67108864.0, NCCL_NVLS_TREE, NCCL_SIMPLE},
+        {2, 2, 8, 0, 0, 67108864.0, NCCL_TREE, NCCL_LL128},
+        {2, 32, 8, 0, 1, 1073741824.0, NCCL_NVLS_TREE, NCCL_SIMPLE},
+        {2, 32, 8, 0, 1, 4096, NCCL_TREE, NCCL_LL},
+        {2, 2, 8, 1, 0, 4096, NCCL_TREE, NCCL_SIMPLE},
+        {0, 64, 1, 0, 0, 65536, NCCL_PAT, NCCL_SIMPLE},
+    };
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        p.simple_only = T[i].simple_only;
+        p.nvls = T[i].nvls;
+        nccl_shape s = shape(T[i].kind, T[i].k, T[i].m, IN, NET);
+        nccl_algo a;
+        nccl_proto q;
+        nccl_best(&p, &s, T[i].bytes, &a, &q);
+        ck_assert_msg(a == T[i].a && q == T[i].q, "case %zu: got %s/%s, want %s/%s", i, nccl_algo_name(a),
+                      nccl_proto_name(q), nccl_algo_name(T[i].a), nccl_proto_name(T[i].q));
+    }
+}
+END_TEST
+
+static void load_cal(const char *name, cost_calib *k)
+{
+    char path[128];
+    snprintf(path, sizeof path, "configs/calibrations/%s.json", name);
+    sc_err e;
+    ck_assert_msg(cost_calib_load(path, k, &e) == 0, "%s: %s", path, e.text);
+    ck_assert(k->nccl.on);
+}
+
+START_TEST(test_more_bandwidth_never_slower)
+{
+    /* For every shipped "nccl" calibration, kind, shape and size: NCCL's best time with 1.5x the
+     * intra-node or network bandwidth is never larger. */
+    static const char *const cals[] = {"p5.48xlarge", "p4de.24xlarge", "dgx-h100", "p3dn.24xlarge"};
+    for (size_t c = 0; c < 4; c++) {
+        cost_calib k;
+        load_cal(cals[c], &k);
+        for (int kind = 0; kind < 3; kind++)
+            for (int nodes = 1; nodes <= 64; nodes *= 2)
+                for (int m = 1; m <= 8; m *= 2)
+                    for (double S = 8; S < 2e10; S *= 7.3) {
+                        nccl_shape s = shape(kind, nodes, m, 3e11, 5e10);
+                        double t = nccl_best(&k.nccl, &s, S, NULL, NULL);
+                        s.intra_Bps *= 1.5;
+                        double ti = nccl_best(&k.nccl, &s, S, NULL, NULL);
+                        s.net_Bps *= 1.5;
+                        double tn = nccl_best(&k.nccl, &s, S, NULL, NULL);
+                        ck_assert_msg(ti <= t * (1 + 1e-12) && tn <= ti * (1 + 1e-12),
+                                      "%s kind %d k %d m %d S %g: %g %g %g", cals[c], kind, nodes, m, S, t, ti, tn);
+                    }
+    }
+}
+END_TEST
+
+START_TEST(test_ring_more_nodes_never_faster)
+{
+    /* A ring of the same bytes per rank (S = c x n) over more nodes (m fixed) is never faster,
+     * for every protocol, shipped calibration and per-rank chunk c; nor is NCCL's best choice. */
+    static const char *const cals[] = {"p5.48xlarge", "p4de.24xlarge", "dgx-h100", "p3dn.24xlarge"};
+    for (size_t ci = 0; ci < 4; ci++) {
+        cost_calib k;
+        load_cal(cals[ci], &k);
+        for (int kind = 0; kind < 3; kind++)
+            for (int m = 1; m <= 8; m *= 2)
+                for (double c = 64; c < 1e9; c *= 9.1)
+                    for (int q = 0; q < NCCL_N_PROTOS; q++) {
+                        double prev = 0, prev_best = 0;
+                        for (int nodes = 2; nodes <= 128; nodes++) {
+                            nccl_shape s = shape(kind, nodes, m, 3e11, 5e10);
+                            double S = c * s.n;
+                            double t = nccl_time(&k.nccl, &s, NCCL_RING, (nccl_proto)q, S);
+                            double b = nccl_best(&k.nccl, &s, S, NULL, NULL);
+                            ck_assert_msg(t >= prev * (1 - 1e-12), "%s ring %s kind %d m %d c %g k %d: %g < %g",
+                                          cals[ci], nccl_proto_name((nccl_proto)q), kind, m, c, nodes, t, prev);
+                            ck_assert_msg(b >= prev_best * (1 - 1e-12), "%s best kind %d m %d c %g k %d: %g < %g",
+                                          cals[ci], kind, m, c, nodes, b, prev_best);
+                            prev = t;
+                            prev_best = b;
+                        }
+                    }
+    }
+}
+END_TEST
+
+START_TEST(test_cost_delegates)
+{
+    /* cost_coll_best with an "nccl" calibration = nccl_best on the group's shape (efficiencies
+     * applied); the returned code names the choice; latency + edge bytes / busbw = the time
+     * (what the simulator charges: the latency, then edge bytes as flows at the link rate). */
+    spec_cluster c;
+    sc_err ce;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p5.48xlarge.json", &c, &ce), 0);
+    cost_calib k;
+    load_cal("p5.48xlarge", &k);
+    int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int nodes = 1; nodes <= 16; nodes *= 2)
+        for (int kind = 0; kind < 3; kind++)
+            for (double S = 1e3; S < 1e10; S *= 10) {
+                cost_group g;
+                cost_group_make(&c, nodes, locals, 8, 1, &g);
+                cost_algo code;
+                double t = cost_coll_best(&k, (cost_coll)kind, S, 1, &g, &code);
+                double lat = cost_coll_latency(&k, (cost_coll)kind, code, 1, &g);
+                double edge = cost_coll_edge_bytes(&k, (cost_coll)kind, code, S, &g);
+                close_to(lat + edge / cost_group_busbw(&k, &g), t, "latency + edge / busbw");
+                close_to(cost_coll_time(&k, (cost_coll)kind, code, S, 1, &g), t, "cost_coll_time of the choice");
+                /* 4 chunks: 4 calls of S/4 */
+                double t4 = cost_coll_best(&k, (cost_coll)kind, S, 4, &g, &code);
+                close_to(4 * cost_coll_latency(&k, (cost_coll)kind, code, 1, &g) +
+                             cost_coll_edge_bytes_n(&k, (cost_coll)kind, code, S, 4, &g) / cost_group_busbw(&k, &g),
+                         t4, "chunks");
+                char name[32];
+                cost_algo_name(code, name, sizeof name);
+                ck_assert_ptr_nonnull(strchr(name, '/'));
+            }
+}
+END_TEST
+
+START_TEST(test_calib_parse)
+{
+    /* Unknown keys, a flag that is not 0/1 and a zero protocol bandwidth are errors; absent
+     * keys take tuning.cc's values. */
+    cost_calib k;
+    sc_err e;
+    const char *base = "{\"name\":\"x\",\"source\":\"y\",\"gpu\":{\"gemm_efficiency\":0.8,\"gemm_overhead_us\":1,"
+                       "\"hbm_efficiency\":0.8,\"optimizer_bytes_per_param\":16,\"overlap_slowdown\":0},"
+                       "\"links\":{\"nvlink\":{\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"pcie\":{"
+                       "\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"net\":{\"bandwidth_efficiency\":0.8,"
+                       "\"hop_latency_us\":1}},\"algorithms\":{\"ring\":{\"base_latency_us\":1},\"tree\":{"
+                       "\"base_latency_us\":1,\"bandwidth_factor\":0.9}}%s}";
+    char buf[2048];
+    snprintf(buf, sizeof buf, base, "");
+    ck_assert_int_eq(cost_calib_parse(buf, "t", &k, &e), 0);
+    ck_assert(!k.nccl.on);
+    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"net_floor_us\":{\"value\":12,\"sd\":1,\"source\":\"s\"}}");
+    ck_assert_int_eq(cost_calib_parse(buf, "t", &k, &e), 0);
+    ck_assert(k.nccl.on);
+    close_to(k.nccl.net_floor_s, 12e-6, "floor");
+    close_to(k.nccl.net_hop_s[NCCL_SIMPLE], 14e-6, "default net hop (tuning.cc)");
+    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"bogus\":1}");
+    ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
+    ck_assert_str_eq(e.path, "$.nccl.bogus");
+    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"nvls\":0.5}");
+    ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
+    ck_assert_str_eq(e.path, "$.nccl.nvls");
+    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"chunk_half_KiB\":{\"ring\":64,\"star\":1}}");
+    ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
+}
+END_TEST
+
+Suite *nccl_suite(void)
+{
+    Suite *s = suite_create("nccl");
+    TCase *tc = tcase_create("nccl");
+    tcase_add_test(tc, test_times_one_node);
+    tcase_add_test(tc, test_times_two_nodes);
+    tcase_add_test(tc, test_times_pat_and_chunks);
+    tcase_add_test(tc, test_choice_table);
+    tcase_add_test(tc, test_more_bandwidth_never_slower);
+    tcase_add_test(tc, test_ring_more_nodes_never_faster);
+    tcase_add_test(tc, test_cost_delegates);
+    tcase_add_test(tc, test_calib_parse);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
