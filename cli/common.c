@@ -1,6 +1,8 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
 
+#include "../model/framework.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -132,6 +134,13 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return 1;
         }
         return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
+    case 1015:
+        if (spec_framework_parse(arg) < 0)
+            return sc_err_set(err, SC_EINPUT, "--framework", "",
+                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\"", arg);
+        s->framework = arg;
+        return 1;
+    case 1016: s->strict = 1; return 1;
     }
     return 0;
 }
@@ -140,6 +149,44 @@ int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *ou
 {
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return spec_resolve(kind, name, roots, 2, out, n, err);
+}
+
+/* What the ds_config left unmodelled, one stderr line per key; --strict: the first is an error. */
+static int ds_notes(cli_setup *s, sc_err *err)
+{
+    const spec_ds_report *r = &s->ds_report;
+    if (s->strict && r->n)
+        return sc_err_set(err, SC_EINPUT, s->ds_config, r->path[0], "%s (--strict: not modelled)", r->why[0]);
+    for (int i = 0; i < r->n; i++)
+        fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", s->ds_config, r->path[i], r->why[i]);
+    if (r->auto_mb || r->auto_ga || r->auto_batch)
+        fprintf(stderr,
+                "shardcast: %s: \"auto\" batch keys take shardcast's --micro-batch / --grad-accum (Hugging Face: "
+                "--per_device_train_batch_size, --gradient_accumulation_steps; train_batch_size = their product x "
+                "world size)\n",
+                s->ds_config);
+    return 0;
+}
+
+/* ds_config train_batch_size against micro-batch x accumulation x data-parallel ranks, per node
+ * count; derives the accumulation when the file left it out (one node count only). */
+static int ds_batch(cli_setup *s, sc_err *err)
+{
+    if (s->training.ga_from_batch && s->n_nodes > 1)
+        return sc_err_set(err, SC_EINPUT, s->ds_config, "$.train_batch_size",
+                          "fixes the gradient accumulation for one node count, got %d node counts (give "
+                          "gradient_accumulation_steps or one --nodes)",
+                          s->n_nodes);
+    for (int j = 0; j < s->n_nodes; j++)
+        for (int i = 0; i < s->n_layouts; i++) {
+            const spec_layout *l = &s->layouts[i];
+            int n = s->nodes[j] * s->cluster.gpus_per_node;
+            int mp = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[0] * l->grid[1] * l->grid[2] : 1;
+            int rc = spec_ds_check_batch(&s->training, n / mp, s->ds_config, err);
+            if (rc)
+                return rc;
+        }
+    return 0;
 }
 
 static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
@@ -191,7 +238,9 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     }
     if (s->ds_config) {
         spec_layout l;
-        if ((rc = spec_load_ds_config(s->ds_config, &s->training, &l, err)))
+        if ((rc = spec_load_ds_config_ex(s->ds_config, &s->training, &l, &s->ds_report, err)))
+            return rc;
+        if ((rc = ds_notes(s, err)))
             return rc;
         if (!s->n_layout_args && !s->n_layouts)
             s->layouts[s->n_layouts++] = l;
@@ -204,14 +253,21 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         return rc;
     if (s->micro_batch)
         s->training.micro_batch = s->micro_batch;
-    if (s->grad_accum)
+    if (s->grad_accum) {
         s->training.grad_accum = s->grad_accum;
+        s->training.ga_from_batch = 0;
+    }
     if (s->prefetch)
         s->training.prefetch_layers = s->prefetch;
     if (s->act_ckpt >= 0)
         s->training.act_ckpt = s->act_ckpt;
     if (s->precision)
         s->training.precision = !strcmp(s->precision, "fp16") ? PREC_FP16 : !strcmp(s->precision, "fp32") ? PREC_FP32 : PREC_BF16;
+    if (s->framework)
+        s->training.framework = (spec_framework)spec_framework_parse(s->framework);
+    for (int i = 0; i < s->n_layouts; i++)
+        if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
+            return rc;
 
     if (need & NEED_CLUSTER) {
         if (!cluster)
@@ -225,6 +281,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
             return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
         if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) || (rc = spec_load_model(path, &s->model, err)))
             return rc;
+        if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
+            spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);
     }
     if ((need & NEED_NODES) && !s->n_nodes)
         return sc_err_set(err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)");
@@ -243,6 +301,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         for (int i = 0; i < s->n_layouts; i++)
             if ((rc = spec_layout_check_model(&s->layouts[i], &s->model, err)))
                 return rc;
+    if (s->training.train_batch && (need & NEED_NODES) && (need & NEED_CLUSTER))
+        return ds_batch(s, err);
     return 0;
 }
 

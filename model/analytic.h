@@ -18,10 +18,12 @@ typedef struct an_titem {
                              collectives, compute)); the simulator runs comp - overlap_s
                              and applies the slowdown itself while collectives run      */
     int ng, nr, ni;
-    double g[2], r[2];    /* gathers and reduces, in issue order                        */
-    cost_coll gk[2], rk[2];
+    double g[2], r[3];    /* gathers and reduces, in issue order                        */
+    cost_coll gk[2], rk[3];
+    int gs[2], rs[3];     /* their communication streams                                */
     double in[4];         /* inline collectives (layout.h), in issue order              */
     cost_coll ik[4];
+    int is[4];
     double inl_f;         /* fraction of comp running beside the inline collectives     */
 } an_titem;
 

@@ -50,6 +50,12 @@ typedef struct cost_calib {
     cost_param hop_lat_s[N_TIERS];/* latency of one ring step over this tier, s              */
     cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
     cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
+    /* framework overheads (model/framework.h; optional "frameworks" object, defaults in
+     * cost_calib_framework_defaults with their sources; ideal: 0) */
+    cost_param fw_hook_s[N_FRAMEWORKS]; /* per hook invocation (DeepSpeed sub-module fetch /
+                                           release, FSDP unit pre/post hooks), s            */
+    cost_param fw_coll_s[N_FRAMEWORKS]; /* per collective issued (Python-side bookkeeping,
+                                           flattening, stream waits, allocator), s          */
 } cost_calib;
 
 /* Geometry of a communicator as the cost model sees it: n ranks over k nodes, m per node;
@@ -122,5 +128,7 @@ int cost_calib_load(const char *path, cost_calib *out, sc_err *err);
 int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_err *err);
 /* Defaults from NCCL's model and datasheet rules of thumb, for a GPU arch (when no file). */
 void cost_calib_defaults(const spec_cluster *c, cost_calib *out);
+/* The framework overheads alone (every calibration starts from these). */
+void cost_calib_framework_defaults(cost_calib *out);
 
 #endif

@@ -89,6 +89,11 @@ typedef struct spec_model {
 /* ---- training ------------------------------------------------------------------------ */
 typedef enum { PREC_BF16, PREC_FP16, PREC_FP32 } spec_precision;
 
+/* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
+ * framework is named: today's op graphs), DeepSpeed, PyTorch FSDP (FSDP1), FSDP2
+ * (fully_shard) or Megatron-LM. Each schedules the same layout differently. */
+typedef enum { FW_IDEAL, FW_DEEPSPEED, FW_FSDP, FW_FSDP2, FW_MEGATRON, N_FRAMEWORKS } spec_framework;
+
 typedef struct spec_training {
     int micro_batch;        /* sequences per GPU per micro-step                          */
     int grad_accum;         /* micro-steps per optimizer step                            */
@@ -98,12 +103,21 @@ typedef struct spec_training {
     int prefetch_layers;    /* sharded layouts: layers all-gathered ahead of use         */
     double bucket_bytes;    /* gradient / all-gather bucket, bytes                       */
     double reserve_bytes;   /* CUDA context, NCCL buffers, allocator slack, bytes        */
+    /* framework and its schedule knobs (model/framework.c reads them; 0 / -1 = its default) */
+    spec_framework framework;
+    int overlap_comm;       /* DeepSpeed overlap_comm: -1 = its default (stage 3 on, else off) */
+    double allgather_bucket_bytes; /* DeepSpeed ZeRO-1/2 post-step all-gather bucket (0 = 5e8 elements) */
+    double prefetch_bucket_bytes;  /* DeepSpeed ZeRO-3 stage3_prefetch_bucket_size, bytes (0 = 5e7 elements) */
+    double max_live_params;        /* DeepSpeed ZeRO-3 stage3_max_live_parameters (0 = 1e9)   */
+    int limit_all_gathers;  /* FSDP1: at most two all-gathers in flight (-1 = default on)     */
+    int train_batch;        /* ds_config train_batch_size to check against micro x accum x dp (0 = none) */
+    int ga_from_batch;      /* 1: grad_accum was not given: derived from train_batch_size      */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */
 typedef enum {
     LAYOUT_DDP,
-    LAYOUT_ZERO1,
+    LAYOUT_ZERO1,  /* p = 0: over all ranks; p > 0: states sharded within p, replicated across */
     LAYOUT_ZERO2,
     LAYOUT_ZERO3,
     LAYOUT_MICS,   /* p = partition group size, hier = hierarchical all-gather          */
@@ -113,7 +127,11 @@ typedef enum {
                       (zero1 = 1: ZeRO-1) across the N/t replicas                          */
     LAYOUT_AXONN,  /* AxoNN 4D: a Gx x Gy x Gz tensor-parallel grid, Gdata replicas        */
     LAYOUT_ZERO3_OFFLOAD, /* ZeRO-3, optimizer states and update on the host CPU        */
-    LAYOUT_LUWU    /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_LUWU,   /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_SHARD_GRAD_OP, /* FSDP SHARD_GRAD_OP: parameters gathered once per micro-step
+                             (forward) and kept until the backward ends; grads reduce-scattered */
+    LAYOUT_HSDP_ZERO2     /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
+                             all-reduce the gradient shards                                  */
 } spec_layout_kind;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
@@ -129,6 +147,8 @@ typedef struct spec_layout {
     char placement[SPEC_AXES + 1]; /* AxoNN: the axes from the innermost (consecutive ranks,
                                       inside a node) outwards, a permutation of "xyzd"     */
     int overlap;       /* TP/AxoNN: collectives overlap independent compute (default 1)  */
+    int qwz, qgz;      /* ZeRO++: quantized weights all-gather (int8), quantized gradients
+                          (int4 hierarchical all-to-all) (default 0)                       */
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */
@@ -186,6 +206,29 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 
 const char *spec_precision_str(spec_precision p);
+/* "ideal" | "deepspeed" | "fsdp" | "fsdp2" | "megatron"; parse returns -1 for anything else. */
+const char *spec_framework_str(spec_framework f);
+int spec_framework_parse(const char *s);
+
+/* What a ds_config said that shardcast does not model: one line per key (JSON path and why). */
+#define SPEC_DS_MAX_NOTES 48
+typedef struct spec_ds_report {
+    int n;
+    char path[SPEC_DS_MAX_NOTES][96];
+    char why[SPEC_DS_MAX_NOTES][160];
+    int auto_mb, auto_ga, auto_batch; /* "auto" left to shardcast's values                 */
+    int auto_bucket, auto_prefetch;   /* "auto" resolved from the model's hidden size        */
+    int ga_given;                     /* gradient_accumulation_steps was a number            */
+} spec_ds_report;
+/* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
+int spec_load_ds_config_ex(const char *path, spec_training *t, spec_layout *layout, spec_ds_report *rep,
+                           sc_err *err);
+/* Hugging Face's "auto" for the bucket keys: reduce_bucket_size = hidden^2,
+ * stage3_prefetch_bucket_size = 0.9 hidden^2 (transformers integrations/deepspeed.py). */
+void spec_ds_resolve_auto(const spec_ds_report *rep, int hidden, spec_training *t);
+/* train_batch_size against micro-batch x accumulation x data-parallel ranks; when the
+ * accumulation was not given, derive it (DeepSpeed's rule). `source` names the file. */
+int spec_ds_check_batch(spec_training *t, int dp, const char *source, sc_err *err);
 const char *spec_fabric_str(spec_fabric_kind k);
 
 /* Resolve a name ("p4d.24xlarge") or a path to a readable file. kind is "clusters",
