@@ -18,6 +18,7 @@ static Suite *(*const SUITES[])(void) = {
     offload_suite,
     net_suite,
     exec_suite,
+    framework_suite,
     fit_suite,
 };
 
