@@ -156,7 +156,7 @@ static int ds_notes(cli_setup *s, sc_err *err)
 {
     const spec_ds_report *r = &s->ds_report;
     if (s->strict && r->n)
-        return sc_err_set(err, SC_EINPUT, s->ds_config, r->path[0], "%s (--strict: not modelled)", r->why[0]);
+        return sc_err_set(err, SC_EINPUT, s->ds_config, r->path[0], "%s (--strict makes a key shardcast does not model an error)", r->why[0]);
     for (int i = 0; i < r->n; i++)
         fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", s->ds_config, r->path[i], r->why[i]);
     if (r->auto_mb || r->auto_ga || r->auto_batch)

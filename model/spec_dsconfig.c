@@ -211,7 +211,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
             continue;
         char p[96];
         snprintf(p, sizeof p, "%s.%.60s", B, k);
-        note(rep, p, "not modelled (no effect on the prediction)");
+        note(rep, p, "not modelled");
     }
     return 0;
 }
