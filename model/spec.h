@@ -182,8 +182,9 @@ int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, 
 int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err);
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err);
 
-/* Layout strings: "ddp", "zero1", "zero2", "zero3", "mics:p=8", "mics:p=16,hier=0",
- * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp:hpz=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
+/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
+ * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
+ * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]", "zero3-offload", "luwu". */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
@@ -202,7 +203,8 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
-/* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, mics/hsdp: p, zeropp: n). */
+/* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
+ * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 
 const char *spec_precision_str(spec_precision p);
