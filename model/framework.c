@@ -21,6 +21,13 @@ int fw_submodules(const wl_layer *L)
     return n;
 }
 
+double fw_reduce_bucket(const spec_training *t, const wl *w)
+{
+    if (t->framework != FW_DEEPSPEED)
+        return t->bucket_bytes;
+    return t->reduce_bucket_bytes > 0 ? t->reduce_bucket_bytes : 5e8 * w->elem_bytes;
+}
+
 int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
 {
     switch (t->framework) {
@@ -57,6 +64,7 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     f->prefetch = fw_prefetch(t, l, w);
     f->overlap = 1;
     f->allgather_bucket_bytes = t->bucket_bytes;
+    f->reduce_bucket_bytes = fw_reduce_bucket(t, w);
     switch (t->framework) {
     case FW_IDEAL: break; /* one stream, reduce-scatter, replica all-reduce at the boundary */
     case FW_DEEPSPEED:

@@ -36,12 +36,17 @@ typedef struct fw_sched {
     int submodule;         /* gathers per sub-module (DeepSpeed ZeRO-3), else per layer      */
     int copy_in_out;       /* FSDP2: copy-in / copy-out kernels around each collective      */
     double allgather_bucket_bytes; /* ZeRO-1/2 post-step parameter all-gather bucket         */
+    double reduce_bucket_bytes;    /* gradient reduction bucket (DeepSpeed: reduce_bucket_size,
+                                      a ZeRO-3 layer above it is reduce-scattered in pieces)  */
 } fw_sched;
 
 /* The schedule of layout l under t's framework for workload w. */
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *out);
 /* Prefetch depth the framework uses (also sizes the gathered buffers in model/memory). */
 int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w);
+/* Gradient bucket of the framework, bytes (DeepSpeed's 5e8 elements unless the ds_config set
+ * reduce_bucket_size; others the training's bucket_MB, DDP's 25 MB by default). */
+double fw_reduce_bucket(const spec_training *t, const wl *w);
 /* Parameter-holding sub-modules of one copy of a layer (DeepSpeed ZeRO-3 fetch granularity:
  * a block's linear layers and its two norms; an embedding or head: one). */
 int fw_submodules(const wl_layer *L);

@@ -158,7 +158,8 @@ static void grad_sync(const lo_graph *g, const spec_training *t, int last, doubl
         return; /* reduced after the backward: boundary ops */
     lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
     cost_coll kind = ddp || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
-    lo_coll c = on(lo_coll_make(kind, grp, S, buckets(S, t->bucket_bytes)), f->reduce_stream);
+    lo_coll c = on(lo_coll_make(kind, grp, S, buckets(S, f->reduce_bucket_bytes)), f->reduce_stream);
+    (void)t;
     if (g->framework == FW_DEEPSPEED && zero2 && !f->overlap)
         it->inl[it->n_inline++] = c; /* inline_overlap 0: the compute waits */
     else
@@ -194,6 +195,8 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     double S = L->params * g->elem_bytes; /* its parameters (or gradients), bytes */
     const int gs = f->gather_stream, rs = f->reduce_stream;
     const int chunks = f->submodule ? fw_submodules(L) : 1; /* DeepSpeed: one fetch per sub-module */
+    /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
+    const int rchunks = f->submodule ? buckets(S, f->reduce_bucket_bytes) : 1;
     switch (l->kind) {
     case LAYOUT_DDP:
     case LAYOUT_ZERO1:
@@ -209,7 +212,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         if (pass == LO_FWD || l->kind == LAYOUT_ZERO3)
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
         break;
     case LAYOUT_MICS:
         if (l->hier && l->p > G) {
@@ -221,7 +224,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
         }
         if (pass == LO_BWD) {
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, rchunks), rs);
             /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
              * reduced bucket, on the reduce stream, inside the last micro-step's backward */
             if (f->replica_in_bwd && last && N / l->p > 1)
@@ -263,7 +266,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             if (l->qgz && g->nodes > 1)
                 qgz_reduce(g, S, rs, it);
             else
-                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1), rs);
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
         }
         break;
     }
@@ -319,7 +322,8 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         N > 1) {
         lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
         cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
-        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(kind, grp, psi * e, buckets(psi * e, t->bucket_bytes))};
+        g->boundary[g->n_boundary++] =
+            (lo_bop){.coll = lo_coll_make(kind, grp, psi * e, buckets(psi * e, f->reduce_bucket_bytes))};
         if (l->p && N / l->p > 1)
             g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
     }

@@ -106,7 +106,8 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
             o->gathered = bp * psi * (1 - 1 / sp) + big * bg;
     } else {
-        o->buckets = 2 * t->bucket_bytes; /* one reducing, one filling (DDP; ZeRO-1/2 reduce + gather) */
+        o->buckets = 2 * fw_reduce_bucket(t, w); /* one reducing, one filling (DDP; ZeRO-1/2 reduce +
+                                                    gather; DeepSpeed's two ipg buffers)   */
     }
     o->reserve = t->reserve_bytes;
     o->total = o->params + o->grads + o->optim + o->activations + o->gathered + o->buckets + o->reserve;

@@ -107,6 +107,7 @@ typedef struct spec_training {
     spec_framework framework;
     int overlap_comm;       /* DeepSpeed overlap_comm: -1 = its default (stage 3 on, else off) */
     double allgather_bucket_bytes; /* DeepSpeed ZeRO-1/2 post-step all-gather bucket (0 = 5e8 elements) */
+    double reduce_bucket_bytes;    /* DeepSpeed reduce_bucket_size, bytes (0 = 5e8 elements)   */
     double prefetch_bucket_bytes;  /* DeepSpeed ZeRO-3 stage3_prefetch_bucket_size, bytes (0 = 5e7 elements) */
     double max_live_params;        /* DeepSpeed ZeRO-3 stage3_max_live_parameters (0 = 1e9)   */
     int limit_all_gathers;  /* FSDP1: at most two all-gathers in flight (-1 = default on)     */

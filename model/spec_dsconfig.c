@@ -164,7 +164,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         return rc;
     const double e = t->precision == PREC_FP32 ? 4 : 2; /* DeepSpeed counts buckets in elements */
     if (bucket > 0)
-        t->bucket_bytes = bucket * e;
+        t->bucket_bytes = t->reduce_bucket_bytes = bucket * e;
     if (agb > 0)
         t->allgather_bucket_bytes = agb * e;
     if (pre > 0)
@@ -302,7 +302,7 @@ void spec_ds_resolve_auto(const spec_ds_report *rep, int hidden, spec_training *
 {
     const double e = t->precision == PREC_FP32 ? 4 : 2, h2 = (double)hidden * hidden;
     if (rep->auto_bucket)
-        t->bucket_bytes = h2 * e;
+        t->bucket_bytes = t->reduce_bucket_bytes = h2 * e;
     if (rep->auto_prefetch)
         t->prefetch_bucket_bytes = 0.9 * h2 * e;
 }

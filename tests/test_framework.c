@@ -113,6 +113,16 @@ START_TEST(test_ds_zero12_overlap_comm)
     ck_assert_int_eq(g.n_boundary, 3);
     ck_assert_int_eq(g.boundary[0].coll.kind, COLL_ALLREDUCE);
     rel(g.boundary[0].coll.bytes, psi_e(&x));
+    /* DeepSpeed's default reduce bucket is 5e8 elements (zero/config.py), two ipg buffers of
+     * it in memory: 2 x 5e8 x 2 B = 2e9 B (the ideal schedule: DDP's 2 x 25 MB) */
+    spec_layout z2 = lay("zero2");
+    mem_breakdown mb;
+    mem_plan(&x.w, &x.t, &z2, 4, &x.c, &mb);
+    ck_assert(mb.buckets == 2e9);
+    x.t.framework = FW_IDEAL;
+    mem_plan(&x.w, &x.t, &z2, 4, &x.c, &mb);
+    ck_assert(mb.buckets == 50e6);
+    x.t.framework = FW_DEEPSPEED;
     x.t.overlap_comm = 1;
     build(&x, "zero2", 2, &g);
     for (int i = 0; i < g.micro.n_items; i++) {
