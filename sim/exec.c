@@ -13,7 +13,9 @@
 
 #define MAXD 66
 #define NS FW_STREAMS /* communication streams per rank */
-#define TIDS 10       /* trace threads per rank: compute, NS streams, 6 flow channels */
+#define TIDS 8        /* trace threads per rank (cli/plot.c reads tid / 8): compute, NS
+                         streams, TIDS - 1 - NS flow lanes (channels folded onto them) */
+#define FLOW_LANES (TIDS - 1 - NS)
 
 enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE, EV_SOLVE };
 enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY, Q_INLINE };
@@ -587,7 +589,7 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     if (id < s->fm_cap && s->fm[id].src >= 0) {
         char name[48];
         snprintf(name, sizeof name, "flow to rank %d", s->fm[id].dst);
-        trace_span(s, s->fm[id].src, 1 + NS + s->fm[id].ch, name, "flow", s->fm[id].t0, now, NULL);
+        trace_span(s, s->fm[id].src, 1 + NS + s->fm[id].ch % FLOW_LANES, name, "flow", s->fm[id].t0, now, NULL);
         s->fm[id].src = -1;
     }
     /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
@@ -685,7 +687,7 @@ static void trace_names(sim *s)
                 snprintf(name, sizeof name, "rank %d comm", r);
             tr_thread_name(s->o->trace, r / s->G, (r % s->G) * TIDS + 1 + st, name);
         }
-        for (int ch = 0; ch < s->nics && ch < 6; ch++) {
+        for (int ch = 0; ch < s->nics && ch < FLOW_LANES; ch++) {
             snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
             tr_thread_name(s->o->trace, r / s->G, (r % s->G) * TIDS + 1 + NS + ch, name);
         }
