@@ -42,6 +42,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
+        o->d = it->pass == LO_BWD && g->bwd_prefetch_p1 ? g->bwd_prefetch_p1 - 1 : g->prefetch;
         /* backward = 2x forward (cost_layer_bwd_time); recompute adds a forward */
         double comp = it->pass == LO_FWD ? fwd[it->layer] : 2.0 * fwd[it->layer];
         if (it->recompute)
@@ -86,6 +87,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
+    t->prefetch_var = g->bwd_prefetch_p1 && g->bwd_prefetch_p1 - 1 != g->prefetch;
     double fwd[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++)
         fwd[i] = cost_layer_fwd_time(cal, c, layout_layer(g, w, i), w->elem_bytes);
@@ -286,15 +288,24 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
 
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
-    const int d = t->prefetch, D = d + 1;
+    /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
+     * pass), ahead of step start when negative; the uniform case is j = c + d (below) */
+    const int var = t->prefetch_var, d = t->prefetch, D = d + 1;
+    if (var)
+        allow_jump = 0;
+    long lidx = 0;
     state s;
     memset(&s, 0, sizeof s);
     for (int q = 0; q < MAXD; q++)
         s.gend[q] = -INFINITY;
     cursor main = {0, 0, 0}, look = {0, 0, 0};
     long c = 0;
-    for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
-        issue_gathers(&s, item_at(t, &look), 0, q, D);
+    if (!var)
+        for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), 0, q, D);
+    else
+        for (; look.m < t->grad_accum && lidx - item_at(t, &look)->d <= -1; lidx++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), 0, lidx, D);
 
     const an_titem *pend = NULL;
     snap prev, cur, mprev, mcur;
@@ -302,7 +313,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     int have_prev = 0, have_mprev = 0;
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(t, &main);
-        const an_titem *lit = look.m < t->grad_accum ? item_at(t, &look) : NULL;
+        const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
         const void *sig[3] = {mit, lit, pend};
         /* one copy */
         double t_issue = s.comp;
@@ -310,6 +321,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             issue_reduces(&s, pend, t_issue);
         if (lit)
             issue_gathers(&s, lit, t_issue, c + d, D);
+        for (; var && look.m < t->grad_accum && lidx - item_at(t, &look)->d <= c; lidx++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), t_issue, lidx, D);
         double ge = s.gend[c % D], start = s.comp;
         if (ge > start) {
             s.exposed[s.gkind[c % D]] += ge - start;

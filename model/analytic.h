@@ -25,12 +25,14 @@ typedef struct an_titem {
     cost_coll ik[4];
     int is[4];
     double inl_f;         /* fraction of comp running beside the inline collectives     */
+    int d;                /* prefetch depth of its pass                                 */
 } an_titem;
 
 typedef struct an_timed {
     int n_items;
     an_titem micro[LO_MAX_ITEMS], last[LO_MAX_ITEMS];
     int grad_accum, prefetch;
+    int prefetch_var;     /* the backward's depth differs (then: per-item d, no jumps)  */
     int n_boundary;
     int b_is_opt[4];
     double b_dur[4];

@@ -81,6 +81,10 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->replica_stream = 2; /* HYBRID_SHARD all-reduce stream */
         f->replica_in_bwd = 1;
         f->copy_in_out = t->framework == FW_FSDP2;
+        /* BACKWARD_POST issues the next all-gather after the current layer's gradients, NONE
+         * at the next layer's pre-backward hook: at layer granularity both are depth 0 */
+        if (t->backward_prefetch && f->prefetch > 0)
+            f->bwd_prefetch_p1 = 1;
         break;
     case FW_MEGATRON: /* distributed optimizer: --overlap-grad-reduce is opt-in */
         f->reduce_stream = f->replica_stream = 1;

@@ -25,6 +25,9 @@
 typedef struct fw_sched {
     spec_framework fw;
     int prefetch;          /* layers gathered ahead                                          */
+    int bwd_prefetch_p1;   /* 0: the same in the backward; else the backward's depth + 1 (FSDP
+                              BACKWARD_POST / none: 0, the gather issued when the layer is
+                              reached, after the previous layer's backward)                  */
     int gather_stream;     /* stream of parameter all-gathers                                */
     int reduce_stream;     /* stream of gradient reductions                                  */
     int replica_stream;    /* stream of the replica (MiCS / HSDP) all-reduce                 */

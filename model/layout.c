@@ -308,6 +308,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         return;
     }
     g->prefetch = g->sched.prefetch;
+    g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
     lo_make_groups(g, c);
     lo_build_micro(g, w, t, 0, &g->micro, dp_item);
     lo_build_micro(g, w, t, 1, &g->last, dp_item);

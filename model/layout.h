@@ -106,6 +106,9 @@ typedef struct lo_graph {
     fw_sched sched;               /* its schedule parameters for this layout             */
     int nodes, gpus_per_node, n_ranks;
     int prefetch;                 /* d: gathers issued ahead                            */
+    int bwd_prefetch_p1;          /* 0: d in the backward too; else its backward depth + 1:
+                                     a copy's gathers are issued when the host reaches copy
+                                     (its index - its pass's depth), at step start if < 0   */
     int grad_accum;
     double elem_bytes;
     int local_layers;             /* 1: lw holds the layers as one rank computes them

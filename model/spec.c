@@ -256,7 +256,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
 {
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
-                                    "framework", "overlap_comm", "limit_all_gathers", NULL};
+                                    "framework", "overlap_comm", "limit_all_gathers", "backward_prefetch", NULL};
+    static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int rc, prec = (int)t->precision, fw = (int)t->framework;
     double bucket_MB = t->bucket_bytes / 1e6, reserve = t->reserve_bytes / GiB;
     if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
@@ -269,7 +270,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         (rc = jr_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)) ||
         (rc = jr_enum(r, o, base, "framework", FRAMEWORKS, 0, &fw)) ||
         (rc = jr_bool(r, o, base, "overlap_comm", &t->overlap_comm)) ||
-        (rc = jr_bool(r, o, base, "limit_all_gathers", &t->limit_all_gathers)))
+        (rc = jr_bool(r, o, base, "limit_all_gathers", &t->limit_all_gathers)) ||
+        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)))
         return rc;
     t->framework = (spec_framework)fw;
     t->precision = (spec_precision)prec;

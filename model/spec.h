@@ -111,6 +111,7 @@ typedef struct spec_training {
     double prefetch_bucket_bytes;  /* DeepSpeed ZeRO-3 stage3_prefetch_bucket_size, bytes (0 = 5e7 elements) */
     double max_live_params;        /* DeepSpeed ZeRO-3 stage3_max_live_parameters (0 = 1e9)   */
     int limit_all_gathers;  /* FSDP1: at most two all-gathers in flight (-1 = default on)     */
+    int backward_prefetch;  /* FSDP: 0 BACKWARD_PRE (default), 1 BACKWARD_POST, 2 none        */
     int train_batch;        /* ds_config train_batch_size to check against micro x accum x dp (0 = none) */
     int ga_from_batch;      /* 1: grad_accum was not given: derived from train_batch_size      */
 } spec_training;

@@ -45,6 +45,7 @@ typedef struct cstream {
 typedef struct rank_st {
     cursor main, look;
     long c;               /* next copy to compute                                   */
+    long lidx;            /* copy index of the look cursor (next gathers to issue)   */
     int waiting;          /* the host reached copy c; compute waits for its gathers  */
     int comp_busy, comp_is_opt;
     int phase;            /* compute of a copy with inline collectives: 0 before them, 1 beside */
@@ -285,6 +286,29 @@ static int comm_idle(const rank_st *k)
     return 1;
 }
 
+/* Prefetch depth of the pass of the copy under cursor c (layout.h: the backward may differ). */
+static int depth_at(const sim *s, const cursor *c)
+{
+    return litem(s, c)->pass == LO_BWD && s->g->bwd_prefetch_p1 ? s->g->bwd_prefetch_p1 - 1 : s->d;
+}
+
+/* Issue the gathers of every copy j not issued yet with j - d(j) <= upto. */
+static void issue_lookahead(sim *s, int r, long upto)
+{
+    rank_st *k = &s->rk[r];
+    while (k->look.m < s->S && k->lidx - depth_at(s, &k->look) <= upto) {
+        const lo_item *li = litem(s, &k->look);
+        int slot = (int)(k->lidx % s->D);
+        k->gpending[slot] = li->n_gather;
+        for (int i = 0; i < li->n_gather; i++) {
+            enqueue(s, r, &li->gather[i], Q_GATHER, slot, -1, 0);
+            k->gkind[slot] = (int)li->gather[i].kind;
+        }
+        next(s, &k->look);
+        k->lidx++;
+    }
+}
+
 /* The host reaches copy c (compute c-1 ended, or the step starts). */
 static void host_step(sim *s, int r, double now)
 {
@@ -298,17 +322,7 @@ static void host_step(sim *s, int r, double now)
         }
     }
     k->prev_item = NULL;
-    if (k->look.m < s->S) {
-        const lo_item *li = litem(s, &k->look);
-        long idx = k->c + s->d;
-        int slot = (int)(idx % s->D);
-        k->gpending[slot] = li->n_gather;
-        for (int i = 0; i < li->n_gather; i++) {
-            enqueue(s, r, &li->gather[i], Q_GATHER, slot, -1, 0);
-            k->gkind[slot] = (int)li->gather[i].kind;
-        }
-        next(s, &k->look);
-    }
+    issue_lookahead(s, r, k->c); /* uniform depth d: exactly copy c + d */
     if (k->c < s->total) {
         k->waiting = 1;
         try_compute(s, r, now);
@@ -772,18 +786,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         }
     }
     /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
-    for (int r = 0; r < s.N; r++) {
-        rank_st *k = &s.rk[r];
-        for (int q = 0; q < s.d && k->look.m < s.S; q++) {
-            const lo_item *li = litem(&s, &k->look);
-            k->gpending[q] = li->n_gather;
-            for (int i = 0; i < li->n_gather; i++) {
-                enqueue(&s, r, &li->gather[i], Q_GATHER, q, -1, 0);
-                k->gkind[q] = (int)li->gather[i].kind;
-            }
-            next(&s, &k->look);
-        }
-    }
+    for (int r = 0; r < s.N; r++)
+        issue_lookahead(&s, r, -1);
     for (int r = 0; r < s.N; r++)
         host_step(&s, r, 0);
     rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);

@@ -269,6 +269,55 @@ START_TEST(test_fsdp_hsdp_streams)
 }
 END_TEST
 
+START_TEST(test_fsdp_backward_prefetch)
+{
+    /* FSDP backward_prefetch: BACKWARD_PRE (default) prefetches the next layer's all-gather
+     * before the current backward; POST / NONE issue it only when that layer is reached
+     * (depth 0 in the backward, 1 in the forward). The backward then waits for every gather:
+     * more all-gather exposed and a longer step, in both engines (which differ only by the
+     * simulator's NIC sharing between the all-gather and reduce-scatter streams). */
+    fx x;
+    fx_setup(&x, FW_FSDP);
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.bwd_prefetch_p1, 0);
+    an_result pre, none;
+    an(&x, "zero3", 2, &pre);
+    x.t.backward_prefetch = 2;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 1);
+    ck_assert_int_eq(g.bwd_prefetch_p1, 1);
+    an(&x, "zero3", 2, &none);
+    ck_assert(none.exposed_s[COLL_ALLGATHER] > pre.exposed_s[COLL_ALLGATHER]);
+    ck_assert(none.step_s > pre.step_s);
+    /* the engines on the per-pass depth, where nothing contends: the ideal one-stream ZeRO-3
+     * graph with the backward's depth set to 0 (and 2 in the forward) */
+    fx y;
+    fx_setup(&y, FW_IDEAL);
+    y.t.grad_accum = 3;
+    y.t.prefetch_layers = 2;
+    build(&y, "zero3", 2, &g);
+    g.bwd_prefetch_p1 = 1;
+    an_timed t;
+    an_time(&g, &y.w, &y.k, &y.c, &t);
+    an_result a, full;
+    memset(&a, 0, sizeof a);
+    memset(&full, 0, sizeof full);
+    an_run(&t, &a);
+    an_run_full(&t, &full);
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    exec_result e;
+    sc_err err;
+    ck_assert_msg(exec_run(&g, &t, &y.k, &y.c, &o, &e, &err) == 0, "%s", err.text);
+    ck_assert_msg(fabs(a.step_s - e.step_s) <= 1e-9 * a.step_s, "analytic %.12g sim %.12g", a.step_s, e.step_s);
+    ck_assert(a.step_s == full.step_s);
+    ck_assert(a.exposed_s[COLL_ALLGATHER] > 0);
+}
+END_TEST
+
 START_TEST(test_shard_grad_op)
 {
     /* SHARD_GRAD_OP gathers each layer once per micro-step (forward) and keeps it to the
@@ -453,6 +502,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_ds_zero3_submodules_prefetch);
     tcase_add_test(sch, test_mics_replica_in_last_backward);
     tcase_add_test(sch, test_fsdp_hsdp_streams);
+    tcase_add_test(sch, test_fsdp_backward_prefetch);
     tcase_add_test(sch, test_shard_grad_op);
     tcase_add_test(sch, test_zeropp_quantized);
     tcase_add_test(sch, test_engines_agree_single_stream_in_use);
