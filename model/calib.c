@@ -159,8 +159,12 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    [estimate] DeepSpeed PR #6649 (module_granularity_threshold, 2024) reports that coalescing
  *    the per-sub-module hooks of fine-grained models gave 40% on a host-sensitive device: the
  *    hooks are a host cost of tens of microseconds each, not single microseconds.
- *  - FSDP1 unit hook: 60 us per FlatParameter unit per pass (pre-forward unshard bookkeeping,
- *    post-forward reshard, pre/post-backward, _FSDPState lookups) [estimate].
+ *  - FSDP1: 20 us per original parameter tensor per pass. Published profile: PyTorch PR #96958
+ *    ("[FSDP] Reduce CPU overhead", 2023): one FSDP unit of 200 nn.Linear (400 parameters),
+ *    world size 2, after the PR: unshard's _use_unsharded_views 4.268 ms, _writeback_orig_params
+ *    1.071 ms, reshard's _use_sharded_views ~2.75 ms: 8.09 ms / 400 = 20 us per parameter per
+ *    unshard + reshard, which FSDP does once per pass (a CPU microbenchmark, not a training
+ *    throughput).
  *  - FSDP2: 30 us per module per pass (fewer Python layers, no FlatParameter views) [estimate].
  *  - Megatron-LM: 5 us per layer (a gradient-ready hook per bucket, no parameter fetch) [estimate].
  *  - per collective issued: DeepSpeed 20 us (flatten / narrow / partition bookkeeping around
@@ -169,7 +173,7 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  * A calibration file may replace any of them ("frameworks": {"deepspeed": {"hook_us": ...}}). */
 void cost_calib_framework_defaults(cost_calib *k)
 {
-    static const double hook_us[N_FRAMEWORKS] = {0, 40, 60, 30, 5};
+    static const double hook_us[N_FRAMEWORKS] = {0, 40, 20, 30, 5};
     static const double coll_us[N_FRAMEWORKS] = {0, 20, 10, 10, 5};
     for (int f = 0; f < N_FRAMEWORKS; f++) {
         k->fw_hook_s[f] = P(hook_us[f] * 1e-6);

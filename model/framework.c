@@ -28,6 +28,20 @@ double fw_reduce_bucket(const spec_training *t, const wl *w)
     return t->reduce_bucket_bytes > 0 ? t->reduce_bucket_bytes : 5e8 * w->elem_bytes;
 }
 
+int fw_param_tensors(const wl *w, const wl_layer *L)
+{
+    const spec_model *m = &w->model;
+    int norm = m->rmsnorm ? 1 : 2;
+    switch (L->kind) {
+    case WL_EMBED: return 1 + m->learned_positions;
+    case WL_HEAD: return norm + !m->tied_embeddings;
+    default: {
+        int lin = fw_submodules(L) - 2;
+        return lin * (m->bias ? 2 : 1) + 2 * norm;
+    }
+    }
+}
+
 int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
 {
     switch (t->framework) {

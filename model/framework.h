@@ -53,6 +53,11 @@ double fw_reduce_bucket(const spec_training *t, const wl *w);
 /* Parameter-holding sub-modules of one copy of a layer (DeepSpeed ZeRO-3 fetch granularity:
  * a block's linear layers and its two norms; an embedding or head: one). */
 int fw_submodules(const wl_layer *L);
+/* Parameter tensors of one copy of a layer (FSDP1 use_orig_params views: its per-parameter
+ * unshard / reshard bookkeeping): a block's linear weights (and biases) and its norms' weights
+ * (and LayerNorm biases); an embedding its table(s); a head its final norm and, untied, its
+ * projection. */
+int fw_param_tensors(const wl *w, const wl_layer *L);
 /* Whether framework f runs layout l; the error names both and what f runs. */
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err);
 

@@ -274,7 +274,9 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
     if (g->framework == FW_DEEPSPEED)
         it->hooks = fw_submodules(L);
-    else if (g->framework == FW_FSDP || g->framework == FW_FSDP2)
+    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
+        it->hooks = fw_param_tensors(w, L);
+    else if (g->framework == FW_FSDP2)
         it->hooks = 1;
     /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
      * the output copied out into the parameters (read + write S); gradients copied into the
