@@ -141,6 +141,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         s->framework = arg;
         return 1;
     case 1016: s->strict = 1; return 1;
+    case 1017: s->accelerate = arg; return 1;
     }
     return 0;
 }
@@ -151,14 +152,15 @@ int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *ou
     return spec_resolve(kind, name, roots, 2, out, n, err);
 }
 
-/* What the ds_config left unmodelled, one stderr line per key; --strict: the first is an error. */
-static int ds_notes(cli_setup *s, sc_err *err)
+/* What the ds_config (or accelerate config) left unmodelled, one stderr line per key;
+ * --strict: the first is an error. */
+static int ds_notes(cli_setup *s, const char *file, sc_err *err)
 {
     const spec_ds_report *r = &s->ds_report;
     if (s->strict && r->n)
-        return sc_err_set(err, SC_EINPUT, s->ds_config, r->path[0], "%s (--strict makes a key shardcast does not model an error)", r->why[0]);
+        return sc_err_set(err, SC_EINPUT, file, r->path[0], "%s (--strict makes a key shardcast does not model an error)", r->why[0]);
     for (int i = 0; i < r->n; i++)
-        fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", s->ds_config, r->path[i], r->why[i]);
+        fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", file, r->path[i], r->why[i]);
     if (r->auto_mb || r->auto_ga || r->auto_batch)
         fprintf(stderr,
                 "shardcast: %s: \"auto\" batch keys take shardcast's --micro-batch / --grad-accum (Hugging Face: "
@@ -240,10 +242,21 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         spec_layout l;
         if ((rc = spec_load_ds_config_ex(s->ds_config, &s->training, &l, &s->ds_report, err)))
             return rc;
-        if ((rc = ds_notes(s, err)))
+        if ((rc = ds_notes(s, s->ds_config, err)))
             return rc;
         if (!s->n_layout_args && !s->n_layouts)
             s->layouts[s->n_layouts++] = l;
+    }
+    s->accel_layout = -1;
+    if (s->accelerate) {
+        spec_layout l;
+        if ((rc = spec_load_accelerate(s->accelerate, 0, &s->training, &l, &s->ds_report, err)) ||
+            (rc = ds_notes(s, s->accelerate, err)))
+            return rc;
+        if (!s->n_layout_args && !s->n_layouts) {
+            s->accel_layout = s->n_layouts;
+            s->layouts[s->n_layouts++] = l;
+        }
     }
     for (int i = 0; i < s->n_layout_args; i++)
         if ((rc = add_layout(s, s->layout_args[i], "--layout", err)))
@@ -275,6 +288,9 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         if ((rc = cli_resolve(s, "clusters", cluster, path, sizeof path, err)) ||
             (rc = spec_load_cluster(path, &s->cluster, err)))
             return rc;
+        if (s->accel_layout >= 0 && !s->layouts[s->accel_layout].p &&
+            (s->layouts[s->accel_layout].kind == LAYOUT_HSDP || s->layouts[s->accel_layout].kind == LAYOUT_HSDP_ZERO2))
+            s->layouts[s->accel_layout].p = s->cluster.gpus_per_node; /* HYBRID_SHARD: a node */
     }
     if (need & NEED_MODEL) {
         if (!model)

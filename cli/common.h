@@ -26,6 +26,8 @@ typedef struct cli_setup {
     int json;
     const char *placement;                 /* --placement: AxoNN axes, innermost first    */
     const char *framework;                 /* --framework (NULL: the files' or ideal)      */
+    const char *accelerate;                /* --accelerate-config: an accelerate FSDP YAML */
+    int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
@@ -50,7 +52,8 @@ typedef struct cli_setup {
         {"precision", required_argument, 0, 1009}, {"checkpointing", required_argument, 0, 1010},     \
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
         {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014},       \
-        {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016}
+        {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016},                  \
+        {"accelerate-config", required_argument, 0, 1017}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -66,7 +69,9 @@ typedef struct cli_setup {
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
     "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS/ZeRO++ layout;\n"      \
     "                         implies --framework deepspeed; keys not modelled listed on stderr)\n" \
-    "  --strict               a ds_config key that is not modelled is an error (exit 2)\n"        \
+    "  --accelerate-config F  Hugging Face accelerate FSDP config (YAML): sharding strategy,\n"    \
+    "                         FSDP version, prefetch, precision; implies --framework fsdp|fsdp2\n" \
+    "  --strict               a ds_config / accelerate key not modelled is an error (exit 2)\n"  \
     "  --framework F          who schedules the layout: ideal (default: the papers' schedules),\n" \
     "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
     "  --micro-batch B        sequences per GPU per micro-step\n"                                    \

@@ -227,6 +227,11 @@ typedef struct spec_ds_report {
 /* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
 int spec_load_ds_config_ex(const char *path, spec_training *t, spec_layout *layout, spec_ds_report *rep,
                            sc_err *err);
+/* A Hugging Face accelerate FSDP config (YAML): precision, checkpointing, framework (fsdp /
+ * fsdp2), backward prefetch, limit_all_gathers and the layout its sharding strategy names
+ * (HYBRID_SHARD*: p = gpus_per_node; 0 when not known yet). Unmodelled keys go to rep. */
+int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, spec_layout *l, spec_ds_report *rep,
+                         sc_err *err);
 /* Hugging Face's "auto" for the bucket keys: reduce_bucket_size = hidden^2,
  * stage3_prefetch_bucket_size = 0.9 hidden^2 (transformers integrations/deepspeed.py). */
 void spec_ds_resolve_auto(const spec_ds_report *rep, int hidden, spec_training *t);

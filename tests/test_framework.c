@@ -497,6 +497,41 @@ START_TEST(test_ds_batch_mismatch_and_offload)
 }
 END_TEST
 
+START_TEST(test_accelerate_fsdp)
+{
+    /* accelerate's HYBRID_SHARD YAML: fsdp, hsdp over one node (8 GPUs), bf16, checkpointing,
+     * BACKWARD_PRE; every other key a launch or loading setting: nothing reported. The FSDP2
+     * one: fsdp2, reshard_after_forward false -> shard_grad_op, NO_PREFETCH, fp16, the
+     * parameter offload reported. */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    char buf[64];
+    spec_training_defaults(&t);
+    t.act_ckpt = 0;
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp_hybrid.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "hsdp:p=8");
+    ck_assert_int_eq(t.framework, FW_FSDP);
+    ck_assert_int_eq(t.precision, PREC_BF16);
+    ck_assert_int_eq(t.act_ckpt, 1);
+    ck_assert_int_eq(t.backward_prefetch, 0);
+    ck_assert_int_eq(rep.n, 0);
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp2.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(l.kind, LAYOUT_SHARD_GRAD_OP);
+    ck_assert_int_eq(t.framework, FW_FSDP2);
+    ck_assert_int_eq(t.precision, PREC_FP16);
+    ck_assert_int_eq(t.act_ckpt, 0);
+    ck_assert_int_eq(t.backward_prefetch, 2);
+    ck_assert_int_eq(rep.n, 1);
+    ck_assert_str_eq(rep.path[0], "$.fsdp_config.fsdp_offload_params");
+    ck_assert_int_eq(spec_load_accelerate("tests/fixtures/ds_mics.json", 8, &t, &l, &rep, &err), SC_EINPUT);
+}
+END_TEST
+
 Suite *framework_suite(void)
 {
     Suite *s = suite_create("framework");
@@ -516,6 +551,7 @@ Suite *framework_suite(void)
     tcase_add_test(ds, test_ds_hf_config_nothing_lost);
     tcase_add_test(ds, test_ds_zeropp_offload_keys);
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
+    tcase_add_test(ds, test_accelerate_fsdp);
     suite_add_tcase(s, ds);
     return s;
 }

@@ -320,6 +320,10 @@ expect ds-hf-strict 2 "tests/fixtures/ds_hf_zero3.json: \$.zero_optimization.con
 one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
+# an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
+expect accelerate-hybrid 0 "hsdp:p=8                 0.699" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.159      50.28" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
 echo "golden: $pass passed, $fail failed"
