@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include "../model/spec_hf.h"
+#include "../model/framework.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -139,6 +140,14 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return 1;
         }
         return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
+    case 1015:
+        if (spec_framework_parse(arg) < 0)
+            return sc_err_set(err, SC_EINPUT, "--framework", "",
+                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\"", arg);
+        s->framework = arg;
+        return 1;
+    case 1016: s->strict = 1; return 1;
+    case 1017: s->accelerate = arg; return 1;
     }
     return 0;
 }
@@ -147,6 +156,45 @@ int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *ou
 {
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return spec_resolve(kind, name, roots, 2, out, n, err);
+}
+
+/* What the ds_config (or accelerate config) left unmodelled, one stderr line per key;
+ * --strict: the first is an error. */
+static int ds_notes(cli_setup *s, const char *file, sc_err *err)
+{
+    const spec_ds_report *r = &s->ds_report;
+    if (s->strict && r->n)
+        return sc_err_set(err, SC_EINPUT, file, r->path[0], "%s (--strict makes a key shardcast does not model an error)", r->why[0]);
+    for (int i = 0; i < r->n; i++)
+        fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", file, r->path[i], r->why[i]);
+    if (r->auto_mb || r->auto_ga || r->auto_batch)
+        fprintf(stderr,
+                "shardcast: %s: \"auto\" batch keys take shardcast's --micro-batch / --grad-accum (Hugging Face: "
+                "--per_device_train_batch_size, --gradient_accumulation_steps; train_batch_size = their product x "
+                "world size)\n",
+                s->ds_config);
+    return 0;
+}
+
+/* ds_config train_batch_size against micro-batch x accumulation x data-parallel ranks, per node
+ * count; derives the accumulation when the file left it out (one node count only). */
+static int ds_batch(cli_setup *s, sc_err *err)
+{
+    if (s->training.ga_from_batch && s->n_nodes > 1)
+        return sc_err_set(err, SC_EINPUT, s->ds_config, "$.train_batch_size",
+                          "fixes the gradient accumulation for one node count, got %d node counts (give "
+                          "gradient_accumulation_steps or one --nodes)",
+                          s->n_nodes);
+    for (int j = 0; j < s->n_nodes; j++)
+        for (int i = 0; i < s->n_layouts; i++) {
+            const spec_layout *l = &s->layouts[i];
+            int n = s->nodes[j] * s->cluster.gpus_per_node;
+            int mp = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[0] * l->grid[1] * l->grid[2] : 1;
+            int rc = spec_ds_check_batch(&s->training, n / mp, s->ds_config, err);
+            if (rc)
+                return rc;
+        }
+    return 0;
 }
 
 static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
@@ -198,10 +246,23 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     }
     if (s->ds_config) {
         spec_layout l;
-        if ((rc = spec_load_ds_config(s->ds_config, &s->training, &l, err)))
+        if ((rc = spec_load_ds_config_ex(s->ds_config, &s->training, &l, &s->ds_report, err)))
+            return rc;
+        if ((rc = ds_notes(s, s->ds_config, err)))
             return rc;
         if (!s->n_layout_args && !s->n_layouts)
             s->layouts[s->n_layouts++] = l;
+    }
+    s->accel_layout = -1;
+    if (s->accelerate) {
+        spec_layout l;
+        if ((rc = spec_load_accelerate(s->accelerate, 0, &s->training, &l, &s->ds_report, err)) ||
+            (rc = ds_notes(s, s->accelerate, err)))
+            return rc;
+        if (!s->n_layout_args && !s->n_layouts) {
+            s->accel_layout = s->n_layouts;
+            s->layouts[s->n_layouts++] = l;
+        }
     }
     for (int i = 0; i < s->n_layout_args; i++)
         if ((rc = add_layout(s, s->layout_args[i], "--layout", err)))
@@ -211,8 +272,10 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         return rc;
     if (s->micro_batch)
         s->training.micro_batch = s->micro_batch;
-    if (s->grad_accum)
+    if (s->grad_accum) {
         s->training.grad_accum = s->grad_accum;
+        s->training.ga_from_batch = 0;
+    }
     if (s->prefetch)
         s->training.prefetch_layers = s->prefetch;
     if (s->act_ckpt >= 0)
@@ -224,6 +287,11 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                 s->training.precision = (spec_precision)i;
         s->training.precision_given = 1;
     }
+    if (s->framework)
+        s->training.framework = (spec_framework)spec_framework_parse(s->framework);
+    for (int i = 0; i < s->n_layouts; i++)
+        if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
+            return rc;
 
     if (need & NEED_CLUSTER) {
         if (!cluster)
@@ -241,6 +309,9 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                                                                    : "training";
         if ((rc = spec_training_check(&s->cluster, &s->training, psrc, err)))
             return rc;
+        if (s->accel_layout >= 0 && !s->layouts[s->accel_layout].p &&
+            (s->layouts[s->accel_layout].kind == LAYOUT_HSDP || s->layouts[s->accel_layout].kind == LAYOUT_HSDP_ZERO2))
+            s->layouts[s->accel_layout].p = s->cluster.gpus_per_node; /* HYBRID_SHARD: a node */
     }
     if (need & NEED_MODEL) {
         if (!model)
@@ -254,6 +325,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                    (rc = spec_load_model(path, &s->model, err))) {
             return rc;
         }
+        if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
+            spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);
     }
     if ((need & NEED_NODES) && !s->n_nodes)
         return sc_err_set(err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)");
@@ -272,6 +345,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         for (int i = 0; i < s->n_layouts; i++)
             if ((rc = spec_layout_check_model(&s->layouts[i], &s->model, err)))
                 return rc;
+    if (s->training.train_batch && (need & NEED_NODES) && (need & NEED_CLUSTER))
+        return ds_batch(s, err);
     return 0;
 }
 

@@ -25,6 +25,11 @@ typedef struct cli_setup {
     int no_interference;                   /* --interference off: overlap_slowdown = 0 */
     int json;
     const char *placement;                 /* --placement: AxoNN axes, innermost first    */
+    const char *framework;                 /* --framework (NULL: the files' or ideal)      */
+    const char *accelerate;                /* --accelerate-config: an accelerate FSDP YAML */
+    int accel_layout;                      /* index of the layout it gave, -1 none         */
+    int strict;                            /* --strict: a ds_config key not modelled is an error */
+    spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
     spec_model model;
@@ -46,7 +51,9 @@ typedef struct cli_setup {
         {"micro-batch", required_argument, 0, 1007}, {"grad-accum", required_argument, 0, 1008},      \
         {"precision", required_argument, 0, 1009}, {"checkpointing", required_argument, 0, 1010},     \
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
-        {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014}
+        {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014},       \
+        {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016},                  \
+        {"accelerate-config", required_argument, 0, 1017}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -54,13 +61,20 @@ typedef struct cli_setup {
     "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"     \
     "                         config.json: hf:path/config.json[,seq=N]\n"                          \
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
-    "  --layout L             layout, repeatable or comma-free list: ddp zero1 zero2 zero3\n"         \
-    "                         mics:p=P[,hier=0] hsdp:p=P[,sync=boundary] zeropp:hpz=P\n"             \
+    "  --layout L             layout, repeatable or comma-free list: ddp zero1[:p=P] zero2[:p=P]\n"  \
+    "                         zero3 mics:p=P[,hier=0] hsdp:p=P[,sync=boundary]\n"                    \
+    "                         zeropp[:hpz=P][,qwz=1][,qgz=1] shard_grad_op hybrid_shard_zero2:p=P\n" \
     "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \
     "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
     "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
-    "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS layout)\n"             \
+    "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS/ZeRO++ layout;\n"      \
+    "                         implies --framework deepspeed; keys not modelled listed on stderr)\n" \
+    "  --accelerate-config F  Hugging Face accelerate FSDP config (YAML): sharding strategy,\n"    \
+    "                         FSDP version, prefetch, precision; implies --framework fsdp|fsdp2\n" \
+    "  --strict               a ds_config / accelerate key not modelled is an error (exit 2)\n"  \
+    "  --framework F          who schedules the layout: ideal (default: the papers' schedules),\n" \
+    "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
     "  --micro-batch B        sequences per GPU per micro-step\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \

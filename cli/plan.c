@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "eval.h"
+#include "../model/framework.h"
 
 static const char HELP[] =
     "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
@@ -30,7 +31,8 @@ static const char HELP[] =
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
-    "                         zeropp, tp, axonn, zero3-offload, luwu (each: every valid member);\n"
+    "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
+    "                         hybrid_shard_zero2 (each: every valid member the --framework runs);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
     "  --uncertainty F        how far a cluster parameter may be off, for 'too close to call'\n"
@@ -119,7 +121,7 @@ static int cmp_cand(const void *a, const void *b)
 
 /* Layout families `--layouts` can name; a family stands for every valid member. */
 static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
-                                       "zero3-offload", "luwu"};
+                                       "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2"};
 #define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
 #define FAM(k) (1u << (k))
 
@@ -231,6 +233,10 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
     for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
         if (mask & FAM(k))
             n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .hier = 1});
+    if (mask & FAM(LAYOUT_SHARD_GRAD_OP))
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_SHARD_GRAD_OP, .hier = 1});
+    if (mask & FAM(LAYOUT_ZEROPP)) /* ZeRO++ without hpZ: quantized collectives only */
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .hier = 1, .qwz = 1, .qgz = 1});
     for (int p = 2; p < N; p++) {
         spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
         if (spec_layout_check(&ml, c, nodes, NULL))
@@ -244,8 +250,15 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
         }
         if (mask & FAM(LAYOUT_HSDP))
             n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1});
-        if (p <= G && (mask & FAM(LAYOUT_ZEROPP)))
+        if (p <= G && (mask & FAM(LAYOUT_ZEROPP))) {
             n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1, .qwz = 1, .qgz = 1});
+        }
+        if (mask & FAM(LAYOUT_HSDP_ZERO2))
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1});
+        for (int k = LAYOUT_ZERO1; k <= LAYOUT_ZERO2; k++) /* states sharded within p, replicated */
+            if (mask & FAM(k))
+                n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
     }
     if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* optimizer offloaded to the host CPU */
         n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1});
@@ -491,6 +504,11 @@ int cmd_plan(int argc, char **argv)
             continue;
         }
         int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
+        int n_fw = 0; /* only what the framework runs */
+        for (int j = 0; j < nl; j++)
+            if (!fw_check(s.training.framework, &lays[j], NULL))
+                lays[n_fw++] = lays[j];
+        nl = n_fw;
         for (int i = 0; i < s.n_layouts && nl < MAX_LAYS; i++) {
             char a[96], b[96];
             int dup = 0;

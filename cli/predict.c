@@ -184,20 +184,22 @@ int cmd_predict(int argc, char **argv)
             int show = pts[i].r.mem.fits || o.ignore_memory;
             json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show, s.cluster.price_usd_per_hour));
         }
-        json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:o}", "cluster", s.cluster.name, "model",
+        json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:s, s:o}", "cluster", s.cluster.name, "model",
                                  s.model.name, "calibration", cal.path[0] ? cal.path : cal.cal.name, "micro_batch",
                                  s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
                                  spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
-                                 "results", arr);
+                                 "framework", spec_framework_str(s.training.framework), "results", arr);
         free(pts);
         return cli_print_json(root);
     }
 
     wl w;
     wl_build(&s.model, &s.training, &w);
-    printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s\n", s.cluster.name,
-           s.model.name, w.params / 1e9, s.training.micro_batch,
-           s.training.grad_accum, spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt));
+    printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s%s%s\n", s.cluster.name,
+           s.model.name, w.params / 1e9, s.training.micro_batch, s.training.grad_accum,
+           spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
+           s.training.framework != FW_IDEAL ? ", framework " : "",
+           s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
     int lw = 20; /* the layout column: as wide as the longest name */

@@ -25,25 +25,32 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
             return;
         }
     }
-    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL);
+    /* the framework's per-collective bookkeeping, once per piece issued */
+    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL) +
+         c->chunks * cal->fw_coll_s[g->framework].v;
     if (mm->n < 16) {
         mm->key[mm->n] = *c;
         mm->t[mm->n++] = *t;
     }
 }
 
-static void time_micro(const lo_graph *g, const cost_calib *cal, const double *fwd, const double *bwd,
-                       const double *rec, memo *mm, const lo_micro *m, an_titem *out)
+static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const double *fwd,
+                       const double *bwd, const double *rec, memo *mm, const lo_micro *m, an_titem *out)
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
+        o->d = it->pass == LO_BWD && g->bwd_prefetch_p1 ? g->bwd_prefetch_p1 - 1 : g->prefetch;
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
         double comp = it->pass == LO_FWD ? fwd[it->layer] : bwd[it->layer];
         if (it->recompute)
             comp += rec[it->layer];
+        /* framework hooks (host time the stream waits) and its memory-bound kernels */
+        comp += it->hooks * cal->fw_hook_s[g->framework].v;
+        if (it->hbm_bytes > 0)
+            comp += it->hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         double comm = 0; /* collectives that run as kernels on this GPU */
         o->ng = it->n_gather;
         o->nr = it->n_reduce;
@@ -51,16 +58,19 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const double *f
         o->inl_f = it->inline_overlap;
         for (int k = 0; k < it->n_gather; k++) {
             time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k]);
+            o->gs[k] = it->gather[k].stream;
             comm += it->gather[k].offload ? 0 : o->g[k];
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
             time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k]);
+            o->is[k] = it->inl[k].stream;
             inl += it->inl[k].offload ? 0 : o->in[k];
         }
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k]);
+            o->rs[k] = it->reduce[k].stream;
             comm += it->reduce[k].offload ? 0 : o->r[k];
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
@@ -77,6 +87,7 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
+    t->prefetch_var = g->bwd_prefetch_p1 && g->bwd_prefetch_p1 - 1 != g->prefetch;
     double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = layout_layer(g, w, i);
@@ -86,8 +97,8 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     }
     memo mm;
     mm.n = 0;
-    time_micro(g, cal, fwd, bwd, rec, &mm, &g->micro, t->micro);
-    time_micro(g, cal, fwd, bwd, rec, &mm, &g->last, t->last);
+    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro);
+    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last);
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
         const lo_bop *b = &g->boundary[i];
@@ -104,11 +115,14 @@ typedef struct cursor {
     int m, i, j; /* micro-step, item, copy within the item */
 } cursor;
 
+#define NS FW_STREAMS
+
 typedef struct state {
-    double comm, comp;          /* end of the communication and compute streams           */
+    double comm[NS], comp;      /* end of the communication streams and compute stream     */
+    double last_end;            /* end of the latest-ending collective so far              */
     double gend[MAXD];          /* gathers' end per copy slot (copy % D); -inf = none      */
     int gkind[MAXD];
-    int last_kind;              /* kind of the latest collective on the comm stream        */
+    int last_kind;              /* kind of the latest-ending collective                    */
     double busy, exposed[N_COLLS];
 } state;
 
@@ -128,34 +142,50 @@ static void next(const an_timed *t, cursor *c)
     }
 }
 
+/* One collective on stream st, not before t0; returns its end. */
+static double put(state *s, int st, double t0, double dur, int kind)
+{
+    double start = s->comm[st] > t0 ? s->comm[st] : t0;
+    s->comm[st] = start + dur;
+    if (s->comm[st] >= s->last_end) {
+        s->last_end = s->comm[st];
+        s->last_kind = kind;
+    }
+    return s->comm[st];
+}
+
+static double comm_end(const state *s)
+{
+    double e = s->comm[0];
+    for (int q = 1; q < NS; q++)
+        e = s->comm[q] > e ? s->comm[q] : e;
+    return e;
+}
+
 static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx, int D)
 {
     double end = -INFINITY;
     int kind = COLL_ALLGATHER;
     for (int k = 0; k < it->ng; k++) {
-        double start = s->comm > t_issue ? s->comm : t_issue;
-        s->comm = start + it->g[k];
-        end = s->comm;
         kind = (int)it->gk[k];
-        s->last_kind = kind;
+        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], kind); /* hierarchical: in order */
     }
     s->gend[idx % D] = end;
     s->gkind[idx % D] = kind;
 }
 
+/* A reduce on another stream than the previous one waits for it (it consumes its output). */
 static void issue_reduces(state *s, const an_titem *it, double t_issue)
 {
-    for (int k = 0; k < it->nr; k++) {
-        double start = s->comm > t_issue ? s->comm : t_issue;
-        s->comm = start + it->r[k];
-        s->last_kind = (int)it->rk[k];
-    }
+    double prev = t_issue;
+    for (int k = 0; k < it->nr; k++)
+        prev = put(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], (int)it->rk[k]);
 }
 
 /* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
  * gathers' ends of copies c .. c+d-1. */
 typedef struct snap {
-    double v[MAXD + 2];
+    double v[MAXD + 2 + NS];
     double busy, exposed[N_COLLS];
     int n;
 } snap;
@@ -166,10 +196,11 @@ typedef struct snap {
  * idle streams shift with the rest, so runs without communication are periodic too. */
 static void take(state *s, long c, int D, snap *o)
 {
-    if (s->comm < s->comp)
-        s->comm = s->comp;
-    o->n = D + 1;
-    o->v[0] = s->comm;
+    for (int q = 0; q < NS; q++)
+        if (s->comm[q] < s->comp)
+            s->comm[q] = s->comp;
+    o->n = D + NS;
+    o->v[0] = s->comm[0];
     o->v[1] = s->comp;
     for (int q = 0; q < D - 1; q++) {
         double *g = &s->gend[(c + q) % D];
@@ -177,6 +208,8 @@ static void take(state *s, long c, int D, snap *o)
             *g = s->comp;
         o->v[2 + q] = *g;
     }
+    for (int q = 1; q < NS; q++) /* the other streams: in the decoupled regime only when idle */
+        o->v[D + q] = s->comm[q];
     o->busy = s->busy;
     memcpy(o->exposed, s->exposed, sizeof o->exposed);
 }
@@ -236,7 +269,10 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
                  long copies, long reps)
 {
     const double J = (double)reps;
-    s->comm += J * lambda_comm;
+    s->comm[0] += J * lambda_comm;
+    for (int q = 1; q < NS; q++)
+        s->comm[q] += J * lambda;
+    s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
     s->comp += J * lambda;
     double g[MAXD];
     int k[MAXD];
@@ -256,15 +292,24 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
 
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
-    const int d = t->prefetch, D = d + 1;
+    /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
+     * pass), ahead of step start when negative; the uniform case is j = c + d (below) */
+    const int var = t->prefetch_var, d = t->prefetch, D = d + 1;
+    if (var)
+        allow_jump = 0;
+    long lidx = 0;
     state s;
     memset(&s, 0, sizeof s);
     for (int q = 0; q < MAXD; q++)
         s.gend[q] = -INFINITY;
     cursor main = {0, 0, 0}, look = {0, 0, 0};
     long c = 0;
-    for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
-        issue_gathers(&s, item_at(t, &look), 0, q, D);
+    if (!var)
+        for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), 0, q, D);
+    else
+        for (; look.m < t->grad_accum && lidx - item_at(t, &look)->d <= -1; lidx++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), 0, lidx, D);
 
     const an_titem *pend = NULL;
     snap prev, cur, mprev, mcur;
@@ -272,7 +317,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     int have_prev = 0, have_mprev = 0;
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(t, &main);
-        const an_titem *lit = look.m < t->grad_accum ? item_at(t, &look) : NULL;
+        const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
         const void *sig[3] = {mit, lit, pend};
         /* one copy */
         double t_issue = s.comp;
@@ -280,6 +325,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             issue_reduces(&s, pend, t_issue);
         if (lit)
             issue_gathers(&s, lit, t_issue, c + d, D);
+        for (; var && look.m < t->grad_accum && lidx - item_at(t, &look)->d <= c; lidx++, next(t, &look))
+            issue_gathers(&s, item_at(t, &look), t_issue, lidx, D);
         double ge = s.gend[c % D], start = s.comp;
         if (ge > start) {
             s.exposed[s.gkind[c % D]] += ge - start;
@@ -289,14 +336,14 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         if (mit->ni) {
             /* inline collectives: issued after the first 1 - f of the compute, the copy ends
              * when the rest of the compute and they are done */
-            double issue = start + (1 - mit->inl_f) * mit->comp;
+            double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
             for (int k = 0; k < mit->ni; k++) {
-                s.comm = (s.comm > issue ? s.comm : issue) + mit->in[k];
-                s.last_kind = (int)mit->ik[k];
+                double e = put(&s, mit->is[k], issue, mit->in[k], (int)mit->ik[k]);
+                iend = e > iend ? e : iend;
             }
-            if (s.comm > s.comp) {
-                s.exposed[mit->ik[mit->ni - 1]] += s.comm - s.comp;
-                s.comp = s.comm;
+            if (iend > s.comp) {
+                s.exposed[mit->ik[mit->ni - 1]] += iend - s.comp;
+                s.comp = iend;
             }
         }
         s.busy += mit->comp;
@@ -318,7 +365,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         double lambda, lambda_comm = 0;
         double rwork = 0;
         for (int k = 0; k < mit->nr; k++)
-            rwork += mit->r[k];
+            rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
         long cap = LONG_MAX;
         int periodic = 0;
         if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
@@ -375,7 +422,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             for (int i = 0; i < t->n_items; i++) {
                 gathers += t->micro[i].ng + t->micro[i].ni;
                 for (int k = 0; k < t->micro[i].nr; k++)
-                    mwork += t->micro[i].count * t->micro[i].r[k];
+                    mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
             }
             long mcap = 0;
             if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
@@ -403,18 +450,17 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         issue_reduces(&s, pend, s.comp);
     double opt = 0;
     for (int i = 0; i < t->n_boundary; i++) {
-        double start = s.comm > s.comp ? s.comm : s.comp;
+        double ce = comm_end(&s), start = ce > s.comp ? ce : s.comp;
         if (t->b_is_opt[i]) {
             if (start > s.comp)
                 s.exposed[s.last_kind] += start - s.comp;
             s.comp = start + t->b_dur[i];
             opt += t->b_dur[i];
         } else {
-            s.comm = start + t->b_dur[i];
-            s.last_kind = (int)t->b_kind[i];
+            put(&s, 0, start, t->b_dur[i], (int)t->b_kind[i]);
         }
     }
-    double end = s.comm > s.comp ? s.comm : s.comp;
+    double ce = comm_end(&s), end = ce > s.comp ? ce : s.comp;
     if (end > s.comp)
         s.exposed[s.last_kind] += end - s.comp;
     r->step_s = end;

@@ -18,17 +18,21 @@ typedef struct an_titem {
                              collectives, compute)); the simulator runs comp - overlap_s
                              and applies the slowdown itself while collectives run      */
     int ng, nr, ni;
-    double g[2], r[2];    /* gathers and reduces, in issue order                        */
-    cost_coll gk[2], rk[2];
+    double g[2], r[3];    /* gathers and reduces, in issue order                        */
+    cost_coll gk[2], rk[3];
+    int gs[2], rs[3];     /* their communication streams                                */
     double in[4];         /* inline collectives (layout.h), in issue order              */
     cost_coll ik[4];
+    int is[4];
     double inl_f;         /* fraction of comp running beside the inline collectives     */
+    int d;                /* prefetch depth of its pass                                 */
 } an_titem;
 
 typedef struct an_timed {
     int n_items;
     an_titem micro[LO_MAX_ITEMS], last[LO_MAX_ITEMS];
     int grad_accum, prefetch;
+    int prefetch_var;     /* the backward's depth differs (then: per-item d, no jumps)  */
     int n_boundary;
     int b_is_opt[4];
     double b_dur[4];

@@ -226,7 +226,8 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
 {
     int rc;
     memset(c, 0, sizeof *c);
-    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", NULL};
+    cost_calib_framework_defaults(c);
+    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", "frameworks", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
@@ -273,8 +274,31 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
     if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)) || (kern && (rc = kernels_from(r, kern, &c->kern))))
         return rc;
     json_t *nc = json_object_get(root, "nccl");
-    if (nc)
-        return nccl_from(r, nc, &c->nccl);
+    if (nc && (rc = nccl_from(r, nc, &c->nccl)))
+        return rc;
+    json_t *fws;
+    if ((rc = jr_obj(r, root, "$", "frameworks", 0, &fws)))
+        return rc;
+    if (!fws)
+        return 0;
+    static const char *const fk[] = {"deepspeed", "fsdp", "fsdp2", "megatron", NULL};
+    if ((rc = jr_only_keys(r, fws, "$.frameworks", fk)))
+        return rc;
+    for (int f = FW_DEEPSPEED; f < N_FRAMEWORKS; f++) {
+        json_t *o;
+        char base[64];
+        snprintf(base, sizeof base, "$.frameworks.%s", spec_framework_str((spec_framework)f));
+        if ((rc = jr_obj(r, fws, "$.frameworks", spec_framework_str((spec_framework)f), 0, &o)))
+            return rc;
+        if (!o)
+            continue;
+        static const char *const ok[] = {"hook_us", "collective_us", NULL};
+        if ((rc = jr_only_keys(r, o, base, ok)) ||
+            (json_object_get(o, "hook_us") && (rc = get_param(r, o, base, "hook_us", 1, INFINITY, 1e-6, &c->fw_hook_s[f]))) ||
+            (json_object_get(o, "collective_us") &&
+             (rc = get_param(r, o, base, "collective_us", 1, INFINITY, 1e-6, &c->fw_coll_s[f]))))
+            return rc;
+    }
     return 0;
 }
 
@@ -297,6 +321,36 @@ int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_e
 }
 
 static cost_param P(double v) { return (cost_param){v, 0}; }
+
+/* Host-side framework overheads. No GPU was lent to measure them; the values are estimates of
+ * the host time per event, taken as the order of magnitude of published observations, not
+ * fitted to any training throughput:
+ *  - DeepSpeed ZeRO-3 hook: 40 us per sub-module invocation (pre/post forward or backward:
+ *    fetch_sub_module / release_sub_module bookkeeping, trace and in-flight registries).
+ *    [estimate] DeepSpeed PR #6649 (module_granularity_threshold, 2024) reports that coalescing
+ *    the per-sub-module hooks of fine-grained models gave 40% on a host-sensitive device: the
+ *    hooks are a host cost of tens of microseconds each, not single microseconds.
+ *  - FSDP1: 20 us per original parameter tensor per pass. Published profile: PyTorch PR #96958
+ *    ("[FSDP] Reduce CPU overhead", 2023): one FSDP unit of 200 nn.Linear (400 parameters),
+ *    world size 2, after the PR: unshard's _use_unsharded_views 4.268 ms, _writeback_orig_params
+ *    1.071 ms, reshard's _use_sharded_views ~2.75 ms: 8.09 ms / 400 = 20 us per parameter per
+ *    unshard + reshard, which FSDP does once per pass (a CPU microbenchmark, not a training
+ *    throughput).
+ *  - FSDP2: 30 us per module per pass (fewer Python layers, no FlatParameter views) [estimate].
+ *  - Megatron-LM: 5 us per layer (a gradient-ready hook per bucket, no parameter fetch) [estimate].
+ *  - per collective issued: DeepSpeed 20 us (flatten / narrow / partition bookkeeping around
+ *    each bucket or fetch), FSDP 10 us, FSDP2 10 us, Megatron 5 us [estimate]; the NCCL launch
+ *    itself is already in the algorithms' base latency.
+ * A calibration file may replace any of them ("frameworks": {"deepspeed": {"hook_us": ...}}). */
+void cost_calib_framework_defaults(cost_calib *k)
+{
+    static const double hook_us[N_FRAMEWORKS] = {0, 40, 20, 30, 5};
+    static const double coll_us[N_FRAMEWORKS] = {0, 20, 10, 10, 5};
+    for (int f = 0; f < N_FRAMEWORKS; f++) {
+        k->fw_hook_s[f] = P(hook_us[f] * 1e-6);
+        k->fw_coll_s[f] = P(coll_us[f] * 1e-6);
+    }
+}
 
 void cost_calib_defaults(const spec_cluster *c, cost_calib *k)
 {
@@ -323,4 +377,5 @@ void cost_calib_defaults(const spec_cluster *c, cost_calib *k)
     k->base_lat_s[ALGO_TREE] = P(8.4e-6);  /* baseLat Tree Simple */
     k->tree_bw_factor = P(0.92);           /* tuning.cc: tree busBw *= .92 */
     kern_defaults(c->gpu.arch, &k->kern);  /* kernel models (model/kernels.c, with sources) */
+    cost_calib_framework_defaults(k);
 }

@@ -58,6 +58,12 @@ typedef struct cost_calib {
     kern_calib kern;
     /* NCCL's algorithms and protocols (model/nccl.h); nccl.on = 0: the plain ring/tree above */
     nccl_params nccl;
+    /* framework overheads (model/framework.h; optional "frameworks" object, defaults in
+     * cost_calib_framework_defaults with their sources; ideal: 0) */
+    cost_param fw_hook_s[N_FRAMEWORKS]; /* per hook invocation (DeepSpeed sub-module fetch /
+                                           release, FSDP unit pre/post hooks), s            */
+    cost_param fw_coll_s[N_FRAMEWORKS]; /* per collective issued (Python-side bookkeeping,
+                                           flattening, stream waits, allocator), s          */
 } cost_calib;
 
 /* With an "nccl" calibration, an algorithm returned by cost_coll_best is a code naming NCCL's
@@ -153,5 +159,7 @@ int cost_calib_load(const char *path, cost_calib *out, sc_err *err);
 int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_err *err);
 /* Defaults from NCCL's model and datasheet rules of thumb, for a GPU arch (when no file). */
 void cost_calib_defaults(const spec_cluster *c, cost_calib *out);
+/* The framework overheads alone (every calibration starts from these). */
+void cost_calib_framework_defaults(cost_calib *out);
 
 #endif

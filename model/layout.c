@@ -10,7 +10,7 @@
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
                                                    "axis-x", "axis-y", "axis-z", "axis-data", "host",
-                                                   "in-network", "in-network+update"};
+                                                   "in-network", "in-network+update", "node", "cross-node rail"};
 static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
@@ -74,6 +74,9 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     locals[0] = 0;
     cost_group_make(c, p > G ? p / G : 1, locals, 1, G, &g->group[GRP_RAIL]);
     block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
+    block_group(c, G, &g->group[GRP_NODE]);
+    locals[0] = 0;
+    cost_group_make(c, K, locals, 1, G, &g->group[GRP_XRAIL]);
     cost_group_host(c, &g->group[GRP_HOST]);
     if (c->innet.present) {
         cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
@@ -83,7 +86,7 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
 
 lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
 {
-    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0};
+    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0, 0};
 }
 
 
@@ -128,57 +131,160 @@ void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, 
         }
 }
 
+/* A collective on stream st. */
+static lo_coll on(lo_coll c, int st)
+{
+    c.stream = st;
+    return c;
+}
+
+/* Gradient synchronisation of ddp and zero1/zero2 (with or without a partition group) in one
+ * backward item. Ideal: reduce-scatter (all-reduce for ddp) overlapped, per layer, on the last
+ * micro-step (zero2: every micro-step; ZeRO §5.1-5.2). DeepSpeed (stage_1_and_2.py): the
+ * bucket is all-reduced in full (use_multi_rank_bucket_allreduce, the default: 2 (n-1)/n S per
+ * rank instead of the reduce-scatter's (n-1)/n S), on the reduction stream with overlap_comm;
+ * without it stage 2 reduces on the compute stream (the backward waits for each bucket) and
+ * stage 0/1 reduce everything after the backward (boundary ops, layout_build). Megatron
+ * without --overlap-grad-reduce: after the backward as well. */
+static void grad_sync(const lo_graph *g, const spec_training *t, int last, double S, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const fw_sched *f = &g->sched;
+    const int N = g->n_ranks;
+    const int zero2 = l->kind == LAYOUT_ZERO2, ddp = l->kind == LAYOUT_DDP;
+    if (!(last || zero2))
+        return;
+    if (g->framework != FW_IDEAL && !f->overlap && !(g->framework == FW_DEEPSPEED && zero2))
+        return; /* reduced after the backward: boundary ops */
+    lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+    cost_coll kind = ddp || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
+    lo_coll c = on(lo_coll_make(kind, grp, S, buckets(S, f->reduce_bucket_bytes)), f->reduce_stream);
+    (void)t;
+    if (g->framework == FW_DEEPSPEED && zero2 && !f->overlap)
+        it->inl[it->n_inline++] = c; /* inline_overlap 0: the compute waits */
+    else
+        it->reduce[it->n_reduce++] = c;
+    /* zero1:p / zero2:p: the partition's shard all-reduced across the replicas, on the last
+     * micro-step (ideal: at the boundary, as MiCS's 2-hop) */
+    if (l->p && N / l->p > 1 && last && g->framework != FW_IDEAL)
+        it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
+}
+
+/* ZeRO++ qgZ (Wang et al. 2023 §3.3): the gradient reduce-scatter over the world replaced by
+ * an int4 all-to-all inside the node (S/4 bytes: 2-byte gradients as 4 bits) then, after
+ * dequantize-reduce-requantize, one across nodes among same-index ranks on 1/G of it. An
+ * all-to-all moves (n-1)/n of its buffer per rank, as a reduce-scatter does: costed as one.
+ * Kernels (HBM bytes): quantize S (read S, write S/4), dequantize + reduce + requantize inside
+ * the node (read S/4, write S/4G... taken as S), final dequantize + reduce (~ S/G): ~2.5 S. */
+static void qgz_reduce(const lo_graph *g, double S, int st, lo_item *it)
+{
+    const double G = g->gpus_per_node;
+    it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_NODE, S / 4, 1), st);
+    it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_XRAIL, S / (4 * G), 1), st);
+    it->hbm_bytes += 2.5 * S;
+}
+
 /* One item of the data-parallel and sharded layouts. */
 static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
+    const fw_sched *f = &g->sched;
     const int N = g->n_ranks, G = g->gpus_per_node;
     const lo_pass pass = it->pass;
-    double S = w->layer[it->layer].params * g->elem_bytes; /* its parameters (or gradients), bytes */
+    const wl_layer *L = &w->layer[it->layer];
+    double S = L->params * g->elem_bytes; /* its parameters (or gradients), bytes */
+    const int gs = f->gather_stream, rs = f->reduce_stream;
+    const int chunks = f->submodule ? fw_submodules(L) : 1; /* DeepSpeed: one fetch per sub-module */
+    /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
+    const int rchunks = f->submodule ? buckets(S, f->reduce_bucket_bytes) : 1;
     switch (l->kind) {
     case LAYOUT_DDP:
-        if (pass == LO_BWD && last)
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_WORLD, S, buckets(S, t->bucket_bytes));
-        break;
     case LAYOUT_ZERO1:
     case LAYOUT_ZERO2:
-        if (pass == LO_BWD && (last || l->kind == LAYOUT_ZERO2))
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, buckets(S, t->bucket_bytes));
-        break;
-    case LAYOUT_ZERO3:
-        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, 1);
         if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+            grad_sync(g, t, last, S, it);
+        if (g->framework == FW_MEGATRON || g->framework == FW_FSDP || g->framework == FW_FSDP2)
+            it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
+        return;
+    case LAYOUT_ZERO3:
+    case LAYOUT_SHARD_GRAD_OP:
+        /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
+        if (pass == LO_FWD || l->kind == LAYOUT_ZERO3)
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
+        if (pass == LO_BWD)
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
         break;
     case LAYOUT_MICS:
         if (l->hier && l->p > G) {
             /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
              * shards = S/G bytes), then inside the node over NVLink. */
-            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, 1);
-            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, 1);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, chunks), gs);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, chunks), gs);
         } else {
-            it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
         }
-        if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
+        if (pass == LO_BWD) {
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, rchunks), rs);
+            /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
+             * reduced bucket, on the reduce stream, inside the last micro-step's backward */
+            if (f->replica_in_bwd && last && N / l->p > 1)
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
+        }
         break;
     case LAYOUT_HSDP:
-        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, 1);
+    case LAYOUT_HSDP_ZERO2:
+        if (pass == LO_FWD || l->kind == LAYOUT_HSDP)
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
         if (pass == LO_BWD) {
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1);
-            if (!l->sync_boundary && N / l->p > 1)
-                it->reduce[it->n_reduce++] = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1), rs);
+            /* FSDP: the replica all-reduce on its own stream after each reduce-scatter, every
+             * micro-step, or on the last only (sync=boundary: FSDP2's set_requires_all_reduce) */
+            int now = !l->sync_boundary || (f->replica_in_bwd && last);
+            if (now && N / l->p > 1)
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
         }
         break;
     default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
+        return;
+    case LAYOUT_ZEROPP: {
+        /* forward from the primary (world) shards; backward from the secondary copy sharded
+         * inside hpz ranks (none: the world again); gradients reduce-scattered over the world.
+         * qwZ (ZeRO++ §3.1): all-gathers from the world shards in int8 (S/2 bytes) with
+         * block scales, the shard quantized (read S/N, write S/2N) and the gathered layer
+         * dequantized (read S/2, write S) on the compute stream: ~1.5 S HBM bytes. hpZ
+         * (§3.2): the secondary copy refreshed from each forward gather (read + write S/hpz). */
+        int secondary = pass == LO_BWD && l->p > 1;
+        double gb = S;
+        if (l->qwz && !secondary) {
+            gb = S / 2;
+            it->hbm_bytes += 1.5 * S + 1.5 * S / N;
+        }
+        it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, secondary ? GRP_SECONDARY : GRP_WORLD, gb, chunks), gs);
+        if (pass == LO_FWD && l->p > 1)
+            it->hbm_bytes += 2 * S / l->p;
+        if (pass == LO_BWD) {
+            if (l->qgz && g->nodes > 1)
+                qgz_reduce(g, S, rs, it);
+            else
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
+        }
         break;
-    case LAYOUT_ZEROPP:
-        /* forward from the primary (world) shards; backward from the secondary copy
-         * sharded inside hpz ranks; gradients reduce-scattered over the world. */
-        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, pass == LO_FWD ? GRP_WORLD : GRP_SECONDARY, S, 1);
+    }
+    }
+    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
+    if (g->framework == FW_DEEPSPEED)
+        it->hooks = fw_submodules(L);
+    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
+        it->hooks = fw_param_tensors(w, L);
+    else if (g->framework == FW_FSDP2)
+        it->hooks = 1;
+    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
+     * the output copied out into the parameters (read + write S); gradients copied into the
+     * reduce-scatter input (read + write S) */
+    if (f->copy_in_out) {
+        it->hbm_bytes += 2 * S * it->n_gather;
         if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
-        break;
+            it->hbm_bytes += 2 * S;
     }
 }
 
@@ -187,12 +293,14 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 {
     memset(g, 0, sizeof *g);
     g->layout = *l;
+    g->framework = t->framework;
     g->nodes = nodes;
     g->gpus_per_node = c->gpus_per_node;
     g->n_ranks = nodes * c->gpus_per_node;
     g->prefetch = t->prefetch_layers;
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
+    fw_schedule(t, l, w, &g->sched);
     if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
         lo_build_tensor(g, w, t, c);
         return;
@@ -201,21 +309,41 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         lo_build_offload(g, w, t, c);
         return;
     }
+    g->prefetch = g->sched.prefetch;
+    g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
     lo_make_groups(g, c);
     lo_build_micro(g, w, t, 0, &g->micro, dp_item);
     lo_build_micro(g, w, t, 1, &g->last, dp_item);
 
+    const fw_sched *f = &g->sched;
     const int N = g->n_ranks;
     const double psi = w->params, e = g->elem_bytes;
     int shard = spec_layout_shard(l, N);
-    /* MiCS 2-hop (§3.4) and HSDP sync=boundary: all-reduce of the gradient shard across the
-     * replication group at the accumulation boundary. */
-    if ((l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary)) && N / l->p > 1)
+    const int z12 = l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2 || l->kind == LAYOUT_DDP;
+    /* Gradients reduced after the backward (DeepSpeed stage 0/1 and Megatron without overlap) */
+    if (z12 && g->framework != FW_IDEAL && !f->overlap && !(g->framework == FW_DEEPSPEED && l->kind == LAYOUT_ZERO2) &&
+        N > 1) {
+        lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+        cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
+        g->boundary[g->n_boundary++] =
+            (lo_bop){.coll = lo_coll_make(kind, grp, psi * e, buckets(psi * e, f->reduce_bucket_bytes))};
+        if (l->p && N / l->p > 1)
+            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+    }
+    /* MiCS 2-hop (§3.4), HSDP sync=boundary, zero1:p / zero2:p (ideal schedule): all-reduce of
+     * the gradient shard across the replication group at the accumulation boundary. */
+    int replica = l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary) ||
+                  ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p);
+    if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
         g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
-    /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2). */
-    if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && N > 1)
-        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, psi * e, buckets(psi * e, t->bucket_bytes))};
+    /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
+     * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */
+    if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && shard > 1) {
+        lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+        g->boundary[g->n_boundary++] =
+            (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, grp, psi * e, buckets(psi * e, f->allgather_bucket_bytes))};
+    }
 }
 
 const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i)
@@ -251,6 +379,14 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
             out[n++] = base + j * G + local;
         break;
     }
+    case GRP_NODE:
+        for (int i = r / G * G; i < r / G * G + G; i++)
+            out[n++] = i;
+        break;
+    case GRP_XRAIL:
+        for (int i = r % G; i < N; i += G)
+            out[n++] = i;
+        break;
     case GRP_INTRA: {
         int q = p < G ? p : G;
         for (int i = r / q * q; i < r / q * q + q; i++)

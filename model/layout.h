@@ -12,12 +12,14 @@
  *       the layer cannot finish without: issued when a fraction 1 - inline_overlap of the
  *       compute is done, the rest of the compute (e.g. weight-gradient GEMMs) running beside them,
  *     reduces (0-2 collectives, e.g. reduce-scatter of its gradients).
- * Execution rules (every rank has a compute stream and one FIFO communication stream):
+ * Execution rules (every rank has a compute stream and FW_STREAMS FIFO communication streams;
+ * the ideal schedule uses stream 0 only, frameworks put reductions on their own streams):
  *   - copies are numbered c = 0, 1, ... across the whole step; with prefetch depth d, the gathers
  *     of copies 0..d-1 are issued at step start, and when compute c-1 ends (the host reaches
  *     copy c) the rank issues the reduces of copy c-1, then the gathers of copy c+d;
- *   - a collective starts when the communication stream is free and it has been issued (and, in
- *     the simulator, when every member of its group has reached it);
+ *   - a collective starts when its communication stream is free and it has been issued (and, in
+ *     the simulator, when every member of its group has reached it); a reduce on another stream
+ *     than the item's previous reduce also waits for that one to end;
  *   - compute c starts when compute c-1 has ended and the gathers of copy c have completed;
  *     it ends when its compute has run and its inline collectives have completed;
  *   - after the last copy: its reduces, then the boundary ops in order, each after the previous
@@ -28,6 +30,7 @@
 #define SC_LAYOUT_H
 
 #include "cost.h"
+#include "framework.h"
 #include "spec.h"
 #include "workload.h"
 
@@ -46,6 +49,8 @@ typedef enum {
     GRP_HOST,      /* a rank and its own host CPU memory, over PCIe (rank alone: n = 1)  */
     GRP_INNET,     /* all N ranks and the in-network optimizer node                      */
     GRP_INNET_UPD, /* the same, the node updating the pushed gradients as they arrive     */
+    GRP_NODE,      /* the G ranks of one node (ZeRO++ qgZ intra-node all-to-all)           */
+    GRP_XRAIL,     /* ranks with the same local index on every node (qgZ inter-node step)   */
     N_GROUPS
 } lo_group_kind;
 
@@ -56,6 +61,9 @@ typedef struct lo_coll {
     int chunks;   /* issued as this many equal back-to-back pieces (buckets)              */
     int offload;  /* 1: moved by NICs / copy engines, not an NCCL kernel on the GPU: compute
                      runs beside it without interference                                  */
+    int stream;   /* communication stream (0 .. FW_STREAMS-1; the framework's, 0 = the one
+                     stream of the ideal schedule). A reduce on another stream than the
+                     item's previous reduce starts after that one ends (it consumes it). */
 } lo_coll;
 
 typedef enum { LO_FWD, LO_BWD } lo_pass;
@@ -71,7 +79,11 @@ typedef struct lo_item {
     lo_coll inl[4];
     double inline_overlap; /* fraction of the compute that runs beside the inline ones     */
     int n_reduce;
-    lo_coll reduce[2];
+    lo_coll reduce[3];
+    int hooks;             /* framework hook invocations per copy (sub-modules, FSDP units):
+                              host time the compute stream waits, cost_calib.fw_hook_s each   */
+    double hbm_bytes;      /* framework kernels per copy (ZeRO++ quantization, FSDP2 copy-in /
+                              copy-out): HBM bytes read + written, run on the compute stream  */
 } lo_item;
 
 #define LO_MAX_ITEMS (2 * WL_MAX_LAYERS)
@@ -90,8 +102,13 @@ typedef struct lo_bop {
 
 typedef struct lo_graph {
     spec_layout layout;
+    spec_framework framework;     /* who schedules it (model/framework.h)                */
+    fw_sched sched;               /* its schedule parameters for this layout             */
     int nodes, gpus_per_node, n_ranks;
     int prefetch;                 /* d: gathers issued ahead                            */
+    int bwd_prefetch_p1;          /* 0: d in the backward too; else its backward depth + 1:
+                                     a copy's gathers are issued when the host reaches copy
+                                     (its index - its pass's depth), at step start if < 0   */
     int grad_accum;
     double elem_bytes;
     int local_layers;             /* 1: lw holds the layers as one rank computes them

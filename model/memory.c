@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "framework.h"
+
 void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)
 {
     if (SPEC_PREC_IS_FP32(p)) {
@@ -44,11 +46,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     mem_state_bytes(t->precision, &bp, &bg, &bo);
     const double psi = w->params, n = n_ranks;
     double sp = 1, sg = 1, so = 1; /* divisor of each state */
-    int sharded_params = 0;
+    int sharded_params = 0, keep_full = 0; /* keep_full: every layer stays gathered from its
+                                               forward to its backward (SHARD_GRAD_OP)      */
     switch (l->kind) {
     case LAYOUT_DDP: break;
-    case LAYOUT_ZERO1: so = n; break;
-    case LAYOUT_ZERO2: sg = so = n; break;
+    case LAYOUT_ZERO1: so = l->p ? l->p : n; break;
+    case LAYOUT_ZERO2: sg = so = l->p ? l->p : n; break;
+    case LAYOUT_SHARD_GRAD_OP: sp = sg = so = n; sharded_params = keep_full = 1; break;
+    case LAYOUT_HSDP_ZERO2: sp = sg = so = l->p; sharded_params = keep_full = 1; break;
     case LAYOUT_ZERO3:
     case LAYOUT_ZEROPP: sp = sg = so = n; sharded_params = 1; break;
     case LAYOUT_MICS:
@@ -67,7 +72,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     default: break;
     }
     o->params = l->kind == LAYOUT_LUWU ? 0 : bp * psi / sp;
-    if (l->kind == LAYOUT_ZEROPP) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
+    if (l->kind == LAYOUT_ZEROPP && l->p) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
         o->params += bp * psi / l->p;
     int offl = l->kind == LAYOUT_ZERO3_OFFLOAD || l->kind == LAYOUT_LUWU;
     o->grads = offl ? 0 : bg * psi / sg;
@@ -101,10 +106,13 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
         double big = wl_max_layer_params(w) * gz;
-        int ahead = l->kind == LAYOUT_AXONN && !l->overlap ? 0 : t->prefetch_layers; /* overlap=0: none */
+        int ahead = l->kind == LAYOUT_AXONN && !l->overlap ? 0 : fw_prefetch(t, l, w); /* overlap=0: none */
         o->gathered = (1 + ahead) * big * bp + big * bg;
+        if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
+            o->gathered = bp * psi * (1 - 1 / sp) + big * bg;
     } else {
-        o->buckets = 2 * t->bucket_bytes; /* one reducing, one filling (DDP; ZeRO-1/2 reduce + gather) */
+        o->buckets = 2 * fw_reduce_bucket(t, w); /* one reducing, one filling (DDP; ZeRO-1/2 reduce +
+                                                    gather; DeepSpeed's two ipg buffers)   */
     }
     o->reserve = t->reserve_bytes;
     o->total = o->params + o->grads + o->optim + o->activations + o->gathered + o->buckets + o->reserve;

@@ -251,6 +251,19 @@ void spec_training_defaults(spec_training *t)
     t->prefetch_layers = 1;
     t->bucket_bytes = 25e6;   /* PyTorch DDP bucket_cap_mb default, 25 MB */
     t->reserve_bytes = 2 * GiB; /* CUDA context (~0.5 GiB) + NCCL buffers + allocator slack */
+    t->framework = FW_IDEAL;  /* the papers' schedules: what shardcast did before frameworks */
+    t->overlap_comm = -1;
+    t->limit_all_gathers = -1;
+}
+
+static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
+const char *spec_framework_str(spec_framework f) { return FRAMEWORKS[f]; }
+int spec_framework_parse(const char *s)
+{
+    for (int i = 0; s && FRAMEWORKS[i]; i++)
+        if (!strcmp(s, FRAMEWORKS[i]))
+            return i;
+    return -1;
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
@@ -261,10 +274,12 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
 {
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
-                                    "checkpointing", "execution", "attention_kernel", NULL};
+                                    "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
+                                    "limit_all_gathers", "backward_prefetch", NULL};
     static const char *const AKS[] = {"fa2", "fa3", NULL};
+    static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->flash_version == 3;
-    int rc, prec = (int)t->precision, ckpt = t->act_ckpt, exec = t->execution;
+    int rc, prec = (int)t->precision, ckpt = t->act_ckpt, exec = t->execution, fw = (int)t->framework;
     double bucket_MB = t->bucket_bytes / 1e6, reserve = t->reserve_bytes / GiB;
     if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
         (rc = jr_int(r, o, base, "grad_accum", 1, 1 << 20, 0, &t->grad_accum)) ||
@@ -276,7 +291,11 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         (rc = jr_bool(r, o, base, "flash_attention", &t->flash_attention)) ||
         (rc = jr_int(r, o, base, "prefetch_layers", 0, 64, 0, &t->prefetch_layers)) ||
         (rc = jr_pos(r, o, base, "bucket_MB", 0, &bucket_MB)) ||
-        (rc = jr_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)))
+        (rc = jr_min(r, o, base, "reserve_GiB", 0.0, 0, &reserve)) ||
+        (rc = jr_enum(r, o, base, "framework", FRAMEWORKS, 0, &fw)) ||
+        (rc = jr_bool(r, o, base, "overlap_comm", &t->overlap_comm)) ||
+        (rc = jr_bool(r, o, base, "limit_all_gathers", &t->limit_all_gathers)) ||
+        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)))
         return rc;
     if (json_object_get(o, "activation_checkpointing") && json_object_get(o, "checkpointing")) {
         char p[160];
@@ -284,6 +303,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         return sc_err_set(r->err, SC_EINPUT, r->src, p,
                           "expected one of checkpointing and activation_checkpointing, got both");
     }
+    t->framework = (spec_framework)fw;
     t->precision = (spec_precision)prec;
     if (json_object_get(o, "precision"))
         t->precision_given = 1;
@@ -355,74 +375,7 @@ static int scenario_from(jr *r, json_t *root, spec_scenario *s)
     return 0;
 }
 
-/* ---- DeepSpeed ds_config.json -------------------------------------------------------- */
-static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l)
-{
-    int rc;
-    memset(l, 0, sizeof *l);
-    l->kind = LAYOUT_DDP;
-    l->hier = 1;
-    if ((rc = jr_int(r, root, "$", "train_micro_batch_size_per_gpu", 1, 1 << 20, 0, &t->micro_batch)) ||
-        (rc = jr_int(r, root, "$", "gradient_accumulation_steps", 1, 1 << 20, 0, &t->grad_accum)))
-        return rc;
-    json_t *fp16 = json_object_get(root, "fp16"), *bf16 = json_object_get(root, "bf16");
-    int fp16_on = 0, bf16_on = 0;
-    if (fp16) {
-        if (!json_is_object(fp16))
-            return jr_bad(r, "$.fp16", "an object", fp16);
-        if ((rc = jr_bool(r, fp16, "$.fp16", "enabled", &fp16_on)))
-            return rc;
-    }
-    if (bf16) {
-        if (!json_is_object(bf16))
-            return jr_bad(r, "$.bf16", "an object", bf16);
-        if ((rc = jr_bool(r, bf16, "$.bf16", "enabled", &bf16_on)))
-            return rc;
-    }
-    if (fp16_on && bf16_on)
-        return sc_err_set(r->err, SC_EINPUT, r->src, "$.bf16.enabled",
-                          "expected at most one of fp16 and bf16 enabled, got both");
-    t->precision = fp16_on ? PREC_FP16 : bf16_on ? PREC_BF16 : PREC_FP32;
-    t->precision_given = 1;
-    json_t *ac = json_object_get(root, "activation_checkpointing");
-    if (ac) {
-        if (!json_is_object(ac))
-            return jr_bad(r, "$.activation_checkpointing", "an object", ac);
-        t->act_ckpt = 1;
-    }
-    json_t *z;
-    if ((rc = jr_obj(r, root, "$", "zero_optimization", 0, &z)))
-        return rc;
-    if (!z)
-        return 0;
-    int stage = 0, shard = 0, hpz = 1, hier = 0; /* DeepSpeed: mics_hierarchical_params_gather defaults to false */
-    double bucket = 0;
-    if ((rc = jr_int(r, z, "$.zero_optimization", "stage", 0, 3, 0, &stage)) ||
-        (rc = jr_int(r, z, "$.zero_optimization", "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
-        (rc = jr_bool(r, z, "$.zero_optimization", "mics_hierarchical_params_gather", &hier)) ||
-        (rc = jr_int(r, z, "$.zero_optimization", "zero_hpz_partition_size", 1, 1 << 20, 0, &hpz)) ||
-        (rc = jr_pos(r, z, "$.zero_optimization", "reduce_bucket_size", 0, &bucket)))
-        return rc;
-    int pre = SPEC_PREC_IS_FP32(t->precision) ? 4 : 2;
-    if (bucket > 0)
-        t->bucket_bytes = bucket * pre; /* DeepSpeed counts the bucket in elements */
-    l->kind = stage == 0 ? LAYOUT_DDP : stage == 1 ? LAYOUT_ZERO1 : stage == 2 ? LAYOUT_ZERO2 : LAYOUT_ZERO3;
-    if (shard > 0) {
-        if (stage != 3)
-            return sc_err_set(r->err, SC_EINPUT, r->src, "$.zero_optimization.mics_shard_size",
-                              "expected only with stage 3 (MiCS builds on ZeRO-3), got stage %d", stage);
-        l->kind = LAYOUT_MICS;
-        l->p = shard;
-        l->hier = hier;
-    } else if (hpz > 1) {
-        if (stage != 3)
-            return sc_err_set(r->err, SC_EINPUT, r->src, "$.zero_optimization.zero_hpz_partition_size",
-                              "expected only with stage 3 (ZeRO++ hpZ builds on ZeRO-3), got stage %d", stage);
-        l->kind = LAYOUT_ZEROPP;
-        l->p = hpz;
-    }
-    return 0;
-}
+/* DeepSpeed ds_config.json: model/spec_dsconfig.c */
 
 /* ---- public entry points ------------------------------------------------------------- */
 static int run(const char *text, const char *src, sc_err *err, int (*fn)(jr *, json_t *, void *), void *out)
@@ -442,26 +395,10 @@ static int mo_fn(jr *r, json_t *j, void *o) { return model_from(r, j, o); }
 static int tr_fn(jr *r, json_t *j, void *o) { return training_from(r, j, "$", o); }
 static int sc_fn(jr *r, json_t *j, void *o) { return scenario_from(r, j, o); }
 
-typedef struct ds_out {
-    spec_training *t;
-    spec_layout *l;
-} ds_out;
-static int ds_fn(jr *r, json_t *j, void *o)
-{
-    ds_out *d = o;
-    return ds_from(r, j, d->t, d->l);
-}
-
 int spec_load_cluster(const char *path, spec_cluster *out, sc_err *err) { return run(NULL, path, err, cl_fn, out); }
 int spec_load_model(const char *path, spec_model *out, sc_err *err) { return run(NULL, path, err, mo_fn, out); }
 int spec_load_training(const char *path, spec_training *out, sc_err *err) { return run(NULL, path, err, tr_fn, out); }
 int spec_load_scenario(const char *path, spec_scenario *out, sc_err *err) { return run(NULL, path, err, sc_fn, out); }
-int spec_load_ds_config(const char *path, spec_training *t, spec_layout *layout, sc_err *err)
-{
-    ds_out d = {t, layout};
-    return run(NULL, path, err, ds_fn, &d);
-}
-
 int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, sc_err *err)
 {
     return run(json, source, err, cl_fn, out);

@@ -102,6 +102,11 @@ typedef enum { PREC_BF16, PREC_FP16, PREC_FP32, PREC_TF32, PREC_FP8 } spec_preci
 typedef enum { CKPT_NONE = 0, CKPT_FULL = 1, CKPT_SELECTIVE = 2 } spec_ckpt;
 typedef enum { EXEC_EAGER = 0, EXEC_COMPILED = 1 } spec_exec;
 
+/* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
+ * framework is named: today's op graphs), DeepSpeed, PyTorch FSDP (FSDP1), FSDP2
+ * (fully_shard) or Megatron-LM. Each schedules the same layout differently. */
+typedef enum { FW_IDEAL, FW_DEEPSPEED, FW_FSDP, FW_FSDP2, FW_MEGATRON, N_FRAMEWORKS } spec_framework;
+
 typedef struct spec_training {
     int micro_batch;        /* sequences per GPU per micro-step                          */
     int grad_accum;         /* micro-steps per optimizer step                            */
@@ -116,12 +121,23 @@ typedef struct spec_training {
     int prefetch_layers;    /* sharded layouts: layers all-gathered ahead of use         */
     double bucket_bytes;    /* gradient / all-gather bucket, bytes                       */
     double reserve_bytes;   /* CUDA context, NCCL buffers, allocator slack, bytes        */
+    /* framework and its schedule knobs (model/framework.c reads them; 0 / -1 = its default) */
+    spec_framework framework;
+    int overlap_comm;       /* DeepSpeed overlap_comm: -1 = its default (stage 3 on, else off) */
+    double allgather_bucket_bytes; /* DeepSpeed ZeRO-1/2 post-step all-gather bucket (0 = 5e8 elements) */
+    double reduce_bucket_bytes;    /* DeepSpeed reduce_bucket_size, bytes (0 = 5e8 elements)   */
+    double prefetch_bucket_bytes;  /* DeepSpeed ZeRO-3 stage3_prefetch_bucket_size, bytes (0 = 5e7 elements) */
+    double max_live_params;        /* DeepSpeed ZeRO-3 stage3_max_live_parameters (0 = 1e9)   */
+    int limit_all_gathers;  /* FSDP1: at most two all-gathers in flight (-1 = default on)     */
+    int backward_prefetch;  /* FSDP: 0 BACKWARD_PRE (default), 1 BACKWARD_POST, 2 none        */
+    int train_batch;        /* ds_config train_batch_size to check against micro x accum x dp (0 = none) */
+    int ga_from_batch;      /* 1: grad_accum was not given: derived from train_batch_size      */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */
 typedef enum {
     LAYOUT_DDP,
-    LAYOUT_ZERO1,
+    LAYOUT_ZERO1,  /* p = 0: over all ranks; p > 0: states sharded within p, replicated across */
     LAYOUT_ZERO2,
     LAYOUT_ZERO3,
     LAYOUT_MICS,   /* p = partition group size, hier = hierarchical all-gather          */
@@ -131,7 +147,11 @@ typedef enum {
                       (zero1 = 1: ZeRO-1) across the N/t replicas                          */
     LAYOUT_AXONN,  /* AxoNN 4D: a Gx x Gy x Gz tensor-parallel grid, Gdata replicas        */
     LAYOUT_ZERO3_OFFLOAD, /* ZeRO-3, optimizer states and update on the host CPU        */
-    LAYOUT_LUWU    /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_LUWU,   /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_SHARD_GRAD_OP, /* FSDP SHARD_GRAD_OP: parameters gathered once per micro-step
+                             (forward) and kept until the backward ends; grads reduce-scattered */
+    LAYOUT_HSDP_ZERO2     /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
+                             all-reduce the gradient shards                                  */
 } spec_layout_kind;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
@@ -147,6 +167,8 @@ typedef struct spec_layout {
     char placement[SPEC_AXES + 1]; /* AxoNN: the axes from the innermost (consecutive ranks,
                                       inside a node) outwards, a permutation of "xyzd"     */
     int overlap;       /* TP/AxoNN: collectives overlap independent compute (default 1)  */
+    int qwz, qgz;      /* ZeRO++: quantized weights all-gather (int8), quantized gradients
+                          (int4 hierarchical all-to-all) (default 0)                       */
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */
@@ -180,8 +202,9 @@ int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, 
 int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err);
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err);
 
-/* Layout strings: "ddp", "zero1", "zero2", "zero3", "mics:p=8", "mics:p=16,hier=0",
- * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp:hpz=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
+/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
+ * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
+ * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]", "zero3-offload", "luwu". */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
@@ -200,7 +223,8 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
-/* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, mics/hsdp: p, zeropp: n). */
+/* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
+ * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 
 const char *spec_precision_str(spec_precision p);
@@ -210,6 +234,34 @@ const char *spec_ckpt_str(int ckpt);
 int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err);
 /* The training on this cluster: its precision, and FlashAttention-3 only on Hopper. */
 int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err);
+/* "ideal" | "deepspeed" | "fsdp" | "fsdp2" | "megatron"; parse returns -1 for anything else. */
+const char *spec_framework_str(spec_framework f);
+int spec_framework_parse(const char *s);
+
+/* What a ds_config said that shardcast does not model: one line per key (JSON path and why). */
+#define SPEC_DS_MAX_NOTES 48
+typedef struct spec_ds_report {
+    int n;
+    char path[SPEC_DS_MAX_NOTES][96];
+    char why[SPEC_DS_MAX_NOTES][160];
+    int auto_mb, auto_ga, auto_batch; /* "auto" left to shardcast's values                 */
+    int auto_bucket, auto_prefetch;   /* "auto" resolved from the model's hidden size        */
+    int ga_given;                     /* gradient_accumulation_steps was a number            */
+} spec_ds_report;
+/* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
+int spec_load_ds_config_ex(const char *path, spec_training *t, spec_layout *layout, spec_ds_report *rep,
+                           sc_err *err);
+/* A Hugging Face accelerate FSDP config (YAML): precision, checkpointing, framework (fsdp /
+ * fsdp2), backward prefetch, limit_all_gathers and the layout its sharding strategy names
+ * (HYBRID_SHARD*: p = gpus_per_node; 0 when not known yet). Unmodelled keys go to rep. */
+int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, spec_layout *l, spec_ds_report *rep,
+                         sc_err *err);
+/* Hugging Face's "auto" for the bucket keys: reduce_bucket_size = hidden^2,
+ * stage3_prefetch_bucket_size = 0.9 hidden^2 (transformers integrations/deepspeed.py). */
+void spec_ds_resolve_auto(const spec_ds_report *rep, int hidden, spec_training *t);
+/* train_batch_size against micro-batch x accumulation x data-parallel ranks; when the
+ * accumulation was not given, derive it (DeepSpeed's rule). `source` names the file. */
+int spec_ds_check_batch(spec_training *t, int dp, const char *source, sc_err *err);
 const char *spec_fabric_str(spec_fabric_kind k);
 
 /* Resolve a name ("p4d.24xlarge") or a path to a readable file. kind is "clusters",

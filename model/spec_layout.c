@@ -15,22 +15,22 @@
 #include <strings.h>
 
 static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp",
-                                         "tp", "axonn", "zero3-offload", "luwu"};
+                                         "tp", "axonn", "zero3-offload", "luwu", "shard_grad_op",
+                                         "hybrid_shard_zero2"};
 #define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
-#define LAYOUT_HINT                                                                                             \
-    "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P, "            \
-    "tp:t=T[,zero1=0|1][,overlap=0|1], axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1], zero3-offload, " \
-    "luwu"
+#define LAYOUT_HINT                                                                                     \
+    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
+    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P"
 /* Options each kind takes (the first is required where `required` says so), and an example. */
 static const struct kind_opts {
     const char *keys;
     int required; /* how many leading keys must be given */
     const char *example;
 } KIND_OPTS[] = {
-    {"", 0, "ddp"},           {"", 0, "zero1"},          {"", 0, "zero2"},
+    {"", 0, "ddp"},           {"p", 0, "zero1:p=8"},     {"p", 0, "zero2:p=8"},
     {"", 0, "zero3"},         {"p,hier", 1, "mics:p=8"}, {"p,sync", 1, "hsdp:p=8"},
-    {"hpz", 1, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
-    {"", 0, "zero3-offload"}, {"", 0, "luwu"},
+    {"hpz,qwz,qgz", 0, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
+    {"", 0, "zero3-offload"}, {"", 0, "luwu"}, {"", 0, "shard_grad_op"}, {"p", 1, "hybrid_shard_zero2:p=8"},
 };
 
 static int is_readable_file(const char *path)
@@ -195,6 +195,10 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
             rc = parse_bool(s, key, val, &out->hier, err);
         } else if (!strcmp(key, "zero1")) {
             rc = parse_bool(s, key, val, &out->zero1, err);
+        } else if (!strcmp(key, "qwz")) {
+            rc = parse_bool(s, key, val, &out->qwz, err);
+        } else if (!strcmp(key, "qgz")) {
+            rc = parse_bool(s, key, val, &out->qgz, err);
         } else if (!strcmp(key, "overlap")) {
             rc = parse_bool(s, key, val, &out->overlap, err);
         } else if (!strcmp(key, "placement")) {
@@ -230,8 +234,23 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
     case LAYOUT_HSDP:
         snprintf(buf, n, l->sync_boundary ? "hsdp:p=%d,sync=boundary" : "hsdp:p=%d", l->p);
         break;
-    case LAYOUT_ZEROPP:
-        snprintf(buf, n, "zeropp:hpz=%d", l->p);
+    case LAYOUT_ZEROPP: {
+        char h[24] = "";
+        if (l->p)
+            snprintf(h, sizeof h, "hpz=%d", l->p);
+        snprintf(buf, n, "zeropp%s%s%s%s%s", l->p || l->qwz || l->qgz ? ":" : "", h,
+                 l->qwz ? (l->p ? ",qwz=1" : "qwz=1") : "", l->qgz ? (l->p || l->qwz ? ",qgz=1" : "qgz=1") : "", "");
+        break;
+    }
+    case LAYOUT_ZERO1:
+    case LAYOUT_ZERO2:
+        if (l->p)
+            snprintf(buf, n, "%s:p=%d", KIND_NAMES[l->kind], l->p);
+        else
+            snprintf(buf, n, "%s", KIND_NAMES[l->kind]);
+        break;
+    case LAYOUT_HSDP_ZERO2:
+        snprintf(buf, n, "hybrid_shard_zero2:p=%d", l->p);
         break;
     case LAYOUT_TP:
         snprintf(buf, n, "tp:t=%d%s%s", l->t, l->zero1 ? "" : ",zero1=0", l->overlap ? "" : ",overlap=0");
@@ -256,7 +275,10 @@ int spec_layout_shard(const spec_layout *l, int n_ranks)
     switch (l->kind) {
     case LAYOUT_DDP: return 1;
     case LAYOUT_MICS:
-    case LAYOUT_HSDP: return l->p;
+    case LAYOUT_HSDP:
+    case LAYOUT_HSDP_ZERO2: return l->p;
+    case LAYOUT_ZERO1:
+    case LAYOUT_ZERO2: return l->p ? l->p : n_ranks;
     case LAYOUT_TP: return l->zero1 ? n_ranks : l->t; /* optimizer states: t-way TP x replicas */
     case LAYOUT_AXONN: return l->grid[0] * l->grid[1] * l->grid[2];
     default: return n_ranks;
@@ -319,8 +341,11 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "
                           "got %s without one", name, c->name);
-    if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP)
+    if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP && l->kind != LAYOUT_HSDP_ZERO2 &&
+        !((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && p))
         return 0;
+    if (l->kind == LAYOUT_ZEROPP && !p)
+        return 0; /* no hpZ: nothing to align */
     if (p > n || n % p)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected a group size dividing the %d GPUs (%d nodes x %d), got %d",
                           name, n, nodes, g, p);

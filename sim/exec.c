@@ -12,6 +12,8 @@
 #include "ev.h"
 
 #define MAXD 66
+#define NS FW_STREAMS /* communication streams per rank */
+_Static_assert(NS == TR_COMM_STREAMS, "one trace lane per communication stream (traces/schema.h)");
 
 enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE, EV_SOLVE };
 enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY, Q_INLINE };
@@ -23,11 +25,25 @@ typedef struct cursor {
 typedef struct qop {
     const lo_coll *op;
     int type, slot;
+    long seq;            /* issue number on its rank                                     */
+    int dep_st;          /* -1, or the stream of the op it consumes (a reduce's previous) */
+    long dep_seq;        /* ... and that op's issue number                                */
 } qop;
+
+/* One communication stream of a rank: a FIFO ring of issued, not yet started collectives
+ * (grows when communication falls behind: nothing throttles reduces), and the one running. */
+typedef struct cstream {
+    qop *q;
+    int qh, qn, qcap;
+    int busy, active; /* an op taken from the queue / its collective running (an NCCL kernel) */
+    qop cur;
+    double arrive_t, start_t;
+} cstream;
 
 typedef struct rank_st {
     cursor main, look;
     long c;               /* next copy to compute                                   */
+    long lidx;            /* copy index of the look cursor (next gathers to issue)   */
     int waiting;          /* the host reached copy c; compute waits for its gathers  */
     int comp_busy, comp_is_opt;
     int phase;            /* compute of a copy with inline collectives: 0 before them, 1 beside */
@@ -39,12 +55,8 @@ typedef struct rank_st {
     uint32_t comp_ver;
     const char *comp_name;
     int gpending[MAXD], gkind[MAXD];
-    qop *q; /* FIFO ring of issued, not yet started collectives; grows when communication
-               falls behind (nothing throttles reduces) */
-    int qh, qn, qcap;
-    int comm_busy, comm_active; /* an op taken from the queue / its collective running    */
-    qop cur;
-    double arrive_t, coll_start_t;
+    cstream cs[NS];
+    long seq, done_seq[NS]; /* ops issued; the last completed per stream (FIFO: in order)  */
     int last_kind;
     int in_boundary, b_idx, b_inflight, done;
     double end_t, slow;
@@ -72,7 +84,7 @@ typedef struct sim {
     int N, G, D, d, S, nics;
     long per_micro, total;
     rank_st *rk;
-    group_st *grp[N_GROUPS];
+    group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
     int p, q;
     long *late; /* per rank: times it was the last to arrive */
     long collectives, n_done;
@@ -129,13 +141,15 @@ static int group_id(const sim *s, lo_group_kind k, int r)
         return r / (st * sz) * st + r % st;
     }
     case GRP_HOST: return r;
+    case GRP_NODE: return r / s->G;
+    case GRP_XRAIL: return r % s->G;
     default: return 0;
     }
 }
 
-static group_st *group_of(sim *s, lo_group_kind k, int r)
+static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
 {
-    group_st *gs = &s->grp[k][group_id(s, k, r)];
+    group_st *gs = &s->grp[st][k][group_id(s, k, r)];
     if (!gs->members) {
         gs->members = malloc(sizeof(int) * (size_t)s->N);
         if (!gs->members)
@@ -163,6 +177,14 @@ static void coll_label(const sim *s, const lo_coll *op, char *buf, size_t n)
 }
 
 /* ---- compute stream --------------------------------------------------------------------- */
+static int comm_active(const rank_st *k)
+{
+    for (int i = 0; i < NS; i++)
+        if (k->cs[i].active)
+            return 1;
+    return 0;
+}
+
 static void comp_schedule(sim *s, int r, double now)
 {
     rank_st *k = &s->rk[r];
@@ -187,7 +209,7 @@ static void comp_begin(sim *s, int r, double now, double dur, int is_opt, const 
     k->comp_rem = dur;
     k->comp_name = name;
     double sl = s->cal->overlap_slowdown.v;
-    k->comp_rate = k->comm_active && sl > 0 ? 1 / (1 + sl) : 1;
+    k->comp_rate = comm_active(k) && sl > 0 ? 1 / (1 + sl) : 1;
     comp_schedule(s, r, now);
 }
 
@@ -198,7 +220,7 @@ static void comp_rerate(sim *s, int r, double now)
     double sl = s->cal->overlap_slowdown.v;
     if (!k->comp_busy || sl <= 0)
         return;
-    double rate = k->comm_active ? 1 / (1 + sl) : 1;
+    double rate = comm_active(k) ? 1 / (1 + sl) : 1;
     if (rate == k->comp_rate)
         return;
     k->comp_rem -= (now - k->comp_mark) * k->comp_rate;
@@ -229,45 +251,76 @@ static void try_compute(sim *s, int r, double now)
     comp_begin(s, r, now, ti->ni ? (1 - ti->inl_f) * dur : dur, 0, it->pass == LO_FWD ? "forward" : "backward");
 }
 
-static void enqueue(sim *s, int r, const lo_coll *op, int type, int slot)
+/* Issue op on its stream; dep_st >= 0: it starts only after op dep_seq of that stream ended.
+ * Returns its issue number. */
+static long enqueue(sim *s, int r, const lo_coll *op, int type, int slot, int dep_st, long dep_seq)
 {
     rank_st *k = &s->rk[r];
-    if (k->qn == k->qcap) {
-        int cap = k->qcap ? 2 * k->qcap : 8;
+    cstream *c = &k->cs[op->stream];
+    if (c->qn == c->qcap) {
+        int cap = c->qcap ? 2 * c->qcap : 8;
         qop *q = malloc(sizeof(qop) * (size_t)cap);
         if (!q) {
             s->err_rc = SC_ERUNTIME;
-            return;
+            return 0;
         }
-        for (int i = 0; i < k->qn; i++)
-            q[i] = k->q[(k->qh + i) % k->qcap];
-        free(k->q);
-        k->q = q;
-        k->qh = 0;
-        k->qcap = cap;
+        for (int i = 0; i < c->qn; i++)
+            q[i] = c->q[(c->qh + i) % c->qcap];
+        free(c->q);
+        c->q = q;
+        c->qh = 0;
+        c->qcap = cap;
     }
-    k->q[(k->qh + k->qn++) % k->qcap] = (qop){op, type, slot};
+    long seq = ++k->seq;
+    c->q[(c->qh + c->qn++) % c->qcap] = (qop){op, type, slot, seq, dep_st, dep_seq};
+    return seq;
+}
+
+static int comm_idle(const rank_st *k)
+{
+    for (int i = 0; i < NS; i++)
+        if (k->cs[i].busy || k->cs[i].qn)
+            return 0;
+    return 1;
+}
+
+/* Prefetch depth of the pass of the copy under cursor c (layout.h: the backward may differ). */
+static int depth_at(const sim *s, const cursor *c)
+{
+    return litem(s, c)->pass == LO_BWD && s->g->bwd_prefetch_p1 ? s->g->bwd_prefetch_p1 - 1 : s->d;
+}
+
+/* Issue the gathers of every copy j not issued yet with j - d(j) <= upto. */
+static void issue_lookahead(sim *s, int r, long upto)
+{
+    rank_st *k = &s->rk[r];
+    while (k->look.m < s->S && k->lidx - depth_at(s, &k->look) <= upto) {
+        const lo_item *li = litem(s, &k->look);
+        int slot = (int)(k->lidx % s->D);
+        k->gpending[slot] = li->n_gather;
+        for (int i = 0; i < li->n_gather; i++) {
+            enqueue(s, r, &li->gather[i], Q_GATHER, slot, -1, 0);
+            k->gkind[slot] = (int)li->gather[i].kind;
+        }
+        next(s, &k->look);
+        k->lidx++;
+    }
 }
 
 /* The host reaches copy c (compute c-1 ended, or the step starts). */
 static void host_step(sim *s, int r, double now)
 {
     rank_st *k = &s->rk[r];
-    if (k->prev_item)
-        for (int i = 0; i < k->prev_item->n_reduce; i++)
-            enqueue(s, r, &k->prev_item->reduce[i], Q_REDUCE, 0);
-    k->prev_item = NULL;
-    if (k->look.m < s->S) {
-        const lo_item *li = litem(s, &k->look);
-        long idx = k->c + s->d;
-        int slot = (int)(idx % s->D);
-        k->gpending[slot] = li->n_gather;
-        for (int i = 0; i < li->n_gather; i++) {
-            enqueue(s, r, &li->gather[i], Q_GATHER, slot);
-            k->gkind[slot] = (int)li->gather[i].kind;
+    if (k->prev_item) {
+        long prev = 0;
+        for (int i = 0; i < k->prev_item->n_reduce; i++) {
+            const lo_coll *c = &k->prev_item->reduce[i];
+            int dep = i && c->stream != c[-1].stream ? c[-1].stream : -1;
+            prev = enqueue(s, r, c, Q_REDUCE, 0, dep, prev);
         }
-        next(s, &k->look);
     }
+    k->prev_item = NULL;
+    issue_lookahead(s, r, k->c); /* uniform depth d: exactly copy c + d */
     if (k->c < s->total) {
         k->waiting = 1;
         try_compute(s, r, now);
@@ -326,24 +379,26 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
     }
 }
 
-static void coll_complete(sim *s, group_st *gs, double now)
+static void coll_complete(sim *s, group_st *gs, int st, double now)
 {
     char label[96];
     coll_label(s, gs->op, label, sizeof label);
     for (int i = 0; i < gs->n; i++) {
         int r = gs->members[i];
         rank_st *k = &s->rk[r];
-        trace_span(s, r, TR_STREAM_COMM, label, TR_CAT_COLLECTIVE, k->coll_start_t, now, NULL);
-        k->comm_busy = k->comm_active = 0;
+        cstream *c = &k->cs[st];
+        trace_span(s, r, TR_STREAM_COMM + st, label, TR_CAT_COLLECTIVE, c->start_t, now, NULL);
+        c->busy = c->active = 0;
+        k->done_seq[st] = c->cur.seq;
         k->last_kind = (int)gs->op->kind;
         comp_rerate(s, r, now);
-        if (k->cur.type == Q_GATHER) {
-            if (--k->gpending[k->cur.slot] == 0 && k->cur.slot == k->c % s->D)
+        if (c->cur.type == Q_GATHER) {
+            if (--k->gpending[c->cur.slot] == 0 && c->cur.slot == k->c % s->D)
                 try_compute(s, r, now);
-        } else if (k->cur.type == Q_BOUNDARY) {
+        } else if (c->cur.type == Q_BOUNDARY) {
             k->b_idx++;
             k->b_inflight = 0;
-        } else if (k->cur.type == Q_INLINE && --k->ipending == 0 && k->post_done) {
+        } else if (c->cur.type == Q_INLINE && --k->ipending == 0 && k->post_done) {
             if (now > k->post_end)
                 k->exposed[gs->op->kind] += now - k->post_end;
             k->copy_ready = 1;
@@ -361,22 +416,23 @@ static void coll_complete(sim *s, group_st *gs, double now)
     }
 }
 
-static void coll_arrive(sim *s, int r, double now)
+static void coll_arrive(sim *s, int r, int st, double now)
 {
     rank_st *k = &s->rk[r];
-    group_st *gs = group_of(s, k->cur.op->group, r);
+    cstream *c = &k->cs[st];
+    group_st *gs = group_of(s, st, c->cur.op->group, r);
     if (!gs) {
         s->err_rc = SC_ERUNTIME;
         return;
     }
     if (gs->arrived == 0)
-        gs->op = k->cur.op;
+        gs->op = c->cur.op;
     /* late: strictly after every other member (arrivals come in time order; a tie is no one's) */
     int late = gs->arrived > 0 && now > gs->t_last;
     gs->arrived++;
     gs->t_last = now;
     gs->last_rank = r;
-    k->arrive_t = now;
+    c->arrive_t = now;
     if (gs->arrived < gs->n)
         return;
     /* everyone is here: the collective runs */
@@ -386,37 +442,46 @@ static void coll_arrive(sim *s, int r, double now)
         s->late[gs->last_rank]++;
     for (int i = 0; i < gs->n; i++) {
         rank_st *m = &s->rk[gs->members[i]];
-        m->skew += now - m->arrive_t;
-        m->coll_start_t = now;
-        m->comm_active = !gs->op->offload;
+        m->skew += now - m->cs[st].arrive_t;
+        m->cs[st].start_t = now;
+        m->cs[st].active = !gs->op->offload;
         comp_rerate(s, gs->members[i], now);
     }
     const cost_group *geo = &s->g->group[gs->op->group];
     cost_algo algo;
     cost_coll_best(s->cal, gs->op->kind, gs->op->bytes, gs->op->chunks, geo, &algo);
-    double lat = cost_coll_latency(s->cal, gs->op->kind, algo, gs->op->chunks, geo);
+    /* + the framework's per-collective bookkeeping (as in an_time) */
+    double lat = cost_coll_latency(s->cal, gs->op->kind, algo, gs->op->chunks, geo) +
+                 gs->op->chunks * s->cal->fw_coll_s[s->g->framework].v;
     int gid = group_id(s, gs->op->group, r);
-    if (ev_engine_push(s->eng, now + lat, EV_START, (int32_t)gs->op->group, gid, (uint32_t)algo))
+    if (ev_engine_push(s->eng, now + lat, EV_START, (int32_t)(st * N_GROUPS + (int)gs->op->group), gid, (uint32_t)algo))
         s->err_rc = SC_ERUNTIME;
 }
 
+/* Start the head of each idle stream whose dependency has ended. */
 static void kick_comm(sim *s, int r, double now)
 {
     rank_st *k = &s->rk[r];
-    if (k->comm_busy || !k->qn)
-        return;
-    k->cur = k->q[k->qh];
-    k->qh = (k->qh + 1) % k->qcap;
-    k->qn--;
-    k->comm_busy = 1;
-    coll_arrive(s, r, now);
+    for (int st = 0; st < NS; st++) {
+        cstream *c = &k->cs[st];
+        if (c->busy || !c->qn)
+            continue;
+        const qop *h = &c->q[c->qh];
+        if (h->dep_st >= 0 && k->done_seq[h->dep_st] < h->dep_seq)
+            continue;
+        c->cur = *h;
+        c->qh = (c->qh + 1) % c->qcap;
+        c->qn--;
+        c->busy = 1;
+        coll_arrive(s, r, st, now);
+    }
 }
 
 /* ---- the accumulation boundary ---------------------------------------------------------- */
 static void try_boundary(sim *s, int r, double now)
 {
     rank_st *k = &s->rk[r];
-    if (!k->in_boundary || k->done || k->comp_busy || k->b_inflight || k->comm_busy || k->qn)
+    if (!k->in_boundary || k->done || k->comp_busy || k->b_inflight || !comm_idle(k))
         return;
     if (k->b_idx == s->g->n_boundary) {
         k->done = 1;
@@ -433,7 +498,7 @@ static void try_boundary(sim *s, int r, double now)
             k->exposed[k->last_kind] += now - k->comp_free;
         comp_begin(s, r, now, s->t->b_dur[k->b_idx], 1, "optimizer");
     } else {
-        enqueue(s, r, &b->coll, Q_BOUNDARY, 0);
+        enqueue(s, r, &b->coll, Q_BOUNDARY, 0, -1, 0);
         kick_comm(s, r, now);
     }
 }
@@ -477,7 +542,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
         k->ipending = it->n_inline;
         k->post_done = 0;
         for (int i = 0; i < it->n_inline; i++)
-            enqueue(s, r, &it->inl[i], Q_INLINE, 0);
+            enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
         double post = ti->inl_f * (ti->comp - ti->overlap_s);
         if (post > 0)
             comp_begin(s, r, now, post, 0, it->pass == LO_FWD ? "forward" : "backward");
@@ -501,7 +566,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
 static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
-    group_st *gs = &s->grp[e->a][e->b];
+    group_st *gs = &s->grp[e->a / N_GROUPS][e->a % N_GROUPS][e->b];
     const cost_group *geo = &s->g->group[gs->op->group];
     double bytes = cost_coll_edge_bytes_n(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, gs->op->chunks, geo);
     flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
@@ -521,7 +586,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     gs->outstanding = f.n;
     s->flows += (uint64_t)f.n;
     if (!f.n)
-        coll_complete(s, gs, f.now);
+        coll_complete(s, gs, e->a / N_GROUPS, f.now);
     return s->err_rc;
 }
 
@@ -536,7 +601,8 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     if (id < s->fm_cap && s->fm[id].src >= 0) {
         char name[48];
         snprintf(name, sizeof name, "flow to rank %d", s->fm[id].dst);
-        trace_span(s, s->fm[id].src, TR_STREAM_FLOW0 + s->fm[id].ch, name, TR_CAT_FLOW, s->fm[id].t0, now, NULL);
+        trace_span(s, s->fm[id].src, TR_STREAM_FLOW0 + s->fm[id].ch % TR_FLOW_LANES, name, TR_CAT_FLOW, s->fm[id].t0,
+                   now, NULL);
         s->fm[id].src = -1;
     }
     /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
@@ -549,9 +615,10 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     }
     if (net_flow_remove(s->net, now, id))
         return SC_ERUNTIME;
-    group_st *gs = &s->grp[tag >> 32][(uint32_t)tag];
+    int a = (int)(tag >> 32);
+    group_st *gs = &s->grp[a / N_GROUPS][a % N_GROUPS][(uint32_t)tag];
     if (--gs->outstanding == 0)
-        coll_complete(s, gs, now);
+        coll_complete(s, gs, a / N_GROUPS, now);
     return s->err_rc;
 }
 
@@ -593,14 +660,16 @@ static void sim_free(sim *s)
 {
     if (s->rk)
         for (int r = 0; r < s->N; r++)
-            free(s->rk[r].q);
+            for (int st = 0; st < NS; st++)
+                free(s->rk[r].cs[st].q);
     free(s->rk);
-    for (int k = 0; k < N_GROUPS; k++) {
-        if (s->grp[k])
-            for (int i = 0; i < s->N; i++)
-                free(s->grp[k][i].members);
-        free(s->grp[k]);
-    }
+    for (int st = 0; st < NS; st++)
+        for (int k = 0; k < N_GROUPS; k++) {
+            if (s->grp[st][k])
+                for (int i = 0; i < s->N; i++)
+                    free(s->grp[st][k][i].members);
+            free(s->grp[st][k]);
+        }
     free(s->late);
     free(s->nic_links);
     free(s->nic_prev);
@@ -624,9 +693,14 @@ static void trace_names(sim *s)
         char name[64];
         snprintf(name, sizeof name, "rank %d compute", r);
         tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMPUTE), name);
-        snprintf(name, sizeof name, "rank %d comm", r);
-        tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMM), name);
-        for (int ch = 0; ch < s->nics && ch < TR_LANES_PER_RANK - TR_STREAM_FLOW0; ch++) {
+        for (int st = 0; st < NS; st++) {
+            if (st)
+                snprintf(name, sizeof name, "rank %d comm %d", r, st);
+            else
+                snprintf(name, sizeof name, "rank %d comm", r);
+            tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMM + st), name);
+        }
+        for (int ch = 0; ch < s->nics && ch < TR_FLOW_LANES; ch++) {
             snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
             tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_FLOW0 + ch), name);
         }
@@ -673,8 +747,9 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     s.rk = calloc((size_t)s.N, sizeof *s.rk);
     s.late = calloc((size_t)s.N, sizeof *s.late);
     int ok = s.eng && s.rng && s.rk && s.late;
-    for (int k = 0; ok && k < N_GROUPS; k++)
-        ok = (s.grp[k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
+    for (int st = 0; ok && st < NS; st++)
+        for (int k = 0; ok && k < N_GROUPS; k++)
+            ok = (s.grp[st][k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);
@@ -710,18 +785,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         }
     }
     /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
-    for (int r = 0; r < s.N; r++) {
-        rank_st *k = &s.rk[r];
-        for (int q = 0; q < s.d && k->look.m < s.S; q++) {
-            const lo_item *li = litem(&s, &k->look);
-            k->gpending[q] = li->n_gather;
-            for (int i = 0; i < li->n_gather; i++) {
-                enqueue(&s, r, &li->gather[i], Q_GATHER, q);
-                k->gkind[q] = (int)li->gather[i].kind;
-            }
-            next(&s, &k->look);
-        }
-    }
+    for (int r = 0; r < s.N; r++)
+        issue_lookahead(&s, r, -1);
     for (int r = 0; r < s.N; r++)
         host_step(&s, r, 0);
     rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);

@@ -22,6 +22,7 @@ static Suite *(*const SUITES[])(void) = {
     kernels_suite,
     trace_suite,
     nccl_suite,
+    framework_suite,
     fit_suite,
     accuracy_suite,
 };

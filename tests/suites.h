@@ -24,6 +24,8 @@ Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: by
 Suite *kernels_suite(void); /* tests/test_kernels.c: GEMM tiles and waves, FlashAttention, element-wise bytes, precision */
 
 Suite *nccl_suite(void);     /* tests/test_nccl.c: NCCL algorithms x protocols, choice, properties */
+
+Suite *framework_suite(void); /* tests/test_framework.c: schedules per framework, ds_config */
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */

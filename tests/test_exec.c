@@ -566,7 +566,7 @@ START_TEST(test_ring_nic_bound)
             it.pass = LO_BWD;
             it.count = 1;
             it.n_reduce = 1;
-            it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, S, chunks, 0};
+            it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, S, chunks, 0, 0};
             g->micro.n_items = g->last.n_items = 1;
             g->micro.item[0] = g->last.item[0] = it;
             g->n_boundary = 0;
@@ -630,7 +630,7 @@ START_TEST(test_bug_flows_not_counted)
     it.pass = LO_BWD;
     it.count = 1;
     it.n_reduce = 1;
-    it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e9, 1, 0};
+    it.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e9, 1, 0, 0};
     x.g.micro.n_items = x.g.last.n_items = 1;
     x.g.micro.item[0] = x.g.last.item[0] = it;
     x.g.n_boundary = 0;
@@ -1052,7 +1052,7 @@ START_TEST(test_slowdown_exact)
     it0.pass = LO_FWD;
     it0.count = 1;
     it0.n_reduce = 1;
-    it0.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e11, 1, 0};
+    it0.reduce[0] = (lo_coll){COLL_ALLREDUCE, GRP_WORLD, 1e11, 1, 0, 0};
     it1.pass = LO_BWD;
     it1.count = 1;
     g->micro.n_items = g->last.n_items = 2;

@@ -42,6 +42,15 @@ static const accept_case ACCEPT[] = {
     {"hsdp:p=8,sync=boundary", LAYOUT_HSDP, 8, 1, 1, "hsdp:p=8,sync=boundary"},
     {"hsdp:p=8,sync=micro", LAYOUT_HSDP, 8, 1, 0, "hsdp:p=8"},
     {"zeropp:hpz=8", LAYOUT_ZEROPP, 8, 1, 0, "zeropp:hpz=8"},
+    /* issue 17: partition-group ZeRO-1/2, ZeRO++ without hpZ, FSDP's SHARD_GRAD_OP layouts */
+    {"zero1:p=8", LAYOUT_ZERO1, 8, 1, 0, "zero1:p=8"},
+    {"zero2:p=16", LAYOUT_ZERO2, 16, 1, 0, "zero2:p=16"},
+    {"zeropp", LAYOUT_ZEROPP, 0, 1, 0, "zeropp"},
+    {"zeropp:qgz=1,hpz=8,qwz=1", LAYOUT_ZEROPP, 8, 1, 0, "zeropp:hpz=8,qwz=1,qgz=1"},
+    {"zeropp:qwz=1", LAYOUT_ZEROPP, 0, 1, 0, "zeropp:qwz=1"},
+    {"zeropp:qgz=1,qwz=0", LAYOUT_ZEROPP, 0, 1, 0, "zeropp:qgz=1"},
+    {"shard_grad_op", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
+    {"hybrid_shard_zero2:p=8", LAYOUT_HSDP_ZERO2, 8, 1, 0, "hybrid_shard_zero2:p=8"},
 };
 #define N_ACCEPT (int)(sizeof ACCEPT / sizeof ACCEPT[0])
 
@@ -71,14 +80,15 @@ typedef struct reject_case {
     const char *text; /* exact message */
 } reject_case;
 
-#define HINT                                                                                                   \
-    "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P, "            \
-    "tp:t=T[,zero1=0|1][,overlap=0|1], axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1], zero3-offload, " \
-    "luwu"
+#define HINT                                                                                    \
+    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
+    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},
-    {"zeropp", "\"zeropp\" needs its group size, e.g. \"zeropp:hpz=8\""},
+    {"hybrid_shard_zero2", "\"hybrid_shard_zero2\" needs its group size, e.g. \"hybrid_shard_zero2:p=8\""},
+    {"zeropp:qwz=2", "in \"zeropp:qwz=2\": expected qwz=0 or qwz=1, got \"2\""},
+    {"shard_grad_op:p=8", "\"shard_grad_op\" takes no options, got \"shard_grad_op:p=8\""},
     {"mics:p=0", "in \"mics:p=0\": expected p to be a positive integer, got \"0\""},
     {"mics:p=-8", "in \"mics:p=-8\": expected p to be a positive integer, got \"-8\""},
     {"mics:p=x", "in \"mics:p=x\": expected p to be a positive integer, got \"x\""},
@@ -86,7 +96,7 @@ static const reject_case REJECT[] = {
     {"mics:p=", "in \"mics:p=\": expected p to be a positive integer, got \"\""},
     {"mics:q=2", "in \"mics:q=2\": unknown option \"q\" (expected p, hier)"},
     {"hsdp:p=8,hier=0", "in \"hsdp:p=8,hier=0\": unknown option \"hier\" (expected p, sync)"},
-    {"zeropp:p=8", "in \"zeropp:p=8\": unknown option \"p\" (expected hpz)"},
+    {"zeropp:p=8", "in \"zeropp:p=8\": unknown option \"p\" (expected hpz, qwz, qgz)"},
     {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
     {"mics:", "in \"mics:\": missing p=P (e.g. \"mics:p=8\")"},
     {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},

@@ -299,28 +299,28 @@ START_TEST(test_calib_parse)
      * keys take tuning.cc's values. */
     cost_calib k;
     sc_err e;
-    const char *base = "{\"name\":\"x\",\"source\":\"y\",\"gpu\":{\"gemm_efficiency\":0.8,\"gemm_overhead_us\":1,"
-                       "\"hbm_efficiency\":0.8,\"optimizer_bytes_per_param\":16,\"overlap_slowdown\":0},"
-                       "\"links\":{\"nvlink\":{\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"pcie\":{"
-                       "\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"net\":{\"bandwidth_efficiency\":0.8,"
-                       "\"hop_latency_us\":1}},\"algorithms\":{\"ring\":{\"base_latency_us\":1},\"tree\":{"
-                       "\"base_latency_us\":1,\"bandwidth_factor\":0.9}}%s}";
+#define CAL_BASE "{\"name\":\"x\",\"source\":\"y\",\"gpu\":{\"gemm_efficiency\":0.8,\"gemm_overhead_us\":1," \
+                       "\"hbm_efficiency\":0.8,\"optimizer_bytes_per_param\":16,\"overlap_slowdown\":0}," \
+                       "\"links\":{\"nvlink\":{\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"pcie\":{" \
+                       "\"bandwidth_efficiency\":0.8,\"hop_latency_us\":1},\"net\":{\"bandwidth_efficiency\":0.8," \
+                       "\"hop_latency_us\":1}},\"algorithms\":{\"ring\":{\"base_latency_us\":1},\"tree\":{" \
+                       "\"base_latency_us\":1,\"bandwidth_factor\":0.9}}%s}"
     char buf[2048];
-    snprintf(buf, sizeof buf, base, "");
+    snprintf(buf, sizeof buf, CAL_BASE, "");
     ck_assert_int_eq(cost_calib_parse(buf, "t", &k, &e), 0);
     ck_assert(!k.nccl.on);
-    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"net_floor_us\":{\"value\":12,\"sd\":1,\"source\":\"s\"}}");
+    snprintf(buf, sizeof buf, CAL_BASE, ",\"nccl\":{\"net_floor_us\":{\"value\":12,\"sd\":1,\"source\":\"s\"}}");
     ck_assert_int_eq(cost_calib_parse(buf, "t", &k, &e), 0);
     ck_assert(k.nccl.on);
     close_to(k.nccl.net_floor_s, 12e-6, "floor");
     close_to(k.nccl.net_hop_s[NCCL_SIMPLE], 14e-6, "default net hop (tuning.cc)");
-    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"bogus\":1}");
+    snprintf(buf, sizeof buf, CAL_BASE, ",\"nccl\":{\"bogus\":1}");
     ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
     ck_assert_str_eq(e.path, "$.nccl.bogus");
-    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"nvls\":0.5}");
+    snprintf(buf, sizeof buf, CAL_BASE, ",\"nccl\":{\"nvls\":0.5}");
     ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
     ck_assert_str_eq(e.path, "$.nccl.nvls");
-    snprintf(buf, sizeof buf, base, ",\"nccl\":{\"chunk_half_KiB\":{\"ring\":64,\"star\":1}}");
+    snprintf(buf, sizeof buf, CAL_BASE, ",\"nccl\":{\"chunk_half_KiB\":{\"ring\":64,\"star\":1}}");
     ck_assert_int_ne(cost_calib_parse(buf, "t", &k, &e), 0);
 }
 END_TEST

@@ -14,13 +14,19 @@
 /* Written as "comm" by shardcast-bench before this schema; readers accept it as collective. */
 #define TR_CAT_COLLECTIVE_LEGACY "comm"
 
-/* Lanes: pid = node, tid = local rank x TR_LANES_PER_RANK + stream. */
+/* Lanes: pid = node, tid = local rank x TR_LANES_PER_RANK + stream. A rank has one compute
+ * stream and TR_COMM_STREAMS communication streams (the frameworks' all-gather, reduce-scatter
+ * and all-reduce streams, model/framework.h); the remaining lanes carry flows, channel C on lane
+ * TR_STREAM_FLOW0 + C mod TR_FLOW_LANES. */
 #define TR_LANES_PER_RANK 8
+#define TR_COMM_STREAMS 3
 enum {
     TR_STREAM_COMPUTE = 0, /* "rank R compute"                                               */
-    TR_STREAM_COMM = 1,    /* "rank R comm": collectives, in issue order (a FIFO stream)       */
-    TR_STREAM_FLOW0 = 2    /* "rank R flows ch C": flows of channel C at TR_STREAM_FLOW0 + C   */
+    TR_STREAM_COMM = 1,    /* "rank R comm", "rank R comm 1", ...: collectives of each
+                              communication stream, in issue order (each a FIFO stream)     */
+    TR_STREAM_FLOW0 = 1 + TR_COMM_STREAMS /* "rank R flows ch C"                             */
 };
+#define TR_FLOW_LANES (TR_LANES_PER_RANK - TR_STREAM_FLOW0)
 #define TR_TID(local_rank, stream) ((local_rank) * TR_LANES_PER_RANK + (stream))
 
 /* Times: spans are written in integer nanoseconds (as microseconds with three decimals), start

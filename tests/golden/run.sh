@@ -499,5 +499,31 @@ expect import-pinned 0 "tree/Simple" -- sh -c "'$BIN' calibrate import nccl-test
 cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
 expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
+# frameworks (issue 17): the same layout under DeepSpeed, errors, ds_config inputs that lose nothing
+expect framework-ds-mics 0 "mics:p=8                 4.874" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
+expect framework-ideal-mics 0 "mics:p=8                 5.434" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
+expect framework-help 0 "--framework F" -- "$BIN" predict --help
+expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
+one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
+expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
+expect framework-ds-zero2-p 2 "zero2:p=8: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zero2:p=8 --framework deepspeed
+expect layout-zeropp-canon 0 "zeropp:qwz=1,qgz=1" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zeropp:qgz=1,qwz=1 --engine model
+expect memory-shard-grad-op 0 "shard_grad_op              0.37     0.37     2.24     1.52    24.15" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 8 --layout shard_grad_op
+expect plan-fsdp-families 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --framework fsdp --layouts shard_grad_op,hybrid_shard_zero2,hsdp --confirm 0
+# train_batch_size 1024 = 4 x 4 x 64 ranks: right on 8 nodes, an error naming the numbers on 4
+expect ds-batch-ok 0 "zero2" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zero2_offload_batch.json --engine model
+expect ds-batch-mismatch 2 "tests/fixtures/ds_zero2_offload_batch.json: \$.train_batch_size: expected micro-batch 4 x gradient accumulation 4 x data-parallel size 32 = 512, got 1024" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 4 --ds-config tests/fixtures/ds_zero2_offload_batch.json
+# a Hugging Face ZeRO-3 config: "auto" resolved, keys not modelled listed on stderr, --strict refuses them
+expect ds-hf-notes 0 "\$.zero_optimization.sub_group_size: ignored: not modelled" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model
+expect ds-hf-strict 2 "tests/fixtures/ds_hf_zero3.json: \$.zero_optimization.contiguous_gradients: not modelled (--strict" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
+one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
+expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
+expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
+# an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
+expect accelerate-hybrid 0 "hsdp:p=8                 0.699" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
+# ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
+expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.159      50.28" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

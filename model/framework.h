@@ -1,0 +1,64 @@
+/* framework.h — how each framework schedules a layout: which layouts it runs, how finely it
+ * gathers (DeepSpeed ZeRO-3: per sub-module; FSDP: per FlatParameter / wrapped block), how far
+ * it prefetches, whether ZeRO-1/2 gradients are all-reduced or reduce-scattered and whether the
+ * compute waits for them, which communication stream each collective runs on, and where the
+ * MiCS/HSDP replica all-reduce goes. The layout builders (layout.c) read a fw_sched; the
+ * engines read the per-framework overheads from the calibration (cost.h).
+ * Not here: the op graph itself (layout.c) or any time (cost.c, the engines).
+ * Sources (read, not copied): DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py (reduce_ipg_grads,
+ * average_tensor: use_multi_rank_bucket_allreduce all-reduces each bucket; reduction_stream only
+ * with overlap_comm), config.py (overlap_comm defaults on for stage 3 only), stage3.py
+ * (__allgather_stream / reduce_and_partition_stream, prefetch_bucket_size 5e7, max_live 1e9),
+ * mics.py (allreduce_mics_shard_grads inside partition_grads, on the reduce stream, at the
+ * accumulation boundary); PyTorch torch/distributed/fsdp/_runtime_utils.py (unshard stream,
+ * post-backward reduce-scatter stream, all-reduce stream for HYBRID_SHARD, limit_all_gathers),
+ * FSDP2 _fully_shard (_fsdp_collectives.py: copy-in / copy-out around the collectives);
+ * Megatron-LM distributed optimizer (--overlap-grad-reduce off by default). */
+#ifndef SC_FRAMEWORK_H
+#define SC_FRAMEWORK_H
+
+#include "spec.h"
+#include "workload.h"
+
+#define FW_STREAMS 3 /* communication streams per rank the engines keep */
+
+typedef struct fw_sched {
+    spec_framework fw;
+    int prefetch;          /* layers gathered ahead                                          */
+    int bwd_prefetch_p1;   /* 0: the same in the backward; else the backward's depth + 1 (FSDP
+                              BACKWARD_POST / none: 0, the gather issued when the layer is
+                              reached, after the previous layer's backward)                  */
+    int gather_stream;     /* stream of parameter all-gathers                                */
+    int reduce_stream;     /* stream of gradient reductions                                  */
+    int replica_stream;    /* stream of the replica (MiCS / HSDP) all-reduce                 */
+    int grad_allreduce;    /* ZeRO-1/2: gradient buckets all-reduced (DeepSpeed), not reduce-scattered */
+    int overlap;           /* gradient reduction overlaps the backward (else: DeepSpeed stage 2
+                              waits for each bucket; stage 0/1 and Megatron reduce after it) */
+    int replica_in_bwd;    /* MiCS / HSDP sync=boundary: replica all-reduce per layer inside the
+                              last micro-step's backward (else a boundary op after all compute) */
+    int submodule;         /* gathers per sub-module (DeepSpeed ZeRO-3), else per layer      */
+    int copy_in_out;       /* FSDP2: copy-in / copy-out kernels around each collective      */
+    double allgather_bucket_bytes; /* ZeRO-1/2 post-step parameter all-gather bucket         */
+    double reduce_bucket_bytes;    /* gradient reduction bucket (DeepSpeed: reduce_bucket_size,
+                                      a ZeRO-3 layer above it is reduce-scattered in pieces)  */
+} fw_sched;
+
+/* The schedule of layout l under t's framework for workload w. */
+void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *out);
+/* Prefetch depth the framework uses (also sizes the gathered buffers in model/memory). */
+int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w);
+/* Gradient bucket of the framework, bytes (DeepSpeed's 5e8 elements unless the ds_config set
+ * reduce_bucket_size; others the training's bucket_MB, DDP's 25 MB by default). */
+double fw_reduce_bucket(const spec_training *t, const wl *w);
+/* Parameter-holding sub-modules of one copy of a layer (DeepSpeed ZeRO-3 fetch granularity:
+ * a block's linear layers and its two norms; an embedding or head: one). */
+int fw_submodules(const wl_layer *L);
+/* Parameter tensors of one copy of a layer (FSDP1 use_orig_params views: its per-parameter
+ * unshard / reshard bookkeeping): a block's linear weights (and biases) and its norms' weights
+ * (and LayerNorm biases); an embedding its table(s); a head its final norm and, untied, its
+ * projection. */
+int fw_param_tensors(const wl *w, const wl_layer *L);
+/* Whether framework f runs layout l; the error names both and what f runs. */
+int fw_check(spec_framework f, const spec_layout *l, sc_err *err);
+
+#endif

@@ -1,0 +1,564 @@
+/* test_framework.c — schedules per framework on the tiny graph of test_analytic.c (2 GPUs per
+ * node, NVLink 1e11 B/s per GPU, one 1e10 B/s NIC per node, 1-block tiny model): which
+ * collective, on which stream, in what order, of what size; DeepSpeed ZeRO-2's bytes; MiCS's
+ * replica all-reduce inside the last backward; the engines agreeing where nothing contends; the
+ * ds_config reader losing nothing. Expected values are derived in the comments. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "../model/analytic.h"
+#include "../model/framework.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/exec.h"
+#include "support.h"
+#include "suites.h"
+
+typedef struct fx {
+    spec_cluster c;
+    spec_model m;
+    spec_training t;
+    cost_calib k;
+    wl w;
+} fx;
+
+static void fx_setup(fx *x, spec_framework f)
+{
+    x->c = test_duo_cluster("tiny", 1e11, 1e10);
+    x->m = test_tiny_model(1);
+    spec_training_defaults(&x->t);
+    x->t.framework = f;
+    x->k = test_tiny_calib(); /* framework overheads 0: schedules only */
+    wl_build(&x->m, &x->t, &x->w);
+}
+
+static spec_layout lay(const char *s)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
+    return l;
+}
+
+static void build(const fx *x, const char *s, int nodes, lo_graph *g)
+{
+    spec_layout l = lay(s);
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &x->c, nodes, &err) == 0, "%s: %s", s, err.text);
+    layout_build(&x->w, &x->t, &l, &x->c, nodes, g);
+}
+
+static void rel(double got, double want)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12, "got %.17g, want %.17g", got, want);
+}
+
+/* Ψ e of the tiny model (its 3 layers' parameters x 2 B) */
+static double psi_e(const fx *x) { return x->w.params * x->w.elem_bytes; }
+
+START_TEST(test_ds_zero2_bytes)
+{
+    /* nccl-tests bus volume per rank: reduce-scatter (n-1)/n S, all-reduce 2 (n-1)/n S
+     * (a reduce-scatter then an all-gather). ZeRO-2 on N = 4 ranks, 2 micro-steps:
+     *   ideal: a reduce-scatter of Ψe per micro-step: 2 x 3/4 Ψe; all-gather after the step 3/4 Ψe;
+     *   DeepSpeed: each gradient bucket all-reduced in full (use_multi_rank_bucket_allreduce):
+     *   2 x 2 x 3/4 Ψe = twice the reduce-scatter form; the same post-step all-gather. */
+    fx a, b;
+    fx_setup(&a, FW_IDEAL);
+    fx_setup(&b, FW_DEEPSPEED);
+    a.t.grad_accum = b.t.grad_accum = 2;
+    lo_graph ga, gb;
+    build(&a, "zero2", 2, &ga);
+    build(&b, "zero2", 2, &gb);
+    double ka[N_COLLS], kb[N_COLLS], E = psi_e(&a);
+    layout_comm_bytes(&ga, ka);
+    layout_comm_bytes(&gb, kb);
+    rel(ka[COLL_REDUCESCATTER], 2 * 0.75 * E);
+    ck_assert(ka[COLL_ALLREDUCE] == 0);
+    rel(kb[COLL_ALLREDUCE], 2 * ka[COLL_REDUCESCATTER]);
+    ck_assert(kb[COLL_REDUCESCATTER] == 0);
+    rel(kb[COLL_ALLGATHER], ka[COLL_ALLGATHER]);
+    rel(kb[COLL_ALLGATHER], 0.75 * E);
+}
+END_TEST
+
+START_TEST(test_ds_zero12_overlap_comm)
+{
+    /* DeepSpeed overlap_comm defaults off below stage 3 (zero/config.py): stage 2 reduces each
+     * bucket on the compute stream (an inline all-reduce the backward waits for, overlap 0);
+     * stage 1 reduces everything after the backward (a boundary all-reduce of Ψe before Adam).
+     * overlap_comm on: reduces on the reduction stream (1), beside the backward. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    lo_graph g;
+    build(&x, "zero2", 2, &g);
+    for (int i = 0; i < g.last.n_items; i++) {
+        const lo_item *it = &g.last.item[i];
+        ck_assert_int_eq(it->n_reduce, 0);
+        ck_assert_int_eq(it->n_inline, it->pass == LO_BWD);
+        if (it->n_inline) {
+            ck_assert_int_eq(it->inl[0].kind, COLL_ALLREDUCE);
+            ck_assert(it->inline_overlap == 0);
+        }
+    }
+    /* boundary: Adam over Ψ/4, then the all-gather of Ψe in 5e8-element (1e9 B) buckets: one */
+    ck_assert_int_eq(g.n_boundary, 2);
+    ck_assert(g.boundary[0].is_optimizer);
+    ck_assert_int_eq(g.boundary[1].coll.kind, COLL_ALLGATHER);
+    ck_assert_int_eq(g.boundary[1].coll.chunks, 1);
+    build(&x, "zero1", 2, &g);
+    ck_assert_int_eq(g.n_boundary, 3);
+    ck_assert_int_eq(g.boundary[0].coll.kind, COLL_ALLREDUCE);
+    rel(g.boundary[0].coll.bytes, psi_e(&x));
+    /* DeepSpeed's default reduce bucket is 5e8 elements (zero/config.py), two ipg buffers of
+     * it in memory: 2 x 5e8 x 2 B = 2e9 B (the ideal schedule: DDP's 2 x 25 MB) */
+    spec_layout z2 = lay("zero2");
+    mem_breakdown mb;
+    mem_plan(&x.w, &x.t, &z2, 4, &x.c, &mb);
+    ck_assert(mb.buckets == 2e9);
+    x.t.framework = FW_IDEAL;
+    mem_plan(&x.w, &x.t, &z2, 4, &x.c, &mb);
+    ck_assert(mb.buckets == 50e6);
+    x.t.framework = FW_DEEPSPEED;
+    x.t.overlap_comm = 1;
+    build(&x, "zero2", 2, &g);
+    for (int i = 0; i < g.micro.n_items; i++) {
+        const lo_item *it = &g.micro.item[i];
+        ck_assert_int_eq(it->n_inline, 0);
+        ck_assert_int_eq(it->n_reduce, it->pass == LO_BWD);
+        if (it->n_reduce)
+            ck_assert_int_eq(it->reduce[0].stream, 1);
+    }
+}
+END_TEST
+
+START_TEST(test_ds_zero3_submodules_prefetch)
+{
+    /* DeepSpeed ZeRO-3 fetches per sub-module: the tiny block has 4 linear layers (qkv, proj,
+     * fc1, fc2) and 2 norms: 6 all-gather pieces and 6 hooks; embedding and head: 1 each.
+     * Gathers on stream 0, reduce-scatters on the reduce_and_partition stream (1).
+     * Prefetch: stage3_prefetch_bucket_size of 2 blocks -> 2 layers ahead; with
+     * stage3_max_live_parameters of 2 blocks, (d + 1) layers must fit: d = 1. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    double blk = 0;
+    for (int i = 0; i < x.w.n_layers; i++)
+        if (x.w.layer[i].kind == WL_BLOCK)
+            blk = x.w.layer[i].params;
+    double big = wl_max_layer_params(&x.w);
+    x.t.prefetch_bucket_bytes = 2 * big * 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 2);
+    for (int i = 0; i < g.last.n_items; i++) {
+        const lo_item *it = &g.last.item[i];
+        int sub = x.w.layer[it->layer].kind == WL_BLOCK ? 6 : 1;
+        ck_assert_int_eq(it->gather[0].chunks, sub);
+        ck_assert_int_eq(it->gather[0].stream, 0);
+        ck_assert_int_eq(it->hooks, sub);
+        if (it->pass == LO_BWD)
+            ck_assert_int_eq(it->reduce[0].stream, 1);
+    }
+    x.t.max_live_params = 2 * big;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 1);
+    (void)blk;
+}
+END_TEST
+
+/* Analytical result of the graph of layout s. */
+static void an(const fx *x, const char *s, int nodes, an_result *r)
+{
+    lo_graph g;
+    build(x, s, nodes, &g);
+    an_timed t;
+    an_time(&g, &x->w, &x->k, &x->c, &t);
+    memset(r, 0, sizeof *r);
+    an_run(&t, r);
+}
+
+static void sim(const fx *x, const char *s, int nodes, exec_result *r)
+{
+    lo_graph g;
+    build(x, s, nodes, &g);
+    an_timed t;
+    an_time(&g, &x->w, &x->k, &x->c, &t);
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    sc_err err;
+    ck_assert_msg(exec_run(&g, &t, &x->k, &x->c, &o, r, &err) == 0, "%s: %s", s, err.text);
+}
+
+START_TEST(test_mics_replica_in_last_backward)
+{
+    /* DeepSpeed-MiCS (mics.py: allreduce_mics_shard_grads inside partition_grads): in the last
+     * micro-step each backward item reduce-scatters inside the partition, then all-reduces its
+     * shard (S/p) across the replicas, both on the reduce stream; no boundary all-reduce. The
+     * ideal schedule runs one all-reduce of Ψe/p after all compute: fully exposed, its time
+     * 2 (r-1)/r (Ψe/2) / (NIC / 2 groups per node) = (Ψe/2) / 5 B/ns with r = 2. DeepSpeed's
+     * overlaps the last backward: less of it is exposed, and the step is shorter. */
+    fx a, b;
+    fx_setup(&a, FW_IDEAL);
+    fx_setup(&b, FW_DEEPSPEED);
+    a.t.grad_accum = b.t.grad_accum = 2;
+    b.t.prefetch_bucket_bytes = wl_max_layer_params(&b.w) * 2; /* d = 1 like the ideal default */
+    lo_graph g;
+    build(&b, "mics:p=2", 2, &g);
+    ck_assert_int_eq(g.n_boundary, 1); /* Adam only */
+    for (int i = 0; i < g.last.n_items; i++) {
+        const lo_item *it = &g.last.item[i], *m = &g.micro.item[i];
+        if (it->pass != LO_BWD)
+            continue;
+        ck_assert_int_eq(it->n_reduce, 2);
+        ck_assert_int_eq(it->reduce[0].kind, COLL_REDUCESCATTER);
+        ck_assert_int_eq(it->reduce[0].group, GRP_PARTITION);
+        ck_assert_int_eq(it->reduce[1].kind, COLL_ALLREDUCE);
+        ck_assert_int_eq(it->reduce[1].group, GRP_REPLICA);
+        ck_assert_int_eq(it->reduce[1].stream, 1);
+        rel(it->reduce[1].bytes, it->reduce[0].bytes / 2);
+        ck_assert_int_eq(m->n_reduce, 1); /* earlier micro-steps: reduce-scatter only */
+    }
+    an_result ra, rb;
+    an(&a, "mics:p=2", 2, &ra);
+    an(&b, "mics:p=2", 2, &rb);
+    double ar_full = psi_e(&a) / 2 / 5.0 * 1e-9; /* s */
+    /* ideal: the whole all-reduce exposed (plus the last reduce-scatter's tail, which the
+     * accounting charges to the latest collective, the all-reduce) */
+    ck_assert(ra.exposed_s[COLL_ALLREDUCE] >= ar_full * (1 - 1e-12));
+    ck_assert_msg(rb.exposed_s[COLL_ALLREDUCE] < 0.9 * ar_full, "exposed AR %g of %g", rb.exposed_s[COLL_ALLREDUCE],
+                  ar_full);
+    ck_assert(rb.step_s < ra.step_s);
+}
+END_TEST
+
+START_TEST(test_fsdp_hsdp_streams)
+{
+    /* FSDP HYBRID_SHARD: all-gathers on the unshard stream (0), the reduce-scatter on the
+     * post-backward stream (1), then the replica all-reduce of the shard (S/p) on the
+     * all-reduce stream (2), every micro-step (sync=boundary: the last one only);
+     * limit_all_gathers caps the prefetch at 1 layer. */
+    fx x;
+    fx_setup(&x, FW_FSDP);
+    x.t.prefetch_layers = 3;
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "hsdp:p=2", 2, &g);
+    ck_assert_int_eq(g.prefetch, 1);
+    for (int i = 0; i < g.micro.n_items; i++) {
+        const lo_item *it = &g.micro.item[i];
+        ck_assert_int_eq(it->gather[0].stream, 0);
+        /* FSDP1's per-parameter views: the tiny block (no biases, LayerNorm) has 4 linear weights
+         * and 2 x (weight, bias) of norms = 8; the embedding 1 table (rotary); the head its
+         * LayerNorm (2) and its untied projection (1) = 3 */
+        int want = x.w.layer[it->layer].kind == WL_BLOCK ? 8 : x.w.layer[it->layer].kind == WL_EMBED ? 1 : 3;
+        ck_assert_int_eq(it->hooks, want);
+        if (it->pass != LO_BWD)
+            continue;
+        ck_assert_int_eq(it->n_reduce, 2);
+        ck_assert_int_eq(it->reduce[0].stream, 1);
+        ck_assert_int_eq(it->reduce[1].stream, 2);
+        ck_assert_int_eq(it->reduce[1].group, GRP_REPLICA);
+    }
+    build(&x, "hsdp:p=2,sync=boundary", 2, &g);
+    for (int i = 0; i < g.micro.n_items; i++)
+        ck_assert_int_eq(g.micro.item[i].n_reduce, g.micro.item[i].pass == LO_BWD);
+    ck_assert_int_eq(g.n_boundary, 1);
+    /* the simulator runs the three streams with the reduce-scatter -> all-reduce dependency to
+     * the end; sharing links, it is never faster than the analytical engine */
+    an_result a;
+    exec_result e;
+    an(&x, "hsdp:p=2", 2, &a);
+    sim(&x, "hsdp:p=2", 2, &e);
+    ck_assert_msg(e.step_s >= a.step_s * (1 - 1e-9), "sim %g analytic %g", e.step_s, a.step_s);
+    x.t.limit_all_gathers = 0;
+    build(&x, "hsdp:p=2", 2, &g);
+    ck_assert_int_eq(g.prefetch, 3);
+}
+END_TEST
+
+START_TEST(test_fsdp_backward_prefetch)
+{
+    /* FSDP backward_prefetch: BACKWARD_PRE (default) prefetches the next layer's all-gather
+     * before the current backward; POST / NONE issue it only when that layer is reached
+     * (depth 0 in the backward, 1 in the forward). The backward then waits for every gather:
+     * more all-gather exposed and a longer step, in both engines (which differ only by the
+     * simulator's NIC sharing between the all-gather and reduce-scatter streams). */
+    fx x;
+    fx_setup(&x, FW_FSDP);
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.bwd_prefetch_p1, 0);
+    an_result pre, none;
+    an(&x, "zero3", 2, &pre);
+    x.t.backward_prefetch = 2;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 1);
+    ck_assert_int_eq(g.bwd_prefetch_p1, 1);
+    an(&x, "zero3", 2, &none);
+    ck_assert(none.exposed_s[COLL_ALLGATHER] > pre.exposed_s[COLL_ALLGATHER]);
+    ck_assert(none.step_s > pre.step_s);
+    /* the engines on the per-pass depth, where nothing contends: the ideal one-stream ZeRO-3
+     * graph with the backward's depth set to 0 (and 2 in the forward) */
+    fx y;
+    fx_setup(&y, FW_IDEAL);
+    y.t.grad_accum = 3;
+    y.t.prefetch_layers = 2;
+    build(&y, "zero3", 2, &g);
+    g.bwd_prefetch_p1 = 1;
+    an_timed t;
+    an_time(&g, &y.w, &y.k, &y.c, &t);
+    an_result a, full;
+    memset(&a, 0, sizeof a);
+    memset(&full, 0, sizeof full);
+    an_run(&t, &a);
+    an_run_full(&t, &full);
+    exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    exec_result e;
+    sc_err err;
+    ck_assert_msg(exec_run(&g, &t, &y.k, &y.c, &o, &e, &err) == 0, "%s", err.text);
+    ck_assert_msg(fabs(a.step_s - e.step_s) <= 1e-9 * a.step_s, "analytic %.12g sim %.12g", a.step_s, e.step_s);
+    ck_assert(a.step_s == full.step_s);
+    ck_assert(a.exposed_s[COLL_ALLGATHER] > 0);
+}
+END_TEST
+
+START_TEST(test_shard_grad_op)
+{
+    /* SHARD_GRAD_OP gathers each layer once per micro-step (forward) and keeps it to the
+     * backward: per micro-step 3/4 Ψe all-gather + 3/4 Ψe reduce-scatter on 4 ranks (ZeRO-3:
+     * 2 x 3/4 Ψe all-gather). Memory: the whole model gathered (minus the own shard), 2Ψ(1-1/4). */
+    fx x;
+    fx_setup(&x, FW_FSDP);
+    lo_graph g;
+    build(&x, "shard_grad_op", 2, &g);
+    double k[N_COLLS], E = psi_e(&x);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLGATHER], 0.75 * E);
+    rel(k[COLL_REDUCESCATTER], 0.75 * E);
+    spec_layout l = lay("shard_grad_op");
+    mem_breakdown m;
+    mem_plan(&x.w, &x.t, &l, 4, &x.c, &m);
+    double big = wl_max_layer_params(&x.w);
+    rel(m.gathered, 2 * x.w.params * 0.75 + 2 * big);
+    /* hybrid_shard_zero2:p=2: the same inside pairs, and the replica all-reduce of S/2 */
+    build(&x, "hybrid_shard_zero2:p=2", 2, &g);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLGATHER], 0.5 * E);
+    rel(k[COLL_REDUCESCATTER], 0.5 * E);
+    rel(k[COLL_ALLREDUCE], 2 * 0.5 * (E / 2));
+}
+END_TEST
+
+START_TEST(test_zeropp_quantized)
+{
+    /* ZeRO++ on 2 nodes of 2 (G = 2), no hpZ: qwZ gathers int8 (S/2) over the world in both
+     * passes; qgZ replaces the world reduce-scatter by an all-to-all of S/4 inside the node and
+     * one of S/(4G) = S/8 across nodes. Per rank: AG 2 x 3/4 (Ψe/2); node 1/2 (Ψe/4); cross-node
+     * 1/2 (Ψe/8). Quantization kernels make the compute longer than ZeRO-3's. */
+    fx x;
+    fx_setup(&x, FW_IDEAL);
+    lo_graph g;
+    build(&x, "zeropp:qwz=1,qgz=1", 2, &g);
+    double q[N_GROUPS], E = psi_e(&x);
+    layout_comm_bytes_by_group(&g, q);
+    rel(q[GRP_WORLD], 2 * 0.75 * E / 2);
+    rel(q[GRP_NODE], 0.5 * E / 4);
+    rel(q[GRP_XRAIL], 0.5 * E / 8);
+    an_result z3, zpp;
+    an(&x, "zero3", 2, &z3);
+    an(&x, "zeropp:qwz=1,qgz=1", 2, &zpp);
+    ck_assert(zpp.compute_s > z3.compute_s);
+}
+END_TEST
+
+START_TEST(test_engines_agree_single_stream_in_use)
+{
+    /* Where only one collective runs at a time (DeepSpeed ZeRO-1/2 without overlap_comm,
+     * Megatron's distributed optimizer, DDP on its own stream) the simulator has nothing to
+     * contend for: both engines give the same step. */
+    static const struct {
+        spec_framework f;
+        const char *l;
+    } cases[] = {{FW_DEEPSPEED, "zero2"}, {FW_DEEPSPEED, "zero1"}, {FW_MEGATRON, "zero1"}, {FW_FSDP, "ddp"},
+                 {FW_DEEPSPEED, "ddp"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fx x;
+        fx_setup(&x, cases[i].f);
+        x.t.grad_accum = 2;
+        an_result a;
+        exec_result s;
+        an(&x, cases[i].l, 2, &a);
+        sim(&x, cases[i].l, 2, &s);
+        ck_assert_msg(fabs(a.step_s - s.step_s) <= 1e-9 * a.step_s, "%s %s: analytic %.9g sim %.9g",
+                      spec_framework_str(cases[i].f), cases[i].l, a.step_s, s.step_s);
+    }
+}
+END_TEST
+
+START_TEST(test_fw_check)
+{
+    sc_err err;
+    spec_layout l = lay("mics:p=8");
+    ck_assert_int_eq(fw_check(FW_FSDP, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp does not run layout mics:p=8 (it runs ddp, zero3 (FULL_SHARD), hsdp "
+                               "(HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2)");
+    ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), 0);
+    l = lay("zero3");
+    ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), SC_EINPUT);
+    ck_assert_int_eq(fw_check(FW_IDEAL, &l, &err), 0);
+}
+END_TEST
+
+/* ---- ds_config ------------------------------------------------------------------------- */
+
+START_TEST(test_ds_hf_config_nothing_lost)
+{
+    /* A Hugging Face Trainer ds_config (the transformers docs' ZeRO-3 example): every key is
+     * honoured, resolved ("auto") or reported. Reported: contiguous_gradients, sub_group_size,
+     * stage3_param_persistence_threshold, stage3_max_reuse_distance. "auto" buckets: Hugging
+     * Face's hidden^2 (reduce) and 0.9 hidden^2 (prefetch) elements; hidden 64, bf16 kept. */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    spec_training_defaults(&t);
+    t.micro_batch = 3;
+    t.grad_accum = 5;
+    ck_assert_msg(spec_load_ds_config_ex("tests/fixtures/ds_hf_zero3.json", &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO3);
+    ck_assert_int_eq(t.framework, FW_DEEPSPEED);
+    ck_assert_int_eq(t.overlap_comm, 1);
+    ck_assert(t.max_live_params == 1e9);
+    ck_assert_int_eq(t.micro_batch, 3); /* "auto": shardcast's values */
+    ck_assert_int_eq(t.grad_accum, 5);
+    ck_assert_int_eq(t.train_batch, 0);
+    ck_assert(rep.auto_mb && rep.auto_ga && rep.auto_batch && rep.auto_bucket && rep.auto_prefetch);
+    ck_assert_int_eq(t.precision, PREC_BF16);
+    static const char *const want[] = {"$.zero_optimization.contiguous_gradients", "$.zero_optimization.sub_group_size",
+                                       "$.zero_optimization.stage3_param_persistence_threshold",
+                                       "$.zero_optimization.stage3_max_reuse_distance"};
+    ck_assert_int_eq(rep.n, 4);
+    for (int i = 0; i < 4; i++) {
+        int found = 0;
+        for (int j = 0; j < rep.n; j++)
+            found |= !strcmp(rep.path[j], want[i]);
+        ck_assert_msg(found, "%s not reported", want[i]);
+    }
+    spec_ds_resolve_auto(&rep, 64, &t);
+    ck_assert(t.bucket_bytes == 64.0 * 64 * 2);
+    ck_assert(t.prefetch_bucket_bytes == 0.9 * 64 * 64 * 2);
+}
+END_TEST
+
+START_TEST(test_ds_zeropp_offload_keys)
+{
+    /* quantized keys + hpZ -> zeropp:hpz=8,qwz=1,qgz=1; offload_param reported (not modelled);
+     * buckets in elements x 2 B; the pipeline section reported; train_batch_size 1024 with
+     * micro-batch 2 and no accumulation given: accumulation = 1024 / (2 x dp). */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    char buf[64];
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_ds_config_ex("tests/fixtures/ds_zeropp_offload.json", &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zeropp:hpz=8,qwz=1,qgz=1");
+    ck_assert(t.allgather_bucket_bytes == 4e8);
+    ck_assert(t.prefetch_bucket_bytes == 2e8);
+    ck_assert(t.max_live_params == 3e8);
+    ck_assert_int_eq(rep.n, 2);
+    ck_assert_str_eq(rep.path[0], "$.zero_optimization.offload_param");
+    ck_assert_str_eq(rep.path[1], "$.pipeline");
+    ck_assert_int_eq(t.ga_from_batch, 1);
+    ck_assert_int_eq(spec_ds_check_batch(&t, 64, "f", &err), 0);
+    ck_assert_int_eq(t.grad_accum, 8); /* 1024 / (2 x 64) */
+    ck_assert_int_eq(spec_ds_check_batch(&t, 48, "f", &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "expected a multiple of micro-batch 2 x data-parallel size 48 = 96, got 1024");
+}
+END_TEST
+
+START_TEST(test_ds_batch_mismatch_and_offload)
+{
+    /* train_batch_size 1024 = 4 x 4 x 64: right on 64 ranks, an error naming the three numbers
+     * on 32; stage 3 with offload_optimizer cpu -> zero3-offload. */
+    spec_training t;
+    spec_layout l;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero2_offload_batch.json", &t, &l, NULL, &err), 0);
+    ck_assert_int_eq(spec_ds_check_batch(&t, 64, "f", &err), 0);
+    ck_assert_int_eq(spec_ds_check_batch(&t, 32, "f", &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.train_batch_size");
+    ck_assert_str_eq(err.text, "expected micro-batch 4 x gradient accumulation 4 x data-parallel size 32 = 512, got 1024");
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero3_cpu_offload.json", &t, &l, NULL, &err), 0);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO3_OFFLOAD);
+}
+END_TEST
+
+START_TEST(test_accelerate_fsdp)
+{
+    /* accelerate's HYBRID_SHARD YAML: fsdp, hsdp over one node (8 GPUs), bf16, checkpointing,
+     * BACKWARD_PRE; every other key a launch or loading setting: nothing reported. The FSDP2
+     * one: fsdp2, reshard_after_forward false -> shard_grad_op, NO_PREFETCH, fp16, the
+     * parameter offload reported. */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    char buf[64];
+    spec_training_defaults(&t);
+    t.act_ckpt = 0;
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp_hybrid.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "hsdp:p=8");
+    ck_assert_int_eq(t.framework, FW_FSDP);
+    ck_assert_int_eq(t.precision, PREC_BF16);
+    ck_assert_int_eq(t.act_ckpt, 1);
+    ck_assert_int_eq(t.backward_prefetch, 0);
+    ck_assert_int_eq(rep.n, 0);
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp2.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(l.kind, LAYOUT_SHARD_GRAD_OP);
+    ck_assert_int_eq(t.framework, FW_FSDP2);
+    ck_assert_int_eq(t.precision, PREC_FP16);
+    ck_assert_int_eq(t.act_ckpt, 0);
+    ck_assert_int_eq(t.backward_prefetch, 2);
+    ck_assert_int_eq(rep.n, 1);
+    ck_assert_str_eq(rep.path[0], "$.fsdp_config.fsdp_offload_params");
+    ck_assert_int_eq(spec_load_accelerate("tests/fixtures/ds_mics.json", 8, &t, &l, &rep, &err), SC_EINPUT);
+}
+END_TEST
+
+Suite *framework_suite(void)
+{
+    Suite *s = suite_create("framework");
+    TCase *sch = tcase_create("schedules");
+    tcase_add_test(sch, test_ds_zero2_bytes);
+    tcase_add_test(sch, test_ds_zero12_overlap_comm);
+    tcase_add_test(sch, test_ds_zero3_submodules_prefetch);
+    tcase_add_test(sch, test_mics_replica_in_last_backward);
+    tcase_add_test(sch, test_fsdp_hsdp_streams);
+    tcase_add_test(sch, test_fsdp_backward_prefetch);
+    tcase_add_test(sch, test_shard_grad_op);
+    tcase_add_test(sch, test_zeropp_quantized);
+    tcase_add_test(sch, test_engines_agree_single_stream_in_use);
+    tcase_add_test(sch, test_fw_check);
+    suite_add_tcase(s, sch);
+    TCase *ds = tcase_create("ds_config");
+    tcase_add_test(ds, test_ds_hf_config_nothing_lost);
+    tcase_add_test(ds, test_ds_zeropp_offload_keys);
+    tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
+    tcase_add_test(ds, test_accelerate_fsdp);
+    suite_add_tcase(s, ds);
+    return s;
+}
