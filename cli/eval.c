@@ -114,9 +114,13 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
                               so->straggler_rank[i]);
     lo_graph g;
     layout_build(&w, tr, l, &s->cluster, nodes, &g);
-    an_timed t;
-    an_time(&g, &w, &cal->cal, &s->cluster, &t);
-    rc = exec_run_steady(&g, &t, &cal->cal, &s->cluster, so, &out->sim, err);
+    if (g.pipelined) {
+        rc = exec_pipe_run(&g, &w, tr, &cal->cal, &s->cluster, so, &out->sim, err);
+    } else {
+        an_timed t;
+        an_time(&g, &w, &cal->cal, &s->cluster, &t);
+        rc = exec_run_steady(&g, &t, &cal->cal, &s->cluster, so, &out->sim, err);
+    }
     if (rc)
         return rc;
     an_result *r = &out->r;
@@ -125,7 +129,9 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
     r->optimizer_s = out->sim.optimizer_s;
     memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
     r->idle_s = out->sim.idle_s;
-    an_derive(&w, tr, &s->cluster, g.n_ranks, r);
+    an_derive_layout(&w, tr, l, &s->cluster, g.n_ranks, r);
+    if (g.pipelined)
+        r->bubble_frac = layout_pipe_bubble(g.pipe.p, g.pipe.v, g.pipe.m);
     r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(&w, tr, l, g.n_ranks, &s->cluster, &r->mem);
     return 0;

@@ -113,8 +113,13 @@ typedef enum {
                       (zero1 = 1: ZeRO-1) across the N/t replicas                          */
     LAYOUT_AXONN,  /* AxoNN 4D: a Gx x Gy x Gz tensor-parallel grid, Gdata replicas        */
     LAYOUT_ZERO3_OFFLOAD, /* ZeRO-3, optimizer states and update on the host CPU        */
-    LAYOUT_LUWU    /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_LUWU,   /* LuWu: parameters and optimizer on an in-network optimizer node      */
+    LAYOUT_MEGATRON /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
+                       data parallel over the rest (zero1 = 1: distributed optimizer);
+                       micro_batch = Megatron's micro-batch per model replica              */
 } spec_layout_kind;
+
+typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
 
@@ -129,6 +134,11 @@ typedef struct spec_layout {
     char placement[SPEC_AXES + 1]; /* AxoNN: the axes from the innermost (consecutive ranks,
                                       inside a node) outwards, a permutation of "xyzd"     */
     int overlap;       /* TP/AxoNN: collectives overlap independent compute (default 1)  */
+    /* Megatron 3D (layout_pipe.c): pp pipeline stages, vp virtual stages (model chunks) per
+     * rank (1: plain 1F1B / GPipe; > 1: interleaved 1F1B), sp sequence parallelism with TP
+     * (default 1), cp context parallel size (parsed; > 1 is not modelled), the schedule. */
+    int pp, vp, sp, cp;
+    spec_pipe_sched sched;
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */

@@ -17,6 +17,7 @@ Suite *net_suite(void);      /* tests/test_net.c: topology, paths, max-min fair 
 Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
 Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis, degenerate grids */
 
+Suite *pipe_suite(void);     /* tests/test_pipe.c: megatron 3D: schedules, bubble, stage memory, SP, engines */
 Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
 
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */

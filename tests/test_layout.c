@@ -74,7 +74,7 @@ typedef struct reject_case {
 #define HINT                                                                                                   \
     "ddp, zero1, zero2, zero3, mics:p=P[,hier=0|1], hsdp:p=P[,sync=micro|boundary], zeropp:hpz=P, "            \
     "tp:t=T[,zero1=0|1][,overlap=0|1], axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1], zero3-offload, " \
-    "luwu"
+    "luwu, megatron:t=T,p=P"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},
