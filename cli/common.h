@@ -56,11 +56,15 @@ typedef struct cli_setup {
     "  --layout L             layout, repeatable or comma-free list: ddp zero1 zero2 zero3\n"         \
     "                         mics:p=P[,hier=0] hsdp:p=P[,sync=boundary] zeropp:hpz=P\n"             \
     "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \
+    "                         megatron:t=T,p=P[,vp=V][,sp=0][,zero1=0][,sched=gpipe] (Megatron-LM\n"  \
+    "                         3D: tensor t, pipeline p, interleaved with vp chunks per stage,\n"    \
+    "                         sequence parallel, distributed optimizer; micro-batch = per replica;\n" \
+    "                         cp=C parses, not modelled)\n"                                         \
     "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
     "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
     "  --ds-config FILE       DeepSpeed ds_config.json (training + ZeRO/MiCS layout)\n"             \
-    "  --micro-batch B        sequences per GPU per micro-step\n"                                    \
+    "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"      \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32\n"                                                  \
     "  --checkpointing on|off full activation checkpointing (default on)\n"                          \
