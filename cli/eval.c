@@ -90,7 +90,7 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
 {
     memset(out, 0, sizeof *out);
     int rc;
-    if ((rc = spec_layout_check(l, &s->cluster, nodes, err)))
+    if ((rc = spec_layout_check(l, &s->cluster, nodes, err)) || (rc = spec_layout_check_training(l, tr, err)))
         return rc;
     out->nodes = nodes;
     out->gpus = nodes * s->cluster.gpus_per_node;

@@ -531,6 +531,8 @@ int cmd_plan(int argc, char **argv)
                     /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
                     double rep_batch = per_gpu * lays[li].t * (lays[li].pp > 0 ? lays[li].pp : 1);
                     tl.grad_accum = (int)(rep_batch / mb);
+                    if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
+                        continue;
                 }
                 if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tl, &c, &err))) {
                     free(cs);

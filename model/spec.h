@@ -190,6 +190,8 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
 /* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
  * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
+/* The layout with this training: megatron with vp > 1 needs grad_accum a multiple of p. */
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err);
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, mics/hsdp: p, zeropp: n). */

@@ -399,6 +399,18 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     return 0;
 }
 
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
+{
+    if (l->kind != LAYOUT_MEGATRON || l->vp <= 1 || l->pp <= 1 || t->grad_accum % l->pp == 0)
+        return 0;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    /* Megatron-LM's interleaved schedule runs micro-batches in groups of p (schedules.py) */
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: the interleaved schedule needs the micro-batches per step (grad_accum %d) to be a multiple "
+                      "of p = %d", name, t->grad_accum, l->pp);
+}
+
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
 {
     char name[64];

@@ -109,6 +109,31 @@ START_TEST(test_bubble)
 }
 END_TEST
 
+START_TEST(test_schedules_complete)
+{
+    /* every schedule the layout accepts runs to the end (no stage waits for ever), with sends:
+     * 1F1B and GPipe for any m, interleaved for m a multiple of p (Megatron-LM's groups of p;
+     * spec_layout_check_training rejects the rest) */
+    an_result r;
+    for (int p = 1; p <= 8; p++)
+        for (int m = 1; m <= 3 * p; m++) {
+            run(p, 1, m, PIPE_1F1B, 1, 2, 0.05, &r);
+            run(p, 1, m, PIPE_GPIPE, 1, 2, 0.05, &r);
+            for (int v = 2; v <= 4 && p > 1; v++)
+                if (m % p == 0)
+                    run(p, v, m, PIPE_1F1B, 1, 2, 0.05, &r);
+        }
+    spec_layout l = parse("megatron:t=1,p=4,vp=2");
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 6;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), SC_EINPUT);
+    tr.grad_accum = 8;
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), 0);
+}
+END_TEST
+
 /* The most ops stage s has forwarded and not yet backwarded, over its order. */
 static int in_flight(int p, int v, int m, spec_pipe_sched sched, int s)
 {
@@ -294,6 +319,7 @@ Suite *pipe_suite(void)
     TCase *tc = tcase_create("megatron");
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_bubble);
+    tcase_add_test(tc, test_schedules_complete);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_sp_activations);
     tcase_add_test(tc, test_stage_memory);
