@@ -10,6 +10,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
 
 typedef struct xfer {
     int outstanding;
+    double t0; /* when it was sent (traces) */
     int bwd, mb, k_dst; /* the op its arrival unblocks */
     int s_src, s_dst;
 } xfer;
@@ -82,6 +84,14 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
     f->n++;
 }
 
+/* Traces: one process per stage (its ranks move together), threads: compute, sends received,
+ * data-parallel boundary. */
+static void trace_span(psim *s, int q, int tid, const char *name, const char *cat, double t0, double t1)
+{
+    if (s->o->trace && t1 >= t0)
+        tr_span(s->o->trace, q, tid, name, cat, t0, t1 - t0, NULL);
+}
+
 static void try_stage(psim *s, int q, double now);
 static void boundary_next(psim *s, int q, double now);
 
@@ -127,7 +137,7 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
         s->cap_x = cap;
     }
     xfer *x = &s->x[s->n_x];
-    *x = (xfer){0, op->bwd, op->mb, vd, q, vd % s->p};
+    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p};
     if (ev_engine_push(s->eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
         s->err_rc = SC_ERUNTIME;
     s->n_x++;
@@ -136,6 +146,11 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
 static void xfer_done(psim *s, int xi, double now)
 {
     xfer *x = &s->x[xi];
+    if (s->o->trace) {
+        char name[64];
+        snprintf(name, sizeof name, "%s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb, x->s_src);
+        trace_span(s, x->s_dst, 1, name, "send", x->t0, now);
+    }
     (x->bwd ? s->bin : s->fin)[(size_t)x->k_dst * s->m + x->mb] = now;
     try_stage(s, x->s_dst, now);
 }
@@ -149,6 +164,11 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     const lo_pipe_op *op = cur_op(s, q);
     int v = layout_pipe_vstage(&s->g->pipe, q, op->chunk);
     k->busy = 0;
+    if (s->o->trace) {
+        char name[48];
+        snprintf(name, sizeof name, "%s mb %d chunk %d", op->bwd ? "backward" : "forward", op->mb, op->chunk);
+        trace_span(s, q, 0, name, "compute", k->op_start, now);
+    }
     if (!op->bwd && v == s->V - 1)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
     else if (op->bwd ? v > 0 : v < s->V - 1)
@@ -219,7 +239,10 @@ static void boundary_next(psim *s, int q, double now)
     pstage *k = &s->st[q];
     const int zero1 = s->g->layout.zero1;
     for (;;) {
-        /* account the phase that just ended */
+        /* account (and trace) the phase that just ended */
+        static const char *const PHASE[] = {"", "gradient reduce", "optimizer", "parameter all-gather"};
+        if (k->phase > B_NONE && k->phase < B_DONE)
+            trace_span(s, q, 2, PHASE[k->phase], "boundary", k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
         else if (k->phase == B_GATHER)
@@ -345,8 +368,6 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     psim s;
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
-    if (o->trace)
-        return sc_err_set(err, SC_EINPUT, "--trace", "", "traces of pipelined layouts are not written yet");
     an_pipe_timed *t = malloc(sizeof *t);
     if (!t)
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
@@ -402,6 +423,15 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     ev_engine_register(s.eng, PV_SOLVE, on_solve, &s);
     ev_engine_register(s.eng, PV_BSTART, on_bstart, &s);
     ev_engine_register(s.eng, PV_OPT, on_opt, &s);
+    if (o->trace)
+        for (int q = 0; q < s.p; q++) {
+            char name[64];
+            snprintf(name, sizeof name, "stage %d (ranks %d-%d)", q, q * s.S, q * s.S + s.S - 1);
+            tr_process_name(o->trace, q, name);
+            tr_thread_name(o->trace, q, 0, "compute");
+            tr_thread_name(o->trace, q, 1, "received sends");
+            tr_thread_name(o->trace, q, 2, "data-parallel boundary");
+        }
     for (int q = 0; q < s.p; q++)
         try_stage(&s, q, 0);
     rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
