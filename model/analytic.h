@@ -58,10 +58,13 @@ typedef struct an_result {
  * a forward of virtual stage k > 0 starts once the forward of k - 1 has ended and its output has
  * arrived (a send of p2p_bytes per rank, not blocking the sender: Megatron-LM's batched
  * isend/irecv); a backward of k starts once the backward of k + 1 has ended and its gradient
- * has arrived (the last virtual stage: once its own forward has ended). After its last op a
- * stage reduces its gradients over its data-parallel group (reduce-scatter with the
- * distributed optimizer, else all-reduce), runs Adam on its shard and all-gathers the updated
- * parameters; the step ends when the last stage is done. */
+ * has arrived (the last virtual stage: once its own forward has ended). A stage reduces each
+ * model chunk's gradients over its data-parallel group (reduce-scatter with the distributed
+ * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
+ * communication stream, beside its later ops (Megatron-LM's --overlap-grad-reduce; with one
+ * chunk the reduce follows the stage's last op); after its last op and its reduces it runs Adam
+ * on its shard and all-gathers the updated parameters (not overlapped); the step ends when the
+ * last stage is done. */
 typedef struct an_pipe_op_t {
     double dur;                   /* forward or backward of one micro-batch, s             */
     double busy;                  /* of which compute                                      */
@@ -74,13 +77,16 @@ typedef struct an_pipe_timed {
     double p2p_s;                 /* one send between neighbouring stages, s               */
     double p2p_lat_s;             /* its latency part                                      */
     double p2p_Bps;               /* its bandwidth part (one rank pair), B/s               */
-    double reduce_s[LO_MAX_STAGES], opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
+    double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
+    double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
     cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
 } an_pipe_timed;
 
 /* Durations of g's ops (g pipelined; w the workload it was built from). */
 void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
                   const spec_cluster *c, an_pipe_timed *out);
+/* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */
+int an_pipe_buckets(double bytes, double bucket_bytes);
 /* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
  * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
 int an_pipe_run(const an_pipe_timed *t, an_result *r);

@@ -45,6 +45,12 @@ static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluste
     o->p2p_s = g->pipe.p2p_bytes > 0 ? o->p2p_lat_s + g->pipe.p2p_bytes / o->p2p_Bps : 0;
 }
 
+int an_pipe_buckets(double bytes, double bucket_bytes)
+{
+    double nb = ceil(bytes / bucket_bytes); /* as the layout builders count them (lo_buckets) */
+    return nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
+}
+
 void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
                   const spec_cluster *c, an_pipe_timed *o)
 {
@@ -82,15 +88,14 @@ void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const
     const int zero1 = g->layout.zero1;
     const cost_group *dp = &g->group[GRP_AX3];
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    for (int k = 0; k < V && pp->dp > 1; k++) {
+        double S = pp->vstage_params[k] * e;
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+    }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;
-        double nb = ceil(S / tr->bucket_bytes); /* buckets, as the builders count them */
-        int ch = nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
-        if (pp->dp > 1) {
-            o->reduce_s[s] = cost_coll_best(cal, o->reduce_kind, S, ch, dp, NULL);
-            if (zero1)
-                o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, ch, dp, NULL);
-        }
+        if (pp->dp > 1 && zero1)
+            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
         o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
     }
 }
@@ -103,8 +108,9 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
     double *fend = malloc(sizeof(double) * (size_t)V * (size_t)m * 2);
     int *idx = calloc((size_t)p, sizeof(int));
     double *freet = calloc((size_t)p, sizeof(double));
-    if (!ops || !fend || !idx || !freet) {
-        free(ops), free(fend), free(idx), free(freet);
+    double *lastb = calloc((size_t)V, sizeof(double)); /* end of each virtual stage's last backward */
+    if (!ops || !fend || !idx || !freet || !lastb) {
+        free(ops), free(fend), free(idx), free(freet), free(lastb);
         return SC_ERUNTIME;
     }
     double *bend = fend + (size_t)V * m;
@@ -132,6 +138,8 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
                 double start = freet[s] > ready ? freet[s] : ready;
                 freet[s] = start + d->dur;
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
+                if (op->bwd)
+                    lastb[k] = freet[s];
                 busy += d->busy;
                 for (int q = 0; q < N_COLLS; q++)
                     exposed[q] += d->exposed[q];
@@ -144,14 +152,26 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
         stalled |= idx[s] < n_ops;
     double step = 0, opt = 0;
     for (int s = 0; s < p; s++) {
-        double end = freet[s] + t->reduce_s[s] + t->opt_s[s] + t->gather_s[s];
-        exposed[t->reduce_kind] += t->reduce_s[s];
+        /* the chunks' reduces in the order their last backwards end, one at a time */
+        int order[LO_MAX_VSTAGES], n = 0;
+        for (int cc = 0; cc < pp->v; cc++) {
+            int k = layout_pipe_vstage(pp, s, cc), j = n++;
+            for (; j > 0 && lastb[order[j - 1]] > lastb[k]; j--)
+                order[j] = order[j - 1];
+            order[j] = k;
+        }
+        double comm = 0;
+        for (int j = 0; j < n; j++)
+            comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
+        double done = comm > freet[s] ? comm : freet[s];
+        double end = done + t->opt_s[s] + t->gather_s[s];
+        exposed[t->reduce_kind] += done - freet[s];
         exposed[COLL_ALLGATHER] += t->gather_s[s];
         opt += t->opt_s[s];
         if (end > step)
             step = end;
     }
-    free(ops), free(fend), free(idx), free(freet);
+    free(ops), free(fend), free(idx), free(freet), free(lastb);
     if (stalled)
         return SC_ERUNTIME;
     r->step_s = step;

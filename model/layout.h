@@ -101,6 +101,7 @@ typedef struct lo_pipe {
     int blocks[LO_MAX_VSTAGES];/* transformer blocks of each virtual stage; the embedding is on
                                   virtual stage 0, the head and loss on the last              */
     double stage_params[LO_MAX_STAGES]; /* parameters one rank of stage s holds (1 / t)       */
+    double vstage_params[LO_MAX_VSTAGES]; /* of which each virtual stage's (one model chunk)   */
     double p2p_bytes;          /* one send: [seq (/ t with sp), micro_batch, hidden], B        */
     int dp;                    /* data-parallel replicas (GRP_AX3)                            */
 } lo_pipe;

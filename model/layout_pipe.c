@@ -141,10 +141,11 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
             for (int i = 0; i < lw->n_layers; i++) {
                 const wl_layer *L = &lw->layer[i];
                 if (L->kind == WL_BLOCK)
-                    pp->stage_params[s] += L->params * pp->blocks[k];
+                    pp->vstage_params[k] += L->params * pp->blocks[k];
                 else if ((L->kind == WL_EMBED && k == 0) || (L->kind == WL_HEAD && k == pp->n_vstages - 1))
-                    pp->stage_params[s] += L->params;
+                    pp->vstage_params[k] += L->params;
             }
+            pp->stage_params[s] += pp->vstage_params[k];
         }
 
     /* micro / last: stage 0's layers (embedding + its blocks) of one micro-batch, with the

@@ -31,6 +31,9 @@ typedef struct xfer {
 
 typedef struct pstage {
     int idx, busy, phase, outstanding;
+    int rq_head, rq_tail;  /* chunks whose gradients are complete, waiting to be reduced      */
+    int r_active, r_done;  /* the chunk being reduced (-1: none); chunks reduced so far       */
+    double cur_bytes;      /* S of the data-parallel collective in flight                    */
     double slow, op_start, phase_start, end_t;
     double busy_s, opt_s, exposed[N_COLLS];
 } pstage;
@@ -46,6 +49,8 @@ typedef struct psim {
     int p, V, m, n_ops, G, nics, S; /* S: ranks per stage (t x dp) */
     double bucket_bytes;
     lo_pipe_op *ops;
+    int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
+    int *rq;           /* per stage: v slots of the reduce queue                            */
     double *fin, *bin; /* arrival of the input of F(i, k) / B(i, k); NAN: not yet */
     xfer *x;
     int n_x, cap_x;
@@ -94,6 +99,8 @@ static void trace_span(psim *s, int q, int tid, const char *name, const char *ca
 
 static void try_stage(psim *s, int q, double now);
 static void boundary_next(psim *s, int q, double now);
+static void kick_reduce(psim *s, int q, double now);
+static void bnd_coll_done(psim *s, int q, double now);
 
 static const lo_pipe_op *cur_op(const psim *s, int q) { return &s->ops[(size_t)q * s->n_ops + s->st[q].idx]; }
 
@@ -164,6 +171,11 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     const lo_pipe_op *op = cur_op(s, q);
     int v = layout_pipe_vstage(&s->g->pipe, q, op->chunk);
     k->busy = 0;
+    if (op->bwd && k->idx == s->lastidx[(size_t)q * s->g->pipe.v + op->chunk]) {
+        /* the chunk's gradients are complete: queue its data-parallel reduce */
+        s->rq[(size_t)q * s->g->pipe.v + k->rq_tail++] = op->chunk;
+        kick_reduce(s, q, now);
+    }
     if (s->o->trace) {
         char name[48];
         snprintf(name, sizeof name, "%s mb %d chunk %d", op->bwd ? "backward" : "forward", op->mb, op->chunk);
@@ -215,16 +227,15 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
 
 /* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
  * t groups (members s*S + j + i*t, i < dp). Returns 0 when there is none. */
-static int boundary_coll(psim *s, int q, cost_coll kind, double now)
+static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
 {
     const lo_pipe *pp = &s->g->pipe;
-    double S = pp->stage_params[q] * s->g->elem_bytes;
     if (pp->dp < 2 || S <= 0)
         return 0;
+    s->st[q].cur_bytes = S;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
-    double nb = ceil(S / s->bucket_bytes); /* buckets, as an_pipe_time counts them */
-    int ch = nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
+    int ch = an_pipe_buckets(S, s->bucket_bytes);
     cost_coll_best(s->cal, kind, S, ch, geo, &algo);
     double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
     if (ev_engine_push(s->eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
@@ -233,6 +244,22 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double now)
     return 1;
 }
 
+
+/* Start the next queued chunk reduce of stage q if its communication stream is free. */
+static void kick_reduce(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    const lo_pipe *pp = &s->g->pipe;
+    cost_coll kind = s->g->layout.zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    while (k->r_active < 0 && k->rq_head < k->rq_tail) {
+        int c = s->rq[(size_t)q * pp->v + k->rq_head++];
+        double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * s->g->elem_bytes;
+        if (boundary_coll(s, q, kind, S, now))
+            k->r_active = c;
+        else
+            k->r_done++;
+    }
+}
 
 static void boundary_next(psim *s, int q, double now)
 {
@@ -252,14 +279,14 @@ static void boundary_next(psim *s, int q, double now)
         k->phase++;
         k->phase_start = now;
         if (k->phase == B_REDUCE) {
-            if (boundary_coll(s, q, zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE, now))
-                return;
+            if (k->r_done < s->g->pipe.v)
+                return; /* chunk reduces still running: the last one's end moves on */
         } else if (k->phase == B_OPT) {
             if (ev_engine_push(s->eng, now + s->t->opt_s[q] * k->slow, PV_OPT, q, 0, 0))
                 s->err_rc = SC_ERUNTIME;
             return;
         } else if (k->phase == B_GATHER) {
-            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, now))
+            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, now))
                 return;
         } else {
             k->end_t = now;
@@ -276,7 +303,7 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     cost_coll kind = (cost_coll)e->b;
     const lo_pipe *pp = &s->g->pipe;
     const cost_group *geo = &s->g->group[GRP_AX3];
-    double S = pp->stage_params[q] * s->g->elem_bytes;
+    double S = s->st[q].cur_bytes;
     double edge = cost_coll_edge_bytes(s->cal, kind, (cost_algo)e->ver, S, geo);
     int t = s->g->layout.t, dp = pp->dp;
     int *mem = malloc(sizeof(int) * (size_t)dp);
@@ -299,8 +326,23 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     s->flows += (uint64_t)f.n;
     s->st[q].outstanding = f.n;
     if (!f.n)
-        boundary_next(s, q, f.now);
+        bnd_coll_done(s, q, f.now);
     return s->err_rc;
+}
+
+/* A data-parallel collective of stage q finished: a chunk reduce, or the boundary's gather. */
+static void bnd_coll_done(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    if (k->r_active < 0) {
+        boundary_next(s, q, now);
+        return;
+    }
+    k->r_active = -1;
+    k->r_done++;
+    kick_reduce(s, q, now);
+    if (k->phase == B_REDUCE && k->r_done == s->g->pipe.v)
+        boundary_next(s, q, now);
 }
 
 static int on_opt(void *ctx, const ev_event *e, ev_engine *eng)
@@ -331,7 +373,7 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
         if (--s->x[obj].outstanding == 0)
             xfer_done(s, obj, now);
     } else if (--s->st[obj].outstanding == 0) {
-        boundary_next(s, obj, now);
+        bnd_coll_done(s, obj, now);
     }
     return s->err_rc;
 }
@@ -351,6 +393,8 @@ static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
 static void psim_free(psim *s)
 {
     free(s->ops);
+    free(s->lastidx);
+    free(s->rq);
     free(s->fin);
     free(s->x);
     free(s->st);
@@ -397,7 +441,9 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.ops = malloc(sizeof *s.ops * (size_t)s.n_ops * (size_t)s.p);
     s.fin = malloc(sizeof(double) * (size_t)s.V * (size_t)s.m * 2);
     s.st = calloc((size_t)s.p, sizeof *s.st);
-    if (!s.eng || !s.rng || !s.ops || !s.fin || !s.st) {
+    s.lastidx = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
+    s.rq = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
+    if (!s.eng || !s.rng || !s.ops || !s.fin || !s.st || !s.lastidx || !s.rq) {
         psim_free(&s);
         free(t);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d stages", s.p);
@@ -412,6 +458,12 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     sched.m = s.m;
     for (int q = 0; q < s.p; q++) {
         layout_pipe_order(&sched, q, s.ops + (size_t)q * s.n_ops);
+        for (int i = 0; i < s.n_ops; i++) {
+            const lo_pipe_op *op = &s.ops[(size_t)q * s.n_ops + i];
+            if (op->bwd)
+                s.lastidx[(size_t)q * pp->v + op->chunk] = i;
+        }
+        s.st[q].r_active = -1;
         s.st[q].slow = 1;
         for (int i = 0; i < o->n_stragglers; i++)
             if (o->straggler_rank[i] / s.S == q && o->straggler_factor[i] > s.st[q].slow)

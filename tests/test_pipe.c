@@ -134,6 +134,37 @@ START_TEST(test_schedules_complete)
 }
 END_TEST
 
+START_TEST(test_reduce_overlap)
+{
+    /* p = 2, v = 2, m = 2, chunk forward 0.5, backward 1, no sends, by hand (k = c p + s):
+     * stage 0 forwards k0 mb 0, 1 at 0-1, k2 mb 0 at 1-1.5 (after k1 mb 0 on stage 1 at
+     * 0.5-1), mb 1 at 1.5-2; stage 1: k1 at 0.5-1.5, k3 mb 0 at 1.5-2, backward 2-3, k3 mb 1
+     * 3-3.5, backward 3.5-4.5; stage 0 backward k2 mb 0 3-4, mb 1 4.5-5.5; stage 1 backward k1
+     * 4.5-5.5, 5.5-6.5; stage 0 backward k0 5.5-6.5, 6.5-7.5: the step is 7.5.
+     * Reduces of 0.75 per chunk: stage 0 reduces k2 after its last backward, 5.5-6.25, beside
+     * the compute, and k0 at 7.5-8.25: step 8.25 (not 7.5 + 2 x 0.75 = 9); exposed 0.75 on each
+     * stage (stage 1: k3 4.5-5.25, k1 6.5-7.25). */
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 0.5;
+        t->bwd[k].dur = t->bwd[k].busy = 1;
+    }
+    an_result r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 7.5, 1e-12);
+    t->reduce_kind = COLL_REDUCESCATTER;
+    for (int k = 0; k < 4; k++)
+        t->reduce_s[k] = 0.75;
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 8.25, 1e-12);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_REDUCESCATTER], 0.75, 1e-12);
+    free(t);
+}
+END_TEST
+
 /* The most ops stage s has forwarded and not yet backwarded, over its order. */
 static int in_flight(int p, int v, int m, spec_pipe_sched sched, int s)
 {
@@ -310,6 +341,8 @@ START_TEST(test_engines_agree)
     /* interleaving: sends both ways on each node; contention only slows */
     both("megatron:t=2,p=2,vp=2", 2, 4, 1e9, &an, &sim);
     ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    both("megatron:t=2,p=2,vp=2", 4, 4, 1e9, &an, &sim); /* chunk reduces beside the sends */
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
 }
 END_TEST
 
@@ -320,6 +353,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_bubble);
     tcase_add_test(tc, test_schedules_complete);
+    tcase_add_test(tc, test_reduce_overlap);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_sp_activations);
     tcase_add_test(tc, test_stage_memory);

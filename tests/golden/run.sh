@@ -294,7 +294,7 @@ expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: ex
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
 expect predict-megatron 0 "megatron:t=8,p=8         4.892" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 expect predict-megatron-sim 0 "megatron:t=8,p=8         4.892" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     3.870" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     3.775" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 expect megatron-cp 2 "layout: megatron:t=8,p=8,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop cp to predict without it" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,cp=2
 expect megatron-no-p 2 'in "megatron:t=8": missing p=P (e.g. "megatron:t=8,p=4")' -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8
