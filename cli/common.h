@@ -65,6 +65,10 @@ typedef struct cli_setup {
     "                         zero3 mics:p=P[,hier=0] hsdp:p=P[,sync=boundary]\n"                    \
     "                         zeropp[:hpz=P][,qwz=1][,qgz=1] shard_grad_op hybrid_shard_zero2:p=P\n" \
     "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \
+    "                         megatron:t=T,p=P[,vp=V][,sp=0][,zero1=0][,sched=gpipe] (Megatron-LM\n"  \
+    "                         3D: tensor t, pipeline p, interleaved with vp chunks per stage,\n"    \
+    "                         sequence parallel, distributed optimizer; micro-batch = per replica;\n" \
+    "                         cp=C parses, not modelled)\n"                                         \
     "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
     "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \
@@ -75,7 +79,7 @@ typedef struct cli_setup {
     "  --strict               a ds_config / accelerate key not modelled is an error (exit 2)\n"  \
     "  --framework F          who schedules the layout: ideal (default: the papers' schedules),\n" \
     "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
-    "  --micro-batch B        sequences per GPU per micro-step\n"                                    \
+    "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \
     "  --checkpointing C      on|full, off|none, or selective (attention core only) (default full)\n" \

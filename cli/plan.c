@@ -32,7 +32,9 @@ static const char HELP[] =
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
     "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
-    "                         hybrid_shard_zero2 (each: every valid member the --framework runs);\n"
+    "                         hybrid_shard_zero2, megatron (each: every valid member the\n"
+    "                         --framework runs; megatron: t, p, vp with sequence parallelism and\n"
+    "                         the distributed optimizer, at the same global batch);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
     "  --uncertainty F        how far a cluster parameter may be off, for 'too close to call'\n"
@@ -121,7 +123,8 @@ static int cmp_cand(const void *a, const void *b)
 
 /* Layout families `--layouts` can name; a family stands for every valid member. */
 static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
-                                       "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2"};
+                                       "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2",
+                                       "megatron"}; /* index = spec_layout_kind */
 #define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
 #define FAM(k) (1u << (k))
 
@@ -225,6 +228,23 @@ static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, 
     return n;
 }
 
+/* Megatron-LM 3D: every tensor size t dividing a node, pipeline depth p (1: tensor + sequence
+ * parallel only) and interleaving vp up to 8 that the cluster and model allow, with sequence
+ * parallelism and the distributed optimizer on, as Megatron-LM's recipes run them. */
+static int megatron_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
+{
+    int N = nodes * c->gpus_per_node;
+    for (int t = 1; t <= c->gpus_per_node; t++)
+        for (int pp = 1; pp <= N / t && pp <= m->layers; pp++)
+            for (int vp = 1; vp <= (pp > 1 ? 8 : 1); vp++) {
+                spec_layout l = {.kind = LAYOUT_MEGATRON, .t = t, .pp = pp, .vp = vp, .cp = 1, .sp = 1, .zero1 = 1,
+                                 .overlap = 1, .hier = 1, .sched = PIPE_1F1B};
+                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
+                    n = push(out, n, max, l);
+            }
+    return n;
+}
+
 /* Every layout of the families in mask worth trying on `nodes` nodes of this cluster. */
 static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, const char *placement,
                        spec_layout *out, int max)
@@ -273,6 +293,8 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
             }
     if (mask & FAM(LAYOUT_AXONN))
         n = axonn_layouts(c, m, nodes, placement, out, n, max);
+    if (mask & FAM(LAYOUT_MEGATRON))
+        n = megatron_layouts(c, m, nodes, out, n, max);
     return n;
 }
 
@@ -397,9 +419,48 @@ static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *bes
     free(g);
 }
 
+/* Megatron 3D winners: where its stages and groups sit, the schedule's bubble, the stage memory
+ * with the micro-batches in flight, and the best layout without a pipeline. */
+static void why_megatron(const cli_setup *s, const cand *best, const cand *all, int n, char *out, size_t len)
+{
+    const cli_point *p = &best->pt;
+    const spec_layout *l = &p->layout;
+    int G = s->cluster.gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = p->gpus / (l->t * pp);
+    int stage = p->gpus / pp;
+    size_t o = (size_t)snprintf(out, len, "tensor %d%s inside a node, ", l->t, l->sp && l->t > 1 ? " + sequence parallel" : "");
+    char chunks[32] = "";
+    if (l->vp > 1)
+        snprintf(chunks, sizeof chunks, " interleaved x%d", l->vp);
+    if (pp > 1)
+        o += (size_t)snprintf(out + o, len - o,
+                              "%d stages%s (neighbours over %s), %d micro-batches: bubble %.0f%% of the pipeline, ", pp,
+                              chunks, stage >= G ? "the NICs" : "NVLink", p->training.grad_accum, 100 * p->r.bubble_frac);
+    if (o < len)
+        o += (size_t)snprintf(out + o, len - o, "data %d with the distributed optimizer; %.1f GiB on the fullest stage",
+                              dp, cli_gib(p->r.mem.total));
+    const cand *flat = NULL; /* the best candidate without a pipeline */
+    for (int i = 0; i < n; i++) {
+        const spec_layout *q = &all[i].pt.layout;
+        if (&all[i] != best && !(q->kind == LAYOUT_MEGATRON && q->pp > 1) && (!flat || all[i].score > flat->score))
+            flat = &all[i];
+    }
+    if (flat && o < len && pp > 1) {
+        char lay[96];
+        spec_layout_str(&flat->pt.layout, lay, sizeof lay);
+        snprintf(out + o, len - o, "; %.2fx the best without a pipeline (%s)",
+                 best->pt.r.samples_per_s / flat->pt.r.samples_per_s, lay);
+    } else if (!flat && o < len && pp > 1) {
+        snprintf(out + o, len - o, "; nothing without a pipeline fits");
+    }
+}
+
 static void why(const cli_setup *s, const cli_calib *cal, const cand *best, const cand *all, int n, char *out,
                 size_t len)
 {
+    if (best->pt.layout.kind == LAYOUT_MEGATRON) {
+        why_megatron(s, best, all, n, out, len);
+        return;
+    }
     if (best->pt.layout.kind == LAYOUT_TP || best->pt.layout.kind == LAYOUT_AXONN) {
         why_tensor(s, cal, best, out, len);
         return;
@@ -534,7 +595,15 @@ int cmd_plan(int argc, char **argv)
             tr.grad_accum = (int)(per_gpu / mb);
             for (int li = 0; li < nl; li++) {
                 cand c;
-                if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tr, &c, &err))) {
+                spec_training tl = tr;
+                if (lays[li].kind == LAYOUT_MEGATRON) {
+                    /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
+                    double rep_batch = per_gpu * lays[li].t * (lays[li].pp > 0 ? lays[li].pp : 1);
+                    tl.grad_accum = (int)(rep_batch / mb);
+                    if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
+                        continue;
+                }
+                if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tl, &c, &err))) {
                     free(cs);
                     free(lays);
                     return cli_fail(&err, rc);

@@ -91,6 +91,8 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
     }
     if (p->step_sd > 0)
         json_object_set_new(pr, "step_sd_s", json_real(p->step_sd));
+    if (r->bubble_frac > 0) /* pipelines: the schedule's bubble in closed form */
+        json_object_set_new(pr, "pipeline_bubble", json_real(r->bubble_frac));
     if (p->engine == ENGINE_SIM)
         json_object_set_new(pr, "simulator",
                             json_pack("{s:f, s:i, s:f, s:i, s:I, s:I, s:I}", "rank_spread_s",

@@ -262,6 +262,12 @@ int cmd_validate(int argc, char **argv)
         tr.precision = x->elem_bytes == 4 ? PREC_FP32 : PREC_BF16;
         lo_graph g;
         layout_build(&w, &tr, &x->layout, &s.cluster, m->nodes, &g);
+        if (g.pipelined) { /* the harness runs sharded data-parallel steps, not pipelines */
+            cal_meas_free(m);
+            json_decref(rows);
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.layout",
+                                             "pipelined layouts are not measured by the harness"));
+        }
         /* the harness times forward, backward and gradient sync, not an optimizer */
         int nb = 0;
         for (int b = 0; b < g.n_boundary; b++)

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXD 66 /* prefetch depth + 1 */
@@ -493,10 +494,17 @@ void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, cons
     memset(r, 0, sizeof *r);
     lo_graph g;
     layout_build(w, tr, l, c, nodes, &g);
-    an_timed t;
-    an_time(&g, w, cal, c, &t);
-    an_run(&t, r);
-    an_derive(w, tr, c, g.n_ranks, r);
+    if (g.pipelined) {
+        an_pipe_timed *pt = malloc(sizeof *pt);
+        if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
+            r->step_s = NAN; /* out of memory */
+        free(pt);
+    } else {
+        an_timed t;
+        an_time(&g, w, cal, c, &t);
+        an_run(&t, r);
+    }
+    an_derive_layout(w, tr, l, c, g.n_ranks, r);
     r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
 }

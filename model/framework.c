@@ -116,12 +116,12 @@ static const unsigned RUNS[N_FRAMEWORKS] = {
                      B(LAYOUT_ZEROPP) | B(LAYOUT_ZERO3_OFFLOAD),
     [FW_FSDP] = B(LAYOUT_DDP) | B(LAYOUT_ZERO3) | B(LAYOUT_HSDP) | B(LAYOUT_SHARD_GRAD_OP) | B(LAYOUT_HSDP_ZERO2),
     [FW_FSDP2] = B(LAYOUT_DDP) | B(LAYOUT_ZERO3) | B(LAYOUT_HSDP) | B(LAYOUT_SHARD_GRAD_OP) | B(LAYOUT_HSDP_ZERO2),
-    [FW_MEGATRON] = B(LAYOUT_DDP) | B(LAYOUT_ZERO1) | B(LAYOUT_TP),
+    [FW_MEGATRON] = B(LAYOUT_DDP) | B(LAYOUT_ZERO1) | B(LAYOUT_TP) | B(LAYOUT_MEGATRON),
 };
 static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
     "", "ddp, zero1, zero2, zero3, mics, zeropp, zero3-offload",
     "ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2",
-    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2", "ddp, zero1 (distributed optimizer), tp"};
+    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2", "ddp, zero1 (distributed optimizer), tp, megatron"};
 
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 {

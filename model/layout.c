@@ -301,7 +301,11 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
     fw_schedule(t, l, w, &g->sched);
-    if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN) {
+    if (l->kind == LAYOUT_MEGATRON && l->pp > 1) {
+        lo_build_pipe(g, w, t, c);
+        return;
+    }
+    if (l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN || l->kind == LAYOUT_MEGATRON) {
         lo_build_tensor(g, w, t, c);
         return;
     }

@@ -100,6 +100,29 @@ typedef struct lo_bop {
     cost_opt_where opt_where; /* where the optimizer runs (GPU = 0 unless offloaded)      */
 } lo_bop;
 
+/* Pipeline parallelism (megatron with p > 1; layout_pipe.c). Virtual stage k = c x p + s is
+ * model chunk c of stage (rank position) s, as Megatron-LM numbers them; one micro-batch runs
+ * forward through k = 0 .. p v - 1 and backward the other way, each hop between different
+ * stages a point-to-point send of p2p_bytes per rank (tensor-parallel rank to rank). */
+#define LO_MAX_VSTAGES 1024
+#define LO_MAX_STAGES 256
+typedef struct lo_pipe {
+    int p, v, m;               /* stages, chunks per stage, micro-batches per step            */
+    spec_pipe_sched sched;     /* GPipe, or 1F1B (interleaved when v > 1)                     */
+    int n_vstages;             /* p x v                                                       */
+    int blocks[LO_MAX_VSTAGES];/* transformer blocks of each virtual stage; the embedding is on
+                                  virtual stage 0, the head and loss on the last              */
+    double stage_params[LO_MAX_STAGES]; /* parameters one rank of stage s holds (1 / t)       */
+    double vstage_params[LO_MAX_VSTAGES]; /* of which each virtual stage's (one model chunk)   */
+    double p2p_bytes;          /* one send: [seq (/ t with sp), micro_batch, hidden], B        */
+    int dp;                    /* data-parallel replicas (GRP_AX3)                            */
+} lo_pipe;
+
+/* One op of a stage's schedule: forward or backward of micro-batch mb through chunk c. */
+typedef struct lo_pipe_op {
+    int bwd, mb, chunk;
+} lo_pipe_op;
+
 typedef struct lo_graph {
     spec_layout layout;
     spec_framework framework;     /* who schedules it (model/framework.h)                */
@@ -121,6 +144,10 @@ typedef struct lo_graph {
     lo_micro last;                /* the last micro-step                                 */
     int n_boundary;
     lo_bop boundary[4];
+    int pipelined;                /* 1: pipe below applies; micro / last / boundary hold stage 0's
+                                     layers of one micro-batch (volumes, describe), and the
+                                     engines run the pipeline schedule of layout_pipe_*          */
+    lo_pipe pipe;
 } lo_graph;
 
 /* Build the graph of layout l for workload w on `nodes` nodes of cluster c. The layout must
@@ -143,6 +170,29 @@ double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS]);
 
 /* The same split per communicator kind (e.g. per AxoNN axis); returns the total. */
 double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS]);
+
+/* ---- pipelines (layout_pipe.c) ---- */
+/* Blocks of each of the p x v virtual stages: layers / (p v) each, the remainder one more to
+ * the virtual stages after the first (which carries the embedding), in order. */
+void layout_pipe_split(int layers, int p, int v, int *blocks);
+/* The ops of stage s in the order its rank runs them (2 m v of them, into out): GPipe: all
+ * forwards, then all backwards; 1F1B (PipeDream-Flush, Narayanan et al. SC'21 §2.2): p - s - 1
+ * warm-up forwards, then one forward and one backward alternately, then the cool-down
+ * backwards; interleaved 1F1B (SC'21 §2.2.2, Megatron-LM schedules.py): micro-batches in groups
+ * of p, forwards chunk by chunk within a group (backwards chunks in reverse), (p - s - 1) x 2 +
+ * (v - 1) x p warm-up forwards. Returns the count. */
+int layout_pipe_order(const lo_pipe *pp, int s, lo_pipe_op *out);
+/* Virtual stage of chunk c on stage s, and the neighbours of virtual stage k: the one feeding its
+ * forward (k - 1) and the one feeding its backward (k + 1); -1 at the ends. */
+int layout_pipe_vstage(const lo_pipe *pp, int s, int c);
+/* The op graph of one micro-batch through virtual stage k of a pipelined g: its layers
+ * (embedding on the first, head on the last), tensor-parallel items, no data-parallel reduce,
+ * no boundary. w: the workload g was built from; lw_out receives the stage's layers. */
+void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, int k, lo_graph *out, wl *lw_out);
+/* Pipeline bubble fraction of the schedule in closed form (Narayanan et al. SC'21 §2.2):
+ * GPipe and 1F1B (p - 1) / (m + p - 1), interleaved (p - 1) / (v m + p - 1) (the bubble shrinks
+ * v-fold: (p - 1) / v forward-backward times over m + (p - 1) / v). */
+double layout_pipe_bubble(int p, int v, int m);
 
 const char *layout_group_name(lo_group_kind k);
 const char *layout_coll_name(cost_coll k);

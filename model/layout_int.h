@@ -19,6 +19,11 @@ void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
 /* tp and axonn layouts (layout_tensor.c): fills groups, lw, micro, last, boundary, prefetch. */
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
 
+/* One item of Megatron-LM tensor parallelism (tp, and megatron's stages; layout_tensor.c). */
+void lo_tp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
+/* megatron with pipeline stages (layout_pipe.c): fills groups, lw and g->pipe. */
+void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
+
 /* zero3-offload and luwu (layout_offload.c): fills groups, micro, last, boundary. */
 void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
 

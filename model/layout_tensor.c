@@ -54,14 +54,56 @@ static void place(lo_item *it, int overlap, lo_coll c)
 }
 
 /* ---- Megatron-LM tensor parallelism ----------------------------------------------------- */
-static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+/* megatron with sequence parallelism (Korthikanti et al. 2022 §4.2.2): each all-reduce of a
+ * [tokens, hidden] tensor becomes a reduce-scatter into the sequence-split norm / dropout region
+ * and an all-gather out of it, the same ring bytes: forward g-bar (all-gather) before QKV and fc1,
+ * g (reduce-scatter) after proj and fc2; backward the reverse; the embedding's output
+ * reduce-scattered, the head's input all-gathered. Returns 1 when it filled the item. */
+static int sp_item(const lo_graph *g, const wl_layer *L, double act, lo_item *it)
+{
+    lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
+    ag.chunks = rs.chunks = 0;
+    int fwd = it->pass == LO_FWD || it->recompute;
+    if (L->kind == WL_BLOCK) {
+        if (fwd) {
+            ag = add_bytes(ag, 2 * act, 2);
+            rs = add_bytes(rs, 2 * act, 2);
+        }
+        if (it->pass == LO_BWD) {
+            ag = add_bytes(ag, 2 * act, 2);
+            rs = add_bytes(rs, 2 * act, 2);
+        }
+    } else if (L->kind == WL_EMBED && it->pass == LO_FWD) {
+        rs = add_bytes(rs, act, 1);
+    } else if (L->kind == WL_HEAD) {
+        if (fwd)
+            ag = add_bytes(ag, act, 1);
+        if (it->pass == LO_BWD)
+            rs = add_bytes(rs, act, 1);
+    }
+    if (ag.chunks)
+        it->inl[it->n_inline++] = ag;
+    if (rs.chunks)
+        it->inl[it->n_inline++] = rs;
+    (void)g;
+    return 1;
+}
+
+void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    const double e = g->elem_bytes, T = l->t * lw->tokens, h = lw->model.hidden;
+    /* tp: the replica runs t x the micro-batch; megatron: the micro-batch is the replica's */
+    const double e = g->elem_bytes, T = (l->kind == LAYOUT_MEGATRON ? 1 : l->t) * lw->tokens, h = lw->model.hidden;
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
+    if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {
+        sp_item(g, L, act, it);
+        if (it->pass == LO_BWD)
+            it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 1) : 0;
+        goto dp;
+    }
     if (it->pass == LO_FWD) {
         if (L->kind == WL_BLOCK)
             ar = add_bytes(ar, 2 * act, 2); /* g after attention and after the MLP */
@@ -78,6 +120,7 @@ static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int
     }
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;
+dp:
     if (it->pass == LO_BWD && last) {
         double S = L->params * e; /* this rank's slice of the layer's gradients */
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
@@ -132,8 +175,8 @@ static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, 
 
 static void tensor_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
-    if (g->layout.kind == LAYOUT_TP)
-        tp_item(g, lw, t, last, it);
+    if (g->layout.kind == LAYOUT_TP || g->layout.kind == LAYOUT_MEGATRON)
+        lo_tp_item(g, lw, t, last, it);
     else
         axonn_item(g, lw, t, last, it);
 }
@@ -156,7 +199,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     for (int i = 0; i < lw->n_layers; i++)
         local += lw->layer[i].params * lw->layer[i].count;
     const double e = g->elem_bytes;
-    if (l->kind == LAYOUT_TP && l->zero1) {
+    if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON) && l->zero1) {
         /* ZeRO-1 over the replicas: Adam on 1/dp of the slice, then the slice all-gathered */
         int dp = g->ax_size[AX_D];
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / dp};

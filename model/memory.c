@@ -41,6 +41,10 @@ static void offloaded_states(const wl *w, const spec_training *t, const spec_lay
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *o)
 {
+    if (l->kind == LAYOUT_MEGATRON) {
+        mem_plan_megatron(w, t, l, n_ranks, c, o);
+        return;
+    }
     memset(o, 0, sizeof *o);
     double bp, bg, bo;
     mem_state_bytes(t->precision, &bp, &bg, &bo);

@@ -43,6 +43,10 @@ void mem_state_bytes(spec_precision p, double *param, double *grad, double *opti
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *out);
 
+/* megatron:t=T,p=P[,vp=V] (memory_pipe.c; mem_plan calls it): the stage needing the most. */
+void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                       const spec_cluster *c, mem_breakdown *out);
+
 /* MiCS: the smallest valid partition size p (dividing n_ranks, aligned to nodes) whose plan
  * fits; 0 when none does (or n_ranks is not a whole number of nodes). hier is passed through to the layout. */
 int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const spec_cluster *c, int hier);

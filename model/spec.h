@@ -150,9 +150,14 @@ typedef enum {
     LAYOUT_LUWU,   /* LuWu: parameters and optimizer on an in-network optimizer node      */
     LAYOUT_SHARD_GRAD_OP, /* FSDP SHARD_GRAD_OP: parameters gathered once per micro-step
                              (forward) and kept until the backward ends; grads reduce-scattered */
-    LAYOUT_HSDP_ZERO2     /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
+    LAYOUT_HSDP_ZERO2,    /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
                              all-reduce the gradient shards                                  */
+    LAYOUT_MEGATRON /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
+                       data parallel over the rest (zero1 = 1: distributed optimizer);
+                       micro_batch = Megatron's micro-batch per model replica              */
 } spec_layout_kind;
+
+typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
 
@@ -169,6 +174,11 @@ typedef struct spec_layout {
     int overlap;       /* TP/AxoNN: collectives overlap independent compute (default 1)  */
     int qwz, qgz;      /* ZeRO++: quantized weights all-gather (int8), quantized gradients
                           (int4 hierarchical all-to-all) (default 0)                       */
+    /* Megatron 3D (layout_pipe.c): pp pipeline stages, vp virtual stages (model chunks) per
+     * rank (1: plain 1F1B / GPipe; > 1: interleaved 1F1B), sp sequence parallelism with TP
+     * (default 1), cp context parallel size (parsed; > 1 is not modelled), the schedule. */
+    int pp, vp, sp, cp;
+    spec_pipe_sched sched;
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */
@@ -221,6 +231,8 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
 /* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
  * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
+/* The layout with this training: megatron with vp > 1 needs grad_accum a multiple of p. */
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err);
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,

@@ -16,11 +16,11 @@
 
 static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp",
                                          "tp", "axonn", "zero3-offload", "luwu", "shard_grad_op",
-                                         "hybrid_shard_zero2"};
+                                         "hybrid_shard_zero2", "megatron"};
 #define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
 #define LAYOUT_HINT                                                                                     \
     "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
-    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P"
+    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
 /* Options each kind takes (the first is required where `required` says so), and an example. */
 static const struct kind_opts {
     const char *keys;
@@ -31,6 +31,7 @@ static const struct kind_opts {
     {"", 0, "zero3"},         {"p,hier", 1, "mics:p=8"}, {"p,sync", 1, "hsdp:p=8"},
     {"hpz,qwz,qgz", 0, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
     {"", 0, "zero3-offload"}, {"", 0, "luwu"}, {"", 0, "shard_grad_op"}, {"p", 1, "hybrid_shard_zero2:p=8"},
+    {"t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4"},
 };
 
 static int is_readable_file(const char *path)
@@ -100,6 +101,16 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
             return -1;
         size[0] = l->t;
         size[3] = n_ranks / l->t;
+    } else if (l->kind == LAYOUT_MEGATRON) {
+        /* Megatron-LM's rank order tp-dp-pp (parallel_state.py, order "tp-cp-ep-dp-pp"): tensor
+         * on x (stride 1), data on d (stride t), pipeline stages on z (stride t x dp) */
+        int pp = l->pp > 0 ? l->pp : 1;
+        if (l->t < 1 || n_ranks % (l->t * pp))
+            return -1;
+        size[0] = l->t;
+        size[2] = pp;
+        size[3] = n_ranks / (l->t * pp);
+        pl = "xdzy";
     } else if (l->kind == LAYOUT_AXONN) {
         int xyz = l->grid[0] * l->grid[1] * l->grid[2];
         if (xyz < 1 || n_ranks % xyz)
@@ -141,6 +152,9 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     out->zero1 = 1;
     out->overlap = 1;
     memcpy(out->placement, "xyzd", SPEC_AXES + 1);
+    out->pp = out->vp = out->cp = 1;
+    out->sp = 1;
+    out->sched = PIPE_1F1B;
     if (!s || !*s || strlen(s) >= sizeof buf)
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%.60s\"", LAYOUT_HINT, s ? s : "");
     snprintf(buf, sizeof buf, "%s", s);
@@ -181,7 +195,13 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         if (seen[ki]++)
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
         int rc = 0, *num = NULL;
-        if (!strcmp(key, "p") || !strcmp(key, "hpz"))
+        if (kind == LAYOUT_MEGATRON && !strcmp(key, "p"))
+            num = &out->pp;
+        else if (!strcmp(key, "vp"))
+            num = &out->vp;
+        else if (!strcmp(key, "cp"))
+            num = &out->cp;
+        else if (!strcmp(key, "p") || !strcmp(key, "hpz"))
             num = &out->p;
         else if (!strcmp(key, "t"))
             num = &out->t;
@@ -191,6 +211,13 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
             if (parse_pos_int(val, num))
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
                                   s, key, val);
+        } else if (!strcmp(key, "sp")) {
+            rc = parse_bool(s, key, val, &out->sp, err);
+        } else if (!strcmp(key, "sched")) {
+            if (strcmp(val, "1f1b") && strcmp(val, "gpipe"))
+                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
+                                  s, val);
+            out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
         } else if (!strcmp(key, "hier")) {
             rc = parse_bool(s, key, val, &out->hier, err);
         } else if (!strcmp(key, "zero1")) {
@@ -220,7 +247,8 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
                 p = strchr(p, ',') + 1;
             snprintf(k, sizeof k, "%.*s", (int)strcspn(p, ","), p);
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing %s=%s (e.g. \"%s\")", s, k,
-                              kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP ? "T" : "P", ko->example);
+                              kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP || (kind == LAYOUT_MEGATRON && i == 0) ? "T" : "P",
+                              ko->example);
         }
     return 0;
 }
@@ -264,6 +292,16 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
                  strcmp(l->placement, "xyzd") && l->placement[0] ? l->placement : "", l->overlap ? "" : ",overlap=0");
         break;
     }
+    case LAYOUT_MEGATRON: {
+        char vp[16] = "", cp[16] = "";
+        if (l->vp > 1)
+            snprintf(vp, sizeof vp, ",vp=%d", l->vp);
+        if (l->cp > 1)
+            snprintf(cp, sizeof cp, ",cp=%d", l->cp);
+        snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
+                 l->zero1 ? "" : ",zero1=0", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "", cp);
+        break;
+    }
     default:
         snprintf(buf, n, "%s", KIND_NAMES[l->kind]);
     }
@@ -281,6 +319,7 @@ int spec_layout_shard(const spec_layout *l, int n_ranks)
     case LAYOUT_ZERO2: return l->p ? l->p : n_ranks;
     case LAYOUT_TP: return l->zero1 ? n_ranks : l->t; /* optimizer states: t-way TP x replicas */
     case LAYOUT_AXONN: return l->grid[0] * l->grid[1] * l->grid[2];
+    case LAYOUT_MEGATRON: return l->zero1 ? n_ranks : l->t * (l->pp > 0 ? l->pp : 1);
     default: return n_ranks;
     }
 }
@@ -323,6 +362,35 @@ static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_
     return 0;
 }
 
+/* Megatron-LM 3D: tensor parallelism inside a node, t x pp dividing the GPUs, the t x dp ranks
+ * of one stage a divisor or a multiple of a node (stage neighbours then pair up rank by rank
+ * across nodes, or inside one); context parallelism is not modelled. */
+static int megatron_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
+{
+    int pp = l->pp > 0 ? l->pp : 1;
+    if (l->cp > 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: context parallelism (cp=%d) is not modelled by shardcast; drop cp to predict without it",
+                          name, l->cp);
+    if (g % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
+                          name, g, l->t);
+    if (n % (l->t * pp))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p = %d to divide the %d GPUs", name, l->t * pp, n);
+    int stage = n / pp; /* ranks of one pipeline stage: t x dp */
+    if (!(g % stage == 0 || stage % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
+                          name, stage, g);
+    if (l->vp > 1 && l->sched == PIPE_GPIPE)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
+    if (l->vp > 1 && pp < 2)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: virtual stages (vp=%d) need p >= 2", name, l->vp);
+    return 0;
+}
+
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
 {
     char name[64];
@@ -337,6 +405,8 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     }
     if (l->kind == LAYOUT_AXONN)
         return axonn_check(l, name, n, g, err);
+    if (l->kind == LAYOUT_MEGATRON)
+        return megatron_check(l, name, n, g, err);
     if (l->kind == LAYOUT_LUWU && !c->innet.present)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "
@@ -357,12 +427,35 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     return 0;
 }
 
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
+{
+    if (l->kind != LAYOUT_MEGATRON || l->vp <= 1 || l->pp <= 1 || t->grad_accum % l->pp == 0)
+        return 0;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    /* Megatron-LM's interleaved schedule runs micro-batches in groups of p (schedules.py) */
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: the interleaved schedule needs the micro-batches per step (grad_accum %d) to be a multiple "
+                      "of p = %d", name, t->grad_accum, l->pp);
+}
+
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
 {
     char name[64];
     spec_layout_str(l, name, sizeof name);
-    int split_heads = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[1] : 1;
-    if (l->kind == LAYOUT_TP && (m->ffn % l->t || m->hidden % l->t))
+    int split_heads = l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON ? l->t : l->kind == LAYOUT_AXONN ? l->grid[1] : 1;
+    if (l->kind == LAYOUT_MEGATRON) {
+        int v = (l->pp > 0 ? l->pp : 1) * (l->vp > 0 ? l->vp : 1);
+        if (m->layers < v)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages x virtual stages, but %s has %d layers",
+                              name, v, m->name, m->layers);
+        /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp */
+        if (l->vp > 1 && m->layers % v)
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "%s: interleaving needs the %d layers of %s divisible by p x vp = %d", name, m->layers,
+                              m->name, v);
+    }
+    if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON) && (m->ffn % l->t || m->hidden % l->t))
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
                           m->ffn, m->name, l->t);
     if (m->heads % split_heads || m->kv_heads % split_heads)

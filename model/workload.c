@@ -192,7 +192,7 @@ double wl_max_layer_params(const wl *w)
 /* Activations replicated across tensor-parallel ranks in Megatron-LM without sequence
  * parallelism (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34): the two norms' inputs (4 sbh),
  * the attention and MLP inputs (4 sbh) in 16-bit, and the two dropout masks (2 sbh, 1 byte). */
-static double tp_replicated_act(const wl *w)
+double wl_tp_replicated_act(const wl *w)
 {
     const spec_model *m = &w->model;
     double sbh = (double)m->seq_len * w->micro_batch * m->hidden, half = w->elem_bytes / 2.0;
@@ -232,7 +232,7 @@ static void scale_ew(wl_layer *L, double f)
 
 static void localize_tp(wl *o, const wl *w, double t)
 {
-    double rep = tp_replicated_act(w);
+    double rep = wl_tp_replicated_act(w);
     for (int i = 0; i < o->n_layers; i++) {
         wl_layer *L = &o->layer[i];
         L->params /= t;
@@ -289,6 +289,8 @@ static void localize_axonn(wl *o, double X, double Y, double Z)
 const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
 {
     (void)n_ranks;
+    if (l->kind == LAYOUT_MEGATRON)
+        return wl_localize_megatron(w, l, out);
     if (!(l->kind == LAYOUT_TP && l->t > 1) && l->kind != LAYOUT_AXONN)
         return w;
     *out = *w;

@@ -84,6 +84,18 @@ const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
  * selective: attention's core when unfused). */
 double wl_recompute_flops(const wl_layer *l);
 
+/* megatron:t=T (workload_megatron.c): the micro-batch is the model replica's (Megatron-LM's
+ * --micro-batch-size), so each rank of the tensor-parallel group computes the same tokens with
+ * every GEMM split t ways (Shoeybi et al. 2019 §3); activations per Korthikanti et al. 2022
+ * Table 2: with sequence parallelism (sp = 1) all of them / t, without it the replicated part
+ * (wl_tp_replicated_act) whole and the rest / t; fp32 logits vocabulary-parallel (/ t). Layer
+ * counts are the whole model's: the pipeline split is layout_pipe.c's. Always returns out. */
+const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out);
+
+/* Bytes per block that tensor parallelism without sequence parallelism replicates on every
+ * rank (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34 for a GPT block). */
+double wl_tp_replicated_act(const wl *w);
+
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);
 

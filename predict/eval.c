@@ -26,7 +26,7 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     const spec_training *tr = in->training;
     const spec_layout *l = in->layout;
     int rc;
-    if ((rc = spec_layout_check(l, c, in->nodes, err)))
+    if ((rc = spec_layout_check(l, c, in->nodes, err)) || (rc = spec_layout_check_training(l, tr, err)))
         return rc;
     out->engine = e;
     out->nodes = in->nodes;
@@ -49,9 +49,14 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
                               so->straggler_rank[i]);
     lo_graph g;
     layout_build(&w, tr, l, c, in->nodes, &g);
-    an_timed t;
-    an_time(&g, &w, in->cal, c, &t);
-    if ((rc = exec_run_steady(&g, &t, in->cal, c, so, &out->sim, err)))
+    if (g.pipelined) {
+        rc = exec_pipe_run(&g, &w, tr, in->cal, c, so, &out->sim, err);
+    } else {
+        an_timed t;
+        an_time(&g, &w, in->cal, c, &t);
+        rc = exec_run_steady(&g, &t, in->cal, c, so, &out->sim, err);
+    }
+    if (rc)
         return rc;
     an_result *r = &out->r;
     r->step_s = out->sim.step_s;
@@ -59,7 +64,9 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     r->optimizer_s = out->sim.optimizer_s;
     memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
     r->idle_s = out->sim.idle_s;
-    an_derive(&w, tr, c, g.n_ranks, r);
+    an_derive_layout(&w, tr, l, c, g.n_ranks, r);
+    if (g.pipelined)
+        r->bubble_frac = layout_pipe_bubble(g.pipe.p, g.pipe.v, g.pipe.m);
     r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(&w, tr, l, g.n_ranks, c, &r->mem);
     return 0;

@@ -49,4 +49,14 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
 int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
                     const exec_opts *o, exec_result *r, sc_err *err);
 
+/* Pipelined layouts (sim/pipe.c; rules in model/analytic.h): every stage's schedule run event by
+ * event, each send between stages as flows of all its t x dp rank pairs over the topology, each
+ * stage's data-parallel boundary as ring flows of its groups, so sends that share NICs, and
+ * boundaries that overlap other stages' sends, slow each other. Op durations: an_pipe_time.
+ * Jitter scales each op; a straggler rank slows its whole stage (its peers wait for it in the
+ * tensor-parallel collectives). A trace has one process per stage (compute, received sends,
+ * boundary). */
+int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
+                  const spec_cluster *c, const exec_opts *o, exec_result *r, sc_err *err);
+
 #endif

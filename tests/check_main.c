@@ -15,6 +15,7 @@ static Suite *(*const SUITES[])(void) = {
     cost_suite,
     analytic_suite,
     tensor_suite,
+    pipe_suite,
     ev_suite,
     offload_suite,
     net_suite,

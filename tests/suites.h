@@ -19,6 +19,7 @@ Suite *trace_suite(void);    /* tests/test_trace.c: integer-ns trace times, no o
 Suite *exec_suite(void);     /* tests/test_exec.c: simulator vs analytic, contention, rings, seeds */
 Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis, degenerate grids */
 
+Suite *pipe_suite(void);     /* tests/test_pipe.c: megatron 3D: schedules, bubble, stage memory, SP, engines */
 Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
 
 Suite *kernels_suite(void); /* tests/test_kernels.c: GEMM tiles and waves, FlashAttention, element-wise bytes, precision */

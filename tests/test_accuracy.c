@@ -212,11 +212,16 @@ START_TEST(statuses)
     sc_err err;
     acc_outcome o;
     /* a layout shardcast does not model: loaded, then unsupported with why */
-    ck_assert_int_eq(load_with("\"zero3\"", "\"megatron:t=8,p=4\"", &C, &err), 0);
+    ck_assert_int_eq(load_with("\"zero3\"", "\"fsdp2:dp=4,t=8\"", &C, &err), 0);
     ck_assert_int_eq(C.layout_ok, 0);
     acc_run_case(&C, PRED_MODEL, &o);
     ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(o.why, "megatron:t=8,p=4"));
+    ck_assert_ptr_nonnull(strstr(o.why, "fsdp2:dp=4,t=8"));
+    /* a layout that parses but uses what shardcast does not model (context parallelism) */
+    ck_assert_int_eq(load_with("\"zero3\"", "\"megatron:t=8,p=4,cp=2\"", &C, &err), 0);
+    acc_run_case(&C, PRED_MODEL, &o);
+    ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(o.why, "context parallelism (cp=2)"));
     /* fp8 training: loaded (the rest checked as bf16), unsupported; other precisions are errors */
     ck_assert_int_eq(load_with("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp8\",", &C, &err), 0);
     ck_assert_int_eq(C.training.precision, PREC_BF16);

@@ -1,0 +1,203 @@
+/* analytic_pipe.c — the closed-form engine for pipelined layouts (rules in analytic.h): op
+ * durations from each virtual stage's op graph (an_run), then the schedule as a max-plus
+ * recurrence over every stage's op order, then the data-parallel boundary per stage.
+ * Not here: contention between sends or with the boundary's collectives (sim/pipe.c). */
+#include "analytic.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Forward (bwd = 0) or backward of one micro-batch through a virtual stage's graph. */
+static void time_pass(const an_timed *all, int n_layers, int bwd, an_pipe_op_t *o)
+{
+    an_timed t = *all;
+    t.n_items = n_layers;
+    t.grad_accum = 1;
+    t.prefetch = 0;
+    t.n_boundary = 0;
+    for (int i = 0; i < n_layers; i++)
+        t.last[i] = t.micro[i] = all->micro[(bwd ? n_layers : 0) + i];
+    an_result r;
+    memset(&r, 0, sizeof r);
+    an_run(&t, &r);
+    o->dur = r.step_s;
+    o->busy = r.compute_s;
+    memcpy(o->exposed, r.exposed_s, sizeof o->exposed);
+}
+
+/* One point-to-point send of `bytes` between rank r and rank r + stride (the next stage):
+ * one NCCL step over the tier joining them at the pair's bandwidth; the stage's G ranks of a
+ * node send at once across nodes and share its NICs (cost_group_make). */
+static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, an_pipe_timed *o)
+{
+    int G = g->gpus_per_node, stride = g->n_ranks / g->pipe.p;
+    cost_group pair;
+    if (stride >= G) {
+        cost_group_make(c, 2, (int[]){0}, 1, G, &pair);
+    } else {
+        int locals[2] = {0, stride};
+        cost_group_make(c, 1, locals, 2, G / 2, &pair);
+    }
+    cost_tier tier = pair.k > 1 ? TIER_NET : pair.intra_tier;
+    o->p2p_lat_s = cal->base_lat_s[ALGO_RING].v + cal->hop_lat_s[tier].v;
+    o->p2p_Bps = cost_group_busbw(cal, &pair);
+    o->p2p_s = g->pipe.p2p_bytes > 0 ? o->p2p_lat_s + g->pipe.p2p_bytes / o->p2p_Bps : 0;
+}
+
+int an_pipe_buckets(double bytes, double bucket_bytes)
+{
+    double nb = ceil(bytes / bucket_bytes); /* as the layout builders count them (lo_buckets) */
+    return nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
+}
+
+void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
+                  const spec_cluster *c, an_pipe_timed *o)
+{
+    memset(o, 0, sizeof *o);
+    o->pipe = g->pipe;
+    const lo_pipe *pp = &g->pipe;
+    const int V = pp->n_vstages;
+    /* virtual stages differ only by embedding, head and block count: time each kind once */
+    int memo_key[8][3], n_memo = 0;
+    int memo_k[8];
+    for (int k = 0; k < V; k++) {
+        int key[3] = {k == 0, pp->blocks[k], k == V - 1}, hit = -1;
+        for (int i = 0; i < n_memo; i++)
+            if (!memcmp(memo_key[i], key, sizeof key))
+                hit = memo_k[i];
+        if (hit >= 0) {
+            o->fwd[k] = o->fwd[hit];
+            o->bwd[k] = o->bwd[hit];
+            continue;
+        }
+        lo_graph sg;
+        wl sw;
+        layout_pipe_stage(g, w, tr, k, &sg, &sw);
+        an_timed t;
+        an_time(&sg, &sw, cal, c, &t);
+        time_pass(&t, sw.n_layers, 0, &o->fwd[k]);
+        time_pass(&t, sw.n_layers, 1, &o->bwd[k]);
+        if (n_memo < 8) {
+            memcpy(memo_key[n_memo], key, sizeof key);
+            memo_k[n_memo++] = k;
+        }
+    }
+    p2p_time(g, cal, c, o);
+    const double e = g->elem_bytes;
+    const int zero1 = g->layout.zero1;
+    const cost_group *dp = &g->group[GRP_AX3];
+    o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    for (int k = 0; k < V && pp->dp > 1; k++) {
+        double S = pp->vstage_params[k] * e;
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+    }
+    for (int s = 0; s < pp->p; s++) {
+        double S = pp->stage_params[s] * e;
+        if (pp->dp > 1 && zero1)
+            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+        o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
+    }
+}
+
+int an_pipe_run(const an_pipe_timed *t, an_result *r)
+{
+    const lo_pipe *pp = &t->pipe;
+    const int p = pp->p, V = pp->n_vstages, m = pp->m, n_ops = 2 * m * pp->v;
+    lo_pipe_op *ops = malloc(sizeof *ops * (size_t)n_ops * (size_t)p);
+    double *fend = malloc(sizeof(double) * (size_t)V * (size_t)m * 2);
+    int *idx = calloc((size_t)p, sizeof(int));
+    double *freet = calloc((size_t)p, sizeof(double));
+    double *lastb = calloc((size_t)V, sizeof(double)); /* end of each virtual stage's last backward */
+    if (!ops || !fend || !idx || !freet || !lastb) {
+        free(ops), free(fend), free(idx), free(freet), free(lastb);
+        return SC_ERUNTIME;
+    }
+    double *bend = fend + (size_t)V * m;
+    for (size_t i = 0; i < (size_t)V * m * 2; i++)
+        fend[i] = NAN; /* not yet run */
+    for (int s = 0; s < p; s++)
+        layout_pipe_order(pp, s, ops + (size_t)s * n_ops);
+    double busy = 0, exposed[N_COLLS] = {0};
+    /* run every stage as far as its next op's input allows, until all are done (the schedules
+     * are deadlock-free: each sweep runs at least one op) */
+    for (int done = 0, progress = 1; done < p * n_ops && progress;) {
+        progress = 0;
+        for (int s = 0; s < p; s++)
+            for (; idx[s] < n_ops; idx[s]++) {
+                const lo_pipe_op *op = &ops[(size_t)s * n_ops + idx[s]];
+                int k = layout_pipe_vstage(pp, s, op->chunk), i = op->mb;
+                double ready;
+                if (!op->bwd)
+                    ready = k == 0 ? 0 : fend[(size_t)(k - 1) * m + i] + t->p2p_s;
+                else
+                    ready = k == V - 1 ? fend[(size_t)k * m + i] : bend[(size_t)(k + 1) * m + i] + t->p2p_s;
+                if (isnan(ready))
+                    break;
+                const an_pipe_op_t *d = op->bwd ? &t->bwd[k] : &t->fwd[k];
+                double start = freet[s] > ready ? freet[s] : ready;
+                freet[s] = start + d->dur;
+                (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
+                if (op->bwd)
+                    lastb[k] = freet[s];
+                busy += d->busy;
+                for (int q = 0; q < N_COLLS; q++)
+                    exposed[q] += d->exposed[q];
+                done++;
+                progress = 1;
+            }
+    }
+    int stalled = 0;
+    for (int s = 0; s < p; s++)
+        stalled |= idx[s] < n_ops;
+    double step = 0, opt = 0;
+    for (int s = 0; s < p; s++) {
+        /* the chunks' reduces in the order their last backwards end, one at a time */
+        int order[LO_MAX_VSTAGES], n = 0;
+        for (int cc = 0; cc < pp->v; cc++) {
+            int k = layout_pipe_vstage(pp, s, cc), j = n++;
+            for (; j > 0 && lastb[order[j - 1]] > lastb[k]; j--)
+                order[j] = order[j - 1];
+            order[j] = k;
+        }
+        double comm = 0;
+        for (int j = 0; j < n; j++)
+            comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
+        double done = comm > freet[s] ? comm : freet[s];
+        double end = done + t->opt_s[s] + t->gather_s[s];
+        exposed[t->reduce_kind] += done - freet[s];
+        exposed[COLL_ALLGATHER] += t->gather_s[s];
+        opt += t->opt_s[s];
+        if (end > step)
+            step = end;
+    }
+    free(ops), free(fend), free(idx), free(freet), free(lastb);
+    if (stalled)
+        return SC_ERUNTIME;
+    r->step_s = step;
+    r->compute_s = busy / p;
+    r->optimizer_s = opt / p;
+    double acc = r->compute_s + r->optimizer_s;
+    for (int q = 0; q < N_COLLS; q++) {
+        r->exposed_s[q] = exposed[q] / p;
+        acc += r->exposed_s[q];
+    }
+    r->idle_s = step - acc > 1e-9 * step ? step - acc : 0;
+    r->bubble_frac = layout_pipe_bubble(p, pp->v, m);
+    return 0;
+}
+
+void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                      int n_ranks, an_result *r)
+{
+    an_derive(w, tr, c, n_ranks, r);
+    if (l->kind != LAYOUT_MEGATRON)
+        return;
+    double share = (double)l->t * (l->pp > 0 ? l->pp : 1);
+    r->samples_per_step /= share;
+    r->samples_per_s /= share;
+    r->tokens_per_s /= share;
+    r->model_tflops_per_gpu /= share;
+    r->hw_tflops_per_gpu /= share;
+    r->mfu /= share;
+}

@@ -1,0 +1,177 @@
+/* layout_pipe.c — Megatron-LM 3D with pipeline stages (megatron:t=T,p=P[,vp=V]): the split of
+ * the layers into (virtual) stages, the schedules (GPipe, 1F1B, interleaved 1F1B) as per-stage op
+ * orders, and the op graph of one micro-batch through one virtual stage. Both engines run the
+ * same schedule over the same per-stage graphs (model/analytic_pipe.c as a max-plus recurrence,
+ * sim/pipe.c with the point-to-point sends and the data-parallel boundary as flows).
+ * Sources: Narayanan et al. SC'21 §2.2 (1F1B, interleaved schedule, bubble), Megatron-LM
+ * core/pipeline_parallel/schedules.py (warm-up counts, micro-batch groups of p), Korthikanti et
+ * al. 2022 (sequence-parallel sends: the hidden states between stages are [s / t, b, h]).
+ * Not here: time (engines), memory (memory_pipe.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout_int.h"
+
+void layout_pipe_split(int layers, int p, int v, int *blocks)
+{
+    int V = p * v, base = layers / V, extra = layers % V;
+    for (int k = 0; k < V; k++)
+        blocks[k] = base;
+    for (int k = 1; k < V && extra > 0; k++, extra--)
+        blocks[k]++;
+    if (extra > 0) /* only when V == 1 */
+        blocks[0] += extra;
+}
+
+int layout_pipe_vstage(const lo_pipe *pp, int s, int c) { return c * pp->p + s; }
+
+double layout_pipe_bubble(int p, int v, int m)
+{
+    if (v < 1)
+        v = 1;
+    return (double)(p - 1) / ((double)v * m + p - 1);
+}
+
+/* The forward (bwd = 0) or backward order of (micro-batch, chunk) pairs of one stage. */
+static void chunk_order(const lo_pipe *pp, int bwd, lo_pipe_op *out)
+{
+    int n = 0, p = pp->p, v = pp->v, m = pp->m;
+    if (v == 1) {
+        for (int i = 0; i < m; i++)
+            out[n++] = (lo_pipe_op){bwd, i, 0};
+        return;
+    }
+    for (int g0 = 0; g0 < m; g0 += p)
+        for (int cc = 0; cc < v; cc++)
+            for (int i = g0; i < g0 + p && i < m; i++)
+                out[n++] = (lo_pipe_op){bwd, i, bwd ? v - 1 - cc : cc};
+}
+
+int layout_pipe_order(const lo_pipe *pp, int s, lo_pipe_op *out)
+{
+    int M = pp->m * pp->v, n = 0;
+    lo_pipe_op *f = malloc(sizeof *f * (size_t)M * 2);
+    if (!f)
+        return -1;
+    lo_pipe_op *b = f + M;
+    chunk_order(pp, 0, f);
+    chunk_order(pp, 1, b);
+    int warm = M;
+    if (pp->sched != PIPE_GPIPE) {
+        warm = pp->v == 1 ? pp->p - s - 1 : (pp->p - s - 1) * 2 + (pp->v - 1) * pp->p;
+        if (warm > M)
+            warm = M;
+    }
+    for (int i = 0; i < warm; i++)
+        out[n++] = f[i];
+    for (int j = 0; j < M - warm; j++) {
+        out[n++] = f[warm + j];
+        out[n++] = b[j];
+    }
+    for (int j = M - warm; j < M; j++)
+        out[n++] = b[j];
+    free(f);
+    return n;
+}
+
+/* The layers of virtual stage k from the replica's (localized) layers: embedding on the first,
+ * head on the last, blocks[k] blocks. */
+static void stage_layers(const lo_pipe *pp, const wl *lw, int k, int embed_only_first, wl *out)
+{
+    *out = *lw;
+    out->n_layers = 0;
+    for (int i = 0; i < lw->n_layers; i++) {
+        const wl_layer *L = &lw->layer[i];
+        if (L->kind == WL_EMBED && k != 0 && embed_only_first)
+            continue;
+        if (L->kind == WL_HEAD && k != pp->n_vstages - 1)
+            continue;
+        if (L->kind == WL_BLOCK && pp->blocks[k] == 0)
+            continue;
+        out->layer[out->n_layers] = *L;
+        if (L->kind == WL_BLOCK)
+            out->layer[out->n_layers].count = pp->blocks[k];
+        out->n_layers++;
+    }
+}
+
+void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, int k, lo_graph *out, wl *lw_out)
+{
+    wl buf;
+    const wl *lw = wl_localize(w, &g->layout, g->n_ranks, &buf);
+    stage_layers(&g->pipe, lw, k, 1, lw_out);
+    *out = *g;
+    out->pipelined = 0;
+    out->local_layers = 1;
+    out->prefetch = 0;
+    out->grad_accum = 1;
+    out->n_boundary = 0;
+    memset(out->lw, 0, sizeof out->lw);
+    memcpy(out->lw, lw_out->layer, sizeof(wl_layer) * (size_t)lw_out->n_layers);
+    lo_build_micro(out, lw_out, t, 0, &out->micro, lo_tp_item);
+    out->last = out->micro;
+}
+
+void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    const spec_layout *l = &g->layout;
+    const int N = g->n_ranks;
+    wl buf;
+    const wl *lw = wl_localize(w, l, N, &buf);
+    g->local_layers = 1;
+    memcpy(g->lw, lw->layer, sizeof g->lw);
+    spec_layout_axes(l, N, g->ax_size, g->ax_stride); /* checked by spec_layout_check */
+    g->prefetch = 0;
+    lo_make_groups(g, c);
+
+    lo_pipe *pp = &g->pipe;
+    g->pipelined = 1;
+    pp->p = l->pp;
+    pp->v = l->vp > 1 ? l->vp : 1;
+    pp->m = t->grad_accum;
+    pp->sched = l->sched;
+    pp->n_vstages = pp->p * pp->v;
+    pp->dp = N / (l->t * l->pp);
+    layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
+    const double e = g->elem_bytes;
+    pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
+    for (int s = 0; s < pp->p; s++)
+        for (int cc = 0; cc < pp->v; cc++) {
+            int k = layout_pipe_vstage(pp, s, cc);
+            for (int i = 0; i < lw->n_layers; i++) {
+                const wl_layer *L = &lw->layer[i];
+                if (L->kind == WL_BLOCK)
+                    pp->vstage_params[k] += L->params * pp->blocks[k];
+                else if ((L->kind == WL_EMBED && k == 0) || (L->kind == WL_HEAD && k == pp->n_vstages - 1))
+                    pp->vstage_params[k] += L->params;
+            }
+            pp->stage_params[s] += pp->vstage_params[k];
+        }
+
+    /* micro / last: stage 0's layers (embedding + its blocks) of one micro-batch, with the
+     * data-parallel reduce on the last; boundary: its optimizer and all-gather. */
+    wl s0 = *lw;
+    s0.n_layers = 0;
+    for (int i = 0; i < lw->n_layers; i++)
+        if (lw->layer[i].kind != WL_HEAD) {
+            s0.layer[s0.n_layers] = lw->layer[i];
+            if (lw->layer[i].kind == WL_BLOCK) {
+                int b = 0;
+                for (int cc = 0; cc < pp->v; cc++)
+                    b += pp->blocks[layout_pipe_vstage(pp, 0, cc)];
+                s0.layer[s0.n_layers].count = b > 0 ? b : 1;
+            }
+            s0.n_layers++;
+        }
+    lo_build_micro(g, &s0, t, 0, &g->micro, lo_tp_item);
+    lo_build_micro(g, &s0, t, 1, &g->last, lo_tp_item);
+    double local = pp->stage_params[0];
+    if (l->zero1) {
+        g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / pp->dp};
+        if (pp->dp > 1)
+            g->boundary[g->n_boundary++] =
+                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
+    } else {
+        g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
+    }
+}

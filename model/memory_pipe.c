@@ -1,0 +1,103 @@
+/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] (memory.h): each stage's model
+ * states (its layers' parameters / t; Adam states also / dp under the distributed optimizer,
+ * Megatron-LM's ZeRO-1), and its activations with the micro-batches in flight that the schedule
+ * keeps (1F1B: min(p - s, m) on stage s, so p on the first; interleaved: (p - s - 1) x 2 +
+ * (v - 1) x p + 1 chunks on stage s; GPipe: all m), found by walking the stage's op order:
+ * a forward stores its chunk's activations, the backward frees them. Per-block activations
+ * (workload_megatron.c) follow Korthikanti et al. 2022 Table 2, sequence parallel or not.
+ * The plan reports the stage that needs the most. Not here: time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "memory.h"
+
+/* Activations stored by one forward of virtual stage k (one micro-batch). */
+static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
+{
+    double a = 0;
+    for (int i = 0; i < lw->n_layers; i++) {
+        const wl_layer *L = &lw->layer[i];
+        if (L->kind == WL_BLOCK)
+            a += pp->blocks[k] * (ckpt ? L->ckpt_bytes : L->act_bytes);
+        else if (L->kind == WL_HEAD && k == pp->n_vstages - 1)
+            a += L->act_bytes + lw->logits_bytes;
+    }
+    return a;
+}
+
+/* The most activation bytes stage s holds at once over its schedule, or < 0 out of memory. */
+static double stage_peak(const lo_pipe *pp, const wl *lw, int ckpt, int s)
+{
+    int n = 2 * pp->m * pp->v;
+    lo_pipe_op *ops = malloc(sizeof *ops * (size_t)n);
+    if (!ops)
+        return -1;
+    n = layout_pipe_order(pp, s, ops);
+    double cur = 0, peak = 0;
+    for (int i = 0; i < n; i++) {
+        double a = chunk_act(pp, lw, ckpt, layout_pipe_vstage(pp, s, ops[i].chunk));
+        cur += ops[i].bwd ? -a : a;
+        if (cur > peak)
+            peak = cur;
+    }
+    free(ops);
+    return peak;
+}
+
+void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                       const spec_cluster *c, mem_breakdown *o)
+{
+    memset(o, 0, sizeof *o);
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    lo_pipe pp;
+    memset(&pp, 0, sizeof pp);
+    pp.p = l->pp > 0 ? l->pp : 1;
+    pp.v = l->vp > 1 ? l->vp : 1;
+    pp.m = t->grad_accum;
+    pp.sched = l->sched;
+    pp.n_vstages = pp.p * pp.v;
+    int dp = n_ranks / (l->t * pp.p);
+    layout_pipe_split(w->model.layers, pp.p, pp.v, pp.blocks);
+    wl lwb;
+    const wl *lw = wl_localize(w, l, n_ranks, &lwb);
+    const wl_layer *blk = NULL;
+    for (int i = 0; i < lw->n_layers; i++)
+        if (lw->layer[i].kind == WL_BLOCK)
+            blk = &lw->layer[i];
+    double best = -1;
+    for (int s = 0; s < pp.p; s++) {
+        mem_breakdown m;
+        memset(&m, 0, sizeof m);
+        double P = 0; /* parameters this rank holds */
+        for (int cc = 0; cc < pp.v; cc++) {
+            int k = cc * pp.p + s;
+            for (int i = 0; i < lw->n_layers; i++) {
+                const wl_layer *L = &lw->layer[i];
+                if (L->kind == WL_BLOCK)
+                    P += L->params * pp.blocks[k];
+                else if ((L->kind == WL_EMBED && k == 0) || (L->kind == WL_HEAD && k == pp.n_vstages - 1))
+                    P += L->params;
+            }
+        }
+        m.params = bp * P;
+        m.grads = bg * P;
+        m.optim = bo * P / (l->zero1 ? dp : 1);
+        double peak = stage_peak(&pp, lw, t->act_ckpt, s);
+        if (peak < 0)
+            peak = 0;
+        /* with checkpointing, one block recomputed in full during its backward */
+        m.activations = peak + (t->act_ckpt && blk ? blk->act_bytes : 0);
+        m.buckets = 2 * t->bucket_bytes;
+        m.reserve = t->reserve_bytes;
+        m.total = m.params + m.grads + m.optim + m.activations + m.buckets + m.reserve;
+        if (m.total > best) {
+            best = m.total;
+            *o = m;
+        }
+    }
+    o->hbm = c->gpu.hbm_bytes;
+    o->fits = o->total <= o->hbm;
+    o->short_by = o->fits ? 0 : o->total - o->hbm;
+}

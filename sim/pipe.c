@@ -1,0 +1,524 @@
+/* pipe.c — the discrete-event executor of pipelined layouts (exec_pipe_run in exec.h; schedule
+ * rules in model/analytic.h). Stages are simulated op by op in their schedule order; the ranks
+ * of one stage run the same ops at the same time (their tensor-parallel collectives stay inside
+ * a node's NVLink, timed into each op by the stage's op graph), so a stage is one compute
+ * stream here, while every send between stages and every data-parallel collective of the
+ * boundary is lowered to flows of all its ranks on the cluster's network (sim/net), where they
+ * share NICs and switches. Not here: the op graph, the cost functions, the sharing rule. */
+#include "exec.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "ev.h"
+
+enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT };
+enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
+#define TAG_XFER (1ull << 62)
+#define TAG_BND (2ull << 62)
+
+typedef struct xfer {
+    int outstanding;
+    double t0; /* when it was sent (traces) */
+    int bwd, mb, k_dst; /* the op its arrival unblocks */
+    int s_src, s_dst;
+} xfer;
+
+typedef struct pstage {
+    int idx, busy, phase, outstanding;
+    int rq_head, rq_tail;  /* chunks whose gradients are complete, waiting to be reduced      */
+    int r_active, r_done;  /* the chunk being reduced (-1: none); chunks reduced so far       */
+    double cur_bytes;      /* S of the data-parallel collective in flight                    */
+    double slow, op_start, phase_start, end_t;
+    double busy_s, opt_s, exposed[N_COLLS];
+} pstage;
+
+typedef struct psim {
+    const lo_graph *g;
+    const an_pipe_timed *t;
+    const cost_calib *cal;
+    const exec_opts *o;
+    net_t *net;
+    ev_engine *eng;
+    gsl_rng *rng;
+    int p, V, m, n_ops, G, nics, S; /* S: ranks per stage (t x dp) */
+    double bucket_bytes;
+    lo_pipe_op *ops;
+    int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
+    int *rq;           /* per stage: v slots of the reduce queue                            */
+    double *fin, *bin; /* arrival of the input of F(i, k) / B(i, k); NAN: not yet */
+    xfer *x;
+    int n_x, cap_x;
+    pstage *st;
+    int solve_pending, err_rc, n_done;
+    long collectives;
+    uint64_t flows;
+} psim;
+
+static void push_changed(psim *s)
+{
+    const int *ids;
+    int n;
+    net_changed(s->net, &ids, &n);
+    for (int i = 0; i < n; i++)
+        if (ev_engine_push(s->eng, net_flow_finish_time(s->net, ids[i]), PV_FLOW, ids[i], 0,
+                           net_flow_version(s->net, ids[i])))
+            s->err_rc = SC_ERUNTIME;
+}
+
+typedef struct fctx {
+    psim *s;
+    uint64_t tag;
+    double now;
+    int n;
+} fctx;
+
+static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
+{
+    fctx *f = ctx;
+    int id;
+    if (net_flow_add(f->s->net, f->now, src, dst, ch, bytes, f->tag, &id)) {
+        f->s->err_rc = SC_ERUNTIME;
+        return;
+    }
+    f->n++;
+}
+
+/* Traces: one process per stage (its ranks move together), threads: compute, sends received,
+ * data-parallel boundary. */
+static void trace_span(psim *s, int q, int tid, const char *name, const char *cat, double t0, double t1)
+{
+    if (s->o->trace && t1 >= t0)
+        tr_span(s->o->trace, q, tid, name, cat, t0, t1 - t0, NULL);
+}
+
+static void try_stage(psim *s, int q, double now);
+static void boundary_next(psim *s, int q, double now);
+static void kick_reduce(psim *s, int q, double now);
+static void bnd_coll_done(psim *s, int q, double now);
+
+static const lo_pipe_op *cur_op(const psim *s, int q) { return &s->ops[(size_t)q * s->n_ops + s->st[q].idx]; }
+
+static void try_stage(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    if (k->busy || k->idx >= s->n_ops)
+        return;
+    const lo_pipe_op *op = cur_op(s, q);
+    int v = layout_pipe_vstage(&s->g->pipe, q, op->chunk);
+    double ready = (op->bwd ? s->bin : s->fin)[(size_t)v * s->m + op->mb];
+    if (isnan(ready))
+        return;
+    const an_pipe_op_t *d = op->bwd ? &s->t->bwd[v] : &s->t->fwd[v];
+    double dur = d->dur * k->slow;
+    if (s->o->jitter > 0) {
+        double f = 1 + s->o->jitter * gsl_ran_gaussian(s->rng, 1.0);
+        dur *= f > 0 ? f : 0;
+    }
+    k->busy = 1;
+    k->op_start = now;
+    k->busy_s += d->busy;
+    for (int i = 0; i < N_COLLS; i++)
+        k->exposed[i] += d->exposed[i];
+    if (ev_engine_push(s->eng, now + dur, PV_OP, q, 0, 0))
+        s->err_rc = SC_ERUNTIME;
+}
+
+/* Send the output (or input gradient) of op `op` of virtual stage v on stage q onwards. */
+static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
+{
+    int vd = op->bwd ? v - 1 : v + 1;
+    if (s->n_x == s->cap_x) {
+        int cap = s->cap_x ? 2 * s->cap_x : 64;
+        xfer *nx = realloc(s->x, sizeof *nx * (size_t)cap);
+        if (!nx) {
+            s->err_rc = SC_ERUNTIME;
+            return;
+        }
+        s->x = nx;
+        s->cap_x = cap;
+    }
+    xfer *x = &s->x[s->n_x];
+    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p};
+    if (ev_engine_push(s->eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
+        s->err_rc = SC_ERUNTIME;
+    s->n_x++;
+}
+
+static void xfer_done(psim *s, int xi, double now)
+{
+    xfer *x = &s->x[xi];
+    if (s->o->trace) {
+        char name[64];
+        snprintf(name, sizeof name, "%s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb, x->s_src);
+        trace_span(s, x->s_dst, 1, name, "send", x->t0, now);
+    }
+    (x->bwd ? s->bin : s->fin)[(size_t)x->k_dst * s->m + x->mb] = now;
+    try_stage(s, x->s_dst, now);
+}
+
+static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    int q = e->a;
+    double now = ev_engine_now(eng);
+    pstage *k = &s->st[q];
+    const lo_pipe_op *op = cur_op(s, q);
+    int v = layout_pipe_vstage(&s->g->pipe, q, op->chunk);
+    k->busy = 0;
+    if (op->bwd && k->idx == s->lastidx[(size_t)q * s->g->pipe.v + op->chunk]) {
+        /* the chunk's gradients are complete: queue its data-parallel reduce */
+        s->rq[(size_t)q * s->g->pipe.v + k->rq_tail++] = op->chunk;
+        kick_reduce(s, q, now);
+    }
+    if (s->o->trace) {
+        char name[48];
+        snprintf(name, sizeof name, "%s mb %d chunk %d", op->bwd ? "backward" : "forward", op->mb, op->chunk);
+        trace_span(s, q, 0, name, "compute", k->op_start, now);
+    }
+    if (!op->bwd && v == s->V - 1)
+        s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
+    else if (op->bwd ? v > 0 : v < s->V - 1)
+        send(s, q, op, v, now);
+    k->idx++;
+    if (k->idx == s->n_ops) {
+        k->phase_start = now;
+        boundary_next(s, q, now);
+    } else {
+        try_stage(s, q, now);
+    }
+    return s->err_rc;
+}
+
+static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    int xi = e->a;
+    xfer *x = &s->x[xi];
+    fctx f = {s, TAG_XFER | (uint64_t)xi, ev_engine_now(eng), 0};
+    double bytes = s->g->pipe.p2p_bytes;
+    int own = !s->solve_pending;
+    net_batch_begin(s->net);
+    for (int j = 0; j < s->S; j++) {
+        int a = x->s_src * s->S + j, b = x->s_dst * s->S + j;
+        if (a / s->G == b / s->G) {
+            add_flow(&f, a, b, 0, bytes);
+        } else {
+            for (int ch = 0; ch < s->nics; ch++)
+                add_flow(&f, a, b, ch, bytes / s->nics);
+        }
+    }
+    if (own) {
+        if (net_batch_end(s->net, f.now))
+            return SC_ERUNTIME;
+        push_changed(s);
+    }
+    s->flows += (uint64_t)f.n;
+    x->outstanding = f.n;
+    if (!f.n)
+        xfer_done(s, xi, f.now);
+    return s->err_rc;
+}
+
+/* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
+ * t groups (members s*S + j + i*t, i < dp). Returns 0 when there is none. */
+static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
+{
+    const lo_pipe *pp = &s->g->pipe;
+    if (pp->dp < 2 || S <= 0)
+        return 0;
+    s->st[q].cur_bytes = S;
+    const cost_group *geo = &s->g->group[GRP_AX3];
+    cost_algo algo;
+    int ch = an_pipe_buckets(S, s->bucket_bytes);
+    cost_coll_best(s->cal, kind, S, ch, geo, &algo);
+    double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
+    if (ev_engine_push(s->eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
+        s->err_rc = SC_ERUNTIME;
+    s->collectives += s->g->layout.t;
+    return 1;
+}
+
+
+/* Start the next queued chunk reduce of stage q if its communication stream is free. */
+static void kick_reduce(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    const lo_pipe *pp = &s->g->pipe;
+    cost_coll kind = s->g->layout.zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    while (k->r_active < 0 && k->rq_head < k->rq_tail) {
+        int c = s->rq[(size_t)q * pp->v + k->rq_head++];
+        double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * s->g->elem_bytes;
+        if (boundary_coll(s, q, kind, S, now))
+            k->r_active = c;
+        else
+            k->r_done++;
+    }
+}
+
+static void boundary_next(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    const int zero1 = s->g->layout.zero1;
+    for (;;) {
+        /* account (and trace) the phase that just ended */
+        static const char *const PHASE[] = {"", "gradient reduce", "optimizer", "parameter all-gather"};
+        if (k->phase > B_NONE && k->phase < B_DONE)
+            trace_span(s, q, 2, PHASE[k->phase], "boundary", k->phase_start, now);
+        if (k->phase == B_REDUCE)
+            k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
+        else if (k->phase == B_GATHER)
+            k->exposed[COLL_ALLGATHER] += now - k->phase_start;
+        else if (k->phase == B_OPT)
+            k->opt_s += now - k->phase_start;
+        k->phase++;
+        k->phase_start = now;
+        if (k->phase == B_REDUCE) {
+            if (k->r_done < s->g->pipe.v)
+                return; /* chunk reduces still running: the last one's end moves on */
+        } else if (k->phase == B_OPT) {
+            if (ev_engine_push(s->eng, now + s->t->opt_s[q] * k->slow, PV_OPT, q, 0, 0))
+                s->err_rc = SC_ERUNTIME;
+            return;
+        } else if (k->phase == B_GATHER) {
+            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, now))
+                return;
+        } else {
+            k->end_t = now;
+            s->n_done++;
+            return;
+        }
+    }
+}
+
+static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    int q = e->a;
+    cost_coll kind = (cost_coll)e->b;
+    const lo_pipe *pp = &s->g->pipe;
+    const cost_group *geo = &s->g->group[GRP_AX3];
+    double S = s->st[q].cur_bytes;
+    double edge = cost_coll_edge_bytes(s->cal, kind, (cost_algo)e->ver, S, geo);
+    int t = s->g->layout.t, dp = pp->dp;
+    int *mem = malloc(sizeof(int) * (size_t)dp);
+    if (!mem)
+        return SC_ERUNTIME;
+    fctx f = {s, TAG_BND | (uint64_t)q, ev_engine_now(eng), 0};
+    int own = !s->solve_pending;
+    net_batch_begin(s->net);
+    for (int j = 0; j < t; j++) {
+        for (int i = 0; i < dp; i++)
+            mem[i] = q * s->S + j + i * t;
+        coll_ring_flows(mem, dp, s->G, s->nics, edge, add_flow, &f);
+    }
+    free(mem);
+    if (own) {
+        if (net_batch_end(s->net, f.now))
+            return SC_ERUNTIME;
+        push_changed(s);
+    }
+    s->flows += (uint64_t)f.n;
+    s->st[q].outstanding = f.n;
+    if (!f.n)
+        bnd_coll_done(s, q, f.now);
+    return s->err_rc;
+}
+
+/* A data-parallel collective of stage q finished: a chunk reduce, or the boundary's gather. */
+static void bnd_coll_done(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    if (k->r_active < 0) {
+        boundary_next(s, q, now);
+        return;
+    }
+    k->r_active = -1;
+    k->r_done++;
+    kick_reduce(s, q, now);
+    if (k->phase == B_REDUCE && k->r_done == s->g->pipe.v)
+        boundary_next(s, q, now);
+}
+
+static int on_opt(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    boundary_next(s, e->a, ev_engine_now(eng));
+    return s->err_rc;
+}
+
+static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    int id = e->a;
+    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver)
+        return 0;
+    double now = ev_engine_now(eng);
+    uint64_t tag = net_flow_tag(s->net, id);
+    if (!s->solve_pending) {
+        net_batch_begin(s->net);
+        s->solve_pending = 1;
+        if (ev_engine_push(eng, now, PV_SOLVE, 0, 0, 0))
+            return SC_ERUNTIME;
+    }
+    if (net_flow_remove(s->net, now, id))
+        return SC_ERUNTIME;
+    int obj = (int)(tag & 0xffffffffu);
+    if ((tag & (3ull << 62)) == TAG_XFER) {
+        if (--s->x[obj].outstanding == 0)
+            xfer_done(s, obj, now);
+    } else if (--s->st[obj].outstanding == 0) {
+        bnd_coll_done(s, obj, now);
+    }
+    return s->err_rc;
+}
+
+static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    (void)e;
+    s->solve_pending = 0;
+    if (net_batch_end(s->net, ev_engine_now(eng)))
+        return SC_ERUNTIME;
+    push_changed(s);
+    return s->err_rc;
+}
+
+
+static void psim_free(psim *s)
+{
+    free(s->ops);
+    free(s->lastidx);
+    free(s->rq);
+    free(s->fin);
+    free(s->x);
+    free(s->st);
+    if (s->net)
+        net_free(s->net);
+    if (s->eng)
+        ev_engine_free(s->eng);
+    if (s->rng)
+        gsl_rng_free(s->rng);
+}
+
+int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
+                  const spec_cluster *c, const exec_opts *o, exec_result *res, sc_err *err)
+{
+    psim s;
+    memset(&s, 0, sizeof s);
+    memset(res, 0, sizeof *res);
+    an_pipe_timed *t = malloc(sizeof *t);
+    if (!t)
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
+    an_pipe_time(g, w, tr, cal, c, t);
+    const lo_pipe *pp = &g->pipe;
+    s.g = g;
+    s.t = t;
+    s.cal = cal;
+    s.o = o;
+    s.p = pp->p;
+    s.V = pp->n_vstages;
+    s.m = o->grad_accum > 0 ? o->grad_accum : pp->m;
+    t->pipe.m = s.m;
+    s.n_ops = 2 * s.m * pp->v;
+    s.G = g->gpus_per_node;
+    s.nics = c->nics_per_node;
+    s.S = g->n_ranks / s.p;
+    s.bucket_bytes = tr->bucket_bytes;
+    net_params np = {cal->bw_eff[TIER_NVLINK].v, cal->bw_eff[TIER_PCIE].v, cal->bw_eff[TIER_NET].v};
+    int rc = net_build(c, g->nodes, &np, &s.net, err);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    s.eng = ev_engine_new((size_t)s.p * 64);
+    s.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s.ops = malloc(sizeof *s.ops * (size_t)s.n_ops * (size_t)s.p);
+    s.fin = malloc(sizeof(double) * (size_t)s.V * (size_t)s.m * 2);
+    s.st = calloc((size_t)s.p, sizeof *s.st);
+    s.lastidx = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
+    s.rq = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
+    if (!s.eng || !s.rng || !s.ops || !s.fin || !s.st || !s.lastidx || !s.rq) {
+        psim_free(&s);
+        free(t);
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d stages", s.p);
+    }
+    gsl_rng_set(s.rng, o->seed);
+    s.bin = s.fin + (size_t)s.V * s.m;
+    for (size_t i = 0; i < (size_t)s.V * s.m * 2; i++)
+        s.fin[i] = NAN;
+    for (int i = 0; i < s.m; i++)
+        s.fin[i] = 0; /* virtual stage 0 reads its micro-batches at once */
+    lo_pipe sched = *pp;
+    sched.m = s.m;
+    for (int q = 0; q < s.p; q++) {
+        layout_pipe_order(&sched, q, s.ops + (size_t)q * s.n_ops);
+        for (int i = 0; i < s.n_ops; i++) {
+            const lo_pipe_op *op = &s.ops[(size_t)q * s.n_ops + i];
+            if (op->bwd)
+                s.lastidx[(size_t)q * pp->v + op->chunk] = i;
+        }
+        s.st[q].r_active = -1;
+        s.st[q].slow = 1;
+        for (int i = 0; i < o->n_stragglers; i++)
+            if (o->straggler_rank[i] / s.S == q && o->straggler_factor[i] > s.st[q].slow)
+                s.st[q].slow = o->straggler_factor[i];
+    }
+    ev_engine_register(s.eng, PV_OP, on_op, &s);
+    ev_engine_register(s.eng, PV_XSTART, on_xstart, &s);
+    ev_engine_register(s.eng, PV_FLOW, on_flow, &s);
+    ev_engine_register(s.eng, PV_SOLVE, on_solve, &s);
+    ev_engine_register(s.eng, PV_BSTART, on_bstart, &s);
+    ev_engine_register(s.eng, PV_OPT, on_opt, &s);
+    if (o->trace)
+        for (int q = 0; q < s.p; q++) {
+            char name[64];
+            snprintf(name, sizeof name, "stage %d (ranks %d-%d)", q, q * s.S, q * s.S + s.S - 1);
+            tr_process_name(o->trace, q, name);
+            tr_thread_name(o->trace, q, 0, "compute");
+            tr_thread_name(o->trace, q, 1, "received sends");
+            tr_thread_name(o->trace, q, 2, "data-parallel boundary");
+        }
+    for (int q = 0; q < s.p; q++)
+        try_stage(&s, q, 0);
+    rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
+    if (rc < 0 || s.err_rc || s.n_done != s.p) {
+        int done = s.n_done;
+        psim_free(&s);
+        free(t);
+        if (rc < 0 || s.err_rc)
+            return sc_err_set(err, SC_ERUNTIME, "simulator", "", "internal error while simulating the pipeline");
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "the pipeline stalled: %d of %d stages finished", done, s.p);
+    }
+    res->step_s = 0;
+    res->first_end_s = INFINITY;
+    for (int q = 0; q < s.p; q++) {
+        const pstage *k = &s.st[q];
+        if (k->end_t > res->step_s) {
+            res->step_s = k->end_t;
+            res->slowest_rank = q * s.S;
+        }
+        if (k->end_t < res->first_end_s)
+            res->first_end_s = k->end_t;
+        res->compute_s += k->busy_s / s.p;
+        res->optimizer_s += k->opt_s / s.p;
+        for (int i = 0; i < N_COLLS; i++)
+            res->exposed_s[i] += k->exposed[i] / s.p;
+    }
+    res->latest_rank = res->slowest_rank;
+    double acc = res->compute_s + res->optimizer_s;
+    for (int i = 0; i < N_COLLS; i++)
+        acc += res->exposed_s[i];
+    res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
+    res->collectives = s.collectives;
+    res->events = ev_engine_events(s.eng);
+    res->flows = s.flows;
+    psim_free(&s);
+    free(t);
+    return 0;
+}

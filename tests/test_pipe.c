@@ -1,0 +1,364 @@
+/* test_pipe.c — Megatron-LM 3D (megatron:t=T,p=P[,vp=V]; model/layout_pipe.c,
+ * model/analytic_pipe.c, model/memory_pipe.c, model/workload_megatron.c, sim/pipe.c): layout
+ * strings, the schedules' bubble against the closed form, micro-batches in flight, sequence
+ * parallelism's activation bytes against Korthikanti et al. 2022 Table 2, pp = 1 against tp,
+ * and the two engines against each other where nothing contends. */
+#include "suites.h"
+#include "support.h"
+
+#include "../model/analytic.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Suite *pipe_suite(void);
+
+static spec_layout parse(const char *s)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
+    return l;
+}
+
+START_TEST(test_parse)
+{
+    spec_layout l = parse("megatron:t=8,p=8,vp=12");
+    ck_assert_int_eq(l.kind, LAYOUT_MEGATRON);
+    ck_assert_int_eq(l.t, 8);
+    ck_assert_int_eq(l.pp, 8);
+    ck_assert_int_eq(l.vp, 12);
+    ck_assert_int_eq(l.sp, 1);    /* Megatron-LM recipes run sequence parallelism with TP */
+    ck_assert_int_eq(l.zero1, 1); /* distributed optimizer */
+    ck_assert_int_eq(l.sched, PIPE_1F1B);
+    char buf[96];
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "megatron:t=8,p=8,vp=12");
+    l = parse("megatron:t=2,p=4,sp=0,zero1=0,sched=gpipe");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "megatron:t=2,p=4,sp=0,zero1=0,sched=gpipe");
+
+    sc_err err;
+    spec_layout bad;
+    ck_assert_int_eq(spec_layout_parse("megatron:t=8", &bad, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=8\": missing p=P (e.g. \"megatron:t=8,p=4\")");
+    ck_assert_int_eq(spec_layout_parse("megatron:t=8,p=2,sched=zb", &bad, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=8,p=2,sched=zb\": expected sched=1f1b or sched=gpipe, got \"zb\"");
+
+    /* context parallelism parses, and the check says it is not modelled */
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    l = parse("megatron:t=2,p=2,cp=2");
+    ck_assert_int_eq(l.cp, 2);
+    ck_assert_int_eq(spec_layout_check(&l, &c, 4, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=2,p=2,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop "
+                               "cp to predict without it");
+    l = parse("megatron:t=2,p=2,vp=2,sched=gpipe");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
+    l = parse("megatron:t=2,p=3");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT); /* 6 does not divide 4 GPUs */
+    l = parse("megatron:t=2,p=2");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), 0);
+}
+END_TEST
+
+/* Uniform stages: forward F and backward B per micro-batch and stage, no sends, no boundary. */
+static double run(int p, int v, int m, spec_pipe_sched sched, double F, double B, double X, an_result *r)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = p, .v = v, .m = m, .sched = sched, .n_vstages = p * v};
+    for (int k = 0; k < p * v; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = F / v;
+        t->bwd[k].dur = t->bwd[k].busy = B / v;
+    }
+    t->p2p_s = X;
+    memset(r, 0, sizeof *r);
+    ck_assert_int_eq(an_pipe_run(t, r), 0);
+    free(t);
+    return r->step_s;
+}
+
+START_TEST(test_bubble)
+{
+    an_result r;
+    /* 1F1B, p = 4, m = 8, F = 1, B = 2 (Narayanan et al. SC'21 §2.2): the step is
+     * (m + p - 1)(F + B) = 11 x 3 = 33; each stage is busy m (F + B) = 24, idle 9, a bubble of
+     * (p - 1) / (m + p - 1) = 3/11 of the step. */
+    ck_assert_double_eq_tol(run(4, 1, 8, PIPE_1F1B, 1, 2, 0, &r), 33, 1e-12);
+    ck_assert_double_eq_tol(r.idle_s / r.step_s, 3.0 / 11, 1e-12);
+    ck_assert_double_eq_tol(r.bubble_frac, 3.0 / 11, 1e-12);
+    ck_assert_double_eq_tol(layout_pipe_bubble(4, 1, 8), 3.0 / 11, 1e-15);
+    /* GPipe: the same time, (m + p - 1)(F + B) */
+    ck_assert_double_eq_tol(run(4, 1, 8, PIPE_GPIPE, 1, 2, 0, &r), 33, 1e-12);
+    /* interleaved, v = 2 chunks of F / 2 and B / 2: the bubble shrinks v-fold (SC'21 §2.2.2),
+     * step (m + (p - 1) / v)(F + B) = 9.5 x 3 = 28.5, bubble (p - 1) / (v m + p - 1) = 3/19. */
+    ck_assert_double_eq_tol(run(4, 2, 8, PIPE_1F1B, 1, 2, 0, &r), 28.5, 1e-12);
+    ck_assert_double_eq_tol(r.idle_s / r.step_s, 3.0 / 19, 1e-12);
+    ck_assert_double_eq_tol(layout_pipe_bubble(4, 2, 8), 3.0 / 19, 1e-15);
+    /* GPipe with sends of X: the first forward reaches the last stage after (p - 1)(F + X), it
+     * runs m forwards and m backwards back to back, and the last backward returns to stage 0
+     * after (p - 1)(B + X): (m + p - 1)(F + B) + 2 (p - 1) X = 33 + 0.6 */
+    ck_assert_double_eq_tol(run(4, 1, 8, PIPE_GPIPE, 1, 2, 0.1, &r), 33.6, 1e-12);
+    /* one stage: no bubble */
+    ck_assert_double_eq_tol(run(1, 1, 5, PIPE_1F1B, 1, 2, 0, &r), 15, 1e-12);
+    ck_assert_double_eq(r.idle_s, 0);
+}
+END_TEST
+
+START_TEST(test_schedules_complete)
+{
+    /* every schedule the layout accepts runs to the end (no stage waits for ever), with sends:
+     * 1F1B and GPipe for any m, interleaved for m a multiple of p (Megatron-LM's groups of p;
+     * spec_layout_check_training rejects the rest) */
+    an_result r;
+    for (int p = 1; p <= 8; p++)
+        for (int m = 1; m <= 3 * p; m++) {
+            run(p, 1, m, PIPE_1F1B, 1, 2, 0.05, &r);
+            run(p, 1, m, PIPE_GPIPE, 1, 2, 0.05, &r);
+            for (int v = 2; v <= 4 && p > 1; v++)
+                if (m % p == 0)
+                    run(p, v, m, PIPE_1F1B, 1, 2, 0.05, &r);
+        }
+    spec_layout l = parse("megatron:t=1,p=4,vp=2");
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 6;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), SC_EINPUT);
+    tr.grad_accum = 8;
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), 0);
+}
+END_TEST
+
+START_TEST(test_reduce_overlap)
+{
+    /* p = 2, v = 2, m = 2, chunk forward 0.5, backward 1, no sends, by hand (k = c p + s):
+     * stage 0 forwards k0 mb 0, 1 at 0-1, k2 mb 0 at 1-1.5 (after k1 mb 0 on stage 1 at
+     * 0.5-1), mb 1 at 1.5-2; stage 1: k1 at 0.5-1.5, k3 mb 0 at 1.5-2, backward 2-3, k3 mb 1
+     * 3-3.5, backward 3.5-4.5; stage 0 backward k2 mb 0 3-4, mb 1 4.5-5.5; stage 1 backward k1
+     * 4.5-5.5, 5.5-6.5; stage 0 backward k0 5.5-6.5, 6.5-7.5: the step is 7.5.
+     * Reduces of 0.75 per chunk: stage 0 reduces k2 after its last backward, 5.5-6.25, beside
+     * the compute, and k0 at 7.5-8.25: step 8.25 (not 7.5 + 2 x 0.75 = 9); exposed 0.75 on each
+     * stage (stage 1: k3 4.5-5.25, k1 6.5-7.25). */
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 0.5;
+        t->bwd[k].dur = t->bwd[k].busy = 1;
+    }
+    an_result r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 7.5, 1e-12);
+    t->reduce_kind = COLL_REDUCESCATTER;
+    for (int k = 0; k < 4; k++)
+        t->reduce_s[k] = 0.75;
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 8.25, 1e-12);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_REDUCESCATTER], 0.75, 1e-12);
+    free(t);
+}
+END_TEST
+
+/* The most ops stage s has forwarded and not yet backwarded, over its order. */
+static int in_flight(int p, int v, int m, spec_pipe_sched sched, int s)
+{
+    lo_pipe pp = {.p = p, .v = v, .m = m, .sched = sched, .n_vstages = p * v};
+    lo_pipe_op *ops = malloc(sizeof *ops * (size_t)(2 * m * v));
+    ck_assert_ptr_nonnull(ops);
+    int n = layout_pipe_order(&pp, s, ops), cur = 0, peak = 0;
+    ck_assert_int_eq(n, 2 * m * v);
+    for (int i = 0; i < n; i++) {
+        cur += ops[i].bwd ? -1 : 1;
+        peak = cur > peak ? cur : peak;
+    }
+    free(ops);
+    return peak;
+}
+
+START_TEST(test_in_flight)
+{
+    /* 1F1B: stage s holds min(p - s, m) micro-batches (p - s - 1 warm-up forwards + the one of
+     * the steady state); GPipe all m; interleaved (p - s - 1) x 2 + (v - 1) p + 1 chunks
+     * (Megatron-LM schedules.py warm-up + 1): stage 0 of p = 4, v = 2: 6 + 4 + 1 = 11. */
+    for (int s = 0; s < 4; s++)
+        ck_assert_int_eq(in_flight(4, 1, 8, PIPE_1F1B, s), 4 - s);
+    ck_assert_int_eq(in_flight(4, 1, 2, PIPE_1F1B, 0), 2);
+    ck_assert_int_eq(in_flight(4, 1, 8, PIPE_GPIPE, 0), 8);
+    ck_assert_int_eq(in_flight(4, 2, 8, PIPE_1F1B, 0), 11);
+    ck_assert_int_eq(in_flight(4, 2, 8, PIPE_1F1B, 3), 5);
+}
+END_TEST
+
+/* The tiny model with 4 heads (t up to 4 divides them), no fused attention. */
+static void tiny4(spec_model *m, spec_training *tr, int layers)
+{
+    *m = test_tiny_model(layers);
+    m->heads = m->kv_heads = 4;
+    spec_training_defaults(tr);
+    tr->act_ckpt = 0;
+    tr->flash_attention = 0;
+    tr->micro_batch = 1;
+    tr->grad_accum = 8;
+}
+
+static double block_act(const wl *w)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == WL_BLOCK)
+            return w->layer[i].act_bytes;
+    return -1;
+}
+
+START_TEST(test_sp_activations)
+{
+    /* Korthikanti et al. 2022 Table 2, bf16, s = 16, b = 1, h = 64, a = 4 (sbh = 1024,
+     * 5as/h = 5): no parallelism sbh (34 + 5) = 39936; t = 4 without sequence parallelism
+     * sbh (10 + 24/4 + 5/4) = 17664; with it sbh (34/4 + 5/4) = 9984. */
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 8);
+    wl w, lw;
+    wl_build(&m, &tr, &w);
+    ck_assert_double_eq_tol(block_act(&w), 39936, 1e-9);
+    spec_layout l = parse("megatron:t=4,p=2,sp=0");
+    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 17664, 1e-9);
+    l = parse("megatron:t=4,p=2");
+    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 9984, 1e-9);
+}
+END_TEST
+
+START_TEST(test_stage_memory)
+{
+    /* megatron:t=1,p=4 over 8 blocks (2 per stage), 1F1B, m = 8, bf16, no checkpointing, one
+     * head (a = 1: block activations sbh (34 + 5 x 1 x 16 / 64) = 1024 x 35.25 = 36096 B).
+     * Stage 0 holds p = 4 micro-batches of its 2 blocks: 4 x 2 x 36096 = 288768 B; the last
+     * stage 1 micro-batch of 2 blocks + the head's input 2048 + fp32 logits 4 x 16 x 128 =
+     * 8192: 82432 B; the first stage needs the most (its embedding's 8192 parameters against
+     * the head's 8320 change the states by 2 KB). States: 16 B per parameter of stage 0
+     * (embedding 8192 + 2 blocks of 49408), Adam over all of them (dp = 1). */
+    spec_model m = test_tiny_model(8);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.act_ckpt = 0;
+    tr.flash_attention = 0;
+    tr.micro_batch = 1;
+    tr.grad_accum = 8;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=1,p=4");
+    mem_breakdown mb;
+    mem_plan(&w, &tr, &l, 4, &c, &mb);
+    ck_assert_double_eq_tol(mb.activations, 288768, 1e-9);
+    ck_assert_double_eq_tol(mb.params + mb.grads + mb.optim, 16 * (8192 + 2 * 49408.0), 1e-6);
+    /* GPipe keeps all m = 8 on every stage; the last needs the most: 8 x 82432 */
+    l = parse("megatron:t=1,p=4,sched=gpipe");
+    mem_plan(&w, &tr, &l, 4, &c, &mb);
+    ck_assert_double_eq_tol(mb.activations, 8 * 82432.0, 1e-9);
+}
+END_TEST
+
+START_TEST(test_pp1_equals_tp)
+{
+    /* megatron:t=2,p=1,sp=0 at a micro-batch of 2 (the replica's) is tp:t=2 at 1 per GPU:
+     * the same GEMMs, collectives, activations and global batch, so the same prediction. */
+    spec_model m;
+    spec_training a, b;
+    tiny4(&m, &a, 2);
+    a.grad_accum = 2;
+    b = a;
+    b.micro_batch = 2;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    wl wa, wb;
+    wl_build(&m, &a, &wa);
+    wl_build(&m, &b, &wb);
+    spec_layout lt = parse("tp:t=2"), lm = parse("megatron:t=2,p=1,sp=0");
+    an_result ra, rb;
+    an_predict(&wa, &a, &lt, &c, 2, &k, &ra);
+    an_predict(&wb, &b, &lm, &c, 2, &k, &rb);
+    ck_assert_double_eq_tol(rb.step_s, ra.step_s, 1e-12 * ra.step_s);
+    ck_assert_double_eq_tol(rb.samples_per_s, ra.samples_per_s, 1e-9 * ra.samples_per_s);
+    ck_assert_double_eq_tol(rb.model_tflops_per_gpu, ra.model_tflops_per_gpu, 1e-9 * ra.model_tflops_per_gpu);
+    ck_assert_double_eq_tol(rb.mem.total, ra.mem.total, 1e-6);
+    ck_assert_double_eq_tol(rb.mem.activations, ra.mem.activations, 1e-6);
+}
+END_TEST
+
+/* Analytical and simulated step of a layout string on the duo cluster (NIC nic_Bps). */
+static void both(const char *layout, int nodes, int m, double nic_Bps, double *an, double *sim)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.grad_accum = m;
+    spec_cluster c = test_duo_cluster("duo", 5e10, nic_Bps);
+    cost_calib k = test_tiny_calib();
+    k.base_lat_s[ALGO_RING].v = 1e-6; /* sends have a latency the schedule must carry */
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse(layout);
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &c, nodes, &err) == 0, "%s", err.text);
+    an_result r;
+    an_predict(&w, &tr, &l, &c, nodes, &k, &r);
+    *an = r.step_s;
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, nodes, g);
+    ck_assert_int_eq(g->pipelined, 1);
+    exec_opts o = {0};
+    o.seed = 1;
+    exec_result x;
+    ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+    *sim = x.step_s;
+    free(g);
+}
+
+START_TEST(test_engines_agree)
+{
+    /* t = 2 inside each duo node, p = 2 stages on 2 nodes, dp = 1: stage 0 sends forward over
+     * node 0's NIC, stage 1 sends backward over node 1's, never two at once on one link when a
+     * send (2 ranks x 1024 B over a 1e11 B/s NIC) is shorter than an op: nothing contends, and
+     * the simulator's flows take exactly the analytical send time. */
+    double an, sim;
+    for (int m = 1; m <= 6; m++) {
+        both("megatron:t=2,p=2", 2, m, 1e11, &an, &sim);
+        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "m=%d: model %.12g sim %.12g", m, an, sim);
+    }
+    both("megatron:t=2,p=2,sched=gpipe", 2, 4, 1e11, &an, &sim);
+    ck_assert_double_eq_tol(sim, an, 1e-9 * an);
+    /* with data parallelism (dp = 2 over nodes) the boundary's reduce-scatter of the last stage
+     * can meet its last send on the NIC: the simulator is never faster */
+    both("megatron:t=2,p=2", 4, 4, 1e11, &an, &sim);
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    /* interleaving: sends both ways on each node; contention only slows */
+    both("megatron:t=2,p=2,vp=2", 2, 4, 1e9, &an, &sim);
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    both("megatron:t=2,p=2,vp=2", 4, 4, 1e9, &an, &sim); /* chunk reduces beside the sends */
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+}
+END_TEST
+
+Suite *pipe_suite(void)
+{
+    Suite *s = suite_create("pipe");
+    TCase *tc = tcase_create("megatron");
+    tcase_add_test(tc, test_parse);
+    tcase_add_test(tc, test_bubble);
+    tcase_add_test(tc, test_schedules_complete);
+    tcase_add_test(tc, test_reduce_overlap);
+    tcase_add_test(tc, test_in_flight);
+    tcase_add_test(tc, test_sp_activations);
+    tcase_add_test(tc, test_stage_memory);
+    tcase_add_test(tc, test_pp1_equals_tp);
+    tcase_add_test(tc, test_engines_agree);
+    suite_add_tcase(s, tc);
+    return s;
+}
