@@ -140,6 +140,11 @@ START_TEST(load_ok)
     ck_assert_int_eq(load_with("\"metric\": \"samples_per_s\", \"value\": 64",
                                "\"metric\": \"step_s\", \"value\": 0.5", &C, &err), 0);
     ck_assert_rel(C.measured_tps, 16384.0);
+    /* megatron counts micro_batch per model replica of t x p GPUs: on 16 GPUs with t=2, p=2 there
+     * are 4 replicas, 4 x 2 x 4 x 1024 = 32768 tokens per step; / 0.5 s / 16 = 4096 */
+    ck_assert_int_eq(load_with2("\"metric\": \"samples_per_s\", \"value\": 64", "\"metric\": \"step_s\", \"value\": 0.5",
+                                "\"zero3\"", "\"megatron:t=2,p=2\"", &C, &err), 0);
+    ck_assert_rel(C.measured_tps, 4096.0);
 
     /* megatron TFLOPS on tiny-1b: 96 x 2 x 1024^2 = 201326592 x (1 + 1024/6144 + 32000/32768)
      * = 201326592 + 33554432 + 196608000 = 431489024 FLOP/token; 100e12 / 431489024 */

@@ -175,15 +175,15 @@ expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --
 expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
 expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
 expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
-expect plan-headline 0 "recommended: zeropp:hpz=2 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
-expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4 (16 nodes, micro-batch 4) is 0.11% behind and no single cluster parameter within 4x reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
-expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind, and a drop in inter-node (NIC) bandwidth by 72% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
-expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.2% behind; only a drop in inter-node (NIC) bandwidth by 72% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
+expect plan-headline 0 "recommended: zeropp:hpz=8,qwz=1,qgz=1 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind, and a drop in inter-node (NIC) bandwidth by 66% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
+expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind; only a drop in inter-node (NIC) bandwidth by 66% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
 expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
 # issue 20: traces in integer nanoseconds (three decimals of a microsecond, exact)
 expect trace-written 0 "trace: $TMP/step.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --trace "$TMP/step.json"
 expect trace-ns 0 '"cat":"collective","pid":0,"tid":1,"ts":' -- cat "$TMP/step.json"
-expect readme-headline-mb4 0 "zeropp:hpz=2             4.191     122.15" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
+expect readme-headline-mb4 0 "zeropp:hpz=2             3.813     134.29" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
 # png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
@@ -347,9 +347,9 @@ expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        13.370" -- "$BIN" predic
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
 expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
-expect predict-megatron 0 "megatron:t=8,p=8         4.892" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
-expect predict-megatron-sim 0 "megatron:t=8,p=8         4.892" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     3.775" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-sim 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.313" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 expect megatron-cp 2 "layout: megatron:t=8,p=8,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop cp to predict without it" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,cp=2
 expect megatron-no-p 2 'in "megatron:t=8": missing p=P (e.g. "megatron:t=8,p=4")' -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8
@@ -359,7 +359,7 @@ expect megatron-sched 2 'expected sched=1f1b or sched=gpipe, got "zb"' -- "$BIN"
 expect predict-megatron-trace 0 "trace: $TMP/pt.json" -- "$BIN" predict --cluster dgx-a100 --nodes 4 --model gpt3-13b --micro-batch 1 --grad-accum 8 --layout megatron:t=8,p=4,vp=2 --trace "$TMP/pt.json"
 if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"cat":"send"' "$TMP/pt.json"; then pass=$((pass + 1)); else echo "FAIL megatron-trace-content"; fail=$((fail + 1)); fi
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
-expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 1 x 256: tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 256 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
+expect plan-megatron 0 "recommended: megatron:t=2,p=32,vp=3 on 16 nodes, micro-batch 1 x 256: tensor 2 + sequence parallel inside a node, 32 stages interleaved x3 (neighbours over NVLink), 256 micro-batches: bubble 4% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
 expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    51.714" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
@@ -434,9 +434,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # plain make without the GSL/Jansson headers: one line naming make deps (a compiler that sees no headers)
 expect make-deps-hint 2 "shardcast: the GSL and Jansson headers are missing: run 'make deps' first" -- \
     make -s -C "$ROOT" depcheck CC="cc --sysroot=$TMP/none -nostdinc"
-expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.11, mics:p=8 0.75, mics:p=16 0.90" -- \
+expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.16, mics:p=8 0.69, mics:p=16 0.90" -- \
     "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16
-expect predict-cost-json 0 '"usd_per_million_tokens": 1.11' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --json
+expect predict-cost-json 0 '"usd_per_million_tokens": 1.15' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --json
 expect list-json 0 '"names": [' -- "$BIN" list models --json
 expect list-json-all 0 '"calibrations": {' -- "$BIN" list --json
 expect list-bad-option 2 "unknown option '--bogus'" -- "$BIN" list --bogus
@@ -514,8 +514,8 @@ cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
 expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
 # frameworks (issue 17): the same layout under DeepSpeed, errors, ds_config inputs that lose nothing
-expect framework-ds-mics 0 "mics:p=8                 4.874" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
-expect framework-ideal-mics 0 "mics:p=8                 5.434" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
+expect framework-ds-mics 0 "mics:p=8                 4.581" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
+expect framework-ideal-mics 0 "mics:p=8                 5.025" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
@@ -534,10 +534,10 @@ one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
-expect accelerate-hybrid 0 "hsdp:p=8                 0.699" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+expect accelerate-hybrid 0 "hsdp:p=8                 0.706" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
-expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.159      50.28" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
+expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
