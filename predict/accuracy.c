@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../model/framework.h"
 #include "../model/jsonrd.h"
 #include "../model/memory.h"
 #include "../model/workload.h"
@@ -263,18 +264,14 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     spec_training_defaults(&c->training);
     if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
         return rc;
-    /* FP8 training is real but not modelled: checked as bf16, reported as unsupported */
-    json_t *prec = json_object_get(tr, "precision");
-    int fp8 = json_is_string(prec) && !strcmp(json_string_value(prec), "fp8");
-    json_t *trc = fp8 ? json_deep_copy(tr) : json_incref(tr);
-    if (!trc)
-        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.training", "out of memory");
-    if (fp8)
-        json_object_set_new(trc, "precision", json_string("bf16"));
-    rc = inline_spec(r, trc, "$.training", parse_training, &c->training);
-    json_decref(trc);
-    if (rc)
+    if ((rc = inline_spec(r, tr, "$.training", parse_training, &c->training)))
         return rc;
+    /* who ran it schedules the layout (model/framework.h), unless the training object names one;
+     * AxoNN and other stacks run the papers' schedules (ideal) */
+    if (!json_object_get(tr, "framework")) {
+        int f = spec_framework_parse(c->framework);
+        c->training.framework = f > 0 ? (spec_framework)f : FW_IDEAL;
+    }
 
     /* layout: one shardcast does not accept is reported when the case runs, not an error */
     sc_err lerr;
@@ -284,8 +281,8 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     else if (c->layout.kind == LAYOUT_MEGATRON && c->layout.cp > 1)
         snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model context parallelism (cp=%d) in \"%.100s\"",
                  c->layout.cp, c->layout_str);
-    else if (fp8)
-        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model fp8 training");
+    else if (fw_check(c->training.framework, &c->layout, &lerr))
+        snprintf(c->unsupported, sizeof c->unsupported, "%.200s", lerr.text);
 
     /* measured, as tokens/s per GPU */
     if ((rc = load_measured(r, root, c)))

@@ -14,7 +14,8 @@ int pred_check(const pred_input *in, const char *source, sc_err *err)
     int rc;
     if ((rc = spec_nodes_check(in->cluster, in->nodes, source, err)) ||
         (rc = spec_layout_check(in->layout, in->cluster, in->nodes, err)) ||
-        (rc = spec_layout_check_model(in->layout, in->model, err)))
+        (rc = spec_layout_check_model(in->layout, in->model, err)) ||
+        (rc = spec_training_check(in->cluster, in->training, source, err)))
         return rc;
     return 0;
 }

@@ -43,7 +43,8 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
 
 /* Is the point possible at all: node count on this cluster (spec_nodes_check, `source` names
  * the file or option in errors), layout on the cluster and node count, layout on the model
- * (tensor splits). 0 or SC_EINPUT. */
+ * (tensor splits), the training on the cluster (spec_training_check: a precision the GPU has).
+ * 0 or SC_EINPUT. */
 int pred_check(const pred_input *in, const char *source, sc_err *err);
 
 /* The calibration of a point: `name` (a calibration name or file; "defaults": the built-in ones) when given, else
