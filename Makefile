@@ -14,7 +14,7 @@ ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(if $(WERROR),-Werror) $(CFLAGS) \
               -DSHARDCAST_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
+LIB_SRC    := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c tests/support.c
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)

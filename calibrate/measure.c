@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/atomic.h"
 #include "../model/jsonrd.h"
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -702,14 +703,11 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
     json_decref(root);
-    if (rc || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
-    }
-    return 0;
+    if (!txt)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory (or a value that is not a number)");
+    int rc = at_write(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
 }

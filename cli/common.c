@@ -1,6 +1,8 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
 
+#include "../base/atomic.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -246,35 +248,44 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     return 0;
 }
 
+void cli_escape(const char *s, char *out, size_t n)
+{
+    static const char HEX[] = "0123456789abcdef";
+    size_t i = 0;
+    for (; *s && i + 5 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) {
+            out[i++] = '\\';
+            out[i++] = 'x';
+            out[i++] = HEX[c >> 4];
+            out[i++] = HEX[c & 15];
+        } else {
+            out[i++] = (char)c;
+        }
+    }
+    out[i] = '\0';
+}
+
 int cli_fail(const sc_err *err, int rc)
 {
-    char buf[1024];
-    fprintf(stderr, "shardcast: %s\n", sc_err_str(err, buf, sizeof buf));
+    char buf[1024], safe[4096];
+    cli_escape(sc_err_str(err, buf, sizeof buf), safe, sizeof safe);
+    fprintf(stderr, "shardcast: %s\n", safe);
     return rc == SC_EINPUT ? 2 : 1;
 }
 
 int cli_usage_error(const char *cmd, const char *what)
 {
-    fprintf(stderr, "shardcast%s%s: %s (try 'shardcast%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "", what,
+    char safe[1024];
+    cli_escape(what, safe, sizeof safe);
+    fprintf(stderr, "shardcast%s%s: %s (try 'shardcast%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "", safe,
             cmd ? " " : "", cmd ? cmd : "");
     return 2;
 }
 
 int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(errno));
-    int ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
-    }
-    return 0;
+    return at_write(path, data, len, err);
 }
 
 double cli_gib(double bytes) { return bytes / 1073741824.0; }

@@ -13,7 +13,7 @@
 static const char HELP[] =
     "usage: shardcast sweep --cluster C --model M --nodes LIST --layout L [--layout ...] -o out.csv\n\n"
     "Predicts every point of nodes x layouts x micro-batches and writes a CSV (written to\n"
-    "out.csv.tmp, then renamed: an interrupted sweep leaves no half-written file). Without -o\n"
+    "a temporary file beside it, then renamed: an interrupted sweep leaves no half-written file). Without -o\n"
     "the CSV goes to stdout. Columns carry units (step_s, mem_total_GiB, comm_GB_per_rank...).\n"
     "weak_scaling_eff is per-GPU throughput relative to the smallest node count (under strong\n"
     "scaling: speed-up over node-count ratio). Under OpenMPI, `mpirun -np K shardcast sweep ...`\n"

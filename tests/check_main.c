@@ -19,6 +19,7 @@ static Suite *(*const SUITES[])(void) = {
     net_suite,
     exec_suite,
     fit_suite,
+    atomic_suite,
 };
 
 int main(void)

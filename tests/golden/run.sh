@@ -300,5 +300,6 @@ expect plan-luwu-no-node 2 "--layouts: luwu needs a cluster with an in_network_o
 expect plan-dedupe 0 '"candidates": 136,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts axonn --layout axonn:x=2,y=1,z=4,placement=xzyd --layout axonn:x=2,y=2,z=2,d=2 --confirm 0 --json
 expect plan-families 0 "recommended: " -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layouts axonn,tp,zero3,mics --confirm 1
 expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --confirm 0
+. "$(dirname "$0")/reliability.sh"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
