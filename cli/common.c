@@ -3,6 +3,7 @@
 
 #include "../base/atomic.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -38,12 +39,12 @@ void cli_setup_init(cli_setup *s, const char *argv0)
     snprintf(s->config_roots[1], sizeof s->config_roots[1], "%.4060s/../share/shardcast/configs", exe);
 }
 
-static int parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err)
+int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err)
 {
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < lo || v > hi)
+    if (errno || end == arg || *end || v < lo || v > hi || !(isdigit((unsigned char)arg[0]) || arg[0] == '-'))
         return sc_err_set(err, SC_EINPUT, opt, "", "expected an integer from %ld to %ld, got \"%s\"", lo, hi, arg);
     *out = (int)v;
     return 0;
@@ -61,7 +62,7 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
         memcpy(lo_s, arg, len);
         lo_s[len] = '\0';
         int lo, hi;
-        if (parse_int(lo_s, source, 1, 1000000, &lo, err) || parse_int(dots + 2, source, 1, 1000000, &hi, err))
+        if (cli_parse_int(lo_s, source, 1, 1000000, &lo, err) || cli_parse_int(dots + 2, source, 1, 1000000, &hi, err))
             return SC_EINPUT;
         if (hi < lo)
             return sc_err_set(err, SC_EINPUT, source, "", "expected A..B with A <= B, got \"%s\"", arg);
@@ -75,12 +76,14 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
     char buf[1024];
     if (strlen(arg) >= sizeof buf)
         return sc_err_set(err, SC_EINPUT, source, "", "expected a shorter list");
+    if (arg[0] == ',' || strstr(arg, ",,") || (*arg && arg[strlen(arg) - 1] == ','))
+        return sc_err_set(err, SC_EINPUT, source, "", "expected numbers separated by single commas, got \"%s\"", arg);
     snprintf(buf, sizeof buf, "%s", arg);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (*n >= max)
             return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
-        if (parse_int(tok, source, 1, 1000000, &out[*n], err))
+        if (cli_parse_int(tok, source, 1, 1000000, &out[*n], err))
             return SC_EINPUT;
         (*n)++;
     }
@@ -103,8 +106,8 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return sc_err_set(err, SC_EINPUT, "--layout", "", "expected at most %d layouts", CLI_MAX_LAYOUTS);
         s->layout_args[s->n_layout_args++] = arg;
         return 1;
-    case 1007: return parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
-    case 1008: return parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
+    case 1007: return cli_parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
+    case 1008: return cli_parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
     case 1009:
         if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32"))
             return sc_err_set(err, SC_EINPUT, "--precision", "", "expected bf16, fp16 or fp32, got \"%s\"", arg);
@@ -118,7 +121,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         else
             return sc_err_set(err, SC_EINPUT, "--checkpointing", "", "expected on or off, got \"%s\"", arg);
         return 1;
-    case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
+    case 1011: return cli_parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
     case 1013:
         if (!spec_placement_valid(arg))

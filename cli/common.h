@@ -82,6 +82,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err);
 /* Resolve a config name of a kind ("clusters") to a path. */
 int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err);
 
+/* A decimal integer from lo to hi (no sign but '-', no spaces, no trailing text); opt names it. */
+int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err);
 /* "4..64" (doubling), "2,4,8", "16" -> list; source names the option in errors. */
 int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err);
 

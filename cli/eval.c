@@ -1,6 +1,8 @@
 /* eval.c — calibration choice, one evaluation, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_statistics_double.h>
@@ -77,8 +79,9 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
         return 1;
     }
     case 3002:
+        errno = 0;
         so->seed = strtoul(arg, &end, 10);
-        if (end == arg || *end)
+        if (errno || end == arg || *end || !isdigit((unsigned char)arg[0]))
             return sc_err_set(err, SC_EINPUT, "--seed", "", "expected a non-negative integer, got \"%s\"", arg);
         return 1;
     }

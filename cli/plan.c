@@ -50,8 +50,8 @@ static int own(int opt, const char *arg, void *ctx)
     case 2000: o->calibration = arg; return 0;
     case 2001:
         o->global_batch = strtod(arg, &end);
-        if (end == arg || *end || !(o->global_batch >= 1) || o->global_batch != floor(o->global_batch))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--global-batch", "", "expected a positive integer, got \"%s\"", arg));
+        if (end == arg || *end || !(o->global_batch >= 1 && o->global_batch <= 1e9) || o->global_batch != floor(o->global_batch))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--global-batch", "", "expected an integer from 1 to 1e9, got \"%s\"", arg));
         return 0;
     case 2002:
         if (!strcmp(arg, "throughput"))
@@ -63,8 +63,8 @@ static int own(int opt, const char *arg, void *ctx)
         return 0;
     case 2003:
         o->budget = strtod(arg, &end);
-        if (end == arg || *end || !(o->budget > 0))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--budget-usd-per-hour", "", "expected a positive number, got \"%s\"", arg));
+        if (end == arg || *end || !(o->budget >= 1e-6 && o->budget <= 1e9))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--budget-usd-per-hour", "", "expected a number from 1e-6 to 1e9, got \"%s\"", arg));
         return 0;
     case 2005:
         o->confirm = (int)strtol(arg, &end, 10);

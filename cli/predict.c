@@ -41,11 +41,8 @@ static int own(int opt, const char *arg, void *ctx)
     case 2002: o->ignore_memory = 1; return 0;
     case 2003: o->trace = arg; return 0;
     case 2004:
-        o->trace_ranks = atoi(arg);
-        if (o->trace_ranks < 1) {
-            sc_err_set(&err, SC_EINPUT, "--trace-ranks", "", "expected a positive rank count, got \"%s\"", arg);
+        if (cli_parse_int(arg, "--trace-ranks", 1, SPEC_MAX_RANKS, &o->trace_ranks, &err))
             return cli_fail(&err, SC_EINPUT);
-        }
         return 0;
     }
     int rc = cli_sim_opt(&o->so, opt, arg, &err);

@@ -39,8 +39,8 @@ static int own(int opt, const char *arg, void *ctx)
         o->calibration = arg;
     else if (opt == 2001) {
         o->tolerance = strtod(arg, &end);
-        if (end == arg || *end || !(o->tolerance > 0))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--tolerance", "", "expected a positive fraction, got \"%s\"", arg));
+        if (end == arg || *end || !(o->tolerance >= 1e-6 && o->tolerance <= 1e3))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--tolerance", "", "expected a fraction from 1e-6 to 1000, got \"%s\"", arg));
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A reader carries the file name and error sink through nested objects. */
 
@@ -215,6 +216,10 @@ int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int requ
 int jr_load_root(jr *r, const char *text, json_t **root)
 {
     json_error_t je;
+    struct stat st;
+    *root = NULL;
+    if (!text && stat(r->src, &st) == 0 && S_ISDIR(st.st_mode))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: is a directory, expected a JSON file");
     *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je)
                  : json_load_file(r->src, JSON_REJECT_DUPLICATES, &je);
     if (!*root) {

@@ -20,6 +20,7 @@ static Suite *(*const SUITES[])(void) = {
     exec_suite,
     fit_suite,
     atomic_suite,
+    reliab_suite,
 };
 
 int main(void)

@@ -20,6 +20,7 @@ Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis
 Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
 
 Suite *atomic_suite(void);  /* tests/test_atomic.c: whole-or-absent output (base/atomic)      */
+Suite *reliab_suite(void);  /* tests/test_reliab.c: issue 19 regressions (crashes, ranges, NaN) */
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 #endif

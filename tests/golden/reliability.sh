@@ -31,3 +31,17 @@ if [ "$(cat "$R/victim")" = keep ] && [ -s "$R/linked.csv" ]; then pass=$((pass 
 touch "$R/.killed.csv.sc2147483646.Ab12Cd"
 expect sweep-stale-temp 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/killed.csv"
 if [ ! -e "$R/.killed.csv.sc2147483646.Ab12Cd" ]; then pass=$((pass + 1)); else echo "FAIL sweep-stale-temp-removed"; fail=$((fail + 1)); fi
+
+# ---- inputs that crashed or were taken wrongly ------------------------------------------------------
+P="--cluster p4d.24xlarge --model gpt3-13b"
+# x*y*z overflowed int in the layout check: SIGFPE (exit 136)
+expect axonn-overflow 2 "expected a grid of at most 4194304 GPUs, got 4294967296" -- "$BIN" predict $P --nodes 2 --layout axonn:x=65536,y=65536,z=1
+expect seed-negative 2 "--seed: expected a non-negative integer, got \"-1\"" -- "$BIN" predict $P --nodes 2 --layout zero3 --seed -1
+expect trace-ranks-float 2 "--trace-ranks: expected an integer from 1 to 4194304, got \"1e6\"" -- "$BIN" predict $P --nodes 2 --layout zero3 --trace-ranks 1e6
+expect nodes-empty-item 2 "--nodes: expected numbers separated by single commas, got \"1,,2\"" -- "$BIN" predict $P --nodes 1,,2 --layout zero3
+expect layout-empty-option 2 "in \"mics:p=8,,\": expected key=value options separated by single commas" -- "$BIN" predict $P --nodes 2 --layout mics:p=8,,
+expect spec-directory 2 "configs/: cannot read clusters file: is a directory" -- "$BIN" predict --cluster configs/ --model gpt3-13b --nodes 2 --layout zero3
+expect measurements-directory 2 "cannot read: is a directory, expected a JSON file" -- "$BIN" validate configs/ --cluster p4d.24xlarge
+expect plan-budget-inf 2 "--budget-usd-per-hour: expected a number from 1e-6 to 1e9, got \"inf\"" -- "$BIN" plan $P --nodes 2 --budget-usd-per-hour inf
+# control characters from the input are not echoed raw (an escape sequence would drive the terminal)
+expect escape-control 2 'a\x1b[31mb: no such file' -- "$BIN" predict --cluster "$(printf 'a\033[31mb')" --model gpt3-13b --nodes 2 --layout zero3
