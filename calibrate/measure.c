@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_sort.h>
@@ -287,6 +288,18 @@ void cal_meas_free(cal_meas *m)
     free(m);
 }
 
+int cal_meas_check(const cal_meas *m, const spec_cluster *c, sc_err *err)
+{
+    for (int i = 0; i < m->n_coll; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "$.collectives[%d].m", i);
+        if (m->coll[i].m > c->gpus_per_node || m->coll[i].m > SPEC_MAX_GPUS_PER_NODE)
+            return sc_err_set(err, SC_EINPUT, m->path, p, "expected at most the %d GPUs per node of %s, got %d",
+                              c->gpus_per_node, c->name, m->coll[i].m);
+    }
+    return 0;
+}
+
 void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g)
 {
     int locals[SPEC_MAX_GPUS_PER_NODE];
@@ -378,12 +391,23 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
     for (int j = 0; j < f->n_free; j++)
         gsl_vector_set(x, (size_t)j, f->fixed[f->free_idx[j]]);
     gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f->n_free, f, 0, 0, 0};
-    gsl_multifit_nlinear_init(x, &fdf, w);
-    int info;
-    gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    /* GSL's errors are values here (cli/main.c turns its aborting handler off): a failed start
+     * or step is an input the fit cannot use; a singular Jacobian leaves the covariance at zero
+     * and the column test below names the parameter nothing determines. */
+    int info = 0, gs = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (!gs)
+        gs = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    if (gs && gs != GSL_EMAXITER) {
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the collectives failed: %s",
+                          gsl_strerror(gs));
+    }
     gsl_vector *r = gsl_multifit_nlinear_residual(w);
     gsl_matrix *J = gsl_multifit_nlinear_jac(w);
-    gsl_multifit_nlinear_covar(J, 0.0, cov);
+    if (gsl_multifit_nlinear_covar(J, 0.0, cov))
+        gsl_matrix_set_zero(cov);
     double chisq = gsl_blas_dnrm2(r);
     chisq *= chisq;
     int dof = m->n_coll - f->n_free;
@@ -394,6 +418,9 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
     for (int j = 0; j < f->n_free && !rc; j++) {
         int p = f->free_idx[j];
         v[p] = gsl_vector_get(sol, (size_t)j);
+        if (!isfinite(v[p]))
+            rc = sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the %s did not converge (got %g)",
+                            PNAMES[p], v[p]);
         double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
         sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
         /* a column of J that is all zero means no measurement depends on it */
@@ -462,6 +489,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
             cal_fit_report *rep, sc_err *err)
 {
     memset(rep, 0, sizeof *rep);
+    int rc0 = cal_meas_check(m, c, err);
+    if (rc0)
+        return rc0;
     cost_calib start;
     if (base)
         start = *base;
@@ -580,8 +610,15 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         for (int i = 0; i < m->n_gemm; i++)
             ws[i] = 1 / (ys[i] * ys[i]);
         double c0, c1, cov00, cov01, cov11, chisq;
-        gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+        int gs = gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
         free(ws);
+        if (gs || !isfinite(c0) || !isfinite(c1)) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the GEMM fit failed (%s): measure GEMMs of several sizes",
+                              gs ? gsl_strerror(gs) : "not a number");
+        }
         double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
         cov00 *= scale;
         cov11 *= scale;
@@ -604,9 +641,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                               "low for these measurements",
                               eff, c->gpu.peak_flops / 1e12);
         out->gemm_eff.v = eff;
-        out->gemm_eff.sd = sqrt(cov11) / (c->gpu.peak_flops * c1 * c1);
+        out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
         out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
-        out->gemm_overhead_s.sd = sqrt(cov00);
+        out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
     } else if (!base) {
         return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
                           "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",

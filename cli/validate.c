@@ -108,6 +108,10 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_setup_load(&s, NEED_CLUSTER, &err)) || (rc = cli_calib_load(&s, o.calibration, &cal, &err)) ||
         (rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
+    if ((rc = cal_meas_check(m, &s.cluster, &err))) {
+        cal_meas_free(m);
+        return cli_fail(&err, rc);
+    }
     int show = !s.json;
     json_t *rows = json_array();
     acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};

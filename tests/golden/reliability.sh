@@ -45,3 +45,11 @@ expect measurements-directory 2 "cannot read: is a directory, expected a JSON fi
 expect plan-budget-inf 2 "--budget-usd-per-hour: expected a number from 1e-6 to 1e9, got \"inf\"" -- "$BIN" plan $P --nodes 2 --budget-usd-per-hour inf
 # control characters from the input are not echoed raw (an escape sequence would drive the terminal)
 expect escape-control 2 'a\x1b[31mb: no such file' -- "$BIN" predict --cluster "$(printf 'a\033[31mb')" --model gpt3-13b --nodes 2 --layout zero3
+# m above the node's GPUs overflowed a stack array on NVLink-mesh clusters (validate, calibrate fit)
+expect meas-m-validate 2 'meas_m_too_big.json: $.collectives[0].m: expected at most the 8 GPUs per node of p3dn.24xlarge, got 64' -- \
+    "$BIN" validate tests/fixtures/meas_m_too_big.json --cluster p3dn.24xlarge
+expect meas-m-fit 2 '$.collectives[0].m: expected at most the 8 GPUs per node' -- \
+    "$BIN" calibrate fit tests/fixtures/meas_m_too_big.json --cluster p3dn.24xlarge --base p3dn.24xlarge -o "$R/cal.json"
+# single-rank collectives: GSL's default handler aborted the process (exit 134); now an input error
+expect meas-single-rank 2 'meas_single_rank.json: $.collectives: the measurements cannot determine' -- \
+    "$BIN" calibrate fit tests/fixtures/meas_single_rank.json --cluster p3dn.24xlarge --base defaults -o "$R/cal.json"
