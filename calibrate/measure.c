@@ -242,11 +242,11 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         if (ops && json_is_object(ops)) {
             for (int q = 0; q < N_COLLS; q++) {
                 json_t *v = json_object_get(ops, KINDS[q]);
-                if (json_is_number(v))
+                if (json_is_number(v) && json_number_value(v) >= 0 && jr_plausible(json_number_value(v)))
                     x->op_s[q] = json_number_value(v);
             }
             json_t *v = json_object_get(ops, "compute");
-            if (json_is_number(v))
+            if (json_is_number(v) && json_number_value(v) >= 0 && jr_plausible(json_number_value(v)))
                 x->op_s[N_COLLS] = json_number_value(v);
         }
         m->n_step++;

@@ -78,7 +78,7 @@ static json_t *point_json(const cli_point *p, double speedup, int show)
                            "exposed_reducescatter_s", r->exposed_s[COLL_REDUCESCATTER], "exposed_allreduce_s",
                            r->exposed_s[COLL_ALLREDUCE], "optimizer_s", r->optimizer_s, "idle_s", r->idle_s,
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
-    if (!isnan(p->weak_eff))
+    if (isfinite(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
     if (p->step_sd > 0)
         json_object_set_new(pr, "step_sd_s", json_real(p->step_sd));
@@ -223,7 +223,7 @@ int cmd_predict(int argc, char **argv)
                    r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
                    r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
                    row[0].r.step_s / r->step_s);
-            if (!isnan(p->weak_eff))
+            if (isfinite(p->weak_eff))
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
             if (r->mem.host > 0 || r->mem.innet > 0)

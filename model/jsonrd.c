@@ -98,9 +98,13 @@ int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int requ
     double x = json_number_value(v);
     if (!isfinite(x) || x <= 0)
         return jr_bad(r, p, "a positive number", v);
+    if (!jr_plausible(x))
+        return jr_bad(r, p, "a positive number from 1e-09 to 1e+15", v);
     *out = x;
     return 0;
 }
+
+int jr_plausible(double x) { return isfinite(x) && (x == 0 || (fabs(x) >= JR_TINY && fabs(x) <= JR_HUGE)); }
 
 /* Number >= lo (finite). */
 int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required,
@@ -117,6 +121,10 @@ int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double l
     double x = json_number_value(v);
     if (!isfinite(x) || x < lo)
         return jr_bad(r, p, want, v);
+    if (!jr_plausible(x)) {
+        snprintf(want, sizeof want, "0 or a number from 1e-09 to 1e+15");
+        return jr_bad(r, p, want, v);
+    }
     *out = x;
     return 0;
 }

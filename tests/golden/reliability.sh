@@ -53,3 +53,18 @@ expect meas-m-fit 2 '$.collectives[0].m: expected at most the 8 GPUs per node' -
 # single-rank collectives: GSL's default handler aborted the process (exit 134); now an input error
 expect meas-single-rank 2 'meas_single_rank.json: $.collectives: the measurements cannot determine' -- \
     "$BIN" calibrate fit tests/fixtures/meas_single_rank.json --cluster p3dn.24xlarge --base defaults -o "$R/cal.json"
+
+# ---- numbers that are not numbers -----------------------------------------------------------------
+# 1e-320 (a denormal) and 1e308 passed "positive number" and printed -nan/inf with exit 0; --json
+# then dropped every timing field
+for v in 1e-320 1e308; do
+    sed "s/\"nic_bandwidth_Gbps\": *[0-9.]*/\"nic_bandwidth_Gbps\": $v/" configs/clusters/p4d.24xlarge.json >"$R/nic-$v.json"
+    expect "range-nic-$v" 2 "nic-$v.json: \$.node.nic_bandwidth_Gbps: expected a positive number from 1e-09 to 1e+15, got" -- \
+        "$BIN" predict --cluster "$R/nic-$v.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model --json
+done
+sed 's/"switch_latency_us": *[0-9.]*/"switch_latency_us": 1e-320/' configs/clusters/p4d.24xlarge.json >"$R/lat.json"
+expect range-latency 2 '$.network.switch_latency_us: expected 0 or a number from 1e-09 to 1e+15' -- \
+    "$BIN" predict --cluster "$R/lat.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model
+sed 's/"value": *0\.[0-9]*/"value": 1e-320/' configs/calibrations/p4d.24xlarge.json >"$R/cal-tiny.json"
+expect range-calibration 2 'cal-tiny.json: $.' -- \
+    "$BIN" predict --cluster p4d.24xlarge --calibration "$R/cal-tiny.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model
