@@ -251,13 +251,33 @@ static const char *const CSV_COLS =
 
 void cli_csv_header(FILE *f) { fprintf(f, "%s\n", CSV_COLS); }
 
+/* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF (names may: "gpt,x"),
+ * quotes doubled; always quoted when `always` (the layout column, as before). */
+static void csv_text(FILE *f, const char *s, int always)
+{
+    if (!always && !strpbrk(s, ",\"\r\n")) {
+        fprintf(f, "%s,", s);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputs("\",", f);
+}
+
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p)
 {
     const an_result *r = &p->r;
     char lay[64];
     spec_layout_str(&p->layout, lay, sizeof lay);
-    fprintf(f, "%s,%s,%s,%d,%d,\"%s\",%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", s->cluster.name, s->model.name,
-            cli_engine_name(p->engine), p->nodes, p->gpus, lay, p->training.micro_batch, p->training.grad_accum,
+    csv_text(f, s->cluster.name, 0);
+    csv_text(f, s->model.name, 0);
+    fprintf(f, "%s,%d,%d,", cli_engine_name(p->engine), p->nodes, p->gpus);
+    csv_text(f, lay, 1);
+    fprintf(f, "%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", p->training.micro_batch, p->training.grad_accum,
             r->samples_per_step, r->mem.fits, r->step_s, r->samples_per_s, r->tokens_per_s, r->model_tflops_per_gpu,
             r->hw_tflops_per_gpu, r->mfu);
     if (!isfinite(p->weak_eff))

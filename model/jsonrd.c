@@ -180,7 +180,13 @@ int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int requ
         snprintf(want, sizeof want, "a string of at most %zu characters", n - 1);
         return jr_bad(r, p, want, v);
     }
-    snprintf(buf, n, "%s", json_string_value(v));
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return jr_bad(r, p, "a string without NUL characters", v);
+    for (const char *q = s; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return jr_bad(r, p, "a string without control characters", v);
+    snprintf(buf, n, "%s", s);
     return 0;
 }
 

@@ -68,3 +68,12 @@ expect range-latency 2 '$.network.switch_latency_us: expected 0 or a number from
 sed 's/"value": *0\.[0-9]*/"value": 1e-320/' configs/calibrations/p4d.24xlarge.json >"$R/cal-tiny.json"
 expect range-calibration 2 'cal-tiny.json: $.' -- \
     "$BIN" predict --cluster p4d.24xlarge --calibration "$R/cal-tiny.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model
+
+# ---- CSV per RFC 4180: a model named gpt,x "q" makes a CSV that plot reads back ---------------------
+sed 's/"name": *"[^"]*"/"name": "gpt,x \\"q\\""/' configs/models/gpt3-1.3b.json >"$R/comma.json"
+expect csv-quoted-write 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --model "$R/comma.json" --nodes 1,2 --layout zero3 --engine model -o "$R/comma.csv"
+expect csv-quoted-field 0 'p4d.24xlarge,"gpt,x ""q""",model,1,8,"zero3"' -- cat "$R/comma.csv"
+expect csv-quoted-plot 0 "plot: scaling" -- "$BIN" plot "$R/comma.csv" --kind scaling --out "$R/comma.png"
+# control characters in a spec's strings are rejected where they are read
+printf '{"name": "a\\u001b[31mb"}' >"$R/ctl.json"
+expect spec-control-char 2 'ctl.json: $.name: expected a string without control characters' -- "$BIN" describe --model "$R/ctl.json"
