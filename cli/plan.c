@@ -259,6 +259,7 @@ static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cl
         return rc;
     c->usd_per_msample = s->cluster.price_usd_per_hour * nodes / 3600.0 / c->pt.r.samples_per_s * 1e6;
     c->score = score_of(o, c);
+    c->confirmed = e == ENGINE_SIM; /* was left unset for the analytical candidates (valgrind) */
     return 0;
 }
 

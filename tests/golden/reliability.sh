@@ -77,3 +77,7 @@ expect csv-quoted-plot 0 "plot: scaling" -- "$BIN" plot "$R/comma.csv" --kind sc
 # control characters in a spec's strings are rejected where they are read
 printf '{"name": "a\\u001b[31mb"}' >"$R/ctl.json"
 expect spec-control-char 2 'ctl.json: $.name: expected a string without control characters' -- "$BIN" describe --model "$R/ctl.json"
+
+# plan's engine column read an uninitialised flag for the analytical candidates (valgrind)
+"$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --confirm 0 >"$R/plan0.txt" 2>&1
+if grep -q ' model$' "$R/plan0.txt" && ! grep -q ' sim$' "$R/plan0.txt"; then pass=$((pass + 1)); else echo "FAIL plan-engine-column"; fail=$((fail + 1)); fi
