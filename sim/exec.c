@@ -75,6 +75,7 @@ typedef struct sim {
     group_st *grp[N_GROUPS];
     int p, q;
     long *late; /* per rank: times it was the last to arrive */
+    int *members_tmp; /* N ints: a group's members before they are copied at its own size */
     long collectives, n_done;
     int solve_pending; /* flows removed at this instant wait for one EV_SOLVE to re-rate */
     uint64_t flows; /* flows started */
@@ -136,11 +137,13 @@ static int group_id(const sim *s, lo_group_kind k, int r)
 static group_st *group_of(sim *s, lo_group_kind k, int r)
 {
     group_st *gs = &s->grp[k][group_id(s, k, r)];
-    if (!gs->members) {
-        gs->members = malloc(sizeof(int) * (size_t)s->N);
+    if (!gs->members) { /* at the group's size: memory O(ranks + sum of group sizes) */
+        int n = layout_group_members(s->g, k, r, s->members_tmp);
+        gs->members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
         if (!gs->members)
             return NULL;
-        gs->n = layout_group_members(s->g, k, r, gs->members);
+        memcpy(gs->members, s->members_tmp, sizeof(int) * (size_t)n);
+        gs->n = n;
     }
     return gs;
 }
@@ -602,6 +605,7 @@ static void sim_free(sim *s)
         free(s->grp[k]);
     }
     free(s->late);
+    free(s->members_tmp);
     free(s->nic_links);
     free(s->nic_prev);
     free(s->fm);
@@ -672,7 +676,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rk = calloc((size_t)s.N, sizeof *s.rk);
     s.late = calloc((size_t)s.N, sizeof *s.late);
-    int ok = s.eng && s.rng && s.rk && s.late;
+    s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
+    int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp;
     for (int k = 0; ok && k < N_GROUPS; k++)
         ok = (s.grp[k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
     if (!ok) {

@@ -81,3 +81,9 @@ expect spec-control-char 2 'ctl.json: $.name: expected a string without control 
 # plan's engine column read an uninitialised flag for the analytical candidates (valgrind)
 "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --confirm 0 >"$R/plan0.txt" 2>&1
 if grep -q ' model$' "$R/plan0.txt" && ! grep -q ' sim$' "$R/plan0.txt"; then pass=$((pass + 1)); else echo "FAIL plan-engine-column"; fail=$((fail + 1)); fi
+
+# ---- scale: the simulator allocated every group's member list at the size of the world ------------
+# (address space O(groups x ranks): 76 MiB at 1,024 nodes, 8.8 GB at 16,384); now O(ranks + sum of
+# group sizes): 1,024 nodes of mics:p=8 run in 60 MB of address space
+sed 's/"max_nodes": 512/"max_nodes": 16384/' configs/clusters/p4d.24xlarge.json >"$R/p4d16k.json"
+expect sim-memory-1024-nodes 0 "mics:p=8" -- sh -c "ulimit -v 60000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 1024 --layout mics:p=8"
