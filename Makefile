@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps check unit golden demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps check unit golden demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -31,8 +31,8 @@ help:
 	@echo "make check      install deps, build, run unit (Check) and CLI golden tests"
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make asan       the test suite under ASan + UBSan"
-	@echo "make fuzz       build the libFuzzer target for the spec loader (clang)"
-	@echo "make fuzz-run   build it and fuzz for 60 s"
+	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
+	@echo "make fuzz-run   build them and fuzz each for FUZZ_SECONDS (default 60)"
 	@echo "make bench      performance benchmarks (not tests)"
 	@echo "make bench-cpu  the calibration harness ./shardcast-bench (MPI + OpenBLAS; part of make)"
 	@echo "make bench-gpu  the GPU harness ./shardcast-bench-gpu (CUDA + NCCL + cuBLAS)"
@@ -90,18 +90,36 @@ asan:
 shardcast-asan-run: $(BUILD)/tests/run
 	CK_FORK=no ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/run
 
-FUZZ_CC ?= clang
-fuzz: $(BUILD)/fuzz_spec
+# ---- fuzzing (tests/fuzz): one libFuzzer target per parser -------------------------------------
+# The library and the commands (no main) are built again with clang under ASan + UBSan, UB fatal,
+# in build-fuzz/; each target links them. `make fuzz-run FUZZ_SECONDS=N` runs every target for N s
+# from its committed corpus (tests/fuzz/corpus/<target>, read only); new inputs go to build-fuzz/.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli
+CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
-$(BUILD)/fuzz_spec: tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(wildcard model/*.h)
-	@mkdir -p $(BUILD)
-	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags jansson) \
-	    -o $@ tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(shell pkg-config --libs jansson) -lm
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) HAVE_MPICC= CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_LIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-conversion -fsanitize=fuzzer -o $@ $< $(CLI_LIB_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
 
 fuzz-run: fuzz
-	@mkdir -p $(BUILD)/fuzz-corpus
-	cp configs/clusters/*.json configs/models/*.json configs/scenarios/*.json $(BUILD)/fuzz-corpus/
-	$(BUILD)/fuzz_spec -max_total_time=60 -max_len=8192 $(BUILD)/fuzz-corpus
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_BUILD)/fuzz-corpus/$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    SHARDCAST_CONFIGS=$(CURDIR)/configs $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/fuzz-$$t- \
+	        $(FUZZ_BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_BUILD)/fuzz-$$t.log; rc=$$?; \
+	    grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
+	    if [ $$rc != 0 ]; then echo "fuzz_$$t: FINDING (exit $$rc), see $(FUZZ_BUILD)/fuzz-$$t.log"; tail -30 $(FUZZ_BUILD)/fuzz-$$t.log; exit 1; fi; \
+	done
 
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -193,6 +211,6 @@ install: shardcast
 	@[ ! -d plots ] || cp -r plots $(DESTDIR)$(PREFIX)/share/shardcast/
 
 clean:
-	rm -rf build build-asan shardcast shardcast-bench shardcast-bench-gpu out
+	rm -rf build build-asan build-fuzz shardcast shardcast-bench shardcast-bench-gpu out
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/calibrate/bench/*.d)
