@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* --interference off: no compute slowdown beside NCCL kernels, whatever the calibration says. */
@@ -41,6 +42,47 @@ static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_er
         return cost_calib_load(out->path, &out->cal, err);
     out->path[0] = '\0';
     cost_calib_defaults(&s->cluster, &out->cal);
+    return 0;
+}
+
+/* Per rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024 to 16,384
+ * p4d nodes (bench/memscale.py; bench/RESULTS.md). An estimate to warn with, not a prediction. */
+#define SIM_S_PER_RANK_LAYER 4.3e-6
+#define SIM_BYTES_PER_RANK 3072.0
+#define SIM_BYTES_BASE (32.0 * 1048576)
+
+void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, double *t_s, double *bytes)
+{
+    double ranks = (double)nodes * s->cluster.gpus_per_node;
+    int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
+    *t_s = ranks * s->model.layers * (micro > 0 ? micro : 1) * SIM_S_PER_RANK_LAYER;
+    *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK;
+}
+
+double cli_mem_budget(void)
+{
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 2;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+        return (double)rl.rlim_cur;
+    return phys > 0 ? phys : INFINITY;
+}
+
+int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, double limit_s, const char *go_on,
+                   sc_err *err)
+{
+    double t, b, mem = cli_mem_budget();
+    cli_sim_estimate(s, tr, nodes, &t, &b);
+    if (limit_s > 0 && t > limit_s)
+        return sc_err_set(err, SC_EINPUT, "budget", "",
+                          "simulating %d GPUs (%d nodes) would take about %.0f s, over the limit of %.0f s; "
+                          "--engine model answers in microseconds, or %s goes on",
+                          nodes * s->cluster.gpus_per_node, nodes, t, limit_s, go_on);
+    if (limit_s > 0 && b > mem)
+        return sc_err_set(err, SC_EINPUT, "budget", "",
+                          "simulating %d GPUs (%d nodes) needs about %.0f MiB, over the %.0f MiB this process may "
+                          "use; --engine model needs none, or %s goes on",
+                          nodes * s->cluster.gpus_per_node, nodes, b / 1048576, mem / 1048576, go_on);
     return 0;
 }
 

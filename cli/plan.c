@@ -493,7 +493,8 @@ int cmd_plan(int argc, char **argv)
             }
         }
         if (show)
-            fprintf(stderr, "\rplan: %ld candidates evaluated (%d/%d node counts)", tried, ni + 1, s.n_nodes);
+            fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)", tried, ni + 1,
+                    s.n_nodes, nodes);
     }
     free(lays);
     qsort(cs, n, sizeof *cs, cmp_cand);
@@ -503,6 +504,13 @@ int cmd_plan(int argc, char **argv)
         if (show)
             fprintf(stderr, "\rplan: simulating candidate %d/%d                    ", i + 1, k);
         cand c;
+        sc_err why_not;
+        if (cli_sim_budget(&s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
+            char lay[96];
+            fprintf(stderr, "%splan: not simulating %s on %d nodes (kept the analytical answer): %s\n", show ? "\n" : "",
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
+            continue;
+        }
         if ((rc = eval_cand(&s, &cal, &o, ENGINE_SIM, cs[i].pt.nodes, &cs[i].pt.layout, &cs[i].pt.training, &c, &err))) {
             free(cs);
             return cli_fail(&err, rc);
