@@ -473,6 +473,9 @@ int cmd_plan(int argc, char **argv)
                     return cli_fail(&err, rc);
                 }
                 tried++;
+                if (show && tried % 256 == 0)
+                    fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
+                            tried, ni + 1, s.n_nodes, nodes);
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
                     if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
@@ -502,7 +505,11 @@ int cmd_plan(int argc, char **argv)
     int k = (int)n < o.confirm ? (int)n : o.confirm;
     for (int i = 0; i < k; i++) {
         if (show)
-            fprintf(stderr, "\rplan: simulating candidate %d/%d                    ", i + 1, k);
+        {
+            char lay[96];
+            fprintf(stderr, "\rplan: simulating candidate %d/%d (%s on %d nodes)                    ", i + 1, k,
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes);
+        }
         cand c;
         sc_err why_not;
         if (cli_sim_budget(&s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
