@@ -3,7 +3,11 @@
  * numbers outside a plausible range, non-finite results. Each names the defect it guards. */
 #include "suites.h"
 
+#include "../calibrate/measure.h"
+#include "../model/cost.h"
 #include "../model/spec.h"
+
+#include <gsl/gsl_errno.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -48,12 +52,51 @@ START_TEST(group_size_zero)
 }
 END_TEST
 
+/* A measurement whose m (GPUs per node in the group) is above the cluster's: the NVLink-mesh
+ * bandwidth loop indexed an 8-entry stack array with it (ASan: stack-buffer-overflow). */
+START_TEST(meas_m_above_node)
+{
+    spec_cluster c;
+    cal_meas *m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(cal_meas_load("tests/fixtures/meas_m_too_big.json", &m, &err), 0);
+    ck_assert_int_eq(cal_meas_check(m, &c, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.collectives[0].m");
+    cost_calib base, out;
+    cal_fit_report rep;
+    cost_calib_defaults(&c, &base);
+    ck_assert_int_eq(cal_fit(m, &c, &base, "defaults", &out, &rep, &err), SC_EINPUT);
+    cal_meas_free(m);
+}
+END_TEST
+
+/* Every collective on one rank: GSL's covariance of a rank-0 Jacobian is an error, a value here
+ * (its default handler aborted the process). */
+START_TEST(meas_single_rank_fit)
+{
+    gsl_set_error_handler_off(); /* as cli/main.c does */
+    spec_cluster c;
+    cal_meas *m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(cal_meas_load("tests/fixtures/meas_single_rank.json", &m, &err), 0);
+    cost_calib base, out;
+    cal_fit_report rep;
+    cost_calib_defaults(&c, &base);
+    ck_assert_int_eq(cal_fit(m, &c, &base, "defaults", &out, &rep, &err), SC_EINPUT);
+    cal_meas_free(m);
+}
+END_TEST
+
 Suite *reliab_suite(void)
 {
     Suite *s = suite_create("reliab");
     TCase *t = tcase_create("reliab");
     tcase_add_test(t, axonn_grid_overflow);
     tcase_add_test(t, group_size_zero);
+    tcase_add_test(t, meas_m_above_node);
+    tcase_add_test(t, meas_single_rank_fit);
     suite_add_tcase(s, t);
     return s;
 }
