@@ -92,3 +92,11 @@ expect sim-budget-time 2 "budget: simulating 131072 GPUs (16384 nodes) would tak
     "$BIN" predict --cluster "$R/p4d16k.json" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --sim-limit-s 10
 expect sim-budget-memory 2 "over the 293 MiB this process may use; --engine model needs none, or --sim-limit-s 0 goes on" -- \
     sh -c "ulimit -v 300000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8"
+# SIGTERM in the middle of writing a trace: the temporary is removed and the process dies of the signal
+mkdir -p "$R/term"
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 64 --layout mics:p=8 --trace "$R/term/step.json" --trace-ranks 512 >/dev/null 2>&1 &
+tpid=$!
+sleep 0.4
+{ kill -TERM $tpid; wait $tpid; } 2>/dev/null
+trc=$?
+if [ -z "$(ls -A "$R/term")" ] || { [ -s "$R/term/step.json" ] && [ "$(ls -A "$R/term" | wc -l)" = 1 ]; }; then pass=$((pass + 1)); else echo "FAIL sigterm-no-temp (exit $trc): $(ls -A "$R/term")"; fail=$((fail + 1)); fi
