@@ -100,3 +100,5 @@ sleep 0.4
 { kill -TERM $tpid; wait $tpid; } 2>/dev/null
 trc=$?
 if [ -z "$(ls -A "$R/term")" ] || { [ -s "$R/term/step.json" ] && [ "$(ls -A "$R/term" | wc -l)" = 1 ]; }; then pass=$((pass + 1)); else echo "FAIL sigterm-no-temp (exit $trc): $(ls -A "$R/term")"; fail=$((fail + 1)); fi
+expect sweep-budget 2 "budget: the 28 simulations of this sweep would take about" -- "$BIN" sweep --cluster "$R/p4d16k.json" \
+    --calibration p4d.24xlarge --model gpt3-13b --nodes 2..16384 --layout mics:p=8 --layout zero3 --engine sim --sim-limit-s 30 -o "$R/big-sweep.csv"
