@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
+#include "../model/jsonrd.h"
 #include "commands.h"
 #include "common.h"
 
@@ -132,41 +133,10 @@ static void table_free(table *t)
     t->n = 0;
 }
 
+/* The whole file (at most 1 GiB; no devices: /dev/zero would never end). */
 static int read_all(const char *path, char **out, size_t *len, sc_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f), e = errno;
-    fclose(f);
-    if (!buf)
-        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
-    if (bad) {
-        free(buf);
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(e));
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
+    return jr_slurp(path, (size_t)1 << 30, out, len, err);
 }
 
 /* Split one CSV line in place (RFC 4180 quotes, "" inside quotes); returns the field count, -1 on
@@ -822,12 +792,14 @@ static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *t
 
 static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+    char *text;
+    size_t len;
+    int rrc = read_all(path, &text, &len, err);
+    if (rrc)
+        return rrc;
     json_error_t je;
-    json_t *root = json_loadf(f, 0, &je);
-    fclose(f);
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
     if (!root)
         return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
     json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");

@@ -14,6 +14,11 @@ typedef struct jr {
     sc_err *err;
 } jr;
 
+/* The bytes of the file at path, NUL-terminated, at most max of them: regular files and pipes;
+ * a directory, a device (/dev/zero would never end) or a longer file is SC_EINPUT naming path. */
+int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err);
+#define JR_MAX_FILE ((size_t)256 << 20) /* specs, calibrations, measurements */
+
 /* Parse text (or the file r->src when text == NULL) into an object root. */
 int jr_load_root(jr *r, const char *text, json_t **root);
 /* Reject keys not in allowed[] (NULL-terminated). */

@@ -41,7 +41,7 @@ expect trace-ranks-float 2 "--trace-ranks: expected an integer from 1 to 4194304
 expect nodes-empty-item 2 "--nodes: expected numbers separated by single commas, got \"1,,2\"" -- "$BIN" predict $P --nodes 1,,2 --layout zero3
 expect layout-empty-option 2 "in \"mics:p=8,,\": expected key=value options separated by single commas" -- "$BIN" predict $P --nodes 2 --layout mics:p=8,,
 expect spec-directory 2 "configs/: cannot read clusters file: is a directory" -- "$BIN" predict --cluster configs/ --model gpt3-13b --nodes 2 --layout zero3
-expect measurements-directory 2 "cannot read: is a directory, expected a JSON file" -- "$BIN" validate configs/ --cluster p4d.24xlarge
+expect measurements-directory 2 "cannot read: is a directory, expected a file" -- "$BIN" validate configs/ --cluster p4d.24xlarge
 expect plan-budget-inf 2 "--budget-usd-per-hour: expected a number from 1e-6 to 1e9, got \"inf\"" -- "$BIN" plan $P --nodes 2 --budget-usd-per-hour inf
 # control characters from the input are not echoed raw (an escape sequence would drive the terminal)
 expect escape-control 2 'a\x1b[31mb: no such file' -- "$BIN" predict --cluster "$(printf 'a\033[31mb')" --model gpt3-13b --nodes 2 --layout zero3
@@ -102,3 +102,6 @@ trc=$?
 if [ -z "$(ls -A "$R/term")" ] || { [ -s "$R/term/step.json" ] && [ "$(ls -A "$R/term" | wc -l)" = 1 ]; }; then pass=$((pass + 1)); else echo "FAIL sigterm-no-temp (exit $trc): $(ls -A "$R/term")"; fail=$((fail + 1)); fi
 expect sweep-budget 2 "budget: the 28 simulations of this sweep would take about" -- "$BIN" sweep --cluster "$R/p4d16k.json" \
     --calibration p4d.24xlarge --model gpt3-13b --nodes 2..16384 --layout mics:p=8 --layout zero3 --engine sim --sim-limit-s 30 -o "$R/big-sweep.csv"
+# /dev/zero as an input never ends: plot grew until the kernel killed it; the JSON loaders read forever
+expect plot-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" plot /dev/zero --kind scaling --out "$R/z.png"
+expect ds-config-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" predict $P --nodes 2 --layout zero3 --ds-config /dev/zero
