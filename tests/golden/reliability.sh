@@ -105,3 +105,18 @@ expect sweep-budget 2 "budget: the 28 simulations of this sweep would take about
 # /dev/zero as an input never ends: plot grew until the kernel killed it; the JSON loaders read forever
 expect plot-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" plot /dev/zero --kind scaling --out "$R/z.png"
 expect ds-config-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" predict $P --nodes 2 --layout zero3 --ds-config /dev/zero
+# racing writers of one target: the file is always one writer's whole output (the fixed name
+# <out>.tmp, opened with truncation, mixed their bytes)
+mkdir -p "$R/race"
+for k in 1 2 3 4 5 6 7 8; do
+    "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes "1..$((1 << k))" --layout zero3 --engine model -o "$R/race/ref$k.csv" 2>/dev/null
+done
+for round in 1 2 3; do
+    for k in 1 2 3 4 5 6 7 8; do
+        "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes "1..$((1 << k))" --layout zero3 --engine model -o "$R/race/out.csv" 2>/dev/null &
+    done
+    wait
+    ok=0
+    for k in 1 2 3 4 5 6 7 8; do cmp -s "$R/race/out.csv" "$R/race/ref$k.csv" && ok=1; done
+    if [ $ok = 1 ] && [ "$(ls -A "$R/race" | wc -l)" = 9 ]; then pass=$((pass + 1)); else echo "FAIL race-$round: $(ls -A "$R/race")"; fail=$((fail + 1)); fi
+done
