@@ -84,11 +84,18 @@ demo: deps
 	@echo "demo: CSVs, a trace (open in https://ui.perfetto.dev) and PNG plots in out/"
 
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	@$(MAKE) --no-print-directory BUILD=build-asan HAVE_MPICC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    LDFLAGS="-fsanitize=address,undefined" shardcast-asan-run
 
-shardcast-asan-run: $(BUILD)/tests/run
+# the unit tests, then the CLI golden tests on a sanitized binary (SC_ASAN=1 skips the tests that
+# run under `ulimit -v`, which ASan's shadow memory cannot)
+shardcast-asan-run: $(BUILD)/tests/run $(BUILD)/shardcast
 	CK_FORK=no ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/run
+	SC_ASAN=1 SHARDCAST_CONFIGS=$(CURDIR)/configs SHARDCAST_PLOTS=$(CURDIR)/plots ASAN_OPTIONS=detect_leaks=1 \
+	    sh tests/golden/run.sh $(BUILD)/shardcast
+
+$(BUILD)/shardcast: $(CLI_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
 
 # ---- fuzzing (tests/fuzz): one libFuzzer target per parser -------------------------------------
 # The library and the commands (no main) are built again with clang under ASan + UBSan, UB fatal,
