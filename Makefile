@@ -100,7 +100,8 @@ $(BUILD)/shardcast: $(CLI_OBJ) $(LIB)
 # ---- fuzzing (tests/fuzz): one libFuzzer target per parser -------------------------------------
 # The library and the commands (no main) are built again with clang under ASan + UBSan, UB fatal,
 # in build-fuzz/; each target links them. `make fuzz-run FUZZ_SECONDS=N` runs every target for N s
-# from its committed corpus (tests/fuzz/corpus/<target>, read only); new inputs go to build-fuzz/.
+# from its committed corpus (tests/fuzz/corpus/<target>, read only); new inputs go to build-fuzz/;
+# the JSON targets use tests/fuzz/json.dict (the loaders' keys).
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -121,7 +122,8 @@ fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(FUZZ_BUILD)/fuzz-corpus/$$t; \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	    SHARDCAST_CONFIGS=$(CURDIR)/configs $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	    case $$t in layout|csv|cli) dict= ;; *) dict=-dict=tests/fuzz/json.dict ;; esac; \
+	    SHARDCAST_CONFIGS=$(CURDIR)/configs $(FUZZ_BUILD)/fuzz/fuzz_$$t $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/fuzz-$$t- \
 	        $(FUZZ_BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_BUILD)/fuzz-$$t.log; rc=$$?; \
 	    grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
