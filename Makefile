@@ -14,7 +14,7 @@ ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(if $(WERROR),-Werror) $(CFLAGS) \
               -DSHARDCAST_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-LIB_SRC    := $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard predict/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
+LIB_SRC    := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard predict/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TEST_SRC   := $(wildcard tests/test_*.c) tests/check_main.c tests/support.c
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps depcheck check unit golden accuracy-check accuracy-report demo asan fuzz fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps depcheck check unit golden accuracy-check accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -32,8 +32,8 @@ help:
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
 	@echo "make asan       the test suite under ASan + UBSan"
-	@echo "make fuzz       build the libFuzzer target for the spec loader (clang)"
-	@echo "make fuzz-run   build it and fuzz for 60 s"
+	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
+	@echo "make fuzz-run   build them and fuzz each for FUZZ_SECONDS (default 60)"
 	@echo "make bench      performance benchmarks (not tests)"
 	@echo "make bench-cpu  the calibration harness ./shardcast-bench (MPI + OpenBLAS; part of make)"
 	@echo "make bench-gpu  the GPU harness ./shardcast-bench-gpu (CUDA + NCCL + cuBLAS)"
@@ -108,24 +108,51 @@ demo: deps
 	@echo "demo: CSVs, a trace (open in https://ui.perfetto.dev) and PNG plots in out/"
 
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	@$(MAKE) --no-print-directory BUILD=build-asan HAVE_MPICC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    LDFLAGS="-fsanitize=address,undefined" shardcast-asan-run
 
-shardcast-asan-run: $(BUILD)/tests/run
+# the unit tests, then the CLI golden tests on a sanitized binary (SC_ASAN=1 skips the tests that
+# run under `ulimit -v`, which ASan's shadow memory cannot)
+shardcast-asan-run: $(BUILD)/tests/run $(BUILD)/shardcast
 	CK_FORK=no ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/run
+	SC_ASAN=1 SHARDCAST_CONFIGS=$(CURDIR)/configs SHARDCAST_PLOTS=$(CURDIR)/plots ASAN_OPTIONS=detect_leaks=1 \
+	    sh tests/golden/run.sh $(BUILD)/shardcast
 
-FUZZ_CC ?= clang
-fuzz: $(BUILD)/fuzz_spec
+$(BUILD)/shardcast: $(CLI_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
 
-$(BUILD)/fuzz_spec: tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(wildcard model/*.h)
-	@mkdir -p $(BUILD)
-	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags jansson) \
-	    -o $@ tests/fuzz/fuzz_spec.c $(wildcard model/*.c) $(shell pkg-config --libs jansson) -lm
+# ---- fuzzing (tests/fuzz): one libFuzzer target per parser -------------------------------------
+# The library and the commands (no main) are built again with clang under ASan + UBSan, UB fatal,
+# in build-fuzz/; each target links them. `make fuzz-run FUZZ_SECONDS=N` runs every target for N s
+# from its committed corpus (tests/fuzz/corpus/<target>, read only); new inputs go to build-fuzz/;
+# the JSON targets use tests/fuzz/json.dict (the loaders' keys).
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli
+CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) HAVE_MPICC= CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_LIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-conversion -fsanitize=fuzzer -o $@ $< $(CLI_LIB_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS_ALL)
 
 fuzz-run: fuzz
-	@mkdir -p $(BUILD)/fuzz-corpus
-	cp configs/clusters/*.json configs/models/*.json configs/scenarios/*.json $(BUILD)/fuzz-corpus/
-	$(BUILD)/fuzz_spec -max_total_time=60 -max_len=8192 $(BUILD)/fuzz-corpus
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_BUILD)/fuzz-corpus/$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    case $$t in layout|csv|cli) dict= ;; *) dict=-dict=tests/fuzz/json.dict ;; esac; \
+	    SHARDCAST_CONFIGS=$(CURDIR)/configs $(FUZZ_BUILD)/fuzz/fuzz_$$t $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/fuzz-$$t- \
+	        $(FUZZ_BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_BUILD)/fuzz-$$t.log; rc=$$?; \
+	    grep -E "stat::number_of_executed_units|stat::new_units_added" $(FUZZ_BUILD)/fuzz-$$t.log | tr '\n' ' '; echo; \
+	    if [ $$rc != 0 ]; then echo "fuzz_$$t: FINDING (exit $$rc), see $(FUZZ_BUILD)/fuzz-$$t.log"; tail -30 $(FUZZ_BUILD)/fuzz-$$t.log; exit 1; fi; \
+	done
 
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -219,6 +246,6 @@ install: shardcast
 	@[ ! -d plots ] || cp -r plots $(DESTDIR)$(PREFIX)/share/shardcast/
 
 clean:
-	rm -rf build build-asan shardcast shardcast-bench shardcast-bench-gpu out
+	rm -rf build build-asan build-fuzz shardcast shardcast-bench shardcast-bench-gpu out
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(wildcard $(BUILD)/calibrate/bench/*.d)

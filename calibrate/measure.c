@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_sort.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/atomic.h"
 #include "../model/jsonrd.h"
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -316,11 +318,11 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         if (ops && json_is_object(ops)) {
             for (int q = 0; q < N_COLLS; q++) {
                 json_t *v = json_object_get(ops, KINDS[q]);
-                if (json_is_number(v))
+                if (json_is_number(v) && json_number_value(v) >= 0 && jr_plausible(json_number_value(v)))
                     x->op_s[q] = json_number_value(v);
             }
             json_t *v = json_object_get(ops, "compute");
-            if (json_is_number(v))
+            if (json_is_number(v) && json_number_value(v) >= 0 && jr_plausible(json_number_value(v)))
                 x->op_s[N_COLLS] = json_number_value(v);
         }
         m->n_step++;
@@ -360,6 +362,18 @@ void cal_meas_free(cal_meas *m)
     free(m->interf);
     free(m->step);
     free(m);
+}
+
+int cal_meas_check(const cal_meas *m, const spec_cluster *c, sc_err *err)
+{
+    for (int i = 0; i < m->n_coll; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "$.collectives[%d].m", i);
+        if (m->coll[i].m > c->gpus_per_node || m->coll[i].m > SPEC_MAX_GPUS_PER_NODE)
+            return sc_err_set(err, SC_EINPUT, m->path, p, "expected at most the %d GPUs per node of %s, got %d",
+                              c->gpus_per_node, c->name, m->coll[i].m);
+    }
+    return 0;
 }
 
 void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g)
@@ -466,12 +480,23 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
     for (int j = 0; j < f->n_free; j++)
         gsl_vector_set(x, (size_t)j, f->fixed[f->free_idx[j]]);
     gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f->n_free, f, 0, 0, 0};
-    gsl_multifit_nlinear_init(x, &fdf, w);
-    int info;
-    gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    /* GSL's errors are values here (cli/main.c turns its aborting handler off): a failed start
+     * or step is an input the fit cannot use; a singular Jacobian leaves the covariance at zero
+     * and the column test below names the parameter nothing determines. */
+    int info = 0, gs = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (!gs)
+        gs = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    if (gs && gs != GSL_EMAXITER) {
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the collectives failed: %s",
+                          gsl_strerror(gs));
+    }
     gsl_vector *r = gsl_multifit_nlinear_residual(w);
     gsl_matrix *J = gsl_multifit_nlinear_jac(w);
-    gsl_multifit_nlinear_covar(J, 0.0, cov);
+    if (gsl_multifit_nlinear_covar(J, 0.0, cov))
+        gsl_matrix_set_zero(cov);
     double chisq = gsl_blas_dnrm2(r);
     chisq *= chisq;
     int dof = m->n_coll - f->n_free;
@@ -482,6 +507,9 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
     for (int j = 0; j < f->n_free && !rc; j++) {
         int p = f->free_idx[j];
         v[p] = gsl_vector_get(sol, (size_t)j);
+        if (!isfinite(v[p]))
+            rc = sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the %s did not converge (got %g)",
+                            PNAMES[p], v[p]);
         double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
         sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
         /* a column of J that is all zero means no measurement depends on it */
@@ -550,6 +578,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
             cal_fit_report *rep, sc_err *err)
 {
     memset(rep, 0, sizeof *rep);
+    int rc0 = cal_meas_check(m, c, err);
+    if (rc0)
+        return rc0;
     cost_calib start;
     if (base)
         start = *base;
@@ -710,8 +741,15 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         for (int i = 0; i < m->n_gemm; i++)
             ws[i] = 1 / (ys[i] * ys[i]);
         double c0, c1, cov00, cov01, cov11, chisq;
-        gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+        int gs = gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
         free(ws);
+        if (gs || !isfinite(c0) || !isfinite(c1)) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the GEMM fit failed (%s): measure GEMMs of several sizes",
+                              gs ? gsl_strerror(gs) : "not a number");
+        }
         double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
         cov00 *= scale;
         cov11 *= scale;
@@ -734,9 +772,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                               "low for these measurements",
                               eff, c->gpu.peak_flops / 1e12);
         out->gemm_eff.v = eff;
-        out->gemm_eff.sd = sqrt(cov11) / (c->gpu.peak_flops * c1 * c1);
+        out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
         out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
-        out->gemm_overhead_s.sd = sqrt(cov00);
+        out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
     } else if (!base) {
         return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
                           "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
@@ -778,14 +816,18 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
+/* A standard error below what an input may hold (JR_TINY in the file's unit: a parameter the
+ * measurements determine exactly, e.g. synthetic ones) is written as 0, so the file loads back. */
+static double sd_out(double sd) { return fabs(sd) < JR_TINY ? 0.0 : sd; }
+
 static json_t *val(cost_param p, double scale, const char *src)
 {
-    return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", p.sd * scale, "source", src);
+    return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", sd_out(p.sd * scale), "source", src);
 }
 
 static json_t *pval(double v, double sd, const char *src)
 {
-    return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd, "source", src);
+    return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd_out(sd), "source", src);
 }
 
 /* The "nccl" object of a written calibration: the fitted constants with their standard errors,
@@ -891,14 +933,11 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
     json_decref(root);
-    if (rc || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
-    }
-    return 0;
+    if (!txt)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory (or a value that is not a number)");
+    int rc = at_write(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
 }

@@ -63,6 +63,9 @@ int cal_meas_load(const char *path, cal_meas **out, sc_err *err);
 /* Keep only the collectives measured on `cluster` (published sweeps); returns how many remain. */
 int cal_meas_keep_cluster(cal_meas *m, const char *cluster);
 void cal_meas_free(cal_meas *m);
+/* Do the measurements fit the cluster (each group's m at most its GPUs per node)? Called by
+ * cal_fit; callers that read cal_meas_group directly call it first. */
+int cal_meas_check(const cal_meas *m, const spec_cluster *c, sc_err *err);
 
 /* What the fit found: residual per group of measurements, points used, parameters it could not
  * determine (taken from the base calibration). */

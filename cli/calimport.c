@@ -72,15 +72,16 @@ int cal_import_main(int argc, char **argv)
     int rc = cal_import_nccl_tests(argv + optind, argc - optind, &o, &doc, &err);
     if (rc)
         return cli_fail(&err, rc);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
-    rc = json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    /* whole or absent (base/atomic: unique temporary beside it, fsync, rename) */
     size_t n = json_array_size(json_object_get(doc, "collectives"));
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(doc);
-    if (rc || rename(tmp, outp)) {
-        unlink(tmp);
-        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, outp, "", "cannot write"));
-    }
+    if (!text)
+        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, outp, "", "out of memory"));
+    rc = cli_write_atomic(outp, text, strlen(text), &err);
+    free(text);
+    if (rc)
+        return cli_fail(&err, rc);
     fprintf(stderr, "calibrate import: %zu collectives from %d log%s -> %s\n", n, argc - optind,
             argc - optind == 1 ? "" : "s", outp);
     return 0;

@@ -4,6 +4,9 @@
 #include "../model/spec_hf.h"
 #include "../model/framework.h"
 
+#include "../base/atomic.h"
+
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -39,12 +42,12 @@ void cli_setup_init(cli_setup *s, const char *argv0)
     snprintf(s->config_roots[1], sizeof s->config_roots[1], "%.4060s/../share/shardcast/configs", exe);
 }
 
-static int parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err)
+int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err)
 {
     char *end;
     errno = 0;
     long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < lo || v > hi)
+    if (errno || end == arg || *end || v < lo || v > hi || !(isdigit((unsigned char)arg[0]) || arg[0] == '-'))
         return sc_err_set(err, SC_EINPUT, opt, "", "expected an integer from %ld to %ld, got \"%s\"", lo, hi, arg);
     *out = (int)v;
     return 0;
@@ -62,7 +65,7 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
         memcpy(lo_s, arg, len);
         lo_s[len] = '\0';
         int lo, hi;
-        if (parse_int(lo_s, source, 1, 1000000, &lo, err) || parse_int(dots + 2, source, 1, 1000000, &hi, err))
+        if (cli_parse_int(lo_s, source, 1, 1000000, &lo, err) || cli_parse_int(dots + 2, source, 1, 1000000, &hi, err))
             return SC_EINPUT;
         if (hi < lo)
             return sc_err_set(err, SC_EINPUT, source, "", "expected A..B with A <= B, got \"%s\"", arg);
@@ -76,12 +79,14 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
     char buf[1024];
     if (strlen(arg) >= sizeof buf)
         return sc_err_set(err, SC_EINPUT, source, "", "expected a shorter list");
+    if (arg[0] == ',' || strstr(arg, ",,") || (*arg && arg[strlen(arg) - 1] == ','))
+        return sc_err_set(err, SC_EINPUT, source, "", "expected numbers separated by single commas, got \"%s\"", arg);
     snprintf(buf, sizeof buf, "%s", arg);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (*n >= max)
             return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
-        if (parse_int(tok, source, 1, 1000000, &out[*n], err))
+        if (cli_parse_int(tok, source, 1, 1000000, &out[*n], err))
             return SC_EINPUT;
         (*n)++;
     }
@@ -104,8 +109,8 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return sc_err_set(err, SC_EINPUT, "--layout", "", "expected at most %d layouts", CLI_MAX_LAYOUTS);
         s->layout_args[s->n_layout_args++] = arg;
         return 1;
-    case 1007: return parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
-    case 1008: return parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
+    case 1007: return cli_parse_int(arg, "--micro-batch", 1, 1 << 20, &s->micro_batch, err) ? SC_EINPUT : 1;
+    case 1008: return cli_parse_int(arg, "--grad-accum", 1, 1 << 20, &s->grad_accum, err) ? SC_EINPUT : 1;
     case 1009:
         if (strcmp(arg, "bf16") && strcmp(arg, "fp16") && strcmp(arg, "fp32") && strcmp(arg, "tf32") &&
             strcmp(arg, "fp8"))
@@ -124,7 +129,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return sc_err_set(err, SC_EINPUT, "--checkpointing", "",
                               "expected on, off, full, none or selective, got \"%s\"", arg);
         return 1;
-    case 1011: return parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
+    case 1011: return cli_parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
     case 1013:
         if (!spec_placement_valid(arg))
@@ -350,35 +355,44 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     return 0;
 }
 
+void cli_escape(const char *s, char *out, size_t n)
+{
+    static const char HEX[] = "0123456789abcdef";
+    size_t i = 0;
+    for (; *s && i + 5 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) {
+            out[i++] = '\\';
+            out[i++] = 'x';
+            out[i++] = HEX[c >> 4];
+            out[i++] = HEX[c & 15];
+        } else {
+            out[i++] = (char)c;
+        }
+    }
+    out[i] = '\0';
+}
+
 int cli_fail(const sc_err *err, int rc)
 {
-    char buf[1024];
-    fprintf(stderr, "shardcast: %s\n", sc_err_str(err, buf, sizeof buf));
+    char buf[1024], safe[4096];
+    cli_escape(sc_err_str(err, buf, sizeof buf), safe, sizeof safe);
+    fprintf(stderr, "shardcast: %s\n", safe);
     return rc == SC_EINPUT ? 2 : 1;
 }
 
 int cli_usage_error(const char *cmd, const char *what)
 {
-    fprintf(stderr, "shardcast%s%s: %s (try 'shardcast%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "", what,
+    char safe[1024];
+    cli_escape(what, safe, sizeof safe);
+    fprintf(stderr, "shardcast%s%s: %s (try 'shardcast%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "", safe,
             cmd ? " " : "", cmd ? cmd : "");
     return 2;
 }
 
 int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(errno));
-    int ok = fwrite(data, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write: %s", strerror(e));
-    }
-    return 0;
+    return at_write(path, data, len, err);
 }
 
 double cli_gib(double bytes) { return bytes / 1073741824.0; }

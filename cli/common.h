@@ -101,15 +101,19 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err);
 /* Resolve a config name of a kind ("clusters") to a path. */
 int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err);
 
+/* A decimal integer from lo to hi (no sign but '-', no spaces, no trailing text); opt names it. */
+int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err);
 /* "4..64" (doubling), "2,4,8", "16" -> list; source names the option in errors. */
 int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err);
 
+/* s with control characters written as \xHH (input echoed back must not drive the terminal). */
+void cli_escape(const char *s, char *out, size_t n);
 /* Print "shardcast: source: path: text" to stderr; returns the exit status (2 input, 1 runtime). */
 int cli_fail(const sc_err *err, int rc);
 /* Unknown option / missing argument: one line and a hint; returns 2. */
 int cli_usage_error(const char *cmd, const char *what);
 
-/* Write `len` bytes to path atomically (path.tmp then rename). */
+/* Write `len` bytes to path whole or not at all (base/atomic.h: unique temporary, fsync, rename). */
 int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err);
 
 /* Print a JSON value (taking its reference) on stdout, indented; returns exit status 0/1. */

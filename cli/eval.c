@@ -2,6 +2,8 @@
  * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_statistics_double.h>
@@ -9,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* --interference off: no compute slowdown beside NCCL kernels, whatever the calibration says. */
@@ -31,6 +34,47 @@ static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_er
     memset(out, 0, sizeof *out);
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
+}
+
+/* Per rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024 to 16,384
+ * p4d nodes (bench/memscale.py; bench/RESULTS.md). An estimate to warn with, not a prediction. */
+#define SIM_S_PER_RANK_LAYER 4.3e-6
+#define SIM_BYTES_PER_RANK 3072.0
+#define SIM_BYTES_BASE (32.0 * 1048576)
+
+void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, double *t_s, double *bytes)
+{
+    double ranks = (double)nodes * s->cluster.gpus_per_node;
+    int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
+    *t_s = ranks * s->model.layers * (micro > 0 ? micro : 1) * SIM_S_PER_RANK_LAYER;
+    *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK;
+}
+
+double cli_mem_budget(void)
+{
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 2;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double)rl.rlim_cur < phys)
+        return (double)rl.rlim_cur;
+    return phys > 0 ? phys : INFINITY;
+}
+
+int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, double limit_s, const char *go_on,
+                   sc_err *err)
+{
+    double t, b, mem = cli_mem_budget();
+    cli_sim_estimate(s, tr, nodes, &t, &b);
+    if (limit_s > 0 && t > limit_s)
+        return sc_err_set(err, SC_EINPUT, "budget", "",
+                          "simulating %d GPUs (%d nodes) would take about %.0f s, over the limit of %.0f s; "
+                          "--engine model answers in microseconds, or %s goes on",
+                          nodes * s->cluster.gpus_per_node, nodes, t, limit_s, go_on);
+    if (limit_s > 0 && b > mem)
+        return sc_err_set(err, SC_EINPUT, "budget", "",
+                          "simulating %d GPUs (%d nodes) needs about %.0f MiB, over the %.0f MiB this process may "
+                          "use; --engine model needs none, or %s goes on",
+                          nodes * s->cluster.gpus_per_node, nodes, b / 1048576, mem / 1048576, go_on);
+    return 0;
 }
 
 int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err)
@@ -64,16 +108,64 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
         return 1;
     }
     case 3002:
+        errno = 0;
         so->seed = strtoul(arg, &end, 10);
-        if (end == arg || *end)
+        if (errno || end == arg || *end || !isdigit((unsigned char)arg[0]))
             return sc_err_set(err, SC_EINPUT, "--seed", "", "expected a non-negative integer, got \"%s\"", arg);
         return 1;
     }
     return 0;
 }
 
+/* No table, CSV or JSON carries NaN or Inf: a result that holds one is an internal error that
+ * names the step which produced it (issue 19). */
+static int point_finite(const cli_point *p, const cli_setup *s, sc_err *err)
+{
+    const an_result *r = &p->r;
+    const struct {
+        const char *name, *step;
+        double v;
+    } f[] = {
+        {"step_s", "the step time", r->step_s},
+        {"compute_s", "the compute time", r->compute_s},
+        {"optimizer_s", "the optimizer time", r->optimizer_s},
+        {"exposed_allgather_s", "the exposed all-gather time", r->exposed_s[COLL_ALLGATHER]},
+        {"exposed_reducescatter_s", "the exposed reduce-scatter time", r->exposed_s[COLL_REDUCESCATTER]},
+        {"exposed_allreduce_s", "the exposed all-reduce time", r->exposed_s[COLL_ALLREDUCE]},
+        {"idle_s", "the idle time", r->idle_s},
+        {"samples_per_s", "the throughput", r->samples_per_s},
+        {"tokens_per_s", "the throughput", r->tokens_per_s},
+        {"model_tflops_per_gpu", "the FLOP rate", r->model_tflops_per_gpu},
+        {"hw_tflops_per_gpu", "the FLOP rate", r->hw_tflops_per_gpu},
+        {"mfu", "the FLOP rate", r->mfu},
+        {"comm_bytes", "the communication volume", r->comm_bytes},
+        {"mem_total", "the memory plan", r->mem.total},
+        {"mem_short_by", "the memory plan", r->mem.short_by},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i].v)) {
+            char lay[64];
+            spec_layout_str(&p->layout, lay, sizeof lay);
+            return sc_err_set(err, SC_ERUNTIME, "internal error", "",
+                              "%s (%s) of %s is %g: %s on %d nodes of %s, %s engine; please report it with the inputs",
+                              f[i].step, f[i].name, lay, f[i].v, s->model.name, p->nodes, s->cluster.name,
+                              cli_engine_name(p->engine));
+        }
+    return 0;
+}
+
+static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
+
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
+{
+    int rc = eval_point(s, cal, engine, so, tr, nodes, l, out, err);
+    return rc ? rc : point_finite(out, s, err);
+}
+
+static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     out->weak_eff = NAN;
@@ -162,16 +254,36 @@ static const char *const CSV_COLS =
 
 void cli_csv_header(FILE *f) { fprintf(f, "%s\n", CSV_COLS); }
 
+/* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF (names may: "gpt,x"),
+ * quotes doubled; always quoted when `always` (the layout column, as before). */
+static void csv_text(FILE *f, const char *s, int always)
+{
+    if (!always && !strpbrk(s, ",\"\r\n")) {
+        fprintf(f, "%s,", s);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputs("\",", f);
+}
+
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p)
 {
     const an_result *r = &p->r;
     char lay[64];
     spec_layout_str(&p->layout, lay, sizeof lay);
-    fprintf(f, "%s,%s,%s,%d,%d,\"%s\",%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", s->cluster.name, s->model.name,
-            cli_engine_name(p->engine), p->nodes, p->gpus, lay, p->training.micro_batch, p->training.grad_accum,
+    csv_text(f, s->cluster.name, 0);
+    csv_text(f, s->model.name, 0);
+    fprintf(f, "%s,%d,%d,", cli_engine_name(p->engine), p->nodes, p->gpus);
+    csv_text(f, lay, 1);
+    fprintf(f, "%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", p->training.micro_batch, p->training.grad_accum,
             r->samples_per_step, r->mem.fits, r->step_s, r->samples_per_s, r->tokens_per_s, r->model_tflops_per_gpu,
             r->hw_tflops_per_gpu, r->mfu);
-    if (isnan(p->weak_eff))
+    if (!isfinite(p->weak_eff))
         fprintf(f, ",");
     else
         fprintf(f, "%.9g,", p->weak_eff);

@@ -1,7 +1,10 @@
 /* main.c — `shardcast <command> [options]`: dispatch to one file per subcommand.
  * Not here: option parsing of any one command (each command owns its own). */
+#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "../base/atomic.h"
 
 #include "commands.h"
 #include "common.h"
@@ -44,6 +47,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* GSL reports errors as return values (each call site checks them) instead of aborting the
+     * process; an interrupted run removes its temporary files. */
+    gsl_set_error_handler_off();
+    at_install_signal_cleanup();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -60,8 +60,8 @@ static int own(int opt, const char *arg, void *ctx)
     case 2000: o->calibration = arg; return 0;
     case 2001:
         o->global_batch = strtod(arg, &end);
-        if (end == arg || *end || !(o->global_batch >= 1) || o->global_batch != floor(o->global_batch))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--global-batch", "", "expected a positive integer, got \"%s\"", arg));
+        if (end == arg || *end || !(o->global_batch >= 1 && o->global_batch <= 1e9) || o->global_batch != floor(o->global_batch))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--global-batch", "", "expected an integer from 1 to 1e9, got \"%s\"", arg));
         return 0;
     case 2002:
         if (!strcmp(arg, "throughput"))
@@ -73,8 +73,8 @@ static int own(int opt, const char *arg, void *ctx)
         return 0;
     case 2003:
         o->budget = strtod(arg, &end);
-        if (end == arg || *end || !(o->budget > 0))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--budget-usd-per-hour", "", "expected a positive number, got \"%s\"", arg));
+        if (end == arg || *end || !(o->budget >= 1e-6 && o->budget <= 1e9))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--budget-usd-per-hour", "", "expected a number from 1e-6 to 1e9, got \"%s\"", arg));
         return 0;
     case 2005:
         o->confirm = (int)strtol(arg, &end, 10);
@@ -306,6 +306,7 @@ static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cl
         return rc;
     c->usd_per_msample = s->cluster.price_usd_per_hour * nodes / 3600.0 / c->pt.r.samples_per_s * 1e6;
     c->score = score_of(o, c);
+    c->confirmed = e == ENGINE_SIM; /* was left unset for the analytical candidates (valgrind) */
     return 0;
 }
 
@@ -616,6 +617,9 @@ int cmd_plan(int argc, char **argv)
                 } else if (!c.pt.r.mem.fits && c.pt.r.mem.short_by > 0) {
                     c.pt.r.mem.short_by += headroom;
                 }
+                if (show && tried % 256 == 0)
+                    fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
+                            tried, ni + 1, s.n_nodes, nodes);
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
                     if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
@@ -636,7 +640,8 @@ int cmd_plan(int argc, char **argv)
             }
         }
         if (show)
-            fprintf(stderr, "\rplan: %ld candidates evaluated (%d/%d node counts)", tried, ni + 1, s.n_nodes);
+            fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)", tried, ni + 1,
+                    s.n_nodes, nodes);
     }
     free(lays);
     qsort(cs, n, sizeof *cs, cmp_cand);
@@ -659,8 +664,19 @@ int cmd_plan(int argc, char **argv)
     int k = (int)n < o.confirm ? (int)n : o.confirm;
     for (int i = 0; i < k; i++) {
         if (show)
-            fprintf(stderr, "\rplan: simulating candidate %d/%d                    ", i + 1, k);
+        {
+            char lay[96];
+            fprintf(stderr, "\rplan: simulating candidate %d/%d (%s on %d nodes)                    ", i + 1, k,
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes);
+        }
         cand c;
+        sc_err why_not;
+        if (cli_sim_budget(&s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
+            char lay[96];
+            fprintf(stderr, "%splan: not simulating %s on %d nodes (kept the analytical answer): %s\n", show ? "\n" : "",
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
+            continue;
+        }
         if ((rc = eval_cand(&s, &cal, &o, ENGINE_SIM, cs[i].pt.nodes, &cs[i].pt.layout, &cs[i].pt.training, &c, &err))) {
             free(cs);
             return cli_fail(&err, rc);

@@ -1,7 +1,7 @@
 /* plot.c — `shardcast plot`: a sweep CSV (scaling, efficiency, memory, breakdown) or a simulator
  * trace (timeline) to a PNG. C validates the input, writes the numbers gnuplot needs to a temporary
- * data file and runs a script from plots/ with variables set by -e; the image goes to F.png.tmp and
- * is renamed on success. Not here: how a plot looks (plots/<kind>.gp) or predicting anything. */
+ * data file and runs a script from plots/ after a file of variables; the image goes to a unique
+ * temporary beside F.png, is checked (IEND) and renamed on success (base/atomic.h). Not here: how a plot looks (plots/<kind>.gp) or predicting anything. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../base/atomic.h"
+#include "../model/jsonrd.h"
 #include "commands.h"
 #include "common.h"
 #include "../traces/schema.h"
@@ -24,8 +26,8 @@ static const char HELP[] =
     "                      [--title T] [--size 1000x600]\n"
     "       shardcast plot --kind timeline trace.json --out F.png [--ranks 4]\n\n"
     "Draws a PNG with gnuplot (pngcairo) from a CSV written by 'shardcast sweep' or a Chrome trace\n"
-    "written by 'shardcast predict --trace'. The image is written to F.png.tmp and renamed, so a\n"
-    "failed plot leaves no file behind.\n\n"
+    "written by 'shardcast predict --trace'. The image is written to a temporary file beside F.png,\n"
+    "checked to be a whole PNG and renamed, so a failed plot leaves no file behind.\n\n"
     "kinds:\n"
     "  scaling      samples/s and TFLOPS per GPU vs GPUs, one line per layout (log2 GPU axis)\n"
     "  efficiency   weak-scaling efficiency (%) vs GPUs, one line per layout\n"
@@ -43,6 +45,21 @@ static const char HELP[] =
     "SHARDCAST_PLOTS=DIR overrides both. Needs gnuplot on PATH (Debian package gnuplot-nox).\n";
 
 /* ---- small output helpers ------------------------------------------------------------------ */
+
+/* Write all of buf to fd (retrying short writes); 0 or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
 
 /* Copy s with characters that would break a gnuplot string or word list replaced. */
 static void clean(const char *s, char *out, size_t n)
@@ -118,41 +135,10 @@ static void table_free(table *t)
     t->n = 0;
 }
 
+/* The whole file (at most 1 GiB; no devices: /dev/zero would never end). */
 static int read_all(const char *path, char **out, size_t *len, sc_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f), e = errno;
-    fclose(f);
-    if (!buf)
-        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
-    if (bad) {
-        free(buf);
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(e));
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
+    return jr_slurp(path, (size_t)1 << 30, out, len, err);
 }
 
 /* Split one CSV line in place (RFC 4180 quotes, "" inside quotes); returns the field count, -1 on
@@ -827,12 +813,14 @@ static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *t
 
 static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+    char *text;
+    size_t len;
+    int rrc = read_all(path, &text, &len, err);
+    if (rrc)
+        return rrc;
     json_error_t je;
-    json_t *root = json_loadf(f, 0, &je);
-    fclose(f);
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
     if (!root)
         return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
     json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
@@ -1005,7 +993,9 @@ static int find_script(const char *kind, char *out, size_t n, sc_err *err)
 
 /* Run `gnuplot -e vars script`, its output captured; 0 if it exited 0. On failure the last line
  * gnuplot printed (its error) goes into err. Warnings of a successful run are passed on. */
-static int run_gnuplot(const char *gp, const char *script, const char *vars, sc_err *err)
+/* gnuplot reads the variables from a file, then the script: no argument grows with the input
+ * (one `-e` argument failed past the kernel's 128 KiB limit on a single argument). */
+static int run_gnuplot(const char *gp, const char *script, const char *varsfile, sc_err *err)
 {
     int pfd[2];
     if (pipe(pfd))
@@ -1026,7 +1016,7 @@ static int run_gnuplot(const char *gp, const char *script, const char *vars, sc_
         dup2(pfd[1], 2);
         close(pfd[0]);
         close(pfd[1]);
-        execl(gp, "gnuplot", "-e", vars, script, (char *)NULL);
+        execl(gp, "gnuplot", varsfile, script, (char *)NULL);
         _exit(127);
     }
     close(pfd[1]);
@@ -1233,54 +1223,51 @@ int cmd_plot(int argc, char **argv)
         return cli_fail(&err, rc);
     }
 
-    /* temporary data file, output.tmp, gnuplot, rename */
+    /* scratch data and variables files, a temporary output beside the target, gnuplot, then the
+     * PNG checked (a full disk gives a truncated image and gnuplot still exits 0) and renamed */
     const char *tmpdir = getenv("TMPDIR");
-    char datafile[4200], tmp_out[4200];
-    snprintf(datafile, sizeof datafile, "%s/shardcast-plot-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    snprintf(tmp_out, sizeof tmp_out, "%s.tmp", out);
-    int dfd = mkstemp(datafile);
-    if (dfd < 0) {
-        sc_err_set(&err, SC_ERUNTIME, datafile, "", "cannot create a temporary file: %s", strerror(errno));
-        free(data);
-        free(vars);
-        return cli_fail(&err, SC_ERUNTIME);
-    }
-    FILE *df = fdopen(dfd, "w");
-    int ok = df && fwrite(data, 1, data_len, df) == data_len;
-    ok = (df ? fclose(df) == 0 : (close(dfd), 0)) && ok;
-    free(data);
+    if (!tmpdir || !*tmpdir)
+        tmpdir = "/tmp";
+    char datafile[4200] = "", varsfile[4200] = "";
+    at_file *img = NULL;
+    int dfd = -1, vfd = -1;
     rc = 0;
-    if (!ok) {
-        rc = sc_err_set(&err, SC_ERUNTIME, datafile, "", "cannot write a temporary file: %s", strerror(errno));
-    } else {
-        FILE *probe = fopen(tmp_out, "wb"); /* say which file cannot be written, not gnuplot */
-        if (!probe) {
-            rc = sc_err_set(&err, SC_ERUNTIME, out, "", "cannot write: %s", strerror(errno));
+    if ((dfd = at_scratch(tmpdir, "shardcast-plot-data", datafile, sizeof datafile, &err)) < 0 ||
+        (vfd = at_scratch(tmpdir, "shardcast-plot-vars", varsfile, sizeof varsfile, &err)) < 0)
+        rc = SC_ERUNTIME;
+    if (!rc && (rc = at_begin(out, &img, &err)) == 0) {
+        char *all = NULL;
+        size_t all_len = 0;
+        FILE *fa = open_memstream(&all, &all_len);
+        if (!fa) {
+            rc = sc_err_set(&err, SC_ERUNTIME, "plot", "", "out of memory");
         } else {
-            fclose(probe);
-            char *all = NULL;
-            size_t all_len = 0;
-            FILE *fa = open_memstream(&all, &all_len);
-            if (!fa) {
+            gp_str(fa, "datafile", datafile);
+            gp_str(fa, "outfile", at_tmp_path(img));
+            fputs(vars, fa);
+            fputc('\n', fa);
+            if (fclose(fa) || !all)
                 rc = sc_err_set(&err, SC_ERUNTIME, "plot", "", "out of memory");
-            } else {
-                gp_str(fa, "datafile", datafile);
-                gp_str(fa, "outfile", tmp_out);
-                fputs(vars, fa);
-                fclose(fa);
-                rc = all ? run_gnuplot(gp, script, all, &err) : sc_err_set(&err, SC_ERUNTIME, "plot", "", "out of memory");
-                free(all);
-            }
-            struct stat st;
-            if (!rc && (stat(tmp_out, &st) || st.st_size == 0))
-                rc = sc_err_set(&err, SC_ERUNTIME, script, "", "gnuplot wrote no image to %s", tmp_out);
-            if (!rc && rename(tmp_out, out))
-                rc = sc_err_set(&err, SC_ERUNTIME, out, "", "cannot write: %s", strerror(errno));
-            if (rc)
-                unlink(tmp_out);
         }
+        if (!rc && (write_all(dfd, data, data_len) || write_all(vfd, all, all_len)))
+            rc = sc_err_set(&err, SC_ERUNTIME, tmpdir, "", "cannot write a temporary file: %s", strerror(errno));
+        free(all);
+        if (!rc)
+            rc = run_gnuplot(gp, script, varsfile, &err);
+        if (rc)
+            at_abort(img);
+        else
+            rc = at_commit(img, AT_CHECK_PNG, &err);
     }
-    unlink(datafile);
+    free(data);
+    if (dfd >= 0) {
+        close(dfd);
+        at_scratch_remove(datafile);
+    }
+    if (vfd >= 0) {
+        close(vfd);
+        at_scratch_remove(varsfile);
+    }
     free(vars);
     if (rc)
         return cli_fail(&err, rc);

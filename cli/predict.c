@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "eval.h"
@@ -23,12 +24,16 @@ static const char HELP[] =
     "  --trace FILE           simulator: write a Chrome trace of the step (open in Perfetto);\n"
     "                         needs one layout and one node count\n"
     "  --trace-ranks K        trace the first K ranks (default: the first two nodes)\n"
-    "  --ignore-memory        predict layouts that do not fit as if they did\n" CLI_SIM_HELP;
+    "  --ignore-memory        predict layouts that do not fit as if they did\n"
+    "  --sim-limit-s S        refuse a simulator run estimated over S seconds (or over the memory\n"
+    "                         this process may use) before starting it (default 600; 0: no limit)\n"
+    "  --progress             progress on stderr even when it is not a terminal\n" CLI_SIM_HELP;
 
 typedef struct opts {
     const char *calibration, *trace;
     cli_engine engine;
-    int ignore_memory, trace_ranks;
+    int ignore_memory, trace_ranks, progress;
+    double limit_s;
     exec_opts so;
 } opts;
 
@@ -41,12 +46,17 @@ static int own(int opt, const char *arg, void *ctx)
     case 2001: return cli_parse_engine(arg, &o->engine, &err) ? cli_fail(&err, SC_EINPUT) : 0;
     case 2002: o->ignore_memory = 1; return 0;
     case 2003: o->trace = arg; return 0;
-    case 2004:
-        o->trace_ranks = atoi(arg);
-        if (o->trace_ranks < 1) {
-            sc_err_set(&err, SC_EINPUT, "--trace-ranks", "", "expected a positive rank count, got \"%s\"", arg);
+    case 2005: {
+        int v;
+        if (cli_parse_int(arg, "--sim-limit-s", 0, 1000000000, &v, &err))
             return cli_fail(&err, SC_EINPUT);
-        }
+        o->limit_s = v;
+        return 0;
+    }
+    case 2006: o->progress = 1; return 0;
+    case 2004:
+        if (cli_parse_int(arg, "--trace-ranks", 1, SPEC_MAX_RANKS, &o->trace_ranks, &err))
+            return cli_fail(&err, SC_EINPUT);
         return 0;
     }
     int rc = cli_sim_opt(&o->so, opt, arg, &err);
@@ -82,7 +92,7 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
                            "exposed_reducescatter_s", r->exposed_s[COLL_REDUCESCATTER], "exposed_allreduce_s",
                            r->exposed_s[COLL_ALLREDUCE], "optimizer_s", r->optimizer_s, "idle_s", r->idle_s,
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
-    if (!isnan(p->weak_eff))
+    if (isfinite(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
     if (usd_per_node_hour > 0 && r->tokens_per_s > 0) { /* the cluster's on-demand price per node */
         double usd_h = usd_per_node_hour * p->nodes;
@@ -111,12 +121,15 @@ int cmd_predict(int argc, char **argv)
                                           {"ignore-memory", no_argument, 0, 2002},
                                           {"trace", required_argument, 0, 2003},
                                           {"trace-ranks", required_argument, 0, 2004},
+                                          {"sim-limit-s", required_argument, 0, 2005},
+                                          {"progress", no_argument, 0, 2006},
                                           CLI_SIM_LONGOPTS};
     cli_setup s;
     opts o;
     memset(&o, 0, sizeof o);
     o.engine = ENGINE_SIM;
     o.so.seed = 1;
+    o.limit_s = 600;
     cli_setup_init(&s, argv[0]);
     int rc;
     if (cli_args(argc, argv, "predict", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
@@ -135,6 +148,16 @@ int cmd_predict(int argc, char **argv)
                    "expected --engine sim (the analytical model has no jitter or stragglers)");
         return cli_fail(&err, SC_EINPUT);
     }
+    /* say before starting when a simulation would not fit the time or memory budget */
+    double total_s = 0;
+    for (int ni = 0; o.engine == ENGINE_SIM && ni < s.n_nodes; ni++) {
+        if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], o.limit_s, "--sim-limit-s 0", &err)))
+            return cli_fail(&err, rc);
+        double t, b;
+        cli_sim_estimate(&s, &s.training, s.nodes[ni], &t, &b);
+        total_s += t * s.n_layouts;
+    }
+    int busy = (o.progress || isatty(2)) && o.engine == ENGINE_SIM && total_s > 1;
     tr_writer *tw = NULL;
     if (o.trace) {
         if ((rc = tr_open(o.trace, &tw, &err)))
@@ -153,6 +176,12 @@ int cmd_predict(int argc, char **argv)
     for (int ni = 0; ni < s.n_nodes; ni++)
         for (int li = 0; li < s.n_layouts; li++) {
             cli_point *p = &pts[np++];
+            if (busy) {
+                char lay[96];
+                fprintf(stderr, "\rpredict: simulating %s on %d nodes (%d/%d, about %.0f s in all)   ",
+                        spec_layout_str(&s.layouts[li], lay, sizeof lay), s.nodes[ni], np, s.n_nodes * s.n_layouts,
+                        total_s);
+            }
             if (tw) { /* counters every 1/400 of the analytical step estimate */
                 cli_point est;
                 if (cli_eval(&s, &cal, ENGINE_MODEL, NULL, &s.training, s.nodes[ni], &s.layouts[li], &est, &err) == 0)
@@ -172,6 +201,8 @@ int cmd_predict(int argc, char **argv)
             }
         }
 
+    if (busy)
+        fprintf(stderr, "\n");
     if (tw) {
         if ((rc = tr_close(tw, &err))) {
             free(pts);
@@ -239,7 +270,7 @@ int cmd_predict(int argc, char **argv)
                    r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
                    r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
                    row[0].r.step_s / r->step_s);
-            if (!isnan(p->weak_eff))
+            if (isfinite(p->weak_eff))
                 printf("  %8.1f%%", 100 * p->weak_eff);
             printf("\n");
             if (r->mem.host > 0 || r->mem.innet > 0)

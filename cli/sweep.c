@@ -13,7 +13,7 @@
 static const char HELP[] =
     "usage: shardcast sweep --cluster C --model M --nodes LIST --layout L [--layout ...] -o out.csv\n\n"
     "Predicts every point of nodes x layouts x micro-batches and writes a CSV (written to\n"
-    "out.csv.tmp, then renamed: an interrupted sweep leaves no half-written file). Without -o\n"
+    "a temporary file beside it, then renamed: an interrupted sweep leaves no half-written file). Without -o\n"
     "the CSV goes to stdout. Columns carry units (step_s, mem_total_GiB, comm_GB_per_rank...).\n"
     "weak_scaling_eff is per-GPU throughput relative to the smallest node count (under strong\n"
     "scaling: speed-up over node-count ratio). Under OpenMPI, `mpirun -np K shardcast sweep ...`\n"
@@ -28,6 +28,8 @@ static const char HELP[] =
     "  --scaling weak|strong  weak (default): the per-GPU batch stays; strong: the global batch of the\n"
     "                         smallest node count is split over more GPUs (accumulation first)\n"
     "  -o, --out FILE         CSV output\n"
+    "  --sim-limit-s S        refuse simulations estimated over S seconds in all, or over the\n"
+    "                         memory this process may use, before starting (default 3600; 0: none)\n"
     "  --progress             progress on stderr even when it is not a terminal\n";
 
 /* ---- optional MPI: split the grid, gather the points on rank 0 ------------------------- */
@@ -93,6 +95,7 @@ typedef struct opts {
     const char *calibration, *out, *mbs;
     cli_engine engine;
     int both, strong, progress;
+    double limit_s;
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -112,6 +115,13 @@ static int own(int opt, const char *arg, void *ctx)
     case 'o': o->out = arg; return 0;
     case 2003: o->mbs = arg; return 0;
     case 2004: o->progress = 1; return 0;
+    case 2006: {
+        int v;
+        if (cli_parse_int(arg, "--sim-limit-s", 0, 1000000000, &v, &err))
+            return cli_fail(&err, SC_EINPUT);
+        o->limit_s = v;
+        return 0;
+    }
     }
     return 0;
 }
@@ -179,9 +189,11 @@ int cmd_sweep(int argc, char **argv)
                                           {"out", required_argument, 0, 'o'},
                                           {"micro-batches", required_argument, 0, 2003},
                                           {"progress", no_argument, 0, 2004},
-                                          {"scaling", required_argument, 0, 2005}};
+                                          {"scaling", required_argument, 0, 2005},
+                                          {"sim-limit-s", required_argument, 0, 2006}};
     cli_setup s;
     opts o = {0};
+    o.limit_s = 3600;
     cli_setup_init(&s, argv[0]);
     int rc;
     if (cli_args(argc, argv, "sweep", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
@@ -205,6 +217,22 @@ int cmd_sweep(int argc, char **argv)
     if (o.both)
         engines[0] = ENGINE_MODEL;
     long total = (long)n_eng * n_mb * s.n_layouts * s.n_nodes;
+    if (o.both || o.engine == ENGINE_SIM) { /* say before starting when the simulations would not fit */
+        double all_s = 0;
+        for (int ni = 0; ni < s.n_nodes; ni++) {
+            double t, b;
+            if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], o.limit_s, "--sim-limit-s 0", &err)))
+                return cli_fail(&err, rc);
+            cli_sim_estimate(&s, &s.training, s.nodes[ni], &t, &b);
+            all_s += t * n_mb * s.n_layouts;
+        }
+        if (o.limit_s > 0 && all_s > o.limit_s)
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "budget", "",
+                                             "the %ld simulations of this sweep would take about %.0f s, over the limit "
+                                             "of %.0f s; --engine model answers in microseconds, mpirun -np K splits the "
+                                             "grid, or --sim-limit-s 0 goes on",
+                                             total, all_s, o.limit_s));
+    }
     cli_point *pts = calloc((size_t)total, sizeof *pts);
     if (!pts) {
         fprintf(stderr, "shardcast sweep: out of memory for %ld points\n", total);

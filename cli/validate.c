@@ -44,8 +44,8 @@ static int own(int opt, const char *arg, void *ctx)
         o->calibration = arg;
     else if (opt == 2001) {
         o->tolerance = strtod(arg, &end);
-        if (end == arg || *end || !(o->tolerance > 0))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--tolerance", "", "expected a positive fraction, got \"%s\"", arg));
+        if (end == arg || *end || !(o->tolerance >= 1e-6 && o->tolerance <= 1e3))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--tolerance", "", "expected a fraction from 1e-6 to 1000, got \"%s\"", arg));
     }
     return 0;
 }
@@ -170,6 +170,10 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_setup_load(&s, NEED_CLUSTER, &err)) || (rc = cli_calib_load(&s, o.calibration, &cal, &err)) ||
         (rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
+    if ((rc = cal_meas_check(m, &s.cluster, &err))) {
+        cal_meas_free(m);
+        return cli_fail(&err, rc);
+    }
     int show = !s.json;
     /* CPU measurements checked against a GPU cluster (or the reverse) cannot agree: say so first */
     int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(s.cluster.gpu.arch, "cpu");

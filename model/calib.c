@@ -45,11 +45,13 @@ static int get_param(jr *r, const json_t *obj, const char *base, const char *key
     } else {
         return jr_bad(r, p, want, v);
     }
-    if (!isfinite(x) || x < 0 || (!allow_zero && x == 0) || x > max) {
+    if (!isfinite(x) || x < 0 || (!allow_zero && x == 0) || x > max || !jr_plausible(x)) {
         char got[64];
         snprintf(got, sizeof got, "%g", x);
         if (x > max)
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected a number at most %g, got %s", max, got);
+        if (isfinite(x) && x > 0 && !jr_plausible(x))
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected %s from 1e-09 to 1e+15, got %s", want, got);
         return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected %s, got %s", want, got);
     }
     out->v = x * scale;

@@ -1,9 +1,11 @@
 /* jsonrd.c — strict JSON getters with path-naming errors (see jsonrd.h). */
 #include "jsonrd.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A reader carries the file name and error sink through nested objects. */
 
@@ -97,9 +99,13 @@ int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int requ
     double x = json_number_value(v);
     if (!isfinite(x) || x <= 0)
         return jr_bad(r, p, "a positive number", v);
+    if (!jr_plausible(x))
+        return jr_bad(r, p, "a positive number from 1e-09 to 1e+15", v);
     *out = x;
     return 0;
 }
+
+int jr_plausible(double x) { return isfinite(x) && (x == 0 || (fabs(x) >= JR_TINY && fabs(x) <= JR_HUGE)); }
 
 /* Number >= lo (finite). */
 int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required,
@@ -116,6 +122,10 @@ int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double l
     double x = json_number_value(v);
     if (!isfinite(x) || x < lo)
         return jr_bad(r, p, want, v);
+    if (!jr_plausible(x)) {
+        snprintf(want, sizeof want, "0 or a number from 1e-09 to 1e+15");
+        return jr_bad(r, p, want, v);
+    }
     *out = x;
     return 0;
 }
@@ -171,7 +181,13 @@ int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int requ
         snprintf(want, sizeof want, "a string of at most %zu characters", n - 1);
         return jr_bad(r, p, want, v);
     }
-    snprintf(buf, n, "%s", json_string_value(v));
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return jr_bad(r, p, "a string without NUL characters", v);
+    for (const char *q = s; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return jr_bad(r, p, "a string without control characters", v);
+    snprintf(buf, n, "%s", s);
     return 0;
 }
 
@@ -211,12 +227,75 @@ int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int requ
     return 0;
 }
 
+int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        fclose(f);
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s, expected a file",
+                          S_ISDIR(st.st_mode) ? "is a directory" : "is a device");
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf && !rc) {
+        if (n + 1 >= cap) {
+            char *nb = cap > max ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                rc = cap > max ? sc_err_set(err, SC_EINPUT, path, "", "cannot read: longer than %zu MiB", max >> 20)
+                               : sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (n > max)
+            rc = sc_err_set(err, SC_EINPUT, path, "", "cannot read: longer than %zu MiB", max >> 20);
+    }
+    int bad = ferror(f), e = errno;
+    fclose(f);
+    if (!buf)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
+    if (!rc && bad)
+        rc = sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(e));
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 /* Parse text (or a file when text == NULL) into an object root. */
 int jr_load_root(jr *r, const char *text, json_t **root)
 {
     json_error_t je;
-    *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je)
-                 : json_load_file(r->src, JSON_REJECT_DUPLICATES, &je);
+    *root = NULL;
+    char *file = NULL;
+    size_t len = 0;
+    if (!text) {
+        FILE *probe = fopen(r->src, "rb"); /* the message Jansson gave before */
+        if (!probe)
+            return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: unable to open %s: %s", r->src,
+                              strerror(errno));
+        fclose(probe);
+        int rc = jr_slurp(r->src, JR_MAX_FILE, &file, &len, r->err);
+        if (rc)
+            return rc;
+    }
+    *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : json_loadb(file, len, JSON_REJECT_DUPLICATES, &je);
+    free(file);
     if (!*root) {
         if (!text && je.line < 0)
             return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: %s", je.text);

@@ -160,6 +160,8 @@ typedef enum {
 typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
+/* The most GPUs a study may have (2^22): every product of group sizes and node counts fits an int. */
+#define SPEC_MAX_RANKS (1 << 22)
 
 typedef struct spec_layout {
     spec_layout_kind kind;

@@ -47,7 +47,7 @@ static int parse_pos_int(const char *v, int *out)
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < 1 || x > INT_MAX / 2)
+    if (errno || end == v || *end || x < 1 || x > SPEC_MAX_RANKS)
         return -1;
     *out = (int)x;
     return 0;
@@ -177,6 +177,8 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     }
     if (!*ko->keys)
         return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KIND_NAMES[kind], s);
+    if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
     int seen[8] = {0};
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
@@ -250,6 +252,14 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
                               kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP || (kind == LAYOUT_MEGATRON && i == 0) ? "T" : "P",
                               ko->example);
         }
+    if (kind == LAYOUT_AXONN) { /* every product of the axes then fits an int */
+        long long prod = 1;
+        for (int a = 0; a < SPEC_AXES; a++)
+            prod *= out->grid[a] ? out->grid[a] : 1;
+        if (prod > SPEC_MAX_RANKS)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected a grid of at most %d GPUs, got %lld", s,
+                              SPEC_MAX_RANKS, prod);
+    }
     return 0;
 }
 
@@ -339,9 +349,12 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
  * the same members on each (the placement rule of the AxoNN paper, §V). */
 static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
 {
-    int prod = 1;
+    long long big = 1;
     for (int i = 0; i < SPEC_AXES - 1; i++)
-        prod *= l->grid[i];
+        big *= l->grid[i] > 0 ? l->grid[i] : 0;
+    if (big < 1 || big > n) /* also keeps the products below in int */
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %lld to divide the %d GPUs", name, big, n);
+    int prod = (int)big;
     if (n % prod)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %d to divide the %d GPUs", name, prod, n);
     if (l->grid[3] && prod * l->grid[3] != n)
@@ -395,6 +408,9 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
 {
     char name[64];
     spec_layout_str(l, name, sizeof name);
+    if ((long long)nodes * c->gpus_per_node > SPEC_MAX_RANKS || nodes < 1 || c->gpus_per_node < 1)
+        return sc_err_set(err, SC_EINPUT, "--nodes", "", "expected at most %d GPUs in all, got %d nodes x %d", SPEC_MAX_RANKS,
+                          nodes, c->gpus_per_node);
     int n = nodes * c->gpus_per_node, g = c->gpus_per_node, p = l->p;
     if (l->kind == LAYOUT_TP) {
         if (g % l->t)
@@ -416,7 +432,7 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
         return 0;
     if (l->kind == LAYOUT_ZEROPP && !p)
         return 0; /* no hpZ: nothing to align */
-    if (p > n || n % p)
+    if (p < 1 || p > n || n % p)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected a group size dividing the %d GPUs (%d nodes x %d), got %d",
                           name, n, nodes, g, p);
     /* A group either lives inside one node or spans whole nodes, so that groups never share a
@@ -479,8 +495,15 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
         snprintf(out, n, "%s", name);
         return 0;
     }
-    if (strchr(name, '/') || strstr(name, ".json"))
-        return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind, strerror(errno));
+    struct stat st;
+    errno = 0;
+    if (stat(name, &st) == 0 && !S_ISREG(st.st_mode))
+        return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind,
+                          S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    if (strchr(name, '/') || strstr(name, ".json")) {
+        int e = errno ? errno : (access(name, R_OK) ? errno : EACCES);
+        return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind, strerror(e));
+    }
     const char *env = getenv("SHARDCAST_CONFIGS");
     const char *dirs[9] = {0};
     int nd = 0;

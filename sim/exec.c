@@ -87,6 +87,7 @@ typedef struct sim {
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
     int p, q;
     long *late; /* per rank: times it was the last to arrive */
+    int *members_tmp; /* N ints: a group's members before they are copied at its own size */
     long collectives, n_done;
     int solve_pending; /* flows removed at this instant wait for one EV_SOLVE to re-rate */
     uint64_t flows; /* flows started */
@@ -149,12 +150,18 @@ static int group_id(const sim *s, lo_group_kind k, int r)
 
 static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
 {
+    if (!s->grp[st][k]) /* on first use: a stream or communicator the layout never uses costs nothing */
+        s->grp[st][k] = calloc((size_t)s->N, sizeof(group_st));
+    if (!s->grp[st][k])
+        return NULL;
     group_st *gs = &s->grp[st][k][group_id(s, k, r)];
-    if (!gs->members) {
-        gs->members = malloc(sizeof(int) * (size_t)s->N);
+    if (!gs->members) { /* at the group's size: memory O(ranks + sum of group sizes) */
+        int n = layout_group_members(s->g, k, r, s->members_tmp);
+        gs->members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
         if (!gs->members)
             return NULL;
-        gs->n = layout_group_members(s->g, k, r, gs->members);
+        memcpy(gs->members, s->members_tmp, sizeof(int) * (size_t)n);
+        gs->n = n;
     }
     return gs;
 }
@@ -671,6 +678,7 @@ static void sim_free(sim *s)
             free(s->grp[st][k]);
         }
     free(s->late);
+    free(s->members_tmp);
     free(s->nic_links);
     free(s->nic_prev);
     free(s->fm);
@@ -746,10 +754,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rk = calloc((size_t)s.N, sizeof *s.rk);
     s.late = calloc((size_t)s.N, sizeof *s.late);
-    int ok = s.eng && s.rng && s.rk && s.late;
-    for (int st = 0; ok && st < NS; st++)
-        for (int k = 0; ok && k < N_GROUPS; k++)
-            ok = (s.grp[st][k] = calloc((size_t)s.N, sizeof(group_st))) != NULL;
+    s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
+    int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp; /* grp: allocated by group_of */
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);

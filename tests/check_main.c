@@ -26,6 +26,8 @@ static Suite *(*const SUITES[])(void) = {
     framework_suite,
     fit_suite,
     accuracy_suite,
+    atomic_suite,
+    reliab_suite,
 };
 
 int main(void)

@@ -27,6 +27,9 @@ Suite *kernels_suite(void); /* tests/test_kernels.c: GEMM tiles and waves, Flash
 Suite *nccl_suite(void);     /* tests/test_nccl.c: NCCL algorithms x protocols, choice, properties */
 
 Suite *framework_suite(void); /* tests/test_framework.c: schedules per framework, ds_config */
+
+Suite *atomic_suite(void);  /* tests/test_atomic.c: whole-or-absent output (base/atomic)      */
+Suite *reliab_suite(void);  /* tests/test_reliab.c: issue 19 regressions (crashes, ranges, NaN) */
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */

@@ -445,7 +445,8 @@ START_TEST(test_fit_nccl_recovers)
     snprintf(cal_path, sizeof cal_path, "%s.cal.json", path);
     ck_assert_int_eq(cal_calib_write(cal_path, &out, &rep, m, "p5.48xlarge", &e), 0);
     cost_calib back;
-    ck_assert_int_eq(cost_calib_load(cal_path, &back, &e), 0);
+    rc = cost_calib_load(cal_path, &back, &e);
+    ck_assert_msg(rc == 0, "%s: %s: %s", e.source, e.path, e.text);
     ck_assert(back.nccl.on);
     ck_assert_double_eq_tol(back.nccl.tree_bw, 0.8, 1e-6);
     ck_assert_double_eq_tol(back.nccl.net_floor_s, 20e-6, 1e-10);

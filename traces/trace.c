@@ -1,6 +1,8 @@
 /* trace.c — Chrome trace-event JSON writer (see trace.h): integer-nanosecond times. */
 #include "trace.h"
 
+#include "../base/atomic.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,8 +11,8 @@
 #include <unistd.h>
 
 struct tr_writer {
-    FILE *f;
-    char path[4096], tmp[4200];
+    FILE *f;     /* at_stream(af) */
+    at_file *af; /* whole or absent (base/atomic.h) */
     int n;   /* events written */
     int bad; /* a write failed */
 };
@@ -20,14 +22,12 @@ int tr_open(const char *path, tr_writer **out, sc_err *err)
     tr_writer *w = calloc(1, sizeof *w);
     if (!w)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-    snprintf(w->path, sizeof w->path, "%s", path);
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
-    w->f = fopen(w->tmp, "w");
-    if (!w->f) {
-        int e = errno;
+    int rc = at_begin(path, &w->af, err);
+    if (rc) {
         free(w);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write trace: %s", strerror(e));
+        return rc;
     }
+    w->f = at_stream(w->af);
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", w->f);
     *out = w;
     return 0;
@@ -120,14 +120,7 @@ void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double valu
 int tr_close(tr_writer *w, sc_err *err)
 {
     fputs("\n]}\n", w->f);
-    int ok = !ferror(w->f);
-    ok = (fclose(w->f) == 0) && ok;
-    int rc = 0;
-    if (!ok || rename(w->tmp, w->path)) {
-        int e = errno;
-        unlink(w->tmp);
-        rc = sc_err_set(err, SC_ERUNTIME, w->path, "", "cannot write trace: %s", strerror(e));
-    }
+    int rc = at_commit(w->af, AT_CHECK_NONE, err);
     free(w);
     return rc;
 }
@@ -136,7 +129,6 @@ void tr_abort(tr_writer *w)
 {
     if (!w)
         return;
-    fclose(w->f);
-    unlink(w->tmp);
+    at_abort(w->af);
     free(w);
 }

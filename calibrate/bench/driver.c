@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../base/atomic.h"
 #include "../../model/layout.h"
 #include "../../traces/trace.h"
 
@@ -940,21 +941,19 @@ static int write_json(const run *r, json_t *root, sc_err *err)
     char *txt = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
     if (!txt)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory building JSON");
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    int ok = f != NULL;
-    if (ok) {
+    at_file *f;
+    int rc = at_begin(path, &f, err);
+    if (!rc) {
         size_t len = strlen(txt);
-        ok = fwrite(txt, 1, len, f) == len && fputc('\n', f) != EOF;
-        ok = (fclose(f) == 0) && ok;
+        if (fwrite(txt, 1, len, at_stream(f)) != len || fputc('\n', at_stream(f)) == EOF) {
+            at_abort(f);
+            rc = sc_err_set(err, SC_ERUNTIME, path, "", "cannot write measurements");
+        } else {
+            rc = at_commit(f, AT_CHECK_NONE, err);
+        }
     }
     free(txt);
-    if (!ok || rename(tmp, path)) {
-        remove(tmp);
-        return sc_err_set(err, SC_ERUNTIME, path, "", "cannot write measurements");
-    }
-    return 0;
+    return rc;
 }
 
 static json_t *host_json(const run *r)

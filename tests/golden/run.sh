@@ -539,5 +539,6 @@ expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: paramete
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
+. "$(dirname "$0")/reliability.sh"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,123 @@
+# reliability.sh — golden tests of issue 19 (sourced by run.sh: uses $BIN, $TMP, expect, pass, fail):
+# outputs whole or absent, inputs that used to crash or pass unchecked, numbers that are not numbers.
+R="$TMP/rel"
+mkdir -p "$R/scratch"
+
+# ---- outputs whole or absent ----------------------------------------------------------------------
+"$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/one.csv" 2>/dev/null
+# a gnuplot that exits 0 after writing half a PNG (what a full disk does): exit 1, no file
+mkdir -p "$R/fakegp"
+cat >"$R/fakegp/gnuplot" <<'GP'
+#!/bin/sh
+out=$(sed -n "s/^.*outfile='\([^']*\)'.*$/\1/p" "$1")
+printf '\211PNG\r\n\032\n\000\000\000\015IHDR' >"$out"
+exit 0
+GP
+chmod +x "$R/fakegp/gnuplot"
+expect plot-truncated-png 1 "the image is not a whole PNG" -- env PATH="$R/fakegp:$PATH" TMPDIR="$R/scratch" \
+    "$BIN" plot "$R/one.csv" --kind scaling --out "$R/trunc.png"
+if [ ! -e "$R/trunc.png" ] && [ -z "$(ls -A "$R" | grep '^\.trunc')" ] && [ -z "$(ls -A "$R/scratch")" ]; then
+    pass=$((pass + 1)); else echo "FAIL plot-truncated-png-no-file: $(ls -A "$R" "$R/scratch")"; fail=$((fail + 1)); fi
+# 8,192 bars: their labels once went in one `gnuplot -e` argument, past the 128 KiB limit ("exec failed")
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } NR == 2 { for (i = 1; i <= 8192; i++) { $4 = i; $5 = i * 8; print } }' \
+    "$R/one.csv" >"$R/big.csv"
+expect plot-8192-rows 0 "plot: breakdown" -- env TMPDIR="$R/scratch" "$BIN" plot "$R/big.csv" --kind breakdown --out "$R/big.png"
+# a link where the old fixed temporary name was is not followed (its target keeps its bytes)
+echo keep >"$R/victim"
+ln -s "$R/victim" "$R/linked.csv.tmp"
+expect sweep-no-follow 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/linked.csv"
+if [ "$(cat "$R/victim")" = keep ] && [ -s "$R/linked.csv" ]; then pass=$((pass + 1)); else echo "FAIL sweep-no-follow-victim"; fail=$((fail + 1)); fi
+# what a kill -9 left behind (a temporary of a process that is gone) is removed by the next run
+touch "$R/.killed.csv.sc2147483646.Ab12Cd"
+expect sweep-stale-temp 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/killed.csv"
+if [ ! -e "$R/.killed.csv.sc2147483646.Ab12Cd" ]; then pass=$((pass + 1)); else echo "FAIL sweep-stale-temp-removed"; fail=$((fail + 1)); fi
+
+# ---- inputs that crashed or were taken wrongly ------------------------------------------------------
+P="--cluster p4d.24xlarge --model gpt3-13b"
+# x*y*z overflowed int in the layout check: SIGFPE (exit 136)
+expect axonn-overflow 2 "expected a grid of at most 4194304 GPUs, got 4294967296" -- "$BIN" predict $P --nodes 2 --layout axonn:x=65536,y=65536,z=1
+expect seed-negative 2 "--seed: expected a non-negative integer, got \"-1\"" -- "$BIN" predict $P --nodes 2 --layout zero3 --seed -1
+expect trace-ranks-float 2 "--trace-ranks: expected an integer from 1 to 4194304, got \"1e6\"" -- "$BIN" predict $P --nodes 2 --layout zero3 --trace-ranks 1e6
+expect nodes-empty-item 2 "--nodes: expected numbers separated by single commas, got \"1,,2\"" -- "$BIN" predict $P --nodes 1,,2 --layout zero3
+expect layout-empty-option 2 "in \"mics:p=8,,\": expected key=value options separated by single commas" -- "$BIN" predict $P --nodes 2 --layout mics:p=8,,
+expect spec-directory 2 "configs/: cannot read clusters file: is a directory" -- "$BIN" predict --cluster configs/ --model gpt3-13b --nodes 2 --layout zero3
+expect measurements-directory 2 "cannot read: is a directory, expected a file" -- "$BIN" validate configs/ --cluster p4d.24xlarge
+expect plan-budget-inf 2 "--budget-usd-per-hour: expected a number from 1e-6 to 1e9, got \"inf\"" -- "$BIN" plan $P --nodes 2 --budget-usd-per-hour inf
+# control characters from the input are not echoed raw (an escape sequence would drive the terminal)
+expect escape-control 2 'a\x1b[31mb: no such file' -- "$BIN" predict --cluster "$(printf 'a\033[31mb')" --model gpt3-13b --nodes 2 --layout zero3
+# m above the node's GPUs overflowed a stack array on NVLink-mesh clusters (validate, calibrate fit)
+expect meas-m-validate 2 'meas_m_too_big.json: $.collectives[0].m: expected at most the 8 GPUs per node of p3dn.24xlarge, got 64' -- \
+    "$BIN" validate tests/fixtures/meas_m_too_big.json --cluster p3dn.24xlarge
+expect meas-m-fit 2 '$.collectives[0].m: expected at most the 8 GPUs per node' -- \
+    "$BIN" calibrate fit tests/fixtures/meas_m_too_big.json --cluster p3dn.24xlarge --base p3dn.24xlarge -o "$R/cal.json"
+# single-rank collectives: GSL's default handler aborted the process (exit 134); now an input error
+expect meas-single-rank 2 'meas_single_rank.json: $.collectives: the measurements cannot determine' -- \
+    "$BIN" calibrate fit tests/fixtures/meas_single_rank.json --cluster p3dn.24xlarge --base defaults -o "$R/cal.json"
+
+# ---- numbers that are not numbers -----------------------------------------------------------------
+# 1e-320 (a denormal) and 1e308 passed "positive number" and printed -nan/inf with exit 0; --json
+# then dropped every timing field
+for v in 1e-320 1e308; do
+    sed "s/\"nic_bandwidth_Gbps\": *[0-9.]*/\"nic_bandwidth_Gbps\": $v/" configs/clusters/p4d.24xlarge.json >"$R/nic-$v.json"
+    expect "range-nic-$v" 2 "nic-$v.json: \$.node.nic_bandwidth_Gbps: expected a positive number from 1e-09 to 1e+15, got" -- \
+        "$BIN" predict --cluster "$R/nic-$v.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model --json
+done
+sed 's/"switch_latency_us": *[0-9.]*/"switch_latency_us": 1e-320/' configs/clusters/p4d.24xlarge.json >"$R/lat.json"
+expect range-latency 2 '$.network.switch_latency_us: expected 0 or a number from 1e-09 to 1e+15' -- \
+    "$BIN" predict --cluster "$R/lat.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model
+sed 's/"value": *0\.[0-9]*/"value": 1e-320/' configs/calibrations/p4d.24xlarge.json >"$R/cal-tiny.json"
+expect range-calibration 2 'cal-tiny.json: $.' -- \
+    "$BIN" predict --cluster p4d.24xlarge --calibration "$R/cal-tiny.json" --model gpt3-13b --nodes 2 --layout zero3 --engine model
+
+# ---- CSV per RFC 4180: a model named gpt,x "q" makes a CSV that plot reads back ---------------------
+sed 's/"name": *"[^"]*"/"name": "gpt,x \\"q\\""/' configs/models/gpt3-1.3b.json >"$R/comma.json"
+expect csv-quoted-write 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --model "$R/comma.json" --nodes 1,2 --layout zero3 --engine model -o "$R/comma.csv"
+expect csv-quoted-field 0 'p4d.24xlarge,"gpt,x ""q""",model,1,8,"zero3"' -- cat "$R/comma.csv"
+expect csv-quoted-plot 0 "plot: scaling" -- "$BIN" plot "$R/comma.csv" --kind scaling --out "$R/comma.png"
+# control characters in a spec's strings are rejected where they are read
+printf '{"name": "a\\u001b[31mb"}' >"$R/ctl.json"
+expect spec-control-char 2 'ctl.json: $.name: expected a string without control characters' -- "$BIN" describe --model "$R/ctl.json"
+
+# plan's engine column read an uninitialised flag for the analytical candidates (valgrind)
+"$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --confirm 0 >"$R/plan0.txt" 2>&1
+if grep -q ' model$' "$R/plan0.txt" && ! grep -q ' sim$' "$R/plan0.txt"; then pass=$((pass + 1)); else echo "FAIL plan-engine-column"; fail=$((fail + 1)); fi
+
+# ---- scale: the simulator allocated every group's member list at the size of the world ------------
+# (address space O(groups x ranks): 76 MiB at 1,024 nodes, 8.8 GB at 16,384); now O(ranks + sum of
+# group sizes): 1,024 nodes of mics:p=8 run in 60 MB of address space
+sed 's/"max_nodes": 512/"max_nodes": 16384/' configs/clusters/p4d.24xlarge.json >"$R/p4d16k.json"
+[ "${SC_ASAN:-}" = 1 ] && echo "SKIP sim-memory-1024-nodes, sim-budget-memory: ulimit -v under ASan"
+[ "${SC_ASAN:-}" = 1 ] || expect sim-memory-1024-nodes 0 "mics:p=8" -- sh -c "ulimit -v 60000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 1024 --layout mics:p=8"
+# a run over the time or memory budget says so before it starts, and how to go on
+expect sim-budget-time 2 "budget: simulating 131072 GPUs (16384 nodes) would take about" -- \
+    "$BIN" predict --cluster "$R/p4d16k.json" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --sim-limit-s 10
+[ "${SC_ASAN:-}" = 1 ] || expect sim-budget-memory 2 "over the 293 MiB this process may use; --engine model needs none, or --sim-limit-s 0 goes on" -- \
+    sh -c "ulimit -v 300000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8"
+# SIGTERM in the middle of writing a trace: the temporary is removed and the process dies of the signal
+mkdir -p "$R/term"
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 64 --layout mics:p=8 --trace "$R/term/step.json" --trace-ranks 512 >/dev/null 2>&1 &
+tpid=$!
+sleep 0.4
+{ kill -TERM $tpid; wait $tpid; } 2>/dev/null
+trc=$?
+if [ -z "$(ls -A "$R/term")" ] || { [ -s "$R/term/step.json" ] && [ "$(ls -A "$R/term" | wc -l)" = 1 ]; }; then pass=$((pass + 1)); else echo "FAIL sigterm-no-temp (exit $trc): $(ls -A "$R/term")"; fail=$((fail + 1)); fi
+expect sweep-budget 2 "budget: the 28 simulations of this sweep would take about" -- "$BIN" sweep --cluster "$R/p4d16k.json" \
+    --calibration p4d.24xlarge --model gpt3-13b --nodes 2..16384 --layout mics:p=8 --layout zero3 --engine sim --sim-limit-s 30 -o "$R/big-sweep.csv"
+# /dev/zero as an input never ends: plot grew until the kernel killed it; the JSON loaders read forever
+expect plot-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" plot /dev/zero --kind scaling --out "$R/z.png"
+expect ds-config-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" predict $P --nodes 2 --layout zero3 --ds-config /dev/zero
+# racing writers of one target: the file is always one writer's whole output (the fixed name
+# <out>.tmp, opened with truncation, mixed their bytes)
+mkdir -p "$R/race"
+for k in 1 2 3 4 5 6 7 8; do
+    "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes "1..$((1 << k))" --layout zero3 --engine model -o "$R/race/ref$k.csv" 2>/dev/null
+done
+for round in 1 2 3; do
+    for k in 1 2 3 4 5 6 7 8; do
+        "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes "1..$((1 << k))" --layout zero3 --engine model -o "$R/race/out.csv" 2>/dev/null &
+    done
+    wait
+    ok=0
+    for k in 1 2 3 4 5 6 7 8; do cmp -s "$R/race/out.csv" "$R/race/ref$k.csv" && ok=1; done
+    if [ $ok = 1 ] && [ "$(ls -A "$R/race" | wc -l)" = 9 ]; then pass=$((pass + 1)); else echo "FAIL race-$round: $(ls -A "$R/race")"; fail=$((fail + 1)); fi
+done
