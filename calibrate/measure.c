@@ -451,8 +451,9 @@ static double rms(const gsl_vector *r)
 /* One GSL trust-region fit of the free parameters of f, from their values in f->fixed: all N_P
  * values into v (fixed ones as they are), standard errors into sd (0 for fixed ones), the RMS
  * relative residual into f->rms. */
-static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
+static int fit_collectives(fit_ctx *f, double *v, double *sd, int *flat, sc_err *err)
 {
+    *flat = -1;
     const cal_meas *m = f->m;
     memcpy(v, f->fixed, sizeof(double) * N_P);
     for (int j = 0; j < N_P; j++)
@@ -512,11 +513,11 @@ static int fit_collectives(fit_ctx *f, double *v, double *sd, sc_err *err)
                             PNAMES[p], v[p]);
         double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
         sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
-        /* a column of J that is all zero means no measurement depends on it */
+        /* a column of J that is all zero means no measurement depends on it (at the solution:
+         * an efficiency that ran away upwards, its bandwidth term vanishing): the caller decides */
         gsl_vector_view col = gsl_matrix_column(J, (size_t)j);
-        if (gsl_blas_dnrm2(&col.vector) < 1e-12)
-            rc = sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                            "the measurements cannot determine the %s: no measured time depends on it", PNAMES[p]);
+        if (gsl_blas_dnrm2(&col.vector) < 1e-12 && *flat < 0)
+            *flat = p;
     }
     gsl_multifit_nlinear_free(w);
     gsl_vector_free(x);
@@ -662,21 +663,35 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                           "expected at least %d collective measurements to fit %d parameters, got %d", f.n_free + 1,
                           f.n_free, m->n_coll);
     if (m->n_coll) {
-        /* Latencies cannot be negative (the loader takes >= 0), but an unconstrained fit of one
-         * that the data barely determine can land below zero. Such a latency is held at its
-         * bound 0 and the others refitted (an active-set least squares), as often as needed. */
+        /* Physical bounds, as an active-set least squares: latencies cannot be negative and
+         * bandwidth efficiencies cannot exceed 1 (the tree's factor 2: a 2-node tree moves half a
+         * ring's bytes). An unconstrained fit of a latency the data barely determine can land
+         * below 0; noisy latency-dominated points can drive an efficiency up until its bandwidth
+         * term vanishes and nothing depends on it. Either is held at its bound, reported, and the
+         * others refitted, as often as needed. An efficiency that the data place above 1 is
+         * refused below (the cluster spec or the measurements are wrong), as is any other
+         * parameter nothing depends on. */
         double v[N_P], sd[N_P] = {0};
         const int is_lat[N_P] = {0, 0, 1, 1, 1, 1, 0};
         int rc;
         for (;;) {
-            if ((rc = fit_collectives(&f, v, sd, err)))
+            int flat;
+            if ((rc = fit_collectives(&f, v, sd, &flat, err)))
                 return rc;
             int worst = -1;
+            double bound = 0;
             for (int j = 0; j < f.n_free; j++) {
                 int p = f.free_idx[j];
-                if (is_lat[p] && v[p] < 0 && (worst < 0 || v[p] < v[worst]))
-                    worst = p;
+                double hi = p == P_TREE ? 2.0 : 1.0;
+                if (is_lat[p] && v[p] < 0 && (worst < 0 || !is_lat[worst] || v[p] < v[worst]))
+                    worst = p, bound = 0;
+                else if (!is_lat[p] && worst < 0 && p == flat) /* ran away: past its bound */
+                    worst = p, bound = hi;
             }
+            if (worst < 0 && flat >= 0)
+                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                                  "the measurements cannot determine the %s: no measured time depends on it",
+                                  PNAMES[flat]);
             if (worst < 0)
                 break;
             int k = 0;
@@ -684,11 +699,16 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                 if (f.free_idx[j] != worst)
                     f.free_idx[k++] = f.free_idx[j];
             f.n_free = k;
-            f.fixed[worst] = 0;
+            f.fixed[worst] = bound;
             size_t l = strlen(rep->at_bound);
-            snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
-            if (!f.n_free)
+            if (is_lat[worst])
+                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
+            else
+                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at %g", l ? ", " : "", PNAMES[worst], bound);
+            if (!f.n_free) {
+                memcpy(v, f.fixed, sizeof v); /* every value held: the fit's output is the bounds */
                 break;
+            }
         }
         rep->coll_points = m->n_coll;
         rep->coll_rms_rel = f.rms;
@@ -811,7 +831,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     snprintf(out->source, sizeof out->source,
              "fitted by shardcast calibrate fit to %.200s (%s, %.60s, %.30s)%s%.100s%s%.80s", m->path, m->backend,
              m->device, m->date, base_name ? "; unmeasured values from " : "", base_name ? base_name : "",
-             rep->at_bound[0] ? "; held at 0: " : "", rep->at_bound);
+             !rep->at_bound[0] ? "" : strstr(rep->at_bound, " at 1") ? "; held at a physical bound: " : "; held at 0: ", rep->at_bound);
     return 0;
 }
 

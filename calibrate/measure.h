@@ -73,8 +73,9 @@ typedef struct cal_fit_report {
     int coll_points, gemm_points, membw_points;
     double coll_rms_rel, gemm_rms_rel;   /* RMS relative residual                       */
     char undetermined[256];              /* comma-separated names, "" if none            */
-    char at_bound[256];                  /* latencies the fit held at 0 (they came out
-                                            negative unconstrained), "" if none          */
+    char at_bound[256];                  /* parameters held at a physical bound: latencies
+                                            that came out negative (at 0: "name"), efficiencies
+                                            that ran away past 1 ("name at 1"), "" if none */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
     /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
     int interf_points;                   /* entries it is the median of                    */

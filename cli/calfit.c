@@ -39,13 +39,13 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-/* One parameter; at_bound lists the latencies the fit held at 0 (cal_fit_report). */
+/* One parameter; at_bound lists what the fit held at a physical bound (cal_fit_report). */
 static void row(const char *name, cost_param p, double scale, const char *unit, const char *at_bound)
 {
     if (p.sd > 0)
         printf("  %-34s %12.4g ± %-10.3g %s\n", name, p.v * scale, p.sd * scale, unit);
     else
-        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, strstr(at_bound, name) ? "(held at 0)" : "(kept)",
+        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, strstr(at_bound, name) ? "(held at bound)" : "(kept)",
                unit);
 }
 
@@ -101,9 +101,10 @@ int cal_fit_main(int argc, char **argv)
     printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d; "
            "interference: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);
-    row(it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency", out.bw_eff[it], 1, "",
-        rep.at_bound);
-    row("network efficiency", out.bw_eff[TIER_NET], 1, "", rep.at_bound);
+    /* efficiencies: their names in at_bound are the fit's ("... bandwidth efficiency") */
+    const char *iname = it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency";
+    row(iname, out.bw_eff[it], 1, "", strstr(rep.at_bound, "intra-node bandwidth efficiency") ? iname : "");
+    row("network efficiency", out.bw_eff[TIER_NET], 1, "", strstr(rep.at_bound, "network bandwidth efficiency") ? "network efficiency" : "");
     row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us", rep.at_bound);
     row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us", rep.at_bound);
     row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
@@ -142,7 +143,9 @@ int cal_fit_main(int argc, char **argv)
         printf("interference: %d entries left out: their traffic spanned less than %.0f%% of the GEMMs\n",
                rep.interf_dropped, CAL_MIN_COVERAGE * 100);
     if (rep.at_bound[0])
-        printf("held at 0 (negative when fitted freely; the data barely determine them): %s\n", rep.at_bound);
+        printf("held at a physical bound (latencies at 0, efficiencies at 1; past it when fitted freely, the "
+               "data barely determine them): %s\n",
+               rep.at_bound);
     if (rep.undetermined[0])
         printf("not determined by these measurements, taken from %s: %s\n", base_path, rep.undetermined);
     cal_meas_free(m);
