@@ -33,7 +33,9 @@ static const char HELP[] =
     "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
     "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
     "                         hybrid_shard_zero2, megatron (each: every valid member the\n"
-    "                         --framework runs; megatron: t, p, vp with sequence parallelism and\n"
+    "                         --framework runs; zero3-offload: parameters on GPU, host or\n"
+    "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
+    "                         megatron: t, p, vp with sequence parallelism and\n"
     "                         the distributed optimizer, at the same global batch);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
@@ -280,8 +282,12 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
             if (mask & FAM(k))
                 n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
     }
-    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* optimizer offloaded to the host CPU */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1});
+    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* ZeRO-Offload / ZeRO-Infinity: each tier the cluster has */
+        for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
+            for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
+                if ((prm != OFF_NVME && opt != OFF_NVME) || c->nvme_read_Bps > 0)
+                    n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
+                                                        .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
     if ((mask & FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
         n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
     if (mask & FAM(LAYOUT_TP))
