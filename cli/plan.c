@@ -123,6 +123,16 @@ static int cmp_cand(const void *a, const void *b)
     return p->pt.nodes - q->pt.nodes;
 }
 
+/* Order of "closest" among plans that do not fit: short on the GPU first, by how much; then
+ * those that fit the GPU but not a host / NVMe / in-network tier, by that shortage. */
+static double oom_key(const mem_breakdown *m)
+{
+    double sb, need, cap;
+    if (m->short_by > 0)
+        return m->short_by;
+    return mem_short_where(m, &sb, &need, &cap) ? 1e30 + sb : 0;
+}
+
 /* Layout families `--layouts` can name; a family stands for every valid member. */
 static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
                                        "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2",
@@ -624,7 +634,7 @@ int cmd_plan(int argc, char **argv)
                 }
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
-                    if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
+                    if (!have_oom || oom_key(&c.pt.r.mem) < oom_key(&closest_oom.pt.r.mem))
                         closest_oom = c, have_oom = 1;
                     continue;
                 }
@@ -730,7 +740,18 @@ int cmd_plan(int argc, char **argv)
         if (have_oom) {
             char lay[64];
             spec_layout_str(&closest_oom.pt.layout, lay, sizeof lay);
-            snprintf(none, sizeof none,
+            double sb, need, tier_cap;
+            const char *where = mem_short_where(&closest_oom.pt.r.mem, &sb, &need, &tier_cap);
+            if (where && strcmp(where, "GPU")) /* fits the GPUs, not the offload tier */
+                snprintf(none, sizeof none,
+                         "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom) and its offload "
+                         "tiers: the closest, %s on %d nodes (micro-batch %d), fits the GPU but needs %.1f GiB of %s "
+                         "per node, short by %.1f GiB; try more nodes",
+                         cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, closest_oom.pt.nodes,
+                         closest_oom.pt.training.micro_batch, cli_gib(need), !strcmp(where, "host") ? "host memory" : where,
+                         cli_gib(sb));
+            else
+                snprintf(none, sizeof none,
                      "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom): the closest, %s on %d "
                      "nodes (micro-batch %d), needs %.1f GiB per GPU, short by %.1f GiB; try more nodes%s",
                      cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, closest_oom.pt.nodes,

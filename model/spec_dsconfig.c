@@ -141,10 +141,11 @@ static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_repor
         if (pdev && !dev)
             note(rep, "$.zero_optimization.offload_param",
                  "parameter offload without offload_optimizer: modelled with the optimizer on the host CPU");
-        json_t *pin = NULL;
-        if (((oo && (pin = json_object_get(oo, "pin_memory"))) || (op && (pin = json_object_get(op, "pin_memory")))) &&
-            json_is_false(pin))
-            note(rep, "$.zero_optimization.offload_*.pin_memory",
+        if (oo && json_is_false(json_object_get(oo, "pin_memory")))
+            note(rep, "$.zero_optimization.offload_optimizer.pin_memory",
+                 "false: pageable host copies are not modelled (pinned buffers assumed)");
+        if (op && json_is_false(json_object_get(op, "pin_memory")))
+            note(rep, "$.zero_optimization.offload_param.pin_memory",
                  "false: pageable host copies are not modelled (pinned buffers assumed)");
     } else if (dev || pdev) {
         note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
