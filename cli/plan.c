@@ -483,7 +483,7 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
     }
     const spec_layout *l = &best->pt.layout;
     int G = s->cluster.gpus_per_node;
-    char where[128] = "";
+    char where[192] = "";
     if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
         if (l->p <= G)
             snprintf(where, sizeof where, "%s group of %d inside one node (%s)",
@@ -491,6 +491,17 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
                      s->cluster.fabric.kind == FABRIC_NVSWITCH ? "NVSwitch" : "NVLink");
         else
             snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
+    } else if (l->kind == LAYOUT_ZERO3_OFFLOAD) { /* ZeRO-Offload / ZeRO-Infinity: say where each state lives */
+        static const char *const T[] = {"GPU", "host memory", "NVMe"};
+        const cand *lw = NULL; /* the best LuWu, to compare with */
+        for (int i = 0; i < n; i++)
+            if (all[i].pt.layout.kind == LAYOUT_LUWU && (!lw || all[i].score > lw->score))
+                lw = &all[i];
+        char vl[48] = "";
+        if (lw)
+            snprintf(vl, sizeof vl, "; %.2fx luwu", best->pt.r.samples_per_s / lw->pt.r.samples_per_s);
+        snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
+                 "its states in %s%s", best->pt.gpus, T[l->off_param], T[l->off_opt == OFF_NVME ? 2 : 1], vl);
     } else {
         snprintf(where, sizeof where, "%s over all %d GPUs", l->kind == LAYOUT_DDP ? "replicated" : "sharded",
                  best->pt.gpus);
