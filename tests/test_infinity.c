@@ -239,14 +239,12 @@ START_TEST(test_memory)
 }
 END_TEST
 
-START_TEST(test_agree_no_contention)
+/* Every tier, grad_accum 1 and 3, prefetch 0-2, 1 and 2 blocks, two calibrations, on `nodes`
+ * nodes of c: the simulated step equals the analytical one (1e-9). */
+static void agree_on(const spec_cluster *c, int nodes)
 {
-    /* Analytical = simulated (1e-9) for every parameter and optimizer tier, grad_accum 1 and
-     * 3, prefetch 0-2, 1 and 2 blocks, tiny calibration and p4d-like defaults: the two GPUs of
-     * a node read their shards at once, so each gets half the drives in both engines. */
-    spec_cluster c = nvme_cluster();
     cost_calib kt = test_tiny_calib(), kd;
-    cost_calib_defaults(&c, &kd);
+    cost_calib_defaults(c, &kd);
     const cost_calib *ks[2] = {&kt, &kd};
     const char *lays[] = {"zero3-offload", "zero3-offload:param=cpu", "zero3-offload:param=nvme",
                           "zero3-offload:opt=nvme", "zero3-offload:param=cpu,opt=nvme",
@@ -263,16 +261,28 @@ START_TEST(test_agree_no_contention)
                         memset(&o, 0, sizeof o);
                         o.seed = 1;
                         sc_err err;
-                        prepare(x, &c, ks[ki], lays[li], 2, layers, ga, pf);
-                        ck_assert_msg(exec_run(&x->g, &x->t, ks[ki], &c, &o, &s, &err) == 0, "%s", err.text);
+                        prepare(x, c, ks[ki], lays[li], nodes, layers, ga, pf);
+                        ck_assert_msg(exec_run(&x->g, &x->t, ks[ki], c, &o, &s, &err) == 0, "%s", err.text);
                         memset(&a, 0, sizeof a);
                         an_run(&x->t, &a);
                         ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s,
-                                      "%s k%d ga%d pf%d L%d: %.17g vs %.17g", lays[li], ki, ga, pf, layers, s.step_s,
-                                      a.step_s);
+                                      "%s G%d k%d ga%d pf%d L%d: %.17g vs %.17g", lays[li], c->gpus_per_node, ki, ga,
+                                      pf, layers, s.step_s, a.step_s);
                         ck_assert_double_eq_tol(s.optimizer_s, a.optimizer_s, 1e-9 * a.step_s);
                     }
     free(x);
+}
+
+START_TEST(test_agree_no_contention)
+{
+    /* The duo cluster: the two GPUs of a node read their shards at once, so each gets half the
+     * drives in both engines. Then the LuWu testbed's shape: one GPU per node on a PCIe fabric
+     * (its host links are the fabric's own). */
+    spec_cluster c = nvme_cluster();
+    agree_on(&c, 2);
+    c.fabric.kind = FABRIC_PCIE;
+    c.gpus_per_node = 1;
+    agree_on(&c, 4);
 }
 END_TEST
 
