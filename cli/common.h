@@ -69,6 +69,9 @@ typedef struct cli_setup {
     "                         3D: tensor t, pipeline p, interleaved with vp chunks per stage,\n"    \
     "                         sequence parallel, distributed optimizer; micro-batch = per replica;\n" \
     "                         cp=C parses, not modelled)\n"                                         \
+    "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
+    "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
+    "                         luwu (in-network optimizer node)\n"                                   \
     "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
     "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"          \

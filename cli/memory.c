@@ -76,6 +76,7 @@ int cmd_memory(int argc, char **argv)
                 json_t *last = json_array_get(jout, json_array_size(jout) - 1);
                 json_object_set_new(last, "host_per_node_GiB", json_real(cli_gib(m.host)));
                 json_object_set_new(last, "in_network_GiB", json_real(cli_gib(m.innet)));
+                json_object_set_new(last, "nvme_per_node_GiB", json_real(cli_gib(m.nvme)));
                 continue;
             }
             printf("%-22s", name);
@@ -89,8 +90,13 @@ int cmd_memory(int argc, char **argv)
                 printf("  OOM%s%s: short by %.2f GiB\n", strcmp(where, "GPU") ? " on the " : "",
                        strcmp(where, "GPU") ? where : "", cli_gib(sb));
             if (m.host > 0)
-                printf("%-22s host per node: %.2f GiB (fp32 master, Adam m, v, fp32 grads) of %.0f GiB\n", "",
-                       cli_gib(m.host), cli_gib(m.host_cap));
+                printf("%-22s host per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.host),
+                       !strcmp(name, "zero3-offload") ? "fp32 master, Adam m, v, fp32 grads"
+                                                      : "the tiers' share: 16-bit params, fp32 grads, swap buffers",
+                       cli_gib(m.host_cap));
+            if (m.nvme > 0)
+                printf("%-22s NVMe per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.nvme),
+                       "offloaded states", cli_gib(m.nvme_cap));
             if (m.innet > 0)
                 printf("%-22s in-network optimizer node: %.2f GiB (params, grads, Adam states) of %.0f GiB\n", "",
                        cli_gib(m.innet), cli_gib(m.innet_cap));

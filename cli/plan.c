@@ -33,7 +33,9 @@ static const char HELP[] =
     "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
     "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
     "                         hybrid_shard_zero2, megatron (each: every valid member the\n"
-    "                         --framework runs; megatron: t, p, vp with sequence parallelism and\n"
+    "                         --framework runs; zero3-offload: parameters on GPU, host or\n"
+    "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
+    "                         megatron: t, p, vp with sequence parallelism and\n"
     "                         the distributed optimizer, at the same global batch);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
@@ -119,6 +121,16 @@ static int cmp_cand(const void *a, const void *b)
     if (p->pt.r.mem.total != q->pt.r.mem.total)
         return p->pt.r.mem.total < q->pt.r.mem.total ? -1 : 1;
     return p->pt.nodes - q->pt.nodes;
+}
+
+/* Order of "closest" among plans that do not fit: short on the GPU first, by how much; then
+ * those that fit the GPU but not a host / NVMe / in-network tier, by that shortage. */
+static double oom_key(const mem_breakdown *m)
+{
+    double sb, need, cap;
+    if (m->short_by > 0)
+        return m->short_by;
+    return mem_short_where(m, &sb, &need, &cap) ? 1e30 + sb : 0;
 }
 
 /* Layout families `--layouts` can name; a family stands for every valid member. */
@@ -280,8 +292,12 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
             if (mask & FAM(k))
                 n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
     }
-    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* optimizer offloaded to the host CPU */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1});
+    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* ZeRO-Offload / ZeRO-Infinity: each tier the cluster has */
+        for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
+            for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
+                if ((prm != OFF_NVME && opt != OFF_NVME) || c->nvme_read_Bps > 0)
+                    n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
+                                                        .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
     if ((mask & FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
         n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
     if (mask & FAM(LAYOUT_TP))
@@ -468,7 +484,7 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
     }
     const spec_layout *l = &best->pt.layout;
     int G = s->cluster.gpus_per_node;
-    char where[128] = "";
+    char where[192] = "";
     if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
         if (l->p <= G)
             snprintf(where, sizeof where, "%s group of %d inside one node (%s)",
@@ -476,6 +492,17 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
                      s->cluster.fabric.kind == FABRIC_NVSWITCH ? "NVSwitch" : "NVLink");
         else
             snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
+    } else if (l->kind == LAYOUT_ZERO3_OFFLOAD) { /* ZeRO-Offload / ZeRO-Infinity: say where each state lives */
+        static const char *const T[] = {"GPU", "host memory", "NVMe"};
+        const cand *lw = NULL; /* the best LuWu, to compare with */
+        for (int i = 0; i < n; i++)
+            if (all[i].pt.layout.kind == LAYOUT_LUWU && (!lw || all[i].score > lw->score))
+                lw = &all[i];
+        char vl[48] = "";
+        if (lw)
+            snprintf(vl, sizeof vl, "; %.2fx luwu", best->pt.r.samples_per_s / lw->pt.r.samples_per_s);
+        snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
+                 "its states in %s%s", best->pt.gpus, T[l->off_param], T[l->off_opt == OFF_NVME ? 2 : 1], vl);
     } else {
         snprintf(where, sizeof where, "%s over all %d GPUs", l->kind == LAYOUT_DDP ? "replicated" : "sharded",
                  best->pt.gpus);
@@ -622,7 +649,7 @@ int cmd_plan(int argc, char **argv)
                             tried, ni + 1, s.n_nodes, nodes);
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
-                    if (!have_oom || c.pt.r.mem.short_by < closest_oom.pt.r.mem.short_by)
+                    if (!have_oom || oom_key(&c.pt.r.mem) < oom_key(&closest_oom.pt.r.mem))
                         closest_oom = c, have_oom = 1;
                     continue;
                 }
@@ -740,7 +767,18 @@ int cmd_plan(int argc, char **argv)
         if (have_oom) {
             char lay[64];
             spec_layout_str(&closest_oom.pt.layout, lay, sizeof lay);
-            snprintf(none, sizeof none,
+            double sb, need, tier_cap;
+            const char *where = mem_short_where(&closest_oom.pt.r.mem, &sb, &need, &tier_cap);
+            if (where && strcmp(where, "GPU")) /* fits the GPUs, not the offload tier */
+                snprintf(none, sizeof none,
+                         "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom) and its offload "
+                         "tiers: the closest, %s on %d nodes (micro-batch %d), fits the GPU but needs %.1f GiB of %s "
+                         "per node, short by %.1f GiB; try more nodes",
+                         cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, closest_oom.pt.nodes,
+                         closest_oom.pt.training.micro_batch, cli_gib(need), !strcmp(where, "host") ? "host memory" : where,
+                         cli_gib(sb));
+            else
+                snprintf(none, sizeof none,
                      "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom): the closest, %s on %d "
                      "nodes (micro-batch %d), needs %.1f GiB per GPU, short by %.1f GiB; try more nodes%s",
                      cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, closest_oom.pt.nodes,

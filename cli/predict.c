@@ -79,6 +79,8 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
     json_object_set_new(mem, "host_short_GiB", json_real(cli_gib(r->mem.host_short_by)));
     json_object_set_new(mem, "in_network_GiB", json_real(cli_gib(r->mem.innet)));
     json_object_set_new(mem, "in_network_short_GiB", json_real(cli_gib(r->mem.innet_short_by)));
+    json_object_set_new(mem, "nvme_per_node_GiB", json_real(cli_gib(r->mem.nvme)));
+    json_object_set_new(mem, "nvme_short_GiB", json_real(cli_gib(r->mem.nvme_short_by)));
     json_t *o = json_pack("{s:s, s:i, s:i, s:s, s:o}", "layout", lay, "nodes", p->nodes, "gpus", p->gpus, "engine",
                           cli_engine_name(p->engine), "memory", mem);
     if (!show) {
@@ -278,6 +280,9 @@ int cmd_predict(int argc, char **argv)
                        cli_gib(r->mem.host > 0 ? r->mem.host : r->mem.innet),
                        r->mem.host > 0 ? "host memory per node" : "on the in-network optimizer node",
                        cli_gib(r->mem.host > 0 ? r->mem.host_cap : r->mem.innet_cap));
+            if (r->mem.nvme > 0)
+                printf("%-20s   on NVMe: %.1f GiB per node (of %.0f GiB)\n", "", cli_gib(r->mem.nvme),
+                       cli_gib(r->mem.nvme_cap));
             if (p->step_sd > 0)
                 printf("%-*s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", lw, "",
                        r->step_s, p->step_sd);
@@ -311,8 +316,10 @@ int cmd_predict(int argc, char **argv)
            "TFLOPS: model FLOPs per GPU.\n");
     for (int li = 0; li < s.n_layouts; li++)
         if (s.layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s.layouts[li].kind == LAYOUT_LUWU) {
-            printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam; luwu: AG = "
-                   "parameter fetch, RS = gradient push (last micro-step: with the in-network update).\n");
+            printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam (opt=nvme: with "
+                   "its NVMe reads and writes), AG s the parameter fetches (param=cpu|nvme: over PCIe, then the "
+                   "all-gather); luwu: AG = parameter fetch, RS = gradient push (last micro-step: with the in-network "
+                   "update).\n");
             break;
         }
     free(pts);

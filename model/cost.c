@@ -73,6 +73,17 @@ void cost_group_innet(const spec_cluster *c, int nodes, int update, double elem_
     g->update_Bps = update ? c->innet.opt_params_per_s * elem_bytes : 0;
 }
 
+void cost_group_nvme(const spec_cluster *c, int via_gpu, cost_group *g)
+{
+    cost_group_host(c, g);
+    g->transport = XPORT_NVME;
+    g->via_gpu = via_gpu;
+    g->intra_bw_Bps = via_gpu ? c->pcie_bw_Bps : INFINITY;
+    g->concurrent = c->gpus_per_node; /* every GPU of the node fetches its own shard at once */
+    g->nvme_read_Bps = c->nvme_read_Bps;
+    g->nvme_write_Bps = c->nvme_write_Bps;
+}
+
 /* Host / in-network transports: one direction (fetch or push) of S bytes per member. The
  * slowest of: a node's NICs carrying its m members' copies, the optimizer node's port carrying
  * 1 or n copies, and (push with update) the node's optimizer consuming S; PCIe for the host. */
@@ -80,6 +91,13 @@ static double xport_dir_time(const cost_calib *cal, const cost_group *g, int pus
 {
     if (g->transport == XPORT_HOST)
         return S / (g->intra_bw_Bps * cal->bw_eff[TIER_PCIE].v);
+    if (g->transport == XPORT_NVME) {
+        /* staged through pinned host buffers (DeepSpeed buffer_count): the slower of the GPU's
+         * PCIe link and its share of the node's drives; the drives' rates are sustained ones */
+        double pcie = g->via_gpu ? g->intra_bw_Bps * cal->bw_eff[TIER_PCIE].v : INFINITY;
+        double nvme = (push ? g->nvme_write_Bps : g->nvme_read_Bps) / g->concurrent;
+        return S / (pcie < nvme ? pcie : nvme);
+    }
     double eff = cal->bw_eff[TIER_NET].v;
     int one = push ? g->aggregation : g->multicast;
     double t = g->m * S / (g->inter_bw_Bps * eff);
@@ -94,7 +112,7 @@ static double xport_dir_time(const cost_calib *cal, const cost_group *g, int pus
 static double xport_latency(const cost_calib *cal, const cost_group *g, cost_coll kind, int chunks)
 {
     /* one DMA (PCIe hop) or one network hop to the optimizer node per direction */
-    double hop = cal->hop_lat_s[g->transport == XPORT_HOST ? TIER_PCIE : TIER_NET].v;
+    double hop = cal->hop_lat_s[g->transport == XPORT_INNET ? TIER_NET : TIER_PCIE].v;
     return (chunks < 1 ? 1 : chunks) * (kind == COLL_ALLREDUCE ? 2 : 1) * hop;
 }
 
@@ -461,6 +479,22 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
     case OPT_HOST: /* a cluster built in code may leave it 0: the loader's default */
         return params / (c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT);
     case OPT_INNET: return params / c->innet.opt_params_per_s;
+    case OPT_HOST_NVME: return cost_optimizer_nvme_time(c, params, 0);
     default: return cost_optimizer_time(cal, c, params);
     }
+}
+
+double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params)
+{
+    if (params <= 0)
+        return 0;
+    double rate = c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT;
+    double cpu = params / rate;
+    double rd = COST_NVME_OPT_READ_B * params / c->nvme_read_Bps, wr = COST_NVME_OPT_WRITE_B * params / c->nvme_write_Bps;
+    double io = rd + wr; /* the same drives serve the reads and the writes */
+    /* one sub-group per rank on each of the node's G ranks at once */
+    double sub = subgroup_params > 0 ? subgroup_params * c->gpus_per_node : 1e9 * c->gpus_per_node;
+    if (sub >= params) /* one sub-group: read, update, write in turn */
+        return cpu + io;
+    return (cpu > io ? cpu : io) + sub / params * io;
 }

@@ -21,11 +21,15 @@ typedef enum { COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE, N_COLLS } cos
  *  - XPORT_HOST: each GPU and its own host over its PCIe link (DMA copy engines; ZeRO-Offload).
  *  - XPORT_INNET: every GPU and the in-network optimizer node through the node NICs and the
  *    optimizer node's switch port (LuWu): the port carries 1 copy with multicast / aggregation,
- *    else one per GPU; each node's NICs carry one copy per GPU of the node. */
-typedef enum { XPORT_NCCL, XPORT_HOST, XPORT_INNET } cost_transport;
+ *    else one per GPU; each node's NICs carry one copy per GPU of the node.
+ *  - XPORT_NVME: each GPU (via_gpu: through its PCIe link and a pinned host buffer) or its
+ *    host memory (via_gpu = 0) and the node's local NVMe, whose read / write throughput the
+ *    `concurrent` ranks of a node share (ZeRO-Infinity, Rajbhandari et al. SC'21 §6.1-6.2). */
+typedef enum { XPORT_NCCL, XPORT_HOST, XPORT_INNET, XPORT_NVME } cost_transport;
 /* Where an optimizer step runs: on the GPU (HBM-bound), the host CPU (ZeRO-Offload's CPU
  * Adam), or the in-network optimizer node. */
-typedef enum { OPT_GPU, OPT_HOST, OPT_INNET } cost_opt_where;
+typedef enum { OPT_GPU, OPT_HOST, OPT_INNET, OPT_HOST_NVME } cost_opt_where;
+/* OPT_HOST_NVME: CPU Adam with its fp32 states on NVMe (cost_optimizer_time_at). */
 
 /* One calibrated number: its value, its standard deviation (0 = taken from a datasheet or a
  * published microbenchmark, not fitted), and where it came from. */
@@ -91,6 +95,8 @@ typedef struct cost_group {
     int multicast, aggregation; /* INNET: switch capabilities (1 copy through the port)      */
     double update_Bps;   /* INNET: > 0 when the node applies the optimizer to pushed gradients
                             as they arrive: its update rate in gradient bytes/s               */
+    double nvme_read_Bps, nvme_write_Bps; /* NVME: the node's drives together, B/s          */
+    int via_gpu;         /* NVME: 1 the data ends on the GPU (PCIe too), 0 in host memory     */
 } cost_group;
 
 /* Group geometry on cluster c with `nodes` nodes: k nodes spanned, the local GPU indices of one
@@ -102,6 +108,9 @@ void cost_group_host(const spec_cluster *c, cost_group *g);
 /* All `nodes` x G ranks and the cluster's in-network optimizer node; update = 1: pushes are
  * followed on the node by the optimizer step at its rate (elem_bytes per gradient element). */
 void cost_group_innet(const spec_cluster *c, int nodes, int update, double elem_bytes, cost_group *g);
+
+/* A rank (via_gpu = 1) or its host memory and the node's NVMe, shared by its G GPUs. */
+void cost_group_nvme(const spec_cluster *c, int via_gpu, cost_group *g);
 
 /* Effective per-rank bus bandwidth of a group, B/s: min(intra, inter) after efficiencies. */
 double cost_group_busbw(const cost_calib *cal, const cost_group *g);
@@ -148,8 +157,18 @@ const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_c
 /* Adam step over `params` local parameters: memory-bound. */
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params);
 /* The same where it runs: GPU as above; host: params / the node's CPU Adam rate; in-network
- * node: params / its optimizer rate. */
+ * node: params / its optimizer rate; host with states on NVMe: see cost_optimizer_nvme_time. */
 double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost_opt_where where, double params);
+/* ZeRO-Infinity's optimizer step with its states on NVMe, for `params` parameters on a node
+ * (its G GPUs' shards): CPU Adam sub-group by sub-group (`subgroup` parameters per rank each),
+ * each read from NVMe (fp32 master, m, v and the fp32 gradient: 16 B/param) and written back
+ * (16 B/param: the states, and the gradient written out at the boundary), DeepSpeed's
+ * pipeline_read / pipeline_write overlapping the I/O of the neighbouring sub-groups with the
+ * compute (ZeRO-Infinity §6.2): max(compute, I/O) plus the first sub-group's read and the
+ * last one's write, which nothing hides. */
+#define COST_NVME_OPT_READ_B 16.0
+#define COST_NVME_OPT_WRITE_B 16.0
+double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params);
 /* Bytes one member moves over its own link for a collective of S = bytes: NCCL: busbw factor
  * x S; host / in-network: S each way (x 2 for all-reduce). */
 double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes);

@@ -10,7 +10,8 @@
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
                                                    "axis-x", "axis-y", "axis-z", "axis-data", "host",
-                                                   "in-network", "in-network+update", "node", "cross-node rail"};
+                                                   "in-network", "in-network+update", "node", "cross-node rail", "nvme",
+                                                   "host-nvme"};
 static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", "all-reduce"};
 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
@@ -78,6 +79,10 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     locals[0] = 0;
     cost_group_make(c, K, locals, 1, G, &g->group[GRP_XRAIL]);
     cost_group_host(c, &g->group[GRP_HOST]);
+    if (c->nvme_read_Bps > 0) {
+        cost_group_nvme(c, 1, &g->group[GRP_NVME]);
+        cost_group_nvme(c, 0, &g->group[GRP_NVME_HOST]);
+    }
     if (c->innet.present) {
         cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
         cost_group_innet(c, K, 1, g->elem_bytes, &g->group[GRP_INNET_UPD]);
@@ -361,7 +366,9 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
     const int p = g->layout.p ? g->layout.p : N;
     int n = 0;
     switch (kind) {
-    case GRP_HOST: out[n++] = r; break;
+    case GRP_HOST:
+    case GRP_NVME:
+    case GRP_NVME_HOST: out[n++] = r; break;
     case GRP_WORLD:
     case GRP_INNET:
     case GRP_INNET_UPD:

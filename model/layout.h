@@ -51,6 +51,8 @@ typedef enum {
     GRP_INNET_UPD, /* the same, the node updating the pushed gradients as they arrive     */
     GRP_NODE,      /* the G ranks of one node (ZeRO++ qgZ intra-node all-to-all)           */
     GRP_XRAIL,     /* ranks with the same local index on every node (qgZ inter-node step)   */
+    GRP_NVME,      /* a rank and its node's NVMe, through host buffers (rank alone: n = 1)   */
+    GRP_NVME_HOST, /* a rank's host memory and its node's NVMe (rank alone: n = 1)          */
     N_GROUPS
 } lo_group_kind;
 
@@ -193,6 +195,20 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
  * GPipe and 1F1B (p - 1) / (m + p - 1), interleaved (p - 1) / (v m + p - 1) (the bubble shrinks
  * v-fold: (p - 1) / v forward-backward times over m + (p - 1) / v). */
 double layout_pipe_bubble(int p, int v, int m);
+
+/* Bytes one rank moves per step between its GPU, its host memory and its node's NVMe under
+ * zero3-offload (ZeRO-Offload / ZeRO-Infinity); 0 for layouts that offload nothing. */
+typedef struct lo_offload_traffic {
+    double param_h2d;        /* 16-bit parameter shards fetched to the GPU over PCIe (param=cpu|nvme) */
+    double param_nvme_read;  /* of which read from NVMe first (param=nvme)                  */
+    double grad_d2h;         /* gradient shards copied to host memory over PCIe              */
+    double update_h2d;       /* updated parameter shard copied back (param on the GPU; the last
+                                sub-group's copy: the rest overlaps the CPU step)              */
+    double opt_nvme_read;    /* optimizer states + fp32 gradients read from NVMe (opt=nvme)   */
+    double opt_nvme_write;   /* the same written (states back, gradients out)                */
+    double param_nvme_write; /* updated 16-bit parameter shard written to NVMe (param=nvme)   */
+} lo_offload_traffic;
+void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *out);
 
 const char *layout_group_name(lo_group_kind k);
 const char *layout_coll_name(cost_coll k);

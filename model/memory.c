@@ -32,8 +32,29 @@ static void offloaded_states(const wl *w, const spec_training *t, const spec_lay
     mem_state_bytes(t->precision, &bp, &bg, &bo);
     o->host_cap = c->host_mem_bytes;
     o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;
-    if (l->kind == LAYOUT_ZERO3_OFFLOAD)
-        o->host = 16.0 * w->params / n_ranks * c->gpus_per_node;
+    o->nvme_cap = c->nvme_bytes;
+    if (l->kind == LAYOUT_ZERO3_OFFLOAD) {
+        /* per rank, then times the node's G ranks. ZeRO-Infinity (SC'21 §3, §5; DeepSpeed
+         * offload_optimizer / offload_param): optimizer on the host: fp32 master, m, v and the
+         * fp32 gradient, 16 B/param, in host memory (opt=cpu); on NVMe (opt=nvme) the 16 B live
+         * on the drives and the host keeps the fp32 gradients it accumulates (4 B) plus pinned
+         * swap buffers for the sub-groups in flight (read-ahead and write-behind: 2 x 16 B x one
+         * sub-group [assumption: DeepSpeed's buffers per swapped tensor]). Parameters on the
+         * host: their 16-bit shard (2 B); on NVMe: the shard on the drives and DeepSpeed's
+         * pinned fetch buffers (offload_param buffer_count 5 x buffer_size 1e8 elements). */
+        const double shard = w->params / n_ranks, G = c->gpus_per_node;
+        double sub = shard < 1e9 ? shard : 1e9;
+        double host = l->off_opt == OFF_NVME ? 4.0 * shard + 2 * 16.0 * sub : 16.0 * shard;
+        double nvme = l->off_opt == OFF_NVME ? 16.0 * shard : 0;
+        if (l->off_param == OFF_CPU)
+            host += bp * shard;
+        if (l->off_param == OFF_NVME) {
+            host += 5 * 1e8 * bp;
+            nvme += bp * shard;
+        }
+        o->host = host * G;
+        o->nvme = nvme * G;
+    }
     if (l->kind == LAYOUT_LUWU)
         o->innet = (bp + bg + bo) * w->params;
 }
@@ -71,11 +92,11 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         sp = sg = so = (double)l->grid[0] * l->grid[1] * l->grid[2];
         sharded_params = l->grid[2] > 1;
         break;
-    case LAYOUT_ZERO3_OFFLOAD: sp = n; sharded_params = 1; break; /* grads, optim: host */
+    case LAYOUT_ZERO3_OFFLOAD: sp = n; sharded_params = 1; break; /* grads, optim: host (NVMe) */
     case LAYOUT_LUWU: sharded_params = 1; break; /* everything on the optimizer node */
     default: break;
     }
-    o->params = l->kind == LAYOUT_LUWU ? 0 : bp * psi / sp;
+    o->params = l->kind == LAYOUT_LUWU || (l->kind == LAYOUT_ZERO3_OFFLOAD && l->off_param != OFF_GPU) ? 0 : bp * psi / sp;
     if (l->kind == LAYOUT_ZEROPP && l->p) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
         o->params += bp * psi / l->p;
     int offl = l->kind == LAYOUT_ZERO3_OFFLOAD || l->kind == LAYOUT_LUWU;
@@ -125,7 +146,8 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     o->short_by = o->fits ? 0 : o->total - o->hbm;
     o->host_short_by = o->host_cap > 0 && o->host > o->host_cap ? o->host - o->host_cap : 0;
     o->innet_short_by = o->innet > o->innet_cap ? o->innet - o->innet_cap : 0;
-    if (o->host_short_by > 0 || o->innet_short_by > 0)
+    o->nvme_short_by = o->nvme > o->nvme_cap ? o->nvme - o->nvme_cap : 0;
+    if (o->host_short_by > 0 || o->innet_short_by > 0 || o->nvme_short_by > 0)
         o->fits = 0;
 }
 
@@ -138,6 +160,10 @@ const char *mem_short_where(const mem_breakdown *m, double *short_by, double *ne
     if (m->host_short_by > 0) {
         *short_by = m->host_short_by, *need = m->host, *cap = m->host_cap;
         return "host";
+    }
+    if (m->nvme_short_by > 0) {
+        *short_by = m->nvme_short_by, *need = m->nvme, *cap = m->nvme_cap;
+        return "NVMe";
     }
     if (m->innet_short_by > 0) {
         *short_by = m->innet_short_by, *need = m->innet, *cap = m->innet_cap;

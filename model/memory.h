@@ -30,9 +30,13 @@ typedef struct mem_breakdown {
                            gradients and optimizer states, 16 B/param mixed precision), B    */
     double innet_cap;   /* its capacity, B                                                */
     double innet_short_by; /* innet - innet_cap when it does not fit, else 0, B           */
+    double nvme;        /* per node NVMe for offloaded states (zero3-offload opt=nvme: fp32
+                           master, m, v, fp32 gradient; param=nvme: the 16-bit shards), B    */
+    double nvme_cap;    /* the cluster's NVMe per node (0 = none), B                     */
+    double nvme_short_by; /* nvme - nvme_cap when it does not fit, else 0, B               */
 } mem_breakdown;
 
-/* Where a plan does not fit: "GPU", "host", "in-network node", or NULL when it fits. */
+/* Where a plan does not fit: "GPU", "host", "NVMe", "in-network node", or NULL when it fits. */
 const char *mem_short_where(const mem_breakdown *m, double *short_by, double *need, double *cap);
 
 /* Bytes per parameter of each model state under mixed-precision Adam (ZeRO §3: 2 + 2 + 12 = 16);

@@ -69,6 +69,10 @@ typedef struct spec_cluster {
     double nic_bw_Bps;        /* one NIC, one direction, B/s                             */
     double host_mem_bytes;    /* host DRAM per node, bytes (0 = not given)               */
     double cpu_adam_params_per_s; /* host CPU Adam throughput per node, parameters/s      */
+    /* local NVMe of a node (ZeRO-Infinity offload; 0 = none given): sustained sequential
+     * throughput of all its drives together, as DeepSpeed's async I/O reaches it, B/s, and
+     * their capacity, B                                                                    */
+    double nvme_read_Bps, nvme_write_Bps, nvme_bytes;
     spec_net_topology topology;
     double oversubscription;  /* leaf uplink oversubscription (1 = non-blocking)         */
     double switch_latency_s;  /* one switch hop, s                                       */
@@ -158,6 +162,8 @@ typedef enum {
 } spec_layout_kind;
 
 typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
+/* Memory tier of offloaded states (zero3-offload:param=..,opt=..). */
+typedef enum { OFF_GPU, OFF_CPU, OFF_NVME } spec_offload;
 
 #define SPEC_AXES 4 /* AxoNN grid axes x, y, z, d */
 /* The most GPUs a study may have (2^22): every product of group sizes and node counts fits an int. */
@@ -181,6 +187,11 @@ typedef struct spec_layout {
      * (default 1), cp context parallel size (parsed; > 1 is not modelled), the schedule. */
     int pp, vp, sp, cp;
     spec_pipe_sched sched;
+    /* zero3-offload (ZeRO-Offload / ZeRO-Infinity, layout_infinity.c): where the 16-bit
+     * parameter shards live (DeepSpeed offload_param.device) and where the fp32 optimizer
+     * states live (offload_optimizer.device; the update always runs on the host CPU) */
+    spec_offload off_param; /* OFF_GPU (default: not offloaded), OFF_CPU, OFF_NVME          */
+    spec_offload off_opt;   /* OFF_CPU (default; OFF_GPU read as OFF_CPU), OFF_NVME          */
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */
@@ -217,7 +228,8 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 /* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
- * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]", "zero3-offload", "luwu". */
+ * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
+ * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu". */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);

@@ -113,36 +113,45 @@ static int ds_precision(jr *r, json_t *root, spec_training *t, spec_ds_report *r
     return 0;
 }
 
+/* offload_optimizer / offload_param (DeepSpeed ZeRO-Offload and ZeRO-Infinity): with stage 3
+ * the zero3-offload layout, its optimizer states on the host or NVMe (device), its parameter
+ * shards on the GPU, the host or NVMe (offload_param.device; needs offload_optimizer, as
+ * DeepSpeed requires). pin_memory false (pageable copies) is not modelled: pinned assumed. */
 static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_report *rep)
 {
     static const char *const devices[] = {"none", "cpu", "nvme", NULL};
     json_t *oo = json_object_get(z, "offload_optimizer"), *op = json_object_get(z, "offload_param");
-    int dev = 0, rc;
+    int dev = 0, pdev = 0, rc;
     if (oo) {
         if (!json_is_object(oo))
             return jr_bad(r, "$.zero_optimization.offload_optimizer", "an object", oo);
         if ((rc = jr_enum(r, oo, "$.zero_optimization.offload_optimizer", "device", devices, 0, &dev)))
             return rc;
-        if (dev && stage == 3 && l->kind == LAYOUT_ZERO3) {
-            l->kind = LAYOUT_ZERO3_OFFLOAD;
-            if (dev == 2)
-                note(rep, "$.zero_optimization.offload_optimizer.device",
-                     "nvme: modelled as zero3-offload on host memory (NVMe bandwidth not modelled)");
-        } else if (dev) {
-            note(rep, "$.zero_optimization.offload_optimizer",
-                 stage == 3 ? "optimizer offload with MiCS or ZeRO++ is not modelled"
-                            : "ZeRO-Offload with stage 1/2 is not modelled (only zero3-offload)");
-        }
     }
     if (op) {
-        int pdev = 0;
         if (!json_is_object(op))
             return jr_bad(r, "$.zero_optimization.offload_param", "an object", op);
         if ((rc = jr_enum(r, op, "$.zero_optimization.offload_param", "device", devices, 0, &pdev)))
             return rc;
-        if (pdev)
+    }
+    if ((dev || pdev) && stage == 3 && l->kind == LAYOUT_ZERO3) {
+        l->kind = LAYOUT_ZERO3_OFFLOAD;
+        l->off_opt = dev == 2 ? OFF_NVME : OFF_CPU;
+        l->off_param = pdev == 2 ? OFF_NVME : pdev == 1 ? OFF_CPU : OFF_GPU;
+        if (pdev && !dev)
             note(rep, "$.zero_optimization.offload_param",
-                 "parameter offload (ZeRO-Infinity) is not modelled yet: parameters stay in GPU memory");
+                 "parameter offload without offload_optimizer: modelled with the optimizer on the host CPU");
+        if (oo && json_is_false(json_object_get(oo, "pin_memory")))
+            note(rep, "$.zero_optimization.offload_optimizer.pin_memory",
+                 "false: pageable host copies are not modelled (pinned buffers assumed)");
+        if (op && json_is_false(json_object_get(op, "pin_memory")))
+            note(rep, "$.zero_optimization.offload_param.pin_memory",
+                 "false: pageable host copies are not modelled (pinned buffers assumed)");
+    } else if (dev || pdev) {
+        note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
+             stage == 3 ? "offload with MiCS or ZeRO++ is not modelled"
+                        : dev ? "ZeRO-Offload with stage 1/2 is not modelled (only zero3-offload)"
+                              : "offload_param needs stage 3");
     }
     return 0;
 }

@@ -20,7 +20,7 @@ static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics
 #define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
 #define LAYOUT_HINT                                                                                     \
     "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
-    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
+    "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme][,opt=nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
 /* Options each kind takes (the first is required where `required` says so), and an example. */
 static const struct kind_opts {
     const char *keys;
@@ -30,7 +30,7 @@ static const struct kind_opts {
     {"", 0, "ddp"},           {"p", 0, "zero1:p=8"},     {"p", 0, "zero2:p=8"},
     {"", 0, "zero3"},         {"p,hier", 1, "mics:p=8"}, {"p,sync", 1, "hsdp:p=8"},
     {"hpz,qwz,qgz", 0, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
-    {"", 0, "zero3-offload"}, {"", 0, "luwu"}, {"", 0, "shard_grad_op"}, {"p", 1, "hybrid_shard_zero2:p=8"},
+    {"param,opt", 0, "zero3-offload:param=nvme,opt=nvme"}, {"", 0, "luwu"}, {"", 0, "shard_grad_op"}, {"p", 1, "hybrid_shard_zero2:p=8"},
     {"t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4"},
 };
 
@@ -232,6 +232,14 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
             rc = parse_bool(s, key, val, &out->overlap, err);
         } else if (!strcmp(key, "placement")) {
             rc = parse_placement(s, val, out->placement, err);
+        } else if (!strcmp(key, "param") || !strcmp(key, "opt")) {
+            int prm = key[0] == 'p';
+            spec_offload v = !strcmp(val, "cpu") ? OFF_CPU : !strcmp(val, "nvme") ? OFF_NVME
+                             : prm && !strcmp(val, "gpu") ? OFF_GPU : (spec_offload)-1;
+            if ((int)v < 0)
+                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s=%s, got \"%s\"", s, key,
+                                  prm ? "gpu, cpu or nvme" : "cpu or nvme", val);
+            *(prm ? &out->off_param : &out->off_opt) = v;
         } else if (!strcmp(key, "sync")) {
             if (strcmp(val, "micro") && strcmp(val, "boundary"))
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sync=micro or sync=boundary, got \"%s\"",
@@ -310,6 +318,13 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
             snprintf(cp, sizeof cp, ",cp=%d", l->cp);
         snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
                  l->zero1 ? "" : ",zero1=0", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "", cp);
+        break;
+    }
+    case LAYOUT_ZERO3_OFFLOAD: {
+        static const char *const T[] = {"gpu", "cpu", "nvme"};
+        int prm = l->off_param != OFF_GPU, opt = l->off_opt == OFF_NVME;
+        snprintf(buf, n, "zero3-offload%s%s%s%s%s", prm || opt ? ":" : "", prm ? "param=" : "", prm ? T[l->off_param] : "",
+                 opt ? (prm ? ",opt=" : "opt=") : "", opt ? "nvme" : "");
         break;
     }
     default:
@@ -423,6 +438,11 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
         return axonn_check(l, name, n, g, err);
     if (l->kind == LAYOUT_MEGATRON)
         return megatron_check(l, name, n, g, err);
+    if (l->kind == LAYOUT_ZERO3_OFFLOAD && (l->off_param == OFF_NVME || l->off_opt == OFF_NVME) &&
+        !(c->nvme_read_Bps > 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a cluster with local NVMe ($.node.nvme_read_GBps, nvme_write_GBps, "
+                          "nvme_capacity_GB), got %s without", name, c->name);
     if (l->kind == LAYOUT_LUWU && !c->innet.present)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "

@@ -28,9 +28,10 @@ static int xport_dir(const cost_group *g, int push, const int *members, int n, i
                      coll_flow_fn fn, void *ctx)
 {
     int flows = 0;
-    if (g->transport == XPORT_HOST) {
+    if (g->transport == XPORT_HOST || g->transport == XPORT_NVME) {
+        int ep = g->transport == XPORT_HOST ? NET_EP_HOST : g->via_gpu ? NET_EP_NVME : NET_EP_NVME_HOST;
         for (int i = 0; i < n; i++, flows++)
-            push ? fn(ctx, members[i], NET_EP_HOST, 0, S) : fn(ctx, NET_EP_HOST, members[i], 0, S);
+            push ? fn(ctx, members[i], ep, 0, S) : fn(ctx, ep, members[i], 0, S);
         return flows;
     }
     int one = push ? g->aggregation : g->multicast;

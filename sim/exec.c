@@ -141,7 +141,9 @@ static int group_id(const sim *s, lo_group_kind k, int r)
         int st = s->g->ax_stride[k - GRP_AX0], sz = s->g->ax_size[k - GRP_AX0];
         return r / (st * sz) * st + r % st;
     }
-    case GRP_HOST: return r;
+    case GRP_HOST:
+    case GRP_NVME:
+    case GRP_NVME_HOST: return r;
     case GRP_NODE: return r / s->G;
     case GRP_XRAIL: return r % s->G;
     default: return 0;
@@ -305,8 +307,10 @@ static void issue_lookahead(sim *s, int r, long upto)
         const lo_item *li = litem(s, &k->look);
         int slot = (int)(k->lidx % s->D);
         k->gpending[slot] = li->n_gather;
-        for (int i = 0; i < li->n_gather; i++) {
-            enqueue(s, r, &li->gather[i], Q_GATHER, slot, -1, 0);
+        long prev = 0;
+        for (int i = 0; i < li->n_gather; i++) { /* in order: on another stream, after the previous */
+            int dep = i && li->gather[i].stream != li->gather[i - 1].stream ? li->gather[i - 1].stream : -1;
+            prev = enqueue(s, r, &li->gather[i], Q_GATHER, slot, dep, prev);
             k->gkind[slot] = (int)li->gather[i].kind;
         }
         next(s, &k->look);

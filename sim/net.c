@@ -60,6 +60,8 @@ struct net {
     int host_base; /* id of GPU 0's link to host memory (then its link back), 2 per GPU; -1:
                       the PCIe fabric's own links                                            */
     int innet_base;/* id of "sw>innet", then "innet>sw", "innet.update"; -1 = no such node  */
+    int nvme_base; /* id of node 0's "n0.nvme>cpu" (read), then "n0.cpu>nvme" (write), 2 per
+                      node; -1 = the cluster gives no NVMe                                   */
     int n_links;
     int *mesh_id;  /* [i * gpn + j]: offset of link i>j inside a node block, -1 = none       */
     int *mesh_via; /* [i * gpn + j]: intermediate GPU for i>j, -1 = direct                  */
@@ -143,6 +145,13 @@ static void build_offload_links(net_t *net, const spec_cluster *c, const net_par
         snprintf(name, sizeof name, "n%d.cpu>gpu%d", g / net->gpn, g % net->gpn);
         set_link(net, net->host_base + 2 * g + 1, c->pcie_bw_Bps * p->eff_pcie, 0.0, name);
     }
+    for (int n = 0; net->nvme_base >= 0 && n < net->nodes; n++) {
+        /* sustained rates of the node's drives (no tier efficiency: the spec gives achieved ones) */
+        snprintf(name, sizeof name, "n%d.nvme>cpu", n);
+        set_link(net, net->nvme_base + 2 * n, c->nvme_read_Bps, 0.0, name);
+        snprintf(name, sizeof name, "n%d.cpu>nvme", n);
+        set_link(net, net->nvme_base + 2 * n + 1, c->nvme_write_Bps, 0.0, name);
+    }
     if (net->innet_base < 0)
         return;
     double port = c->innet.port_bw_Bps * p->eff_net;
@@ -210,6 +219,9 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     net->innet_base = c->innet.present ? net->n_links : -1;
     if (net->innet_base >= 0)
         net->n_links += 3;
+    net->nvme_base = c->nvme_read_Bps > 0 ? net->n_links : -1;
+    if (net->nvme_base >= 0)
+        net->n_links += 2 * nodes;
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
@@ -367,6 +379,19 @@ static int special_path(const net_t *net, int src, int dst, int ch, int *out)
     if (gpu < 0 || gpu >= net->n_gpus)
         return SC_EINPUT;
     int peer = NET_EP_IS(src) ? src : dst, up = !NET_EP_IS(src);
+    if (peer == NET_EP_NVME || peer == NET_EP_NVME_HOST) {
+        /* NVMe -> host [-> GPU] (a read), or [GPU ->] host -> NVMe (a write) */
+        if (net->nvme_base < 0)
+            return SC_EINPUT;
+        int nv = net->nvme_base + 2 * (gpu / net->gpn) + (up ? 1 : 0);
+        if (!up)
+            out[n++] = nv;
+        if (peer == NET_EP_NVME)
+            n += special_path(net, up ? gpu : NET_EP_HOST, up ? NET_EP_HOST : gpu, 0, out + n);
+        if (up)
+            out[n++] = nv;
+        return n;
+    }
     if (peer == NET_EP_HOST) {
         int node = gpu / net->gpn, l = gpu % net->gpn;
         out[0] = net->host_base >= 0 ? net->host_base + 2 * gpu + (up ? 0 : 1)

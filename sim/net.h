@@ -52,7 +52,12 @@ int net_set_update_rate(net_t *net, double bytes_per_s);
 #define NET_EP_SWITCH (-1001)
 #define NET_EP_INNET (-1002)
 #define NET_EP_UPDATE (-1003)
-#define NET_EP_IS(x) ((x) <= NET_EP_HOST && (x) >= NET_EP_UPDATE)
+/* NVME: the node's NVMe drives through host memory to / from the GPU (its PCIe link);
+ * NVME_HOST: the node's drives and host memory only. Links per node "nN.nvme>cpu" (read) and
+ * "nN.cpu>nvme" (write) at the cluster's sustained nvme_read / nvme_write rates. */
+#define NET_EP_NVME (-1004)
+#define NET_EP_NVME_HOST (-1005)
+#define NET_EP_IS(x) ((x) <= NET_EP_HOST && (x) >= NET_EP_NVME_HOST)
 void net_free(net_t *net);
 
 int net_n_gpus(const net_t *net);

@@ -18,6 +18,7 @@ static Suite *(*const SUITES[])(void) = {
     pipe_suite,
     ev_suite,
     offload_suite,
+    infinity_suite,
     net_suite,
     exec_suite,
     kernels_suite,

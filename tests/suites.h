@@ -21,6 +21,7 @@ Suite *tensor_suite(void);   /* tests/test_tensor.c: tp / axonn volumes per axis
 
 Suite *pipe_suite(void);     /* tests/test_pipe.c: megatron 3D: schedules, bubble, stage memory, SP, engines */
 Suite *offload_suite(void);  /* tests/test_offload.c: zero3-offload and luwu: bytes, transports, memory, spec */
+Suite *infinity_suite(void); /* tests/test_infinity.c: ZeRO-Infinity tiers: PCIe / NVMe bytes, memory, engines */
 
 Suite *kernels_suite(void); /* tests/test_kernels.c: GEMM tiles and waves, FlashAttention, element-wise bytes, precision */
 

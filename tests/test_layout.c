@@ -82,7 +82,7 @@ typedef struct reject_case {
 
 #define HINT                                                                                    \
     "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
-    "axonn:x=X,y=Y,z=Z, zero3-offload, luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
+    "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme][,opt=nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},

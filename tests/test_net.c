@@ -68,11 +68,12 @@ START_TEST(test_paths_p4d)
 {
     /* p4d: 8 GPUs on NVSwitch (12 x 25 GB/s), 4 NICs x 100 Gbps = 12.5e9 B/s, 16 nodes per
      * leaf. 40 nodes -> 3 leaves. Links: 40 x (2 x 8 + 2 x 4) + 2 x 3 = 966, then each GPU's
-     * PCIe link to host memory, both ways: + 2 x 320 = 1606. */
+     * PCIe link to host memory, both ways: + 2 x 320 = 1606, then each node's NVMe read and
+     * write links (ZeRO-Infinity): + 2 x 40 = 1686. */
     spec_cluster c = load("p4d.24xlarge");
     net_t *net = build(&c, 40, &EFF08);
     ck_assert_int_eq(net_n_gpus(net), 320);
-    ck_assert_int_eq(net_n_links(net), 966 + 2 * 320);
+    ck_assert_int_eq(net_n_links(net), 966 + 2 * 320 + 2 * 40);
     /* Intra node: GPU 0 -> GPU 1 over the switch, 2 links of 12 * 25e9 * 0.8 = 240e9 B/s,
      * latency 0 (the collective layer adds calibrated per-step latency). */
     check_path(net, 0, 1, 3, 2, (const char *const[]){"n0.gpu0>nvs", "n0.nvs>gpu1"});
@@ -114,9 +115,10 @@ START_TEST(test_paths_p4d)
     ck_assert_int_eq(net_path(net, 0, 8, -1, l, NET_PATH_MAX), SC_EINPUT);
     ck_assert_int_eq(net_path(net, 0, 128, 0, l, 3), SC_EINPUT);
     net_free(net);
-    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24, + 2 x 8 GPU-host links = 40. */
+    /* One node: a single leaf, so no leaf/spine links: 16 + 8 = 24, + 2 x 8 GPU-host links = 40,
+     * + the node's NVMe read and write links = 42. */
     net = build(&c, 1, &EFF08);
-    ck_assert_int_eq(net_n_links(net), 24 + 16);
+    ck_assert_int_eq(net_n_links(net), 24 + 16 + 2);
     net_free(net);
 }
 END_TEST

@@ -151,7 +151,7 @@ expect predict-luwu 0 "offloaded states: 2601.8 GiB on the in-network optimizer 
 expect predict-zero3-offload 0 "offloaded states: 325.2 GiB host memory per node" -- \
     "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload
 # the same scenario's zero3 (16 B x 174.6e9 / 8 = 325 GiB of states) cannot fit 80 GiB
-expect predict-luwu-zero3-oom 0 "zero3                OOM: needs 343.1 GiB per GPU" -- \
+expect predict-luwu-zero3-oom 0 "OOM: needs 343.1 GiB per GPU" -- \
     "$BIN" predict --scenario luwu-175b-100g --engine model
 expect memory-luwu 0 "in-network optimizer node: 2601.81 GiB" -- "$BIN" memory --scenario luwu-175b-100g --layout luwu
 expect luwu-no-node 2 "expected a cluster with an in_network_optimizer" -- \
@@ -160,17 +160,67 @@ expect interference-bad 2 "--interference: expected on or off, got \"maybe\"" --
     "$BIN" predict --scenario luwu-175b-100g --interference maybe
 expect plan-luwu 0 "luwu" -- "$BIN" plan --scenario luwu-175b-100g
 expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
-# gpt3-175b on one p4d node: the closest is zero3-offload, 2 B x 174.6e9 / 8 = 40.65 GiB of parameter shard
-# + activations 5.73 + buffers 10.13 + reserve 2 = 58.5 GiB, 18.5 over 40 GiB (before issue 9: zero3, 343.1)
-expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload on 1 nodes (micro-batch 1), needs 58.5 GiB per GPU, short by 22.5 GiB" -- \
-    "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1
+# gpt3-175b on one p4d node fits only with ZeRO-Infinity (issue 18): parameters and Adam states on
+# the node's 8 TB of NVMe, 18 B x 174.6e9 = 3.14 TB (before it: no layout fitted)
+expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme on 1 nodes" -- \
+    "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --confirm 1
+# llama3.1-405b on one p4d node: nothing fits. The closest, zero3-offload:param=cpu (nothing of
+# the states on the GPU): activations 126 blocks x 256 MiB checkpoints + one block's 4192 MiB +
+# fp32 logits 128256 x 8192 x 4 B and the head's input = 39.76 GiB; gathered 2 x 2 B x 3.1877e9
+# (a block and its prefetch) + 2 B x 3.1877e9 (its gradient) = 17.81 GiB; reserve 2: 59.57 GiB,
+# 23.6 over the 36 GiB left after 4 GiB headroom
+expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 nodes (micro-batch 1), needs 59.6 GiB per GPU, short by 23.6 GiB" -- \
+    "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
+# ---- ZeRO-Infinity (issue 18): zero3-offload:param=..,opt=.. on the LuWu testbeds ---------------
+# param=cpu: host per node 1 GPU x (16 + 2) B x 174.604e9 / 8 = 392.9e9 B = 365.9 GiB
+expect infinity-param-cpu 0 "offloaded states: 365.9 GiB host memory per node" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:param=cpu --engine model
+# param=nvme,opt=nvme: NVMe (16 + 2) B x 21.8255e9 = 365.9 GiB; host 4 B x 21.8255e9 + 2 x 16 B x
+# 1e9 + 5 x 1e8 x 2 B = 120.3e9 B = 112.0 GiB; optimizer: 21.8255e9 params, CPU 27.28 s, NVMe
+# 16 B / 6.8e9 + 16 B / 4e9 per param = 138.66 s, + the first read and last write of a 1e9
+# sub-group 6.35 s = 145.009 s with 6.8 / 4.0 GB/s drives; with the 7.0 / 3.8 GB/s shipped: 49.89 +
+# 91.90 = 141.78 s, + 1e9 / 21.8255e9 x 141.78 = 6.50 s: 148.280 s (I/O-bound, the CPU hidden)
+expect infinity-nvme-mem 0 "on NVMe: 365.9 GiB per node (of 3576 GiB)" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:param=nvme,opt=nvme --engine model
+expect infinity-nvme-host 0 "offloaded states: 112.0 GiB host memory per node" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:param=nvme,opt=nvme --engine model
+expect infinity-nvme-optim 0 " 148.280 " -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:param=nvme,opt=nvme --engine model
+expect infinity-memory 0 "NVMe per node: 365.88 GiB" -- \
+    "$BIN" memory --scenario luwu-175b-100g --layout zero3-offload:param=nvme,opt=nvme
+expect infinity-bad-tier 2 "layout: in \"zero3-offload:param=disk\": expected param=gpu, cpu or nvme, got \"disk\"" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:param=disk
+expect infinity-bad-opt 2 "expected opt=cpu or nvme, got \"gpu\"" -- \
+    "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload:opt=gpu
+expect infinity-no-nvme 2 "zero3-offload:opt=nvme: expected a cluster with local NVMe" -- \
+    "$BIN" predict --cluster perlmutter-gpu --nodes 2 --model gpt3-1.3b --layout zero3-offload:opt=nvme
+expect infinity-help 0 "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" -- "$BIN" predict --help
+# DeepSpeed's offload_param / offload_optimizer on NVMe (pin_memory false reported, not modelled)
+expect infinity-ds-config 0 "zero3-offload:param=nvme,opt=nvme" -- \
+    "$BIN" memory --cluster luwu-8x100g --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_infinity_nvme.json
+expect infinity-ds-pin 0 "offload_param.pin_memory: ignored: false: pageable host copies are not modelled" -- \
+    "$BIN" memory --cluster luwu-8x100g --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_infinity_nvme.json
+# plan's zero3-offload family: every tier (6 with NVMe) x micro-batch splits, against luwu
+expect infinity-plan-luwu 0 "recommended: zero3-offload:param=cpu on 8 nodes" -- \
+    "$BIN" plan --scenario luwu-175b-100g --layouts zero3-offload,luwu --confirm 1
+expect infinity-plan-200g 0 "recommended: zero3-offload:param=cpu on 8 nodes" -- \
+    "$BIN" plan --scenario luwu-175b-200g --layouts zero3-offload,luwu --confirm 1
+# a plan short on host memory, not on the GPU, says so (175B on one p4d node: 8 GPUs x 18 B x
+# 174.604e9 / 8 = 3142.9e9 B = 2927.0 GiB of host memory, 1152 GiB there: short by 1775.0)
+expect plan-none-fits-host 1 "fits the GPU but needs 2927.0 GiB of host memory per node, short by 1775.0 GiB" -- \
+    "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --layout zero3-offload:param=cpu
+# ---- the AxoNN seed: GPT-80B on 1024 Perlmutter GPUs, AxoNN grids against Megatron-LM 3D ----------
+expect axonn-80b-plan 0 "megatron:t=4,p=4" -- \
+    "$BIN" plan --scenario axonn-perlmutter-gpt80b --global-batch 2048 --confirm 0
+expect axonn-80b-megatron-fits 0 "recommended: megatron:" -- \
+    "$BIN" plan --scenario axonn-perlmutter-gpt80b --layouts megatron --global-batch 2048 --confirm 0
 expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"speed\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --objective speed
 expect plan-budget 1 "no candidate: every node count is over --budget-usd-per-hour 10.00 (2 nodes of p4d.24xlarge cost \$65.55/h)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
 # issue 20: a believable plan — headroom shown and applied, twins folded, a verdict that cannot
 # contradict itself, no candidate exits 1, and the README's headline plan
 expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
-expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --json
+expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1 --json
 expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0
 expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
 expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
