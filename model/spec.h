@@ -69,10 +69,16 @@ typedef struct spec_cluster {
     double nic_bw_Bps;        /* one NIC, one direction, B/s                             */
     double host_mem_bytes;    /* host DRAM per node, bytes (0 = not given)               */
     double cpu_adam_params_per_s; /* host CPU Adam throughput per node, parameters/s      */
+    /* The network between nodes (sim/net.c builds it, cost_group_spread costs it):
+     * fat-tree: leaves of nodes_per_leaf nodes (all their NICs), uplinks to a spine;
+     * rail: pods of nodes_per_leaf nodes, one leaf per (pod, NIC index) ("rail"), a spine;
+     * dragonfly: groups of nodes_per_leaf nodes (non-blocking inside), global links. */
     spec_net_topology topology;
-    double oversubscription;  /* leaf uplink oversubscription (1 = non-blocking)         */
+    double oversubscription;  /* leaf uplink (dragonfly: global link) oversubscription (1 =
+                                 non-blocking)                                           */
     double switch_latency_s;  /* one switch hop, s                                       */
-    int nodes_per_leaf;       /* nodes under one leaf switch                             */
+    int nodes_per_leaf;       /* nodes under one leaf switch / in one rail pod / dragonfly group */
+    char net_source[SPEC_SOURCE_MAX]; /* $.network.source: where the topology comes from ("" = none) */
     int max_nodes;            /* largest node count that can be ordered (0 = unbounded)  */
     double price_usd_per_hour;/* per node, on-demand                                     */
     spec_innet innet;         /* optional in-network optimizer node                      */
