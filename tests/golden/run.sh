@@ -539,5 +539,23 @@ expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: paramete
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
+# ---- the network the rings run on (issue 15 item 4) ------------------------------------------
+# p4d's node on a hypothetical 4:1 fat-tree with leaves of 2 nodes (tests/fixtures/p4d-oversub.json),
+# gpt3-13b on 8 nodes, p4d's calibration. Shipped p4d (non-blocking): zero3 2.006 s, mics:p=8 0.95x.
+# Oversubscribed: every ring leaving a leaf gets 2 / 4 of its NIC share (cost_group_spread), so
+# ZeRO-3's per-micro-step gathers over all 64 ranks double (2.006 -> 3.948 s) while MiCS crosses
+# the spine only at the boundary: mics:p=8 1.22x. Both engines agree; a rail network of the same
+# pods gives the same (rings stay on their rail); a dragonfly of 2-node groups halves only the
+# strided replica rings of mics:p=16 (nodes 2 apart: 2 streams per group through half the global
+# links): 0.81x.
+expect topo-shipped-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
+expect topo-oversub-zero3 0 "zero3                    3.948" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
+expect topo-oversub-mics 0 "1.22x" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
+expect topo-oversub-sim 0 "zero3                    3.947" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine sim --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
+expect topo-rail-same 0 "zero3                    3.948" -- "$BIN" predict --cluster tests/fixtures/p4d-rail-oversub.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3
+expect topo-dragonfly-mics16 0 "mics:p=16                2.469" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
+expect topo-dragonfly-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
+sed 's/"topology":"fat-tree"/"topology":"torus"/; s/"nic_bandwith_Gbps"/"nic_bandwidth_Gbps"/' "$TMP/typo.json" >"$TMP/torus.json"
+expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" -- "$BIN" memory --cluster "$TMP/torus.json" --nodes 2 --model gpt2-1.5b
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
