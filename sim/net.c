@@ -4,7 +4,7 @@
  * collective step (coll_), completion events (the executor reads finish times and versions). */
 #include "net.h"
 
-#include "../model/cost.h"
+#include "topo.h"
 
 #include <limits.h>
 #include <math.h>
@@ -54,10 +54,8 @@ typedef struct heap_ent {
 } heap_ent;
 
 struct net {
-    int nodes, gpn, nics, npl, leaves, n_gpus;
-    spec_net_topology topo;
-    int pods;      /* groups of nodes_per_leaf nodes (fat-tree leaf, rail pod, dragonfly group) */
-    int spine;     /* leaf <-> spine links exist                                           */
+    int nodes, gpn, nics, n_gpus;
+    topo_shape topo; /* the switches between nodes (sim/topo.h)                             */
     spec_fabric_kind kind;
     int intra;     /* intra-node links per node                                            */
     int per_node;  /* links per node: intra + 2 * nics                                     */
@@ -188,12 +186,7 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     net->nodes = nodes;
     net->gpn = c->gpus_per_node;
     net->nics = c->nics_per_node;
-    net->npl = c->nodes_per_leaf;
-    net->topo = c->topology;
-    net->pods = (nodes + net->npl - 1) / net->npl;
-    /* rail: one leaf per (pod, rail), and a spine even for one pod (cross-rail traffic) */
-    net->leaves = net->topo == NET_RAIL ? net->pods * net->nics : net->pods;
-    net->spine = net->topo == NET_RAIL ? (net->leaves > 1) : (net->pods > 1);
+    topo_shape_make(c, nodes, &net->topo);
     net->n_gpus = nodes * net->gpn;
     net->kind = c->fabric.kind;
     net->free_head = -1;
@@ -207,12 +200,12 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
         net->intra = 2 * net->gpn;
     }
     net->per_node = net->intra + 2 * net->nics;
-    if ((long long)nodes * net->per_node + 2LL * net->leaves > INT_MAX / 2) {
+    if ((long long)nodes * net->per_node + 2LL * net->topo.leaves > INT_MAX / 2) {
         net_free(net);
         return sc_err_set(err, SC_EINPUT, "nodes", "", "%d nodes need too many links", nodes);
     }
     net->leaf_base = nodes * net->per_node;
-    net->n_links = net->leaf_base + (net->spine ? 2 * net->leaves : 0);
+    net->n_links = net->leaf_base + (net->topo.spine ? 2 * net->topo.leaves : 0);
     net->host_base = net->kind == FABRIC_PCIE ? -1 : net->n_links;
     if (net->host_base >= 0)
         net->n_links += 2 * net->n_gpus;
@@ -263,21 +256,15 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
             set_link(net, base + net->intra + 2 * k + 1, nic, 0.0, name);
         }
     }
-    if (net->spine) {
+    if (net->topo.spine) {
         /* a leaf's uplinks carry nodes_per_leaf nodes' worth of its downlinks / oversubscription
          * (rail: one NIC per node; dragonfly: the group's global links, x cost_net_global_frac) */
-        double up = cost_net_uplink_nics(c) * c->nic_bw_Bps * p->eff_net;
-        const char *sw = net->topo == NET_DRAGONFLY ? "global" : "spine";
-        for (int l = 0; l < net->leaves; l++) {
-            char leaf[32];
-            if (net->topo == NET_RAIL)
-                snprintf(leaf, sizeof leaf, "rail%d.%d", l % net->nics, l / net->nics);
-            else
-                snprintf(leaf, sizeof leaf, "%s%d", net->topo == NET_DRAGONFLY ? "group" : "leaf", l);
-            snprintf(name, sizeof name, "%s>%s", leaf, sw);
+        double up = net->topo.up_Bps * p->eff_net;
+        char down[NAME_LEN];
+        for (int l = 0; l < net->topo.leaves; l++) {
+            topo_leaf_names(&net->topo, l, name, down, NAME_LEN);
             set_link(net, net->leaf_base + 2 * l, up, lat, name);
-            snprintf(name, sizeof name, "%s>%s", sw, leaf);
-            set_link(net, net->leaf_base + 2 * l + 1, up, lat, name);
+            set_link(net, net->leaf_base + 2 * l + 1, up, lat, down);
         }
     }
     build_offload_links(net, c, p);
@@ -352,12 +339,10 @@ double net_link_bytes(const net_t *net, int link, double now)
     return now > l->t ? l->bytes + l->load * (now - l->t) : l->bytes;
 }
 
-/* The switch NIC `nic` of `node` plugs into (cost_net_leaf_of: fat-tree leaf, rail leaf of the
- * node's pod for that rail, dragonfly group). */
+/* The switch NIC `nic` of `node` plugs into (sim/topo.h). */
 static int leaf_of(const net_t *net, int node, int nic)
 {
-    int pod = node / net->npl;
-    return net->topo == NET_RAIL ? pod * net->nics + nic : pod;
+    return topo_leaf_of(&net->topo, node, nic);
 }
 
 /* GPU g to the optimizer node's switch (up = 1) or back: its NIC (ch), and the leaf-spine
@@ -366,10 +351,10 @@ static int to_switch(const net_t *net, int g, int ch, int up, int *out)
 {
     int node = g / net->gpn, nic = ch % net->nics, n = 0, leaf = leaf_of(net, node, nic);
     int nic_link = node * net->per_node + net->intra + 2 * nic + (up ? 0 : 1);
-    if (!up && net->spine)
+    if (!up && net->topo.spine)
         out[n++] = net->leaf_base + 2 * leaf + 1;
     out[n++] = nic_link;
-    if (up && net->spine)
+    if (up && net->topo.spine)
         out[n++] = net->leaf_base + 2 * leaf;
     return n;
 }
