@@ -317,6 +317,50 @@ START_TEST(test_agree_topology)
 }
 END_TEST
 
+START_TEST(test_oversubscription_never_faster)
+{
+    /* Property (issue 15 item 4): on p4d with leaves of 2 nodes, 8 nodes, more oversubscription
+     * (1, 2, 3, 4, 6, 8) never makes a step faster, in either engine, for ZeRO-3 (contiguous
+     * world ring), MiCS p=8 and p=16 (strided replica rings), HSDP and ZeRO++; and a rail network
+     * of the same pods gives the same step as the fat-tree (rings stay on their rail). */
+    static const char *const L[] = {"zero3", "mics:p=8", "mics:p=16,hier=1", "hsdp:p=8", "zeropp:hpz=8"};
+    static const double O[] = {1, 2, 3, 4, 6, 8};
+    spec_model m = tiny_model(2);
+    run *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t li = 0; li < sizeof L / sizeof *L; li++) {
+        double prev_a = 0, prev_s = 0;
+        for (size_t oi = 0; oi < sizeof O / sizeof *O; oi++) {
+            double step[2][2]; /* [fat-tree, rail][analytic, sim] */
+            for (int t = 0; t < 2; t++) {
+                spec_cluster c = load_cluster("p4d.24xlarge");
+                c.nodes_per_leaf = 2;
+                c.oversubscription = O[oi];
+                c.topology = t ? NET_RAIL : NET_FAT_TREE;
+                cost_calib k;
+                cost_calib_defaults(&c, &k);
+                ck_assert(prepare(x, &c, &m, &k, L[li], 8, 2, 1));
+                char cfg[128];
+                snprintf(cfg, sizeof cfg, "%s oversub %g %s", L[li], O[oi], t ? "rail" : "fat-tree");
+                exec_result sr;
+                an_result ar;
+                simulate(&x->g, &x->t, &k, &c, NULL, &sr, cfg);
+                analyse(&x->t, &ar);
+                step[t][0] = ar.step_s;
+                step[t][1] = sr.step_s;
+            }
+            ck_assert_msg(step[0][0] >= prev_a * (1 - 1e-12), "%s: analytic faster at %g", L[li], O[oi]);
+            ck_assert_msg(step[0][1] >= prev_s * (1 - 1e-9), "%s: sim faster at %g", L[li], O[oi]);
+            near(step[1][0], step[0][0], 1e-12 * step[0][0], "rail = fat-tree (analytic)", L[li]);
+            near(step[1][1], step[0][1], 1e-9 * step[0][1], "rail = fat-tree (sim)", L[li]);
+            prev_a = step[0][0];
+            prev_s = step[0][1];
+        }
+    }
+    free(x);
+}
+END_TEST
+
 START_TEST(test_agree_hand_schedule)
 {
     /* Anchor to a literal number: the tiny ZeRO-3 schedule of test_analytic.c
@@ -1196,6 +1240,7 @@ Suite *exec_suite(void)
     tcase_set_timeout(cont, 120);
     tcase_add_test(cont, test_contention_never_faster);
     tcase_add_test(cont, test_contention_spine_bottleneck);
+    tcase_add_test(cont, test_oversubscription_never_faster);
     tcase_add_test(cont, test_mics_groups_independent);
     suite_add_tcase(s, cont);
     TCase *ring = tcase_create("ring");
