@@ -39,9 +39,53 @@ void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int
     if (k > 1) {
         /* The node's NICs are shared by the groups of this shape running at once on it. */
         g->inter_bw_Bps = c->nics_per_node * c->nic_bw_Bps / g->concurrent;
-        if (k > c->nodes_per_leaf && c->oversubscription > c->nodes_per_leaf)
-            g->leaf_factor = c->nodes_per_leaf / c->oversubscription;
+        cost_group_spread(c, 1, g);
     }
+}
+
+/* ---- the network between nodes (sim/net.c builds the same switches and links) ----------- */
+double cost_net_global_frac(const spec_cluster *c)
+{
+    /* Dragonfly (Kim, Dally, Scott, Abts, "Technology-Driven, Highly-Scalable Dragonfly
+     * Topology", ISCA 2008, s4): a ring's traffic is the adversarial pattern (every node of
+     * group i sends to group i+1). Minimal routing has only the direct i -> i+1 global links;
+     * adaptive routing (UGAL, what Slingshot does) sends it through a random intermediate group
+     * (Valiant), so each byte crosses two global links and a group's global links carry half
+     * their capacity of it. With two groups all global links join them: no penalty. */
+    if (c->topology != NET_DRAGONFLY)
+        return 1.0;
+    return c->max_nodes > 0 && c->max_nodes <= 2 * c->nodes_per_leaf ? 1.0 : 0.5;
+}
+
+double cost_net_uplink_nics(const spec_cluster *c)
+{
+    /* fat-tree leaf: nodes_per_leaf nodes x all their NICs down; rail leaf: one NIC (its rail)
+     * of each of the pod's nodes_per_leaf nodes; dragonfly group: its nodes' NICs, out over
+     * the global links. Up = down / oversubscription (x the dragonfly's global fraction). */
+    double down = (double)c->nodes_per_leaf * (c->topology == NET_RAIL ? 1 : c->nics_per_node);
+    return down / c->oversubscription * cost_net_global_frac(c);
+}
+
+void cost_group_spread(const spec_cluster *c, int node_stride, cost_group *g)
+{
+    g->leaf_factor = 1.0;
+    if (g->k <= 1 || g->transport != XPORT_NCCL)
+        return;
+    /* Groups of this shape tile the nodes: each group's nodes are node_stride apart, a ring in
+     * node order, all groups at once. A leaf (rail leaf, dragonfly group) of npl nodes: if a
+     * group spans leaves, each ring offset present in the leaf sends one node's stream out of
+     * it (its edge to the next leaf; the last leaf's is the ring's wrap-around), i.e.
+     * min(stride, npl) node streams through the leaf's uplinks, which carry npl node streams /
+     * oversubscription (x the dragonfly's global fraction). A rail leaf carries one NIC of
+     * each: the same ratio. NCCL keeps a ring channel on one rail (search.cc, crossNic), so a
+     * rail network is this with leaf = the pod. Tree all-reduce is costed on the same edges. */
+    int npl = c->nodes_per_leaf, s = node_stride < 1 ? 1 : node_stride;
+    if (s < npl && (long long)g->k * s <= npl)
+        return; /* the group stays under one leaf */
+    int streams = s < npl ? s : npl;
+    double f = (double)npl / c->oversubscription * cost_net_global_frac(c) / streams;
+    if (f < 1)
+        g->leaf_factor = f;
 }
 
 void cost_group_host(const spec_cluster *c, cost_group *g)

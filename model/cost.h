@@ -103,6 +103,17 @@ typedef struct cost_group {
  * group's members on a node (m of them), and how many such groups share a node. */
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g);
 
+/* The network between nodes. leaf_factor of a group (<= 1) whose k nodes are node_stride nodes
+ * apart (1: consecutive), all groups of its shape running at once: the share of a node's NIC
+ * stream the leaf uplinks (rail leaf uplinks, dragonfly global links) give it when it spans
+ * leaves. cost_group_make sets it for node_stride 1. */
+void cost_group_spread(const spec_cluster *c, int node_stride, cost_group *g);
+/* Uplink capacity of one leaf (rail leaf, dragonfly group), in NICs' line rates. */
+double cost_net_uplink_nics(const spec_cluster *c);
+/* Dragonfly: the fraction of a group's global links a ring's traffic gets (adaptive routing:
+ * 1/2 with more than two groups in the machine, max_nodes); 1 for fat-tree and rail. */
+double cost_net_global_frac(const spec_cluster *c);
+
 /* A rank and its host over PCIe (n = 1: the rank alone; intra_bw = PCIe line rate). */
 void cost_group_host(const spec_cluster *c, cost_group *g);
 /* All `nodes` x G ranks and the cluster's in-network optimizer node; update = 1: pushes are

@@ -39,9 +39,10 @@ static void strided_group(const spec_cluster *c, int stride, int size, cost_grou
         for (int i = 0; i < size; i++)
             locals[i] = i * stride;
         cost_group_make(c, 1, locals, size, G / size, out);
-    } else if (stride >= G) { /* one member per node, G groups per node */
+    } else if (stride >= G) { /* one member per node, G groups per node, stride / G nodes apart */
         locals[0] = 0;
         cost_group_make(c, size, locals, 1, G, out);
+        cost_group_spread(c, stride / G, out);
     } else { /* G / stride members per node over stride * size / G nodes, stride groups per node */
         int m = G / stride;
         for (int i = 0; i < m; i++)
@@ -67,6 +68,7 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     if (p >= G) {
         locals[0] = 0;
         cost_group_make(c, N / p, locals, 1, G, &g->group[GRP_REPLICA]);
+        cost_group_spread(c, p / G, &g->group[GRP_REPLICA]); /* nodes p / G apart */
     } else {
         for (int i = 0; i < G / p; i++)
             locals[i] = i * p;

@@ -183,7 +183,7 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
     if ((rc = jr_obj(r, root, "$", "network", 1, &net)))
         return rc;
     static const char *const wk[] = {"topology", "oversubscription", "switch_latency_us", "nodes_per_leaf",
-                                     "max_nodes", NULL};
+                                     "max_nodes", "source", NULL};
     int topo = 0;
     double lat_us = 0;
     c->oversubscription = 1.0;
@@ -191,7 +191,8 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         (rc = jr_min(r, net, "$.network", "oversubscription", 1.0, 0, &c->oversubscription)) ||
         (rc = jr_min(r, net, "$.network", "switch_latency_us", 0.0, 1, &lat_us)) ||
         (rc = jr_int(r, net, "$.network", "nodes_per_leaf", 1, 1000000, 1, &c->nodes_per_leaf)) ||
-        (rc = jr_int(r, net, "$.network", "max_nodes", 0, 1000000, 0, &c->max_nodes)))
+        (rc = jr_int(r, net, "$.network", "max_nodes", 0, 1000000, 0, &c->max_nodes)) ||
+        (rc = jr_str(r, net, "$.network", "source", 0, c->net_source, sizeof c->net_source)))
         return rc;
     c->topology = (spec_net_topology)topo;
     c->switch_latency_s = lat_us * 1e-6;

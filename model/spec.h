@@ -73,10 +73,16 @@ typedef struct spec_cluster {
      * throughput of all its drives together, as DeepSpeed's async I/O reaches it, B/s, and
      * their capacity, B                                                                    */
     double nvme_read_Bps, nvme_write_Bps, nvme_bytes;
+    /* The network between nodes (sim/net.c builds it, cost_group_spread costs it):
+     * fat-tree: leaves of nodes_per_leaf nodes (all their NICs), uplinks to a spine;
+     * rail: pods of nodes_per_leaf nodes, one leaf per (pod, NIC index) ("rail"), a spine;
+     * dragonfly: groups of nodes_per_leaf nodes (non-blocking inside), global links. */
     spec_net_topology topology;
-    double oversubscription;  /* leaf uplink oversubscription (1 = non-blocking)         */
+    double oversubscription;  /* leaf uplink (dragonfly: global link) oversubscription (1 =
+                                 non-blocking)                                           */
     double switch_latency_s;  /* one switch hop, s                                       */
-    int nodes_per_leaf;       /* nodes under one leaf switch                             */
+    int nodes_per_leaf;       /* nodes under one leaf switch / in one rail pod / dragonfly group */
+    char net_source[SPEC_SOURCE_MAX]; /* $.network.source: where the topology comes from ("" = none) */
     int max_nodes;            /* largest node count that can be ordered (0 = unbounded)  */
     double price_usd_per_hour;/* per node, on-demand                                     */
     spec_innet innet;         /* optional in-network optimizer node                      */

@@ -23,6 +23,40 @@ int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, doub
     return flows;
 }
 
+/* The first of the NICs local to GPU `local` and how many there are. */
+static int local_nic(int local, int gpn, int nics, int *count)
+{
+    *count = nics > gpn ? nics / gpn : 1;
+    return nics > gpn ? local * *count : local * nics / gpn;
+}
+
+int coll_p2p_flows(int src, int dst, int gpus_per_node, int nics, int pxn, double bytes, coll_flow_fn fn, void *ctx)
+{
+    if (bytes <= 0 || src == dst)
+        return 0;
+    int gpn = gpus_per_node, ns = src / gpn, nd = dst / gpn, flows = 0, cs, cd;
+    if (ns == nd) {
+        fn(ctx, src, dst, 0, bytes);
+        return 1;
+    }
+    int nic_s = local_nic(src % gpn, gpn, nics, &cs), nic_d = local_nic(dst % gpn, gpn, nics, &cd);
+    if (pxn) {
+        int relay = src;
+        if (nic_s != nic_d) { /* over NVLink to the GPU local to the receiver's NIC first */
+            relay = ns * gpn + (nics > gpn ? dst % gpn : nic_d * gpn / nics);
+            fn(ctx, src, relay, 0, bytes);
+            flows++;
+        }
+        for (int j = 0; j < cd; j++, flows++)
+            fn(ctx, relay, dst, nic_d + j, bytes / cd);
+        return flows;
+    }
+    int n = cs > cd ? cs : cd;
+    for (int j = 0; j < n; j++, flows++)
+        fn(ctx, src, dst, NET_CH_XNIC(nic_s + j % cs, nic_d + j % cd), bytes / n);
+    return flows;
+}
+
 /* One direction: push = 1 GPUs -> place, else place -> GPUs. */
 static int xport_dir(const cost_group *g, int push, const int *members, int n, int gpn, int nics, double S,
                      coll_flow_fn fn, void *ctx)

@@ -17,6 +17,17 @@ typedef void (*coll_flow_fn)(void *ctx, int src, int dst, int ch, double bytes);
 int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
                     void *ctx);
 
+/* Flows of one point-to-point send of `bytes` from GPU src to GPU dst as NCCL moves it between
+ * nodes (src/graph/search.cc ncclTopoGetNetDev, paths.cc PXN): the receiver uses its own NIC(s)
+ * (GPU-local NIC: local x nics / gpus_per_node; with more NICs than GPUs, its nics /
+ * gpus_per_node NICs, bytes split evenly). With pxn (NCCL >= 2.12 default, NCCL_PXN_DISABLE=0)
+ * the sender sends through the NIC of the receiver's rail: over NVLink to the GPU of its node
+ * local to that NIC, then from that GPU (two flows, src -> relay and relay -> dst, pipelined
+ * as NCCL's proxy does; one when src is that GPU). Without pxn the sender uses its own NIC:
+ * cross-rail when the local indices' NICs differ (NET_CH_XNIC), through the spine of a rail
+ * network. Inside a node: one flow. Returns how many flows were emitted. */
+int coll_p2p_flows(int src, int dst, int gpus_per_node, int nics, int pxn, double bytes, coll_flow_fn fn, void *ctx);
+
 /* Flows of a host or in-network collective (cost.h transports) over members[0..n-1], each
  * moving S = bytes; endpoints NET_EP_* (sim/net.h). Fetch (all-gather): host -> GPU; from the
  * optimizer node: with multicast one flow node -> switch and one switch -> GPU per member, else

@@ -4,13 +4,15 @@
  * collective step (coll_), completion events (the executor reads finish times and versions). */
 #include "net.h"
 
+#include "topo.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_LEN 40
+#define NAME_LEN 48
 
 typedef struct net_link {
     double cap;   /* capacity, B/s                                                          */
@@ -52,7 +54,8 @@ typedef struct heap_ent {
 } heap_ent;
 
 struct net {
-    int nodes, gpn, nics, npl, leaves, n_gpus;
+    int nodes, gpn, nics, n_gpus;
+    topo_shape topo; /* the switches between nodes (sim/topo.h)                             */
     spec_fabric_kind kind;
     int intra;     /* intra-node links per node                                            */
     int per_node;  /* links per node: intra + 2 * nics                                     */
@@ -192,8 +195,7 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     net->nodes = nodes;
     net->gpn = c->gpus_per_node;
     net->nics = c->nics_per_node;
-    net->npl = c->nodes_per_leaf;
-    net->leaves = (nodes + net->npl - 1) / net->npl;
+    topo_shape_make(c, nodes, &net->topo);
     net->n_gpus = nodes * net->gpn;
     net->kind = c->fabric.kind;
     net->free_head = -1;
@@ -207,12 +209,12 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
         net->intra = 2 * net->gpn;
     }
     net->per_node = net->intra + 2 * net->nics;
-    if ((long long)nodes * net->per_node + 2LL * net->leaves > INT_MAX / 2) {
+    if ((long long)nodes * net->per_node + 2LL * net->topo.leaves > INT_MAX / 2) {
         net_free(net);
         return sc_err_set(err, SC_EINPUT, "nodes", "", "%d nodes need too many links", nodes);
     }
     net->leaf_base = nodes * net->per_node;
-    net->n_links = net->leaf_base + (net->leaves > 1 ? 2 * net->leaves : 0);
+    net->n_links = net->leaf_base + (net->topo.spine ? 2 * net->topo.leaves : 0);
     net->host_base = net->kind == FABRIC_PCIE ? -1 : net->n_links;
     if (net->host_base >= 0)
         net->n_links += 2 * net->n_gpus;
@@ -266,13 +268,15 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
             set_link(net, base + net->intra + 2 * k + 1, nic, 0.0, name);
         }
     }
-    if (net->leaves > 1) {
-        double up = net->npl * (double)net->nics * c->nic_bw_Bps * p->eff_net / c->oversubscription;
-        for (int l = 0; l < net->leaves; l++) {
-            snprintf(name, sizeof name, "leaf%d>spine", l);
+    if (net->topo.spine) {
+        /* a leaf's uplinks carry nodes_per_leaf nodes' worth of its downlinks / oversubscription
+         * (rail: one NIC per node; dragonfly: the group's global links, x cost_net_global_frac) */
+        double up = net->topo.up_Bps * p->eff_net;
+        char down[NAME_LEN];
+        for (int l = 0; l < net->topo.leaves; l++) {
+            topo_leaf_names(&net->topo, l, name, down, NAME_LEN);
             set_link(net, net->leaf_base + 2 * l, up, lat, name);
-            snprintf(name, sizeof name, "spine>leaf%d", l);
-            set_link(net, net->leaf_base + 2 * l + 1, up, lat, name);
+            set_link(net, net->leaf_base + 2 * l + 1, up, lat, down);
         }
     }
     build_offload_links(net, c, p);
@@ -347,16 +351,22 @@ double net_link_bytes(const net_t *net, int link, double now)
     return now > l->t ? l->bytes + l->load * (now - l->t) : l->bytes;
 }
 
+/* The switch NIC `nic` of `node` plugs into (sim/topo.h). */
+static int leaf_of(const net_t *net, int node, int nic)
+{
+    return topo_leaf_of(&net->topo, node, nic);
+}
+
 /* GPU g to the optimizer node's switch (up = 1) or back: its NIC (ch), and the leaf-spine
  * link when that switch is the spine. */
 static int to_switch(const net_t *net, int g, int ch, int up, int *out)
 {
-    int node = g / net->gpn, nic = ch % net->nics, n = 0, leaf = node / net->npl;
+    int node = g / net->gpn, nic = ch % net->nics, n = 0, leaf = leaf_of(net, node, nic);
     int nic_link = node * net->per_node + net->intra + 2 * nic + (up ? 0 : 1);
-    if (!up && net->leaves > 1)
+    if (!up && net->topo.spine)
         out[n++] = net->leaf_base + 2 * leaf + 1;
     out[n++] = nic_link;
-    if (up && net->leaves > 1)
+    if (up && net->topo.spine)
         out[n++] = net->leaf_base + 2 * leaf;
     return n;
 }
@@ -439,14 +449,20 @@ int net_path(const net_t *net, int src, int dst, int ch, int *links, int max)
             out[n++] = base + 2 * ld + 1;
         }
     } else {
-        int nic = ch % net->nics;
-        int leaf_s = ns / net->npl, leaf_d = nd / net->npl;
-        out[n++] = ns * net->per_node + net->intra + 2 * nic;
+        /* a channel uses one NIC at both ends (NCCL keeps a ring or tree channel on one rail:
+         * search.cc crossNic); NET_CH_XNIC names two */
+        int nic_s = ch % net->nics, nic_d = nic_s;
+        if (ch >= NET_CH_X) {
+            nic_s = ((ch - NET_CH_X) >> 10) % net->nics;
+            nic_d = ((ch - NET_CH_X) & 1023) % net->nics;
+        }
+        int leaf_s = leaf_of(net, ns, nic_s), leaf_d = leaf_of(net, nd, nic_d);
+        out[n++] = ns * net->per_node + net->intra + 2 * nic_s;
         if (leaf_s != leaf_d) {
             out[n++] = net->leaf_base + 2 * leaf_s;
             out[n++] = net->leaf_base + 2 * leaf_d + 1;
         }
-        out[n++] = nd * net->per_node + net->intra + 2 * nic + 1;
+        out[n++] = nd * net->per_node + net->intra + 2 * nic_d + 1;
     }
     if (n > max || !links)
         return SC_EINPUT;

@@ -30,9 +30,16 @@ typedef struct net net_t;
  *    eff_nvlink; a pair without one goes through the GPU k maximising min(cap(I,k), cap(k,J))
  *    (lowest k on ties); a mesh needing more than two hops is SC_EINPUT.
  *  - PCIe: per GPU "nN.gpuI>host" and "nN.host>gpuI", pcie_bw * eff_pcie.
- *  - per node and NIC "nN.nicK>leaf" and "nN.leaf>nicK", nic_bw * eff_net; with more than one
- *    leaf (nodes_per_leaf nodes each), per leaf "leafL>spine" and "spine>leafL", nodes_per_leaf *
- *    nics * nic_bw * eff_net / oversubscription (the last leaf keeps full ports even if partial).
+ *  - per node and NIC "nN.nicK>leaf" and "nN.leaf>nicK", nic_bw * eff_net, into the switch of
+ *    the cluster's network.topology (nodes in pods of nodes_per_leaf):
+ *      fat-tree: one leaf per pod; with more than one, per leaf "leafL>spine" / "spine>leafL";
+ *      rail: one leaf per (pod, NIC index) (NIC K of every node of a pod on rail leaf K, as DGX
+ *        SuperPOD and rail-optimized clouds wire them), always with a spine: "railK.P>spine" /
+ *        "spine>railK.P" (cross-rail traffic and other pods go through it);
+ *      dragonfly: one group per pod (non-blocking inside), its global links as "groupL>global" /
+ *        "global>groupL" when there is more than one group;
+ *    each up / down link cost_net_uplink_nics(c) * nic_bw * eff_net (the last leaf keeps full
+ *    ports even if partial).
  * Latency: switch_latency_s on each link entering a switch (NIC up: leaf, leaf up: spine, leaf
  * down: the destination leaf), 0 elsewhere. 0 or SC_EINPUT / SC_ERUNTIME with err filled. */
 int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err);
@@ -74,6 +81,10 @@ double net_link_bytes(const net_t *net, int link, double now);
  * differ], NIC down (GPUDirect RDMA: the GPU-NIC PCIe hop is not modelled as a link). src == dst
  * gives 0 links. Returns the count, SC_EINPUT for a bad GPU, negative ch or max too small. */
 int net_path(const net_t *net, int src, int dst, int ch, int *links, int max);
+/* A channel whose inter-node path leaves src through NIC a and reaches dst through NIC b (a != b:
+ * cross-rail; on a rail network through the spine). For net_path and net_flow_add. */
+#define NET_CH_X (1 << 20)
+#define NET_CH_XNIC(a, b) (NET_CH_X + ((a) << 10) + (b))
 
 /* ---- flows --------------------------------------------------------------------------- */
 /* Start a flow of `bytes` from src to dst on channel ch at time now (non-decreasing over all

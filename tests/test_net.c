@@ -9,6 +9,8 @@
 
 #include "../model/err.h"
 #include "../model/spec.h"
+#include "../model/cost.h"
+#include "../sim/coll.h"
 #include "../sim/net.h"
 
 static const net_params EFF08 = {0.8, 0.8, 0.8};
@@ -443,6 +445,272 @@ START_TEST(test_incremental_equals_full)
 }
 END_TEST
 
+/* ---- issue 15 item 4: the network the rings run on ------------------------------------- */
+
+/* A tiny NVSwitch cluster: 2 GPUs per node (links 1e10 B/s), 2 NICs of 1e9 B/s, pods of
+ * nodes_per_leaf nodes, the given topology. */
+static spec_cluster tiny2(spec_net_topology t, int npl, double oversub)
+{
+    spec_cluster c = toy(2, npl, oversub);
+    c.fabric.kind = FABRIC_NVSWITCH;
+    c.fabric.links_per_gpu = 1;
+    c.fabric.link_bw_Bps = 1e10;
+    c.nics_per_node = 2;
+    c.topology = t;
+    return c;
+}
+
+START_TEST(test_paths_rail)
+{
+    /* Rail, 2 GPUs x 2 NICs per node, pods of 2 nodes, 4 nodes (2 pods): rail leaves
+     * (pod, NIC) = 2 x 2 = 4, each with a spine link up and down. Links: 4 nodes x (2 x 2
+     * NVSwitch + 2 x 2 NIC) = 32, + 2 x 4 rail leaf = 40, + 2 x 8 GPUs to host memory = 56.
+     * A rail leaf holds NIC K of each node of its pod: 2 x 1e9 down, / oversubscription 2 =
+     * 1e9 up. */
+    spec_cluster c = tiny2(NET_RAIL, 2, 2);
+    net_t *net = build(&c, 4, &EFF1);
+    ck_assert_int_eq(net_n_links(net), 56);
+    /* same rail, same pod: NIC 0 up into rail leaf 0 of pod 0, down to node 1's NIC 0 */
+    const char *const same[] = {"n0.nic0>leaf", "n1.leaf>nic0"};
+    check_path(net, 0, 2, 0, 2, same);
+    /* same rail, other pod: up rail 1's leaf of pod 0, over the spine, down pod 1's */
+    const char *const pods[] = {"n0.nic1>leaf", "rail1.0>spine", "spine>rail1.1", "n2.leaf>nic1"};
+    check_path(net, 0, 4, 1, 4, pods);
+    /* cross-rail, same pod (NIC 0 -> NIC 1): rail leaves 0 and 1 meet only at the spine */
+    const char *const xr[] = {"n0.nic0>leaf", "rail0.0>spine", "spine>rail1.0", "n1.leaf>nic1"};
+    check_path(net, 0, 3, NET_CH_XNIC(0, 1), 4, xr);
+    int l[NET_PATH_MAX];
+    ck_assert_int_eq(net_path(net, 0, 3, NET_CH_XNIC(0, 1), l, NET_PATH_MAX), 4);
+    rel_eq(net_link_capacity(net, l[1]), 1e9, 1e-15);
+    rel_eq(net_link_capacity(net, l[0]), 1e9, 1e-15);
+    net_free(net);
+
+    /* The same nodes as a fat-tree (leaves of 2 nodes, all NICs): the cross-NIC pair shares
+     * leaf 0, no spine; its uplink is 2 nodes x 2 NICs x 1e9 / 2 = 2e9. */
+    c = tiny2(NET_FAT_TREE, 2, 2);
+    net = build(&c, 4, &EFF1);
+    ck_assert_int_eq(net_n_links(net), 32 + 2 * 2 + 16);
+    const char *const ft[] = {"n0.nic0>leaf", "n1.leaf>nic1"};
+    check_path(net, 0, 3, NET_CH_XNIC(0, 1), 2, ft);
+    const char *const ftp[] = {"n0.nic1>leaf", "leaf0>spine", "spine>leaf1", "n2.leaf>nic1"};
+    check_path(net, 0, 4, 1, 4, ftp);
+    ck_assert_int_eq(net_path(net, 0, 4, 1, l, NET_PATH_MAX), 4);
+    rel_eq(net_link_capacity(net, l[1]), 2e9, 1e-15);
+    net_free(net);
+}
+END_TEST
+
+START_TEST(test_paths_dragonfly)
+{
+    /* Dragonfly, groups of 2 nodes, 6 nodes = 3 groups, 1:1, a machine of many groups
+     * (max_nodes 0): each group's global links carry 2 nodes x 2 NICs x 1e9 x 1/2 (adaptive
+     * routing sends a ring's traffic through an intermediate group: two global hops per byte,
+     * cost_net_global_frac) = 2e9. With max_nodes = 4 (two groups: all global links join them)
+     * 4e9. */
+    spec_cluster c = tiny2(NET_DRAGONFLY, 2, 1);
+    rel_eq(cost_net_global_frac(&c), 0.5, 0);
+    net_t *net = build(&c, 6, &EFF1);
+    const char *const p[] = {"n1.nic0>leaf", "group0>global", "global>group1", "n2.leaf>nic0"};
+    check_path(net, 2, 4, 0, 4, p);
+    int l[NET_PATH_MAX];
+    net_path(net, 2, 4, 0, l, NET_PATH_MAX);
+    rel_eq(net_link_capacity(net, l[1]), 2e9, 1e-15);
+    net_free(net);
+    c.max_nodes = 4;
+    rel_eq(cost_net_global_frac(&c), 1, 0);
+    net = build(&c, 4, &EFF1);
+    ck_assert_int_eq(net_path(net, 4, 0, 0, l, NET_PATH_MAX), 4);
+    rel_eq(net_link_capacity(net, l[1]), 4e9, 1e-15);
+    net_free(net);
+}
+END_TEST
+
+typedef struct flow_log {
+    net_t *net;
+    int n;
+    int src[8], dst[8], ch[8];
+} flow_log;
+
+static void log_flow(void *ctx, int src, int dst, int ch, double bytes)
+{
+    flow_log *f = ctx;
+    int id;
+    ck_assert_int_eq(net_flow_add(f->net, 0.0, src, dst, ch, bytes, (uint64_t)f->n, &id), 0);
+    f->src[f->n] = src;
+    f->dst[f->n] = dst;
+    f->ch[f->n] = ch;
+    f->n++;
+}
+
+/* Run every flow to its end (removing the first to finish, re-sharing, and so on); returns the
+ * time the last one ended. */
+static double drain(net_t *net)
+{
+    double now = 0;
+    while (net_n_flows(net) > 0) {
+        int first = -1;
+        double t = INFINITY;
+        for (int id = 0; id < 64; id++)
+            if (net_flow_live(net, id) && net_flow_finish_time(net, id) < t)
+                t = net_flow_finish_time(net, id), first = id;
+        ck_assert_int_ge(first, 0);
+        now = t;
+        ck_assert_int_eq(net_flow_remove(net, now, first), 0);
+    }
+    return now;
+}
+
+/* Bytes each named link has carried once every flow has finished. */
+static double bytes_on(net_t *net, const char *name)
+{
+    double end = drain(net);
+    for (int i = 0; i < net_n_links(net); i++)
+        if (!strcmp(net_link_name(net, i), name))
+            return net_link_bytes(net, i, end);
+    ck_abort_msg("no link %s", name);
+    return 0;
+}
+
+START_TEST(test_p2p_rail_pxn)
+{
+    /* One send of 1e9 B from GPU 0 (node 0, NIC 0's GPU) to GPU 3 (node 1, local 1: NIC 1),
+     * 2 GPUs and 2 NICs per node, one pod of 2 nodes.
+     *  - rail, PXN off: GPU 0 sends on its own NIC 0 and GPU 3 receives on its NIC 1:
+     *    cross-rail, so NIC0 up, rail0 -> spine -> rail1, NIC1 down each carry 1e9 B;
+     *  - rail, PXN (NCCL >= 2.12): GPU 0 hands the data over NVLink to GPU 1 (local to NIC 1,
+     *    the receiver's rail), which sends it on NIC 1: NVLink gpu0 > nvs > gpu1 1e9 B, NIC 1
+     *    up and down 1e9 B, no byte on the spine or on NIC 0;
+     *  - fat-tree, PXN off: NIC 0 up and NIC 1 down, through the one leaf: no spine. */
+    spec_cluster c = tiny2(NET_RAIL, 2, 1);
+    net_t *net = build(&c, 2, &EFF1);
+    flow_log f = {net, 0, {0}, {0}, {0}};
+    ck_assert_int_eq(coll_p2p_flows(0, 3, 2, 2, 0, 1e9, log_flow, &f), 1);
+    ck_assert_int_eq(f.ch[0], NET_CH_XNIC(0, 1));
+    rel_eq(bytes_on(net, "n0.nic0>leaf"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "rail0.0>spine"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "spine>rail1.0"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n1.leaf>nic1"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n0.nic1>leaf"), 0, 0);
+    net_free(net);
+
+    net = build(&c, 2, &EFF1);
+    f = (flow_log){net, 0, {0}, {0}, {0}};
+    ck_assert_int_eq(coll_p2p_flows(0, 3, 2, 2, 1, 1e9, log_flow, &f), 2);
+    ck_assert_int_eq(f.src[0], 0);
+    ck_assert_int_eq(f.dst[0], 1); /* the relay */
+    ck_assert_int_eq(f.src[1], 1);
+    ck_assert_int_eq(f.ch[1], 1);
+    rel_eq(bytes_on(net, "n0.gpu0>nvs"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n0.nvs>gpu1"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n0.nic1>leaf"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n1.leaf>nic1"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "rail0.0>spine"), 0, 0);
+    rel_eq(bytes_on(net, "rail1.0>spine"), 0, 0);
+    rel_eq(bytes_on(net, "n0.nic0>leaf"), 0, 0);
+    net_free(net);
+
+    /* a sender already on the receiver's rail: one flow, no relay */
+    net = build(&c, 2, &EFF1);
+    f = (flow_log){net, 0, {0}, {0}, {0}};
+    ck_assert_int_eq(coll_p2p_flows(1, 3, 2, 2, 1, 1e9, log_flow, &f), 1);
+    net_free(net);
+
+    c = tiny2(NET_FAT_TREE, 2, 1);
+    net = build(&c, 2, &EFF1);
+    f = (flow_log){net, 0, {0}, {0}, {0}};
+    coll_p2p_flows(0, 3, 2, 2, 0, 1e9, log_flow, &f);
+    rel_eq(bytes_on(net, "n0.nic0>leaf"), 1e9, 1e-12);
+    rel_eq(bytes_on(net, "n1.leaf>nic1"), 1e9, 1e-12);
+    net_free(net);
+}
+END_TEST
+
+/* Per-flow rate of a ring over one GPU of each of `nodes` nodes on cluster c (all its
+ * channels), the slowest flow. */
+static double ring_rate(const spec_cluster *c, int nodes, int stride_nodes, int offsets)
+{
+    net_t *net = build(c, nodes, &EFF1);
+    double slow = INFINITY;
+    for (int o = 0; o < offsets; o++) {
+        int mem[64], n = 0;
+        for (int j = o; j < nodes; j += stride_nodes)
+            mem[n++] = j * c->gpus_per_node;
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c->nics_per_node; ch++) {
+                int id;
+                ck_assert_int_eq(net_flow_add(net, 0.0, mem[i], mem[(i + 1) % n], ch, 1e9, 0, &id), 0);
+            }
+    }
+    for (int id = 0; id < 4096; id++)
+        if (net_flow_live(net, id) && net_flow_rate(net, id) < slow)
+            slow = net_flow_rate(net, id);
+    net_free(net);
+    return slow * c->nics_per_node;
+}
+
+START_TEST(test_oversubscribed_ring)
+{
+    /* 1 GPU per node: a ring over 8 nodes, leaves of 2 nodes, NICs 2 x 1e9.
+     *  - fat-tree, 4:1: each leaf's uplink = 2 x 2 x 1e9 / 4 = 1e9 carries one edge (its
+     *    2 channels): 1e9 per edge, against the nodes' 2e9 NICs: the factor
+     *    npl / oversubscription / min(stride, npl) = 2 / 4 / 1 = 1/2 (cost_group_spread);
+     *  - strided, 2 rings at node stride 2 ({0,2,4,6}, {1,3,5,7}): each leaf sends both
+     *    nodes' edges up: 1e9 / 2 = 5e8 per edge, factor 2 / 4 / 2 = 1/4;
+     *  - rail, same numbers: a rail leaf's uplink 2 x 1e9 / 4 = 5e8 carries one channel per
+     *    edge: 5e8 per channel = 1e9 per edge, factor 1/2: a rail network is never slower than
+     *    the same fat-tree for rail-aligned rings (here equal);
+     *  - oversubscription 1: 2e9 (NIC bound) in all. */
+    spec_cluster c = toy(1, 2, 4);
+    c.nics_per_node = 2;
+    rel_eq(ring_rate(&c, 8, 1, 1), 1e9, 1e-12);
+    rel_eq(ring_rate(&c, 8, 2, 2), 5e8, 1e-12);
+    cost_group g;
+    cost_group_make(&c, 8, (int[]){0}, 1, 1, &g);
+    rel_eq(g.leaf_factor, 0.5, 1e-15);
+    cost_group_make(&c, 4, (int[]){0}, 1, 1, &g);
+    cost_group_spread(&c, 2, &g);
+    rel_eq(g.leaf_factor, 0.25, 1e-15);
+    spec_cluster r = c;
+    r.topology = NET_RAIL;
+    rel_eq(ring_rate(&r, 8, 1, 1), 1e9, 1e-12);
+    rel_eq(ring_rate(&r, 8, 2, 2), 5e8, 1e-12);
+    c.oversubscription = 1;
+    r.oversubscription = 1;
+    rel_eq(ring_rate(&c, 8, 1, 1), 2e9, 1e-12);
+    rel_eq(ring_rate(&r, 8, 2, 2), 2e9, 1e-12);
+}
+END_TEST
+
+START_TEST(test_spread_properties)
+{
+    /* Over topologies, leaf sizes, strides, spans and oversubscriptions: the factor lies in
+     * (0, 1]; more oversubscription never gives a larger one; rail equals fat-tree (rings stay
+     * on their rail); a dragonfly is never faster than the fat-tree of the same groups. */
+    spec_cluster c = toy(8, 1, 1);
+    c.nics_per_node = 4;
+    for (int npl = 1; npl <= 32; npl *= 2)
+        for (int s = 1; s <= 64; s *= 2)
+            for (int k = 2; k <= 64; k *= 2) {
+                double prev[3] = {2, 2, 2};
+                for (double o = 1; o <= 16; o *= 1.5) {
+                    for (int t = 0; t < 3; t++) {
+                        c.topology = (spec_net_topology)t;
+                        c.nodes_per_leaf = npl;
+                        c.oversubscription = o;
+                        cost_group g;
+                        cost_group_make(&c, k, (int[]){0}, 1, 8, &g);
+                        cost_group_spread(&c, s, &g);
+                        ck_assert(g.leaf_factor > 0 && g.leaf_factor <= 1);
+                        ck_assert_msg(g.leaf_factor <= prev[t], "npl %d s %d k %d o %g", npl, s, k, o);
+                        prev[t] = g.leaf_factor;
+                    }
+                    ck_assert_double_eq(prev[NET_RAIL], prev[NET_FAT_TREE]);
+                    ck_assert(prev[NET_DRAGONFLY] <= prev[NET_FAT_TREE]);
+                }
+            }
+}
+END_TEST
+
 Suite *net_suite(void)
 {
     Suite *s = suite_create("net");
@@ -450,6 +718,11 @@ Suite *net_suite(void)
     tcase_add_test(tc, test_paths_p4d);
     tcase_add_test(tc, test_paths_p3dn_mesh);
     tcase_add_test(tc, test_paths_pcie);
+    tcase_add_test(tc, test_paths_rail);
+    tcase_add_test(tc, test_paths_dragonfly);
+    tcase_add_test(tc, test_p2p_rail_pxn);
+    tcase_add_test(tc, test_oversubscribed_ring);
+    tcase_add_test(tc, test_spread_properties);
     suite_add_tcase(s, tc);
     tc = tcase_create("flows");
     tcase_add_test(tc, test_two_flows_share);

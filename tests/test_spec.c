@@ -184,6 +184,37 @@ START_TEST(test_cluster_good_pcie)
 }
 END_TEST
 
+START_TEST(test_cluster_shipped_topologies)
+{
+    /* Issue 15 item 4: each shipped cluster's network as its source states (network.source):
+     * DGX H100 SuperPOD rail-optimized, scalable units of 32; Perlmutter Slingshot dragonfly,
+     * 128-node groups; p4d (EC2 UltraCluster, non-blocking; rail wiring not published):
+     * fat-tree, 1:1. A file without network.source loads with an empty one. */
+    static const struct { const char *name; spec_net_topology t; int npl; const char *src; } want[] = {
+        {"dgx-h100", NET_RAIL, 32, "RA-11333-001"},
+        {"dgx-a100", NET_RAIL, 20, "rail-optimized"},
+        {"perlmutter-gpu", NET_DRAGONFLY, 128, "dragonfly"},
+        {"p4d.24xlarge", NET_FAT_TREE, 16, "non-blocking"},
+        {"p5.48xlarge", NET_FAT_TREE, 16, "non-blocking"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "configs/clusters/%s.json", want[i].name);
+        spec_cluster c;
+        sc_err err;
+        ck_assert_msg(spec_load_cluster(path, &c, &err) == 0, "%s", err.text);
+        ck_assert_int_eq(c.topology, want[i].t);
+        ck_assert_int_eq(c.nodes_per_leaf, want[i].npl);
+        ck_assert_double_eq(c.oversubscription, 1.0);
+        ck_assert_msg(strstr(c.net_source, want[i].src), "%s: %s", want[i].name, c.net_source);
+    }
+    spec_cluster c;
+    sc_err err;
+    ck_assert_int_eq(spec_parse_cluster(CLUSTER, "mem.json", &c, &err), 0);
+    ck_assert_str_eq(c.net_source, "");
+}
+END_TEST
+
 START_TEST(test_model_good_defaults)
 {
     spec_model m;
@@ -998,6 +1029,7 @@ Suite *spec_suite(void)
     tcase_add_test(good, test_cluster_good_nvswitch);
     tcase_add_test(good, test_cluster_good_mesh);
     tcase_add_test(good, test_cluster_good_pcie);
+    tcase_add_test(good, test_cluster_shipped_topologies);
     tcase_add_test(good, test_model_good_defaults);
     tcase_add_test(good, test_model_good_llama_style);
     tcase_add_test(good, test_training_defaults_and_overrides);
