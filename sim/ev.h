@@ -1,4 +1,4 @@
-/* ev.h — the discrete-event core: an indexed binary min-heap of timestamped events with
+/* ev.h — the discrete-event core: an indexed 4-ary min-heap of timestamped events with
  * deterministic tie-breaking (same time: push order), re-timing and cancellation in place (so no
  * stale copy is ever popped), and an engine that dispatches them to one handler per kind.
  * Not here: what an event means (the executor), flows and links (net), randomness (callers). */
