@@ -23,16 +23,17 @@ typedef struct ev_hent {
     int32_t id;
 } ev_hent;
 
+/* Payload by id, touched on push and pop only; the heap positions live apart (pos[]), so the
+ * position updates of a sift write a dense array of 4-byte slots (struct of arrays). */
 typedef struct ev_node {
-    int32_t kind, a, b;
+    int32_t kind, a, b; /* a: next free id while the id is free                     */
     uint32_t ver;
-    uint32_t pos;  /* index in heap, NOPOS when the id is free                    */
-    int32_t next;  /* free list                                                   */
 } ev_node;
 
 struct ev_queue {
     ev_hent *heap;
     ev_node *node; /* cap entries; ids [0, hw) have been used                     */
+    uint32_t *pos; /* cap entries: index in heap, NOPOS when the id is free       */
     size_t n, cap;
     int32_t hw, free_head;
     uint64_t next_seq;
@@ -63,10 +64,12 @@ ev_queue *ev_queue_new(size_t capacity)
         q->cap = INT32_MAX;
     q->heap = malloc(q->cap * sizeof *q->heap);
     q->node = malloc(q->cap * sizeof *q->node);
+    q->pos = malloc(q->cap * sizeof *q->pos);
     q->free_head = -1;
-    if (!q->heap || !q->node) {
+    if (!q->heap || !q->node || !q->pos) {
         free(q->heap);
         free(q->node);
+        free(q->pos);
         free(q);
         return NULL;
     }
@@ -79,6 +82,7 @@ void ev_queue_free(ev_queue *q)
         return;
     free(q->heap);
     free(q->node);
+    free(q->pos);
     free(q);
 }
 
@@ -90,7 +94,7 @@ static int before(const ev_hent *x, const ev_hent *y)
 static void place(ev_queue *q, size_t i, ev_hent e)
 {
     q->heap[i] = e;
-    q->node[e.id].pos = (uint32_t)i;
+    q->pos[e.id] = (uint32_t)i;
 }
 
 static void sift_up(ev_queue *q, size_t i, ev_hent e)
@@ -146,6 +150,10 @@ static int grow(ev_queue *q)
     if (!nd)
         return SC_ERUNTIME; /* heap is larger, cap unchanged: still consistent */
     q->node = nd;
+    uint32_t *ps = realloc(q->pos, cap * sizeof *ps);
+    if (!ps)
+        return SC_ERUNTIME;
+    q->pos = ps;
     q->cap = cap;
     return 0;
 }
@@ -159,11 +167,11 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
     int32_t i;
     if (q->free_head >= 0) {
         i = q->free_head;
-        q->free_head = q->node[i].next;
+        q->free_head = q->node[i].a;
     } else {
         i = q->hw++;
     }
-    q->node[i] = (ev_node){kind, a, b, ver, NOPOS, -1};
+    q->node[i] = (ev_node){kind, a, b, ver};
     ev_hent e = {t, q->next_seq++, i};
     sift_up(q, q->n++, e);
     if (id)
@@ -178,7 +186,7 @@ int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver)
 
 static int id_ok(const ev_queue *q, int32_t id)
 {
-    return id >= 0 && id < q->hw && q->node[id].pos != NOPOS;
+    return id >= 0 && id < q->hw && q->pos[id] != NOPOS;
 }
 
 int ev_queued(const ev_queue *q, int32_t id)
@@ -190,9 +198,8 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
 {
     if (isnan(t) || !id_ok(q, id))
         return SC_EINPUT;
-    ev_node *nd = &q->node[id];
-    nd->ver = ver;
-    size_t i = nd->pos;
+    q->node[id].ver = ver;
+    size_t i = q->pos[id];
     ev_hent e = {t, q->next_seq++, id}; /* ordered as if pushed now */
     resettle(q, i, e);
     q->retimed++;
@@ -201,8 +208,8 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
 
 static void release(ev_queue *q, int32_t id)
 {
-    q->node[id].pos = NOPOS;
-    q->node[id].next = q->free_head;
+    q->pos[id] = NOPOS;
+    q->node[id].a = q->free_head;
     q->free_head = id;
 }
 
@@ -210,7 +217,7 @@ int ev_cancel(ev_queue *q, int32_t id)
 {
     if (!id_ok(q, id))
         return SC_EINPUT;
-    size_t i = q->node[id].pos;
+    size_t i = q->pos[id];
     release(q, id);
     ev_hent last = q->heap[--q->n];
     if (i < q->n)
