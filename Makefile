@@ -12,7 +12,7 @@ OPT        ?= -O2 -g
 CFLAGS     ?= $(OPT)
 ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(if $(WERROR),-Werror) $(CFLAGS) \
               -DSHARDCAST_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 
 LIB_SRC    := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard sim/*.c) $(wildcard predict/*.c) $(wildcard traces/*.c) $(wildcard calibrate/*.c)
 CLI_SRC    := $(wildcard cli/*.c)

@@ -1,7 +1,10 @@
 /* bench_analytic.c — configurations per second of the analytical engine on one core, for a
  * 96-layer model (GPT-3 175B) on p4d.24xlarge: layouts x node counts x grad-accum, each a full
- * an_predict (op graph, costs, recurrence, throughput, memory). Not a test: prints rates. */
+ * an_predict (op graph, costs, recurrence, throughput, memory). Each rate is given plain and through
+ * a sweep memo (an_predict_memo: layer compute and collective times shared across the grid), after
+ * checking that the memo's results are bit-identical to the plain ones. Not a test: prints rates. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "../model/analytic.h"
@@ -11,6 +14,53 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Configurations per second of `layouts` x 4 node counts x 3 grad-accum values, for at least
+ * `secs` seconds, plain (memo NULL) or through a memo. */
+static const int NODES[] = {16, 32, 64, 128};
+static const int ACC[] = {1, 4, 16};
+
+static double rate_of(an_memo *memo, const wl *w, spec_training t, const spec_layout *lay, int nl,
+                      const spec_cluster *c, const cost_calib *cal, double secs, double *sink)
+{
+    long n = 0;
+    double t0 = now_s(), t1;
+    do {
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = ACC[a];
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < nl; li++) {
+                    an_result r;
+                    an_predict_memo(memo, w, &t, &lay[li], c, NODES[ni], cal, &r);
+                    *sink += r.step_s;
+                    n++;
+                }
+        }
+        t1 = now_s();
+    } while (t1 - t0 < secs);
+    return (double)n / (t1 - t0);
+}
+
+/* 1 when every configuration gives the same bytes through the memo as without it. */
+static int memo_identical(an_memo *memo, const wl *w, spec_training t, const spec_layout *lay, int nl,
+                          const spec_cluster *c, const cost_calib *cal)
+{
+    for (int pass = 0; pass < 2; pass++) /* the second pass hits the memo everywhere */
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = ACC[a];
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < nl; li++) {
+                    an_result x, y;
+                    memset(&x, 0, sizeof x);
+                    memset(&y, 0, sizeof y);
+                    an_predict(w, &t, &lay[li], c, NODES[ni], cal, &x);
+                    an_predict_memo(memo, w, &t, &lay[li], c, NODES[ni], cal, &y);
+                    if (memcmp(&x, &y, sizeof x))
+                        return 0;
+                }
+        }
+    return 1;
 }
 
 int main(void)
@@ -27,8 +77,6 @@ int main(void)
     cost_calib_defaults(&c, &cal);
     static const char *const L[] = {"ddp", "zero1", "zero2", "zero3", "mics:p=8", "mics:p=16", "mics:p=64,hier=0",
                                     "hsdp:p=8", "zeropp:hpz=8"};
-    static const int NODES[] = {16, 32, 64, 128};
-    static const int ACC[] = {1, 4, 16};
     spec_layout lay[9];
     for (int i = 0; i < 9; i++)
         spec_layout_parse(L[i], &lay[i], &e);
@@ -124,5 +172,33 @@ int main(void)
     } while (t1 - t0 < 1.0);
     printf("analytic, tp / axonn layouts: %.0f configs/s (%.2f us each) [checksum %.3g]\n", (double)n / (t1 - t0),
            1e6 * (t1 - t0) / (double)n, sink);
-    return 0;
+
+    /* the same grids through a sweep memo (what sweep and plan do), after checking that it
+     * changes no bit of any result */
+    an_memo *memo = an_memo_new();
+    if (!memo)
+        return 1;
+    t.grad_accum = 1;
+    int same = memo_identical(memo, &w, t, lay, 9, &c, &cal) && memo_identical(memo, &w, t, lay, 9, &c, &ncal) &&
+               memo_identical(memo, &w, t, tl, 6, &c, &cal);
+    printf("memo: results bit-identical to an_predict on all %d configurations x 3 grids: %s\n", 9 * 12,
+           same ? "yes" : "NO");
+    an_memo_reset(memo);
+    double plain = rate_of(NULL, &w, t, lay, 9, &c, &cal, 1.0, &sink);
+    double memod = rate_of(memo, &w, t, lay, 9, &c, &cal, 2.0, &sink);
+    printf("analytic, sweep memo: %.0f configs/s (%.2f us each; plain %.0f configs/s in the same minute, x%.2f)\n",
+           memod, 1e6 / memod, plain, memod / plain);
+    plain = rate_of(NULL, &w, t, lay, 9, &c, &ncal, 1.0, &sink);
+    memod = rate_of(memo, &w, t, lay, 9, &c, &ncal, 2.0, &sink);
+    printf("analytic, nccl calibration, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f)\n", memod,
+           1e6 / memod, plain, memod / plain);
+    plain = rate_of(NULL, &w, t, tl, 6, &c, &cal, 1.0, &sink);
+    memod = rate_of(memo, &w, t, tl, 6, &c, &cal, 2.0, &sink);
+    printf("analytic, tp / axonn layouts, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f) [checksum %.3g]\n",
+           memod, 1e6 / memod, plain, memod / plain, sink);
+    long lh, lm, ch, cm;
+    an_memo_stats(memo, &lh, &lm, &ch, &cm);
+    printf("memo: layers %ld hits / %ld misses, collectives %ld hits / %ld misses\n", lh, lm, ch, cm);
+    an_memo_free(memo);
+    return same ? 0 : 1;
 }

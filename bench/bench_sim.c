@@ -3,7 +3,11 @@
  * one exec_run, events dispatched, events/s, the predicted step (with the analytical one beside
  * it) and peak RSS; then grad_accum 4 vs 16 to show what exec_run_steady saves. Each case runs in
  * a forked child so its ru_maxrss is its own. Not a test: prints rates.
- * Usage: bench_sim [cluster.json [model.json]] */
+ * Per run: events dispatched, ns per event, stale pops (events that no longer applied when popped)
+ * and re-timings (events moved or cancelled in the queue instead: each one a stale pop of the
+ * lazy queue before issue 22), peak RSS and peak address space.
+ * Usage: [BENCH_CALIBRATION=cal.json] bench_sim [cluster.json [model.json [LAYOUT@NODES ...]]]
+ * (jobs given: only those run; BENCH_CALIBRATION: that calibration instead of the defaults) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,8 @@ typedef struct outcome {
     int rc;
     char err[256];
     double wall_s, step_s, an_step_s, maxrss_MiB;
-    unsigned long long events;
+    unsigned long long events, stale, retimed;
+    double vm_MiB;
     long collectives;
     int fits;
 } outcome;
@@ -85,6 +90,16 @@ static void run_job(const job *j, outcome *o)
         snprintf(o->err, sizeof o->err, "%s", e.text);
     o->step_s = r.step_s;
     o->events = (unsigned long long)r.events;
+    o->stale = (unsigned long long)r.stale;
+    o->retimed = (unsigned long long)r.retimed;
+    FILE *st = fopen("/proc/self/status", "r");
+    if (st) {
+        char line[256];
+        while (fgets(line, sizeof line, st))
+            if (!strncmp(line, "VmPeak:", 7))
+                o->vm_MiB = atof(line + 7) / 1024.0;
+        fclose(st);
+    }
     o->collectives = r.collectives;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -129,11 +144,12 @@ static void print_row(const job *j, const outcome *o)
                j->nodes * C->gpus_per_node, j->grad_accum, j->steady ? "steady" : "run", o->err);
         return;
     }
-    printf("sim: %-9s %4d nodes %5d GPUs ga %2d %-6s %8.2f s %11llu ev %8.3f Mev/s  step %8.4f s (analytic %8.4f, "
-           "x%.4f)  %6.0f MiB%s\n",
+    printf("sim: %-9s %4d nodes %6d GPUs ga %2d %-6s %8.2f s %11llu ev %8.3f Mev/s %6.0f ns/ev stale %5.1f %% "
+           "(retimed %llu)  step %8.4f s (analytic %8.4f, x%.4f)  RSS %6.0f MiB VM %6.0f MiB%s\n",
            j->layout, j->nodes, j->nodes * C->gpus_per_node, j->grad_accum, j->steady ? "steady" : "run", o->wall_s,
-           o->events, (double)o->events / o->wall_s / 1e6, o->step_s, o->an_step_s, o->step_s / o->an_step_s,
-           o->maxrss_MiB, o->fits ? "" : "  (does not fit in HBM; simulated anyway)");
+           o->events, (double)o->events / o->wall_s / 1e6, 1e9 * o->wall_s / (double)o->events,
+           100.0 * (double)o->stale / (double)o->events, o->retimed, o->step_s, o->an_step_s,
+           o->step_s / o->an_step_s, o->maxrss_MiB, o->vm_MiB, o->fits ? "" : "  (does not fit in HBM; simulated anyway)");
 }
 
 int main(int argc, char **argv)
@@ -149,12 +165,34 @@ int main(int argc, char **argv)
         return 1;
     }
     cost_calib_defaults(&c, &k);
+    const char *kpath = getenv("BENCH_CALIBRATION"); /* a calibration file instead of the defaults */
+    if (kpath && *kpath && cost_calib_load(kpath, &k, &e)) {
+        fprintf(stderr, "bench_sim: %s: %s: %s\n", e.source, e.path, e.text);
+        return 1;
+    }
     C = &c;
     M = &m;
     K = &k;
-    printf("sim: %s, %s (%d layers), default calibration, micro-batch 1, prefetch 1; one exec_run per line,"
+    printf("sim: %s, %s (%d layers), %s calibration, micro-batch 1, prefetch 1; one exec_run per line,"
            " each in its own process (peak RSS = ru_maxrss)\n",
-           c.name, m.name, m.layers);
+           c.name, m.name, m.layers, kpath && *kpath ? kpath : "default");
+    if (argc > 3) { /* the jobs named on the command line: LAYOUT@NODES */
+        for (int i = 3; i < argc; i++) {
+            char lay[128];
+            snprintf(lay, sizeof lay, "%s", argv[i]);
+            char *at = strrchr(lay, '@');
+            if (!at) {
+                fprintf(stderr, "bench_sim: expected LAYOUT@NODES, got %s\n", argv[i]);
+                return 2;
+            }
+            *at = 0;
+            job j = {lay, atoi(at + 1), 1, 0};
+            outcome o;
+            run_isolated(&j, &o);
+            print_row(&j, &o);
+        }
+        return 0;
+    }
 
     static const job SCALE[] = {
         {"zero3", 128, 1, 0},

@@ -155,21 +155,30 @@ static int point_finite(const cli_point *p, const cli_setup *s, sc_err *err)
 }
 
 static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
+                      const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
+                      sc_err *err);
 
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
-    int rc = eval_point(s, cal, engine, so, tr, nodes, l, out, err);
+    return cli_eval_memo(s, cal, engine, so, tr, nodes, l, NULL, out, err);
+}
+
+int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+                  const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
+                  sc_err *err)
+{
+    int rc = eval_point(s, cal, engine, so, tr, nodes, l, memo, out, err);
     return rc ? rc : point_finite(out, s, err);
 }
 
 static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
+                      const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
+                      sc_err *err)
 {
     memset(out, 0, sizeof *out);
     out->weak_eff = NAN;
-    pred_input in = {&s->cluster, &s->model, tr, nodes, l, &cal->cal};
+    pred_input in = {&s->cluster, &s->model, tr, nodes, l, &cal->cal, memo};
     pred_result res;
     int rc = pred_eval(&in, engine, so, &res, err);
     if (rc)

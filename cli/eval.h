@@ -39,6 +39,11 @@ typedef struct cli_point {
 /* so: simulator options (NULL = defaults); used with ENGINE_SIM only. */
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
+/* The same, the analytical engine going through a sweep memo (analytic.h; NULL = none): for
+ * the points of one grid with one calibration and cluster that do not change meanwhile. */
+int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
+                  const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
+                  sc_err *err);
 
 /* Simulator options shared by predict and sweep: --jitter, --straggler, --seed. Returns 1 if
  * opt was one of them, 0 if not, <0 on a bad value. */

@@ -5,6 +5,7 @@
  * the parameter the choice is most sensitive to. Not here: the engines themselves. */
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,15 @@ static const char HELP[] =
     "                         allocator peaks); default 10% of the GPU's HBM\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
-    "  --progress             progress on stderr even when it is not a terminal\n";
+    "  --progress             progress on stderr even when it is not a terminal\n"
+    "  --threads N            simulations confirming the top candidates run N at a time (default:\n"
+    "                         the machine's cores; results and output identical to --threads 1)\n";
 
 typedef struct opts {
     const char *calibration;
     double global_batch, budget, uncertainty, headroom_GiB; /* headroom < 0: 10% of HBM */
     int cost_objective, confirm, progress, uncertainty_set;
+    int threads; /* confirming simulations at once (0 = one per online core) */
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -90,6 +94,11 @@ static int own(int opt, const char *arg, void *ctx)
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--uncertainty", "", "expected a fraction from 0 to 1, got \"%s\"", arg));
         return 0;
     case 2007: o->progress = 1; return 0;
+    case 2009:
+        o->threads = (int)strtol(arg, &end, 10);
+        if (end == arg || *end || o->threads < 1 || o->threads > 1024)
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--threads", "", "expected 1 to 1024, got \"%s\"", arg));
+        return 0;
     case 2008:
         o->headroom_GiB = strtod(arg, &end);
         if (end == arg || *end || !(o->headroom_GiB >= 0 && o->headroom_GiB < 1e6))
@@ -314,16 +323,125 @@ static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, un
     return n;
 }
 
-static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
-                     const spec_layout *l, const spec_training *tr, cand *c, sc_err *err)
+static int eval_cand_memo(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
+                          const spec_layout *l, const spec_training *tr, an_memo *memo, cand *c, sc_err *err)
 {
-    int rc = cli_eval(s, cal, e, NULL, tr, nodes, l, &c->pt, err);
+    int rc = cli_eval_memo(s, cal, e, NULL, tr, nodes, l, memo, &c->pt, err);
     if (rc)
         return rc;
     c->usd_per_msample = s->cluster.price_usd_per_hour * nodes / 3600.0 / c->pt.r.samples_per_s * 1e6;
     c->score = score_of(o, c);
     c->confirmed = e == ENGINE_SIM; /* was left unset for the analytical candidates (valgrind) */
     return 0;
+}
+
+static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
+                     const spec_layout *l, const spec_training *tr, cand *c, sc_err *err)
+{
+    return eval_cand_memo(s, cal, o, e, nodes, l, tr, NULL, c, err);
+}
+
+/* The top candidates confirmed by the simulator, in parallel: worker w of W takes candidates
+ * w, w + W, ... into their own slots (nothing shared is written; the simulator keeps no global
+ * state), and the caller reads the slots in order, so results, the first error reported and the
+ * output are those of one thread. */
+typedef struct confirm_job {
+    const cli_setup *s;
+    const cli_calib *cal;
+    const opts *o;
+    const cand *in;
+    cand *out;
+    int *rc;
+    sc_err *err;
+    const char *skip; /* 1: over the simulator's budget, the analytical answer stays */
+    int k, w, W;
+} confirm_job;
+
+static void *confirm_worker(void *arg)
+{
+    const confirm_job *j = arg;
+    for (int i = j->w; i < j->k; i += j->W)
+        if (!j->skip[i])
+            j->rc[i] = eval_cand(j->s, j->cal, j->o, ENGINE_SIM, j->in[i].pt.nodes, &j->in[i].pt.layout,
+                             &j->in[i].pt.training, &j->out[i], &j->err[i]);
+    return NULL;
+}
+
+/* Confirm cs[0..k) with the simulator on up to o->threads threads; 0 or the error of the first
+ * candidate (in rank order) that failed, in *err. */
+static int confirm_top(const cli_setup *s, const cli_calib *cal, const opts *o, cand *cs, int k, sc_err *err)
+{
+    if (k <= 0)
+        return 0;
+    cand *out = calloc((size_t)k, sizeof *out);
+    int *rcs = calloc((size_t)k, sizeof *rcs);
+    sc_err *errs = calloc((size_t)k, sizeof *errs);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int W = o->threads > 0 ? o->threads : cores > 0 ? (int)cores : 1;
+    if (W > k)
+        W = k;
+    confirm_job *jobs = calloc((size_t)W, sizeof *jobs);
+    pthread_t *tid = calloc((size_t)W, sizeof *tid);
+    if (!out || !rcs || !errs || !jobs || !tid) {
+        free(out);
+        free(rcs);
+        free(errs);
+        free(jobs);
+        free(tid);
+        return sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
+    }
+    /* candidates too large to simulate within the budget keep their analytical answer (said) */
+    char *skip = calloc((size_t)k, 1);
+    if (!skip) {
+        free(out);
+        free(rcs);
+        free(errs);
+        free(jobs);
+        free(tid);
+        return sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
+    }
+    for (int i = 0; i < k; i++) {
+        sc_err why_not;
+        if (cli_sim_budget(s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
+            char lay[96];
+            fprintf(stderr, "plan: not simulating %s on %d nodes (kept the analytical answer): %s\n",
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
+            skip[i] = 1;
+        }
+    }
+    char *started = calloc((size_t)W, 1);
+    for (int w = 0; w < W; w++) {
+        jobs[w] = (confirm_job){s, cal, o, cs, out, rcs, errs, skip, k, w, W};
+        if (w > 0 && started)
+            started[w] = pthread_create(&tid[w], NULL, confirm_worker, &jobs[w]) == 0;
+    }
+    confirm_worker(&jobs[0]);
+    for (int w = 1; w < W; w++) {
+        if (started && started[w])
+            pthread_join(tid[w], NULL);
+        else /* the thread could not start: its share runs here */
+            confirm_worker(&jobs[w]);
+    }
+    free(started);
+    int rc = 0;
+    for (int i = 0; i < k && !rc; i++) {
+        if (skip[i])
+            continue;
+        if ((rc = rcs[i])) {
+            *err = errs[i];
+            break;
+        }
+        out[i].confirmed = 1;
+        out[i].twins = cs[i].twins;
+        cs[i] = out[i];
+    }
+    free(skip);
+    free(out);
+    free(rcs);
+    free(errs);
+    free(jobs);
+    free(tid);
+    return rc;
 }
 
 /* A positive figure of merit, higher is better: samples/s, or million samples per $. */
@@ -531,7 +649,7 @@ int cmd_plan(int argc, char **argv)
         {"objective", required_argument, 0, 2002},   {"budget-usd-per-hour", required_argument, 0, 2003},
         {"confirm", required_argument, 0, 2005},
         {"uncertainty", required_argument, 0, 2006}, {"progress", no_argument, 0, 2007},
-        {"headroom-GiB", required_argument, 0, 2008}};
+        {"headroom-GiB", required_argument, 0, 2008}, {"threads", required_argument, 0, 2009}};
     cli_setup s;
     opts o = {0};
     o.confirm = 3;
@@ -577,9 +695,11 @@ int cmd_plan(int argc, char **argv)
     enum { MAX_LAYS = 8192 };
     cand *cs = malloc(cap * sizeof *cs);
     spec_layout *lays = malloc(MAX_LAYS * sizeof *lays);
+    an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (same cal, cluster) */
     cand closest_oom;
     int have_oom = 0;
-    if (!cs || !lays) {
+    if (!cs || !lays || !memo) {
+        an_memo_free(memo);
         free(cs);
         free(lays);
         return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
@@ -631,7 +751,8 @@ int cmd_plan(int argc, char **argv)
                     if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
                         continue;
                 }
-                if ((rc = eval_cand(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tl, &c, &err))) {
+                if ((rc = eval_cand_memo(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tl, memo, &c, &err))) {
+                    an_memo_free(memo);
                     free(cs);
                     free(lays);
                     return cli_fail(&err, rc);
@@ -656,8 +777,9 @@ int cmd_plan(int argc, char **argv)
                 if (n == cap) {
                     cand *m = realloc(cs, 2 * cap * sizeof *cs);
                     if (!m) {
+                        an_memo_free(memo);
                         free(cs);
-                    free(lays);
+                        free(lays);
                         return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
                     }
                     cs = m;
@@ -671,6 +793,7 @@ int cmd_plan(int argc, char **argv)
                     s.n_nodes, nodes);
     }
     free(lays);
+    an_memo_free(memo);
     qsort(cs, n, sizeof *cs, cmp_cand);
     /* candidates with identical numbers (AxoNN placements or layouts that build the same
      * communicators) are one choice: keep the first, count the rest. They sort next to each
@@ -689,28 +812,11 @@ int cmd_plan(int argc, char **argv)
     n = kept_n;
     /* confirm the top ones with the simulator and re-rank them */
     int k = (int)n < o.confirm ? (int)n : o.confirm;
-    for (int i = 0; i < k; i++) {
-        if (show)
-        {
-            char lay[96];
-            fprintf(stderr, "\rplan: simulating candidate %d/%d (%s on %d nodes)                    ", i + 1, k,
-                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes);
-        }
-        cand c;
-        sc_err why_not;
-        if (cli_sim_budget(&s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
-            char lay[96];
-            fprintf(stderr, "%splan: not simulating %s on %d nodes (kept the analytical answer): %s\n", show ? "\n" : "",
-                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
-            continue;
-        }
-        if ((rc = eval_cand(&s, &cal, &o, ENGINE_SIM, cs[i].pt.nodes, &cs[i].pt.layout, &cs[i].pt.training, &c, &err))) {
-            free(cs);
-            return cli_fail(&err, rc);
-        }
-        c.confirmed = 1;
-        c.twins = cs[i].twins;
-        cs[i] = c;
+    if (show && k > 0)
+        fprintf(stderr, "\rplan: simulating the top %d candidates                    ", k);
+    if ((rc = confirm_top(&s, &cal, &o, cs, k, &err))) {
+        free(cs);
+        return cli_fail(&err, rc);
     }
     if (show)
         fprintf(stderr, "\n");

@@ -107,11 +107,13 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
         json_object_set_new(pr, "pipeline_bubble", json_real(r->bubble_frac));
     if (p->engine == ENGINE_SIM)
         json_object_set_new(pr, "simulator",
-                            json_pack("{s:f, s:i, s:f, s:i, s:I, s:I, s:I}", "rank_spread_s",
+                            json_pack("{s:f, s:i, s:f, s:i, s:I, s:I, s:I, s:I, s:I}", "rank_spread_s",
                                       p->sim.step_s - p->sim.first_end_s, "slowest_rank", p->sim.slowest_rank,
                                       "skew_wait_s", p->sim.skew_s, "latest_rank", p->sim.latest_rank,
                                       "latest_rank_count", (json_int_t)p->sim.latest_count, "collectives",
-                                      (json_int_t)p->sim.collectives, "events", (json_int_t)p->sim.events));
+                                      (json_int_t)p->sim.collectives, "events", (json_int_t)p->sim.events,
+                                      "stale_events", (json_int_t)p->sim.stale, "retimed_events",
+                                      (json_int_t)p->sim.retimed));
     json_object_set_new(o, "prediction", pr);
     return o;
 }

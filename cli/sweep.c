@@ -243,6 +243,7 @@ int cmd_sweep(int argc, char **argv)
     int show = rank == 0 && (o.progress || isatty(2));
     long done = 0;
     rc = 0;
+    an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (NULL: none) */
     for (long i = rank; i < total && !rc; i += size) {
         long q = i;
         int ni = (int)(q % s.n_nodes);
@@ -257,11 +258,12 @@ int cmd_sweep(int argc, char **argv)
             done++;
             continue; /* marked when the CSV is written */
         }
-        rc = cli_eval(&s, &cal, engines[ei], NULL, &tr, s.nodes[ni], &s.layouts[li], &pts[i], &err);
+        rc = cli_eval_memo(&s, &cal, engines[ei], NULL, &tr, s.nodes[ni], &s.layouts[li], memo, &pts[i], &err);
         done++;
         if (show && (done % 16 == 0 || done * size >= total))
             fprintf(stderr, "\rsweep: %ld/%ld points", done * size < total ? done * size : total, total);
     }
+    an_memo_free(memo);
     int code = rc ? cli_fail(&err, rc) : 0;
     code = sweep_mpi_collect(pts, total, rank, size, code);
     if (code || rank != 0) {

@@ -2,6 +2,7 @@
 #include "analytic.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,159 @@
 /* Collective durations repeat across items (same layer sizes, forward and backward): a small
  * memo keeps an_time at a handful of cost calls per configuration. */
 typedef struct memo {
+    struct an_memo *sweep; /* across configurations, or NULL */
     int n;
     lo_coll key[16];
     double t[16];
 } memo;
+
+/* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
+#define MEMO_LAYERS 64
+#define MEMO_COLLS 4096 /* direct-mapped by a hash of the key; a collision replaces */
+
+typedef struct memo_layer {
+    double eb;
+    wl_layer L;
+    double fwd, bwd, rec;
+} memo_layer;
+
+typedef struct memo_coll {
+    int used;
+    int kind, chunks, framework;
+    double bytes;
+    cost_group g;
+    double t;
+} memo_coll;
+
+struct an_memo {
+    const cost_calib *cal;
+    const spec_cluster *c;
+    int n_layers, next_layer;
+    memo_layer layer[MEMO_LAYERS];
+    memo_coll coll[MEMO_COLLS];
+    long layer_hits, layer_misses, coll_hits, coll_misses;
+};
+
+an_memo *an_memo_new(void)
+{
+    return calloc(1, sizeof(an_memo));
+}
+
+void an_memo_free(an_memo *m)
+{
+    free(m);
+}
+
+void an_memo_reset(an_memo *m)
+{
+    m->cal = NULL;
+    m->c = NULL;
+    m->n_layers = m->next_layer = 0;
+    for (int i = 0; i < MEMO_COLLS; i++)
+        m->coll[i].used = 0;
+}
+
+void an_memo_stats(const an_memo *m, long *lh, long *lm, long *ch, long *cm)
+{
+    *lh = m->layer_hits;
+    *lm = m->layer_misses;
+    *ch = m->coll_hits;
+    *cm = m->coll_misses;
+}
+
+static void memo_bind(an_memo *m, const cost_calib *cal, const spec_cluster *c)
+{
+    if (m->cal != cal || m->c != c) {
+        an_memo_reset(m);
+        m->cal = cal;
+        m->c = c;
+    }
+}
+
+/* Compute times of layer L: remembered by its bytes (a miss where two equal layers differ in
+ * padding only costs a recomputation). */
+static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
+                        double *fwd, double *bwd, double *rec)
+{
+    if (m)
+        for (int i = 0; i < m->n_layers; i++) {
+            const memo_layer *e = &m->layer[i];
+            if (e->eb == eb && !memcmp(&e->L, L, sizeof *L)) {
+                *fwd = e->fwd;
+                *bwd = e->bwd;
+                *rec = e->rec;
+                m->layer_hits++;
+                return;
+            }
+        }
+    *fwd = cost_layer_fwd_time(cal, c, L, eb);
+    *bwd = cost_layer_bwd_time(cal, c, L, eb);
+    *rec = cost_layer_recompute_time(cal, c, L, eb);
+    if (m) {
+        m->layer_misses++;
+        memo_layer *e = &m->layer[m->next_layer];
+        m->next_layer = (m->next_layer + 1) % MEMO_LAYERS;
+        if (m->n_layers < MEMO_LAYERS)
+            m->n_layers++;
+        e->eb = eb;
+        memcpy(&e->L, L, sizeof *L);
+        e->fwd = *fwd;
+        e->bwd = *bwd;
+        e->rec = *rec;
+    }
+}
+
+/* Field by field: group structs built on the stack carry padding garbage. */
+static int group_eq(const cost_group *a, const cost_group *b)
+{
+    return a->n == b->n && a->k == b->k && a->m == b->m && a->concurrent == b->concurrent &&
+           a->intra_bw_Bps == b->intra_bw_Bps && a->intra_tier == b->intra_tier && a->inter_bw_Bps == b->inter_bw_Bps &&
+           a->leaf_factor == b->leaf_factor && a->transport == b->transport && a->port_bw_Bps == b->port_bw_Bps &&
+           a->multicast == b->multicast && a->aggregation == b->aggregation && a->update_Bps == b->update_Bps;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one. */
+static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, const lo_coll *c)
+{
+    const cost_group *geo = &g->group[c->group];
+    memo_coll *e = NULL;
+    if (m) {
+        uint64_t bits;
+        memcpy(&bits, &c->bytes, sizeof bits);
+        uint64_t h = mix(mix(mix(mix(mix(bits, (uint64_t)c->kind), (uint64_t)c->chunks), (uint64_t)geo->n),
+                             (uint64_t)geo->k * 131u + (uint64_t)geo->m),
+                         (uint64_t)geo->concurrent * 7u + (uint64_t)g->framework);
+        h ^= h >> 33; /* murmur3's finaliser: every key bit reaches the slot index */
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+        e = &m->coll[h % MEMO_COLLS];
+        if (e->used && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
+            e->framework == (int)g->framework && group_eq(&e->g, geo)) {
+            m->coll_hits++;
+            return e->t;
+        }
+        m->coll_misses++;
+    }
+    double t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, geo, NULL) + c->chunks * cal->fw_coll_s[g->framework].v;
+    if (e) {
+        e->used = 1;
+        e->kind = (int)c->kind;
+        e->chunks = c->chunks;
+        e->bytes = c->bytes;
+        e->framework = (int)g->framework;
+        e->g = *geo;
+        e->t = t;
+    }
+    return t;
+}
 
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k)
 {
@@ -27,8 +177,7 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
         }
     }
     /* the framework's per-collective bookkeeping, once per piece issued */
-    *t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, &g->group[c->group], NULL) +
-         c->chunks * cal->fw_coll_s[g->framework].v;
+    *t = coll_time(g, cal, mm->sweep, c);
     if (mm->n < 16) {
         mm->key[mm->n] = *c;
         mm->t[mm->n++] = *t;
@@ -84,6 +233,14 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
 
 void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *t)
 {
+    an_time_memo(g, w, cal, c, NULL, t);
+}
+
+void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_memo *sw,
+                  an_timed *t)
+{
+    if (sw)
+        memo_bind(sw, cal, c);
     memset(t, 0, sizeof *t);
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
@@ -92,12 +249,11 @@ void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_c
     double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = layout_layer(g, w, i);
-        fwd[i] = cost_layer_fwd_time(cal, c, L, w->elem_bytes);
-        bwd[i] = cost_layer_bwd_time(cal, c, L, w->elem_bytes);
-        rec[i] = cost_layer_recompute_time(cal, c, L, w->elem_bytes);
+        layer_times(sw, cal, c, L, w->elem_bytes, &fwd[i], &bwd[i], &rec[i]);
     }
     memo mm;
     mm.n = 0;
+    mm.sweep = sw;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last);
     t->n_boundary = g->n_boundary;
@@ -491,6 +647,12 @@ void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int 
 void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
                 const cost_calib *cal, an_result *r)
 {
+    an_predict_memo(NULL, w, tr, l, c, nodes, cal, r);
+}
+
+void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                     int nodes, const cost_calib *cal, an_result *r)
+{
     memset(r, 0, sizeof *r);
     lo_graph g;
     layout_build(w, tr, l, c, nodes, &g);
@@ -501,7 +663,7 @@ void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, cons
         free(pt);
     } else {
         an_timed t;
-        an_time(&g, w, cal, c, &t);
+        an_time_memo(&g, w, cal, c, sw, &t);
         an_run(&t, r);
     }
     an_derive_layout(w, tr, l, c, g.n_ranks, r);

@@ -108,6 +108,26 @@ void an_run_full(const an_timed *t, an_result *r);
 /* Everything: graph, times, recurrence, throughput and memory. */
 void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
                 const cost_calib *cal, an_result *r);
+/* ---- sweeps: what configurations share, computed once ---------------------------------
+ * A memo remembers, for one calibration and one cluster, per-layer compute times (by layer
+ * shape and element size: every layout and node count without tensor parallelism shares them)
+ * and collective times (by kind, bytes, pieces, group geometry and framework: repeated across
+ * grad-accum values and layouts). Results are bit-identical to an_time / an_predict (the same
+ * cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
+ * contents must not change while a memo is used with them (an_memo_reset after changing them;
+ * a different address resets it by itself). One memo per thread. NULL when out of memory. */
+typedef struct an_memo an_memo;
+an_memo *an_memo_new(void);
+void an_memo_free(an_memo *m);
+void an_memo_reset(an_memo *m);
+/* Lookups and misses so far (layers, collectives), for benchmarks. */
+void an_memo_stats(const an_memo *m, long *layer_hits, long *layer_misses, long *coll_hits, long *coll_misses);
+/* an_time / an_predict through memo m (m NULL: exactly an_time / an_predict). */
+void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_memo *m,
+                  an_timed *out);
+void an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                     int nodes, const cost_calib *cal, an_result *r);
+
 /* Throughput fields from step_s (shared with the simulator). */
 void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int n_ranks, an_result *r);
 

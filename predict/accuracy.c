@@ -337,7 +337,7 @@ void acc_run_case(const acc_case *c, pred_engine e, acc_outcome *out)
         snprintf(out->why, sizeof out->why, "%s", c->unsupported);
         return;
     }
-    pred_input in = {&c->cluster, &c->model, &c->training, c->nodes, &c->layout, &c->cal};
+    pred_input in = {&c->cluster, &c->model, &c->training, c->nodes, &c->layout, &c->cal, NULL};
     sc_err err;
     if (pred_check(&in, "$.nodes", &err)) {
         out->status = ACC_IMPOSSIBLE;

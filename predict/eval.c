@@ -37,7 +37,7 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     wl w;
     wl_build(in->model, tr, &w);
     if (e == PRED_MODEL) {
-        an_predict(&w, tr, l, c, in->nodes, in->cal, &out->r);
+        an_predict_memo(in->memo, &w, tr, l, c, in->nodes, in->cal, &out->r);
         return 0;
     }
     exec_opts def = {0};

@@ -23,6 +23,8 @@ typedef struct pred_input {
     int nodes;
     const spec_layout *layout;
     const cost_calib *cal;
+    an_memo *memo;        /* analytical engine: a sweep memo shared by the points of one grid
+                             (same cal and cluster; analytic.h), or NULL                     */
 } pred_input;
 
 /* What either engine predicts for a point. */

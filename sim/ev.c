@@ -1,5 +1,10 @@
-/* ev.c — binary min-heap event queue ordered by (t, seq) and the dispatching engine.
- * Not here: the meaning of event kinds, cancellation (callers compare ev_event.ver instead). */
+/* ev.c — indexed 4-ary min-heap event queue ordered by (t, seq), with re-timing and
+ * cancellation in place, and the dispatching engine. 4-ary: half the depth of a binary heap, and
+ * the four children of a slot are adjacent (96 B), so a sift-down (most re-timings move an event
+ * later) touches half as many cache lines.
+ * Each queued event has an id (a slot of a node table that records its heap position), so an
+ * owner can move or delete its pending event in O(log n) instead of leaving a stale copy behind.
+ * Not here: the meaning of event kinds. */
 #include "ev.h"
 
 #include <math.h>
@@ -7,10 +12,32 @@
 
 #include "../model/err.h"
 
+#define NOPOS UINT32_MAX
+#define ARITY 4
+
+/* Heap entries carry their keys, so sifting reads one contiguous array; the payload stays in
+ * the node table, indexed by id, and is touched only on push and pop. */
+typedef struct ev_hent {
+    double t;
+    uint64_t seq;
+    int32_t id;
+} ev_hent;
+
+/* Payload by id, touched on push and pop only; the heap positions live apart (pos[]), so the
+ * position updates of a sift write a dense array of 4-byte slots (struct of arrays). */
+typedef struct ev_node {
+    int32_t kind, a, b; /* a: next free id while the id is free                     */
+    uint32_t ver;
+} ev_node;
+
 struct ev_queue {
-    ev_event *heap;
+    ev_hent *heap;
+    ev_node *node; /* cap entries; ids [0, hw) have been used                     */
+    uint32_t *pos; /* cap entries: index in heap, NOPOS when the id is free       */
     size_t n, cap;
+    int32_t hw, free_head;
     uint64_t next_seq;
+    uint64_t retimed, cancelled;
 };
 
 typedef struct ev_slot {
@@ -33,8 +60,16 @@ ev_queue *ev_queue_new(size_t capacity)
     if (!q)
         return NULL;
     q->cap = capacity ? capacity : 64;
+    if (q->cap > INT32_MAX)
+        q->cap = INT32_MAX;
     q->heap = malloc(q->cap * sizeof *q->heap);
-    if (!q->heap) {
+    q->node = malloc(q->cap * sizeof *q->node);
+    q->pos = malloc(q->cap * sizeof *q->pos);
+    q->free_head = -1;
+    if (!q->heap || !q->node || !q->pos) {
+        free(q->heap);
+        free(q->node);
+        free(q->pos);
         free(q);
         return NULL;
     }
@@ -46,38 +81,148 @@ void ev_queue_free(ev_queue *q)
     if (!q)
         return;
     free(q->heap);
+    free(q->node);
+    free(q->pos);
     free(q);
 }
 
-static int before(const ev_event *x, const ev_event *y)
+static int before(const ev_hent *x, const ev_hent *y)
 {
     return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
-int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver)
+static void place(ev_queue *q, size_t i, ev_hent e)
+{
+    q->heap[i] = e;
+    q->pos[e.id] = (uint32_t)i;
+}
+
+static void sift_up(ev_queue *q, size_t i, ev_hent e)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / ARITY;
+        if (!before(&e, &q->heap[p]))
+            break;
+        place(q, i, q->heap[p]);
+        i = p;
+    }
+    place(q, i, e);
+}
+
+static void sift_down(ev_queue *q, size_t i, ev_hent e)
+{
+    size_t n = q->n;
+    for (;;) {
+        size_t c0 = ARITY * i + 1;
+        if (c0 >= n)
+            break;
+        size_t end = c0 + ARITY < n ? c0 + ARITY : n, c = c0;
+        for (size_t k = c0 + 1; k < end; k++)
+            if (before(&q->heap[k], &q->heap[c]))
+                c = k;
+        if (!before(&q->heap[c], &e))
+            break;
+        place(q, i, q->heap[c]);
+        i = c;
+    }
+    place(q, i, e);
+}
+
+/* Put e (already holding its new key) at heap index i, moving it up or down. */
+static void resettle(ev_queue *q, size_t i, ev_hent e)
+{
+    if (i > 0 && before(&e, &q->heap[(i - 1) / ARITY]))
+        sift_up(q, i, e);
+    else
+        sift_down(q, i, e);
+}
+
+static int grow(ev_queue *q)
+{
+    if (q->cap >= INT32_MAX / 2)
+        return SC_ERUNTIME;
+    size_t cap = q->cap * 2;
+    ev_hent *h = realloc(q->heap, cap * sizeof *h);
+    if (!h)
+        return SC_ERUNTIME;
+    q->heap = h;
+    ev_node *nd = realloc(q->node, cap * sizeof *nd);
+    if (!nd)
+        return SC_ERUNTIME; /* heap is larger, cap unchanged: still consistent */
+    q->node = nd;
+    uint32_t *ps = realloc(q->pos, cap * sizeof *ps);
+    if (!ps)
+        return SC_ERUNTIME;
+    q->pos = ps;
+    q->cap = cap;
+    return 0;
+}
+
+int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver, int32_t *id)
 {
     if (isnan(t))
         return SC_EINPUT;
-    if (q->n == q->cap) {
-        if (q->cap > SIZE_MAX / 2 / sizeof *q->heap)
-            return SC_ERUNTIME;
-        size_t cap = q->cap * 2;
-        ev_event *h = realloc(q->heap, cap * sizeof *h);
-        if (!h)
-            return SC_ERUNTIME;
-        q->heap = h;
-        q->cap = cap;
+    if (q->free_head < 0 && (size_t)q->hw == q->cap && grow(q))
+        return SC_ERUNTIME;
+    int32_t i;
+    if (q->free_head >= 0) {
+        i = q->free_head;
+        q->free_head = q->node[i].a;
+    } else {
+        i = q->hw++;
     }
-    ev_event e = {.t = t, .seq = q->next_seq++, .kind = kind, .a = a, .b = b, .ver = ver};
-    size_t i = q->n++;
-    while (i > 0) { /* sift up */
-        size_t p = (i - 1) / 2;
-        if (!before(&e, &q->heap[p]))
-            break;
-        q->heap[i] = q->heap[p];
-        i = p;
-    }
-    q->heap[i] = e;
+    q->node[i] = (ev_node){kind, a, b, ver};
+    ev_hent e = {t, q->next_seq++, i};
+    sift_up(q, q->n++, e);
+    if (id)
+        *id = i;
+    return 0;
+}
+
+int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver)
+{
+    return ev_push_id(q, t, kind, a, b, ver, NULL);
+}
+
+static int id_ok(const ev_queue *q, int32_t id)
+{
+    return id >= 0 && id < q->hw && q->pos[id] != NOPOS;
+}
+
+int ev_queued(const ev_queue *q, int32_t id)
+{
+    return id_ok(q, id);
+}
+
+int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
+{
+    if (isnan(t) || !id_ok(q, id))
+        return SC_EINPUT;
+    q->node[id].ver = ver;
+    size_t i = q->pos[id];
+    ev_hent e = {t, q->next_seq++, id}; /* ordered as if pushed now */
+    resettle(q, i, e);
+    q->retimed++;
+    return 0;
+}
+
+static void release(ev_queue *q, int32_t id)
+{
+    q->pos[id] = NOPOS;
+    q->node[id].a = q->free_head;
+    q->free_head = id;
+}
+
+int ev_cancel(ev_queue *q, int32_t id)
+{
+    if (!id_ok(q, id))
+        return SC_EINPUT;
+    size_t i = q->pos[id];
+    release(q, id);
+    ev_hent last = q->heap[--q->n];
+    if (i < q->n)
+        resettle(q, i, last);
+    q->cancelled++;
     return 0;
 }
 
@@ -85,22 +230,14 @@ int ev_pop(ev_queue *q, ev_event *out)
 {
     if (q->n == 0)
         return 0;
-    *out = q->heap[0];
-    ev_event last = q->heap[--q->n];
-    size_t i = 0, n = q->n;
-    for (;;) { /* sift down the former last element from the root */
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(&q->heap[c + 1], &q->heap[c]))
-            c++;
-        if (!before(&q->heap[c], &last))
-            break;
-        q->heap[i] = q->heap[c];
-        i = c;
-    }
-    if (n > 0)
-        q->heap[i] = last;
+    ev_hent top = q->heap[0];
+    const ev_node *nd = &q->node[top.id];
+    *out = (ev_event){.t = top.t, .seq = top.seq, .kind = nd->kind, .a = nd->a, .b = nd->b, .ver = nd->ver,
+                      .id = top.id};
+    release(q, top.id);
+    ev_hent last = q->heap[--q->n];
+    if (q->n > 0)
+        sift_down(q, 0, last);
     return 1;
 }
 
@@ -112,6 +249,16 @@ double ev_peek_time(const ev_queue *q)
 size_t ev_len(const ev_queue *q)
 {
     return q->n;
+}
+
+uint64_t ev_retimed(const ev_queue *q)
+{
+    return q->retimed;
+}
+
+uint64_t ev_cancelled(const ev_queue *q)
+{
+    return q->cancelled;
 }
 
 /* ---- engine -------------------------------------------------------------------------- */
@@ -159,9 +306,26 @@ int ev_engine_register(ev_engine *eng, int kind, ev_handler h, void *ctx)
 
 int ev_engine_push(ev_engine *eng, double t, int kind, int32_t a, int32_t b, uint32_t ver)
 {
+    return ev_engine_push_id(eng, t, kind, a, b, ver, NULL);
+}
+
+int ev_engine_push_id(ev_engine *eng, double t, int kind, int32_t a, int32_t b, uint32_t ver, int32_t *id)
+{
     if (isnan(t) || t < eng->now)
         return SC_EINPUT;
-    return ev_push(eng->q, t, kind, a, b, ver);
+    return ev_push_id(eng->q, t, kind, a, b, ver, id);
+}
+
+int ev_engine_retime(ev_engine *eng, int32_t id, double t, uint32_t ver)
+{
+    if (isnan(t) || t < eng->now)
+        return SC_EINPUT;
+    return ev_retime(eng->q, id, t, ver);
+}
+
+int ev_engine_cancel(ev_engine *eng, int32_t id)
+{
+    return ev_cancel(eng->q, id);
 }
 
 int ev_engine_run(ev_engine *eng, double t_stop)
@@ -188,6 +352,11 @@ double ev_engine_now(const ev_engine *eng)
 uint64_t ev_engine_events(const ev_engine *eng)
 {
     return eng->events;
+}
+
+uint64_t ev_engine_retimed(const ev_engine *eng)
+{
+    return eng->q->retimed + eng->q->cancelled;
 }
 
 size_t ev_engine_pending(const ev_engine *eng)

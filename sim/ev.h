@@ -1,5 +1,6 @@
-/* ev.h — the discrete-event core: a binary min-heap of timestamped events with deterministic
- * tie-breaking (same time: push order), and an engine that dispatches them to one handler per kind.
+/* ev.h — the discrete-event core: an indexed 4-ary min-heap of timestamped events with
+ * deterministic tie-breaking (same time: push order), re-timing and cancellation in place (so no
+ * stale copy is ever popped), and an engine that dispatches them to one handler per kind.
  * Not here: what an event means (the executor), flows and links (net), randomness (callers). */
 #ifndef SC_EV_H
 #define SC_EV_H
@@ -14,7 +15,8 @@ typedef struct ev_event {
     uint64_t seq; /* push order within its queue (assigned by ev_push, starts at 0)       */
     int kind;     /* what happened; selects the engine's handler (>= 0)                    */
     int32_t a, b; /* payload, meaning chosen by the kind (rank, stream, flow id, ...)      */
-    uint32_t ver; /* payload version: lets a handler drop stale events (net_flow_version)  */
+    uint32_t ver; /* payload version (net_flow_version): a check, events are re-timed in place */
+    int32_t id;   /* the id it was queued under; free again once popped                   */
 } ev_event;
 
 /* ---- queue --------------------------------------------------------------------------- */
@@ -26,6 +28,21 @@ ev_queue *ev_queue_new(size_t capacity);
 void ev_queue_free(ev_queue *q);
 /* 0; SC_ERUNTIME when growing fails (the queue is unchanged); SC_EINPUT when t is NaN. */
 int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver);
+/* The same, and *id (when not NULL) names the queued event until it is popped or cancelled;
+ * ids are small integers (reused afterwards), so owners can keep them in arrays. */
+int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver, int32_t *id);
+/* Move queued event id to time t (earlier or later) with payload version ver. It is ordered
+ * exactly as a fresh push would be now: (t, a new seq), so a run that re-times events pops the
+ * same events in the same order as one that pushed new copies and dropped the old ones.
+ * 0; SC_EINPUT when t is NaN or id is not queued. */
+int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver);
+/* Delete queued event id. 0; SC_EINPUT when id is not queued. */
+int ev_cancel(ev_queue *q, int32_t id);
+/* 1 when id names a queued event. */
+int ev_queued(const ev_queue *q, int32_t id);
+/* Re-timings and cancellations so far (each one a stale event a lazy queue would have popped). */
+uint64_t ev_retimed(const ev_queue *q);
+uint64_t ev_cancelled(const ev_queue *q);
 /* 1 and the earliest event in *out (removed), or 0 when empty. */
 int ev_pop(ev_queue *q, ev_event *out);
 /* Time of the earliest event, INFINITY when empty. */
@@ -48,6 +65,14 @@ int ev_engine_register(ev_engine *eng, int kind, ev_handler h, void *ctx);
 /* Schedule an event. 0; SC_EINPUT when t is NaN or earlier than ev_engine_now (no time travel);
  * SC_ERUNTIME when out of memory. */
 int ev_engine_push(ev_engine *eng, double t, int kind, int32_t a, int32_t b, uint32_t ver);
+/* The same, with the event's id in *id (as ev_push_id): valid until its handler is called
+ * (the id is free again by then) or it is cancelled. */
+int ev_engine_push_id(ev_engine *eng, double t, int kind, int32_t a, int32_t b, uint32_t ver, int32_t *id);
+/* ev_retime / ev_cancel on the engine's queue; re-timing to before ev_engine_now is SC_EINPUT. */
+int ev_engine_retime(ev_engine *eng, int32_t id, double t, uint32_t ver);
+int ev_engine_cancel(ev_engine *eng, int32_t id);
+/* Re-timings plus cancellations so far: the stale events a lazy queue would have popped. */
+uint64_t ev_engine_retimed(const ev_engine *eng);
 /* Pop and dispatch events with t <= t_stop (INFINITY: until the queue is empty) in (t, seq)
  * order. Returns 0 when the queue is empty or the next event lies after t_stop (it stays queued);
  * a handler's non-zero return (that event counts as processed); SC_ERUNTIME for an event whose

@@ -53,6 +53,7 @@ typedef struct rank_st {
     double comp_free;     /* when the compute stream last became free                */
     double comp_start, comp_rem, comp_rate, comp_mark; /* running compute: work left (s at full speed) */
     uint32_t comp_ver;
+    int32_t comp_ev;      /* its queued end event (re-timed in place), -1 = none       */
     const char *comp_name;
     int gpending[MAXD], gkind[MAXD];
     cstream cs[NS];
@@ -91,6 +92,7 @@ typedef struct sim {
     long collectives, n_done;
     int solve_pending; /* flows removed at this instant wait for one EV_SOLVE to re-rate */
     uint64_t flows; /* flows started */
+    uint64_t stale; /* events popped that no longer applied (0: they are re-timed in place) */
     int err_rc;
     sc_err *err;
     /* tracing */
@@ -199,7 +201,9 @@ static void comp_schedule(sim *s, int r, double now)
     rank_st *k = &s->rk[r];
     k->comp_ver++;
     double end = now + k->comp_rem / k->comp_rate;
-    if (ev_engine_push(s->eng, end, EV_COMP, r, 0, k->comp_ver))
+    int rc = k->comp_ev >= 0 ? ev_engine_retime(s->eng, k->comp_ev, end, k->comp_ver)
+                             : ev_engine_push_id(s->eng, end, EV_COMP, r, 0, k->comp_ver, &k->comp_ev);
+    if (rc)
         s->err_rc = SC_ERUNTIME;
 }
 
@@ -350,15 +354,28 @@ typedef struct flow_ctx {
     int n;
 } flow_ctx;
 
+/* Completion events of the flows whose rate changed: re-timed in place (a flow has at most
+ * one queued completion, so no stale one is ever popped), pushed for new flows. */
 static void push_changed(sim *s)
 {
     const int *ids;
     int n;
     net_changed(s->net, &ids, &n);
-    for (int i = 0; i < n; i++)
-        if (ev_engine_push(s->eng, net_flow_finish_time(s->net, ids[i]), EV_FLOW, ids[i], 0,
-                           net_flow_version(s->net, ids[i])))
+    for (int i = 0; i < n; i++) {
+        int id = ids[i];
+        double t = net_flow_finish_time(s->net, id);
+        uint32_t ver = net_flow_version(s->net, id);
+        int32_t ev = net_flow_event(s->net, id);
+        int rc;
+        if (ev >= 0) {
+            rc = ev_engine_retime(s->eng, ev, t, ver);
+        } else {
+            rc = ev_engine_push_id(s->eng, t, EV_FLOW, id, 0, ver, &ev);
+            net_flow_set_event(s->net, id, ev);
+        }
+        if (rc)
             s->err_rc = SC_ERUNTIME;
+    }
 }
 
 static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
@@ -392,8 +409,9 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
 
 static void coll_complete(sim *s, group_st *gs, int st, double now)
 {
-    char label[96];
-    coll_label(s, gs->op, label, sizeof label);
+    char label[96] = "";
+    if (s->o->trace) /* no formatting unless a trace is written */
+        coll_label(s, gs->op, label, sizeof label);
     for (int i = 0; i < gs->n; i++) {
         int r = gs->members[i];
         rank_st *k = &s->rk[r];
@@ -531,8 +549,11 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
     sim *s = ctx;
     int r = e->a;
     rank_st *k = &s->rk[r];
-    if (e->ver != k->comp_ver || !k->comp_busy)
+    if (e->ver != k->comp_ver || !k->comp_busy || e->id != k->comp_ev) {
+        s->stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
+    }
+    k->comp_ev = -1;
     double now = ev_engine_now(eng);
     k->comp_busy = 0;
     k->comp_free = now;
@@ -605,8 +626,11 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
     int id = e->a;
-    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver)
+    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver || net_flow_event(s->net, id) != e->id) {
+        s->stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
+    }
+    net_flow_set_event(s->net, id, -1);
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
     if (id < s->fm_cap && s->fm[id].src >= 0) {
@@ -772,6 +796,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     ev_engine_register(s.eng, EV_SOLVE, on_solve, &s);
     for (int r = 0; r < s.N; r++) {
         s.rk[r].slow = 1;
+        s.rk[r].comp_ev = -1;
         for (int i = 0; i < o->n_stragglers; i++)
             if (o->straggler_rank[i] == r)
                 s.rk[r].slow = o->straggler_factor[i];
@@ -837,6 +862,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
     res->collectives = s.collectives;
     res->events = ev_engine_events(s.eng);
+    res->stale = s.stale;
+    res->retimed = ev_engine_retimed(s.eng);
     res->flows = s.flows;
     sim_free(&s);
     return 0;
@@ -877,5 +904,7 @@ int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal,
         return exec_run(g, t, cal, c, o, r, err);
     r->latest_count = a[2].latest_count + (long)k * (a[2].latest_count - a[1].latest_count);
     r->events = a[0].events + a[1].events + a[2].events;
+    r->stale = a[0].stale + a[1].stale + a[2].stale;
+    r->retimed = a[0].retimed + a[1].retimed + a[2].retimed;
     return 0;
 }

@@ -36,6 +36,9 @@ typedef struct exec_result {
     long latest_count;          /* how often                                                   */
     long collectives;           /* collective instances run                                    */
     uint64_t events, flows;
+    uint64_t stale;             /* events popped that no longer applied: 0 (re-timed in place)  */
+    uint64_t retimed;           /* events moved or cancelled in the queue instead (each one a   */
+                                /* stale pop of a lazy queue)                                   */
 } exec_result;
 
 /* Simulate one step. `t` gives compute durations (an_time); collectives take their latency

@@ -40,6 +40,7 @@ typedef struct net_flow {
     uint64_t mark;   /* == net->epoch: in the component being solved                         */
     uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
     uint32_t version;
+    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
     int live;
     int next_free; /* free list link when not live                                         */
     int nl;
@@ -776,6 +777,7 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
     f->t = now;
     f->rate = NAN;
     f->tag = tag;
+    f->event = -1;
     f->mark = 0;
     f->frozen = 0;
     f->live = 1;
@@ -900,4 +902,15 @@ uint32_t net_flow_version(const net_t *net, int id)
 uint64_t net_flow_tag(const net_t *net, int id)
 {
     return flow_ok(net, id) ? net->flows[id].tag : 0;
+}
+
+int32_t net_flow_event(const net_t *net, int id)
+{
+    return flow_ok(net, id) ? net->flows[id].event : -1;
+}
+
+void net_flow_set_event(net_t *net, int id, int32_t ev)
+{
+    if (flow_ok(net, id))
+        net->flows[id].event = ev;
 }

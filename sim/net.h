@@ -113,6 +113,11 @@ double net_flow_finish_time(const net_t *net, int id);
  * is stale. */
 uint32_t net_flow_version(const net_t *net, int id);
 uint64_t net_flow_tag(const net_t *net, int id);
+/* A slot the caller keeps beside the flow: the id of its queued completion event (ev.h), so it
+ * can be re-timed in place when the rate changes. -1 when the flow is added; -1 for an id that
+ * is not live. net itself never reads it. */
+int32_t net_flow_event(const net_t *net, int id);
+void net_flow_set_event(net_t *net, int id, int32_t ev);
 
 /* Recompute every rate from scratch at the time of the last add/remove (tests: incremental
  * solving must give the same rates). Flows whose rate changes are reported by net_changed. */

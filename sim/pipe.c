@@ -58,17 +58,31 @@ typedef struct psim {
     int solve_pending, err_rc, n_done;
     long collectives;
     uint64_t flows;
+    uint64_t stale;
 } psim;
 
+/* Completion events of the flows whose rate changed: re-timed in place (a flow has at most
+ * one queued completion, so no stale one is ever popped), pushed for new flows. */
 static void push_changed(psim *s)
 {
     const int *ids;
     int n;
     net_changed(s->net, &ids, &n);
-    for (int i = 0; i < n; i++)
-        if (ev_engine_push(s->eng, net_flow_finish_time(s->net, ids[i]), PV_FLOW, ids[i], 0,
-                           net_flow_version(s->net, ids[i])))
+    for (int i = 0; i < n; i++) {
+        int id = ids[i];
+        double t = net_flow_finish_time(s->net, id);
+        uint32_t ver = net_flow_version(s->net, id);
+        int32_t ev = net_flow_event(s->net, id);
+        int rc;
+        if (ev >= 0) {
+            rc = ev_engine_retime(s->eng, ev, t, ver);
+        } else {
+            rc = ev_engine_push_id(s->eng, t, PV_FLOW, id, 0, ver, &ev);
+            net_flow_set_event(s->net, id, ev);
+        }
+        if (rc)
             s->err_rc = SC_ERUNTIME;
+    }
 }
 
 typedef struct fctx {
@@ -356,8 +370,11 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
 {
     psim *s = ctx;
     int id = e->a;
-    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver)
+    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver || net_flow_event(s->net, id) != e->id) {
+        s->stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
+    }
+    net_flow_set_event(s->net, id, -1);
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
     if (!s->solve_pending) {
@@ -517,6 +534,8 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
     res->collectives = s.collectives;
     res->events = ev_engine_events(s.eng);
+    res->stale = s.stale;
+    res->retimed = ev_engine_retimed(s.eng);
     res->flows = s.flows;
     psim_free(&s);
     free(t);

@@ -467,7 +467,7 @@ START_TEST(front_door)
     cost_calib cal;
     ck_assert_int_eq(pred_calib_load(&c, NULL, ROOTS, 1, &cal, path, sizeof path, &err), 0);
     ck_assert_str_eq(path, "configs/calibrations/p4d.24xlarge.json");
-    pred_input in = {&c, &m, &t, 2, &l, &cal};
+    pred_input in = {&c, &m, &t, 2, &l, &cal, NULL};
     /* the analytical engine is an_predict */
     pred_result r;
     ck_assert_int_eq(pred_eval(&in, PRED_MODEL, NULL, &r, &err), 0);

@@ -1436,6 +1436,66 @@ START_TEST(test_predict_derived_fields)
 }
 END_TEST
 
+START_TEST(test_predict_memo_identical)
+{
+    /* The sweep memo only looks up what the cost functions returned for the same exact keys, so
+     * every an_result byte must equal an_predict's: p4d + gpt3-13b, 2/4/8 nodes, grad-accum
+     * 1/4, every layout plus tensor-parallel and AxoNN ones, default and shipped (NCCL)
+     * calibrations, two passes (the second all hits). Then the calibration changes in place:
+     * after an_memo_reset the memo follows it. */
+    spec_cluster c;
+    spec_model m;
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &m);
+    static cost_calib k[2];
+    cost_calib_defaults(&c, &k[0]);
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k[1], &e), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    static const char *const extra[] = {"tp:t=8", "tp:t=4,zero1=0", "axonn:x=2,y=2,z=2", "axonn:x=2,y=2,z=2,overlap=0"};
+    an_memo *memo = an_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    long checked = 0;
+    for (int ki = 0; ki < 2; ki++)
+        for (int pass = 0; pass < 2; pass++)
+            for (int acc = 1; acc <= 4; acc *= 4)
+                for (int nodes = 2; nodes <= 8; nodes *= 2)
+                    for (int li = 0; li < N_LAYOUTS8 + 4; li++) {
+                        const char *name = li < N_LAYOUTS8 ? LAYOUTS8[li] : extra[li - N_LAYOUTS8];
+                        spec_layout l = parse_layout(name);
+                        if (spec_layout_check(&l, &c, nodes, NULL) || spec_layout_check_model(&l, &m, NULL))
+                            continue;
+                        t.grad_accum = acc;
+                        an_result a, b;
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        an_predict(&w, &t, &l, &c, nodes, &k[ki], &a);
+                        an_predict_memo(memo, &w, &t, &l, &c, nodes, &k[ki], &b);
+                        ck_assert_msg(!memcmp(&a, &b, sizeof a), "%s, %d nodes, grad-accum %d: memo differs", name,
+                                      nodes, acc);
+                        checked++;
+                    }
+    ck_assert(checked > 100);
+    long lh, lm, ch, cm;
+    an_memo_stats(memo, &lh, &lm, &ch, &cm);
+    ck_assert(lh > lm && ch > cm);
+    /* a calibration changed in place: reset, then the memo agrees with the new values */
+    spec_layout l = parse_layout("zero3");
+    an_result a, b;
+    k[0].kern.gemm_eff *= 0.5;
+    k[0].fw_coll_s[0].v += 1e-5;
+    an_memo_reset(memo);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    an_predict(&w, &t, &l, &c, 4, &k[0], &a);
+    an_predict_memo(memo, &w, &t, &l, &c, 4, &k[0], &b);
+    ck_assert(!memcmp(&a, &b, sizeof a));
+    an_memo_free(memo);
+}
+END_TEST
+
 Suite *analytic_suite(void)
 {
     Suite *s = suite_create("analytic");
@@ -1476,6 +1536,7 @@ Suite *analytic_suite(void)
     tcase_add_test(prop, test_weak_scaling);
     tcase_add_test(prop, test_derive);
     tcase_add_test(prop, test_predict_derived_fields);
+    tcase_add_test(prop, test_predict_memo_identical);
     suite_add_tcase(s, prop);
     return s;
 }

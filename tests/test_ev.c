@@ -93,6 +93,112 @@ START_TEST(test_queue_growth)
 }
 END_TEST
 
+START_TEST(test_queue_retime_cancel)
+{
+    /* A t=1 (seq 0), B t=2 (seq 1), C t=3 (seq 2). Re-time C to 1: it gets seq 3, so it pops
+     * after A (same t, earlier seq) and before B: A C B. Then, in a fresh queue, re-time A to 5
+     * and cancel B: C A. */
+    ev_queue *q = ev_queue_new(2);
+    int32_t ia, ib, ic;
+    ck_assert_int_eq(ev_push_id(q, 1, 0, 'A', 0, 0, &ia), 0);
+    ck_assert_int_eq(ev_push_id(q, 2, 0, 'B', 0, 0, &ib), 0);
+    ck_assert_int_eq(ev_push_id(q, 3, 0, 'C', 0, 0, &ic), 0);
+    ck_assert_int_eq(ev_retime(q, ic, 1, 7), 0);
+    ev_event e;
+    const char want[3] = {'A', 'C', 'B'};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, want[i]);
+        if (e.a == 'C') {
+            ck_assert_uint_eq(e.ver, 7);
+            ck_assert_double_eq(e.t, 1);
+            ck_assert_int_eq(e.id, ic);
+        }
+    }
+    /* popped ids are free: re-timing or cancelling them is refused */
+    ck_assert_int_eq(ev_retime(q, ic, 4, 0), SC_EINPUT);
+    ck_assert_int_eq(ev_cancel(q, ia), SC_EINPUT);
+    ck_assert_int_eq(ev_queued(q, ib), 0);
+    ck_assert_int_eq(ev_push_id(q, 1, 0, 'A', 0, 0, &ia), 0);
+    ck_assert_int_eq(ev_push_id(q, 2, 0, 'B', 0, 0, &ib), 0);
+    ck_assert_int_eq(ev_push_id(q, 3, 0, 'C', 0, 0, &ic), 0);
+    ck_assert_int_eq(ev_retime(q, ia, 5, 0), 0);
+    ck_assert_int_eq(ev_retime(q, ia, NAN, 0), SC_EINPUT);
+    ck_assert_int_eq(ev_cancel(q, ib), 0);
+    ck_assert_uint_eq(ev_len(q), 2);
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.a, 'C');
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.a, 'A');
+    ck_assert_double_eq(e.t, 5);
+    ck_assert_int_eq(ev_pop(q, &e), 0);
+    ck_assert_uint_eq(ev_retimed(q), 2);
+    ck_assert_uint_eq(ev_cancelled(q), 1);
+    ev_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_queue_retime_equals_lazy)
+{
+    /* 200 owners, each with at most one pending event; 20000 random steps: pop, re-time an
+     * owner's event (earlier or later, times on a coarse grid so ties are frequent), cancel it,
+     * or push one for an idle owner. The reference is the lazy scheme the simulator used before:
+     * push a new copy with a bumped version and drop popped copies whose version is old. Both
+     * must pop the same live events, in the same order, at the same times. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    enum { OWNERS = 200, STEPS = 20000 };
+    ev_queue *q = ev_queue_new(4), *lazy = ev_queue_new(4);
+    int32_t id[OWNERS];
+    uint32_t ver[OWNERS];
+    for (int o = 0; o < OWNERS; o++) {
+        id[o] = -1;
+        ver[o] = 0;
+    }
+    double now = 0;
+    long pops = 0, stale = 0;
+    for (int step = 0; step < STEPS; step++) {
+        int o = (int)gsl_rng_uniform_int(r, OWNERS);
+        double t = now + (double)gsl_rng_uniform_int(r, 8) * 0.5;
+        unsigned op = (unsigned)gsl_rng_uniform_int(r, 4);
+        if (op == 0 && ev_len(q) > 0) {
+            ev_event e, f;
+            ck_assert_int_eq(ev_pop(q, &e), 1);
+            for (;;) { /* the reference: skip stale copies */
+                ck_assert_int_eq(ev_pop(lazy, &f), 1);
+                if (f.ver == ver[f.a] && id[f.a] >= 0)
+                    break;
+                stale++;
+            }
+            ck_assert_int_eq(e.a, f.a);
+            ck_assert_double_eq(e.t, f.t);
+            ck_assert_int_eq(e.id, id[e.a]);
+            id[e.a] = -1;
+            now = e.t;
+            pops++;
+        } else if (id[o] >= 0 && op == 1) {
+            ck_assert_int_eq(ev_cancel(q, id[o]), 0);
+            id[o] = -1;
+            ver[o]++; /* the lazy copy goes stale */
+        } else if (id[o] >= 0) {
+            ver[o]++;
+            ck_assert_int_eq(ev_retime(q, id[o], t, ver[o]), 0);
+            ck_assert_int_eq(ev_push(lazy, t, 0, o, 0, ver[o]), 0);
+        } else {
+            ver[o]++;
+            ck_assert_int_eq(ev_push_id(q, t, 0, o, 0, ver[o], &id[o]), 0);
+            ck_assert_int_eq(ev_push(lazy, t, 0, o, 0, ver[o]), 0);
+        }
+    }
+    ck_assert(pops > 1000 && stale > 1000); /* both paths exercised */
+    /* every stale copy the reference popped is one re-time or cancellation done in place */
+    ck_assert_uint_ge(ev_retimed(q) + ev_cancelled(q), (uint64_t)stale);
+    ev_queue_free(q);
+    ev_queue_free(lazy);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* Engine fixtures: a log of dispatched (t, a) and handlers that chain or stop. */
 typedef struct log_ctx {
     double t[64];
@@ -190,6 +296,8 @@ Suite *ev_suite(void)
     tcase_add_test(tc, test_queue_order);
     tcase_add_test(tc, test_queue_ties);
     tcase_add_test(tc, test_queue_growth);
+    tcase_add_test(tc, test_queue_retime_cancel);
+    tcase_add_test(tc, test_queue_retime_equals_lazy);
     tcase_add_test(tc, test_engine_dispatch);
     tcase_add_test(tc, test_engine_stop);
     suite_add_tcase(s, tc);
