@@ -97,7 +97,7 @@ demo: deps
 	./shardcast sweep --scenario mics-p4d-gpt3-13b --engine sim -o out/scaling.csv
 	./shardcast plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
 	./shardcast predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 \
-	    --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
+	    --layout zero3 --layout zeropp:hpz=8,qwz=1,qgz=1 --layout mics:p=8 --layout mics:p=16
 	./shardcast plot out/scaling.csv --kind scaling --out out/scaling.png
 	./shardcast plot out/scaling.csv --kind efficiency --out out/efficiency.png
 	./shardcast plot out/scaling.csv --kind breakdown --out out/breakdown.png

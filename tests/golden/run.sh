@@ -233,7 +233,7 @@ expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlar
 # issue 20: traces in integer nanoseconds (three decimals of a microsecond, exact)
 expect trace-written 0 "trace: $TMP/step.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --trace "$TMP/step.json"
 expect trace-ns 0 '"cat":"collective","pid":0,"tid":1,"ts":' -- cat "$TMP/step.json"
-expect readme-headline-mb4 0 "zeropp:hpz=2             3.813     134.29" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=2 --layout mics:p=8 --layout mics:p=16
+expect readme-headline-mb4 0 "zeropp:hpz=8,qwz=1,qgz=1     3.725     137.45" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=8,qwz=1,qgz=1 --layout mics:p=8 --layout mics:p=16
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
 # png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
