@@ -117,61 +117,15 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
     return 0;
 }
 
-/* No table, CSV or JSON carries NaN or Inf: a result that holds one is an internal error that
- * names the step which produced it (issue 19). */
-static int point_finite(const cli_point *p, const cli_setup *s, sc_err *err)
-{
-    const an_result *r = &p->r;
-    const struct {
-        const char *name, *step;
-        double v;
-    } f[] = {
-        {"step_s", "the step time", r->step_s},
-        {"compute_s", "the compute time", r->compute_s},
-        {"optimizer_s", "the optimizer time", r->optimizer_s},
-        {"exposed_allgather_s", "the exposed all-gather time", r->exposed_s[COLL_ALLGATHER]},
-        {"exposed_reducescatter_s", "the exposed reduce-scatter time", r->exposed_s[COLL_REDUCESCATTER]},
-        {"exposed_allreduce_s", "the exposed all-reduce time", r->exposed_s[COLL_ALLREDUCE]},
-        {"idle_s", "the idle time", r->idle_s},
-        {"samples_per_s", "the throughput", r->samples_per_s},
-        {"tokens_per_s", "the throughput", r->tokens_per_s},
-        {"model_tflops_per_gpu", "the FLOP rate", r->model_tflops_per_gpu},
-        {"hw_tflops_per_gpu", "the FLOP rate", r->hw_tflops_per_gpu},
-        {"mfu", "the FLOP rate", r->mfu},
-        {"comm_bytes", "the communication volume", r->comm_bytes},
-        {"mem_total", "the memory plan", r->mem.total},
-        {"mem_short_by", "the memory plan", r->mem.short_by},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (!isfinite(f[i].v)) {
-            char lay[64];
-            spec_layout_str(&p->layout, lay, sizeof lay);
-            return sc_err_set(err, SC_ERUNTIME, "internal error", "",
-                              "%s (%s) of %s is %g: %s on %d nodes of %s, %s engine; please report it with the inputs",
-                              f[i].step, f[i].name, lay, f[i].v, s->model.name, p->nodes, s->cluster.name,
-                              cli_engine_name(p->engine));
-        }
-    return 0;
-}
-
-static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
-
+/* The front door's result (finite: pred_eval_finite) plus what the commands add. */
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
-{
-    int rc = eval_point(s, cal, engine, so, tr, nodes, l, out, err);
-    return rc ? rc : point_finite(out, s, err);
-}
-
-static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     out->weak_eff = NAN;
     pred_input in = {&s->cluster, &s->model, tr, nodes, l, &cal->cal};
     pred_result res;
-    int rc = pred_eval(&in, engine, so, &res, err);
+    int rc = pred_eval_finite(&in, engine, so, &res, err);
     if (rc)
         return rc;
     out->nodes = res.nodes;

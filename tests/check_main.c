@@ -25,6 +25,7 @@ static Suite *(*const SUITES[])(void) = {
     nccl_suite,
     framework_suite,
     fit_suite,
+    search_suite,
     accuracy_suite,
     atomic_suite,
     reliab_suite,
