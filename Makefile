@@ -212,7 +212,7 @@ MPI_LINK     := $(if $(HAVE_MPICC),$(filter -L% -l%,$(shell $(MPICC) --showme:li
 GPU_MPI      := $(if $(MPI_LINK),-DSC_WITH_MPI $(MPI_COMPILE))
 comma        := ,
 
-$(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h model/err.h
+$(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h base/err.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 $(NVCC_FLAGS) $(NVCC_ARCH) -I$(CUDA_HOME)/include $(GPU_MPI) \
 	    -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) -c $< -o $@

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 
 /* What the logs do not say (0 / NULL = take it from the log). */
 typedef struct cal_import_opts {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
-#include "../model/jsonrd.h"
+#include "../base/jsonrd.h"
 
 /* ---- loading ---------------------------------------------------------------------------- */
 static const char *const KINDS[] = {"all-gather", "reduce-scatter", "all-reduce", NULL};

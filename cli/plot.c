@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
-#include "../model/jsonrd.h"
+#include "../base/jsonrd.h"
 #include "commands.h"
 #include "common.h"
 #include "../traces/schema.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cost.h"
-#include "jsonrd.h"
+#include "../base/jsonrd.h"
 
 /* A value: a positive number (or >= 0 when allow_zero), or {"value", "sd", "source"}. */
 static int get_param(jr *r, const json_t *obj, const char *base, const char *key, int allow_zero, double max,

@@ -6,7 +6,7 @@
 #ifndef SC_SPEC_H
 #define SC_SPEC_H
 
-#include "err.h"
+#include "../base/err.h"
 
 #define SPEC_NAME_MAX 64
 #define SPEC_SOURCE_MAX 512
