@@ -2,6 +2,8 @@
  * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include "../predict/results.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <gsl/gsl_randist.h>
@@ -200,48 +202,13 @@ double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_trai
     return sd;
 }
 
-static const char *const CSV_COLS =
-    "cluster,model,engine,nodes,gpus,layout,micro_batch,grad_accum,global_batch,fits,step_s,samples_per_s,"
-    "tokens_per_s,model_tflops_per_gpu,hw_tflops_per_gpu,mfu,weak_scaling_eff,compute_s,exposed_allgather_s,"
-    "exposed_reducescatter_s,exposed_allreduce_s,optimizer_s,idle_s,comm_GB_per_rank,mem_total_GiB,"
-    "mem_short_GiB,hbm_GiB";
-
-void cli_csv_header(FILE *f) { fprintf(f, "%s\n", CSV_COLS); }
-
-/* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF (names may: "gpt,x"),
- * quotes doubled; always quoted when `always` (the layout column, as before). */
-static void csv_text(FILE *f, const char *s, int always)
-{
-    if (!always && !strpbrk(s, ",\"\r\n")) {
-        fprintf(f, "%s,", s);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputs("\",", f);
-}
+/* The CSV columns are predict/results' table; the CLI adds only its setup's names. */
+void cli_csv_header(FILE *f) { res_csv_header(f); }
 
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p)
 {
-    const an_result *r = &p->r;
-    char lay[64];
-    spec_layout_str(&p->layout, lay, sizeof lay);
-    csv_text(f, s->cluster.name, 0);
-    csv_text(f, s->model.name, 0);
-    fprintf(f, "%s,%d,%d,", cli_engine_name(p->engine), p->nodes, p->gpus);
-    csv_text(f, lay, 1);
-    fprintf(f, "%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", p->training.micro_batch, p->training.grad_accum,
-            r->samples_per_step, r->mem.fits, r->step_s, r->samples_per_s, r->tokens_per_s, r->model_tflops_per_gpu,
-            r->hw_tflops_per_gpu, r->mfu);
-    if (!isfinite(p->weak_eff))
-        fprintf(f, ",");
-    else
-        fprintf(f, "%.9g,", p->weak_eff);
-    fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g\n", r->compute_s, r->exposed_s[COLL_ALLGATHER],
-            r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE], r->optimizer_s, r->idle_s,
-            r->comm_bytes / 1e9, cli_gib(r->mem.total), cli_gib(r->mem.short_by), cli_gib(r->mem.hbm));
+    pred_result r = {.engine = p->engine, .nodes = p->nodes, .gpus = p->gpus, .layout = p->layout,
+                     .training = p->training, .r = p->r, .sim = p->sim};
+    res_point pt = {s->cluster.name, s->model.name, &r, p->weak_eff};
+    res_csv_row(f, &pt);
 }

@@ -17,6 +17,7 @@
 
 #include "../base/atomic.h"
 #include "../base/jsonrd.h"
+#include "../predict/results.h"
 #include "commands.h"
 #include "common.h"
 #include "../traces/schema.h"
@@ -96,90 +97,18 @@ static void word(FILE *f, const char *s)
 
 /* ---- the CSV of `shardcast sweep` --------------------------------------------------------- */
 
-enum {
-    C_CLUSTER, C_MODEL, C_ENGINE, C_LAYOUT, /* text */
-    C_GPUS, C_MB, C_FITS, C_SPS, C_TFLOPS, C_EFF, C_MEM, C_HBM,
-    C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE, C_GLOBAL,
-    N_COL
-};
-#define N_TEXT 4
-#define BIT(c) (1u << (c))
-
-static const char *const COL_NAME[N_COL] = {
-    "cluster", "model", "engine", "layout", "gpus", "micro_batch", "fits", "samples_per_s",
-    "model_tflops_per_gpu", "weak_scaling_eff", "mem_total_GiB", "hbm_GiB", "compute_s",
-    "exposed_allgather_s", "exposed_reducescatter_s", "exposed_allreduce_s", "optimizer_s", "idle_s", "global_batch"};
+/* Its columns and reader are predict/results' (one table for writing and reading). */
+typedef res_row row;
+typedef res_table table;
 
 /* Read when present, whatever the kind: they name series and mark OOM. */
-static const unsigned OPTIONAL_COLS =
-    BIT(C_CLUSTER) | BIT(C_MODEL) | BIT(C_ENGINE) | BIT(C_MB) | BIT(C_FITS) | BIT(C_GLOBAL);
-
-typedef struct row {
-    int line;                /* 1-based line in the file                 */
-    char text[N_TEXT][96];   /* cluster, model, engine, layout           */
-    double v[N_COL];         /* numeric columns in their CSV units       */
-} row;
-
-typedef struct table {
-    const char *path;
-    row *rows;
-    int n;
-    int has[N_COL];    /* column present in the header                 */
-    int varies[N_COL]; /* text or number differs between rows          */
-} table;
-
-static void table_free(table *t)
-{
-    free(t->rows);
-    t->rows = NULL;
-    t->n = 0;
-}
+static const unsigned OPTIONAL_COLS = RES_BIT(RES_CLUSTER) | RES_BIT(RES_MODEL) | RES_BIT(RES_ENGINE) |
+                                      RES_BIT(RES_MB) | RES_BIT(RES_FITS) | RES_BIT(RES_GLOBAL);
 
 /* The whole file (at most 1 GiB; no devices: /dev/zero would never end). */
 static int read_all(const char *path, char **out, size_t *len, sc_err *err)
 {
     return jr_slurp(path, (size_t)1 << 30, out, len, err);
-}
-
-/* Split one CSV line in place (RFC 4180 quotes, "" inside quotes); returns the field count, -1 on
- * a bad quote, -2 on more than max fields. */
-static int csv_split(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max)
-            return -2;
-        char *start = p, *w = p;
-        if (*p == '"') {
-            p++;
-            for (;;) {
-                if (*p == '\0')
-                    return -1;
-                if (*p == '"') {
-                    if (p[1] == '"') {
-                        *w++ = '"';
-                        p += 2;
-                        continue;
-                    }
-                    p++;
-                    break;
-                }
-                *w++ = *p++;
-            }
-            if (*p != ',' && *p != '\0')
-                return -1;
-        } else {
-            while (*p && *p != ',')
-                *w++ = *p++;
-        }
-        char end = *p;
-        *w = '\0';
-        f[n++] = start;
-        if (end == '\0')
-            return n;
-        p++;
-    }
 }
 
 static char *trim(char *s)
@@ -190,161 +119,6 @@ static char *trim(char *s)
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return s;
-}
-
-/* One numeric field: the rules of its column. */
-static int parse_field(const table *t, int line, int c, const char *s, double *out, sc_err *err)
-{
-    char where[128];
-    snprintf(where, sizeof where, "line %d, column %s", line, COL_NAME[c]);
-    if (!*s) {
-        if (c == C_EFF) { /* sweep leaves it empty where there is no baseline */
-            *out = NAN;
-            return 0;
-        }
-        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a number, found an empty field");
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v))
-        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a number, got \"%.60s\"", s);
-    if ((c == C_GPUS || c == C_MB) && (v < 1 || v > 1e7 || v != floor(v)))
-        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a positive integer, got \"%.60s\"", s);
-    if (c == C_FITS && v != 0 && v != 1)
-        return sc_err_set(err, SC_EINPUT, t->path, where, "expected 0 or 1, got \"%.60s\"", s);
-    if (v < 0)
-        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a non-negative number, got \"%.60s\"", s);
-    *out = v;
-    return 0;
-}
-
-#define CSV_MAX_FIELDS 256
-
-/* Load the columns in `need` (all required) and OPTIONAL_COLS (when present) of a sweep CSV. */
-static int csv_load(const char *path, unsigned need, table *t, sc_err *err)
-{
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    char *buf = NULL;
-    size_t len;
-    int rc = read_all(path, &buf, &len, err);
-    if (rc)
-        return rc;
-    int idx[N_COL], n_header = 0, cap = 0, lineno = 0, err_col = -1; /* sweep marks invalid points in "error" */
-    for (int c = 0; c < N_COL; c++)
-        idx[c] = -1;
-    char *f[CSV_MAX_FIELDS];
-    char *p = buf;
-    if (!strncmp(p, "\xEF\xBB\xBF", 3)) /* UTF-8 byte-order mark */
-        p += 3;
-    while (*p) {
-        char *line = p, *nl = strchr(p, '\n');
-        if (nl) {
-            *nl = '\0';
-            p = nl + 1;
-        } else {
-            p += strlen(p);
-        }
-        lineno++;
-        size_t l = strlen(line);
-        if (l && line[l - 1] == '\r')
-            line[--l] = '\0';
-        if (!*trim(line))
-            continue;
-        char where[64];
-        snprintf(where, sizeof where, "line %d", lineno);
-        if (!n_header && (line[0] == '{' || line[0] == '[')) {
-            rc = sc_err_set(err, SC_EINPUT, path, where,
-                            "expected a CSV header (from 'shardcast sweep'), found JSON (a trace? use --kind timeline)");
-            goto fail;
-        }
-        int nf = csv_split(line, f, CSV_MAX_FIELDS);
-        if (nf == -1) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected a closing quote before the next comma or the end of the line");
-            goto fail;
-        }
-        if (nf == -2) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d columns", CSV_MAX_FIELDS);
-            goto fail;
-        }
-        if (!n_header) { /* the header */
-            n_header = nf;
-            for (int i = 0; i < nf; i++) {
-                const char *name = trim(f[i]);
-                if (!strcmp(name, "error"))
-                    err_col = i;
-                for (int c = 0; c < N_COL; c++)
-                    if (idx[c] < 0 && !strcmp(name, COL_NAME[c]))
-                        idx[c] = i;
-            }
-            for (int c = 0; c < N_COL; c++) {
-                if ((need & BIT(c)) && idx[c] < 0) {
-                    rc = sc_err_set(err, SC_EINPUT, path, where,
-                                    "expected a column \"%s\" in the header (a CSV from 'shardcast sweep'), found none",
-                                    COL_NAME[c]);
-                    goto fail;
-                }
-                t->has[c] = idx[c] >= 0 && ((need | OPTIONAL_COLS) & BIT(c));
-            }
-            continue;
-        }
-        if (nf != n_header) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected %d fields as in the header, found %d", n_header, nf);
-            goto fail;
-        }
-        if (err_col >= 0 && *trim(f[err_col])) /* a point sweep could not predict: not drawn */
-            continue;
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 64;
-            row *nr = realloc(t->rows, sizeof(row) * (size_t)cap);
-            if (!nr) {
-                rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-                goto fail;
-            }
-            t->rows = nr;
-        }
-        row *r = &t->rows[t->n];
-        memset(r, 0, sizeof *r);
-        r->line = lineno;
-        r->v[C_FITS] = 1;
-        for (int c = 0; c < N_COL; c++) {
-            if (!t->has[c])
-                continue;
-            char *s = trim(f[idx[c]]);
-            if (c < N_TEXT) {
-                if (strlen(s) >= sizeof r->text[c]) {
-                    snprintf(where, sizeof where, "line %d, column %s", lineno, COL_NAME[c]);
-                    rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d characters",
-                                    (int)sizeof r->text[c] - 1);
-                    goto fail;
-                }
-                snprintf(r->text[c], sizeof r->text[c], "%s", s);
-            } else if ((rc = parse_field(t, lineno, c, s, &r->v[c], err))) {
-                goto fail;
-            }
-        }
-        t->n++;
-    }
-    if (!n_header) {
-        rc = sc_err_set(err, SC_EINPUT, path, "", "expected a CSV header line (from 'shardcast sweep'), found an empty file");
-        goto fail;
-    }
-    if (!t->n) {
-        rc = sc_err_set(err, SC_EINPUT, path, "", "expected at least one data row after the header, found none");
-        goto fail;
-    }
-    for (int i = 1; i < t->n; i++)
-        for (int c = 0; c < N_COL; c++)
-            if (c < N_TEXT ? strcmp(t->rows[i].text[c], t->rows[0].text[c]) != 0
-                           : !(t->rows[i].v[c] == t->rows[0].v[c] || (isnan(t->rows[i].v[c]) && isnan(t->rows[0].v[c]))))
-                t->varies[c] = 1;
-    free(buf);
-    return 0;
-fail:
-    free(buf);
-    table_free(t);
-    return rc;
 }
 
 /* ---- grouping rows into series ------------------------------------------------------------ */
@@ -366,20 +140,20 @@ static void group_label(const table *t, const row *r, int mode, char *buf, size_
     size_t used = 0;
 #define ADD(...) (used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__), used = used < n ? used : n - 1)
     if (mode == G_SUB) {
-        ADD("%.0f GPUs", r->v[C_GPUS]);
-        if (t->has[C_MB] && t->varies[C_MB])
-            ADD(", mb=%.0f", r->v[C_MB]);
+        ADD("%.0f GPUs", r->v[RES_GPUS]);
+        if (t->has[RES_MB] && t->varies[RES_MB])
+            ADD(", mb=%.0f", r->v[RES_MB]);
         return;
     }
-    ADD("%s", r->text[C_LAYOUT]);
-    if (mode == G_SERIES && t->has[C_MB] && t->varies[C_MB])
-        ADD(" mb=%.0f", r->v[C_MB]);
-    if (t->has[C_ENGINE] && t->varies[C_ENGINE])
-        ADD(" %s", r->text[C_ENGINE]);
-    if (t->has[C_MODEL] && t->varies[C_MODEL])
-        ADD(" %s", r->text[C_MODEL]);
-    if (t->has[C_CLUSTER] && t->varies[C_CLUSTER])
-        ADD(" %s", r->text[C_CLUSTER]);
+    ADD("%s", r->text[RES_T_LAYOUT]);
+    if (mode == G_SERIES && t->has[RES_MB] && t->varies[RES_MB])
+        ADD(" mb=%.0f", r->v[RES_MB]);
+    if (t->has[RES_ENGINE] && t->varies[RES_ENGINE])
+        ADD(" %s", r->text[RES_T_ENGINE]);
+    if (t->has[RES_MODEL] && t->varies[RES_MODEL])
+        ADD(" %s", r->text[RES_T_MODEL]);
+    if (t->has[RES_CLUSTER] && t->varies[RES_CLUSTER])
+        ADD(" %s", r->text[RES_T_CLUSTER]);
 #undef ADD
 }
 
@@ -421,7 +195,7 @@ static int members(const table *t, const groups *g, int k, int *out)
         if (g->of[i] != k)
             continue;
         int j = m++;
-        while (j > 0 && t->rows[out[j - 1]].v[C_GPUS] > t->rows[i].v[C_GPUS]) {
+        while (j > 0 && t->rows[out[j - 1]].v[RES_GPUS] > t->rows[i].v[RES_GPUS]) {
             out[j] = out[j - 1];
             j--;
         }
@@ -433,15 +207,15 @@ static int members(const table *t, const groups *g, int k, int *out)
 /* "What: model on cluster (engine)" with the parts that are the same in every row. */
 static void default_title(const table *t, const char *what, char *buf, size_t n)
 {
-    int model = t->has[C_MODEL] && !t->varies[C_MODEL] && t->rows[0].text[C_MODEL][0];
-    int cluster = t->has[C_CLUSTER] && !t->varies[C_CLUSTER] && t->rows[0].text[C_CLUSTER][0];
-    int engine = t->has[C_ENGINE] && !t->varies[C_ENGINE] && t->rows[0].text[C_ENGINE][0];
+    int model = t->has[RES_MODEL] && !t->varies[RES_MODEL] && t->rows[0].text[RES_T_MODEL][0];
+    int cluster = t->has[RES_CLUSTER] && !t->varies[RES_CLUSTER] && t->rows[0].text[RES_T_CLUSTER][0];
+    int engine = t->has[RES_ENGINE] && !t->varies[RES_ENGINE] && t->rows[0].text[RES_T_ENGINE][0];
     int k = snprintf(buf, n, "%s", what);
     if (model || cluster)
-        k += snprintf(buf + k, n - (size_t)k, ": %s%s%s", model ? t->rows[0].text[C_MODEL] : "",
-                      model && cluster ? " on " : "", cluster ? t->rows[0].text[C_CLUSTER] : "");
+        k += snprintf(buf + k, n - (size_t)k, ": %s%s%s", model ? t->rows[0].text[RES_T_MODEL] : "",
+                      model && cluster ? " on " : "", cluster ? t->rows[0].text[RES_T_CLUSTER] : "");
     if (engine && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[C_ENGINE], "sim") ? "simulator" : "analytical");
+        snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[RES_T_ENGINE], "sim") ? "simulator" : "analytical");
 }
 
 /* Distinct GPU counts as gnuplot tics ("16" 16, "32" 32) and the log2 x range around them. */
@@ -449,8 +223,8 @@ static void gpu_axis(const table *t, FILE *vars)
 {
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < t->n; i++) {
-        lo = fmin(lo, t->rows[i].v[C_GPUS]);
-        hi = fmax(hi, t->rows[i].v[C_GPUS]);
+        lo = fmin(lo, t->rows[i].v[RES_GPUS]);
+        hi = fmax(hi, t->rows[i].v[RES_GPUS]);
     }
     char tics[4096] = "";
     size_t used = 0;
@@ -458,8 +232,8 @@ static void gpu_axis(const table *t, FILE *vars)
     for (;;) { /* ascending distinct values */
         double next = INFINITY;
         for (int i = 0; i < t->n; i++)
-            if (t->rows[i].v[C_GPUS] > last)
-                next = fmin(next, t->rows[i].v[C_GPUS]);
+            if (t->rows[i].v[RES_GPUS] > last)
+                next = fmin(next, t->rows[i].v[RES_GPUS]);
         if (isinf(next) || used + 40 >= sizeof tics)
             break;
         used += (size_t)snprintf(tics + used, sizeof tics - used, "%s\"%.0f\" %.0f", used ? ", " : "", next, next);
@@ -473,7 +247,7 @@ static void gpu_axis(const table *t, FILE *vars)
 static int any_oom(const table *t)
 {
     for (int i = 0; i < t->n; i++)
-        if (t->rows[i].v[C_FITS] == 0)
+        if (t->rows[i].v[RES_FITS] == 0)
             return 1;
     return 0;
 }
@@ -512,13 +286,13 @@ static int data_scaling(const table *t, FILE *data, FILE *vars, char *title, siz
         int c = members(t, &g, k, m);
         for (int i = 0; i < c; i++) {
             const row *r = &t->rows[m[i]];
-            fprintf(data, "%.0f %.9g %.9g\n", r->v[C_GPUS], r->v[C_SPS], r->v[C_TFLOPS]);
+            fprintf(data, "%.0f %.9g %.9g\n", r->v[RES_GPUS], r->v[RES_SPS], r->v[RES_TFLOPS]);
         }
         fputs("\n\n", data);
     }
     for (int i = 0; i < t->n; i++)
-        if (t->rows[i].v[C_FITS] == 0)
-            fprintf(data, "%.0f %.9g %.9g\n", t->rows[i].v[C_GPUS], t->rows[i].v[C_SPS], t->rows[i].v[C_TFLOPS]);
+        if (t->rows[i].v[RES_FITS] == 0)
+            fprintf(data, "%.0f %.9g %.9g\n", t->rows[i].v[RES_GPUS], t->rows[i].v[RES_SPS], t->rows[i].v[RES_TFLOPS]);
     fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, any_oom(t));
     series_words(vars, "series", &g);
     gpu_axis(t, vars);
@@ -547,20 +321,20 @@ static int data_efficiency(const table *t, FILE *data, FILE *vars, char *title, 
         int c = members(t, &g, k, m);
         for (int i = 0; i < c; i++) {
             const row *r = &t->rows[m[i]];
-            if (isnan(r->v[C_EFF])) {
-                fprintf(data, "%.0f ?\n", r->v[C_GPUS]);
+            if (isnan(r->v[RES_EFF])) {
+                fprintf(data, "%.0f ?\n", r->v[RES_GPUS]);
                 continue;
             }
             valid++;
-            top = fmax(top, 100 * r->v[C_EFF]);
-            fprintf(data, "%.0f %.9g\n", r->v[C_GPUS], 100 * r->v[C_EFF]);
+            top = fmax(top, 100 * r->v[RES_EFF]);
+            fprintf(data, "%.0f %.9g\n", r->v[RES_GPUS], 100 * r->v[RES_EFF]);
         }
         fputs("\n\n", data);
     }
     int oom = 0;
     for (int i = 0; i < t->n; i++)
-        if (t->rows[i].v[C_FITS] == 0 && !isnan(t->rows[i].v[C_EFF])) {
-            fprintf(data, "%.0f %.9g\n", t->rows[i].v[C_GPUS], 100 * t->rows[i].v[C_EFF]);
+        if (t->rows[i].v[RES_FITS] == 0 && !isnan(t->rows[i].v[RES_EFF])) {
+            fprintf(data, "%.0f %.9g\n", t->rows[i].v[RES_GPUS], 100 * t->rows[i].v[RES_EFF]);
             oom = 1;
         }
     free(m);
@@ -572,12 +346,12 @@ static int data_efficiency(const table *t, FILE *data, FILE *vars, char *title, 
     fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, oom);
     /* strong scaling (sweep --scaling strong): the global batch stays while the GPUs change; the
      * column is the same ratio, (speed-up) / (GPU ratio), but not a weak-scaling efficiency */
-    int strong = t->has[C_GLOBAL] && t->n > 1;
-    double gpus0 = t->n ? t->rows[0].v[C_GPUS] : 0;
+    int strong = t->has[RES_GLOBAL] && t->n > 1;
+    double gpus0 = t->n ? t->rows[0].v[RES_GPUS] : 0;
     int gpus_vary = 0;
     for (int i = 1; i < t->n && strong; i++) {
-        strong = t->rows[i].v[C_GLOBAL] == t->rows[0].v[C_GLOBAL];
-        gpus_vary |= t->rows[i].v[C_GPUS] != gpus0;
+        strong = t->rows[i].v[RES_GLOBAL] == t->rows[0].v[RES_GLOBAL];
+        gpus_vary |= t->rows[i].v[RES_GPUS] != gpus0;
     }
     strong = strong && gpus_vary;
     gp_str(vars, "ylab", strong ? "strong-scaling efficiency (% of the ideal speed-up over the fewest GPUs)"
@@ -609,15 +383,15 @@ static int data_memory(const table *t, FILE *data, FILE *vars, char *title, size
                 continue;
             const row *r = &t->rows[i];
             double x = cat.of[i] + (j - (sub.n - 1) / 2.0) * w;
-            fprintf(data, "%.6f %.9g %.6f %.0f %.9g\n", x, r->v[C_MEM], w * 0.92, r->v[C_FITS], r->v[C_HBM]);
-            lo = fmin(lo, fmin(r->v[C_MEM], r->v[C_HBM]));
-            hi = fmax(hi, fmax(r->v[C_MEM], r->v[C_HBM]));
+            fprintf(data, "%.6f %.9g %.6f %.0f %.9g\n", x, r->v[RES_MEM], w * 0.92, r->v[RES_FITS], r->v[RES_HBM]);
+            lo = fmin(lo, fmin(r->v[RES_MEM], r->v[RES_HBM]));
+            hi = fmax(hi, fmax(r->v[RES_MEM], r->v[RES_HBM]));
         }
         fputs("\n\n", data);
     }
     int logy = lo > 0 && hi / lo > 30;
-    fprintf(vars, "nsub=%d; ncat=%d; logy=%d; hbm_varies=%d; ", sub.n, cat.n, logy, t->varies[C_HBM]);
-    gp_num(vars, "hbm", t->rows[0].v[C_HBM]);
+    fprintf(vars, "nsub=%d; ncat=%d; logy=%d; hbm_varies=%d; ", sub.n, cat.n, logy, t->varies[RES_HBM]);
+    gp_num(vars, "hbm", t->rows[0].v[RES_HBM]);
     gp_num(vars, "ymin", logy ? lo / 1.5 : 0);
     gp_num(vars, "ymax", logy ? hi * 2.5 : (hi > 0 ? hi * 1.15 : 1));
     series_words(vars, "subs", &sub);
@@ -644,7 +418,7 @@ static int data_memory(const table *t, FILE *data, FILE *vars, char *title, size
  * optimizer and idle (seconds), fits. Bars grouped by layout with a gap between groups. */
 static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
-    static const int PART[6] = {C_COMPUTE, C_AG, C_RS, C_AR, C_OPT, C_IDLE};
+    static const int PART[6] = {RES_COMPUTE, RES_AG, RES_RS, RES_AR, RES_OPT, RES_IDLE};
     groups g;
     int rc = group_rows(t, G_SERIES, &g, err);
     if (rc)
@@ -680,17 +454,17 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
                 used[p] |= r->v[PART[p]] > 0;
                 fprintf(data, " %.9g", sum);
             }
-            fprintf(data, " %.0f\n", r->v[C_FITS]);
+            fprintf(data, " %.0f\n", r->v[RES_FITS]);
             top = fmax(top, sum);
             if (single) {
                 char name[200];
                 clean(g.name[k], name, sizeof name);
                 fprintf(ft, "%s\"%s", bars++ ? ", " : "", name);
-                if (t->varies[C_GPUS])
-                    fprintf(ft, ", %.0f GPUs", r->v[C_GPUS]);
+                if (t->varies[RES_GPUS])
+                    fprintf(ft, ", %.0f GPUs", r->v[RES_GPUS]);
                 fprintf(ft, "\" %.3f", x);
             } else {
-                fprintf(ft, "%s\"%.0f\" %.3f", bars++ ? ", " : "", r->v[C_GPUS], x);
+                fprintf(ft, "%s\"%.0f\" %.3f", bars++ ? ", " : "", r->v[RES_GPUS], x);
             }
         }
         if (!single) {
@@ -712,9 +486,9 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
     gp_str(vars, "groups", glab ? glab : "");
     gp_num(vars, "xmax", x - gap - 1 + 0.7);
     gp_num(vars, "nbars", bars);
-    if (single && !t->varies[C_GPUS]) {
+    if (single && !t->varies[RES_GPUS]) {
         char xl[64];
-        snprintf(xl, sizeof xl, "layout (%.0f GPUs)", t->rows[0].v[C_GPUS]);
+        snprintf(xl, sizeof xl, "layout (%.0f GPUs)", t->rows[0].v[RES_GPUS]);
         gp_str(vars, "xlab", xl);
     } else {
         gp_str(vars, "xlab", single ? "layout" : "GPUs, grouped by layout");
@@ -1178,17 +952,17 @@ int cmd_plot(int argc, char **argv)
         rc = data_timeline(input, nranks, fd, fv, title, sizeof title, &err);
     } else {
         static const unsigned NEED[4] = {
-            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_SPS) | BIT(C_TFLOPS),
-            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_EFF),
-            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_MEM) | BIT(C_HBM) | BIT(C_FITS),
-            BIT(C_LAYOUT) | BIT(C_GPUS) | BIT(C_COMPUTE) | BIT(C_AG) | BIT(C_RS) | BIT(C_AR) | BIT(C_OPT) | BIT(C_IDLE)};
+            RES_BIT(RES_LAYOUT) | RES_BIT(RES_GPUS) | RES_BIT(RES_SPS) | RES_BIT(RES_TFLOPS),
+            RES_BIT(RES_LAYOUT) | RES_BIT(RES_GPUS) | RES_BIT(RES_EFF),
+            RES_BIT(RES_LAYOUT) | RES_BIT(RES_GPUS) | RES_BIT(RES_MEM) | RES_BIT(RES_HBM) | RES_BIT(RES_FITS),
+            RES_BIT(RES_LAYOUT) | RES_BIT(RES_GPUS) | RES_BIT(RES_COMPUTE) | RES_BIT(RES_AG) | RES_BIT(RES_RS) | RES_BIT(RES_AR) | RES_BIT(RES_OPT) | RES_BIT(RES_IDLE)};
         static int (*const BUILD[4])(const table *, FILE *, FILE *, char *, size_t, sc_err *) = {
             data_scaling, data_efficiency, data_memory, data_breakdown};
         table t;
-        rc = csv_load(input, NEED[kind], &t, &err);
+        rc = res_csv_load(input, NEED[kind], OPTIONAL_COLS, &t, &err);
         if (!rc) {
             rc = BUILD[kind](&t, fd, fv, title, sizeof title, &err);
-            table_free(&t);
+            res_table_free(&t);
         }
     }
     if (title_arg)

@@ -26,6 +26,7 @@ static Suite *(*const SUITES[])(void) = {
     framework_suite,
     fit_suite,
     search_suite,
+    results_suite,
     accuracy_suite,
     atomic_suite,
     reliab_suite,
