@@ -1,6 +1,6 @@
 /* calibrate.c — `shardcast calibrate run|fit`. run launches the harness beside this binary
  * (shardcast-bench, or shardcast-bench-gpu) under mpirun, after the harness has checked its
- * options; fit is cal_fit_main (calibrate/fit.h, in cli/calfit.c). Not here: any measurement
+ * options; fit is cmd_calibrate_fit (commands.h, in cli/calfit.c). Not here: any measurement
  * (calibrate/bench) or MPI itself: shardcast builds without MPI, the harness is its own program. */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../calibrate/fit.h"
 #include "../calibrate/import.h"
 #include "commands.h"
 #include "common.h"
@@ -229,9 +228,9 @@ int cmd_calibrate(int argc, char **argv)
     if (!strcmp(sub, "run"))
         return calibrate_run(argc - 1, argv + 1);
     if (!strcmp(sub, "fit"))
-        return cal_fit_main(argc - 1, argv + 1);
+        return cmd_calibrate_fit(argc - 1, argv + 1);
     if (!strcmp(sub, "import"))
-        return cal_import_main(argc - 1, argv + 1);
+        return cmd_calibrate_import(argc - 1, argv + 1);
     char what[160];
     snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit or import)", sub);
     return cli_usage_error("calibrate", what);
