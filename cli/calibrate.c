@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../calibrate/import.h"
+#include "../base/proc.h"
 #include "commands.h"
 #include "common.h"
 
@@ -46,41 +47,6 @@ static void exe_dir(char *out, size_t n)
     if (slash)
         *slash = '\0';
     snprintf(out, n, "%s", exe);
-}
-
-/* First executable `name` on PATH, into out; 0 if found. */
-static int find_on_path(const char *name, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[8192];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *save = NULL;
-    for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, n, "%s/%s", *d ? d : ".", name);
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-    }
-    return -1;
-}
-
-/* Run argv to completion; returns its exit status (127 if it could not start). */
-static int run_wait(char **argv)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return 127;
-    if (pid == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 static int calibrate_run(int argc, char **argv)
@@ -161,7 +127,7 @@ static int calibrate_run(int argc, char **argv)
             free(fwd), free(mpi_args);
             return 1;
         }
-    } else if (find_on_path("mpirun", mpipath, sizeof mpipath)) {
+    } else if (proc_find_on_path("mpirun", mpipath, sizeof mpipath)) {
         fprintf(stderr, "shardcast calibrate run: mpirun not found on PATH (install OpenMPI: apt-get install "
                         "openmpi-bin, or give --mpirun PATH)\n");
         free(fwd), free(mpi_args);
@@ -178,7 +144,7 @@ static int calibrate_run(int argc, char **argv)
     for (int i = 0; i < n_fwd; i++)
         chk[i + 1] = fwd[i];
     chk[n_fwd + 1] = "--dry-run";
-    rc = run_wait(chk);
+    rc = proc_run(chk);
     free(chk);
     if (rc) {
         free(fwd), free(mpi_args);

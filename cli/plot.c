@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,10 +15,11 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
-#include "../base/jsonrd.h"
+#include "../base/proc.h"
 #include "../predict/results.h"
 #include "commands.h"
 #include "common.h"
+#include "../traces/read.h"
 #include "../traces/schema.h"
 
 static const char HELP[] =
@@ -104,12 +104,6 @@ typedef res_table table;
 /* Read when present, whatever the kind: they name series and mark OOM. */
 static const unsigned OPTIONAL_COLS = RES_BIT(RES_CLUSTER) | RES_BIT(RES_MODEL) | RES_BIT(RES_ENGINE) |
                                       RES_BIT(RES_MB) | RES_BIT(RES_FITS) | RES_BIT(RES_GLOBAL);
-
-/* The whole file (at most 1 GiB; no devices: /dev/zero would never end). */
-static int read_all(const char *path, char **out, size_t *len, sc_err *err)
-{
-    return jr_slurp(path, (size_t)1 << 30, out, len, err);
-}
 
 static char *trim(char *s)
 {
@@ -527,107 +521,21 @@ static int lane_cmp_rank(const void *a, const void *b)
     return lane_cmp_key(a, b);
 }
 
-enum { K_COMPUTE, K_AG, K_RS, K_AR, K_OPT, K_OTHER, N_KINDS };
-static const char *const KIND_NAME[N_KINDS] = {"compute", "all-gather", "reduce-scatter", "all-reduce",
-                                               "optimizer", "other collective"};
-
-/* Span class from cat and name ("all-gather world 100.7 MB", "optimizer", "forward"). */
-static int span_kind(const char *cat, const char *name)
-{
-    if (!strcmp(cat, TR_CAT_COMPUTE))
-        return strncmp(name, "optimizer", 9) ? K_COMPUTE : K_OPT;
-    if (!strncmp(name, "all-gather", 10))
-        return K_AG;
-    if (!strncmp(name, "reduce-scatter", 14))
-        return K_RS;
-    if (!strncmp(name, "all-reduce", 10))
-        return K_AR;
-    return K_OTHER;
-}
-
-/* A compute or collective "X" event, validated; returns 1 if it is one, 0 if not, <0 error. */
-static int trace_span(const char *path, json_t *ev, size_t i, long *pid, long *tid, double *ts, double *dur,
-                      const char **cat, const char **name, sc_err *err)
-{
-    char where[128];
-    if (!json_is_object(ev)) {
-        snprintf(where, sizeof where, "$.traceEvents[%zu]", i);
-        return sc_err_set(err, SC_EINPUT, path, where, "expected an event object");
-    }
-    const char *ph = json_string_value(json_object_get(ev, "ph"));
-    *cat = json_string_value(json_object_get(ev, "cat"));
-    if (!ph || strcmp(ph, "X") || !*cat ||
-        (strcmp(*cat, TR_CAT_COMPUTE) && strcmp(*cat, TR_CAT_COLLECTIVE) && strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)))
-        return 0;
-    if (!strcmp(*cat, TR_CAT_COLLECTIVE_LEGACY)) /* measured traces written before the schema */
-        *cat = TR_CAT_COLLECTIVE;
-    *name = json_string_value(json_object_get(ev, "name"));
-    if (!*name)
-        *name = "";
-    static const char *const INTS[2] = {"pid", "tid"}, *const NUMS[2] = {"ts", "dur"};
-    long *iv[2] = {pid, tid};
-    double *nv[2] = {ts, dur};
-    for (int k = 0; k < 2; k++) {
-        json_t *v = json_object_get(ev, INTS[k]);
-        snprintf(where, sizeof where, "$.traceEvents[%zu].%s", i, INTS[k]);
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000000)
-            return sc_err_set(err, SC_EINPUT, path, where, "expected a non-negative integer");
-        *iv[k] = (long)json_integer_value(v);
-    }
-    for (int k = 0; k < 2; k++) {
-        json_t *v = json_object_get(ev, NUMS[k]);
-        snprintf(where, sizeof where, "$.traceEvents[%zu].%s", i, NUMS[k]);
-        double d = json_is_number(v) ? json_number_value(v) : NAN;
-        if (!(d >= 0 && d < 1e18))
-            return sc_err_set(err, SC_EINPUT, path, where, "expected a non-negative number of microseconds");
-        *nv[k] = d;
-    }
-    return 1;
-}
-
 static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
-    char *text;
-    size_t len;
-    int rrc = read_all(path, &text, &len, err);
-    if (rrc)
-        return rrc;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (!root)
-        return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
-    json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");
-    if (!json_is_array(evs)) {
-        json_decref(root);
-        return sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
-                          "expected an array of trace events (a trace from 'shardcast predict --trace')");
-    }
-    size_t n_ev = json_array_size(evs), n_lanes = 0;
-    lane *lanes = malloc(sizeof(lane) * (n_ev ? n_ev : 1));
-    int rc = 0;
+    tr_doc doc;
+    int rc = tr_read(path, &doc, err);
+    if (rc)
+        return rc;
+    size_t n_lanes = 0;
+    lane *lanes = malloc(sizeof(lane) * doc.n_spans);
     if (!lanes) {
-        json_decref(root);
+        tr_doc_free(&doc);
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     }
-    /* pass 1: every (node, local rank) with a span, deduplicated */
-    for (size_t i = 0; i < n_ev; i++) {
-        long pid, tid;
-        double ts, dur;
-        const char *cat, *name;
-        int is = trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err);
-        if (is < 0) {
-            rc = is;
-            goto out;
-        }
-        if (is)
-            lanes[n_lanes++] = (lane){pid, tid / TR_LANES_PER_RANK, -1};
-    }
-    if (!n_lanes) {
-        rc = sc_err_set(err, SC_EINPUT, path, "$.traceEvents",
-                        "expected compute or collective spans (\"ph\":\"X\"), found none");
-        goto out;
-    }
+    /* every (node, local rank) with a span, deduplicated */
+    for (size_t i = 0; i < doc.n_spans; i++)
+        lanes[n_lanes++] = (lane){doc.spans[i].pid, doc.spans[i].tid / TR_LANES_PER_RANK, -1};
     qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_key);
     size_t u = 1;
     for (size_t i = 1; i < n_lanes; i++)
@@ -635,20 +543,11 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
             lanes[u++] = lanes[i];
     n_lanes = u;
     /* rank numbers from the thread names the simulator writes ("rank 5 compute") */
-    for (size_t i = 0; i < n_ev; i++) {
-        json_t *ev = json_array_get(evs, i);
-        const char *ph = json_string_value(json_object_get(ev, "ph"));
-        const char *mn = json_string_value(json_object_get(ev, "name"));
-        json_t *pid = json_object_get(ev, "pid"), *tid = json_object_get(ev, "tid");
-        const char *tname = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
-        long r;
-        if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
-            !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
-            continue;
-        lane key = {(long)json_integer_value(pid), (long)json_integer_value(tid) / TR_LANES_PER_RANK, -1};
+    for (size_t i = 0; i < doc.n_names; i++) {
+        lane key = {doc.names[i].pid, doc.names[i].tid / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, lanes, n_lanes, sizeof *lanes, lane_cmp_key);
         if (l)
-            l->rank = r;
+            l->rank = doc.names[i].rank;
     }
     qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_rank);
     size_t shown = n_lanes < (size_t)nranks ? n_lanes : (size_t)nranks;
@@ -678,31 +577,27 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
     }
     fclose(ft);
     qsort(sel, shown, sizeof *sel, lane_cmp_key);
-    /* pass 2: the spans of the shown ranks: t0_ms t1_ms row kind */
+    /* the spans of the shown ranks: t0_ms t1_ms row kind */
     double t0 = INFINITY, t1 = 0;
-    int present[N_KINDS] = {0};
-    for (size_t i = 0; i < n_ev; i++) {
-        long pid, tid;
-        double ts, dur;
-        const char *cat, *name;
-        if (trace_span(path, json_array_get(evs, i), i, &pid, &tid, &ts, &dur, &cat, &name, err) != 1)
-            continue;
-        lane key = {pid, tid / TR_LANES_PER_RANK, -1};
+    int present[TR_N_KINDS] = {0};
+    for (size_t i = 0; i < doc.n_spans; i++) {
+        const tr_read_span *sp = &doc.spans[i];
+        lane key = {sp->pid, sp->tid / TR_LANES_PER_RANK, -1};
         lane *l = bsearch(&key, sel, shown, sizeof *sel, lane_cmp_key);
         if (!l)
             continue;
-        int kind = span_kind(cat, name);
-        present[kind] = 1;
-        long rowi = 2 * l->rank + (tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
-        fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, kind);
+        present[sp->kind] = 1;
+        long rowi = 2 * l->rank + (sp->tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
+        double ts = sp->ts_us, dur = sp->dur_us;
+        fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, (int)sp->kind);
         t0 = fmin(t0, ts / 1e3);
         t1 = fmax(t1, (ts + dur) / 1e3);
     }
     char kinds[64] = "", names[256] = "";
-    for (int k = 0; k < N_KINDS; k++) {
+    for (int k = 0; k < TR_N_KINDS; k++) {
         if (present[k])
             snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%d ", k);
-        snprintf(names + strlen(names), sizeof names - strlen(names), "\"%s\" ", KIND_NAME[k]);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "\"%s\" ", tr_kind_name((tr_kind)k));
     }
     fprintf(vars, "nrows=%zu; ", 2 * shown);
     gp_num(vars, "tmin", t0);
@@ -718,28 +613,13 @@ static int data_timeline(const char *path, int nranks, FILE *data, FILE *vars, c
     }
 out:
     free(lanes);
-    json_decref(root);
+    tr_doc_free(&doc);
     return rc;
 }
 
 /* ---- running gnuplot ---------------------------------------------------------------------- */
 
-static int find_gnuplot(char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        int k = snprintf(out, n, "%.*s/gnuplot", (int)(len ? len : 1), len ? path : ".");
-        struct stat st;
-        if (k > 0 && (size_t)k < n && stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-        path += len + (colon ? 1 : 0);
-    }
-    return -1;
-}
+static int find_gnuplot(char *out, size_t n) { return proc_find_on_path("gnuplot", out, n); }
 
 static int find_script(const char *kind, char *out, size_t n, sc_err *err)
 {
@@ -771,57 +651,12 @@ static int find_script(const char *kind, char *out, size_t n, sc_err *err)
  * (one `-e` argument failed past the kernel's 128 KiB limit on a single argument). */
 static int run_gnuplot(const char *gp, const char *script, const char *varsfile, sc_err *err)
 {
-    int pfd[2];
-    if (pipe(pfd))
-        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot create a pipe: %s", strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot start: %s", strerror(e));
-    }
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        if (in >= 0)
-            dup2(in, 0);
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        execl(gp, "gnuplot", varsfile, script, (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
     char msg[8192];
     size_t len = 0;
-    for (;;) {
-        char chunk[4096];
-        ssize_t got = read(pfd[0], chunk, sizeof chunk);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        size_t g = (size_t)got;
-        if (len + g >= sizeof msg) { /* keep the tail: gnuplot's error is its last line */
-            size_t drop = len + g - (sizeof msg - 1);
-            if (drop > len)
-                drop = len;
-            memmove(msg, msg + drop, len - drop);
-            len -= drop;
-            if (g > sizeof msg - 1 - len)
-                g = sizeof msg - 1 - len;
-        }
-        memcpy(msg + len, chunk + (size_t)got - g, g);
-        len += g;
-    }
-    close(pfd[0]);
-    msg[len] = '\0';
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "lost the process: %s", strerror(errno));
+    char *const argv[] = {"gnuplot", (char *)varsfile, (char *)script, NULL};
+    if (proc_capture(gp, argv, msg, sizeof msg, &len, &status))
+        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot run it: %s", strerror(errno));
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) {
         for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
