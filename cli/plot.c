@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
-#include "../base/proc.h"
 #include "../predict/results.h"
 #include "commands.h"
 #include "common.h"
+#include "gnuplot.h"
 #include "../traces/read.h"
 #include "../traces/schema.h"
 
@@ -62,39 +62,6 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* Copy s with characters that would break a gnuplot string or word list replaced. */
-static void clean(const char *s, char *out, size_t n)
-{
-    size_t i = 0;
-    for (; *s && i + 1 < n; s++)
-        out[i++] = ((unsigned char)*s < 0x20 || *s == '"' || *s == '\'' || *s == '\\') ? '_' : *s;
-    out[i] = '\0';
-}
-
-/* name='value'; as a gnuplot -e assignment ('' doubles a quote inside a single-quoted string). */
-static void gp_str(FILE *f, const char *name, const char *val)
-{
-    fprintf(f, "%s='", name);
-    for (; *val; val++) {
-        unsigned char c = (unsigned char)*val;
-        if (c == '\'')
-            fputs("''", f);
-        else
-            fputc(c < 0x20 ? ' ' : c, f);
-    }
-    fputs("'; ", f);
-}
-
-static void gp_num(FILE *f, const char *name, double v) { fprintf(f, "%s=%.10g; ", name, v); }
-
-/* A word for a gnuplot word() list: "text" followed by a space. */
-static void word(FILE *f, const char *s)
-{
-    char c[256];
-    clean(s, c, sizeof c);
-    fprintf(f, "\"%s\" ", c);
-}
-
 /* ---- the CSV of `shardcast sweep` --------------------------------------------------------- */
 
 /* Its columns and reader are predict/results' (one table for writing and reading). */
@@ -104,16 +71,6 @@ typedef res_table table;
 /* Read when present, whatever the kind: they name series and mark OOM. */
 static const unsigned OPTIONAL_COLS = RES_BIT(RES_CLUSTER) | RES_BIT(RES_MODEL) | RES_BIT(RES_ENGINE) |
                                       RES_BIT(RES_MB) | RES_BIT(RES_FITS) | RES_BIT(RES_GLOBAL);
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
 
 /* ---- grouping rows into series ------------------------------------------------------------ */
 
@@ -255,7 +212,7 @@ static void series_words(FILE *vars, const char *var, const groups *g)
     if (!w)
         return;
     for (int k = 0; k < g->n; k++)
-        word(w, g->name[k]);
+        gp_word(w, g->name[k]);
     fclose(w);
     gp_str(vars, var, s ? s : "");
     free(s);
@@ -395,7 +352,7 @@ static int data_memory(const table *t, FILE *data, FILE *vars, char *title, size
     if (f) {
         for (int k = 0; k < cat.n; k++) {
             char c[256];
-            clean(cat.name[k], c, sizeof c);
+            gp_clean(cat.name[k], c, sizeof c);
             fprintf(f, "%s\"%s\" %d", k ? ", " : "", c, k);
         }
         fclose(f);
@@ -452,7 +409,7 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
             top = fmax(top, sum);
             if (single) {
                 char name[200];
-                clean(g.name[k], name, sizeof name);
+                gp_clean(g.name[k], name, sizeof name);
                 fprintf(ft, "%s\"%s", bars++ ? ", " : "", name);
                 if (t->varies[RES_GPUS])
                     fprintf(ft, ", %.0f GPUs", r->v[RES_GPUS]);
@@ -462,7 +419,7 @@ static int data_breakdown(const table *t, FILE *data, FILE *vars, char *title, s
             }
         }
         if (!single) {
-            word(fg, g.name[k]);
+            gp_word(fg, g.name[k]);
             fprintf(fg, "%.3f ", (x0 + x - 1) / 2);
         }
         x += gap;
@@ -617,62 +574,6 @@ out:
     return rc;
 }
 
-/* ---- running gnuplot ---------------------------------------------------------------------- */
-
-static int find_gnuplot(char *out, size_t n) { return proc_find_on_path("gnuplot", out, n); }
-
-static int find_script(const char *kind, char *out, size_t n, sc_err *err)
-{
-    const char *env = getenv("SHARDCAST_PLOTS");
-    if (env && *env) {
-        snprintf(out, n, "%s/%s.gp", env, kind);
-        if (access(out, R_OK))
-            return sc_err_set(err, SC_ERUNTIME, out, "", "cannot read gnuplot script (set by SHARDCAST_PLOTS): %s",
-                              strerror(errno));
-        return 0;
-    }
-    char bin[4096];
-    cli_bindir(NULL, bin, sizeof bin);
-    snprintf(out, n, "%.4000s/plots/%s.gp", bin, kind);
-    if (access(out, R_OK) == 0)
-        return 0;
-    snprintf(out, n, "%.4000s/../share/shardcast/plots/%s.gp", bin, kind);
-    if (access(out, R_OK) == 0)
-        return 0;
-    return sc_err_set(err, SC_ERUNTIME, "plot", "",
-                      "cannot find the gnuplot script %s.gp in %.1000s/plots or %.1000s/../share/shardcast/plots "
-                      "(reinstall, or set SHARDCAST_PLOTS=DIR)",
-                      kind, bin, bin);
-}
-
-/* Run `gnuplot -e vars script`, its output captured; 0 if it exited 0. On failure the last line
- * gnuplot printed (its error) goes into err. Warnings of a successful run are passed on. */
-/* gnuplot reads the variables from a file, then the script: no argument grows with the input
- * (one `-e` argument failed past the kernel's 128 KiB limit on a single argument). */
-static int run_gnuplot(const char *gp, const char *script, const char *varsfile, sc_err *err)
-{
-    char msg[8192];
-    size_t len = 0;
-    int status;
-    char *const argv[] = {"gnuplot", (char *)varsfile, (char *)script, NULL};
-    if (proc_capture(gp, argv, msg, sizeof msg, &len, &status))
-        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot run it: %s", strerror(errno));
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (ok) {
-        for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
-            if (*trim(line))
-                fprintf(stderr, "shardcast plot: gnuplot: %s\n", line);
-        return 0;
-    }
-    while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-        msg[--len] = '\0';
-    char *last = strrchr(msg, '\n');
-    last = last ? last + 1 : msg;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !*last)
-        return sc_err_set(err, SC_ERUNTIME, gp, "", "cannot run: exec failed");
-    return sc_err_set(err, SC_ERUNTIME, script, "", "gnuplot failed: %.200s", *last ? last : "(no message)");
-}
-
 /* ---- the command -------------------------------------------------------------------------- */
 
 static const char *const KINDS[] = {"scaling", "efficiency", "memory", "breakdown", "timeline"};
@@ -819,14 +720,14 @@ int cmd_plot(int argc, char **argv)
 
     /* gnuplot and the script */
     char gp[4096], script[4200];
-    if (find_gnuplot(gp, sizeof gp)) {
+    if (gp_find(gp, sizeof gp)) {
         free(data);
         free(vars);
         fprintf(stderr, "shardcast plot: gnuplot: not found on PATH (install the Debian package gnuplot-nox: "
                         "apt-get install gnuplot-nox)\n");
         return 1;
     }
-    if ((rc = find_script(KINDS[kind], script, sizeof script, &err))) {
+    if ((rc = gp_find_script(KINDS[kind], script, sizeof script, &err))) {
         free(data);
         free(vars);
         return cli_fail(&err, rc);
@@ -862,7 +763,7 @@ int cmd_plot(int argc, char **argv)
             rc = sc_err_set(&err, SC_ERUNTIME, tmpdir, "", "cannot write a temporary file: %s", strerror(errno));
         free(all);
         if (!rc)
-            rc = run_gnuplot(gp, script, varsfile, &err);
+            rc = gp_run(gp, script, varsfile, &err);
         if (rc)
             at_abort(img);
         else
