@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../calibrate/measure.h"
+#include "../calibrate/fit.h"
 #include "commands.h"
 #include "common.h"
 
