@@ -2,6 +2,7 @@
  * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include "../model/calib_params.h"
 #include "../predict/results.h"
 
 #include <ctype.h>
@@ -140,22 +141,15 @@ int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const 
     return 0;
 }
 
-/* Every cost_param of a calibration, in order. */
+/* Every cost_param of a calibration that carries an uncertainty, in the table's order
+ * (model/calib_params.h; the spread draws them in this order). */
 static int all_params(cost_calib *c, cost_param **out)
 {
-    int n = 0;
-    out[n++] = &c->gemm_eff;
-    out[n++] = &c->gemm_overhead_s;
-    out[n++] = &c->hbm_eff;
-    out[n++] = &c->opt_bytes_per_param;
-    out[n++] = &c->overlap_slowdown;
-    for (int t = 0; t < N_TIERS; t++) {
-        out[n++] = &c->bw_eff[t];
-        out[n++] = &c->hop_lat_s[t];
-    }
-    for (int a = 0; a < N_ALGOS; a++)
-        out[n++] = &c->base_lat_s[a];
-    out[n++] = &c->tree_bw_factor;
+    int n_defs, n = 0;
+    const calib_param_def *d = calib_params(&n_defs);
+    for (int i = 0; i < n_defs; i++)
+        if (d[i].uncertain)
+            out[n++] = calib_param_at(c, &d[i]);
     return n;
 }
 
