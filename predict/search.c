@@ -8,15 +8,11 @@
 #include <string.h>
 
 
-/* Layout families `--layouts` can name; a family stands for every valid member. */
-static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
-                                       "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2",
-                                       "megatron"}; /* index = spec_layout_kind */
-#define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
+/* Layout families `--layouts` can name: one per layout kind, by the kind's name (spec_layout's
+ * table); a family stands for every valid member. */
+int ps_n_families(void) { return spec_layout_n_kinds(); }
 
-int ps_n_families(void) { return N_FAMILIES; }
-
-const char *ps_family_name(int k) { return k >= 0 && k < N_FAMILIES ? FAMILIES[k] : NULL; }
+const char *ps_family_name(int k) { return spec_layout_kind_name((spec_layout_kind)k); }
 
 unsigned ps_family_mask(const char *arg)
 {
@@ -30,8 +26,8 @@ unsigned ps_family_mask(const char *arg)
             continue;
         }
         int k = -1;
-        for (int i = 0; i < N_FAMILIES; i++)
-            if (!strcmp(t, FAMILIES[i]))
+        for (int i = 0; i < ps_n_families(); i++)
+            if (!strcmp(t, ps_family_name(i)))
                 k = i;
         if (k < 0)
             return 0;
