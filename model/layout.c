@@ -245,6 +245,31 @@ const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i)
     return g->local_layers ? &g->lw[i] : &w->layer[i];
 }
 
+int layout_group_index(const lo_graph *g, lo_group_kind kind, int r)
+{
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    const int p = g->layout.p ? g->layout.p : N, q = p < G ? p : G;
+    switch (kind) {
+    case GRP_WORLD: return 0;
+    case GRP_PARTITION:
+    case GRP_SECONDARY: return r / p;
+    case GRP_REPLICA: return r % p;
+    case GRP_RAIL: return r / p * G + r % G;
+    case GRP_INTRA: return r / q;
+    case GRP_AX0:
+    case GRP_AX1:
+    case GRP_AX2:
+    case GRP_AX3: {
+        int st = g->ax_stride[kind - GRP_AX0], sz = g->ax_size[kind - GRP_AX0];
+        return r / (st * sz) * st + r % st;
+    }
+    case GRP_HOST: return r;
+    case GRP_NODE: return r / G;
+    case GRP_XRAIL: return r % G;
+    default: return 0;
+    }
+}
+
 int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
 {
     const int N = g->n_ranks, G = g->gpus_per_node;
