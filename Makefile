@@ -174,7 +174,7 @@ HAVE_MPICC   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
 HAVE_OPENBLAS:= $(shell pkg-config --exists openblas 2>/dev/null && echo 1)
 BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
-BENCH_DRV_OBJ:= $(BUILD)/calibrate/bench/driver.o $(BUILD)/calibrate/bench/main.o
+BENCH_DRV_OBJ:= $(patsubst %.c,$(BUILD)/%.o,calibrate/bench/driver.c $(wildcard calibrate/bench/meas_*.c) calibrate/bench/main.c)
 
 # With mpicc, `mpirun -np K shardcast sweep` splits its grid across the ranks (cli/sweep.c).
 ifneq ($(HAVE_MPICC),)
@@ -212,7 +212,7 @@ MPI_LINK     := $(if $(HAVE_MPICC),$(filter -L% -l%,$(shell $(MPICC) --showme:li
 GPU_MPI      := $(if $(MPI_LINK),-DSC_WITH_MPI $(MPI_COMPILE))
 comma        := ,
 
-$(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h model/err.h
+$(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h base/err.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 $(NVCC_FLAGS) $(NVCC_ARCH) -I$(CUDA_HOME)/include $(GPU_MPI) \
 	    -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) -c $< -o $@

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 
 /* Write len bytes to path, whole or not at all. Errors name path (SC_ERUNTIME). */
 int at_write(const char *path, const void *data, size_t len, sc_err *err);

@@ -1,11 +1,45 @@
-/* fit.h — `shardcast calibrate fit`: measurements.json (from shardcast-bench) -> calibration JSON
- * by GSL nonlinear least squares, each value with its standard error and residual.
- * Defined in cli/calfit.c (the fit itself: calibrate/measure.c); dispatched by cli/calibrate.c.
- * Not here: running the benchmarks (calibrate/bench, cli/calibrate.c). */
+/* fit.h — the cost model fitted to measurements (GSL least squares), what the fit found, and the
+ * calibration file written from it. Not here: loading the measurements (measure.h), the
+ * `calibrate fit` command (cli/calfit.c). */
 #ifndef SC_CAL_FIT_H
 #define SC_CAL_FIT_H
 
-/* argv[0] is "fit"; the rest are its options. Returns the exit status (0 ok, 1 runtime, 2 input). */
-int cal_fit_main(int argc, char **argv);
+#include "measure.h"
+
+/* What the fit found: residual per group of measurements, points used, parameters it could not
+ * determine (taken from the base calibration). */
+typedef struct cal_fit_report {
+    int coll_points, gemm_points, membw_points;
+    double coll_rms_rel, gemm_rms_rel;   /* RMS relative residual                       */
+    char undetermined[256];              /* comma-separated names, "" if none            */
+    char at_bound[256];                  /* parameters held at a physical bound: latencies
+                                            that came out negative (at 0: "name"), efficiencies
+                                            that ran away past 1 ("name at 1"), "" if none */
+    int intra_tier;                      /* cost_tier the intra-node collectives used     */
+    /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
+    int interf_points;                   /* entries it is the median of                    */
+    int interf_dropped;                  /* entries left out: coverage < CAL_MIN_COVERAGE   */
+    int interf_fallback;                 /* 1: no NCCL entries, device-copy ones used       */
+    int interf_negative;                 /* entries with a negative factor (noise)          */
+    double interf_median;                /* median factor before holding it at >= 0         */
+    char interf_kind[32];                /* their concurrent traffic, or "nccl-*" if mixed   */
+    /* with an "nccl" base: which of its constants the collectives fitted (1) and their
+     * standard errors (SI): intra/net hop (Simple), ring base (Simple), net floor, tree bw   */
+    int nccl_fitted[5];
+    double nccl_sd[5];
+} cal_fit_report;
+
+/* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */
+#define CAL_MIN_COVERAGE 0.95
+
+/* Fit the cost model on cluster c to m. Parameters the measurements cannot determine come
+ * from `base` when given (and are listed in the report), else the fit is refused (SC_EINPUT
+ * naming the parameter). */
+int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name,
+            cost_calib *out, cal_fit_report *rep, sc_err *err) SC_MUST_CHECK;
+
+/* Write a calibration JSON (configs/calibrations schema, every value with sd and source). */
+int cal_calib_write(const char *path, const cost_calib *cal, const cal_fit_report *rep, const cal_meas *m,
+                    const char *base_name, sc_err *err) SC_MUST_CHECK;
 
 #endif

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 
 /* What the logs do not say (0 / NULL = take it from the log). */
 typedef struct cal_import_opts {
@@ -23,10 +23,7 @@ typedef struct cal_import_opts {
  * of every log becomes a collective {kind, group "world", n, k, m, bytes, time_us, algbw_GBps,
  * busbw_GBps[, algorithm]}; rows with #wrong > 0 are kept with "errors" (the loader skips them).
  * 0 or SC_EINPUT naming the file and line. */
-int cal_import_nccl_tests(char *const *paths, int n_paths, const cal_import_opts *o, json_t **out, sc_err *err);
-
-/* `shardcast calibrate import nccl-tests LOG... -o FILE`: argv[0] is "import". Defined in
- * cli/calimport.c. Returns the exit status. */
-int cal_import_main(int argc, char **argv);
+int cal_import_nccl_tests(char *const *paths, int n_paths, const cal_import_opts *o, json_t **out, sc_err *err)
+    SC_MUST_CHECK;
 
 #endif

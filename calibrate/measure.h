@@ -1,7 +1,7 @@
-/* measure.h — measurements written by shardcast-bench (schema in calibrate/README.md), loaded
- * and validated; the fit of the cost model to them (GSL least squares); and the calibration file
- * written from the fit. Not here: running the benchmarks (calibrate/bench) or predicting
- * measured steps (cli/validate.c). */
+/* measure.h — measurements written by shardcast-bench (schema in calibrate/README.md) or
+ * published nccl-tests sweeps, loaded and validated. Not here: the fit and the calibration it
+ * writes (fit.h), running the benchmarks (calibrate/bench) or predicting measured steps
+ * (cli/validate.c). */
 #ifndef SC_MEASURE_H
 #define SC_MEASURE_H
 
@@ -59,49 +59,13 @@ typedef struct cal_meas {
 /* Loads shardcast-measurements/1 (the harness) and published-collectives/1 (published
  * nccl-tests sweeps, ../shared/reference/collectives: every entry a collective with its cluster
  * and source; a note naming NCCL_ALGO=Ring or NCCL_NVLS_ENABLE=0 forces the ring). */
-int cal_meas_load(const char *path, cal_meas **out, sc_err *err);
+int cal_meas_load(const char *path, cal_meas **out, sc_err *err) SC_MUST_CHECK;
 /* Keep only the collectives measured on `cluster` (published sweeps); returns how many remain. */
 int cal_meas_keep_cluster(cal_meas *m, const char *cluster);
 void cal_meas_free(cal_meas *m);
 /* Do the measurements fit the cluster (each group's m at most its GPUs per node)? Called by
  * cal_fit; callers that read cal_meas_group directly call it first. */
-int cal_meas_check(const cal_meas *m, const spec_cluster *c, sc_err *err);
-
-/* What the fit found: residual per group of measurements, points used, parameters it could not
- * determine (taken from the base calibration). */
-typedef struct cal_fit_report {
-    int coll_points, gemm_points, membw_points;
-    double coll_rms_rel, gemm_rms_rel;   /* RMS relative residual                       */
-    char undetermined[256];              /* comma-separated names, "" if none            */
-    char at_bound[256];                  /* parameters held at a physical bound: latencies
-                                            that came out negative (at 0: "name"), efficiencies
-                                            that ran away past 1 ("name at 1"), "" if none */
-    int intra_tier;                      /* cost_tier the intra-node collectives used     */
-    /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
-    int interf_points;                   /* entries it is the median of                    */
-    int interf_dropped;                  /* entries left out: coverage < CAL_MIN_COVERAGE   */
-    int interf_fallback;                 /* 1: no NCCL entries, device-copy ones used       */
-    int interf_negative;                 /* entries with a negative factor (noise)          */
-    double interf_median;                /* median factor before holding it at >= 0         */
-    char interf_kind[32];                /* their concurrent traffic, or "nccl-*" if mixed   */
-    /* with an "nccl" base: which of its constants the collectives fitted (1) and their
-     * standard errors (SI): intra/net hop (Simple), ring base (Simple), net floor, tree bw   */
-    int nccl_fitted[5];
-    double nccl_sd[5];
-} cal_fit_report;
-
-/* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */
-#define CAL_MIN_COVERAGE 0.95
-
-/* Fit the cost model on cluster c to m. Parameters the measurements cannot determine come
- * from `base` when given (and are listed in the report), else the fit is refused (SC_EINPUT
- * naming the parameter). */
-int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name,
-            cost_calib *out, cal_fit_report *rep, sc_err *err);
-
-/* Write a calibration JSON (configs/calibrations schema, every value with sd and source). */
-int cal_calib_write(const char *path, const cost_calib *cal, const cal_fit_report *rep, const cal_meas *m,
-                    const char *base_name, sc_err *err);
+int cal_meas_check(const cal_meas *m, const spec_cluster *c, sc_err *err) SC_MUST_CHECK;
 
 /* Cost-model group geometry of a measured collective (local GPUs 0..m-1). */
 void cal_meas_group(const spec_cluster *c, const cal_coll_m *x, cost_group *g);

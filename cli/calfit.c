@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../calibrate/fit.h"
-#include "../calibrate/measure.h"
 #include "commands.h"
 #include "common.h"
 
@@ -49,7 +48,7 @@ static void row(const char *name, cost_param p, double scale, const char *unit, 
                unit);
 }
 
-int cal_fit_main(int argc, char **argv)
+int cmd_calibrate_fit(int argc, char **argv)
 {
     static const struct option extra[] = {{"out", required_argument, 0, 'o'}, {"base", required_argument, 0, 2000}};
     cli_setup s;

@@ -1,6 +1,6 @@
 /* calibrate.c — `shardcast calibrate run|fit`. run launches the harness beside this binary
  * (shardcast-bench, or shardcast-bench-gpu) under mpirun, after the harness has checked its
- * options; fit is cal_fit_main (calibrate/fit.h, in cli/calfit.c). Not here: any measurement
+ * options; fit is cmd_calibrate_fit (commands.h, in cli/calfit.c). Not here: any measurement
  * (calibrate/bench) or MPI itself: shardcast builds without MPI, the harness is its own program. */
 #include <errno.h>
 #include <limits.h>
@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../calibrate/fit.h"
 #include "../calibrate/import.h"
+#include "../base/proc.h"
 #include "commands.h"
 #include "common.h"
 
@@ -47,41 +47,6 @@ static void exe_dir(char *out, size_t n)
     if (slash)
         *slash = '\0';
     snprintf(out, n, "%s", exe);
-}
-
-/* First executable `name` on PATH, into out; 0 if found. */
-static int find_on_path(const char *name, char *out, size_t n)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    char buf[8192];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *save = NULL;
-    for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, n, "%s/%s", *d ? d : ".", name);
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-            return 0;
-    }
-    return -1;
-}
-
-/* Run argv to completion; returns its exit status (127 if it could not start). */
-static int run_wait(char **argv)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return 127;
-    if (pid == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 static int calibrate_run(int argc, char **argv)
@@ -162,7 +127,7 @@ static int calibrate_run(int argc, char **argv)
             free(fwd), free(mpi_args);
             return 1;
         }
-    } else if (find_on_path("mpirun", mpipath, sizeof mpipath)) {
+    } else if (proc_find_on_path("mpirun", mpipath, sizeof mpipath)) {
         fprintf(stderr, "shardcast calibrate run: mpirun not found on PATH (install OpenMPI: apt-get install "
                         "openmpi-bin, or give --mpirun PATH)\n");
         free(fwd), free(mpi_args);
@@ -179,7 +144,7 @@ static int calibrate_run(int argc, char **argv)
     for (int i = 0; i < n_fwd; i++)
         chk[i + 1] = fwd[i];
     chk[n_fwd + 1] = "--dry-run";
-    rc = run_wait(chk);
+    rc = proc_run(chk);
     free(chk);
     if (rc) {
         free(fwd), free(mpi_args);
@@ -229,9 +194,9 @@ int cmd_calibrate(int argc, char **argv)
     if (!strcmp(sub, "run"))
         return calibrate_run(argc - 1, argv + 1);
     if (!strcmp(sub, "fit"))
-        return cal_fit_main(argc - 1, argv + 1);
+        return cmd_calibrate_fit(argc - 1, argv + 1);
     if (!strcmp(sub, "import"))
-        return cal_import_main(argc - 1, argv + 1);
+        return cmd_calibrate_import(argc - 1, argv + 1);
     char what[160];
     snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit or import)", sub);
     return cli_usage_error("calibrate", what);

@@ -28,7 +28,7 @@ static const char HELP[] =
     "  --algorithm A       ring | tree | nvls | nvls-tree | pat (the run's NCCL_ALGO)\n"
     "  --in-place          use the in-place columns\n";
 
-int cal_import_main(int argc, char **argv)
+int cmd_calibrate_import(int argc, char **argv)
 {
     static const struct option lo[] = {{"help", no_argument, 0, 'h'},        {"kind", required_argument, 0, 1},
                                        {"ranks", required_argument, 0, 2},   {"nodes", required_argument, 0, 3},

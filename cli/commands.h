@@ -11,6 +11,10 @@ int cmd_sweep(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+/* `shardcast calibrate fit` (cli/calfit.c) and `shardcast calibrate import nccl-tests`
+ * (cli/calimport.c), dispatched by cmd_calibrate: argv[0] is "fit" / "import". */
+int cmd_calibrate_fit(int argc, char **argv);
+int cmd_calibrate_import(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_accuracy(int argc, char **argv);

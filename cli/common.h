@@ -7,7 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 #include "../model/spec.h"
 
 #define CLI_MAX_NODES 64

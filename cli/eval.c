@@ -2,6 +2,9 @@
  * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include "../model/calib_params.h"
+#include "../predict/results.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <gsl/gsl_randist.h>
@@ -117,47 +120,7 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
     return 0;
 }
 
-/* No table, CSV or JSON carries NaN or Inf: a result that holds one is an internal error that
- * names the step which produced it (issue 19). */
-static int point_finite(const cli_point *p, const cli_setup *s, sc_err *err)
-{
-    const an_result *r = &p->r;
-    const struct {
-        const char *name, *step;
-        double v;
-    } f[] = {
-        {"step_s", "the step time", r->step_s},
-        {"compute_s", "the compute time", r->compute_s},
-        {"optimizer_s", "the optimizer time", r->optimizer_s},
-        {"exposed_allgather_s", "the exposed all-gather time", r->exposed_s[COLL_ALLGATHER]},
-        {"exposed_reducescatter_s", "the exposed reduce-scatter time", r->exposed_s[COLL_REDUCESCATTER]},
-        {"exposed_allreduce_s", "the exposed all-reduce time", r->exposed_s[COLL_ALLREDUCE]},
-        {"idle_s", "the idle time", r->idle_s},
-        {"samples_per_s", "the throughput", r->samples_per_s},
-        {"tokens_per_s", "the throughput", r->tokens_per_s},
-        {"model_tflops_per_gpu", "the FLOP rate", r->model_tflops_per_gpu},
-        {"hw_tflops_per_gpu", "the FLOP rate", r->hw_tflops_per_gpu},
-        {"mfu", "the FLOP rate", r->mfu},
-        {"comm_bytes", "the communication volume", r->comm_bytes},
-        {"mem_total", "the memory plan", r->mem.total},
-        {"mem_short_by", "the memory plan", r->mem.short_by},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (!isfinite(f[i].v)) {
-            char lay[64];
-            spec_layout_str(&p->layout, lay, sizeof lay);
-            return sc_err_set(err, SC_ERUNTIME, "internal error", "",
-                              "%s (%s) of %s is %g: %s on %d nodes of %s, %s engine; please report it with the inputs",
-                              f[i].step, f[i].name, lay, f[i].v, s->model.name, p->nodes, s->cluster.name,
-                              cli_engine_name(p->engine));
-        }
-    return 0;
-}
-
-static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
-                      sc_err *err);
-
+/* The front door's result (finite: pred_eval_finite) plus what the commands add. */
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
              const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err)
 {
@@ -168,19 +131,11 @@ int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, c
                   const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
                   sc_err *err)
 {
-    int rc = eval_point(s, cal, engine, so, tr, nodes, l, memo, out, err);
-    return rc ? rc : point_finite(out, s, err);
-}
-
-static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-                      const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
-                      sc_err *err)
-{
     memset(out, 0, sizeof *out);
     out->weak_eff = NAN;
     pred_input in = {&s->cluster, &s->model, tr, nodes, l, &cal->cal, memo};
     pred_result res;
-    int rc = pred_eval(&in, engine, so, &res, err);
+    int rc = pred_eval_finite(&in, engine, so, &res, err);
     if (rc)
         return rc;
     out->nodes = res.nodes;
@@ -193,22 +148,15 @@ static int eval_point(const cli_setup *s, const cli_calib *cal, cli_engine engin
     return 0;
 }
 
-/* Every cost_param of a calibration, in order. */
+/* Every cost_param of a calibration that carries an uncertainty, in the table's order
+ * (model/calib_params.h; the spread draws them in this order). */
 static int all_params(cost_calib *c, cost_param **out)
 {
-    int n = 0;
-    out[n++] = &c->gemm_eff;
-    out[n++] = &c->gemm_overhead_s;
-    out[n++] = &c->hbm_eff;
-    out[n++] = &c->opt_bytes_per_param;
-    out[n++] = &c->overlap_slowdown;
-    for (int t = 0; t < N_TIERS; t++) {
-        out[n++] = &c->bw_eff[t];
-        out[n++] = &c->hop_lat_s[t];
-    }
-    for (int a = 0; a < N_ALGOS; a++)
-        out[n++] = &c->base_lat_s[a];
-    out[n++] = &c->tree_bw_factor;
+    int n_defs, n = 0;
+    const calib_param_def *d = calib_params(&n_defs);
+    for (int i = 0; i < n_defs; i++)
+        if (d[i].uncertain)
+            out[n++] = calib_param_at(c, &d[i]);
     return n;
 }
 
@@ -255,48 +203,13 @@ double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_trai
     return sd;
 }
 
-static const char *const CSV_COLS =
-    "cluster,model,engine,nodes,gpus,layout,micro_batch,grad_accum,global_batch,fits,step_s,samples_per_s,"
-    "tokens_per_s,model_tflops_per_gpu,hw_tflops_per_gpu,mfu,weak_scaling_eff,compute_s,exposed_allgather_s,"
-    "exposed_reducescatter_s,exposed_allreduce_s,optimizer_s,idle_s,comm_GB_per_rank,mem_total_GiB,"
-    "mem_short_GiB,hbm_GiB";
-
-void cli_csv_header(FILE *f) { fprintf(f, "%s\n", CSV_COLS); }
-
-/* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF (names may: "gpt,x"),
- * quotes doubled; always quoted when `always` (the layout column, as before). */
-static void csv_text(FILE *f, const char *s, int always)
-{
-    if (!always && !strpbrk(s, ",\"\r\n")) {
-        fprintf(f, "%s,", s);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputs("\",", f);
-}
+/* The CSV columns are predict/results' table; the CLI adds only its setup's names. */
+void cli_csv_header(FILE *f) { res_csv_header(f); }
 
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p)
 {
-    const an_result *r = &p->r;
-    char lay[64];
-    spec_layout_str(&p->layout, lay, sizeof lay);
-    csv_text(f, s->cluster.name, 0);
-    csv_text(f, s->model.name, 0);
-    fprintf(f, "%s,%d,%d,", cli_engine_name(p->engine), p->nodes, p->gpus);
-    csv_text(f, lay, 1);
-    fprintf(f, "%d,%d,%.0f,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", p->training.micro_batch, p->training.grad_accum,
-            r->samples_per_step, r->mem.fits, r->step_s, r->samples_per_s, r->tokens_per_s, r->model_tflops_per_gpu,
-            r->hw_tflops_per_gpu, r->mfu);
-    if (!isfinite(p->weak_eff))
-        fprintf(f, ",");
-    else
-        fprintf(f, "%.9g,", p->weak_eff);
-    fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g\n", r->compute_s, r->exposed_s[COLL_ALLGATHER],
-            r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE], r->optimizer_s, r->idle_s,
-            r->comm_bytes / 1e9, cli_gib(r->mem.total), cli_gib(r->mem.short_by), cli_gib(r->mem.hbm));
+    pred_result r = {.engine = p->engine, .nodes = p->nodes, .gpus = p->gpus, .layout = p->layout,
+                     .training = p->training, .r = p->r, .sim = p->sim};
+    res_point pt = {s->cluster.name, s->model.name, &r, p->weak_eff};
+    res_csv_row(f, &pt);
 }

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "eval.h"
+#include "../predict/search.h"
 #include "../model/framework.h"
 
 static const char HELP[] =
@@ -53,7 +54,8 @@ static const char HELP[] =
 typedef struct opts {
     const char *calibration;
     double global_batch, budget, uncertainty, headroom_GiB; /* headroom < 0: 10% of HBM */
-    int cost_objective, confirm, progress, uncertainty_set;
+    ps_objective objective;
+    int confirm, progress, uncertainty_set;
     int threads; /* confirming simulations at once (0 = one per online core) */
 } opts;
 
@@ -71,9 +73,9 @@ static int own(int opt, const char *arg, void *ctx)
         return 0;
     case 2002:
         if (!strcmp(arg, "throughput"))
-            o->cost_objective = 0;
+            o->objective = PS_THROUGHPUT;
         else if (!strcmp(arg, "cost"))
-            o->cost_objective = 1;
+            o->objective = PS_COST;
         else
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--objective", "", "expected throughput or cost, got \"%s\"", arg));
         return 0;
@@ -94,428 +96,25 @@ static int own(int opt, const char *arg, void *ctx)
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--uncertainty", "", "expected a fraction from 0 to 1, got \"%s\"", arg));
         return 0;
     case 2007: o->progress = 1; return 0;
-    case 2009:
-        o->threads = (int)strtol(arg, &end, 10);
-        if (end == arg || *end || o->threads < 1 || o->threads > 1024)
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--threads", "", "expected 1 to 1024, got \"%s\"", arg));
-        return 0;
     case 2008:
         o->headroom_GiB = strtod(arg, &end);
         if (end == arg || *end || !(o->headroom_GiB >= 0 && o->headroom_GiB < 1e6))
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB >= 0, got \"%s\"", arg));
         return 0;
+    case 2009:
+        o->threads = (int)strtol(arg, &end, 10);
+        if (end == arg || *end || o->threads < 1 || o->threads > 1024)
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--threads", "", "expected 1 to 1024, got \"%s\"", arg));
+        return 0;
     }
     return 0;
 }
-
-typedef struct cand {
-    cli_point pt;
-    double usd_per_msample; /* $ per million samples */
-    double score;           /* higher is better */
-    int confirmed;
-    int twins;              /* candidates with identical numbers folded into this one */
-} cand;
-
-static double score_of(const opts *o, const cand *c)
-{
-    return o->cost_objective ? -c->usd_per_msample : c->pt.r.samples_per_s;
-}
-
-/* Best score first; on a tie, less memory per GPU, then fewer nodes (a deterministic order). */
-static int cmp_cand(const void *a, const void *b)
-{
-    const cand *p = a, *q = b;
-    if (p->score != q->score)
-        return p->score < q->score ? 1 : -1;
-    if (p->pt.r.mem.total != q->pt.r.mem.total)
-        return p->pt.r.mem.total < q->pt.r.mem.total ? -1 : 1;
-    return p->pt.nodes - q->pt.nodes;
-}
-
-/* Order of "closest" among plans that do not fit: short on the GPU first, by how much; then
- * those that fit the GPU but not a host / NVMe / in-network tier, by that shortage. */
-static double oom_key(const mem_breakdown *m)
-{
-    double sb, need, cap;
-    if (m->short_by > 0)
-        return m->short_by;
-    return mem_short_where(m, &sb, &need, &cap) ? 1e30 + sb : 0;
-}
-
-/* Layout families `--layouts` can name; a family stands for every valid member. */
-static const char *const FAMILIES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp", "tp", "axonn",
-                                       "zero3-offload", "luwu", "shard_grad_op", "hybrid_shard_zero2",
-                                       "megatron"}; /* index = spec_layout_kind */
-#define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
-#define FAM(k) (1u << (k))
-
-/* A comma-separated list of family names (or "all") as a mask; 0 when it is not one. */
-static unsigned family_mask(const char *arg)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", arg);
-    unsigned mask = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "all")) {
-            mask |= ~0u;
-            continue;
-        }
-        int k = -1;
-        for (int i = 0; i < N_FAMILIES; i++)
-            if (!strcmp(t, FAMILIES[i]))
-                k = i;
-        if (k < 0)
-            return 0;
-        mask |= FAM(k);
-    }
-    return mask;
-}
-
-static int push(spec_layout *out, int n, int max, spec_layout l)
-{
-    if (n < max)
-        out[n++] = l;
-    return n;
-}
-
-/* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
- * communicator (axes of size 1 can sit anywhere: one placement each). */
-static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
-                                     "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
-                                     "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
-
-/* Strides of l's axes of size > 1 on N GPUs (0 for size-1 axes): equal signatures place every
- * communicator identically. */
-static void stride_sig(const spec_layout *l, int N, int st[4])
-{
-    int size[4];
-    spec_layout_axes(l, N, size, st);
-    for (int a = 0; a < 4; a++)
-        if (size[a] == 1)
-            st[a] = 0;
-}
-
-/* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
- * (in PERMS order) with the same communicators. */
-static void canon_axonn(spec_layout *l, int N)
-{
-    if (l->kind != LAYOUT_AXONN)
-        return;
-    int xyz = l->grid[0] * l->grid[1] * l->grid[2];
-    if (xyz <= 0 || N % xyz)
-        return;
-    int want[4], st[4];
-    l->grid[3] = 0;
-    stride_sig(l, N, want);
-    spec_layout q = *l;
-    for (int pi = 0; pi < 24; pi++) {
-        memcpy(q.placement, PERMS[pi], 5);
-        stride_sig(&q, N, st);
-        if (!memcmp(st, want, sizeof st)) {
-            memcpy(l->placement, PERMS[pi], 5);
-            return;
-        }
-    }
-}
-
-static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
-                         int n, int max)
-{
-    int N = nodes * c->gpus_per_node;
-    for (int x = 1; x <= N; x++)
-        for (int y = 1; x * y <= N; y++)
-            for (int z = 1; x * y * z <= N; z++) {
-                if (N % (x * y * z))
-                    continue;
-                int seen[24][4], n_seen = 0;
-                for (int pi = 0; pi < 24; pi++) {
-                    if (only && strcmp(only, PERMS[pi]))
-                        continue;
-                    spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
-                    memcpy(l.placement, PERMS[pi], 5);
-                    if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
-                        continue;
-                    int st[4], dup = 0;
-                    stride_sig(&l, N, st);
-                    for (int j = 0; j < n_seen && !dup; j++)
-                        dup = !memcmp(seen[j], st, sizeof st);
-                    if (dup)
-                        continue;
-                    memcpy(seen[n_seen++], st, sizeof st);
-                    n = push(out, n, max, l);
-                }
-            }
-    return n;
-}
-
-/* Megatron-LM 3D: every tensor size t dividing a node, pipeline depth p (1: tensor + sequence
- * parallel only) and interleaving vp up to 8 that the cluster and model allow, with sequence
- * parallelism and the distributed optimizer on, as Megatron-LM's recipes run them. */
-static int megatron_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
-{
-    int N = nodes * c->gpus_per_node;
-    for (int t = 1; t <= c->gpus_per_node; t++)
-        for (int pp = 1; pp <= N / t && pp <= m->layers; pp++)
-            for (int vp = 1; vp <= (pp > 1 ? 8 : 1); vp++) {
-                spec_layout l = {.kind = LAYOUT_MEGATRON, .t = t, .pp = pp, .vp = vp, .cp = 1, .sp = 1, .zero1 = 1,
-                                 .overlap = 1, .hier = 1, .sched = PIPE_1F1B};
-                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
-                    n = push(out, n, max, l);
-            }
-    return n;
-}
-
-/* Every layout of the families in mask worth trying on `nodes` nodes of this cluster. */
-static int all_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, const char *placement,
-                       spec_layout *out, int max)
-{
-    int n = 0, N = nodes * c->gpus_per_node, G = c->gpus_per_node;
-    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
-        if (mask & FAM(k))
-            n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .hier = 1});
-    if (mask & FAM(LAYOUT_SHARD_GRAD_OP))
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_SHARD_GRAD_OP, .hier = 1});
-    if (mask & FAM(LAYOUT_ZEROPP)) /* ZeRO++ without hpZ: quantized collectives only */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .hier = 1, .qwz = 1, .qgz = 1});
-    for (int p = 2; p < N; p++) {
-        spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
-        if (spec_layout_check(&ml, c, nodes, NULL))
-            continue;
-        if (mask & FAM(LAYOUT_MICS)) {
-            n = push(out, n, max, ml);
-            if (p > G) {
-                ml.hier = 0;
-                n = push(out, n, max, ml);
-            }
-        }
-        if (mask & FAM(LAYOUT_HSDP))
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1});
-        if (p <= G && (mask & FAM(LAYOUT_ZEROPP))) {
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1, .qwz = 1, .qgz = 1});
-        }
-        if (mask & FAM(LAYOUT_HSDP_ZERO2))
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1});
-        for (int k = LAYOUT_ZERO1; k <= LAYOUT_ZERO2; k++) /* states sharded within p, replicated */
-            if (mask & FAM(k))
-                n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
-    }
-    if (mask & FAM(LAYOUT_ZERO3_OFFLOAD)) /* ZeRO-Offload / ZeRO-Infinity: each tier the cluster has */
-        for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
-            for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
-                if ((prm != OFF_NVME && opt != OFF_NVME) || c->nvme_read_Bps > 0)
-                    n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
-                                                        .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
-    if ((mask & FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
-    if (mask & FAM(LAYOUT_TP))
-        for (int t = 2; t <= G; t++)
-            for (int z1 = 1; z1 >= 0; z1--) {
-                spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
-                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
-                    n = push(out, n, max, l);
-            }
-    if (mask & FAM(LAYOUT_AXONN))
-        n = axonn_layouts(c, m, nodes, placement, out, n, max);
-    if (mask & FAM(LAYOUT_MEGATRON))
-        n = megatron_layouts(c, m, nodes, out, n, max);
-    return n;
-}
-
-static int eval_cand_memo(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
-                          const spec_layout *l, const spec_training *tr, an_memo *memo, cand *c, sc_err *err)
-{
-    int rc = cli_eval_memo(s, cal, e, NULL, tr, nodes, l, memo, &c->pt, err);
-    if (rc)
-        return rc;
-    c->usd_per_msample = s->cluster.price_usd_per_hour * nodes / 3600.0 / c->pt.r.samples_per_s * 1e6;
-    c->score = score_of(o, c);
-    c->confirmed = e == ENGINE_SIM; /* was left unset for the analytical candidates (valgrind) */
-    return 0;
-}
-
-static int eval_cand(const cli_setup *s, const cli_calib *cal, const opts *o, cli_engine e, int nodes,
-                     const spec_layout *l, const spec_training *tr, cand *c, sc_err *err)
-{
-    return eval_cand_memo(s, cal, o, e, nodes, l, tr, NULL, c, err);
-}
-
-/* The top candidates confirmed by the simulator, in parallel: worker w of W takes candidates
- * w, w + W, ... into their own slots (nothing shared is written; the simulator keeps no global
- * state), and the caller reads the slots in order, so results, the first error reported and the
- * output are those of one thread. */
-typedef struct confirm_job {
-    const cli_setup *s;
-    const cli_calib *cal;
-    const opts *o;
-    const cand *in;
-    cand *out;
-    int *rc;
-    sc_err *err;
-    const char *skip; /* 1: over the simulator's budget, the analytical answer stays */
-    int k, w, W;
-} confirm_job;
-
-static void *confirm_worker(void *arg)
-{
-    const confirm_job *j = arg;
-    for (int i = j->w; i < j->k; i += j->W)
-        if (!j->skip[i])
-            j->rc[i] = eval_cand(j->s, j->cal, j->o, ENGINE_SIM, j->in[i].pt.nodes, &j->in[i].pt.layout,
-                             &j->in[i].pt.training, &j->out[i], &j->err[i]);
-    return NULL;
-}
-
-/* Confirm cs[0..k) with the simulator on up to o->threads threads; 0 or the error of the first
- * candidate (in rank order) that failed, in *err. */
-static int confirm_top(const cli_setup *s, const cli_calib *cal, const opts *o, cand *cs, int k, sc_err *err)
-{
-    if (k <= 0)
-        return 0;
-    cand *out = calloc((size_t)k, sizeof *out);
-    int *rcs = calloc((size_t)k, sizeof *rcs);
-    sc_err *errs = calloc((size_t)k, sizeof *errs);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int W = o->threads > 0 ? o->threads : cores > 0 ? (int)cores : 1;
-    if (W > k)
-        W = k;
-    confirm_job *jobs = calloc((size_t)W, sizeof *jobs);
-    pthread_t *tid = calloc((size_t)W, sizeof *tid);
-    if (!out || !rcs || !errs || !jobs || !tid) {
-        free(out);
-        free(rcs);
-        free(errs);
-        free(jobs);
-        free(tid);
-        return sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
-    }
-    /* candidates too large to simulate within the budget keep their analytical answer (said) */
-    char *skip = calloc((size_t)k, 1);
-    if (!skip) {
-        free(out);
-        free(rcs);
-        free(errs);
-        free(jobs);
-        free(tid);
-        return sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
-    }
-    for (int i = 0; i < k; i++) {
-        sc_err why_not;
-        if (cli_sim_budget(s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
-            char lay[96];
-            fprintf(stderr, "plan: not simulating %s on %d nodes (kept the analytical answer): %s\n",
-                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
-            skip[i] = 1;
-        }
-    }
-    char *started = calloc((size_t)W, 1);
-    for (int w = 0; w < W; w++) {
-        jobs[w] = (confirm_job){s, cal, o, cs, out, rcs, errs, skip, k, w, W};
-        if (w > 0 && started)
-            started[w] = pthread_create(&tid[w], NULL, confirm_worker, &jobs[w]) == 0;
-    }
-    confirm_worker(&jobs[0]);
-    for (int w = 1; w < W; w++) {
-        if (started && started[w])
-            pthread_join(tid[w], NULL);
-        else /* the thread could not start: its share runs here */
-            confirm_worker(&jobs[w]);
-    }
-    free(started);
-    int rc = 0;
-    for (int i = 0; i < k && !rc; i++) {
-        if (skip[i])
-            continue;
-        if ((rc = rcs[i])) {
-            *err = errs[i];
-            break;
-        }
-        out[i].confirmed = 1;
-        out[i].twins = cs[i].twins;
-        cs[i] = out[i];
-    }
-    free(skip);
-    free(out);
-    free(rcs);
-    free(errs);
-    free(jobs);
-    free(tid);
-    return rc;
-}
-
-/* A positive figure of merit, higher is better: samples/s, or million samples per $. */
-static double merit(const opts *o, const cand *c)
-{
-    return o->cost_objective ? 1.0 / c->usd_per_msample : c->pt.r.samples_per_s;
-}
-
-/* How much must one cluster parameter change for the runner-up b to beat the winner a? Scales
- * NIC bandwidth, NVLink bandwidth (and PCIe) and peak FLOP/s by factors from 1/4 to 4, and
- * moves the ratio merit(a) / merit(b) (as ranked, simulator or model) by how much each
- * candidate's analytical merit changes: what both depend on alike cancels in the ratio. Returns
- * the parameter index (0..2) with the smallest change that reorders them, its factor in *f_out,
- * or -1 when none within 4x does. */
-static const char *const SENS_NAMES[] = {"inter-node (NIC) bandwidth", "NVLink bandwidth", "GPU peak FLOP/s"};
-
-static int flips(const cli_setup *s0, const cli_calib *cal, const opts *o, const cand *a, const cand *b, double a0,
-                 double b0, int k, double f)
-{
-    cli_setup s = *s0;
-    if (k == 0)
-        s.cluster.nic_bw_Bps *= f;
-    else if (k == 1)
-        s.cluster.fabric.link_bw_Bps *= f, s.cluster.pcie_bw_Bps *= f;
-    else
-        s.cluster.gpu.peak_flops *= f;
-    cand x, y;
-    sc_err err;
-    if (eval_cand(&s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
-        eval_cand(&s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
-        return 0;
-    return merit(o, b) * (merit(o, &y) / b0) > merit(o, a) * (merit(o, &x) / a0);
-}
-
-static int sensitivity(const cli_setup *s, const cli_calib *cal, const opts *o, const cand *a, const cand *b,
-                       double *f_out)
-{
-    cand x, y;
-    sc_err err;
-    if (eval_cand(s, cal, o, ENGINE_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
-        eval_cand(s, cal, o, ENGINE_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
-        return -1;
-    double a0 = merit(o, &x), b0 = merit(o, &y), best_f = 0;
-    int best_k = -1;
-    for (int k = 0; k < 3; k++)
-        for (int dir = -1; dir <= 1; dir += 2)
-            for (int step = 1; step <= 16; step++) {
-                double f = pow(2.0, dir * step / 8.0); /* 2^(1/8) steps up to 4x */
-                if (!flips(s, cal, o, a, b, a0, b0, k, f))
-                    continue;
-                double lo = pow(2.0, dir * (step - 1) / 8.0), hi = f; /* bisect on the log scale */
-                for (int it = 0; it < 8; it++) {
-                    double mid = sqrt(lo * hi);
-                    if (flips(s, cal, o, a, b, a0, b0, k, mid))
-                        hi = mid;
-                    else
-                        lo = mid;
-                }
-                if (best_k < 0 || fabs(log(hi)) < fabs(log(best_f)))
-                    best_k = k, best_f = hi;
-                break;
-            }
-    *f_out = best_f;
-    return best_k;
-}
-
-/* A change by factor f as a percentage of the parameter: a rise by 25%, a drop by 20%. */
-static double pct_change(double f) { return 100 * fabs(f - 1); }
 
 /* Tensor-parallel winners: the bytes per rank on each axis (and the link it rides), the GEMMs'
  * fraction of peak at the shapes one rank computes, and the memory. */
-static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *best, char *out, size_t len)
+static void why_tensor(const cli_setup *s, const cli_calib *cal, const ps_cand *best, char *out, size_t len)
 {
-    const cli_point *p = &best->pt;
+    const pred_result *p = &best->pt;
     wl w;
     wl_build(&s->model, &p->training, &w);
     lo_graph *g = malloc(sizeof *g);
@@ -556,9 +155,9 @@ static void why_tensor(const cli_setup *s, const cli_calib *cal, const cand *bes
 
 /* Megatron 3D winners: where its stages and groups sit, the schedule's bubble, the stage memory
  * with the micro-batches in flight, and the best layout without a pipeline. */
-static void why_megatron(const cli_setup *s, const cand *best, const cand *all, int n, char *out, size_t len)
+static void why_megatron(const cli_setup *s, const ps_cand *best, const ps_cand *all, int n, char *out, size_t len)
 {
-    const cli_point *p = &best->pt;
+    const pred_result *p = &best->pt;
     const spec_layout *l = &p->layout;
     int G = s->cluster.gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = p->gpus / (l->t * pp);
     int stage = p->gpus / pp;
@@ -573,7 +172,7 @@ static void why_megatron(const cli_setup *s, const cand *best, const cand *all, 
     if (o < len)
         o += (size_t)snprintf(out + o, len - o, "data %d with the distributed optimizer; %.1f GiB on the fullest stage",
                               dp, cli_gib(p->r.mem.total));
-    const cand *flat = NULL; /* the best candidate without a pipeline */
+    const ps_cand *flat = NULL; /* the best candidate without a pipeline */
     for (int i = 0; i < n; i++) {
         const spec_layout *q = &all[i].pt.layout;
         if (&all[i] != best && !(q->kind == LAYOUT_MEGATRON && q->pp > 1) && (!flat || all[i].score > flat->score))
@@ -589,7 +188,7 @@ static void why_megatron(const cli_setup *s, const cand *best, const cand *all, 
     }
 }
 
-static void why(const cli_setup *s, const cli_calib *cal, const cand *best, const cand *all, int n, char *out,
+static void why(const cli_setup *s, const cli_calib *cal, const ps_cand *best, const ps_cand *all, int n, char *out,
                 size_t len)
 {
     if (best->pt.layout.kind == LAYOUT_MEGATRON) {
@@ -612,7 +211,7 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
             snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
     } else if (l->kind == LAYOUT_ZERO3_OFFLOAD) { /* ZeRO-Offload / ZeRO-Infinity: say where each state lives */
         static const char *const T[] = {"GPU", "host memory", "NVMe"};
-        const cand *lw = NULL; /* the best LuWu, to compare with */
+        const ps_cand *lw = NULL; /* the best LuWu, to compare with */
         for (int i = 0; i < n; i++)
             if (all[i].pt.layout.kind == LAYOUT_LUWU && (!lw || all[i].score > lw->score))
                 lw = &all[i];
@@ -630,7 +229,7 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
         for (int i = 0; i < n; i++)
             if (all[i].pt.layout.kind == LAYOUT_MICS && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)
                 smallest = 0;
-    const cand *z3 = NULL;
+    const ps_cand *z3 = NULL;
     for (int i = 0; i < n; i++)
         if (all[i].pt.layout.kind == LAYOUT_ZERO3 && all[i].pt.nodes == best->pt.nodes &&
             all[i].pt.training.micro_batch == best->pt.training.micro_batch && (!z3 || all[i].score > z3->score))
@@ -640,6 +239,97 @@ static void why(const cli_setup *s, const cli_calib *cal, const cand *best, cons
         snprintf(vs, sizeof vs, "; %.2fx zero3", z3->pt.r.step_s / best->pt.r.step_s *
                                                       (best->pt.r.samples_per_step / z3->pt.r.samples_per_step));
     snprintf(out, len, "%s%s%s", l->kind == LAYOUT_MICS && smallest ? "smallest p that fits: " : "", where, vs);
+}
+
+/* The top candidates confirmed by the simulator, in parallel: worker w of W takes candidates
+ * w, w + W, ... into their own slots (nothing shared is written; the simulator keeps no global
+ * state), and the caller reads the slots in order, so results, the first error reported and the
+ * output are those of one thread. */
+typedef struct confirm_job {
+    const cli_setup *s;
+    const cli_calib *cal;
+    const opts *o;
+    const ps_cand *in;
+    ps_cand *out;
+    int *rc;
+    sc_err *err;
+    const char *skip; /* 1: over the simulator's budget, the analytical answer stays */
+    int k, w, W;
+} confirm_job;
+
+static void *confirm_worker(void *arg)
+{
+    const confirm_job *j = arg;
+    for (int i = j->w; i < j->k; i += j->W)
+        if (!j->skip[i])
+            j->rc[i] = ps_eval(&j->s->cluster, &j->s->model, &j->cal->cal, j->o->objective, ENGINE_SIM,
+                               j->in[i].pt.nodes, &j->in[i].pt.layout, &j->in[i].pt.training, &j->out[i], &j->err[i]);
+    return NULL;
+}
+
+/* Confirm cs[0..k) with the simulator on up to o->threads threads; 0 or the error of the first
+ * candidate (in rank order) that failed, in *err. Candidates too large to simulate within the
+ * budget keep their analytical answer (said on stderr). */
+static int confirm_top(const cli_setup *s, const cli_calib *cal, const opts *o, ps_cand *cs, int k, sc_err *err)
+{
+    if (k <= 0)
+        return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int W = o->threads > 0 ? o->threads : cores > 0 ? (int)cores : 1;
+    if (W > k)
+        W = k;
+    ps_cand *out = calloc((size_t)k, sizeof *out);
+    int *rcs = calloc((size_t)k, sizeof *rcs);
+    sc_err *errs = calloc((size_t)k, sizeof *errs);
+    char *skip = calloc((size_t)k, 1), *started = calloc((size_t)W, 1);
+    confirm_job *jobs = calloc((size_t)W, sizeof *jobs);
+    pthread_t *tid = calloc((size_t)W, sizeof *tid);
+    int rc = 0;
+    if (!out || !rcs || !errs || !skip || !started || !jobs || !tid) {
+        rc = sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < k; i++) {
+        sc_err why_not;
+        if (cli_sim_budget(s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
+            char lay[96];
+            fprintf(stderr, "plan: not simulating %s on %d nodes (kept the analytical answer): %s\n",
+                    spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);
+            skip[i] = 1;
+        }
+    }
+    for (int w = 0; w < W; w++) {
+        jobs[w] = (confirm_job){s, cal, o, cs, out, rcs, errs, skip, k, w, W};
+        if (w > 0)
+            started[w] = pthread_create(&tid[w], NULL, confirm_worker, &jobs[w]) == 0;
+    }
+    confirm_worker(&jobs[0]);
+    for (int w = 1; w < W; w++) {
+        if (started[w])
+            pthread_join(tid[w], NULL);
+        else /* the thread could not start: its share runs here */
+            confirm_worker(&jobs[w]);
+    }
+    for (int i = 0; i < k && !rc; i++) {
+        if (skip[i])
+            continue;
+        if ((rc = rcs[i])) {
+            *err = errs[i];
+            break;
+        }
+        out[i].confirmed = 1;
+        out[i].twins = cs[i].twins;
+        cs[i] = out[i];
+    }
+done:
+    free(out);
+    free(rcs);
+    free(errs);
+    free(skip);
+    free(started);
+    free(jobs);
+    free(tid);
+    return rc;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -664,7 +354,7 @@ int cmd_plan(int argc, char **argv)
     unsigned mask = 0;
     int kept = 0, any_args = s.n_layout_args;
     for (int i = 0; i < s.n_layout_args; i++) {
-        unsigned f = family_mask(s.layout_args[i]);
+        unsigned f = ps_family_mask(s.layout_args[i]);
         if (f)
             mask |= f;
         else
@@ -687,16 +377,16 @@ int cmd_plan(int argc, char **argv)
         mask = ~0u;
     if (mask && !explicit_args)
         s.n_layouts = 0;
-    if (mask != ~0u && (mask & FAM(LAYOUT_LUWU)) && !s.cluster.innet.present)
+    if (mask != ~0u && (mask & PS_FAM(LAYOUT_LUWU)) && !s.cluster.innet.present)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--layouts", "",
                                          "luwu needs a cluster with an in_network_optimizer; %s has none", s.cluster.name));
 
     size_t cap = 4096, n = 0, n_oom = 0;
     enum { MAX_LAYS = 8192 };
-    cand *cs = malloc(cap * sizeof *cs);
+    ps_cand *cs = malloc(cap * sizeof *cs);
     spec_layout *lays = malloc(MAX_LAYS * sizeof *lays);
     an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (same cal, cluster) */
-    cand closest_oom;
+    ps_cand closest_oom;
     int have_oom = 0;
     if (!cs || !lays || !memo) {
         an_memo_free(memo);
@@ -712,7 +402,7 @@ int cmd_plan(int argc, char **argv)
             over_budget++;
             continue;
         }
-        int nl = mask ? all_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
+        int nl = mask ? ps_layouts(&s.cluster, &s.model, nodes, mask, s.placement, lays, MAX_LAYS) : 0;
         int n_fw = 0; /* only what the framework runs */
         for (int j = 0; j < nl; j++)
             if (!fw_check(s.training.framework, &lays[j], NULL))
@@ -722,7 +412,7 @@ int cmd_plan(int argc, char **argv)
             char a[96], b[96];
             int dup = 0;
             spec_layout li = s.layouts[i];
-            canon_axonn(&li, N);
+            ps_canon_axonn(&li, N);
             spec_layout_str(&li, a, sizeof a);
             for (int j = 0; j < nl && !dup; j++)
                 dup = !strcmp(a, spec_layout_str(&lays[j], b, sizeof b));
@@ -742,7 +432,7 @@ int cmd_plan(int argc, char **argv)
             tr.micro_batch = mb;
             tr.grad_accum = (int)(per_gpu / mb);
             for (int li = 0; li < nl; li++) {
-                cand c;
+                ps_cand c;
                 spec_training tl = tr;
                 if (lays[li].kind == LAYOUT_MEGATRON) {
                     /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
@@ -751,7 +441,8 @@ int cmd_plan(int argc, char **argv)
                     if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
                         continue;
                 }
-                if ((rc = eval_cand_memo(&s, &cal, &o, ENGINE_MODEL, nodes, &lays[li], &tl, memo, &c, &err))) {
+                if ((rc = ps_eval_memo(&s.cluster, &s.model, &cal.cal, o.objective, ENGINE_MODEL, nodes, &lays[li], &tl,
+                                       memo, &c, &err))) {
                     an_memo_free(memo);
                     free(cs);
                     free(lays);
@@ -759,23 +450,18 @@ int cmd_plan(int argc, char **argv)
                 }
                 tried++;
                 c.twins = 0;
-                if (c.pt.r.mem.fits && c.pt.r.mem.total + headroom > hbm) { /* fits, but not with the headroom */
-                    c.pt.r.mem.fits = 0;
-                    c.pt.r.mem.short_by = c.pt.r.mem.total + headroom - hbm;
-                } else if (!c.pt.r.mem.fits && c.pt.r.mem.short_by > 0) {
-                    c.pt.r.mem.short_by += headroom;
-                }
+                ps_headroom(&c, hbm, headroom);
                 if (show && tried % 256 == 0)
                     fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
                             tried, ni + 1, s.n_nodes, nodes);
                 if (!c.pt.r.mem.fits) {
                     n_oom++;
-                    if (!have_oom || oom_key(&c.pt.r.mem) < oom_key(&closest_oom.pt.r.mem))
+                    if (!have_oom || ps_oom_key(&c.pt.r.mem) < ps_oom_key(&closest_oom.pt.r.mem))
                         closest_oom = c, have_oom = 1;
                     continue;
                 }
                 if (n == cap) {
-                    cand *m = realloc(cs, 2 * cap * sizeof *cs);
+                    ps_cand *m = realloc(cs, 2 * cap * sizeof *cs);
                     if (!m) {
                         an_memo_free(memo);
                         free(cs);
@@ -794,20 +480,8 @@ int cmd_plan(int argc, char **argv)
     }
     free(lays);
     an_memo_free(memo);
-    qsort(cs, n, sizeof *cs, cmp_cand);
-    /* candidates with identical numbers (AxoNN placements or layouts that build the same
-     * communicators) are one choice: keep the first, count the rest. They sort next to each
-     * other: same score, same memory, same nodes. */
-    size_t kept_n = 0;
-    for (size_t i = 0; i < n; i++) {
-        int twin = 0;
-        for (size_t j = kept_n; j-- > 0 && cs[j].score == cs[i].score && !twin;)
-            twin = cs[j].pt.nodes == cs[i].pt.nodes && cs[j].pt.training.micro_batch == cs[i].pt.training.micro_batch &&
-                   cs[j].pt.r.step_s == cs[i].pt.r.step_s && cs[j].pt.r.mem.total == cs[i].pt.r.mem.total &&
-                   (cs[j].twins++, 1);
-        if (!twin)
-            cs[kept_n++] = cs[i];
-    }
+    qsort(cs, n, sizeof *cs, ps_cmp);
+    size_t kept_n = ps_fold_twins(cs, n); /* identical numbers: one choice */
     long n_twins = (long)(n - kept_n);
     n = kept_n;
     /* confirm the top ones with the simulator and re-rank them */
@@ -820,7 +494,7 @@ int cmd_plan(int argc, char **argv)
     }
     if (show)
         fprintf(stderr, "\n");
-    qsort(cs, (size_t)k, sizeof *cs, cmp_cand);
+    qsort(cs, (size_t)k, sizeof *cs, ps_cmp);
 
     char reason[512] = "", verdict[512] = "";
     int too_close = 0;
@@ -835,21 +509,23 @@ int cmd_plan(int argc, char **argv)
                 if (sd > 0 && isfinite(sd))
                     o.uncertainty = 2 * sd / cs[0].pt.r.step_s;
             }
-            double f = 1, gap = 100 * (merit(&o, &cs[0]) / merit(&o, &cs[1]) - 1);
-            int ks = sensitivity(&s, &cal, &o, &cs[0], &cs[1], &f);
+            ps_judgement j;
+            ps_judge(&s.cluster, &s.model, &cal.cal, o.objective, &cs[0], &cs[1], o.uncertainty, &j);
+            double f = j.factor, gap = j.gap_pct;
+            int ks = j.sens;
             char runner[96];
             spec_layout_str(&cs[1].pt.layout, runner, sizeof runner);
             char who[160];
             snprintf(who, sizeof who, "%s (%d nodes, micro-batch %d)", runner, cs[1].pt.nodes,
                      cs[1].pt.training.micro_batch);
-            if (ks >= 0 && pct_change(f) <= 100 * o.uncertainty) {
+            if (j.verdict == PS_TOO_CLOSE) {
                 too_close = 1;
                 snprintf(verdict, sizeof verdict,
                          "too close to call: the runner-up %s is %.1f%% behind, and %s %s by %.0f%% (within the "
                          "%.0f%% uncertainty%s) puts it ahead; measure that before choosing (shardcast calibrate)",
-                         who, gap, f < 1 ? "a drop in" : "a rise in", SENS_NAMES[ks], pct_change(f),
+                         who, gap, f < 1 ? "a drop in" : "a rise in", ps_sens_name(ks), ps_pct_change(f),
                          100 * o.uncertainty, cal_sd ? ", 2 sd from the calibration" : "");
-            } else if (gap < 1.0) {
+            } else if (j.verdict == PS_TIE) {
                 too_close = 1;
                 snprintf(verdict, sizeof verdict,
                          "a tie: the runner-up %s is %.2f%% behind and %s; either will do", who, gap,
@@ -858,8 +534,8 @@ int cmd_plan(int argc, char **argv)
             } else if (ks >= 0) {
                 snprintf(verdict, sizeof verdict,
                          "robust: the runner-up %s is %.1f%% behind; only %s %s by %.0f%% (beyond the %.0f%% "
-                         "uncertainty) would put it ahead", who, gap, f < 1 ? "a drop in" : "a rise in", SENS_NAMES[ks],
-                         pct_change(f), 100 * o.uncertainty);
+                         "uncertainty) would put it ahead", who, gap, f < 1 ? "a drop in" : "a rise in", ps_sens_name(ks),
+                         ps_pct_change(f), 100 * o.uncertainty);
             } else {
                 snprintf(verdict, sizeof verdict,
                          "robust: the runner-up %s is %.1f%% behind, and no single cluster parameter within 4x "
@@ -912,7 +588,7 @@ int cmd_plan(int argc, char **argv)
     if (s.json) {
         json_t *arr = json_array();
         for (int i = 0; i < shown; i++) {
-            const cli_point *p = &cs[i].pt;
+            const pred_result *p = &cs[i].pt;
             char lay[64];
             spec_layout_str(&p->layout, lay, sizeof lay);
             json_t *row = json_pack("{s:i, s:s, s:i, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:b}", "rank", i + 1,
@@ -926,7 +602,7 @@ int cmd_plan(int argc, char **argv)
             json_array_append_new(arr, row);
         }
         json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "cluster", s.cluster.name, "model", s.model.name,
-                                 "objective", o.cost_objective ? "cost" : "throughput", "candidates", (json_int_t)tried,
+                                 "objective", o.objective == PS_COST ? "cost" : "throughput", "candidates", (json_int_t)tried,
                                  "out_of_memory", (json_int_t)n_oom, "ranking", arr);
         json_object_set_new(root, "equivalent_folded", json_integer(n_twins));
         json_object_set_new(root, "headroom_GiB", json_real(cli_gib(headroom)));
@@ -943,7 +619,7 @@ int cmd_plan(int argc, char **argv)
         return prc ? prc : n ? 0 : 1;
     }
     printf("plan: %s on %s, objective %s; %ld candidates, %zu do not fit in %.0f GiB HBM with %s\n", s.model.name,
-           s.cluster.name, o.cost_objective ? "cost ($ per million samples)" : "throughput (samples/s)", tried, n_oom,
+           s.cluster.name, o.objective == PS_COST ? "cost ($ per million samples)" : "throughput (samples/s)", tried, n_oom,
            cli_gib(hbm), headroom_note);
     if (!n) {
         printf("%s\n", none);
@@ -959,7 +635,7 @@ int cmd_plan(int argc, char **argv)
     printf("\n   %-*s %5s %5s %9s %9s %10s %7s %8s %10s  %s\n", lw, "layout", "nodes", "mb", "accum", "step s",
            "samples/s", "TFLOPS", "mem GiB", "$/M samp", "engine");
     for (int i = 0; i < shown; i++) {
-        const cli_point *p = &cs[i].pt;
+        const pred_result *p = &cs[i].pt;
         char lay[64], twins[48] = "";
         spec_layout_str(&p->layout, lay, sizeof lay);
         if (cs[i].twins)

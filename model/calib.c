@@ -2,11 +2,13 @@
  * when a cluster has none. Every value is a number or {"value": v, "sd": s, "source": "..."}.
  * Not here: fitting calibrations from measurements (calibrate/fit). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "calib_params.h"
 #include "cost.h"
-#include "jsonrd.h"
+#include "../base/jsonrd.h"
 
 /* A value: a positive number (or >= 0 when allow_zero), or {"value", "sd", "source"}. */
 static int get_param(jr *r, const json_t *obj, const char *base, const char *key, int allow_zero, double max,
@@ -224,6 +226,58 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     return 0;
 }
 
+/* ---- the top-level parameters (calib_params.h) -------------------------------------------- */
+
+#define AT(f) offsetof(cost_calib, f)
+static const calib_param_def PARAMS[] = {
+    {"$.gpu", "gemm_efficiency", AT(gemm_eff), 1, 0, 1.0, 0, 1},
+    {"$.gpu", "gemm_overhead_us", AT(gemm_overhead_s), 1e-6, 1, INFINITY, 0, 1},
+    {"$.gpu", "gemm_tile", AT(gemm_tile), 1, 1, 4096, 1, 0},
+    {"$.gpu", "hbm_efficiency", AT(hbm_eff), 1, 0, 1.0, 0, 1},
+    {"$.gpu", "optimizer_bytes_per_param", AT(opt_bytes_per_param), 1, 0, INFINITY, 0, 1},
+    {"$.gpu", "overlap_slowdown", AT(overlap_slowdown), 1, 1, INFINITY, 0, 1},
+    {"$.links.nvlink", "bandwidth_efficiency", AT(bw_eff[TIER_NVLINK]), 1, 0, 1.0, 0, 1},
+    {"$.links.nvlink", "hop_latency_us", AT(hop_lat_s[TIER_NVLINK]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.links.pcie", "bandwidth_efficiency", AT(bw_eff[TIER_PCIE]), 1, 0, 1.0, 0, 1},
+    {"$.links.pcie", "hop_latency_us", AT(hop_lat_s[TIER_PCIE]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.links.net", "bandwidth_efficiency", AT(bw_eff[TIER_NET]), 1, 0, 1.0, 0, 1},
+    {"$.links.net", "hop_latency_us", AT(hop_lat_s[TIER_NET]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.algorithms.ring", "base_latency_us", AT(base_lat_s[ALGO_RING]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.algorithms.tree", "base_latency_us", AT(base_lat_s[ALGO_TREE]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.algorithms.tree", "bandwidth_factor", AT(tree_bw_factor), 1, 0, 1.0, 0, 1},
+};
+#undef AT
+#define N_PARAMS (int)(sizeof PARAMS / sizeof PARAMS[0])
+
+const calib_param_def *calib_params(int *n)
+{
+    *n = N_PARAMS;
+    return PARAMS;
+}
+
+cost_param *calib_param_at(cost_calib *c, const calib_param_def *d) { return (cost_param *)((char *)c + d->offset); }
+
+/* Every parameter of the table under JSON object `path`: no other key, each read and checked. */
+static int read_section(jr *r, json_t *o, const char *path, cost_calib *c)
+{
+    const char *keys[N_PARAMS + 1];
+    int nk = 0, rc;
+    for (int i = 0; i < N_PARAMS; i++)
+        if (!strcmp(PARAMS[i].path, path))
+            keys[nk++] = PARAMS[i].key;
+    keys[nk] = NULL;
+    if ((rc = jr_only_keys(r, o, path, keys)))
+        return rc;
+    for (int i = 0; i < N_PARAMS; i++) {
+        const calib_param_def *d = &PARAMS[i];
+        if (strcmp(d->path, path) || (d->optional && !json_object_get(o, d->key)))
+            continue;
+        if ((rc = get_param(r, o, path, d->key, d->allow_zero, d->max, d->scale, calib_param_at(c, d))))
+            return rc;
+    }
+    return 0;
+}
+
 static int calib_from(jr *r, json_t *root, cost_calib *c)
 {
     int rc;
@@ -235,16 +289,7 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
         return rc;
     json_t *gpu, *links, *algos;
-    static const char *const gk[] = {"gemm_efficiency", "gemm_overhead_us", "gemm_tile", "hbm_efficiency",
-                                     "optimizer_bytes_per_param", "overlap_slowdown", NULL};
-    if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)) || (rc = jr_only_keys(r, gpu, "$.gpu", gk)) ||
-        (rc = get_param(r, gpu, "$.gpu", "gemm_efficiency", 0, 1.0, 1, &c->gemm_eff)) ||
-        (rc = get_param(r, gpu, "$.gpu", "gemm_overhead_us", 1, INFINITY, 1e-6, &c->gemm_overhead_s)) ||
-        (json_object_get(gpu, "gemm_tile") &&
-         (rc = get_param(r, gpu, "$.gpu", "gemm_tile", 1, 4096, 1, &c->gemm_tile))) ||
-        (rc = get_param(r, gpu, "$.gpu", "hbm_efficiency", 0, 1.0, 1, &c->hbm_eff)) ||
-        (rc = get_param(r, gpu, "$.gpu", "optimizer_bytes_per_param", 0, INFINITY, 1, &c->opt_bytes_per_param)) ||
-        (rc = get_param(r, gpu, "$.gpu", "overlap_slowdown", 1, INFINITY, 1, &c->overlap_slowdown)))
+    if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)) || (rc = read_section(r, gpu, "$.gpu", c)))
         return rc;
     static const char *const tiers[] = {"nvlink", "pcie", "net", NULL};
     if ((rc = jr_obj(r, root, "$", "links", 1, &links)) || (rc = jr_only_keys(r, links, "$.links", tiers)))
@@ -253,24 +298,16 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         json_t *o;
         char base[64];
         snprintf(base, sizeof base, "$.links.%s", tiers[t]);
-        static const char *const lk[] = {"bandwidth_efficiency", "hop_latency_us", NULL};
-        if ((rc = jr_obj(r, links, "$.links", tiers[t], 1, &o)) || (rc = jr_only_keys(r, o, base, lk)) ||
-            (rc = get_param(r, o, base, "bandwidth_efficiency", 0, 1.0, 1, &c->bw_eff[t])) ||
-            (rc = get_param(r, o, base, "hop_latency_us", 1, INFINITY, 1e-6, &c->hop_lat_s[t])))
+        if ((rc = jr_obj(r, links, "$.links", tiers[t], 1, &o)) || (rc = read_section(r, o, base, c)))
             return rc;
     }
     static const char *const ak[] = {"ring", "tree", NULL};
     json_t *ring, *tree;
-    static const char *const rk[] = {"base_latency_us", NULL};
-    static const char *const tk[] = {"base_latency_us", "bandwidth_factor", NULL};
     if ((rc = jr_obj(r, root, "$", "algorithms", 1, &algos)) || (rc = jr_only_keys(r, algos, "$.algorithms", ak)) ||
         (rc = jr_obj(r, algos, "$.algorithms", "ring", 1, &ring)) ||
-        (rc = jr_only_keys(r, ring, "$.algorithms.ring", rk)) ||
-        (rc = get_param(r, ring, "$.algorithms.ring", "base_latency_us", 1, INFINITY, 1e-6, &c->base_lat_s[ALGO_RING])) ||
+        (rc = read_section(r, ring, "$.algorithms.ring", c)) ||
         (rc = jr_obj(r, algos, "$.algorithms", "tree", 1, &tree)) ||
-        (rc = jr_only_keys(r, tree, "$.algorithms.tree", tk)) ||
-        (rc = get_param(r, tree, "$.algorithms.tree", "base_latency_us", 1, INFINITY, 1e-6, &c->base_lat_s[ALGO_TREE])) ||
-        (rc = get_param(r, tree, "$.algorithms.tree", "bandwidth_factor", 0, 1.0, 1, &c->tree_bw_factor)))
+        (rc = read_section(r, tree, "$.algorithms.tree", c)))
         return rc;
     json_t *kern;
     if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)) || (kern && (rc = kernels_from(r, kern, &c->kern))))

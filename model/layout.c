@@ -3,7 +3,10 @@
  * hierarchical all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++
  * hpZ (Wang et al. 2023, §3.2). */
 #include "layout.h"
-#include "layout_int.h"
+#include "layout_offload.h"
+#include "layout_ops.h"
+#include "layout_pipe.h"
+#include "layout_tensor.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,126 +20,7 @@ static const char *const COLL_NAMES[N_COLLS] = {"all-gather", "reduce-scatter", 
 const char *layout_group_name(lo_group_kind k) { return GROUP_NAMES[k]; }
 const char *layout_coll_name(cost_coll k) { return COLL_NAMES[k]; }
 
-/* Geometry of contiguous blocks of q ranks. */
-static void block_group(const spec_cluster *c, int q, cost_group *out)
-{
-    int G = c->gpus_per_node, locals[SPEC_MAX_GPUS_PER_NODE];
-    int m = q <= G ? q : G;
-    for (int i = 0; i < m; i++)
-        locals[i] = i;
-    if (q <= G)
-        cost_group_make(c, 1, locals, m, G / q, out);
-    else
-        cost_group_make(c, q / G, locals, G, 1, out);
-}
-
-/* Geometry of strided groups: members base + i * stride, i < size (spec_layout_check made
- * stride and stride * size each divide, or be a multiple of, the GPUs per node). */
-static void strided_group(const spec_cluster *c, int stride, int size, cost_group *out)
-{
-    int G = c->gpus_per_node, locals[SPEC_MAX_GPUS_PER_NODE];
-    if (stride * size <= G) { /* inside a node: G / size such groups per node */
-        for (int i = 0; i < size; i++)
-            locals[i] = i * stride;
-        cost_group_make(c, 1, locals, size, G / size, out);
-    } else if (stride >= G) { /* one member per node, G groups per node, stride / G nodes apart */
-        locals[0] = 0;
-        cost_group_make(c, size, locals, 1, G, out);
-        cost_group_spread(c, stride / G, out);
-    } else { /* G / stride members per node over stride * size / G nodes, stride groups per node */
-        int m = G / stride;
-        for (int i = 0; i < m; i++)
-            locals[i] = i * stride;
-        cost_group_make(c, size / m, locals, m, stride, out);
-    }
-}
-
-void lo_make_groups(lo_graph *g, const spec_cluster *c)
-{
-    for (int a = 0; a < 4; a++)
-        if (g->ax_size[a] > 1)
-            strided_group(c, g->ax_stride[a], g->ax_size[a], &g->group[GRP_AX0 + a]);
-        else
-            cost_group_make(c, 1, (int[]){0}, 1, 1, &g->group[GRP_AX0 + a]);
-    int G = c->gpus_per_node, N = g->n_ranks, K = g->nodes;
-    int p = g->layout.p ? g->layout.p : N, locals[SPEC_MAX_GPUS_PER_NODE];
-    block_group(c, N, &g->group[GRP_WORLD]);
-    block_group(c, p, &g->group[GRP_PARTITION]);
-    block_group(c, p, &g->group[GRP_SECONDARY]);
-    /* replica: ranks r, r+p, r+2p, ...: p >= G gives one per node over N/p nodes; p < G gives
-     * G/p per node on every node, p such groups per node. */
-    if (p >= G) {
-        locals[0] = 0;
-        cost_group_make(c, N / p, locals, 1, G, &g->group[GRP_REPLICA]);
-        cost_group_spread(c, p / G, &g->group[GRP_REPLICA]); /* nodes p / G apart */
-    } else {
-        for (int i = 0; i < G / p; i++)
-            locals[i] = i * p;
-        cost_group_make(c, K, locals, G / p, p, &g->group[GRP_REPLICA]);
-    }
-    locals[0] = 0;
-    cost_group_make(c, p > G ? p / G : 1, locals, 1, G, &g->group[GRP_RAIL]);
-    block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
-    block_group(c, G, &g->group[GRP_NODE]);
-    locals[0] = 0;
-    cost_group_make(c, K, locals, 1, G, &g->group[GRP_XRAIL]);
-    cost_group_host(c, &g->group[GRP_HOST]);
-    if (c->nvme_read_Bps > 0) {
-        cost_group_nvme(c, 1, &g->group[GRP_NVME]);
-        cost_group_nvme(c, 0, &g->group[GRP_NVME_HOST]);
-    }
-    if (c->innet.present) {
-        cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
-        cost_group_innet(c, K, 1, g->elem_bytes, &g->group[GRP_INNET_UPD]);
-    }
-}
-
-lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
-{
-    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0, 0};
-}
-
-
-int lo_buckets(double bytes, double bucket)
-{
-    double n = ceil(bytes / bucket);
-    return n < 1 ? 1 : n > 1e6 ? 1000000 : (int)n;
-}
 #define buckets lo_buckets
-
-/* A collective over one rank moves nothing (a host copy does): drop it. */
-static int keep(const lo_graph *g, lo_coll *c, int n)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if ((g->group[c[i].group].n > 1 || g->group[c[i].group].transport != XPORT_NCCL) && c[i].bytes > 0)
-            c[k++] = c[i];
-    return k;
-}
-
-void lo_item_drop_trivial(const lo_graph *g, lo_item *it)
-{
-    it->n_gather = keep(g, it->gather, it->n_gather);
-    it->n_inline = keep(g, it->inl, it->n_inline);
-    it->n_reduce = keep(g, it->reduce, it->n_reduce);
-}
-
-void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
-{
-    memset(mi, 0, sizeof *mi);
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = 0; j < w->n_layers; j++) {
-            int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
-            const wl_layer *L = &w->layer[li];
-            lo_item *it = &mi->item[mi->n_items++];
-            it->pass = (lo_pass)pass;
-            it->layer = li;
-            it->count = L->count;
-            it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
-            fill(g, w, t, last, it);
-            lo_item_drop_trivial(g, it);
-        }
-}
 
 /* A collective on stream st. */
 static lo_coll on(lo_coll c, int st)
@@ -360,6 +244,31 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i)
 {
     return g->local_layers ? &g->lw[i] : &w->layer[i];
+}
+
+int layout_group_index(const lo_graph *g, lo_group_kind kind, int r)
+{
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    const int p = g->layout.p ? g->layout.p : N, q = p < G ? p : G;
+    switch (kind) {
+    case GRP_WORLD: return 0;
+    case GRP_PARTITION:
+    case GRP_SECONDARY: return r / p;
+    case GRP_REPLICA: return r % p;
+    case GRP_RAIL: return r / p * G + r % G;
+    case GRP_INTRA: return r / q;
+    case GRP_AX0:
+    case GRP_AX1:
+    case GRP_AX2:
+    case GRP_AX3: {
+        int st = g->ax_stride[kind - GRP_AX0], sz = g->ax_size[kind - GRP_AX0];
+        return r / (st * sz) * st + r % st;
+    }
+    case GRP_HOST: return r;
+    case GRP_NODE: return r / G;
+    case GRP_XRAIL: return r % G;
+    default: return 0;
+    }
 }
 
 int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)

@@ -5,7 +5,7 @@
  * Not here: their costs (model/cost.c transports) or memory (model/memory.c). */
 #include <string.h>
 
-#include "layout_int.h"
+#include "layout_ops.h"
 
 /* DeepSpeed ZeRO-3 runs the CPU optimizer sub-group by sub-group (sub_group_size, default 1e9
  * parameters [recall: DeepSpeed config docs]) and copies each updated sub-group back to the GPU

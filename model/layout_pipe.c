@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout_int.h"
+#include "layout_ops.h"
+#include "layout_pipe.h"
+#include "layout_tensor.h"
 
 void layout_pipe_split(int layers, int p, int v, int *blocks)
 {

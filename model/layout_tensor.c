@@ -14,7 +14,8 @@
  * Z; the gradient shards all-reduced along D at the accumulation boundary's micro-step. */
 #include <string.h>
 
-#include "layout_int.h"
+#include "layout_ops.h"
+#include "layout_tensor.h"
 
 enum { AX_X, AX_Y, AX_Z, AX_D };
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonrd.h"
+#include "../base/jsonrd.h"
 
 static const double GiB = 1073741824.0;
 

@@ -6,7 +6,7 @@
 #ifndef SC_SPEC_H
 #define SC_SPEC_H
 
-#include "err.h"
+#include "../base/err.h"
 
 #define SPEC_NAME_MAX 64
 #define SPEC_SOURCE_MAX 512
@@ -239,6 +239,10 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
+/* The layout kinds, one table (model/spec_layout.c): how many, and each one's name ("mics"),
+ * which is also plan's family name; NULL past the last. */
+int spec_layout_n_kinds(void);
+const char *spec_layout_kind_name(spec_layout_kind k);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err);
 /* 1 when p orders the axes x, y, z, d (a permutation of "xyzd"), else 0. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonrd.h"
+#include "../base/jsonrd.h"
 #include "spec.h"
 
 static void note(spec_ds_report *rep, const char *path, const char *why)

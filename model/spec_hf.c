@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonrd.h"
+#include "../base/jsonrd.h"
 
 typedef enum { FAM_LLAMA, FAM_MISTRAL, FAM_QWEN2, FAM_NEOX, FAM_MPT, FAM_GPT2, FAM_FALCON } hf_family;
 

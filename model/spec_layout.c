@@ -14,25 +14,47 @@
 #include <dirent.h>
 #include <strings.h>
 
-static const char *const KIND_NAMES[] = {"ddp", "zero1", "zero2", "zero3", "mics", "hsdp", "zeropp",
-                                         "tp", "axonn", "zero3-offload", "luwu", "shard_grad_op",
-                                         "hybrid_shard_zero2", "megatron"};
-#define N_KINDS (int)(sizeof KIND_NAMES / sizeof KIND_NAMES[0])
-#define LAYOUT_HINT                                                                                     \
-    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
-    "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme][,opt=nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
-/* Options each kind takes (the first is required where `required` says so), and an example. */
-static const struct kind_opts {
+/* The one table of layout kinds, index = spec_layout_kind: its name (also plan's family name),
+ * the options it takes (the first `required` must be given), an example, and how the parse
+ * error's list of layouts spells it. */
+static const struct kind_def {
+    const char *name;
     const char *keys;
     int required; /* how many leading keys must be given */
     const char *example;
-} KIND_OPTS[] = {
-    {"", 0, "ddp"},           {"p", 0, "zero1:p=8"},     {"p", 0, "zero2:p=8"},
-    {"", 0, "zero3"},         {"p,hier", 1, "mics:p=8"}, {"p,sync", 1, "hsdp:p=8"},
-    {"hpz,qwz,qgz", 0, "zeropp:hpz=8"}, {"t,zero1,overlap", 1, "tp:t=8"}, {"x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2"},
-    {"param,opt", 0, "zero3-offload:param=nvme,opt=nvme"}, {"", 0, "luwu"}, {"", 0, "shard_grad_op"}, {"p", 1, "hybrid_shard_zero2:p=8"},
-    {"t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4"},
+    const char *hint;
+} KINDS[] = {
+    [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp"},
+    [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]"},
+    [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]"},
+    [LAYOUT_ZERO3] = {"zero3", "", 0, "zero3", "zero3"},
+    [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P"},
+    [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P"},
+    [LAYOUT_ZEROPP] = {"zeropp", "hpz,qwz,qgz", 0, "zeropp:hpz=8", "zeropp[:hpz=P][,qwz=1][,qgz=1]"},
+    [LAYOUT_TP] = {"tp", "t,zero1,overlap", 1, "tp:t=8", "tp:t=T"},
+    [LAYOUT_AXONN] = {"axonn", "x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2", "axonn:x=X,y=Y,z=Z"},
+    [LAYOUT_ZERO3_OFFLOAD] = {"zero3-offload", "param,opt", 0, "zero3-offload:param=nvme,opt=nvme",
+                              "zero3-offload[:param=cpu|nvme][,opt=nvme]"},
+    [LAYOUT_LUWU] = {"luwu", "", 0, "luwu", "luwu"},
+    [LAYOUT_SHARD_GRAD_OP] = {"shard_grad_op", "", 0, "shard_grad_op", "shard_grad_op"},
+    [LAYOUT_HSDP_ZERO2] = {"hybrid_shard_zero2", "p", 1, "hybrid_shard_zero2:p=8", "hybrid_shard_zero2:p=P"},
+    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4", "megatron:t=T,p=P"},
 };
+#define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
+
+int spec_layout_n_kinds(void) { return N_KINDS; }
+
+const char *spec_layout_kind_name(spec_layout_kind k) { return (int)k >= 0 && (int)k < N_KINDS ? KINDS[k].name : NULL; }
+
+/* "ddp, zero1[:p=P], ...": every kind's hint, for the parse errors. */
+static const char *layout_hint(char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < N_KINDS && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", KINDS[i].hint);
+    return buf;
+}
 
 static int is_readable_file(const char *path)
 {
@@ -146,7 +168,7 @@ static int parse_placement(const char *s, const char *val, char *out, sc_err *er
 
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
 {
-    char buf[128];
+    char buf[128], hint[320];
     memset(out, 0, sizeof *out);
     out->hier = 1;
     out->zero1 = 1;
@@ -156,19 +178,19 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     out->sp = 1;
     out->sched = PIPE_1F1B;
     if (!s || !*s || strlen(s) >= sizeof buf)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%.60s\"", LAYOUT_HINT, s ? s : "");
+        return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%.60s\"", layout_hint(hint, sizeof hint), s ? s : "");
     snprintf(buf, sizeof buf, "%s", s);
     char *colon = strchr(buf, ':');
     if (colon)
         *colon = '\0';
     int kind = -1;
     for (int i = 0; i < N_KINDS; i++)
-        if (!strcmp(buf, KIND_NAMES[i]))
+        if (!strcmp(buf, KINDS[i].name))
             kind = i;
     if (kind < 0)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%s\"", LAYOUT_HINT, s);
+        return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%s\"", layout_hint(hint, sizeof hint), s);
     out->kind = (spec_layout_kind)kind;
-    const struct kind_opts *ko = &KIND_OPTS[kind];
+    const struct kind_def *ko = &KINDS[kind];
     if (!colon) {
         if (ko->required)
             return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" needs its %s, e.g. \"%s\"", s,
@@ -176,7 +198,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         return 0;
     }
     if (!*ko->keys)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KIND_NAMES[kind], s);
+        return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KINDS[kind].name, s);
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
@@ -291,9 +313,9 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
     case LAYOUT_ZERO1:
     case LAYOUT_ZERO2:
         if (l->p)
-            snprintf(buf, n, "%s:p=%d", KIND_NAMES[l->kind], l->p);
+            snprintf(buf, n, "%s:p=%d", KINDS[l->kind].name, l->p);
         else
-            snprintf(buf, n, "%s", KIND_NAMES[l->kind]);
+            snprintf(buf, n, "%s", KINDS[l->kind].name);
         break;
     case LAYOUT_HSDP_ZERO2:
         snprintf(buf, n, "hybrid_shard_zero2:p=%d", l->p);
@@ -328,7 +350,7 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         break;
     }
     default:
-        snprintf(buf, n, "%s", KIND_NAMES[l->kind]);
+        snprintf(buf, n, "%s", KINDS[l->kind].name);
     }
     return buf;
 }

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../model/framework.h"
-#include "../model/jsonrd.h"
+#include "../base/jsonrd.h"
 #include "../model/memory.h"
 #include "../model/workload.h"
 

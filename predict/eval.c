@@ -3,6 +3,7 @@
  * into the same an_result (throughput, bytes, memory) by the same functions. */
 #include "eval.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../model/layout.h"
@@ -108,5 +109,43 @@ int pred_engine_parse(const char *s, pred_engine *out)
         *out = PRED_SIM;
     else
         return -1;
+    return 0;
+}
+
+int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
+{
+    int rc = pred_eval(in, e, so, out, err);
+    if (rc)
+        return rc;
+    const an_result *r = &out->r;
+    const struct {
+        const char *name, *step;
+        double v;
+    } f[] = {
+        {"step_s", "the step time", r->step_s},
+        {"compute_s", "the compute time", r->compute_s},
+        {"optimizer_s", "the optimizer time", r->optimizer_s},
+        {"exposed_allgather_s", "the exposed all-gather time", r->exposed_s[COLL_ALLGATHER]},
+        {"exposed_reducescatter_s", "the exposed reduce-scatter time", r->exposed_s[COLL_REDUCESCATTER]},
+        {"exposed_allreduce_s", "the exposed all-reduce time", r->exposed_s[COLL_ALLREDUCE]},
+        {"idle_s", "the idle time", r->idle_s},
+        {"samples_per_s", "the throughput", r->samples_per_s},
+        {"tokens_per_s", "the throughput", r->tokens_per_s},
+        {"model_tflops_per_gpu", "the FLOP rate", r->model_tflops_per_gpu},
+        {"hw_tflops_per_gpu", "the FLOP rate", r->hw_tflops_per_gpu},
+        {"mfu", "the FLOP rate", r->mfu},
+        {"comm_bytes", "the communication volume", r->comm_bytes},
+        {"mem_total", "the memory plan", r->mem.total},
+        {"mem_short_by", "the memory plan", r->mem.short_by},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i].v)) {
+            char lay[64];
+            spec_layout_str(&out->layout, lay, sizeof lay);
+            return sc_err_set(err, SC_ERUNTIME, "internal error", "",
+                              "%s (%s) of %s is %g: %s on %d nodes of %s, %s engine; please report it with the inputs",
+                              f[i].step, f[i].name, lay, f[i].v, in->model->name, out->nodes, in->cluster->name,
+                              pred_engine_name(out->engine));
+        }
     return 0;
 }

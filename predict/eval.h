@@ -41,19 +41,24 @@ typedef struct pred_result {
  * analytical engine ignores it. Checks the layout against the cluster and node count
  * (spec_layout_check) and straggler ranks; returns 0, or an error (SC_EINPUT for a layout or
  * option that does not fit the point, SC_ERUNTIME when the simulator fails). */
-int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err);
+int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
+    SC_MUST_CHECK;
+/* pred_eval, then: no table, CSV or JSON carries NaN or Inf, so a result that holds one is an
+ * internal error (SC_ERUNTIME) naming the step which produced it (issue 19). */
+int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
+    SC_MUST_CHECK;
 
 /* Is the point possible at all: node count on this cluster (spec_nodes_check, `source` names
  * the file or option in errors), layout on the cluster and node count, layout on the model
  * (tensor splits), the training on the cluster (spec_training_check: a precision the GPU has).
  * 0 or SC_EINPUT. */
-int pred_check(const pred_input *in, const char *source, sc_err *err);
+int pred_check(const pred_input *in, const char *source, sc_err *err) SC_MUST_CHECK;
 
 /* The calibration of a point: `name` (a calibration name or file; "defaults": the built-in ones) when given, else
  * calibrations/<cluster name>.json under the config roots (spec_resolve), else the built-in
  * defaults for the cluster. path receives the file used ("" for the defaults). */
 int pred_calib_load(const spec_cluster *c, const char *name, const char *const *roots, int n_roots,
-                    cost_calib *out, char *path, size_t path_len, sc_err *err);
+                    cost_calib *out, char *path, size_t path_len, sc_err *err) SC_MUST_CHECK;
 
 /* "model" | "sim"; parse accepts "model", "analytic" and "sim" (0, or -1 when unknown). */
 const char *pred_engine_name(pred_engine e);

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 
 #define NOPOS UINT32_MAX
 #define ARITY 4

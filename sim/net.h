@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 #include "../model/spec.h"
 
 /* Longest path between two GPUs, in links (NIC up, leaf up, leaf down, NIC down). */

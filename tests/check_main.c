@@ -26,6 +26,8 @@ static Suite *(*const SUITES[])(void) = {
     nccl_suite,
     framework_suite,
     fit_suite,
+    search_suite,
+    results_suite,
     accuracy_suite,
     atomic_suite,
     reliab_suite,

@@ -33,6 +33,8 @@ Suite *atomic_suite(void);  /* tests/test_atomic.c: whole-or-absent output (base
 Suite *reliab_suite(void);  /* tests/test_reliab.c: issue 19 regressions (crashes, ranges, NaN) */
 Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known parameters    */
 
+Suite *search_suite(void);   /* tests/test_search.c: plan's candidates, ranking, objectives, verdicts */
+Suite *results_suite(void);  /* tests/test_results.c: the sweep CSV written and read from one table */
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
 
 #endif

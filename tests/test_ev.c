@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 #include "../sim/ev.h"
 
 START_TEST(test_queue_order)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../calibrate/measure.h"
+#include "../calibrate/fit.h"
 #include "../model/nccl.h"
 #include "suites.h"
 

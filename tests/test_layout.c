@@ -4,9 +4,11 @@
  * Not here: what a layout costs in memory (test_memory.c). */
 #include "suites.h"
 
+#include "../model/layout.h"
 #include "../model/spec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A cluster of 8-GPU nodes, at most 4 of them; only the fields the checks read. */
@@ -241,6 +243,55 @@ START_TEST(test_shard)
 }
 END_TEST
 
+/* Every rank of r's group (layout_group_members) has r's layout_group_index, no other rank has
+ * it, and the indices count the groups. */
+static void check_groups(const lo_graph *g, lo_group_kind kind, int n_groups)
+{
+    int N = g->n_ranks, seen[64] = {0}, distinct = 0;
+    for (int r = 0; r < N; r++) {
+        int m[64], n = layout_group_members(g, kind, r, m), id = layout_group_index(g, kind, r);
+        ck_assert_int_ge(id, 0);
+        ck_assert_int_lt(id, N);
+        for (int q = 0; q < N; q++) {
+            int member = 0;
+            for (int i = 0; i < n; i++)
+                member |= m[i] == q;
+            if (member)
+                ck_assert_int_eq(layout_group_index(g, kind, q), id);
+            else
+                ck_assert_int_ne(layout_group_index(g, kind, q), id);
+        }
+        if (!seen[id]++)
+            distinct++;
+    }
+    ck_assert_int_eq(distinct, n_groups);
+}
+
+/* One group membership. 8 ranks, 4 per node, p = 2: world 1 group, partition and secondary 4
+ * ({0,1}, ...), replica 2 ({0,2,4,6}, {1,3,5,7}), intra (q = 2) 4, node 2, cross-node rail 4
+ * ({0,4}, ...), host 8, a stride-2 size-2 axis 4 ({0,2}, {1,3}, {4,6}, {5,7}). The rail (MiCS's
+ * hierarchical all-gather, p > 4 GPUs per node): 16 ranks, p = 8: 8 rails ({0,4}, {1,5}, ...). */
+START_TEST(test_group_index_matches_members)
+{
+    lo_graph *g = calloc(1, sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    g->n_ranks = 8;
+    g->gpus_per_node = 4;
+    g->layout.p = 2;
+    g->ax_stride[0] = 2;
+    g->ax_size[0] = 2;
+    const lo_group_kind kinds[] = {GRP_WORLD, GRP_PARTITION, GRP_SECONDARY, GRP_REPLICA, GRP_INTRA,
+                                   GRP_NODE, GRP_XRAIL, GRP_HOST, GRP_AX0};
+    const int n_groups[] = {1, 4, 4, 2, 4, 2, 4, 8, 4};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        check_groups(g, kinds[k], n_groups[k]);
+    g->n_ranks = 16;
+    g->layout.p = 8;
+    check_groups(g, GRP_RAIL, 8);
+    free(g);
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
     Suite *s = suite_create("layout");
@@ -257,6 +308,7 @@ Suite *layout_suite(void)
     tcase_add_test(chk, test_check_p_exceeds_gpus);
     tcase_add_test(chk, test_nodes_check);
     tcase_add_test(chk, test_shard);
+    tcase_add_test(chk, test_group_index_matches_members);
     suite_add_tcase(s, chk);
     return s;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/err.h"
+#include "../base/err.h"
 #include "../model/spec.h"
 #include "../model/cost.h"
 #include "../sim/coll.h"

@@ -3,7 +3,7 @@
  * numbers outside a plausible range, non-finite results. Each names the defect it guards. */
 #include "suites.h"
 
-#include "../calibrate/measure.h"
+#include "../calibrate/fit.h"
 #include "../model/cost.h"
 #include "../model/spec.h"
 

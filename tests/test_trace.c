@@ -7,6 +7,7 @@
 
 #include "../model/workload.h"
 #include "../sim/exec.h"
+#include "../traces/read.h"
 #include "../traces/schema.h"
 #include "../traces/trace.h"
 
@@ -163,6 +164,42 @@ START_TEST(test_sim_no_overlap)
 }
 END_TEST
 
+/* The reader (traces/read) gives back what the writer wrote: spans of the compute and collective
+ * categories with their lane and kind (by name: "optimizer" on the compute stream, "all-gather
+ * ..." etc. on a comm stream), the legacy "comm" category as collective, no flow spans, and the
+ * rank a thread name carries. */
+START_TEST(test_read_back)
+{
+    char path[512];
+    tmp_path(path, sizeof path, "read.json");
+    tr_writer *w;
+    sc_err err;
+    ck_assert_int_eq(tr_open(path, &w, &err), 0);
+    tr_thread_name(w, 1, TR_TID(0, TR_STREAM_COMPUTE), "rank 8 compute");
+    tr_span(w, 1, TR_TID(0, TR_STREAM_COMPUTE), "forward", TR_CAT_COMPUTE, 0, 1e-3, NULL);
+    tr_span(w, 1, TR_TID(0, TR_STREAM_COMPUTE), "optimizer", TR_CAT_COMPUTE, 1e-3, 2e-3, NULL);
+    tr_span(w, 1, TR_TID(0, TR_STREAM_COMM), "all-gather world 1 MB", TR_CAT_COLLECTIVE, 0, 5e-4, NULL);
+    tr_span(w, 1, TR_TID(0, TR_STREAM_COMM), "reduce-scatter world 1 MB", TR_CAT_COLLECTIVE_LEGACY, 5e-4, 5e-4, NULL);
+    tr_span(w, 1, TR_TID(0, TR_STREAM_FLOW0), "flow", TR_CAT_FLOW, 0, 1e-4, NULL);
+    ck_assert_int_eq(tr_close(w, &err), 0);
+    tr_doc d;
+    ck_assert_int_eq(tr_read(path, &d, &err), 0);
+    ck_assert_uint_eq(d.n_spans, 4); /* the flow is not read */
+    ck_assert_int_eq(d.spans[0].kind, TR_K_COMPUTE);
+    ck_assert_int_eq(d.spans[1].kind, TR_K_OPT);
+    ck_assert_int_eq(d.spans[2].kind, TR_K_AG);
+    ck_assert_int_eq(d.spans[3].kind, TR_K_RS); /* legacy "comm" reads as a collective */
+    ck_assert_int_eq(d.spans[2].tid, TR_TID(0, TR_STREAM_COMM));
+    ck_assert_double_eq_tol(d.spans[1].ts_us, 1000, 1e-9); /* 1 ms */
+    ck_assert_double_eq_tol(d.spans[1].dur_us, 2000, 1e-9);
+    ck_assert_uint_eq(d.n_names, 1);
+    ck_assert_int_eq(d.names[0].rank, 8);
+    ck_assert_str_eq(tr_kind_name(TR_K_OTHER), "other collective");
+    tr_doc_free(&d);
+    unlink(path);
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
     Suite *s = suite_create("trace");
@@ -170,6 +207,7 @@ Suite *trace_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_back_to_back);
     tcase_add_test(tc, test_sim_no_overlap);
+    tcase_add_test(tc, test_read_back);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,7 +5,7 @@
 #ifndef SC_TRACE_H
 #define SC_TRACE_H
 
-#include "../model/err.h"
+#include "../base/err.h"
 #include "schema.h"
 
 typedef struct tr_writer tr_writer;

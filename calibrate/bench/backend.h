@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#include "../../model/err.h"
+#include "../../base/err.h"
 
 typedef enum { BENCH_F32, BENCH_BF16 } bench_dtype;
 typedef enum { BENCH_ALLGATHER, BENCH_REDUCESCATTER, BENCH_ALLREDUCE, BENCH_N_COLLS } bench_coll;

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../model/err.h"
+#include "../../base/err.h"
 #include "../../model/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

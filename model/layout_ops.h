@@ -1,6 +1,7 @@
-/* layout_int.h — what the layout builders (layout.c, layout_tensor.c) share; not for engines. */
-#ifndef SC_LAYOUT_INT_H
-#define SC_LAYOUT_INT_H
+/* layout_ops.h — the op graph's building blocks (layout_ops.c), shared by the layout builders
+ * (layout.c, layout_tensor.c, layout_pipe.c, layout_offload.c); not for engines. */
+#ifndef SC_LAYOUT_OPS_H
+#define SC_LAYOUT_OPS_H
 
 #include "layout.h"
 
@@ -16,15 +17,5 @@ typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
-/* tp and axonn layouts (layout_tensor.c): fills groups, lw, micro, last, boundary, prefetch. */
-void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
-
-/* One item of Megatron-LM tensor parallelism (tp, and megatron's stages; layout_tensor.c). */
-void lo_tp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
-/* megatron with pipeline stages (layout_pipe.c): fills groups, lw and g->pipe. */
-void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
-
-/* zero3-offload and luwu (layout_offload.c): fills groups, micro, last, boundary. */
-void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
 
 #endif

@@ -7,6 +7,13 @@
 /* Return codes: 0 ok; SC_EINPUT for bad input (CLI exits 2); SC_ERUNTIME otherwise (exit 1). */
 enum { SC_OK = 0, SC_ERUNTIME = -1, SC_EINPUT = -2 };
 
+/* On a function that returns an error code: the compiler warns when a caller drops it. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SC_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define SC_MUST_CHECK
+#endif
+
 typedef struct sc_err {
     char source[256]; /* file name, option name ("--nodes") or "" */
     char path[128];   /* JSON path ("$.node.nic.bandwidth_Gbps") or "" */

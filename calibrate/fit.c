@@ -1,0 +1,601 @@
+/* fit.c — the cost model fitted to loaded measurements with GSL (nonlinear least squares for
+ * the collectives, linear for GEMMs, a median for the interference factor), and the calibration
+ * file written from the fit (see fit.h). Not here: loading measurements (measure.c). */
+#include "fit.h"
+
+
+#include <errno.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../base/atomic.h"
+#include "../base/jsonrd.h"
+
+
+/* ---- the collective fit ----------------------------------------------------------------- */
+/* With an "nccl" base calibration the latencies are NCCL's Simple-protocol ones (model/nccl.h)
+ * and two more constants can be fitted: the network floor and the tree's bandwidth. */
+enum { P_EFF_INTRA, P_EFF_NET, P_HOP_INTRA, P_HOP_NET, P_BASE, P_FLOOR, P_TREE, N_P };
+static const char *const PNAMES[N_P] = {"intra-node bandwidth efficiency", "network bandwidth efficiency",
+                                        "intra-node hop latency", "network hop latency", "ring base latency",
+                                        "network latency floor", "tree bandwidth factor"};
+
+typedef struct fit_ctx {
+    const cal_meas *m;
+    const spec_cluster *c;
+    cost_calib cal;     /* template: the values being fitted are overwritten */
+    int free_idx[N_P];  /* fitted parameter j -> model parameter */
+    int n_free;
+    double fixed[N_P];
+    cost_tier intra;
+    double rms;         /* RMS relative residual of the last fit */
+} fit_ctx;
+
+static void apply(const fit_ctx *f, const double *v, cost_calib *cal)
+{
+    *cal = f->cal;
+    cal->bw_eff[f->intra].v = v[P_EFF_INTRA];
+    cal->bw_eff[TIER_NET].v = v[P_EFF_NET];
+    cal->hop_lat_s[f->intra].v = v[P_HOP_INTRA] * 1e-6;
+    cal->hop_lat_s[TIER_NET].v = v[P_HOP_NET] * 1e-6;
+    cal->base_lat_s[ALGO_RING].v = v[P_BASE] * 1e-6;
+    if (cal->nccl.on) {
+        cal->nccl.intra_hop_s[NCCL_SIMPLE] = v[P_HOP_INTRA] * 1e-6;
+        cal->nccl.net_hop_s[NCCL_SIMPLE] = v[P_HOP_NET] * 1e-6;
+        cal->nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE] = v[P_BASE] * 1e-6;
+        cal->nccl.net_floor_s = v[P_FLOOR] * 1e-6;
+        cal->nccl.tree_bw = v[P_TREE];
+    }
+}
+
+static int resid(const gsl_vector *x, void *data, gsl_vector *out)
+{
+    const fit_ctx *f = data;
+    double v[N_P];
+    memcpy(v, f->fixed, sizeof v);
+    for (int j = 0; j < f->n_free && x; j++)
+        v[f->free_idx[j]] = gsl_vector_get(x, (size_t)j);
+    cost_calib cal;
+    apply(f, v, &cal);
+    for (int i = 0; i < f->m->n_coll; i++) {
+        const cal_coll_m *c = &f->m->coll[i];
+        cost_group g;
+        cal_meas_group(f->c, c, &g);
+        /* NCCL's choice (or the algorithm the run was pinned to): a 2-node all-reduce that
+         * ran as a tree is fitted as a tree */
+        double t = cal.nccl.on ? cost_coll_pick(&cal, c->kind, c->bytes, 1, &g, c->algo, NULL)
+                               : cost_coll_time(&cal, c->kind, ALGO_RING, c->bytes, 1, &g);
+        gsl_vector_set(out, (size_t)i, (t - c->time_s) / c->time_s);
+    }
+    return GSL_SUCCESS;
+}
+
+static double rms(const gsl_vector *r)
+{
+    double s = gsl_blas_dnrm2(r);
+    return s / sqrt((double)r->size);
+}
+
+/* One GSL trust-region fit of the free parameters of f, from their values in f->fixed: all N_P
+ * values into v (fixed ones as they are), standard errors into sd (0 for fixed ones), the RMS
+ * relative residual into f->rms. */
+static int fit_collectives(fit_ctx *f, double *v, double *sd, int *flat, sc_err *err)
+{
+    *flat = -1;
+    const cal_meas *m = f->m;
+    memcpy(v, f->fixed, sizeof(double) * N_P);
+    for (int j = 0; j < N_P; j++)
+        sd[j] = 0;
+    if (!f->n_free) {
+        gsl_vector *r = gsl_vector_alloc((size_t)m->n_coll);
+        if (!r)
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        resid(NULL, f, r);
+        f->rms = rms(r);
+        gsl_vector_free(r);
+        return 0;
+    }
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, (size_t)m->n_coll, (size_t)f->n_free);
+    gsl_vector *x = gsl_vector_alloc((size_t)f->n_free);
+    gsl_matrix *cov = gsl_matrix_alloc((size_t)f->n_free, (size_t)f->n_free);
+    if (!w || !x || !cov) {
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    }
+    for (int j = 0; j < f->n_free; j++)
+        gsl_vector_set(x, (size_t)j, f->fixed[f->free_idx[j]]);
+    gsl_multifit_nlinear_fdf fdf = {resid, NULL, NULL, (size_t)m->n_coll, (size_t)f->n_free, f, 0, 0, 0};
+    /* GSL's errors are values here (cli/main.c turns its aborting handler off): a failed start
+     * or step is an input the fit cannot use; a singular Jacobian leaves the covariance at zero
+     * and the column test below names the parameter nothing determines. */
+    int info = 0, gs = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (!gs)
+        gs = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    if (gs && gs != GSL_EMAXITER) {
+        gsl_multifit_nlinear_free(w);
+        gsl_vector_free(x);
+        gsl_matrix_free(cov);
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the collectives failed: %s",
+                          gsl_strerror(gs));
+    }
+    gsl_vector *r = gsl_multifit_nlinear_residual(w);
+    gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+    if (gsl_multifit_nlinear_covar(J, 0.0, cov))
+        gsl_matrix_set_zero(cov);
+    double chisq = gsl_blas_dnrm2(r);
+    chisq *= chisq;
+    int dof = m->n_coll - f->n_free;
+    double s2 = dof > 0 ? chisq / dof : 0;
+    f->rms = rms(r);
+    const gsl_vector *sol = gsl_multifit_nlinear_position(w);
+    int rc = 0;
+    for (int j = 0; j < f->n_free && !rc; j++) {
+        int p = f->free_idx[j];
+        v[p] = gsl_vector_get(sol, (size_t)j);
+        if (!isfinite(v[p]))
+            rc = sc_err_set(err, SC_EINPUT, m->path, "$.collectives", "the fit of the %s did not converge (got %g)",
+                            PNAMES[p], v[p]);
+        double var = gsl_matrix_get(cov, (size_t)j, (size_t)j) * s2;
+        sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
+        /* a column of J that is all zero means no measurement depends on it (at the solution:
+         * an efficiency that ran away upwards, its bandwidth term vanishing): the caller decides */
+        gsl_vector_view col = gsl_matrix_column(J, (size_t)j);
+        if (gsl_blas_dnrm2(&col.vector) < 1e-12 && *flat < 0)
+            *flat = p;
+    }
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    gsl_matrix_free(cov);
+    return rc;
+}
+
+/* ---- interference ------------------------------------------------------------------------ */
+/* overlap_slowdown (model/cost.h: compute runs this fraction slower while a collective shares the
+ * GPU) from the interference entries: factor_i = t_overlapped_i / t_alone_i - 1 per entry; the
+ * value is their median (robust to one disturbed run: a clock change, a neighbour's job), its sd
+ * the standard error sample sd / sqrt(n) (0 for one entry). Entries whose traffic is an NCCL
+ * collective are used when there are any; device copies (one-rank runs) only when there are none,
+ * and the report says so. Entries whose traffic spanned less than CAL_MIN_COVERAGE of the GEMMs
+ * measured partly the GEMM alone and are left out. A negative median is noise (traffic cannot
+ * speed a GEMM up): held at 0 and reported. No usable entries: the value is left as it is. */
+static int fit_interference(const cal_meas *m, cost_calib *out, cal_fit_report *rep, sc_err *err)
+{
+    int n_nccl = 0, n_copy = 0;
+    for (int i = 0; i < m->n_interf; i++) {
+        const cal_interf_m *x = &m->interf[i];
+        if (x->coverage < CAL_MIN_COVERAGE)
+            rep->interf_dropped++;
+        else if (x->nccl)
+            n_nccl++;
+        else
+            n_copy++;
+    }
+    const int use_nccl = n_nccl > 0, n = use_nccl ? n_nccl : n_copy;
+    if (!n)
+        return 0;
+    double *f = malloc(sizeof(double) * (size_t)n);
+    if (!f)
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    int j = 0;
+    for (int i = 0; i < m->n_interf; i++) {
+        const cal_interf_m *x = &m->interf[i];
+        if (x->coverage < CAL_MIN_COVERAGE || x->nccl != use_nccl)
+            continue;
+        if (!j)
+            snprintf(rep->interf_kind, sizeof rep->interf_kind, "%s", x->concurrent);
+        else if (strcmp(rep->interf_kind, x->concurrent))
+            snprintf(rep->interf_kind, sizeof rep->interf_kind, "nccl-*");
+        f[j] = x->t_overlapped_s / x->t_alone_s - 1;
+        rep->interf_negative += f[j] < 0;
+        j++;
+    }
+    gsl_sort(f, 1, (size_t)n);
+    rep->interf_points = n;
+    rep->interf_fallback = !use_nccl;
+    rep->interf_median = gsl_stats_median_from_sorted_data(f, 1, (size_t)n);
+    out->overlap_slowdown.v = rep->interf_median > 0 ? rep->interf_median : 0;
+    out->overlap_slowdown.sd = n > 1 ? gsl_stats_sd(f, 1, (size_t)n) / sqrt((double)n) : 0;
+    free(f);
+    return 0;
+}
+
+int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
+            cal_fit_report *rep, sc_err *err)
+{
+    memset(rep, 0, sizeof *rep);
+    int rc0 = cal_meas_check(m, c, err);
+    if (rc0)
+        return rc0;
+    cost_calib start;
+    if (base)
+        start = *base;
+    else
+        cost_calib_defaults(c, &start);
+    *out = start;
+
+    /* which parameters can the collectives determine? */
+    int has_intra = 0, has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        has_intra |= m->coll[i].m > 1;
+        has_net |= m->coll[i].k > 1;
+    }
+    fit_ctx f;
+    memset(&f, 0, sizeof f);
+    f.m = m;
+    f.c = c;
+    f.cal = start;
+    f.intra = c->fabric.kind == FABRIC_PCIE ? TIER_PCIE : TIER_NVLINK;
+    rep->intra_tier = (int)f.intra;
+    f.fixed[P_EFF_INTRA] = start.bw_eff[f.intra].v;
+    f.fixed[P_EFF_NET] = start.bw_eff[TIER_NET].v;
+    f.fixed[P_HOP_INTRA] = start.hop_lat_s[f.intra].v * 1e6;
+    f.fixed[P_HOP_NET] = start.hop_lat_s[TIER_NET].v * 1e6;
+    f.fixed[P_BASE] = start.base_lat_s[ALGO_RING].v * 1e6;
+    const nccl_params *np = &start.nccl;
+    if (np->on) {
+        f.fixed[P_HOP_INTRA] = np->intra_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_HOP_NET] = np->net_hop_s[NCCL_SIMPLE] * 1e6;
+        f.fixed[P_BASE] = np->base_lat_s[NCCL_RING][NCCL_SIMPLE] * 1e6;
+        f.fixed[P_FLOOR] = np->net_floor_s * 1e6;
+        f.fixed[P_TREE] = np->tree_bw;
+    }
+    int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0, 0, 0};
+    if (np->on && m->n_coll) {
+        /* the floor and the tree's bandwidth only where some prediction depends on them (a
+         * tree that NCCL never picks for these sizes teaches nothing about its bandwidth) */
+        gsl_vector *r0 = gsl_vector_alloc((size_t)m->n_coll), *r1 = gsl_vector_alloc((size_t)m->n_coll);
+        if (!r0 || !r1) {
+            gsl_vector_free(r0);
+            gsl_vector_free(r1);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        resid(NULL, &f, r0);
+        for (int p = 0; p < N_P; p++) {
+            if (p < P_FLOOR && !determinable[p])
+                continue;
+            double keep = f.fixed[p];
+            int lat = p >= P_HOP_INTRA && p <= P_FLOOR;
+            f.fixed[p] = lat ? keep + 10 : keep * 0.999; /* a bottleneck it is not does not move */
+            resid(NULL, &f, r1);
+            f.fixed[p] = keep;
+            gsl_vector_sub(r1, r0);
+            determinable[p] = gsl_blas_dnrm2(r1) > 1e-9;
+        }
+        gsl_vector_free(r0);
+        gsl_vector_free(r1);
+    }
+    char und[256] = "";
+    for (int j = 0; j < N_P; j++) {
+        if (determinable[j]) {
+            f.free_idx[f.n_free++] = j;
+            continue;
+        }
+        if (j >= P_FLOOR) /* NCCL extras: kept from the base, never required */
+            continue;
+        if (!base)
+            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                              "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
+                              "to take it from there",
+                              PNAMES[j], j == P_EFF_NET || j == P_HOP_NET ? "no collective spans nodes" : "no collective has two ranks on a node",
+                              j == P_EFF_NET || j == P_HOP_NET ? "on two or more nodes" : "with several ranks per node");
+        size_t l = strlen(und);
+        snprintf(und + l, sizeof und - l, "%s%s", l ? ", " : "", PNAMES[j]);
+    }
+    snprintf(rep->undetermined, sizeof rep->undetermined, "%s", und);
+    if (m->n_coll && m->n_coll < f.n_free + 1)
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                          "expected at least %d collective measurements to fit %d parameters, got %d", f.n_free + 1,
+                          f.n_free, m->n_coll);
+    if (m->n_coll) {
+        /* Physical bounds, as an active-set least squares: latencies cannot be negative and
+         * bandwidth efficiencies cannot exceed 1 (the tree's factor 2: a 2-node tree moves half a
+         * ring's bytes). An unconstrained fit of a latency the data barely determine can land
+         * below 0; noisy latency-dominated points can drive an efficiency up until its bandwidth
+         * term vanishes and nothing depends on it. Either is held at its bound, reported, and the
+         * others refitted, as often as needed. An efficiency that the data place above 1 is
+         * refused below (the cluster spec or the measurements are wrong), as is any other
+         * parameter nothing depends on. */
+        double v[N_P], sd[N_P] = {0};
+        const int is_lat[N_P] = {0, 0, 1, 1, 1, 1, 0};
+        int rc;
+        for (;;) {
+            int flat;
+            if ((rc = fit_collectives(&f, v, sd, &flat, err)))
+                return rc;
+            int worst = -1;
+            double bound = 0;
+            for (int j = 0; j < f.n_free; j++) {
+                int p = f.free_idx[j];
+                double hi = p == P_TREE ? 2.0 : 1.0;
+                if (is_lat[p] && v[p] < 0 && (worst < 0 || !is_lat[worst] || v[p] < v[worst]))
+                    worst = p, bound = 0;
+                else if (!is_lat[p] && worst < 0 && p == flat) /* ran away: past its bound */
+                    worst = p, bound = hi;
+            }
+            if (worst < 0 && flat >= 0)
+                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                                  "the measurements cannot determine the %s: no measured time depends on it",
+                                  PNAMES[flat]);
+            if (worst < 0)
+                break;
+            int k = 0;
+            for (int j = 0; j < f.n_free; j++)
+                if (f.free_idx[j] != worst)
+                    f.free_idx[k++] = f.free_idx[j];
+            f.n_free = k;
+            f.fixed[worst] = bound;
+            size_t l = strlen(rep->at_bound);
+            if (is_lat[worst])
+                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
+            else
+                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at %g", l ? ", " : "", PNAMES[worst], bound);
+            if (!f.n_free) {
+                memcpy(v, f.fixed, sizeof v); /* every value held: the fit's output is the bounds */
+                break;
+            }
+        }
+        rep->coll_points = m->n_coll;
+        rep->coll_rms_rel = f.rms;
+        for (int j = 0; j < (np->on ? N_P : P_FLOOR); j++) {
+            int lat = is_lat[j];
+            double hi = j == P_TREE ? 2.0 : 1.0; /* a 2-node tree moves half a ring's bytes */
+            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > hi))
+                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                                  "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
+                                  "model%s",
+                                  PNAMES[j], v[j], lat ? " us" : "",
+                                  !lat && v[j] > hi ? ", or the cluster's line rate for this tier is too low" : "");
+        }
+        apply(&f, v, out);
+        out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
+        out->bw_eff[TIER_NET].sd = sd[P_EFF_NET];
+        out->hop_lat_s[f.intra].sd = sd[P_HOP_INTRA] * 1e-6;
+        out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
+        out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
+        if (np->on)
+            for (int j = 0; j < 5; j++) {
+                int p = P_HOP_INTRA + j;
+                for (int q = 0; q < f.n_free; q++)
+                    rep->nccl_fitted[j] |= f.free_idx[q] == p;
+                rep->nccl_sd[j] = sd[p] * (p == P_TREE ? 1 : 1e-6);
+            }
+    }
+
+    /* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear). */
+    if (m->n_gemm >= 3) {
+        double *xs = malloc(sizeof(double) * (size_t)m->n_gemm), *ys = malloc(sizeof(double) * (size_t)m->n_gemm);
+        if (!xs || !ys) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        for (int i = 0; i < m->n_gemm; i++) {
+            const cal_gemm_m *g = &m->gemm[i];
+            xs[i] = 2 * g->m * g->n * g->k * g->batch;
+            ys[i] = g->time_s;
+        }
+        /* weights 1/t^2: the errors are relative, small GEMMs count as much as large ones; the
+         * covariance is scaled by chi^2/dof since the weights fix only the shape of the errors */
+        double *ws = malloc(sizeof(double) * (size_t)m->n_gemm);
+        if (!ws) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        }
+        for (int i = 0; i < m->n_gemm; i++)
+            ws[i] = 1 / (ys[i] * ys[i]);
+        double c0, c1, cov00, cov01, cov11, chisq;
+        int gs = gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+        free(ws);
+        if (gs || !isfinite(c0) || !isfinite(c1)) {
+            free(xs);
+            free(ys);
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the GEMM fit failed (%s): measure GEMMs of several sizes",
+                              gs ? gsl_strerror(gs) : "not a number");
+        }
+        double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
+        cov00 *= scale;
+        cov11 *= scale;
+        double e2 = 0;
+        for (int i = 0; i < m->n_gemm; i++) {
+            double rr = (c0 + c1 * xs[i] - ys[i]) / ys[i];
+            e2 += rr * rr;
+        }
+        free(xs);
+        free(ys);
+        if (!(c1 > 0))
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the GEMM times do not grow with FLOPs: the efficiency cannot be determined");
+        rep->gemm_points = m->n_gemm;
+        rep->gemm_rms_rel = sqrt(e2 / m->n_gemm);
+        double eff = 1 / (c->gpu.peak_flops * c1);
+        if (eff > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                              "the fit gives a GEMM efficiency of %g, above 1: the cluster's peak_tflops (%g) is too "
+                              "low for these measurements",
+                              eff, c->gpu.peak_flops / 1e12);
+        out->gemm_eff.v = eff;
+        out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
+        out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
+        out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
+    } else if (!base) {
+        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                          "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
+                          m->n_gemm);
+    }
+    if (m->n_membw >= 1) {
+        double *e = malloc(sizeof(double) * (size_t)m->n_membw);
+        if (!e)
+            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+        /* only the largest copies: smaller ones can stay in the caches and measure the cache, not
+         * the memory the cost model means (1 MiB copies gave "efficiencies" of 1.4 on a CPU) */
+        double top = 0;
+        for (int i = 0; i < m->n_membw; i++)
+            top = fmax(top, m->membw[i].bytes);
+        int ne = 0;
+        for (int i = 0; i < m->n_membw; i++)
+            if (m->membw[i].bytes >= top / 2) /* a copy of `bytes` reads and writes them: 2 x bytes */
+                e[ne++] = 2 * m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
+        out->hbm_eff.v = gsl_stats_mean(e, 1, (size_t)ne);
+        out->hbm_eff.sd = ne > 1 ? gsl_stats_sd(e, 1, (size_t)ne) : 0;
+        rep->membw_points = ne;
+        free(e);
+        if (out->hbm_eff.v > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+            return sc_err_set(err, SC_EINPUT, m->path, "$.membw",
+                              "the measured copies give a memory-bandwidth efficiency of %g, above 1: the "
+                              "cluster's hbm_bandwidth_GBps (%g) is too low for them (caches?)",
+                              out->hbm_eff.v, c->gpu.hbm_bw_Bps / 1e9);
+    }
+    int rc_i = fit_interference(m, out, rep, err);
+    if (rc_i)
+        return rc_i;
+    snprintf(out->name, sizeof out->name, "%.40s (fitted)", c->name);
+    snprintf(out->cluster, sizeof out->cluster, "%s", c->name);
+    snprintf(out->source, sizeof out->source,
+             "fitted by shardcast calibrate fit to %.200s (%s, %.60s, %.30s)%s%.100s%s%.80s", m->path, m->backend,
+             m->device, m->date, base_name ? "; unmeasured values from " : "", base_name ? base_name : "",
+             !rep->at_bound[0] ? "" : strstr(rep->at_bound, " at 1") ? "; held at a physical bound: " : "; held at 0: ", rep->at_bound);
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+/* A standard error below what an input may hold (JR_TINY in the file's unit: a parameter the
+ * measurements determine exactly, e.g. synthetic ones) is written as 0, so the file loads back. */
+static double sd_out(double sd) { return fabs(sd) < JR_TINY ? 0.0 : sd; }
+
+static json_t *val(cost_param p, double scale, const char *src)
+{
+    return json_pack("{s:f, s:f, s:s}", "value", p.v * scale, "sd", sd_out(p.sd * scale), "source", src);
+}
+
+static json_t *pval(double v, double sd, const char *src)
+{
+    return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd_out(sd), "source", src);
+}
+
+/* The "nccl" object of a written calibration: the fitted constants with their standard errors,
+ * the rest as the base had them. */
+static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const char *fitted, const char *kept)
+{
+    static const char *const pn[NCCL_N_PROTOS] = {"LL", "LL128", "Simple"};
+    static const char *const an[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
+#define SRC(i) (rep->nccl_fitted[i] ? fitted : kept)
+#define SD(i) (rep->nccl_fitted[i] ? rep->nccl_sd[i] : 0)
+    json_t *o = json_object(), *base = json_object(), *ih = json_object(), *nh = json_object(), *pb = json_object(),
+           *ch = json_object();
+    json_object_set_new(o, "nvls", pval(p->nvls, 0, kept));
+    json_object_set_new(o, "simple_only", pval(p->simple_only, 0, kept));
+    json_object_set_new(o, "ll128", pval(p->ll128, 0, kept));
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        json_t *b = json_object();
+        for (int q = 0; q < NCCL_N_PROTOS; q++) {
+            int fit = a == NCCL_RING && q == NCCL_SIMPLE;
+            json_object_set_new(b, pn[q], pval(p->base_lat_s[a][q] * 1e6, fit ? SD(2) * 1e6 : 0, fit ? SRC(2) : kept));
+        }
+        json_object_set_new(base, an[a], b);
+        json_object_set_new(ch, an[a], pval(p->chunk_half_B[a] / 1024, 0, kept));
+    }
+    for (int q = 0; q < NCCL_N_PROTOS; q++) {
+        int fit = q == NCCL_SIMPLE;
+        json_object_set_new(ih, pn[q], pval(p->intra_hop_s[q] * 1e6, fit ? SD(0) * 1e6 : 0, fit ? SRC(0) : kept));
+        json_object_set_new(nh, pn[q], pval(p->net_hop_s[q] * 1e6, fit ? SD(1) * 1e6 : 0, fit ? SRC(1) : kept));
+        json_object_set_new(pb, pn[q], pval(p->proto_bw[q], 0, kept));
+    }
+    json_object_set_new(o, "base_latency_us", base);
+    json_object_set_new(o, "intra_hop_latency_us", ih);
+    json_object_set_new(o, "net_hop_latency_us", nh);
+    json_object_set_new(o, "net_floor_us", pval(p->net_floor_s * 1e6, SD(3) * 1e6, SRC(3)));
+    json_object_set_new(o, "protocol_bandwidth", pb);
+    json_object_set_new(o, "tree_bandwidth", pval(p->tree_bw, SD(4), SRC(4)));
+    json_object_set_new(o, "nvls_bandwidth", pval(p->nvls_bw, 0, kept));
+    json_object_set_new(o, "pat_bandwidth", pval(p->pat_bw, 0, kept));
+    json_object_set_new(o, "chunk_half_KiB", ch);
+    json_object_set_new(o, "chunk_exponent", pval(p->chunk_exp, 0, kept));
+    json_object_set_new(o, "ring_node_fall", pval(p->ring_node_fall, 0, kept));
+    json_object_set_new(o, "tree_node_fall", pval(p->tree_node_fall, 0, kept));
+#undef SRC
+#undef SD
+    return o;
+}
+
+int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
+                    const char *base_name, sc_err *err)
+{
+    char fitted_c[256], fitted_g[256], fitted_m[200], kept[200];
+    snprintf(fitted_c, sizeof fitted_c, "fitted: %d collectives, RMS relative residual %.3f", rep->coll_points,
+             rep->coll_rms_rel);
+    snprintf(fitted_g, sizeof fitted_g, "fitted: %d GEMMs, RMS relative residual %.3f", rep->gemm_points,
+             rep->gemm_rms_rel);
+    snprintf(fitted_m, sizeof fitted_m, "measured: mean of %d bandwidth runs", rep->membw_points);
+    snprintf(kept, sizeof kept, "not measured: from %s", base_name ? base_name : "built-in defaults");
+    char interf[512] = "";
+    if (rep->interf_points) {
+        int l = snprintf(interf, sizeof interf,
+                         "measured by shardcast-bench: GEMM alone vs with concurrent %s, %d entries%s%.40s: median of "
+                         "t_overlapped_s / t_alone_s - 1, sd = sample sd / sqrt(n)",
+                         rep->interf_kind, rep->interf_points, m->date[0] ? ", " : "", m->date);
+        if (rep->interf_fallback && l > 0 && (size_t)l < sizeof interf)
+            l += snprintf(interf + l, sizeof interf - (size_t)l,
+                          "; no NCCL entries: device copies stood in for a collective");
+        if (rep->interf_median < 0 && l > 0 && (size_t)l < sizeof interf)
+            l += snprintf(interf + l, sizeof interf - (size_t)l, "; median %.3g is noise, held at 0",
+                          rep->interf_median);
+        if (rep->interf_dropped && l > 0 && (size_t)l < sizeof interf)
+            snprintf(interf + l, sizeof interf - (size_t)l, "; %d entries left out (traffic spanned < %.0f%% of the GEMMs)",
+                     rep->interf_dropped, CAL_MIN_COVERAGE * 100);
+    }
+    int has_intra = 0, has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        has_intra |= m->coll[i].m > 1;
+        has_net |= m->coll[i].k > 1;
+    }
+    const char *intra = has_intra ? fitted_c : kept, *net = has_net ? fitted_c : kept;
+    cost_tier it = (cost_tier)rep->intra_tier;
+    json_t *links = json_object();
+    static const char *const tn[] = {"nvlink", "pcie", "net"};
+    for (int t = 0; t < N_TIERS; t++) {
+        const char *s = t == TIER_NET ? net : (cost_tier)t == it ? intra : kept;
+        json_object_set_new(links, tn[t],
+                            json_pack("{s:o, s:o}", "bandwidth_efficiency", val(k->bw_eff[t], 1, s), "hop_latency_us",
+                                      val(k->hop_lat_s[t], 1e6, s)));
+    }
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:o, s:{s:{s:o}, s:{s:o, s:o}}}", "name", k->name, "source",
+        k->source, "cluster", k->cluster, "gpu", "gemm_efficiency",
+        val(k->gemm_eff, 1, rep->gemm_points ? fitted_g : kept), "gemm_overhead_us",
+        val(k->gemm_overhead_s, 1e6, rep->gemm_points ? fitted_g : kept), "hbm_efficiency",
+        val(k->hbm_eff, 1, rep->membw_points ? fitted_m : kept), "optimizer_bytes_per_param",
+        val(k->opt_bytes_per_param, 1, kept), "overlap_slowdown",
+        val(k->overlap_slowdown, 1, rep->interf_points ? interf : kept), "links", links,
+        "algorithms", "ring", "base_latency_us", val(k->base_lat_s[ALGO_RING], 1e6, m->n_coll ? fitted_c : kept),
+        "tree", "base_latency_us", val(k->base_lat_s[ALGO_TREE], 1e6, kept), "bandwidth_factor",
+        val(k->tree_bw_factor, 1, kept));
+    if (root && k->gemm_tile.v > 0)
+        json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
+    if (root && k->nccl.on)
+        json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
+    if (!root)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    json_decref(root);
+    if (!txt)
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory (or a value that is not a number)");
+    int rc = at_write(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}

@@ -1,0 +1,109 @@
+/* gnuplot.c — driving gnuplot for `shardcast plot` (see gnuplot.h). */
+#include "gnuplot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../base/proc.h"
+#include "common.h"
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Copy s with characters that would break a gnuplot string or word list replaced. */
+void gp_clean(const char *s, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; *s && i + 1 < n; s++)
+        out[i++] = ((unsigned char)*s < 0x20 || *s == '"' || *s == '\'' || *s == '\\') ? '_' : *s;
+    out[i] = '\0';
+}
+
+/* name='value'; as a gnuplot -e assignment ('' doubles a quote inside a single-quoted string). */
+void gp_str(FILE *f, const char *name, const char *val)
+{
+    fprintf(f, "%s='", name);
+    for (; *val; val++) {
+        unsigned char c = (unsigned char)*val;
+        if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 ? ' ' : c, f);
+    }
+    fputs("'; ", f);
+}
+
+void gp_num(FILE *f, const char *name, double v) { fprintf(f, "%s=%.10g; ", name, v); }
+
+/* A word for a gnuplot word() list: "text" followed by a space. */
+void gp_word(FILE *f, const char *s)
+{
+    char c[256];
+    gp_clean(s, c, sizeof c);
+    fprintf(f, "\"%s\" ", c);
+}
+
+int gp_find(char *out, size_t n) { return proc_find_on_path("gnuplot", out, n); }
+
+int gp_find_script(const char *kind, char *out, size_t n, sc_err *err)
+{
+    const char *env = getenv("SHARDCAST_PLOTS");
+    if (env && *env) {
+        snprintf(out, n, "%s/%s.gp", env, kind);
+        if (access(out, R_OK))
+            return sc_err_set(err, SC_ERUNTIME, out, "", "cannot read gnuplot script (set by SHARDCAST_PLOTS): %s",
+                              strerror(errno));
+        return 0;
+    }
+    char bin[4096];
+    cli_bindir(NULL, bin, sizeof bin);
+    snprintf(out, n, "%.4000s/plots/%s.gp", bin, kind);
+    if (access(out, R_OK) == 0)
+        return 0;
+    snprintf(out, n, "%.4000s/../share/shardcast/plots/%s.gp", bin, kind);
+    if (access(out, R_OK) == 0)
+        return 0;
+    return sc_err_set(err, SC_ERUNTIME, "plot", "",
+                      "cannot find the gnuplot script %s.gp in %.1000s/plots or %.1000s/../share/shardcast/plots "
+                      "(reinstall, or set SHARDCAST_PLOTS=DIR)",
+                      kind, bin, bin);
+}
+
+/* Run `gnuplot -e vars script`, its output captured; 0 if it exited 0. On failure the last line
+ * gnuplot printed (its error) goes into err. Warnings of a successful run are passed on. */
+/* gnuplot reads the variables from a file, then the script: no argument grows with the input
+ * (one `-e` argument failed past the kernel's 128 KiB limit on a single argument). */
+int gp_run(const char *gp, const char *script, const char *varsfile, sc_err *err)
+{
+    char msg[8192];
+    size_t len = 0;
+    int status;
+    char *const argv[] = {"gnuplot", (char *)varsfile, (char *)script, NULL};
+    if (proc_capture(gp, argv, msg, sizeof msg, &len, &status))
+        return sc_err_set(err, SC_ERUNTIME, "gnuplot", "", "cannot run it: %s", strerror(errno));
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok) {
+        for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
+            if (*trim(line))
+                fprintf(stderr, "shardcast plot: gnuplot: %s\n", line);
+        return 0;
+    }
+    while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+        msg[--len] = '\0';
+    char *last = strrchr(msg, '\n');
+    last = last ? last + 1 : msg;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !*last)
+        return sc_err_set(err, SC_ERUNTIME, gp, "", "cannot run: exec failed");
+    return sc_err_set(err, SC_ERUNTIME, script, "", "gnuplot failed: %.200s", *last ? last : "(no message)");
+}

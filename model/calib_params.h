@@ -1,0 +1,29 @@
+/* calib_params.h — the one table of a calibration's top-level parameters: where each lives in
+ * the JSON file (object path and key), which cost_calib field it fills, its unit and bounds, and
+ * whether it carries an uncertainty. Reading (model/calib.c) and the spread of a prediction
+ * (cli/eval.c) walk it; new top-level parameters are added here once.
+ * Not here: the "kernels", "nccl" and "frameworks" objects (read by model/calib.c directly). */
+#ifndef SC_CALIB_PARAMS_H
+#define SC_CALIB_PARAMS_H
+
+#include <stddef.h>
+
+#include "cost.h"
+
+typedef struct calib_param_def {
+    const char *path;  /* JSON path of its object: "$.gpu", "$.links.nvlink", "$.algorithms.tree" */
+    const char *key;   /* its key there: "gemm_efficiency"                                        */
+    size_t offset;     /* offsetof(cost_calib, field)                                             */
+    double scale;      /* file unit to SI: 1e-6 for the _us keys, else 1                          */
+    int allow_zero;    /* 0 is a valid value                                                      */
+    double max;        /* largest valid value (INFINITY: none)                                    */
+    int optional;      /* read only when present (else required)                                  */
+    int uncertain;     /* drawn from N(v, sd) by the spread of a prediction                       */
+} calib_param_def;
+
+/* The table in file order (gpu, links per tier, algorithms); n receives its length. */
+const calib_param_def *calib_params(int *n);
+/* The field of c that d describes. */
+cost_param *calib_param_at(cost_calib *c, const calib_param_def *d);
+
+#endif

@@ -1,0 +1,11 @@
+/* layout_offload.h — the offloaded-optimizer builder (layout_offload.c), called by layout.c.
+ * Not for engines. */
+#ifndef SC_LAYOUT_OFFLOAD_H
+#define SC_LAYOUT_OFFLOAD_H
+
+#include "layout.h"
+
+/* zero3-offload and luwu: fills groups, micro, last, boundary. */
+void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
+
+#endif

@@ -1,0 +1,338 @@
+/* search.c — plan's candidates, ranking and sensitivity (see search.h). Every number comes from
+ * the front door (pred_eval_finite); nothing here prints. */
+#include "search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Layout families `--layouts` can name: one per layout kind, by the kind's name (spec_layout's
+ * table); a family stands for every valid member. */
+int ps_n_families(void) { return spec_layout_n_kinds(); }
+
+const char *ps_family_name(int k) { return spec_layout_kind_name((spec_layout_kind)k); }
+
+unsigned ps_family_mask(const char *arg)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", arg);
+    unsigned mask = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all")) {
+            mask |= ~0u;
+            continue;
+        }
+        int k = -1;
+        for (int i = 0; i < ps_n_families(); i++)
+            if (!strcmp(t, ps_family_name(i)))
+                k = i;
+        if (k < 0)
+            return 0;
+        mask |= PS_FAM(k);
+    }
+    return mask;
+}
+
+static int push(spec_layout *out, int n, int max, spec_layout l)
+{
+    if (n < max)
+        out[n++] = l;
+    return n;
+}
+
+/* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
+ * communicator (axes of size 1 can sit anywhere: one placement each). */
+static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
+                                     "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
+                                     "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
+
+/* Strides of l's axes of size > 1 on N GPUs (0 for size-1 axes): equal signatures place every
+ * communicator identically. */
+static void stride_sig(const spec_layout *l, int N, int st[4])
+{
+    int size[4];
+    spec_layout_axes(l, N, size, st);
+    for (int a = 0; a < 4; a++)
+        if (size[a] == 1)
+            st[a] = 0;
+}
+
+/* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
+ * (in PERMS order) with the same communicators. */
+void ps_canon_axonn(spec_layout *l, int N)
+{
+    if (l->kind != LAYOUT_AXONN)
+        return;
+    int xyz = l->grid[0] * l->grid[1] * l->grid[2];
+    if (xyz <= 0 || N % xyz)
+        return;
+    int want[4], st[4];
+    l->grid[3] = 0;
+    stride_sig(l, N, want);
+    spec_layout q = *l;
+    for (int pi = 0; pi < 24; pi++) {
+        memcpy(q.placement, PERMS[pi], 5);
+        stride_sig(&q, N, st);
+        if (!memcmp(st, want, sizeof st)) {
+            memcpy(l->placement, PERMS[pi], 5);
+            return;
+        }
+    }
+}
+
+static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
+                         int n, int max)
+{
+    int N = nodes * c->gpus_per_node;
+    for (int x = 1; x <= N; x++)
+        for (int y = 1; x * y <= N; y++)
+            for (int z = 1; x * y * z <= N; z++) {
+                if (N % (x * y * z))
+                    continue;
+                int seen[24][4], n_seen = 0;
+                for (int pi = 0; pi < 24; pi++) {
+                    if (only && strcmp(only, PERMS[pi]))
+                        continue;
+                    spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
+                    memcpy(l.placement, PERMS[pi], 5);
+                    if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
+                        continue;
+                    int st[4], dup = 0;
+                    stride_sig(&l, N, st);
+                    for (int j = 0; j < n_seen && !dup; j++)
+                        dup = !memcmp(seen[j], st, sizeof st);
+                    if (dup)
+                        continue;
+                    memcpy(seen[n_seen++], st, sizeof st);
+                    n = push(out, n, max, l);
+                }
+            }
+    return n;
+}
+
+/* Megatron-LM 3D: every tensor size t dividing a node, pipeline depth p (1: tensor + sequence
+ * parallel only) and interleaving vp up to 8 that the cluster and model allow, with sequence
+ * parallelism and the distributed optimizer on, as Megatron-LM's recipes run them. */
+static int megatron_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
+{
+    int N = nodes * c->gpus_per_node;
+    for (int t = 1; t <= c->gpus_per_node; t++)
+        for (int pp = 1; pp <= N / t && pp <= m->layers; pp++)
+            for (int vp = 1; vp <= (pp > 1 ? 8 : 1); vp++) {
+                spec_layout l = {.kind = LAYOUT_MEGATRON, .t = t, .pp = pp, .vp = vp, .cp = 1, .sp = 1, .zero1 = 1,
+                                 .overlap = 1, .hier = 1, .sched = PIPE_1F1B};
+                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
+                    n = push(out, n, max, l);
+            }
+    return n;
+}
+
+int ps_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, const char *placement,
+               spec_layout *out, int max)
+{
+    int n = 0, N = nodes * c->gpus_per_node, G = c->gpus_per_node;
+    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
+        if (mask & PS_FAM(k))
+            n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .hier = 1});
+    if (mask & PS_FAM(LAYOUT_SHARD_GRAD_OP))
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_SHARD_GRAD_OP, .hier = 1});
+    if (mask & PS_FAM(LAYOUT_ZEROPP)) /* ZeRO++ without hpZ: quantized collectives only */
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .hier = 1, .qwz = 1, .qgz = 1});
+    for (int p = 2; p < N; p++) {
+        spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
+        if (spec_layout_check(&ml, c, nodes, NULL))
+            continue;
+        if (mask & PS_FAM(LAYOUT_MICS)) {
+            n = push(out, n, max, ml);
+            if (p > G) {
+                ml.hier = 0;
+                n = push(out, n, max, ml);
+            }
+        }
+        if (mask & PS_FAM(LAYOUT_HSDP))
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1});
+        if (p <= G && (mask & PS_FAM(LAYOUT_ZEROPP))) {
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1, .qwz = 1, .qgz = 1});
+        }
+        if (mask & PS_FAM(LAYOUT_HSDP_ZERO2))
+            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1});
+        for (int k = LAYOUT_ZERO1; k <= LAYOUT_ZERO2; k++) /* states sharded within p, replicated */
+            if (mask & PS_FAM(k))
+                n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
+    }
+    if (mask & PS_FAM(LAYOUT_ZERO3_OFFLOAD)) /* ZeRO-Offload / ZeRO-Infinity: each tier the cluster has */
+        for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
+            for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
+                if ((prm != OFF_NVME && opt != OFF_NVME) || c->nvme_read_Bps > 0)
+                    n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
+                                                        .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
+    if ((mask & PS_FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
+        n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
+    if (mask & PS_FAM(LAYOUT_TP))
+        for (int t = 2; t <= G; t++)
+            for (int z1 = 1; z1 >= 0; z1--) {
+                spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
+                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
+                    n = push(out, n, max, l);
+            }
+    if (mask & PS_FAM(LAYOUT_AXONN))
+        n = axonn_layouts(c, m, nodes, placement, out, n, max);
+    if (mask & PS_FAM(LAYOUT_MEGATRON))
+        n = megatron_layouts(c, m, nodes, out, n, max);
+    return n;
+}
+
+
+double ps_score(ps_objective obj, const ps_cand *c)
+{
+    return obj == PS_COST ? -c->usd_per_msample : c->pt.r.samples_per_s;
+}
+
+double ps_merit(ps_objective obj, const ps_cand *c)
+{
+    return obj == PS_COST ? 1.0 / c->usd_per_msample : c->pt.r.samples_per_s;
+}
+
+int ps_eval(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj, pred_engine e,
+            int nodes, const spec_layout *l, const spec_training *tr, ps_cand *out, sc_err *err)
+{
+    return ps_eval_memo(c, m, cal, obj, e, nodes, l, tr, NULL, out, err);
+}
+
+int ps_eval_memo(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj, pred_engine e,
+                 int nodes, const spec_layout *l, const spec_training *tr, an_memo *memo, ps_cand *out, sc_err *err)
+{
+    pred_input in = {c, m, tr, nodes, l, cal, memo};
+    int rc = pred_eval_finite(&in, e, NULL, &out->pt, err);
+    if (rc)
+        return rc;
+    out->usd_per_msample = c->price_usd_per_hour * nodes / 3600.0 / out->pt.r.samples_per_s * 1e6;
+    out->score = ps_score(obj, out);
+    out->confirmed = e == PRED_SIM;
+    out->twins = 0;
+    return 0;
+}
+
+void ps_headroom(ps_cand *c, double hbm, double headroom)
+{
+    if (c->pt.r.mem.fits && c->pt.r.mem.total + headroom > hbm) { /* fits, but not with the headroom */
+        c->pt.r.mem.fits = 0;
+        c->pt.r.mem.short_by = c->pt.r.mem.total + headroom - hbm;
+    } else if (!c->pt.r.mem.fits && c->pt.r.mem.short_by > 0) {
+        c->pt.r.mem.short_by += headroom;
+    }
+}
+
+double ps_oom_key(const mem_breakdown *m)
+{
+    double sb, need, cap;
+    if (m->short_by > 0)
+        return m->short_by;
+    return mem_short_where(m, &sb, &need, &cap) ? 1e30 + sb : 0;
+}
+
+int ps_cmp(const void *a, const void *b)
+{
+    const ps_cand *p = a, *q = b;
+    if (p->score != q->score)
+        return p->score < q->score ? 1 : -1;
+    if (p->pt.r.mem.total != q->pt.r.mem.total)
+        return p->pt.r.mem.total < q->pt.r.mem.total ? -1 : 1;
+    return p->pt.nodes - q->pt.nodes;
+}
+
+/* Candidates with identical numbers (AxoNN placements or layouts that build the same
+ * communicators) are one choice: keep the first, count the rest. They sort next to each other:
+ * same score, same memory, same nodes. */
+size_t ps_fold_twins(ps_cand *cs, size_t n)
+{
+    size_t kept_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        int twin = 0;
+        for (size_t j = kept_n; j-- > 0 && cs[j].score == cs[i].score && !twin;)
+            twin = cs[j].pt.nodes == cs[i].pt.nodes && cs[j].pt.training.micro_batch == cs[i].pt.training.micro_batch &&
+                   cs[j].pt.r.step_s == cs[i].pt.r.step_s && cs[j].pt.r.mem.total == cs[i].pt.r.mem.total &&
+                   (cs[j].twins++, 1);
+        if (!twin)
+            cs[kept_n++] = cs[i];
+    }
+    return kept_n;
+}
+
+static const char *const SENS_NAMES[PS_N_SENS] = {"inter-node (NIC) bandwidth", "NVLink bandwidth", "GPU peak FLOP/s"};
+
+const char *ps_sens_name(int k) { return k >= 0 && k < PS_N_SENS ? SENS_NAMES[k] : ""; }
+
+static int flips(const spec_cluster *c0, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                 const ps_cand *a, const ps_cand *b, double a0, double b0, int k, double f)
+{
+    spec_cluster c = *c0;
+    if (k == 0)
+        c.nic_bw_Bps *= f;
+    else if (k == 1)
+        c.fabric.link_bw_Bps *= f, c.pcie_bw_Bps *= f;
+    else
+        c.gpu.peak_flops *= f;
+    ps_cand x, y;
+    sc_err err;
+    if (ps_eval(&c, m, cal, obj, PRED_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
+        ps_eval(&c, m, cal, obj, PRED_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+        return 0;
+    return ps_merit(obj, b) * (ps_merit(obj, &y) / b0) > ps_merit(obj, a) * (ps_merit(obj, &x) / a0);
+}
+
+int ps_sensitivity(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                   const ps_cand *a, const ps_cand *b, double *f_out)
+{
+    ps_cand x, y;
+    sc_err err;
+    if (ps_eval(c, m, cal, obj, PRED_MODEL, a->pt.nodes, &a->pt.layout, &a->pt.training, &x, &err) ||
+        ps_eval(c, m, cal, obj, PRED_MODEL, b->pt.nodes, &b->pt.layout, &b->pt.training, &y, &err))
+        return -1;
+    double a0 = ps_merit(obj, &x), b0 = ps_merit(obj, &y), best_f = 0;
+    int best_k = -1;
+    for (int k = 0; k < PS_N_SENS; k++)
+        for (int dir = -1; dir <= 1; dir += 2)
+            for (int step = 1; step <= 16; step++) {
+                double f = pow(2.0, dir * step / 8.0); /* 2^(1/8) steps up to 4x */
+                if (!flips(c, m, cal, obj, a, b, a0, b0, k, f))
+                    continue;
+                double lo = pow(2.0, dir * (step - 1) / 8.0), hi = f; /* bisect on the log scale */
+                for (int it = 0; it < 8; it++) {
+                    double mid = sqrt(lo * hi);
+                    if (flips(c, m, cal, obj, a, b, a0, b0, k, mid))
+                        hi = mid;
+                    else
+                        lo = mid;
+                }
+                if (best_k < 0 || fabs(log(hi)) < fabs(log(best_f)))
+                    best_k = k, best_f = hi;
+                break;
+            }
+    *f_out = best_f;
+    return best_k;
+}
+
+double ps_pct_change(double f) { return 100 * fabs(f - 1); }
+
+ps_verdict ps_verdict_of(double gap_pct, int sens, double factor, double uncertainty)
+{
+    if (sens >= 0 && ps_pct_change(factor) <= 100 * uncertainty)
+        return PS_TOO_CLOSE;
+    if (gap_pct < 1.0)
+        return PS_TIE;
+    return PS_ROBUST;
+}
+
+void ps_judge(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+              const ps_cand *a, const ps_cand *b, double uncertainty, ps_judgement *out)
+{
+    out->factor = 1;
+    out->gap_pct = 100 * (ps_merit(obj, a) / ps_merit(obj, b) - 1);
+    out->sens = ps_sensitivity(c, m, cal, obj, a, b, &out->factor);
+    out->verdict = ps_verdict_of(out->gap_pct, out->sens, out->factor, uncertainty);
+}
