@@ -174,7 +174,7 @@ HAVE_MPICC   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
 HAVE_OPENBLAS:= $(shell pkg-config --exists openblas 2>/dev/null && echo 1)
 BLAS_CFLAGS  := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS    := $(shell pkg-config --libs openblas 2>/dev/null)
-BENCH_DRV_OBJ:= $(patsubst %.c,$(BUILD)/%.o,calibrate/bench/driver.c $(wildcard calibrate/bench/meas_*.c) calibrate/bench/main.c)
+BENCH_DRV_OBJ:= $(patsubst %.c,$(BUILD)/%.o,calibrate/bench/driver.c calibrate/bench/harness.c $(wildcard calibrate/bench/meas_*.c) calibrate/bench/main.c)
 
 # With mpicc, `mpirun -np K shardcast sweep` splits its grid across the ranks (cli/sweep.c).
 ifneq ($(HAVE_MPICC),)

@@ -16,11 +16,11 @@ typedef struct jr {
 
 /* The bytes of the file at path, NUL-terminated, at most max of them: regular files and pipes;
  * a directory, a device (/dev/zero would never end) or a longer file is SC_EINPUT naming path. */
-int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err);
+int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err) SC_MUST_CHECK;
 #define JR_MAX_FILE ((size_t)256 << 20) /* specs, calibrations, measurements */
 
 /* Parse text (or the file r->src when text == NULL) into an object root. */
-int jr_load_root(jr *r, const char *text, json_t **root);
+int jr_load_root(jr *r, const char *text, json_t **root) SC_MUST_CHECK;
 /* Reject keys not in allowed[] (NULL-terminated). */
 int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *allowed);
 int jr_bad(jr *r, const char *path, const char *expected, const json_t *got);

@@ -13,6 +13,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "../base/atomic.h"
 #include "../base/jsonrd.h"
+#include "../model/calib_params.h"
 
 
 /* ---- the collective fit ----------------------------------------------------------------- */
@@ -533,6 +535,23 @@ static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const 
     return o;
 }
 
+/* The object at a JSON path ("$.links.nvlink") under root, made (in order) where missing. */
+static json_t *path_object(json_t *root, const char *path)
+{
+    char buf[64], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *o = root;
+    for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
+        if (!strcmp(t, "$"))
+            continue;
+        json_t *c = json_object_get(o, t);
+        if (!c && (!(c = json_object()) || json_object_set_new(o, t, c)))
+            return NULL;
+        o = c;
+    }
+    return o;
+}
+
 int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
                     const char *base_name, sc_err *err)
 {
@@ -566,27 +585,38 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
     }
     const char *intra = has_intra ? fitted_c : kept, *net = has_net ? fitted_c : kept;
     cost_tier it = (cost_tier)rep->intra_tier;
-    json_t *links = json_object();
-    static const char *const tn[] = {"nvlink", "pcie", "net"};
-    for (int t = 0; t < N_TIERS; t++) {
-        const char *s = t == TIER_NET ? net : (cost_tier)t == it ? intra : kept;
-        json_object_set_new(links, tn[t],
-                            json_pack("{s:o, s:o}", "bandwidth_efficiency", val(k->bw_eff[t], 1, s), "hop_latency_us",
-                                      val(k->hop_lat_s[t], 1e6, s)));
+    /* every top-level parameter from the table (model/calib_params.h), each with the source of
+     * its value: required ones first, then the optional ones that are set (the file's order) */
+    json_t *root = json_pack("{s:s, s:s, s:s}", "name", k->name, "source", k->source, "cluster", k->cluster);
+    int n_defs, oom = !root;
+    const calib_param_def *defs = calib_params(&n_defs);
+    for (int pass = 0; pass < 2 && !oom; pass++)
+        for (int i = 0; i < n_defs && !oom; i++) {
+            const calib_param_def *d = &defs[i];
+            const cost_param *pv = calib_param_at((cost_calib *)k, d);
+            if (d->optional != pass || (d->optional && !(pv->v > 0)))
+                continue;
+            const char *src = kept;
+            size_t off = d->offset;
+            if (off == offsetof(cost_calib, gemm_eff) || off == offsetof(cost_calib, gemm_overhead_s))
+                src = rep->gemm_points ? fitted_g : kept;
+            else if (off == offsetof(cost_calib, hbm_eff))
+                src = rep->membw_points ? fitted_m : kept;
+            else if (off == offsetof(cost_calib, overlap_slowdown))
+                src = rep->interf_points ? interf : kept;
+            else if (off == offsetof(cost_calib, base_lat_s[ALGO_RING]))
+                src = m->n_coll ? fitted_c : kept;
+            for (int t = 0; t < N_TIERS; t++)
+                if (off == offsetof(cost_calib, bw_eff[t]) || off == offsetof(cost_calib, hop_lat_s[t]))
+                    src = t == TIER_NET ? net : (cost_tier)t == it ? intra : kept;
+            json_t *obj = path_object(root, d->path);
+            json_t *v = val(*pv, d->file_per_si, src);
+            oom = !obj || !v || json_object_set_new(obj, d->key, v);
+        }
+    if (oom) {
+        json_decref(root);
+        root = NULL;
     }
-    json_t *root = json_pack(
-        "{s:s, s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:o, s:{s:{s:o}, s:{s:o, s:o}}}", "name", k->name, "source",
-        k->source, "cluster", k->cluster, "gpu", "gemm_efficiency",
-        val(k->gemm_eff, 1, rep->gemm_points ? fitted_g : kept), "gemm_overhead_us",
-        val(k->gemm_overhead_s, 1e6, rep->gemm_points ? fitted_g : kept), "hbm_efficiency",
-        val(k->hbm_eff, 1, rep->membw_points ? fitted_m : kept), "optimizer_bytes_per_param",
-        val(k->opt_bytes_per_param, 1, kept), "overlap_slowdown",
-        val(k->overlap_slowdown, 1, rep->interf_points ? interf : kept), "links", links,
-        "algorithms", "ring", "base_latency_us", val(k->base_lat_s[ALGO_RING], 1e6, m->n_coll ? fitted_c : kept),
-        "tree", "base_latency_us", val(k->base_lat_s[ALGO_TREE], 1e6, kept), "bandwidth_factor",
-        val(k->tree_bw_factor, 1, kept));
-    if (root && k->gemm_tile.v > 0)
-        json_object_set_new(json_object_get(root, "gpu"), "gemm_tile", val(k->gemm_tile, 1, kept));
     if (root && k->nccl.on)
         json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
     if (!root)

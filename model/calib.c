@@ -231,19 +231,19 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
 #define AT(f) offsetof(cost_calib, f)
 static const calib_param_def PARAMS[] = {
     {"$.gpu", "gemm_efficiency", AT(gemm_eff), 1, 0, 1.0, 0, 1},
-    {"$.gpu", "gemm_overhead_us", AT(gemm_overhead_s), 1e-6, 1, INFINITY, 0, 1},
+    {"$.gpu", "gemm_overhead_us", AT(gemm_overhead_s), 1e6, 1, INFINITY, 0, 1},
     {"$.gpu", "gemm_tile", AT(gemm_tile), 1, 1, 4096, 1, 0},
     {"$.gpu", "hbm_efficiency", AT(hbm_eff), 1, 0, 1.0, 0, 1},
     {"$.gpu", "optimizer_bytes_per_param", AT(opt_bytes_per_param), 1, 0, INFINITY, 0, 1},
     {"$.gpu", "overlap_slowdown", AT(overlap_slowdown), 1, 1, INFINITY, 0, 1},
     {"$.links.nvlink", "bandwidth_efficiency", AT(bw_eff[TIER_NVLINK]), 1, 0, 1.0, 0, 1},
-    {"$.links.nvlink", "hop_latency_us", AT(hop_lat_s[TIER_NVLINK]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.links.nvlink", "hop_latency_us", AT(hop_lat_s[TIER_NVLINK]), 1e6, 1, INFINITY, 0, 1},
     {"$.links.pcie", "bandwidth_efficiency", AT(bw_eff[TIER_PCIE]), 1, 0, 1.0, 0, 1},
-    {"$.links.pcie", "hop_latency_us", AT(hop_lat_s[TIER_PCIE]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.links.pcie", "hop_latency_us", AT(hop_lat_s[TIER_PCIE]), 1e6, 1, INFINITY, 0, 1},
     {"$.links.net", "bandwidth_efficiency", AT(bw_eff[TIER_NET]), 1, 0, 1.0, 0, 1},
-    {"$.links.net", "hop_latency_us", AT(hop_lat_s[TIER_NET]), 1e-6, 1, INFINITY, 0, 1},
-    {"$.algorithms.ring", "base_latency_us", AT(base_lat_s[ALGO_RING]), 1e-6, 1, INFINITY, 0, 1},
-    {"$.algorithms.tree", "base_latency_us", AT(base_lat_s[ALGO_TREE]), 1e-6, 1, INFINITY, 0, 1},
+    {"$.links.net", "hop_latency_us", AT(hop_lat_s[TIER_NET]), 1e6, 1, INFINITY, 0, 1},
+    {"$.algorithms.ring", "base_latency_us", AT(base_lat_s[ALGO_RING]), 1e6, 1, INFINITY, 0, 1},
+    {"$.algorithms.tree", "base_latency_us", AT(base_lat_s[ALGO_TREE]), 1e6, 1, INFINITY, 0, 1},
     {"$.algorithms.tree", "bandwidth_factor", AT(tree_bw_factor), 1, 0, 1.0, 0, 1},
 };
 #undef AT
@@ -272,7 +272,7 @@ static int read_section(jr *r, json_t *o, const char *path, cost_calib *c)
         const calib_param_def *d = &PARAMS[i];
         if (strcmp(d->path, path) || (d->optional && !json_object_get(o, d->key)))
             continue;
-        if ((rc = get_param(r, o, path, d->key, d->allow_zero, d->max, d->scale, calib_param_at(c, d))))
+        if ((rc = get_param(r, o, path, d->key, d->allow_zero, d->max, 1.0 / d->file_per_si, calib_param_at(c, d))))
             return rc;
     }
     return 0;

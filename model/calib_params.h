@@ -1,7 +1,8 @@
 /* calib_params.h — the one table of a calibration's top-level parameters: where each lives in
  * the JSON file (object path and key), which cost_calib field it fills, its unit and bounds, and
- * whether it carries an uncertainty. Reading (model/calib.c) and the spread of a prediction
- * (cli/eval.c) walk it; new top-level parameters are added here once.
+ * whether it carries an uncertainty. Reading (model/calib.c), writing a fitted calibration
+ * (calibrate/fit.c) and the spread of a prediction (cli/eval.c) walk it; a new top-level
+ * parameter is added here once.
  * Not here: the "kernels", "nccl" and "frameworks" objects (read by model/calib.c directly). */
 #ifndef SC_CALIB_PARAMS_H
 #define SC_CALIB_PARAMS_H
@@ -14,7 +15,7 @@ typedef struct calib_param_def {
     const char *path;  /* JSON path of its object: "$.gpu", "$.links.nvlink", "$.algorithms.tree" */
     const char *key;   /* its key there: "gemm_efficiency"                                        */
     size_t offset;     /* offsetof(cost_calib, field)                                             */
-    double scale;      /* file unit to SI: 1e-6 for the _us keys, else 1                          */
+    double file_per_si; /* file units per SI unit: 1e6 for the _us keys, else 1 (read: x / it)    */
     int allow_zero;    /* 0 is a valid value                                                      */
     double max;        /* largest valid value (INFINITY: none)                                    */
     int optional;      /* read only when present (else required)                                  */

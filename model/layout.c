@@ -264,7 +264,9 @@ int layout_group_index(const lo_graph *g, lo_group_kind kind, int r)
         int st = g->ax_stride[kind - GRP_AX0], sz = g->ax_size[kind - GRP_AX0];
         return r / (st * sz) * st + r % st;
     }
-    case GRP_HOST: return r;
+    case GRP_HOST:
+    case GRP_NVME:
+    case GRP_NVME_HOST: return r;
     case GRP_NODE: return r / G;
     case GRP_XRAIL: return r % G;
     default: return 0;

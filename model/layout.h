@@ -164,8 +164,7 @@ const wl_layer *layout_layer(const lo_graph *g, const wl *w, int i);
  * returns how many. */
 int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out);
 /* Which group of `kind` rank r belongs to, 0 .. N-1: equal for exactly the ranks that
- * layout_group_members lists together (the simulator indexes its per-group state by it; sim/exec.c's
- * group_id is the same switch and should call this when that file is next edited). */
+ * layout_group_members lists together (the simulator indexes its per-group state by it). */
 int layout_group_index(const lo_graph *g, lo_group_kind kind, int r);
 
 /* Bytes one rank sends per step under ring algorithms: sum of busbw_factor x S over every

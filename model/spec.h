@@ -218,18 +218,18 @@ typedef struct spec_scenario {
 void spec_training_defaults(spec_training *t);
 
 /* Loaders: parse + validate a file. Errors name the file and the JSON path. */
-int spec_load_cluster(const char *path, spec_cluster *out, sc_err *err);
-int spec_load_model(const char *path, spec_model *out, sc_err *err);
+int spec_load_cluster(const char *path, spec_cluster *out, sc_err *err) SC_MUST_CHECK;
+int spec_load_model(const char *path, spec_model *out, sc_err *err) SC_MUST_CHECK;
 /* Applies the keys present in the file on top of *out (call spec_training_defaults first). */
-int spec_load_training(const char *path, spec_training *out, sc_err *err);
-int spec_load_scenario(const char *path, spec_scenario *out, sc_err *err);
+int spec_load_training(const char *path, spec_training *out, sc_err *err) SC_MUST_CHECK;
+int spec_load_scenario(const char *path, spec_scenario *out, sc_err *err) SC_MUST_CHECK;
 /* DeepSpeed ds_config.json: training fields on top of *t, and the layout it implies. */
-int spec_load_ds_config(const char *path, spec_training *t, spec_layout *layout, sc_err *err);
+int spec_load_ds_config(const char *path, spec_training *t, spec_layout *layout, sc_err *err) SC_MUST_CHECK;
 
 /* The same from a string already in memory (tests, fuzzing); `source` names it in errors. */
-int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, sc_err *err);
-int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err);
-int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err);
+int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, sc_err *err) SC_MUST_CHECK;
+int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err) SC_MUST_CHECK;
+int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err) SC_MUST_CHECK;
 
 /* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
@@ -244,7 +244,7 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
 int spec_layout_n_kinds(void);
 const char *spec_layout_kind_name(spec_layout_kind k);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
-int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err);
+int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err) SC_MUST_CHECK;
 /* 1 when p orders the axes x, y, z, d (a permutation of "xyzd"), else 0. */
 int spec_placement_valid(const char *p);
 /* Size and stride of each grid axis (x, y, z, d) of layout l on n_ranks GPUs: axonn its grid
@@ -254,11 +254,11 @@ int spec_placement_valid(const char *p);
 int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int stride[SPEC_AXES]);
 /* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
  * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
-int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err);
+int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err) SC_MUST_CHECK;
 /* The layout with this training: megatron with vp > 1 needs grad_accum a multiple of p. */
-int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err);
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err) SC_MUST_CHECK;
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
-int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err);
+int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err) SC_MUST_CHECK;
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
  * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
@@ -267,9 +267,9 @@ const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);
 /* The GPU can run this precision (bf16 needs Ampere+, fp8 Hopper+); else an error naming
  * `source` (the file or option). */
-int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err);
+int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err) SC_MUST_CHECK;
 /* The training on this cluster: its precision, and FlashAttention-3 only on Hopper. */
-int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err);
+int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err) SC_MUST_CHECK;
 /* "ideal" | "deepspeed" | "fsdp" | "fsdp2" | "megatron"; parse returns -1 for anything else. */
 const char *spec_framework_str(spec_framework f);
 int spec_framework_parse(const char *s);
@@ -286,25 +286,25 @@ typedef struct spec_ds_report {
 } spec_ds_report;
 /* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
 int spec_load_ds_config_ex(const char *path, spec_training *t, spec_layout *layout, spec_ds_report *rep,
-                           sc_err *err);
+                           sc_err *err) SC_MUST_CHECK;
 /* A Hugging Face accelerate FSDP config (YAML): precision, checkpointing, framework (fsdp /
  * fsdp2), backward prefetch, limit_all_gathers and the layout its sharding strategy names
  * (HYBRID_SHARD*: p = gpus_per_node; 0 when not known yet). Unmodelled keys go to rep. */
 int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, spec_layout *l, spec_ds_report *rep,
-                         sc_err *err);
+                         sc_err *err) SC_MUST_CHECK;
 /* Hugging Face's "auto" for the bucket keys: reduce_bucket_size = hidden^2,
  * stage3_prefetch_bucket_size = 0.9 hidden^2 (transformers integrations/deepspeed.py). */
 void spec_ds_resolve_auto(const spec_ds_report *rep, int hidden, spec_training *t);
 /* train_batch_size against micro-batch x accumulation x data-parallel ranks; when the
  * accumulation was not given, derive it (DeepSpeed's rule). `source` names the file. */
-int spec_ds_check_batch(spec_training *t, int dp, const char *source, sc_err *err);
+int spec_ds_check_batch(spec_training *t, int dp, const char *source, sc_err *err) SC_MUST_CHECK;
 const char *spec_fabric_str(spec_fabric_kind k);
 
 /* Resolve a name ("p4d.24xlarge") or a path to a readable file. kind is "clusters",
  * "models", "calibrations", "scenarios" or "training". Search order: the name as a path;
  * $SHARDCAST_CONFIGS/<kind>/<name>.json; each of roots[]/<kind>/<name>.json. */
 int spec_resolve(const char *kind, const char *name, const char *const *roots, int n_roots,
-                 char *out, unsigned long outlen, sc_err *err);
+                 char *out, unsigned long outlen, sc_err *err) SC_MUST_CHECK;
 /* The shipped name of a kind closest to `name` (edit distance, or `name` a prefix of it), if
  * close enough to be a typo: 0 and the name in out, else -1. Used for "did you mean ...?". */
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,

@@ -127,30 +127,8 @@ static void next(const sim *s, cursor *c)
 }
 
 /* ---- groups ----------------------------------------------------------------------------- */
-static int group_id(const sim *s, lo_group_kind k, int r)
-{
-    switch (k) {
-    case GRP_WORLD: return 0;
-    case GRP_PARTITION:
-    case GRP_SECONDARY: return r / s->p;
-    case GRP_REPLICA: return r % s->p;
-    case GRP_RAIL: return r / s->p * s->G + r % s->G;
-    case GRP_INTRA: return r / s->q;
-    case GRP_AX0:
-    case GRP_AX1:
-    case GRP_AX2:
-    case GRP_AX3: {
-        int st = s->g->ax_stride[k - GRP_AX0], sz = s->g->ax_size[k - GRP_AX0];
-        return r / (st * sz) * st + r % st;
-    }
-    case GRP_HOST:
-    case GRP_NVME:
-    case GRP_NVME_HOST: return r;
-    case GRP_NODE: return r / s->G;
-    case GRP_XRAIL: return r % s->G;
-    default: return 0;
-    }
-}
+/* The group of kind k that rank r belongs to: the op graph's one definition (layout_group_index). */
+static int group_id(const sim *s, lo_group_kind k, int r) { return layout_group_index(s->g, k, r); }
 
 static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
 {

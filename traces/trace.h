@@ -10,7 +10,7 @@
 
 typedef struct tr_writer tr_writer;
 
-int tr_open(const char *path, tr_writer **out, sc_err *err);
+int tr_open(const char *path, tr_writer **out, sc_err *err) SC_MUST_CHECK;
 /* Metadata: names shown for a process / thread. */
 void tr_process_name(tr_writer *w, int pid, const char *name);
 void tr_thread_name(tr_writer *w, int pid, int tid, const char *name);
@@ -29,7 +29,7 @@ long long tr_ns(double t_s);
 /* A counter sample ("ph":"C"): series `name` of process pid takes `value` from t_s on. */
 void tr_counter(tr_writer *w, int pid, const char *name, double t_s, double value);
 /* Finish the JSON and rename into place; on failure the old file stays. Frees w. */
-int tr_close(tr_writer *w, sc_err *err);
+int tr_close(tr_writer *w, sc_err *err) SC_MUST_CHECK;
 /* Abandon: remove the temporary file. Frees w. */
 void tr_abort(tr_writer *w);
 

@@ -1,7 +1,8 @@
-/* harness.h — what the harness's files share (not for the backends or main.c): one run's
- * context, statistics, communicators planned from the layout membership rules, and one entry
- * per measurement, each in its own file as nccl-tests keeps one file per collective:
- * meas_coll.c, meas_gemm.c, meas_membw.c, meas_interf.c, meas_step.c. driver.c is the core. */
+/* harness.h — what the harness's files share: its options (bench_opts, filled by main.c), one
+ * run's context, statistics, communicators planned from the layout membership rules (harness.c),
+ * and one entry per measurement, each in its own file as nccl-tests keeps one file per
+ * collective: meas_coll.c, meas_gemm.c, meas_membw.c, meas_interf.c, meas_step.c. The loop that
+ * runs them is driver.c (driver.h). */
 #ifndef SC_BENCH_HARNESS_H
 #define SC_BENCH_HARNESS_H
 
@@ -9,9 +10,50 @@
 #include <stddef.h>
 
 #include "../../model/layout.h"
-#include "driver.h"
+#include "../../model/spec.h"
+#include "../../model/workload.h"
+#include "backend.h"
 
 #define MiB ((size_t)1 << 20)
+
+#define BENCH_MAX_P 32
+#define BENCH_MAX_STEPS 8
+
+typedef struct bench_opts {
+    /* collectives */
+    size_t min_bytes, max_bytes; /* nccl-tests S, doubling from min to max                  */
+    int iters, warmup;           /* timed and untimed iterations of every measurement        */
+    int world_only;              /* --groups world: only the world communicator              */
+    int n_p;                     /* --groups p=P,...: partition sizes (0 = every aligned p)   */
+    int p[BENCH_MAX_P];
+    int skip_coll, skip_gemm, skip_membw, skip_interf;
+    /* GEMMs: square grid 128 .. gemm_max (0 = none), then the shapes of a model's layer       */
+    int gemm_max;
+    char gemm_model[64];
+    int n_model_gemms;
+    wl_gemm model_gemm[WL_MAX_GEMMS];
+    /* memory bandwidth: copies of 1 MiB, 4 MiB, ... up to membw_bytes                          */
+    size_t membw_bytes;
+    /* interference: GEMMs alone and beside traffic over buffers of interf_bytes (0 = none)     */
+    size_t interf_bytes;
+    /* the real sharded step, per layout (zero3 or mics:p=P)                                   */
+    int n_steps;
+    spec_layout step[BENCH_MAX_STEPS];
+    int layers, hidden, ffn, seq, micro_batch, grad_accum;
+    int timed_steps;
+    /* output */
+    const char *out;   /* measurements.json                                                    */
+    const char *trace; /* Chrome trace of the last measured step (NULL = none)                  */
+    const char *note;  /* appended to host.note                                                */
+    int quiet;         /* no tables on stdout                                                   */
+} bench_opts;
+
+/* nccl-tests bus-bandwidth factor (doc/PERFORMANCE.md): (n-1)/n for all-gather and
+ * reduce-scatter, 2(n-1)/n for all-reduce. */
+double bench_busbw_factor(bench_coll kind, int n);
+
+const char *bench_coll_name(bench_coll kind);
+
 
 /* One run of the harness on this rank. */
 typedef struct bench_ctx {
