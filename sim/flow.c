@@ -1,0 +1,455 @@
+/* flow.c — flows on the network's links and their max-min fair rates by progressive filling
+ * (Bertsekas & Gallager, Data Networks, 2nd ed., §6.5.2), re-solved only on the connected
+ * component of the flow-link graph that a flow start or end touches. Not here: which links exist
+ * or how a flow is routed (net.c), completion events (the executor reads finish times). */
+#include "net_int.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- water-filling ------------------------------------------------------------------- */
+static int ent_before(const heap_ent *x, const heap_ent *y)
+{
+    return x->key < y->key || (x->key == y->key && x->link < y->link);
+}
+
+static void heap_push(net_t *net, double key, int link, uint32_t stamp)
+{
+    heap_ent e = {key, link, stamp};
+    size_t i = net->heap_n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ent_before(&e, &net->heap[p]))
+            break;
+        net->heap[i] = net->heap[p];
+        i = p;
+    }
+    net->heap[i] = e;
+}
+
+static heap_ent heap_pop(net_t *net)
+{
+    heap_ent top = net->heap[0], last = net->heap[--net->heap_n];
+    size_t i = 0, n = net->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ent_before(&net->heap[c + 1], &net->heap[c]))
+            c++;
+        if (!ent_before(&net->heap[c], &last))
+            break;
+        net->heap[i] = net->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        net->heap[i] = last;
+    return top;
+}
+
+/* Progressive filling over comp_links[0..nl) and comp_flows[0..nf) (a union of whole
+ * components): all unfrozen flows grow together; the link with the smallest fair share
+ * res / nun saturates first and freezes its flows at that share. Shares never decrease as flows
+ * freeze ((res - x) / (n - 1) >= res / n when x <= res / n), so a heap with lazily discarded
+ * stale entries pops links in saturation order. Ties break by link id: deterministic, and the
+ * same per component whether solved alone or with others. Writes new_rate of every flow. */
+static void waterfill(net_t *net, int nf, int nl)
+{
+    net->heap_n = 0;
+    for (int i = 0; i < nl; i++) {
+        net_link *l = &net->links[net->comp_links[i]];
+        l->res = l->cap;
+        l->nun = l->nfl;
+        l->stamp++;
+        if (l->nun > 0)
+            heap_push(net, l->res / l->nun, net->comp_links[i], l->stamp);
+    }
+    for (int i = 0; i < nf; i++)
+        net->flows[net->comp_flows[i]].frozen = 0;
+    while (net->heap_n > 0) {
+        heap_ent top = heap_pop(net);
+        net_link *l = &net->links[top.link];
+        if (top.stamp != l->stamp || l->nun == 0)
+            continue;
+        double x = top.key;
+        uint64_t round = ++net->round;
+        for (int j = 0; j < l->nfl; j++) {
+            net_flow *f = &net->flows[l->fl[j]];
+            if (f->frozen)
+                continue;
+            f->frozen = round;
+            f->new_rate = x;
+            for (int k = 0; k < f->nl; k++) {
+                net_link *m = &net->links[f->lk[k]];
+                m->res -= x;
+                if (m->res < 0)
+                    m->res = 0;
+                m->nun--;
+            }
+        }
+        l->stamp++;
+        for (int j = 0; j < l->nfl; j++) {
+            net_flow *f = &net->flows[l->fl[j]];
+            if (f->frozen != round)
+                continue;
+            for (int k = 0; k < f->nl; k++) {
+                net_link *m = &net->links[f->lk[k]];
+                if (m == l || m->nun == 0 || m->pushed == round)
+                    continue;
+                m->pushed = round;
+                m->stamp++;
+                heap_push(net, m->res / m->nun, f->lk[k], m->stamp);
+            }
+        }
+    }
+}
+
+static void account(net_link *l, double now)
+{
+    if (now > l->t) {
+        l->bytes += l->load * (now - l->t);
+        l->t = now;
+    }
+}
+
+/* Give the solved rates to the component at time now: link byte counters are brought to now
+ * at their old load, flows whose rate changes are advanced to now at their old rate. */
+static void apply(net_t *net, double now, int nf, int nl)
+{
+    for (int i = 0; i < nl; i++)
+        account(&net->links[net->comp_links[i]], now);
+    for (int i = 0; i < nf; i++) {
+        int id = net->comp_flows[i];
+        net_flow *f = &net->flows[id];
+        if (f->new_rate == f->rate)
+            continue;
+        if (now > f->t) {
+            f->remaining -= f->rate * (now - f->t);
+            if (f->remaining < 0)
+                f->remaining = 0;
+        }
+        f->t = now;
+        f->rate = f->new_rate;
+        f->version++;
+        net->changed[net->n_changed++] = id;
+    }
+    for (int i = 0; i < nl; i++) {
+        net_link *l = &net->links[net->comp_links[i]];
+        double s = 0;
+        for (int j = 0; j < l->nfl; j++)
+            s += net->flows[l->fl[j]].rate;
+        l->load = s;
+    }
+}
+
+/* Breadth-first search of the flow-link graph from seed links: the union of their components
+ * into comp_links / comp_flows. */
+static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int *nl_out)
+{
+    uint64_t ep = ++net->epoch;
+    int nf = 0, nl = 0;
+    for (int i = 0; i < n_seeds; i++) {
+        net_link *l = &net->links[seeds[i]];
+        if (l->mark != ep) {
+            l->mark = ep;
+            net->comp_links[nl++] = seeds[i];
+        }
+    }
+    for (int i = 0; i < nl; i++) {
+        const net_link *l = &net->links[net->comp_links[i]];
+        for (int j = 0; j < l->nfl; j++) {
+            net_flow *f = &net->flows[l->fl[j]];
+            if (f->mark == ep)
+                continue;
+            f->mark = ep;
+            net->comp_flows[nf++] = l->fl[j];
+            for (int k = 0; k < f->nl; k++) {
+                net_link *m = &net->links[f->lk[k]];
+                if (m->mark != ep) {
+                    m->mark = ep;
+                    net->comp_links[nl++] = f->lk[k];
+                }
+            }
+        }
+    }
+    *nf_out = nf;
+    *nl_out = nl;
+}
+
+/* ---- flows --------------------------------------------------------------------------- */
+static int grow(void **p, size_t n, size_t size)
+{
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return SC_ERUNTIME;
+    *p = q;
+    return 0;
+}
+
+/* Room for one more flow in every per-flow buffer. flow_cap moves only once all have grown. */
+static int reserve_flow(net_t *net)
+{
+    if (net->free_head >= 0 || net->flow_hw < net->flow_cap)
+        return 0;
+    if (net->flow_cap > INT_MAX / 2 / NET_PATH_MAX - net->n_links)
+        return SC_ERUNTIME;
+    int cap = net->flow_cap ? 2 * net->flow_cap : 64;
+    size_t heap = (size_t)net->n_links + (size_t)NET_PATH_MAX * (size_t)cap;
+    if (grow((void **)&net->flows, (size_t)cap, sizeof *net->flows) ||
+        grow((void **)&net->comp_flows, (size_t)cap, sizeof *net->comp_flows) ||
+        grow((void **)&net->changed, (size_t)cap, sizeof *net->changed) ||
+        grow((void **)&net->heap, heap, sizeof *net->heap))
+        return SC_ERUNTIME;
+    net->flow_cap = cap;
+    return 0;
+}
+
+static int reserve_link(net_link *l)
+{
+    if (l->nfl < l->capfl)
+        return 0;
+    if (l->capfl > INT_MAX / 2)
+        return SC_ERUNTIME;
+    int cap = l->capfl ? 2 * l->capfl : 4;
+    if (grow((void **)&l->fl, (size_t)cap, sizeof *l->fl))
+        return SC_ERUNTIME;
+    l->capfl = cap;
+    return 0;
+}
+
+static int flow_ok(const net_t *net, int id)
+{
+    return id >= 0 && id < net->flow_hw && net->flows[id].live;
+}
+
+/* Batches: flows added or removed at one instant are re-rated together, once. */
+static void defer(net_t *net, const int *links, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!net->links[links[i]].pending) {
+            net->links[links[i]].pending = 1;
+            net->pend[net->n_pend++] = links[i];
+        }
+}
+
+void net_batch_begin(net_t *net)
+{
+    if (net->batching)
+        return;
+    net->batching = 1;
+    net->n_pend = 0;
+    net->n_changed = 0;
+}
+
+/* Re-rate the flows of the component(s) touching these links now, or record the links for the
+ * open batch. */
+static void rerate(net_t *net, double now, const int *links, int n)
+{
+    if (net->batching) {
+        defer(net, links, n);
+        return;
+    }
+    int nf, nl;
+    collect(net, links, n, &nf, &nl);
+    waterfill(net, nf, nl);
+    apply(net, now, nf, nl);
+}
+
+int net_batch_end(net_t *net, double now)
+{
+    if (!net->batching)
+        return 0;
+    if (!isfinite(now) || now != net->now) {
+        if (net->n_pend == 0 && now >= net->now) {
+            net->batching = 0;
+            return 0;
+        }
+        return SC_EINPUT; /* every change of a batch happens at one instant */
+    }
+    net->batching = 0;
+    /* one solve per connected component touched (flows that share no link are solved apart,
+     * so a batch costs what its flows would have cost one by one, without the repeats) */
+    for (int i = 0; i < net->n_pend; i++) {
+        if (!net->links[net->pend[i]].pending)
+            continue; /* already in a component solved below */
+        int nf, nl;
+        collect(net, &net->pend[i], 1, &nf, &nl);
+        for (int j = 0; j < nl; j++)
+            net->links[net->comp_links[j]].pending = 0;
+        waterfill(net, nf, nl);
+        apply(net, now, nf, nl);
+    }
+    net->n_pend = 0;
+    return 0;
+}
+
+int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes, uint64_t tag,
+                 int *id)
+{
+    if (!id || !isfinite(now) || now < net->now || !isfinite(bytes) || bytes < 0)
+        return SC_EINPUT;
+    int path[NET_PATH_MAX];
+    int np = net_path(net, src, dst, ch, path, NET_PATH_MAX);
+    if (np < 0)
+        return np;
+    if (bytes == 0)
+        np = 0;
+    if (reserve_flow(net))
+        return SC_ERUNTIME;
+    for (int k = 0; k < np; k++)
+        if (reserve_link(&net->links[path[k]]))
+            return SC_ERUNTIME;
+
+    int fid;
+    if (net->free_head >= 0) {
+        fid = net->free_head;
+        net->free_head = net->flows[fid].next_free;
+    } else {
+        fid = net->flow_hw++;
+        net->flows[fid].version = 0;
+    }
+    net_flow *f = &net->flows[fid];
+    f->remaining = bytes;
+    f->t = now;
+    f->rate = NAN;
+    f->tag = tag;
+    f->event = -1;
+    f->mark = 0;
+    f->frozen = 0;
+    f->live = 1;
+    f->next_free = -1;
+    f->nl = np;
+    for (int k = 0; k < np; k++) {
+        net_link *l = &net->links[path[k]];
+        f->lk[k] = path[k];
+        f->pos[k] = l->nfl;
+        l->fl[l->nfl++] = fid;
+    }
+    net->n_live++;
+    net->now = now;
+    if (!net->batching)
+        net->n_changed = 0;
+    *id = fid;
+    if (np == 0) { /* nothing to share: done the moment it starts */
+        f->remaining = 0;
+        f->rate = INFINITY;
+        f->version++;
+        net->changed[net->n_changed++] = fid;
+        return 0;
+    }
+    rerate(net, now, path, np);
+    return 0;
+}
+
+int net_flow_remove(net_t *net, double now, int id)
+{
+    if (!flow_ok(net, id) || !isfinite(now) || now < net->now)
+        return SC_EINPUT;
+    net_flow *f = &net->flows[id];
+    int seeds[NET_PATH_MAX], ns = f->nl;
+    for (int k = 0; k < ns; k++) { /* detach: swap the link's last flow into our place */
+        net_link *l = &net->links[f->lk[k]];
+        seeds[k] = f->lk[k];
+        int last = l->fl[--l->nfl];
+        if (last != id) {
+            int p = f->pos[k];
+            l->fl[p] = last;
+            net_flow *g = &net->flows[last];
+            for (int kk = 0; kk < g->nl; kk++)
+                if (g->lk[kk] == f->lk[k])
+                    g->pos[kk] = p;
+        }
+    }
+    f->live = 0;
+    f->nl = 0;
+    f->next_free = net->free_head;
+    net->free_head = id;
+    net->n_live--;
+    net->now = now;
+    if (!net->batching)
+        net->n_changed = 0;
+    if (ns == 0)
+        return 0;
+    /* The links keep the removed flow's rate in their load until apply() accounts them. */
+    rerate(net, now, seeds, ns);
+    return 0;
+}
+
+void net_solve_full(net_t *net)
+{
+    int nf = 0;
+    for (int i = 0; i < net->flow_hw; i++)
+        if (net->flows[i].live && net->flows[i].nl > 0)
+            net->comp_flows[nf++] = i;
+    for (int i = 0; i < net->n_links; i++)
+        net->comp_links[i] = i;
+    net->n_changed = 0;
+    waterfill(net, nf, net->n_links);
+    apply(net, net->now, nf, net->n_links);
+}
+
+void net_changed(const net_t *net, const int **ids, int *n)
+{
+    *ids = net->changed;
+    *n = net->n_changed;
+}
+
+int net_flow_live(const net_t *net, int id)
+{
+    return flow_ok(net, id);
+}
+
+int net_n_flows(const net_t *net)
+{
+    return net->n_live;
+}
+
+double net_flow_rate(const net_t *net, int id)
+{
+    return flow_ok(net, id) ? net->flows[id].rate : NAN;
+}
+
+double net_flow_remaining(const net_t *net, int id, double now)
+{
+    if (!flow_ok(net, id))
+        return NAN;
+    const net_flow *f = &net->flows[id];
+    if (!(now > f->t) || f->remaining == 0)
+        return f->remaining;
+    double r = f->remaining - f->rate * (now - f->t);
+    return r > 0 ? r : 0;
+}
+
+double net_flow_finish_time(const net_t *net, int id)
+{
+    if (!flow_ok(net, id))
+        return NAN;
+    const net_flow *f = &net->flows[id];
+    if (f->remaining == 0)
+        return f->t;
+    return f->rate > 0 ? f->t + f->remaining / f->rate : INFINITY;
+}
+
+uint32_t net_flow_version(const net_t *net, int id)
+{
+    return flow_ok(net, id) ? net->flows[id].version : 0;
+}
+
+uint64_t net_flow_tag(const net_t *net, int id)
+{
+    return flow_ok(net, id) ? net->flows[id].tag : 0;
+}
+
+int32_t net_flow_event(const net_t *net, int id)
+{
+    return flow_ok(net, id) ? net->flows[id].event : -1;
+}
+
+void net_flow_set_event(net_t *net, int id, int32_t ev)
+{
+    if (flow_ok(net, id))
+        net->flows[id].event = ev;
+}

@@ -1,0 +1,88 @@
+/* net_int.h — the network's state, shared by its two halves and nothing else: the links and
+ * routes (net.c) and the flows with their max-min fair rates (flow.c). Not a public header:
+ * everything outside sim/net.c and sim/flow.c goes through net.h. */
+#ifndef SC_NET_INT_H
+#define SC_NET_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "topo.h"
+
+#define NAME_LEN 48
+
+typedef struct net_link {
+    double cap;   /* capacity, B/s                                                          */
+    double lat;   /* latency, s                                                             */
+    double bytes; /* carried from time 0 to t, B                                            */
+    double t;     /* time `bytes` is accounted up to, s                                     */
+    double load;  /* sum of the rates of the flows on it since t, B/s                       */
+    int *fl;      /* ids of the flows crossing it                                           */
+    int nfl, capfl;
+    /* scratch of one solve */
+    double res;      /* capacity not yet given to frozen flows, B/s                          */
+    int nun;         /* flows on it not yet frozen                                           */
+    uint32_t stamp;  /* heap entries with another stamp are stale                            */
+    uint64_t mark;   /* == net->epoch: in the component being solved                         */
+    uint64_t pushed; /* == round: already re-queued in this filling round                    */
+    int pending;     /* in the open batch's seed list                                         */
+} net_link;
+
+typedef struct net_flow {
+    double remaining; /* B left at time t                                                   */
+    double t;         /* s                                                                  */
+    double rate;      /* B/s since t (NAN between attach and the first solve)               */
+    double new_rate;  /* scratch: the rate the current solve gives it                        */
+    uint64_t tag;
+    uint64_t mark;   /* == net->epoch: in the component being solved                         */
+    uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
+    uint32_t version;
+    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
+    int live;
+    int next_free; /* free list link when not live                                         */
+    int nl;
+    int lk[NET_PATH_MAX];  /* its links, in path order                                      */
+    int pos[NET_PATH_MAX]; /* its index in each link's flow list                            */
+} net_flow;
+
+typedef struct heap_ent {
+    double key; /* fair share res / nun of the link when pushed, B/s                        */
+    int link;
+    uint32_t stamp;
+} heap_ent;
+
+struct net {
+    int nodes, gpn, nics, n_gpus;
+    topo_shape topo; /* the switches between nodes (sim/topo.h)                             */
+    spec_fabric_kind kind;
+    int intra;     /* intra-node links per node                                            */
+    int per_node;  /* links per node: intra + 2 * nics                                     */
+    int leaf_base; /* id of leaf 0's up link                                               */
+    int host_base; /* id of GPU 0's link to host memory (then its link back), 2 per GPU; -1:
+                      the PCIe fabric's own links                                            */
+    int innet_base;/* id of "sw>innet", then "innet>sw", "innet.update"; -1 = no such node  */
+    int nvme_base; /* id of node 0's "n0.nvme>cpu" (read), then "n0.cpu>nvme" (write), 2 per
+                      node; -1 = the cluster gives no NVMe                                   */
+    int n_links;
+    int *mesh_id;  /* [i * gpn + j]: offset of link i>j inside a node block, -1 = none       */
+    int *mesh_via; /* [i * gpn + j]: intermediate GPU for i>j, -1 = direct                  */
+    net_link *links;
+    char (*names)[NAME_LEN];
+
+    net_flow *flows;
+    int flow_cap, flow_hw, n_live, free_head;
+    int *comp_flows;  /* flow_cap entries                                                   */
+    int *comp_links;  /* n_links entries                                                    */
+    int *changed;     /* flow_cap entries                                                   */
+    int n_changed;
+    heap_ent *heap;   /* n_links + NET_PATH_MAX * flow_cap entries (bound of one solve)       */
+    size_t heap_n;
+    uint64_t epoch, round;
+    double now; /* time of the last add / remove, s                                          */
+    int batching;  /* between net_batch_begin and net_batch_end: solve once at the end         */
+    int *pend;     /* the batch's seed links (n_links entries)                                 */
+    int n_pend;
+};
+
+#endif
