@@ -115,7 +115,7 @@ asan:
 # run under `ulimit -v`, which ASan's shadow memory cannot)
 shardcast-asan-run: $(BUILD)/tests/run $(BUILD)/shardcast
 	CK_FORK=no ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/run
-	SC_ASAN=1 SHARDCAST_CONFIGS=$(CURDIR)/configs SHARDCAST_PLOTS=$(CURDIR)/plots ASAN_OPTIONS=detect_leaks=1 \
+	SC_ASAN=1 SHARDCAST_CONFIGS=$(CURDIR)/configs SHARDCAST_PLOTS=$(CURDIR)/plots SHARDCAST_VALIDATION=$(CURDIR)/validation ASAN_OPTIONS=detect_leaks=1 \
 	    sh tests/golden/run.sh $(BUILD)/shardcast
 
 $(BUILD)/shardcast: $(CLI_OBJ) $(LIB)

@@ -19,8 +19,9 @@
 static const char HELP[] =
     "usage: shardcast accuracy [DIR] [--engine model|sim|both] [--json] [-o cases.csv]\n"
     "                          [--check FILE] [--write-figures FILE] [--markdown FILE]\n\n"
-    "Predicts every published end-to-end training measurement under DIR (default: the validation/\n"
-    "directory beside the binary; one JSON case per file in DIR/<source_id>/, schema in\n"
+    "Predicts every published end-to-end training measurement under DIR (default:\n"
+    "$SHARDCAST_VALIDATION, else the validation/ directory beside the binary; one JSON case per\n"
+    "file in DIR/<source_id>/, schema in\n"
     "validation/README.md) with the shipped calibrations, and compares in tokens/s per GPU:\n"
     "error = predicted / measured - 1 (positive: shardcast is too optimistic). Prints each case,\n"
     "then per source and overall: cases predicted, cases that could not be (with why), MAPE,\n"
@@ -662,11 +663,16 @@ static int check_figures(const run *r, const char *path)
 
 static int default_dir(const char *argv0, char *out, size_t n)
 {
+    struct stat st;
+    const char *env = getenv("SHARDCAST_VALIDATION"); /* as SHARDCAST_CONFIGS for the configs */
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return stat(out, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    }
     char bin[4096];
     cli_bindir(argv0, bin, sizeof bin);
     const char *rel[2] = {"validation", "../share/shardcast/validation"};
     for (int i = 0; i < 2; i++) {
-        struct stat st;
         snprintf(out, n, "%.4000s/%s", bin, rel[i]);
         if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
             return 0;
@@ -743,7 +749,7 @@ int cmd_accuracy(int argc, char **argv)
     if (o.dir) {
         snprintf(r.dir, sizeof r.dir, "%s", o.dir);
     } else if (default_dir(argv[0], r.dir, sizeof r.dir)) {
-        sc_err_set(&err, SC_EINPUT, "accuracy", "", "no validation/ directory beside the binary: name one (shardcast accuracy DIR)");
+        sc_err_set(&err, SC_EINPUT, "accuracy", "", "no validation/ directory beside the binary (or $SHARDCAST_VALIDATION): name one (shardcast accuracy DIR)");
         return cli_fail(&err, SC_EINPUT);
     }
     size_t dl = strlen(r.dir);
