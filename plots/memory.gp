@@ -24,6 +24,13 @@ if (ncat > 5) { set xtics rotate by -30 }
 set xlabel "layout (p = partition group size)"
 if (logy) { set logscale y 10; set ylabel "memory per GPU (GiB, log scale)" } else { set ylabel "memory per GPU (GiB)" }
 set yrange [ymin:ymax]
+# a log axis labelled at 1, 2 and 5 of every decade (not only at the powers of ten), and the
+# HBM capacity labelled where its line crosses the axis, so bars near it can be read
+if (logy) { \
+    set ytics (); \
+    do for [e=-3:7] { set ytics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 2*10.0**e) 2*10.0**e, sprintf("%g", 5*10.0**e) 5*10.0**e) }; \
+    set mytics 10 }
+if (!hbm_varies) { set ytics add (sprintf("HBM %g", hbm) hbm) }
 set key outside right top box
 # HBM capacity: one dashed line, or a dash over each bar when the rows differ in HBM
 hbmclause = hbm_varies ? \
