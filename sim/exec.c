@@ -10,6 +10,7 @@
 
 #include "coll.h"
 #include "ev.h"
+#include "flowev.h"
 
 #define MAXD 66
 #define NS FW_STREAMS /* communication streams per rank */
@@ -332,30 +333,6 @@ typedef struct flow_ctx {
     int n;
 } flow_ctx;
 
-/* Completion events of the flows whose rate changed: re-timed in place (a flow has at most
- * one queued completion, so no stale one is ever popped), pushed for new flows. */
-static void push_changed(sim *s)
-{
-    const int *ids;
-    int n;
-    net_changed(s->net, &ids, &n);
-    for (int i = 0; i < n; i++) {
-        int id = ids[i];
-        double t = net_flow_finish_time(s->net, id);
-        uint32_t ver = net_flow_version(s->net, id);
-        int32_t ev = net_flow_event(s->net, id);
-        int rc;
-        if (ev >= 0) {
-            rc = ev_engine_retime(s->eng, ev, t, ver);
-        } else {
-            rc = ev_engine_push_id(s->eng, t, EV_FLOW, id, 0, ver, &ev);
-            net_flow_set_event(s->net, id, ev);
-        }
-        if (rc)
-            s->err_rc = SC_ERUNTIME;
-    }
-}
-
 static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
 {
     flow_ctx *f = ctx;
@@ -591,7 +568,8 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     if (own_batch) {
         if (net_batch_end(s->net, f.now))
             return SC_ERUNTIME;
-        push_changed(s);
+        if (fev_push_changed(s->net, s->eng, EV_FLOW))
+            return SC_ERUNTIME;
     }
     gs->outstanding = f.n;
     s->flows += (uint64_t)f.n;
@@ -604,11 +582,10 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
     int id = e->a;
-    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver || net_flow_event(s->net, id) != e->id) {
+    if (!fev_current(s->net, e)) {
         s->stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
     }
-    net_flow_set_event(s->net, id, -1);
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
     if (id < s->fm_cap && s->fm[id].src >= 0) {
@@ -620,13 +597,7 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     }
     /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
      * after every event already due now) */
-    if (!s->solve_pending) {
-        net_batch_begin(s->net);
-        s->solve_pending = 1;
-        if (ev_engine_push(eng, now, EV_SOLVE, 0, 0, 0))
-            return SC_ERUNTIME;
-    }
-    if (net_flow_remove(s->net, now, id))
+    if (fev_remove(s->net, eng, EV_SOLVE, &s->solve_pending, id, now))
         return SC_ERUNTIME;
     int a = (int)(tag >> 32);
     group_st *gs = &s->grp[a / N_GROUPS][a % N_GROUPS][(uint32_t)tag];
@@ -639,10 +610,8 @@ static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
     (void)e;
-    s->solve_pending = 0;
-    if (net_batch_end(s->net, ev_engine_now(eng)))
+    if (fev_solve(s->net, eng, EV_FLOW, &s->solve_pending))
         return SC_ERUNTIME;
-    push_changed(s);
     return s->err_rc;
 }
 

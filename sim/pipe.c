@@ -16,6 +16,7 @@
 
 #include "coll.h"
 #include "ev.h"
+#include "flowev.h"
 
 enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT };
 enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
@@ -60,30 +61,6 @@ typedef struct psim {
     uint64_t flows;
     uint64_t stale;
 } psim;
-
-/* Completion events of the flows whose rate changed: re-timed in place (a flow has at most
- * one queued completion, so no stale one is ever popped), pushed for new flows. */
-static void push_changed(psim *s)
-{
-    const int *ids;
-    int n;
-    net_changed(s->net, &ids, &n);
-    for (int i = 0; i < n; i++) {
-        int id = ids[i];
-        double t = net_flow_finish_time(s->net, id);
-        uint32_t ver = net_flow_version(s->net, id);
-        int32_t ev = net_flow_event(s->net, id);
-        int rc;
-        if (ev >= 0) {
-            rc = ev_engine_retime(s->eng, ev, t, ver);
-        } else {
-            rc = ev_engine_push_id(s->eng, t, PV_FLOW, id, 0, ver, &ev);
-            net_flow_set_event(s->net, id, ev);
-        }
-        if (rc)
-            s->err_rc = SC_ERUNTIME;
-    }
-}
 
 typedef struct fctx {
     psim *s;
@@ -230,7 +207,8 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
     if (own) {
         if (net_batch_end(s->net, f.now))
             return SC_ERUNTIME;
-        push_changed(s);
+        if (fev_push_changed(s->net, s->eng, PV_FLOW))
+            return SC_ERUNTIME;
     }
     s->flows += (uint64_t)f.n;
     x->outstanding = f.n;
@@ -335,7 +313,8 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     if (own) {
         if (net_batch_end(s->net, f.now))
             return SC_ERUNTIME;
-        push_changed(s);
+        if (fev_push_changed(s->net, s->eng, PV_FLOW))
+            return SC_ERUNTIME;
     }
     s->flows += (uint64_t)f.n;
     s->st[q].outstanding = f.n;
@@ -370,20 +349,13 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
 {
     psim *s = ctx;
     int id = e->a;
-    if (!net_flow_live(s->net, id) || net_flow_version(s->net, id) != e->ver || net_flow_event(s->net, id) != e->id) {
+    if (!fev_current(s->net, e)) {
         s->stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
     }
-    net_flow_set_event(s->net, id, -1);
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
-    if (!s->solve_pending) {
-        net_batch_begin(s->net);
-        s->solve_pending = 1;
-        if (ev_engine_push(eng, now, PV_SOLVE, 0, 0, 0))
-            return SC_ERUNTIME;
-    }
-    if (net_flow_remove(s->net, now, id))
+    if (fev_remove(s->net, eng, PV_SOLVE, &s->solve_pending, id, now))
         return SC_ERUNTIME;
     int obj = (int)(tag & 0xffffffffu);
     if ((tag & (3ull << 62)) == TAG_XFER) {
@@ -399,10 +371,8 @@ static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
 {
     psim *s = ctx;
     (void)e;
-    s->solve_pending = 0;
-    if (net_batch_end(s->net, ev_engine_now(eng)))
+    if (fev_solve(s->net, eng, PV_FLOW, &s->solve_pending))
         return SC_ERUNTIME;
-    push_changed(s);
     return s->err_rc;
 }
 
