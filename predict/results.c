@@ -60,7 +60,7 @@ void res_csv_header(FILE *f)
 
 /* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF (names may: "gpt,x"),
  * quotes doubled; always quoted when `always` (the layout column). */
-static void csv_text(FILE *f, const char *s, int always)
+void res_csv_text(FILE *f, const char *s, int always)
 {
     if (!always && !strpbrk(s, ",\"\r\n")) {
         fputs(s, f);
@@ -97,7 +97,7 @@ void res_csv_row(FILE *f, const res_point *pt)
         if (c)
             fputc(',', f);
         if (COLS[c].text_slot >= 0)
-            csv_text(f, text[COLS[c].text_slot], c == RES_LAYOUT);
+            res_csv_text(f, text[COLS[c].text_slot], c == RES_LAYOUT);
         else if (!(c == RES_EFF && !isfinite(v[c])))
             fprintf(f, COLS[c].fmt == F_INT ? "%.0f" : COLS[c].fmt == F_G9 ? "%.9g" : "%.6g", v[c]);
     }

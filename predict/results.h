@@ -35,6 +35,9 @@ typedef struct res_point {
     double weak_eff;
 } res_point;
 
+/* A text field per RFC 4180: quoted when it holds a comma, a quote, CR or LF, quotes doubled;
+ * always quoted when `always`. No separator. Other CSV writers use it too (accuracy -o). */
+void res_csv_text(FILE *f, const char *s, int always);
 void res_csv_header(FILE *f);
 /* One row and its '\n'. Text per RFC 4180 (quoted when it holds a comma, a quote, CR or LF; the
  * layout always quoted). */
