@@ -285,6 +285,8 @@ typedef struct spec_ds_report {
     int ga_given;                     /* gradient_accumulation_steps was a number            */
 } spec_ds_report;
 /* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
+/* Add one line to a report (its JSON path and why; rep NULL or full: dropped). */
+void spec_ds_note(spec_ds_report *rep, const char *path, const char *why);
 int spec_load_ds_config_ex(const char *path, spec_training *t, spec_layout *layout, spec_ds_report *rep,
                            sc_err *err) SC_MUST_CHECK;
 /* A Hugging Face accelerate FSDP config (YAML): precision, checkpointing, framework (fsdp /

@@ -15,15 +15,6 @@
 
 #include "spec.h"
 
-static void note(spec_ds_report *rep, const char *path, const char *why)
-{
-    if (!rep || rep->n >= SPEC_DS_MAX_NOTES)
-        return;
-    snprintf(rep->path[rep->n], sizeof rep->path[0], "%s", path);
-    snprintf(rep->why[rep->n], sizeof rep->why[0], "%s", why);
-    rep->n++;
-}
-
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s))
@@ -146,9 +137,9 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
             else if (!strcmp(key, "fsdp_limit_all_gathers"))
                 t->limit_all_gathers = on;
             else if (on && !strcmp(key, "fsdp_offload_params"))
-                note(rep, p, "parameter offload is not modelled yet: parameters stay in GPU memory");
+                spec_ds_note(rep, p, "parameter offload is not modelled yet: parameters stay in GPU memory");
             else if (on)
-                note(rep, p, "forward prefetch beyond the CPU running ahead is not modelled");
+                spec_ds_note(rep, p, "forward prefetch beyond the CPU running ahead is not modelled");
         } else if (!*section && (!strcmp(key, "compute_environment") || !strcmp(key, "machine_rank") ||
                                  !strcmp(key, "main_training_function") || !strcmp(key, "rdzv_backend") ||
                                  !strcmp(key, "same_network") || !strcmp(key, "tpu_env") || !strcmp(key, "use_cpu") ||
@@ -165,7 +156,7 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
             /* wrapping per transformer block is what the op graph assumes; the rest is loading
              * and checkpointing */
         } else {
-            note(rep, p, "not modelled");
+            spec_ds_note(rep, p, "not modelled");
         }
     }
     fclose(f);

@@ -14,7 +14,7 @@
 #include "../base/jsonrd.h"
 #include "spec.h"
 
-static void note(spec_ds_report *rep, const char *path, const char *why)
+void spec_ds_note(spec_ds_report *rep, const char *path, const char *why)
 {
     if (!rep || rep->n >= SPEC_DS_MAX_NOTES)
         return;
@@ -139,16 +139,16 @@ static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_repor
         l->off_opt = dev == 2 ? OFF_NVME : OFF_CPU;
         l->off_param = pdev == 2 ? OFF_NVME : pdev == 1 ? OFF_CPU : OFF_GPU;
         if (pdev && !dev)
-            note(rep, "$.zero_optimization.offload_param",
+            spec_ds_note(rep, "$.zero_optimization.offload_param",
                  "parameter offload without offload_optimizer: modelled with the optimizer on the host CPU");
         if (oo && json_is_false(json_object_get(oo, "pin_memory")))
-            note(rep, "$.zero_optimization.offload_optimizer.pin_memory",
+            spec_ds_note(rep, "$.zero_optimization.offload_optimizer.pin_memory",
                  "false: pageable host copies are not modelled (pinned buffers assumed)");
         if (op && json_is_false(json_object_get(op, "pin_memory")))
-            note(rep, "$.zero_optimization.offload_param.pin_memory",
+            spec_ds_note(rep, "$.zero_optimization.offload_param.pin_memory",
                  "false: pageable host copies are not modelled (pinned buffers assumed)");
     } else if (dev || pdev) {
-        note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
+        spec_ds_note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
              stage == 3 ? "offload with MiCS or ZeRO++ is not modelled"
                         : dev ? "ZeRO-Offload with stage 1/2 is not modelled (only zero3-offload)"
                               : "offload_param needs stage 3");
@@ -189,7 +189,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
     }
     (void)rs; /* stage 1/2: with use_multi_rank_bucket_allreduce (default) buckets are all-reduced either way */
     if (!agp)
-        note(rep, "$.zero_optimization.allgather_partitions", "false (broadcast per partition) is not modelled");
+        spec_ds_note(rep, "$.zero_optimization.allgather_partitions", "false (broadcast per partition) is not modelled");
     l->kind = stage == 0 ? LAYOUT_DDP : stage == 1 ? LAYOUT_ZERO1 : stage == 2 ? LAYOUT_ZERO2 : LAYOUT_ZERO3;
     if (shard > 0) {
         if (stage != 3)
@@ -199,7 +199,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         l->p = shard;
         l->hier = hier;
         if (qw || qg || hpz > 1)
-            note(rep, B, "ZeRO++ options together with MiCS are not modelled: MiCS only");
+            spec_ds_note(rep, B, "ZeRO++ options together with MiCS are not modelled: MiCS only");
     } else if (hpz > 1 || qw || qg) {
         if (stage != 3)
             return sc_err_set(r->err, SC_EINPUT, r->src,
@@ -221,7 +221,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
             continue;
         char p[96];
         snprintf(p, sizeof p, "%s.%.60s", B, k);
-        note(rep, p, "not modelled");
+        spec_ds_note(rep, p, "not modelled");
     }
     return 0;
 }
@@ -257,13 +257,13 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
             return jr_bad(r, "$.activation_checkpointing", "an object", ac);
         t->act_ckpt = 1;
         if (json_is_true(json_object_get(ac, "cpu_checkpointing")))
-            note(rep, "$.activation_checkpointing.cpu_checkpointing", "checkpoints in host memory are not modelled");
+            spec_ds_note(rep, "$.activation_checkpointing.cpu_checkpointing", "checkpoints in host memory are not modelled");
     }
     json_t *opt = json_object_get(root, "optimizer");
     if (opt && json_is_object(opt)) {
         const char *type = json_string_value(json_object_get(opt, "type"));
         if (type && strcasecmp(type, "Adam") && strcasecmp(type, "AdamW") && strcasecmp(type, "FusedAdam"))
-            note(rep, "$.optimizer.type", "only Adam's states (12 B/param) are modelled");
+            spec_ds_note(rep, "$.optimizer.type", "only Adam's states (12 B/param) are modelled");
     }
     json_t *z;
     if ((rc = jr_obj(r, root, "$", "zero_optimization", 0, &z)))
@@ -277,7 +277,7 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
             continue;
         char p[96];
         snprintf(p, sizeof p, "$.%.80s", k);
-        note(rep, p, "not modelled");
+        spec_ds_note(rep, p, "not modelled");
     }
     return 0;
 }
