@@ -116,6 +116,11 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
         if (errno || end == arg || *end || !isdigit((unsigned char)arg[0]))
             return sc_err_set(err, SC_EINPUT, "--seed", "", "expected a non-negative integer, got \"%s\"", arg);
         return 1;
+    case 3003:
+        if (strcmp(arg, "on") && strcmp(arg, "off"))
+            return sc_err_set(err, SC_EINPUT, "--symmetry", "", "expected on or off, got \"%s\"", arg);
+        so->full = !strcmp(arg, "off");
+        return 1;
     }
     return 0;
 }

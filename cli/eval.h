@@ -45,15 +45,18 @@ int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, c
                   const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
                   sc_err *err);
 
-/* Simulator options shared by predict and sweep: --jitter, --straggler, --seed. Returns 1 if
+/* Simulator options shared by predict and sweep: --jitter, --straggler, --seed, --symmetry. Returns 1 if
  * opt was one of them, 0 if not, <0 on a bad value. */
 #define CLI_SIM_LONGOPTS                                                                           \
     {"jitter", required_argument, 0, 3000}, {"straggler", required_argument, 0, 3001},            \
-        {"seed", required_argument, 0, 3002}
+        {"seed", required_argument, 0, 3002}, {"symmetry", required_argument, 0, 3003}
 #define CLI_SIM_HELP                                                                               \
     "  --jitter F             simulator: compute times vary by a relative sd F (e.g. 0.02)\n"     \
     "  --straggler R:F        simulator: rank R computes F x slower (repeatable)\n"               \
-    "  --seed N               simulator: seed of the jitter RNG (default 1)\n"
+    "  --seed N               simulator: seed of the jitter RNG (default 1)\n"                    \
+    "  --symmetry on|off      simulator: where every node's timeline is a copy of a few nodes'\n" \
+    "                         (no jitter, straggler or trace; regular groups), simulate only\n"  \
+    "                         those, exactly (default on); off: every rank\n"
 int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err);
 
 /* Does the calibration carry uncertainties (any sd > 0)? */

@@ -114,6 +114,9 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
                                       (json_int_t)p->sim.collectives, "events", (json_int_t)p->sim.events,
                                       "stale_events", (json_int_t)p->sim.stale, "retimed_events",
                                       (json_int_t)p->sim.retimed));
+    if (p->engine == ENGINE_SIM && p->sim.ranks_simulated > 0) /* which ran: all ranks, or a quotient */
+        json_object_set_new(json_object_get(pr, "simulator"), "ranks_simulated",
+                            json_integer(p->sim.ranks_simulated));
     json_object_set_new(o, "prediction", pr);
     return o;
 }

@@ -6,10 +6,16 @@
 int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
                     void *ctx)
 {
+    return coll_ring_flows_from(members, n, n, gpus_per_node, nics, edge_bytes, fn, ctx);
+}
+
+int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node, int nics, double edge_bytes,
+                         coll_flow_fn fn, void *ctx)
+{
     if (n < 2 || edge_bytes <= 0)
         return 0;
     int flows = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n_src && i < n; i++) {
         int src = members[i], dst = members[(i + 1) % n];
         if (src / gpus_per_node == dst / gpus_per_node) {
             fn(ctx, src, dst, 0, edge_bytes);

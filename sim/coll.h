@@ -16,6 +16,10 @@ typedef void (*coll_flow_fn)(void *ctx, int src, int dst, int ch, double bytes);
  * many flows were emitted. */
 int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, double edge_bytes, coll_flow_fn fn,
                     void *ctx);
+/* The same, only the edges leaving members[0..n_src-1] (a quotient simulation emits the flows of
+ * its represented ranks, a prefix of the ascending members). */
+int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node, int nics, double edge_bytes,
+                         coll_flow_fn fn, void *ctx);
 
 /* Flows of one point-to-point send of `bytes` from GPU src to GPU dst as NCCL moves it between
  * nodes (src/graph/search.cc ncclTopoGetNetDev, paths.cc PXN): the receiver uses its own NIC(s)

@@ -11,6 +11,7 @@
 #include "coll.h"
 #include "ev.h"
 #include "flowev.h"
+#include "topo.h"
 
 #define MAXD 66
 #define NS FW_STREAMS /* communication streams per rank */
@@ -67,7 +68,8 @@ typedef struct rank_st {
 } rank_st;
 
 typedef struct group_st {
-    int *members, n;
+    int *members, n; /* all members, ascending                                           */
+    int n_here;      /* of which simulated (< sim.R): a prefix; n unless a quotient run   */
     int arrived, last_rank;
     double t_last;
     const lo_coll *op;
@@ -84,6 +86,8 @@ typedef struct sim {
     ev_engine *eng;
     gsl_rng *rng;
     int N, G, D, d, S, nics;
+    int R;      /* ranks simulated: N, or the represented ranks 0..R-1 of an exact-symmetric run */
+    int orbit;  /* copies of each represented rank: N / R                                     */
     long per_micro, total;
     rank_st *rk;
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
@@ -145,6 +149,9 @@ static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
             return NULL;
         memcpy(gs->members, s->members_tmp, sizeof(int) * (size_t)n);
         gs->n = n;
+        gs->n_here = 0;
+        while (gs->n_here < n && gs->members[gs->n_here] < s->R)
+            gs->n_here++;
     }
     return gs;
 }
@@ -164,6 +171,93 @@ static void coll_label(const sim *s, const lo_coll *op, char *buf, size_t n)
     snprintf(buf, n, "%s %s %.1f MB", layout_coll_name(op->kind), layout_group_name(op->group),
              op->bytes / 1e6);
     (void)s;
+}
+
+/* ---- exact symmetry --------------------------------------------------------------------- */
+/* The communicators the step uses. */
+static void kinds_used(const lo_graph *g, int used[N_GROUPS])
+{
+    memset(used, 0, sizeof(int) * N_GROUPS);
+    const lo_micro *ms[2] = {&g->micro, &g->last};
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < ms[m]->n_items; i++) {
+            const lo_item *it = &ms[m]->item[i];
+            for (int j = 0; j < it->n_gather; j++)
+                used[it->gather[j].group] = 1;
+            for (int j = 0; j < it->n_inline; j++)
+                used[it->inl[j].group] = 1;
+            for (int j = 0; j < it->n_reduce; j++)
+                used[it->reduce[j].group] = 1;
+        }
+    for (int b = 0; b < g->n_boundary; b++)
+        if (!g->boundary[b].is_optimizer)
+            used[g->boundary[b].coll.group] = 1;
+}
+
+/* Does the shift r -> (r + u) mod N map kind k's communicators onto its communicators (a
+ * function of the group, one to one), and is every communicator of ranks 0..u-1 either mapped
+ * onto itself or inside 0..u-1? scratch: 3 N ints. */
+static int shift_ok(const lo_graph *g, lo_group_kind k, int u, int *scratch)
+{
+    const int N = g->n_ranks;
+    int *img = scratch, *pre = scratch + N, *mine = scratch + 2 * (size_t)N;
+    for (int i = 0; i < N; i++)
+        img[i] = pre[i] = -1, mine[i] = 0;
+    for (int r = 0; r < N; r++) {
+        int a = layout_group_index(g, k, r), b = layout_group_index(g, k, (r + u) % N);
+        if (a < 0 || a >= N || b < 0 || b >= N)
+            return 0;
+        if (img[a] < 0) {
+            if (pre[b] >= 0)
+                return 0; /* two groups onto one */
+            img[a] = b;
+            pre[b] = a;
+        } else if (img[a] != b) {
+            return 0; /* a group split by the shift */
+        }
+        if (r < u)
+            mine[a] = 1;
+    }
+    for (int r = u; r < N; r++) {
+        int a = layout_group_index(g, k, r);
+        if (mine[a] && img[a] != a)
+            return 0; /* a represented rank's group reaches past them and is not its own copy */
+    }
+    return 1;
+}
+
+int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o)
+{
+    const int nodes = g->nodes, G = g->gpus_per_node;
+    if (o->full || o->jitter > 0 || o->n_stragglers > 0 || o->trace || g->pipelined || c->innet.present ||
+        nodes < 2)
+        return nodes;
+    topo_shape t;
+    topo_shape_make(c, nodes, &t);
+    int base = 1; /* with a spine, the shift must carry whole pods onto pods */
+    if (t.spine) {
+        if (nodes % t.npl)
+            return nodes;
+        base = t.npl;
+    }
+    int used[N_GROUPS];
+    kinds_used(g, used);
+    int *scratch = malloc(sizeof(int) * 3 * (size_t)g->n_ranks);
+    if (!scratch)
+        return -1;
+    int unit = nodes;
+    for (int u = base; u < nodes && unit == nodes; u += base) {
+        if (nodes % u)
+            continue;
+        int ok = 1;
+        for (int k = 0; k < N_GROUPS && ok; k++)
+            if (used[k])
+                ok = shift_ok(g, (lo_group_kind)k, u * G, scratch);
+        if (ok)
+            unit = u;
+    }
+    free(scratch);
+    return unit;
 }
 
 /* ---- compute stream --------------------------------------------------------------------- */
@@ -367,7 +461,7 @@ static void coll_complete(sim *s, group_st *gs, int st, double now)
     char label[96] = "";
     if (s->o->trace) /* no formatting unless a trace is written */
         coll_label(s, gs->op, label, sizeof label);
-    for (int i = 0; i < gs->n; i++) {
+    for (int i = 0; i < gs->n_here; i++) {
         int r = gs->members[i];
         rank_st *k = &s->rk[r];
         cstream *c = &k->cs[st];
@@ -389,7 +483,7 @@ static void coll_complete(sim *s, group_st *gs, int st, double now)
         }
     }
     /* after the loop above: moving on may start another collective on this same group */
-    for (int i = 0; i < gs->n; i++) {
+    for (int i = 0; i < gs->n_here; i++) {
         rank_st *k = &s->rk[gs->members[i]];
         if (k->copy_ready) {
             k->copy_ready = 0;
@@ -417,14 +511,18 @@ static void coll_arrive(sim *s, int r, int st, double now)
     gs->t_last = now;
     gs->last_rank = r;
     c->arrive_t = now;
-    if (gs->arrived < gs->n)
+    if (gs->arrived < gs->n_here)
         return;
-    /* everyone is here: the collective runs */
+    /* everyone is here: the collective runs (a quotient run: the represented members; the others
+     * are their copies and arrive with them). A group inside the represented ranks stands for
+     * `orbit` copies of itself; one that spans the cluster is its own copy, and in it every
+     * member's copies arrive together with it, so no one is strictly last. */
     gs->arrived = 0;
-    s->collectives++;
-    if (late)
+    int whole = gs->n_here == gs->n;
+    s->collectives += whole ? s->orbit : 1;
+    if (late && whole)
         s->late[gs->last_rank]++;
-    for (int i = 0; i < gs->n; i++) {
+    for (int i = 0; i < gs->n_here; i++) {
         rank_st *m = &s->rk[gs->members[i]];
         m->skew += now - m->cs[st].arrive_t;
         m->cs[st].start_t = now;
@@ -562,7 +660,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     int own_batch = !s->solve_pending;
     net_batch_begin(s->net);
     if (geo->transport == XPORT_NCCL)
-        coll_ring_flows(gs->members, gs->n, s->G, s->nics, bytes, add_flow, &f);
+        coll_ring_flows_from(gs->members, gs->n, gs->n_here, s->G, s->nics, bytes, add_flow, &f);
     else /* host / in-network: S per member, not ring edges */
         coll_xport_flows(geo, gs->op->kind, gs->members, gs->n, s->G, s->nics, gs->op->bytes, add_flow, &f);
     if (own_batch) {
@@ -632,7 +730,7 @@ static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
             tr_counter(s->o->trace, node, name, s->sample_last, util);
         }
     s->sample_last = now;
-    if (s->n_done < s->N && ev_engine_push(eng, now + s->o->sample_s, EV_SAMPLE, 0, 0, 0))
+    if (s->n_done < s->R && ev_engine_push(eng, now + s->o->sample_s, EV_SAMPLE, 0, 0, 0))
         return SC_ERUNTIME;
     return 0;
 }
@@ -641,7 +739,7 @@ static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
 static void sim_free(sim *s)
 {
     if (s->rk)
-        for (int r = 0; r < s->N; r++)
+        for (int r = 0; r < s->R; r++)
             for (int st = 0; st < NS; st++)
                 free(s->rk[r].cs[st].q);
     free(s->rk);
@@ -719,16 +817,21 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     if (s.d >= MAXD - 1)
         return sc_err_set(err, SC_EINPUT, "--prefetch", "", "expected a prefetch depth below %d, got %d", MAXD - 1, s.d);
 
+    int unit = exec_symmetry_unit(g, c, o);
+    if (unit < 0)
+        return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory checking the layout's symmetry");
+    s.R = unit * s.G;
+    s.orbit = g->nodes / unit;
     net_params np = {cal->bw_eff[TIER_NVLINK].v, cal->bw_eff[TIER_PCIE].v, cal->bw_eff[TIER_NET].v};
-    int rc = net_build(c, g->nodes, &np, &s.net, err);
+    int rc = net_build_quotient(c, g->nodes, unit, &np, &s.net, err);
     if (rc)
         return rc;
     if (c->innet.present) /* the optimizer node updates elem_bytes-sized gradients */
         net_set_update_rate(s.net, c->innet.opt_params_per_s * g->elem_bytes);
-    s.eng = ev_engine_new((size_t)s.N * 8);
+    s.eng = ev_engine_new((size_t)s.R * 8);
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
-    s.rk = calloc((size_t)s.N, sizeof *s.rk);
-    s.late = calloc((size_t)s.N, sizeof *s.late);
+    s.rk = calloc((size_t)s.R, sizeof *s.rk);
+    s.late = calloc((size_t)s.R, sizeof *s.late);
     s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
     int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp; /* grp: allocated by group_of */
     if (!ok) {
@@ -741,7 +844,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     ev_engine_register(s.eng, EV_FLOW, on_flow, &s);
     ev_engine_register(s.eng, EV_SAMPLE, on_sample, &s);
     ev_engine_register(s.eng, EV_SOLVE, on_solve, &s);
-    for (int r = 0; r < s.N; r++) {
+    for (int r = 0; r < s.R; r++) {
         s.rk[r].slow = 1;
         s.rk[r].comp_ev = -1;
         for (int i = 0; i < o->n_stragglers; i++)
@@ -767,24 +870,24 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         }
     }
     /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
-    for (int r = 0; r < s.N; r++)
+    for (int r = 0; r < s.R; r++)
         issue_lookahead(&s, r, -1);
-    for (int r = 0; r < s.N; r++)
+    for (int r = 0; r < s.R; r++)
         host_step(&s, r, 0);
     rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
     if (rc < 0 || s.err_rc) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "internal error while simulating");
     }
-    if (s.n_done != s.N) {
+    if (s.n_done != s.R) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "the step stalled: %ld of %d ranks finished",
-                          s.n_done, s.N);
+                          s.n_done, s.R);
     }
     res->step_s = 0;
     res->first_end_s = INFINITY;
     long most = -1;
-    for (int r = 0; r < s.N; r++) {
+    for (int r = 0; r < s.R; r++) { /* a quotient run: every other rank is a copy of one of these */
         const rank_st *k = &s.rk[r];
         if (k->end_t > res->step_s) {
             res->step_s = k->end_t;
@@ -792,11 +895,11 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         }
         if (k->end_t < res->first_end_s)
             res->first_end_s = k->end_t;
-        res->compute_s += k->busy / s.N;
-        res->optimizer_s += k->opt / s.N;
-        res->skew_s += k->skew / s.N;
+        res->compute_s += k->busy / s.R;
+        res->optimizer_s += k->opt / s.R;
+        res->skew_s += k->skew / s.R;
         for (int i = 0; i < N_COLLS; i++)
-            res->exposed_s[i] += k->exposed[i] / s.N;
+            res->exposed_s[i] += k->exposed[i] / s.R;
         if (s.late[r] > most) {
             most = s.late[r];
             res->latest_rank = r;
@@ -812,6 +915,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     res->stale = s.stale;
     res->retimed = ev_engine_retimed(s.eng);
     res->flows = s.flows;
+    res->ranks_simulated = s.R;
     sim_free(&s);
     return 0;
 }

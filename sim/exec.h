@@ -25,6 +25,7 @@ typedef struct exec_opts {
     tr_writer *trace;           /* NULL = no trace                                             */
     int trace_ranks;            /* ranks 0..trace_ranks-1 are traced (0 = all)                 */
     double sample_s;            /* link-utilisation counter period when tracing (0 = none)     */
+    int full;                   /* 1: every rank simulated even where the step is symmetric    */
 } exec_opts;
 
 typedef struct exec_result {
@@ -39,7 +40,23 @@ typedef struct exec_result {
     uint64_t stale;             /* events popped that no longer applied: 0 (re-timed in place)  */
     uint64_t retimed;           /* events moved or cancelled in the queue instead (each one a   */
                                 /* stale pop of a lazy queue)                                   */
+    int ranks_simulated;        /* n_ranks, or the represented ranks of an exact-symmetric run  */
 } exec_result;
+
+/* Exact symmetry. Where nothing tells ranks apart but their place (no jitter, no straggler, no
+ * trace, no pipeline, no in-network node shared by all) and shifting every rank by `unit` nodes
+ * maps the topology onto itself (whole pods where there is a spine) and each communicator of the
+ * step onto one of the same kind, every rank's timeline is a copy of its representative's in
+ * nodes 0..unit-1. exec_run then simulates only those ranks: a collective waits for its
+ * represented members (the others are their copies and arrive with them), emits the flows that
+ * leave them, and routes them over the quotient network (net_build_quotient), whose links carry
+ * exactly what each of their copies carries, so every rate, every time and the step are the full
+ * simulation's (to rounding: the sums run in another order; tests/test_exec.c compares them).
+ * Communicators that reach past the represented ranks must be their own shifted copies (a ring
+ * over all nodes, a replica group across them); those inside them stand for `nodes / unit`
+ * copies. Returns the smallest such unit dividing the node count, the node count itself when
+ * there is none or it does not apply (then the full simulation runs), -1 when out of memory. */
+int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o);
 
 /* Simulate one step. `t` gives compute durations (an_time); collectives take their latency
  * from cal and their time from flows on the cluster's network (link efficiencies from cal). */

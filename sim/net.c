@@ -88,6 +88,11 @@ static void build_offload_links(net_t *net, const spec_cluster *c, const net_par
 
 int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err)
 {
+    return net_build_quotient(c, nodes, nodes, p, out, err);
+}
+
+int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err)
+{
     if (!c || !p || !out)
         return sc_err_set(err, SC_EINPUT, "net_build", "", "NULL argument");
     *out = NULL;
@@ -112,14 +117,24 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
         (c->fabric.kind == FABRIC_NVSWITCH && c->fabric.links_per_gpu < 1))
         return sc_err_set(err, SC_EINPUT, src, "$.node.fabric", "expected positive bandwidths");
 
+    topo_shape full;
+    topo_shape_make(c, nodes, &full);
+    if (unit < 1 || unit > nodes || nodes % unit ||
+        (unit < nodes && (c->innet.present || (full.spine && (unit % full.npl || nodes % full.npl)))))
+        return sc_err_set(err, SC_EINPUT, "net_build", "",
+                          "%d of %d nodes is not a unit the network's symmetry repeats (whole pods, no "
+                          "in-network node)",
+                          unit, nodes);
     net_t *net = calloc(1, sizeof *net);
     if (!net)
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory");
-    net->nodes = nodes;
+    net->nodes = unit; /* the links of the represented nodes only; the shape is the whole cluster's */
+    net->full_nodes = nodes;
     net->gpn = c->gpus_per_node;
     net->nics = c->nics_per_node;
-    topo_shape_make(c, nodes, &net->topo);
-    net->n_gpus = nodes * net->gpn;
+    net->topo = full;
+    net->n_gpus = unit * net->gpn;
+    net->full_gpus = nodes * net->gpn;
     net->kind = c->fabric.kind;
     net->free_head = -1;
     int rc = 0;
@@ -136,8 +151,12 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
         net_free(net);
         return sc_err_set(err, SC_EINPUT, "nodes", "", "%d nodes need too many links", nodes);
     }
-    net->leaf_base = nodes * net->per_node;
-    net->n_links = net->leaf_base + (net->topo.spine ? 2 * net->topo.leaves : 0);
+    /* leaves of the represented nodes: whole pods of them (a fat-tree / dragonfly leaf per pod, a
+     * rail leaf per pod and NIC), or all of them */
+    net->n_leaves = unit == nodes ? net->topo.leaves
+                                  : net->topo.leaves / (nodes / unit);
+    net->leaf_base = unit * net->per_node;
+    net->n_links = net->leaf_base + (net->topo.spine ? 2 * net->n_leaves : 0);
     net->host_base = net->kind == FABRIC_PCIE ? -1 : net->n_links;
     if (net->host_base >= 0)
         net->n_links += 2 * net->n_gpus;
@@ -146,7 +165,7 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
         net->n_links += 3;
     net->nvme_base = c->nvme_read_Bps > 0 ? net->n_links : -1;
     if (net->nvme_base >= 0)
-        net->n_links += 2 * nodes;
+        net->n_links += 2 * unit;
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
@@ -163,7 +182,7 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     double nic = c->nic_bw_Bps * p->eff_net;
     double lat = c->switch_latency_s;
     char name[NAME_LEN];
-    for (int n = 0; n < nodes; n++) {
+    for (int n = 0; n < unit; n++) {
         int base = n * net->per_node;
         for (int i = 0; i < net->gpn; i++) {
             if (net->kind == FABRIC_NVLINK_MESH) {
@@ -196,7 +215,7 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
          * (rail: one NIC per node; dragonfly: the group's global links, x cost_net_global_frac) */
         double up = net->topo.up_Bps * p->eff_net;
         char down[NAME_LEN];
-        for (int l = 0; l < net->topo.leaves; l++) {
+        for (int l = 0; l < net->n_leaves; l++) {
             topo_leaf_names(&net->topo, l, name, down, NAME_LEN);
             set_link(net, net->leaf_base + 2 * l, up, lat, name);
             set_link(net, net->leaf_base + 2 * l + 1, up, lat, down);
@@ -351,12 +370,15 @@ int net_path(const net_t *net, int src, int dst, int ch, int *links, int max)
         memcpy(links, out, (size_t)n * sizeof *links);
         return n;
     }
-    if (src < 0 || src >= net->n_gpus || dst < 0 || dst >= net->n_gpus || ch < 0)
+    if (src < 0 || src >= net->n_gpus || dst < 0 || dst >= net->full_gpus || ch < 0)
         return SC_EINPUT;
     if (src == dst)
         return 0;
     int out[NET_PATH_MAX], n = 0;
     int ns = src / net->gpn, ls = src % net->gpn, nd = dst / net->gpn, ld = dst % net->gpn;
+    /* quotient: a destination outside the represented nodes stands for its representative,
+     * nd mod unit; whether the path leaves the node or the leaf is decided on the real nodes */
+    int nd_rep = nd % net->nodes;
     if (ns == nd) {
         int base = ns * net->per_node, g = net->gpn;
         if (net->kind == FABRIC_NVLINK_MESH) {
@@ -383,9 +405,9 @@ int net_path(const net_t *net, int src, int dst, int ch, int *links, int max)
         out[n++] = ns * net->per_node + net->intra + 2 * nic_s;
         if (leaf_s != leaf_d) {
             out[n++] = net->leaf_base + 2 * leaf_s;
-            out[n++] = net->leaf_base + 2 * leaf_d + 1;
+            out[n++] = net->leaf_base + 2 * leaf_of(net, nd_rep, nic_d) + 1;
         }
-        out[n++] = nd * net->per_node + net->intra + 2 * nic_d + 1;
+        out[n++] = nd_rep * net->per_node + net->intra + 2 * nic_d + 1;
     }
     if (n > max || !links)
         return SC_EINPUT;

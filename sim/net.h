@@ -43,6 +43,16 @@ typedef struct net net_t;
  * Latency: switch_latency_s on each link entering a switch (NIC up: leaf, leaf up: spine, leaf
  * down: the destination leaf), 0 elsewhere. 0 or SC_EINPUT / SC_ERUNTIME with err filled. */
 int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err);
+/* The quotient of that network by the shift of `unit` nodes (exact symmetry, sim/exec.c): links
+ * only for nodes 0..unit-1 and their pods' leaves, the shape (pods, spine, routing) of all
+ * `nodes`. A path's source must be a represented GPU (< unit x gpus_per_node); its destination may
+ * be any of the cluster's GPUs and is routed as the real one, over the links of its representative
+ * (node mod unit). When every node's flows are the shifted copies of the represented nodes' flows,
+ * each link then carries exactly what each of its copies carries in the whole network, so the
+ * max-min fair rates are the whole network's. unit must divide nodes and, below nodes, be whole
+ * pods when the network has a spine, with no in-network optimizer node (its links are shared by
+ * all nodes); else SC_EINPUT. net_build is net_build_quotient(c, nodes, nodes, ...). */
+int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err);
 /* Links after those above (existing ids unchanged):
  *  - per GPU "nN.gpuI>cpu" and "nN.cpu>gpuI", pcie_bw * eff_pcie (its PCIe link to host memory;
  *    on a PCIe fabric these are the "nN.gpuI>host" / "nN.host>gpuI" links themselves);

@@ -53,7 +53,9 @@ typedef struct heap_ent {
 } heap_ent;
 
 struct net {
-    int nodes, gpn, nics, n_gpus;
+    int nodes, gpn, nics, n_gpus; /* nodes and GPUs with links: the represented ones (quotient) */
+    int full_nodes, full_gpus;    /* the cluster's: equal to the above unless a quotient        */
+    int n_leaves;                 /* leaves with links: those of the represented pods           */
     topo_shape topo; /* the switches between nodes (sim/topo.h)                             */
     spec_fabric_kind kind;
     int intra;     /* intra-node links per node                                            */

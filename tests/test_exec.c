@@ -682,7 +682,9 @@ START_TEST(test_ring_nic_bound)
             t.micro[0] = (an_titem){.count = 1, .comp = C, .nr = 1, .r = {T}, .rk = {COLL_ALLREDUCE}};
             t.last[0] = t.micro[0];
             exec_result s;
-            simulate(g, &t, &k, &c, NULL, &s, cfg);
+            exec_opts every = plain_opts(); /* the events below are every rank's: no symmetry */
+            every.full = 1;
+            simulate(g, &t, &k, &c, &every, &s, cfg);
             near(s.step_s, C + T, 1e-12 * (C + T), "step", cfg);
             near(s.exposed_s[COLL_ALLREDUCE], T, 1e-12 * (C + T), "exposed all-reduce", cfg);
             near(s.compute_s, C, 1e-12 * C, "compute", cfg);
@@ -726,7 +728,9 @@ START_TEST(test_bug_flows_not_counted)
     t.micro[0] = (an_titem){.count = 1, .comp = 1e-3};
     t.last[0] = t.micro[0];
     exec_result s;
-    simulate(&x.g, &t, &k, &c, NULL, &s, "22 flows");
+    exec_opts every = plain_opts(); /* every rank's flows: no symmetry */
+    every.full = 1;
+    simulate(&x.g, &t, &k, &c, &every, &s, "22 flows");
     ck_assert_int_eq(s.collectives, 1);
     ck_assert_msg(s.flows == 22, "BUG exec_result.flows: got %llu, want 22", (unsigned long long)s.flows);
 }
@@ -1204,6 +1208,176 @@ START_TEST(test_bug_slowdown_counted_twice)
 }
 END_TEST
 
+
+/* ==========================================================================================
+ * Exact symmetry (exec.h, exec_symmetry_unit): simulating the represented ranks over the
+ * quotient network gives the full simulation's results. Times agree to rounding only (the
+ * quotient's sums run over other orders: 1e-12 of the step), counts exactly.
+ * ====================================================================================== */
+
+static void sym_same(const exec_result *f, const exec_result *q, const char *cfg)
+{
+    double tol = 1e-12 * f->step_s;
+    ck_assert_msg(fabs(q->step_s - f->step_s) <= tol, "%s: step %.17g vs full %.17g", cfg, q->step_s, f->step_s);
+    ck_assert_msg(fabs(q->first_end_s - f->first_end_s) <= tol, "%s: first end", cfg);
+    ck_assert_msg(fabs(q->compute_s - f->compute_s) <= tol, "%s: compute", cfg);
+    ck_assert_msg(fabs(q->optimizer_s - f->optimizer_s) <= tol, "%s: optimizer", cfg);
+    ck_assert_msg(fabs(q->skew_s - f->skew_s) <= tol, "%s: skew %.17g vs %.17g", cfg, q->skew_s, f->skew_s);
+    ck_assert_msg(fabs(q->idle_s - f->idle_s) <= 1e-9 * f->step_s, "%s: idle", cfg);
+    for (int i = 0; i < N_COLLS; i++)
+        ck_assert_msg(fabs(q->exposed_s[i] - f->exposed_s[i]) <= tol, "%s: exposed %d %.17g vs %.17g", cfg, i,
+                      q->exposed_s[i], f->exposed_s[i]);
+    ck_assert_msg(q->slowest_rank == f->slowest_rank, "%s: slowest rank %d vs %d", cfg, q->slowest_rank,
+                  f->slowest_rank);
+    ck_assert_msg(q->latest_rank == f->latest_rank && q->latest_count == f->latest_count,
+                  "%s: latest rank %d x%ld vs %d x%ld", cfg, q->latest_rank, q->latest_count, f->latest_rank,
+                  f->latest_count);
+    ck_assert_msg(q->collectives == f->collectives, "%s: collectives %ld vs %ld", cfg, q->collectives,
+                  f->collectives);
+}
+
+/* Each layout of `layouts` valid on `nodes` nodes of c under framework fw, grad_accum 1 and 3:
+ * full and symmetric runs the same; the symmetric run simulated exec_symmetry_unit's ranks.
+ * Returns the configurations run; *reduced counts those that simulated fewer ranks. */
+static int sym_grid(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes,
+                    const char *const *layouts, int n_layouts, spec_framework fw, int *reduced)
+{
+    int n = 0;
+    run *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (int li = 0; li < n_layouts; li++)
+        for (int ga = 1; ga <= 3; ga += 2) {
+            spec_training tr;
+            spec_training_defaults(&tr);
+            tr.grad_accum = ga;
+            tr.framework = fw;
+            if (!prepare_tr(x, c, m, k, layouts[li], nodes, &tr))
+                continue;
+            char cfg[192];
+            snprintf(cfg, sizeof cfg, "%s x%d %s %s %s ga %d", c->name, nodes, m->name, layouts[li],
+                     spec_framework_str(fw), ga);
+            exec_opts o = plain_opts();
+            exec_result f, q;
+            o.full = 1;
+            simulate(&x->g, &x->t, k, c, &o, &f, cfg);
+            ck_assert_int_eq(f.ranks_simulated, x->g.n_ranks);
+            o.full = 0;
+            simulate(&x->g, &x->t, k, c, &o, &q, cfg);
+            ck_assert_int_eq(q.ranks_simulated, exec_symmetry_unit(&x->g, c, &o) * x->g.gpus_per_node);
+            sym_same(&f, &q, cfg);
+            *reduced += q.ranks_simulated < x->g.n_ranks;
+            n++;
+        }
+    free(x);
+    return n;
+}
+
+static const char *const OFFLOAD_LAYOUTS[] = {"zero3-offload", "zero3-offload:param=cpu",
+                                              "zero3-offload:param=nvme,opt=nvme"};
+
+START_TEST(test_symmetry_equals_full)
+{
+    /* p4d.24xlarge (one leaf of 16 nodes: any node count repeats) at 8 nodes with its shipped
+     * calibration (NCCL model, interference on), gpt3-1.3b: every layout of ALL_LAYOUTS under the
+     * ideal schedule and DeepSpeed / FSDP / FSDP2 (several streams), and the offloading ones
+     * (host and NVMe links per GPU / node). */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    ck_assert(k.overlap_slowdown.v > 0);
+    const spec_model m = load_model("gpt3-1.3b");
+    int n = 0, reduced = 0;
+    n += sym_grid(&c, &k, &m, 8, ALL_LAYOUTS, N_ALL_LAYOUTS, FW_IDEAL, &reduced);
+    for (int fw = FW_DEEPSPEED; fw <= FW_FSDP2; fw++)
+        n += sym_grid(&c, &k, &m, 8, (const char *const[]){"zero3", "zero2", "mics:p=16", "hsdp:p=8"}, 4,
+                      (spec_framework)fw, &reduced);
+    n += sym_grid(&c, &k, &m, 8, OFFLOAD_LAYOUTS, 3, FW_IDEAL, &reduced);
+    /* valid on 64 GPUs: all 28 of ALL_LAYOUTS but the four 2-GPU-node hsdp/zeropp ones plus
+     * hsdp:p=2... every one of them is valid here (p divides 64), so 28; x 2 grad_accum */
+    ck_assert_int_eq(n, 2 * (28 + 3 * 4 + 3));
+    ck_assert_int_eq(reduced, n); /* each repeats within fewer nodes than 8 */
+}
+END_TEST
+
+START_TEST(test_symmetry_contended)
+{
+    /* Where flows contend the quotient must carry exactly each copy's load: p4d-oversub (a 4:1
+     * fat-tree of 2-node leaves: every ring edge between pods crosses the oversubscribed spine),
+     * p4d as a 2:1 rail network and as a dragonfly of 2-node groups, and the 2-GPU duo cluster at
+     * 8 nodes with the tiny model (latency-free: bandwidth only). */
+    const spec_model m = load_model("gpt3-1.3b");
+    int n = 0, reduced = 0;
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    sc_err e;
+    ck_assert_int_eq(spec_load_cluster("tests/fixtures/p4d-oversub.json", &c, &e), 0);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    n += sym_grid(&c, &k, &m, 8, ALL_LAYOUTS, N_ALL_LAYOUTS, FW_IDEAL, &reduced);
+    static const spec_net_topology topo[2] = {NET_RAIL, NET_DRAGONFLY};
+    for (int ti = 0; ti < 2; ti++) {
+        c = load_cluster("p4d.24xlarge");
+        c.topology = topo[ti];
+        c.nodes_per_leaf = 2;
+        c.oversubscription = 2;
+        c.max_nodes = 0;
+        cost_calib_defaults(&c, &k);
+        n += sym_grid(&c, &k, &m, 8, ALL_LAYOUTS, N_ALL_LAYOUTS, FW_IDEAL, &reduced);
+    }
+    spec_cluster d = duo_cluster(5e10, 1e10);
+    cost_calib kt = tiny_calib();
+    const spec_model tm = tiny_model(2);
+    n += sym_grid(&d, &kt, &tm, 8, ALL_LAYOUTS, N_ALL_LAYOUTS, FW_IDEAL, &reduced);
+    ck_assert_int_gt(reduced, n / 2);
+}
+END_TEST
+
+START_TEST(test_symmetry_unit)
+{
+    /* The unit by hand. p4d, 8 nodes, one leaf: zero3 (one ring over all 64 ranks: a shift by
+     * one node maps it onto itself) and mics:p=8 (partition = a node, replica groups across
+     * nodes) repeat every node; mics:p=16's partitions span two nodes: every 2. On p4d-oversub
+     * (2-node pods) the shift must carry pods onto pods: 2 for zero3. With jitter, a straggler or
+     * a trace, and on LuWu (an in-network node every rank shares), the full simulation: 8. */
+    spec_cluster c = load_cluster("p4d.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    const spec_model m = tiny_model(1);
+    run x;
+    exec_opts o = plain_opts();
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 1);
+    ck_assert(prepare(&x, &c, &m, &k, "mics:p=8", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 1);
+    ck_assert(prepare(&x, &c, &m, &k, "mics:p=16", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 2);
+    ck_assert(prepare(&x, &c, &m, &k, "tp:t=8", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 1);
+    ck_assert(prepare(&x, &c, &m, &k, "zero3", 8, 1, 1));
+    o.jitter = 0.01;
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 8);
+    o = plain_opts();
+    o.n_stragglers = 1;
+    o.straggler_rank[0] = 3;
+    o.straggler_factor[0] = 1.5;
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 8);
+    o = plain_opts();
+    o.full = 1;
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &c, &o), 8);
+    o = plain_opts();
+    sc_err e;
+    spec_cluster ov;
+    ck_assert_int_eq(spec_load_cluster("tests/fixtures/p4d-oversub.json", &ov, &e), 0);
+    ck_assert(prepare(&x, &ov, &m, &k, "zero3", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &ov, &o), 2);
+    spec_cluster lw = load_cluster("luwu-8x100g");
+    cost_calib kl;
+    cost_calib_defaults(&lw, &kl);
+    ck_assert(prepare(&x, &lw, &m, &kl, "zero3", 8, 1, 1));
+    ck_assert_int_eq(exec_symmetry_unit(&x.g, &lw, &o), 8);
+}
+END_TEST
+
 /* ---- errors ---------------------------------------------------------------------------- */
 
 START_TEST(test_bad_prefetch)
@@ -1236,6 +1410,12 @@ Suite *exec_suite(void)
     tcase_add_test(agree_tc, test_agree_nccl);
     tcase_add_test(agree_tc, test_agree_topology);
     suite_add_tcase(s, agree_tc);
+    TCase *sym = tcase_create("symmetry");
+    tcase_set_timeout(sym, 120);
+    tcase_add_test(sym, test_symmetry_unit);
+    tcase_add_test(sym, test_symmetry_equals_full);
+    tcase_add_test(sym, test_symmetry_contended);
+    suite_add_tcase(s, sym);
     TCase *cont = tcase_create("contention");
     tcase_set_timeout(cont, 120);
     tcase_add_test(cont, test_contention_never_faster);
