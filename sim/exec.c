@@ -1,4 +1,30 @@
-/* exec.c — the discrete-event executor (see exec.h; execution rules in model/layout.h). */
+/* exec.c — the discrete-event executor (see exec.h; execution rules in model/layout.h). Its
+ * trace is written by exec_trace.c, the symmetry it may exploit decided by exec_sym.c.
+ *
+ * One rank's state machine. The host walks the copies of the step's items (a cursor); the
+ * compute stream runs one copy at a time; each communication stream is a FIFO of issued
+ * collectives, one running at a time:
+ *
+ *   host_step(copy c) --- issue reduces of c-1, gathers of copies up to c + d (issue_lookahead)
+ *        |
+ *        v
+ *   waiting --(gathers of c done: try_compute)--> computing c --(EV_COMP)--+
+ *        ^                                           |  inline collectives: |
+ *        |                                           |  phase 0 -> issue -> |
+ *        |                                           |  phase 1 beside them |
+ *        +------------------ copy_done(c) <----------+----------------------+
+ *        |  (c == last copy)
+ *        v
+ *   boundary: try_boundary runs its ops in order (optimizer on the compute stream, collectives
+ *             on the communication streams), then done.
+ *
+ *   a stream's collective: queued --(head, its dependency ended: kick_comm)--> arrived
+ *     --(every member arrived: coll_arrive)--> EV_START after the latency --(on_start: ring
+ *     flows over sim/net)--> running --(last flow ends: on_flow)--> coll_complete: each member's
+ *     gather count, boundary index or inline count moves on, and its streams are kicked.
+ *
+ * While any of a rank's collectives runs, its compute is slowed by the calibrated interference
+ * (comp_rerate re-times the end event in place). */
 #include "exec.h"
 
 #include <gsl/gsl_randist.h>
@@ -10,8 +36,8 @@
 
 #include "coll.h"
 #include "ev.h"
+#include "exec_trace.h"
 #include "flowev.h"
-#include "topo.h"
 
 #define MAXD 66
 #define NS FW_STREAMS /* communication streams per rank */
@@ -21,7 +47,9 @@ enum { EV_COMP, EV_START, EV_FLOW, EV_SAMPLE, EV_SOLVE };
 enum { Q_GATHER, Q_REDUCE, Q_BOUNDARY, Q_INLINE };
 
 typedef struct cursor {
-    int m, i, j;
+    int m; /* micro-step (the last one has its own items)  */
+    int i; /* item within the micro-step                   */
+    int j; /* copy of that item (0 .. count-1)             */
 } cursor;
 
 typedef struct qop {
@@ -85,13 +113,16 @@ typedef struct sim {
     net_t *net;
     ev_engine *eng;
     gsl_rng *rng;
-    int N, G, D, d, S, nics;
+    int N;      /* ranks of the cluster                                                        */
+    int G;      /* GPUs (ranks) per node                                                       */
+    int d, D;   /* prefetch depth; gather slots per rank (d + 1, ring-indexed by copy)        */
+    int S;      /* micro-steps simulated                                                       */
+    int nics;   /* NICs per node                                                               */
     int R;      /* ranks simulated: N, or the represented ranks 0..R-1 of an exact-symmetric run */
     int orbit;  /* copies of each represented rank: N / R                                     */
-    long per_micro, total;
+    long per_micro, total; /* copies per micro-step; per step (the host's last copy + 1)        */
     rank_st *rk;
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
-    int p, q;
     long *late; /* per rank: times it was the last to arrive */
     int *members_tmp; /* N ints: a group's members before they are copied at its own size */
     long collectives, n_done;
@@ -100,17 +131,7 @@ typedef struct sim {
     uint64_t stale; /* events popped that no longer applied (0: they are re-timed in place) */
     int err_rc;
     sc_err *err;
-    /* tracing */
-    int trace_n;
-    int *nic_links;
-    int n_nic_links;
-    double *nic_prev;
-    double sample_last;
-    struct fmeta {
-        double t0;
-        int src, dst, ch;
-    } *fm; /* traced flows, by flow id */
-    int fm_cap;
+    exec_tracer *tr; /* NULL unless a trace is written (sim/exec_trace.c) */
 } sim;
 
 /* ---- the graph as seen by a cursor ------------------------------------------------------ */
@@ -154,110 +175,6 @@ static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
             gs->n_here++;
     }
     return gs;
-}
-
-/* ---- tracing ---------------------------------------------------------------------------- */
-static int traced(const sim *s, int r) { return s->o->trace && r < s->trace_n; }
-
-static void trace_span(sim *s, int r, int tid, const char *name, const char *cat, double t0, double t1,
-                       const char *args)
-{
-    if (traced(s, r))
-        tr_span_at(s->o->trace, r / s->G, TR_TID(r % s->G, tid), name, cat, t0, t1, args);
-}
-
-static void coll_label(const sim *s, const lo_coll *op, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s %s %.1f MB", layout_coll_name(op->kind), layout_group_name(op->group),
-             op->bytes / 1e6);
-    (void)s;
-}
-
-/* ---- exact symmetry --------------------------------------------------------------------- */
-/* The communicators the step uses. */
-static void kinds_used(const lo_graph *g, int used[N_GROUPS])
-{
-    memset(used, 0, sizeof(int) * N_GROUPS);
-    const lo_micro *ms[2] = {&g->micro, &g->last};
-    for (int m = 0; m < 2; m++)
-        for (int i = 0; i < ms[m]->n_items; i++) {
-            const lo_item *it = &ms[m]->item[i];
-            for (int j = 0; j < it->n_gather; j++)
-                used[it->gather[j].group] = 1;
-            for (int j = 0; j < it->n_inline; j++)
-                used[it->inl[j].group] = 1;
-            for (int j = 0; j < it->n_reduce; j++)
-                used[it->reduce[j].group] = 1;
-        }
-    for (int b = 0; b < g->n_boundary; b++)
-        if (!g->boundary[b].is_optimizer)
-            used[g->boundary[b].coll.group] = 1;
-}
-
-/* Does the shift r -> (r + u) mod N map kind k's communicators onto its communicators (a
- * function of the group, one to one), and is every communicator of ranks 0..u-1 either mapped
- * onto itself or inside 0..u-1? scratch: 3 N ints. */
-static int shift_ok(const lo_graph *g, lo_group_kind k, int u, int *scratch)
-{
-    const int N = g->n_ranks;
-    int *img = scratch, *pre = scratch + N, *mine = scratch + 2 * (size_t)N;
-    for (int i = 0; i < N; i++)
-        img[i] = pre[i] = -1, mine[i] = 0;
-    for (int r = 0; r < N; r++) {
-        int a = layout_group_index(g, k, r), b = layout_group_index(g, k, (r + u) % N);
-        if (a < 0 || a >= N || b < 0 || b >= N)
-            return 0;
-        if (img[a] < 0) {
-            if (pre[b] >= 0)
-                return 0; /* two groups onto one */
-            img[a] = b;
-            pre[b] = a;
-        } else if (img[a] != b) {
-            return 0; /* a group split by the shift */
-        }
-        if (r < u)
-            mine[a] = 1;
-    }
-    for (int r = u; r < N; r++) {
-        int a = layout_group_index(g, k, r);
-        if (mine[a] && img[a] != a)
-            return 0; /* a represented rank's group reaches past them and is not its own copy */
-    }
-    return 1;
-}
-
-int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o)
-{
-    const int nodes = g->nodes, G = g->gpus_per_node;
-    if (o->full || o->jitter > 0 || o->n_stragglers > 0 || o->trace || g->pipelined || c->innet.present ||
-        nodes < 2)
-        return nodes;
-    topo_shape t;
-    topo_shape_make(c, nodes, &t);
-    int base = 1; /* with a spine, the shift must carry whole pods onto pods */
-    if (t.spine) {
-        if (nodes % t.npl)
-            return nodes;
-        base = t.npl;
-    }
-    int used[N_GROUPS];
-    kinds_used(g, used);
-    int *scratch = malloc(sizeof(int) * 3 * (size_t)g->n_ranks);
-    if (!scratch)
-        return -1;
-    int unit = nodes;
-    for (int u = base; u < nodes && unit == nodes; u += base) {
-        if (nodes % u)
-            continue;
-        int ok = 1;
-        for (int k = 0; k < N_GROUPS && ok; k++)
-            if (used[k])
-                ok = shift_ok(g, (lo_group_kind)k, u * G, scratch);
-        if (ok)
-            unit = u;
-    }
-    free(scratch);
-    return unit;
 }
 
 /* ---- compute stream --------------------------------------------------------------------- */
@@ -436,36 +353,18 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
         return;
     }
     f->n++;
-    sim *s = f->s;
-    if (traced(s, src)) {
-        if (id >= s->fm_cap) {
-            int cap = s->fm_cap ? s->fm_cap : 1024;
-            while (cap <= id)
-                cap *= 2;
-            void *m = realloc(s->fm, sizeof *s->fm * (size_t)cap);
-            if (!m) {
-                s->err_rc = SC_ERUNTIME;
-                return;
-            }
-            s->fm = m;
-            for (int i = s->fm_cap; i < cap; i++)
-                s->fm[i].src = -1;
-            s->fm_cap = cap;
-        }
-        s->fm[id] = (struct fmeta){f->now, src, dst, ch};
-    }
+    if (exec_trace_flow_start(f->s->tr, id, src, dst, ch, f->now))
+        f->s->err_rc = SC_ERUNTIME;
 }
 
 static void coll_complete(sim *s, group_st *gs, int st, double now)
 {
-    char label[96] = "";
-    if (s->o->trace) /* no formatting unless a trace is written */
-        coll_label(s, gs->op, label, sizeof label);
+    exec_trace_coll_begin(s->tr, gs->op);
     for (int i = 0; i < gs->n_here; i++) {
         int r = gs->members[i];
         rank_st *k = &s->rk[r];
         cstream *c = &k->cs[st];
-        trace_span(s, r, TR_STREAM_COMM + st, label, TR_CAT_COLLECTIVE, c->start_t, now, NULL);
+        exec_trace_coll_span(s->tr, r, st, c->start_t, now);
         c->busy = c->active = 0;
         k->done_seq[st] = c->cur.seq;
         k->last_kind = (int)gs->op->kind;
@@ -610,7 +509,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
     double now = ev_engine_now(eng);
     k->comp_busy = 0;
     k->comp_free = now;
-    trace_span(s, r, TR_STREAM_COMPUTE, k->comp_name, TR_CAT_COMPUTE, k->comp_start, now, NULL);
+    exec_trace_compute(s->tr, r, k->comp_name, k->comp_start, now);
     if (k->comp_is_opt) {
         k->opt += now - k->comp_start;
         k->b_idx++;
@@ -686,13 +585,7 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     }
     double now = ev_engine_now(eng);
     uint64_t tag = net_flow_tag(s->net, id);
-    if (id < s->fm_cap && s->fm[id].src >= 0) {
-        char name[48];
-        snprintf(name, sizeof name, "flow to rank %d", s->fm[id].dst);
-        trace_span(s, s->fm[id].src, TR_STREAM_FLOW0 + s->fm[id].ch % TR_FLOW_LANES, name, TR_CAT_FLOW, s->fm[id].t0,
-                   now, NULL);
-        s->fm[id].src = -1;
-    }
+    exec_trace_flow_end(s->tr, id, now);
     /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
      * after every event already due now) */
     if (fev_remove(s->net, eng, EV_SOLVE, &s->solve_pending, id, now))
@@ -717,19 +610,8 @@ static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
     (void)e;
-    double now = ev_engine_now(eng), dt = now - s->sample_last;
-    if (dt > 0)
-        for (int i = 0; i < s->n_nic_links; i++) {
-            int l = s->nic_links[i];
-            double b = net_link_bytes(s->net, l, now);
-            double util = (b - s->nic_prev[i]) / dt / net_link_capacity(s->net, l);
-            s->nic_prev[i] = b;
-            char name[80];
-            snprintf(name, sizeof name, "%s util", net_link_name(s->net, l));
-            int node = atoi(net_link_name(s->net, l) + 1);
-            tr_counter(s->o->trace, node, name, s->sample_last, util);
-        }
-    s->sample_last = now;
+    double now = ev_engine_now(eng);
+    exec_trace_sample(s->tr, s->net, now);
     if (s->n_done < s->R && ev_engine_push(eng, now + s->o->sample_s, EV_SAMPLE, 0, 0, 0))
         return SC_ERUNTIME;
     return 0;
@@ -752,40 +634,13 @@ static void sim_free(sim *s)
         }
     free(s->late);
     free(s->members_tmp);
-    free(s->nic_links);
-    free(s->nic_prev);
-    free(s->fm);
+    exec_trace_free(s->tr);
     if (s->net)
         net_free(s->net);
     if (s->eng)
         ev_engine_free(s->eng);
     if (s->rng)
         gsl_rng_free(s->rng);
-}
-
-static void trace_names(sim *s)
-{
-    for (int node = 0; node * s->G < s->trace_n; node++) {
-        char name[64];
-        snprintf(name, sizeof name, "node %d", node);
-        tr_process_name(s->o->trace, node, name);
-    }
-    for (int r = 0; r < s->trace_n; r++) {
-        char name[64];
-        snprintf(name, sizeof name, "rank %d compute", r);
-        tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMPUTE), name);
-        for (int st = 0; st < NS; st++) {
-            if (st)
-                snprintf(name, sizeof name, "rank %d comm %d", r, st);
-            else
-                snprintf(name, sizeof name, "rank %d comm", r);
-            tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_COMM + st), name);
-        }
-        for (int ch = 0; ch < s->nics && ch < TR_FLOW_LANES; ch++) {
-            snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
-            tr_thread_name(s->o->trace, r / s->G, TR_TID(r % s->G, TR_STREAM_FLOW0 + ch), name);
-        }
-    }
 }
 
 int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
@@ -808,12 +663,9 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     s.S = o->grad_accum > 0 ? o->grad_accum : g->grad_accum;
     tt.grad_accum = s.S;
     s.nics = c->nics_per_node;
-    s.p = g->layout.p ? g->layout.p : s.N;
-    s.q = s.p < s.G ? s.p : s.G;
     for (int i = 0; i < g->micro.n_items; i++)
         s.per_micro += g->micro.item[i].count;
     s.total = s.per_micro * s.S;
-    s.trace_n = o->trace ? (o->trace_ranks > 0 && o->trace_ranks < s.N ? o->trace_ranks : s.N) : 0;
     if (s.d >= MAXD - 1)
         return sc_err_set(err, SC_EINPUT, "--prefetch", "", "expected a prefetch depth below %d, got %d", MAXD - 1, s.d);
 
@@ -851,23 +703,14 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
             if (o->straggler_rank[i] == r)
                 s.rk[r].slow = o->straggler_factor[i];
     }
-    if (o->trace) {
-        trace_names(&s);
-        if (o->sample_s > 0) {
-            int nl = net_n_links(s.net), nodes_traced = (s.trace_n + s.G - 1) / s.G;
-            s.nic_links = malloc(sizeof(int) * (size_t)nl);
-            s.nic_prev = calloc((size_t)nl, sizeof(double));
-            if (!s.nic_links || !s.nic_prev) {
-                sim_free(&s);
-                return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
-            }
-            for (int l = 0; l < nl; l++) {
-                const char *nm = net_link_name(s.net, l);
-                if (nm[0] == 'n' && strstr(nm, ">leaf") && atoi(nm + 1) < nodes_traced)
-                    s.nic_links[s.n_nic_links++] = l;
-            }
-            ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0);
+    if (o->trace) { /* the full simulation (exec_symmetry_unit): every traced rank is simulated */
+        int n_traced = o->trace_ranks > 0 && o->trace_ranks < s.N ? o->trace_ranks : s.N;
+        if (exec_trace_new(o->trace, n_traced, s.G, s.nics, NS, s.net, o->sample_s, &s.tr)) {
+            sim_free(&s);
+            return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
         }
+        if (o->sample_s > 0)
+            ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0);
     }
     /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
     for (int r = 0; r < s.R; r++)
