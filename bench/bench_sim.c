@@ -6,8 +6,10 @@
  * Per run: events dispatched, ns per event, stale pops (events that no longer applied when popped)
  * and re-timings (events moved or cancelled in the queue instead: each one a stale pop of the
  * lazy queue before issue 22), peak RSS and peak address space.
- * Usage: [BENCH_CALIBRATION=cal.json] bench_sim [cluster.json [model.json [LAYOUT@NODES ...]]]
- * (jobs given: only those run; BENCH_CALIBRATION: that calibration instead of the defaults) */
+ * Usage: [BENCH_CALIBRATION=cal.json] [BENCH_SYMMETRY=off] bench_sim [cluster.json [model.json
+ * [LAYOUT@NODES ...]]] (jobs given: only those run; BENCH_CALIBRATION: that calibration instead of
+ * the defaults; BENCH_SYMMETRY=off: every rank simulated, no exact-symmetric quotient). The
+ * column "ranks" is how many ranks ran (fewer than the GPUs: the exact-symmetric quotient). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@ typedef struct outcome {
     unsigned long long events, stale, retimed;
     double vm_MiB;
     long collectives;
+    int ranks;
     int fits;
 } outcome;
 
@@ -82,6 +85,8 @@ static void run_job(const job *j, outcome *o)
     exec_opts so;
     memset(&so, 0, sizeof so);
     so.seed = 1;
+    const char *sym = getenv("BENCH_SYMMETRY");
+    so.full = sym && !strcmp(sym, "off");
     exec_result r;
     double t0 = now_s();
     o->rc = j->steady ? exec_run_steady(g, tm, K, C, &so, &r, &e) : exec_run(g, tm, K, C, &so, &r, &e);
@@ -101,6 +106,7 @@ static void run_job(const job *j, outcome *o)
         fclose(st);
     }
     o->collectives = r.collectives;
+    o->ranks = r.ranks_simulated;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     o->maxrss_MiB = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
@@ -144,9 +150,9 @@ static void print_row(const job *j, const outcome *o)
                j->nodes * C->gpus_per_node, j->grad_accum, j->steady ? "steady" : "run", o->err);
         return;
     }
-    printf("sim: %-9s %4d nodes %6d GPUs ga %2d %-6s %8.2f s %11llu ev %8.3f Mev/s %6.0f ns/ev stale %5.1f %% "
+    printf("sim: %-9s %4d nodes %6d GPUs %6d ranks ga %2d %-6s %8.2f s %11llu ev %8.3f Mev/s %6.0f ns/ev stale %5.1f %% "
            "(retimed %llu)  step %8.4f s (analytic %8.4f, x%.4f)  RSS %6.0f MiB VM %6.0f MiB%s\n",
-           j->layout, j->nodes, j->nodes * C->gpus_per_node, j->grad_accum, j->steady ? "steady" : "run", o->wall_s,
+           j->layout, j->nodes, j->nodes * C->gpus_per_node, o->ranks, j->grad_accum, j->steady ? "steady" : "run", o->wall_s,
            o->events, (double)o->events / o->wall_s / 1e6, 1e9 * o->wall_s / (double)o->events,
            100.0 * (double)o->stale / (double)o->events, o->retimed, o->step_s, o->an_step_s,
            o->step_s / o->an_step_s, o->maxrss_MiB, o->vm_MiB, o->fits ? "" : "  (does not fit in HBM; simulated anyway)");
