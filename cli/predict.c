@@ -319,6 +319,25 @@ int cmd_predict(int argc, char **argv)
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU.\n");
+    /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
+    int sym_runs = 0, least = 0, most = 0, of = 0;
+    for (int i = 0; i < np; i++) {
+        int ran = pts[i].sim.ranks_simulated;
+        if (pts[i].engine == ENGINE_SIM && ran > 0 && ran < pts[i].gpus) {
+            least = !sym_runs || ran < least ? ran : least;
+            most = ran > most ? ran : most;
+            of = pts[i].gpus;
+            sym_runs++;
+        }
+    }
+    if (sym_runs == 1)
+        printf("simulator: exact symmetry: %d of %d ranks simulated, the others are their copies (--symmetry off: "
+               "every rank, same result).\n",
+               least, of);
+    else if (sym_runs)
+        printf("simulator: exact symmetry in %d of %d runs: %d-%d ranks simulated, the others are their copies "
+               "(--symmetry off: every rank, same result).\n",
+               sym_runs, np, least, most);
     for (int li = 0; li < s.n_layouts; li++)
         if (s.layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s.layouts[li].kind == LAYOUT_LUWU) {
             printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam (opt=nvme: with "
