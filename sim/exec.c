@@ -96,7 +96,8 @@ typedef struct rank_st {
 } rank_st;
 
 typedef struct group_st {
-    int *members, n; /* all members, ascending                                           */
+    int *members, n; /* members ascending, n of them; a quotient run keeps only the first
+                        n_here + 1 (the represented ones and the next, their ring's last edge) */
     int n_here;      /* of which simulated (< sim.R): a prefix; n unless a quotient run   */
     int arrived, last_rank;
     double t_last;
@@ -123,6 +124,8 @@ typedef struct sim {
     long per_micro, total; /* copies per micro-step; per step (the host's last copy + 1)        */
     rank_st *rk;
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
+    group_st **made;             /* the groups whose members were listed (freed at the end): */
+    int n_made, cap_made;        /* the tables above are touched only there                  */
     long *late; /* per rank: times it was the last to arrive */
     int *members_tmp; /* N ints: a group's members before they are copied at its own size */
     long collectives, n_done;
@@ -164,15 +167,25 @@ static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
         return NULL;
     group_st *gs = &s->grp[st][k][group_id(s, k, r)];
     if (!gs->members) { /* at the group's size: memory O(ranks + sum of group sizes) */
-        int n = layout_group_members(s->g, k, r, s->members_tmp);
-        gs->members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+        if (s->n_made == s->cap_made) {
+            int cap = s->cap_made ? 2 * s->cap_made : 64;
+            group_st **m = realloc(s->made, sizeof *m * (size_t)cap);
+            if (!m)
+                return NULL;
+            s->made = m;
+            s->cap_made = cap;
+        }
+        int n = layout_group_members(s->g, k, r, s->members_tmp), here = 0;
+        while (here < n && s->members_tmp[here] < s->R)
+            here++;
+        int keep = here < n ? here + 1 : n;
+        gs->members = malloc(sizeof(int) * (size_t)(keep > 0 ? keep : 1));
         if (!gs->members)
             return NULL;
-        memcpy(gs->members, s->members_tmp, sizeof(int) * (size_t)n);
+        memcpy(gs->members, s->members_tmp, sizeof(int) * (size_t)keep);
         gs->n = n;
-        gs->n_here = 0;
-        while (gs->n_here < n && gs->members[gs->n_here] < s->R)
-            gs->n_here++;
+        gs->n_here = here;
+        s->made[s->n_made++] = gs;
     }
     return gs;
 }
@@ -561,7 +574,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     if (geo->transport == XPORT_NCCL)
         coll_ring_flows_from(gs->members, gs->n, gs->n_here, s->G, s->nics, bytes, add_flow, &f);
     else /* host / in-network: S per member, not ring edges */
-        coll_xport_flows(geo, gs->op->kind, gs->members, gs->n, s->G, s->nics, gs->op->bytes, add_flow, &f);
+        coll_xport_flows(geo, gs->op->kind, gs->members, gs->n_here, s->G, s->nics, gs->op->bytes, add_flow, &f);
     if (own_batch) {
         if (net_batch_end(s->net, f.now))
             return SC_ERUNTIME;
@@ -625,13 +638,12 @@ static void sim_free(sim *s)
             for (int st = 0; st < NS; st++)
                 free(s->rk[r].cs[st].q);
     free(s->rk);
+    for (int i = 0; i < s->n_made; i++)
+        free(s->made[i]->members);
+    free(s->made);
     for (int st = 0; st < NS; st++)
-        for (int k = 0; k < N_GROUPS; k++) {
-            if (s->grp[st][k])
-                for (int i = 0; i < s->N; i++)
-                    free(s->grp[st][k][i].members);
+        for (int k = 0; k < N_GROUPS; k++)
             free(s->grp[st][k]);
-        }
     free(s->late);
     free(s->members_tmp);
     exec_trace_free(s->tr);
