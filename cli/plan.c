@@ -381,18 +381,18 @@ int cmd_plan(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--layouts", "",
                                          "luwu needs a cluster with an in_network_optimizer; %s has none", s.cluster.name));
 
-    size_t cap = 4096, n = 0, n_oom = 0;
+    size_t cap = 4096, n = 0, n_oom = 0, pts_cap = 0;
     enum { MAX_LAYS = 8192 };
-    ps_cand *cs = malloc(cap * sizeof *cs);
+    ps_cand *cs = malloc(cap * sizeof *cs), *evals = NULL;
     spec_layout *lays = malloc(MAX_LAYS * sizeof *lays);
-    an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (same cal, cluster) */
+    ps_point *pts = NULL;
+    /* the grid's threads, each with its memo of layer and collective times (same cal, cluster) */
+    ps_grid *grid = ps_grid_new(o.threads);
     ps_cand closest_oom;
     int have_oom = 0;
-    if (!cs || !lays || !memo) {
-        an_memo_free(memo);
-        free(cs);
-        free(lays);
-        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+    if (!cs || !lays || !grid) {
+        rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+        goto grid_fail;
     }
     long tried = 0;
     int over_budget = 0, no_split = 0;
@@ -425,6 +425,8 @@ int cmd_plan(int argc, char **argv)
             no_split++;
             continue; /* the global batch does not split over this many GPUs */
         }
+        /* this node count's points, in the order they are ranked and reported */
+        size_t np = 0;
         for (int mb = 1; mb <= per_gpu && mb <= 64; mb *= 2) {
             if (fmod(per_gpu, mb) != 0)
                 continue;
@@ -432,7 +434,6 @@ int cmd_plan(int argc, char **argv)
             tr.micro_batch = mb;
             tr.grad_accum = (int)(per_gpu / mb);
             for (int li = 0; li < nl; li++) {
-                ps_cand c;
                 spec_training tl = tr;
                 if (lays[li].kind == LAYOUT_MEGATRON) {
                     /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
@@ -441,45 +442,63 @@ int cmd_plan(int argc, char **argv)
                     if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
                         continue;
                 }
-                if ((rc = ps_eval_memo(&s.cluster, &s.model, &cal.cal, o.objective, ENGINE_MODEL, nodes, &lays[li], &tl,
-                                       memo, &c, &err))) {
-                    an_memo_free(memo);
-                    free(cs);
-                    free(lays);
-                    return cli_fail(&err, rc);
-                }
-                tried++;
-                c.twins = 0;
-                ps_headroom(&c, hbm, headroom);
-                if (show && tried % 256 == 0)
-                    fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
-                            tried, ni + 1, s.n_nodes, nodes);
-                if (!c.pt.r.mem.fits) {
-                    n_oom++;
-                    if (!have_oom || ps_oom_key(&c.pt.r.mem) < ps_oom_key(&closest_oom.pt.r.mem))
-                        closest_oom = c, have_oom = 1;
-                    continue;
-                }
-                if (n == cap) {
-                    ps_cand *m = realloc(cs, 2 * cap * sizeof *cs);
-                    if (!m) {
-                        an_memo_free(memo);
-                        free(cs);
-                        free(lays);
-                        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+                if (np == pts_cap) {
+                    size_t nc = pts_cap ? 2 * pts_cap : 1024;
+                    ps_point *q = realloc(pts, nc * sizeof *pts);
+                    ps_cand *e = q ? realloc(evals, nc * sizeof *evals) : NULL;
+                    if (q)
+                        pts = q;
+                    if (!e) {
+                        rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+                        goto grid_fail;
                     }
-                    cs = m;
-                    cap *= 2;
+                    evals = e;
+                    pts_cap = nc;
                 }
-                cs[n++] = c;
+                pts[np++] = (ps_point){nodes, lays[li], tl};
             }
+        }
+        /* evaluated on every thread, each into its own slot, then read in order: what follows
+         * sees the results of one loop */
+        size_t n_ok;
+        int grc = ps_grid_eval(grid, &s.cluster, &s.model, &cal.cal, o.objective, pts, np, evals, &n_ok, &err);
+        for (size_t i = 0; i < n_ok; i++) {
+            ps_cand c = evals[i];
+            tried++;
+            c.twins = 0;
+            ps_headroom(&c, hbm, headroom);
+            if (show && tried % 256 == 0)
+                fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
+                        tried, ni + 1, s.n_nodes, nodes);
+            if (!c.pt.r.mem.fits) {
+                n_oom++;
+                if (!have_oom || ps_oom_key(&c.pt.r.mem) < ps_oom_key(&closest_oom.pt.r.mem))
+                    closest_oom = c, have_oom = 1;
+                continue;
+            }
+            if (n == cap) {
+                ps_cand *m = realloc(cs, 2 * cap * sizeof *cs);
+                if (!m) {
+                    rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+                    goto grid_fail;
+                }
+                cs = m;
+                cap *= 2;
+            }
+            cs[n++] = c;
+        }
+        if (grc) {
+            rc = grc;
+            goto grid_fail;
         }
         if (show)
             fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)", tried, ni + 1,
                     s.n_nodes, nodes);
     }
     free(lays);
-    an_memo_free(memo);
+    free(pts);
+    free(evals);
+    ps_grid_free(grid);
     qsort(cs, n, sizeof *cs, ps_cmp);
     size_t kept_n = ps_fold_twins(cs, n); /* identical numbers: one choice */
     long n_twins = (long)(n - kept_n);
@@ -656,4 +675,11 @@ int cmd_plan(int argc, char **argv)
         printf("%s\n", verdict);
     free(cs);
     return 0;
+grid_fail: /* the grid could not be evaluated (rc and err say why) */
+    free(lays);
+    free(pts);
+    free(evals);
+    ps_grid_free(grid);
+    free(cs);
+    return cli_fail(&err, rc);
 }
