@@ -16,7 +16,8 @@
 #include "../predict/search.h"
 #include "../model/framework.h"
 
-static const char HELP[] =
+/* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
+static const char HELP_HEAD[] =
     "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
     "Recommends a layout (ZeRO-1/2/3, MiCS at every valid p with hierarchical all-gather on and\n"
     "off, HSDP, ZeRO++ hpZ, DDP, Megatron tensor parallelism, every AxoNN grid and placement,\n"
@@ -32,10 +33,9 @@ static const char HELP[] =
     "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
-    "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
-    "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
-    "                         hybrid_shard_zero2, megatron (each: every valid member the\n"
-    "                         --framework runs; zero3-offload: parameters on GPU, host or\n"
+    ;
+static const char HELP_TAIL[] =
+    "\n                         --framework runs; zero3-offload: parameters on GPU, host or\n"
     "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
     "                         megatron: t, p, vp with sequence parallelism and\n"
     "                         the distributed optimizer, at the same global batch);\n"
@@ -48,15 +48,51 @@ static const char HELP[] =
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
     "  --progress             progress on stderr even when it is not a terminal\n"
-    "  --threads N            simulations confirming the top candidates run N at a time (default:\n"
-    "                         the machine's cores; results and output identical to --threads 1)\n";
+    "  --threads N            the grid's analytical evaluations and the simulations confirming the\n"
+    "                         top candidates run on N threads (default: the machine's cores;\n"
+    "                         results and output identical to --threads 1)\n";
+
+/* Help lines are wrapped at HELP_WIDTH columns; option descriptions start at HELP_COL. */
+enum { HELP_WIDTH = 90, HELP_COL = 25 };
+
+/* One word of a wrapped help paragraph: on this line after a space, or first on the next. */
+static void help_word(char *buf, size_t len, size_t *o, int *col, const char *word, const char *suffix)
+{
+    int w = (int)(strlen(word) + strlen(suffix));
+    const char *sep = " ";
+    if (*col + 1 + w > HELP_WIDTH) {
+        *o += (size_t)snprintf(buf + *o, *o < len ? len - *o : 0, "\n%*s", HELP_COL, "");
+        *col = HELP_COL;
+        sep = "";
+    }
+    *o += (size_t)snprintf(buf + *o, *o < len ? len - *o : 0, "%s%s%s", sep, word, suffix);
+    *col += (int)strlen(sep) + w;
+}
+
+/* The start of the --layouts entry: "all" and every family, i.e. every layout kind's name in the
+ * one table of kinds (model/spec_layout.c, through ps_family_name), so that a new kind is listed
+ * without an edit here; wrapped greedily under the description column, up to where HELP_TAIL
+ * goes on. Returns the length written (as snprintf). */
+static size_t help_families(char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "%-*s%s", HELP_COL, "  --layouts LIST", "families");
+    int col = HELP_COL + (int)strlen("families");
+    static const char *const lead[] = {"to", "search:", "all,"}, *const trail[] = {"(each:", "every", "valid", "member", "the"};
+    for (size_t i = 0; i < sizeof lead / sizeof lead[0]; i++)
+        help_word(buf, len, &o, &col, lead[i], "");
+    for (int k = 0; k < ps_n_families(); k++)
+        help_word(buf, len, &o, &col, ps_family_name(k), k + 1 < ps_n_families() ? "," : "");
+    for (size_t i = 0; i < sizeof trail / sizeof trail[0]; i++)
+        help_word(buf, len, &o, &col, trail[i], "");
+    return o;
+}
 
 typedef struct opts {
     const char *calibration;
     double global_batch, budget, uncertainty, headroom_GiB; /* headroom < 0: 10% of HBM */
     ps_objective objective;
     int confirm, progress, uncertainty_set;
-    int threads; /* confirming simulations at once (0 = one per online core) */
+    int threads; /* threads for the grid and the confirming simulations (0 = one per online core) */
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -347,7 +383,11 @@ int cmd_plan(int argc, char **argv)
     o.headroom_GiB = -1;
     cli_setup_init(&s, argv[0]);
     int rc;
-    if (cli_args(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
+    char help[sizeof HELP_HEAD + sizeof HELP_TAIL + 1024];
+    size_t ho = (size_t)snprintf(help, sizeof help, "%s", HELP_HEAD);
+    ho += help_families(help + ho, sizeof help - ho);
+    snprintf(help + ho, ho < sizeof help ? sizeof help - ho : 0, "%s", HELP_TAIL);
+    if (cli_args(argc, argv, "plan", help, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
         return rc;
     /* --layouts takes families (all, mics, tp, axonn, ...: every valid member) beside explicit
      * layouts; none given = all */
