@@ -222,8 +222,9 @@ int ps_eval_memo(const spec_cluster *c, const spec_model *m, const cost_calib *c
 
 /* ---- the grid on every core ---------------------------------------------------------------- */
 
-/* Points a worker claims at once: consecutive points share layouts and micro-batches (memo
- * hits), and a grid smaller than two runs stays on the calling thread. */
+/* Points a worker claims at once: few claims (one atomic add per run), neighbouring points on one
+ * thread (plan's share a node count and micro-batch: memo hits), and a grid smaller than two
+ * runs stays on the calling thread. */
 #define GRID_RUN 16
 
 struct ps_grid {
