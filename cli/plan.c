@@ -16,7 +16,8 @@
 #include "../predict/search.h"
 #include "../model/framework.h"
 
-static const char HELP[] =
+/* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
+static const char HELP_HEAD[] =
     "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
     "Recommends a layout (ZeRO-1/2/3, MiCS at every valid p with hierarchical all-gather on and\n"
     "off, HSDP, ZeRO++ hpZ, DDP, Megatron tensor parallelism, every AxoNN grid and placement,\n"
@@ -32,10 +33,9 @@ static const char HELP[] =
     "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
-    "  --layouts LIST         families to search: all, ddp, zero1, zero2, zero3, mics, hsdp,\n"
-    "                         zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op,\n"
-    "                         hybrid_shard_zero2, megatron (each: every valid member the\n"
-    "                         --framework runs; zero3-offload: parameters on GPU, host or\n"
+    ;
+static const char HELP_TAIL[] =
+    "\n                         --framework runs; zero3-offload: parameters on GPU, host or\n"
     "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
     "                         megatron: t, p, vp with sequence parallelism and\n"
     "                         the distributed optimizer, at the same global batch);\n"
@@ -48,15 +48,51 @@ static const char HELP[] =
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
     "  --progress             progress on stderr even when it is not a terminal\n"
-    "  --threads N            simulations confirming the top candidates run N at a time (default:\n"
-    "                         the machine's cores; results and output identical to --threads 1)\n";
+    "  --threads N            the grid's analytical evaluations and the simulations confirming the\n"
+    "                         top candidates run on N threads (default: the machine's cores;\n"
+    "                         results and output identical to --threads 1)\n";
+
+/* Help lines are wrapped at HELP_WIDTH columns; option descriptions start at HELP_COL. */
+enum { HELP_WIDTH = 90, HELP_COL = 25 };
+
+/* One word of a wrapped help paragraph: on this line after a space, or first on the next. */
+static void help_word(char *buf, size_t len, size_t *o, int *col, const char *word, const char *suffix)
+{
+    int w = (int)(strlen(word) + strlen(suffix));
+    const char *sep = " ";
+    if (*col + 1 + w > HELP_WIDTH) {
+        *o += (size_t)snprintf(buf + *o, *o < len ? len - *o : 0, "\n%*s", HELP_COL, "");
+        *col = HELP_COL;
+        sep = "";
+    }
+    *o += (size_t)snprintf(buf + *o, *o < len ? len - *o : 0, "%s%s%s", sep, word, suffix);
+    *col += (int)strlen(sep) + w;
+}
+
+/* The start of the --layouts entry: "all" and every family, i.e. every layout kind's name in the
+ * one table of kinds (model/spec_layout.c, through ps_family_name), so that a new kind is listed
+ * without an edit here; wrapped greedily under the description column, up to where HELP_TAIL
+ * goes on. Returns the length written (as snprintf). */
+static size_t help_families(char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "%-*s%s", HELP_COL, "  --layouts LIST", "families");
+    int col = HELP_COL + (int)strlen("families");
+    static const char *const lead[] = {"to", "search:", "all,"}, *const trail[] = {"(each:", "every", "valid", "member", "the"};
+    for (size_t i = 0; i < sizeof lead / sizeof lead[0]; i++)
+        help_word(buf, len, &o, &col, lead[i], "");
+    for (int k = 0; k < ps_n_families(); k++)
+        help_word(buf, len, &o, &col, ps_family_name(k), k + 1 < ps_n_families() ? "," : "");
+    for (size_t i = 0; i < sizeof trail / sizeof trail[0]; i++)
+        help_word(buf, len, &o, &col, trail[i], "");
+    return o;
+}
 
 typedef struct opts {
     const char *calibration;
     double global_batch, budget, uncertainty, headroom_GiB; /* headroom < 0: 10% of HBM */
     ps_objective objective;
     int confirm, progress, uncertainty_set;
-    int threads; /* confirming simulations at once (0 = one per online core) */
+    int threads; /* threads for the grid and the confirming simulations (0 = one per online core) */
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -347,7 +383,11 @@ int cmd_plan(int argc, char **argv)
     o.headroom_GiB = -1;
     cli_setup_init(&s, argv[0]);
     int rc;
-    if (cli_args(argc, argv, "plan", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
+    char help[sizeof HELP_HEAD + sizeof HELP_TAIL + 1024];
+    size_t ho = (size_t)snprintf(help, sizeof help, "%s", HELP_HEAD);
+    ho += help_families(help + ho, sizeof help - ho);
+    snprintf(help + ho, ho < sizeof help ? sizeof help - ho : 0, "%s", HELP_TAIL);
+    if (cli_args(argc, argv, "plan", help, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
         return rc;
     /* --layouts takes families (all, mics, tp, axonn, ...: every valid member) beside explicit
      * layouts; none given = all */
@@ -381,18 +421,18 @@ int cmd_plan(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--layouts", "",
                                          "luwu needs a cluster with an in_network_optimizer; %s has none", s.cluster.name));
 
-    size_t cap = 4096, n = 0, n_oom = 0;
+    size_t cap = 4096, n = 0, n_oom = 0, pts_cap = 0;
     enum { MAX_LAYS = 8192 };
-    ps_cand *cs = malloc(cap * sizeof *cs);
+    ps_cand *cs = malloc(cap * sizeof *cs), *evals = NULL;
     spec_layout *lays = malloc(MAX_LAYS * sizeof *lays);
-    an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (same cal, cluster) */
+    ps_point *pts = NULL;
+    /* the grid's threads, each with its memo of layer and collective times (same cal, cluster) */
+    ps_grid *grid = ps_grid_new(o.threads);
     ps_cand closest_oom;
     int have_oom = 0;
-    if (!cs || !lays || !memo) {
-        an_memo_free(memo);
-        free(cs);
-        free(lays);
-        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+    if (!cs || !lays || !grid) {
+        rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+        goto grid_fail;
     }
     long tried = 0;
     int over_budget = 0, no_split = 0;
@@ -425,6 +465,8 @@ int cmd_plan(int argc, char **argv)
             no_split++;
             continue; /* the global batch does not split over this many GPUs */
         }
+        /* this node count's points, in the order they are ranked and reported */
+        size_t np = 0;
         for (int mb = 1; mb <= per_gpu && mb <= 64; mb *= 2) {
             if (fmod(per_gpu, mb) != 0)
                 continue;
@@ -432,7 +474,6 @@ int cmd_plan(int argc, char **argv)
             tr.micro_batch = mb;
             tr.grad_accum = (int)(per_gpu / mb);
             for (int li = 0; li < nl; li++) {
-                ps_cand c;
                 spec_training tl = tr;
                 if (lays[li].kind == LAYOUT_MEGATRON) {
                     /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
@@ -441,45 +482,63 @@ int cmd_plan(int argc, char **argv)
                     if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
                         continue;
                 }
-                if ((rc = ps_eval_memo(&s.cluster, &s.model, &cal.cal, o.objective, ENGINE_MODEL, nodes, &lays[li], &tl,
-                                       memo, &c, &err))) {
-                    an_memo_free(memo);
-                    free(cs);
-                    free(lays);
-                    return cli_fail(&err, rc);
-                }
-                tried++;
-                c.twins = 0;
-                ps_headroom(&c, hbm, headroom);
-                if (show && tried % 256 == 0)
-                    fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
-                            tried, ni + 1, s.n_nodes, nodes);
-                if (!c.pt.r.mem.fits) {
-                    n_oom++;
-                    if (!have_oom || ps_oom_key(&c.pt.r.mem) < ps_oom_key(&closest_oom.pt.r.mem))
-                        closest_oom = c, have_oom = 1;
-                    continue;
-                }
-                if (n == cap) {
-                    ps_cand *m = realloc(cs, 2 * cap * sizeof *cs);
-                    if (!m) {
-                        an_memo_free(memo);
-                        free(cs);
-                        free(lays);
-                        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory"));
+                if (np == pts_cap) {
+                    size_t nc = pts_cap ? 2 * pts_cap : 1024;
+                    ps_point *q = realloc(pts, nc * sizeof *pts);
+                    ps_cand *e = q ? realloc(evals, nc * sizeof *evals) : NULL;
+                    if (q)
+                        pts = q;
+                    if (!e) {
+                        rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+                        goto grid_fail;
                     }
-                    cs = m;
-                    cap *= 2;
+                    evals = e;
+                    pts_cap = nc;
                 }
-                cs[n++] = c;
+                pts[np++] = (ps_point){nodes, lays[li], tl};
             }
+        }
+        /* evaluated on every thread, each into its own slot, then read in order: what follows
+         * sees the results of one loop */
+        size_t n_ok;
+        int grc = ps_grid_eval(grid, &s.cluster, &s.model, &cal.cal, o.objective, pts, np, evals, &n_ok, &err);
+        for (size_t i = 0; i < n_ok; i++) {
+            ps_cand c = evals[i];
+            tried++;
+            c.twins = 0;
+            ps_headroom(&c, hbm, headroom);
+            if (show && tried % 256 == 0)
+                fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)",
+                        tried, ni + 1, s.n_nodes, nodes);
+            if (!c.pt.r.mem.fits) {
+                n_oom++;
+                if (!have_oom || ps_oom_key(&c.pt.r.mem) < ps_oom_key(&closest_oom.pt.r.mem))
+                    closest_oom = c, have_oom = 1;
+                continue;
+            }
+            if (n == cap) {
+                ps_cand *m = realloc(cs, 2 * cap * sizeof *cs);
+                if (!m) {
+                    rc = sc_err_set(&err, SC_ERUNTIME, "plan", "", "out of memory");
+                    goto grid_fail;
+                }
+                cs = m;
+                cap *= 2;
+            }
+            cs[n++] = c;
+        }
+        if (grc) {
+            rc = grc;
+            goto grid_fail;
         }
         if (show)
             fprintf(stderr, "\rplan: %ld candidates evaluated analytically (%d/%d node counts, now %d nodes)", tried, ni + 1,
                     s.n_nodes, nodes);
     }
     free(lays);
-    an_memo_free(memo);
+    free(pts);
+    free(evals);
+    ps_grid_free(grid);
     qsort(cs, n, sizeof *cs, ps_cmp);
     size_t kept_n = ps_fold_twins(cs, n); /* identical numbers: one choice */
     long n_twins = (long)(n - kept_n);
@@ -656,4 +715,11 @@ int cmd_plan(int argc, char **argv)
         printf("%s\n", verdict);
     free(cs);
     return 0;
+grid_fail: /* the grid could not be evaluated (rc and err say why) */
+    free(lays);
+    free(pts);
+    free(evals);
+    ps_grid_free(grid);
+    free(cs);
+    return cli_fail(&err, rc);
 }

@@ -3,9 +3,12 @@
 #include "search.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* Layout families `--layouts` can name: one per layout kind, by the kind's name (spec_layout's
@@ -215,6 +218,153 @@ int ps_eval_memo(const spec_cluster *c, const spec_model *m, const cost_calib *c
     out->confirmed = e == PRED_SIM;
     out->twins = 0;
     return 0;
+}
+
+/* ---- the grid on every core ---------------------------------------------------------------- */
+
+/* Points a worker claims at once: few claims (one atomic add per run), neighbouring points on one
+ * thread (plan's share a node count and micro-batch: memo hits), and a grid smaller than two
+ * runs stays on the calling thread. */
+#define GRID_RUN 16
+
+struct ps_grid {
+    int threads;
+    an_memo *memo[]; /* one per thread */
+};
+
+ps_grid *ps_grid_new(int threads)
+{
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)cores : 1;
+    }
+    if (threads > 1024)
+        threads = 1024;
+    ps_grid *g = calloc(1, sizeof *g + (size_t)threads * sizeof g->memo[0]);
+    if (!g)
+        return NULL;
+    g->threads = threads;
+    for (int i = 0; i < threads; i++)
+        if (!(g->memo[i] = an_memo_new())) {
+            ps_grid_free(g);
+            return NULL;
+        }
+    return g;
+}
+
+void ps_grid_free(ps_grid *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->threads; i++)
+        an_memo_free(g->memo[i]);
+    free(g);
+}
+
+int ps_grid_threads(const ps_grid *g) { return g->threads; }
+
+/* One worker: what it reads (shared, never written), the two counters every worker shares, its
+ * memo, and its own first failure. */
+typedef struct grid_job {
+    const spec_cluster *c;
+    const spec_model *m;
+    const cost_calib *cal;
+    ps_objective obj;
+    const ps_point *pts;
+    size_t n;
+    ps_cand *out;
+    atomic_size_t *next; /* the first point no worker has claimed                       */
+    atomic_size_t *fail; /* the lowest point known to have failed (n: none so far)       */
+    an_memo *memo;
+    size_t fail_i; /* this worker's first failing point (n: none)                      */
+    int rc;
+    sc_err err;
+} grid_job;
+
+/* Claim runs in increasing order until none is left or every unclaimed point lies past a known
+ * failure. Points before the lowest failure are therefore all evaluated, so that failure is the
+ * first in order: the one a single loop would have stopped at. */
+static void *grid_worker(void *arg)
+{
+    grid_job *j = arg;
+    for (;;) {
+        size_t lo = atomic_fetch_add(j->next, (size_t)GRID_RUN);
+        if (lo >= atomic_load(j->fail)) /* past the end, or past a failure */
+            return NULL;
+        size_t hi = lo + GRID_RUN < j->n ? lo + GRID_RUN : j->n;
+        for (size_t i = lo; i < hi; i++) {
+            const ps_point *p = &j->pts[i];
+            sc_err e;
+            int rc = ps_eval_memo(j->c, j->m, j->cal, j->obj, PRED_MODEL, p->nodes, &p->layout, &p->training, j->memo,
+                                  &j->out[i], &e);
+            if (!rc)
+                continue;
+            if (i < j->fail_i) {
+                j->fail_i = i;
+                j->rc = rc;
+                j->err = e;
+            }
+            size_t f = atomic_load(j->fail);
+            while (i < f && !atomic_compare_exchange_weak(j->fail, &f, i))
+                ;
+            return NULL; /* every later point of this worker lies past i */
+        }
+    }
+}
+
+int ps_grid_eval(ps_grid *g, const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                 const ps_point *pts, size_t n, ps_cand *out, size_t *n_ok, sc_err *err)
+{
+    size_t runs = (n + GRID_RUN - 1) / GRID_RUN;
+    int W = (size_t)g->threads < runs ? g->threads : (int)(runs > 0 ? runs : 1);
+    atomic_size_t next, fail;
+    atomic_init(&next, 0);
+    atomic_init(&fail, n);
+    grid_job stack_jobs[8];
+    pthread_t stack_tid[8];
+    char stack_started[8];
+    grid_job *jobs = W <= 8 ? stack_jobs : malloc((size_t)W * sizeof *jobs);
+    pthread_t *tid = W <= 8 ? stack_tid : malloc((size_t)W * sizeof *tid);
+    char *started = W <= 8 ? stack_started : calloc((size_t)W, 1);
+    if (!jobs || !tid || !started) { /* no room for the threads' bookkeeping: one worker */
+        if (jobs != stack_jobs)
+            free(jobs);
+        if (tid != stack_tid)
+            free(tid);
+        if (started != stack_started)
+            free(started);
+        jobs = stack_jobs, tid = stack_tid, started = stack_started;
+        W = 1;
+    }
+    for (int w = 0; w < W; w++) {
+        jobs[w] = (grid_job){.c = c, .m = m, .cal = cal, .obj = obj, .pts = pts, .n = n, .out = out, .next = &next,
+                             .fail = &fail, .memo = g->memo[w], .fail_i = n};
+        started[w] = w > 0 && pthread_create(&tid[w], NULL, grid_worker, &jobs[w]) == 0;
+    }
+    grid_worker(&jobs[0]);
+    for (int w = 1; w < W; w++) {
+        if (started[w])
+            pthread_join(tid[w], NULL);
+        else /* the thread could not start: its memo's share runs here (whatever is left) */
+            grid_worker(&jobs[w]);
+    }
+    int rc = 0;
+    size_t first = n;
+    for (int w = 0; w < W; w++)
+        if (jobs[w].fail_i < first) {
+            first = jobs[w].fail_i;
+            rc = jobs[w].rc;
+            *err = jobs[w].err;
+        }
+    if (n_ok)
+        *n_ok = first;
+    if (jobs != stack_jobs)
+        free(jobs);
+    if (tid != stack_tid)
+        free(tid);
+    if (started != stack_started)
+        free(started);
+    return rc;
 }
 
 void ps_headroom(ps_cand *c, double hbm, double headroom)

@@ -50,6 +50,32 @@ int ps_eval(const spec_cluster *c, const spec_model *m, const cost_calib *cal, p
 int ps_eval_memo(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj, pred_engine e,
                  int nodes, const spec_layout *l, const spec_training *tr, an_memo *memo, ps_cand *out, sc_err *err)
     SC_MUST_CHECK;
+/* ---- the grid on every core ---------------------------------------------------------------
+ * One point of plan's grid: a node count, a layout, and the training it runs with (the
+ * micro-batch split). */
+typedef struct ps_point {
+    int nodes;
+    spec_layout layout;
+    spec_training training;
+} ps_point;
+
+/* Threads for a grid's analytical evaluations, each with its own sweep memo (an_memo: one per
+ * thread), kept across calls so that a grid evaluated node count by node count shares layer and
+ * collective times as one memo did. threads <= 0: one per online core. NULL when out of memory. */
+typedef struct ps_grid ps_grid;
+ps_grid *ps_grid_new(int threads);
+void ps_grid_free(ps_grid *g);
+int ps_grid_threads(const ps_grid *g);
+/* Evaluate pts[0..n) with the analytical engine (ps_eval_memo) into out[0..n) on up to the
+ * grid's threads: each takes runs of consecutive points from a shared counter, through its own
+ * memo. A memo changes no result (analytic.h) and every point has its own slot, so out is
+ * bit-identical to a loop over the points on one thread, whatever the split. Returns 0, or the
+ * error of the first point (in order) that failed, in *err, as that loop would; *n_ok (may be
+ * NULL) receives how many leading points succeeded (n when all did); slots after a failure are
+ * unspecified. The cluster, model and calibration are only read (the same for every point). */
+int ps_grid_eval(ps_grid *g, const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                 const ps_point *pts, size_t n, ps_cand *out, size_t *n_ok, sc_err *err) SC_MUST_CHECK;
+
 /* Order of "closest" among candidates that do not fit: short on the GPU first, by how much; then
  * those that fit the GPU but not a host / NVMe / in-network tier, by that shortage (lower is
  * closer). */

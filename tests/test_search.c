@@ -160,6 +160,140 @@ START_TEST(test_judge_self_is_a_tie)
 }
 END_TEST
 
+/* The grid of a plan on the duo cluster: every family's layouts on 1, 2, 4 and 8 nodes, each at
+ * micro-batch 1, 2 and 4 (grad-accum 4 / mb) where the layout runs with it; *n_out points. */
+static ps_point *duo_grid(const spec_cluster *c, const spec_model *m, size_t *n_out)
+{
+    size_t n = 0, cap = 4096;
+    ps_point *pts = calloc(cap, sizeof *pts);
+    spec_layout lays[512];
+    static const int NODES[] = {1, 2, 4, 8};
+    for (size_t ni = 0; ni < 4; ni++) {
+        int nl = ps_layouts(c, m, NODES[ni], ~0u, NULL, lays, 512);
+        for (int mb = 1; mb <= 4; mb *= 2)
+            for (int li = 0; li < nl && n < cap; li++) {
+                ps_point *p = &pts[n++];
+                p->nodes = NODES[ni];
+                p->layout = lays[li];
+                p->training.micro_batch = mb;
+                p->training.grad_accum = 4 / mb;
+                p->training.precision = PREC_BF16;
+                if (spec_layout_check_training(&p->layout, &p->training, NULL)) /* as plan skips them */
+                    n--;
+            }
+    }
+    *n_out = n;
+    return pts;
+}
+
+/* Two evaluations of one point are the same answer: the engine's whole result bit for bit (as
+ * test_predict_memo_identical compares it), the point it names, and the scores derived from it. */
+static void same_cand(const ps_cand *a, const ps_cand *b, size_t i, const char *what)
+{
+    char la[96], lb[96];
+    ck_assert_msg(!memcmp(&a->pt.r, &b->pt.r, sizeof a->pt.r), "point %zu: %s: results differ", i, what);
+    ck_assert_str_eq(spec_layout_str(&a->pt.layout, la, sizeof la), spec_layout_str(&b->pt.layout, lb, sizeof lb));
+    ck_assert_int_eq(a->pt.engine, b->pt.engine);
+    ck_assert_int_eq(a->pt.nodes, b->pt.nodes);
+    ck_assert_int_eq(a->pt.gpus, b->pt.gpus);
+    ck_assert_int_eq(a->pt.training.micro_batch, b->pt.training.micro_batch);
+    ck_assert_int_eq(a->pt.training.grad_accum, b->pt.training.grad_accum);
+    ck_assert_msg(a->score == b->score && a->usd_per_msample == b->usd_per_msample, "point %zu: %s: scores differ", i,
+                  what);
+    ck_assert_int_eq(a->confirmed, b->confirmed);
+    ck_assert_int_eq(a->twins, b->twins);
+}
+
+START_TEST(test_grid_threads_identical)
+{
+    /* The grid on 1 and on 3 threads equals a plain loop of ps_eval (no memo) point by point:
+     * every point has its own slot and a memo returns what the cost functions returned for the
+     * same key (analytic.h), so neither the split nor the memos can change a bit. Called twice on
+     * one grid object: the memos carried over from the first call change nothing either. */
+    spec_cluster c = test_duo_cluster("duo", 1e11, 1e10);
+    c.price_usd_per_hour = 36;
+    spec_model m = test_tiny_model(4);
+    cost_calib k = test_tiny_calib();
+    size_t n;
+    ps_point *pts = duo_grid(&c, &m, &n);
+    ck_assert_ptr_nonnull(pts);
+    /* premise: several runs of 16 points per thread, so that 3 threads all take part */
+    ck_assert_msg(n >= 6 * 16, "only %zu points", n);
+    ps_cand *ref = calloc(n, sizeof *ref), *one = calloc(n, sizeof *one), *three = calloc(n, sizeof *three);
+    ck_assert(ref && one && three);
+    sc_err err;
+    for (size_t i = 0; i < n; i++) {
+        int rc = ps_eval(&c, &m, &k, PS_COST, PRED_MODEL, pts[i].nodes, &pts[i].layout, &pts[i].training, &ref[i], &err);
+        ck_assert_msg(rc == 0, "point %zu: %s: %s", i, err.source, err.text);
+    }
+    ps_grid *g1 = ps_grid_new(1), *g3 = ps_grid_new(3);
+    ck_assert(g1 && g3);
+    ck_assert_int_eq(ps_grid_threads(g1), 1);
+    ck_assert_int_eq(ps_grid_threads(g3), 3);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t ok1 = 0, ok3 = 0;
+        ck_assert_int_eq(ps_grid_eval(g1, &c, &m, &k, PS_COST, pts, n, one, &ok1, &err), 0);
+        ck_assert_int_eq(ps_grid_eval(g3, &c, &m, &k, PS_COST, pts, n, three, &ok3, &err), 0);
+        ck_assert_uint_eq(ok1, n);
+        ck_assert_uint_eq(ok3, n);
+        for (size_t i = 0; i < n; i++) {
+            same_cand(&ref[i], &one[i], i, "1 thread");
+            same_cand(&ref[i], &three[i], i, "3 threads");
+        }
+    }
+    /* an empty grid: nothing evaluated, no error */
+    size_t ok = 1;
+    ck_assert_int_eq(ps_grid_eval(g3, &c, &m, &k, PS_COST, pts, 0, three, &ok, &err), 0);
+    ck_assert_uint_eq(ok, 0);
+    ps_grid *gd = ps_grid_new(0); /* one per online core: at least one */
+    ck_assert(gd && ps_grid_threads(gd) >= 1);
+    ps_grid_free(gd);
+    ps_grid_free(g1);
+    ps_grid_free(g3);
+    free(ref);
+    free(one);
+    free(three);
+    free(pts);
+}
+END_TEST
+
+START_TEST(test_grid_first_error)
+{
+    /* Two impossible points, at 37 and at 90: mics:p=3 on 2 nodes (3 does not divide 4 GPUs) and
+     * zero1:p=5 on 4 nodes (nor 8). A loop stops at 37 with its error; the grid reports that
+     * one (not 90's, which a second thread may meet first) and 37 points evaluated, on 1 and on 3
+     * threads, with 90 before or after 37 in the run order of the threads. */
+    spec_cluster c = test_duo_cluster("duo", 1e11, 1e10);
+    spec_model m = test_tiny_model(4);
+    cost_calib k = test_tiny_calib();
+    size_t n;
+    ps_point *pts = duo_grid(&c, &m, &n);
+    ck_assert_ptr_nonnull(pts);
+    ck_assert_uint_ge(n, 100);
+    pts[37].nodes = 2;
+    pts[37].layout = (spec_layout){.kind = LAYOUT_MICS, .p = 3, .hier = 1};
+    pts[90].nodes = 4;
+    pts[90].layout = (spec_layout){.kind = LAYOUT_ZERO1, .p = 5, .hier = 1};
+    ps_cand *out = calloc(n, sizeof *out), one;
+    ck_assert_ptr_nonnull(out);
+    sc_err want, got;
+    ck_assert_int_ne(ps_eval(&c, &m, &k, PS_THROUGHPUT, PRED_MODEL, 2, &pts[37].layout, &pts[37].training, &one, &want), 0);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        ps_grid *g = ps_grid_new(threads);
+        ck_assert_ptr_nonnull(g);
+        size_t ok = 0;
+        memset(&got, 0, sizeof got);
+        ck_assert_int_eq(ps_grid_eval(g, &c, &m, &k, PS_THROUGHPUT, pts, n, out, &ok, &got), SC_EINPUT);
+        ck_assert_uint_eq(ok, 37);
+        ck_assert_str_eq(got.text, want.text);
+        ck_assert_str_eq(got.source, want.source);
+        ps_grid_free(g);
+    }
+    free(out);
+    free(pts);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
     Suite *s = suite_create("search");
@@ -171,6 +305,8 @@ Suite *search_suite(void)
     tcase_add_test(t, test_objectives);
     tcase_add_test(t, test_verdicts);
     tcase_add_test(t, test_judge_self_is_a_tie);
+    tcase_add_test(t, test_grid_threads_identical);
+    tcase_add_test(t, test_grid_first_error);
     suite_add_tcase(s, t);
     return s;
 }

@@ -230,6 +230,13 @@ expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micr
 expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind, and a drop in inter-node (NIC) bandwidth by 66% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
 expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind; only a drop in inter-node (NIC) bandwidth by 66% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
 expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
+# issue 22: the grid's evaluations and the confirmations on 3 threads print one thread's output
+# byte for byte (4,596 candidates, 2 simulated)
+"$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 8,16 --layouts all --confirm 2 --threads 1 >"$TMP/plan1" 2>&1
+"$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 8,16 --layouts all --confirm 2 --threads 3 >"$TMP/plan3" 2>&1
+if grep -qF "recommended: " "$TMP/plan1" && cmp -s "$TMP/plan1" "$TMP/plan3"; then pass=$((pass + 1)); else echo "FAIL plan-threads-identical"; fail=$((fail + 1)); fi
+# issue 21: --layouts' families in the help come from the table of layout kinds
+expect plan-help-families 0 "zeropp, tp, axonn, zero3-offload, luwu, shard_grad_op," -- "$BIN" plan --help
 # issue 20: traces in integer nanoseconds (three decimals of a microsecond, exact)
 expect trace-written 0 "trace: $TMP/step.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --trace "$TMP/step.json"
 expect trace-ns 0 '"cat":"collective","pid":0,"tid":1,"ts":' -- cat "$TMP/step.json"
