@@ -643,30 +643,3 @@ void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int 
     r->hw_tflops_per_gpu = w->hw_flops * tr->grad_accum * steps_per_s / 1e12;
     r->mfu = r->model_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
 }
-
-void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
-                const cost_calib *cal, an_result *r)
-{
-    an_predict_memo(NULL, w, tr, l, c, nodes, cal, r);
-}
-
-void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                     int nodes, const cost_calib *cal, an_result *r)
-{
-    memset(r, 0, sizeof *r);
-    lo_graph g;
-    layout_build(w, tr, l, c, nodes, &g);
-    if (g.pipelined) {
-        an_pipe_timed *pt = malloc(sizeof *pt);
-        if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
-            r->step_s = NAN; /* out of memory */
-        free(pt);
-    } else {
-        an_timed t;
-        an_time_memo(&g, w, cal, c, sw, &t);
-        an_run(&t, r);
-    }
-    an_derive_layout(w, tr, l, c, g.n_ranks, r);
-    r->comm_bytes = layout_comm_bytes(&g, NULL);
-    mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
-}

@@ -5,19 +5,7 @@
 #include <string.h>
 
 #include "framework.h"
-
-void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)
-{
-    if (SPEC_PREC_IS_FP32(p)) {
-        *param = 4;
-        *grad = 4;
-        *optim = 8;
-    } else {
-        *param = 2;
-        *grad = 2;
-        *optim = 12;
-    }
-}
+#include "memory_pipe.h"
 
 /* Host and in-network memory. zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of
  * its G GPUs' shards (psi / N parameters each), the fp32 master weights (the parameters
