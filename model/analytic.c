@@ -192,7 +192,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
-        o->d = it->pass == LO_BWD && g->bwd_prefetch_p1 ? g->bwd_prefetch_p1 - 1 : g->prefetch;
+        o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
         double comp = it->pass == LO_FWD ? fwd[it->layer] : bwd[it->layer];
         if (it->recompute)
@@ -245,7 +245,7 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
-    t->prefetch_var = g->bwd_prefetch_p1 && g->bwd_prefetch_p1 - 1 != g->prefetch;
+    t->prefetch_var = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, 1) != g->prefetch;
     double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = layout_layer(g, w, i);

@@ -119,7 +119,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
         double big = wl_max_layer_params(w) * gz;
-        int ahead = l->kind == LAYOUT_AXONN && !l->overlap ? 0 : fw_prefetch(t, l, w); /* overlap=0: none */
+        int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;
         if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
             o->gathered = bp * psi * (1 - 1 / sp) + big * bg;
