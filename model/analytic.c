@@ -192,7 +192,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         an_titem *o = &out[i];
         memset(o, 0, sizeof *o);
         o->count = it->count;
-        o->d = it->pass == LO_BWD && g->bwd_prefetch_p1 ? g->bwd_prefetch_p1 - 1 : g->prefetch;
+        o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
         double comp = it->pass == LO_FWD ? fwd[it->layer] : bwd[it->layer];
         if (it->recompute)
@@ -245,7 +245,7 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     t->n_items = g->micro.n_items;
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
-    t->prefetch_var = g->bwd_prefetch_p1 && g->bwd_prefetch_p1 - 1 != g->prefetch;
+    t->prefetch_var = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, 1) != g->prefetch;
     double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = layout_layer(g, w, i);
@@ -642,31 +642,4 @@ void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int 
     r->model_tflops_per_gpu = w->model_flops * tr->grad_accum * steps_per_s / 1e12;
     r->hw_tflops_per_gpu = w->hw_flops * tr->grad_accum * steps_per_s / 1e12;
     r->mfu = r->model_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
-}
-
-void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
-                const cost_calib *cal, an_result *r)
-{
-    an_predict_memo(NULL, w, tr, l, c, nodes, cal, r);
-}
-
-void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                     int nodes, const cost_calib *cal, an_result *r)
-{
-    memset(r, 0, sizeof *r);
-    lo_graph g;
-    layout_build(w, tr, l, c, nodes, &g);
-    if (g.pipelined) {
-        an_pipe_timed *pt = malloc(sizeof *pt);
-        if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
-            r->step_s = NAN; /* out of memory */
-        free(pt);
-    } else {
-        an_timed t;
-        an_time_memo(&g, w, cal, c, sw, &t);
-        an_run(&t, r);
-    }
-    an_derive_layout(w, tr, l, c, g.n_ranks, r);
-    r->comm_bytes = layout_comm_bytes(&g, NULL);
-    mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
 }

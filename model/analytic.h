@@ -2,10 +2,16 @@
  * execution rules, evaluated as a max-plus recurrence over layer copies that jumps over runs of
  * identical copies and identical micro-steps once the state shifts uniformly (exact: the
  * recurrence is homogeneous, so a uniform shift repeats). Costs: model/cost. Microseconds per
- * configuration. Not here: contention between flows, jitter, stragglers (sim/). */
+ * configuration. Not here: contention between flows, jitter, stragglers (sim/).
+ * Three files, one way: analytic.c (the recurrence, the sweep memo, throughput) and
+ * analytic_pipe.c (pipelines: sends, boundary, the schedule; analytic_pipe.h) call neither each
+ * other nor up; analytic_predict.c (an_predict, an_pipe_time, an_derive_layout) calls both. The
+ * result type is analytic_result.h, below both. */
 #ifndef SC_ANALYTIC_H
 #define SC_ANALYTIC_H
 
+#include "analytic_pipe.h"
+#include "analytic_result.h"
 #include "cost.h"
 #include "layout.h"
 #include "memory.h"
@@ -39,75 +45,25 @@ typedef struct an_timed {
     cost_coll b_kind[4];
 } an_timed;
 
-typedef struct an_result {
-    double step_s;
-    double compute_s;             /* forward + backward + recompute busy time            */
-    double optimizer_s;
-    double exposed_s[N_COLLS];    /* compute stream waiting on each collective kind      */
-    double idle_s;                /* the rest of the step (0 in the analytic engine)     */
-    double samples_per_step, samples_per_s, tokens_per_s;
-    double model_tflops_per_gpu;  /* model FLOPs (no recompute) / step / GPU, 1e12/s     */
-    double hw_tflops_per_gpu;     /* with recompute                                      */
-    double mfu;                   /* model FLOP/s over dense peak                        */
-    double comm_bytes;            /* per rank per step (ring volume)                     */
-    mem_breakdown mem;
-    double bubble_frac;           /* pipelines: the schedule's bubble in closed form
-                                     (layout_pipe_bubble); 0 without a pipeline            */
-} an_result;
-
-/* ---- pipelines (analytic_pipe.c) ----------------------------------------------------------
- * Schedule rules, the same in both engines: each stage's rank runs its ops (layout_pipe_order)
- * in order on its compute stream; an op's duration is that of its virtual stage's op graph
- * (layout_pipe_stage) run by an_run, forward or backward, tensor-parallel collectives included;
- * a forward of virtual stage k > 0 starts once the forward of k - 1 has ended and its output has
- * arrived (a send of p2p_bytes per rank, not blocking the sender: Megatron-LM's batched
- * isend/irecv); a backward of k starts once the backward of k + 1 has ended and its gradient
- * has arrived (the last virtual stage: once its own forward has ended). A stage reduces each
- * model chunk's gradients over its data-parallel group (reduce-scatter with the distributed
- * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
- * communication stream, beside its later ops (Megatron-LM's --overlap-grad-reduce; with one
- * chunk the reduce follows the stage's last op); after its last op and its reduces it runs Adam
- * on its shard and all-gathers the updated parameters (not overlapped); the step ends when the
- * last stage is done. */
-typedef struct an_pipe_op_t {
-    double dur;                   /* forward or backward of one micro-batch, s             */
-    double busy;                  /* of which compute                                      */
-    double exposed[N_COLLS];      /* of which tensor-parallel collectives not hidden       */
-} an_pipe_op_t;
-
-typedef struct an_pipe_timed {
-    lo_pipe pipe;
-    an_pipe_op_t fwd[LO_MAX_VSTAGES], bwd[LO_MAX_VSTAGES];
-    double p2p_s;                 /* one send between neighbouring stages, s               */
-    double p2p_lat_s;             /* its latency part                                      */
-    double p2p_Bps;               /* its bandwidth part (one rank pair), B/s               */
-    double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
-    double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
-    cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
-} an_pipe_timed;
-
-/* Durations of g's ops (g pipelined; w the workload it was built from). */
-void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
-                  const spec_cluster *c, an_pipe_timed *out);
-/* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */
-int an_pipe_buckets(double bytes, double bucket_bytes);
-/* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
- * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
-int an_pipe_run(const an_pipe_timed *t, an_result *r);
-/* Throughput fields for layout l (megatron: a micro-batch is the replica's, so a step is
- * micro_batch x grad_accum x N / (t p) samples and each GPU runs 1 / (t p) of their FLOPs). */
-void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                      int n_ranks, an_result *r);
-
 /* Durations of every op of g from the cost functions. */
 void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *out);
 /* Run the recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s. */
 void an_run(const an_timed *t, an_result *r);
 /* The same, copy by copy without jumping (the reference the jumps are tested against). */
 void an_run_full(const an_timed *t, an_result *r);
-/* Everything: graph, times, recurrence, throughput and memory. */
+/* Everything: graph, times, recurrence (or the pipeline schedule), throughput and memory
+ * (analytic_predict.c, as an_pipe_time and an_derive_layout). */
 void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
                 const cost_calib *cal, an_result *r);
+/* Durations of g's ops (g pipelined; w the workload it was built from): each virtual stage's
+ * graph (layout_pipe_stage) through an_time and an_run, forward and backward, then the sends and
+ * the boundary (an_pipe_time_comm). */
+void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
+                  const spec_cluster *c, an_pipe_timed *out);
+/* Throughput fields for layout l (megatron: a micro-batch is the replica's, so a step is
+ * micro_batch x grad_accum x N / (t p) samples and each GPU runs 1 / (t p) of their FLOPs). */
+void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                      int n_ranks, an_result *r);
 /* ---- sweeps: what configurations share, computed once ---------------------------------
  * A memo remembers, for one calibration and one cluster, per-layer compute times (by layer
  * shape and element size: every layout and node count without tensor parallelism shares them)

@@ -1,30 +1,13 @@
-/* analytic_pipe.c — the closed-form engine for pipelined layouts (rules in analytic.h): op
- * durations from each virtual stage's op graph (an_run), then the schedule as a max-plus
- * recurrence over every stage's op order, then the data-parallel boundary per stage.
+/* analytic_pipe.c — the closed-form engine for pipelined layouts (rules in analytic_pipe.h): the
+ * sends between stages and the data-parallel boundary per stage, then the schedule as a max-plus
+ * recurrence over every stage's op order. The stages' op durations come from an_pipe_time
+ * (analytic_predict.c); nothing here calls up into analytic.h.
  * Not here: contention between sends or with the boundary's collectives (sim/pipe.c). */
-#include "analytic.h"
+#include "analytic_pipe.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Forward (bwd = 0) or backward of one micro-batch through a virtual stage's graph. */
-static void time_pass(const an_timed *all, int n_layers, int bwd, an_pipe_op_t *o)
-{
-    an_timed t = *all;
-    t.n_items = n_layers;
-    t.grad_accum = 1;
-    t.prefetch = 0;
-    t.n_boundary = 0;
-    for (int i = 0; i < n_layers; i++)
-        t.last[i] = t.micro[i] = all->micro[(bwd ? n_layers : 0) + i];
-    an_result r;
-    memset(&r, 0, sizeof r);
-    an_run(&t, &r);
-    o->dur = r.step_s;
-    o->busy = r.compute_s;
-    memcpy(o->exposed, r.exposed_s, sizeof o->exposed);
-}
 
 /* One point-to-point send of `bytes` between rank r and rank r + stride (the next stage):
  * one NCCL step over the tier joining them at the pair's bandwidth; the stage's G ranks of a
@@ -51,38 +34,13 @@ int an_pipe_buckets(double bytes, double bucket_bytes)
     return nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
 }
 
-void an_pipe_time(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
-                  const spec_cluster *c, an_pipe_timed *o)
+void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
+                       an_pipe_timed *o)
 {
     memset(o, 0, sizeof *o);
     o->pipe = g->pipe;
     const lo_pipe *pp = &g->pipe;
     const int V = pp->n_vstages;
-    /* virtual stages differ only by embedding, head and block count: time each kind once */
-    int memo_key[8][3], n_memo = 0;
-    int memo_k[8];
-    for (int k = 0; k < V; k++) {
-        int key[3] = {k == 0, pp->blocks[k], k == V - 1}, hit = -1;
-        for (int i = 0; i < n_memo; i++)
-            if (!memcmp(memo_key[i], key, sizeof key))
-                hit = memo_k[i];
-        if (hit >= 0) {
-            o->fwd[k] = o->fwd[hit];
-            o->bwd[k] = o->bwd[hit];
-            continue;
-        }
-        lo_graph sg;
-        wl sw;
-        layout_pipe_stage(g, w, tr, k, &sg, &sw);
-        an_timed t;
-        an_time(&sg, &sw, cal, c, &t);
-        time_pass(&t, sw.n_layers, 0, &o->fwd[k]);
-        time_pass(&t, sw.n_layers, 1, &o->bwd[k]);
-        if (n_memo < 8) {
-            memcpy(memo_key[n_memo], key, sizeof key);
-            memo_k[n_memo++] = k;
-        }
-    }
     p2p_time(g, cal, c, o);
     const double e = g->elem_bytes;
     const int zero1 = g->layout.zero1;
@@ -185,19 +143,4 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
     r->idle_s = step - acc > 1e-9 * step ? step - acc : 0;
     r->bubble_frac = layout_pipe_bubble(p, pp->v, m);
     return 0;
-}
-
-void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                      int n_ranks, an_result *r)
-{
-    an_derive(w, tr, c, n_ranks, r);
-    if (l->kind != LAYOUT_MEGATRON)
-        return;
-    double share = (double)l->t * (l->pp > 0 ? l->pp : 1);
-    r->samples_per_step /= share;
-    r->samples_per_s /= share;
-    r->tokens_per_s /= share;
-    r->model_tflops_per_gpu /= share;
-    r->hw_tflops_per_gpu /= share;
-    r->mfu /= share;
 }

@@ -71,6 +71,20 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
     }
 }
 
+int fw_depth(const spec_training *t, const spec_layout *l, const wl *w)
+{
+    if (l->kind == LAYOUT_MEGATRON && l->pp > 1)
+        return 0; /* pipelines: no gathers (layout_pipe.c) */
+    if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN || l->kind == LAYOUT_MEGATRON) && !l->overlap)
+        return 0; /* overlap=0: the gathers run inline (layout_tensor.c) */
+    return fw_prefetch(t, l, w);
+}
+
+int fw_depth_pass(int d, int p1, int bwd)
+{
+    return bwd && p1 ? p1 - 1 : d;
+}
+
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *f)
 {
     memset(f, 0, sizeof *f);

@@ -45,8 +45,20 @@ typedef struct fw_sched {
 
 /* The schedule of layout l under t's framework for workload w. */
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *out);
-/* Prefetch depth the framework uses (also sizes the gathered buffers in model/memory). */
+/* Prefetch depth the framework uses for sharded layouts (fw_schedule; fw_depth for any layout). */
 int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w);
+/* The prefetch bound, the one home of the depth of gathers in flight: how many layers' gathers
+ * are issued ahead of the layer computing (layout.h's execution rules).
+ * fw_depth: the forward's depth of layout l, as its op graph's builder sets lo_graph.prefetch:
+ * the framework's (fw_prefetch); none for the tensor-parallel layouts with overlap=0 (AxoNN's
+ * and tp's gathers run inline) or for pipelines (megatron with p > 1). Also the layers memory
+ * keeps gathered ahead (mem_plan).
+ * fw_depth_pass: the depth of one pass (bwd 0 forward, 1 backward) of a graph or schedule whose
+ * forward depth is d and whose bwd_prefetch_p1 is p1 (0: the backward's is d too; else the
+ * backward's + 1: FSDP BACKWARD_POST / NO_PREFETCH). The analytical engine (an_time) and the
+ * simulator's executor ask it per copy. */
+int fw_depth(const spec_training *t, const spec_layout *l, const wl *w);
+int fw_depth_pass(int d, int p1, int bwd);
 /* Gradient bucket of the framework, bytes (DeepSpeed's 5e8 elements unless the ds_config set
  * reduce_bucket_size; others the training's bucket_MB, DDP's 25 MB by default). */
 double fw_reduce_bucket(const spec_training *t, const wl *w);

@@ -5,19 +5,7 @@
 #include <string.h>
 
 #include "framework.h"
-
-void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)
-{
-    if (SPEC_PREC_IS_FP32(p)) {
-        *param = 4;
-        *grad = 4;
-        *optim = 8;
-    } else {
-        *param = 2;
-        *grad = 2;
-        *optim = 12;
-    }
-}
+#include "memory_pipe.h"
 
 /* Host and in-network memory. zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of
  * its G GPUs' shards (psi / N parameters each), the fp32 master weights (the parameters
@@ -69,33 +57,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     memset(o, 0, sizeof *o);
     double bp, bg, bo;
     mem_state_bytes(t->precision, &bp, &bg, &bo);
-    const double psi = w->params, n = n_ranks;
-    double sp = 1, sg = 1, so = 1; /* divisor of each state */
-    int sharded_params = 0, keep_full = 0; /* keep_full: every layer stays gathered from its
-                                               forward to its backward (SHARD_GRAD_OP)      */
-    switch (l->kind) {
-    case LAYOUT_DDP: break;
-    case LAYOUT_ZERO1: so = l->p ? l->p : n; break;
-    case LAYOUT_ZERO2: sg = so = l->p ? l->p : n; break;
-    case LAYOUT_SHARD_GRAD_OP: sp = sg = so = n; sharded_params = keep_full = 1; break;
-    case LAYOUT_HSDP_ZERO2: sp = sg = so = l->p; sharded_params = keep_full = 1; break;
-    case LAYOUT_ZERO3:
-    case LAYOUT_ZEROPP: sp = sg = so = n; sharded_params = 1; break;
-    case LAYOUT_MICS:
-    case LAYOUT_HSDP: sp = sg = so = l->p; sharded_params = 1; break;
-    case LAYOUT_TP: /* Megatron-LM: states split t ways; ZeRO-1 splits Adam's over the replicas */
-        sp = sg = l->t;
-        so = l->zero1 ? n : l->t;
-        break;
-    case LAYOUT_AXONN: /* every layer's weights sharded over the X Y Z grid, replicated over D;
-                          gathered along Z before use (Z = 1: used in place, DP buckets) */
-        sp = sg = so = (double)l->grid[0] * l->grid[1] * l->grid[2];
-        sharded_params = l->grid[2] > 1;
-        break;
-    case LAYOUT_ZERO3_OFFLOAD: sp = n; sharded_params = 1; break; /* grads, optim: host (NVMe) */
-    case LAYOUT_LUWU: sharded_params = 1; break; /* everything on the optimizer node */
-    default: break;
-    }
+    const double psi = w->params;
+    /* the divisor of each state and how parameters are used: the kinds table's memory columns
+     * (model/spec_layout.c); below, what is code: offloaded states, hpZ's copy, AxoNN's block */
+    spec_layout_states st;
+    spec_layout_states_of(l, n_ranks, &st);
+    const double sp = st.div[0], sg = st.div[1], so = st.div[2];
+    const int sharded_params = st.sharded, keep_full = st.keep_full; /* keep_full: every layer stays
+                                   gathered from its forward to its backward (SHARD_GRAD_OP) */
     o->params = l->kind == LAYOUT_LUWU || (l->kind == LAYOUT_ZERO3_OFFLOAD && l->off_param != OFF_GPU) ? 0 : bp * psi / sp;
     if (l->kind == LAYOUT_ZEROPP && l->p) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
         o->params += bp * psi / l->p;
@@ -131,7 +100,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
         double big = wl_max_layer_params(w) * gz;
-        int ahead = l->kind == LAYOUT_AXONN && !l->overlap ? 0 : fw_prefetch(t, l, w); /* overlap=0: none */
+        int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;
         if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
             o->gathered = bp * psi * (1 - 1 / sp) + big * bg;

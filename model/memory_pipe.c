@@ -1,16 +1,17 @@
-/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] (memory.h): each stage's model
+/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] (memory_pipe.h): each stage's model
  * states (its layers' parameters / t; Adam states also / dp under the distributed optimizer,
  * Megatron-LM's ZeRO-1), and its activations with the micro-batches in flight that the schedule
  * keeps (1F1B: min(p - s, m) on stage s, so p on the first; interleaved: (p - s - 1) x 2 +
  * (v - 1) x p + 1 chunks on stage s; GPipe: all m), found by walking the stage's op order:
  * a forward stores its chunk's activations, the backward frees them. Per-block activations
  * (workload_megatron.c) follow Korthikanti et al. 2022 Table 2, sequence parallel or not.
- * The plan reports the stage that needs the most. Not here: time. */
+ * The plan reports the stage that needs the most. Not here: time. Calls nothing of memory.h. */
+#include "memory_pipe.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "layout.h"
-#include "memory.h"
 
 /* Activations stored by one forward of virtual stage k (one micro-batch). */
 static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)

@@ -243,6 +243,17 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
  * which is also plan's family name; NULL past the last. */
 int spec_layout_n_kinds(void);
 const char *spec_layout_kind_name(spec_layout_kind k);
+/* The kinds table's memory columns for layout l on n_ranks GPUs: the divisor of each model state
+ * over the GPUs (div: parameters, gradients, optimizer states; 1 = replicated), whether the
+ * parameters are sharded (gathered before use: model/memory counts gathered layers, not
+ * buckets) and whether every layer stays gathered from its forward to its backward (keep_full:
+ * SHARD_GRAD_OP). What is not a divisor stays in model/memory*.c: offloaded states (zero3-offload,
+ * luwu), ZeRO++'s secondary copy, AxoNN's gathered block, pipelines (megatron). */
+typedef struct spec_layout_states {
+    double div[3];
+    int sharded, keep_full;
+} spec_layout_states;
+void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states *out);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err) SC_MUST_CHECK;
 /* 1 when p orders the axes x, y, z, d (a permutation of "xyzd"), else 0. */

@@ -14,37 +14,98 @@
 #include <dirent.h>
 #include <strings.h>
 
+/* How a kind divides one model state over its GPUs (memory columns; spec_layout_states_of). */
+typedef enum state_div {
+    DIV_1,       /* replicated                                              */
+    DIV_N,       /* every GPU (ZeRO's N)                                    */
+    DIV_P,       /* the group size p (MiCS, HSDP)                           */
+    DIV_P_OR_N,  /* p when given, else every GPU (zero1:p, zero2:p)         */
+    DIV_T,       /* the tensor-parallel size t (Megatron-LM)                */
+    DIV_XYZ,     /* AxoNN's x y z grid (replicated over d)                  */
+    DIV_ZERO1_N, /* zero1=1 (tp's default): every GPU, else t               */
+} state_div;
+
+/* How a kind keeps its parameters between uses. */
+typedef enum param_use {
+    USE_WHOLE,   /* not sharded: gradient buckets                                      */
+    USE_LAYER,   /* sharded, each layer gathered before use (with prefetch)            */
+    USE_LAYER_Z, /* AxoNN: gathered along z when z > 1, else used in place            */
+    USE_MODEL,   /* sharded, every layer kept gathered from forward to backward        */
+} param_use;
+
 /* The one table of layout kinds, index = spec_layout_kind: its name (also plan's family name),
- * the options it takes (the first `required` must be given), an example, and how the parse
- * error's list of layouts spells it. */
+ * the options it takes (the first `required` must be given), an example, how the parse
+ * error's list of layouts spells it, and its memory columns (model/memory.c: ZeRO §3 Fig. 1,
+ * N replaced by the group size where the layout shards over a group). */
 static const struct kind_def {
     const char *name;
     const char *keys;
     int required; /* how many leading keys must be given */
     const char *example;
     const char *hint;
+    state_div params, grads, optim;
+    param_use use;
 } KINDS[] = {
-    [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp"},
-    [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]"},
-    [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]"},
-    [LAYOUT_ZERO3] = {"zero3", "", 0, "zero3", "zero3"},
-    [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P"},
-    [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P"},
-    [LAYOUT_ZEROPP] = {"zeropp", "hpz,qwz,qgz", 0, "zeropp:hpz=8", "zeropp[:hpz=P][,qwz=1][,qgz=1]"},
-    [LAYOUT_TP] = {"tp", "t,zero1,overlap", 1, "tp:t=8", "tp:t=T"},
-    [LAYOUT_AXONN] = {"axonn", "x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2", "axonn:x=X,y=Y,z=Z"},
+    [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp", DIV_1, DIV_1, DIV_1, USE_WHOLE},
+    [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]", DIV_1, DIV_1, DIV_P_OR_N, USE_WHOLE},
+    [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]", DIV_1, DIV_P_OR_N, DIV_P_OR_N, USE_WHOLE},
+    [LAYOUT_ZERO3] = {"zero3", "", 0, "zero3", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
+    [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
+    [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
+    /* + hpZ's secondary copy (memory.c) */
+    [LAYOUT_ZEROPP] = {"zeropp", "hpz,qwz,qgz", 0, "zeropp:hpz=8", "zeropp[:hpz=P][,qwz=1][,qgz=1]", DIV_N, DIV_N,
+                       DIV_N, USE_LAYER},
+    /* Megatron-LM: states split t ways; ZeRO-1 splits Adam's over the replicas */
+    [LAYOUT_TP] = {"tp", "t,zero1,overlap", 1, "tp:t=8", "tp:t=T", DIV_T, DIV_T, DIV_ZERO1_N, USE_WHOLE},
+    /* every layer's weights sharded over the x y z grid, replicated over d */
+    [LAYOUT_AXONN] = {"axonn", "x,y,z,d,placement,overlap", 3, "axonn:x=2,y=2,z=2", "axonn:x=X,y=Y,z=Z", DIV_XYZ,
+                      DIV_XYZ, DIV_XYZ, USE_LAYER_Z},
+    /* gradients and optimizer states on the host or NVMe, parameters as param= says (memory.c) */
     [LAYOUT_ZERO3_OFFLOAD] = {"zero3-offload", "param,opt", 0, "zero3-offload:param=nvme,opt=nvme",
-                              "zero3-offload[:param=cpu|nvme][,opt=nvme]"},
-    [LAYOUT_LUWU] = {"luwu", "", 0, "luwu", "luwu"},
-    [LAYOUT_SHARD_GRAD_OP] = {"shard_grad_op", "", 0, "shard_grad_op", "shard_grad_op"},
-    [LAYOUT_HSDP_ZERO2] = {"hybrid_shard_zero2", "p", 1, "hybrid_shard_zero2:p=8", "hybrid_shard_zero2:p=P"},
-    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4", "megatron:t=T,p=P"},
+                              "zero3-offload[:param=cpu|nvme][,opt=nvme]", DIV_N, DIV_1, DIV_1, USE_LAYER},
+    /* everything on the optimizer node (memory.c) */
+    [LAYOUT_LUWU] = {"luwu", "", 0, "luwu", "luwu", DIV_1, DIV_1, DIV_1, USE_LAYER},
+    [LAYOUT_SHARD_GRAD_OP] = {"shard_grad_op", "", 0, "shard_grad_op", "shard_grad_op", DIV_N, DIV_N, DIV_N,
+                              USE_MODEL},
+    [LAYOUT_HSDP_ZERO2] = {"hybrid_shard_zero2", "p", 1, "hybrid_shard_zero2:p=8", "hybrid_shard_zero2:p=P", DIV_P,
+                           DIV_P, DIV_P, USE_MODEL},
+    /* pipeline stages: memory_pipe.c, not these columns */
+    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
+                         DIV_1, DIV_1, USE_WHOLE},
 };
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
 int spec_layout_n_kinds(void) { return N_KINDS; }
 
 const char *spec_layout_kind_name(spec_layout_kind k) { return (int)k >= 0 && (int)k < N_KINDS ? KINDS[k].name : NULL; }
+
+static double state_divisor(state_div d, const spec_layout *l, double n)
+{
+    switch (d) {
+    case DIV_N: return n;
+    case DIV_P: return l->p;
+    case DIV_P_OR_N: return l->p ? l->p : n;
+    case DIV_T: return l->t;
+    case DIV_XYZ: return (double)l->grid[0] * l->grid[1] * l->grid[2];
+    case DIV_ZERO1_N: return l->zero1 ? n : l->t;
+    default: return 1;
+    }
+}
+
+void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states *out)
+{
+    memset(out, 0, sizeof *out);
+    out->div[0] = out->div[1] = out->div[2] = 1;
+    if ((int)l->kind < 0 || (int)l->kind >= N_KINDS)
+        return;
+    const struct kind_def *k = &KINDS[l->kind];
+    const double n = n_ranks;
+    out->div[0] = state_divisor(k->params, l, n);
+    out->div[1] = state_divisor(k->grads, l, n);
+    out->div[2] = state_divisor(k->optim, l, n);
+    out->sharded = k->use == USE_LAYER || k->use == USE_MODEL || (k->use == USE_LAYER_Z && l->grid[2] > 1);
+    out->keep_full = k->use == USE_MODEL;
+}
 
 /* "ddp, zero1[:p=P], ...": every kind's hint, for the parse errors. */
 static const char *layout_hint(char *buf, size_t n)

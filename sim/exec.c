@@ -303,7 +303,7 @@ static int comm_idle(const rank_st *k)
 /* Prefetch depth of the pass of the copy under cursor c (layout.h: the backward may differ). */
 static int depth_at(const sim *s, const cursor *c)
 {
-    return litem(s, c)->pass == LO_BWD && s->g->bwd_prefetch_p1 ? s->g->bwd_prefetch_p1 - 1 : s->d;
+    return fw_depth_pass(s->d, s->g->bwd_prefetch_p1, litem(s, c)->pass == LO_BWD);
 }
 
 /* Issue the gathers of every copy j not issued yet with j - d(j) <= upto. */

@@ -539,6 +539,51 @@ START_TEST(test_accelerate_fsdp)
 }
 END_TEST
 
+START_TEST(test_prefetch_bound)
+{
+    /* fw_depth_pass(d, p1, bwd): the backward's depth is p1 - 1 when p1 is set, else d (layout.h):
+     * (2, 0, fwd) = 2, (2, 0, bwd) = 2, (2, 1, fwd) = 2, (2, 1, bwd) = 0, (3, 4, bwd) = 3. */
+    ck_assert_int_eq(fw_depth_pass(2, 0, 0), 2);
+    ck_assert_int_eq(fw_depth_pass(2, 0, 1), 2);
+    ck_assert_int_eq(fw_depth_pass(2, 1, 0), 2);
+    ck_assert_int_eq(fw_depth_pass(2, 1, 1), 0);
+    ck_assert_int_eq(fw_depth_pass(3, 4, 1), 3);
+    /* fw_depth is the one home of the forward depth: for every framework and every layout it
+     * runs on 2 nodes of the duo cluster, with 0, 1 and 3 layers ahead asked for and FSDP's
+     * limit_all_gathers on and off, it equals the depth the graph's builder set (layout.c:
+     * the schedule's; layout_tensor.c: 0 with overlap=0; layout_pipe.c: 0) */
+    static const char *const L[] = {"ddp", "zero1", "zero2", "zero3", "mics:p=2", "hsdp:p=2", "zeropp:hpz=2",
+                                    "tp:t=2", "tp:t=2,overlap=0", "axonn:x=2,y=1,z=2",
+                                    "axonn:x=2,y=1,z=2,overlap=0", "zero3-offload", "luwu", "shard_grad_op",
+                                    "hybrid_shard_zero2:p=2", "megatron:t=2,p=1", "megatron:t=1,p=2"};
+    int n = 0, zero = 0, deep = 0;
+    for (int f = 0; f < N_FRAMEWORKS; f++)
+        for (int pl = 0; pl <= 3; pl += pl ? 2 : 1)
+            for (int lag = 0; lag < 2; lag++)
+                for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
+                    fx x;
+                    fx_setup(&x, (spec_framework)f);
+                    x.t.prefetch_layers = pl;
+                    x.t.limit_all_gathers = lag;
+                    spec_layout l = lay(L[i]);
+                    sc_err err;
+                    if (fw_check(x.t.framework, &l, &err) || spec_layout_check(&l, &x.c, 2, &err))
+                        continue;
+                    lo_graph g;
+                    layout_build(&x.w, &x.t, &l, &x.c, 2, &g);
+                    ck_assert_msg(fw_depth(&x.t, &l, &x.w) == g.prefetch, "%s under %s, prefetch_layers %d: %d, graph %d",
+                                  L[i], spec_framework_str(x.t.framework), pl, fw_depth(&x.t, &l, &x.w), g.prefetch);
+                    n++;
+                    zero += g.prefetch == 0;
+                    deep += g.prefetch == 3;
+                }
+    /* every layout ran under ideal at least (17 x 3 x 2), and the cases include depth 0 and 3 */
+    ck_assert_int_ge(n, 17 * 3 * 2);
+    ck_assert_int_gt(zero, 0);
+    ck_assert_int_gt(deep, 0);
+}
+END_TEST
+
 Suite *framework_suite(void)
 {
     Suite *s = suite_create("framework");
@@ -553,6 +598,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_zeropp_quantized);
     tcase_add_test(sch, test_engines_agree_single_stream_in_use);
     tcase_add_test(sch, test_fw_check);
+    tcase_add_test(sch, test_prefetch_bound);
     suite_add_tcase(s, sch);
     TCase *ds = tcase_create("ds_config");
     tcase_add_test(ds, test_ds_hf_config_nothing_lost);

@@ -339,11 +339,55 @@ START_TEST(test_smallest_mics_p_tiny_cluster)
 }
 END_TEST
 
+/* The kinds table's memory columns (model/spec_layout.c) on N = 128 GPUs, by hand from ZeRO §3
+ * Fig. 1 (stage k divides the first k of optimizer, gradient, parameter states by the group),
+ * Megatron-LM (t ways; tp's default zero1=1 splits Adam's over all N) and AxoNN (x y z):
+ * divisors {params, grads, optim}, sharded, keep_full. */
+START_TEST(test_layout_state_columns)
+{
+    static const struct {
+        const char *layout;
+        double p, g, o;
+        int sharded, keep_full;
+    } want[] = {
+        {"ddp", 1, 1, 1, 0, 0},
+        {"zero1", 1, 1, N, 0, 0},
+        {"zero1:p=8", 1, 1, 8, 0, 0},
+        {"zero2", 1, N, N, 0, 0},
+        {"zero2:p=8", 1, 8, 8, 0, 0},
+        {"zero3", N, N, N, 1, 0},
+        {"mics:p=16", 16, 16, 16, 1, 0},
+        {"hsdp:p=8", 8, 8, 8, 1, 0},
+        {"zeropp:hpz=8", N, N, N, 1, 0},
+        {"tp:t=8", 8, 8, N, 0, 0},
+        {"tp:t=8,zero1=0", 8, 8, 8, 0, 0},
+        {"axonn:x=2,y=2,z=2", 8, 8, 8, 1, 0},
+        {"axonn:x=2,y=4,z=1", 8, 8, 8, 0, 0},
+        {"zero3-offload", N, 1, 1, 1, 0},
+        {"luwu", 1, 1, 1, 1, 0},
+        {"shard_grad_op", N, N, N, 1, 1},
+        {"hybrid_shard_zero2:p=8", 8, 8, 8, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        spec_layout l;
+        sc_err err;
+        ck_assert_msg(spec_layout_parse(want[i].layout, &l, &err) == 0, "%s: %s", want[i].layout, err.text);
+        spec_layout_states st;
+        spec_layout_states_of(&l, N, &st);
+        ck_assert_msg(st.div[0] == want[i].p && st.div[1] == want[i].g && st.div[2] == want[i].o &&
+                          st.sharded == want[i].sharded && st.keep_full == want[i].keep_full,
+                      "%s: {%g, %g, %g} sharded %d keep_full %d", want[i].layout, st.div[0], st.div[1], st.div[2],
+                      st.sharded, st.keep_full);
+    }
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
     TCase *z = tcase_create("zero");
     tcase_add_test(z, test_state_bytes);
+    tcase_add_test(z, test_layout_state_columns);
     tcase_add_test(z, test_ddp);
     tcase_add_test(z, test_zero1);
     tcase_add_test(z, test_zero2);

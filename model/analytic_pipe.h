@@ -1,0 +1,54 @@
+/* analytic_pipe.h — the closed-form engine's pipeline half: the sends between stages, the
+ * data-parallel boundary of each stage, and the schedule as a max-plus recurrence over every
+ * stage's op order. The stages' op durations come from above (an_pipe_time in analytic.h runs
+ * each virtual stage's graph through the recurrence of analytic.c); this half calls only cost,
+ * layout and nothing of analytic.h. Not here: contention between sends or with the boundary's
+ * collectives (sim/pipe.c). */
+#ifndef SC_ANALYTIC_PIPE_H
+#define SC_ANALYTIC_PIPE_H
+
+#include "analytic_result.h"
+#include "cost.h"
+#include "layout.h"
+
+/* Schedule rules, the same in both engines: each stage's rank runs its ops (layout_pipe_order)
+ * in order on its compute stream; an op's duration is that of its virtual stage's op graph
+ * (layout_pipe_stage) run by an_run, forward or backward, tensor-parallel collectives included;
+ * a forward of virtual stage k > 0 starts once the forward of k - 1 has ended and its output has
+ * arrived (a send of p2p_bytes per rank, not blocking the sender: Megatron-LM's batched
+ * isend/irecv); a backward of k starts once the backward of k + 1 has ended and its gradient
+ * has arrived (the last virtual stage: once its own forward has ended). A stage reduces each
+ * model chunk's gradients over its data-parallel group (reduce-scatter with the distributed
+ * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
+ * communication stream, beside its later ops (Megatron-LM's --overlap-grad-reduce; with one
+ * chunk the reduce follows the stage's last op); after its last op and its reduces it runs Adam
+ * on its shard and all-gathers the updated parameters (not overlapped); the step ends when the
+ * last stage is done. */
+typedef struct an_pipe_op_t {
+    double dur;                   /* forward or backward of one micro-batch, s             */
+    double busy;                  /* of which compute                                      */
+    double exposed[N_COLLS];      /* of which tensor-parallel collectives not hidden       */
+} an_pipe_op_t;
+
+typedef struct an_pipe_timed {
+    lo_pipe pipe;
+    an_pipe_op_t fwd[LO_MAX_VSTAGES], bwd[LO_MAX_VSTAGES];
+    double p2p_s;                 /* one send between neighbouring stages, s               */
+    double p2p_lat_s;             /* its latency part                                      */
+    double p2p_Bps;               /* its bandwidth part (one rank pair), B/s               */
+    double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
+    double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
+    cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
+} an_pipe_timed;
+
+/* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
+ * reduce_s, reduce_kind, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
+void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
+                       an_pipe_timed *out);
+/* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */
+int an_pipe_buckets(double bytes, double bucket_bytes);
+/* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
+ * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
+int an_pipe_run(const an_pipe_timed *t, an_result *r);
+
+#endif

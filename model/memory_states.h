@@ -1,0 +1,41 @@
+/* memory_states.h — what a memory plan fills (mem_breakdown) and the bytes per parameter of each
+ * model state: the pieces below both memory.c and memory_pipe.c (which plan layouts) and the
+ * engines that report a plan. Not here: any layout's plan (memory.h). */
+#ifndef SC_MEMORY_STATES_H
+#define SC_MEMORY_STATES_H
+
+#include "spec.h"
+
+typedef struct mem_breakdown {
+    double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
+    double grads;       /* gradient shard, B                                              */
+    double optim;       /* optimizer state shard (fp32 master, momentum, variance), B     */
+    double activations; /* kept for backward, one micro-batch, incl. fp32 logits, B        */
+    double gathered;    /* full layers live at once: current + prefetched params, and one
+                           layer's full gradient before its reduce-scatter, B             */
+    double buckets;     /* gradient reduce / all-gather buckets, B                       */
+    double reserve;     /* CUDA context, NCCL buffers, allocator slack, B                 */
+    double total;       /* sum of the above, B                                            */
+    double hbm;         /* device memory, B                                               */
+    int fits;           /* total <= hbm, and host and in-network memory fit too           */
+    double short_by;    /* total - hbm when it does not fit on the GPU, else 0, B         */
+    /* Offloaded states (0 where the layout keeps none there). */
+    double host;        /* per node host DRAM for offloaded states (zero3-offload: fp32
+                           master + Adam m, v + fp32 gradient of its GPUs' shards), B        */
+    double host_cap;    /* the cluster's host memory per node (0 = not given: unchecked), B */
+    double host_short_by; /* host - host_cap when it does not fit, else 0, B               */
+    double innet;       /* the in-network optimizer node's memory (luwu: all parameters,
+                           gradients and optimizer states, 16 B/param mixed precision), B    */
+    double innet_cap;   /* its capacity, B                                                */
+    double innet_short_by; /* innet - innet_cap when it does not fit, else 0, B           */
+    double nvme;        /* per node NVMe for offloaded states (zero3-offload opt=nvme: fp32
+                           master, m, v, fp32 gradient; param=nvme: the 16-bit shards), B    */
+    double nvme_cap;    /* the cluster's NVMe per node (0 = none), B                     */
+    double nvme_short_by; /* nvme - nvme_cap when it does not fit, else 0, B               */
+} mem_breakdown;
+
+/* Bytes per parameter of each model state under mixed-precision Adam (ZeRO §3: 2 + 2 + 12 = 16);
+ * fp32 training: 4 + 4 + 8 (momentum, variance) = 16. */
+void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim);
+
+#endif
