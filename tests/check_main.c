@@ -31,6 +31,7 @@ static Suite *(*const SUITES[])(void) = {
     accuracy_suite,
     atomic_suite,
     reliab_suite,
+    str_suite,
 };
 
 int main(void)

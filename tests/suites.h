@@ -36,5 +36,6 @@ Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known
 Suite *search_suite(void);   /* tests/test_search.c: plan's candidates, ranking, objectives, verdicts */
 Suite *results_suite(void);  /* tests/test_results.c: the sweep CSV written and read from one table */
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
+Suite *str_suite(void);      /* tests/test_str.c: base/str.h string helpers (str_trim)            */
 
 #endif
