@@ -32,6 +32,7 @@ static Suite *(*const SUITES[])(void) = {
     atomic_suite,
     reliab_suite,
     str_suite,
+    step_suite,
 };
 
 int main(void)

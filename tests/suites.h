@@ -37,5 +37,6 @@ Suite *search_suite(void);   /* tests/test_search.c: plan's candidates, ranking,
 Suite *results_suite(void);  /* tests/test_results.c: the sweep CSV written and read from one table */
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
 Suite *str_suite(void);      /* tests/test_str.c: base/str.h string helpers (str_trim)            */
+Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 
 #endif
