@@ -220,7 +220,7 @@ $(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h
 
 shardcast-bench-gpu: $(BUILD)/gpu/bench_gpu.o $(BENCH_DRV_OBJ) $(LIB)
 	$(NVCC) $(NVCC_ARCH) -o $@ $^ -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 \
-	    -lcublas -lnccl -lcudart $(MPI_LINK) $(LDLIBS_ALL)
+	    -lcublas -lnccl -lcudart $(MPI_LINK) $(filter-out -pthread,$(LDLIBS_ALL)) -Xcompiler -pthread
 
 bench-gpu:
 	@if [ ! -x "$(NVCC)" ]; then echo "shardcast-bench-gpu: skipped: nvcc not found at $(NVCC) (set CUDA_HOME or NVCC)"; \
