@@ -215,6 +215,17 @@ static int fit_interference(const cal_meas *m, cost_calib *out, cal_fit_report *
     return 0;
 }
 
+/* Whether some collective had two ranks on a node (the intra-node tier's parameters can be
+ * fitted) and whether some spanned nodes (the network's). */
+static void coll_spans(const cal_meas *m, int *has_intra, int *has_net)
+{
+    *has_intra = *has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        *has_intra |= m->coll[i].m > 1;
+        *has_net |= m->coll[i].k > 1;
+    }
+}
+
 /* The cost_calib field that collective-fit parameter p is reported as (NULL: the NCCL extras,
  * which have no row in model/calib_params.h). */
 static const cost_param *fit_field(const cost_calib *c, int p, cost_tier intra)
@@ -253,11 +264,8 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     *out = start;
 
     /* which parameters can the collectives determine? */
-    int has_intra = 0, has_net = 0;
-    for (int i = 0; i < m->n_coll; i++) {
-        has_intra |= m->coll[i].m > 1;
-        has_net |= m->coll[i].k > 1;
-    }
+    int has_intra, has_net;
+    coll_spans(m, &has_intra, &has_net);
     fit_ctx f;
     memset(&f, 0, sizeof f);
     f.m = m;
@@ -602,11 +610,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
             snprintf(interf + l, sizeof interf - (size_t)l, "; %d entries left out (traffic spanned < %.0f%% of the GEMMs)",
                      rep->interf_dropped, CAL_MIN_COVERAGE * 100);
     }
-    int has_intra = 0, has_net = 0;
-    for (int i = 0; i < m->n_coll; i++) {
-        has_intra |= m->coll[i].m > 1;
-        has_net |= m->coll[i].k > 1;
-    }
+    int has_intra, has_net;
+    coll_spans(m, &has_intra, &has_net);
     const char *intra = has_intra ? fitted_c : kept, *net = has_net ? fitted_c : kept;
     cost_tier it = (cost_tier)rep->intra_tier;
     /* every top-level parameter from the table (model/calib_params.h), each with the source of

@@ -58,7 +58,7 @@ int gp_find_script(const char *kind, char *out, size_t n, sc_err *err)
         return 0;
     }
     char bin[4096];
-    cli_bindir(NULL, bin, sizeof bin);
+    proc_self_dir(NULL, bin, sizeof bin);
     snprintf(out, n, "%.4000s/plots/%s.gp", bin, kind);
     if (access(out, R_OK) == 0)
         return 0;

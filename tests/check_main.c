@@ -31,7 +31,7 @@ static Suite *(*const SUITES[])(void) = {
     accuracy_suite,
     atomic_suite,
     reliab_suite,
-    str_suite,
+    base_suite,
     step_suite,
 };
 

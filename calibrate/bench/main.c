@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/proc.h"
 #include "../../model/spec.h"
 #include "../../model/workload.h"
 #include "backend.h"
@@ -221,15 +222,7 @@ static int parse_steps(const char *arg, bench_opts *o, char *bad, size_t n_bad)
 static int load_gemm_model(const char *name, bench_opts *o, const bench_backend *be)
 {
     char exe[4096], roots[2][4200], path[4200];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        n = 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(exe, sizeof exe, ".");
+    proc_self_dir(NULL, exe, sizeof exe);
     snprintf(roots[0], sizeof roots[0], "%s/configs", exe);
     snprintf(roots[1], sizeof roots[1], "%s/../share/shardcast/configs", exe);
     const char *const r[2] = {roots[0], roots[1]};
