@@ -161,7 +161,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
 
-bench: $(BENCH_BIN)
+# bench/kernel_table.c (docs/COMPUTE.md's kernel table, not a benchmark) is built, not run.
+bench: $(BENCH_BIN) $(BUILD)/bench/kernel_table
 	@echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 
@@ -219,7 +220,7 @@ $(BUILD)/gpu/bench_gpu.o: calibrate/bench/bench_gpu.cu calibrate/bench/backend.h
 
 shardcast-bench-gpu: $(BUILD)/gpu/bench_gpu.o $(BENCH_DRV_OBJ) $(LIB)
 	$(NVCC) $(NVCC_ARCH) -o $@ $^ -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 \
-	    -lcublas -lnccl -lcudart $(MPI_LINK) $(LDLIBS_ALL)
+	    -lcublas -lnccl -lcudart $(MPI_LINK) $(filter-out -pthread,$(LDLIBS_ALL)) -Xcompiler -pthread
 
 bench-gpu:
 	@if [ ! -x "$(NVCC)" ]; then echo "shardcast-bench-gpu: skipped: nvcc not found at $(NVCC) (set CUDA_HOME or NVCC)"; \

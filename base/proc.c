@@ -27,6 +27,22 @@ int proc_find_on_path(const char *name, char *out, size_t n)
     return -1;
 }
 
+void proc_self_dir(const char *argv0, char *out, size_t n)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0)
+        exe[len] = '\0';
+    else
+        snprintf(exe, sizeof exe, "%s", argv0 ? argv0 : ".");
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(exe, sizeof exe, ".");
+    snprintf(out, n, "%s", exe);
+}
+
 int proc_run(char *const *argv)
 {
     pid_t pid = fork();

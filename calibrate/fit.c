@@ -215,6 +215,40 @@ static int fit_interference(const cal_meas *m, cost_calib *out, cal_fit_report *
     return 0;
 }
 
+/* Whether some collective had two ranks on a node (the intra-node tier's parameters can be
+ * fitted) and whether some spanned nodes (the network's). */
+static void coll_spans(const cal_meas *m, int *has_intra, int *has_net)
+{
+    *has_intra = *has_net = 0;
+    for (int i = 0; i < m->n_coll; i++) {
+        *has_intra |= m->coll[i].m > 1;
+        *has_net |= m->coll[i].k > 1;
+    }
+}
+
+/* The cost_calib field that collective-fit parameter p is reported as (NULL: the NCCL extras,
+ * which have no row in model/calib_params.h). */
+static const cost_param *fit_field(const cost_calib *c, int p, cost_tier intra)
+{
+    switch (p) {
+    case P_EFF_INTRA: return &c->bw_eff[intra];
+    case P_EFF_NET: return &c->bw_eff[TIER_NET];
+    case P_HOP_INTRA: return &c->hop_lat_s[intra];
+    case P_HOP_NET: return &c->hop_lat_s[TIER_NET];
+    case P_BASE: return &c->base_lat_s[ALGO_RING];
+    default: return NULL;
+    }
+}
+
+int cal_fit_held(const cal_fit_report *rep, const calib_param_def *d)
+{
+    cost_calib c;
+    for (int p = 0; p < N_P; p++)
+        if (rep->held & 1u << p && fit_field(&c, p, (cost_tier)rep->intra_tier) == calib_param_at(&c, d))
+            return 1;
+    return 0;
+}
+
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
             cal_fit_report *rep, sc_err *err)
 {
@@ -230,11 +264,8 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     *out = start;
 
     /* which parameters can the collectives determine? */
-    int has_intra = 0, has_net = 0;
-    for (int i = 0; i < m->n_coll; i++) {
-        has_intra |= m->coll[i].m > 1;
-        has_net |= m->coll[i].k > 1;
-    }
+    int has_intra, has_net;
+    coll_spans(m, &has_intra, &has_net);
     fit_ctx f;
     memset(&f, 0, sizeof f);
     f.m = m;
@@ -340,6 +371,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                     f.free_idx[k++] = f.free_idx[j];
             f.n_free = k;
             f.fixed[worst] = bound;
+            rep->held |= 1u << worst;
             size_t l = strlen(rep->at_bound);
             if (is_lat[worst])
                 snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
@@ -578,11 +610,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
             snprintf(interf + l, sizeof interf - (size_t)l, "; %d entries left out (traffic spanned < %.0f%% of the GEMMs)",
                      rep->interf_dropped, CAL_MIN_COVERAGE * 100);
     }
-    int has_intra = 0, has_net = 0;
-    for (int i = 0; i < m->n_coll; i++) {
-        has_intra |= m->coll[i].m > 1;
-        has_net |= m->coll[i].k > 1;
-    }
+    int has_intra, has_net;
+    coll_spans(m, &has_intra, &has_net);
     const char *intra = has_intra ? fitted_c : kept, *net = has_net ? fitted_c : kept;
     cost_tier it = (cost_tier)rep->intra_tier;
     /* every top-level parameter from the table (model/calib_params.h), each with the source of
@@ -597,18 +626,18 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
             if (d->optional != pass || (d->optional && !(pv->v > 0)))
                 continue;
             const char *src = kept;
-            size_t off = d->offset;
-            if (off == offsetof(cost_calib, gemm_eff) || off == offsetof(cost_calib, gemm_overhead_s))
-                src = rep->gemm_points ? fitted_g : kept;
-            else if (off == offsetof(cost_calib, hbm_eff))
-                src = rep->membw_points ? fitted_m : kept;
-            else if (off == offsetof(cost_calib, overlap_slowdown))
-                src = rep->interf_points ? interf : kept;
-            else if (off == offsetof(cost_calib, base_lat_s[ALGO_RING]))
-                src = m->n_coll ? fitted_c : kept;
-            for (int t = 0; t < N_TIERS; t++)
-                if (off == offsetof(cost_calib, bw_eff[t]) || off == offsetof(cost_calib, hop_lat_s[t]))
-                    src = t == TIER_NET ? net : (cost_tier)t == it ? intra : kept;
+            switch (d->from) {
+            case CALIB_FROM_BASE: break;
+            case CALIB_FROM_GEMM: src = rep->gemm_points ? fitted_g : kept; break;
+            case CALIB_FROM_MEMBW: src = rep->membw_points ? fitted_m : kept; break;
+            case CALIB_FROM_INTERF: src = rep->interf_points ? interf : kept; break;
+            case CALIB_FROM_COLL: /* a link tier: from the collectives that spanned it */
+                if (d->tier < 0)
+                    src = m->n_coll ? fitted_c : kept;
+                else
+                    src = d->tier == TIER_NET ? net : (cost_tier)d->tier == it ? intra : kept;
+                break;
+            }
             json_t *obj = path_object(root, d->path);
             json_t *v = val(*pv, d->file_per_si, src);
             oom = !obj || !v || json_object_set_new(obj, d->key, v);

@@ -4,6 +4,7 @@
 #ifndef SC_CAL_FIT_H
 #define SC_CAL_FIT_H
 
+#include "../model/calib_params.h"
 #include "measure.h"
 
 /* What the fit found: residual per group of measurements, points used, parameters it could not
@@ -15,6 +16,8 @@ typedef struct cal_fit_report {
     char at_bound[256];                  /* parameters held at a physical bound: latencies
                                             that came out negative (at 0: "name"), efficiencies
                                             that ran away past 1 ("name at 1"), "" if none */
+    unsigned held;                       /* the parameters in at_bound, one bit each (ask
+                                            cal_fit_held with a calib_params row)            */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
     /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
     int interf_points;                   /* entries it is the median of                    */
@@ -37,6 +40,10 @@ typedef struct cal_fit_report {
  * naming the parameter). */
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name,
             cost_calib *out, cal_fit_report *rep, sc_err *err) SC_MUST_CHECK;
+
+/* 1 when the fit held the parameter of table row d (model/calib_params.h) at a physical bound
+ * (it is named in rep->at_bound), else 0. */
+int cal_fit_held(const cal_fit_report *rep, const calib_param_def *d);
 
 /* Write a calibration JSON (configs/calibrations schema, every value with sd and source). */
 int cal_calib_write(const char *path, const cost_calib *cal, const cal_fit_report *rep, const cal_meas *m,

@@ -294,15 +294,15 @@ static int meas_from(jr *r, json_t *root, cal_meas *m)
         static const char *const sk[] = {"layout", "layers", "hidden", "ffn", "seq_len", "micro_batch", "grad_accum",
                                          "dtype", "step_s", "step_min_s", "per_op_s", NULL};
         int dt = 2;
-        x->micro_batch = x->grad_accum = 1;
+        x->shape.micro_batch = x->shape.grad_accum = 1;
         if ((rc = jr_only_keys(r, e, p, sk)) ||
             (rc = jr_str(r, e, p, "layout", 1, x->layout_str, sizeof x->layout_str)) ||
-            (rc = jr_int(r, e, p, "layers", 1, 1 << 16, 1, &x->layers)) ||
-            (rc = jr_int(r, e, p, "hidden", 1, 1 << 20, 1, &x->hidden)) ||
-            (rc = jr_int(r, e, p, "ffn", 1, 1 << 22, 1, &x->ffn)) ||
-            (rc = jr_int(r, e, p, "seq_len", 1, 1 << 22, 1, &x->seq_len)) ||
-            (rc = jr_int(r, e, p, "micro_batch", 1, 1 << 20, 0, &x->micro_batch)) ||
-            (rc = jr_int(r, e, p, "grad_accum", 1, 1 << 20, 0, &x->grad_accum)) ||
+            (rc = jr_int(r, e, p, "layers", 1, 1 << 16, 1, &x->shape.layers)) ||
+            (rc = jr_int(r, e, p, "hidden", 1, 1 << 20, 1, &x->shape.hidden)) ||
+            (rc = jr_int(r, e, p, "ffn", 1, 1 << 22, 1, &x->shape.ffn)) ||
+            (rc = jr_int(r, e, p, "seq_len", 1, 1 << 22, 1, &x->shape.seq_len)) ||
+            (rc = jr_int(r, e, p, "micro_batch", 1, 1 << 20, 0, &x->shape.micro_batch)) ||
+            (rc = jr_int(r, e, p, "grad_accum", 1, 1 << 20, 0, &x->shape.grad_accum)) ||
             (rc = jr_enum(r, e, p, "dtype", DTYPES, 0, &dt)) || (rc = jr_pos(r, e, p, "step_s", 1, &x->step_s)))
             return rc;
         sc_err le;

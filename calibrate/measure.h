@@ -7,6 +7,7 @@
 
 #include "../model/cost.h"
 #include "../model/layout.h"
+#include "step.h"
 
 typedef struct cal_coll_m {
     cost_coll kind;
@@ -39,7 +40,7 @@ typedef struct cal_interf_m {
 typedef struct cal_step_m {
     spec_layout layout;
     char layout_str[64];
-    int layers, hidden, ffn, seq_len, micro_batch, grad_accum;
+    cal_step_shape shape; /* the step measured (step.h)                                       */
     double elem_bytes, step_s;
     double op_s[N_COLLS + 1]; /* per collective kind, then compute; < 0 when not given */
 } cal_step_m;

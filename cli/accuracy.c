@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../base/atomic.h"
+#include "../base/proc.h"
 #include "../predict/accuracy.h"
 #include "../predict/results.h"
 #include "commands.h"
@@ -644,7 +645,7 @@ static int default_dir(const char *argv0, char *out, size_t n)
         return stat(out, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
     }
     char bin[4096];
-    cli_bindir(argv0, bin, sizeof bin);
+    proc_self_dir(argv0, bin, sizeof bin);
     const char *rel[2] = {"validation", "../share/shardcast/validation"};
     for (int i = 0; i < 2; i++) {
         snprintf(out, n, "%.4000s/%s", bin, rel[i]);

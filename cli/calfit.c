@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../calibrate/fit.h"
+#include "../model/calib_params.h"
 #include "commands.h"
 #include "common.h"
 
@@ -38,14 +39,57 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-/* One parameter; at_bound lists what the fit held at a physical bound (cal_fit_report). */
-static void row(const char *name, cost_param p, double scale, const char *unit, const char *at_bound)
+/* One reported parameter (a row of model/calib_params.h): its value and standard error in the
+ * table's unit, "(held at bound)" when the fit held it there, "(kept)" when it came from the base. */
+static void param_row(const calib_param_def *d, const cost_calib *out, const cal_fit_report *rep)
 {
-    if (p.sd > 0)
-        printf("  %-34s %12.4g ± %-10.3g %s\n", name, p.v * scale, p.sd * scale, unit);
+    const cost_param p = *calib_param_at((cost_calib *)out, d);
+    const double sc = d->file_per_si;
+    if (d->from == CALIB_FROM_MEMBW && rep->membw_points == 1) /* one copy size (the largest): no spread, not kept */
+        printf("  %-34s %12.4g   %-10s %s%s\n", d->label, p.v * sc, "(1 size)", d->unit,
+               " (the largest copies; smaller ones may run from cache)");
+    else if (p.sd > 0 || (d->from == CALIB_FROM_INTERF && rep->interf_points)) /* a median: its sd even if 0 */
+        printf("  %-34s %12.4g ± %-10.3g %s\n", d->label, p.v * sc, p.sd * sc, d->unit);
     else
-        printf("  %-34s %12.4g   %-10s %s\n", name, p.v * scale, strstr(at_bound, name) ? "(held at bound)" : "(kept)",
-               unit);
+        printf("  %-34s %12.4g   %-10s %s\n", d->label, p.v * sc, cal_fit_held(rep, d) ? "(held at bound)" : "(kept)",
+               d->unit);
+}
+
+/* NCCL's constants, after the collectives' rows (those are the plain model's, kept in the file too). */
+static void nccl_rows(const cost_calib *out, const cal_fit_report *rep)
+{
+    static const char *const nn[5] = {"NCCL intra-node step (Simple)", "NCCL network step (Simple)",
+                                      "NCCL ring base (Simple)", "NCCL network floor", "NCCL tree bandwidth"};
+    const double nv[5] = {out->nccl.intra_hop_s[NCCL_SIMPLE], out->nccl.net_hop_s[NCCL_SIMPLE],
+                          out->nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE], out->nccl.net_floor_s, out->nccl.tree_bw};
+    for (int j = 0; j < 5; j++) {
+        double sc = j == 4 ? 1 : 1e6;
+        printf("  %-34s %12.4g ± %-10.3g %s%s\n", nn[j], nv[j] * sc, rep->nccl_sd[j] * sc, j == 4 ? "" : "us",
+               rep->nccl_fitted[j] ? "" : " (kept from the base)");
+    }
+}
+
+/* The parameters the fit determines, in their report places (model/calib_params.h): of the link
+ * tiers the network and the one the intra-node collectives used; with an "nccl" base NCCL's
+ * constants follow the collectives' rows. */
+static void param_rows(const cost_calib *out, const cal_fit_report *rep)
+{
+    int n, last = 0, nccl_due = out->nccl.on;
+    const calib_param_def *d = calib_params(&n);
+    for (int i = 0; i < n; i++)
+        last = d[i].report > last ? d[i].report : last;
+    for (int place = 1; place <= last; place++)
+        for (int i = 0; i < n; i++) {
+            if (d[i].report != place || (d[i].tier >= 0 && d[i].tier != TIER_NET && d[i].tier != rep->intra_tier))
+                continue;
+            if (nccl_due && d[i].from != CALIB_FROM_COLL) {
+                nccl_rows(out, rep);
+                nccl_due = 0;
+            }
+            param_row(&d[i], out, rep);
+        }
+    if (nccl_due)
+        nccl_rows(out, rep);
 }
 
 int cmd_calibrate_fit(int argc, char **argv)
@@ -90,7 +134,6 @@ int cmd_calibrate_fit(int argc, char **argv)
         cal_meas_free(m);
         return cli_fail(&err, rc);
     }
-    cost_tier it = (cost_tier)rep.intra_tier;
     if (published)
         printf("fitted %s (%s: the %d points measured on %s) -> %s\n", m->path, m->device, m->n_coll,
                s.cluster.name, o.out);
@@ -100,37 +143,7 @@ int cmd_calibrate_fit(int argc, char **argv)
     printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d; "
            "interference: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);
-    /* efficiencies: their names in at_bound are the fit's ("... bandwidth efficiency") */
-    const char *iname = it == TIER_PCIE ? "intra-node (PCIe/shm) efficiency" : "intra-node (NVLink) efficiency";
-    row(iname, out.bw_eff[it], 1, "", strstr(rep.at_bound, "intra-node bandwidth efficiency") ? iname : "");
-    row("network efficiency", out.bw_eff[TIER_NET], 1, "", strstr(rep.at_bound, "network bandwidth efficiency") ? "network efficiency" : "");
-    row("intra-node hop latency", out.hop_lat_s[it], 1e6, "us", rep.at_bound);
-    row("network hop latency", out.hop_lat_s[TIER_NET], 1e6, "us", rep.at_bound);
-    row("ring base latency", out.base_lat_s[ALGO_RING], 1e6, "us", rep.at_bound);
-    if (out.nccl.on) {
-        /* NCCL's constants (the rows above are the plain model's, kept in the file too) */
-        static const char *const nn[5] = {"NCCL intra-node step (Simple)", "NCCL network step (Simple)",
-                                          "NCCL ring base (Simple)", "NCCL network floor", "NCCL tree bandwidth"};
-        const double nv[5] = {out.nccl.intra_hop_s[NCCL_SIMPLE], out.nccl.net_hop_s[NCCL_SIMPLE],
-                              out.nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE], out.nccl.net_floor_s, out.nccl.tree_bw};
-        for (int j = 0; j < 5; j++) {
-            double sc = j == 4 ? 1 : 1e6;
-            printf("  %-34s %12.4g ± %-10.3g %s%s\n", nn[j], nv[j] * sc, rep.nccl_sd[j] * sc, j == 4 ? "" : "us",
-                   rep.nccl_fitted[j] ? "" : " (kept from the base)");
-        }
-    }
-    row("GEMM efficiency", out.gemm_eff, 1, "of peak", rep.at_bound);
-    row("GEMM overhead", out.gemm_overhead_s, 1e6, "us", rep.at_bound);
-    if (rep.membw_points == 1) /* fitted from one copy size (the largest): no spread, but not kept */
-        printf("  %-34s %12.4g   %-10s %s\n", "memory-bandwidth efficiency", out.hbm_eff.v, "(1 size)",
-               "of HBM (the largest copies; smaller ones may run from cache)");
-    else
-        row("memory-bandwidth efficiency", out.hbm_eff, 1, "of HBM", rep.at_bound);
-    if (rep.interf_points)
-        printf("  %-34s %12.4g ± %-10.3g %s\n", "overlap slowdown (interference)", out.overlap_slowdown.v,
-               out.overlap_slowdown.sd, "compute slower");
-    else
-        row("overlap slowdown (interference)", out.overlap_slowdown, 1, "compute slower", rep.at_bound);
+    param_rows(&out, &rep);
     if (rep.interf_points)
         printf("interference: median of %d entries with concurrent %s%s%s\n", rep.interf_points, rep.interf_kind,
                rep.interf_fallback ? " (no NCCL entries: device copies stood in for a collective)" : "",

@@ -33,22 +33,6 @@ static const char HELP[] =
     "fit: fit the cost model to measurements.json ('shardcast calibrate fit --help').\n"
     "import: nccl-tests logs into measurements.json ('shardcast calibrate import --help').\n";
 
-/* Directory of the running shardcast binary. */
-static void exe_dir(char *out, size_t n)
-{
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        snprintf(out, n, ".");
-        return;
-    }
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(out, n, "%s", exe);
-}
-
 static int calibrate_run(int argc, char **argv)
 {
     const char *backend = "cpu", *mpirun = NULL;
@@ -112,7 +96,7 @@ static int calibrate_run(int argc, char **argv)
         oversub = 1;
 
     char dir[4096], bench[4200], mpipath[4096];
-    exe_dir(dir, sizeof dir);
+    proc_self_dir(NULL, dir, sizeof dir);
     snprintf(bench, sizeof bench, "%s/%s", dir, gpu ? "shardcast-bench-gpu" : "shardcast-bench");
     if (access(bench, X_OK)) {
         fprintf(stderr, "shardcast calibrate run: %s not found (build it with %s)\n", bench,

@@ -5,6 +5,7 @@
 #include "../model/framework.h"
 
 #include "../base/atomic.h"
+#include "../base/proc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,30 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
-void cli_bindir(const char *argv0, char *out, size_t n)
-{
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-    } else {
-        snprintf(exe, sizeof exe, "%s", argv0 ? argv0 : ".");
-    }
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(exe, sizeof exe, ".");
-    snprintf(out, n, "%s", exe);
-}
-
 void cli_setup_init(cli_setup *s, const char *argv0)
 {
     memset(s, 0, sizeof *s);
     s->act_ckpt = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
-    cli_bindir(argv0, exe, sizeof exe);
+    proc_self_dir(argv0, exe, sizeof exe);
     snprintf(s->config_roots[0], sizeof s->config_roots[0], "%.4080s/configs", exe);
     snprintf(s->config_roots[1], sizeof s->config_roots[1], "%.4060s/../share/shardcast/configs", exe);
 }

@@ -91,8 +91,6 @@ typedef struct cli_setup {
     "                         calibration's overlap_slowdown; off: 0)\n"                           \
     "  --json                 machine-readable output on stdout\n"
 
-/* The directory holding the running binary (/proc/self/exe, else argv0's directory, else "."). */
-void cli_bindir(const char *argv0, char *out, size_t n);
 /* Fill config_roots from the binary's location; zero the setup. */
 void cli_setup_init(cli_setup *s, const char *argv0);
 /* Handle one shared option; returns 1 if it was one, 0 if not, <0 on a bad value (err set). */

@@ -9,17 +9,8 @@
 #include <unistd.h>
 
 #include "../base/proc.h"
+#include "../base/str.h"
 #include "common.h"
-
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
 
 /* Copy s with characters that would break a gnuplot string or word list replaced. */
 void gp_clean(const char *s, char *out, size_t n)
@@ -67,7 +58,7 @@ int gp_find_script(const char *kind, char *out, size_t n, sc_err *err)
         return 0;
     }
     char bin[4096];
-    cli_bindir(NULL, bin, sizeof bin);
+    proc_self_dir(NULL, bin, sizeof bin);
     snprintf(out, n, "%.4000s/plots/%s.gp", bin, kind);
     if (access(out, R_OK) == 0)
         return 0;
@@ -95,7 +86,7 @@ int gp_run(const char *gp, const char *script, const char *varsfile, sc_err *err
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) {
         for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
-            if (*trim(line))
+            if (*str_trim(line))
                 fprintf(stderr, "shardcast plot: gnuplot: %s\n", line);
         return 0;
     }

@@ -1,7 +1,8 @@
 /* validate.c — `shardcast validate`: predict every measured collective, GEMM and sharded step
  * (steps with the simulator) from a calibration, print predicted vs measured with the error per
  * row and the mean absolute percentage error per kind, and fail past --tolerance.
- * Not here: the measurements (calibrate/bench) or the fit (calibrate/measure.c). */
+ * Not here: the measurements (calibrate/bench), the fit (calibrate/fit.c) or the step the harness
+ * runs (calibrate/step.h, which builds the workload and op graph predicted here). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "../calibrate/measure.h"
+#include "../calibrate/step.h"
 #include "../sim/exec.h"
 #include "commands.h"
 #include "eval.h"
@@ -48,37 +50,6 @@ static int own(int opt, const char *arg, void *ctx)
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--tolerance", "", "expected a fraction from 1e-6 to 1000, got \"%s\"", arg));
     }
     return 0;
-}
-
-/* The workload of the harness's layer stack: qkv, proj, fc1, fc2 per layer. */
-static void harness_wl(const cal_step_m *st, wl *w)
-{
-    memset(w, 0, sizeof *w);
-    double h = st->hidden, f = st->ffn, T = (double)st->seq_len * st->micro_batch;
-    w->micro_batch = st->micro_batch;
-    w->elem_bytes = st->elem_bytes;
-    w->model.seq_len = st->seq_len;
-    w->n_layers = 1;
-    wl_layer *L = &w->layer[0];
-    L->kind = WL_BLOCK;
-    snprintf(L->name, sizeof L->name, "block");
-    L->count = st->layers;
-    L->params = 3 * h * h + h * h + 2 * h * f;
-    const double shapes[4][3] = {{T, 3 * h, h}, {T, h, h}, {T, f, h}, {T, h, f}};
-    for (int i = 0; i < 4; i++) {
-        wl_gemm *g = &L->gemm[L->n_gemm++];
-        snprintf(g->name, sizeof g->name, "gemm%d", i);
-        g->m = shapes[i][0];
-        g->n = shapes[i][1];
-        g->k = shapes[i][2];
-        g->batch = 1;
-        L->fwd_flops += 2 * g->m * g->n * g->k;
-    }
-    L->bwd_flops = 2 * L->fwd_flops;
-    w->params = L->params * L->count;
-    w->model_flops = 3 * L->fwd_flops * L->count;
-    w->hw_flops = w->model_flops;
-    w->tokens = T;
 }
 
 typedef struct acc {
@@ -256,28 +227,13 @@ int cmd_validate(int argc, char **argv)
             return cli_fail(&err, rc);
         }
         wl w;
-        harness_wl(x, &w);
-        spec_training tr;
-        spec_training_defaults(&tr);
-        tr.micro_batch = x->micro_batch;
-        tr.grad_accum = x->grad_accum;
-        tr.prefetch_layers = 0;
-        tr.act_ckpt = 0;
-        tr.precision = x->elem_bytes == 4 ? PREC_FP32 : PREC_BF16;
         lo_graph g;
-        layout_build(&w, &tr, &x->layout, &s.cluster, m->nodes, &g);
-        if (g.pipelined) { /* the harness runs sharded data-parallel steps, not pipelines */
+        if ((rc = cal_step_graph(&x->shape, x->elem_bytes, &x->layout, &s.cluster, m->nodes, argv[optind], &w, &g,
+                                 &err))) {
             cal_meas_free(m);
             json_decref(rows);
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.layout",
-                                             "pipelined layouts are not measured by the harness"));
+            return cli_fail(&err, rc);
         }
-        /* the harness times forward, backward and gradient sync, not an optimizer */
-        int nb = 0;
-        for (int b = 0; b < g.n_boundary; b++)
-            if (!g.boundary[b].is_optimizer)
-                g.boundary[nb++] = g.boundary[b];
-        g.n_boundary = nb;
         an_timed t;
         an_time(&g, &w, &cal.cal, &s.cluster, &t);
         exec_opts eo = {0};
@@ -288,7 +244,7 @@ int cmd_validate(int argc, char **argv)
             return cli_fail(&err, rc);
         }
         char what[96];
-        snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->layers, x->hidden);
+        snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->shape.layers, x->shape.hidden);
         add(&a_step, rows, "step", what, er.step_s, x->step_s, show);
     }
     json_t *bdj = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 
 enum { F_TEXT, F_INT, F_G9, F_G6 };
 
@@ -154,16 +155,6 @@ static int csv_split(char *line, char **f, int max)
     }
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    return s;
-}
-
 /* One numeric field: the rules of its column. */
 static int parse_field(const res_table *t, int line, int c, const char *s, double *out, sc_err *err)
 {
@@ -221,7 +212,7 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
         size_t l = strlen(line);
         if (l && line[l - 1] == '\r')
             line[--l] = '\0';
-        if (!*trim(line))
+        if (!*str_trim(line))
             continue;
         char where[64];
         snprintf(where, sizeof where, "line %d", lineno);
@@ -242,7 +233,7 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
         if (!n_header) { /* the header */
             n_header = nf;
             for (int i = 0; i < nf; i++) {
-                const char *name = trim(f[i]);
+                const char *name = str_trim(f[i]);
                 if (!strcmp(name, "error"))
                     err_col = i;
                 for (int c = 0; c < RES_N_COLS; c++)
@@ -264,7 +255,7 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
             rc = sc_err_set(err, SC_EINPUT, path, where, "expected %d fields as in the header, found %d", n_header, nf);
             goto fail;
         }
-        if (err_col >= 0 && *trim(f[err_col])) /* a point sweep could not predict: not drawn */
+        if (err_col >= 0 && *str_trim(f[err_col])) /* a point sweep could not predict: not drawn */
             continue;
         if (t->n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -282,7 +273,7 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
         for (int c = 0; c < RES_N_COLS; c++) {
             if (!t->has[c])
                 continue;
-            char *s = trim(f[idx[c]]);
+            char *s = str_trim(f[idx[c]]);
             int slot = COLS[c].text_slot;
             if (slot >= 0) {
                 if (strlen(s) >= sizeof r->text[slot]) {

@@ -31,6 +31,8 @@ static Suite *(*const SUITES[])(void) = {
     accuracy_suite,
     atomic_suite,
     reliab_suite,
+    base_suite,
+    step_suite,
 };
 
 int main(void)

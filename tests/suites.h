@@ -36,5 +36,7 @@ Suite *fit_suite(void);      /* tests/test_fit.c: calibration fit recovers known
 Suite *search_suite(void);   /* tests/test_search.c: plan's candidates, ranking, objectives, verdicts */
 Suite *results_suite(void);  /* tests/test_results.c: the sweep CSV written and read from one table */
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
+Suite *base_suite(void);     /* tests/test_base.c: base/ helpers (str_trim, proc_self_dir)        */
+Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 
 #endif

@@ -211,6 +211,70 @@ START_TEST(test_fit_holds_negative_latency_at_zero)
 }
 END_TEST
 
+/* The report's rows come from model/calib_params.h: cal_fit_held names the row of the parameter
+ * in at_bound (the ring base latency of the test above) and no other. */
+START_TEST(test_fit_held_by_table_row)
+{
+    load_p4d();
+    cost_calib k;
+    truth(&k);
+    k.base_lat_s[ALGO_RING].v = 0;
+    char *path = write_synth_k(&k, 1, 0, 5, -2e-6, 0.75); /* as above: the base latency lands at 0 */
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+    cost_calib out;
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e) == 0, "%s", e.text);
+    ck_assert_str_eq(rep.at_bound, "ring base latency");
+    int n, held = 0;
+    const calib_param_def *d = calib_params(&n);
+    for (int i = 0; i < n; i++) {
+        int ring = !strcmp(d[i].path, "$.algorithms.ring") && !strcmp(d[i].key, "base_latency_us");
+        ck_assert_msg(cal_fit_held(&rep, &d[i]) == ring, "%s.%s", d[i].path, d[i].key);
+        held += ring;
+    }
+    ck_assert_int_eq(held, 1);
+    /* nothing held: no row */
+    cal_fit_report none;
+    memset(&none, 0, sizeof none);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(cal_fit_held(&none, &d[i]), 0);
+    cal_meas_free(m);
+    unlink(path);
+}
+END_TEST
+
+/* The table's report columns are consistent: a reported row has a label and a unit; a link-tier
+ * row lives under "$.links." and is fitted from the collectives; the collectives' rows come
+ * first in the report (NCCL's constants are printed after them); microsecond rows say "us". */
+START_TEST(test_calib_params_report_columns)
+{
+    int n, last_coll = 0, first_other = 1 << 30;
+    const calib_param_def *d = calib_params(&n);
+    for (int i = 0; i < n; i++) {
+        if (d[i].tier >= 0) {
+            ck_assert_int_eq(strncmp(d[i].path, "$.links.", 8), 0);
+            ck_assert_int_eq(d[i].from, CALIB_FROM_COLL);
+        }
+        if (!d[i].report) {
+            ck_assert_ptr_null(d[i].label);
+            continue;
+        }
+        ck_assert_ptr_nonnull(d[i].label);
+        ck_assert_ptr_nonnull(d[i].unit);
+        ck_assert_int_ne(d[i].from, CALIB_FROM_BASE); /* the report lists what the fit determines */
+        if (d[i].file_per_si == 1e6)
+            ck_assert_str_eq(d[i].unit, "us");
+        if (d[i].from == CALIB_FROM_COLL)
+            last_coll = d[i].report > last_coll ? d[i].report : last_coll;
+        else
+            first_other = d[i].report < first_other ? d[i].report : first_other;
+    }
+    ck_assert_int_lt(last_coll, first_other);
+}
+END_TEST
+
 START_TEST(test_fit_refuses_efficiency_above_one)
 {
     load_p4d();
@@ -591,6 +655,8 @@ Suite *fit_suite(void)
     tcase_add_test(tc, test_fit_without_noise_is_exact);
     tcase_add_test(tc, test_fit_refuses_undetermined_network);
     tcase_add_test(tc, test_fit_holds_negative_latency_at_zero);
+    tcase_add_test(tc, test_fit_held_by_table_row);
+    tcase_add_test(tc, test_calib_params_report_columns);
     tcase_add_test(tc, test_fit_refuses_efficiency_above_one);
     tcase_add_test(tc, test_fit_interference_median);
     tcase_add_test(tc, test_fit_interference_copy_fallback_and_noise);

@@ -148,8 +148,8 @@ int bench_run(const bench_backend *be, const bench_host *host, const bench_opts 
     if (o->n_steps && r.print) {
         printf("\n# sharded step (%s, %d layers, hidden %d, ffn %d, %d tokens x %d micro-steps): seconds, max over "
                "ranks, %d steps\n",
-               be->dtype == BENCH_BF16 ? "bf16" : "fp32", o->layers, o->hidden, o->ffn, o->seq * o->micro_batch,
-               o->grad_accum, o->timed_steps);
+               be->dtype == BENCH_BF16 ? "bf16" : "fp32", o->shape.layers, o->shape.hidden, o->shape.ffn, o->shape.seq_len * o->shape.micro_batch,
+               o->shape.grad_accum, o->timed_steps);
         printf("# %-16s %4s %4s %4s %10s %10s %10s %10s %10s %10s\n", "layout", "p", "repl", "L", "step_s", "min_s",
                "compute", "all-gather", "red-scat", "all-reduce");
     }

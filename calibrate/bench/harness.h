@@ -12,6 +12,7 @@
 #include "../../model/layout.h"
 #include "../../model/spec.h"
 #include "../../model/workload.h"
+#include "../step.h"
 #include "backend.h"
 
 #define MiB ((size_t)1 << 20)
@@ -39,7 +40,7 @@ typedef struct bench_opts {
     /* the real sharded step, per layout (zero3 or mics:p=P)                                   */
     int n_steps;
     spec_layout step[BENCH_MAX_STEPS];
-    int layers, hidden, ffn, seq, micro_batch, grad_accum;
+    cal_step_shape shape;        /* its layers, hidden, ffn, ... (calibrate/step.h)            */
     int timed_steps;
     /* output */
     const char *out;   /* measurements.json                                                    */

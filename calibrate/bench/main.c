@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/proc.h"
 #include "../../model/spec.h"
 #include "../../model/workload.h"
 #include "backend.h"
@@ -221,15 +222,7 @@ static int parse_steps(const char *arg, bench_opts *o, char *bad, size_t n_bad)
 static int load_gemm_model(const char *name, bench_opts *o, const bench_backend *be)
 {
     char exe[4096], roots[2][4200], path[4200];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        n = 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(exe, sizeof exe, ".");
+    proc_self_dir(NULL, exe, sizeof exe);
     snprintf(roots[0], sizeof roots[0], "%s/configs", exe);
     snprintf(roots[1], sizeof roots[1], "%s/../share/shardcast/configs", exe);
     const char *const r[2] = {roots[0], roots[1]};
@@ -244,7 +237,7 @@ static int load_gemm_model(const char *name, bench_opts *o, const bench_backend 
     }
     spec_training t;
     spec_training_defaults(&t);
-    t.micro_batch = o->micro_batch;
+    t.micro_batch = o->shape.micro_batch;
     t.precision = be->dtype == BENCH_BF16 ? PREC_BF16 : PREC_FP32;
     wl w;
     wl_build(&m, &t, &w);
@@ -276,11 +269,11 @@ int main(int argc, char **argv)
     o.gemm_max = be->default_gemm_max;
     o.membw_bytes = be->default_membw_bytes;
     o.interf_bytes = (size_t)256 << 20;
-    o.layers = be->default_layers;
-    o.hidden = be->default_hidden;
-    o.seq = be->default_seq;
-    o.micro_batch = 1;
-    o.grad_accum = 1;
+    o.shape.layers = be->default_layers;
+    o.shape.hidden = be->default_hidden;
+    o.shape.seq_len = be->default_seq;
+    o.shape.micro_batch = 1;
+    o.shape.grad_accum = 1;
     o.timed_steps = 5;
     o.out = "measurements.json";
     const char *gemm_model = NULL;
@@ -371,27 +364,27 @@ int main(int argc, char **argv)
                 return bad_value("--step", "zero3 or mics:p=P[,hier=0], at most 8 of them", bad);
             break;
         case O_LAYERS:
-            if (parse_int(a, 1, 4096, &o.layers))
+            if (parse_int(a, 1, 4096, &o.shape.layers))
                 return bad_value("--layers", "an integer from 1 to 4096", a);
             break;
         case O_HIDDEN:
-            if (parse_int(a, 1, 1 << 17, &o.hidden))
+            if (parse_int(a, 1, 1 << 17, &o.shape.hidden))
                 return bad_value("--hidden", "an integer from 1 to 131072", a);
             break;
         case O_FFN:
-            if (parse_int(a, 1, 1 << 19, &o.ffn))
+            if (parse_int(a, 1, 1 << 19, &o.shape.ffn))
                 return bad_value("--ffn", "an integer from 1 to 524288", a);
             break;
         case O_SEQ:
-            if (parse_int(a, 1, 1 << 20, &o.seq))
+            if (parse_int(a, 1, 1 << 20, &o.shape.seq_len))
                 return bad_value("--seq", "an integer from 1 to 1048576", a);
             break;
         case O_MB:
-            if (parse_int(a, 1, 1 << 16, &o.micro_batch))
+            if (parse_int(a, 1, 1 << 16, &o.shape.micro_batch))
                 return bad_value("--micro-batch", "an integer from 1 to 65536", a);
             break;
         case O_GA:
-            if (parse_int(a, 1, 1 << 16, &o.grad_accum))
+            if (parse_int(a, 1, 1 << 16, &o.shape.grad_accum))
                 return bad_value("--grad-accum", "an integer from 1 to 65536", a);
             break;
         case O_STEPS:
@@ -415,12 +408,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: --max: expected a size >= --min (%s), got %zu\n", prog, mn, o.max_bytes);
         return 2;
     }
-    if (!o.ffn)
-        o.ffn = 4 * o.hidden;
+    if (!o.shape.ffn)
+        o.shape.ffn = 4 * o.shape.hidden;
     if (!*o.out)
         return bad_value("--out", "a file name", o.out);
     /* GEMM dimensions and buffers of the step must fit an int and a size_t comfortably */
-    double step_elems = (double)o.seq * o.micro_batch * (3.0 * o.hidden + o.ffn);
+    double step_elems = (double)o.shape.seq_len * o.shape.micro_batch * (3.0 * o.shape.hidden + o.shape.ffn);
     if (o.n_steps && step_elems > (double)INT_MAX)
         return bad_value("--seq", "a smaller seq x micro-batch x (3 hidden + ffn)", "too large");
     if (gemm_model) {

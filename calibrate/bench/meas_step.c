@@ -31,9 +31,9 @@ typedef struct step {
     int p, hier;
     bench_comm *part, *repl, *rail, *intra;
     int n_part, n_repl, n_rail;
-    size_t T, h, f;           /* tokens, hidden, ffn                                        */
+    size_t T;                 /* tokens of a micro-step                                      */
+    cal_step_gemm g[CAL_STEP_GEMMS]; /* a layer's GEMMs and their weights (calibrate/step.h)  */
     size_t P, shard, full;    /* parameters of one layer; this rank's shard; padded p x shard */
-    size_t off[4];            /* element offsets of Wqkv, Wproj, Wfc1, Wfc2 in a layer       */
     char *wshard, *gshard, *gsync, *wfull, *gfull, *tmp;
     char *X, *QKV, *Y, *F, *Z, *dZ, *dF, *dY, *dX, *dQKV;
     double t_start, op_t[N_OPS];
@@ -102,28 +102,31 @@ static char *gather_layer(step *s, int l, const char *pass)
 static void micro_step(step *s)
 {
     const bench_ctx *r = s->r;
-    const size_t e = r->esz, T = s->T, h = s->h, f = s->f;
-    const int L = r->o->layers;
+    const size_t e = r->esz, T = s->T;
+    const int L = r->o->shape.layers;
+    const cal_step_gemm *g = s->g;
+    /* each GEMM's input (T x k) and output (T x n) activations, and their gradients */
+    char *const in[CAL_STEP_GEMMS] = {s->X, s->X, s->Y, s->F}, *const out[CAL_STEP_GEMMS] = {s->QKV, s->Y, s->F, s->Z};
+    char *const d_in[CAL_STEP_GEMMS] = {s->dX, s->dX, s->dY, s->dF};
+    char *const d_out[CAL_STEP_GEMMS] = {s->dQKV, s->dY, s->dF, s->dZ};
     char name[24];
     for (int l = 0; l < L; l++) {
         char *W = gather_layer(s, l, "fwd");
-        step_gemm(s, "fwd qkv", l, 0, 0, T, 3 * h, h, s->X, W + s->off[0] * e, s->QKV);
-        step_gemm(s, "fwd proj", l, 0, 0, T, h, h, s->X, W + s->off[1] * e, s->Y);
-        step_gemm(s, "fwd fc1", l, 0, 0, T, f, h, s->Y, W + s->off[2] * e, s->F);
-        step_gemm(s, "fwd fc2", l, 0, 0, T, h, f, s->F, W + s->off[3] * e, s->Z);
+        for (int i = 0; i < CAL_STEP_GEMMS; i++) {
+            snprintf(name, sizeof name, "fwd %s", g[i].name);
+            step_gemm(s, name, l, 0, 0, T, g[i].n, g[i].k, in[i], W + g[i].w_off * e, out[i]);
+        }
     }
     for (int l = L - 1; l >= 0; l--) {
         char *W = gather_layer(s, l, "bwd");
         char *dW = s->n_part == 1 ? s->gshard + (size_t)l * s->shard * e : s->gfull;
-        /* each forward C = A W gives dA = dC W^T and dW = A^T dC */
-        step_gemm(s, "bwd fc2 dA", l, 0, 1, T, f, h, s->dZ, W + s->off[3] * e, s->dF);
-        step_gemm(s, "bwd fc2 dW", l, 1, 0, f, h, T, s->F, s->dZ, dW + s->off[3] * e);
-        step_gemm(s, "bwd fc1 dA", l, 0, 1, T, h, f, s->dF, W + s->off[2] * e, s->dY);
-        step_gemm(s, "bwd fc1 dW", l, 1, 0, h, f, T, s->Y, s->dF, dW + s->off[2] * e);
-        step_gemm(s, "bwd proj dA", l, 0, 1, T, h, h, s->dY, W + s->off[1] * e, s->dX);
-        step_gemm(s, "bwd proj dW", l, 1, 0, h, h, T, s->X, s->dY, dW + s->off[1] * e);
-        step_gemm(s, "bwd qkv dA", l, 0, 1, T, h, 3 * h, s->dQKV, W + s->off[0] * e, s->dX);
-        step_gemm(s, "bwd qkv dW", l, 1, 0, h, 3 * h, T, s->X, s->dQKV, dW + s->off[0] * e);
+        /* each forward C = A W gives dA = dC W^T and dW = A^T dC, the last GEMM's first */
+        for (int i = CAL_STEP_GEMMS - 1; i >= 0; i--) {
+            snprintf(name, sizeof name, "bwd %s dA", g[i].name);
+            step_gemm(s, name, l, 0, 1, T, g[i].k, g[i].n, d_out[i], W + g[i].w_off * e, d_in[i]);
+            snprintf(name, sizeof name, "bwd %s dW", g[i].name);
+            step_gemm(s, name, l, 1, 0, g[i].k, g[i].n, T, in[i], d_out[i], dW + g[i].w_off * e);
+        }
         if (s->n_part > 1) {
             snprintf(name, sizeof name, "bwd RS L%d", l);
             step_coll(s, OP_RS, name, l, s->part, BENCH_REDUCESCATTER, s->gfull, s->gshard + (size_t)l * s->shard * e,
@@ -139,11 +142,11 @@ static void one_step(step *s)
     s->n_spans = 0;
     bench_sync(r);
     s->t_start = r->be->now();
-    for (int a = 0; a < r->o->grad_accum; a++)
+    for (int a = 0; a < r->o->shape.grad_accum; a++)
         micro_step(s);
     if (s->n_repl > 1) /* MiCS 2-hop: gradient shards all-reduced across replicas at the boundary */
         step_coll(s, OP_AR, "AR grads", -1, s->repl, BENCH_ALLREDUCE, s->gshard, s->gsync,
-                  s->shard * (size_t)r->o->layers, s->n_repl);
+                  s->shard * (size_t)r->o->shape.layers, s->n_repl);
 }
 
 /* FILE for the first layout, FILE with ".<layout>" before its extension for the others. */
@@ -234,18 +237,13 @@ int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *
         return sc_err_set(err, SC_EINPUT, "--step", "", "%s: expected a partition size dividing the %d ranks, got %d",
                           lname, N, s.p);
     s.hier = lay->kind == LAYOUT_MICS && lay->hier && r->G > 1 && s.p > r->G && s.p % r->G == 0;
-    s.T = (size_t)o->seq * (size_t)o->micro_batch;
-    s.h = (size_t)o->hidden;
-    s.f = (size_t)o->ffn;
-    const size_t e = r->esz, T = s.T, h = s.h, f = s.f;
-    s.off[0] = 0;
-    s.off[1] = 3 * h * h;
-    s.off[2] = 4 * h * h;
-    s.off[3] = 4 * h * h + h * f;
-    s.P = 4 * h * h + 2 * h * f;
+    s.T = cal_step_tokens(&o->shape);
+    s.P = cal_step_layer((size_t)o->shape.hidden, (size_t)o->shape.ffn, s.g);
+    const size_t e = r->esz, T = s.T;
+    const cal_step_gemm *g = s.g;
     s.shard = (s.P + (size_t)s.p - 1) / (size_t)s.p;
     s.full = s.shard * (size_t)s.p;
-    const size_t L = (size_t)o->layers;
+    const size_t L = (size_t)o->shape.layers;
 
     s.part = s.p == N ? r->world : bench_split_kind(r, GRP_PARTITION, s.p);
     s.repl = bench_split_kind(r, GRP_REPLICA, s.p);
@@ -263,7 +261,9 @@ int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *
     s.gfull = bench_alloc(r, s.full * e, "layer gradients");
     s.tmp = bench_alloc(r, s.hier ? s.shard * (size_t)s.n_rail * e : 16, "rail gather");
     char **acts[] = {&s.X, &s.QKV, &s.Y, &s.F, &s.Z, &s.dZ, &s.dF, &s.dY, &s.dX, &s.dQKV};
-    const size_t widths[] = {h, 3 * h, h, f, h, h, f, h, h, 3 * h};
+    const size_t widths[] = {g[CAL_STEP_QKV].k, g[CAL_STEP_QKV].n, g[CAL_STEP_PROJ].n, g[CAL_STEP_FC1].n,
+                             g[CAL_STEP_FC2].n, g[CAL_STEP_FC2].n, g[CAL_STEP_FC1].n, g[CAL_STEP_PROJ].n,
+                             g[CAL_STEP_QKV].k, g[CAL_STEP_QKV].n}; /* X, QKV, Y, F, Z and their gradients */
     for (int i = 0; i < 10; i++) {
         *acts[i] = bench_alloc(r, T * widths[i] * e, "activations");
         bench_fill(r, *acts[i], T * widths[i], be->dtype, i);
@@ -272,7 +272,8 @@ int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *
     bench_fill(r, s.gfull, s.full, be->dtype, 8);
     bench_fill(r, s.gshard, L * s.shard, be->dtype, 9);
 
-    s.max_spans = o->grad_accum * o->layers * (2 * 2 + 4 + 8 + 1) + 1;
+    /* per layer: up to 2 all-gathers (hierarchical) in each pass, the GEMMs (3 each), 1 reduce-scatter */
+    s.max_spans = o->shape.grad_accum * o->shape.layers * (2 * 2 + 3 * CAL_STEP_GEMMS + 1) + 1;
     s.spans = calloc((size_t)s.max_spans, sizeof(span));
     const int n_t = o->timed_steps;
     double *v = calloc((size_t)n_t * (N_OPS + 1), sizeof(double));
@@ -303,14 +304,14 @@ int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *
             json_object_set_new(ops, OP_NAMES[k], json_real(per_op[k]));
         json_array_append_new(r->steps,
                               json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:f, s:f, s:o}", "layout", lname,
-                                        "layers", o->layers, "hidden", o->hidden, "ffn", o->ffn, "seq_len", o->seq,
-                                        "micro_batch", o->micro_batch, "grad_accum", o->grad_accum, "dtype",
+                                        "layers", o->shape.layers, "hidden", o->shape.hidden, "ffn", o->shape.ffn, "seq_len", o->shape.seq_len,
+                                        "micro_batch", o->shape.micro_batch, "grad_accum", o->shape.grad_accum, "dtype",
                                         be->dtype == BENCH_BF16 ? "bf16" : "fp32", "step_s", st.mean, "step_min_s",
                                         st.min, "per_op_s", ops));
     }
     if (r->print) {
         printf("  %-16s %4d %4d %4d %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f\n", lname, s.n_part, s.n_repl,
-               o->layers, st.mean, st.min, per_op[OP_COMPUTE], per_op[OP_AG], per_op[OP_RS], per_op[OP_AR]);
+               o->shape.layers, st.mean, st.min, per_op[OP_COMPUTE], per_op[OP_AG], per_op[OP_RS], per_op[OP_AR]);
         fflush(stdout);
     }
     if (o->trace) {
