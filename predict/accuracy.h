@@ -1,9 +1,9 @@
 /* accuracy.h — the published-accuracy suite: load case files (validation/README.md, schema
  * shardcast-case/1), convert each measured metric to tokens/s per GPU, predict every case with
- * an engine through the front door (predict/eval), and summarise the signed errors per source
- * and overall (n, MAPE, median bias, Spearman rank correlation, layout order within compare
- * groups); read, write and check the committed figures (validation/figures.json).
- * Not here: printing, CSV or Markdown (cli/accuracy.c); fitting anything to the cases — they are
+ * an engine through the front door (predict/eval), and hand the results to the statistics as
+ * rows. The statistics (n, MAPE, median bias, Spearman, layout order within compare groups) and
+ * the committed figures (validation/figures.json) are accuracy_stats.h, included here.
+ * Not here: printing, CSV or Markdown (cli/accuracy*.c); fitting anything to the cases — they are
  * the validation set, and no calibration parameter may ever be derived from them. */
 #ifndef SC_PRED_ACCURACY_H
 #define SC_PRED_ACCURACY_H
@@ -12,6 +12,7 @@
 
 #include "../model/cost.h"
 #include "../model/spec.h"
+#include "accuracy_stats.h"
 #include "eval.h"
 
 /* ---- a case ---------------------------------------------------------------------------- */
@@ -90,7 +91,7 @@ typedef struct acc_paths {
  * is in. Errors (SC_EINPUT) name the file, the JSON path, what was expected and what was found.
  * A layout shardcast does not accept, or training precision "fp8", is not an error: the case
  * loads with `unsupported` saying what (and fp8 counts as bf16 for the rest of the checks). */
-int acc_case_load(const char *text, const char *file, const acc_paths *p, acc_case *out, sc_err *err);
+SC_MUST_CHECK int acc_case_load(const char *text, const char *file, const acc_paths *p, acc_case *out, sc_err *err);
 
 /* FLOP per token of a convention for a model with P parameters (README formulas). */
 double acc_flops_per_token(acc_flops conv, const spec_model *m, double params, double explicit_fpt);
@@ -134,7 +135,7 @@ typedef struct acc_suite acc_suite;
 /* Every case under p->dir: each <source_id>/ folder's *.json, folders and files in name order;
  * the folders clusters/ and models/ hold specs, not cases. Names must be unique. An empty
  * directory gives an empty suite. With p->only_source, only that folder (which must exist). */
-int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err);
+SC_MUST_CHECK int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err);
 void acc_suite_free(acc_suite *s);
 int acc_n_cases(const acc_suite *s);
 const acc_case *acc_case_at(const acc_suite *s, int i);
@@ -145,66 +146,10 @@ void acc_run(acc_suite *s, pred_engine e, acc_progress_fn progress, void *ctx);
 /* The outcome of case i with engine e (ran = 0 when not run). */
 const acc_outcome *acc_outcome_at(const acc_suite *s, int i, pred_engine e);
 
-/* ---- statistics ------------------------------------------------------------------------ */
+/* ---- statistics (accuracy_stats.h) --------------------------------------------------- */
 
-/* One case as the statistics see it. */
-typedef struct acc_row {
-    const char *name, *source_id, *compare_group, *layout; /* compare_group "" = none */
-    int ok;                                                  /* has a prediction        */
-    double predicted, measured;                              /* tokens/s per GPU        */
-} acc_row;
-
-typedef struct acc_stats {
-    char source_id[128];  /* "" for the overall line                                       */
-    int n;                /* cases with a prediction                                        */
-    int n_not_run;        /* cases without one (OOM, unsupported, impossible, error)        */
-    double mape_pct;      /* mean |error| x 100; NAN when n = 0                             */
-    double bias_pct;      /* median signed error x 100; NAN when n = 0                      */
-    double spearman;      /* rank correlation of predicted vs measured within the source;
-                             NAN when n < 3 or either side is constant (overall: NAN)      */
-    int pairs, pairs_right; /* layout pairs judged, and in the right order                 */
-} acc_stats;
-
-typedef enum { ACC_PAIR_RIGHT, ACC_PAIR_WRONG, ACC_PAIR_TIE, ACC_PAIR_NOT_RUN } acc_pair_state;
-
-/* Two cases of one compare group with different layouts. */
-typedef struct acc_pair {
-    int a, b;               /* row indices, a < b                                           */
-    acc_pair_state state;   /* TIE: equal measured values (not judged); NOT_RUN: one lacks a
-                               prediction (not judged)                                     */
-    double measured_ratio;  /* measured a / measured b                                       */
-    double predicted_ratio; /* predicted a / predicted b (NAN when not run)                 */
-} acc_pair;
-
-typedef struct acc_summary {
-    acc_stats overall;
-    int n_sources;
-    acc_stats *sources;     /* in order of first appearance                                 */
-    int n_pairs;
-    acc_pair *pairs;        /* by group in order of first appearance, then a, b             */
-} acc_summary;
-
-/* Statistics of rows (hand-made in tests, or acc_suite_rows). 0, or SC_ERUNTIME when out of
- * memory or a value is not finite and positive. acc_summary_free releases the arrays. */
-int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err);
-void acc_summary_free(acc_summary *s);
 /* rows[i] for every case of s under engine e (rows has acc_n_cases(s) entries; the strings
- * point into s). */
+ * point into s): the input of acc_summarize. */
 void acc_suite_rows(const acc_suite *s, pred_engine e, acc_row *rows);
-
-/* ---- committed figures (validation/figures.json, schema shardcast-figures/1) ------------ */
-
-/* A JSON text of the figures of the engines given (summaries[i] for engines[i]): per engine
- * the overall and per-source n, MAPE and bias. Returns a malloc'd string or NULL (no memory). */
-char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *summaries, int n_engines);
-
-/* Compare s (engine e) with the figures in path: worse when the overall MAPE or a source's
- * MAPE exceeds the committed one by more than tol_pts percentage points, or when fewer cases
- * of a source (or overall) run than committed, or a committed source has none now. Each
- * finding is one line appended to report (NUL-terminated, truncated to report_len); *worse
- * counts them. Returns 0, or SC_EINPUT when the file cannot be read or is not in the schema,
- * or lacks the engine. */
-int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, double tol_pts, char *report,
-                      size_t report_len, int *worse, sc_err *err);
 
 #endif

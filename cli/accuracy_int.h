@@ -1,0 +1,56 @@
+/* accuracy_int.h — private to `shardcast accuracy`, shared by its two files: cli/accuracy.c (the
+ * options, the command, text and JSON printing and the helpers both print with) and
+ * cli/accuracy_report.c (the report writers: CSV, plot data, Markdown, figures, and --check).
+ * Nothing else includes it; the suite and its statistics are predict/accuracy.h. */
+#ifndef SC_CLI_ACCURACY_INT_H
+#define SC_CLI_ACCURACY_INT_H
+
+#include <stddef.h>
+
+#include "../predict/accuracy.h"
+
+typedef struct cli_acc_opts {
+    const char *dir, *csv, *check, *figures, *markdown, *plot_data, *source;
+    int json, progress, engines[PRED_N_ENGINES]; /* engines[e]: run engine e */
+} cli_acc_opts;
+
+typedef struct cli_acc_run {
+    const cli_acc_opts *o;
+    acc_suite *s;
+    int n;
+    pred_engine eng[PRED_N_ENGINES];
+    int n_eng;
+    acc_summary sum[PRED_N_ENGINES]; /* by index into eng[] */
+    acc_row *rows[PRED_N_ENGINES];
+    char dir[4096];
+} cli_acc_run;
+
+/* ---- printing helpers (cli/accuracy.c) ------------------------------------------------------ */
+
+/* "simulator" or "analytical model". */
+const char *cli_acc_engine_long(pred_engine e);
+/* "-" for an undefined number, else v with `dec` decimals ("%+.1f" when sign). */
+const char *cli_acc_fmt_num(char *buf, size_t n, int sign, int dec, double v);
+/* The status column of case i: "ok", or the reason; per engine when they differ. */
+void cli_acc_status_text(const cli_acc_run *r, int i, char *buf, size_t n);
+/* "right", "WRONG", "tie" or "not run". */
+const char *cli_acc_pair_word(acc_pair_state s);
+/* The clusters predicted with built-in default calibrations, as "a, b (k cases)" into buf; 0
+ * when none. */
+int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n);
+
+/* ---- report files (cli/accuracy_report.c): each whole or absent (base/atomic) -------------- */
+
+/* -o: every case and engine as CSV (RFC 4180). */
+SC_MUST_CHECK int cli_acc_write_csv(const cli_acc_run *r, const char *path, sc_err *err);
+/* --plot-data: one block per source, "measured predicted" (the model engine when it ran). */
+SC_MUST_CHECK int cli_acc_write_plot_data(const cli_acc_run *r, const char *path, sc_err *err);
+/* --markdown: the report (docs/ACCURACY.md). */
+SC_MUST_CHECK int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err);
+/* --write-figures: the committed figures (validation/figures.json). */
+SC_MUST_CHECK int cli_acc_write_figures(const cli_acc_run *r, const char *path, sc_err *err);
+/* --check: compare with the committed figures; the findings on stderr. 0 ok, 1 worse, or the
+ * exit status of bad input (already reported). */
+int cli_acc_check_figures(const cli_acc_run *r, const char *path);
+
+#endif
