@@ -22,15 +22,16 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps depcheck check unit golden accuracy-check accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu emulate install clean help
 
 all: shardcast bench-cpu
 
 help:
 	@echo "make            build ./shardcast"
-	@echo "make check      install deps, build, run unit (Check) and CLI golden tests"
+	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, the accuracy guard, archcheck"
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
+	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py)"
 	@echo "make asan       the test suite under ASan + UBSan"
 	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
 	@echo "make fuzz-run   build them and fuzz each for FUZZ_SECONDS (default 60)"
@@ -72,7 +73,12 @@ golden: shardcast
 
 check: deps
 	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run bench-cpu
-	@$(MAKE) --no-print-directory unit golden accuracy-check
+	@$(MAKE) --no-print-directory unit golden accuracy-check archcheck
+
+# archcheck (part of make check): the import graph of the library and the CLI has no circle between
+# modules and nothing points up a floor (docs/ARCHITECTURE.md; tools/archcheck.py)
+archcheck:
+	python3 tools/archcheck.py
 
 # ---- the published-accuracy suite (validation/; issue 14) -------------------------------------
 # accuracy-check (part of make check): the analytical engine over validation/ against the committed

@@ -1,10 +1,10 @@
 #!/bin/sh
 # deps.sh — install the Debian packages shardcast builds and tests with (iproute2: make emulate's
-# ip and tc), only those missing.
+# ip and tc; python3: make archcheck), only those missing.
 # Called by `make deps` (and so by `make check` and `make demo`) and by .ci/run.
 # Usage: deps.sh [extra-package ...]
 set -eu
-PKGS="build-essential pkg-config libgsl-dev libjansson-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev iproute2 $*"
+PKGS="build-essential pkg-config libgsl-dev libjansson-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev iproute2 python3 $*"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

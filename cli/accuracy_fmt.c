@@ -1,0 +1,80 @@
+/* accuracy_fmt.c — how the accuracy command's cells read (engine names, numbers, a case's
+ * status, a pair's verdict, the default calibrations), shared by its printing (accuracy.c) and
+ * its report files (accuracy_report.c), below both (cli/accuracy_int.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accuracy_int.h"
+
+const char *cli_acc_engine_long(pred_engine e) { return e == PRED_SIM ? "simulator" : "analytical model"; }
+
+/* "-" for an undefined number, else v with `dec` decimals ("%+.1f" when sign). */
+const char *cli_acc_fmt_num(char *buf, size_t n, int sign, int dec, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else if (sign)
+        snprintf(buf, n, "%+.*f", dec, v);
+    else
+        snprintf(buf, n, "%.*f", dec, v);
+    return buf;
+}
+
+/* The status column of a case: "ok", or the reason; per engine when they differ. */
+void cli_acc_status_text(const cli_acc_run *r, int i, char *buf, size_t n)
+{
+    const acc_outcome *o0 = acc_outcome_at(r->s, i, r->eng[0]);
+    int same = 1;
+    for (int k = 1; k < r->n_eng; k++) {
+        const acc_outcome *ok = acc_outcome_at(r->s, i, r->eng[k]);
+        same = same && ok->status == o0->status && !strcmp(ok->why, o0->why);
+    }
+    if (same) {
+        if (o0->status == ACC_OK)
+            snprintf(n ? buf : buf, n, "ok");
+        else
+            snprintf(buf, n, "%s: %s", acc_status_name(o0->status), o0->why);
+        return;
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < r->n_eng && used < n; k++) {
+        const acc_outcome *ok = acc_outcome_at(r->s, i, r->eng[k]);
+        int w = snprintf(buf + used, n - used, "%s%s: %s%s%s", k ? "; " : "", pred_engine_name(r->eng[k]),
+                         acc_status_name(ok->status), ok->status == ACC_OK ? "" : " ", ok->status == ACC_OK ? "" : ok->why);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+const char *cli_acc_pair_word(acc_pair_state s)
+{
+    return s == ACC_PAIR_RIGHT ? "right" : s == ACC_PAIR_WRONG ? "WRONG" : s == ACC_PAIR_TIE ? "tie" : "not run";
+}
+
+/* The clusters predicted with built-in default calibrations (no calibrations/<name>.json), as
+ * "a, b (k cases)" into buf; 0 when none. */
+int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n)
+{
+    int k = 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->n; i++) {
+        const acc_case *c = acc_case_at(r->s, i);
+        if (c->calib_path[0])
+            continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !acc_case_at(r->s, j)->calib_path[0] && !strcmp(acc_case_at(r->s, j)->cluster.name, c->cluster.name);
+        k++;
+        if (!seen && used < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", c->cluster.name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (k && used < n)
+        snprintf(buf + used, n - used, " (%d case%s)", k, k == 1 ? "" : "s");
+    return k;
+}
