@@ -5,6 +5,7 @@
  * checking that the memo's results are bit-identical to the plain ones; then the same grid through
  * the front door (predict/eval), as predict, sweep and plan call it. Not a test: prints rates. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -65,7 +66,53 @@ static int memo_identical(an_memo *memo, const wl *w, spec_training t, const spe
     return 1;
 }
 
-int main(void)
+/* CPU seconds of this process (user + system): the rate per core on a shared machine. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* `bench_analytic quick PASSES`: only the headline measurement, a fixed amount of work (for
+ * profiles and side-by-side timing): PASSES x the 108 configurations of the 9 sharded layouts
+ * with the shipped p4d (NCCL) calibration, through the front door (pred_eval_finite) with one
+ * sweep memo, as sweep and plan call it. */
+static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes)
+{
+    cost_calib ncal;
+    sc_err e;
+    if (cost_calib_load("configs/calibrations/p4d.24xlarge.json", &ncal, &e)) {
+        fprintf(stderr, "bench: %s: %s: %s\n", e.source, e.path, e.text);
+        return 1;
+    }
+    spec_training t;
+    spec_training_defaults(&t);
+    an_memo *memo = an_memo_new();
+    if (!memo)
+        return 1;
+    double sink = 0, c0 = cpu_s(), t0 = now_s();
+    long n = 0;
+    for (long p = 0; p < passes; p++)
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = ACC[a];
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < 9; li++) {
+                    pred_input in = {c, m, &t, NODES[ni], &lay[li], &ncal, memo};
+                    pred_result r;
+                    if (!pred_eval_finite(&in, PRED_MODEL, NULL, &r, &e))
+                        sink += r.r.step_s;
+                    n++;
+                }
+        }
+    double cpu = cpu_s() - c0, wall = now_s() - t0;
+    printf("front door + memo, nccl calibration: %ld configurations, %.0f configs/s of CPU time (%.3f us each), "
+           "%.0f/s wall [checksum %.6g]\n", n, (double)n / cpu, 1e6 * cpu / (double)n, (double)n / wall, sink);
+    an_memo_free(memo);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     spec_cluster c;
     spec_model m;
@@ -82,6 +129,8 @@ int main(void)
     spec_layout lay[9];
     for (int i = 0; i < 9; i++)
         spec_layout_parse(L[i], &lay[i], &e);
+    if (argc == 3 && !strcmp(argv[1], "quick"))
+        return quick(&c, &m, lay, atol(argv[2]));
     spec_training t;
     spec_training_defaults(&t);
     wl w;
@@ -214,7 +263,7 @@ int main(void)
             t.grad_accum = ACC[a];
             for (int ni = 0; ni < 4; ni++)
                 for (int li = 0; li < 9; li++) {
-                    pred_input in = {&c, &m, &t, NODES[ni], &lay[li], &cal};
+                    pred_input in = {&c, &m, &t, NODES[ni], &lay[li], &cal, NULL};
                     pred_result r;
                     if (!pred_eval_finite(&in, PRED_MODEL, NULL, &r, &e))
                         sink += r.r.step_s;
