@@ -36,6 +36,24 @@ typedef struct memo_coll {
     double t;
 } memo_coll;
 
+/* A graph's timings and volume for every grad_accum: the graphs kept here (all but pipelines)
+ * depend on grad_accum only through the number of micro-steps, which an_run reads from
+ * an_timed.grad_accum and layout_volume_bytes takes as an argument. Keyed by the workload (a
+ * copy in wls[]), the training without grad_accum, the layout and the node count, compared
+ * byte for byte (padding differences only cost a miss). */
+#define MEMO_WLS 4
+#define MEMO_GRAPHS 128 /* 4-way set-associative, least recently used replaced */
+#define MEMO_WAYS 4
+
+typedef struct memo_graph {
+    int used, wl, nodes, n_ranks;
+    long stamp;       /* last use */
+    spec_layout l;
+    spec_training tr; /* grad_accum 0 */
+    an_timed t;       /* grad_accum set before each run */
+    lo_volume vol;
+} memo_graph;
+
 struct an_memo {
     const cost_calib *cal;
     const spec_cluster *c;
@@ -43,6 +61,10 @@ struct an_memo {
     memo_layer layer[MEMO_LAYERS];
     memo_coll coll[MEMO_COLLS];
     long layer_hits, layer_misses, coll_hits, coll_misses;
+    int n_wls, next_wl;
+    wl wls[MEMO_WLS];
+    memo_graph graph[MEMO_GRAPHS];
+    long clock;
 };
 
 an_memo *an_memo_new(void)
@@ -62,6 +84,9 @@ void an_memo_reset(an_memo *m)
     m->n_layers = m->next_layer = 0;
     for (int i = 0; i < MEMO_COLLS; i++)
         m->coll[i].used = 0;
+    m->n_wls = m->next_wl = 0;
+    for (int i = 0; i < MEMO_GRAPHS; i++)
+        m->graph[i].used = 0;
 }
 
 void an_memo_stats(const an_memo *m, long *lh, long *lm, long *ch, long *cm)
@@ -164,6 +189,66 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         e->t = t;
     }
     return t;
+}
+
+/* The slot of (w, tr, l, nodes) in m's graph table; *hit: it holds that graph's timings. On a
+ * miss nothing is written yet (graph_keep does, once the graph is known to be kept). */
+static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, int nodes,
+                              spec_training *key, int *wi, int *hit)
+{
+    *wi = -1;
+    for (int i = 0; i < m->n_wls; i++)
+        if (!memcmp(&m->wls[i], w, sizeof *w)) {
+            *wi = i;
+            break;
+        }
+    *key = *tr;
+    key->grad_accum = 0;
+    uint64_t h = mix(mix(mix(mix((uint64_t)l->kind, (uint64_t)l->p), (uint64_t)l->t * 64u + (uint64_t)l->hier),
+                         (uint64_t)nodes),
+                     (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    memo_graph *set = &m->graph[h % (MEMO_GRAPHS / MEMO_WAYS) * MEMO_WAYS], *victim = set;
+    m->clock++;
+    for (int i = 0; i < MEMO_WAYS; i++) {
+        memo_graph *e = &set[i];
+        if (*wi >= 0 && e->used && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
+            !memcmp(&e->tr, key, sizeof *key)) {
+            e->stamp = m->clock;
+            *hit = 1;
+            return e;
+        }
+        if (victim->used && (!e->used || e->stamp < victim->stamp))
+            victim = e;
+    }
+    *hit = 0;
+    return victim;
+}
+
+/* Make slot e hold the graph just timed into e->t: its workload remembered (a new one replaces
+ * the oldest, and the graphs timed with that one are forgotten). */
+static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *key, const spec_layout *l,
+                       int nodes, int wi)
+{
+    if (wi < 0) {
+        wi = m->next_wl;
+        m->next_wl = (m->next_wl + 1) % MEMO_WLS;
+        if (m->n_wls < MEMO_WLS)
+            m->n_wls++;
+        else
+            for (int i = 0; i < MEMO_GRAPHS; i++)
+                if (m->graph[i].wl == wi)
+                    m->graph[i].used = 0;
+        memcpy(&m->wls[wi], w, sizeof *w);
+    }
+    e->used = 1;
+    e->stamp = m->clock;
+    e->wl = wi;
+    e->nodes = nodes;
+    memcpy(&e->l, l, sizeof *l);
+    memcpy(&e->tr, key, sizeof *key);
 }
 
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k)
@@ -654,6 +739,21 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
                      int nodes, const cost_calib *cal, an_result *r)
 {
     memset(r, 0, sizeof *r);
+    memo_graph *e = NULL;
+    spec_training key;
+    int wi = -1, hit = 0;
+    if (sw) { /* the graph's timings kept from another grad_accum, or this slot to keep them */
+        memo_bind(sw, cal, c);
+        e = graph_find(sw, w, tr, l, nodes, &key, &wi, &hit);
+        if (hit) {
+            e->t.grad_accum = tr->grad_accum;
+            an_run(&e->t, r);
+            an_derive_layout(w, tr, l, c, e->n_ranks, r);
+            r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+            mem_plan(w, tr, l, e->n_ranks, c, &r->mem);
+            return;
+        }
+    }
     lo_graph g;
     layout_build(w, tr, l, c, nodes, &g);
     if (g.pipelined) {
@@ -661,12 +761,20 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
         if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
             r->step_s = NAN; /* out of memory */
         free(pt);
+        r->comm_bytes = layout_comm_bytes(&g, NULL);
+    } else if (e) {
+        an_time_memo(&g, w, cal, c, sw, &e->t);
+        an_run(&e->t, r);
+        layout_volume(&g, &e->vol);
+        e->n_ranks = g.n_ranks;
+        graph_keep(sw, e, w, &key, l, nodes, wi);
+        r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
     } else {
         an_timed t;
         an_time_memo(&g, w, cal, c, sw, &t);
         an_run(&t, r);
+        r->comm_bytes = layout_comm_bytes(&g, NULL);
     }
     an_derive_layout(w, tr, l, c, g.n_ranks, r);
-    r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
 }
