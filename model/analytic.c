@@ -204,11 +204,16 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
         }
     *key = *tr;
     key->grad_accum = 0;
-    uint64_t h = mix(mix(mix(mix((uint64_t)l->kind, (uint64_t)l->p), (uint64_t)l->t * 64u + (uint64_t)l->hier),
-                         (uint64_t)nodes),
-                     (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
-    h ^= h >> 33;
+    uint64_t h = mix((uint64_t)nodes, (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
+    for (size_t i = 0; i + 8 <= sizeof *l; i += 8) {
+        uint64_t v;
+        memcpy(&v, (const char *)l + i, sizeof v);
+        h = mix(h, v);
+    }
+    h ^= h >> 33; /* murmur3's finaliser */
     h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 33;
     memo_graph *set = &m->graph[h % (MEMO_GRAPHS / MEMO_WAYS) * MEMO_WAYS], *victim = set;
     m->clock++;
