@@ -483,14 +483,6 @@ static long decoupled(const snap *a, const snap *b, double comm_work, double *lc
     return reps > 0 ? (reps > 1e15 ? LONG_MAX : (long)reps) : 0;
 }
 
-static void snap_copy(snap *dst, const snap *src)
-{
-    dst->n = src->n;
-    memcpy(dst->v, src->v, sizeof(double) * (size_t)src->n);
-    dst->busy = src->busy;
-    memcpy(dst->exposed, src->exposed, sizeof dst->exposed);
-}
-
 /* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
 static int uniform_shift(const snap *a, const snap *b, double *lambda)
 {
@@ -559,7 +551,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             issue_gathers(&s, item_at(t, &look), 0, lidx, D);
 
     const an_titem *pend = NULL;
-    snap prev, cur, mprev, mcur;
+    snap buf[4]; /* the latest two snapshots at copy and micro-step level, swapped, not copied */
+    snap *prev = &buf[0], *cur = &buf[1], *mprev = &buf[2], *mcur = &buf[3], *tmp;
     const void *sig_prev[3] = {0, 0, 0};
     int have_prev = 0, have_mprev = 0;
     while (main.m < t->grad_accum) {
@@ -608,7 +601,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             have_prev = 0;
             goto micro_level;
         }
-        take(&s, c, D, &cur);
+        take(&s, c, D, cur);
         double lambda, lambda_comm = 0;
         double rwork = 0;
         for (int k = 0; k < mit->nr; k++)
@@ -617,11 +610,11 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         int periodic = 0;
         if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
             sig[2] == sig_prev[2]) {
-            if (uniform_shift(&prev, &cur, &lambda)) {
+            if (uniform_shift(prev, cur, &lambda)) {
                 lambda_comm = lambda;
                 periodic = 1;
             } else if ((!lit || lit->ng == 0) && !mit->ni) {
-                cap = decoupled(&prev, &cur, rwork, &lambda, &lambda_comm);
+                cap = decoupled(prev, cur, rwork, &lambda, &lambda_comm);
                 periodic = cap > 0;
             }
         }
@@ -639,22 +632,24 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             if (J > cap)
                 J = cap;
             if (J > 0) {
-                jump(&s, &c, D, &prev, &cur, lambda, lambda_comm, J, J);
+                jump(&s, &c, D, prev, cur, lambda, lambda_comm, J, J);
                 main.j += (int)J;
                 if (lit)
                     look.j += (int)J;
-                take(&s, c, D, &cur);
+                take(&s, c, D, cur);
                 have_prev = 0;
             }
         }
-        snap_copy(&prev, &cur);
+        tmp = prev; /* cur becomes prev; the next take overwrites the other */
+        prev = cur;
+        cur = tmp;
         have_prev = 1;
         memcpy(sig_prev, sig, sizeof sig);
     micro_level:
 
         /* micro-step-level jump over identical regular micro-steps */
         if (main.m != m_before && main.j == 0 && main.i == 0) {
-            take(&s, c, D, &mcur);
+            take(&s, c, D, mcur);
             long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
             double mwork = 0;
             int gathers = 0;
@@ -673,23 +668,25 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             }
             long mcap = 0;
             if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
-                if (uniform_shift(&mprev, &mcur, &lambda)) {
+                if (uniform_shift(mprev, mcur, &lambda)) {
                     lambda_comm = lambda;
                     mcap = LONG_MAX;
                 } else if (!gathers) {
-                    mcap = decoupled(&mprev, &mcur, mwork, &lambda, &lambda_comm);
+                    mcap = decoupled(mprev, mcur, mwork, &lambda, &lambda_comm);
                 }
             }
             if (J > mcap)
                 J = mcap;
             if (J > 0) {
-                jump(&s, &c, D, &mprev, &mcur, lambda, lambda_comm, J * per, J);
+                jump(&s, &c, D, mprev, mcur, lambda, lambda_comm, J * per, J);
                 main.m += (int)J;
                 look.m += (int)J;
-                take(&s, c, D, &mcur);
+                take(&s, c, D, mcur);
                 have_prev = 0;
             }
-            snap_copy(&mprev, &mcur);
+            tmp = mprev;
+            mprev = mcur;
+            mcur = tmp;
             have_mprev = 1;
         }
     }
