@@ -63,6 +63,11 @@ struct an_memo {
     long layer_hits, layer_misses, coll_hits, coll_misses;
     int n_wls, next_wl;
     wl wls[MEMO_WLS];
+    /* wls[i] built here by an_memo_workload (keyed[i]): from this model and training (its
+     * grad_accum 0: the workload does not depend on it) */
+    int keyed[MEMO_WLS];
+    spec_model wl_model[MEMO_WLS];
+    spec_training wl_tr[MEMO_WLS];
     memo_graph graph[MEMO_GRAPHS];
     long clock;
 };
@@ -191,17 +196,51 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
     return t;
 }
 
+/* A slot for a new workload: the oldest is replaced, and the graphs timed with it forgotten. */
+static int wl_slot(an_memo *m)
+{
+    int wi = m->next_wl;
+    m->next_wl = (m->next_wl + 1) % MEMO_WLS;
+    if (m->n_wls < MEMO_WLS)
+        m->n_wls++;
+    else
+        for (int i = 0; i < MEMO_GRAPHS; i++)
+            if (m->graph[i].wl == wi)
+                m->graph[i].used = 0;
+    return wi;
+}
+
+const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf)
+{
+    if (!m) {
+        wl_build(model, tr, buf);
+        return buf;
+    }
+    spec_training key = *tr;
+    key.grad_accum = 0;
+    for (int i = 0; i < m->n_wls; i++)
+        if (m->keyed[i] && !memcmp(&m->wl_model[i], model, sizeof *model) && !memcmp(&m->wl_tr[i], &key, sizeof key))
+            return &m->wls[i];
+    int wi = wl_slot(m);
+    wl_build(model, tr, &m->wls[wi]);
+    m->keyed[wi] = 1;
+    memcpy(&m->wl_model[wi], model, sizeof *model);
+    memcpy(&m->wl_tr[wi], &key, sizeof key);
+    return &m->wls[wi];
+}
+
 /* The slot of (w, tr, l, nodes) in m's graph table; *hit: it holds that graph's timings. On a
  * miss nothing is written yet (graph_keep does, once the graph is known to be kept). */
 static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, int nodes,
                               spec_training *key, int *wi, int *hit)
 {
     *wi = -1;
-    for (int i = 0; i < m->n_wls; i++)
-        if (!memcmp(&m->wls[i], w, sizeof *w)) {
+    for (int i = 0; i < m->n_wls && *wi < 0; i++) /* one of ours (an_memo_workload) */
+        if (w == &m->wls[i])
             *wi = i;
-            break;
-        }
+    for (int i = 0; i < m->n_wls && *wi < 0; i++)
+        if (!memcmp(&m->wls[i], w, sizeof *w))
+            *wi = i;
     *key = *tr;
     key->grad_accum = 0;
     uint64_t h = mix((uint64_t)nodes, (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
@@ -232,21 +271,14 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     return victim;
 }
 
-/* Make slot e hold the graph just timed into e->t: its workload remembered (a new one replaces
- * the oldest, and the graphs timed with that one are forgotten). */
+/* Make slot e hold the graph just timed into e->t, its workload remembered. */
 static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *key, const spec_layout *l,
                        int nodes, int wi)
 {
     if (wi < 0) {
-        wi = m->next_wl;
-        m->next_wl = (m->next_wl + 1) % MEMO_WLS;
-        if (m->n_wls < MEMO_WLS)
-            m->n_wls++;
-        else
-            for (int i = 0; i < MEMO_GRAPHS; i++)
-                if (m->graph[i].wl == wi)
-                    m->graph[i].used = 0;
-        memcpy(&m->wls[wi], w, sizeof *w);
+        wi = wl_slot(m);
+        memmove(&m->wls[wi], w, sizeof *w); /* w may be a slot of ours left from before a reset */
+        m->keyed[wi] = 0;
     }
     e->used = 1;
     e->stamp = m->clock;

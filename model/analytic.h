@@ -127,6 +127,11 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
                   an_timed *out);
 void an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
                      int nodes, const cost_calib *cal, an_result *r);
+/* wl_build(model, tr) through memo m: the memo's copy when it has built that model (same
+ * bytes) under that training (grad_accum aside: the workload does not depend on it), valid
+ * until the next call with m; m NULL: built into buf. Passed back to an_predict_memo, the
+ * memo knows it without comparing it. */
+const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf);
 
 /* Throughput fields from step_s (shared with the simulator). */
 void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int n_ranks, an_result *r);
