@@ -77,10 +77,14 @@ static double cpu_s(void)
 /* `bench_analytic quick PASSES`: only the headline measurement, a fixed amount of work (for
  * profiles and side-by-side timing): PASSES x the 108 configurations of the 9 sharded layouts
  * with the shipped p4d (NCCL) calibration, through the front door (pred_eval_finite) with one
- * sweep memo, as sweep and plan call it. fresh: a new memo for every pass (each pass one sweep of
- * 108 points, as one `sweep` run), else one memo for all passes (warm after the first). */
-static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes, int fresh)
+ * sweep memo, as sweep and plan call it. mode 0: one memo for all passes (warm after the first);
+ * 1 (fresh): a new memo for every pass (each pass one sweep of 108 points, as one `sweep` run);
+ * 2 (sweep): the same with micro-batch 1, 2, 4 in place of grad-accum 1, 4, 16 (grad-accum 1), the
+ * grid `shardcast sweep --micro-batches 1,2,4` evaluates, where no graph repeats. */
+static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes, int mode)
 {
+    static const int MB[] = {1, 2, 4};
+    const int fresh = mode > 0;
     cost_calib ncal;
     sc_err e;
     if (cost_calib_load("configs/calibrations/p4d.24xlarge.json", &ncal, &e)) {
@@ -98,7 +102,8 @@ static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *
         if (fresh)
             an_memo_reset(memo);
         for (int a = 0; a < 3; a++) {
-            t.grad_accum = ACC[a];
+            t.grad_accum = mode == 2 ? 1 : ACC[a];
+            t.micro_batch = mode == 2 ? MB[a] : 1;
             for (int ni = 0; ni < 4; ni++)
                 for (int li = 0; li < 9; li++) {
                     pred_input in = {c, m, &t, NODES[ni], &lay[li], &ncal, memo};
@@ -110,8 +115,10 @@ static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *
         }
     }
     double cpu = cpu_s() - c0, wall = now_s() - t0;
-    printf("front door + %s memo, nccl calibration: %ld configurations, %.0f configs/s of CPU time (%.3f us each), "
-           "%.0f/s wall [checksum %.6g]\n", fresh ? "a fresh (per 108-point sweep)" : "a warm", n, (double)n / cpu, 1e6 * cpu / (double)n, (double)n / wall, sink);
+    static const char *const what[] = {"a warm memo", "a fresh memo per 108-point grid",
+                                       "a fresh memo per 108-point grid, micro-batch 1/2/4 x grad-accum 1 (sweep's grid)"};
+    printf("front door + %s, nccl calibration: %ld configurations, %.0f configs/s of CPU time (%.3f us each), "
+           "%.0f/s wall [checksum %.6g]\n", what[mode], n, (double)n / cpu, 1e6 * cpu / (double)n, (double)n / wall, sink);
     an_memo_free(memo);
     return 0;
 }
@@ -134,7 +141,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 9; i++)
         spec_layout_parse(L[i], &lay[i], &e);
     if (argc >= 3 && !strcmp(argv[1], "quick"))
-        return quick(&c, &m, lay, atol(argv[2]), argc > 3 && !strcmp(argv[3], "fresh"));
+        return quick(&c, &m, lay, atol(argv[2]), argc < 4 ? 0 : !strcmp(argv[3], "fresh") ? 1 : !strcmp(argv[3], "sweep") ? 2 : 0);
     spec_training t;
     spec_training_defaults(&t);
     wl w;
