@@ -311,8 +311,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
-        an_titem *o = &out[i];
-        memset(o, 0, sizeof *o);
+        an_titem *o = &out[i]; /* zeroed with the rest of an_timed (an_time_memo) */
         o->count = it->count;
         o->d = it->pass == LO_BWD && g->bwd_prefetch_p1 ? g->bwd_prefetch_p1 - 1 : g->prefetch;
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
