@@ -218,8 +218,8 @@ const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_train
     }
     spec_training key = *tr;
     key.grad_accum = 0;
-    for (int i = 0; i < m->n_wls; i++)
-        if (m->keyed[i] && !memcmp(&m->wl_model[i], model, sizeof *model) && !memcmp(&m->wl_tr[i], &key, sizeof key))
+    for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first bytes */
+        if (m->keyed[i] && !memcmp(&m->wl_tr[i], &key, sizeof key) && !memcmp(&m->wl_model[i], model, sizeof *model))
             return &m->wls[i];
     int wi = wl_slot(m);
     wl_build(model, tr, &m->wls[wi]);

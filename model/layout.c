@@ -9,6 +9,7 @@
 #include "layout_tensor.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
@@ -182,7 +183,16 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
 void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
                   lo_graph *g)
 {
-    memset(g, 0, sizeof *g);
+    /* lo_pipe's per-stage arrays (~14 KB of the graph's 24) are read only when pipelined */
+    const int pipelined = l->kind == LAYOUT_MEGATRON && l->pp > 1;
+    if (pipelined) {
+        memset(g, 0, sizeof *g);
+    } else {
+        memset(g, 0, offsetof(lo_graph, pipe));
+        memset(&g->pipe, 0, offsetof(lo_pipe, blocks));
+        g->pipe.p2p_bytes = 0;
+        g->pipe.dp = 0;
+    }
     g->layout = *l;
     g->framework = t->framework;
     g->nodes = nodes;
@@ -192,7 +202,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
     fw_schedule(t, l, w, &g->sched);
-    if (l->kind == LAYOUT_MEGATRON && l->pp > 1) {
+    if (pipelined) {
         lo_build_pipe(g, w, t, c);
         return;
     }
