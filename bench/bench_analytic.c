@@ -5,7 +5,7 @@
  * checking that the memo's results are bit-identical to the plain ones; then the same grid through
  * the front door (predict/eval), as predict calls it; last the headline, the front door with a
  * sweep memo and the shipped NCCL calibration, as sweep and plan call it, in configurations per
- * CPU second (`bench_analytic quick PASSES [fresh|sweep]`: that alone). Not a test: prints rates. */
+ * CPU second (`bench_analytic quick PASSES [fresh|sweep|plain]`: that alone). Not a test: prints rates. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +82,8 @@ static double cpu_s(void)
  * sweep memo, as sweep and plan call it. mode 0: one memo for all passes (warm after the first);
  * 1 (fresh): a new memo for every pass (each pass one sweep of 108 points, as one `sweep` run);
  * 2 (sweep): the same with micro-batch 1, 2, 4 in place of grad-accum 1, 4, 16 (grad-accum 1), the
- * grid `shardcast sweep --micro-batches 1,2,4` evaluates, where no graph repeats. */
+ * grid `shardcast sweep --micro-batches 1,2,4` evaluates, where no graph repeats; 3 (plain): the
+ * grid without a memo (what predict and the accuracy suite run per point). */
 static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes, int mode)
 {
     static const int MB[] = {1, 2, 4};
@@ -117,12 +118,12 @@ static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *
             t.micro_batch = mode == 2 ? MB[a] : 1;
             for (int ni = 0; ni < 4; ni++)
                 for (int li = 0; li < 9; li++) {
-                    pred_input in = {c, m, &t, NODES[ni], &lay[li], &ncal, memo};
+                    pred_input in = {c, m, &t, NODES[ni], &lay[li], &ncal, mode == 3 ? NULL : memo};
                     pred_result r;
                     if (!pred_eval_finite(&in, PRED_MODEL, NULL, &r, &e))
                         sink += r.r.step_s;
                     n++;
-                    if (check) { /* two passes (memo cold, then warm): every byte as without it */
+                    if (check && mode != 3) { /* two passes (memo cold, then warm): every byte as without it */
                         pred_input bare = in;
                         bare.memo = NULL;
                         pred_result b;
@@ -134,7 +135,8 @@ static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *
     }
     double cpu = cpu_s() - c0, wall = now_s() - t0;
     static const char *const what[] = {"a warm memo", "a fresh memo per 108-point grid",
-                                       "a fresh memo per 108-point grid, micro-batch 1/2/4 x grad-accum 1 (sweep's grid)"};
+                                       "a fresh memo per 108-point grid, micro-batch 1/2/4 x grad-accum 1 (sweep's grid)",
+                                       "no memo"};
     printf("front door + %s, nccl calibration: %ld configurations, %.0f configs/s of CPU time (%.3f us each), "
            "%.0f/s wall; results bit-identical to the front door without a memo: %s [checksum %.6g]\n", what[mode], n, (double)n / cpu, 1e6 * cpu / (double)n, (double)n / wall, same ? "yes" : "NO", sink);
     an_memo_free(memo);
@@ -159,7 +161,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 9; i++)
         spec_layout_parse(L[i], &lay[i], &e);
     if (argc >= 3 && !strcmp(argv[1], "quick"))
-        return quick(&c, &m, lay, atol(argv[2]), argc < 4 ? 0 : !strcmp(argv[3], "fresh") ? 1 : !strcmp(argv[3], "sweep") ? 2 : 0);
+        return quick(&c, &m, lay, atol(argv[2]), argc < 4 ? 0 : !strcmp(argv[3], "fresh") ? 1 : !strcmp(argv[3], "sweep") ? 2 : !strcmp(argv[3], "plain") ? 3 : 0);
     spec_training t;
     spec_training_defaults(&t);
     wl w;
@@ -308,8 +310,8 @@ int main(int argc, char **argv)
            "[checksum %.3g]\n", front, 1e6 / front, bare_rate / front, sink);
     /* the headline: what sweep and plan run (the front door with a memo per grid, the shipped
      * NCCL calibration), per CPU second */
-    for (int mode = 0; mode < 3 && same; mode++)
-        if (quick(&c, &m, lay, 1000, mode))
+    for (int mode = 0; mode < 4 && same; mode++)
+        if (quick(&c, &m, lay, mode == 3 ? 100 : 1000, mode))
             return 1;
     return same ? 0 : 1;
 }
