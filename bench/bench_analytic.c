@@ -87,7 +87,7 @@ static double cpu_s(void)
 static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes, int mode)
 {
     static const int MB[] = {1, 2, 4};
-    const int fresh = mode > 0;
+    const int fresh = mode == 1 || mode == 2;
     cost_calib ncal;
     sc_err e;
     if (cost_calib_load("configs/calibrations/p4d.24xlarge.json", &ncal, &e)) {
