@@ -474,20 +474,21 @@ typedef struct snap {
  * idle streams shift with the rest, so runs without communication are periodic too. */
 static void take(state *s, long c, int D, snap *o)
 {
-    for (int q = 0; q < NS; q++)
-        if (s->comm[q] < s->comp)
-            s->comm[q] = s->comp;
+    const double comp = s->comp;
+    for (int q = 0; q < NS; q++) { /* each value stored from a register: reloading the streams
+                                      just written, as one vector, stalled store forwarding */
+        double v = s->comm[q] < comp ? comp : s->comm[q];
+        s->comm[q] = v;
+        o->v[q ? D + q : 0] = v; /* the other streams: in the decoupled regime only when idle */
+    }
     o->n = D + NS;
-    o->v[0] = s->comm[0];
-    o->v[1] = s->comp;
+    o->v[1] = comp;
     for (int q = 0; q < D - 1; q++) {
         double *g = &s->gend[(c + q) % D];
         if (*g < s->comp)
             *g = s->comp;
         o->v[2 + q] = *g;
     }
-    for (int q = 1; q < NS; q++) /* the other streams: in the decoupled regime only when idle */
-        o->v[D + q] = s->comm[q];
     o->busy = s->busy;
     memcpy(o->exposed, s->exposed, sizeof o->exposed);
 }
