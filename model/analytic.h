@@ -112,8 +112,10 @@ void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, cons
  * A memo remembers, for one calibration and one cluster, per-layer compute times (by layer
  * shape and element size: every layout and node count without tensor parallelism shares them)
  * and collective times (by kind, bytes, pieces, group geometry and framework: repeated across
- * grad-accum values and layouts). Results are bit-identical to an_time / an_predict (the same
- * cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
+ * grad-accum values and layouts), and each graph's timings and volume (by workload, training
+ * without grad_accum, layout and node count: a grad-accum axis re-runs only the recurrence;
+ * pipelines, whose schedule depends on grad_accum, are not kept). Results are bit-identical to
+ * an_time / an_predict (the same cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
  * contents must not change while a memo is used with them (an_memo_reset after changing them;
  * a different address resets it by itself). One memo per thread. NULL when out of memory. */
 typedef struct an_memo an_memo;
