@@ -3,8 +3,11 @@
  * an_predict (op graph, costs, recurrence, throughput, memory). Each rate is given plain and through
  * a sweep memo (an_predict_memo: layer compute and collective times shared across the grid), after
  * checking that the memo's results are bit-identical to the plain ones; then the same grid through
- * the front door (predict/eval), as predict, sweep and plan call it. Not a test: prints rates. */
+ * the front door (predict/eval), as predict calls it; last the headline, the front door with a
+ * sweep memo and the shipped NCCL calibration, as sweep and plan call it, in configurations per
+ * CPU second (`bench_analytic quick PASSES [fresh|sweep|plain]`: that alone). Not a test: prints rates. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -65,7 +68,82 @@ static int memo_identical(an_memo *memo, const wl *w, spec_training t, const spe
     return 1;
 }
 
-int main(void)
+/* CPU seconds of this process (user + system): the rate per core on a shared machine. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* `bench_analytic quick PASSES`: only the headline measurement, a fixed amount of work (for
+ * profiles and side-by-side timing): PASSES x the 108 configurations of the 9 sharded layouts
+ * with the shipped p4d (NCCL) calibration, through the front door (pred_eval_finite) with one
+ * sweep memo, as sweep and plan call it. mode 0: one memo for all passes (warm after the first);
+ * 1 (fresh): a new memo for every pass (each pass one sweep of 108 points, as one `sweep` run);
+ * 2 (sweep): the same with micro-batch 1, 2, 4 in place of grad-accum 1, 4, 16 (grad-accum 1), the
+ * grid `shardcast sweep --micro-batches 1,2,4` evaluates, where no graph repeats; 3 (plain): the
+ * grid without a memo (what predict and the accuracy suite run per point). */
+static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *lay, long passes, int mode)
+{
+    static const int MB[] = {1, 2, 4};
+    const int fresh = mode == 1 || mode == 2;
+    cost_calib ncal;
+    sc_err e;
+    if (cost_calib_load("configs/calibrations/p4d.24xlarge.json", &ncal, &e)) {
+        fprintf(stderr, "bench: %s: %s: %s\n", e.source, e.path, e.text);
+        return 1;
+    }
+    spec_training t;
+    spec_training_defaults(&t);
+    an_memo *memo = an_memo_new();
+    if (!memo)
+        return 1;
+    double sink = 0, c0 = 0, t0 = 0;
+    long n = 0;
+    int same = 1;
+    for (long p = -2; p < passes; p++) { /* p < 0: checked, not timed */
+        const int check = p < 0;
+        if (p == 0) {
+            an_memo_reset(memo);
+            n = 0;
+            sink = 0;
+            c0 = cpu_s();
+            t0 = now_s();
+        }
+        if (fresh && p > 0)
+            an_memo_reset(memo);
+        for (int a = 0; a < 3; a++) {
+            t.grad_accum = mode == 2 ? 1 : ACC[a];
+            t.micro_batch = mode == 2 ? MB[a] : 1;
+            for (int ni = 0; ni < 4; ni++)
+                for (int li = 0; li < 9; li++) {
+                    pred_input in = {c, m, &t, NODES[ni], &lay[li], &ncal, mode == 3 ? NULL : memo};
+                    pred_result r;
+                    if (!pred_eval_finite(&in, PRED_MODEL, NULL, &r, &e))
+                        sink += r.r.step_s;
+                    n++;
+                    if (check && mode != 3) { /* two passes (memo cold, then warm): every byte as without it */
+                        pred_input bare = in;
+                        bare.memo = NULL;
+                        pred_result b;
+                        if (pred_eval_finite(&bare, PRED_MODEL, NULL, &b, &e) || memcmp(&b.r, &r.r, sizeof b.r))
+                            same = 0;
+                    }
+                }
+        }
+    }
+    double cpu = cpu_s() - c0, wall = now_s() - t0;
+    static const char *const what[] = {"a warm memo", "a fresh memo per 108-point grid",
+                                       "a fresh memo per 108-point grid, micro-batch 1/2/4 x grad-accum 1 (sweep's grid)",
+                                       "no memo"};
+    printf("front door + %s, nccl calibration: %ld configurations, %.0f configs/s of CPU time (%.3f us each), "
+           "%.0f/s wall; results bit-identical to the front door without a memo: %s [checksum %.6g]\n", what[mode], n, (double)n / cpu, 1e6 * cpu / (double)n, (double)n / wall, same ? "yes" : "NO", sink);
+    an_memo_free(memo);
+    return same ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
     spec_cluster c;
     spec_model m;
@@ -82,6 +160,8 @@ int main(void)
     spec_layout lay[9];
     for (int i = 0; i < 9; i++)
         spec_layout_parse(L[i], &lay[i], &e);
+    if (argc >= 3 && !strcmp(argv[1], "quick"))
+        return quick(&c, &m, lay, atol(argv[2]), argc < 4 ? 0 : !strcmp(argv[3], "fresh") ? 1 : !strcmp(argv[3], "sweep") ? 2 : !strcmp(argv[3], "plain") ? 3 : 0);
     spec_training t;
     spec_training_defaults(&t);
     wl w;
@@ -103,8 +183,9 @@ int main(void)
         t1 = now_s();
     } while (t1 - t0 < 2.0);
     double rate = (double)n / (t1 - t0);
-    printf("analytic: %ld configurations in %.2f s = %.0f configs/s (%.2f us each), 96-layer GPT-3 175B, "
-           "p4d 16-128 nodes, 9 layouts, grad-accum 1/4/16 [checksum %.3g]\n",
+    printf("analytic (bare an_predict, no memo, built-in default calibration): %ld configurations in %.2f s = "
+           "%.0f configs/s (%.2f us each), 96-layer GPT-3 175B, p4d 16-128 nodes, 9 layouts, grad-accum 1/4/16 "
+           "[checksum %.3g]\n",
            n, t1 - t0, rate, 1e6 / rate, sink);
     const double bare_rate = rate; /* for the front door's comparison below */
 
@@ -214,7 +295,7 @@ int main(void)
             t.grad_accum = ACC[a];
             for (int ni = 0; ni < 4; ni++)
                 for (int li = 0; li < 9; li++) {
-                    pred_input in = {&c, &m, &t, NODES[ni], &lay[li], &cal};
+                    pred_input in = {&c, &m, &t, NODES[ni], &lay[li], &cal, NULL};
                     pred_result r;
                     if (!pred_eval_finite(&in, PRED_MODEL, NULL, &r, &e))
                         sink += r.r.step_s;
@@ -227,5 +308,10 @@ int main(void)
     printf("front door (pred_eval_finite, analytical): %.0f configs/s (%.2f us each; the bare an_predict above runs %.2fx as many: "
            "the front door also builds the workload and checks the point) "
            "[checksum %.3g]\n", front, 1e6 / front, bare_rate / front, sink);
+    /* the headline: what sweep and plan run (the front door with a memo per grid, the shipped
+     * NCCL calibration), per CPU second */
+    for (int mode = 0; mode < 4 && same; mode++)
+        if (quick(&c, &m, lay, mode == 3 ? 100 : 1000, mode))
+            return 1;
     return same ? 0 : 1;
 }

@@ -36,6 +36,24 @@ typedef struct memo_coll {
     double t;
 } memo_coll;
 
+/* A graph's timings and volume for every grad_accum: the graphs kept here (all but pipelines)
+ * depend on grad_accum only through the number of micro-steps, which an_run reads from
+ * an_timed.grad_accum and layout_volume_bytes takes as an argument. Keyed by the workload (a
+ * copy in wls[]), the training without grad_accum, the layout and the node count, compared
+ * byte for byte (padding differences only cost a miss). */
+#define MEMO_WLS 4
+#define MEMO_GRAPHS 128 /* 4-way set-associative, least recently used replaced */
+#define MEMO_WAYS 4
+
+typedef struct memo_graph {
+    int used, wl, nodes, n_ranks;
+    long stamp;       /* last use */
+    spec_layout l;
+    spec_training tr; /* grad_accum 0 */
+    an_timed t;       /* grad_accum set before each run */
+    lo_volume vol;
+} memo_graph;
+
 struct an_memo {
     const cost_calib *cal;
     const spec_cluster *c;
@@ -43,6 +61,15 @@ struct an_memo {
     memo_layer layer[MEMO_LAYERS];
     memo_coll coll[MEMO_COLLS];
     long layer_hits, layer_misses, coll_hits, coll_misses;
+    int n_wls, next_wl;
+    wl wls[MEMO_WLS];
+    /* wls[i] built here by an_memo_workload (keyed[i]): from this model and training (its
+     * grad_accum 0: the workload does not depend on it) */
+    int keyed[MEMO_WLS];
+    spec_model wl_model[MEMO_WLS];
+    spec_training wl_tr[MEMO_WLS];
+    memo_graph graph[MEMO_GRAPHS];
+    long clock;
 };
 
 an_memo *an_memo_new(void)
@@ -62,6 +89,9 @@ void an_memo_reset(an_memo *m)
     m->n_layers = m->next_layer = 0;
     for (int i = 0; i < MEMO_COLLS; i++)
         m->coll[i].used = 0;
+    m->n_wls = m->next_wl = 0;
+    for (int i = 0; i < MEMO_GRAPHS; i++)
+        m->graph[i].used = 0;
 }
 
 void an_memo_stats(const an_memo *m, long *lh, long *lm, long *ch, long *cm)
@@ -166,6 +196,98 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
     return t;
 }
 
+/* A slot for a new workload: the oldest is replaced, and the graphs timed with it forgotten. */
+static int wl_slot(an_memo *m)
+{
+    int wi = m->next_wl;
+    m->next_wl = (m->next_wl + 1) % MEMO_WLS;
+    if (m->n_wls < MEMO_WLS)
+        m->n_wls++;
+    else
+        for (int i = 0; i < MEMO_GRAPHS; i++)
+            if (m->graph[i].wl == wi)
+                m->graph[i].used = 0;
+    return wi;
+}
+
+const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf)
+{
+    if (!m) {
+        wl_build(model, tr, buf);
+        return buf;
+    }
+    spec_training key = *tr;
+    key.grad_accum = 0;
+    for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first bytes */
+        if (m->keyed[i] && !memcmp(&m->wl_tr[i], &key, sizeof key) && !memcmp(&m->wl_model[i], model, sizeof *model))
+            return &m->wls[i];
+    int wi = wl_slot(m);
+    wl_build(model, tr, &m->wls[wi]);
+    m->keyed[wi] = 1;
+    memcpy(&m->wl_model[wi], model, sizeof *model);
+    memcpy(&m->wl_tr[wi], &key, sizeof key);
+    return &m->wls[wi];
+}
+
+/* The slot of (w, tr, l, nodes) in m's graph table; *hit: it holds that graph's timings. On a
+ * miss nothing is written yet (graph_keep does, once the graph is known to be kept). */
+static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, int nodes,
+                              spec_training *key, int *wi, int *hit)
+{
+    *wi = -1;
+    for (int i = 0; i < m->n_wls && *wi < 0; i++) /* one of ours (an_memo_workload) */
+        if (w == &m->wls[i])
+            *wi = i;
+    for (int i = 0; i < m->n_wls && *wi < 0; i++)
+        if (!memcmp(&m->wls[i], w, sizeof *w))
+            *wi = i;
+    *key = *tr;
+    key->grad_accum = 0;
+    uint64_t h = mix((uint64_t)nodes, (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
+    for (size_t i = 0; i + 8 <= sizeof *l; i += 8) {
+        uint64_t v;
+        memcpy(&v, (const char *)l + i, sizeof v);
+        h = mix(h, v);
+    }
+    h ^= h >> 33; /* murmur3's finaliser */
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    memo_graph *set = &m->graph[h % (MEMO_GRAPHS / MEMO_WAYS) * MEMO_WAYS], *victim = set;
+    m->clock++;
+    for (int i = 0; i < MEMO_WAYS; i++) {
+        memo_graph *e = &set[i];
+        if (*wi >= 0 && e->used && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
+            !memcmp(&e->tr, key, sizeof *key)) {
+            e->stamp = m->clock;
+            *hit = 1;
+            return e;
+        }
+        if (victim->used && (!e->used || e->stamp < victim->stamp))
+            victim = e;
+    }
+    *hit = 0;
+    return victim;
+}
+
+/* Make slot e hold the graph just timed into e->t, its workload remembered. */
+static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *key, const spec_layout *l,
+                       int nodes, int wi)
+{
+    if (wi < 0) {
+        wi = wl_slot(m);
+        memmove(&m->wls[wi], w, sizeof *w); /* w may be a slot of ours left from before a reset */
+        m->keyed[wi] = 0;
+    }
+    e->used = 1;
+    e->stamp = m->clock;
+    e->wl = wi;
+    e->nodes = nodes;
+    memcpy(&e->l, l, sizeof *l);
+    memcpy(&e->tr, key, sizeof *key);
+}
+
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k)
 {
     *k = c->kind;
@@ -189,8 +311,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
-        an_titem *o = &out[i];
-        memset(o, 0, sizeof *o);
+        an_titem *o = &out[i]; /* zeroed with the rest of an_timed (an_time_memo) */
         o->count = it->count;
         o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
@@ -353,20 +474,21 @@ typedef struct snap {
  * idle streams shift with the rest, so runs without communication are periodic too. */
 static void take(state *s, long c, int D, snap *o)
 {
-    for (int q = 0; q < NS; q++)
-        if (s->comm[q] < s->comp)
-            s->comm[q] = s->comp;
+    const double comp = s->comp;
+    for (int q = 0; q < NS; q++) { /* each value stored from a register: reloading the streams
+                                      just written, as one vector, stalled store forwarding */
+        double v = s->comm[q] < comp ? comp : s->comm[q];
+        s->comm[q] = v;
+        o->v[q ? D + q : 0] = v; /* the other streams: in the decoupled regime only when idle */
+    }
     o->n = D + NS;
-    o->v[0] = s->comm[0];
-    o->v[1] = s->comp;
+    o->v[1] = comp;
     for (int q = 0; q < D - 1; q++) {
         double *g = &s->gend[(c + q) % D];
         if (*g < s->comp)
             *g = s->comp;
         o->v[2 + q] = *g;
     }
-    for (int q = 1; q < NS; q++) /* the other streams: in the decoupled regime only when idle */
-        o->v[D + q] = s->comm[q];
     o->busy = s->busy;
     memcpy(o->exposed, s->exposed, sizeof o->exposed);
 }
@@ -391,14 +513,6 @@ static long decoupled(const snap *a, const snap *b, double comm_work, double *lc
         return LONG_MAX;
     double reps = floor(lag / (l - m)) - 1; /* lag after j repetitions: lag - j (l - m) >= 0 */
     return reps > 0 ? (reps > 1e15 ? LONG_MAX : (long)reps) : 0;
-}
-
-static void snap_copy(snap *dst, const snap *src)
-{
-    dst->n = src->n;
-    memcpy(dst->v, src->v, sizeof(double) * (size_t)src->n);
-    dst->busy = src->busy;
-    memcpy(dst->exposed, src->exposed, sizeof dst->exposed);
 }
 
 /* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
@@ -469,7 +583,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             issue_gathers(&s, item_at(t, &look), 0, lidx, D);
 
     const an_titem *pend = NULL;
-    snap prev, cur, mprev, mcur;
+    snap buf[4]; /* the latest two snapshots at copy and micro-step level, swapped, not copied */
+    snap *prev = &buf[0], *cur = &buf[1], *mprev = &buf[2], *mcur = &buf[3], *tmp;
     const void *sig_prev[3] = {0, 0, 0};
     int have_prev = 0, have_mprev = 0;
     while (main.m < t->grad_accum) {
@@ -518,7 +633,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             have_prev = 0;
             goto micro_level;
         }
-        take(&s, c, D, &cur);
+        take(&s, c, D, cur);
         double lambda, lambda_comm = 0;
         double rwork = 0;
         for (int k = 0; k < mit->nr; k++)
@@ -527,11 +642,11 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         int periodic = 0;
         if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
             sig[2] == sig_prev[2]) {
-            if (uniform_shift(&prev, &cur, &lambda)) {
+            if (uniform_shift(prev, cur, &lambda)) {
                 lambda_comm = lambda;
                 periodic = 1;
             } else if ((!lit || lit->ng == 0) && !mit->ni) {
-                cap = decoupled(&prev, &cur, rwork, &lambda, &lambda_comm);
+                cap = decoupled(prev, cur, rwork, &lambda, &lambda_comm);
                 periodic = cap > 0;
             }
         }
@@ -549,22 +664,24 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             if (J > cap)
                 J = cap;
             if (J > 0) {
-                jump(&s, &c, D, &prev, &cur, lambda, lambda_comm, J, J);
+                jump(&s, &c, D, prev, cur, lambda, lambda_comm, J, J);
                 main.j += (int)J;
                 if (lit)
                     look.j += (int)J;
-                take(&s, c, D, &cur);
+                take(&s, c, D, cur);
                 have_prev = 0;
             }
         }
-        snap_copy(&prev, &cur);
+        tmp = prev; /* cur becomes prev; the next take overwrites the other */
+        prev = cur;
+        cur = tmp;
         have_prev = 1;
         memcpy(sig_prev, sig, sizeof sig);
     micro_level:
 
         /* micro-step-level jump over identical regular micro-steps */
         if (main.m != m_before && main.j == 0 && main.i == 0) {
-            take(&s, c, D, &mcur);
+            take(&s, c, D, mcur);
             long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
             double mwork = 0;
             int gathers = 0;
@@ -583,23 +700,25 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             }
             long mcap = 0;
             if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
-                if (uniform_shift(&mprev, &mcur, &lambda)) {
+                if (uniform_shift(mprev, mcur, &lambda)) {
                     lambda_comm = lambda;
                     mcap = LONG_MAX;
                 } else if (!gathers) {
-                    mcap = decoupled(&mprev, &mcur, mwork, &lambda, &lambda_comm);
+                    mcap = decoupled(mprev, mcur, mwork, &lambda, &lambda_comm);
                 }
             }
             if (J > mcap)
                 J = mcap;
             if (J > 0) {
-                jump(&s, &c, D, &mprev, &mcur, lambda, lambda_comm, J * per, J);
+                jump(&s, &c, D, mprev, mcur, lambda, lambda_comm, J * per, J);
                 main.m += (int)J;
                 look.m += (int)J;
-                take(&s, c, D, &mcur);
+                take(&s, c, D, mcur);
                 have_prev = 0;
             }
-            snap_copy(&mprev, &mcur);
+            tmp = mprev;
+            mprev = mcur;
+            mcur = tmp;
             have_mprev = 1;
         }
     }
@@ -642,4 +761,32 @@ void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int 
     r->model_tflops_per_gpu = w->model_flops * tr->grad_accum * steps_per_s / 1e12;
     r->hw_tflops_per_gpu = w->hw_flops * tr->grad_accum * steps_per_s / 1e12;
     r->mfu = r->model_tflops_per_gpu * 1e12 / c->gpu.peak_flops;
+}
+
+/* ---- the graph table, for an_predict_memo (analytic_predict.c) ---------------------------- */
+int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                      int nodes, const cost_calib *cal, an_memo_slot *slot, an_result *r)
+{
+    memo_bind(m, cal, c);
+    int hit;
+    memo_graph *e = graph_find(m, w, tr, l, nodes, &slot->key, &slot->wi, &hit);
+    slot->e = e;
+    if (!hit)
+        return -1;
+    e->t.grad_accum = tr->grad_accum;
+    an_run(&e->t, r);
+    r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+    return e->n_ranks;
+}
+
+void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const wl *w, const spec_training *tr,
+                        const spec_layout *l, int nodes, const cost_calib *cal, const spec_cluster *c, an_result *r)
+{
+    memo_graph *e = slot->e;
+    an_time_memo(g, w, cal, c, m, &e->t);
+    an_run(&e->t, r);
+    layout_volume(g, &e->vol);
+    e->n_ranks = g->n_ranks;
+    graph_keep(m, e, w, &slot->key, l, nodes, slot->wi);
+    r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
 }

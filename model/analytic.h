@@ -68,8 +68,10 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
  * A memo remembers, for one calibration and one cluster, per-layer compute times (by layer
  * shape and element size: every layout and node count without tensor parallelism shares them)
  * and collective times (by kind, bytes, pieces, group geometry and framework: repeated across
- * grad-accum values and layouts). Results are bit-identical to an_time / an_predict (the same
- * cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
+ * grad-accum values and layouts), and each graph's timings and volume (by workload, training
+ * without grad_accum, layout and node count: a grad-accum axis re-runs only the recurrence;
+ * pipelines, whose schedule depends on grad_accum, are not kept). Results are bit-identical to
+ * an_time / an_predict (the same cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
  * contents must not change while a memo is used with them (an_memo_reset after changing them;
  * a different address resets it by itself). One memo per thread. NULL when out of memory. */
 typedef struct an_memo an_memo;
@@ -83,6 +85,26 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
                   an_timed *out);
 void an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
                      int nodes, const cost_calib *cal, an_result *r);
+/* wl_build(model, tr) through memo m: the memo's copy when it has built that model (same
+ * bytes) under that training (grad_accum aside: the workload does not depend on it), valid
+ * until the next call with m; m NULL: built into buf. Passed back to an_predict_memo, the
+ * memo knows it without comparing it. */
+const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf);
+/* The memo's graph table, for an_predict_memo (analytic_predict.c, above this file): a graph's
+ * timings and volumes kept across grad_accum, which changes only the recurrence's micro-step
+ * count. an_memo_graph_run: when (w, tr without grad_accum, l, nodes) is kept, runs the
+ * recurrence at tr's grad_accum into r (with comm_bytes) and returns the graph's rank count;
+ * else -1, and slot names where an_memo_graph_keep will keep it: that times g into the slot,
+ * runs the recurrence into r (with comm_bytes) and keeps it. Not for pipelined graphs. */
+typedef struct an_memo_slot {
+    void *e; /* the table's entry */
+    spec_training key;
+    int wi;
+} an_memo_slot;
+int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                      int nodes, const cost_calib *cal, an_memo_slot *slot, an_result *r);
+void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const wl *w, const spec_training *tr,
+                        const spec_layout *l, int nodes, const cost_calib *cal, const spec_cluster *c, an_result *r);
 
 /* Throughput fields from step_s (shared with the simulator). */
 void an_derive(const wl *w, const spec_training *tr, const spec_cluster *c, int n_ranks, an_result *r);

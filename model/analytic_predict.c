@@ -85,6 +85,15 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
                      int nodes, const cost_calib *cal, an_result *r)
 {
     memset(r, 0, sizeof *r);
+    an_memo_slot slot = {0};
+    if (sw) { /* the graph's timings kept from another grad_accum: only the recurrence runs */
+        int n_ranks = an_memo_graph_run(sw, w, tr, l, c, nodes, cal, &slot, r);
+        if (n_ranks >= 0) {
+            an_derive_layout(w, tr, l, c, n_ranks, r);
+            mem_plan(w, tr, l, n_ranks, c, &r->mem);
+            return;
+        }
+    }
     lo_graph g;
     layout_build(w, tr, l, c, nodes, &g);
     if (g.pipelined) {
@@ -92,12 +101,15 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
         if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
             r->step_s = NAN; /* out of memory */
         free(pt);
+        r->comm_bytes = layout_comm_bytes(&g, NULL);
+    } else if (slot.e) { /* timed into the slot and kept for the next grad_accum */
+        an_memo_graph_keep(sw, &slot, &g, w, tr, l, nodes, cal, c, r);
     } else {
         an_timed t;
         an_time_memo(&g, w, cal, c, sw, &t);
         an_run(&t, r);
+        r->comm_bytes = layout_comm_bytes(&g, NULL);
     }
     an_derive_layout(w, tr, l, c, g.n_ranks, r);
-    r->comm_bytes = layout_comm_bytes(&g, NULL);
     mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
 }

@@ -25,11 +25,17 @@ kern_dtype kern_gemm_dtype(spec_precision p)
  * A100 SXM4: FP32 19.5, TF32 156, FP16/BF16 312, no FP8 (A100 datasheet, dense);
  * H100 SXM5: FP32 66.9, TF32 494.7, FP16/BF16 989.4, FP8 1978.9 (H100 datasheet, dense;
  * reference hardware.md s1). Other arches take Hopper's ratios. */
+/* arch is name: the first letter decides most calls without a strcmp (every GEMM asks) */
+static int arch_is(const char *arch, const char *name)
+{
+    return arch[0] == name[0] && !strcmp(arch, name);
+}
+
 static double dtype_ratio(const char *arch, kern_dtype d)
 {
-    if (!strcmp(arch, "cpu"))
+    if (arch_is(arch, "cpu"))
         return 1.0;
-    int volta = !strcmp(arch, "volta"), ampere = !strcmp(arch, "ampere");
+    int volta = arch_is(arch, "volta"), ampere = arch_is(arch, "ampere");
     switch (d) {
     case KD_FP32: return volta ? 15.7 / 125 : ampere ? 19.5 / 312 : 66.9 / 989.4;
     case KD_TF32: return volta ? 0 : 0.5;
@@ -59,13 +65,13 @@ int kern_sms(const kern_calib *k, const spec_cluster *c)
         return k->sms;
     /* datasheets: V100 80 SMs, A100 108, H100 SXM5 132 (hardware.md s1 "Clocks") */
     const char *a = c->gpu.arch;
-    return !strcmp(a, "volta") ? 80 : !strcmp(a, "ampere") ? 108 : !strcmp(a, "cpu") ? 1 : 132;
+    return arch_is(a, "volta") ? 80 : arch_is(a, "ampere") ? 108 : arch_is(a, "cpu") ? 1 : 132;
 }
 
 void kern_defaults(const char *arch, kern_calib *k)
 {
     memset(k, 0, sizeof *k);
-    int volta = !strcmp(arch, "volta"), ampere = !strcmp(arch, "ampere");
+    int volta = arch_is(arch, "volta"), ampere = arch_is(arch, "ampere");
     /* GEMM, fitted in docs/COMPUTE.md (model of kernels.h) to:
      * H100: torch.matmul BF16 squares 4096^3 788.7 and 8192^3 797.5 TFLOPS
      *   (zzc0721/torch-performance-test-data#79) and the MAMF best 794.5 at 2048x2048x13312
@@ -139,19 +145,21 @@ void kern_defaults(const char *arch, kern_calib *k)
     k->launch_s = 2.5e-6;
 }
 
-/* Arithmetic intensity of an output tile, bm bn / (bm + bn), relative to 256 x 128's. */
-static double tile_rel(double bm, double bn)
-{
-    double I = bm * bn / (bm + bn), Imax = 256.0 * 128.0 / 384.0;
-    return sqrt(I / Imax);
-}
+/* The tile shapes (bm x bn) and each one's rel = sqrt(I / I(256x128)), I = bm bn / (bm + bn)
+ * its arithmetic intensity: sqrt(1), sqrt(0.75), sqrt(0.5), sqrt(0.375), computed once here
+ * (the doubles sqrt returns, in hex so no digit is lost) instead of six sqrt per GEMM. */
+static const double TILES[][3] = {{256, 128, 0x1p+0},
+                                  {128, 256, 0x1p+0},
+                                  {128, 128, 0x1.bb67ae8584caap-1},
+                                  {128, 64, 0x1.6a09e667f3bcdp-1},
+                                  {64, 128, 0x1.6a09e667f3bcdp-1},
+                                  {64, 64, 0x1.3988e1409212ep-1}};
 
 double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                       double batch, double elem_bytes, double hbm_Bps)
 {
     if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0)
         return 0;
-    static const double tiles[][2] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
     int sms = kern_sms(k, c);
     double peak = kern_peak(c, d);
     if (peak <= 0) { /* refused at the edge (spec_training_check); a library caller gets the
@@ -161,11 +169,11 @@ double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, 
     }
     double eff = k->gemm_eff_dtype[d] > 0 ? k->gemm_eff_dtype[d] : k->gemm_eff;
     double per_sm = peak / sms * eff, best = INFINITY;
-    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
-        double bm = tiles[i][0], bn = tiles[i][1];
+    for (size_t i = 0; i < sizeof TILES / sizeof TILES[0]; i++) {
+        double bm = TILES[i][0], bn = TILES[i][1];
         double nt = ceil(m / bm) * ceil(n / bn) * batch;
         double waves = ceil(nt / sms);
-        double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * tile_rel(bm, bn));
+        double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * TILES[i][2]);
         if (t < best)
             best = t;
     }

@@ -9,6 +9,7 @@
 #include "layout_tensor.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const GROUP_NAMES[N_GROUPS] = {"world", "partition", "replica", "rail", "intra", "secondary",
@@ -182,7 +183,16 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
 void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
                   lo_graph *g)
 {
-    memset(g, 0, sizeof *g);
+    /* lo_pipe's per-stage arrays (~14 KB of the graph's 24) are read only when pipelined */
+    const int pipelined = l->kind == LAYOUT_MEGATRON && l->pp > 1;
+    if (pipelined) {
+        memset(g, 0, sizeof *g);
+    } else {
+        memset(g, 0, offsetof(lo_graph, pipe));
+        memset(&g->pipe, 0, offsetof(lo_pipe, blocks));
+        g->pipe.p2p_bytes = 0;
+        g->pipe.dp = 0;
+    }
     g->layout = *l;
     g->framework = t->framework;
     g->nodes = nodes;
@@ -192,7 +202,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     g->grad_accum = t->grad_accum;
     g->elem_bytes = w->elem_bytes;
     fw_schedule(t, l, w, &g->sched);
-    if (l->kind == LAYOUT_MEGATRON && l->pp > 1) {
+    if (pipelined) {
         lo_build_pipe(g, w, t, c);
         return;
     }
@@ -332,52 +342,80 @@ int layout_group_members(const lo_graph *g, lo_group_kind kind, int r, int *out)
     return n;
 }
 
-/* Bytes one rank moves for collective c, `times` over, added to its kind and communicator. */
-static double coll_bytes(const lo_graph *g, const lo_coll *c, double times, double by_kind[N_COLLS],
-                         double by_group[N_GROUPS])
+static void vol_add(const lo_graph *g, const lo_coll *c, double count, lo_vol_term *t)
 {
-    double b = times * cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
-    by_kind[c->kind] += b;
-    by_group[c->group] += b;
-    return b;
+    t->count = count;
+    t->bytes = cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
+    t->kind = c->kind;
+    t->group = c->group;
 }
 
-/* The step's volume per rank, split per kind and per communicator. */
-static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_group[N_GROUPS])
+void layout_volume(const lo_graph *g, lo_volume *v)
 {
-    memset(by_kind, 0, sizeof(double) * N_COLLS);
-    memset(by_group, 0, sizeof(double) * N_GROUPS);
-    double tot = 0;
+    int n = 0;
     for (int last = 0; last < 2; last++) {
         const lo_micro *m = last ? &g->last : &g->micro;
-        double times = last ? 1 : g->grad_accum - 1;
-        for (int i = 0; i < m->n_items && times > 0; i++) {
+        for (int i = 0; i < m->n_items; i++) {
             const lo_item *it = &m->item[i];
-            double w = times * it->count;
             for (int j = 0; j < it->n_gather; j++)
-                tot += coll_bytes(g, &it->gather[j], w, by_kind, by_group);
+                vol_add(g, &it->gather[j], it->count, &v->term[n++]);
             for (int j = 0; j < it->n_inline; j++)
-                tot += coll_bytes(g, &it->inl[j], w, by_kind, by_group);
+                vol_add(g, &it->inl[j], it->count, &v->term[n++]);
             for (int j = 0; j < it->n_reduce; j++)
-                tot += coll_bytes(g, &it->reduce[j], w, by_kind, by_group);
+                vol_add(g, &it->reduce[j], it->count, &v->term[n++]);
         }
+        if (!last)
+            v->n_micro = n;
+        else
+            v->n_last = n - v->n_micro;
     }
     for (int i = 0; i < g->n_boundary; i++)
         if (!g->boundary[i].is_optimizer)
-            tot += coll_bytes(g, &g->boundary[i].coll, 1, by_kind, by_group);
+            vol_add(g, &g->boundary[i].coll, 1, &v->term[n++]);
+    v->n_bound = n - v->n_micro - v->n_last;
+}
+
+/* The step's volume per rank, split per kind and per communicator: each collective's copies x
+ * its bytes per rank (times = grad_accum - 1 for the regular micro-steps, 1 for the last and
+ * the boundary), summed in the graph's order. */
+double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_COLLS], double by_group[N_GROUPS])
+{
+    if (by_kind)
+        memset(by_kind, 0, sizeof(double) * N_COLLS);
+    if (by_group)
+        memset(by_group, 0, sizeof(double) * N_GROUPS);
+    double tot = 0;
+    const double times[3] = {grad_accum - 1, 1, 1};
+    const int end[3] = {v->n_micro, v->n_micro + v->n_last, v->n_micro + v->n_last + v->n_bound};
+    for (int part = 0, k = 0; part < 3; k = end[part++]) {
+        if (!(times[part] > 0))
+            continue;
+        for (; k < end[part]; k++) {
+            const lo_vol_term *t = &v->term[k];
+            double b = times[part] * t->count * t->bytes;
+            if (by_kind)
+                by_kind[t->kind] += b;
+            if (by_group)
+                by_group[t->group] += b;
+            tot += b;
+        }
+    }
     return tot;
+}
+
+static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_group[N_GROUPS])
+{
+    lo_volume v;
+    layout_volume(g, &v);
+    return layout_volume_bytes(&v, g->grad_accum, by_kind, by_group);
 }
 
 double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
 {
-    double k[N_COLLS], q[N_GROUPS], tot = step_bytes(g, k, q);
-    if (by_kind)
-        memcpy(by_kind, k, sizeof k);
-    return tot;
+    return step_bytes(g, by_kind, NULL);
 }
 
 double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS])
 {
-    double k[N_COLLS];
-    return step_bytes(g, k, by_group);
+    return step_bytes(g, NULL, by_group);
 }

@@ -176,6 +176,26 @@ double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS]);
 /* The same split per communicator kind (e.g. per AxoNN axis); returns the total. */
 double layout_comm_bytes_by_group(const lo_graph *g, double by_group[N_GROUPS]);
 
+/* The step's volume as terms, for any grad_accum without the graph (the analytical engine's
+ * sweep memo keeps it beside a graph's timings): every collective of a micro-step, of the last
+ * micro-step and of the boundary, in the order layout_comm_bytes sums them, with its copies
+ * and the bytes one rank moves per copy (cost_rank_bytes). */
+#define LO_MAX_VOL_TERMS (2 * LO_MAX_ITEMS * 9 + 4)
+typedef struct lo_vol_term {
+    double count;          /* copies per micro-step (boundary: 1)                         */
+    double bytes;          /* per copy and rank, B                                        */
+    cost_coll kind;
+    lo_group_kind group;
+} lo_vol_term;
+typedef struct lo_volume {
+    int n_micro, n_last, n_bound; /* terms: micro-step's, then the last's, then the boundary's */
+    lo_vol_term term[LO_MAX_VOL_TERMS];
+} lo_volume;
+void layout_volume(const lo_graph *g, lo_volume *v);
+/* layout_comm_bytes of a graph with v's terms and grad_accum micro-steps, bit for bit; by_kind
+ * and by_group (optional) receive the splits. */
+double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_COLLS], double by_group[N_GROUPS]);
+
 /* ---- pipelines (layout_pipe.c) ---- */
 /* Blocks of each of the p x v virtual stages: layers / (p v) each, the remainder one more to
  * the virtual stages after the first (which carries the embedding), in order. */

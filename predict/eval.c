@@ -35,10 +35,10 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     out->gpus = in->nodes * c->gpus_per_node;
     out->layout = *l;
     out->training = *tr;
-    wl w;
-    wl_build(in->model, tr, &w);
+    wl buf; /* the workload: the memo's copy when it has it (analytical engine only) */
+    const wl *wp = an_memo_workload(e == PRED_MODEL ? in->memo : NULL, in->model, tr, &buf);
     if (e == PRED_MODEL) {
-        an_predict_memo(in->memo, &w, tr, l, c, in->nodes, in->cal, &out->r);
+        an_predict_memo(in->memo, wp, tr, l, c, in->nodes, in->cal, &out->r);
         return 0;
     }
     exec_opts def = {0};
@@ -50,12 +50,12 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
             return sc_err_set(err, SC_EINPUT, "--straggler", "", "expected a rank below %d, got %d", out->gpus,
                               so->straggler_rank[i]);
     lo_graph g;
-    layout_build(&w, tr, l, c, in->nodes, &g);
+    layout_build(wp, tr, l, c, in->nodes, &g);
     if (g.pipelined) {
-        rc = exec_pipe_run(&g, &w, tr, in->cal, c, so, &out->sim, err);
+        rc = exec_pipe_run(&g, wp, tr, in->cal, c, so, &out->sim, err);
     } else {
         an_timed t;
-        an_time(&g, &w, in->cal, c, &t);
+        an_time(&g, wp, in->cal, c, &t);
         rc = exec_run_steady(&g, &t, in->cal, c, so, &out->sim, err);
     }
     if (rc)
@@ -66,11 +66,11 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     r->optimizer_s = out->sim.optimizer_s;
     memcpy(r->exposed_s, out->sim.exposed_s, sizeof r->exposed_s);
     r->idle_s = out->sim.idle_s;
-    an_derive_layout(&w, tr, l, c, g.n_ranks, r);
+    an_derive_layout(wp, tr, l, c, g.n_ranks, r);
     if (g.pipelined)
         r->bubble_frac = layout_pipe_bubble(g.pipe.p, g.pipe.v, g.pipe.m);
     r->comm_bytes = layout_comm_bytes(&g, NULL);
-    mem_plan(&w, tr, l, g.n_ranks, c, &r->mem);
+    mem_plan(wp, tr, l, g.n_ranks, c, &r->mem);
     return 0;
 }
 

@@ -1496,6 +1496,105 @@ START_TEST(test_predict_memo_identical)
 }
 END_TEST
 
+START_TEST(test_volume_terms_any_grad_accum)
+{
+    /* layout_volume taken from a graph built with grad_accum 1 gives, for any grad_accum S,
+     * the bytes (total, per kind, per communicator) of the graph built with S, bit for bit:
+     * what lets the sweep memo keep one graph's volume for every S. Property over sharded,
+     * tensor-parallel and offloading layouts (with S = 1 the regular micro-steps add nothing). */
+    spec_cluster c;
+    spec_model m;
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &m);
+    static const char *const lays[] = {"ddp", "zero1", "zero2", "zero3", "mics:p=8", "mics:p=16,hier=0",
+                                       "hsdp:p=8", "hsdp:p=16,sync=boundary", "zeropp:hpz=8,qwz=1,qgz=1",
+                                       "tp:t=8", "axonn:x=2,y=2,z=2", "zero3-offload:param=cpu"};
+    for (int li = 0; li < (int)(sizeof lays / sizeof lays[0]); li++) {
+        spec_layout l = parse_layout(lays[li]);
+        spec_training t;
+        spec_training_defaults(&t);
+        wl w;
+        wl_build(&m, &t, &w);
+        static lo_graph g;
+        layout_build(&w, &t, &l, &c, 4, &g);
+        static lo_volume v;
+        layout_volume(&g, &v);
+        ck_assert_int_gt(v.n_micro + v.n_last + v.n_bound, 0);
+        for (int S = 1; S <= 17; S += 4) {
+            t.grad_accum = S;
+            layout_build(&w, &t, &l, &c, 4, &g);
+            double k1[N_COLLS], k2[N_COLLS], g1[N_GROUPS], g2[N_GROUPS];
+            double a = layout_comm_bytes(&g, k1), b = layout_volume_bytes(&v, S, k2, g2);
+            layout_comm_bytes_by_group(&g, g1);
+            ck_assert_msg(a == b && !memcmp(k1, k2, sizeof k1) && !memcmp(g1, g2, sizeof g1),
+                          "%s, grad-accum %d: %.17g vs %.17g", lays[li], S, a, b);
+            ck_assert(a > 0);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_memo_graphs_across_grad_accum)
+{
+    /* The memo keeps each graph's timings and volume for every grad_accum (the graphs depend
+     * on it only through the micro-step count): evaluated in an order that reuses them across
+     * grad_accum 16, 1, 4, 2 and across six workloads (three models with the same training x
+     * micro-batch 1, 2: more than the memo keeps, so older workloads and their graphs are
+     * forgotten and rebuilt; half of them the memo's own, an_memo_workload), every an_result
+     * byte must equal an_predict's. Megatron pipelines
+     * (grad_accum shapes their schedule) go through too. */
+    spec_cluster c;
+    spec_model ms[3];
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &ms[0]);
+    load_cm("p4d.24xlarge", "llama2-13b", &c, &ms[1]);
+    load_cm("p4d.24xlarge", "gpt3-6.7b", &c, &ms[2]);
+    static cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    static const char *const lays[] = {"zero3", "mics:p=8", "zero2", "hsdp:p=16,sync=boundary", "tp:t=8",
+                                       "axonn:x=2,y=2,z=2", "megatron:t=2,p=2", "zero3-offload"};
+    static const int accs[] = {16, 1, 4, 2};
+    an_memo *memo = an_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    long checked = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int wi = 0; wi < 6; wi++)
+            for (int ai = 0; ai < 4; ai++)
+                for (int nodes = 2; nodes <= 4; nodes *= 2)
+                    for (int li = 0; li < (int)(sizeof lays / sizeof lays[0]); li++) {
+                        const spec_model *mp = &ms[wi % 3];
+                        int mb = 1 + wi / 3;
+                        spec_layout l = parse_layout(lays[li]);
+                        spec_training t;
+                        spec_training_defaults(&t);
+                        t.micro_batch = mb;
+                        t.grad_accum = accs[ai];
+                        if (spec_layout_check(&l, &c, nodes, NULL) || spec_layout_check_model(&l, mp, NULL) ||
+                            spec_layout_check_training(&l, &t, NULL))
+                            continue;
+                        wl w;
+                        wl_build(mp, &t, &w);
+                        an_result a, b;
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        an_predict(&w, &t, &l, &c, nodes, &k, &a);
+                        /* half the points through the memo's own copy of the workload, which
+                         * must be wl_build's, byte for byte */
+                        const wl *wm = &w;
+                        wl buf;
+                        if ((li + ai) % 2) {
+                            wm = an_memo_workload(memo, mp, &t, &buf);
+                            ck_assert(wm != &buf && !memcmp(wm, &w, sizeof w));
+                        }
+                        an_predict_memo(memo, wm, &t, &l, &c, nodes, &k, &b);
+                        ck_assert_msg(!memcmp(&a, &b, sizeof a), "%s, %s, %d nodes, micro-batch %d, grad-accum %d: memo differs",
+                                      mp->name, lays[li], nodes, mb, accs[ai]);
+                        checked++;
+                    }
+    ck_assert_int_ge(checked, 2 * 6 * 4 * 2 * 7);
+    an_memo_free(memo);
+}
+END_TEST
+
 Suite *analytic_suite(void)
 {
     Suite *s = suite_create("analytic");
@@ -1507,6 +1606,7 @@ Suite *analytic_suite(void)
     tcase_add_test(vol, test_volume_zeropp);
     tcase_add_test(vol, test_volume_p4d);
     tcase_add_test(vol, test_mics_pN_is_zero3);
+    tcase_add_test(vol, test_volume_terms_any_grad_accum);
     suite_add_tcase(s, vol);
     TCase *sched = tcase_create("hand_schedules");
     tcase_add_test(sched, test_an_time_durations);
@@ -1537,6 +1637,7 @@ Suite *analytic_suite(void)
     tcase_add_test(prop, test_derive);
     tcase_add_test(prop, test_predict_derived_fields);
     tcase_add_test(prop, test_predict_memo_identical);
+    tcase_add_test(prop, test_memo_graphs_across_grad_accum);
     suite_add_tcase(s, prop);
     return s;
 }

@@ -376,6 +376,62 @@ START_TEST(test_defaults_match_files)
 }
 END_TEST
 
+/* kernels.h's GEMM formula as written there, with the square root taken per tile. */
+static double gemm_formula(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
+                           double batch, double eb, double hbm)
+{
+    static const double tiles[][2] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+    int sms = kern_sms(k, c);
+    double peak = kern_peak(c, d);
+    double eff = k->gemm_eff_dtype[d] > 0 ? k->gemm_eff_dtype[d] : k->gemm_eff;
+    double per_sm = peak / sms * eff, best = INFINITY;
+    for (int i = 0; i < 6; i++) {
+        double bm = tiles[i][0], bn = tiles[i][1];
+        double I = bm * bn / (bm + bn), Imax = 256.0 * 128.0 / 384.0;
+        double waves = ceil(ceil(m / bm) * ceil(n / bn) * batch / sms);
+        double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * sqrt(I / Imax));
+        best = t < best ? t : best;
+    }
+    double bytes = (m * kk + kk * n + m * n) * batch * eb;
+    if (hbm > 0 && bytes / hbm > best)
+        best = bytes / hbm;
+    return k->gemm_fixed_s + best;
+}
+
+START_TEST(test_gemm_formula_bits)
+{
+    /* kern_gemm_time keeps each tile's sqrt(I / I(256x128)) as a constant: bit for bit the
+     * formula of kernels.h with the root taken per call, on every arch and math, over shapes
+     * from 1 to 2^16 (powers of two and odd sizes, batched and not, with and without the HBM
+     * floor). */
+    static const char *const arch[] = {"volta", "ampere", "hopper", "cpu"};
+    static const double dims[] = {1, 7, 64, 100, 128, 129, 1000, 4096, 12288, 65536};
+    long n = 0;
+    for (int a = 0; a < 4; a++) {
+        spec_cluster c = toy();
+        snprintf(c.gpu.arch, sizeof c.gpu.arch, "%s", arch[a]);
+        c.gpu.sms = a == 3 ? 0 : 108; /* the cpu: the arch's SM count (1) */
+        kern_calib k;
+        kern_defaults(arch[a], &k);
+        for (int d = KD_FP32; d < KD_N; d++) {
+            if (kern_peak(&c, (kern_dtype)d) <= 0)
+                continue;
+            for (int i = 0; i < 10; i++)
+                for (int j = 0; j < 10; j++)
+                    for (int q = 0; q < 10; q += 3) {
+                        double bt = 1 + (i + j) % 3, hbm = q % 2 ? 1e12 : 0;
+                        double got = kern_gemm_time(&k, &c, (kern_dtype)d, dims[i], dims[j], dims[q], bt, 2, hbm);
+                        double want = gemm_formula(&k, &c, (kern_dtype)d, dims[i], dims[j], dims[q], bt, 2, hbm);
+                        ck_assert_msg(got == want, "%s %s %g x %g x %g: %.17g vs %.17g", arch[a],
+                                      kern_dtype_str((kern_dtype)d), dims[i], dims[j], dims[q], got, want);
+                        n++;
+                    }
+        }
+    }
+    ck_assert_int_gt(n, 1000);
+}
+END_TEST
+
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -384,6 +440,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_wave_quantization);
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
+    tcase_add_test(t, test_gemm_formula_bits);
     suite_add_tcase(s, t);
     t = tcase_create("attention");
     tcase_add_test(t, test_flash_flops_and_time);
