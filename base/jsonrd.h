@@ -22,9 +22,9 @@ int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
 /* Parse text (or the file r->src when text == NULL) into an object root. */
 int jr_load_root(jr *r, const char *text, json_t **root) SC_MUST_CHECK;
 /* Reject keys not in allowed[] (NULL-terminated). */
-int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *allowed);
-int jr_bad(jr *r, const char *path, const char *expected, const json_t *got);
-int jr_missing(jr *r, const char *path, const char *what);
+int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *allowed) SC_MUST_CHECK;
+int jr_bad(jr *r, const char *path, const char *expected, const json_t *got) SC_MUST_CHECK;
+int jr_missing(jr *r, const char *path, const char *what) SC_MUST_CHECK;
 void jr_show(const json_t *v, char *buf, size_t n);
 void jr_subpath(char *out, size_t n, const char *base, const char *key);
 /* The magnitudes any number of any input may have: 0, or from JR_TINY to JR_HUGE in the key's
@@ -34,13 +34,16 @@ void jr_subpath(char *out, size_t n, const char *base, const char *key);
 #define JR_HUGE 1e15
 int jr_plausible(double x);
 /* Getters: `required` = 0 leaves *out untouched when the key is absent. */
-int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int required, double *out);
-int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required, double *out);
-int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required, int *out);
-int jr_bool(jr *r, const json_t *obj, const char *base, const char *key, int *out);
-int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int required, char *buf, size_t n);
+int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int required, double *out) SC_MUST_CHECK;
+int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required, double *out)
+    SC_MUST_CHECK;
+int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required, int *out)
+    SC_MUST_CHECK;
+int jr_bool(jr *r, const json_t *obj, const char *base, const char *key, int *out) SC_MUST_CHECK;
+int jr_str(jr *r, const json_t *obj, const char *base, const char *key, int required, char *buf, size_t n)
+    SC_MUST_CHECK;
 int jr_enum(jr *r, const json_t *obj, const char *base, const char *key, const char *const *choices, int required,
-            int *out);
-int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int required, json_t **out);
+            int *out) SC_MUST_CHECK;
+int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int required, json_t **out) SC_MUST_CHECK;
 
 #endif

@@ -8,10 +8,12 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 /* The first regular, executable file `name` in a directory of $PATH (unset or empty:
  * /usr/local/bin:/usr/bin:/bin; an empty entry is the current directory), into out; 0 if found,
  * -1 if not (or the path does not fit n). */
-int proc_find_on_path(const char *name, char *out, size_t n);
+int proc_find_on_path(const char *name, char *out, size_t n) SC_MUST_CHECK;
 
 /* The directory holding the running binary, into out: /proc/self/exe's, else argv0's (NULL: none),
  * else ".". Where shardcast and the harness look for configs/ and their companion programs. */
@@ -19,11 +21,11 @@ void proc_self_dir(const char *argv0, char *out, size_t n);
 
 /* Run argv (argv[0] a path) to completion, sharing stdin/stdout/stderr; its exit status, 128 +
  * the signal that ended it, or 127 if it could not start. */
-int proc_run(char *const *argv);
+int proc_run(char *const *argv) SC_MUST_CHECK;
 
 /* Run the program at `path` with arguments argv (argv[0] its name), stdin from /dev/null and stdout + stderr captured into out (the
  * last n - 1 bytes when there are more; NUL-terminated). *status receives waitpid's status.
  * 0 ok; -1 when no pipe or process could be made or the process was lost (errno says why). */
-int proc_capture(const char *path, char *const *argv, char *out, size_t n, size_t *len, int *status);
+int proc_capture(const char *path, char *const *argv, char *out, size_t n, size_t *len, int *status) SC_MUST_CHECK;
 
 #endif

@@ -51,6 +51,6 @@ SC_MUST_CHECK int cli_acc_write_markdown(const cli_acc_run *r, const char *path,
 SC_MUST_CHECK int cli_acc_write_figures(const cli_acc_run *r, const char *path, sc_err *err);
 /* --check: compare with the committed figures; the findings on stderr. 0 ok, 1 worse, or the
  * exit status of bad input (already reported). */
-int cli_acc_check_figures(const cli_acc_run *r, const char *path);
+SC_MUST_CHECK int cli_acc_check_figures(const cli_acc_run *r, const char *path);
 
 #endif

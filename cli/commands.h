@@ -4,20 +4,22 @@
 #ifndef SC_CLI_COMMANDS_H
 #define SC_CLI_COMMANDS_H
 
-int cmd_describe(int argc, char **argv);
-int cmd_memory(int argc, char **argv);
-int cmd_predict(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_plan(int argc, char **argv);
-int cmd_plot(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
+#include "../base/err.h"
+
+int cmd_describe(int argc, char **argv) SC_MUST_CHECK;
+int cmd_memory(int argc, char **argv) SC_MUST_CHECK;
+int cmd_predict(int argc, char **argv) SC_MUST_CHECK;
+int cmd_sweep(int argc, char **argv) SC_MUST_CHECK;
+int cmd_plan(int argc, char **argv) SC_MUST_CHECK;
+int cmd_plot(int argc, char **argv) SC_MUST_CHECK;
+int cmd_calibrate(int argc, char **argv) SC_MUST_CHECK;
 /* `shardcast calibrate fit` (cli/calfit.c) and `shardcast calibrate import nccl-tests`
  * (cli/calimport.c), dispatched by cmd_calibrate: argv[0] is "fit" / "import". */
-int cmd_calibrate_fit(int argc, char **argv);
-int cmd_calibrate_import(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_accuracy(int argc, char **argv);
+int cmd_calibrate_fit(int argc, char **argv) SC_MUST_CHECK;
+int cmd_calibrate_import(int argc, char **argv) SC_MUST_CHECK;
+int cmd_validate(int argc, char **argv) SC_MUST_CHECK;
+int cmd_list(int argc, char **argv) SC_MUST_CHECK;
+int cmd_accuracy(int argc, char **argv) SC_MUST_CHECK;
 
 /* Run getopt_long over argv with the shared options plus `extra`; unknown options give the
  * one-line error. Returns 0 to go on, or the exit status (help printed: 0; error: 2). Calls
@@ -25,12 +27,12 @@ int cmd_accuracy(int argc, char **argv);
 struct cli_setup;
 struct option;
 int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
-               struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx);
+               struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx) SC_MUST_CHECK;
 /* cli_getopt, then exactly `positional` arguments after the options (`what` names them in the
  * usage error). Returns 1 when the command must stop, with *status its exit status (0 after
  * --help); 0 to go on. */
 int cli_args(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
              struct cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx, int positional,
-             const char *what, int *status);
+             const char *what, int *status) SC_MUST_CHECK;
 
 #endif

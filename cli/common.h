@@ -94,32 +94,32 @@ typedef struct cli_setup {
 /* Fill config_roots from the binary's location; zero the setup. */
 void cli_setup_init(cli_setup *s, const char *argv0);
 /* Handle one shared option; returns 1 if it was one, 0 if not, <0 on a bad value (err set). */
-int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err);
+int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err) SC_MUST_CHECK;
 /* Load what was named. need: bit 1 cluster, 2 model, 4 nodes, 8 layouts. */
 enum { NEED_CLUSTER = 1, NEED_MODEL = 2, NEED_NODES = 4, NEED_LAYOUTS = 8 };
-int cli_setup_load(cli_setup *s, int need, sc_err *err);
+int cli_setup_load(cli_setup *s, int need, sc_err *err) SC_MUST_CHECK;
 
 /* Resolve a config name of a kind ("clusters") to a path. */
-int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err);
+int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err) SC_MUST_CHECK;
 
 /* A decimal integer from lo to hi (no sign but '-', no spaces, no trailing text); opt names it. */
-int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err);
+int cli_parse_int(const char *arg, const char *opt, long lo, long hi, int *out, sc_err *err) SC_MUST_CHECK;
 /* "4..64" (doubling), "2,4,8", "16" -> list; source names the option in errors. */
-int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err);
+int cli_parse_int_list(const char *arg, const char *source, int *out, int max, int *n, sc_err *err) SC_MUST_CHECK;
 
 /* s with control characters written as \xHH (input echoed back must not drive the terminal). */
 void cli_escape(const char *s, char *out, size_t n);
 /* Print "shardcast: source: path: text" to stderr; returns the exit status (2 input, 1 runtime). */
-int cli_fail(const sc_err *err, int rc);
+int cli_fail(const sc_err *err, int rc) SC_MUST_CHECK;
 /* Unknown option / missing argument: one line and a hint; returns 2. */
-int cli_usage_error(const char *cmd, const char *what);
+int cli_usage_error(const char *cmd, const char *what) SC_MUST_CHECK;
 
 /* Write `len` bytes to path whole or not at all (base/atomic.h: unique temporary, fsync, rename). */
-int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err);
+int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err) SC_MUST_CHECK;
 
 /* Print a JSON value (taking its reference) on stdout, indented; returns exit status 0/1. */
 struct json_t;
-int cli_print_json(struct json_t *v);
+int cli_print_json(struct json_t *v) SC_MUST_CHECK;
 
 /* Bytes as GiB with 2 decimals. */
 double cli_gib(double bytes);

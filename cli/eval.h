@@ -22,7 +22,7 @@ typedef struct cli_calib {
 } cli_calib;
 
 /* --calibration F, else configs/calibrations/<cluster>.json, else built-in defaults. */
-int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
+int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err) SC_MUST_CHECK;
 
 /* One prediction: the front door's pred_result plus what the commands add. */
 typedef struct cli_point {
@@ -38,12 +38,12 @@ typedef struct cli_point {
 
 /* so: simulator options (NULL = defaults); used with ENGINE_SIM only. */
 int cli_eval(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
-             const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err);
+             const spec_training *tr, int nodes, const spec_layout *l, cli_point *out, sc_err *err) SC_MUST_CHECK;
 /* The same, the analytical engine going through a sweep memo (analytic.h; NULL = none): for
  * the points of one grid with one calibration and cluster that do not change meanwhile. */
 int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, const exec_opts *so,
                   const spec_training *tr, int nodes, const spec_layout *l, an_memo *memo, cli_point *out,
-                  sc_err *err);
+                  sc_err *err) SC_MUST_CHECK;
 
 /* Simulator options shared by predict and sweep: --jitter, --straggler, --seed, --symmetry. Returns 1 if
  * opt was one of them, 0 if not, <0 on a bad value. */
@@ -57,7 +57,7 @@ int cli_eval_memo(const cli_setup *s, const cli_calib *cal, cli_engine engine, c
     "  --symmetry on|off      simulator: where every node's timeline is a copy of a few nodes'\n" \
     "                         (no jitter, straggler or trace; regular groups), simulate only\n"  \
     "                         those, exactly (default on); off: every rank\n"
-int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err);
+int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err) SC_MUST_CHECK;
 
 /* Does the calibration carry uncertainties (any sd > 0)? */
 int cli_calib_has_sd(const cost_calib *c);
@@ -79,9 +79,9 @@ double cli_mem_budget(void);
 /* 0 if the simulator run fits limit_s (<= 0: no limit) and the memory budget; else SC_EINPUT with
  * the estimate, the budget and how to go on (`go_on`, e.g. "--sim-limit-s 0"). */
 int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, double limit_s, const char *go_on,
-                   sc_err *err);
+                   sc_err *err) SC_MUST_CHECK;
 
-int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err);
+int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err) SC_MUST_CHECK;
 const char *cli_engine_name(cli_engine e);
 
 #endif

@@ -19,7 +19,7 @@ void gp_num(FILE *f, const char *name, double v);
 void gp_word(FILE *f, const char *s);
 
 /* gnuplot on PATH, into out; 0 if found. */
-int gp_find(char *out, size_t n);
+int gp_find(char *out, size_t n) SC_MUST_CHECK;
 /* plots/<kind>.gp: $SHARDCAST_PLOTS, else beside the binary, else ../share/shardcast/plots. */
 int gp_find_script(const char *kind, char *out, size_t n, sc_err *err) SC_MUST_CHECK;
 /* Run `gnuplot varsfile script`, its output captured; 0 if it exited 0 (its warnings go to stderr),

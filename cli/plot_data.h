@@ -13,11 +13,12 @@
 extern const unsigned PD_OPTIONAL_COLS;
 
 /* The four CSV kinds, from a loaded sweep CSV: 0 or SC_EINPUT (err names the file and why). */
-int pd_scaling(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err);
-int pd_efficiency(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err);
-int pd_memory(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err);
-int pd_breakdown(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err);
+int pd_scaling(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err) SC_MUST_CHECK;
+int pd_efficiency(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err) SC_MUST_CHECK;
+int pd_memory(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err) SC_MUST_CHECK;
+int pd_breakdown(const res_table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err) SC_MUST_CHECK;
 /* A trace's timeline: the first nranks ranks (by rank number), a compute and a comm row each. */
-int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err);
+int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
+    SC_MUST_CHECK;
 
 #endif

@@ -286,7 +286,8 @@ int cmd_validate(int argc, char **argv)
             json_object_set_new(root, "warning", json_string(mismatch));
         if (bdj)
             json_object_set_new(root, "collective_breakdown", bdj);
-        cli_print_json(root);
+        if (cli_print_json(root))
+            return 1; /* the report did not reach stdout */
     } else {
         json_decref(rows);
         json_decref(mape);

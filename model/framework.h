@@ -71,6 +71,6 @@ int fw_submodules(const wl_layer *L);
  * projection. */
 int fw_param_tensors(const wl *w, const wl_layer *L);
 /* Whether framework f runs layout l; the error names both and what f runs. */
-int fw_check(spec_framework f, const spec_layout *l, sc_err *err);
+int fw_check(spec_framework f, const spec_layout *l, sc_err *err) SC_MUST_CHECK;
 
 #endif

@@ -236,7 +236,7 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
  * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu". */
-int spec_layout_parse(const char *s, spec_layout *out, sc_err *err);
+int spec_layout_parse(const char *s, spec_layout *out, sc_err *err) SC_MUST_CHECK;
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
 /* The layout kinds, one table (model/spec_layout.c): how many, and each one's name ("mics"),
@@ -321,6 +321,6 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
 /* The shipped name of a kind closest to `name` (edit distance, or `name` a prefix of it), if
  * close enough to be a typo: 0 and the name in out, else -1. Used for "did you mean ...?". */
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
-                 unsigned long outlen);
+                 unsigned long outlen) SC_MUST_CHECK;
 
 #endif

@@ -17,10 +17,11 @@
  * the defaults came, for the user to check. Unknown $.model_type is an error naming the file and
  * the families understood. The spec's source names the file; its name is the config's
  * `_name_or_path`, else the directory holding config.json, else the file name. */
-int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err);
-int spec_load_hf(const char *path, spec_model *out, char *summary, size_t n, sc_err *err);
+int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
+    SC_MUST_CHECK;
+int spec_load_hf(const char *path, spec_model *out, char *summary, size_t n, sc_err *err) SC_MUST_CHECK;
 /* The text after "hf:" on the command line: FILE, or FILE,seq=N to train at sequence length N
  * rather than the config's max_position_embeddings (Llama 3.1: 131072). */
-int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_err *err);
+int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_err *err) SC_MUST_CHECK;
 
 #endif

@@ -62,6 +62,6 @@ int pred_calib_load(const spec_cluster *c, const char *name, const char *const *
 
 /* "model" | "sim"; parse accepts "model", "analytic" and "sim" (0, or -1 when unknown). */
 const char *pred_engine_name(pred_engine e);
-int pred_engine_parse(const char *s, pred_engine *out);
+int pred_engine_parse(const char *s, pred_engine *out) SC_MUST_CHECK;
 
 #endif

@@ -690,8 +690,14 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     int rc = net_build_quotient(c, g->nodes, unit, &np, &s.net, err);
     if (rc)
         return rc;
-    if (c->innet.present) /* the optimizer node updates elem_bytes-sized gradients */
-        net_set_update_rate(s.net, c->innet.opt_params_per_s * g->elem_bytes);
+    if (c->innet.present) { /* the optimizer node updates elem_bytes-sized gradients */
+        rc = net_set_update_rate(s.net, c->innet.opt_params_per_s * g->elem_bytes);
+        if (rc) { /* spec_load_cluster requires a positive rate: unreachable from a loaded spec */
+            sim_free(&s);
+            return sc_err_set(err, rc, c->source, "$.in_network_optimizer.optimizer_Gparams_per_s",
+                              "expected a positive update rate, got %g B/s", c->innet.opt_params_per_s * g->elem_bytes);
+        }
+    }
     s.eng = ev_engine_new((size_t)s.R * 8);
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rk = calloc((size_t)s.R, sizeof *s.rk);

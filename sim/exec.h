@@ -61,13 +61,13 @@ int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts
 /* Simulate one step. `t` gives compute durations (an_time); collectives take their latency
  * from cal and their time from flows on the cluster's network (link efficiencies from cal). */
 int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
-             const exec_opts *o, exec_result *r, sc_err *err);
+             const exec_opts *o, exec_result *r, sc_err *err) SC_MUST_CHECK;
 
 /* The same, but with identical micro-steps (no jitter) simulated only until the step time is
  * affine in the micro-step count (checked on 2, 3 and 4 micro-steps, to 1e-12), then
  * extrapolated: the cost does not grow with grad_accum. Falls back to the full run. */
 int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
-                    const exec_opts *o, exec_result *r, sc_err *err);
+                    const exec_opts *o, exec_result *r, sc_err *err) SC_MUST_CHECK;
 
 /* Pipelined layouts (sim/pipe.c; rules in model/analytic.h): every stage's schedule run event by
  * event, each send between stages as flows of all its t x dp rank pairs over the topology, each
@@ -77,6 +77,6 @@ int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal,
  * tensor-parallel collectives). A trace has one process per stage (compute, received sends,
  * boundary). */
 int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
-                  const spec_cluster *c, const exec_opts *o, exec_result *r, sc_err *err);
+                  const spec_cluster *c, const exec_opts *o, exec_result *r, sc_err *err) SC_MUST_CHECK;
 
 #endif

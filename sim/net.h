@@ -42,7 +42,7 @@ typedef struct net net_t;
  *    ports even if partial).
  * Latency: switch_latency_s on each link entering a switch (NIC up: leaf, leaf up: spine, leaf
  * down: the destination leaf), 0 elsewhere. 0 or SC_EINPUT / SC_ERUNTIME with err filled. */
-int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err);
+int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out, sc_err *err) SC_MUST_CHECK;
 /* The quotient of that network by the shift of `unit` nodes (exact symmetry, sim/exec.c): links
  * only for nodes 0..unit-1 and their pods' leaves, the shape (pods, spine, routing) of all
  * `nodes`. A path's source must be a represented GPU (< unit x gpus_per_node); its destination may
@@ -52,7 +52,8 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
  * max-min fair rates are the whole network's. unit must divide nodes and, below nodes, be whole
  * pods when the network has a spine, with no in-network optimizer node (its links are shared by
  * all nodes); else SC_EINPUT. net_build is net_build_quotient(c, nodes, nodes, ...). */
-int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err);
+int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err)
+    SC_MUST_CHECK;
 /* Links after those above (existing ids unchanged):
  *  - per GPU "nN.gpuI>cpu" and "nN.cpu>gpuI", pcie_bw * eff_pcie (its PCIe link to host memory;
  *    on a PCIe fabric these are the "nN.gpuI>host" / "nN.host>gpuI" links themselves);
@@ -60,7 +61,7 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
  *    eff_net, switch latency entering the switch) and its update engine "innet.update"
  *    (opt_params_per_s x 2 B/s by default: 16-bit gradients; net_set_update_rate changes it).
  * Its switch is the leaf with one leaf, else the spine. */
-int net_set_update_rate(net_t *net, double bytes_per_s);
+int net_set_update_rate(net_t *net, double bytes_per_s) SC_MUST_CHECK;
 
 /* Endpoints that are not GPUs, for net_path / net_flow_add (the GPU is the other end):
  * HOST: the GPU's own host memory; SWITCH: the optimizer node's switch; INNET: the optimizer
@@ -103,9 +104,9 @@ int net_path(const net_t *net, int src, int dst, int ch, int *links, int max);
  * `now`; it shares nothing. *id is a slot index, reused after net_flow_remove. 0; SC_EINPUT for bad
  * arguments or time going backwards; SC_ERUNTIME when out of memory (nothing changed). */
 int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes, uint64_t tag,
-                 int *id);
+                 int *id) SC_MUST_CHECK;
 /* End flow id at time now (finished or cancelled) and re-share its links. 0 or SC_EINPUT. */
-int net_flow_remove(net_t *net, double now, int id);
+int net_flow_remove(net_t *net, double now, int id) SC_MUST_CHECK;
 /* The flows whose rate changed in the last net_flow_add / net_flow_remove / net_solve_full,
  * the added flow included, in no particular order; valid until the next such call. */
 void net_changed(const net_t *net, const int **ids, int *n);
@@ -137,6 +138,6 @@ void net_solve_full(net_t *net);
  * touch; net_batch_end re-rates the union of the affected components once, and net_changed
  * then lists every flow whose rate changed in the batch. Exact: no time passes inside. */
 void net_batch_begin(net_t *net);
-int net_batch_end(net_t *net, double now);
+int net_batch_end(net_t *net, double now) SC_MUST_CHECK;
 
 #endif

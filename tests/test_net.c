@@ -218,7 +218,7 @@ START_TEST(test_two_flows_share)
     ck_assert_int_eq(ids[0], a);
     /* A flow on an unrelated path (GPU 3 -> 4) changes nothing else: changed = {itself}. */
     int d;
-    net_flow_add(net, 0.0, 3, 4, 0, 1e9, 13, &d);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 3, 4, 0, 1e9, 13, &d), 0);
     net_changed(net, &ids, &n);
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(ids[0], d);
@@ -243,7 +243,7 @@ START_TEST(test_three_flow_maxmin)
     ck_assert_double_eq(net_flow_rate(net, f2), 0.25e9);
     ck_assert_double_eq(net_flow_rate(net, f3), 0.75e9);
     /* Without f2, f1 gets the whole leaf link (0.5e9) and f3 the other 0.5e9 of the NIC. */
-    net_flow_remove(net, 0.0, f2);
+    ck_assert_int_eq(net_flow_remove(net, 0.0, f2), 0);
     ck_assert_double_eq(net_flow_rate(net, f1), 0.5e9);
     ck_assert_double_eq(net_flow_rate(net, f3), 0.5e9);
     net_free(net);
@@ -257,7 +257,7 @@ START_TEST(test_oversubscription_cap)
     spec_cluster t = toy(1, 1, 4.0);
     net_t *net = build(&t, 2, &EFF1);
     int f;
-    net_flow_add(net, 0.0, 0, 1, 0, 1e9, 0, &f);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 1, 0, 1e9, 0, &f), 0);
     ck_assert_double_eq(net_flow_rate(net, f), 0.25e9);
     net_free(net);
 
@@ -328,7 +328,7 @@ START_TEST(test_degenerate_flows)
     spec_cluster c = load("p4d.24xlarge");
     net_t *net = build(&c, 2, &EFF08);
     int a, self, empty;
-    net_flow_add(net, 0.0, 0, 9, 0, 1e9, 1, &a);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 9, 0, 1e9, 1, &a), 0);
     double ra = net_flow_rate(net, a);
     uint32_t va = net_flow_version(net, a);
     ck_assert_int_eq(net_flow_add(net, 0.25, 9, 9, 0, 1e6, 2, &self), 0);
@@ -349,8 +349,8 @@ START_TEST(test_degenerate_flows)
     net_changed(net, &ids, &n);
     ck_assert_int_eq(n, 0);
     int again;
-    net_flow_add(net, 0.3, 0, 9, 1, 1e9, 4, &again); /* NIC 1: a different path */
-    ck_assert_int_eq(again, self);                   /* slot reused (free list) */
+    ck_assert_int_eq(net_flow_add(net, 0.3, 0, 9, 1, 1e9, 4, &again), 0); /* NIC 1: a different path */
+    ck_assert_int_eq(again, self);                                        /* slot reused (free list) */
     ck_assert_uint_gt(net_flow_version(net, again), vs);
     ck_assert_int_eq(net_n_flows(net), 3);
     net_free(net);

@@ -170,8 +170,8 @@ START_TEST(test_degenerate_grid_is_ddp)
         for (int k = 0; k < N_COLLS; k++)
             ck_assert_double_eq_tol(ka[k], kb[k], 1e-6);
         spec_layout la, lb;
-        spec_layout_parse(pairs[i][0], &la, NULL);
-        spec_layout_parse(pairs[i][1], &lb, NULL);
+        ck_assert_int_eq(spec_layout_parse(pairs[i][0], &la, NULL), 0);
+        ck_assert_int_eq(spec_layout_parse(pairs[i][1], &lb, NULL), 0);
         mem_breakdown ma, mb;
         mem_plan(&x.w, &x.tr, &la, 4, &x.c, &ma);
         mem_plan(&x.w, &x.tr, &lb, 4, &x.c, &mb);
@@ -196,8 +196,8 @@ START_TEST(test_depth_axis_is_zero3)
         ck_assert_double_eq_tol(ka[k], kb[k], 1e-6);
     ck_assert_double_eq(ka[COLL_ALLREDUCE], 0);
     spec_layout la, lb;
-    spec_layout_parse("axonn:x=1,y=1,z=4", &la, NULL);
-    spec_layout_parse("zero3", &lb, NULL);
+    ck_assert_int_eq(spec_layout_parse("axonn:x=1,y=1,z=4", &la, NULL), 0);
+    ck_assert_int_eq(spec_layout_parse("zero3", &lb, NULL), 0);
     mem_breakdown ma, mb;
     mem_plan(&x.w, &x.tr, &la, 4, &x.c, &ma);
     mem_plan(&x.w, &x.tr, &lb, 4, &x.c, &mb);
@@ -302,7 +302,7 @@ START_TEST(test_narrow_gemms_slower)
     ck_assert_double_eq(x.k.gemm_tile.v, 128);
     wl_build(&x.m, &x.tr, &x.w);
     spec_layout l;
-    spec_layout_parse("axonn:x=16,y=16,z=1", &l, NULL);
+    ck_assert_int_eq(spec_layout_parse("axonn:x=16,y=16,z=1", &l, NULL), 0);
     wl buf;
     const wl *lw = wl_localize(&x.w, &l, 256, &buf);
     ck_assert_ptr_eq(lw, &buf);

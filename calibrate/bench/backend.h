@@ -52,7 +52,7 @@ typedef struct bench_backend {
     int default_hidden, default_seq, default_layers;
 
     /* Start: MPI/NCCL/devices. 0 ok; <0 with err filled (the caller prints it and exits 1). */
-    int (*init)(int *argc, char ***argv, bench_host *host, sc_err *err);
+    int (*init)(int *argc, char ***argv, bench_host *host, sc_err *err) SC_MUST_CHECK;
     void (*finalize)(void);
     /* End every rank now (after a failure on one of them), with this exit status. */
     void (*abort)(int status);
@@ -62,7 +62,7 @@ typedef struct bench_backend {
     /* Communicators. split is collective over the parent, like MPI_Comm_split / ncclCommSplit:
      * ranks with the same color form one communicator, ordered by key. */
     bench_comm *(*world)(void);
-    int (*split)(bench_comm *parent, int color, int key, bench_comm **out);
+    int (*split)(bench_comm *parent, int color, int key, bench_comm **out) SC_MUST_CHECK;
     void (*comm_free)(bench_comm *c);
     int (*comm_rank)(const bench_comm *c);
     int (*comm_size)(const bench_comm *c);
@@ -71,21 +71,21 @@ typedef struct bench_backend {
      * offsets pointers and moves bytes with upload/download. */
     void *(*alloc)(size_t bytes);
     void (*release)(void *p);
-    int (*upload)(void *dst, const void *src_host, size_t bytes);
-    int (*download)(void *dst_host, const void *src, size_t bytes);
+    int (*upload)(void *dst, const void *src_host, size_t bytes) SC_MUST_CHECK;
+    int (*download)(void *dst_host, const void *src, size_t bytes) SC_MUST_CHECK;
 
     /* Operations. Each blocks until done and returns its own duration in *t_s (CUDA events on
      * the GPU, MPI_Wtime on the CPU). Collectives are out-of-place sums; count is, as in NCCL:
      * all-gather: elements each rank sends (receives count x n); reduce-scatter: elements each
      * rank receives (sends count x n); all-reduce: elements of the buffer. */
     int (*coll)(bench_comm *c, bench_coll kind, bench_dtype dt, const void *send, void *recv, size_t count,
-                double *t_s);
+                double *t_s) SC_MUST_CHECK;
     /* Row-major C[m x n] = op(A)[m x k] op(B)[k x n], packed operands (A is k x m when ta), batch
      * copies at strides m k, k n, m n. */
     int (*gemm)(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, const void *A, const void *B, void *C,
-                double *t_s);
+                double *t_s) SC_MUST_CHECK;
     /* Copy `bytes` from src to dst through the memory system (reads + writes = 2 x bytes). */
-    int (*membw)(void *dst, const void *src, size_t bytes, double *t_s);
+    int (*membw)(void *dst, const void *src, size_t bytes, double *t_s) SC_MUST_CHECK;
     /* Interference of communication with computation. Optional: NULL = not supported (cpu.c).
      * Enqueues `traffic_ops` operations of `traffic` over `bytes` (all-reduce: src -> dst on c,
      * count = bytes / element size; copy: src -> dst) on a second stream, then, starting no earlier
@@ -96,14 +96,14 @@ typedef struct bench_backend {
      * span during which the traffic was still running (0 when either is absent). */
     int (*interfere)(bench_comm *c, bench_traffic traffic, bench_dtype dt, int m, int n, int k, int gemms,
                      const void *A, const void *B, void *C, const void *src, void *dst, size_t bytes,
-                     int traffic_ops, double *t_gemm_s, double *t_traffic_s, double *covered_s);
+                     int traffic_ops, double *t_gemm_s, double *t_traffic_s, double *covered_s) SC_MUST_CHECK;
 
     /* Host side, over all ranks of the world. */
     double (*now)(void); /* seconds, monotonic                                                */
-    int (*barrier)(void);
-    int (*host_allreduce)(double *v, int n, int max); /* in place: max (max = 1) or sum      */
+    int (*barrier)(void) SC_MUST_CHECK;
+    int (*host_allreduce)(double *v, int n, int max) SC_MUST_CHECK; /* in place: max (max = 1) or sum */
     /* Rank 0 receives every rank's `bytes` in rank order into recv (ignored elsewhere). */
-    int (*host_gather)(const void *send, size_t bytes, void *recv);
+    int (*host_gather)(const void *send, size_t bytes, void *recv) SC_MUST_CHECK;
 } bench_backend;
 
 /* The backend this binary was built with (cpu.c or bench_gpu.cu). */

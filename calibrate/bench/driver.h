@@ -15,6 +15,6 @@
  * SC_EINPUT when the options do not fit the world (a partition size not dividing the ranks:
  * every rank finds it the same), or SC_ERUNTIME (err filled). A failing operation on one rank
  * ends all of them through be->abort. */
-int bench_run(const bench_backend *be, const bench_host *host, const bench_opts *o, sc_err *err);
+int bench_run(const bench_backend *be, const bench_host *host, const bench_opts *o, sc_err *err) SC_MUST_CHECK;
 
 #endif

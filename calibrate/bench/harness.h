@@ -108,6 +108,6 @@ void bench_measure_collectives(bench_ctx *r);
 void bench_measure_gemms(bench_ctx *r);
 void bench_measure_membw(bench_ctx *r);
 void bench_measure_interference(bench_ctx *r);
-int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *err);
+int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *err) SC_MUST_CHECK;
 
 #endif
