@@ -159,7 +159,10 @@ int main(int argc, char **argv)
                                     "hsdp:p=8", "zeropp:hpz=8"};
     spec_layout lay[9];
     for (int i = 0; i < 9; i++)
-        spec_layout_parse(L[i], &lay[i], &e);
+        if (spec_layout_parse(L[i], &lay[i], &e)) {
+            fprintf(stderr, "bench_analytic: %s: %s\n", L[i], e.text);
+            return 1;
+        }
     if (argc >= 3 && !strcmp(argv[1], "quick"))
         return quick(&c, &m, lay, atol(argv[2]), argc < 4 ? 0 : !strcmp(argv[3], "fresh") ? 1 : !strcmp(argv[3], "sweep") ? 2 : !strcmp(argv[3], "plain") ? 3 : 0);
     spec_training t;
@@ -236,7 +239,10 @@ int main(int argc, char **argv)
                                      "axonn:x=2,y=2,z=2,overlap=0", "axonn:x=1,y=1,z=64,placement=zdxy"};
     spec_layout tl[6];
     for (int i = 0; i < 6; i++)
-        spec_layout_parse(TL[i], &tl[i], &e);
+        if (spec_layout_parse(TL[i], &tl[i], &e)) {
+            fprintf(stderr, "bench_analytic: %s: %s\n", TL[i], e.text);
+            return 1;
+        }
     t.micro_batch = 1;
     wl_build(&m, &t, &w);
     n = 0;
