@@ -49,6 +49,6 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
 int an_pipe_buckets(double bytes, double bucket_bytes);
 /* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
  * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
-int an_pipe_run(const an_pipe_timed *t, an_result *r);
+int an_pipe_run(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
 
 #endif

@@ -185,8 +185,8 @@ double cost_optimizer_nvme_time(const spec_cluster *c, double params, double sub
 double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes);
 
 /* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */
-int cost_calib_load(const char *path, cost_calib *out, sc_err *err);
-int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_err *err);
+int cost_calib_load(const char *path, cost_calib *out, sc_err *err) SC_MUST_CHECK;
+int cost_calib_parse(const char *json, const char *source, cost_calib *out, sc_err *err) SC_MUST_CHECK;
 /* Defaults from NCCL's model and datasheet rules of thumb, for a GPU arch (when no file). */
 void cost_calib_defaults(const spec_cluster *c, cost_calib *out);
 /* The framework overheads alone (every calibration starts from these). */

@@ -122,7 +122,8 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     const wl *lw = wl_localize(w, l, N, &buf);
     g->local_layers = 1;
     memcpy(g->lw, lw->layer, sizeof g->lw);
-    spec_layout_axes(l, N, g->ax_size, g->ax_stride); /* checked by spec_layout_check */
+    int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
+    (void)axes_rc; /* 0: layout_build requires spec_layout_check, which checked these axes */
     g->prefetch = 0;
     lo_make_groups(g, c);
 

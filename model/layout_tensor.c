@@ -190,7 +190,8 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     const wl *lw = wl_localize(w, l, N, &buf);
     memcpy(g->lw, lw->layer, sizeof g->lw);
     g->local_layers = 1;
-    spec_layout_axes(l, N, g->ax_size, g->ax_stride); /* checked by spec_layout_check */
+    int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
+    (void)axes_rc; /* 0: layout_build requires spec_layout_check, which checked these axes */
     g->prefetch = l->overlap ? t->prefetch_layers : 0;
     lo_make_groups(g, c);
     lo_build_micro(g, lw, t, 0, &g->micro, tensor_item);

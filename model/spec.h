@@ -262,7 +262,7 @@ int spec_placement_valid(const char *p);
  * under its placement (innermost axis stride 1; an empty placement is "xyzd"), tp tensor on x
  * and data on d, every other layout one axis of size 1. Returns 0, or -1 when the placement is
  * not a permutation or the grid does not divide n_ranks. */
-int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int stride[SPEC_AXES]);
+int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int stride[SPEC_AXES]) SC_MUST_CHECK;
 /* The layout on this model: tensor parallelism splits attention heads (tp: t | heads and
  * kv_heads; axonn: y | heads and kv_heads, x and y | hidden and ffn). */
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err) SC_MUST_CHECK;

@@ -57,7 +57,11 @@ static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "x
 static void stride_sig(const spec_layout *l, int N, int st[4])
 {
     int size[4];
-    spec_layout_axes(l, N, size, st);
+    if (spec_layout_axes(l, N, size, st)) { /* no grid on N GPUs: a signature no valid layout has */
+        for (int a = 0; a < 4; a++)
+            st[a] = -1;
+        return;
+    }
     for (int a = 0; a < 4; a++)
         if (size[a] == 1)
             st[a] = 0;
