@@ -123,8 +123,9 @@ static void apply(net_t *net, double now, int nf, int nl)
         account(&net->links[net->comp_links[i]], now);
     for (int i = 0; i < nf; i++) {
         int id = net->comp_flows[i];
-        net_flow *f = &net->flows[id];
-        if (f->new_rate == f->rate)
+        double r = net->flows[id].new_rate;
+        net_fclk *f = &net->fclk[id];
+        if (r == f->rate)
             continue;
         if (now > f->t) {
             f->remaining -= f->rate * (now - f->t);
@@ -132,7 +133,7 @@ static void apply(net_t *net, double now, int nf, int nl)
                 f->remaining = 0;
         }
         f->t = now;
-        f->rate = f->new_rate;
+        f->rate = r;
         f->version++;
         net->changed[net->n_changed++] = id;
     }
@@ -140,7 +141,7 @@ static void apply(net_t *net, double now, int nf, int nl)
         net_link *l = &net->links[net->comp_links[i]];
         double s = 0;
         for (int j = 0; j < l->nfl; j++)
-            s += net->flows[l->fl[j]].rate;
+            s += net->fclk[l->fl[j]].rate;
         l->load = s;
     }
 }
@@ -189,6 +190,37 @@ static int grow(void **p, size_t n, size_t size)
     return 0;
 }
 
+/* The per-flow arrays for cap flows in one 64-byte aligned block (net_flow first, so each
+ * flow's solver state is one cache line), the first flow_hw entries copied from the old block,
+ * which is freed. net_free frees the block through net->flows. */
+static int grow_flows(net_t *net, int cap)
+{
+    size_t n = (size_t)cap, hw = (size_t)net->flow_hw;
+    size_t o_clk = n * sizeof(net_flow), o_tag = o_clk + n * sizeof(net_fclk);
+    size_t o_free = o_tag + n * sizeof(uint64_t), size = o_free + n * sizeof(int);
+    size = (size + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
+    char *b = aligned_alloc(64, size);
+    if (!b)
+        return SC_ERUNTIME;
+    net_flow *fl = (net_flow *)b;
+    net_fclk *clk = (net_fclk *)(b + o_clk);
+    uint64_t *tag = (uint64_t *)(b + o_tag);
+    int *ids = (int *)(b + o_free);
+    if (hw) {
+        memcpy(fl, net->flows, hw * sizeof *fl);
+        memcpy(clk, net->fclk, hw * sizeof *clk);
+        memcpy(tag, net->ftag, hw * sizeof *tag);
+    }
+    if (net->free_head >= 0)
+        memcpy(ids, net->free_ids, (size_t)(net->free_head + 1) * sizeof *ids);
+    free(net->flows);
+    net->flows = fl;
+    net->fclk = clk;
+    net->ftag = tag;
+    net->free_ids = ids;
+    return 0;
+}
+
 /* Room for one more flow in every per-flow buffer. flow_cap moves only once all have grown. */
 static int reserve_flow(net_t *net)
 {
@@ -198,7 +230,7 @@ static int reserve_flow(net_t *net)
         return SC_ERUNTIME;
     int cap = net->flow_cap ? 2 * net->flow_cap : 64;
     size_t heap = (size_t)net->n_links + (size_t)NET_PATH_MAX * (size_t)cap;
-    if (grow((void **)&net->flows, (size_t)cap, sizeof *net->flows) ||
+    if (grow_flows(net, cap) ||
         grow((void **)&net->comp_flows, (size_t)cap, sizeof *net->comp_flows) ||
         grow((void **)&net->changed, (size_t)cap, sizeof *net->changed) ||
         grow((void **)&net->heap, heap, sizeof *net->heap))
@@ -222,7 +254,7 @@ static int reserve_link(net_link *l)
 
 static int flow_ok(const net_t *net, int id)
 {
-    return id >= 0 && id < net->flow_hw && net->flows[id].live;
+    return id >= 0 && id < net->flow_hw && net->fclk[id].live;
 }
 
 /* Batches: flows added or removed at one instant are re-rated together, once. */
@@ -305,22 +337,21 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
 
     int fid;
     if (net->free_head >= 0) {
-        fid = net->free_head;
-        net->free_head = net->flows[fid].next_free;
+        fid = net->free_ids[net->free_head--];
     } else {
         fid = net->flow_hw++;
-        net->flows[fid].version = 0;
+        net->fclk[fid].version = 0;
     }
     net_flow *f = &net->flows[fid];
-    f->remaining = bytes;
-    f->t = now;
-    f->rate = NAN;
-    f->tag = tag;
-    f->event = -1;
+    net_fclk *c = &net->fclk[fid];
+    c->remaining = bytes;
+    c->t = now;
+    c->rate = NAN;
+    c->event = -1;
+    c->live = 1;
+    net->ftag[fid] = tag;
     f->mark = 0;
     f->frozen = 0;
-    f->live = 1;
-    f->next_free = -1;
     f->nl = np;
     for (int k = 0; k < np; k++) {
         net_link *l = &net->links[path[k]];
@@ -334,9 +365,9 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
         net->n_changed = 0;
     *id = fid;
     if (np == 0) { /* nothing to share: done the moment it starts */
-        f->remaining = 0;
-        f->rate = INFINITY;
-        f->version++;
+        c->remaining = 0;
+        c->rate = INFINITY;
+        c->version++;
         net->changed[net->n_changed++] = fid;
         return 0;
     }
@@ -363,10 +394,9 @@ int net_flow_remove(net_t *net, double now, int id)
                     g->pos[kk] = p;
         }
     }
-    f->live = 0;
+    net->fclk[id].live = 0;
     f->nl = 0;
-    f->next_free = net->free_head;
-    net->free_head = id;
+    net->free_ids[++net->free_head] = id;
     net->n_live--;
     net->now = now;
     if (!net->batching)
@@ -382,7 +412,7 @@ void net_solve_full(net_t *net)
 {
     int nf = 0;
     for (int i = 0; i < net->flow_hw; i++)
-        if (net->flows[i].live && net->flows[i].nl > 0)
+        if (net->fclk[i].live && net->flows[i].nl > 0)
             net->comp_flows[nf++] = i;
     for (int i = 0; i < net->n_links; i++)
         net->comp_links[i] = i;
@@ -409,14 +439,14 @@ int net_n_flows(const net_t *net)
 
 double net_flow_rate(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->flows[id].rate : NAN;
+    return flow_ok(net, id) ? net->fclk[id].rate : NAN;
 }
 
 double net_flow_remaining(const net_t *net, int id, double now)
 {
     if (!flow_ok(net, id))
         return NAN;
-    const net_flow *f = &net->flows[id];
+    const net_fclk *f = &net->fclk[id];
     if (!(now > f->t) || f->remaining == 0)
         return f->remaining;
     double r = f->remaining - f->rate * (now - f->t);
@@ -427,7 +457,7 @@ double net_flow_finish_time(const net_t *net, int id)
 {
     if (!flow_ok(net, id))
         return NAN;
-    const net_flow *f = &net->flows[id];
+    const net_fclk *f = &net->fclk[id];
     if (f->remaining == 0)
         return f->t;
     return f->rate > 0 ? f->t + f->remaining / f->rate : INFINITY;
@@ -435,21 +465,21 @@ double net_flow_finish_time(const net_t *net, int id)
 
 uint32_t net_flow_version(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->flows[id].version : 0;
+    return flow_ok(net, id) ? net->fclk[id].version : 0;
 }
 
 uint64_t net_flow_tag(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->flows[id].tag : 0;
+    return flow_ok(net, id) ? net->ftag[id] : 0;
 }
 
 int32_t net_flow_event(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->flows[id].event : -1;
+    return flow_ok(net, id) ? net->fclk[id].event : -1;
 }
 
 void net_flow_set_event(net_t *net, int id, int32_t ev)
 {
     if (flow_ok(net, id))
-        net->flows[id].event = ev;
+        net->fclk[id].event = ev;
 }

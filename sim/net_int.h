@@ -29,22 +29,28 @@ typedef struct net_link {
     int pending;     /* in the open batch's seed list                                         */
 } net_link;
 
+/* A flow's state is split by who reads it, so that each pass over a component touches one
+ * cache line per flow instead of the whole record (issue 22: the flows of a 16k-GPU step are
+ * megabytes, far beyond the cache). The solver's part (collect, waterfill, detach) is one 64-byte
+ * line: */
 typedef struct net_flow {
-    double remaining; /* B left at time t                                                   */
-    double t;         /* s                                                                  */
-    double rate;      /* B/s since t (NAN between attach and the first solve)               */
-    double new_rate;  /* scratch: the rate the current solve gives it                        */
-    uint64_t tag;
-    uint64_t mark;   /* == net->epoch: in the component being solved                         */
-    uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
-    uint32_t version;
-    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
-    int live;
-    int next_free; /* free list link when not live                                         */
+    _Alignas(64) uint64_t mark; /* == net->epoch: in the component being solved              */
+    uint64_t frozen;  /* round in which its rate was fixed; 0 = not yet                       */
+    double new_rate;  /* scratch: the rate the current solve gives it, B/s                    */
     int nl;
     int lk[NET_PATH_MAX];  /* its links, in path order                                      */
     int pos[NET_PATH_MAX]; /* its index in each link's flow list                            */
 } net_flow;
+
+/* Its clock: what apply, the links' loads, finish times and the executors' checks read. */
+typedef struct net_fclk {
+    double remaining; /* B left at time t                                                   */
+    double t;         /* s                                                                  */
+    double rate;      /* B/s since t (NAN between attach and the first solve)               */
+    uint32_t version;
+    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
+    int live;
+} net_fclk;
 
 typedef struct heap_ent {
     double key; /* fair share res / nun of the link when pushed, B/s                        */
@@ -70,7 +76,11 @@ struct net {
     net_link *links;
     char (*names)[NAME_LEN];
 
+    /* per-flow arrays, flow_cap entries each, in one allocation that starts at flows (flow.c) */
     net_flow *flows;
+    net_fclk *fclk;
+    uint64_t *ftag;    /* the caller's tag (cold: read once, when the flow completes)            */
+    int *free_ids;     /* stack of free ids, [0, free_head]                                      */
     int flow_cap, flow_hw, n_live, free_head;
     int *comp_flows;  /* flow_cap entries                                                   */
     int *comp_links;  /* n_links entries                                                    */
