@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(sizeof(net_link) == 64, "a link is one cache line");
+_Static_assert(sizeof(net_flow) == 64, "a flow's solver state is one cache line");
+
 /* ---- water-filling ------------------------------------------------------------------- */
 static int ent_before(const heap_ent *x, const heap_ent *y)
 {
@@ -55,24 +58,29 @@ static heap_ent heap_pop(net_t *net)
  * res / nun saturates first and freezes its flows at that share. Shares never decrease as flows
  * freeze ((res - x) / (n - 1) >= res / n when x <= res / n), so a heap with lazily discarded
  * stale entries pops links in saturation order. Ties break by link id: deterministic, and the
- * same per component whether solved alone or with others. Writes new_rate of every flow. */
+ * same per component whether solved alone or with others. Writes new_rate of every flow.
+ * A link's res, nun, stamp and pushed are lsol[its comp_ix]: dense, and fresh for each solve. */
 static void waterfill(net_t *net, int nf, int nl)
 {
+    net_lsol *sol = net->lsol;
     net->heap_n = 0;
     for (int i = 0; i < nl; i++) {
-        net_link *l = &net->links[net->comp_links[i]];
-        l->res = l->cap;
-        l->nun = l->nfl;
-        l->stamp++;
-        if (l->nun > 0)
-            heap_push(net, l->res / l->nun, net->comp_links[i], l->stamp);
+        const net_link *l = &net->links[net->comp_links[i]];
+        net_lsol *s = &sol[i];
+        s->res = l->cap;
+        s->nun = l->nfl;
+        s->stamp = 0;
+        s->pushed = 0;
+        if (s->nun > 0)
+            heap_push(net, s->res / s->nun, net->comp_links[i], s->stamp);
     }
     for (int i = 0; i < nf; i++)
         net->flows[net->comp_flows[i]].frozen = 0;
     while (net->heap_n > 0) {
         heap_ent top = heap_pop(net);
-        net_link *l = &net->links[top.link];
-        if (top.stamp != l->stamp || l->nun == 0)
+        const net_link *l = &net->links[top.link];
+        net_lsol *ls = &sol[l->comp_ix];
+        if (top.stamp != ls->stamp || ls->nun == 0)
             continue;
         double x = top.key;
         uint64_t round = ++net->round;
@@ -83,21 +91,21 @@ static void waterfill(net_t *net, int nf, int nl)
             f->frozen = round;
             f->new_rate = x;
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
+                net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
                 m->res -= x;
                 if (m->res < 0)
                     m->res = 0;
                 m->nun--;
             }
         }
-        l->stamp++;
+        ls->stamp++;
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
+            const net_flow *f = &net->flows[l->fl[j]];
             if (f->frozen != round)
                 continue;
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
-                if (m == l || m->nun == 0 || m->pushed == round)
+                net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
+                if (m == ls || m->nun == 0 || m->pushed == round)
                     continue;
                 m->pushed = round;
                 m->stamp++;
@@ -146,16 +154,22 @@ static void apply(net_t *net, double now, int nf, int nl)
     }
 }
 
+/* Is link id among comp_links[0..nl)? (comp_ix is a sparse-set index: no clearing needed.) */
+static int in_comp(const net_t *net, int id, int nl)
+{
+    int ix = net->links[id].comp_ix;
+    return ix >= 0 && ix < nl && net->comp_links[ix] == id;
+}
+
 /* Breadth-first search of the flow-link graph from seed links: the union of their components
- * into comp_links / comp_flows. */
+ * into comp_links / comp_flows, each link's place there in its comp_ix. */
 static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int *nl_out)
 {
     uint64_t ep = ++net->epoch;
     int nf = 0, nl = 0;
     for (int i = 0; i < n_seeds; i++) {
-        net_link *l = &net->links[seeds[i]];
-        if (l->mark != ep) {
-            l->mark = ep;
+        if (!in_comp(net, seeds[i], nl)) {
+            net->links[seeds[i]].comp_ix = nl;
             net->comp_links[nl++] = seeds[i];
         }
     }
@@ -168,10 +182,10 @@ static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int 
             f->mark = ep;
             net->comp_flows[nf++] = l->fl[j];
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
-                if (m->mark != ep) {
-                    m->mark = ep;
-                    net->comp_links[nl++] = f->lk[k];
+                int m = f->lk[k];
+                if (!in_comp(net, m, nl)) {
+                    net->links[m].comp_ix = nl;
+                    net->comp_links[nl++] = m;
                 }
             }
         }
@@ -258,11 +272,17 @@ static int flow_ok(const net_t *net, int id)
 }
 
 /* Batches: flows added or removed at one instant are re-rated together, once. */
+static int pending(const net_t *net, int id)
+{
+    int ix = net->links[id].pend_ix;
+    return ix >= 0 && ix < net->n_pend && net->pend[ix] == id;
+}
+
 static void defer(net_t *net, const int *links, int n)
 {
     for (int i = 0; i < n; i++)
-        if (!net->links[links[i]].pending) {
-            net->links[links[i]].pending = 1;
+        if (!pending(net, links[i])) {
+            net->links[links[i]].pend_ix = net->n_pend;
             net->pend[net->n_pend++] = links[i];
         }
 }
@@ -305,12 +325,13 @@ int net_batch_end(net_t *net, double now)
     /* one solve per connected component touched (flows that share no link are solved apart,
      * so a batch costs what its flows would have cost one by one, without the repeats) */
     for (int i = 0; i < net->n_pend; i++) {
-        if (!net->links[net->pend[i]].pending)
+        if (net->pend[i] < 0)
             continue; /* already in a component solved below */
         int nf, nl;
         collect(net, &net->pend[i], 1, &nf, &nl);
-        for (int j = 0; j < nl; j++)
-            net->links[net->comp_links[j]].pending = 0;
+        for (int j = 0; j < nl; j++) /* no longer pending: struck out of pend */
+            if (pending(net, net->comp_links[j]))
+                net->pend[net->links[net->comp_links[j]].pend_ix] = -1;
         waterfill(net, nf, nl);
         apply(net, now, nf, nl);
     }
@@ -414,8 +435,10 @@ void net_solve_full(net_t *net)
     for (int i = 0; i < net->flow_hw; i++)
         if (net->fclk[i].live && net->flows[i].nl > 0)
             net->comp_flows[nf++] = i;
-    for (int i = 0; i < net->n_links; i++)
+    for (int i = 0; i < net->n_links; i++) {
         net->comp_links[i] = i;
+        net->links[i].comp_ix = i;
+    }
     net->n_changed = 0;
     waterfill(net, nf, net->n_links);
     apply(net, net->now, nf, net->n_links);

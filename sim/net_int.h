@@ -12,22 +12,29 @@
 
 #define NAME_LEN 48
 
+/* A link is one 64-byte line (the array is 64-byte aligned): what adding, removing, collecting a
+ * component and filling touch. The scratch of a solve is apart (net_lsol, by component index). */
 typedef struct net_link {
-    double cap;   /* capacity, B/s                                                          */
+    _Alignas(64) double cap; /* capacity, B/s                                               */
     double lat;   /* latency, s                                                             */
     double bytes; /* carried from time 0 to t, B                                            */
     double t;     /* time `bytes` is accounted up to, s                                     */
     double load;  /* sum of the rates of the flows on it since t, B/s                       */
     int *fl;      /* ids of the flows crossing it                                           */
     int nfl, capfl;
-    /* scratch of one solve */
+    /* sparse-set memberships (no clearing between uses): valid only while the array they
+     * index holds this link's id there, within its current length */
+    int comp_ix; /* in comp_links: the component being collected or solved                   */
+    int pend_ix; /* in pend: the open batch's seed links                                      */
+} net_link;
+
+/* A link's scratch during one solve, indexed by its place in comp_links. */
+typedef struct net_lsol {
     double res;      /* capacity not yet given to frozen flows, B/s                          */
     int nun;         /* flows on it not yet frozen                                           */
     uint32_t stamp;  /* heap entries with another stamp are stale                            */
-    uint64_t mark;   /* == net->epoch: in the component being solved                         */
     uint64_t pushed; /* == round: already re-queued in this filling round                    */
-    int pending;     /* in the open batch's seed list                                         */
-} net_link;
+} net_lsol;
 
 /* A flow's state is split by who reads it, so that each pass over a component touches one
  * cache line per flow instead of the whole record (issue 22: the flows of a 16k-GPU step are
@@ -84,6 +91,7 @@ struct net {
     int flow_cap, flow_hw, n_live, free_head;
     int *comp_flows;  /* flow_cap entries                                                   */
     int *comp_links;  /* n_links entries                                                    */
+    net_lsol *lsol;   /* n_links entries: comp_links' scratch                                */
     int *changed;     /* flow_cap entries                                                   */
     int n_changed;
     heap_ent *heap;   /* n_links + NET_PATH_MAX * flow_cap entries (bound of one solve)       */
