@@ -11,7 +11,8 @@
 #include <string.h>
 
 _Static_assert(sizeof(net_link) == 64, "a link is one cache line");
-_Static_assert(sizeof(net_flow) == 64, "a flow's solver state is one cache line");
+_Static_assert(sizeof(net_flow) == 64, "a flow is one cache line");
+_Static_assert(sizeof(net_fclk) == 32, "two flow clocks to a cache line");
 
 /* ---- water-filling ------------------------------------------------------------------- */
 static int ent_before(const heap_ent *x, const heap_ent *y)
@@ -58,8 +59,9 @@ static heap_ent heap_pop(net_t *net)
  * res / nun saturates first and freezes its flows at that share. Shares never decrease as flows
  * freeze ((res - x) / (n - 1) >= res / n when x <= res / n), so a heap with lazily discarded
  * stale entries pops links in saturation order. Ties break by link id: deterministic, and the
- * same per component whether solved alone or with others. Writes new_rate of every flow.
- * A link's res, nun, stamp and pushed are lsol[its comp_ix]: dense, and fresh for each solve. */
+ * same per component whether solved alone or with others. Writes fsol[0..nf).new_rate.
+ * A link's res, nun, stamp and pushed are lsol[its comp_ix], a flow's new_rate and frozen
+ * fsol[its comp_ix]: dense, and fresh for each solve. */
 static void waterfill(net_t *net, int nf, int nl)
 {
     net_lsol *sol = net->lsol;
@@ -74,8 +76,9 @@ static void waterfill(net_t *net, int nf, int nl)
         if (s->nun > 0)
             heap_push(net, s->res / s->nun, net->comp_links[i], s->stamp);
     }
+    net_fsol *fs = net->fsol;
     for (int i = 0; i < nf; i++)
-        net->flows[net->comp_flows[i]].frozen = 0;
+        fs[i].frozen = 0;
     while (net->heap_n > 0) {
         heap_ent top = heap_pop(net);
         const net_link *l = &net->links[top.link];
@@ -85,11 +88,12 @@ static void waterfill(net_t *net, int nf, int nl)
         double x = top.key;
         uint64_t round = ++net->round;
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
-            if (f->frozen)
+            const net_flow *f = &net->flows[l->fl[j]];
+            net_fsol *g = &fs[f->comp_ix];
+            if (g->frozen)
                 continue;
-            f->frozen = round;
-            f->new_rate = x;
+            g->frozen = round;
+            g->new_rate = x;
             for (int k = 0; k < f->nl; k++) {
                 net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
                 m->res -= x;
@@ -101,7 +105,7 @@ static void waterfill(net_t *net, int nf, int nl)
         ls->stamp++;
         for (int j = 0; j < l->nfl; j++) {
             const net_flow *f = &net->flows[l->fl[j]];
-            if (f->frozen != round)
+            if (fs[f->comp_ix].frozen != round)
                 continue;
             for (int k = 0; k < f->nl; k++) {
                 net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
@@ -131,7 +135,7 @@ static void apply(net_t *net, double now, int nf, int nl)
         account(&net->links[net->comp_links[i]], now);
     for (int i = 0; i < nf; i++) {
         int id = net->comp_flows[i];
-        double r = net->flows[id].new_rate;
+        double r = net->fsol[i].new_rate;
         net_fclk *f = &net->fclk[id];
         if (r == f->rate)
             continue;
@@ -142,7 +146,7 @@ static void apply(net_t *net, double now, int nf, int nl)
         }
         f->t = now;
         f->rate = r;
-        f->version++;
+        net->flows[id].version++;
         net->changed[net->n_changed++] = id;
     }
     for (int i = 0; i < nl; i++) {
@@ -162,10 +166,9 @@ static int in_comp(const net_t *net, int id, int nl)
 }
 
 /* Breadth-first search of the flow-link graph from seed links: the union of their components
- * into comp_links / comp_flows, each link's place there in its comp_ix. */
+ * into comp_links / comp_flows, each one's place there in its comp_ix. */
 static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int *nl_out)
 {
-    uint64_t ep = ++net->epoch;
     int nf = 0, nl = 0;
     for (int i = 0; i < n_seeds; i++) {
         if (!in_comp(net, seeds[i], nl)) {
@@ -176,11 +179,12 @@ static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int 
     for (int i = 0; i < nl; i++) {
         const net_link *l = &net->links[net->comp_links[i]];
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
-            if (f->mark == ep)
+            int id = l->fl[j];
+            net_flow *f = &net->flows[id];
+            if (f->comp_ix >= 0 && f->comp_ix < nf && net->comp_flows[f->comp_ix] == id)
                 continue;
-            f->mark = ep;
-            net->comp_flows[nf++] = l->fl[j];
+            f->comp_ix = nf;
+            net->comp_flows[nf++] = id;
             for (int k = 0; k < f->nl; k++) {
                 int m = f->lk[k];
                 if (!in_comp(net, m, nl)) {
@@ -205,32 +209,32 @@ static int grow(void **p, size_t n, size_t size)
 }
 
 /* The per-flow arrays for cap flows in one 64-byte aligned block (net_flow first, so each
- * flow's solver state is one cache line), the first flow_hw entries copied from the old block,
+ * flow is one cache line; then the clocks, the solve scratch and the free ids), the first
+ * flow_hw entries copied from the old block (scratch is not kept),
  * which is freed. net_free frees the block through net->flows. */
 static int grow_flows(net_t *net, int cap)
 {
     size_t n = (size_t)cap, hw = (size_t)net->flow_hw;
-    size_t o_clk = n * sizeof(net_flow), o_tag = o_clk + n * sizeof(net_fclk);
-    size_t o_free = o_tag + n * sizeof(uint64_t), size = o_free + n * sizeof(int);
+    size_t o_clk = n * sizeof(net_flow), o_sol = o_clk + n * sizeof(net_fclk);
+    size_t o_free = o_sol + n * sizeof(net_fsol), size = o_free + n * sizeof(int);
     size = (size + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
     char *b = aligned_alloc(64, size);
     if (!b)
         return SC_ERUNTIME;
     net_flow *fl = (net_flow *)b;
     net_fclk *clk = (net_fclk *)(b + o_clk);
-    uint64_t *tag = (uint64_t *)(b + o_tag);
+    net_fsol *sol = (net_fsol *)(b + o_sol);
     int *ids = (int *)(b + o_free);
     if (hw) {
         memcpy(fl, net->flows, hw * sizeof *fl);
         memcpy(clk, net->fclk, hw * sizeof *clk);
-        memcpy(tag, net->ftag, hw * sizeof *tag);
     }
     if (net->free_head >= 0)
         memcpy(ids, net->free_ids, (size_t)(net->free_head + 1) * sizeof *ids);
     free(net->flows);
     net->flows = fl;
     net->fclk = clk;
-    net->ftag = tag;
+    net->fsol = sol;
     net->free_ids = ids;
     return 0;
 }
@@ -268,7 +272,7 @@ static int reserve_link(net_link *l)
 
 static int flow_ok(const net_t *net, int id)
 {
-    return id >= 0 && id < net->flow_hw && net->fclk[id].live;
+    return id >= 0 && id < net->flow_hw && net->flows[id].live;
 }
 
 /* Batches: flows added or removed at one instant are re-rated together, once. */
@@ -361,18 +365,17 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
         fid = net->free_ids[net->free_head--];
     } else {
         fid = net->flow_hw++;
-        net->fclk[fid].version = 0;
+        net->flows[fid].version = 0;
     }
     net_flow *f = &net->flows[fid];
     net_fclk *c = &net->fclk[fid];
     c->remaining = bytes;
     c->t = now;
     c->rate = NAN;
-    c->event = -1;
-    c->live = 1;
-    net->ftag[fid] = tag;
-    f->mark = 0;
-    f->frozen = 0;
+    f->tag = tag;
+    f->event = -1;
+    f->live = 1;
+    f->comp_ix = -1;
     f->nl = np;
     for (int k = 0; k < np; k++) {
         net_link *l = &net->links[path[k]];
@@ -388,7 +391,7 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
     if (np == 0) { /* nothing to share: done the moment it starts */
         c->remaining = 0;
         c->rate = INFINITY;
-        c->version++;
+        f->version++;
         net->changed[net->n_changed++] = fid;
         return 0;
     }
@@ -415,7 +418,7 @@ int net_flow_remove(net_t *net, double now, int id)
                     g->pos[kk] = p;
         }
     }
-    net->fclk[id].live = 0;
+    f->live = 0;
     f->nl = 0;
     net->free_ids[++net->free_head] = id;
     net->n_live--;
@@ -433,8 +436,10 @@ void net_solve_full(net_t *net)
 {
     int nf = 0;
     for (int i = 0; i < net->flow_hw; i++)
-        if (net->fclk[i].live && net->flows[i].nl > 0)
+        if (net->flows[i].live && net->flows[i].nl > 0) {
+            net->flows[i].comp_ix = nf;
             net->comp_flows[nf++] = i;
+        }
     for (int i = 0; i < net->n_links; i++) {
         net->comp_links[i] = i;
         net->links[i].comp_ix = i;
@@ -488,21 +493,21 @@ double net_flow_finish_time(const net_t *net, int id)
 
 uint32_t net_flow_version(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->fclk[id].version : 0;
+    return flow_ok(net, id) ? net->flows[id].version : 0;
 }
 
 uint64_t net_flow_tag(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->ftag[id] : 0;
+    return flow_ok(net, id) ? net->flows[id].tag : 0;
 }
 
 int32_t net_flow_event(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->fclk[id].event : -1;
+    return flow_ok(net, id) ? net->flows[id].event : -1;
 }
 
 void net_flow_set_event(net_t *net, int id, int32_t ev)
 {
     if (flow_ok(net, id))
-        net->fclk[id].event = ev;
+        net->flows[id].event = ev;
 }

@@ -36,28 +36,33 @@ typedef struct net_lsol {
     uint64_t pushed; /* == round: already re-queued in this filling round                    */
 } net_lsol;
 
-/* A flow's state is split by who reads it, so that each pass over a component touches one
- * cache line per flow instead of the whole record (issue 22: the flows of a 16k-GPU step are
- * megabytes, far beyond the cache). The solver's part (collect, waterfill, detach) is one 64-byte
- * line: */
+/* A flow's state is split by who reads it, so that each pass touches one cache line per flow
+ * (issue 22: at 16k GPUs the flows and links are megabytes, far beyond the cache). Its record is
+ * one 64-byte line: what its start, its completion (the executors' checks, detaching it) and the
+ * search for a component read. */
 typedef struct net_flow {
-    _Alignas(64) uint64_t mark; /* == net->epoch: in the component being solved              */
-    uint64_t frozen;  /* round in which its rate was fixed; 0 = not yet                       */
-    double new_rate;  /* scratch: the rate the current solve gives it, B/s                    */
+    _Alignas(64) uint64_t tag; /* the caller's                                              */
+    int comp_ix; /* in comp_flows while in the component being solved (sparse set, as links) */
     int nl;
     int lk[NET_PATH_MAX];  /* its links, in path order                                      */
     int pos[NET_PATH_MAX]; /* its index in each link's flow list                            */
-} net_flow;
-
-/* Its clock: what apply, the links' loads, finish times and the executors' checks read. */
-typedef struct net_fclk {
-    double remaining; /* B left at time t                                                   */
-    double t;         /* s                                                                  */
-    double rate;      /* B/s since t (NAN between attach and the first solve)               */
     uint32_t version;
     int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
     int live;
+} net_flow;
+
+/* Its clock, apart (32-byte aligned): what apply, the links' loads and finish times read. */
+typedef struct net_fclk {
+    _Alignas(32) double remaining; /* B left at time t                                     */
+    double t;         /* s                                                                  */
+    double rate;      /* B/s since t (NAN between attach and the first solve)               */
 } net_fclk;
+
+/* A flow's scratch during one solve, indexed by its place in comp_flows. */
+typedef struct net_fsol {
+    double new_rate; /* the rate the solve gives it, B/s                                     */
+    uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
+} net_fsol;
 
 typedef struct heap_ent {
     double key; /* fair share res / nun of the link when pushed, B/s                        */
@@ -86,7 +91,7 @@ struct net {
     /* per-flow arrays, flow_cap entries each, in one allocation that starts at flows (flow.c) */
     net_flow *flows;
     net_fclk *fclk;
-    uint64_t *ftag;    /* the caller's tag (cold: read once, when the flow completes)            */
+    net_fsol *fsol;    /* comp_flows' scratch                                                    */
     int *free_ids;     /* stack of free ids, [0, free_head]                                      */
     int flow_cap, flow_hw, n_live, free_head;
     int *comp_flows;  /* flow_cap entries                                                   */
@@ -96,7 +101,7 @@ struct net {
     int n_changed;
     heap_ent *heap;   /* n_links + NET_PATH_MAX * flow_cap entries (bound of one solve)       */
     size_t heap_n;
-    uint64_t epoch, round;
+    uint64_t round;
     double now; /* time of the last add / remove, s                                          */
     int batching;  /* between net_batch_begin and net_batch_end: solve once at the end         */
     int *pend;     /* the batch's seed links (n_links entries)                                 */
