@@ -1,7 +1,8 @@
 /* ev.c — indexed 4-ary min-heap event queue ordered by (t, seq), with re-timing and
  * cancellation in place, and the dispatching engine. 4-ary: half the depth of a binary heap, and
- * the four children of a slot are adjacent (96 B), so a sift-down (most re-timings move an event
- * later) touches half as many cache lines.
+ * the four children of a slot are 16-byte entries in one 64-byte cache line (the array is placed
+ * so that slots 4i+1..4i+4 start a line), so each level of a sift-down (most re-timings move an
+ * event later) reads one line.
  * Each queued event has an id (a slot of a node table that records its heap position), so an
  * owner can move or delete its pending event in O(log n) instead of leaving a stale copy behind.
  * Not here: the meaning of event kinds. */
@@ -9,19 +10,33 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../base/err.h"
 
 #define NOPOS UINT32_MAX
 #define ARITY 4
+/* An entry's second key packs (seq << ID_BITS) | id: seqs are unique, so comparing the packed
+ * word orders as seq alone, and an entry is 16 bytes. Bounds: 2^27 ids queued at once (4 GiB of
+ * queue) and 2^37 pushes and re-timings per queue (over 7 hours at 5 M/s); past them push and
+ * re-time fail with SC_ERUNTIME instead of misordering. */
+#define ID_BITS 27
+#define ID_MASK ((UINT64_C(1) << ID_BITS) - 1)
+#define SEQ_MAX (UINT64_MAX >> ID_BITS)
+#define ID_CAP ((size_t)1 << ID_BITS)
+#define LINE 64
 
 /* Heap entries carry their keys, so sifting reads one contiguous array; the payload stays in
  * the node table, indexed by id, and is touched only on push and pop. */
 typedef struct ev_hent {
     double t;
-    uint64_t seq;
-    int32_t id;
+    uint64_t key; /* seq << ID_BITS | id */
 } ev_hent;
+
+static int32_t ent_id(const ev_hent *e)
+{
+    return (int32_t)(e->key & ID_MASK);
+}
 
 /* Payload by id, touched on push and pop only; the heap positions live apart (pos[]), so the
  * position updates of a sift write a dense array of 4-byte slots (struct of arrays). */
@@ -31,7 +46,8 @@ typedef struct ev_node {
 } ev_node;
 
 struct ev_queue {
-    ev_hent *heap;
+    ev_hent *heap; /* heap[0] is 3 entries into heap_mem, so that heap[1] starts a line  */
+    void *heap_mem;
     ev_node *node; /* cap entries; ids [0, hw) have been used                     */
     uint32_t *pos; /* cap entries: index in heap, NOPOS when the id is free       */
     size_t n, cap;
@@ -54,20 +70,38 @@ struct ev_engine {
 };
 
 /* ---- queue --------------------------------------------------------------------------- */
+#define HEAP_PAD (LINE / sizeof(ev_hent) - 1) /* entries before heap[0] in its block */
+
+/* A heap array for cap entries placed as described above, the first n copied from old. */
+static int heap_alloc(ev_queue *q, size_t cap, size_t n)
+{
+    size_t bytes = (cap + HEAP_PAD) * sizeof(ev_hent);
+    void *mem = aligned_alloc(LINE, (bytes + LINE - 1) / LINE * LINE);
+    if (!mem)
+        return SC_ERUNTIME;
+    ev_hent *h = (ev_hent *)mem + HEAP_PAD;
+    if (n)
+        memcpy(h, q->heap, n * sizeof *h);
+    free(q->heap_mem);
+    q->heap_mem = mem;
+    q->heap = h;
+    return 0;
+}
+
 ev_queue *ev_queue_new(size_t capacity)
 {
     ev_queue *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
     q->cap = capacity ? capacity : 64;
-    if (q->cap > INT32_MAX)
-        q->cap = INT32_MAX;
-    q->heap = malloc(q->cap * sizeof *q->heap);
+    if (q->cap > ID_CAP)
+        q->cap = ID_CAP;
+    int hrc = heap_alloc(q, q->cap, 0);
     q->node = malloc(q->cap * sizeof *q->node);
     q->pos = malloc(q->cap * sizeof *q->pos);
     q->free_head = -1;
-    if (!q->heap || !q->node || !q->pos) {
-        free(q->heap);
+    if (hrc || !q->node || !q->pos) {
+        free(q->heap_mem);
         free(q->node);
         free(q->pos);
         free(q);
@@ -80,7 +114,7 @@ void ev_queue_free(ev_queue *q)
 {
     if (!q)
         return;
-    free(q->heap);
+    free(q->heap_mem);
     free(q->node);
     free(q->pos);
     free(q);
@@ -88,13 +122,13 @@ void ev_queue_free(ev_queue *q)
 
 static int before(const ev_hent *x, const ev_hent *y)
 {
-    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+    return x->t < y->t || (x->t == y->t && x->key < y->key);
 }
 
 static void place(ev_queue *q, size_t i, ev_hent e)
 {
     q->heap[i] = e;
-    q->pos[e.id] = (uint32_t)i;
+    q->pos[ent_id(&e)] = (uint32_t)i;
 }
 
 static void sift_up(ev_queue *q, size_t i, ev_hent e)
@@ -139,13 +173,11 @@ static void resettle(ev_queue *q, size_t i, ev_hent e)
 
 static int grow(ev_queue *q)
 {
-    if (q->cap >= INT32_MAX / 2)
+    if (q->cap >= ID_CAP / 2)
         return SC_ERUNTIME;
     size_t cap = q->cap * 2;
-    ev_hent *h = realloc(q->heap, cap * sizeof *h);
-    if (!h)
+    if (heap_alloc(q, cap, q->n))
         return SC_ERUNTIME;
-    q->heap = h;
     ev_node *nd = realloc(q->node, cap * sizeof *nd);
     if (!nd)
         return SC_ERUNTIME; /* heap is larger, cap unchanged: still consistent */
@@ -162,6 +194,8 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
 {
     if (isnan(t))
         return SC_EINPUT;
+    if (q->next_seq > SEQ_MAX)
+        return SC_ERUNTIME;
     if (q->free_head < 0 && (size_t)q->hw == q->cap && grow(q))
         return SC_ERUNTIME;
     int32_t i;
@@ -172,7 +206,7 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
         i = q->hw++;
     }
     q->node[i] = (ev_node){kind, a, b, ver};
-    ev_hent e = {t, q->next_seq++, i};
+    ev_hent e = {t, q->next_seq++ << ID_BITS | (uint64_t)i};
     sift_up(q, q->n++, e);
     if (id)
         *id = i;
@@ -198,9 +232,11 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
 {
     if (isnan(t) || !id_ok(q, id))
         return SC_EINPUT;
+    if (q->next_seq > SEQ_MAX)
+        return SC_ERUNTIME;
     q->node[id].ver = ver;
     size_t i = q->pos[id];
-    ev_hent e = {t, q->next_seq++, id}; /* ordered as if pushed now */
+    ev_hent e = {t, q->next_seq++ << ID_BITS | (uint64_t)id}; /* ordered as if pushed now */
     resettle(q, i, e);
     q->retimed++;
     return 0;
@@ -231,10 +267,11 @@ int ev_pop(ev_queue *q, ev_event *out)
     if (q->n == 0)
         return 0;
     ev_hent top = q->heap[0];
-    const ev_node *nd = &q->node[top.id];
-    *out = (ev_event){.t = top.t, .seq = top.seq, .kind = nd->kind, .a = nd->a, .b = nd->b, .ver = nd->ver,
-                      .id = top.id};
-    release(q, top.id);
+    int32_t id = ent_id(&top);
+    const ev_node *nd = &q->node[id];
+    *out = (ev_event){.t = top.t, .seq = top.key >> ID_BITS, .kind = nd->kind, .a = nd->a, .b = nd->b,
+                      .ver = nd->ver, .id = id};
+    release(q, id);
     ev_hent last = q->heap[--q->n];
     if (q->n > 0)
         sift_down(q, 0, last);

@@ -26,7 +26,8 @@ typedef struct ev_queue ev_queue;
  * of memory. The heap doubles as needed. */
 ev_queue *ev_queue_new(size_t capacity);
 void ev_queue_free(ev_queue *q);
-/* 0; SC_ERUNTIME when growing fails (the queue is unchanged); SC_EINPUT when t is NaN. */
+/* 0; SC_ERUNTIME when growing fails or would pass 2^27 queued events, or after 2^37 pushes and
+ * re-timings (the queue is unchanged); SC_EINPUT when t is NaN. */
 int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver);
 /* The same, and *id (when not NULL) names the queued event until it is popped or cancelled;
  * ids are small integers (reused afterwards), so owners can keep them in arrays. */
@@ -34,7 +35,7 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
 /* Move queued event id to time t (earlier or later) with payload version ver. It is ordered
  * exactly as a fresh push would be now: (t, a new seq), so a run that re-times events pops the
  * same events in the same order as one that pushed new copies and dropped the old ones.
- * 0; SC_EINPUT when t is NaN or id is not queued. */
+ * 0; SC_EINPUT when t is NaN or id is not queued; SC_ERUNTIME after 2^37 pushes and re-timings. */
 int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver);
 /* Delete queued event id. 0; SC_EINPUT when id is not queued. */
 int ev_cancel(ev_queue *q, int32_t id);

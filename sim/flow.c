@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(sizeof(net_link) == 64, "a link is one cache line");
+_Static_assert(sizeof(net_flow) == 64, "a flow is one cache line");
+_Static_assert(sizeof(net_fclk) == 32, "two flow clocks to a cache line");
+
 /* ---- water-filling ------------------------------------------------------------------- */
 static int ent_before(const heap_ent *x, const heap_ent *y)
 {
@@ -55,49 +59,57 @@ static heap_ent heap_pop(net_t *net)
  * res / nun saturates first and freezes its flows at that share. Shares never decrease as flows
  * freeze ((res - x) / (n - 1) >= res / n when x <= res / n), so a heap with lazily discarded
  * stale entries pops links in saturation order. Ties break by link id: deterministic, and the
- * same per component whether solved alone or with others. Writes new_rate of every flow. */
+ * same per component whether solved alone or with others. Writes fsol[0..nf).new_rate.
+ * A link's res, nun, stamp and pushed are lsol[its comp_ix], a flow's new_rate and frozen
+ * fsol[its comp_ix]: dense, and fresh for each solve. */
 static void waterfill(net_t *net, int nf, int nl)
 {
+    net_lsol *sol = net->lsol;
     net->heap_n = 0;
     for (int i = 0; i < nl; i++) {
-        net_link *l = &net->links[net->comp_links[i]];
-        l->res = l->cap;
-        l->nun = l->nfl;
-        l->stamp++;
-        if (l->nun > 0)
-            heap_push(net, l->res / l->nun, net->comp_links[i], l->stamp);
+        const net_link *l = &net->links[net->comp_links[i]];
+        net_lsol *s = &sol[i];
+        s->res = l->cap;
+        s->nun = l->nfl;
+        s->stamp = 0;
+        s->pushed = 0;
+        if (s->nun > 0)
+            heap_push(net, s->res / s->nun, net->comp_links[i], s->stamp);
     }
+    net_fsol *fs = net->fsol;
     for (int i = 0; i < nf; i++)
-        net->flows[net->comp_flows[i]].frozen = 0;
+        fs[i].frozen = 0;
     while (net->heap_n > 0) {
         heap_ent top = heap_pop(net);
-        net_link *l = &net->links[top.link];
-        if (top.stamp != l->stamp || l->nun == 0)
+        const net_link *l = &net->links[top.link];
+        net_lsol *ls = &sol[l->comp_ix];
+        if (top.stamp != ls->stamp || ls->nun == 0)
             continue;
         double x = top.key;
         uint64_t round = ++net->round;
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
-            if (f->frozen)
+            const net_flow *f = &net->flows[l->fl[j]];
+            net_fsol *g = &fs[f->comp_ix];
+            if (g->frozen)
                 continue;
-            f->frozen = round;
-            f->new_rate = x;
+            g->frozen = round;
+            g->new_rate = x;
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
+                net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
                 m->res -= x;
                 if (m->res < 0)
                     m->res = 0;
                 m->nun--;
             }
         }
-        l->stamp++;
+        ls->stamp++;
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
-            if (f->frozen != round)
+            const net_flow *f = &net->flows[l->fl[j]];
+            if (fs[f->comp_ix].frozen != round)
                 continue;
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
-                if (m == l || m->nun == 0 || m->pushed == round)
+                net_lsol *m = &sol[net->links[f->lk[k]].comp_ix];
+                if (m == ls || m->nun == 0 || m->pushed == round)
                     continue;
                 m->pushed = round;
                 m->stamp++;
@@ -123,8 +135,9 @@ static void apply(net_t *net, double now, int nf, int nl)
         account(&net->links[net->comp_links[i]], now);
     for (int i = 0; i < nf; i++) {
         int id = net->comp_flows[i];
-        net_flow *f = &net->flows[id];
-        if (f->new_rate == f->rate)
+        double r = net->fsol[i].new_rate;
+        net_fclk *f = &net->fclk[id];
+        if (r == f->rate)
             continue;
         if (now > f->t) {
             f->remaining -= f->rate * (now - f->t);
@@ -132,45 +145,51 @@ static void apply(net_t *net, double now, int nf, int nl)
                 f->remaining = 0;
         }
         f->t = now;
-        f->rate = f->new_rate;
-        f->version++;
+        f->rate = r;
+        net->flows[id].version++;
         net->changed[net->n_changed++] = id;
     }
     for (int i = 0; i < nl; i++) {
         net_link *l = &net->links[net->comp_links[i]];
         double s = 0;
         for (int j = 0; j < l->nfl; j++)
-            s += net->flows[l->fl[j]].rate;
+            s += net->fclk[l->fl[j]].rate;
         l->load = s;
     }
 }
 
+/* Is link id among comp_links[0..nl)? (comp_ix is a sparse-set index: no clearing needed.) */
+static int in_comp(const net_t *net, int id, int nl)
+{
+    int ix = net->links[id].comp_ix;
+    return ix >= 0 && ix < nl && net->comp_links[ix] == id;
+}
+
 /* Breadth-first search of the flow-link graph from seed links: the union of their components
- * into comp_links / comp_flows. */
+ * into comp_links / comp_flows, each one's place there in its comp_ix. */
 static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int *nl_out)
 {
-    uint64_t ep = ++net->epoch;
     int nf = 0, nl = 0;
     for (int i = 0; i < n_seeds; i++) {
-        net_link *l = &net->links[seeds[i]];
-        if (l->mark != ep) {
-            l->mark = ep;
+        if (!in_comp(net, seeds[i], nl)) {
+            net->links[seeds[i]].comp_ix = nl;
             net->comp_links[nl++] = seeds[i];
         }
     }
     for (int i = 0; i < nl; i++) {
         const net_link *l = &net->links[net->comp_links[i]];
         for (int j = 0; j < l->nfl; j++) {
-            net_flow *f = &net->flows[l->fl[j]];
-            if (f->mark == ep)
+            int id = l->fl[j];
+            net_flow *f = &net->flows[id];
+            if (f->comp_ix >= 0 && f->comp_ix < nf && net->comp_flows[f->comp_ix] == id)
                 continue;
-            f->mark = ep;
-            net->comp_flows[nf++] = l->fl[j];
+            f->comp_ix = nf;
+            net->comp_flows[nf++] = id;
             for (int k = 0; k < f->nl; k++) {
-                net_link *m = &net->links[f->lk[k]];
-                if (m->mark != ep) {
-                    m->mark = ep;
-                    net->comp_links[nl++] = f->lk[k];
+                int m = f->lk[k];
+                if (!in_comp(net, m, nl)) {
+                    net->links[m].comp_ix = nl;
+                    net->comp_links[nl++] = m;
                 }
             }
         }
@@ -189,6 +208,37 @@ static int grow(void **p, size_t n, size_t size)
     return 0;
 }
 
+/* The per-flow arrays for cap flows in one 64-byte aligned block (net_flow first, so each
+ * flow is one cache line; then the clocks, the solve scratch and the free ids), the first
+ * flow_hw entries copied from the old block (scratch is not kept),
+ * which is freed. net_free frees the block through net->flows. */
+static int grow_flows(net_t *net, int cap)
+{
+    size_t n = (size_t)cap, hw = (size_t)net->flow_hw;
+    size_t o_clk = n * sizeof(net_flow), o_sol = o_clk + n * sizeof(net_fclk);
+    size_t o_free = o_sol + n * sizeof(net_fsol), size = o_free + n * sizeof(int);
+    size = (size + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
+    char *b = aligned_alloc(64, size);
+    if (!b)
+        return SC_ERUNTIME;
+    net_flow *fl = (net_flow *)b;
+    net_fclk *clk = (net_fclk *)(b + o_clk);
+    net_fsol *sol = (net_fsol *)(b + o_sol);
+    int *ids = (int *)(b + o_free);
+    if (hw) {
+        memcpy(fl, net->flows, hw * sizeof *fl);
+        memcpy(clk, net->fclk, hw * sizeof *clk);
+    }
+    if (net->free_head >= 0)
+        memcpy(ids, net->free_ids, (size_t)(net->free_head + 1) * sizeof *ids);
+    free(net->flows);
+    net->flows = fl;
+    net->fclk = clk;
+    net->fsol = sol;
+    net->free_ids = ids;
+    return 0;
+}
+
 /* Room for one more flow in every per-flow buffer. flow_cap moves only once all have grown. */
 static int reserve_flow(net_t *net)
 {
@@ -198,7 +248,7 @@ static int reserve_flow(net_t *net)
         return SC_ERUNTIME;
     int cap = net->flow_cap ? 2 * net->flow_cap : 64;
     size_t heap = (size_t)net->n_links + (size_t)NET_PATH_MAX * (size_t)cap;
-    if (grow((void **)&net->flows, (size_t)cap, sizeof *net->flows) ||
+    if (grow_flows(net, cap) ||
         grow((void **)&net->comp_flows, (size_t)cap, sizeof *net->comp_flows) ||
         grow((void **)&net->changed, (size_t)cap, sizeof *net->changed) ||
         grow((void **)&net->heap, heap, sizeof *net->heap))
@@ -226,11 +276,17 @@ static int flow_ok(const net_t *net, int id)
 }
 
 /* Batches: flows added or removed at one instant are re-rated together, once. */
+static int pending(const net_t *net, int id)
+{
+    int ix = net->links[id].pend_ix;
+    return ix >= 0 && ix < net->n_pend && net->pend[ix] == id;
+}
+
 static void defer(net_t *net, const int *links, int n)
 {
     for (int i = 0; i < n; i++)
-        if (!net->links[links[i]].pending) {
-            net->links[links[i]].pending = 1;
+        if (!pending(net, links[i])) {
+            net->links[links[i]].pend_ix = net->n_pend;
             net->pend[net->n_pend++] = links[i];
         }
 }
@@ -273,12 +329,13 @@ int net_batch_end(net_t *net, double now)
     /* one solve per connected component touched (flows that share no link are solved apart,
      * so a batch costs what its flows would have cost one by one, without the repeats) */
     for (int i = 0; i < net->n_pend; i++) {
-        if (!net->links[net->pend[i]].pending)
+        if (net->pend[i] < 0)
             continue; /* already in a component solved below */
         int nf, nl;
         collect(net, &net->pend[i], 1, &nf, &nl);
-        for (int j = 0; j < nl; j++)
-            net->links[net->comp_links[j]].pending = 0;
+        for (int j = 0; j < nl; j++) /* no longer pending: struck out of pend */
+            if (pending(net, net->comp_links[j]))
+                net->pend[net->links[net->comp_links[j]].pend_ix] = -1;
         waterfill(net, nf, nl);
         apply(net, now, nf, nl);
     }
@@ -305,22 +362,20 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
 
     int fid;
     if (net->free_head >= 0) {
-        fid = net->free_head;
-        net->free_head = net->flows[fid].next_free;
+        fid = net->free_ids[net->free_head--];
     } else {
         fid = net->flow_hw++;
         net->flows[fid].version = 0;
     }
     net_flow *f = &net->flows[fid];
-    f->remaining = bytes;
-    f->t = now;
-    f->rate = NAN;
+    net_fclk *c = &net->fclk[fid];
+    c->remaining = bytes;
+    c->t = now;
+    c->rate = NAN;
     f->tag = tag;
     f->event = -1;
-    f->mark = 0;
-    f->frozen = 0;
     f->live = 1;
-    f->next_free = -1;
+    f->comp_ix = -1;
     f->nl = np;
     for (int k = 0; k < np; k++) {
         net_link *l = &net->links[path[k]];
@@ -334,8 +389,8 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
         net->n_changed = 0;
     *id = fid;
     if (np == 0) { /* nothing to share: done the moment it starts */
-        f->remaining = 0;
-        f->rate = INFINITY;
+        c->remaining = 0;
+        c->rate = INFINITY;
         f->version++;
         net->changed[net->n_changed++] = fid;
         return 0;
@@ -365,8 +420,7 @@ int net_flow_remove(net_t *net, double now, int id)
     }
     f->live = 0;
     f->nl = 0;
-    f->next_free = net->free_head;
-    net->free_head = id;
+    net->free_ids[++net->free_head] = id;
     net->n_live--;
     net->now = now;
     if (!net->batching)
@@ -382,10 +436,14 @@ void net_solve_full(net_t *net)
 {
     int nf = 0;
     for (int i = 0; i < net->flow_hw; i++)
-        if (net->flows[i].live && net->flows[i].nl > 0)
+        if (net->flows[i].live && net->flows[i].nl > 0) {
+            net->flows[i].comp_ix = nf;
             net->comp_flows[nf++] = i;
-    for (int i = 0; i < net->n_links; i++)
+        }
+    for (int i = 0; i < net->n_links; i++) {
         net->comp_links[i] = i;
+        net->links[i].comp_ix = i;
+    }
     net->n_changed = 0;
     waterfill(net, nf, net->n_links);
     apply(net, net->now, nf, net->n_links);
@@ -409,14 +467,14 @@ int net_n_flows(const net_t *net)
 
 double net_flow_rate(const net_t *net, int id)
 {
-    return flow_ok(net, id) ? net->flows[id].rate : NAN;
+    return flow_ok(net, id) ? net->fclk[id].rate : NAN;
 }
 
 double net_flow_remaining(const net_t *net, int id, double now)
 {
     if (!flow_ok(net, id))
         return NAN;
-    const net_flow *f = &net->flows[id];
+    const net_fclk *f = &net->fclk[id];
     if (!(now > f->t) || f->remaining == 0)
         return f->remaining;
     double r = f->remaining - f->rate * (now - f->t);
@@ -427,7 +485,7 @@ double net_flow_finish_time(const net_t *net, int id)
 {
     if (!flow_ok(net, id))
         return NAN;
-    const net_flow *f = &net->flows[id];
+    const net_fclk *f = &net->fclk[id];
     if (f->remaining == 0)
         return f->t;
     return f->rate > 0 ? f->t + f->remaining / f->rate : INFINITY;

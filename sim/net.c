@@ -166,12 +166,16 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
     net->nvme_base = c->nvme_read_Bps > 0 ? net->n_links : -1;
     if (net->nvme_base >= 0)
         net->n_links += 2 * unit;
-    net->links = calloc((size_t)net->n_links, sizeof *net->links);
+    size_t lbytes = (size_t)net->n_links * sizeof *net->links; /* a multiple of 64 */
+    net->links = aligned_alloc(_Alignof(net_link), lbytes); /* one cache line each (net_int.h) */
+    if (net->links)
+        memset(net->links, 0, lbytes);
+    net->lsol = malloc((size_t)net->n_links * sizeof *net->lsol);
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
     net->pend = malloc((size_t)net->n_links * sizeof *net->pend);
     net->heap = malloc((size_t)net->n_links * sizeof *net->heap);
-    if (!net->links || !net->names || !net->comp_links || !net->heap || !net->pend) {
+    if (!net->links || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend) {
         net_free(net);
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory for %d links", nodes);
     }
@@ -248,6 +252,7 @@ void net_free(net_t *net)
     free(net->flows);
     free(net->comp_flows);
     free(net->comp_links);
+    free(net->lsol);
     free(net->pend);
     free(net->changed);
     free(net->heap);

@@ -12,39 +12,57 @@
 
 #define NAME_LEN 48
 
+/* A link is one 64-byte line (the array is 64-byte aligned): what adding, removing, collecting a
+ * component and filling touch. The scratch of a solve is apart (net_lsol, by component index). */
 typedef struct net_link {
-    double cap;   /* capacity, B/s                                                          */
+    _Alignas(64) double cap; /* capacity, B/s                                               */
     double lat;   /* latency, s                                                             */
     double bytes; /* carried from time 0 to t, B                                            */
     double t;     /* time `bytes` is accounted up to, s                                     */
     double load;  /* sum of the rates of the flows on it since t, B/s                       */
     int *fl;      /* ids of the flows crossing it                                           */
     int nfl, capfl;
-    /* scratch of one solve */
+    /* sparse-set memberships (no clearing between uses): valid only while the array they
+     * index holds this link's id there, within its current length */
+    int comp_ix; /* in comp_links: the component being collected or solved                   */
+    int pend_ix; /* in pend: the open batch's seed links                                      */
+} net_link;
+
+/* A link's scratch during one solve, indexed by its place in comp_links. */
+typedef struct net_lsol {
     double res;      /* capacity not yet given to frozen flows, B/s                          */
     int nun;         /* flows on it not yet frozen                                           */
     uint32_t stamp;  /* heap entries with another stamp are stale                            */
-    uint64_t mark;   /* == net->epoch: in the component being solved                         */
     uint64_t pushed; /* == round: already re-queued in this filling round                    */
-    int pending;     /* in the open batch's seed list                                         */
-} net_link;
+} net_lsol;
 
+/* A flow's state is split by who reads it, so that each pass touches one cache line per flow
+ * (issue 22: at 16k GPUs the flows and links are megabytes, far beyond the cache). Its record is
+ * one 64-byte line: what its start, its completion (the executors' checks, detaching it) and the
+ * search for a component read. */
 typedef struct net_flow {
-    double remaining; /* B left at time t                                                   */
-    double t;         /* s                                                                  */
-    double rate;      /* B/s since t (NAN between attach and the first solve)               */
-    double new_rate;  /* scratch: the rate the current solve gives it                        */
-    uint64_t tag;
-    uint64_t mark;   /* == net->epoch: in the component being solved                         */
-    uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
-    uint32_t version;
-    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
-    int live;
-    int next_free; /* free list link when not live                                         */
+    _Alignas(64) uint64_t tag; /* the caller's                                              */
+    int comp_ix; /* in comp_flows while in the component being solved (sparse set, as links) */
     int nl;
     int lk[NET_PATH_MAX];  /* its links, in path order                                      */
     int pos[NET_PATH_MAX]; /* its index in each link's flow list                            */
+    uint32_t version;
+    int32_t event; /* the caller's completion event for it (net_flow_set_event), -1 = none */
+    int live;
 } net_flow;
+
+/* Its clock, apart (32-byte aligned): what apply, the links' loads and finish times read. */
+typedef struct net_fclk {
+    _Alignas(32) double remaining; /* B left at time t                                     */
+    double t;         /* s                                                                  */
+    double rate;      /* B/s since t (NAN between attach and the first solve)               */
+} net_fclk;
+
+/* A flow's scratch during one solve, indexed by its place in comp_flows. */
+typedef struct net_fsol {
+    double new_rate; /* the rate the solve gives it, B/s                                     */
+    uint64_t frozen; /* round in which its rate was fixed; 0 = not yet                       */
+} net_fsol;
 
 typedef struct heap_ent {
     double key; /* fair share res / nun of the link when pushed, B/s                        */
@@ -72,15 +90,20 @@ struct net {
     net_link *links;
     char (*names)[NAME_LEN];
 
+    /* per-flow arrays, flow_cap entries each, in one allocation that starts at flows (flow.c) */
     net_flow *flows;
+    net_fclk *fclk;
+    net_fsol *fsol;    /* comp_flows' scratch                                                    */
+    int *free_ids;     /* stack of free ids, [0, free_head]                                      */
     int flow_cap, flow_hw, n_live, free_head;
     int *comp_flows;  /* flow_cap entries                                                   */
     int *comp_links;  /* n_links entries                                                    */
+    net_lsol *lsol;   /* n_links entries: comp_links' scratch                                */
     int *changed;     /* flow_cap entries                                                   */
     int n_changed;
     heap_ent *heap;   /* n_links + NET_PATH_MAX * flow_cap entries (bound of one solve)       */
     size_t heap_n;
-    uint64_t epoch, round;
+    uint64_t round;
     double now; /* time of the last add / remove, s                                          */
     int batching;  /* between net_batch_begin and net_batch_end: solve once at the end         */
     int *pend;     /* the batch's seed links (n_links entries)                                 */
