@@ -418,7 +418,9 @@ static void coll_arrive(sim *s, int r, int st, double now)
     if (gs->arrived == 0)
         gs->op = c->cur.op;
     /* late: strictly after every other member (arrivals come in time order; a tie is no one's) */
-    int late = gs->arrived > 0 && now > gs->t_last;
+    /* (ties within rounding, 1e-12 of the time, are ties: where a contended spine re-rates the
+     * copies of one flow in another order, their ends differ in the last bits) */
+    int late = gs->arrived > 0 && now - gs->t_last > 1e-12 * now;
     gs->arrived++;
     gs->t_last = now;
     gs->last_rank = r;

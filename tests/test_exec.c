@@ -1324,6 +1324,16 @@ START_TEST(test_symmetry_contended)
         cost_calib_defaults(&c, &k);
         n += sym_grid(&c, &k, &m, 8, ALL_LAYOUTS, N_ALL_LAYOUTS, FW_IDEAL, &reduced);
     }
+    /* review's case: 4-node pods under a 2:1 spine at 16 nodes, where the full run's copies of a
+     * flow re-rate in another order and its arrivals differ in the last bits (ties within 1e-12
+     * are ties in coll_arrive, so latest_rank / latest_count agree) */
+    c = load_cluster("p4d.24xlarge");
+    c.nodes_per_leaf = 4;
+    c.oversubscription = 2;
+    cost_calib_defaults(&c, &k);
+    n += sym_grid(&c, &k, &m, 16, (const char *const[]){"mics:p=64,hier=0", "hsdp:p=32", "zero3"}, 3, FW_DEEPSPEED,
+                  &reduced);
+    n += sym_grid(&c, &k, &m, 16, (const char *const[]){"hsdp:p=32", "zero3"}, 2, FW_FSDP, &reduced);
     spec_cluster d = duo_cluster(5e10, 1e10);
     cost_calib kt = tiny_calib();
     const spec_model tm = tiny_model(2);
