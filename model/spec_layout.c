@@ -502,10 +502,9 @@ static int megatron_check(const spec_layout *l, const char *name, int n, int g, 
     return 0;
 }
 
-int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
+/* spec_layout_check with the layout's name for the message already formatted. */
+static int check_named(const spec_layout *l, const spec_cluster *c, int nodes, const char *name, sc_err *err)
 {
-    char name[64];
-    spec_layout_str(l, name, sizeof name);
     if ((long long)nodes * c->gpus_per_node > SPEC_MAX_RANKS || nodes < 1 || c->gpus_per_node < 1)
         return sc_err_set(err, SC_EINPUT, "--nodes", "", "expected at most %d GPUs in all, got %d nodes x %d", SPEC_MAX_RANKS,
                           nodes, c->gpus_per_node);
@@ -544,6 +543,18 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a group size that divides or is a multiple of %d GPUs per node, got %d", name, g, p);
     return 0;
+}
+
+int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
+{
+    /* the name is only for a message: a sweep checks a million points a second, almost all
+     * fine, so check first without one and format it only to say what is wrong */
+    int rc = check_named(l, c, nodes, "", NULL);
+    if (!rc || !err)
+        return rc;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    return check_named(l, c, nodes, name, err);
 }
 
 int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
