@@ -39,18 +39,26 @@ static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_er
     return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
 }
 
-/* Per rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024 to 16,384
- * p4d nodes (bench/memscale.py; bench/RESULTS.md). An estimate to warn with, not a prediction. */
+/* Per simulated rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024
+ * to 16,384 p4d nodes (bench/memscale.py; bench/RESULTS.md); plus, per rank of the cluster, the
+ * group tables and member lists an exact-symmetric run still sizes by it (address space, mostly
+ * untouched). An estimate to warn with, not a prediction. */
 #define SIM_S_PER_RANK_LAYER 4.3e-6
 #define SIM_BYTES_PER_RANK 3072.0
+#define SIM_BYTES_PER_CLUSTER_RANK 512.0
 #define SIM_BYTES_BASE (32.0 * 1048576)
 
-void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, double *t_s, double *bytes)
+void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l,
+                      const exec_opts *so, double *t_s, double *bytes)
 {
-    double ranks = (double)nodes * s->cluster.gpus_per_node;
+    double all = (double)nodes * s->cluster.gpus_per_node, ranks = all;
+    if (l) { /* the ranks the simulator will run: fewer where the step is exactly symmetric */
+        pred_input in = {&s->cluster, &s->model, tr, nodes, l, NULL, NULL};
+        ranks = pred_sim_ranks(&in, so);
+    }
     int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
     *t_s = ranks * s->model.layers * (micro > 0 ? micro : 1) * SIM_S_PER_RANK_LAYER;
-    *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK;
+    *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK + (ranks < all ? all * SIM_BYTES_PER_CLUSTER_RANK : 0);
 }
 
 double cli_mem_budget(void)
@@ -62,11 +70,11 @@ double cli_mem_budget(void)
     return phys > 0 ? phys : INFINITY;
 }
 
-int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, double limit_s, const char *go_on,
-                   sc_err *err)
+int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l, const exec_opts *so,
+                   double limit_s, const char *go_on, sc_err *err)
 {
     double t, b, mem = cli_mem_budget();
-    cli_sim_estimate(s, tr, nodes, &t, &b);
+    cli_sim_estimate(s, tr, nodes, l, so, &t, &b);
     if (limit_s > 0 && t > limit_s)
         return sc_err_set(err, SC_EINPUT, "budget", "",
                           "simulating %d GPUs (%d nodes) would take about %.0f s, over the limit of %.0f s; "

@@ -71,15 +71,18 @@ double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_trai
 void cli_csv_header(FILE *f);
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p);
 
-/* What one simulator run of this point costs, estimated before it starts from the rank count and
- * the layers per micro-step (fitted on this machine: bench/RESULTS.md, "Scale"): seconds and bytes. */
-void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, double *t_s, double *bytes);
+/* What one simulator run of this point costs, estimated before it starts from the ranks it will
+ * simulate and the layers per micro-step (fitted on this machine: bench/RESULTS.md, "Scale"):
+ * seconds and bytes. l: the layout, whose exact symmetry (under so, NULL = defaults) may leave
+ * fewer ranks to simulate (predict/eval.h, pred_sim_ranks); NULL: every rank, an upper bound. */
+void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l,
+                      const exec_opts *so, double *t_s, double *bytes);
 /* The memory a run may use: the address-space limit, else half the physical memory, in bytes. */
 double cli_mem_budget(void);
 /* 0 if the simulator run fits limit_s (<= 0: no limit) and the memory budget; else SC_EINPUT with
  * the estimate, the budget and how to go on (`go_on`, e.g. "--sim-limit-s 0"). */
-int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, double limit_s, const char *go_on,
-                   sc_err *err) SC_MUST_CHECK;
+int cli_sim_budget(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l, const exec_opts *so,
+                   double limit_s, const char *go_on, sc_err *err) SC_MUST_CHECK;
 
 int cli_parse_engine(const char *arg, cli_engine *out, sc_err *err) SC_MUST_CHECK;
 const char *cli_engine_name(cli_engine e);

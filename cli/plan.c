@@ -327,7 +327,7 @@ static int confirm_top(const cli_setup *s, const cli_calib *cal, const opts *o, 
     }
     for (int i = 0; i < k; i++) {
         sc_err why_not;
-        if (cli_sim_budget(s, &cs[i].pt.training, cs[i].pt.nodes, 120, "--confirm 0", &why_not)) {
+        if (cli_sim_budget(s, &cs[i].pt.training, cs[i].pt.nodes, &cs[i].pt.layout, NULL, 120, "--confirm 0", &why_not)) {
             char lay[96];
             fprintf(stderr, "plan: not simulating %s on %d nodes (kept the analytical answer): %s\n",
                     spec_layout_str(&cs[i].pt.layout, lay, sizeof lay), cs[i].pt.nodes, why_not.text);

@@ -157,13 +157,15 @@ int cmd_predict(int argc, char **argv)
     }
     /* say before starting when a simulation would not fit the time or memory budget */
     double total_s = 0;
-    for (int ni = 0; o.engine == ENGINE_SIM && ni < s.n_nodes; ni++) {
-        if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], o.limit_s, "--sim-limit-s 0", &err)))
-            return cli_fail(&err, rc);
-        double t, b;
-        cli_sim_estimate(&s, &s.training, s.nodes[ni], &t, &b);
-        total_s += t * s.n_layouts;
-    }
+    for (int ni = 0; o.engine == ENGINE_SIM && ni < s.n_nodes; ni++)
+        for (int li = 0; li < s.n_layouts; li++) {
+            if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], &s.layouts[li], &o.so, o.limit_s,
+                                                      "--sim-limit-s 0", &err)))
+                return cli_fail(&err, rc);
+            double t, b;
+            cli_sim_estimate(&s, &s.training, s.nodes[ni], &s.layouts[li], &o.so, &t, &b);
+            total_s += t;
+        }
     int busy = (o.progress || isatty(2)) && o.engine == ENGINE_SIM && total_s > 1;
     tr_writer *tw = NULL;
     if (o.trace) {

@@ -219,13 +219,15 @@ int cmd_sweep(int argc, char **argv)
     long total = (long)n_eng * n_mb * s.n_layouts * s.n_nodes;
     if (o.both || o.engine == ENGINE_SIM) { /* say before starting when the simulations would not fit */
         double all_s = 0;
-        for (int ni = 0; ni < s.n_nodes; ni++) {
-            double t, b;
-            if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], o.limit_s, "--sim-limit-s 0", &err)))
-                return cli_fail(&err, rc);
-            cli_sim_estimate(&s, &s.training, s.nodes[ni], &t, &b);
-            all_s += t * n_mb * s.n_layouts;
-        }
+        for (int ni = 0; ni < s.n_nodes; ni++)
+            for (int li = 0; li < s.n_layouts; li++) {
+                double t, b;
+                if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], &s.layouts[li], NULL, o.limit_s,
+                                                          "--sim-limit-s 0", &err)))
+                    return cli_fail(&err, rc);
+                cli_sim_estimate(&s, &s.training, s.nodes[ni], &s.layouts[li], NULL, &t, &b);
+                all_s += t * n_mb;
+            }
         if (o.limit_s > 0 && all_s > o.limit_s)
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "budget", "",
                                              "the %ld simulations of this sweep would take about %.0f s, over the limit "

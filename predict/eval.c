@@ -4,6 +4,7 @@
 #include "eval.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../model/layout.h"
@@ -19,6 +20,26 @@ int pred_check(const pred_input *in, const char *source, sc_err *err)
         (rc = spec_training_check(in->cluster, in->training, source, err)))
         return rc;
     return 0;
+}
+
+int pred_sim_ranks(const pred_input *in, const exec_opts *so)
+{
+    const spec_cluster *c = in->cluster;
+    int all = in->nodes * c->gpus_per_node;
+    if (spec_layout_check(in->layout, c, in->nodes, NULL) || spec_layout_check_training(in->layout, in->training, NULL))
+        return all;
+    exec_opts def = {0};
+    if (!so)
+        so = &def;
+    wl w;
+    wl_build(in->model, in->training, &w);
+    lo_graph *g = malloc(sizeof *g);
+    if (!g)
+        return all;
+    layout_build(&w, in->training, in->layout, c, in->nodes, g);
+    int unit = g->pipelined ? in->nodes : exec_symmetry_unit(g, c, so);
+    free(g);
+    return unit > 0 ? unit * c->gpus_per_node : all;
 }
 
 int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)

@@ -43,6 +43,11 @@ typedef struct pred_result {
  * option that does not fit the point, SC_ERUNTIME when the simulator fails). */
 int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
     SC_MUST_CHECK;
+/* How many ranks the simulator would run for this point under so (NULL = defaults): the whole
+ * cluster's, or the represented ranks of an exact-symmetric run (sim/exec.h,
+ * exec_symmetry_unit); pipelines and anything that fails the point's checks count every rank.
+ * For estimating a run before it starts: builds the op graph, simulates nothing. */
+int pred_sim_ranks(const pred_input *in, const exec_opts *so);
 /* pred_eval, then: no table, CSV or JSON carries NaN or Inf, so a result that holds one is an
  * internal error (SC_ERUNTIME) naming the step which produced it (issue 19). */
 int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)

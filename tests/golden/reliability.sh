@@ -88,11 +88,15 @@ if grep -q ' model$' "$R/plan0.txt" && ! grep -q ' sim$' "$R/plan0.txt"; then pa
 sed 's/"max_nodes": 512/"max_nodes": 16384/' configs/clusters/p4d.24xlarge.json >"$R/p4d16k.json"
 [ "${SC_ASAN:-}" = 1 ] && echo "SKIP sim-memory-1024-nodes, sim-budget-memory: ulimit -v under ASan"
 [ "${SC_ASAN:-}" = 1 ] || expect sim-memory-1024-nodes 0 "mics:p=8" -- sh -c "ulimit -v 60000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 1024 --layout mics:p=8"
-# a run over the time or memory budget says so before it starts, and how to go on
+# a run over the time or memory budget says so before it starts, and how to go on (every rank
+# simulated: --symmetry off)
 expect sim-budget-time 2 "budget: simulating 131072 GPUs (16384 nodes) would take about" -- \
-    "$BIN" predict --cluster "$R/p4d16k.json" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --sim-limit-s 10
+    "$BIN" predict --cluster "$R/p4d16k.json" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --sim-limit-s 10 --symmetry off
 [ "${SC_ASAN:-}" = 1 ] || expect sim-budget-memory 2 "over the 293 MiB this process may use; --engine model needs none, or --sim-limit-s 0 goes on" -- \
-    sh -c "ulimit -v 300000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8"
+    sh -c "ulimit -v 300000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --symmetry off"
+# the same run exactly symmetric: one 16-node pod of the 1,024 simulated, within both budgets
+[ "${SC_ASAN:-}" = 1 ] || expect sim-symmetric-16k-nodes 0 "exact symmetry: 128 of 131072 ranks simulated" -- \
+    sh -c "ulimit -v 300000; exec \"$BIN\" predict --cluster \"$R/p4d16k.json\" --calibration p4d.24xlarge --model gpt3-13b --nodes 16384 --layout mics:p=8 --sim-limit-s 10"
 # SIGTERM in the middle of writing a trace: the temporary is removed and the process dies of the signal
 mkdir -p "$R/term"
 "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 64 --layout mics:p=8 --trace "$R/term/step.json" --trace-ranks 512 >/dev/null 2>&1 &
@@ -101,8 +105,9 @@ sleep 0.4
 { kill -TERM $tpid; wait $tpid; } 2>/dev/null
 trc=$?
 if [ -z "$(ls -A "$R/term")" ] || { [ -s "$R/term/step.json" ] && [ "$(ls -A "$R/term" | wc -l)" = 1 ]; }; then pass=$((pass + 1)); else echo "FAIL sigterm-no-temp (exit $trc): $(ls -A "$R/term")"; fail=$((fail + 1)); fi
+# (pipelines: every rank is simulated)
 expect sweep-budget 2 "budget: the 28 simulations of this sweep would take about" -- "$BIN" sweep --cluster "$R/p4d16k.json" \
-    --calibration p4d.24xlarge --model gpt3-13b --nodes 2..16384 --layout mics:p=8 --layout zero3 --engine sim --sim-limit-s 30 -o "$R/big-sweep.csv"
+    --calibration p4d.24xlarge --model gpt3-13b --nodes 2..16384 --layout megatron:t=8,p=2 --layout megatron:t=4,p=2 --engine sim --sim-limit-s 30 -o "$R/big-sweep.csv"
 # /dev/zero as an input never ends: plot grew until the kernel killed it; the JSON loaders read forever
 expect plot-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" plot /dev/zero --kind scaling --out "$R/z.png"
 expect ds-config-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- "$BIN" predict $P --nodes 2 --layout zero3 --ds-config /dev/zero
