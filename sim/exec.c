@@ -85,7 +85,8 @@ typedef struct rank_st {
     uint32_t comp_ver;
     int32_t comp_ev;      /* its queued end event (re-timed in place), -1 = none       */
     const char *comp_name;
-    int gpending[MAXD], gkind[MAXD];
+    int *gpending, *gkind; /* per gather slot (D, ring-indexed by copy): gathers outstanding,
+                              their kind; in sim.gslots, so a rank's state stays small         */
     cstream cs[NS];
     long seq, done_seq[NS]; /* ops issued; the last completed per stream (FIFO: in order)  */
     int last_kind;
@@ -123,6 +124,7 @@ typedef struct sim {
     int orbit;  /* copies of each represented rank: N / R                                     */
     long per_micro, total; /* copies per micro-step; per step (the host's last copy + 1)        */
     rank_st *rk;
+    int *gslots; /* every rank's gpending and gkind: 2 D ints per rank                  */
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
     group_st **made;             /* the groups whose members were listed (freed at the end): */
     int n_made, cap_made;        /* the tables above are touched only there                  */
@@ -640,6 +642,7 @@ static void sim_free(sim *s)
             for (int st = 0; st < NS; st++)
                 free(s->rk[r].cs[st].q);
     free(s->rk);
+    free(s->gslots);
     for (int i = 0; i < s->n_made; i++)
         free(s->made[i]->members);
     free(s->made);
@@ -704,8 +707,9 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     s.rng = gsl_rng_alloc(gsl_rng_mt19937);
     s.rk = calloc((size_t)s.R, sizeof *s.rk);
     s.late = calloc((size_t)s.R, sizeof *s.late);
+    s.gslots = calloc((size_t)s.R * 2 * (size_t)s.D, sizeof *s.gslots);
     s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
-    int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp; /* grp: allocated by group_of */
+    int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp && s.gslots; /* grp: allocated by group_of */
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);
@@ -717,6 +721,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     ev_engine_register(s.eng, EV_SAMPLE, on_sample, &s);
     ev_engine_register(s.eng, EV_SOLVE, on_solve, &s);
     for (int r = 0; r < s.R; r++) {
+        s.rk[r].gpending = s.gslots + (size_t)r * 2 * (size_t)s.D;
+        s.rk[r].gkind = s.rk[r].gpending + s.D;
         s.rk[r].slow = 1;
         s.rk[r].comp_ev = -1;
         for (int i = 0; i < o->n_stragglers; i++)
