@@ -72,7 +72,9 @@ int ps_grid_threads(const ps_grid *g);
  * bit-identical to a loop over the points on one thread, whatever the split. Returns 0, or the
  * error of the first point (in order) that failed, in *err, as that loop would; *n_ok (may be
  * NULL) receives how many leading points succeeded (n when all did); slots after a failure are
- * unspecified. The cluster, model and calibration are only read (the same for every point). */
+ * unspecified. The cluster, model and calibration are only read (the same for every point).
+ * The memos know the calibration and cluster by address: one changed in place between two calls
+ * on the same grid gives stale times (as with any an_memo); use a new grid, or a copy. */
 int ps_grid_eval(ps_grid *g, const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
                  const ps_point *pts, size_t n, ps_cand *out, size_t *n_ok, sc_err *err) SC_MUST_CHECK;
 

@@ -173,9 +173,9 @@ static void resettle(ev_queue *q, size_t i, ev_hent e)
 
 static int grow(ev_queue *q)
 {
-    if (q->cap >= ID_CAP / 2)
+    if (q->cap >= ID_CAP) /* ids are ID_BITS wide: 2^27 queued at once at most */
         return SC_ERUNTIME;
-    size_t cap = q->cap * 2;
+    size_t cap = q->cap * 2 < ID_CAP ? q->cap * 2 : ID_CAP;
     if (heap_alloc(q, cap, q->n))
         return SC_ERUNTIME;
     ev_node *nd = realloc(q->node, cap * sizeof *nd);

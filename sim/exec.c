@@ -735,8 +735,10 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
             sim_free(&s);
             return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
         }
-        if (o->sample_s > 0)
-            ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0);
+        if (o->sample_s > 0 && ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0)) {
+            sim_free(&s);
+            return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
+        }
     }
     /* step start: every rank issues the gathers of copies 0..d-1, then reaches copy 0 */
     for (int r = 0; r < s.R; r++)
