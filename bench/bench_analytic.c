@@ -171,25 +171,11 @@ int main(int argc, char **argv)
     wl_build(&m, &t, &w);
 
     long n = 0;
-    double sink = 0, t0 = now_s(), t1;
-    do {
-        for (int a = 0; a < 3; a++) {
-            t.grad_accum = ACC[a];
-            for (int ni = 0; ni < 4; ni++)
-                for (int li = 0; li < 9; li++) {
-                    an_result r;
-                    an_predict(&w, &t, &lay[li], &c, NODES[ni], &cal, &r);
-                    sink += r.step_s;
-                    n++;
-                }
-        }
-        t1 = now_s();
-    } while (t1 - t0 < 2.0);
-    double rate = (double)n / (t1 - t0);
-    printf("analytic (bare an_predict, no memo, built-in default calibration): %ld configurations in %.2f s = "
-           "%.0f configs/s (%.2f us each), 96-layer GPT-3 175B, p4d 16-128 nodes, 9 layouts, grad-accum 1/4/16 "
-           "[checksum %.3g]\n",
-           n, t1 - t0, rate, 1e6 / rate, sink);
+    double sink = 0, t0, t1;
+    double rate = rate_of(NULL, &w, t, lay, 9, &c, &cal, 2.0, &sink);
+    printf("analytic (bare an_predict, no memo, built-in default calibration): %.0f configs/s (%.2f us each), "
+           "96-layer GPT-3 175B, p4d 16-128 nodes, 9 layouts, grad-accum 1/4/16 [checksum %.3g]\n",
+           rate, 1e6 / rate, sink);
     const double bare_rate = rate; /* for the front door's comparison below */
 
     /* the same with the shipped p4d calibration: NCCL's algorithms and protocols (model/nccl.c),
@@ -199,23 +185,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s: %s: %s\n", e.source, e.path, e.text);
         return 1;
     }
-    n = 0;
-    t0 = now_s();
-    do {
-        for (int a = 0; a < 3; a++) {
-            t.grad_accum = ACC[a];
-            for (int ni = 0; ni < 4; ni++)
-                for (int li = 0; li < 9; li++) {
-                    an_result r;
-                    an_predict(&w, &t, &lay[li], &c, NODES[ni], &ncal, &r);
-                    sink += r.step_s;
-                    n++;
-                }
-        }
-        t1 = now_s();
-    } while (t1 - t0 < 2.0);
-    t.grad_accum = ACC[0];
-    rate = (double)n / (t1 - t0);
+    rate = rate_of(NULL, &w, t, lay, 9, &c, &ncal, 2.0, &sink);
     printf("analytic, nccl calibration (p4d.24xlarge.json): %.0f configs/s (%.2f us each)\n", rate, 1e6 / rate);
 
     /* with the workload rebuilt per configuration (a sweep over micro-batch sizes) */
@@ -245,23 +215,8 @@ int main(int argc, char **argv)
         }
     t.micro_batch = 1;
     wl_build(&m, &t, &w);
-    n = 0;
-    t0 = now_s();
-    do {
-        for (int a = 0; a < 3; a++) {
-            t.grad_accum = ACC[a];
-            for (int ni = 0; ni < 4; ni++)
-                for (int li = 0; li < 6; li++) {
-                    an_result r;
-                    an_predict(&w, &t, &tl[li], &c, NODES[ni], &cal, &r);
-                    sink += r.step_s;
-                    n++;
-                }
-        }
-        t1 = now_s();
-    } while (t1 - t0 < 1.0);
-    printf("analytic, tp / axonn layouts: %.0f configs/s (%.2f us each) [checksum %.3g]\n", (double)n / (t1 - t0),
-           1e6 * (t1 - t0) / (double)n, sink);
+    rate = rate_of(NULL, &w, t, tl, 6, &c, &cal, 1.0, &sink);
+    printf("analytic, tp / axonn layouts: %.0f configs/s (%.2f us each) [checksum %.3g]\n", rate, 1e6 / rate, sink);
 
     /* the same grids through a sweep memo (what sweep and plan do), after checking that it
      * changes no bit of any result */
