@@ -126,3 +126,51 @@ for round in 1 2 3; do
     for k in 1 2 3 4 5 6 7 8; do cmp -s "$R/race/out.csv" "$R/race/ref$k.csv" && ok=1; done
     if [ $ok = 1 ] && [ "$(ls -A "$R/race" | wc -l)" = 9 ]; then pass=$((pass + 1)); else echo "FAIL race-$round: $(ls -A "$R/race")"; fail=$((fail + 1)); fi
 done
+
+# ---- issue 31: no input text is ever run as gnuplot code ------------------------------------------
+# A layout, model or cluster name, a model spec's "name", an HF _name_or_path, a trace's file name and
+# --title hold backquotes, $(...), system("..."), quotes, a backslash, an @macro (and, where the input
+# can carry one, a newline). Every plot kind draws a PNG and no marker file appears: the tics string
+# was `eval`ed by memory.gp and breakdown.gp, so a layout named zero3`touch x` ran `touch x`. The
+# markers are relative (names stop at 95 characters): everything runs in $I.
+I="$R/inject"
+mkdir -p "$I"
+here=$(pwd)
+EV='x`touch m1`$(touch m2)system("touch m3")'"'"'q"\ @x'
+nl=$(printf '\nx')
+nl=${nl%x}
+"$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 --layout zero2 --engine model -o "$I/base.csv" 2>/dev/null
+CSVEV=$(printf '%s' "$EV" | sed 's/"/""/g') awk -F, 'BEGIN { OFS = ","; q = "\"" } NR == 1 { print; next }
+    { $1 = q $1 ENVIRON["CSVEV"] q; $2 = q $2 ENVIRON["CSVEV"] q; sub(/"$/, ENVIRON["CSVEV"] q, $6); print }' \
+    "$I/base.csv" >"$I/evil.csv"
+awk -F, 'NR == 1 || $4 == 1' "$I/evil.csv" >"$I/evil1.csv" # one bar per layout: the tics name the layouts
+# a model spec and an HF config named so (JSON-escaped: \" and \\)
+JEV=$(printf '%s' "$EV" | sed 's/\\/\\\\/g; s/"/\\"/g')
+JEV=$JEV awk '!done && match($0, /"name": *"[^"]*"/) { $0 = substr($0, 1, RSTART - 1) "\"name\": \"" ENVIRON["JEV"] "\"" substr($0, RSTART + RLENGTH); done = 1 } { print }' \
+    configs/models/gpt3-1.3b.json >"$I/model.json"
+mkdir -p "$I/hf"
+printf '{"model_type": "llama", "_name_or_path": "%s", "num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8, "intermediate_size": 2816, "vocab_size": 32000, "max_position_embeddings": 2048}\n' \
+    "$(printf '%s' "$JEV" | sed 's/%/%%/g')" >"$I/hf/config.json"
+cd "$I"
+for m in model hf; do
+    case $m in model) M="$I/model.json" ;; hf) M="hf:$I/hf/config.json" ;; esac
+    expect "inject-sweep-$m" 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model "$M" --layout zero3 --layout zero2 --engine model -o "$I/$m.csv"
+    expect "inject-name-in-csv-$m" 0 'x`touch m1`$(touch m2)system(""touch m3"")' -- cat "$I/$m.csv"
+done
+n=0
+for csv in evil evil1 model hf; do
+    for k in scaling efficiency memory breakdown; do
+        [ $csv = evil1 ] && [ $k != breakdown ] && [ $k != memory ] && continue
+        n=$((n + 1))
+        expect "inject-plot-$csv-$k" 0 "plot: $k" -- "$BIN" plot "$I/$csv.csv" --kind $k --out "$I/p$n.png"
+    done
+done
+expect inject-plot-title 0 "plot: memory" -- "$BIN" plot "$I/evil.csv" --kind memory --title "t$EV$nl$EV" --out "$I/title.png"
+TR="$I/t$EV${nl}y.json"
+expect inject-trace 0 "" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --trace "$TR"
+expect inject-plot-timeline 0 "plot: timeline" -- "$BIN" plot --kind timeline "$TR" --out "$I/timeline.png"
+cd "$here"
+pngs=0
+for f in "$I"/*.png; do [ -e "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '211PNG' ] && pngs=$((pngs + 1)); done
+if [ $pngs = $((n + 2)) ]; then pass=$((pass + 1)); else echo "FAIL inject-pngs: $pngs of $((n + 2)) PNGs"; fail=$((fail + 1)); fi
+if [ -z "$(ls -A "$I" | grep '^m[0-9]$')" ]; then pass=$((pass + 1)); else echo "FAIL inject-ran-code: $(ls -A "$I" | grep '^m[0-9]$' | tr '\n' ' ')"; fail=$((fail + 1)); fi
