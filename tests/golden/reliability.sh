@@ -174,3 +174,13 @@ pngs=0
 for f in "$I"/*.png; do [ -e "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '211PNG' ] && pngs=$((pngs + 1)); done
 if [ $pngs = $((n + 2)) ]; then pass=$((pass + 1)); else echo "FAIL inject-pngs: $pngs of $((n + 2)) PNGs"; fail=$((fail + 1)); fi
 if [ -z "$(ls -A "$I" | grep '^m[0-9]$')" ]; then pass=$((pass + 1)); else echo "FAIL inject-ran-code: $(ls -A "$I" | grep '^m[0-9]$' | tr '\n' ' ')"; fail=$((fail + 1)); fi
+
+# ---- issue 31: HF config sizes multiplied in int ----------------------------------------------------
+# 4 x n_embd = 4 x 2^29 wrapped to -2^31: -1.15e9 parameters, negative TFLOPS and memory that
+# "fits", exit 0. HF sizes now meet a model spec's bounds (2^24), products computed in 64 bits.
+printf '{"model_type": "gpt2", "n_embd": 536870912, "n_head": 1, "n_layer": 2}' >"$R/hf-big.json"
+expect hf-overflow-n-embd 2 'hf-big.json: $.n_embd: expected an integer from 1 to 16777216, got 536870912' -- \
+    "$BIN" predict --cluster p4d.24xlarge --model "hf:$R/hf-big.json" --nodes 1 --layout zero3 --engine model
+printf '{"model_type": "mpt", "d_model": 4194304, "n_heads": 1, "expansion_ratio": 8}' >"$R/hf-mpt.json"
+expect hf-overflow-mpt 2 'hf-mpt.json: $.expansion_ratio: expected expansion_ratio x d_model (the MLP width) at most 16777216, got 8 x 4194304 = 33554432' -- \
+    "$BIN" describe --model "hf:$R/hf-mpt.json"
