@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/jsonrd.h"
 #include "spec.h"
+
+#define ACC_MAX_FILE ((size_t)1 << 20) /* an accelerate config is a few hundred bytes */
 
 static char *trim(char *s)
 {
@@ -38,9 +41,17 @@ static int is_bool(const char *v)
 int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, spec_layout *l, spec_ds_report *rep,
                          sc_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read accelerate config");
+    /* read once, whole (a regular file or a pipe, at most 1 MiB; /dev/zero never ended) */
+    char *text;
+    size_t text_len;
+    int src = jr_slurp(path, ACC_MAX_FILE, &text, &text_len, err);
+    if (src)
+        return src;
+    FILE *f = fmemopen(text, text_len, "r");
+    if (!f) {
+        free(text);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    }
     if (rep)
         memset(rep, 0, sizeof *rep);
     memset(l, 0, sizeof *l);
@@ -160,6 +171,7 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
         }
     }
     fclose(f);
+    free(text);
     if (rc)
         return rc;
     if (!fsdp)

@@ -184,3 +184,27 @@ expect hf-overflow-n-embd 2 'hf-big.json: $.n_embd: expected an integer from 1 t
 printf '{"model_type": "mpt", "d_model": 4194304, "n_heads": 1, "expansion_ratio": 8}' >"$R/hf-mpt.json"
 expect hf-overflow-mpt 2 'hf-mpt.json: $.expansion_ratio: expected expansion_ratio x d_model (the MLP width) at most 16777216, got 8 x 4194304 = 33554432' -- \
     "$BIN" describe --model "hf:$R/hf-mpt.json"
+
+# ---- issue 31: readers that never returned ----------------------------------------------------------
+# /dev/zero never ends: the accelerate and nccl-tests readers read it line by line forever
+expect accelerate-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- timeout 20 \
+    "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --accelerate-config /dev/zero
+expect import-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- timeout 20 \
+    "$BIN" calibrate import nccl-tests /dev/zero --kind all-reduce -o "$R/imp.json"
+# a named FIFO is read once, to its end: the JSON loaders opened the path twice (a probe, then the
+# read) and waited for a second writer forever
+mkfifo "$R/fifo"
+for what in ds-config hf accelerate import; do
+    case $what in
+    ds-config) src=tests/fixtures/ds_zero3.json
+        set -- predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --ds-config "$R/fifo" ;;
+    hf) src=tests/fixtures/hf/Meta-Llama-3-8B/config.json; set -- describe --model "hf:$R/fifo" ;;
+    accelerate) src=tests/fixtures/accelerate_fsdp2.yaml
+        set -- predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --accelerate-config "$R/fifo" ;;
+    import) src=tests/fixtures/nccl_tests_all_reduce_2node.log
+        set -- calibrate import nccl-tests "$R/fifo" --kind all-reduce -o "$R/imp.json" ;;
+    esac
+    timeout 20 sh -c 'cat "$1" >"$2"' sh "$src" "$R/fifo" 2>/dev/null &
+    expect "fifo-$what" 0 "" -- timeout 20 "$BIN" "$@"
+    wait
+done
