@@ -258,6 +258,11 @@ int spec_model_check(const spec_model *m, const char *source, sc_err *err)
                 {"heads", m->heads, SPEC_MODEL_MAX_DIM},      {"kv_heads", m->kv_heads, SPEC_MODEL_MAX_DIM},
                 {"ffn", m->ffn, SPEC_MODEL_MAX_DIM},          {"seq_len", m->seq_len, SPEC_MODEL_MAX_DIM},
                 {"vocab", m->vocab, SPEC_MODEL_MAX_DIM}};
+    if (!m->name[0])
+        return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a non-empty string");
+    for (const char *q = m->name; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a string without control characters");
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].v < 1 || dims[i].v > dims[i].max)
             return sc_err_set(err, SC_EINPUT, source, "", "model %s: expected an integer from 1 to %ld, got %d",

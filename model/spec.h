@@ -232,8 +232,8 @@ int spec_parse_model(const char *json, const char *source, spec_model *out, sc_e
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err) SC_MUST_CHECK;
 
 /* The bounds every model meets however it was read (a model spec, a Hugging Face config.json):
- * layers 1..SPEC_MODEL_MAX_LAYERS, hidden, heads, ffn, seq_len and vocab 1..SPEC_MODEL_MAX_DIM,
- * heads dividing hidden, kv_heads dividing heads. The loaders report a bad key by its own JSON
+ * a non-empty name without control characters, layers 1..SPEC_MODEL_MAX_LAYERS, hidden, heads,
+ * ffn, seq_len and vocab 1..SPEC_MODEL_MAX_DIM, heads dividing hidden, kv_heads dividing heads. The loaders report a bad key by its own JSON
  * path first; this is the shared last check (errors name `source` and the spec key). */
 #define SPEC_MODEL_MAX_LAYERS 100000
 #define SPEC_MODEL_MAX_DIM (1L << 24)

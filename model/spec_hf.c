@@ -86,11 +86,25 @@ static void note_default(char *buf, size_t n, const char *what, const char *used
         snprintf(buf + l, n - l, "%s%s %ld", l ? ", " : "", what, value);
 }
 
-static void model_name(const json_t *root, const char *path, char *out, size_t n)
+static int has_control(const char *s)
 {
-    const char *np = json_string_value(json_object_get(root, "_name_or_path"));
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The model's name: $._name_or_path's last component, else the file's directory (.../NAME/config.json)
+ * or base name. Control characters are refused, as a model spec's $.name refuses them: the name
+ * reaches the terminal, the CSV and the plots. */
+static int model_name(jr *r, const json_t *root, const char *path, char *out, size_t n)
+{
+    json_t *v = json_object_get(root, "_name_or_path");
+    const char *np = json_string_value(v);
     char buf[512];
     if (np && *np) {
+        if (strlen(np) != json_string_length(v) || has_control(np))
+            return jr_bad(r, "$._name_or_path", "a string without control characters", v);
         snprintf(buf, sizeof buf, "%s", np);
     } else {
         snprintf(buf, sizeof buf, "%s", path);
@@ -108,6 +122,7 @@ static void model_name(const json_t *root, const char *path, char *out, size_t n
         buf[--l] = '\0';
     const char *base = strrchr(buf, '/');
     snprintf(out, n, "%s", base && base[1] ? base + 1 : buf);
+    return 0;
 }
 
 static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
@@ -291,7 +306,8 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
 
     m->layers = layers, m->hidden = hidden, m->heads = heads, m->kv_heads = kv, m->ffn = ffn, m->vocab = vocab;
     m->seq_len = seq;
-    model_name(root, path, m->name, sizeof m->name);
+    if ((rc = model_name(r, root, path, m->name, sizeof m->name)))
+        return rc;
     if ((rc = spec_model_check(m, r->src, r->err)))
         return rc;
     snprintf(m->source, sizeof m->source, "Hugging Face config.json %.400s ($.model_type \"%s\")", path,
@@ -309,6 +325,8 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
 int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
 {
     jr r = {path ? path : "<input>", err};
+    if (has_control(r.src)) /* the path names the model and is printed with it */
+        return sc_err_set(err, SC_EINPUT, r.src, "", "expected a file name without control characters");
     json_t *root;
     int rc = jr_load_root(&r, json, &root);
     if (rc)

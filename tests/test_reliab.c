@@ -134,6 +134,30 @@ START_TEST(hf_config_overflow)
 }
 END_TEST
 
+/* Issue 31: a control character in _name_or_path (or in the file name the model is named after)
+ * reached the terminal and the CSV as the model's name; a model spec's $.name refuses them. */
+START_TEST(hf_name_control_chars)
+{
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"org/a\\u001b[31mb\"}", "c.json", &m,
+                                   NULL, 0, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$._name_or_path");
+    ck_assert_ptr_nonnull(strstr(err.text, "without control characters"));
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"a\\u007fb\"}", "c.json", &m, NULL,
+                                   0, &err),
+                     SC_EINPUT); /* DEL, as jr_str counts it */
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\"}", "m\n/config.json", &m, NULL, 0, &err), SC_EINPUT);
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"org/Model-1\"}", "c.json", &m, NULL,
+                                   0, &err),
+                     0);
+    ck_assert_str_eq(m.name, "Model-1");
+    m.name[2] = '\t'; /* and the shared check, for a model built another way */
+    ck_assert_int_eq(spec_model_check(&m, "hand", &err), SC_EINPUT);
+}
+END_TEST
+
 Suite *reliab_suite(void)
 {
     Suite *s = suite_create("reliab");
@@ -143,6 +167,7 @@ Suite *reliab_suite(void)
     tcase_add_test(t, meas_m_above_node);
     tcase_add_test(t, meas_single_rank_fit);
     tcase_add_test(t, hf_config_overflow);
+    tcase_add_test(t, hf_name_control_chars);
     suite_add_tcase(s, t);
     return s;
 }

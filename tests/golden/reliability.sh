@@ -208,3 +208,9 @@ for what in ds-config hf accelerate import; do
     expect "fifo-$what" 0 "" -- timeout 20 "$BIN" "$@"
     wait
 done
+
+# ---- issue 31: control characters in an HF model's name ---------------------------------------------
+# _name_or_path "org/a<ESC>[31mb" became the model's name, raw on the terminal and in the CSV
+printf '{"model_type": "llama", "_name_or_path": "org/a\\u001b[31mb"}' >"$R/hf-ctl.json"
+expect hf-name-control-char 2 'hf-ctl.json: $._name_or_path: expected a string without control characters, got "org/a\x1b[31mb"' -- \
+    "$BIN" sweep --cluster p4d.24xlarge --model "hf:$R/hf-ctl.json" --nodes 1 --layout zero3 --engine model -o "$R/hf-ctl.csv"
