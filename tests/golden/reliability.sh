@@ -214,3 +214,19 @@ done
 printf '{"model_type": "llama", "_name_or_path": "org/a\\u001b[31mb"}' >"$R/hf-ctl.json"
 expect hf-name-control-char 2 'hf-ctl.json: $._name_or_path: expected a string without control characters, got "org/a\x1b[31mb"' -- \
     "$BIN" sweep --cluster p4d.24xlarge --model "hf:$R/hf-ctl.json" --nodes 1 --layout zero3 --engine model -o "$R/hf-ctl.csv"
+
+# ---- issue 31: the accelerate YAML is parsed by libyaml -----------------------------------------------
+# the hand reader split lines over 511 bytes (the rest became a key), took tab-indented keys as
+# top-level, and passed flow mappings and lists with only a note; now YAML is YAML, and what
+# shardcast does not read (a list where a value goes, a duplicate key) is refused with its line
+A="predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --engine model --accelerate-config"
+printf 'distributed_type: FSDP\nfsdp_config: {fsdp_sharding_strategy: SHARD_GRAD_OP, fsdp_version: 2}\n' >"$R/acc-flow.yaml"
+expect accelerate-flow-mapping 0 "shard_grad_op " -- "$BIN" $A "$R/acc-flow.yaml"
+printf 'distributed_type: FSDP\nmain_training_function: "%0600d"\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n' 0 >"$R/acc-long.yaml"
+expect accelerate-long-line 0 "ddp " -- "$BIN" $A "$R/acc-long.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n\tfsdp_sharding_strategy: NO_SHARD\n' >"$R/acc-tab.yaml"
+expect accelerate-tab 2 "acc-tab.yaml: line 3: invalid YAML: found character that cannot start any token" -- "$BIN" $A "$R/acc-tab.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: [NO_SHARD]\n' >"$R/acc-list.yaml"
+expect accelerate-list 2 'acc-list.yaml: $.fsdp_config.fsdp_sharding_strategy: expected a single value, got a list (line 3)' -- "$BIN" $A "$R/acc-list.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n  fsdp_version: 2\n' >"$R/acc-dup.yaml"
+expect accelerate-duplicate 2 'acc-dup.yaml: $.fsdp_config: duplicate key "fsdp_version" (lines 3 and 4)' -- "$BIN" $A "$R/acc-dup.yaml"
