@@ -6,7 +6,7 @@ VERSION    := 0.1.0
 CC         ?= cc
 PREFIX     ?= /usr/local
 BUILD      ?= build
-PKGS       := gsl jansson
+PKGS       := gsl jansson yaml-0.1
 WARN       := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion -Wformat=2 -Wstrict-prototypes
 OPT        ?= -O2 -g
 CFLAGS     ?= $(OPT)
@@ -45,10 +45,10 @@ help:
 deps:
 	@sh .ci/deps.sh
 
-# Before anything compiles: the GSL and Jansson headers, or one line naming `make deps`.
+# Before anything compiles: the GSL, Jansson and libyaml headers, or one line naming `make deps`.
 depcheck:
-	@printf '#include <jansson.h>\n#include <gsl/gsl_vector.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
-	{ echo "shardcast: the GSL and Jansson headers are missing: run 'make deps' first (installs libgsl-dev, libjansson-dev and the rest; root or sudo)" >&2; exit 1; }
+	@printf '#include <jansson.h>\n#include <gsl/gsl_vector.h>\n#include <yaml.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
+	{ echo "shardcast: the GSL, Jansson or libyaml headers are missing: run 'make deps' first (installs libgsl-dev, libjansson-dev, libyaml-dev and the rest; root or sudo)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c | depcheck
 	@mkdir -p $(dir $@)

@@ -214,14 +214,14 @@ static int model_from(jr *r, json_t *root, spec_model *m)
     static const char *const mlps[] = {"gelu", "swiglu", NULL};
     static const char *const norms[] = {"layernorm", "rmsnorm", NULL};
     static const char *const pos[] = {"rotary", "learned", NULL};
-    const long big = 1L << 24;
+    const long big = SPEC_MODEL_MAX_DIM;
     m->bias = 1;
     m->tied_embeddings = 1;
     m->learned_positions = 1;
     if ((rc = jr_only_keys(r, root, "$", k)) || (rc = jr_str(r, root, "$", "name", 1, m->name, sizeof m->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, m->source, sizeof m->source)) ||
         (rc = jr_enum(r, root, "$", "type", types, 0, &m->encoder)) ||
-        (rc = jr_int(r, root, "$", "layers", 1, 100000, 1, &m->layers)) ||
+        (rc = jr_int(r, root, "$", "layers", 1, SPEC_MODEL_MAX_LAYERS, 1, &m->layers)) ||
         (rc = jr_int(r, root, "$", "hidden", 1, big, 1, &m->hidden)) ||
         (rc = jr_int(r, root, "$", "heads", 1, big, 1, &m->heads)) ||
         (rc = jr_int(r, root, "$", "ffn", 1, big, 1, &m->ffn)) ||
@@ -245,6 +245,32 @@ static int model_from(jr *r, json_t *root, spec_model *m)
     if (m->heads % m->kv_heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.kv_heads", "expected a divisor of heads (%d), got %d",
                           m->heads, m->kv_heads);
+    return spec_model_check(m, r->src, r->err);
+}
+
+int spec_model_check(const spec_model *m, const char *source, sc_err *err)
+{
+    const struct {
+        const char *key;
+        int v;
+        long max;
+    } dims[] = {{"layers", m->layers, SPEC_MODEL_MAX_LAYERS}, {"hidden", m->hidden, SPEC_MODEL_MAX_DIM},
+                {"heads", m->heads, SPEC_MODEL_MAX_DIM},      {"kv_heads", m->kv_heads, SPEC_MODEL_MAX_DIM},
+                {"ffn", m->ffn, SPEC_MODEL_MAX_DIM},          {"seq_len", m->seq_len, SPEC_MODEL_MAX_DIM},
+                {"vocab", m->vocab, SPEC_MODEL_MAX_DIM}};
+    if (!m->name[0])
+        return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a non-empty string");
+    for (const char *q = m->name; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a string without control characters");
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v < 1 || dims[i].v > dims[i].max)
+            return sc_err_set(err, SC_EINPUT, source, "", "model %s: expected an integer from 1 to %ld, got %d",
+                              dims[i].key, dims[i].max, dims[i].v);
+    if (m->hidden % m->heads || m->heads % m->kv_heads)
+        return sc_err_set(err, SC_EINPUT, source, "",
+                          "model shape: expected heads (%d) dividing hidden (%d) and kv_heads (%d) dividing heads",
+                          m->heads, m->hidden, m->kv_heads);
     return 0;
 }
 

@@ -231,6 +231,14 @@ int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, 
 int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err) SC_MUST_CHECK;
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err) SC_MUST_CHECK;
 
+/* The bounds every model meets however it was read (a model spec, a Hugging Face config.json):
+ * a non-empty name without control characters, layers 1..SPEC_MODEL_MAX_LAYERS, hidden, heads,
+ * ffn, seq_len and vocab 1..SPEC_MODEL_MAX_DIM, heads dividing hidden, kv_heads dividing heads. The loaders report a bad key by its own JSON
+ * path first; this is the shared last check (errors name `source` and the spec key). */
+#define SPEC_MODEL_MAX_LAYERS 100000
+#define SPEC_MODEL_MAX_DIM (1L << 24)
+int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MUST_CHECK;
+
 /* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",

@@ -496,7 +496,7 @@ expect accuracy-bad-figures 2 "$TMP/acc.csv: invalid JSON" -- "$BIN" accuracy "$
 # ---- issue 20: the small ones -----------------------------------------------------------------
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # plain make without the GSL/Jansson headers: one line naming make deps (a compiler that sees no headers)
-expect make-deps-hint 2 "shardcast: the GSL and Jansson headers are missing: run 'make deps' first" -- \
+expect make-deps-hint 2 "shardcast: the GSL, Jansson or libyaml headers are missing: run 'make deps' first" -- \
     make -s -C "$ROOT" depcheck CC="cc --sysroot=$TMP/none -nostdinc"
 expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.16, mics:p=8 0.69, mics:p=16 0.90" -- \
     "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16
