@@ -82,10 +82,13 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
                 break;
             }
         } else if (!*section && !strcmp(key, "mixed_precision")) {
+            /* bf16 / fp16: the plugin's MixedPrecision(param_dtype=reduce_dtype=buffer_dtype=that
+             * dtype) (huggingface/accelerate src/accelerate/utils/dataclasses.py
+             * FullyShardedDataParallelPlugin.set_mixed_precision): gradients reduced in 16 bits */
             if (!strcmp(val, "bf16"))
-                t->precision = PREC_BF16;
+                t->precision = PREC_BF16, t->reduce_dtype = REDUCE_PARAM;
             else if (!strcmp(val, "fp16"))
-                t->precision = PREC_FP16;
+                t->precision = PREC_FP16, t->reduce_dtype = REDUCE_PARAM;
             else if (!strcmp(val, "no"))
                 t->precision = PREC_FP32;
             else {
