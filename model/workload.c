@@ -125,9 +125,13 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
  * log-softmax; backward reads them (4) and writes the gradient (e): Megatron / DeepSpeed);
  * compiled (fused cross-entropy) reads the e-byte logits once and writes the gradient in place
  * (2e backward). loss_fp32 true, eager: logits.float() then F.cross_entropy as separate
- * kernels (torchtitan@9dec370 train.py; Hugging Face LlamaForCausalLM): cast e+4,
- * log_softmax 8, nll; backward nll 4 (its fp32 gradient), log_softmax 12, cast 4+e: e+12 and
- * e+20 per vocabulary entry, compiled execution too (the loss outside the compiled blocks).
+ * kernels (torchtitan@9dec370 train.py; Hugging Face LlamaForCausalLM): cast e+4, log_softmax
+ * 16 (cunn_SoftMaxForward reads its row three times: max, sum, output, and writes it), nll;
+ * backward nll 4 (the zero-filled fp32 gradient), log_softmax 16 (cunn_SoftMaxBackward), cast
+ * 4+e: e+20 and e+24 per vocabulary entry, compiled execution too (the loss outside the
+ * compiled blocks). Measured on one H100 (bench/gpu-results/2026-11-27-h100-sxm/eager_block.json,
+ * main 10bd884; 8192 tokens x 128256: SoftMaxForward 5.56 ms, SoftMaxBackward 5.73 ms,
+ * the fp32 fill 1.27 ms at the 2.84 TB/s copy rate: 15.0, 15.5 and 3.4 B per entry).
  * false, eager: a 16-bit loss, log_softmax 2e, backward 4e. */
 static void ew_head(const spec_model *m, const spec_training *t, double e, wl_layer *H)
 {
@@ -137,7 +141,7 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
     int k = 3;
     if (lf == 1) /* eager even when compiled: torchtitan@9dec370 apply_compile compiles the
                     transformer blocks only, the loss stays in train.py */
-        f = e + 12, bk = e + 20, k = 4;
+        f = e + 20, bk = e + 24, k = 4;
     else if (t->execution == EXEC_COMPILED)
         f = e, bk = 2 * e, k = 2;
     else if (lf == 0)
