@@ -245,11 +245,12 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     op_sac(m, t, e, b, B);
     /* what the implementation's own kernels keep for backward (autograd's saved tensors):
      * repeat_kv the repeated K and V (h wide instead of kv) that SDPA saves; norm_fp32 each
-     * norm's fp32 input (4h, pow and mul save it); swiglu_unfused silu's output too (fe) */
+     * norm's fp32 input (4h, pow and mul save it) in place of its e-byte one (Korthikanti's
+     * norm term); swiglu_unfused silu's output too (fe) */
     if (flag_on(t->repeat_kv, 0) && kv < h)
         B->act_bytes += 2 * (h - kv) * e * sb;
     if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0))
-        B->act_bytes += 2 * 4 * h * sb;
+        B->act_bytes += 2 * (4 - e) * h * sb;
     if (t->execution != EXEC_COMPILED && m->swiglu && flag_on(t->swiglu_unfused, 0))
         B->act_bytes += f * e * sb;
 

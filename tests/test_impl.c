@@ -152,7 +152,8 @@ END_TEST
 
 /* Eager element-wise extras per token (workload.c ew_impl_extra), Llama-3-8B, bf16 (e 2):
  *  norm_fp32: 2 norms x (28 + 4e - 2e) h = 2 x 32 x 4096 = 262,144 fwd; 2 x (52 + 6e - 3e) h
- *    = 2 x 58 x 4096 = 475,136 bwd; activations + 2 x 4h = 32,768.
+ *    = 2 x 58 x 4096 = 475,136 bwd; activations + 2 x (4 - e) h = 16,384 (the fp32 input
+ *    saved in place of the 16-bit one).
  *  rope_fp32: 16 (h + kv) = 81,920 both ways.
  *  repeat_kv: 2 (kv + h) e + 2 h e = 20,480 + 16,384 = 36,864 both ways; activations
  *    + 2 (h - kv) e = 12,288.
@@ -169,7 +170,7 @@ START_TEST(test_elementwise_flags)
     wl w0, w1;
     wl_build(&m, &t0, &w0);
     const double F[5] = {262144, 81920, 36864, 57344, 0}, Bk[5] = {475136, 81920, 36864, 86016, 0};
-    const double A[5] = {32768, 0, 12288, 28672, 0}; /* swiglu_unfused: silu's output f e */
+    const double A[5] = {16384, 0, 12288, 28672, 0}; /* swiglu_unfused: silu's output f e */
     for (int i = 0; i < 5; i++) {
         spec_training t = t0;
         int *flag[5] = {&t.norm_fp32, &t.rope_fp32, &t.repeat_kv, &t.swiglu_unfused, &t.loss_fp32};
