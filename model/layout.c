@@ -229,7 +229,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;
-    const double psi = w->params, e = g->elem_bytes;
+    const double psi = w->params, e = g->elem_bytes, er = f->reduce_elem_bytes; /* er: gradients as reduced */
     int shard = spec_layout_shard(l, N);
     const int z12 = l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2 || l->kind == LAYOUT_DDP;
     /* Gradients reduced after the backward (DeepSpeed stage 0/1 and Megatron without overlap) */
@@ -238,16 +238,16 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
         cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
         g->boundary[g->n_boundary++] =
-            (lo_bop){.coll = lo_coll_make(kind, grp, psi * e, buckets(psi * e, f->reduce_bucket_bytes))};
+            (lo_bop){.coll = lo_coll_make(kind, grp, psi * er, buckets(psi * er, f->reduce_bucket_bytes))};
         if (l->p && N / l->p > 1)
-            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     }
     /* MiCS 2-hop (§3.4), HSDP sync=boundary, zero1:p / zero2:p (ideal schedule): all-reduce of
      * the gradient shard across the replication group at the accumulation boundary. */
     int replica = l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary) ||
                   ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p);
     if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
-        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
      * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */

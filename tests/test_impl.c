@@ -245,6 +245,34 @@ START_TEST(test_fsdp_graph_reduce_dtype)
 }
 END_TEST
 
+/* Reductions after the backward (Megatron zero1 without --overlap-grad-reduce: a boundary
+ * reduce-scatter of all psi gradients) carry reduce_dtype too: psi x 4 with fp32, psi x 2 else. */
+START_TEST(test_boundary_reduce_dtype)
+{
+    spec_model m = llama3_8b();
+    spec_cluster c;
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("zero1", &l, &err), 0);
+    static lo_graph g;
+    for (int rd = 0; rd < 2; rd++) {
+        spec_training t;
+        spec_training_defaults(&t);
+        t.framework = FW_MEGATRON;
+        t.reduce_dtype = rd ? REDUCE_FP32 : REDUCE_PARAM;
+        wl w;
+        wl_build(&m, &t, &w);
+        layout_build(&w, &t, &l, &c, 2, &g);
+        ck_assert(g.n_boundary >= 2 && !g.boundary[0].is_optimizer);
+        ck_assert_int_eq(g.boundary[0].coll.kind, COLL_REDUCESCATTER);
+        ck_assert_rel(g.boundary[0].coll.bytes, w.params * (rd ? 4 : 2));
+    }
+}
+END_TEST
+
 /* The engines: foreach AdamW's step costs 80 / 28 of fused's on the GPU. */
 START_TEST(test_optimizer_time_ratio)
 {
@@ -323,6 +351,7 @@ Suite *impl_suite(void)
     tcase_add_test(a, test_fsdp_graph_reduce_dtype);
     tcase_add_test(a, test_optimizer_time_ratio);
     tcase_add_test(a, test_keys);
+    tcase_add_test(a, test_boundary_reduce_dtype);
     suite_add_tcase(s, a);
     TCase *b = tcase_create("workload");
     tcase_add_test(b, test_op_sac_llama3_8b);
