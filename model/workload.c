@@ -149,6 +149,12 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
     H->ew_fwd_bytes = T * (2 * h * e) + T * V * f;
     H->ew_bwd_bytes = T * (3 * h * e) + T * V * bk;
     H->ew_fwd_kernels = H->ew_bwd_kernels = k;
+    if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) { /* the final norm, as a block's */
+        H->ew_fwd_bytes += T * h * (m->rmsnorm ? 28 + 2 * e : 16);
+        H->ew_bwd_bytes += T * h * (m->rmsnorm ? 52 + 3 * e : 20 - e);
+        H->ew_fwd_kernels += m->rmsnorm ? 7 : 2;
+        H->ew_bwd_kernels += m->rmsnorm ? 9 : 4;
+    }
 }
 
 /* checkpointing op: torchtitan's op-level selective AC (pytorch/torchtitan@9dec370

@@ -179,6 +179,10 @@ START_TEST(test_elementwise_flags)
         ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, F[i] * T);
         ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, Bk[i] * T);
         ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, A[i] * T);
+        if (i == 0) { /* the final norm too: 32 h fwd, 58 h bwd */
+            ck_assert_rel(head(&w1)->ew_fwd_bytes - head(&w0)->ew_fwd_bytes, 32 * 4096 * T);
+            ck_assert_rel(head(&w1)->ew_bwd_bytes - head(&w0)->ew_bwd_bytes, 58 * 4096 * T);
+        }
         if (i == 4) {
             ck_assert_rel(head(&w1)->ew_fwd_bytes - head(&w0)->ew_fwd_bytes, 12 * V * T);
             ck_assert_rel(head(&w1)->ew_bwd_bytes - head(&w0)->ew_bwd_bytes, 20 * V * T);
