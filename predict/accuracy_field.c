@@ -20,7 +20,7 @@
 /* The stacks a case may name (validation/README.md "What the source ran"). */
 const char *const ACC_STACKS[] = {"megatron-core-te", "megatron-lm", "megatron-deepspeed", "deepspeed",
                                   "hf-trainer-deepspeed", "hf-accelerate-fsdp", "fsdp-trainer", "torchtitan",
-                                  "olmo-core", "nanotron", "colossalai", "maxtext", "lightning", "atorch", "other", NULL};
+                                  "olmo-core", "nanotron", "colossalai", "maxtext", "lightning", "atorch", "paddlenlp", "other", NULL};
 /* Attention kernels: unfused (eager softmax(QK^T)V), Megatron's fused scale-mask-softmax, the
  * CUDA FlashAttention 1/2/3, the 2022 Triton FlashAttention, xformers, PyTorch SDPA (backend
  * unstated, or flash / cuDNN / memory-efficient), Transformer Engine's cuDNN fused attention. */
