@@ -30,12 +30,27 @@ const char *const ACC_ATTENTION_KERNELS[] = {"unfused", "megatron-fused-softmax"
 static const char *const REDUCE[] = {"fp32", "bf16", "fp16", "unstated", NULL};
 static const char *const CKPT[] = {"none", "full", "selective", "op", "partial", "unstated", NULL};
 
+/* One of choices at $.ran.<key> into out. Not jr_enum: its message keeps the first 160
+ * characters of the list, and the attention kernels and the stacks need more. */
 static int ran_enum(jr *r, const json_t *o, const char *key, const char *const *choices, char *out, size_t n)
 {
-    int k = 0, rc = jr_enum(r, o, "$.ran", key, choices, 1, &k);
-    if (!rc)
-        snprintf(out, n, "%s", choices[k]);
-    return rc;
+    char p[64], want[400] = "one of ";
+    snprintf(p, sizeof p, "$.ran.%s", key);
+    for (int i = 0; choices[i]; i++) {
+        size_t l = strlen(want);
+        snprintf(want + l, sizeof want - l, "%s\"%s\"", i ? ", " : "", choices[i]);
+    }
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return jr_missing(r, p, want);
+    for (int i = 0; json_is_string(v) && choices[i]; i++)
+        if (!strcmp(json_string_value(v), choices[i])) {
+            snprintf(out, n, "%s", choices[i]);
+            return 0;
+        }
+    char got[96]; /* "got" first: a long list may not fit the 256-character message whole */
+    jr_show(v, got, sizeof got);
+    return sc_err_set(r->err, SC_EINPUT, r->src, p, "got %s, expected %s", got, want);
 }
 
 int acc_ran_load(jr *r, const json_t *root, acc_ran *out)
