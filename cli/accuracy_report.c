@@ -143,7 +143,8 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
           "whether shardcast orders them the same way.\n\n"
           "`make check` runs the analytical engine over the cases and fails when the overall MAPE or any\n"
           "source's gets worse than the committed figures (`validation/figures.json`) by more than 0.5\n"
-          "points, or when fewer cases run; `make accuracy-report` regenerates this file, the plot and the\n"
+          "points, when fewer cases run, or when a pick/best median or minimum (decision quality, below)\n"
+          "falls by more than 0.005; `make accuracy-report` regenerates this file, the plot and the\n"
           "figures.\n\n",
           f);
     fprintf(f, "%d case%s from %d source%s.\n\n", r->n, r->n == 1 ? "" : "s", r->sum[0].n_sources,
