@@ -487,6 +487,18 @@ bad_case accuracy-unknown-key 's/"nodes": 2,/"nodes": 2, "gpus": 16,/' '$.gpus: 
 bad_case accuracy-missing-metric 's/"metric": "samples_per_s", //' '$.measured.metric: missing required key'
 bad_case accuracy-tflops-no-convention 's/"samples_per_s"/"tflops_per_gpu"/' '$.measured.flop_convention: missing required key'
 bad_case accuracy-unknown-cluster 's/"p4d.24xlarge"/"p9z.huge"/' '$.cluster: expected a shipped cluster name or a path relative to'
+bad_case accuracy-bad-ran-kernel 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "deepspeed", "framework_version": "unstated", "attention_kernel": "fa9", "reduce_dtype": "fp32", "checkpointing": "full"},/' '$.ran.attention_kernel: got "fa9", expected one of "unfused"'
+bad_case accuracy-bad-ran-stack 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "torchtitn", "framework_version": "unstated", "attention_kernel": "fa2", "reduce_dtype": "fp32", "checkpointing": "full"},/' '$.ran.stack: got "torchtitn", expected one of "megatron-core-te"'
+bad_case accuracy-bad-ran-missing 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "deepspeed"},/' '$.ran.framework_version: missing required key'
+# issue 27 item 11 / issue 30 item 4: bias per framework and stack (macro over sources), by sequence
+# length, and pick/best per compare group (fix-alpha's group and fix-beta's: see the fixtures' notes)
+expect accuracy-field 0 "bias by framework and by stack (macro: each source one vote)" -- "$BIN" accuracy "$V" --engine model
+expect accuracy-seqlen 0 "<= 2k " -- "$BIN" accuracy "$V" --engine model
+expect accuracy-pickbest 0 "pick/best per source" -- "$BIN" accuracy "$V" --engine model
+if grep -q '"pick_best": ' "$TMP/acc.json" && grep -q '"by_framework": ' "$TMP/acc.json" && grep -q '"bias_macro_pct": ' "$TMP/acc.json"; then
+    pass=$((pass + 1)); else echo "FAIL accuracy-json-field"; fail=$((fail + 1)); fi
+if grep -q '^## Decision quality: pick / best' "$TMP/ACC.md" && grep -q '^| framework | sources | n |' "$TMP/ACC.md"; then
+    pass=$((pass + 1)); else echo "FAIL accuracy-markdown-field"; fail=$((fail + 1)); fi
 expect accuracy-source 0 "4 cases from 1 source in" -- "$BIN" accuracy "$V" --source fix-beta --engine model
 expect accuracy-bad-source 2 '--source: expected a folder of tests/fixtures/validation, got "fix-gamma"' -- "$BIN" accuracy "$V" --source fix-gamma
 expect accuracy-source-check 2 "--source: expected without --check" -- "$BIN" accuracy "$V" --source fix-beta --check "$TMP/fig.json"
