@@ -320,6 +320,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             comp += rec[it->layer];
         /* framework hooks (host time the stream waits) and its memory-bound kernels */
         comp += it->hooks * cal->fw_hook_s[g->framework].v;
+        comp += it->host_s; /* DeepSpeed < 0.6: per-fetch host time, the GPU idle */
         if (it->hbm_bytes > 0)
             comp += it->hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         double comm = 0; /* collectives that run as kernels on this GPU */

@@ -32,6 +32,8 @@ static void fx_setup(fx *x, spec_framework f)
     spec_training_defaults(&x->t);
     x->t.framework = f;
     x->k = test_tiny_calib(); /* framework overheads 0: schedules only */
+    x->t.persist_threshold = 1; /* every tiny parameter partitioned (DeepSpeed's 1e5 would keep
+                                   all of this 64-wide model whole: no gathers) */
     wl_build(&x->m, &x->t, &x->w);
 }
 
@@ -137,8 +139,9 @@ END_TEST
 
 START_TEST(test_ds_zero3_submodules_prefetch)
 {
-    /* DeepSpeed ZeRO-3 fetches per sub-module: the tiny block has 4 linear layers (qkv, proj,
-     * fc1, fc2) and 2 norms: 6 all-gather pieces and 6 hooks; embedding and head: 1 each.
+    /* DeepSpeed ZeRO-3 fetches per partitioned sub-module (threshold 1 here): the tiny block's
+     * q, k, v, o, fc1, fc2 linears: 6 all-gather pieces (the norms are never gathered, under
+     * any threshold); 6 hooks (4 linear GEMMs + 2 norms); embedding and untied head: 1 each.
      * Gathers on stream 0, reduce-scatters on the reduce_and_partition stream (1).
      * Prefetch: stage3_prefetch_bucket_size of 2 blocks -> 2 layers ahead; with
      * stage3_max_live_parameters of 2 blocks, (d + 1) layers must fit: d = 1. */
@@ -402,6 +405,110 @@ START_TEST(test_engines_agree_single_stream_in_use)
 }
 END_TEST
 
+START_TEST(test_ds_v05_sync_fetch_closed_form)
+{
+    /* DeepSpeed before v0.6 (stage3.py / partition_parameters.py at bc7778ea): a device sync
+     * before every per-parameter all-gather, no prefetch while one is in flight: depth 0, and
+     * the reduce-scatters on the gathers' stream (the sync waits for them). Nothing overlaps, so
+     * in both engines step = sum over copies of (compute + host + gathers + reduce-scatters) +
+     * the boundary ops. Host per fetch: 380 us before v0.5.5 (DeepSpeed #1069: pre_launch 130
+     * + launch 250 us), 232 us from v0.5.5: the block's 6 fetches -> 6 x 380 us = 2.28 ms. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.framework_version = 500; /* 0.5 */
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 0);
+    ck_assert(g.sched.sync_fetch);
+    double closed = 0;
+    an_timed t;
+    an_time(&g, &x.w, &x.k, &x.c, &t);
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < t.n_items; i++) {
+            const an_titem *o = m ? &t.last[i] : &t.micro[i];
+            const lo_item *it = m ? &g.last.item[i] : &g.micro.item[i];
+            if (x.w.layer[it->layer].kind == WL_BLOCK)
+                rel(it->host_s, 6 * 380e-6);
+            ck_assert_int_eq(it->reduce[0].stream, it->gather[0].stream);
+            double c = o->comp;
+            for (int k = 0; k < o->ng; k++)
+                c += o->g[k];
+            for (int k = 0; k < o->nr; k++)
+                c += o->r[k];
+            closed += o->count * c;
+        }
+    for (int i = 0; i < t.n_boundary; i++)
+        closed += t.b_dur[i];
+    an_result a;
+    exec_result s;
+    an(&x, "zero3", 2, &a);
+    sim(&x, "zero3", 2, &s);
+    ck_assert_msg(fabs(a.step_s - closed) <= 1e-9 * closed, "analytic %.9g closed %.9g", a.step_s, closed);
+    ck_assert_msg(fabs(s.step_s - closed) <= 1e-9 * closed, "sim %.9g closed %.9g", s.step_s, closed);
+    /* v0.5.5 (coalesced fetch): 232 us per fetch; v0.6 and today: the overlapped schedule */
+    x.t.framework_version = 505;
+    build(&x, "zero3", 2, &g);
+    rel(g.micro.item[1].host_s, 6 * 232e-6);
+    x.t.framework_version = 600;
+    build(&x, "zero3", 2, &g);
+    ck_assert(!g.sched.sync_fetch && g.micro.item[1].host_s == 0);
+}
+END_TEST
+
+START_TEST(test_ds_owner_reduce)
+{
+    /* DeepSpeed before v0.12.4 (stage2.py L860-946 at bc7778ea): each bucket slice dist.reduce'd
+     * to its owner: S bytes per rank (a reduce-scatter of S n/(n-1)), one call per bucket plus
+     * one per owner boundary: ZeRO-2 on n = 4 over 1 micro-step moves Psi e per rank (the
+     * reduce-scatter form 3/4 Psi e, the all-reduce 3/2 Psi e); reduce_scatter false: the
+     * all-reduce; v0.12.4 on: the all-reduce. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.overlap_comm = 1;
+    double k[N_COLLS], E = psi_e(&x);
+    lo_graph g;
+    x.t.framework_version = 1203;
+    build(&x, "zero2", 2, &g);
+    ck_assert(g.sched.owner_reduce);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_REDUCESCATTER], E);
+    ck_assert(k[COLL_ALLREDUCE] == 0);
+    x.t.reduce_scatter = 0;
+    build(&x, "zero2", 2, &g);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLREDUCE], 1.5 * E);
+    x.t.reduce_scatter = -1;
+    x.t.framework_version = 1204;
+    build(&x, "zero2", 2, &g);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLREDUCE], 1.5 * E);
+}
+END_TEST
+
+START_TEST(test_version_parse)
+{
+    /* M.m.p -> M*10000 + m*100 + p; missing parts 0; malformed -1 */
+    ck_assert_int_eq(spec_version_parse("0.5"), 500);
+    ck_assert_int_eq(spec_version_parse("0.12.4"), 1204);
+    ck_assert_int_eq(spec_version_parse("2"), 20000);
+    ck_assert_int_eq(spec_version_parse("0.5."), -1);
+    ck_assert_int_eq(spec_version_parse("0.100"), -1);
+    ck_assert_int_eq(spec_version_parse("1.2.3.4"), -1);
+    ck_assert_int_eq(spec_version_parse("v1"), -1);
+    int v;
+    ck_assert_int_eq(spec_framework_parse_at("deepspeed@0.3.16", &v), FW_DEEPSPEED);
+    ck_assert_int_eq(v, 316);
+    ck_assert_int_eq(spec_framework_parse_at("fsdp", &v), FW_FSDP);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(spec_framework_parse_at("deepspeed@", &v), -1);
+    ck_assert_int_eq(spec_framework_parse_at("nope@0.5", &v), -1);
+    char b[16];
+    ck_assert_str_eq(spec_version_str(1204, b, sizeof b), "0.12.4");
+    ck_assert_str_eq(spec_version_str(500, b, sizeof b), "0.5");
+}
+END_TEST
+
 START_TEST(test_fw_check)
 {
     sc_err err;
@@ -598,6 +705,9 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_zeropp_quantized);
     tcase_add_test(sch, test_engines_agree_single_stream_in_use);
     tcase_add_test(sch, test_fw_check);
+    tcase_add_test(sch, test_ds_v05_sync_fetch_closed_form);
+    tcase_add_test(sch, test_ds_owner_reduce);
+    tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_prefetch_bound);
     suite_add_tcase(s, sch);
     TCase *ds = tcase_create("ds_config");
