@@ -611,6 +611,23 @@ START_TEST(test_ds_batch_mismatch_and_offload)
 }
 END_TEST
 
+START_TEST(test_ds_reduce_scatter_key)
+{
+    /* DeepSpeed's ZeRO tutorial stage-2 config (docs/_tutorials/zero.md L84-95 at 2d302d6a:
+     * overlap_comm true, buckets 5e8) with reduce_scatter false: read, not dropped (0); without
+     * the key the default (-1, true) stays. */
+    spec_training t;
+    spec_layout l;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_int_eq(t.reduce_scatter, -1);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero2_tutorial.json", &t, &l, NULL, &err), 0);
+    ck_assert_int_eq(t.reduce_scatter, 0);
+    ck_assert_int_eq(t.overlap_comm, 1);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO2);
+}
+END_TEST
+
 START_TEST(test_accelerate_fsdp)
 {
     /* accelerate's HYBRID_SHARD YAML: fsdp, hsdp over one node (8 GPUs), bf16, checkpointing,
@@ -715,6 +732,7 @@ Suite *framework_suite(void)
     tcase_add_test(ds, test_ds_zeropp_offload_keys);
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
     tcase_add_test(ds, test_accelerate_fsdp);
+    tcase_add_test(ds, test_ds_reduce_scatter_key);
     suite_add_tcase(s, ds);
     return s;
 }
