@@ -578,7 +578,7 @@ cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
 expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
 # frameworks (issue 17): the same layout under DeepSpeed, errors, ds_config inputs that lose nothing
-expect framework-ds-mics 0 "mics:p=8                 4.581" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
+expect framework-ds-mics 0 "mics:p=8                 4.593" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
 expect framework-ideal-mics 0 "mics:p=8                 5.025" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
