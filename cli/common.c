@@ -282,8 +282,7 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     if (s->framework) {
         int ver;
         s->training.framework = (spec_framework)spec_framework_parse_at(s->framework, &ver);
-        if (ver || strchr(s->framework, '@'))
-            s->training.framework_version = ver;
+        s->training.framework_version = ver; /* a bare name: today's release */
     }
     for (int i = 0; i < s->n_layouts; i++)
         if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))

@@ -335,7 +335,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
-                                    "limit_all_gathers", "backward_prefetch", "framework_version", NULL};
+                                    "limit_all_gathers", "backward_prefetch", "framework_version",
+                                    "name", "source", NULL};
     static const char *const AKS[] = {"fa2", "fa3", NULL};
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->flash_version == 3;

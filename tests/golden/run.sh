@@ -626,5 +626,11 @@ expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" --
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
 expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
+# MiCS experiments as the paper ran them (issue 28): the first author's shapes, DeepSpeed v0.3.16
+expect mics-author-bert10b 0 "total parameters      10.075 B" -- "$BIN" describe --model bert-10b-mics
+expect mics-p3dn-era-ratio 0 "mics:p=8                 7.584     135.03" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
+expect mics-p3dn-era-header 0 "zero3: DeepSpeed v0.3.16: synchronous per-parameter fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
+expect ds-zero2-vs-zero3-2021 0 "zero2                    7.868     130.15" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 16 --training deepspeed-zero-tutorial --framework deepspeed@0.3.16 --layout zero2 --layout zero3 --engine model
+expect training-framework-version-bad 2 "\$.framework_version: expected a release such as" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 2 --training tests/fixtures/training_bad_version.json --layout zero3
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
