@@ -25,6 +25,27 @@ static nccl_shape shape(int kind, int k, int m, double intra, double net)
     return s;
 }
 
+START_TEST(test_ring_latency_by_node)
+{
+    /* tuning.cc ring latency: base + (nsteps - nInterSteps) intraLat + nInterSteps interLat,
+     * Simple: base 8.4, NVLink hop 3.4, network hop 14 us (nccl_params_defaults).
+     * 2 nodes x 8: all-gather nsteps 15, nInter 1: 8.4 + 14 x 3.4 + 14 = 70.0 us (slowest hop on
+     * every step: 8.4 + 15 x 14 = 218.4); all-reduce nsteps 30, nInter 2: 8.4 + 28 x 3.4 + 28 =
+     * 131.6 us; 16 nodes x 8 all-gather: 8.4 + 112 x 3.4 + 15 x 14 = 599.2 us (slowest: 1786.4);
+     * one node: no network step, the same either way (8.4 + 7 x 3.4 = 32.2). */
+    nccl_params p;
+    nccl_params_defaults(&p);
+    nccl_shape ag2 = shape(0, 2, 8, 1e11, 1e10), ar2 = shape(2, 2, 8, 1e11, 1e10);
+    nccl_shape ag16 = shape(0, 16, 8, 1e11, 1e10), one = shape(0, 1, 8, 1e11, INFINITY);
+    close_to(nccl_latency(&p, &ag2, NCCL_RING, NCCL_SIMPLE), 218.4 * US, "slowest hop, 2 nodes");
+    p.ring_by_node = 1;
+    close_to(nccl_latency(&p, &ag2, NCCL_RING, NCCL_SIMPLE), 70.0 * US, "by node, all-gather, 2 nodes");
+    close_to(nccl_latency(&p, &ar2, NCCL_RING, NCCL_SIMPLE), 131.6 * US, "by node, all-reduce, 2 nodes");
+    close_to(nccl_latency(&p, &ag16, NCCL_RING, NCCL_SIMPLE), 599.2 * US, "by node, all-gather, 16 nodes");
+    close_to(nccl_latency(&p, &one, NCCL_RING, NCCL_SIMPLE), 32.2 * US, "one node");
+}
+END_TEST
+
 START_TEST(test_times_one_node)
 {
     /* All-reduce, 2 ranks on one node, NVLink 1e11 B/s, S = 1e6 B; tuning.cc constants:
@@ -330,6 +351,7 @@ Suite *nccl_suite(void)
     Suite *s = suite_create("nccl");
     TCase *tc = tcase_create("nccl");
     tcase_add_test(tc, test_times_one_node);
+    tcase_add_test(tc, test_ring_latency_by_node);
     tcase_add_test(tc, test_times_two_nodes);
     tcase_add_test(tc, test_times_pat_and_chunks);
     tcase_add_test(tc, test_choice_table);
