@@ -182,7 +182,12 @@ int fw_depth_pass(int d, int p1, int bwd)
  *  - v0.5.5 .. v0.5.10: 232 us [derived estimate]: the 380 us less what c0eeb69d (PR #1188)
  *    removed (the norm() debug sync and the explicit copy: 170 ms of a 980 ms step per its
  *    commit message, over the ~1,150 fetches of that 64-layer 5.1B BERT with checkpointing,
- *    64 x 6 x 3: 148 us each). Not yet measured on a GPU (calibrate/bench fetch loop). */
+ *    64 x 6 x 3: 148 us each).
+ * Cross-check on the lent H100 (bench/gpu-results/2026-11-27-h100-sxm/fetch_loop.json, torch
+ * 2.11, a 2026 host, a bare hook without DeepSpeed's bookkeeping): a synchronous fetch 38 us, with
+ * the 0.5-era norm().item(), torch.zeros and list-output gather 108-128 us: the part c0eeb69d
+ * removed is 70-90 us there against the 148 us above on the 2021 host; the era values stay the
+ * 2021 measurements (the host and DeepSpeed's Python of that time). */
 static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
 {
     f->version = t->framework_version;
