@@ -634,5 +634,6 @@ expect ds-zero2-vs-zero3-2021 0 "zero2                    7.868     130.15" -- "
 expect training-framework-version-bad 2 "\$.framework_version: expected a release such as" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 2 --training tests/fixtures/training_bad_version.json --layout zero3
 # the 2020 p3dn network (NCCL's node-boundary ring latency, refitted to the public 2020 nccl-tests runs)
 expect p3dn-2020-calibration 0 "mics:p=8                10.911      93.85" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model --calibration p3dn.24xlarge-2020
+expect p4d-2021-calibration 0 "mics:p=8                 6.437     636.35" -- "$BIN" predict --scenario mics-p4d-gpt2-10b --nodes 16 --grad-accum 4 --engine model --calibration p4d.24xlarge-2021
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
