@@ -534,6 +534,8 @@ static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const 
            *ch = json_object();
     json_object_set_new(o, "nvls", pval(p->nvls, 0, kept));
     json_object_set_new(o, "simple_only", pval(p->simple_only, 0, kept));
+    if (p->ring_by_node)
+        json_object_set_new(o, "ring_latency_by_node", pval(p->ring_by_node, 0, kept));
     json_object_set_new(o, "ll128", pval(p->ll128, 0, kept));
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         json_t *b = json_object();

@@ -188,7 +188,8 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     static const char *const keys[] = {"nvls", "simple_only", "ll128", "base_latency_us",
                                        "intra_hop_latency_us", "net_hop_latency_us", "net_floor_us",
                                        "protocol_bandwidth", "tree_bandwidth", "nvls_bandwidth", "pat_bandwidth",
-                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall", NULL};
+                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall",
+                                       "ring_latency_by_node", NULL};
     const char *const *algos = ALGO_KEYS;
     const char *b = "$.nccl";
     int rc;
@@ -199,6 +200,7 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     if ((rc = jr_only_keys(r, o, b, keys)) || (rc = opt_flag(r, o, b, "nvls", &p->nvls)) ||
         (rc = opt_flag(r, o, b, "simple_only", &p->simple_only)) ||
         (rc = opt_flag(r, o, b, "ll128", &p->ll128)) ||
+        (rc = opt_flag(r, o, b, "ring_latency_by_node", &p->ring_by_node)) ||
         (rc = jr_obj(r, o, b, "base_latency_us", 0, &base)))
         return rc;
     if (base) {

@@ -590,7 +590,7 @@ cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
 expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
 # frameworks (issue 17): the same layout under DeepSpeed, errors, ds_config inputs that lose nothing
-expect framework-ds-mics 0 "mics:p=8                 4.581" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
+expect framework-ds-mics 0 "mics:p=8                 4.593" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
 expect framework-ideal-mics 0 "mics:p=8                 5.025" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
@@ -614,7 +614,7 @@ expect accelerate-hybrid 0 "hsdp:p=8                 0.743" -- "$BIN" predict --
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
-expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
+expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.55" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
 . "$(dirname "$0")/reliability.sh"
 # ---- the network the rings run on (issue 15 item 4) ------------------------------------------
 # p4d's node on a hypothetical 4:1 fat-tree with leaves of 2 nodes (tests/fixtures/p4d-oversub.json),
@@ -650,5 +650,18 @@ printf '{"reduce_dtype": "fp64"}' >"$TMP/reduce.json"
 expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of" -- "$BIN" $F27 --training "$TMP/reduce.json"
 printf '{"repeat_kv": 1}' >"$TMP/rkv.json"
 expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false, got 1" -- "$BIN" $F27 --training "$TMP/rkv.json"
+# DeepSpeed releases (issue 28): the release named in the header, its schedule, a bad release
+expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
+expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
+expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
+# MiCS experiments as the paper ran them (issue 28): the first author's shapes, DeepSpeed v0.3.16
+expect mics-author-bert10b 0 "total parameters      10.075 B" -- "$BIN" describe --model bert-10b-mics
+expect mics-p3dn-era-ratio 0 "mics:p=8                 7.584     135.03" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
+expect mics-p3dn-era-header 0 "zero3: DeepSpeed v0.3.16: synchronous per-parameter fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
+expect ds-zero2-vs-zero3-2021 0 "zero2                    7.868     130.15" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 16 --training deepspeed-zero-tutorial --framework deepspeed@0.3.16 --layout zero2 --layout zero3 --engine model
+expect training-framework-version-bad 2 "\$.framework_version: expected a release such as" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 2 --training tests/fixtures/training_bad_version.json --layout zero3
+# the 2020 p3dn network (NCCL's node-boundary ring latency, refitted to the public 2020 nccl-tests runs)
+expect p3dn-2020-calibration 0 "mics:p=8                10.911      93.85" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model --calibration p3dn.24xlarge-2020
+expect p4d-2021-calibration 0 "mics:p=8                 6.437     636.35" -- "$BIN" predict --scenario mics-p4d-gpt2-10b --nodes 16 --grad-accum 4 --engine model --calibration p4d.24xlarge-2021
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
