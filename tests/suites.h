@@ -39,4 +39,6 @@ Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion,
 Suite *base_suite(void);     /* tests/test_base.c: base/ helpers (str_trim, proc_self_dir)        */
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 
+Suite *anchor_suite(void);    /* tests/test_anchor.c: calibrate anchor's fit, bounds, sd, the anchor object */
+
 #endif

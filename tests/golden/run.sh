@@ -312,7 +312,7 @@ fi
 # ---- calibration harness: shardcast-bench (MPI + BLAS) and `shardcast calibrate run` ------------
 BENCH="$(dirname "$BIN")/shardcast-bench"
 BENCH_GPU="$(dirname "$BIN")/shardcast-bench-gpu"
-expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run, fit or import" -- "$BIN" calibrate
+expect calibrate-no-sub 2 "shardcast calibrate: expected a subcommand: run, fit, import or anchor" -- "$BIN" calibrate
 expect calibrate-help 0 "usage: shardcast calibrate run" -- "$BIN" calibrate --help
 expect calibrate-bad-sub 2 "unknown subcommand 'frob'" -- "$BIN" calibrate frob
 # calibrate fit takes overlap_slowdown from interference entries: the fixture's NCCL factors are
@@ -622,5 +622,28 @@ expect topo-dragonfly-mics16 0 "mics:p=16                2.469" -- "$BIN" predic
 expect topo-dragonfly-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
 sed 's/"topology":"fat-tree"/"topology":"torus"/; s/"nic_bandwith_Gbps"/"nic_bandwidth_Gbps"/' "$TMP/typo.json" >"$TMP/torus.json"
 expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" -- "$BIN" memory --cluster "$TMP/torus.json" --nodes 2 --model gpt2-1.5b
+# ---- calibrate anchor (issue 29) -------------------------------------------------------------
+# One OLMo-core run (8 x H100, fsdp2): one run fits one parameter, the compute factor, exactly (the
+# residual is 0 by construction: one equation, one unknown), with no sd (0 dof, no spread).
+OLMO=validation/olmo-core-readme/olmocore-1b-8xh100-hsdp-bf16.json
+expect anchor-one 0 "RMS relative residual 0.0000 over 1 run, 1 parameter fitted (0 dof)" -- "$BIN" calibrate anchor $OLMO -o "$TMP/anc.json"
+expect anchor-one-none 0 "standard errors: none: as many runs as parameters" -- "$BIN" calibrate anchor $OLMO -o "$TMP/anc.json"
+# the anchored file loads in predict; another cluster is named on stderr
+expect anchor-predict 0 "calibration: $TMP/anc.json" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc.json"
+expect anchor-elsewhere 0 "is anchored on runs on dgx-h100, not on p4d.24xlarge" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc.json"
+# three single-node fsdp2 runs: compute and the per-hook overhead (the network: no run crosses
+# nodes), 1 dof: the sd comes from the residual and predict prints an interval
+OLMO7=validation/olmo-core-readme/olmocore-7b-8xh100-hsdp-bf16.json
+OLMO13=validation/olmo-core-readme/olmocore-13b-8xh100-hsdp-bf16.json
+expect anchor-two-sd 0 "standard errors: residuals: sqrt(chi^2 / 1 dof)" -- "$BIN" calibrate anchor $OLMO $OLMO7 $OLMO13 -o "$TMP/anc2.json"
+expect anchor-two-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc2.json"
+# errors: no -o; runs on two clusters; an anchored base
+expect anchor-no-out 2 "-o: required" -- "$BIN" calibrate anchor $OLMO
+expect anchor-two-clusters 2 "anchor each cluster on its own runs" -- "$BIN" calibrate anchor $OLMO validation/torchtitan-perf-docs/titan-a100-64gpu-llama2-13b-noac.json -o "$TMP/anc3.json"
+expect anchor-twice 2 "anchor on its base" -- "$BIN" calibrate anchor $OLMO --calibration "$TMP/anc.json" -o "$TMP/anc3.json"
+one_line_err anchor-no-out-one-line "$BIN" calibrate anchor $OLMO
+# accuracy --anchored against its committed figures (make accuracy-check does the same)
+expect anchor-accuracy 0 "overall" -- "$BIN" accuracy validation --anchored
+
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
