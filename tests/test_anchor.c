@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../calibrate/anchor.h"
+#include "../calibrate/trainlog.h"
 #include "support.h"
 #include "suites.h"
 
@@ -157,6 +158,53 @@ START_TEST(file_applies_anchor)
 }
 END_TEST
 
+
+/* Megatron: five "elapsed time per iteration (ms)" lines (tests/fixtures/logs, excerpt of
+ * epfLLM/Megatron-LLM#11): the first (1 = max(1, 5/5)) dropped as warm-up; the median of
+ * 139221.4, 140346.9, 140197.9, 141394.7 ms is (140197.9 + 140346.9) / 2 = 140272.4 ms; their
+ * mean 140290.225, sample sd sqrt(2373988 / 3) = 889.6 ms: spread 889.6 / 140272.4 = 0.00634. */
+START_TEST(log_megatron)
+{
+    const char *txt = "x | elapsed time per iteration (ms): 139113.4 | y\n"
+                      "x | elapsed time per iteration (ms): 139221.4 | y\n"
+                      "noise line\n"
+                      "x | elapsed time per iteration (ms): 140346.9 | y\n"
+                      "x | elapsed time per iteration (ms): 140197.9 | y\n"
+                      "x | elapsed time per iteration (ms): 141394.7 | y\n";
+    tl_result t;
+    sc_err err;
+    ck_assert_int_eq(tl_parse("megatron", txt, "m.log", -1, &t, &err), 0);
+    ck_assert_int_eq(t.metric, TL_STEP_S);
+    ck_assert_int_eq(t.n_found, 5);
+    ck_assert_int_eq(t.n_warmup, 1);
+    ck_assert_double_eq_tol(t.median, 140.2724, 1e-9);
+    ck_assert_double_eq_tol(t.spread_rel, 0.006342, 2e-5);
+}
+END_TEST
+
+/* torchtitan prints thousands separators and MFU in percent: "tps: 5,642" is 5642 tokens/s per
+ * GPU, "mfu: 41.20%" 0.412; two entries: no warm-up dropped (fewer than 3); the median of 5642
+ * and 5700 is 5671. An unknown format and an all-warm-up log are errors. */
+START_TEST(log_titan_and_errors)
+{
+    const char *txt = "step:  10  loss:  7.1  memory: 30GiB(40%)  tps: 5,642  tflops: 290  mfu: 41.20%\n"
+                      "step:  20  loss:  6.9  memory: 30GiB(40%)  tps: 5,700  tflops: 293  mfu: 41.60%\n";
+    tl_result t;
+    sc_err err;
+    ck_assert_int_eq(tl_parse("torchtitan", txt, "t.log", -1, &t, &err), 0);
+    ck_assert_int_eq(t.metric, TL_TOKENS_PER_S_PER_GPU);
+    ck_assert_int_eq(t.n_warmup, 0);
+    ck_assert_double_eq_tol(t.median, 5671, 1e-9);
+    ck_assert_double_eq_tol(t.mfu, 0.414, 1e-12);
+    ck_assert_int_eq(tl_parse("tensorflow", txt, "t.log", -1, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "FORMAT") != NULL);
+    ck_assert_int_eq(tl_parse("torchtitan", txt, "t.log", 2, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "warm-up") != NULL);
+    ck_assert_int_eq(tl_parse("nanotron", txt, "t.log", -1, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "no nanotron entries") != NULL);
+}
+END_TEST
+
 Suite *anchor_suite(void)
 {
     Suite *s = suite_create("anchor");
@@ -166,6 +214,8 @@ Suite *anchor_suite(void)
     tcase_add_test(t, residuals_give_sd);
     tcase_add_test(t, two_clusters_refused);
     tcase_add_test(t, file_applies_anchor);
+    tcase_add_test(t, log_megatron);
+    tcase_add_test(t, log_titan_and_errors);
     suite_add_tcase(s, t);
     return s;
 }
