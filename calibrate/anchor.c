@@ -16,6 +16,7 @@
 #include "../base/atomic.h"
 #include "../model/analytic.h"
 #include "../model/workload.h"
+#include "step.h"
 
 /* Physical ranges: a compute factor from 5 % of the base's kernels to the one that puts the best
  * kernel at the datasheet peak; a network efficiency from 5 % to the line rate; a framework
@@ -52,6 +53,8 @@ static void make_calib(const actx *a, const double *v, cost_calib *k)
 
 double cal_anchor_predict(const cal_anchor_run *run, const cost_calib *k)
 {
+    if (run->step_fn)
+        return run->step_fn(run->step_ctx, k);
     wl w;
     wl_build(run->model, run->training, &w);
     an_result r;
@@ -315,8 +318,9 @@ static json_t *runs_json(const cal_anchor_report *rep, const cal_anchor_run *run
     for (int i = 0; i < n && a; i++) {
         char lay[96];
         spec_layout_str(runs[i].layout, lay, sizeof lay);
+        const char *model = runs[i].model ? runs[i].model->name : "the harness's step (calibrate/step.h)";
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:f, s:f, s:f}", "name", runs[i].name, "file",
-                              runs[i].file, "model", runs[i].model->name, "layout", lay, "nodes", runs[i].nodes, "gpus",
+                              runs[i].file, "model", model, "layout", lay, "nodes", runs[i].nodes, "gpus",
                               runs[i].nodes * runs[i].cluster->gpus_per_node, "measured_step_s", runs[i].step_s,
                               "spread_rel", runs[i].spread_rel, "base_step_s", rep->base_step_s[i],
                               "predicted_step_s", rep->pred_step_s[i], "residual", rep->resid[i]);
@@ -381,4 +385,48 @@ int cal_anchor_write(const char *path, const char *base_path, const cost_calib *
     int rc = at_write(path, txt, strlen(txt), err);
     free(txt);
     return rc;
+}
+
+/* ---- the harness's steps ------------------------------------------------------------------ */
+
+/* One measured step predicted with k: its op graph (calibrate/step.h) timed by the analytical
+ * model (validate predicts it with the simulator; the fit needs a smooth, fast prediction). */
+static double harness_step(const void *ctx, const cost_calib *k)
+{
+    const cal_anchor_step_ctx *x = ctx;
+    wl w;
+    lo_graph g;
+    sc_err err;
+    if (cal_step_graph(&x->step->shape, x->step->elem_bytes, &x->step->layout, x->c, x->nodes, "steps", &w, &g, &err))
+        return NAN;
+    an_timed t;
+    an_time(&g, &w, k, x->c, &t);
+    an_result r;
+    an_run(&t, &r);
+    return r.step_s;
+}
+
+void cal_anchor_steps(const cal_meas *m, const spec_cluster *c, cal_anchor_run *runs, cal_anchor_step_ctx *ctx,
+                      int max, int *n)
+{
+    static const spec_training ideal; /* the harness's step has no framework's schedule */
+    *n = 0;
+    if (m->ranks_per_node != c->gpus_per_node || m->ranks != m->nodes * m->ranks_per_node)
+        return;
+    for (int i = 0; i < m->n_step && *n < max; i++) {
+        const cal_step_m *x = &m->step[i];
+        sc_err err;
+        if (spec_layout_check(&x->layout, c, m->nodes, &err))
+            continue;
+        ctx[*n] = (cal_anchor_step_ctx){x, c, m->nodes};
+        cal_anchor_run *r = &runs[*n];
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "step %.40s, %d layers, hidden %d", x->layout_str, x->shape.layers,
+                 x->shape.hidden);
+        snprintf(r->file, sizeof r->file, "%.1000s", m->path);
+        r->cluster = c, r->training = &ideal, r->layout = &x->layout, r->nodes = m->nodes;
+        r->step_s = x->step_s;
+        r->step_fn = harness_step, r->step_ctx = &ctx[*n];
+        (*n)++;
+    }
 }

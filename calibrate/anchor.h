@@ -25,6 +25,10 @@ typedef struct cal_anchor_run {
     int nodes;
     double step_s;                 /* measured step time, s                                  */
     double spread_rel;             /* relative spread of the measurement (0: not known)      */
+    /* a step the specs above cannot describe (the harness's, calibrate/step.h): its prediction
+     * with calibration k, s; NULL: the analytical model of cluster, model, training, layout */
+    double (*step_fn)(const void *ctx, const cost_calib *k);
+    const void *step_ctx;
 } cal_anchor_run;
 
 typedef struct cal_anchor_report {
@@ -57,7 +61,20 @@ int cal_anchor_write(const char *path, const char *base_path, const cost_calib *
 /* What stack parameter `which` is, in words. */
 const char *cal_anchor_label(int which);
 
-/* The step of one run predicted (analytical model) with calibration k, s. */
+/* The step of one run predicted (analytical model, or its step_fn) with calibration k, s. */
 double cal_anchor_predict(const cal_anchor_run *run, const cost_calib *k);
+
+/* The harness's measured steps (measurements' "steps", calibrate/step.h) as runs on cluster c:
+ * runs[i] for each step whose ranks match the cluster's GPUs per node (others skipped: the
+ * count fitted into *n, at most max); ctx receives what their step_fn reads (the caller keeps m,
+ * c and ctx alive while the runs are used). */
+#include "measure.h"
+typedef struct cal_anchor_step_ctx {
+    const cal_step_m *step;
+    const spec_cluster *c;
+    int nodes;
+} cal_anchor_step_ctx;
+void cal_anchor_steps(const cal_meas *m, const spec_cluster *c, cal_anchor_run *runs, cal_anchor_step_ctx *ctx,
+                      int max, int *n);
 
 #endif

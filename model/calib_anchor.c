@@ -45,6 +45,7 @@ void cost_anchor_scale_compute(cost_calib *c, double f)
     int n = effs(c, e);
     for (int i = 0; i < n; i++)
         *e[i] *= f; /* 0 stays 0: "not given" */
+    c->gemm_eff.sd *= f; /* its uncertainty scales with it (the spread draws it) */
 }
 
 void cost_anchor_set(cost_calib *c, int which, double v)
