@@ -2,6 +2,7 @@
  * runs of the user's job (shardcast-case/1 files) in, the stack parameters fitted
  * (calibrate/anchor.h), the anchored calibration written and the fit printed. Not here: the fit,
  * loading cases (predict/accuracy_anchor.h). */
+#include <jansson.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +231,12 @@ int cmd_calibrate_anchor(int argc, char **argv)
     if (!rc)
         rc = cal_anchor_write(o.out, base_path, out, &rep, runs, n, &err);
     int status = rc ? cli_fail(&err, rc) : 0;
-    if (!status)
+    if (!status && s.json) { /* the "anchor" object as written */
+        json_error_t je;
+        json_t *root = json_load_file(o.out, 0, &je), *a = root ? json_object_get(root, "anchor") : NULL;
+        status = a ? cli_print_json(json_incref(a)) : cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, o.out, "", "%s", je.text));
+        json_decref(root);
+    } else if (!status)
         print_fit(out, &rep, runs, n, base_path, o.out);
     free(cases), free(runs), free(base), free(out);
     return status;

@@ -637,6 +637,9 @@ OLMO7=validation/olmo-core-readme/olmocore-7b-8xh100-hsdp-bf16.json
 OLMO13=validation/olmo-core-readme/olmocore-13b-8xh100-hsdp-bf16.json
 expect anchor-two-sd 0 "standard errors: residuals: sqrt(chi^2 / 1 dof)" -- "$BIN" calibrate anchor $OLMO $OLMO7 $OLMO13 -o "$TMP/anc2.json"
 expect anchor-two-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc2.json"
+expect anchor-json 0 '"status": "fitted"' -- "$BIN" calibrate anchor $OLMO --json -o "$TMP/anc4.json"
+# sweep and plan take the anchored calibration too
+expect anchor-plan 0 "plan: gpt3-13b on dgx-h100" -- "$BIN" plan --cluster dgx-h100 --model gpt3-13b --nodes 2..4 --calibration "$TMP/anc2.json"
 # errors: no -o; runs on two clusters; an anchored base
 expect anchor-no-out 2 "-o: required" -- "$BIN" calibrate anchor $OLMO
 expect anchor-two-clusters 2 "anchor each cluster on its own runs" -- "$BIN" calibrate anchor $OLMO validation/torchtitan-perf-docs/titan-a100-64gpu-llama2-13b-noac.json -o "$TMP/anc3.json"
@@ -674,8 +677,8 @@ expect fit-cpu-for-gpu 0 "calibrate fit: warning: $ONE was measured with the cpu
 
 # calibrate fit --anchor-steps: the fixture's one measured zero3 step takes 0.386 s against 0.020 s
 # predicted from its fitted kernels and collectives; even at the compute factor's lower bound, 0.05,
-# the model gives 0.365 s, so the factor is held there (the 2 ranks shared 2 cores with the
-# harness: the step is not the kernels the GEMM sweep measured).
+# the model gives 0.365 s, so the factor is held there (2 ranks on a 2-core host, per the
+# fixture's note: the step is not the kernels the GEMM sweep measured alone).
 expect fit-anchor-steps 0 "stack anchored on 1 measured step" -- "$BIN" calibrate fit $ONE --cluster emulated-cpu --base defaults --anchor-steps -o "$TMP/steps.json"
 expect fit-anchor-steps-loads 0 "calibration: $TMP/steps.json" -- "$BIN" predict --cluster emulated-cpu --model gpt2-1.5b --nodes 2 --layout zero3 --engine model --calibration "$TMP/steps.json"
 
