@@ -236,9 +236,11 @@ static int fit_loop(actx *a, cal_anchor_report *rep, int *st, double *sd, sc_err
         double var = cov[p] * rep->s_rel * rep->s_rel;
         sd[p] = var > 0 && isfinite(var) ? sqrt(var) : 0;
         st[p] = COST_ANCHOR_FITTED;
-        /* an interval wider than the value itself: the runs do not determine it */
-        if (sd[p] >= fabs(a->v[p]) && p != COST_STACK_HOOK) {
+        /* an interval not narrower than the value itself: the runs do not determine it (held
+         * at the base's value; the others keep their fit) */
+        if (sd[p] > 0 && sd[p] >= fabs(a->v[p])) {
             st[p] = COST_ANCHOR_UNDETERMINED, a->v[p] = v0[p], sd[p] = 0;
+            rep->n_free--;
         }
     }
     return 0;
