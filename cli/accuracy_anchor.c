@@ -23,7 +23,7 @@
 static void print_text(const acc_anchor_sum *a)
 {
     printf("anchored accuracy: per source, cluster and framework with >= 3 runs, the stack anchored on the run of\n"
-           "median GPU count (calibrate anchor, one run: compute-kernel efficiency), the others predicted\n"
+           "median GPU count (calibrate anchor: one parameter, the compute level first), the others predicted\n"
            "(analytical model); err = predicted / measured tokens/s per GPU - 1\n\n");
     printf("%-28s %7s %5s %10s %8s %13s  %s\n", "source", "groups", "n", "MAPE %", "bias %", "shipped MAPE %",
            "anchors");
