@@ -18,6 +18,10 @@ typedef struct cal_fit_report {
                                             that ran away past 1 ("name at 1"), "" if none */
     unsigned held;                       /* the parameters in at_bound, one bit each (ask
                                             cal_fit_held with a calib_params row)            */
+    unsigned weak;                       /* collective-fit parameters held at the base's value
+                                            because their sd was not below the value (named
+                                            in undetermined), one bit each                  */
+    int gemm_weak;                       /* GEMM overhead held likewise (1), or at 0 (2)     */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
     /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
     int interf_points;                   /* entries it is the median of                    */

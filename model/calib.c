@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib_params.h"
+#include "calib_anchor.h"
 #include "cost.h"
 #include "../base/jsonrd.h"
 
@@ -302,7 +303,7 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
     int rc;
     memset(c, 0, sizeof *c);
     cost_calib_framework_defaults(c);
-    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", "frameworks", NULL};
+    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", "frameworks", "anchor", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
@@ -368,6 +369,8 @@ static int run(const char *text, const char *src, cost_calib *out, sc_err *err)
     if (rc)
         return rc;
     rc = calib_from(&r, root, out);
+    if (!rc) /* an anchored calibration (calib_anchor.h): its stack parameters replace the base's */
+        rc = cost_anchor_read(&r, root, out);
     json_decref(root);
     return rc;
 }
