@@ -22,7 +22,7 @@ static const char HELP[] =
     "A run pinned with NCCL_ALGO (shown in the log, or --algorithm) is fitted with that algorithm\n"
     "(a 2-node all-reduce measured with the tree is not fitted as a ring); otherwise with NCCL's\n"
     "choice as the model makes it.\n\n"
-    "  -o FILE             output measurements (written to FILE.tmp, then renamed)\n"
+    "  -o FILE             output measurements (written to a temporary beside FILE, then renamed)\n"
     "  --kind K            all-reduce | all-gather | reduce-scatter\n"
     "  --ranks N, --nodes K  when the log has no rank lines\n"
     "  --algorithm A       ring | tree | nvls | nvls-tree | pat (the run's NCCL_ALGO)\n"

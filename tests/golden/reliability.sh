@@ -251,3 +251,15 @@ expect import-ranks-atoi 2 '--ranks: expected an integer from 1 to 16777216, got
 sed 's/      0    66.06/    N\/A    66.06/' $L >"$R/all_reduce_na.log"
 expect import-na-roundtrip 0 "" -- "$BIN" calibrate import nccl-tests "$R/all_reduce_na.log" -o "$R/imp-na.json"
 expect import-na-loads 1 "MAPE collective   38.4% over 3 rows" -- "$BIN" validate "$R/imp-na.json" --cluster p4d.24xlarge
+
+# ---- issue 31: the rest ------------------------------------------------------------------------------
+# an output replacing a 0600 file became 0644: the replaced file's permission bits are kept
+printf 'x\n' >"$R/private.csv"
+chmod 600 "$R/private.csv"
+expect mode-kept-sweep 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/private.csv"
+expect mode-kept-600 0 "600" -- stat -c %a "$R/private.csv"
+# 20,000 lines on one plot took 296 s (gnuplot's time grows with their square): at most 1,000
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } NR == 2 { for (i = 1; i <= 1001; i++) { $6 = "\"z" i "\""; print } }' \
+    "$R/one.csv" >"$R/series1001.csv"
+expect plot-series-budget 2 "series1001.csv: expected at most 1000 lines (one per layout, micro-batch, engine, model and cluster), got 1001" -- \
+    "$BIN" plot "$R/series1001.csv" --kind scaling --out "$R/s.png"
