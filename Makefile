@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu emulate install clean help
+.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu bench-gpu-portable emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -38,6 +38,7 @@ help:
 	@echo "make bench      performance benchmarks (not tests)"
 	@echo "make bench-cpu  the calibration harness ./shardcast-bench (MPI + OpenBLAS; part of make)"
 	@echo "make bench-gpu  the GPU harness ./shardcast-bench-gpu (CUDA + NCCL + cuBLAS)"
+	@echo "make bench-gpu-portable  the same, GSL/Jansson static and no MPI, for a bare GPU machine (bench/gpu)"
 	@echo "make emulate    calibrate + fit + validate on an emulated 2-node cluster (root, netns; skips if not allowed)"
 	@echo "make install PREFIX=/usr/local"
 
@@ -235,6 +236,16 @@ bench-gpu:
 	elif [ ! -e "$(CUDA_HOME)/include/cublas_v2.h" ]; then echo "shardcast-bench-gpu: skipped: cublas_v2.h not found in $(CUDA_HOME)/include"; \
 	else $(MAKE) --no-print-directory shardcast-bench-gpu && \
 	    echo "shardcast-bench-gpu: built ($(if $(MPI_LINK),with MPI: one rank per GPU under mpirun,without MPI: one rank))"; fi
+
+# bench-gpu-portable: the same harness with GSL, Jansson and libyaml linked statically (their .a files from
+# libgsl-dev, libjansson-dev, libyaml-dev) and without MPI, for a bare GPU machine that has only CUDA,
+# cuBLAS and NCCL (bench/gpu/README.md); built in $(BUILD)-gpu so it never mixes with MPI objects.
+STATIC_LIBDIR ?= /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)
+bench-gpu-portable:
+	@for a in libgsl.a libgslcblas.a libjansson.a libyaml.a; do [ -e $(STATIC_LIBDIR)/$$a ] || \
+	    { echo "bench-gpu-portable: $(STATIC_LIBDIR)/$$a not found (install libgsl-dev libjansson-dev libyaml-dev: make deps)"; exit 1; }; done
+	@$(MAKE) --no-print-directory bench-gpu BUILD=$(BUILD)-gpu HAVE_MPICC= \
+	    LDLIBS_ALL="$(STATIC_LIBDIR)/libgsl.a $(STATIC_LIBDIR)/libgslcblas.a $(STATIC_LIBDIR)/libjansson.a $(STATIC_LIBDIR)/libyaml.a -lm -pthread"
 
 # ---- emulated-cluster validation (calibrate/emulate) -------------------------------------------
 # Two network namespaces x 2 ranks, htb-limited links: shardcast calibrate run, fit, validate.

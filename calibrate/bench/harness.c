@@ -100,8 +100,12 @@ static uint16_t to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-/* Fill `elems` elements of device memory with small exact values in [-0.75, 0.75] (never
- * denormal, exact in bf16), in chunks through the host scratch. */
+/* Fill `elems` elements of device memory with pseudo-random values in [-1, 1) with every
+ * mantissa bit random (a splitmix64 hash of seed and index; never denormal: |v| >= 2^-24 or 0),
+ * in chunks through the host scratch. Random operands matter: an H100 8192^3 bf16 GEMM runs at
+ * 805 TFLOP/s on zeros and 716 on randn in the same 0.5 s burst
+ * (bench/gpu-results/2026-11-27-h100-sxm/sustained_gemm.json); the small repeating values this
+ * fill used before (k/8) measured 871-877 in the harness's short bursts. */
 void bench_fill(const bench_ctx *r, void *dev, size_t elems, bench_dtype dt, int seed)
 {
     size_t esz = dt == BENCH_BF16 ? 2 : 4;
@@ -109,7 +113,11 @@ void bench_fill(const bench_ctx *r, void *dev, size_t elems, bench_dtype dt, int
     for (size_t off = 0; off < elems; off += chunk) {
         size_t n = elems - off < chunk ? elems - off : chunk;
         for (size_t i = 0; i < n; i++) {
-            float v = (float)((int)((off + i) * 7 % 13) - 6 + seed % 3) / 8.0f;
+            uint64_t z = (uint64_t)seed * 0xD1B54A32D192ED03ull + 0x9E3779B97F4A7C15ull * (off + i + 1);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            float v = (float)((double)(int64_t)(z >> 40) / (double)(1 << 23) - 1.0); /* 24 bits -> [-1, 1) */
             if (dt == BENCH_BF16)
                 ((uint16_t *)r->host)[i] = to_bf16(v);
             else

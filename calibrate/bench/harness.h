@@ -30,6 +30,7 @@ typedef struct bench_opts {
     int skip_coll, skip_gemm, skip_membw, skip_interf;
     /* GEMMs: square grid 128 .. gemm_max (0 = none), then the shapes of a model's layer       */
     int gemm_max;
+    double gemm_warm_s;          /* each GEMM shape runs back to back this long before timing  */
     char gemm_model[64];
     int n_model_gemms;
     wl_gemm model_gemm[WL_MAX_GEMMS];

@@ -35,6 +35,8 @@ static const char HELP[] =
     "  --skip LIST            leave out some of: collectives,gemm,membw,interference\n"
     "  --gemm-max N           square GEMM grid 128, 256, ... N (0 = none; default %d)\n"
     "  --gemm-model NAME|FILE also the GEMM shapes of that model's transformer layer (configs/models)\n"
+    "  --gemm-warm-s S        run each GEMM shape back to back S seconds before timing it, so the clock is\n"
+    "                         the one a sustained load settles at (default %g; 0 = only --warmup calls)\n"
     "  --membw-max BYTES      largest memory copy (1M, 4M, ... up to it; 0 = none; default %s)\n"
     "  --interference-bytes B interference (GPU): 4096^3 and 8192^3 GEMMs alone, then while all-reduces of\n"
     "                         B bytes (with one rank: device copies of B bytes) run on another stream\n"
@@ -251,7 +253,7 @@ static int load_gemm_model(const char *name, bench_opts *o, const bench_backend 
 }
 
 enum {
-    O_BACKEND = 1000, O_MIN, O_MAX, O_ITERS, O_WARMUP, O_GROUPS, O_SKIP, O_GEMM_MAX, O_GEMM_MODEL, O_MEMBW, O_INTERF, O_STEP,
+    O_BACKEND = 1000, O_MIN, O_MAX, O_ITERS, O_WARMUP, O_GROUPS, O_SKIP, O_GEMM_MAX, O_GEMM_WARM, O_GEMM_MODEL, O_MEMBW, O_INTERF, O_STEP,
     O_LAYERS, O_HIDDEN, O_FFN, O_SEQ, O_MB, O_GA, O_STEPS, O_TRACE, O_NOTE, O_QUIET, O_DRY
 };
 
@@ -267,6 +269,7 @@ int main(int argc, char **argv)
     o.iters = 20;
     o.warmup = 5;
     o.gemm_max = be->default_gemm_max;
+    o.gemm_warm_s = gpu ? 1.0 : 0.0; /* GPUs: the power-limited clock (bench/gpu/README.md); CPUs: none */
     o.membw_bytes = be->default_membw_bytes;
     o.interf_bytes = (size_t)256 << 20;
     o.shape.layers = be->default_layers;
@@ -284,7 +287,8 @@ int main(int argc, char **argv)
         {"max", required_argument, 0, O_MAX},         {"iters", required_argument, 0, O_ITERS},
         {"warmup", required_argument, 0, O_WARMUP},   {"groups", required_argument, 0, O_GROUPS},
         {"skip", required_argument, 0, O_SKIP},       {"gemm-max", required_argument, 0, O_GEMM_MAX},
-        {"gemm-model", required_argument, 0, O_GEMM_MODEL}, {"membw-max", required_argument, 0, O_MEMBW},
+        {"gemm-model", required_argument, 0, O_GEMM_MODEL},
+        {"gemm-warm-s", required_argument, 0, O_GEMM_WARM}, {"membw-max", required_argument, 0, O_MEMBW},
         {"interference-bytes", required_argument, 0, O_INTERF},
         {"step", required_argument, 0, O_STEP},       {"layers", required_argument, 0, O_LAYERS},
         {"hidden", required_argument, 0, O_HIDDEN},   {"ffn", required_argument, 0, O_FFN},
@@ -306,7 +310,7 @@ int main(int argc, char **argv)
             char mx[32], mb[32];
             bytes_str(be->default_max_bytes, mx, sizeof mx);
             bytes_str(be->default_membw_bytes, mb, sizeof mb);
-            printf(HELP, prog, gpu ? "GPU" : "process", be->name, mx, be->default_gemm_max, mb, be->default_layers,
+            printf(HELP, prog, gpu ? "GPU" : "process", be->name, mx, be->default_gemm_max, o.gemm_warm_s, mb, be->default_layers,
                    be->default_hidden, be->default_seq);
             return 0;
         }
@@ -351,6 +355,15 @@ int main(int argc, char **argv)
                 return bad_value("--gemm-max", "an integer from 0 to 131072", a);
             break;
         case O_GEMM_MODEL: gemm_model = a; break;
+        case O_GEMM_WARM: {
+            char *end = NULL;
+            errno = 0;
+            double v = strtod(a, &end);
+            if (errno || end == a || *end || !(v >= 0 && v <= 600))
+                return bad_value("--gemm-warm-s", "seconds from 0 to 600", a);
+            o.gemm_warm_s = v;
+            break;
+        }
         case O_MEMBW:
             if (parse_bytes(a, &o.membw_bytes))
                 return bad_value("--membw-max", "a size in bytes such as 64M", a);

@@ -25,9 +25,15 @@ static void measure_gemm(bench_ctx *r, int m, int n, int k, int batch, double *t
          *C = bench_alloc(r, (size_t)m * n * b * r->esz, "GEMM C");
     bench_fill(r, A, (size_t)m * k * b, be->dtype, 1);
     bench_fill(r, B, (size_t)k * n * b, be->dtype, 2);
-    for (int i = 0; i < o->warmup; i++)
+    /* warm-up: o->warmup calls, then on until gemm_warm_s seconds of this GEMM have run, so the
+     * timed calls see the clock a sustained load settles at (power-limited GPUs slow down within
+     * about a second: H100 SXM 1980 -> 1350 MHz at 700 W, bench/gpu-results/2026-11-27-h100-sxm) */
+    double warm = 0;
+    for (int i = 0; i < o->warmup || (warm < o->gemm_warm_s && i < 1000000); i++) {
         if (be->gemm(be->dtype, 0, 0, m, n, k, batch, A, B, C, &t[0]))
             bench_die(r, "GEMM");
+        warm += t[0] > 0 ? t[0] : 1e-6;
+    }
     for (int i = 0; i < o->iters; i++) {
         bench_sync(r);
         if (be->gemm(be->dtype, 0, 0, m, n, k, batch, A, B, C, &t[i]))
@@ -57,8 +63,9 @@ void bench_measure_gemms(bench_ctx *r)
 {
     const bench_opts *o = r->o;
     if (r->print) {
-        printf("\n# GEMMs (%s, row-major C = A B, every rank at once): time = max over ranks, %d iterations\n",
-               r->be->dtype == BENCH_BF16 ? "bf16, fp32 accumulate" : "fp32", o->iters);
+        printf("\n# GEMMs (%s, row-major C = A B, random operands, every rank at once): time = max over ranks,"
+               " %d iterations after %g s of the same GEMM\n",
+               r->be->dtype == BENCH_BF16 ? "bf16, fp32 accumulate" : "fp32", o->iters, o->gemm_warm_s);
         printf("# %7s %7s %7s %6s %12s %10s %10s %9s\n", "m", "n", "k", "batch", "time_us", "min_us", "p95_us",
                "TFLOP/s");
     }
