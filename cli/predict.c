@@ -321,6 +321,9 @@ int cmd_predict(int argc, char **argv)
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU.\n");
+    printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
+           "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
+           o.engine == ENGINE_SIM ? "all simulated" : "all analytical");
     /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
     int sym_runs = 0, least = 0, most = 0, of = 0;
     for (int i = 0; i < np; i++) {

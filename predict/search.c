@@ -490,3 +490,37 @@ void ps_judge(const spec_cluster *c, const spec_model *m, const cost_calib *cal,
     out->sens = ps_sensitivity(c, m, cal, obj, a, b, &out->factor);
     out->verdict = ps_verdict_of(out->gap_pct, out->sens, out->factor, uncertainty);
 }
+
+/* ---- fair ratios ------------------------------------------------------------------------------ */
+
+const ps_cand *ps_best_where(const ps_cand *all, size_t n, ps_keep_fn keep, const void *ctx)
+{
+    const ps_cand *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (keep(&all[i], ctx) && (!best || all[i].score > best->score))
+            best = &all[i];
+    return best;
+}
+
+int ps_pair_same_engine(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                        const ps_cand *a, const ps_cand *b, int sim_ok, ps_pair *out, sc_err *err)
+{
+    out->a = *a;
+    out->b = *b;
+    int rc = 0;
+    if (a->confirmed != b->confirmed) {
+        int to_sim = sim_ok; /* the engine both end on */
+        ps_cand *redo = (a->confirmed != to_sim) ? &out->a : &out->b;
+        const ps_cand was = *redo; /* the inputs, apart from the output they are re-run into */
+        rc = ps_eval(c, m, cal, obj, to_sim ? PRED_SIM : PRED_MODEL, was.pt.nodes, &was.pt.layout, &was.pt.training,
+                     redo, err);
+        redo->twins = was.twins;
+    }
+    if (rc)
+        return rc;
+    out->engine = out->a.confirmed ? PRED_SIM : PRED_MODEL;
+    out->ratio = out->a.pt.r.samples_per_s / out->b.pt.r.samples_per_s;
+    return 0;
+}
+
+const char *ps_engine_both(pred_engine e) { return e == PRED_SIM ? "both simulated" : "both analytical"; }
