@@ -603,6 +603,13 @@ expect ds-batch-mismatch 2 "tests/fixtures/ds_zero2_offload_batch.json: \$.train
 expect ds-hf-notes 0 "\$.zero_optimization.sub_group_size: ignored: not modelled" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model
 expect ds-hf-strict 2 "tests/fixtures/ds_hf_zero3.json: \$.zero_optimization.contiguous_gradients: not modelled (--strict" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
 one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
+# issue 30: a key DeepSpeed does not know is an error naming the nearest (it would silently
+# turn MiCS into ZeRO-3 or DDP); a Hugging Face model config is not a ds_config
+expect ds-typo-mics 2 "tests/fixtures/ds_typo_mics.json: \$.zero_optimization.mics_shard_sise: not a DeepSpeed key; did you mean \"mics_shard_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_mics.json
+one_line_err ds-typo-mics-one-line "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_mics.json
+expect ds-typo-zero 2 "tests/fixtures/ds_typo_zero.json: \$.zero_optimisation: not a DeepSpeed key; did you mean \"zero_optimization\"?" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_zero.json --engine model
+expect ds-typo-offload 2 "\$.zero_optimization.offload_param.buffer_sise: not a DeepSpeed key; did you mean \"buffer_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_alias_names.json
+expect ds-hf-config 2 "tests/fixtures/hf/Meta-Llama-3-8B/config.json: \$: a Hugging Face model config (model_type \"llama\"), not a DeepSpeed ds_config: give it to --model hf:FILE" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/hf/Meta-Llama-3-8B/config.json
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
