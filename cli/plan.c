@@ -30,7 +30,8 @@ static const char HELP_HEAD[] =
     "and peak FLOP/s each scaled from 1/4x to 4x (what both depend on alike cancels): when a\n"
     "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
     "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
-    "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
+    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x grad-accum\n"
+    "                         x GPUs); over 2^26 tokens per step is refused as a likely token count\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
@@ -409,6 +410,26 @@ static int cmp_engine_first(const void *a, const void *b)
     return ps_cmp(a, b);
 }
 
+/* A global batch that only makes sense as tokens: --global-batch counts sequences, and more than
+ * 2^26 tokens per step (67M) is beyond any published run (GPT-3: 3.2M tokens, Brown et al. 2020
+ * Table 2.1; Llama 3 405B: 16M, Llama Team 2024 §3.4.1; BERT with LAMB: 65536 x 128 = 8.4M, You et
+ * al. 2020 §5), while a token count given as sequences lands there (4194304 x 2048 = 8.6e9). */
+static int batch_is_sequences(const cli_setup *s, double global_batch, sc_err *err)
+{
+    const double seq = s->model.seq_len, tokens = global_batch * seq;
+    if (global_batch <= 0 || tokens <= 67108864.0)
+        return 0;
+    if (fmod(global_batch, seq) == 0)
+        return sc_err_set(err, SC_EINPUT, "--global-batch", "",
+                          "counts sequences: %.0f sequences of %.0f tokens is %.2g tokens per step; if %.0f is tokens, "
+                          "give --global-batch %.0f",
+                          global_batch, seq, tokens, global_batch, global_batch / seq);
+    return sc_err_set(err, SC_EINPUT, "--global-batch", "",
+                      "counts sequences: %.0f sequences of %.0f tokens is %.2g tokens per step, beyond any published "
+                      "run (67M); give sequences per step",
+                      global_batch, seq, tokens);
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option extra[] = {
@@ -447,6 +468,8 @@ int cmd_plan(int argc, char **argv)
     int explicit_args = kept;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
+        return cli_fail(&err, rc);
+    if ((rc = batch_is_sequences(&s, o.global_batch, &err)))
         return cli_fail(&err, rc);
     int show = o.progress || isatty(2);
     /* memory kept free beyond the model's estimate: a plan at 39.9 of 40 GiB is not a plan */

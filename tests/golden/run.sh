@@ -62,6 +62,10 @@ expect hf-falcon-defaults 0 "defaults: max_position_embeddings 2048" -- "$BIN" d
 expect hf-seq 0 "seq 8192, vocab 128256" -- "$BIN" describe --model hf:$HF/Llama-3.1-405B/config.json,seq=8192
 expect hf-predict 0 "zero3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model hf:$HF/Mistral-7B-v0.1/config.json,seq=4096 --layout zero3 --engine model
 printf '{"model_type": "t5", "d_model": 512}' >"$TMP/t5.json"
+expect hf-sliding-window 2 "\$.sliding_window: sliding-window attention (window 4096 < ,seq=8192) is not modelled" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json,seq=8192
+expect hf-sliding-window-seq 0 "seq 4096 = the sliding window (max_position_embeddings 32768" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json
+expect plan-batch-tokens 2 "shardcast: --global-batch: counts sequences: 4194304 sequences of 2048 tokens is 8.6e+09 tokens per step; if 4194304 is tokens, give --global-batch 2048" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --global-batch 4194304
+expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
@@ -610,6 +614,9 @@ one_line_err ds-typo-mics-one-line "$BIN" memory --cluster p4d.24xlarge --model 
 expect ds-typo-zero 2 "tests/fixtures/ds_typo_zero.json: \$.zero_optimisation: not a DeepSpeed key; did you mean \"zero_optimization\"?" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_zero.json --engine model
 expect ds-typo-offload 2 "\$.zero_optimization.offload_param.buffer_sise: not a DeepSpeed key; did you mean \"buffer_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_alias_names.json
 expect ds-hf-config 2 "tests/fixtures/hf/Meta-Llama-3-8B/config.json: \$: a Hugging Face model config (model_type \"llama\"), not a DeepSpeed ds_config: give it to --model hf:FILE" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/hf/Meta-Llama-3-8B/config.json
+expect ds-layout-overrides 0 "shardcast: --layout mics:p=8 replaces the layout tests/fixtures/ds_hf_zero3.json implies (zero3); its other keys still apply" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model --layout mics:p=8
+# a validation error is the one line printed: the ds_config's notes come only once all is valid
+one_line_err ds-error-before-notes "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model --layout mics:p=7
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
