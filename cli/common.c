@@ -227,6 +227,15 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         return rc; /* the error alone: no notes before it */
     if (said.notes_from)
         ds_print_notes(s, said.notes_from);
+    for (int i = 0; i < s->n_layouts && s->cluster.gpus_per_node > 0; i++) {
+        int k = spec_layout_tp_nodes(&s->layouts[i], s->cluster.gpus_per_node);
+        char lay[96];
+        if (k > 1)
+            fprintf(stderr,
+                    "shardcast: warning: %s spans %d nodes of %d GPUs: its tensor-parallel all-reduces (every block, "
+                    "forward and backward) cross the network and are priced at the NICs' bandwidth\n",
+                    spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
+    }
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;

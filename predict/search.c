@@ -179,8 +179,8 @@ int ps_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned m
                                                         .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
     if ((mask & PS_FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
         n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
-    if (mask & PS_FAM(LAYOUT_TP))
-        for (int t = 2; t <= G; t++)
+    if (mask & PS_FAM(LAYOUT_TP)) /* inside a node, and across nodes (t a multiple of G: over the NICs) */
+        for (int t = 2; t <= N; t = t < G ? t + 1 : t + G)
             for (int z1 = 1; z1 >= 0; z1--) {
                 spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
                 if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))

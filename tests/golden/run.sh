@@ -414,7 +414,10 @@ expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.964" -- "$BIN" predict --scen
 expect predict-tp 0 "tp:t=4                  12.332" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
 expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        13.370" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
-expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
+# issue 30: tensor parallelism across nodes predicts (priced over the NICs) with a warning
+expect tp-too-wide 2 "layout: tp:t=6: expected t dividing 4 GPUs per node, or a multiple of it dividing the 64 GPUs, got 6" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=6
+expect tp-across-nodes 0 "shardcast: warning: tp:t=8 spans 2 nodes of 4 GPUs: its tensor-parallel all-reduces (every block, forward and backward) cross the network" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8 --engine model
+expect plan-tp-across 0 "tp:t=16" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts tp --confirm 0
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
 expect predict-megatron 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
