@@ -16,7 +16,8 @@ void tr_process_name(tr_writer *w, int pid, const char *name);
 void tr_thread_name(tr_writer *w, int pid, int tid, const char *name);
 /* A complete span ("ph":"X") from t0_s to t1_s (seconds). Start and end are each rounded once
  * to whole nanoseconds and the duration is their difference, so back-to-back spans (one's t1
- * the next one's t0) never overlap on a lane; written as microseconds with three decimals.
+ * the next one's t0) never overlap on a lane; written as microseconds with three decimals, the
+ * duration a nanosecond shorter where ts + dur as doubles (as viewers add them) would pass the end.
  * cat is one of traces/schema.h's TR_CAT_*; args_json may be NULL or a JSON object text such as
  * {"bytes":123}. */
 void tr_span_at(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t0_s, double t1_s,

@@ -647,5 +647,20 @@ expect topo-dragonfly-mics16 0 "mics:p=16                2.469" -- "$BIN" predic
 expect topo-dragonfly-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
 sed 's/"topology":"fat-tree"/"topology":"torus"/; s/"nic_bandwith_Gbps"/"nic_bandwidth_Gbps"/' "$TMP/typo.json" >"$TMP/torus.json"
 expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" -- "$BIN" memory --cluster "$TMP/torus.json" --nodes 2 --model gpt2-1.5b
+# issue 30: every trace written above, and one per framework, imports as viewers read it (ts + dur
+# as doubles, per lane): no slice partly over another (tools/trace_overlaps.py)
+if command -v python3 >/dev/null 2>&1; then
+    for fw in ideal deepspeed fsdp fsdp2; do
+        "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --framework $fw --trace "$TMP/fw-$fw.json" >/dev/null 2>&1
+    done
+    "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=2 --framework megatron --micro-batch 1 --grad-accum 4 --trace "$TMP/fw-megatron.json" >/dev/null 2>&1
+    for f in "$TMP"/fw-*.json "$TMP/t.json" "$TMP/step.json" "$TMP/pt.json"; do
+        if [ ! -s "$f" ]; then echo "FAIL trace-import: $f not written"; fail=$((fail + 1));
+        elif python3 "$(dirname "$0")/../../tools/trace_overlaps.py" "$f" >"$TMP/ov" 2>&1; then pass=$((pass + 1));
+        else echo "FAIL trace-import: $(cat "$TMP/ov")"; fail=$((fail + 1)); fi
+    done
+else
+    echo "SKIP trace-import: python3 not on PATH"
+fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
