@@ -474,6 +474,14 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
         goto out;
     }
+    /* rows per rank: compute, then each communication stream the trace uses, its own row */
+    long streams = 1;
+    for (size_t i = 0; i < doc.n_spans; i++) {
+        long st = doc.spans[i].tid % TR_LANES_PER_RANK;
+        if (st >= TR_STREAM_COMM && st < TR_STREAM_COMM + TR_COMM_STREAMS && st - TR_STREAM_COMM + 1 > streams)
+            streams = st - TR_STREAM_COMM + 1;
+    }
+    const long per = 1 + streams;
     for (size_t k = 0; k < shown; k++) {
         sel[k] = lanes[k];
         char who[64];
@@ -481,8 +489,14 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
             snprintf(who, sizeof who, "rank %ld", lanes[k].rank);
         else
             snprintf(who, sizeof who, "node %ld gpu %ld", lanes[k].pid, lanes[k].lane);
-        fprintf(ft, "%s\"%s compute\" %zu, \"%s comm\" %zu", k ? ", " : "", who, 2 * k, who, 2 * k + 1);
-        sel[k].rank = (long)k; /* row pair index from here on */
+        fprintf(ft, "%s\"%s compute\" %ld", k ? ", " : "", who, per * (long)k);
+        for (long st = 0; st < streams; st++) {
+            if (st)
+                fprintf(ft, ", \"%s comm %ld\" %ld", who, st, per * (long)k + 1 + st);
+            else
+                fprintf(ft, ", \"%s comm\" %ld", who, per * (long)k + 1);
+        }
+        sel[k].rank = (long)k; /* row block index from here on */
     }
     fclose(ft);
     qsort(sel, shown, sizeof *sel, lane_cmp_key);
@@ -496,7 +510,8 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         if (!l)
             continue;
         present[sp->kind] = 1;
-        long rowi = 2 * l->rank + (sp->tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
+        long st = sp->tid % TR_LANES_PER_RANK - TR_STREAM_COMPUTE; /* 0 compute, 1.. each comm stream */
+        long rowi = per * l->rank + (st >= 1 && st <= streams ? st : st ? 1 : 0);
         double ts = sp->ts_us, dur = sp->dur_us;
         fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, (int)sp->kind);
         t0 = fmin(t0, ts / 1e3);
@@ -508,7 +523,7 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
             snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%d ", k);
         snprintf(names + strlen(names), sizeof names - strlen(names), "\"%s\" ", tr_kind_name((tr_kind)k));
     }
-    fprintf(vars, "nrows=%zu; ", 2 * shown);
+    fprintf(vars, "nrows=%ld; ", per * (long)shown);
     gp_num(vars, "tmin", t0);
     gp_num(vars, "tmax", t1 > t0 ? t1 : t0 + 1);
     gp_str(vars, "kinds", kinds);
@@ -518,7 +533,10 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     free(sel);
     {
         const char *base = strrchr(path, '/');
-        snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, base ? base + 1 : path);
+        if (doc.title[0]) /* what the trace is of: layout, model, cluster (tr_title) */
+            snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, doc.title);
+        else
+            snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, base ? base + 1 : path);
     }
 out:
     free(lanes);

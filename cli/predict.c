@@ -172,6 +172,11 @@ int cmd_predict(int argc, char **argv)
         if ((rc = tr_open(o.trace, &tw, &err)))
             return cli_fail(&err, rc);
         o.so.trace = tw;
+        char lay[96], title[256];
+        snprintf(title, sizeof title, "%s, %s, %s x %d%s%s", spec_layout_str(&s.layouts[0], lay, sizeof lay),
+                 s.model.name, s.cluster.name, s.nodes[0], s.training.framework != FW_IDEAL ? ", " : "",
+                 s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
+        tr_title(tw, title);
         o.so.trace_ranks = o.trace_ranks ? o.trace_ranks : 2 * s.cluster.gpus_per_node;
     }
 

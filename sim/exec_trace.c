@@ -93,7 +93,7 @@ void exec_trace_free(exec_tracer *t)
         char name[128];
         snprintf(name, sizeof name, "%ld flows not drawn: more than %d at once from one rank", t->undrawn,
                  TR_FLOW_LANES);
-        tr_process_name(t->w, TR_NOTES_PID, name);
+        tr_thread_name(t->w, TR_NOTES_PID, TR_NOTE_UNDRAWN, name);
     }
     free(t->lane_end);
     free(t->fm);

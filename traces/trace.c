@@ -71,6 +71,12 @@ void tr_thread_name(tr_writer *w, int pid, int tid, const char *name)
     fputs("}}", w->f);
 }
 
+void tr_title(tr_writer *w, const char *title)
+{
+    tr_process_name(w, TR_NOTES_PID, "shardcast");
+    tr_thread_name(w, TR_NOTES_PID, TR_NOTE_TITLE, title);
+}
+
 long long tr_ns(double t_s)
 {
     if (!(t_s > 0) || !isfinite(t_s))

@@ -309,6 +309,9 @@ if command -v gnuplot >/dev/null 2>&1; then
     expect plot-timeline 0 "plot: timeline 800x500" -- \
         env TMPDIR="$TMP/plot-tmp" "$BIN" plot --kind timeline "$TMP/t.json" --out "$TMP/timeline.png" --ranks 2 --size 800x500
     expect_png plot-timeline-png "$TMP/timeline.png" 800 500
+    # issue 30: the title says what the trace is of; each communication stream has its own row
+    "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --framework deepspeed --trace "$TMP/tds.json" >/dev/null 2>&1
+    expect plot-timeline-title 0 "Timeline of 2 of 16 ranks: zero3, gpt3-1.3b, p4d.24xlarge x 2, deepspeed" -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tds.png" --ranks 2
     # issue 20: a measured timeline from shardcast-bench before traces/schema.h said "comm"; plot
     # draws it as communication (one lane pair, both streams)
     cat >"$TMP/measured.json" <<'J'
