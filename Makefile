@@ -140,6 +140,7 @@ FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { echo "make fuzz: needs $(FUZZ_CC) (libFuzzer is clang's: apt-get install clang, or FUZZ_CC=clang-NN)"; exit 2; }
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) HAVE_MPICC= CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)

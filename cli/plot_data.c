@@ -117,7 +117,7 @@ static void default_title(const table *t, const char *what, char *buf, size_t n)
     if (model || cluster)
         k += snprintf(buf + k, n - (size_t)k, ": %s%s%s", model ? t->rows[0].text[RES_T_MODEL] : "",
                       model && cluster ? " on " : "", cluster ? t->rows[0].text[RES_T_CLUSTER] : "");
-    if (engine && (size_t)k < n)
+    if (engine && (size_t)k < n && strncmp(what, "Memory", 6)) /* memory is one model whichever engine ran */
         snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[RES_T_ENGINE], "sim") ? "simulator" : "analytical");
 }
 
