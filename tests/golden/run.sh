@@ -26,6 +26,8 @@ expect() {
         fail=$((fail + 1)); return
     fi
     pass=$((pass + 1))
+    # progress every 50 tests (about 5 s): the suite runs ~40 s and is otherwise silent
+    if [ $(((pass + fail) % 50)) = 0 ]; then echo "golden: $((pass + fail)) run ($fail failed so far)..." >&2; fi
 }
 
 # errors must be exactly one line on stderr
