@@ -73,7 +73,7 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
             snprintf(section, sizeof section, "%.60s", key);
             continue;
         }
-        char p[96];
+        char p[136]; /* "$." + a section of up to 60 + "." + a key of up to 60 */
         snprintf(p, sizeof p, "$.%s%s%.60s", section, *section ? "." : "", key);
         if (!*section && !strcmp(key, "distributed_type")) {
             fsdp = !strcmp(val, "FSDP");

@@ -90,7 +90,13 @@ static void model_name(const json_t *root, const char *path, char *out, size_t n
     while (l > 1 && buf[l - 1] == '/')
         buf[--l] = '\0';
     const char *base = strrchr(buf, '/');
-    snprintf(out, n, "%s", base && base[1] ? base + 1 : buf);
+    const char *name = base && base[1] ? base + 1 : buf;
+    size_t len = strlen(name); /* truncated to n - 1 (a copy, not snprintf: no -Wformat-truncation at -O1) */
+    if (n) {
+        len = len < n - 1 ? len : n - 1;
+        memcpy(out, name, len);
+        out[len] = '\0';
+    }
 }
 
 /* Mistral's sliding_window (Jiang et al. 2023, "Mistral 7B" §2: each token attends to the W

@@ -640,7 +640,7 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     char near[SPEC_NAME_MAX + 32] = "";
     if (spec_suggest(kind, name, dirs, nd, near, sizeof near) == 0) {
         char best[SPEC_NAME_MAX];
-        snprintf(best, sizeof best, "%s", near);
+        snprintf(best, sizeof best, "%.*s", (int)sizeof best - 1, near);
         snprintf(near, sizeof near, "; did you mean %s?", best);
     } else {
         near[0] = '\0';
