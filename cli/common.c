@@ -137,6 +137,14 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         return 1;
     case 1016: s->strict = 1; return 1;
     case 1017: s->accelerate = arg; return 1;
+    case 1018:
+        if ((s->attn_kernel = spec_attn_kernel_parse(arg)) < 0)
+            return sc_err_set(err, SC_EINPUT, "--attention-kernel", "",
+                              "expected fa1, triton2022, xformers, fa2, fa3, sdpa-flash, sdpa-cudnn, sdpa-efficient or "
+                              "unfused, got \"%s\"",
+                              arg);
+        return 1;
+    case 1019: s->stack = arg; return 1;
     }
     return 0;
 }
@@ -278,6 +286,11 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     }
     if (s->framework)
         s->training.framework = (spec_framework)spec_framework_parse(s->framework);
+    if (s->attn_kernel > 0) {
+        s->training.attn_kernel = s->attn_kernel;
+        s->training.flash_attention = s->attn_kernel != AK_UNFUSED;
+        s->training.flash_version = s->attn_kernel == AK_FA3 ? 3 : 2;
+    }
     for (int i = 0; i < s->n_layouts; i++)
         if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
             return rc;
@@ -292,7 +305,7 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
          * for that the GPU lacks is an error naming where it came from */
         if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
             s->training.precision = PREC_FP16;
-        const char *psrc = s->precision ? "--precision" : s->ds_config ? s->ds_config
+        const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel" : s->ds_config ? s->ds_config
                            : s->training_file                      ? s->training_file
                            : s->scenario                           ? s->scenario
                                                                    : "training";

@@ -27,6 +27,8 @@ typedef struct cli_setup {
     const char *placement;                 /* --placement: AxoNN axes, innermost first    */
     const char *framework;                 /* --framework (NULL: the files' or ideal)      */
     const char *accelerate;                /* --accelerate-config: an accelerate FSDP YAML */
+    int attn_kernel;                       /* --attention-kernel: spec_attn_kernel, 0 not given */
+    const char *stack;                     /* --stack: a named software stack (configs/stacks) */
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
@@ -53,7 +55,8 @@ typedef struct cli_setup {
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
         {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014},       \
         {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016},                  \
-        {"accelerate-config", required_argument, 0, 1017}
+        {"accelerate-config", required_argument, 0, 1017}, {"attention-kernel", required_argument, 0, 1018}, \
+        {"stack", required_argument, 0, 1019}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -82,6 +85,10 @@ typedef struct cli_setup {
     "  --strict               a ds_config / accelerate key not modelled is an error (exit 2)\n"  \
     "  --framework F          who schedules the layout: ideal (default: the papers' schedules),\n" \
     "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
+    "  --attention-kernel K   fa1 | triton2022 | xformers | fa2 | fa3 | sdpa-flash | sdpa-cudnn |\n" \
+    "                         sdpa-efficient | unfused (default: the stack's, else fa2; xformers on V100)\n" \
+    "  --stack NAME           a named software stack (configs/stacks; shardcast list stacks): its\n" \
+    "                         kernel, framework, execution...; explicit options and keys win\n" \
     "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \

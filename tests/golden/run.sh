@@ -227,8 +227,8 @@ expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \
 expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
 expect plan-headline 0 "recommended: zeropp:hpz=8,qwz=1,qgz=1 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
 expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
-expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind, and a drop in inter-node (NIC) bandwidth by 66% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
-expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind; only a drop in inter-node (NIC) bandwidth by 66% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
+expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.4% behind, and a drop in inter-node (NIC) bandwidth by 68% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
+expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 11.4% behind; only a drop in inter-node (NIC) bandwidth by 68% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
 expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
 # issue 22: the grid's evaluations and the confirmations on 3 threads print one thread's output
 # byte for byte (4,596 candidates, 2 simulated)
@@ -240,7 +240,7 @@ expect plan-help-families 0 "zeropp, tp, axonn, zero3-offload, luwu, shard_grad_
 # issue 20: traces in integer nanoseconds (three decimals of a microsecond, exact)
 expect trace-written 0 "trace: $TMP/step.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --trace "$TMP/step.json"
 expect trace-ns 0 '"cat":"collective","pid":0,"tid":1,"ts":' -- cat "$TMP/step.json"
-expect readme-headline-mb4 0 "zeropp:hpz=8,qwz=1,qgz=1     3.725     137.45" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=8,qwz=1,qgz=1 --layout mics:p=8 --layout mics:p=16
+expect readme-headline-mb4 0 "zeropp:hpz=8,qwz=1,qgz=1     3.955     129.44" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --micro-batch 4 --grad-accum 1 --layout zero3 --layout zeropp:hpz=8,qwz=1,qgz=1 --layout mics:p=8 --layout mics:p=16
 
 # ---- plot: PNGs through gnuplot; bad input leaves no file ---------------------------------
 # png_size FILE: "W H" from the IHDR chunk (bytes 16..23, big-endian), "" if not a PNG
@@ -398,21 +398,21 @@ expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluste
 expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
 expect checkpointing-bad 2 "expected on, off, full, none or selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
-expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.964" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
-expect predict-tp 0 "tp:t=4                  12.332" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
-expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        13.370" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
+expect predict-axonn 0 "axonn:x=2,y=2,z=4       15.653" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
+expect predict-tp 0 "tp:t=4                  13.061" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
+expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        14.099" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
 expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
-expect predict-megatron 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron 0 "megatron:t=8,p=8         5.893" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
 # the 128 ranks run; --symmetry off runs all 128 and prints the same step (0.282 s)
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
-expect predict-symmetry-off-step 0 "zero3                    0.282     454.31" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off
+expect predict-symmetry-off-step 0 "zero3                    0.282     453.22" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off
 expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off --json
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
-expect predict-megatron-sim 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.313" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-sim 0 "megatron:t=8,p=8         5.893" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.553" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 expect megatron-cp 2 "layout: megatron:t=8,p=8,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop cp to predict without it" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,cp=2
 expect megatron-no-p 2 'in "megatron:t=8": missing p=P (e.g. "megatron:t=8,p=4")' -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8
@@ -425,7 +425,7 @@ expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved sche
 expect plan-megatron 0 "recommended: megatron:t=2,p=32,vp=3 on 16 nodes, micro-batch 1 x 256: tensor 2 + sequence parallel inside a node, 32 stages interleaved x3 (neighbours over NVLink), 256 micro-batches: bubble 4% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
-expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    51.714" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
+expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    52.321" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
 expect placement-bad 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"zzz\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zzz
 expect placement-no-options 2 "--placement: expected the axes x, y, z, d from inside a node outwards (a permutation of \"xyzd\"), got \"xyzd,overlap=0\"" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --placement xyzd,overlap=0
 expect plan-luwu-no-node 2 "--layouts: luwu needs a cluster with an in_network_optimizer; p4d.24xlarge has none" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts luwu
@@ -498,7 +498,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # plain make without the GSL/Jansson headers: one line naming make deps (a compiler that sees no headers)
 expect make-deps-hint 2 "shardcast: the GSL, Jansson or libyaml headers are missing: run 'make deps' first" -- \
     make -s -C "$ROOT" depcheck CC="cc --sysroot=$TMP/none -nostdinc"
-expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.16, mics:p=8 0.69, mics:p=16 0.90" -- \
+expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.16, mics:p=8 0.72, mics:p=16 0.91" -- \
     "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16
 expect predict-cost-json 0 '"usd_per_million_tokens": 1.15' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --json
 expect list-json 0 '"names": [' -- "$BIN" list models --json
@@ -578,8 +578,8 @@ cp tests/fixtures/nccl_tests_all_reduce_2node.log "$TMP/run.log"
 expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-tests "$TMP/run.log" -o "$TMP/x.json"
 
 # frameworks (issue 17): the same layout under DeepSpeed, errors, ds_config inputs that lose nothing
-expect framework-ds-mics 0 "mics:p=8                 4.581" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
-expect framework-ideal-mics 0 "mics:p=8                 5.025" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
+expect framework-ds-mics 0 "mics:p=8                 4.770" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
+expect framework-ideal-mics 0 "mics:p=8                 5.256" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
@@ -598,11 +598,11 @@ one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
-expect accelerate-hybrid 0 "hsdp:p=8                 0.706" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+expect accelerate-hybrid 0 "hsdp:p=8                 0.716" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
-expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
+expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.165      48.42" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
 . "$(dirname "$0")/reliability.sh"
 # ---- the network the rings run on (issue 15 item 4) ------------------------------------------
 # p4d's node on a hypothetical 4:1 fat-tree with leaves of 2 nodes (tests/fixtures/p4d-oversub.json),
@@ -613,7 +613,7 @@ expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.158      50.56" -- "
 # pods gives the same (rings stay on their rail); a dragonfly of 2-node groups halves only the
 # strided replica rings of mics:p=16 (nodes 2 apart: 2 streams per group through half the global
 # links): 0.81x.
-expect topo-shipped-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
+expect topo-shipped-zero3 0 "zero3                    2.008" -- "$BIN" predict --cluster p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
 expect topo-oversub-zero3 0 "zero3                    3.948" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
 expect topo-oversub-mics 0 "1.22x" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
 expect topo-oversub-sim 0 "zero3                    3.947" -- "$BIN" predict --cluster tests/fixtures/p4d-oversub.json --calibration p4d.24xlarge --engine sim --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=8
@@ -622,5 +622,14 @@ expect topo-dragonfly-mics16 0 "mics:p=16                2.469" -- "$BIN" predic
 expect topo-dragonfly-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
 sed 's/"topology":"fat-tree"/"topology":"torus"/; s/"nic_bandwith_Gbps"/"nic_bandwidth_Gbps"/' "$TMP/typo.json" >"$TMP/torus.json"
 expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" -- "$BIN" memory --cluster "$TMP/torus.json" --nodes 2 --model gpt2-1.5b
+# attention kernel generations (issue 27 item 1): FA1 on A100 llama2-7b (seq 4096, 32 heads, mb 1:
+# bh 32 > 16, no collapse) is slower than FA2: step 1.197 s vs 1.103 s
+expect attn-fa1-slower 0 "zero3                    1.197" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout zero3 --attention-kernel fa1
+expect attn-fa2-default 0 "zero3                    1.103" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout zero3
+expect attn-fa3-on-a100 2 "--attention-kernel: expected fa2 on dgx-a100 (A100-SXM4-80GB), got fa3, which needs a Hopper GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --attention-kernel fa3
+expect attn-fa2-on-v100 2 "got fa2, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --attention-kernel fa2
+expect attn-bad-name 2 "--attention-kernel: expected fa1, triton2022, xformers, fa2, fa3, sdpa-flash, sdpa-cudnn, sdpa-efficient or unfused, got \"fa4\"" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --attention-kernel fa4
+printf '{"attention_kernel":"fa1","flash_attention":false}' >"$TMP/ak.json"
+expect attn-kernel-vs-flash 2 "ak.json: \$.attention_kernel: expected a kernel that agrees with flash_attention: false, got fa1" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --training "$TMP/ak.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
