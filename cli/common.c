@@ -1,5 +1,6 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
+#include "../model/stack.h"
 
 #include "../model/spec_hf.h"
 #include "../model/framework.h"
@@ -194,6 +195,23 @@ static int ds_batch(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* The named stack (--stack, else the training spec's "stack") under the explicit settings. */
+static int apply_stack(cli_setup *s, sc_err *err)
+{
+    char path[4096];
+    int rc = cli_resolve(s, "stacks", s->training.stack, path, sizeof path, err);
+    if (rc) {
+        if (s->stack)
+            snprintf(err->source, sizeof err->source, "--stack");
+        return rc;
+    }
+    stack_bundle b;
+    if ((rc = stack_load(path, &b, err)))
+        return rc;
+    stack_apply(&b, &s->training);
+    return 0;
+}
+
 static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
 {
     if (s->n_layouts >= CLI_MAX_LAYOUTS)
@@ -286,7 +304,16 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     }
     if (s->framework)
         s->training.framework = (spec_framework)spec_framework_parse(s->framework);
+    if (s->act_ckpt >= 0)
+        s->training.given |= SPEC_GIVEN_CKPT;
+    if (s->framework || s->ds_config || s->accelerate) /* those files imply their framework */
+        s->training.given |= SPEC_GIVEN_FW;
+    if (s->stack)
+        snprintf(s->training.stack, sizeof s->training.stack, "%s", s->stack);
+    if (s->training.stack[0] && (rc = apply_stack(s, err)))
+        return rc;
     if (s->attn_kernel > 0) {
+        s->training.given |= SPEC_GIVEN_AK;
         s->training.attn_kernel = s->attn_kernel;
         s->training.flash_attention = s->attn_kernel != AK_UNFUSED;
         s->training.flash_version = s->attn_kernel == AK_FA3 ? 3 : 2;

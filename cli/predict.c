@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../model/kernels.h"
 #include "commands.h"
 #include "eval.h"
 
@@ -294,6 +295,11 @@ int cmd_predict(int argc, char **argv)
                                  s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
                                  spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
                                  "framework", spec_framework_str(s.training.framework), "results", arr);
+        json_object_set_new(root, "stack", s.training.stack[0] ? json_string(s.training.stack) : json_null());
+        json_object_set_new(root, "attention_kernel",
+                            json_string(s.training.flash_attention
+                                            ? spec_attn_kernel_str(kern_attn_resolve(s.training.attn_kernel, s.cluster.gpu.arch))
+                                            : "unfused"));
         free(pts);
         return cli_print_json(root);
     }
@@ -303,6 +309,10 @@ int cmd_predict(int argc, char **argv)
            spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
            s.training.framework != FW_IDEAL ? ", framework " : "",
            s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
+    printf("stack: %s; attention %s, %s\n", s.training.stack[0] ? s.training.stack : "none (defaults)",
+           s.training.flash_attention ? spec_attn_kernel_str(kern_attn_resolve(s.training.attn_kernel, s.cluster.gpu.arch))
+                                      : "unfused",
+           s.training.execution == EXEC_COMPILED ? "compiled" : "eager");
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
     int lw = 20; /* the layout column: as wide as the longest name */

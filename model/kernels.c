@@ -283,16 +283,51 @@ static const ak_row XF_ROWS[] = {
     {4096, 30.63, 52.27, "Dao-AILab/flash-attention#416 (causal d64, fwd+bwd, same run as FA2)"},
     {8192, 26.34, 54.58, "Dao-AILab/flash-attention#416"},
 };
-/* cuDNN (SDPA cuDNN backend) forward vs FA3 on H100 PCIe, d128 non-causal, same run
- * (Dao-AILab/flash-attention PR #1075): 539.92/433.25, 627.66/538.23, 674.59/605.27,
- * 612.95/618.83 (s 4224), 668.55/618.05 (s 8448); the backward at FA3's [transferred: no
- * published cuDNN backward in text]. */
-static const ak_row CUDNN_ROWS[] = {
-    {512, 539.92, 433.25, "Dao-AILab/flash-attention PR #1075 (H100 PCIe, d128, fwd)"},
-    {1024, 627.66, 538.23, "PR #1075"},
-    {2048, 674.59, 605.27, "PR #1075"},
-    {4224, 612.95, 618.83, "PR #1075"},
-    {8448, 668.55, 618.05, "PR #1075"},
+/* Measured on the lent H100 SXM (main@10bd884, bench/gpu-results/2026-11-27-h100-sxm/attention.json: PyTorch 2.11 SDPA, cuDNN
+ * 9.19, FA2 paper protocol: hidden 2048, 16k tokens, d 128, causal; each backend beside SDPA's
+ * flash backend = FA2 kernels in the same run): cuDNN and the memory-efficient (xformers-class)
+ * backend over flash, forward and backward apart. The memory-efficient kernel has no Hopper
+ * (wgmma) path, so these efficient-backend ratios apply on Hopper only; elsewhere the #416
+ * ratios above. cuDNN off Hopper runs at FA2's rate [assumed: no published A100 table]. */
+static const ak_row CUDNN_FWD[] = {
+    {512, 316.2, 183.0, "bench/gpu-results/2026-11-27-h100-sxm/attention.json (H100 SXM, d128 causal, fwd: cuDNN / flash)"},
+    {1024, 408.7, 239.0, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {2048, 472.4, 273.2, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {4096, 515.7, 295.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {8192, 545.7, 307.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {16384, 554.1, 297.9, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {32768, 551.4, 309.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {65536, 573.4, 323.3, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+};
+static const ak_row CUDNN_BWD[] = {
+    {512, 122.6, 86.7, "bench/gpu-results/2026-11-27-h100-sxm/attention.json (H100 SXM, d128 causal, bwd: cuDNN / flash)"},
+    {1024, 215.7, 135.9, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {2048, 311.5, 190.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {4096, 391.4, 235.3, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {8192, 451.5, 269.8, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {16384, 511.6, 294.2, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {32768, 536.7, 291.7, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {65536, 467.7, 299.6, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+};
+static const ak_row EFF_FWD[] = {
+    {512, 119.4, 183.0, "bench/gpu-results/2026-11-27-h100-sxm/attention.json (H100 SXM, d128 causal, fwd: efficient / flash)"},
+    {1024, 139.8, 239.0, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {2048, 152.1, 273.2, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {4096, 158.8, 295.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {8192, 163.3, 307.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {16384, 167.3, 297.9, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {32768, 165.0, 309.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {65536, 168.4, 323.3, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+};
+static const ak_row EFF_BWD[] = {
+    {512, 57.9, 86.7, "bench/gpu-results/2026-11-27-h100-sxm/attention.json (H100 SXM, d128 causal, bwd: efficient / flash)"},
+    {1024, 80.2, 135.9, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {2048, 99.2, 190.4, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {4096, 113.8, 235.3, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {8192, 122.7, 269.8, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {16384, 125.6, 294.2, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {32768, 130.7, 291.7, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
+    {65536, 130.4, 299.6, "bench/gpu-results/2026-11-27-h100-sxm/attention.json"},
 };
 
 static double ak_ratio(const ak_row *r, size_t n, double s)
@@ -309,7 +344,7 @@ static double ak_ratio(const ak_row *r, size_t n, double s)
 
 #define AK_N_ROWS(a) (sizeof(a) / sizeof((a)[0]))
 
-double kern_attn_ratio(int ak, double bh, double s, int bwd)
+double kern_attn_ratio(int ak, double bh, double s, int bwd, int hopper)
 {
     switch (ak) {
     case AK_FA1: {
@@ -320,8 +355,14 @@ double kern_attn_ratio(int ak, double bh, double s, int bwd)
     }
     case AK_TRITON2022: return ak_ratio(TRITON_ROWS, AK_N_ROWS(TRITON_ROWS), s);
     case AK_XFORMERS:
-    case AK_SDPA_EFFICIENT: return ak_ratio(XF_ROWS, AK_N_ROWS(XF_ROWS), s);
-    case AK_SDPA_CUDNN: return bwd ? 1.0 : ak_ratio(CUDNN_ROWS, AK_N_ROWS(CUDNN_ROWS), s);
+    case AK_SDPA_EFFICIENT:
+        if (hopper)
+            return bwd ? ak_ratio(EFF_BWD, AK_N_ROWS(EFF_BWD), s) : ak_ratio(EFF_FWD, AK_N_ROWS(EFF_FWD), s);
+        return ak_ratio(XF_ROWS, AK_N_ROWS(XF_ROWS), s);
+    case AK_SDPA_CUDNN:
+        if (!hopper)
+            return 1.0;
+        return bwd ? ak_ratio(CUDNN_BWD, AK_N_ROWS(CUDNN_BWD), s) : ak_ratio(CUDNN_FWD, AK_N_ROWS(CUDNN_FWD), s);
     default: return 1.0;
     }
 }
@@ -342,28 +383,25 @@ double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double
     case AK_FA2:
     case AK_SDPA_FLASH: return kern_flash_time(k, c, bh, s, d, causal, bwd);
     case AK_FA3: return kern_flash3_time(k, c, bh, s, d, causal, bwd);
-    case AK_SDPA_CUDNN:
-        if (!hopper) /* cuDNN off Hopper at FA2's rate [assumed: no published A100 table] */
-            return kern_flash_time(k, c, bh, s, d, causal, bwd);
-        return k->launch_s + (kern_flash3_time(k, c, bh, s, d, causal, bwd) - k->launch_s) /
-                                 kern_attn_ratio(ak, bh, s, bwd);
     default: break;
     }
     /* FA1-class kernels: the calibration's own fused kernel already is xformers' on Volta
      * (fa_version 1): no further ratio there */
     if (k->fa_version == 1 && (ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT))
         return kern_flash_time(k, c, bh, s, d, causal, bwd);
-    return k->launch_s + (kern_flash_time(k, c, bh, s, d, causal, bwd) - k->launch_s) / kern_attn_ratio(ak, bh, s, bwd);
+    return k->launch_s +
+           (kern_flash_time(k, c, bh, s, d, causal, bwd) - k->launch_s) / kern_attn_ratio(ak, bh, s, bwd, hopper);
 }
 
-int kern_attn_rows(int ak, const char **source, double *s, double *ratio, int max)
+int kern_attn_rows(int ak, int hopper, const char **source, double *s, double *ratio, int max)
 {
+    int xf = ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT;
     const ak_row *r = ak == AK_FA1 ? FA1_ROWS : ak == AK_TRITON2022 ? TRITON_ROWS
-                    : ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT ? XF_ROWS
-                    : ak == AK_SDPA_CUDNN ? CUDNN_ROWS : NULL;
+                    : xf ? (hopper ? EFF_FWD : XF_ROWS)
+                    : ak == AK_SDPA_CUDNN && hopper ? CUDNN_FWD : NULL;
     size_t n = ak == AK_FA1 ? AK_N_ROWS(FA1_ROWS) : ak == AK_TRITON2022 ? AK_N_ROWS(TRITON_ROWS)
-             : ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT ? AK_N_ROWS(XF_ROWS)
-             : ak == AK_SDPA_CUDNN ? AK_N_ROWS(CUDNN_ROWS) : 0;
+             : xf ? (hopper ? AK_N_ROWS(EFF_FWD) : AK_N_ROWS(XF_ROWS))
+             : ak == AK_SDPA_CUDNN && hopper ? AK_N_ROWS(CUDNN_FWD) : 0;
     int i = 0;
     for (; r && i < (int)n && i < max; i++) {
         source[i] = r[i].source;

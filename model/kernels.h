@@ -68,17 +68,19 @@ double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, do
 double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                         int bwd);
 /* Attention by kernel generation (spec_attn_kernel): FA2 / SDPA-flash = kern_flash_time, FA3 =
- * kern_flash3_time, FA1 / 2022 Triton / xformers / SDPA-efficient = FA2's time / their
- * published fwd+bwd ratio to FA2 at s (FA1 collapsing where bh <= 16), SDPA-cuDNN on Hopper =
- * FA3's / cuDNN's published forward ratio (kernels.c lists every row with its source). */
+ * kern_flash3_time, FA1 / 2022 Triton / xformers / SDPA-efficient / SDPA-cuDNN = FA2's time /
+ * their published or measured ratio to FA2 at s (FA1 collapsing where bh <= 16; efficient and
+ * cuDNN on Hopper from the lent H100, forward and backward apart; kernels.c lists every row
+ * with its source). */
 double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
                       int bwd);
 /* The ratio to FA2 (FA3 for cuDNN) kern_attn_time divides by (1 for FA2/FA3). */
-double kern_attn_ratio(int ak, double bh, double s, int bwd);
+double kern_attn_ratio(int ak, double bh, double s, int bwd, int hopper);
 /* AK_DEFAULT made concrete for an arch: FA2, or xformers on Volta. */
 int kern_attn_resolve(int ak, const char *arch);
-/* The published rows of a kernel's table: up to max (source, s, ratio); returns how many. */
-int kern_attn_rows(int ak, const char **source, double *s, double *ratio, int max);
+/* The rows of a kernel's table (forward where they differ): up to max (source, s, ratio);
+ * returns how many. */
+int kern_attn_rows(int ak, int hopper, const char **source, double *s, double *ratio, int max);
 /* Bytes a memory-bound kernel pass moves through HBM, at hbm_Bps plus one launch each. */
 double kern_mem_time(const kern_calib *k, double bytes, int kernels, double hbm_Bps);
 

@@ -341,7 +341,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
-                                    "limit_all_gathers", "backward_prefetch", NULL};
+                                    "limit_all_gathers", "backward_prefetch", "stack", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -378,6 +378,14 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
     if (json_object_get(o, "attention_kernel") &&
         (rc = training_attn_kernel(r, o, base, ak + 1, t)))
         return rc;
+    if ((rc = jr_str(r, o, base, "stack", 0, t->stack, sizeof t->stack)))
+        return rc;
+    /* what a named stack (model/stack.h) must not override */
+    t->given |= (json_object_get(o, "attention_kernel") || json_object_get(o, "flash_attention") ? SPEC_GIVEN_AK : 0u) |
+                (json_object_get(o, "framework") ? SPEC_GIVEN_FW : 0u) |
+                (json_object_get(o, "execution") ? SPEC_GIVEN_EXEC : 0u) |
+                (json_object_get(o, "checkpointing") || json_object_get(o, "activation_checkpointing") ? SPEC_GIVEN_CKPT
+                                                                                                      : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

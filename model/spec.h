@@ -129,6 +129,9 @@ typedef enum {
     AK_N
 } spec_attn_kernel;
 const char *spec_attn_kernel_str(int ak);
+/* Training keys set explicitly (a file's key or an option), bits of spec_training.given: a named
+ * stack (model/stack.h) sets only the others. */
+enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKPT = 8 };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -148,6 +151,8 @@ typedef struct spec_training {
     int flash_attention;    /* fused attention: no s x s scores stored                   */
     int flash_version;      /* fused kernel: 2 = FlashAttention-2 (default), 3 = FA-3 (Hopper) */
     int attn_kernel;        /* spec_attn_kernel (AK_DEFAULT: the arch's)                      */
+    char stack[64];         /* named software stack (configs/stacks; "" = none, model/stack.h) */
+    unsigned given;         /* SPEC_GIVEN_* keys set explicitly: a stack does not override them */
     int prefetch_layers;    /* sharded layouts: layers all-gathered ahead of use         */
     double bucket_bytes;    /* gradient / all-gather bucket, bytes                       */
     double reserve_bytes;   /* CUDA context, NCCL buffers, allocator slack, bytes        */

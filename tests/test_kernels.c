@@ -194,9 +194,14 @@ START_TEST(test_attention_generations)
            kern_flash_time(&k, &c, 64, 4096, 128, 1, 1), "sdpa-flash = FA2");
     /* xformers: (4096) ratio 30.63 / 52.27 = 0.586 of FA2, interpolated half-way (log2) to 8192's
      * 26.34 / 54.58 = 0.483 at 5793 */
-    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096, 0), 30.63 / 52.27, "xformers 4k");
-    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096 * sqrt(2.0), 0), 0.5 * (30.63 / 52.27 + 26.34 / 54.58),
+    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096, 0, 0), 30.63 / 52.27, "xformers 4k");
+    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096 * sqrt(2.0), 0, 0), 0.5 * (30.63 / 52.27 + 26.34 / 54.58),
            "xformers interpolated");
+    /* Hopper, measured (bench/gpu-results/2026-11-27-h100-sxm): cuDNN bwd at 8k 451.5 / 269.8 of
+     * flash; efficient fwd at 64k 168.4 / 323.3 (clamped beyond); cuDNN off Hopper = FA2 */
+    rel_eq(kern_attn_ratio(AK_SDPA_CUDNN, 16, 8192, 1, 1), 451.5 / 269.8, "cudnn bwd 8k");
+    rel_eq(kern_attn_ratio(AK_SDPA_EFFICIENT, 16, 131072, 0, 1), 168.4 / 323.3, "efficient fwd clamped");
+    rel_eq(kern_attn_ratio(AK_SDPA_CUDNN, 16, 8192, 1, 0), 1.0, "cudnn on ampere");
     ck_assert(kern_attn_resolve(AK_DEFAULT, "volta") == AK_XFORMERS);
     ck_assert(kern_attn_resolve(AK_DEFAULT, "hopper") == AK_FA2);
 }

@@ -639,5 +639,22 @@ expect hfu-column 0 "TFLOPS   MFU%   HFU% compute s" -- "$BIN" predict --cluster
 expect hfu-row 0 "zero3                    1.546      20.70    228.4   73.2   70.9" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
 expect hfu-json 0 '"hfu": 0.709' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model --json
 expect ceiling-warning 0 "warning: predicted 228.4 model TFLOPS per GPU is above the best published end-to-end result on A100, 225 (arXiv 2307.08691 Table 1" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
+# named software stacks (issue 27 item 10): list, describe, the header names the stack; explicit
+# options and training keys win over the bundle; bundle files are checked key by key
+expect list-stacks 0 "torchtitan-compile" -- "$BIN" list stacks
+expect describe-stack 0 "execution          compiled     --training.compile" -- "$BIN" describe --stack torchtitan-compile
+expect describe-stack-json 0 '"value": "triton2022"' -- "$BIN" describe --stack fsdp-triton-attn --json
+expect stack-header 0 "stack: torchtitan-eager; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack torchtitan-eager --engine model
+expect stack-none-header 0 "stack: none (defaults); attention fa2, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --engine model
+expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te --attention-kernel fa2 --framework fsdp2 --engine model
+printf '{"stack":"torchtitan-compile","execution":"eager"}' >"$TMP/stk.json"
+expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
+expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
+printf '{"name":"x","source":"y","reduce_dtype":{"value":"fp32","source":"z"}}' >"$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.reduce_dtype: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
+expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
+printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
+expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
