@@ -1,5 +1,6 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
+#include "../model/kernels.h"
 #include "../model/stack.h"
 
 #include "../model/spec_hf.h"
@@ -332,7 +333,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
          * for that the GPU lacks is an error naming where it came from */
         if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
             s->training.precision = PREC_FP16;
-        const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel" : s->ds_config ? s->ds_config
+        const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel"
+                           : s->training.stack[0] && !(s->training.given & SPEC_GIVEN_AK) ? "--stack" : s->ds_config ? s->ds_config
                            : s->training_file                      ? s->training_file
                            : s->scenario                           ? s->scenario
                                                                    : "training";
@@ -510,4 +512,12 @@ int cli_args(int argc, char **argv, const char *cmd, const char *help, const str
         return 1;
     }
     return 0;
+}
+
+void cli_print_stack(const cli_setup *s)
+{
+    const spec_training *t = &s->training;
+    printf("stack: %s; attention %s, %s\n", t->stack[0] ? t->stack : "none (defaults)",
+           t->flash_attention ? spec_attn_kernel_str(kern_attn_resolve(t->attn_kernel, s->cluster.gpu.arch)) : "unfused",
+           t->execution == EXEC_COMPILED ? "compiled" : "eager");
 }

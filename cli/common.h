@@ -128,6 +128,9 @@ int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err
 struct json_t;
 int cli_print_json(struct json_t *v) SC_MUST_CHECK;
 
+/* "stack: NAME; attention KERNEL, eager|compiled": the header line every prediction prints. */
+void cli_print_stack(const cli_setup *s);
+
 /* Bytes as GiB with 2 decimals. */
 double cli_gib(double bytes);
 

@@ -309,10 +309,7 @@ int cmd_predict(int argc, char **argv)
            spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
            s.training.framework != FW_IDEAL ? ", framework " : "",
            s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
-    printf("stack: %s; attention %s, %s\n", s.training.stack[0] ? s.training.stack : "none (defaults)",
-           s.training.flash_attention ? spec_attn_kernel_str(kern_attn_resolve(s.training.attn_kernel, s.cluster.gpu.arch))
-                                      : "unfused",
-           s.training.execution == EXEC_COMPILED ? "compiled" : "eager");
+    cli_print_stack(&s);
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
     int lw = 20; /* the layout column: as wide as the longest name */

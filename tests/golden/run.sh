@@ -656,5 +656,7 @@ printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$T
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
 expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
+expect stack-kernel-on-v100 2 "--stack: expected xformers, sdpa-efficient or unfused on p3dn.24xlarge (V100-SXM2-32GB), got sdpa-flash, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --stack torchtitan-eager
+expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, compiled" -- "$BIN" plan --cluster dgx-a100 --model gpt3-1.3b --nodes 1 --layouts zero3 --stack torchtitan-compile
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
