@@ -236,15 +236,15 @@ bench-gpu:
 	else $(MAKE) --no-print-directory shardcast-bench-gpu && \
 	    echo "shardcast-bench-gpu: built ($(if $(MPI_LINK),with MPI: one rank per GPU under mpirun,without MPI: one rank))"; fi
 
-# bench-gpu-portable: the same harness with GSL and Jansson linked statically (their .a files from
-# libgsl-dev and libjansson-dev) and without MPI, for a bare GPU machine that has only CUDA,
+# bench-gpu-portable: the same harness with GSL, Jansson and libyaml linked statically (their .a files from
+# libgsl-dev, libjansson-dev, libyaml-dev) and without MPI, for a bare GPU machine that has only CUDA,
 # cuBLAS and NCCL (bench/gpu/README.md); built in $(BUILD)-gpu so it never mixes with MPI objects.
 STATIC_LIBDIR ?= /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)
 bench-gpu-portable:
-	@for a in libgsl.a libgslcblas.a libjansson.a; do [ -e $(STATIC_LIBDIR)/$$a ] || \
-	    { echo "bench-gpu-portable: $(STATIC_LIBDIR)/$$a not found (install libgsl-dev libjansson-dev: make deps)"; exit 1; }; done
+	@for a in libgsl.a libgslcblas.a libjansson.a libyaml.a; do [ -e $(STATIC_LIBDIR)/$$a ] || \
+	    { echo "bench-gpu-portable: $(STATIC_LIBDIR)/$$a not found (install libgsl-dev libjansson-dev libyaml-dev: make deps)"; exit 1; }; done
 	@$(MAKE) --no-print-directory bench-gpu BUILD=$(BUILD)-gpu HAVE_MPICC= \
-	    LDLIBS_ALL="$(STATIC_LIBDIR)/libgsl.a $(STATIC_LIBDIR)/libgslcblas.a $(STATIC_LIBDIR)/libjansson.a -lm -pthread"
+	    LDLIBS_ALL="$(STATIC_LIBDIR)/libgsl.a $(STATIC_LIBDIR)/libgslcblas.a $(STATIC_LIBDIR)/libjansson.a $(STATIC_LIBDIR)/libyaml.a -lm -pthread"
 
 # ---- emulated-cluster validation (calibrate/emulate) -------------------------------------------
 # Two network namespaces x 2 ranks, htb-limited links: shardcast calibrate run, fit, validate.

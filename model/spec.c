@@ -293,6 +293,7 @@ void spec_training_defaults(spec_training *t)
     t->framework = FW_IDEAL;  /* the papers' schedules: what shardcast did before frameworks */
     t->overlap_comm = -1;
     t->limit_all_gathers = -1;
+    t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = -1; /* issue 27: the defaults of workload.c */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -306,7 +307,28 @@ int spec_framework_parse(const char *s)
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
+static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
+const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
+const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
+
+/* Issue 27's implementation keys: reduce_dtype (bf16 / fp16 read as "param", the 16-bit
+ * parameter dtype), optimizer, and the element-wise upcasts. */
+static int training_impl_from(jr *r, const json_t *o, const char *base, spec_training *t)
+{
+    static const char *const RD[] = {"default", "param", "fp32", "bf16", "fp16", NULL};
+    int rd = t->reduce_dtype, rc;
+    if ((rc = jr_enum(r, o, base, "reduce_dtype", RD, 0, &rd)) ||
+        (rc = jr_enum(r, o, base, "optimizer", OPT_IMPLS, 0, &t->opt_impl)) ||
+        (rc = jr_bool(r, o, base, "norm_fp32", &t->norm_fp32)) || (rc = jr_bool(r, o, base, "rope_fp32", &t->rope_fp32)) ||
+        (rc = jr_bool(r, o, base, "repeat_kv", &t->repeat_kv)) || (rc = jr_bool(r, o, base, "loss_fp32", &t->loss_fp32)) ||
+        (rc = jr_bool(r, o, base, "swiglu_unfused", &t->swiglu_unfused)))
+        return rc;
+    t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
+    t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
+    return 0;
+}
 static const char *const EXECS[] = {"eager", "compiled", NULL};
 
 static const char *const ATTN_KERNELS[] = {"default", "fa1", "triton2022", "xformers", "fa2", "fa3",
@@ -341,7 +363,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
-                                    "limit_all_gathers", "backward_prefetch", "stack", NULL};
+                                    "limit_all_gathers", "backward_prefetch", "reduce_dtype", "optimizer",
+                                    "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused", "stack", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -361,7 +384,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         (rc = jr_enum(r, o, base, "framework", FRAMEWORKS, 0, &fw)) ||
         (rc = jr_bool(r, o, base, "overlap_comm", &t->overlap_comm)) ||
         (rc = jr_bool(r, o, base, "limit_all_gathers", &t->limit_all_gathers)) ||
-        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)))
+        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)) ||
+        (rc = training_impl_from(r, o, base, t)))
         return rc;
     if (json_object_get(o, "activation_checkpointing") && json_object_get(o, "checkpointing")) {
         char p[160];
@@ -489,7 +513,7 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 }
 
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
-const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 2 ? CKPTS[ckpt] : "?"; }
+const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 3 ? CKPTS[ckpt] : "?"; }
 
 /* Which GPUs a kernel runs on: FA3 Hopper only (flash-attention hopper/ README: "H100 / H800
  * GPU"); FA1 Turing/Ampere+ (flash-attention 1.x README: "Turing or Ampere GPUs"), FA2 and its

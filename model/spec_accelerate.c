@@ -198,10 +198,13 @@ static int top_key(acc *a, const char *key, yaml_node_t *n, const char *p)
     if (!strcmp(key, "mixed_precision")) {
         if ((rc = scalar(a, n, p, &val)))
             return rc;
+        /* bf16 / fp16: the plugin's MixedPrecision(param_dtype=reduce_dtype=buffer_dtype=that
+         * dtype) (huggingface/accelerate src/accelerate/utils/dataclasses.py
+         * FullyShardedDataParallelPlugin.set_mixed_precision): gradients reduced in 16 bits */
         if (!strcmp(val, "bf16"))
-            a->t->precision = PREC_BF16;
+            a->t->precision = PREC_BF16, a->t->reduce_dtype = REDUCE_PARAM;
         else if (!strcmp(val, "fp16"))
-            a->t->precision = PREC_FP16;
+            a->t->precision = PREC_FP16, a->t->reduce_dtype = REDUCE_PARAM;
         else if (!strcmp(val, "no"))
             a->t->precision = PREC_FP32;
         else

@@ -10,7 +10,9 @@
 #include "../base/jsonrd.h"
 
 static const char *const EXECS[] = {"eager", "compiled", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const REDUCES[] = {"default", "param", "fp32", NULL};     /* spec_reduce_dtype */
+static const char *const OPTS[] = {"default", "fused", "foreach", "forloop", NULL}; /* spec_opt_impl */
 
 static int idx_of(const char *const *names, const char *v)
 {
@@ -56,6 +58,23 @@ static int set_ckpt(const char *v, spec_training *t)
     return 0;
 }
 
+static int set_rd(const char *v, spec_training *t)
+{
+    int r = idx_of(REDUCES, v);
+    if (r <= 0)
+        return -1;
+    t->reduce_dtype = r;
+    return 0;
+}
+static int set_opt(const char *v, spec_training *t)
+{
+    int o = idx_of(OPTS, v);
+    if (o <= 0)
+        return -1;
+    t->opt_impl = o;
+    return 0;
+}
+
 typedef struct stack_key {
     const char *name;
     unsigned given_bit;
@@ -68,7 +87,9 @@ static const stack_key KEYS[] = {
      "fa1, triton2022, xformers, fa2, fa3, sdpa-flash, sdpa-cudnn, sdpa-efficient or unfused"},
     {"framework", SPEC_GIVEN_FW, set_fw, "ideal, deepspeed, fsdp, fsdp2 or megatron"},
     {"execution", SPEC_GIVEN_EXEC, set_exec, "eager or compiled"},
-    {"checkpointing", SPEC_GIVEN_CKPT, set_ckpt, "none, full or selective"},
+    {"checkpointing", SPEC_GIVEN_CKPT, set_ckpt, "none, full, selective or op"},
+    {"reduce_dtype", SPEC_GIVEN_RD, set_rd, "param or fp32"},
+    {"optimizer", SPEC_GIVEN_OPT, set_opt, "fused, foreach or forloop"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -1060,9 +1060,11 @@ START_TEST(test_stacks_shipped_and_precedence)
     ck_assert_int_eq(t.framework, FW_FSDP2);
     ck_assert_int_eq(t.attn_kernel, AK_SDPA_FLASH);
     ck_assert_int_eq(t.execution, EXEC_COMPILED);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_FP32); /* torchtitan's only reduce dtype */
     spec_training_defaults(&t);
-    ck_assert_int_eq(spec_parse_training("{\"execution\": \"eager\", \"attention_kernel\": \"fa2\"}", "t", &t, &err), 0);
+    ck_assert_int_eq(spec_parse_training("{\"execution\": \"eager\", \"attention_kernel\": \"fa2\", \"reduce_dtype\": \"bf16\"}", "t", &t, &err), 0);
     stack_apply(&b, &t);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
     ck_assert_int_eq(t.framework, FW_FSDP2);
     ck_assert_int_eq(t.attn_kernel, AK_FA2);
     ck_assert_int_eq(t.execution, EXEC_EAGER);
