@@ -1,5 +1,7 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
+#include "../model/kernels.h"
+#include "../model/stack.h"
 
 #include "../model/spec_hf.h"
 #include "../model/framework.h"
@@ -180,6 +182,14 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         return 1;
     case 1016: s->strict = 1; return 1;
     case 1017: s->accelerate = arg; return 1;
+    case 1018:
+        if ((s->attn_kernel = spec_attn_kernel_parse(arg)) < 0)
+            return sc_err_set(err, SC_EINPUT, "--attention-kernel", "",
+                              "expected fa1, triton2022, xformers, fa2, fa3, sdpa-flash, sdpa-cudnn, sdpa-efficient or "
+                              "unfused, got \"%s\"",
+                              arg);
+        return 1;
+    case 1019: s->stack = arg; return 1;
     }
     return impl_opt(s, opt, arg, err);
 }
@@ -232,6 +242,23 @@ static int ds_batch(cli_setup *s, sc_err *err)
             if (rc)
                 return rc;
         }
+    return 0;
+}
+
+/* The named stack (--stack, else the training spec's "stack") under the explicit settings. */
+static int apply_stack(cli_setup *s, sc_err *err)
+{
+    char path[4096];
+    int rc = cli_resolve(s, "stacks", s->training.stack, path, sizeof path, err);
+    if (rc) {
+        if (s->stack)
+            snprintf(err->source, sizeof err->source, "--stack");
+        return rc;
+    }
+    stack_bundle b;
+    if ((rc = stack_load(path, &b, err)))
+        return rc;
+    stack_apply(&b, &s->training);
     return 0;
 }
 
@@ -382,6 +409,24 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.framework = (spec_framework)spec_framework_parse_at(s->framework, &ver);
         s->training.framework_version = ver; /* a bare name: today's release */
     }
+    if (s->act_ckpt >= 0)
+        s->training.given |= SPEC_GIVEN_CKPT;
+    if (s->framework || s->ds_config || s->accelerate) /* those files imply their framework */
+        s->training.given |= SPEC_GIVEN_FW;
+    if (s->reduce_dtype || s->accelerate) /* accelerate's mixed_precision sets the reduce dtype */
+        s->training.given |= SPEC_GIVEN_RD;
+    if (s->opt_impl)
+        s->training.given |= SPEC_GIVEN_OPT;
+    if (s->stack)
+        snprintf(s->training.stack, sizeof s->training.stack, "%s", s->stack);
+    if (s->training.stack[0] && (rc = apply_stack(s, err)))
+        return rc;
+    if (s->attn_kernel > 0) {
+        s->training.given |= SPEC_GIVEN_AK;
+        s->training.attn_kernel = s->attn_kernel;
+        s->training.flash_attention = s->attn_kernel != AK_UNFUSED;
+        s->training.flash_version = s->attn_kernel == AK_FA3 ? 3 : 2;
+    }
     for (int i = 0; i < s->n_layouts; i++)
         if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
             return rc;
@@ -396,7 +441,8 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
          * for that the GPU lacks is an error naming where it came from */
         if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
             s->training.precision = PREC_FP16;
-        const char *psrc = s->precision ? "--precision" : s->ds_config ? s->ds_config
+        const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel"
+                           : s->training.stack[0] && !(s->training.given & SPEC_GIVEN_AK) ? "--stack" : s->ds_config ? s->ds_config
                            : s->training_file                      ? s->training_file
                            : s->scenario                           ? s->scenario
                                                                    : "training";
@@ -574,4 +620,12 @@ int cli_args(int argc, char **argv, const char *cmd, const char *help, const str
         return 1;
     }
     return 0;
+}
+
+void cli_print_stack(const cli_setup *s)
+{
+    const spec_training *t = &s->training;
+    printf("stack: %s; attention %s, %s\n", t->stack[0] ? t->stack : "none (defaults)",
+           t->flash_attention ? spec_attn_kernel_str(kern_attn_resolve(t->attn_kernel, s->cluster.gpu.arch)) : "unfused",
+           t->execution == EXEC_COMPILED ? "compiled" : "eager");
 }

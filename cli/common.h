@@ -27,6 +27,8 @@ typedef struct cli_setup {
     const char *placement;                 /* --placement: AxoNN axes, innermost first    */
     const char *framework;                 /* --framework (NULL: the files' or ideal)      */
     const char *accelerate;                /* --accelerate-config: an accelerate FSDP YAML */
+    int attn_kernel;                       /* --attention-kernel: spec_attn_kernel, 0 not given */
+    const char *stack;                     /* --stack: a named software stack (configs/stacks) */
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
@@ -55,7 +57,8 @@ typedef struct cli_setup {
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
         {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014},       \
         {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016},                  \
-        {"accelerate-config", required_argument, 0, 1017}, CLI_IMPL_LONGOPTS
+        {"accelerate-config", required_argument, 0, 1017}, {"attention-kernel", required_argument, 0, 1018}, \
+        {"stack", required_argument, 0, 1019}, CLI_IMPL_LONGOPTS
 
 /* Issue 27's implementation options (training keys of the same names, configs/README.md). */
 #define CLI_IMPL_LONGOPTS                                                                            \
@@ -93,6 +96,10 @@ typedef struct cli_setup {
     "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
     "                         NAME@VERSION picks a release's schedule (deepspeed@0.5: synchronous\n" \
     "                         per-parameter fetch; default: today's)\n" \
+    "  --attention-kernel K   fa1 | triton2022 | xformers | fa2 | fa3 | sdpa-flash | sdpa-cudnn |\n" \
+    "                         sdpa-efficient | unfused (default: the stack's, else fa2; xformers on V100)\n" \
+    "  --stack NAME           a named software stack (configs/stacks; shardcast list stacks): its\n" \
+    "                         kernel, framework, execution...; explicit options and keys win\n" \
     "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \
@@ -143,6 +150,9 @@ int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err
 /* Print a JSON value (taking its reference) on stdout, indented; returns exit status 0/1. */
 struct json_t;
 int cli_print_json(struct json_t *v) SC_MUST_CHECK;
+
+/* "stack: NAME; attention KERNEL, eager|compiled": the header line every prediction prints. */
+void cli_print_stack(const cli_setup *s);
 
 /* Bytes as GiB with 2 decimals. */
 double cli_gib(double bytes);

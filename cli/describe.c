@@ -3,12 +3,16 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "../model/stack.h"
 #include "../model/workload.h"
 #include "commands.h"
 #include "common.h"
 
 static const char HELP[] =
-    "usage: shardcast describe --model NAME|FILE [--micro-batch B] [--precision P] [--json]\n\n"
+    "usage: shardcast describe --model NAME|FILE [--micro-batch B] [--precision P] [--json]\n"
+    "       shardcast describe --stack NAME|FILE [--json]\n\n"
+    "--stack: the software stack's bundle (configs/stacks): each training value it sets, with its\n"
+    "source; explicit options and training keys override them.\n\n"
     "Per layer: parameters, forward and backward FLOPs for one micro-batch on one GPU, activation\n"
     "memory kept for backward (Korthikanti et al. 2022 eq. 1) and HBM bytes of the forward;\n"
     "then totals and the published parameter count for comparison.\n\n"
@@ -20,6 +24,35 @@ static const char HELP[] =
     "  --checkpointing on|off full activation checkpointing (default on)\n"
     "  --json                 machine-readable output on stdout\n";
 
+/* describe --stack: the bundle, one value per line with its source. */
+static int describe_stack(const cli_setup *s)
+{
+    char path[4096];
+    sc_err err;
+    stack_bundle b;
+    int rc = cli_resolve(s, "stacks", s->stack, path, sizeof path, &err);
+    if (rc) {
+        snprintf(err.source, sizeof err.source, "--stack");
+        return cli_fail(&err, rc);
+    }
+    if ((rc = stack_load(path, &b, &err)))
+        return cli_fail(&err, rc);
+    if (s->json) {
+        json_t *rows = json_array();
+        for (int i = 0; i < b.n; i++)
+            json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "key", b.row[i].key, "value", b.row[i].value,
+                                                  "source", b.row[i].source));
+        return cli_print_json(json_pack("{s:s, s:s, s:s, s:s, s:o}", "stack", b.name, "file", path, "source", b.source,
+                                        "version", b.version, "values", rows));
+    }
+    printf("stack %s (%s)\n%s%s%s\n\n", b.name, path, b.source, b.version[0] ? "; version " : "", b.version);
+    printf("%-18s %-12s %s\n", "key", "value", "source");
+    for (int i = 0; i < b.n; i++)
+        printf("%-18s %-12s %s\n", b.row[i].key, b.row[i].value, b.row[i].source);
+    printf("\nNot set by the stack: the defaults (or the training spec and options).\n");
+    return 0;
+}
+
 int cmd_describe(int argc, char **argv)
 {
     cli_setup s;
@@ -28,6 +61,8 @@ int cmd_describe(int argc, char **argv)
     if (cli_args(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL, 0, NULL, &rc))
         return rc;
     sc_err err;
+    if (s.stack && !s.model_name)
+        return describe_stack(&s);
     if ((rc = cli_setup_load(&s, NEED_MODEL, &err)))
         return cli_fail(&err, rc);
     wl w;

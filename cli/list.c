@@ -1,4 +1,4 @@
-/* list.c — `shardcast list [clusters|models|scenarios|calibrations]`: the shipped configs, with
+/* list.c — `shardcast list [clusters|models|scenarios|calibrations|training|stacks]`: the shipped configs, with
  * each file's name, so users know what --cluster/--model accept. */
 #include <dirent.h>
 #include <jansson.h>
@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "common.h"
 
-static const char HELP[] = "usage: shardcast list [clusters|models|scenarios|calibrations|training] [--json]\n\n"
+static const char HELP[] = "usage: shardcast list [clusters|models|scenarios|calibrations|training|stacks] [--json]\n\n"
                            "Lists shipped configs ($SHARDCAST_CONFIGS first, then configs/ beside the binary).\n"
                            "  --json   {\"clusters\": {\"dir\": ..., \"names\": [...]}, ...} on stdout\n";
 
@@ -65,7 +65,7 @@ int cmd_list(int argc, char **argv)
 {
     cli_setup s;
     cli_setup_init(&s, argv[0]);
-    static const char *const kinds[] = {"clusters", "models", "scenarios", "calibrations", "training"};
+    static const char *const kinds[] = {"clusters", "models", "scenarios", "calibrations", "training", "stacks"};
     const char *which = NULL;
     int as_json = 0;
     for (int a = 1; a < argc; a++) {
@@ -88,13 +88,13 @@ int cmd_list(int argc, char **argv)
     }
     if (which) {
         int known = 0;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             known |= !strcmp(which, kinds[k]);
         if (!known)
-            return cli_usage_error("list", "expected clusters, models, scenarios, calibrations or training");
+            return cli_usage_error("list", "expected clusters, models, scenarios, calibrations, training or stacks");
     }
     json_t *json = as_json ? json_object() : NULL;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (!which || !strcmp(which, kinds[i]))
             list_kind(&s, kinds[i], json);
     return json ? cli_print_json(json) : 0;

@@ -754,6 +754,7 @@ int cmd_plan(int argc, char **argv)
     printf("plan: %s on %s, objective %s; %ld candidates, %zu do not fit in %.0f GiB HBM with %s\n", s.model.name,
            s.cluster.name, o.objective == PS_COST ? "cost ($ per million samples)" : "throughput (samples/s)", tried, n_oom,
            cli_gib(hbm), headroom_note);
+    cli_print_stack(&s);
     if (!n) {
         printf("%s\n", none);
         free(cs);

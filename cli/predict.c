@@ -8,12 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../model/kernels.h"
 #include "commands.h"
 #include "eval.h"
 
 static const char HELP[] =
     "usage: shardcast predict --cluster C --nodes N --model M --layout L [--layout L2 ...] [options]\n\n"
-    "Predicts the step time, samples/s, model TFLOPS per GPU (no recompute), MFU, where the time\n"
+    "Predicts the step time, samples/s, model TFLOPS per GPU (no recompute), MFU, HFU (FLOPs the\n"
+    "GPU executes: recompute, causal attention as the kernel runs it), where the time\n"
     "goes (compute; communication the compute waits for, per collective; optimizer), the bytes a\n"
     "rank sends, and memory per GPU. Layouts that do not fit in HBM are reported as OOM.\n"
     "With several node counts, weak-scaling efficiency is per-GPU throughput relative to the\n"
@@ -65,7 +67,64 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
-static json_t *point_json(const cli_point *p, double speedup, int show, double usd_per_node_hour)
+/* Executed FLOPs over the FLOPs hw_flops counts (model + recompute): a fused causal attention
+ * core runs half of the score/context GEMMs that the model-FLOP convention counts (Megatron's,
+ * non-causal) and its backward recomputes the scores (FlashAttention's 2.5 x forward, arXiv
+ * 2307.08691 s4.1); the unfused path computes the whole s x s and masks it. HFU = executed FLOP/s
+ * per GPU over the dense datasheet peak, beside MFU (model FLOPs, same peak). */
+static double executed_ratio(const wl *w)
+{
+    if (w->hw_flops <= 0)
+        return 1;
+    double d = 0;
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *l = &w->layer[i];
+        if (l->kind != WL_BLOCK || l->core_fwd_flops <= 0)
+            continue;
+        double rec = l->ckpt == CKPT_FULL || (l->ckpt == CKPT_SELECTIVE && !l->flash); /* core recomputed */
+        double counted = l->core_fwd_flops * (3 + rec);
+        double executed = l->flash ? l->core_fwd_flops * (l->causal ? 0.5 : 1) * (1 + 2.5 + rec) : counted;
+        d += (executed - counted) * l->count;
+    }
+    return (w->hw_flops + d) / w->hw_flops;
+}
+
+/* The best published end-to-end training rate on a GPU, model FLOPs per GPU (Megatron's count):
+ * a prediction above it is said, not hidden. */
+typedef struct best_e2e {
+    const char *gpu_prefix; /* the cluster's gpu.name starts with it */
+    double tflops;
+    const char *source;
+} best_e2e;
+static const best_e2e BEST[] = {
+    {"A100", 225, "arXiv 2307.08691 Table 1 (FlashAttention-2 end-to-end GPT training on 8xA100: up to 225 TFLOPS/GPU, 72% MFU)"},
+    {"A800", 225, "arXiv 2307.08691 Table 1 (its A100 figure: 225 TFLOPS/GPU, 72% MFU)"},
+};
+
+static void warn_ceiling(const spec_cluster *c, const cli_point *pts, int n)
+{
+    for (size_t i = 0; i < sizeof BEST / sizeof BEST[0]; i++) {
+        if (strncmp(c->gpu.name, BEST[i].gpu_prefix, strlen(BEST[i].gpu_prefix)))
+            continue;
+        double top = 0;
+        for (int j = 0; j < n; j++)
+            if (pts[j].r.mem.fits && pts[j].r.model_tflops_per_gpu > top)
+                top = pts[j].r.model_tflops_per_gpu;
+        if (top > BEST[i].tflops)
+            fprintf(stderr,
+                    "shardcast: warning: predicted %.1f model TFLOPS per GPU is above the best published end-to-end "
+                    "result on %s, %.0f (%s): treat it as optimistic\n",
+                    top, BEST[i].gpu_prefix, BEST[i].tflops, BEST[i].source);
+        return;
+    }
+}
+
+static double hfu_of(const an_result *r, double xr)
+{
+    return r->model_tflops_per_gpu > 0 ? r->mfu * r->hw_tflops_per_gpu / r->model_tflops_per_gpu * xr : 0;
+}
+
+static json_t *point_json(const cli_point *p, double speedup, int show, double usd_per_node_hour, double xr)
 {
     const an_result *r = &p->r;
     char lay[64];
@@ -94,6 +153,7 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
                            "exposed_reducescatter_s", r->exposed_s[COLL_REDUCESCATTER], "exposed_allreduce_s",
                            r->exposed_s[COLL_ALLREDUCE], "optimizer_s", r->optimizer_s, "idle_s", r->idle_s,
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
+    json_object_set_new(pr, "hfu", json_real(hfu_of(r, xr)));
     if (isfinite(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
     if (usd_per_node_hour > 0 && r->tokens_per_s > 0) { /* the cluster's on-demand price per node */
@@ -224,29 +284,37 @@ int cmd_predict(int argc, char **argv)
         }
         fprintf(stderr, "trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
     }
+    wl w;
+    wl_build(&s.model, &s.training, &w);
+    double xr = executed_ratio(&w);
+    warn_ceiling(&s.cluster, pts, np);
     if (s.json) {
         json_t *arr = json_array();
         for (int i = 0; i < np; i++) {
             const cli_point *first = &pts[i / s.n_layouts * s.n_layouts];
             int show = pts[i].r.mem.fits || o.ignore_memory;
-            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show, s.cluster.price_usd_per_hour));
+            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show, s.cluster.price_usd_per_hour, xr));
         }
         json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:s, s:o}", "cluster", s.cluster.name, "model",
                                  s.model.name, "calibration", cal.path[0] ? cal.path : cal.cal.name, "micro_batch",
                                  s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
                                  spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
                                  "framework", spec_framework_str(s.training.framework), "results", arr);
+        json_object_set_new(root, "stack", s.training.stack[0] ? json_string(s.training.stack) : json_null());
+        json_object_set_new(root, "attention_kernel",
+                            json_string(s.training.flash_attention
+                                            ? spec_attn_kernel_str(kern_attn_resolve(s.training.attn_kernel, s.cluster.gpu.arch))
+                                            : "unfused"));
         free(pts);
         return cli_print_json(root);
     }
 
-    wl w;
-    wl_build(&s.model, &s.training, &w);
     printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s%s%s\n", s.cluster.name,
            s.model.name, w.params / 1e9, s.training.micro_batch, s.training.grad_accum,
            spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
            s.training.framework != FW_IDEAL ? ", framework " : "",
            s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
+    cli_print_stack(&s);
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
     for (int i = 0; i < s.n_layouts && s.training.framework == FW_DEEPSPEED; i++) { /* what the release assumes */
@@ -265,8 +333,8 @@ int cmd_predict(int argc, char **argv)
         const cli_point *row = &pts[ni * s.n_layouts];
         int cost_line = 0;
         printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
-        printf("%-*s %9s %10s %8s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
-               "TFLOPS", "MFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
+        printf("%-*s %9s %10s %8s %6s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
+               "TFLOPS", "MFU%", "HFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
                s.n_nodes > 1 && ni > 0 ? "  weak eff" : "");
         for (int li = 0; li < s.n_layouts; li++) {
             const cli_point *p = &row[li];
@@ -284,8 +352,8 @@ int cmd_predict(int argc, char **argv)
                        gpu ? "HBM" : "has", cli_gib(cap), cli_gib(sb));
                 continue;
             }
-            printf("%-*s %9.3f %10.2f %8.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay, r->step_s,
-                   r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, r->compute_s,
+            printf("%-*s %9.3f %10.2f %8.1f %6.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay,
+                   r->step_s, r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, 100 * hfu_of(r, xr), r->compute_s,
                    r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
                    r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
                    row[0].r.step_s / r->step_s);
@@ -330,7 +398,7 @@ int cmd_predict(int argc, char **argv)
         }
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
-           "TFLOPS: model FLOPs per GPU.\n");
+           "TFLOPS: model FLOPs per GPU; HFU%%: FLOPs executed (recompute, causal attention as run) over peak.\n");
     printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
            "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
            o.engine == ENGINE_SIM ? "all simulated" : "all analytical");

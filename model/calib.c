@@ -70,12 +70,12 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
                                      "gemm_efficiency_fp8", "gemm_k0", "gemm_fixed_us", "fused_attention",
                                      "fa_fwd_efficiency", "fa_bwd_efficiency", "fa_causal", "fa_s0", "fa_hd64", "fa_hd64_bwd", "fa_s0_bwd",
                                      "fa3_fwd_efficiency", "fa3_bwd_efficiency", "fa3_causal", "fa3_s0",
-                                     "launch_us", NULL};
+                                     "launch_us", "fa_clock_ratio", NULL};
     static const char *const fused[] = {"xformers", "fa2", NULL};
     const char *b = "$.kernels";
     int rc, fv = 1;
     cost_param eff, e32 = {0, 0}, e_tf = {0, 0}, e8 = {0, 0}, k0, fx, ff, fb, fc, fs, f64, launch;
-    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0}, f64b = {0, 0}, fsb = {0, 0};
+    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0}, f64b = {0, 0}, fsb = {0, 0}, fclk = {0, 0};
     memset(k, 0, sizeof *k);
     if ((rc = jr_only_keys(r, o, b, kk)) || (rc = get_param(r, o, b, "gemm_efficiency", 0, 1.0, 1, &eff)) ||
         (json_object_get(o, "gemm_efficiency_fp32") && (rc = get_param(r, o, b, "gemm_efficiency_fp32", 0, 1.0, 1, &e32))) ||
@@ -95,8 +95,10 @@ static int kernels_from(jr *r, const json_t *o, kern_calib *k)
           (rc = get_param(r, o, b, "fa3_bwd_efficiency", 0, 1.0, 1, &g3b)) ||
           (rc = get_param(r, o, b, "fa3_causal", 0, 2.0, 1, &g3c)) ||
           (rc = get_param(r, o, b, "fa3_s0", 1, 1e6, 1, &g3s)))) ||
-        (rc = get_param(r, o, b, "launch_us", 1, INFINITY, 1e-6, &launch)))
+        (rc = get_param(r, o, b, "launch_us", 1, INFINITY, 1e-6, &launch)) ||
+        (json_object_get(o, "fa_clock_ratio") && (rc = get_param(r, o, b, "fa_clock_ratio", 0, 1.0, 1, &fclk))))
         return rc;
+    k->fa_clock = fclk.v;
     k->gemm_eff = eff.v;
     k->gemm_eff_dtype[KD_FP32] = e32.v;
     k->gemm_eff_dtype[KD_TF32] = e_tf.v;

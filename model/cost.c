@@ -429,8 +429,7 @@ static double core_time(const kern_calib *k, const cost_calib *cal, const spec_c
     if (!sc || !cx)
         return 0;
     if (l->flash && eb < 4) /* fused: bh = scores' batch, s = its m, head dim = its k */
-        return l->flash == 3 ? kern_flash3_time(k, c, sc->batch, sc->m, sc->k, l->causal, bwd)
-                             : kern_flash_time(k, c, sc->batch, sc->m, sc->k, l->causal, bwd);
+        return kern_attn_time(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, bwd);
     double t = 0, hbm = hbm_rate(cal, c);
     const wl_gemm *gs[2] = {sc, cx};
     for (int i = 0; i < 2; i++) {

@@ -30,6 +30,8 @@ typedef struct kern_calib {
     int fa_version;          /* the fused kernel these describe: 1 (xformers), 2 (FA2), 3 (FA3) */
     /* FlashAttention-3 (Hopper only; 0 = none): same meaning as the fa_* above            */
     double fa3_fwd_eff, fa3_bwd_eff, fa3_causal, fa3_s0;
+    double fa_clock;         /* clock / datasheet clock at which the fa_* were measured (0 = 1):
+                                attention slows only where the cluster's clock_ratio is lower   */
     double launch_s;         /* one memory-bound kernel's launch / gap, s                      */
 } kern_calib;
 
@@ -65,6 +67,20 @@ double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, do
 /* The same with FlashAttention-3 where the calibration has it (else FlashAttention-2's). */
 double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                         int bwd);
+/* Attention by kernel generation (spec_attn_kernel): FA2 / SDPA-flash = kern_flash_time, FA3 =
+ * kern_flash3_time, FA1 / 2022 Triton / xformers / SDPA-efficient / SDPA-cuDNN = FA2's time /
+ * their published or measured ratio to FA2 at s (FA1 collapsing where bh <= 16; efficient and
+ * cuDNN on Hopper from the lent H100, forward and backward apart; kernels.c lists every row
+ * with its source). */
+double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
+                      int bwd);
+/* The ratio to FA2 (FA3 for cuDNN) kern_attn_time divides by (1 for FA2/FA3). */
+double kern_attn_ratio(int ak, double bh, double s, int bwd, int hopper);
+/* AK_DEFAULT made concrete for an arch: FA2, or xformers on Volta. */
+int kern_attn_resolve(int ak, const char *arch);
+/* The rows of a kernel's table (forward where they differ): up to max (source, s, ratio);
+ * returns how many. */
+int kern_attn_rows(int ak, int hopper, const char **source, double *s, double *ratio, int max);
 /* Bytes a memory-bound kernel pass moves through HBM, at hbm_Bps plus one launch each. */
 double kern_mem_time(const kern_calib *k, double bytes, int kernels, double hbm_Bps);
 

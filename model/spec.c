@@ -124,8 +124,9 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
     if ((rc = jr_obj(r, root, "$", "gpu", 1, &gpu)))
         return rc;
     static const char *const gk[] = {"name", "arch", "peak_tflops", "memory_GiB", "hbm_bandwidth_GBps", "sms",
-                                     "peak_tflops_fp32", "peak_tflops_tf32", "peak_tflops_fp8", "clock_ratio", NULL};
+                                     "peak_tflops_fp32", "peak_tflops_tf32", "peak_tflops_fp8", "clock_ratio", "clock_source", NULL};
     int arch = 0;
+    char clock_src[1024]; /* where clock_ratio comes from: documentation, checked as a string */
     if ((rc = jr_only_keys(r, gpu, "$.gpu", gk)) || (rc = jr_str(r, gpu, "$.gpu", "name", 1, c->gpu.name, sizeof c->gpu.name)) ||
         (rc = jr_enum(r, gpu, "$.gpu", "arch", ARCHES, 1, &arch)) ||
         (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops", 1, &c->gpu.peak_flops)) ||
@@ -134,7 +135,8 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         (rc = jr_int(r, gpu, "$.gpu", "sms", 1, 100000, 0, &c->gpu.sms)) ||
         (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_fp32", 0, &c->gpu.peak_fp32_flops)) ||
         (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_tf32", 0, &c->gpu.peak_tf32_flops)) ||
-        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_fp8", 0, &c->gpu.peak_fp8_flops)))
+        (rc = jr_pos(r, gpu, "$.gpu", "peak_tflops_fp8", 0, &c->gpu.peak_fp8_flops)) ||
+        (rc = jr_str(r, gpu, "$.gpu", "clock_source", 0, clock_src, sizeof clock_src)))
         return rc;
     c->gpu.clock_ratio = 1.0;
     if ((rc = jr_pos(r, gpu, "$.gpu", "clock_ratio", 0, &c->gpu.clock_ratio)))
@@ -373,9 +375,37 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "swiglu_unfused", &t->swiglu_unfused)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
+    t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
     return 0;
 }
 static const char *const EXECS[] = {"eager", "compiled", NULL};
+
+static const char *const ATTN_KERNELS[] = {"default", "fa1", "triton2022", "xformers", "fa2", "fa3",
+                                           "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "unfused", NULL};
+const char *spec_attn_kernel_str(int ak) { return ak >= 0 && ak < AK_N ? ATTN_KERNELS[ak] : "?"; }
+int spec_attn_kernel_parse(const char *s)
+{
+    for (int i = 1; s && ATTN_KERNELS[i]; i++)
+        if (!strcmp(s, ATTN_KERNELS[i]))
+            return i;
+    return -1;
+}
+
+/* attention_kernel given: unfused is flash_attention off; a fused kernel with
+ * flash_attention: false names two different things. */
+static int training_attn_kernel(jr *r, const json_t *o, const char *base, int ak, spec_training *t)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s.attention_kernel", base);
+    json_t *fa = json_object_get(o, "flash_attention");
+    if ((ak != AK_UNFUSED && json_is_false(fa)) || (ak == AK_UNFUSED && json_is_true(fa)))
+        return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected a kernel that agrees with flash_attention: %s, got %s",
+                          json_is_true(fa) ? "true" : "false", ATTN_KERNELS[ak]);
+    t->attn_kernel = ak;
+    t->flash_attention = ak != AK_UNFUSED;
+    t->flash_version = ak == AK_FA3 ? 3 : 2;
+    return 0;
+}
 
 static int training_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
@@ -384,10 +414,10 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
                                     "limit_all_gathers", "backward_prefetch", "reduce_dtype", "optimizer",
                                     "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused",
-                                    "framework_version", "name", "source", NULL};
-    static const char *const AKS[] = {"fa2", "fa3", NULL};
+                                    "framework_version", "name", "source", "stack", NULL};
+    static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
-    int ak = t->flash_version == 3;
+    int ak = t->attn_kernel - 1;
     int rc, prec = (int)t->precision, ckpt = t->act_ckpt, exec = t->execution, fw = (int)t->framework;
     double bucket_MB = t->bucket_bytes / 1e6, reserve = t->reserve_bytes / GiB;
     if ((rc = jr_only_keys(r, o, base, k)) || (rc = jr_int(r, o, base, "micro_batch", 1, 1 << 20, 0, &t->micro_batch)) ||
@@ -428,7 +458,17 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         t->precision_given = 1;
     t->act_ckpt = ckpt;
     t->execution = exec;
-    t->flash_version = ak ? 3 : 2;
+    if (json_object_get(o, "attention_kernel") &&
+        (rc = training_attn_kernel(r, o, base, ak + 1, t)))
+        return rc;
+    if ((rc = jr_str(r, o, base, "stack", 0, t->stack, sizeof t->stack)))
+        return rc;
+    /* what a named stack (model/stack.h) must not override */
+    t->given |= (json_object_get(o, "attention_kernel") || json_object_get(o, "flash_attention") ? SPEC_GIVEN_AK : 0u) |
+                (json_object_get(o, "framework") ? SPEC_GIVEN_FW : 0u) |
+                (json_object_get(o, "execution") ? SPEC_GIVEN_EXEC : 0u) |
+                (json_object_get(o, "checkpointing") || json_object_get(o, "activation_checkpointing") ? SPEC_GIVEN_CKPT
+                                                                                                      : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;
@@ -534,11 +574,24 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
 const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 3 ? CKPTS[ckpt] : "?"; }
 
+/* Which GPUs a kernel runs on: FA3 Hopper only (flash-attention hopper/ README: "H100 / H800
+ * GPU"); FA1 Turing/Ampere+ (flash-attention 1.x README: "Turing or Ampere GPUs"), FA2 and its
+ * SDPA backend and the 2022 Triton kernel Ampere+ (flash-attention README: "Ampere, Ada, or
+ * Hopper"; flash_attn_triton.py: tested on A100), so none of them on Volta. */
 int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err)
 {
-    if (t->flash_attention && t->flash_version == 3 && strcmp(c->gpu.arch, "hopper"))
-        return sc_err_set(err, SC_EINPUT, source, "$.attention_kernel",
-                          "expected fa2 on %s (%s), got fa3, which needs a Hopper GPU", c->name, c->gpu.name);
+    int ak = t->flash_attention ? t->attn_kernel : AK_UNFUSED;
+    if (t->flash_attention && t->flash_version == 3 && ak == AK_DEFAULT)
+        ak = AK_FA3;
+    const char *need = NULL, *p = source[0] == '-' ? "" : "$.attention_kernel";
+    if (ak == AK_FA3 && strcmp(c->gpu.arch, "hopper"))
+        need = "a Hopper GPU";
+    if ((ak == AK_FA1 || ak == AK_FA2 || ak == AK_TRITON2022 || ak == AK_SDPA_FLASH) && !strcmp(c->gpu.arch, "volta"))
+        need = "an Ampere or newer GPU";
+    if (need)
+        return sc_err_set(err, SC_EINPUT, source, p, "expected %s on %s (%s), got %s, which needs %s",
+                          strcmp(c->gpu.arch, "volta") ? "fa2" : "xformers, sdpa-efficient or unfused", c->name,
+                          c->gpu.name, ATTN_KERNELS[ak], need);
     return spec_precision_check(c, t->precision, source, err);
 }
 

@@ -122,6 +122,28 @@ typedef enum { REDUCE_DEFAULT = 0, REDUCE_PARAM = 1, REDUCE_FP32 = 2 } spec_redu
 typedef enum { OPT_IMPL_DEFAULT = 0, OPT_IMPL_FUSED = 1, OPT_IMPL_FOREACH = 2, OPT_IMPL_FORLOOP = 3 } spec_opt_impl;
 typedef enum { EXEC_EAGER = 0, EXEC_COMPILED = 1 } spec_exec;
 
+/* Attention kernel (training "attention_kernel", --attention-kernel; model/kernels.c times each
+ * from published kernel benchmarks). AK_DEFAULT: the arch's (FlashAttention-2 on Ampere and
+ * Hopper, xformers' memory-efficient kernel on Volta). */
+typedef enum {
+    AK_DEFAULT = 0,
+    AK_FA1,            /* CUDA FlashAttention-1 (flash-attn 0.x/1.x)                     */
+    AK_TRITON2022,     /* the 2022 Triton FlashAttention (flash_attn_triton.py)          */
+    AK_XFORMERS,       /* xformers' CUTLASS memory-efficient attention                   */
+    AK_FA2,            /* FlashAttention-2                                               */
+    AK_FA3,            /* FlashAttention-3 (Hopper)                                      */
+    AK_SDPA_FLASH,     /* PyTorch SDPA, flash backend (FA2 kernels from PyTorch 2.2)     */
+    AK_SDPA_CUDNN,     /* PyTorch SDPA, cuDNN backend                                    */
+    AK_SDPA_EFFICIENT, /* PyTorch SDPA, memory-efficient backend (xformers' kernel)      */
+    AK_UNFUSED,        /* two batched GEMMs + softmax through HBM (= flash_attention off) */
+    AK_N
+} spec_attn_kernel;
+const char *spec_attn_kernel_str(int ak);
+/* Training keys set explicitly (a file's key or an option), bits of spec_training.given: a named
+ * stack (model/stack.h) sets only the others. */
+enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKPT = 8, SPEC_GIVEN_RD = 16, SPEC_GIVEN_OPT = 32 };
+int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
+
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
  * framework is named: today's op graphs), DeepSpeed, PyTorch FSDP (FSDP1), FSDP2
  * (fully_shard) or Megatron-LM. Each schedules the same layout differently. */
@@ -138,6 +160,9 @@ typedef struct spec_training {
                                which a GPU without bf16 runs as fp16)                     */
     int flash_attention;    /* fused attention: no s x s scores stored                   */
     int flash_version;      /* fused kernel: 2 = FlashAttention-2 (default), 3 = FA-3 (Hopper) */
+    int attn_kernel;        /* spec_attn_kernel (AK_DEFAULT: the arch's)                      */
+    char stack[64];         /* named software stack (configs/stacks; "" = none, model/stack.h) */
+    unsigned given;         /* SPEC_GIVEN_* keys set explicitly: a stack does not override them */
     int prefetch_layers;    /* sharded layouts: layers all-gathered ahead of use         */
     double bucket_bytes;    /* gradient / all-gather bucket, bytes                       */
     double reserve_bytes;   /* CUDA context, NCCL buffers, allocator slack, bytes        */

@@ -276,6 +276,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     for (int i = 0; i < w->n_layers; i++) {
         wl_layer *l = &w->layer[i];
         l->flash = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision) ? (t->flash_version == 3 ? 3 : 2) : 0;
+        l->attn_kernel = t->attn_kernel;
         l->causal = !m->encoder;
         l->ckpt = t->act_ckpt;
         l->gemm_dtype = (int)kern_gemm_dtype(t->precision);

@@ -32,6 +32,7 @@ typedef struct wl_layer {
     /* how the kernels run (model/kernels): "scores" and "context" GEMMs are attention's core,
      * run fused (FlashAttention) when flash, else as two batched GEMMs + element-wise      */
     int flash;            /* fused attention: 0 none, 2 FlashAttention-2, 3 FlashAttention-3  */
+    int attn_kernel;      /* spec_attn_kernel of a fused core (AK_DEFAULT: the arch's)        */
     int causal;           /* decoder: causal mask                                            */
     int ckpt;             /* spec_ckpt of the training                                       */
     int gemm_dtype;       /* kern_dtype of the linear layers' GEMMs                          */

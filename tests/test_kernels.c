@@ -155,6 +155,58 @@ END_TEST
 
 /* A 1-block LLaMA-style model: hidden 64, 1 head (kv 1), ffn 256, seq 16, vocab 128, SwiGLU,
  * RMSNorm, rotary, no dropout. */
+
+/* Attention generations (kernels.c): on an A100 (kern_defaults ampere, 312 TFLOPS, 108 SMs) at
+ * the FA2 paper's benchmark shapes (batch 16k/s x 16 heads, d 128, causal, fwd+bwd):
+ * - the FA2 model's own rate is the table's denominator: 75.6 / 104.3 / 128.6 / 145.6 / 155.9
+ *   / 161.6 TFLOPS at 512..16k (to the printed 0.1);
+ * - FA1 then runs at its published 53 (512) and 91 (8k) TFLOPS, rate = FA2 rate x ratio up to
+ *   the launch (2.5 us of ms-long kernels: < 0.5 %);
+ * - FA1's collapse at 16k, bh 16: 19 TFLOPS; at 16k with bh 32 no collapse: the 8k ratio
+ *   91 / 155.9 x the model's 161.6-ish rate at that shape;
+ * - Triton at 16k: 92; SDPA-flash = FA2 exactly; unfused/fa3 leave the ratio at 1. */
+static double fwdbwd_rate(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s)
+{
+    double t = kern_attn_time(k, c, ak, bh, s, 128, 1, 0) + kern_attn_time(k, c, ak, bh, s, 128, 1, 1);
+    return 3.5 * kern_attn_flops(bh, s, 128, 1, 0) / t / 1e12;
+}
+
+START_TEST(test_attention_generations)
+{
+    kern_calib k;
+    kern_defaults("ampere", &k);
+    spec_cluster c = toy();
+    c.gpu.peak_flops = 312e12;
+    c.gpu.sms = 108;
+    const double ref[] = {75.6, 104.3, 128.6, 145.6, 155.9, 161.6};
+    for (int i = 0; i < 6; i++) {
+        double s = 512.0 * (1 << i);
+        double r = fwdbwd_rate(&k, &c, AK_FA2, 16384 / s * 16, s);
+        ck_assert_msg(fabs(r - ref[i]) < 0.05, "FA2 model at s %g: %g, table denominator %g", s, r, ref[i]);
+    }
+    ck_assert_msg(fabs(fwdbwd_rate(&k, &c, AK_FA1, 512, 512) / 53 - 1) < 0.005, "FA1 512");
+    ck_assert_msg(fabs(fwdbwd_rate(&k, &c, AK_FA1, 32, 8192) / 91 - 1) < 0.005, "FA1 8k");
+    ck_assert_msg(fabs(fwdbwd_rate(&k, &c, AK_FA1, 16, 16384) / 19 - 1) < 0.005, "FA1 collapse");
+    double fa2_32 = fwdbwd_rate(&k, &c, AK_FA2, 32, 16384);
+    ck_assert_msg(fabs(fwdbwd_rate(&k, &c, AK_FA1, 32, 16384) / (fa2_32 * 91 / 155.9) - 1) < 0.005, "FA1 bh 32");
+    ck_assert_msg(fabs(fwdbwd_rate(&k, &c, AK_TRITON2022, 16, 16384) / 92 - 1) < 0.005, "Triton 16k");
+    rel_eq(kern_attn_time(&k, &c, AK_SDPA_FLASH, 64, 4096, 128, 1, 1),
+           kern_flash_time(&k, &c, 64, 4096, 128, 1, 1), "sdpa-flash = FA2");
+    /* xformers: (4096) ratio 30.63 / 52.27 = 0.586 of FA2, interpolated half-way (log2) to 8192's
+     * 26.34 / 54.58 = 0.483 at 5793 */
+    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096, 0, 0), 30.63 / 52.27, "xformers 4k");
+    rel_eq(kern_attn_ratio(AK_XFORMERS, 64, 4096 * sqrt(2.0), 0, 0), 0.5 * (30.63 / 52.27 + 26.34 / 54.58),
+           "xformers interpolated");
+    /* Hopper, measured (bench/gpu-results/2026-11-27-h100-sxm): cuDNN bwd at 8k 451.5 / 269.8 of
+     * flash; efficient fwd at 64k 168.4 / 323.3 (clamped beyond); cuDNN off Hopper = FA2 */
+    rel_eq(kern_attn_ratio(AK_SDPA_CUDNN, 16, 8192, 1, 1), 451.5 / 269.8, "cudnn bwd 8k");
+    rel_eq(kern_attn_ratio(AK_SDPA_EFFICIENT, 16, 131072, 0, 1), 168.4 / 323.3, "efficient fwd clamped");
+    rel_eq(kern_attn_ratio(AK_SDPA_CUDNN, 16, 8192, 1, 0), 1.0, "cudnn on ampere");
+    ck_assert(kern_attn_resolve(AK_DEFAULT, "volta") == AK_XFORMERS);
+    ck_assert(kern_attn_resolve(AK_DEFAULT, "hopper") == AK_FA2);
+}
+END_TEST
+
 static spec_model llama_tiny(void)
 {
     spec_model m;
@@ -444,6 +496,7 @@ Suite *kernels_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("attention");
     tcase_add_test(t, test_flash_flops_and_time);
+    tcase_add_test(t, test_attention_generations);
     suite_add_tcase(s, t);
     t = tcase_create("layer");
     tcase_add_test(t, test_elementwise_bytes);

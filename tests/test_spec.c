@@ -5,6 +5,7 @@
 #include "suites.h"
 
 #include "../model/spec.h"
+#include "../model/stack.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -1022,6 +1023,54 @@ START_TEST(test_resolve_env_override)
 }
 END_TEST
 
+
+/* Named stacks (model/stack.h): every shipped bundle loads (each value valid and sourced); a
+ * bundle sets what the spec left alone and never what it set explicitly. torchtitan-compile
+ * names fsdp2, sdpa-flash, compiled: over defaults all three apply; over a spec that gave
+ * "execution": "eager" and "attention_kernel": "fa2", only the framework does. */
+START_TEST(test_stacks_shipped_and_precedence)
+{
+    DIR *d = opendir("configs/stacks");
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".json"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "configs/stacks/%s", e->d_name);
+        stack_bundle b;
+        sc_err err;
+        ck_assert_msg(stack_load(path, &b, &err) == 0, "%s: %s", path, err.text);
+        ck_assert_int_gt(b.n, 0);
+        for (int i = 0; i < b.n; i++)
+            ck_assert_msg(strlen(b.row[i].source) > 10, "%s: %s unsourced", path, b.row[i].key);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_ge(n, 7);
+
+    stack_bundle b;
+    sc_err err;
+    ck_assert_int_eq(stack_load("configs/stacks/torchtitan-compile.json", &b, &err), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.framework, FW_FSDP2);
+    ck_assert_int_eq(t.attn_kernel, AK_SDPA_FLASH);
+    ck_assert_int_eq(t.execution, EXEC_COMPILED);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_FP32); /* torchtitan's only reduce dtype */
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_parse_training("{\"execution\": \"eager\", \"attention_kernel\": \"fa2\", \"reduce_dtype\": \"bf16\"}", "t", &t, &err), 0);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
+    ck_assert_int_eq(t.framework, FW_FSDP2);
+    ck_assert_int_eq(t.attn_kernel, AK_FA2);
+    ck_assert_int_eq(t.execution, EXEC_EAGER);
+}
+END_TEST
+
 Suite *spec_suite(void)
 {
     Suite *s = suite_create("spec");
@@ -1034,6 +1083,7 @@ Suite *spec_suite(void)
     tcase_add_test(good, test_model_good_llama_style);
     tcase_add_test(good, test_training_defaults_and_overrides);
     tcase_add_test(good, test_training_load_file);
+    tcase_add_test(good, test_stacks_shipped_and_precedence);
     suite_add_tcase(s, good);
 
     TCase *bad = tcase_create("bad");
