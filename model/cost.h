@@ -139,6 +139,11 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
  * latency + edge_bytes / cost_group_busbw. The simulator moves edge_bytes as flows. */
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g);
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g);
+/* The latency of one point-to-point send within a 2-rank group (a pipeline's stages): one ring
+ * step, priced as the collectives price it: NCCL's ring/Simple (base + the hop of the tier
+ * joining them + the network floor across nodes) with an "nccl" calibration, else the plain
+ * ring's base + hop. One home for a network hop's latency, whichever path sends. */
+double cost_p2p_latency(const cost_calib *cal, const cost_group *pair);
 /* The same for a collective issued as `chunks` equal pieces (each piece its own call). */
 double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
                               const cost_group *g);
