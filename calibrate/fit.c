@@ -584,6 +584,17 @@ static int nested_json(json_t *root, const cost_calib *k, const cal_fit_report *
     return 0;
 }
 
+/* src, prefixed as the shipped files mark a value a nested object switches off
+ * (calib_param_off_by), into buf. */
+static const char *inactive_source(const cost_calib *k, const calib_param_def *d, const char *src, char *buf, size_t n)
+{
+    const char *by = calib_param_off_by(k, d);
+    if (!by)
+        return src;
+    snprintf(buf, n, "INACTIVE while %s is present: %s", by, src);
+    return buf;
+}
+
 int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
                     const char *base_name, sc_err *err)
 {
@@ -638,6 +649,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
                     src = d->tier == TIER_NET ? net : (cost_tier)d->tier == it ? intra : kept;
                 break;
             }
+            char note[768];
+            src = inactive_source(k, d, src, note, sizeof note);
             json_t *obj = path_object(root, d->path);
             json_t *v = val(*pv, d->file_per_si, src);
             oom = !obj || !v || json_object_set_new(obj, d->key, v);

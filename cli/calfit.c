@@ -53,6 +53,9 @@ static void param_row(const calib_param_def *d, const cost_calib *out, const cal
     else
         printf("  %-34s %12.4g   %-10s %s\n", d->label, p.v * sc, cal_fit_held(rep, d) ? "(held at bound)" : "(kept)",
                d->unit);
+    const char *by = calib_param_off_by(out, d);
+    if (by)
+        printf("  %-34s (inactive: the base's %s is in force, kept as it was)\n", "", by);
 }
 
 /* NCCL's constants, after the collectives' rows (those are the plain model's, kept in the file too). */

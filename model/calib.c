@@ -359,6 +359,19 @@ const calib_param_def *calib_params(int *n)
 
 cost_param *calib_param_at(cost_calib *c, const calib_param_def *d) { return (cost_param *)((char *)c + d->offset); }
 
+const char *calib_param_off_by(const cost_calib *c, const calib_param_def *d)
+{
+    size_t o = d->offset;
+    if (c->kern.gemm_eff > 0 && (o == offsetof(cost_calib, gemm_eff) || o == offsetof(cost_calib, gemm_overhead_s) ||
+                                 o == offsetof(cost_calib, gemm_tile)))
+        return "$.kernels";
+    if (c->nccl.on && (o == offsetof(cost_calib, hop_lat_s[TIER_NVLINK]) ||
+                       o == offsetof(cost_calib, base_lat_s[ALGO_RING]) ||
+                       o == offsetof(cost_calib, base_lat_s[ALGO_TREE]) || o == offsetof(cost_calib, tree_bw_factor)))
+        return "$.nccl";
+    return NULL;
+}
+
 /* Every parameter of the table under JSON object `path`: no other key, each read and checked. */
 static int read_section(jr *r, json_t *o, const char *path, cost_calib *c)
 {

@@ -46,6 +46,12 @@ const calib_param_def *calib_params(int *n);
 /* The field of c that d describes. */
 cost_param *calib_param_at(cost_calib *c, const calib_param_def *d);
 
+/* The object that switches d off in c, or NULL: "$.kernels" for the roofline's GEMM terms
+ * (cost.c uses the kernel models while c has them), "$.nccl" for the plain ring/tree's NVLink
+ * hop, base latencies and tree factor (collectives and pipeline sends use NCCL's constants).
+ * Shipped files mark such values "INACTIVE while ..." in their source; calibrate fit does too. */
+const char *calib_param_off_by(const cost_calib *c, const calib_param_def *d);
+
 /* ---- the nested objects ------------------------------------------------------------------ */
 
 /* How a nested value is stored in cost_calib. */
