@@ -1,10 +1,11 @@
 /* pipe.c — the discrete-event executor of pipelined layouts (exec_pipe_run in exec.h; schedule
- * rules in model/analytic.h). Stages are simulated op by op in their schedule order; the ranks
+ * rules in model/analytic_pipe.h). Stages are simulated op by op in their schedule order; the ranks
  * of one stage run the same ops at the same time (their tensor-parallel collectives stay inside
  * a node's NVLink, timed into each op by the stage's op graph), so a stage is one compute
  * stream here, while every send between stages and every data-parallel collective of the
  * boundary is lowered to flows of all its ranks on the cluster's network (sim/net), where they
- * share NICs and switches. Not here: the op graph, the cost functions, the sharing rule. */
+ * share NICs and switches. Traces follow traces/schema.h (one process per node, lanes per rank).
+ * Not here: the op graph, the cost functions, the sharing rule. */
 #include "exec.h"
 
 #include <gsl/gsl_randist.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/schema.h"
 #include "coll.h"
 #include "ev.h"
 #include "flowev.h"
@@ -35,6 +37,7 @@ typedef struct pstage {
     int rq_head, rq_tail;  /* chunks whose gradients are complete, waiting to be reduced      */
     int r_active, r_done;  /* the chunk being reduced (-1: none); chunks reduced so far       */
     double cur_bytes;      /* S of the data-parallel collective in flight                    */
+    double coll_t0;        /* when it was issued (traces)                                    */
     double slow, op_start, phase_start, end_t;
     double busy_s, opt_s, exposed[N_COLLS];
 } pstage;
@@ -80,12 +83,46 @@ static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
     f->n++;
 }
 
-/* Traces: one process per stage (its ranks move together), threads: compute, sends received,
- * data-parallel boundary. */
-static void trace_span(psim *s, int q, int tid, const char *name, const char *cat, double t0, double t1)
+/* ---- traces, in the one layout of traces/schema.h: pid = node, a block of lanes per rank; the
+ * S ranks of a stage move together and carry the same spans. Compute stream: forward, backward
+ * and the optimizer (cat compute); communication stream 0: the boundary's data-parallel
+ * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."); 1: the
+ * activations a rank receives, 2: the gradients, each from its send to its arrival ("send ...",
+ * cat collective: read as another collective). */
+enum { PT_BOUNDARY = TR_STREAM_COMM, PT_ACTS = TR_STREAM_COMM + 1, PT_GRADS = TR_STREAM_COMM + 2 };
+
+static void stage_span(psim *s, int q, int stream, const char *name, const char *cat, double t0, double t1)
 {
-    if (s->o->trace && t1 >= t0)
-        tr_span(s->o->trace, q, tid, name, cat, t0, t1 - t0, NULL);
+    if (!s->o->trace || !(t1 >= t0))
+        return;
+    for (int j = 0; j < s->S; j++) {
+        int r = q * s->S + j;
+        tr_span_at(s->o->trace, r / s->G, TR_TID(r % s->G, stream), name, cat, t0, t1, NULL);
+    }
+}
+
+/* The names of the nodes (with the stages they hold) and of every rank's four lanes. */
+static void trace_names(psim *s, int n_ranks)
+{
+    tr_writer *w = s->o->trace;
+    char name[96];
+    for (int node = 0; node * s->G < n_ranks; node++) {
+        int r1 = (node + 1) * s->G < n_ranks ? (node + 1) * s->G - 1 : n_ranks - 1;
+        int q0 = node * s->G / s->S, q1 = r1 / s->S;
+        if (q0 == q1)
+            snprintf(name, sizeof name, "node %d (pipeline stage %d)", node, q0);
+        else
+            snprintf(name, sizeof name, "node %d (pipeline stages %d-%d)", node, q0, q1);
+        tr_process_name(w, node, name);
+    }
+    static const char *const LANE[] = {"compute", "comm: data-parallel boundary", "comm 1: activations received",
+                                       "comm 2: gradients received"};
+    static const int STREAM[] = {TR_STREAM_COMPUTE, PT_BOUNDARY, PT_ACTS, PT_GRADS};
+    for (int r = 0; r < n_ranks; r++)
+        for (int i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, "rank %d %s (stage %d)", r, LANE[i], r / s->S);
+            tr_thread_name(w, r / s->G, TR_TID(r % s->G, STREAM[i]), name);
+        }
 }
 
 static void try_stage(psim *s, int q, double now);
@@ -146,8 +183,9 @@ static void xfer_done(psim *s, int xi, double now)
     xfer *x = &s->x[xi];
     if (s->o->trace) {
         char name[64];
-        snprintf(name, sizeof name, "%s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb, x->s_src);
-        trace_span(s, x->s_dst, 1, name, "send", x->t0, now);
+        snprintf(name, sizeof name, "send %s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb,
+                 x->s_src);
+        stage_span(s, x->s_dst, x->bwd ? PT_GRADS : PT_ACTS, name, TR_CAT_COLLECTIVE, x->t0, now);
     }
     (x->bwd ? s->bin : s->fin)[(size_t)x->k_dst * s->m + x->mb] = now;
     try_stage(s, x->s_dst, now);
@@ -170,7 +208,7 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     if (s->o->trace) {
         char name[48];
         snprintf(name, sizeof name, "%s mb %d chunk %d", op->bwd ? "backward" : "forward", op->mb, op->chunk);
-        trace_span(s, q, 0, name, "compute", k->op_start, now);
+        stage_span(s, q, TR_STREAM_COMPUTE, name, TR_CAT_COMPUTE, k->op_start, now);
     }
     if (!op->bwd && v == s->V - 1)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
@@ -225,6 +263,7 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
     if (pp->dp < 2 || S <= 0)
         return 0;
     s->st[q].cur_bytes = S;
+    s->st[q].coll_t0 = now;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
     int ch = an_pipe_buckets(S, s->bucket_bytes);
@@ -258,10 +297,10 @@ static void boundary_next(psim *s, int q, double now)
     pstage *k = &s->st[q];
     const int zero1 = s->g->layout.zero1;
     for (;;) {
-        /* account (and trace) the phase that just ended */
-        static const char *const PHASE[] = {"", "gradient reduce", "optimizer", "parameter all-gather"};
-        if (k->phase > B_NONE && k->phase < B_DONE)
-            trace_span(s, q, 2, PHASE[k->phase], "boundary", k->phase_start, now);
+        /* account the phase that just ended (traced: the optimizer here, the collectives as
+           they end, bnd_coll_done) */
+        if (k->phase == B_OPT)
+            stage_span(s, q, TR_STREAM_COMPUTE, "optimizer", TR_CAT_COMPUTE, k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
         else if (k->phase == B_GATHER)
@@ -327,6 +366,16 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
 static void bnd_coll_done(psim *s, int q, double now)
 {
     pstage *k = &s->st[q];
+    if (s->o->trace) {
+        char name[96];
+        const char *kind = k->r_active < 0 ? "all-gather parameters" : s->g->layout.zero1 ? "reduce-scatter gradients"
+                                                                                          : "all-reduce gradients";
+        if (k->r_active < 0)
+            snprintf(name, sizeof name, "%s dp %.1f MB", kind, k->cur_bytes / 1e6);
+        else
+            snprintf(name, sizeof name, "%s chunk %d dp %.1f MB", kind, k->r_active, k->cur_bytes / 1e6);
+        stage_span(s, q, PT_BOUNDARY, name, TR_CAT_COLLECTIVE, k->coll_t0, now);
+    }
     if (k->r_active < 0) {
         boundary_next(s, q, now);
         return;
@@ -463,14 +512,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     ev_engine_register(s.eng, PV_BSTART, on_bstart, &s);
     ev_engine_register(s.eng, PV_OPT, on_opt, &s);
     if (o->trace)
-        for (int q = 0; q < s.p; q++) {
-            char name[64];
-            snprintf(name, sizeof name, "stage %d (ranks %d-%d)", q, q * s.S, q * s.S + s.S - 1);
-            tr_process_name(o->trace, q, name);
-            tr_thread_name(o->trace, q, 0, "compute");
-            tr_thread_name(o->trace, q, 1, "received sends");
-            tr_thread_name(o->trace, q, 2, "data-parallel boundary");
-        }
+        trace_names(&s, g->n_ranks);
     for (int q = 0; q < s.p; q++)
         try_stage(&s, q, 0);
     rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
