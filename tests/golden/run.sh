@@ -328,6 +328,17 @@ expect calibrate-fit-interference 0 "overlap slowdown (interference)            
     "$BIN" calibrate fit tests/fixtures/meas_interference.json --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci.json"
 if grep -q '"source": "measured by shardcast-bench: GEMM alone vs with concurrent nccl-allreduce, 3 entries' "$TMP/ci.json"; then
     pass=$((pass + 1)); else echo "FAIL calibrate-fit-interference-source: $TMP/ci.json"; fail=$((fail + 1)); fi
+# issue 26: that fit keeps the base's kernel models (and nccl, frameworks): compute as with the
+# base, 0.881 s (the fitted file fell back to the roofline GEMM model: 0.984 s)
+expect calibrate-fit-keeps-kernels 0 "zero3                    1.940      16.50     86.7   27.8     0.881" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout zero3 --engine model --interference off --calibration "$TMP/ci.json"
+# the H100 harness's measurements over the dgx-h100 base: GEMMs fit the roofline, which the base's
+# kernel models switch off (reported), and the written file keeps them
+expect calibrate-fit-h100-kernels 0 "(inactive: the base's \$.kernels is in force, kept as it was)" -- \
+    "$BIN" calibrate fit bench/gpu-results/2026-11-27-h100-sxm/harness-measurements.json --cluster dgx-h100 --base dgx-h100 -o "$TMP/h100.json"
+expect calibrate-fit-h100-predict 0 "dgx-h100" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-13b --layout zero3 --calibration "$TMP/h100.json"
+if grep -q '"kernels"' "$TMP/h100.json" && grep -q '"gemm_fixed_us"' "$TMP/h100.json"; then
+    pass=$((pass + 1)); else echo "FAIL calibrate-fit-h100-kernels-file: $TMP/h100.json"; fail=$((fail + 1)); fi
 sed 's/"concurrent": "memcpy-d2d"/"concurrent": "nccl-broadcast"/' tests/fixtures/meas_interference.json >"$TMP/bad_interf.json"
 expect calibrate-fit-interference-bad 2 "bad_interf.json: \$.interference[4].concurrent: expected one of \"nccl-allreduce\"" -- \
     "$BIN" calibrate fit "$TMP/bad_interf.json" --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci2.json"
