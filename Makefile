@@ -6,7 +6,7 @@ VERSION    := 0.1.0
 CC         ?= cc
 PREFIX     ?= /usr/local
 BUILD      ?= build
-PKGS       := gsl jansson
+PKGS       := gsl jansson yaml-0.1
 WARN       := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion -Wformat=2 -Wstrict-prototypes
 OPT        ?= -O2 -g
 CFLAGS     ?= $(OPT)
@@ -45,10 +45,10 @@ help:
 deps:
 	@sh .ci/deps.sh
 
-# Before anything compiles: the GSL and Jansson headers, or one line naming `make deps`.
+# Before anything compiles: the GSL, Jansson and libyaml headers, or one line naming `make deps`.
 depcheck:
-	@printf '#include <jansson.h>\n#include <gsl/gsl_vector.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
-	{ echo "shardcast: the GSL and Jansson headers are missing: run 'make deps' first (installs libgsl-dev, libjansson-dev and the rest; root or sudo)" >&2; exit 1; }
+	@printf '#include <jansson.h>\n#include <gsl/gsl_vector.h>\n#include <yaml.h>\n' | $(CC) $(ALL_CFLAGS) -E -x c - >/dev/null 2>&1 || \
+	{ echo "shardcast: the GSL, Jansson or libyaml headers are missing: run 'make deps' first (installs libgsl-dev, libjansson-dev, libyaml-dev and the rest; root or sudo)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c | depcheck
 	@mkdir -p $(dir $@)
@@ -236,15 +236,15 @@ bench-gpu:
 	else $(MAKE) --no-print-directory shardcast-bench-gpu && \
 	    echo "shardcast-bench-gpu: built ($(if $(MPI_LINK),with MPI: one rank per GPU under mpirun,without MPI: one rank))"; fi
 
-# bench-gpu-portable: the same harness with GSL and Jansson linked statically (their .a files from
-# libgsl-dev and libjansson-dev) and without MPI, for a bare GPU machine that has only CUDA,
+# bench-gpu-portable: the same harness with GSL, Jansson and libyaml linked statically (their .a files from
+# libgsl-dev, libjansson-dev, libyaml-dev) and without MPI, for a bare GPU machine that has only CUDA,
 # cuBLAS and NCCL (bench/gpu/README.md); built in $(BUILD)-gpu so it never mixes with MPI objects.
 STATIC_LIBDIR ?= /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)
 bench-gpu-portable:
-	@for a in libgsl.a libgslcblas.a libjansson.a; do [ -e $(STATIC_LIBDIR)/$$a ] || \
-	    { echo "bench-gpu-portable: $(STATIC_LIBDIR)/$$a not found (install libgsl-dev libjansson-dev: make deps)"; exit 1; }; done
+	@for a in libgsl.a libgslcblas.a libjansson.a libyaml.a; do [ -e $(STATIC_LIBDIR)/$$a ] || \
+	    { echo "bench-gpu-portable: $(STATIC_LIBDIR)/$$a not found (install libgsl-dev libjansson-dev libyaml-dev: make deps)"; exit 1; }; done
 	@$(MAKE) --no-print-directory bench-gpu BUILD=$(BUILD)-gpu HAVE_MPICC= \
-	    LDLIBS_ALL="$(STATIC_LIBDIR)/libgsl.a $(STATIC_LIBDIR)/libgslcblas.a $(STATIC_LIBDIR)/libjansson.a -lm -pthread"
+	    LDLIBS_ALL="$(STATIC_LIBDIR)/libgsl.a $(STATIC_LIBDIR)/libgslcblas.a $(STATIC_LIBDIR)/libjansson.a $(STATIC_LIBDIR)/libyaml.a -lm -pthread"
 
 # ---- emulated-cluster validation (calibrate/emulate) -------------------------------------------
 # Two network namespaces x 2 ranks, htb-limited links: shardcast calibrate run, fit, validate.

@@ -4,7 +4,7 @@
 # Called by `make deps` (and so by `make check` and `make demo`) and by .ci/run.
 # Usage: deps.sh [extra-package ...]
 set -eu
-PKGS="build-essential pkg-config libgsl-dev libjansson-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev iproute2 python3 $*"
+PKGS="build-essential pkg-config libgsl-dev libjansson-dev libyaml-dev check gnuplot-nox libopenmpi-dev openmpi-bin libopenblas-dev iproute2 python3 $*"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

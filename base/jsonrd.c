@@ -227,11 +227,16 @@ int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int requ
     return 0;
 }
 
-int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
+/* jr_slurp; open_msg: an open failure says "cannot read: unable to open PATH: why" (Jansson's
+ * words, which the JSON loaders kept) instead of "cannot read: why". The path is opened once: a
+ * named FIFO is read to its end from that one open (a second open waited for a second writer). */
+static int slurp(const char *path, size_t max, int open_msg, char **out, size_t *len, sc_err *err)
 {
     *out = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
+    if (!f && open_msg)
+        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: unable to open %s: %s", path, strerror(errno));
     if (!f)
         return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
     struct stat st;
@@ -277,6 +282,11 @@ int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
     return 0;
 }
 
+int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
+{
+    return slurp(path, max, 0, out, len, err);
+}
+
 /* Parse text (or a file when text == NULL) into an object root. */
 int jr_load_root(jr *r, const char *text, json_t **root)
 {
@@ -285,12 +295,7 @@ int jr_load_root(jr *r, const char *text, json_t **root)
     char *file = NULL;
     size_t len = 0;
     if (!text) {
-        FILE *probe = fopen(r->src, "rb"); /* the message Jansson gave before */
-        if (!probe)
-            return sc_err_set(r->err, SC_EINPUT, r->src, "", "cannot read: unable to open %s: %s", r->src,
-                              strerror(errno));
-        fclose(probe);
-        int rc = jr_slurp(r->src, JR_MAX_FILE, &file, &len, r->err);
+        int rc = slurp(r->src, JR_MAX_FILE, 1, &file, &len, r->err);
         if (rc)
             return rc;
     }

@@ -4,6 +4,8 @@
  * "#  Rank R Group G Pid P on HOST device D [...] NAME", one line per rank. */
 #include "import.h"
 
+#include "../base/jsonrd.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +42,17 @@ static const char *algo_of(const char *s)
 static int one_file(const char *path, const cal_import_opts *o, json_t *colls, int *ranks_out, int *nodes_out,
                     sc_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot open");
+    /* read once, whole (a regular file or a pipe, at most JR_MAX_FILE; /dev/zero never ended) */
+    char *text;
+    size_t text_len;
+    int src = jr_slurp(path, JR_MAX_FILE, &text, &text_len, err);
+    if (src)
+        return src;
+    FILE *f = fmemopen(text, text_len, "r");
+    if (!f) {
+        free(text);
+        return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+    }
     char line[4096];
     const char *kind = o->kind ? o->kind : kind_of(path);
     const char *algo = o->algorithm;
@@ -53,6 +63,7 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
         free(hosts);
         json_decref(pending);
         fclose(f);
+        free(text);
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     }
     while (fgets(line, sizeof line, f)) {
@@ -99,6 +110,7 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
         rows++;
     }
     fclose(f);
+    free(text);
     free(hosts);
     int n = o->ranks ? o->ranks : ranks, k = o->nodes ? o->nodes : nhosts;
     int rc = 0;

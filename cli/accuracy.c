@@ -27,14 +27,18 @@ static const char HELP[] =
     "error = predicted / measured - 1 (positive: shardcast is too optimistic). Prints each case,\n"
     "then per source and overall: cases predicted, cases that could not be (with why), MAPE,\n"
     "median signed error (bias), Spearman rank correlation within the source, and for every pair\n"
-    "of layouts measured at the same point (compare_group) whether the predicted order is right.\n\n"
+    "of layouts measured at the same point (compare_group) whether the predicted order is right;\n"
+    "then the bias per framework and per stack macro-averaged over sources (each source one vote),\n"
+    "the error by sequence length, and per compare group pick/best: the measured tokens/s of the\n"
+    "fastest-predicted layout over the measured best (1.000 = the right pick).\n\n"
     "options:\n"
     "  --engine E             model (analytical), sim (simulator) or both (default)\n"
     "  --json                 machine-readable output on stdout\n"
     "  -o, --out FILE         every case and engine as CSV (written whole or not at all)\n"
     "  --check FILE           compare with committed figures (validation/figures.json): exit 1\n"
     "                         when the overall or a source's MAPE is worse by more than 0.5\n"
-    "                         points, or fewer cases run\n"
+    "                         points, fewer cases run, or a pick/best median or minimum falls\n"
+    "                         by more than 0.005\n"
     "  --write-figures FILE   write the figures of this run to FILE (make accuracy-report)\n"
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
@@ -104,6 +108,7 @@ static void print_text(const cli_acc_run *r)
                    cli_acc_fmt_num(b3, sizeof b3, 0, 2, x->spearman), pairs);
         }
     }
+    cli_acc_print_field(r);
     char dc[1024];
     if (cli_acc_default_calibs(r, dc, sizeof dc))
         printf("\nbuilt-in default calibration (no calibrations/<cluster>.json) for: %s\n", dc);
@@ -185,7 +190,8 @@ static int print_json(const cli_acc_run *r)
             json_array_append_new(src, x);
         }
         json_object_set_new(summary, pred_engine_name(r->eng[k]),
-                            json_pack("{s:o, s:o}", "overall", stats_json(&s->overall), "sources", src));
+                            json_pack("{s:o, s:o, s:o*}", "overall", stats_json(&s->overall), "sources", src, "field",
+                                      cli_acc_field_json(r, k)));
     }
     for (int p = 0; p < r->sum[0].n_pairs; p++) {
         const acc_pair *q0 = &r->sum[0].pairs[p];

@@ -1,11 +1,14 @@
 /* accuracy_int.h — private to `shardcast accuracy`, shared by its two files: cli/accuracy.c (the
  * options, the command, text and JSON printing and the helpers both print with) and
- * cli/accuracy_report.c (the report writers: CSV, plot data, Markdown, figures, and --check).
+ * cli/accuracy_report.c (the report writers: CSV, plot data, Markdown, figures, and --check) and
+ * cli/accuracy_field.c (bias per framework and stack, by sequence length, pick/best).
  * Nothing else includes it; the suite and its statistics are predict/accuracy.h. */
 #ifndef SC_CLI_ACCURACY_INT_H
 #define SC_CLI_ACCURACY_INT_H
 
+#include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../predict/accuracy.h"
 
@@ -38,6 +41,16 @@ const char *cli_acc_pair_word(acc_pair_state s);
 /* The clusters predicted with built-in default calibrations, as "a, b (k cases)" into buf; 0
  * when none. */
 int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n);
+
+/* ---- the field's view (cli/accuracy_field.c) ------------------------------------------------ */
+
+/* Text on stdout: per engine the bias by framework and by stack (macro over sources) and by
+ * sequence length; then pick/best per compare group and per source. */
+void cli_acc_print_field(const cli_acc_run *r);
+/* The same as Markdown sections into f (docs/ACCURACY.md). */
+void cli_acc_markdown_field(const cli_acc_run *r, FILE *f);
+/* The same for engine index k as a JSON object (NULL when out of memory). */
+json_t *cli_acc_field_json(const cli_acc_run *r, int k);
 
 /* ---- report files (cli/accuracy_report.c): each whole or absent (base/atomic) -------------- */
 

@@ -37,7 +37,7 @@ int cli_acc_write_csv(const cli_acc_run *r, const char *path, sc_err *err)
     FILE *f = at_stream(af);
     fputs("case,source_id,framework,cluster,model,nodes,gpus,layout,compare_group,metric,measured_value,"
           "flop_convention,measured_tokens_per_s_per_gpu,engine,status,predicted_tokens_per_s_per_gpu,error,step_s,"
-          "mem_GiB,reason\n",
+          "mem_GiB,reason,stack,framework_version,attention_kernel,reduce_dtype,checkpointing\n",
           f);
     for (int i = 0; i < r->n; i++) {
         const acc_case *c = acc_case_at(r->s, i);
@@ -63,7 +63,12 @@ int cli_acc_write_csv(const cli_acc_run *r, const char *path, sc_err *err)
             csv_num(f, ok ? o->error : NAN, 0);
             csv_num(f, ran ? o->step_s : NAN, 0);
             csv_num(f, ran ? o->mem_GiB : NAN, 0);
-            csv_field(f, o->why, 1);
+            csv_field(f, o->why, 0);
+            csv_field(f, c->ran.stack, 0);
+            csv_field(f, c->ran.framework_version, 0);
+            csv_field(f, c->ran.attention_kernel, 0);
+            csv_field(f, c->ran.reduce_dtype, 0);
+            csv_field(f, c->ran.checkpointing, 1);
         }
     }
     return at_commit(af, AT_CHECK_NONE, err);
@@ -138,7 +143,8 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
           "whether shardcast orders them the same way.\n\n"
           "`make check` runs the analytical engine over the cases and fails when the overall MAPE or any\n"
           "source's gets worse than the committed figures (`validation/figures.json`) by more than 0.5\n"
-          "points, or when fewer cases run; `make accuracy-report` regenerates this file, the plot and the\n"
+          "points, when fewer cases run, or when a pick/best median or minimum (decision quality, below)\n"
+          "falls by more than 0.005; `make accuracy-report` regenerates this file, the plot and the\n"
           "figures.\n\n",
           f);
     fprintf(f, "%d case%s from %d source%s.\n\n", r->n, r->n == 1 ? "" : "s", r->sum[0].n_sources,
@@ -167,6 +173,7 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
             }
             fputs("\n", f);
         }
+        cli_acc_markdown_field(r, f);
         fputs("## Sources\n\n| source | cases | published | where |\n|---|---:|---|---|\n", f);
         for (int j = 0; j < r->sum[0].n_sources; j++) {
             const char *id = r->sum[0].sources[j].source_id;

@@ -19,6 +19,8 @@ void cli_setup_init(cli_setup *s, const char *argv0)
 {
     memset(s, 0, sizeof *s);
     s->act_ckpt = -1;
+    for (int i = 0; i < 5; i++)
+        s->ew_flag[i] = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
     proc_self_dir(argv0, exe, sizeof exe);
@@ -79,6 +81,42 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
     return 0;
 }
 
+/* --reduce-dtype, --optimizer and the element-wise on|off flags (issue 27). */
+static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
+{
+    static const char *const EW[] = {"--norm-fp32", "--rope-fp32", "--repeat-kv", "--loss-fp32", "--swiglu-unfused"};
+    switch (opt) {
+    case 1040:
+        if (!strcmp(arg, "fp32"))
+            s->reduce_dtype = REDUCE_FP32;
+        else if (!strcmp(arg, "param") || !strcmp(arg, "bf16") || !strcmp(arg, "fp16"))
+            s->reduce_dtype = REDUCE_PARAM;
+        else
+            return sc_err_set(err, SC_EINPUT, "--reduce-dtype", "", "expected fp32, param, bf16 or fp16, got \"%s\"", arg);
+        return 1;
+    case 1041:
+        if (!strcmp(arg, "fused"))
+            s->opt_impl = OPT_IMPL_FUSED;
+        else if (!strcmp(arg, "foreach"))
+            s->opt_impl = OPT_IMPL_FOREACH;
+        else if (!strcmp(arg, "forloop"))
+            s->opt_impl = OPT_IMPL_FORLOOP;
+        else
+            return sc_err_set(err, SC_EINPUT, "--optimizer", "", "expected fused, foreach or forloop, got \"%s\"", arg);
+        return 1;
+    case 1042:
+    case 1043:
+    case 1044:
+    case 1045:
+    case 1046:
+        if (strcmp(arg, "on") && strcmp(arg, "off"))
+            return sc_err_set(err, SC_EINPUT, EW[opt - 1042], "", "expected on or off, got \"%s\"", arg);
+        s->ew_flag[opt - 1042] = !strcmp(arg, "on");
+        return 1;
+    }
+    return 0;
+}
+
 int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 {
     switch (opt) {
@@ -109,9 +147,11 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             s->act_ckpt = CKPT_NONE;
         else if (!strcmp(arg, "selective"))
             s->act_ckpt = CKPT_SELECTIVE;
+        else if (!strcmp(arg, "op"))
+            s->act_ckpt = CKPT_OP;
         else
             return sc_err_set(err, SC_EINPUT, "--checkpointing", "",
-                              "expected on, off, full, none or selective, got \"%s\"", arg);
+                              "expected on, off, full, none, selective or op, got \"%s\"", arg);
         return 1;
     case 1011: return cli_parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;
@@ -138,7 +178,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1016: s->strict = 1; return 1;
     case 1017: s->accelerate = arg; return 1;
     }
-    return 0;
+    return impl_opt(s, opt, arg, err);
 }
 
 int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err)
@@ -269,6 +309,15 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         s->training.prefetch_layers = s->prefetch;
     if (s->act_ckpt >= 0)
         s->training.act_ckpt = s->act_ckpt;
+    if (s->reduce_dtype)
+        s->training.reduce_dtype = s->reduce_dtype;
+    if (s->opt_impl)
+        s->training.opt_impl = s->opt_impl;
+    int *ew[5] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
+                  &s->training.swiglu_unfused};
+    for (int i = 0; i < 5; i++)
+        if (s->ew_flag[i] >= 0)
+            *ew[i] = s->ew_flag[i];
     if (s->precision) {
         static const char *const pn[] = {"bf16", "fp16", "fp32", "tf32", "fp8"};
         for (int i = 0; i < 5; i++)

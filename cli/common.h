@@ -29,6 +29,8 @@ typedef struct cli_setup {
     const char *accelerate;                /* --accelerate-config: an accelerate FSDP YAML */
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
+    int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
+    int ew_flag[5];                        /* --norm-fp32 .. --swiglu-unfused: -1 not given */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -53,7 +55,14 @@ typedef struct cli_setup {
         {"prefetch", required_argument, 0, 1011}, {"json", no_argument, 0, 1012},                    \
         {"placement", required_argument, 0, 1013}, {"interference", required_argument, 0, 1014},       \
         {"framework", required_argument, 0, 1015}, {"strict", no_argument, 0, 1016},                  \
-        {"accelerate-config", required_argument, 0, 1017}
+        {"accelerate-config", required_argument, 0, 1017}, CLI_IMPL_LONGOPTS
+
+/* Issue 27's implementation options (training keys of the same names, configs/README.md). */
+#define CLI_IMPL_LONGOPTS                                                                            \
+    {"reduce-dtype", required_argument, 0, 1040}, {"optimizer", required_argument, 0, 1041},         \
+        {"norm-fp32", required_argument, 0, 1042}, {"rope-fp32", required_argument, 0, 1043},         \
+        {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
+        {"swiglu-unfused", required_argument, 0, 1046}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -85,7 +94,19 @@ typedef struct cli_setup {
     "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \
-    "  --checkpointing C      on|full, off|none, or selective (attention core only) (default full)\n" \
+    "  --checkpointing C      on|full, off|none, selective (attention core only) or op\n"          \
+    "                         (torchtitan's op-level SAC: every second matmul and the\n"          \
+    "                         element-wise ops recomputed) (default full)\n"                      \
+    "  --reduce-dtype D       gradient reductions in fp32 or param (the 16-bit dtype); default:\n" \
+    "                         the framework's (FSDP / FSDP2 MixedPrecision: param_dtype)\n"       \
+    "  --optimizer O          AdamW: fused (28 B/param), foreach or forloop (80 B/param);\n"       \
+    "                         default: foreach for fsdp / fsdp2 (torch.optim), else fused\n"      \
+    "  --norm-fp32 on|off     eager norms in fp32 as separate kernels (default off)\n"            \
+    "  --rope-fp32 on|off     eager rotary through complex fp32 (default off)\n"                  \
+    "  --repeat-kv on|off     GQA K/V repeated in HBM + attention output copied (default off)\n"  \
+    "  --loss-fp32 on|off     eager loss: on logits.float() + cross_entropy kernels, off 16-bit\n" \
+    "                         (default: fp32 inside the loss, as Megatron / DeepSpeed)\n"         \
+    "  --swiglu-unfused on|off eager SwiGLU as silu then mul (default off)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

@@ -12,38 +12,41 @@
 #include "../base/str.h"
 #include "common.h"
 
-/* Copy s with characters that would break a gnuplot string or word list replaced. */
-void gp_clean(const char *s, char *out, size_t n)
+/* 'value' as a gnuplot single-quoted string: '' for a quote, a space for a control character (a
+ * newline would end the assignment). Inside single quotes gnuplot substitutes nothing: no
+ * backquotes, no @macros, no backslash escapes. */
+static void quoted(FILE *f, const char *val)
 {
-    size_t i = 0;
-    for (; *s && i + 1 < n; s++)
-        out[i++] = ((unsigned char)*s < 0x20 || *s == '"' || *s == '\'' || *s == '\\') ? '_' : *s;
-    out[i] = '\0';
-}
-
-/* name='value'; as a gnuplot -e assignment ('' doubles a quote inside a single-quoted string). */
-void gp_str(FILE *f, const char *name, const char *val)
-{
-    fprintf(f, "%s='", name);
+    fputc('\'', f);
     for (; *val; val++) {
         unsigned char c = (unsigned char)*val;
         if (c == '\'')
             fputs("''", f);
         else
-            fputc(c < 0x20 ? ' ' : c, f);
+            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
     }
-    fputs("'; ", f);
+    fputc('\'', f);
+}
+
+void gp_str(FILE *f, const char *name, const char *val)
+{
+    fprintf(f, "%s=", name);
+    quoted(f, val);
+    fputs("; ", f);
 }
 
 void gp_num(FILE *f, const char *name, double v) { fprintf(f, "%s=%.10g; ", name, v); }
 
-/* A word for a gnuplot word() list: "text" followed by a space. */
-void gp_word(FILE *f, const char *s)
+void gp_array(FILE *f, const char *name, int n) { fprintf(f, "\narray %s[%d]; ", name, n > 0 ? n : 1); }
+
+void gp_elem_str(FILE *f, const char *name, int i, const char *val)
 {
-    char c[256];
-    gp_clean(s, c, sizeof c);
-    fprintf(f, "\"%s\" ", c);
+    fprintf(f, "%s[%d]=", name, i);
+    quoted(f, val);
+    fputs("; ", f);
 }
+
+void gp_elem_num(FILE *f, const char *name, int i, double v) { fprintf(f, "%s[%d]=%.10g; ", name, i, v); }
 
 int gp_find(char *out, size_t n) { return proc_find_on_path("gnuplot", out, n); }
 

@@ -1,6 +1,11 @@
 /* gnuplot.h — driving gnuplot for `shardcast plot`: the variables file it reads (gnuplot
- * assignments and word lists), where gnuplot and the plots/ scripts are, and one run with its
- * error caught. Not here: what is plotted (cli/plot.c), the scripts themselves (plots/). */
+ * assignments of numbers, quoted strings and arrays of them), where gnuplot and the plots/ scripts
+ * are, and one run with its error caught. Not here: what is plotted (cli/plot.c), the scripts
+ * themselves (plots/).
+ * Text from the input (layout, model and cluster names, file names) reaches gnuplot only as the
+ * value of a single-quoted string assignment written by gp_str / gp_elem_str: gnuplot substitutes
+ * neither backquotes nor @macros inside single quotes, and the scripts never `eval` a variable or
+ * splice one into a command with @, so no input text is ever read as gnuplot code. */
 #ifndef SC_CLI_GNUPLOT_H
 #define SC_CLI_GNUPLOT_H
 
@@ -9,14 +14,16 @@
 
 #include "../base/err.h"
 
-/* Copy s with characters that would break a gnuplot string or word list replaced by '_'. */
-void gp_clean(const char *s, char *out, size_t n);
 /* name='value'; ('' doubles a quote inside a single-quoted string; control characters: ' '). */
 void gp_str(FILE *f, const char *name, const char *val);
 /* name=value; (%.10g). */
 void gp_num(FILE *f, const char *name, double v);
-/* A word for a gnuplot word() list: "text" followed by a space. */
-void gp_word(FILE *f, const char *s);
+/* array name[n]; (gnuplot has no empty array: n < 1 declares one element, left undefined; the
+ * scripts loop over a count they are given, never over |name|). */
+void gp_array(FILE *f, const char *name, int n);
+/* name[i]='value'; (1-based, quoted as gp_str) and name[i]=value; (%.10g). */
+void gp_elem_str(FILE *f, const char *name, int i, const char *val);
+void gp_elem_num(FILE *f, const char *name, int i, double v);
 
 /* gnuplot on PATH, into out; 0 if found. */
 int gp_find(char *out, size_t n) SC_MUST_CHECK;

@@ -121,7 +121,8 @@ static void default_title(const table *t, const char *what, char *buf, size_t n)
         snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[RES_T_ENGINE], "sim") ? "simulator" : "analytical");
 }
 
-/* Distinct GPU counts as gnuplot tics ("16" 16, "32" 32) and the log2 x range around them. */
+/* Distinct GPU counts ascending as the array gpus[1..ngpus] (the script makes them the x tics),
+ * and the log2 x range around them. */
 static void gpu_axis(const table *t, FILE *vars)
 {
     double lo = INFINITY, hi = 0;
@@ -129,20 +130,26 @@ static void gpu_axis(const table *t, FILE *vars)
         lo = fmin(lo, t->rows[i].v[RES_GPUS]);
         hi = fmax(hi, t->rows[i].v[RES_GPUS]);
     }
-    char tics[4096] = "";
-    size_t used = 0;
-    double last = 0;
-    for (;;) { /* ascending distinct values */
-        double next = INFINITY;
-        for (int i = 0; i < t->n; i++)
-            if (t->rows[i].v[RES_GPUS] > last)
-                next = fmin(next, t->rows[i].v[RES_GPUS]);
-        if (isinf(next) || used + 40 >= sizeof tics)
-            break;
-        used += (size_t)snprintf(tics + used, sizeof tics - used, "%s\"%.0f\" %.0f", used ? ", " : "", next, next);
-        last = next;
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) { /* count, then write: ascending distinct values */
+        if (pass)
+            gp_array(vars, "gpus", n);
+        double last = 0;
+        for (int k = 0;; k++) {
+            double next = INFINITY;
+            for (int i = 0; i < t->n; i++)
+                if (t->rows[i].v[RES_GPUS] > last)
+                    next = fmin(next, t->rows[i].v[RES_GPUS]);
+            if (isinf(next))
+                break;
+            if (pass)
+                gp_elem_num(vars, "gpus", k + 1, next);
+            else
+                n++;
+            last = next;
+        }
     }
-    gp_str(vars, "gputics", tics);
+    fprintf(vars, "ngpus=%d; ", n);
     gp_num(vars, "xmin", lo / 1.3);
     gp_num(vars, "xmax", hi * 1.3);
 }
@@ -155,19 +162,12 @@ static int any_oom(const table *t)
     return 0;
 }
 
-/* Series names as a gnuplot word list. */
-static void series_words(FILE *vars, const char *var, const groups *g)
+/* Group names as the string array var[1..n] (legend entries or tic labels: data, never code). */
+static void names_array(FILE *vars, const char *var, const groups *g)
 {
-    char *s = NULL;
-    size_t n = 0;
-    FILE *w = open_memstream(&s, &n);
-    if (!w)
-        return;
+    gp_array(vars, var, g->n);
     for (int k = 0; k < g->n; k++)
-        gp_word(w, g->name[k]);
-    fclose(w);
-    gp_str(vars, var, s ? s : "");
-    free(s);
+        gp_elem_str(vars, var, k + 1, g->name[k]);
 }
 
 /* ---- the four CSV kinds ------------------------------------------------------------------- */
@@ -197,7 +197,7 @@ int pd_scaling(const table *t, FILE *data, FILE *vars, char *title, size_t tn, s
         if (t->rows[i].v[RES_FITS] == 0)
             fprintf(data, "%.0f %.9g %.9g\n", t->rows[i].v[RES_GPUS], t->rows[i].v[RES_SPS], t->rows[i].v[RES_TFLOPS]);
     fprintf(vars, "nseries=%d; has_oom=%d; ", g.n, any_oom(t));
-    series_words(vars, "series", &g);
+    names_array(vars, "series", &g);
     gpu_axis(t, vars);
     default_title(t, "Throughput vs GPUs", title, tn);
     free(m);
@@ -260,7 +260,7 @@ int pd_efficiency(const table *t, FILE *data, FILE *vars, char *title, size_t tn
     gp_str(vars, "ylab", strong ? "strong-scaling efficiency (% of the ideal speed-up over the fewest GPUs)"
                                 : "weak-scaling efficiency (% of per-GPU throughput at the fewest GPUs)");
     gp_num(vars, "ymax", fmax(110, top * 1.08));
-    series_words(vars, "series", &g);
+    names_array(vars, "series", &g);
     gpu_axis(t, vars);
     default_title(t, strong ? "Strong-scaling efficiency" : "Weak-scaling efficiency", title, tn);
     groups_free(&g);
@@ -297,20 +297,8 @@ int pd_memory(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc
     gp_num(vars, "hbm", t->rows[0].v[RES_HBM]);
     gp_num(vars, "ymin", logy ? lo / 1.5 : 0);
     gp_num(vars, "ymax", logy ? hi * 2.5 : (hi > 0 ? hi * 1.15 : 1));
-    series_words(vars, "subs", &sub);
-    char *tics = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&tics, &n);
-    if (f) {
-        for (int k = 0; k < cat.n; k++) {
-            char c[256];
-            gp_clean(cat.name[k], c, sizeof c);
-            fprintf(f, "%s\"%s\" %d", k ? ", " : "", c, k);
-        }
-        fclose(f);
-    }
-    gp_str(vars, "cattics", tics ? tics : "");
-    free(tics);
+    names_array(vars, "subs", &sub);
+    names_array(vars, "cats", &cat);
     default_title(t, "Memory per GPU", title, tn);
     groups_free(&cat);
     groups_free(&sub);
@@ -318,7 +306,9 @@ int pd_memory(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc
 }
 
 /* breakdown.gp: one line per bar: x, the running sums c0=0 .. c6 of compute, exposed AG, RS, AR,
- * optimizer and idle (seconds), fits. Bars grouped by layout with a gap between groups. */
+ * optimizer and idle (seconds), fits. Bars grouped by layout with a gap between groups; the tic
+ * labels are the arrays barlab/barx (one per bar) and grouplab/groupx (one per group, none when
+ * every layout has one bar and the bar labels name the layouts). */
 int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
     static const int PART[6] = {RES_COMPUTE, RES_AG, RES_RS, RES_AR, RES_OPT, RES_IDLE};
@@ -327,17 +317,7 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
     if (rc)
         return rc;
     int *m = malloc(sizeof(int) * (size_t)t->n);
-    char *tics = NULL, *glab = NULL;
-    size_t tl = 0, gl = 0;
-    FILE *ft = open_memstream(&tics, &tl), *fg = open_memstream(&glab, &gl);
-    if (!m || !ft || !fg) {
-        free(m);
-        if (ft)
-            fclose(ft);
-        if (fg)
-            fclose(fg);
-        free(tics);
-        free(glab);
+    if (!m) {
         groups_free(&g);
         return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
     }
@@ -345,6 +325,10 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
     int single = g.n == t->n;
     double x = 0, top = 0, gap = single ? 0 : 0.6;
     int used[6] = {0}, bars = 0;
+    gp_array(vars, "barlab", t->n);
+    gp_array(vars, "barx", t->n);
+    gp_array(vars, "grouplab", single ? 0 : g.n);
+    gp_array(vars, "groupx", single ? 0 : g.n);
     for (int k = 0; k < g.n; k++) {
         int c = members(t, &g, k, m);
         double x0 = x;
@@ -359,25 +343,23 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
             }
             fprintf(data, " %.0f\n", r->v[RES_FITS]);
             top = fmax(top, sum);
-            if (single) {
-                char name[200];
-                gp_clean(g.name[k], name, sizeof name);
-                fprintf(ft, "%s\"%s", bars++ ? ", " : "", name);
-                if (t->varies[RES_GPUS])
-                    fprintf(ft, ", %.0f GPUs", r->v[RES_GPUS]);
-                fprintf(ft, "\" %.3f", x);
-            } else {
-                fprintf(ft, "%s\"%.0f\" %.3f", bars++ ? ", " : "", r->v[RES_GPUS], x);
-            }
+            char lab[200];
+            if (single && t->varies[RES_GPUS])
+                snprintf(lab, sizeof lab, "%s, %.0f GPUs", g.name[k], r->v[RES_GPUS]);
+            else if (single)
+                snprintf(lab, sizeof lab, "%s", g.name[k]);
+            else
+                snprintf(lab, sizeof lab, "%.0f", r->v[RES_GPUS]);
+            bars++;
+            gp_elem_str(vars, "barlab", bars, lab);
+            gp_elem_num(vars, "barx", bars, x);
         }
         if (!single) {
-            gp_word(fg, g.name[k]);
-            fprintf(fg, "%.3f ", (x0 + x - 1) / 2);
+            gp_elem_str(vars, "grouplab", k + 1, g.name[k]);
+            gp_elem_num(vars, "groupx", k + 1, (x0 + x - 1) / 2);
         }
         x += gap;
     }
-    fclose(ft);
-    fclose(fg);
     char parts[32] = "";
     for (int p = 0; p < 6; p++)
         if (used[p])
@@ -385,8 +367,7 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
     if (!parts[0])
         snprintf(parts, sizeof parts, "1");
     gp_str(vars, "parts", parts);
-    gp_str(vars, "bartics", tics ? tics : "");
-    gp_str(vars, "groups", glab ? glab : "");
+    fprintf(vars, "ngroups=%d; ", single ? 0 : g.n);
     gp_num(vars, "xmax", x - gap - 1 + 0.7);
     gp_num(vars, "nbars", bars);
     if (single && !t->varies[RES_GPUS]) {
@@ -398,8 +379,6 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
     }
     gp_num(vars, "ymax", top > 0 ? top * 1.12 : 1);
     default_title(t, "Step time breakdown", title, tn);
-    free(tics);
-    free(glab);
     free(m);
     groups_free(&g);
     return 0;
@@ -466,25 +445,20 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
         goto out;
     }
-    char *tics = NULL;
-    size_t tl = 0;
-    FILE *ft = open_memstream(&tics, &tl);
-    if (!ft) {
-        free(sel);
-        rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-        goto out;
-    }
+    gp_array(vars, "rowlab", (int)(2 * shown));
     for (size_t k = 0; k < shown; k++) {
         sel[k] = lanes[k];
-        char who[64];
+        char who[64], lab[80];
         if (lanes[k].rank >= 0)
             snprintf(who, sizeof who, "rank %ld", lanes[k].rank);
         else
             snprintf(who, sizeof who, "node %ld gpu %ld", lanes[k].pid, lanes[k].lane);
-        fprintf(ft, "%s\"%s compute\" %zu, \"%s comm\" %zu", k ? ", " : "", who, 2 * k, who, 2 * k + 1);
+        snprintf(lab, sizeof lab, "%s compute", who);
+        gp_elem_str(vars, "rowlab", (int)(2 * k + 1), lab);
+        snprintf(lab, sizeof lab, "%s comm", who);
+        gp_elem_str(vars, "rowlab", (int)(2 * k + 2), lab);
         sel[k].rank = (long)k; /* row pair index from here on */
     }
-    fclose(ft);
     qsort(sel, shown, sizeof *sel, lane_cmp_key);
     /* the spans of the shown ranks: t0_ms t1_ms row kind */
     double t0 = INFINITY, t1 = 0;
@@ -513,8 +487,6 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     gp_num(vars, "tmax", t1 > t0 ? t1 : t0 + 1);
     gp_str(vars, "kinds", kinds);
     gp_str(vars, "kindnames", names);
-    gp_str(vars, "rowtics", tics ? tics : "");
-    free(tics);
     free(sel);
     {
         const char *base = strrchr(path, '/');

@@ -381,9 +381,11 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     for (int i = 0; i < g->n_boundary; i++) {
         const lo_bop *b = &g->boundary[i];
         t->b_is_opt[i] = b->is_optimizer;
-        if (b->is_optimizer)
+        if (b->is_optimizer) {
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
-        else
+            if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
+                t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
+        } else
             time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i]);
     }
 }

@@ -498,12 +498,39 @@ double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const w
     return t;
 }
 
+/* checkpointing op (workload.c op_sac): op_rec of each GEMM's forward (fused attention is
+ * saved, its share 0) and every forward element-wise kernel again. */
+static double op_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    double t = 0, core = 0;
+    if (!cal->kern.gemm_eff) {
+        for (int i = 0; i < l->n_gemm; i++)
+            t += l->op_rec[i] * roof_gemm(cal, c, &l->gemm[i], elem_bytes);
+        return t + l->ew_fwd_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+    }
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    double hbm = hbm_rate(cal, c);
+    for (int i = 0; i < l->n_gemm; i++) {
+        const wl_gemm *g = &l->gemm[i];
+        if (is_core(g))
+            core += l->op_rec[i];
+        else if (l->op_rec[i] > 0)
+            t += l->op_rec[i] * kern_gemm_time(k, c, gemm_math(l, g, elem_bytes), g->m, g->n, g->k, g->batch, elem_bytes, hbm);
+    }
+    if (core > 0) /* unfused attention: its bmm pair recomputed */
+        t += core_time(k, cal, c, l, elem_bytes, 0);
+    return t + kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
+}
+
 double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
     if (l->kind != WL_BLOCK || l->ckpt == CKPT_NONE)
         return 0;
     if (l->ckpt == CKPT_FULL)
         return cost_layer_fwd_time(cal, c, l, elem_bytes);
+    if (l->ckpt == CKPT_OP)
+        return op_recompute_time(cal, c, l, elem_bytes);
     if (l->flash && elem_bytes < 4)
         return 0; /* FlashAttention's backward recomputes the core itself (in its time) */
     if (!cal->kern.gemm_eff) {

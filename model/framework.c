@@ -85,10 +85,28 @@ int fw_depth_pass(int d, int p1, int bwd)
     return bwd && p1 ? p1 - 1 : d;
 }
 
+double fw_reduce_elem_bytes(const spec_training *t, const wl *w)
+{
+    return t->reduce_dtype == REDUCE_FP32 ? 4.0 : w->elem_bytes;
+}
+
+int fw_opt_impl(const spec_training *t)
+{
+    if (t->opt_impl != OPT_IMPL_DEFAULT)
+        return t->opt_impl;
+    return t->framework == FW_FSDP || t->framework == FW_FSDP2 ? OPT_IMPL_FOREACH : OPT_IMPL_FUSED;
+}
+
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *f)
 {
     memset(f, 0, sizeof *f);
     f->fw = t->framework;
+    f->reduce_elem_bytes = fw_reduce_elem_bytes(t, w);
+    f->opt_impl = fw_opt_impl(t);
+    f->opt_scale = wl_opt_bytes_per_param(f->opt_impl) / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
+    if (wl_opt_passes(f->opt_impl))
+        for (int i = 0; i < w->n_layers; i++)
+            f->opt_launches += wl_opt_passes(f->opt_impl) * fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
     f->prefetch = fw_prefetch(t, l, w);
     f->overlap = 1;
     f->allgather_bucket_bytes = t->bucket_bytes;
@@ -109,6 +127,7 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->replica_stream = 2; /* HYBRID_SHARD all-reduce stream */
         f->replica_in_bwd = 1;
         f->copy_in_out = t->framework == FW_FSDP2;
+        f->grad_path = 1;
         /* BACKWARD_POST issues the next all-gather after the current layer's gradients, NONE
          * at the next layer's pre-backward hook: at layer granularity both are depth 0 */
         if (t->backward_prefetch && f->prefetch > 0)

@@ -41,6 +41,15 @@ typedef struct fw_sched {
     double allgather_bucket_bytes; /* ZeRO-1/2 post-step parameter all-gather bucket         */
     double reduce_bucket_bytes;    /* gradient reduction bucket (DeepSpeed: reduce_bucket_size,
                                       a ZeRO-3 layer above it is reduce-scattered in pieces)  */
+    double reduce_elem_bytes;      /* bytes of one gradient element in its reductions
+                                      (fw_reduce_elem_bytes)                                 */
+    int grad_path;                 /* FSDP / FSDP2: the per-micro-step gradient kernels on the
+                                      post-backward stream (wl_grad_path_bytes_per_param)     */
+    int opt_impl;                  /* spec_opt_impl of the AdamW step (fw_opt_impl)          */
+    double opt_scale;              /* its HBM bytes / fused Adam's (wl_opt_bytes_per_param):
+                                      the engines scale the GPU optimizer's time by it        */
+    int opt_launches;              /* for-loop: kernel launches beyond the passes (8 per
+                                      parameter tensor), cost_calib.kern.launch_s each        */
 } fw_sched;
 
 /* The schedule of layout l under t's framework for workload w. */
@@ -70,6 +79,17 @@ int fw_submodules(const wl_layer *L);
  * (and LayerNorm biases); an embedding its table(s); a head its final norm and, untied, its
  * projection. */
 int fw_param_tensors(const wl *w, const wl_layer *L);
+/* Element size of the gradient reductions: reduce_dtype fp32 4 B, param the training's
+ * element size; default the framework's: FSDP1 MixedPrecision(reduce_dtype=None) and FSDP2
+ * MixedPrecisionPolicy(reduce_dtype=None) reduce in param_dtype; DeepSpeed and the ideal
+ * schedule in the 16-bit gradients (ZeRO §3). Megatron's bf16 default (fp32 gradient
+ * accumulation and all-reduce) is not applied here (its layouts reduce in layout_tensor.c). */
+double fw_reduce_elem_bytes(const spec_training *t, const wl *w);
+/* The AdamW implementation: the training's, or the framework's default: FSDP / FSDP2 train
+ * with torch.optim.AdamW, which defaults to foreach on CUDA tensors (pytorch/pytorch@002d2f0b
+ * torch/optim/adamw.py adamw(): "we default to foreach and pass False to use_fused");
+ * DeepSpeed (FusedAdam), Megatron (apex / TE FusedAdam) and the ideal schedule fused. */
+int fw_opt_impl(const spec_training *t);
 /* Whether framework f runs layout l; the error names both and what f runs. */
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err) SC_MUST_CHECK;
 

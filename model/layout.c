@@ -85,6 +85,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     const lo_pass pass = it->pass;
     const wl_layer *L = &w->layer[it->layer];
     double S = L->params * g->elem_bytes; /* its parameters (or gradients), bytes */
+    const double Sr = L->params * f->reduce_elem_bytes; /* its gradients as reduced (reduce_dtype) */
     const int gs = f->gather_stream, rs = f->reduce_stream;
     const int chunks = f->submodule ? fw_submodules(L) : 1; /* DeepSpeed: one fetch per sub-module */
     /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
@@ -94,7 +95,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     case LAYOUT_ZERO1:
     case LAYOUT_ZERO2:
         if (pass == LO_BWD)
-            grad_sync(g, t, last, S, it);
+            grad_sync(g, t, last, Sr, it);
         if (g->framework == FW_MEGATRON || g->framework == FW_FSDP || g->framework == FW_FSDP2)
             it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
         return;
@@ -104,7 +105,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         if (pass == LO_FWD || l->kind == LAYOUT_ZERO3)
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
         break;
     case LAYOUT_MICS:
         if (l->hier && l->p > G) {
@@ -116,11 +117,11 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
         }
         if (pass == LO_BWD) {
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, rchunks), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, rchunks), rs);
             /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
              * reduced bucket, on the reduce stream, inside the last micro-step's backward */
             if (f->replica_in_bwd && last && N / l->p > 1)
-                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
         }
         break;
     case LAYOUT_HSDP:
@@ -128,12 +129,12 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         if (pass == LO_FWD || l->kind == LAYOUT_HSDP)
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
         if (pass == LO_BWD) {
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, S, 1), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, 1), rs);
             /* FSDP: the replica all-reduce on its own stream after each reduce-scatter, every
              * micro-step, or on the last only (sync=boundary: FSDP2's set_requires_all_reduce) */
             int now = !l->sync_boundary || (f->replica_in_bwd && last);
             if (now && N / l->p > 1)
-                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
         }
         break;
     default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
@@ -158,7 +159,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             if (l->qgz && g->nodes > 1)
                 qgz_reduce(g, S, rs, it);
             else
-                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, rchunks), rs);
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
         }
         break;
     }
@@ -178,6 +179,12 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         if (pass == LO_BWD)
             it->hbm_bytes += 2 * S;
     }
+    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
+     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
+    if (f->grad_path && pass == LO_BWD)
+        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
+                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
+                                                      spec_layout_shard(l, N));
 }
 
 void layout_build(const wl *w, const spec_training *t, const spec_layout *l, const spec_cluster *c, int nodes,
@@ -222,7 +229,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;
-    const double psi = w->params, e = g->elem_bytes;
+    const double psi = w->params, e = g->elem_bytes, er = f->reduce_elem_bytes; /* er: gradients as reduced */
     int shard = spec_layout_shard(l, N);
     const int z12 = l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2 || l->kind == LAYOUT_DDP;
     /* Gradients reduced after the backward (DeepSpeed stage 0/1 and Megatron without overlap) */
@@ -231,16 +238,16 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
         cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
         g->boundary[g->n_boundary++] =
-            (lo_bop){.coll = lo_coll_make(kind, grp, psi * e, buckets(psi * e, f->reduce_bucket_bytes))};
+            (lo_bop){.coll = lo_coll_make(kind, grp, psi * er, buckets(psi * er, f->reduce_bucket_bytes))};
         if (l->p && N / l->p > 1)
-            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     }
     /* MiCS 2-hop (§3.4), HSDP sync=boundary, zero1:p / zero2:p (ideal schedule): all-reduce of
      * the gradient shard across the replication group at the accumulation boundary. */
     int replica = l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary) ||
                   ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p);
     if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
-        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * e / l->p, 1)};
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
      * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */

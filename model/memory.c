@@ -88,6 +88,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     double act = w->logits_bytes + (head ? head->act_bytes : 0);
     if (blk)
         act += t->act_ckpt == CKPT_FULL ? blk->count * blk->ckpt_bytes + blk->act_bytes
+               /* op-level (torchtitan): every block's input and saved matmul / attention
+                  outputs (workload.c op_sac), one block's whole stash while it recomputes */
+               : t->act_ckpt == CKPT_OP ? blk->count * (blk->ckpt_bytes + blk->op_act_bytes) + blk->act_bytes
                : t->act_ckpt == CKPT_SELECTIVE
                    /* every block's stash without attention's s x s tensors, one block's
                       recomputed during its backward (Korthikanti et al. 2022 s5) */
@@ -102,6 +105,11 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         double big = wl_max_layer_params(w) * gz;
         int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;
+        /* a reduce_dtype wider than the gradients: the layer's cast copy beside them (FSDP
+         * _post_backward_hook's flat_param.grad.to(reduce_dtype); FSDP2's reduce-scatter input) */
+        double rb = fw_reduce_elem_bytes(t, w);
+        if (rb > bg)
+            o->gathered += big * rb;
         if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
             o->gathered = bp * psi * (1 - 1 / sp) + big * bg;
     } else {

@@ -214,14 +214,14 @@ static int model_from(jr *r, json_t *root, spec_model *m)
     static const char *const mlps[] = {"gelu", "swiglu", NULL};
     static const char *const norms[] = {"layernorm", "rmsnorm", NULL};
     static const char *const pos[] = {"rotary", "learned", NULL};
-    const long big = 1L << 24;
+    const long big = SPEC_MODEL_MAX_DIM;
     m->bias = 1;
     m->tied_embeddings = 1;
     m->learned_positions = 1;
     if ((rc = jr_only_keys(r, root, "$", k)) || (rc = jr_str(r, root, "$", "name", 1, m->name, sizeof m->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, m->source, sizeof m->source)) ||
         (rc = jr_enum(r, root, "$", "type", types, 0, &m->encoder)) ||
-        (rc = jr_int(r, root, "$", "layers", 1, 100000, 1, &m->layers)) ||
+        (rc = jr_int(r, root, "$", "layers", 1, SPEC_MODEL_MAX_LAYERS, 1, &m->layers)) ||
         (rc = jr_int(r, root, "$", "hidden", 1, big, 1, &m->hidden)) ||
         (rc = jr_int(r, root, "$", "heads", 1, big, 1, &m->heads)) ||
         (rc = jr_int(r, root, "$", "ffn", 1, big, 1, &m->ffn)) ||
@@ -245,6 +245,32 @@ static int model_from(jr *r, json_t *root, spec_model *m)
     if (m->heads % m->kv_heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.kv_heads", "expected a divisor of heads (%d), got %d",
                           m->heads, m->kv_heads);
+    return spec_model_check(m, r->src, r->err);
+}
+
+int spec_model_check(const spec_model *m, const char *source, sc_err *err)
+{
+    const struct {
+        const char *key;
+        int v;
+        long max;
+    } dims[] = {{"layers", m->layers, SPEC_MODEL_MAX_LAYERS}, {"hidden", m->hidden, SPEC_MODEL_MAX_DIM},
+                {"heads", m->heads, SPEC_MODEL_MAX_DIM},      {"kv_heads", m->kv_heads, SPEC_MODEL_MAX_DIM},
+                {"ffn", m->ffn, SPEC_MODEL_MAX_DIM},          {"seq_len", m->seq_len, SPEC_MODEL_MAX_DIM},
+                {"vocab", m->vocab, SPEC_MODEL_MAX_DIM}};
+    if (!m->name[0])
+        return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a non-empty string");
+    for (const char *q = m->name; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            return sc_err_set(err, SC_EINPUT, source, "", "model name: expected a string without control characters");
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].v < 1 || dims[i].v > dims[i].max)
+            return sc_err_set(err, SC_EINPUT, source, "", "model %s: expected an integer from 1 to %ld, got %d",
+                              dims[i].key, dims[i].max, dims[i].v);
+    if (m->hidden % m->heads || m->heads % m->kv_heads)
+        return sc_err_set(err, SC_EINPUT, source, "",
+                          "model shape: expected heads (%d) dividing hidden (%d) and kv_heads (%d) dividing heads",
+                          m->heads, m->hidden, m->kv_heads);
     return 0;
 }
 
@@ -265,6 +291,7 @@ void spec_training_defaults(spec_training *t)
     t->framework = FW_IDEAL;  /* the papers' schedules: what shardcast did before frameworks */
     t->overlap_comm = -1;
     t->limit_all_gathers = -1;
+    t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = -1; /* issue 27: the defaults of workload.c */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -278,7 +305,27 @@ int spec_framework_parse(const char *s)
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
+static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
+const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
+const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
+
+/* Issue 27's implementation keys: reduce_dtype (bf16 / fp16 read as "param", the 16-bit
+ * parameter dtype), optimizer, and the element-wise upcasts. */
+static int training_impl_from(jr *r, const json_t *o, const char *base, spec_training *t)
+{
+    static const char *const RD[] = {"default", "param", "fp32", "bf16", "fp16", NULL};
+    int rd = t->reduce_dtype, rc;
+    if ((rc = jr_enum(r, o, base, "reduce_dtype", RD, 0, &rd)) ||
+        (rc = jr_enum(r, o, base, "optimizer", OPT_IMPLS, 0, &t->opt_impl)) ||
+        (rc = jr_bool(r, o, base, "norm_fp32", &t->norm_fp32)) || (rc = jr_bool(r, o, base, "rope_fp32", &t->rope_fp32)) ||
+        (rc = jr_bool(r, o, base, "repeat_kv", &t->repeat_kv)) || (rc = jr_bool(r, o, base, "loss_fp32", &t->loss_fp32)) ||
+        (rc = jr_bool(r, o, base, "swiglu_unfused", &t->swiglu_unfused)))
+        return rc;
+    t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
+    return 0;
+}
 static const char *const EXECS[] = {"eager", "compiled", NULL};
 
 static int training_from(jr *r, const json_t *o, const char *base, spec_training *t)
@@ -286,7 +333,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
     static const char *const k[] = {"micro_batch", "grad_accum", "precision", "activation_checkpointing",
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
-                                    "limit_all_gathers", "backward_prefetch", NULL};
+                                    "limit_all_gathers", "backward_prefetch", "reduce_dtype", "optimizer",
+                                    "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused", NULL};
     static const char *const AKS[] = {"fa2", "fa3", NULL};
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->flash_version == 3;
@@ -306,7 +354,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
         (rc = jr_enum(r, o, base, "framework", FRAMEWORKS, 0, &fw)) ||
         (rc = jr_bool(r, o, base, "overlap_comm", &t->overlap_comm)) ||
         (rc = jr_bool(r, o, base, "limit_all_gathers", &t->limit_all_gathers)) ||
-        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)))
+        (rc = jr_enum(r, o, base, "backward_prefetch", BWD_PREFETCH, 0, &t->backward_prefetch)) ||
+        (rc = training_impl_from(r, o, base, t)))
         return rc;
     if (json_object_get(o, "activation_checkpointing") && json_object_get(o, "checkpointing")) {
         char p[160];
@@ -424,7 +473,7 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 }
 
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
-const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 2 ? CKPTS[ckpt] : "?"; }
+const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 3 ? CKPTS[ckpt] : "?"; }
 
 int spec_training_check(const spec_cluster *c, const spec_training *t, const char *source, sc_err *err)
 {

@@ -109,7 +109,16 @@ typedef enum { PREC_BF16, PREC_FP16, PREC_FP32, PREC_TF32, PREC_FP8 } spec_preci
 /* 4-byte training (fp32, tf32) vs 16-bit mixed precision (bf16, fp16, fp8). */
 #define SPEC_PREC_IS_FP32(p) ((p) == PREC_FP32 || (p) == PREC_TF32)
 
-typedef enum { CKPT_NONE = 0, CKPT_FULL = 1, CKPT_SELECTIVE = 2 } spec_ckpt;
+/* op: torchtitan's operator-level selective checkpointing (every second matmul and every
+ * non-matmul op recomputed; model/workload.c wl_op_recompute_frac) */
+typedef enum { CKPT_NONE = 0, CKPT_FULL = 1, CKPT_SELECTIVE = 2, CKPT_OP = 3 } spec_ckpt;
+/* Gradient reduction dtype (FSDP MixedPrecision.reduce_dtype / FSDP2 MixedPrecisionPolicy):
+ * the framework's default (model/framework.c fw_reduce_elem_bytes), the 16-bit parameter dtype,
+ * or fp32. */
+typedef enum { REDUCE_DEFAULT = 0, REDUCE_PARAM = 1, REDUCE_FP32 = 2 } spec_reduce_dtype;
+/* AdamW implementation (torch.optim.AdamW fused= / foreach=): the framework's default
+ * (fw_opt_impl), one fused kernel, foreach (multi-tensor) passes, or a per-parameter loop. */
+typedef enum { OPT_IMPL_DEFAULT = 0, OPT_IMPL_FUSED = 1, OPT_IMPL_FOREACH = 2, OPT_IMPL_FORLOOP = 3 } spec_opt_impl;
 typedef enum { EXEC_EAGER = 0, EXEC_COMPILED = 1 } spec_exec;
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -142,6 +151,17 @@ typedef struct spec_training {
     int backward_prefetch;  /* FSDP: 0 BACKWARD_PRE (default), 1 BACKWARD_POST, 2 none        */
     int train_batch;        /* ds_config train_batch_size to check against micro x accum x dp (0 = none) */
     int ga_from_batch;      /* 1: grad_accum was not given: derived from train_batch_size      */
+    /* issue 27 (model/workload.c, model/framework.c): 0 / -1 = the default named there */
+    int reduce_dtype;       /* spec_reduce_dtype of the gradient reductions                    */
+    int opt_impl;           /* spec_opt_impl of the AdamW step                                 */
+    /* eager element-wise implementation (model/workload.c ew_block): -1 = default (off; loss:
+     * on in eager, as Megatron / DeepSpeed upcast the logits); compiled execution fuses the
+     * upcasts (norm, rope, loss) but still materialises repeat_kv                          */
+    int norm_fp32;          /* RMSNorm / LayerNorm computed in fp32 by separate kernels       */
+    int rope_fp32;          /* rotary embedding through complex fp32 (view_as_complex)        */
+    int repeat_kv;          /* GQA K and V repeated to all heads in HBM before attention      */
+    int loss_fp32;          /* logits upcast to fp32 before the cross-entropy                 */
+    int swiglu_unfused;     /* SwiGLU as separate silu and mul kernels                        */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */
@@ -231,6 +251,14 @@ int spec_parse_cluster(const char *json, const char *source, spec_cluster *out, 
 int spec_parse_model(const char *json, const char *source, spec_model *out, sc_err *err) SC_MUST_CHECK;
 int spec_parse_training(const char *json, const char *source, spec_training *out, sc_err *err) SC_MUST_CHECK;
 
+/* The bounds every model meets however it was read (a model spec, a Hugging Face config.json):
+ * a non-empty name without control characters, layers 1..SPEC_MODEL_MAX_LAYERS, hidden, heads,
+ * ffn, seq_len and vocab 1..SPEC_MODEL_MAX_DIM, heads dividing hidden, kv_heads dividing heads. The loaders report a bad key by its own JSON
+ * path first; this is the shared last check (errors name `source` and the spec key). */
+#define SPEC_MODEL_MAX_LAYERS 100000
+#define SPEC_MODEL_MAX_DIM (1L << 24)
+int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MUST_CHECK;
+
 /* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
@@ -276,6 +304,10 @@ int spec_layout_shard(const spec_layout *l, int n_ranks);
 
 const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);
+/* "default" | "param" | "fp32" (spec_reduce_dtype); "default" | "fused" | "foreach" | "forloop"
+ * (spec_opt_impl). */
+const char *spec_reduce_dtype_str(int r);
+const char *spec_opt_impl_str(int o);
 /* The GPU can run this precision (bf16 needs Ampere+, fp8 Hopper+); else an error naming
  * `source` (the file or option). */
 int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err) SC_MUST_CHECK;

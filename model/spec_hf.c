@@ -25,9 +25,11 @@ static const struct {
 #define N_TYPES (sizeof TYPES / sizeof TYPES[0])
 #define KNOWN_TYPES "llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon"
 
-/* The first of keys[] present and not null, as a positive integer into *out; else *out keeps
- * its default and *used is NULL. A present key of the wrong type is an error. */
-static int hf_int(jr *r, const json_t *o, const char *const *keys, int *out, const char **used)
+/* The first of keys[] present and not null, as an integer from 1 to max into *out; else *out
+ * keeps its default and *used is NULL. A present key of the wrong type or out of range is an
+ * error. The bounds are a model spec's (spec_model_check): HF configs allowed 2^30, and the
+ * products of such sizes overflowed int (a negative parameter count, exit 0). */
+static int hf_int(jr *r, const json_t *o, const char *const *keys, long max, int *out, const char **used)
 {
     *used = NULL;
     for (int i = 0; keys[i]; i++) {
@@ -36,12 +38,27 @@ static int hf_int(jr *r, const json_t *o, const char *const *keys, int *out, con
             continue;
         char p[96];
         snprintf(p, sizeof p, "$.%s", keys[i]);
-        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > (1L << 30))
-            return jr_bad(r, p, "a positive integer", v);
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max) {
+            char want[64];
+            snprintf(want, sizeof want, "an integer from 1 to %ld", max);
+            return jr_bad(r, p, want, v);
+        }
         *out = (int)json_integer_value(v);
         *used = keys[i];
         return 0;
     }
+    return 0;
+}
+
+/* *out = a x b, a derived size (an MLP width), computed in 64 bits and held to the bounds of a
+ * model spec's ffn; an error at `path` otherwise. */
+static int hf_product(jr *r, const char *path, const char *what, int a, int b, int *out)
+{
+    long long v = (long long)a * b;
+    if (v > SPEC_MODEL_MAX_DIM)
+        return sc_err_set(r->err, SC_EINPUT, r->src, path, "expected %s (the MLP width) at most %ld, got %d x %d = %lld",
+                          what, SPEC_MODEL_MAX_DIM, a, b, v);
+    *out = (int)v;
     return 0;
 }
 
@@ -69,11 +86,25 @@ static void note_default(char *buf, size_t n, const char *what, const char *used
         snprintf(buf + l, n - l, "%s%s %ld", l ? ", " : "", what, value);
 }
 
-static void model_name(const json_t *root, const char *path, char *out, size_t n)
+static int has_control(const char *s)
 {
-    const char *np = json_string_value(json_object_get(root, "_name_or_path"));
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The model's name: $._name_or_path's last component, else the file's directory (.../NAME/config.json)
+ * or base name. Control characters are refused, as a model spec's $.name refuses them: the name
+ * reaches the terminal, the CSV and the plots. */
+static int model_name(jr *r, const json_t *root, const char *path, char *out, size_t n)
+{
+    json_t *v = json_object_get(root, "_name_or_path");
+    const char *np = json_string_value(v);
     char buf[512];
     if (np && *np) {
+        if (strlen(np) != json_string_length(v) || has_control(np))
+            return jr_bad(r, "$._name_or_path", "a string without control characters", v);
         snprintf(buf, sizeof buf, "%s", np);
     } else {
         snprintf(buf, sizeof buf, "%s", path);
@@ -91,6 +122,7 @@ static void model_name(const json_t *root, const char *path, char *out, size_t n
         buf[--l] = '\0';
     const char *base = strrchr(buf, '/');
     snprintf(out, n, "%s", base && base[1] ? base + 1 : buf);
+    return 0;
 }
 
 static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
@@ -163,50 +195,51 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
         m->swiglu = 0, m->rmsnorm = 0, m->tied_embeddings = 1;
         break;
     }
-    if ((rc = hf_int(r, root, k_layers, &layers, &used)))
+    if ((rc = hf_int(r, root, k_layers, SPEC_MODEL_MAX_LAYERS, &layers, &used)))
         return rc;
     note_default(defaults, sizeof defaults, k_layers[0], used, layers);
-    if ((rc = hf_int(r, root, k_hidden, &hidden, &used)))
+    if ((rc = hf_int(r, root, k_hidden, SPEC_MODEL_MAX_DIM, &hidden, &used)))
         return rc;
     note_default(defaults, sizeof defaults, k_hidden[0], used, hidden);
-    if ((rc = hf_int(r, root, k_heads, &heads, &used)))
+    if ((rc = hf_int(r, root, k_heads, SPEC_MODEL_MAX_DIM, &heads, &used)))
         return rc;
     note_default(defaults, sizeof defaults, k_heads[0], used, heads);
-    if ((rc = hf_int(r, root, L_VOCAB, &vocab, &used)))
+    if ((rc = hf_int(r, root, L_VOCAB, SPEC_MODEL_MAX_DIM, &vocab, &used)))
         return rc;
     note_default(defaults, sizeof defaults, "vocab_size", used, vocab);
-    if ((rc = hf_int(r, root, k_seq, &seq, &used)))
+    if ((rc = hf_int(r, root, k_seq, SPEC_MODEL_MAX_DIM, &seq, &used)))
         return rc;
     note_default(defaults, sizeof defaults, k_seq[0], used, seq);
 
     switch (fam) {
     case FAM_LLAMA: case FAM_MISTRAL: case FAM_QWEN2: case FAM_NEOX:
-        if ((rc = hf_int(r, root, L_FFN, &ffn, &used)))
+        if ((rc = hf_int(r, root, L_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)))
             return rc;
         note_default(defaults, sizeof defaults, "intermediate_size", used, ffn);
         break;
-    case FAM_GPT2:
-        ffn = 4 * hidden; /* n_inner null: 4 x n_embd */
-        if ((rc = hf_int(r, root, G_FFN, &ffn, &used)))
+    case FAM_GPT2: /* n_inner null: 4 x n_embd */
+        if ((rc = hf_int(r, root, G_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)) ||
+            (!used && (rc = hf_product(r, "$.n_embd", "4 x n_embd", 4, hidden, &ffn))))
             return rc;
         break;
     case FAM_MPT: {
         int ratio = 4;
-        if ((rc = hf_int(r, root, M_RATIO, &ratio, &used)))
+        if ((rc = hf_int(r, root, M_RATIO, SPEC_MODEL_MAX_DIM, &ratio, &used)) ||
+            (rc = hf_product(r, used ? "$.expansion_ratio" : "$.d_model", "expansion_ratio x d_model", ratio, hidden,
+                             &ffn)))
             return rc;
-        ffn = ratio * hidden;
         break;
     }
-    case FAM_FALCON:
-        ffn = 4 * hidden; /* ffn_hidden_size null: 4 x hidden_size */
-        if ((rc = hf_int(r, root, F_FFN, &ffn, &used)))
+    case FAM_FALCON: /* ffn_hidden_size null: 4 x hidden_size */
+        if ((rc = hf_int(r, root, F_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)) ||
+            (!used && (rc = hf_product(r, "$.hidden_size", "4 x hidden_size", 4, hidden, &ffn))))
             return rc;
         break;
     }
 
     kv = kv ? kv : heads;
     if (fam == FAM_LLAMA || fam == FAM_MISTRAL || fam == FAM_QWEN2) {
-        if ((rc = hf_int(r, root, L_KV, &kv, &used)))
+        if ((rc = hf_int(r, root, L_KV, SPEC_MODEL_MAX_DIM, &kv, &used)))
             return rc;
         if (fam == FAM_QWEN2 && !used)
             kv = heads;
@@ -219,7 +252,7 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
         kv = mq ? 1 : heads;
         if (new_arch || json_object_get(root, "n_head_kv")) {
             kv = heads;
-            if ((rc = hf_int(r, root, F_KV, &kv, &used)))
+            if ((rc = hf_int(r, root, F_KV, SPEC_MODEL_MAX_DIM, &kv, &used)))
                 return rc;
         }
         int alibi = 0;
@@ -259,21 +292,24 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
     if (fam != FAM_MPT && (rc = hf_bool(r, root, "tie_word_embeddings", &m->tied_embeddings)))
         return rc;
 
-    json_t *hd = json_object_get(root, "head_dim");
-    if (hd && json_is_integer(hd) && json_integer_value(hd) * heads != hidden)
-        return sc_err_set(r->err, SC_EINPUT, r->src, "$.head_dim",
-                          "expected hidden_size / num_attention_heads = %d (shardcast's attention shape), got %lld",
-                          hidden / heads, (long long)json_integer_value(hd));
     if (hidden % heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_attention_heads",
                           "expected a divisor of the hidden size %d, got %d", hidden, heads);
+    json_t *hd = json_object_get(root, "head_dim"); /* compared, not multiplied: it may be 2^62 */
+    if (hd && json_is_integer(hd) && json_integer_value(hd) != hidden / heads)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.head_dim",
+                          "expected hidden_size / num_attention_heads = %d (shardcast's attention shape), got %lld",
+                          hidden / heads, (long long)json_integer_value(hd));
     if (kv < 1 || kv > heads || heads % kv)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_key_value_heads",
                           "expected a divisor of the %d attention heads, got %d", heads, kv);
 
     m->layers = layers, m->hidden = hidden, m->heads = heads, m->kv_heads = kv, m->ffn = ffn, m->vocab = vocab;
     m->seq_len = seq;
-    model_name(root, path, m->name, sizeof m->name);
+    if ((rc = model_name(r, root, path, m->name, sizeof m->name)))
+        return rc;
+    if ((rc = spec_model_check(m, r->src, r->err)))
+        return rc;
     snprintf(m->source, sizeof m->source, "Hugging Face config.json %.400s ($.model_type \"%s\")", path,
              json_string_value(mt));
     if (summary && sn)
@@ -289,6 +325,8 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
 int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
 {
     jr r = {path ? path : "<input>", err};
+    if (has_control(r.src)) /* the path names the model and is printed with it */
+        return sc_err_set(err, SC_EINPUT, r.src, "", "expected a file name without control characters");
     json_t *root;
     int rc = jr_load_root(&r, json, &root);
     if (rc)

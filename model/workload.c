@@ -20,6 +20,168 @@ static void add_gemm(wl_layer *l, const char *name, double m, double n, double k
     l->fwd_flops += 2.0 * m * n * k * batch;
 }
 
+/* The eager element-wise flags of a training (spec.h): -1 is each one's default. Compiled
+ * execution (torch.compile / fused kernels) keeps fp32 math in registers: the upcasts cost
+ * nothing there, repeat_kv's copies stay (they feed the attention kernel through HBM). */
+static int flag_on(int v, int dflt) { return v < 0 ? dflt : v; }
+
+/* Extra bytes per token of one block's eager kernels (fwd, bwd) that implementation flags add,
+ * e-byte elements, fp32 4 bytes. Counted from pytorch/torchtitan@9dec370 (norms.py RMSNorm,
+ * model.py apply_rotary_emb / repeat_kv / Attention.forward / FeedForward), one HBM read or
+ * write per tensor argument or output of each eager op:
+ *  norm_fp32, RMSNorm: x.float() (e+4), pow (8), mean (4), x * rsqrt (8), type_as (4+e),
+ *    * weight (2e): 28+4e per h, 8 kernels, against the fused norm's 2e; backward (autograd of
+ *    the same chain: weight mul 2e + its gradient 2e, type_as e+4, mul 8 + 8, mean 4, pow 12,
+ *    the two paths summed 12, float e+4): 52+6e against 3e. LayerNorm: x.float(), layer_norm,
+ *    type_as: 16+2e, 3 kernels; backward 20+2e.
+ *  rope_fp32, complex rotary on q and k: float (e+4), complex multiply (8), type_as (4+e) per
+ *    element, both passes: 16+2e against 2e, 3 kernels each of q and k instead of one.
+ *  repeat_kv (and SDPA's head-major layout): K and V expanded to all heads (read kv e, write
+ *    h e each; backward the sum back: the same bytes), only when kv < h; the attention output
+ *    transposed back by a copy (2he, backward 2he).
+ *  swiglu_unfused, SwiGLU as silu then mul (2fe + 3fe against the fused 3fe; backward mul 5fe
+ *    + silu 3fe against 5fe): +2fe, +3fe, one kernel more each way. */
+static void ew_impl_extra(const spec_model *m, const spec_training *t, double e, double *fw, double *bw, int *kf,
+                          int *kb)
+{
+    const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
+    const int comp = t->execution == EXEC_COMPILED, rot = !m->learned_positions;
+    *fw = *bw = 0;
+    *kf = *kb = 0;
+    if (!comp && flag_on(t->norm_fp32, 0)) {
+        double nf = m->rmsnorm ? 28 + 4 * e : 16 + 2 * e, nb = m->rmsnorm ? 52 + 6 * e : 20 + 2 * e;
+        int k = m->rmsnorm ? 8 : 3;
+        *fw += 2 * (nf - 2 * e) * h, *bw += 2 * (nb - 3 * e) * h;
+        *kf += 2 * (k - 1), *kb += 2 * (k + 1);
+    }
+    if (!comp && rot && flag_on(t->rope_fp32, 0)) {
+        *fw += 16 * (h + kv), *bw += 16 * (h + kv);
+        *kf += 5, *kb += 5;
+    }
+    if (flag_on(t->repeat_kv, 0)) {
+        double rk = kv < h ? 2 * (kv + h) * e : 0;
+        *fw += rk + 2 * h * e, *bw += rk + 2 * h * e;
+        *kf += (kv < h ? 2 : 0) + 1, *kb += (kv < h ? 2 : 0) + 1;
+    }
+    if (!comp && m->swiglu && flag_on(t->swiglu_unfused, 0)) {
+        *fw += 2 * f * e, *bw += 3 * f * e;
+        *kf += 1, *kb += 1;
+    }
+}
+
+/* Memory-bound kernels of a block, bytes read + written per token (e-byte elements; dropout
+ * masks 1 byte), forward and backward:
+ *  eager: norm x2 (2he; bwd reads x, dy, writes dx: 3he), rotary on q and k (2(h+kv)e both
+ *  ways), dropout x2 (h(2e+1)), residual add x2 (3he; bwd: gradient sum 3he), activation
+ *  (GELU 2fe, bwd 3fe; SwiGLU reads gate and up, writes 1: 3fe, bwd 5fe); bias adds fused in
+ *  the GEMM epilogue (cuBLASLt);
+ *  compiled (torch.compile / fused kernels): dropout + residual + next norm as one kernel
+ *  (reads x and the branch, writes the sum and the normed: 4he (+h mask); bwd 4he (+h)), x2
+ *  per block, rotary and the activation as above.
+ * Dropout where the model is GPT/BERT-style (GELU MLP); LLaMA-style (SwiGLU) trains without.
+ * Unfused attention (no FlashAttention) adds per head s^2 elements: scale + mask 2e, softmax
+ * 2e, dropout 2e+1 (eager) or one fused softmax 2e (+1) (compiled, Megatron's fused
+ * scale-mask-softmax); bwd softmax 3e (+ dropout 2e+1). The implementation's own kernels
+ * (fp32 upcasts, repeat_kv, unfused SwiGLU) on top: ew_impl_extra. */
+static void ew_block(const spec_model *m, const spec_training *t, double e, double b, wl_layer *B)
+{
+    const double h = m->hidden, f = m->ffn, s = m->seq_len, a = m->heads;
+    const double kv = (double)m->kv_heads * (m->hidden / m->heads), T = b * s;
+    int drop = !m->swiglu, rot = !m->learned_positions, comp = t->execution == EXEC_COMPILED;
+    double act_f = m->swiglu ? 3 * f * e : 2 * f * e, act_b = m->swiglu ? 5 * f * e : 3 * f * e;
+    double rotb = rot ? 2 * (h + kv) * e : 0, dmask = drop ? h : 0;
+    double fw, bw, xf, xb;
+    int kf, kb, xkf, xkb;
+    if (comp) {
+        fw = rotb + 2 * (4 * h * e + dmask) + act_f;
+        bw = rotb + 2 * (4 * h * e + dmask) + act_b;
+        kf = kb = 3 + rot;
+    } else {
+        fw = 2 * 2 * h * e + rotb + (drop ? 2 * h * (2 * e + 1) : 0) + 2 * 3 * h * e + act_f;
+        bw = 2 * 3 * h * e + rotb + (drop ? 2 * h * (2 * e + 1) : 0) + 2 * 3 * h * e + act_b;
+        kf = kb = 5 + rot + 2 * drop;
+    }
+    ew_impl_extra(m, t, e, &xf, &xb, &xkf, &xkb);
+    B->ew_fwd_bytes = (fw + xf) * T;
+    B->ew_bwd_bytes = (bw + xb) * T;
+    B->ew_fwd_kernels = kf + xkf;
+    B->ew_bwd_kernels = kb + xkb;
+    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
+        double ss = a * s * s * b;
+        double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0);
+        double cb = 3 * e + (drop ? 2 * e + 1 : 0);
+        int nk = comp ? 1 : 2 + drop;
+        B->core_ew_fwd_bytes = cf * ss;
+        B->core_ew_fwd_kernels = nk;
+        B->ew_fwd_bytes += cf * ss;
+        B->ew_bwd_bytes += cb * ss;
+        B->ew_fwd_kernels += nk;
+        B->ew_bwd_kernels += 1 + drop;
+    }
+}
+
+/* The head's final norm (2he / 3he) and the loss, per token. Default (loss_fp32 not given):
+ * eager upcasts the logits to fp32 inside the loss (read e, write 4, read 4 for the
+ * log-softmax; backward reads them (4) and writes the gradient (e): Megatron / DeepSpeed);
+ * compiled (fused cross-entropy) reads the e-byte logits once and writes the gradient in place
+ * (2e backward). loss_fp32 true, eager: logits.float() then F.cross_entropy as separate
+ * kernels (torchtitan@9dec370 train.py; Hugging Face LlamaForCausalLM): cast e+4, log_softmax
+ * 16 (cunn_SoftMaxForward reads its row three times: max, sum, output, and writes it), nll;
+ * backward nll 4 (the zero-filled fp32 gradient), log_softmax 16 (cunn_SoftMaxBackward), cast
+ * 4+e: e+20 and e+24 per vocabulary entry, compiled execution too (the loss outside the
+ * compiled blocks). Measured on one H100 (bench/gpu-results/2026-11-27-h100-sxm/eager_block.json,
+ * main 10bd884; 8192 tokens x 128256: SoftMaxForward 5.56 ms, SoftMaxBackward 5.73 ms,
+ * the fp32 fill 1.27 ms at the 2.84 TB/s copy rate: 15.0, 15.5 and 3.4 B per entry).
+ * false, eager: a 16-bit loss, log_softmax 2e, backward 4e. */
+static void ew_head(const spec_model *m, const spec_training *t, double e, wl_layer *H)
+{
+    const double h = m->hidden, V = m->vocab, T = H->gemm[0].m;
+    int lf = flag_on(t->loss_fp32, -1);
+    double f = e + 8, bk = 4 + e;
+    int k = 3;
+    if (lf == 1) /* eager even when compiled: torchtitan@9dec370 apply_compile compiles the
+                    transformer blocks only, the loss stays in train.py */
+        f = e + 20, bk = e + 24, k = 4;
+    else if (t->execution == EXEC_COMPILED)
+        f = e, bk = 2 * e, k = 2;
+    else if (lf == 0)
+        f = 2 * e, bk = 4 * e, k = 3;
+    H->ew_fwd_bytes = T * (2 * h * e) + T * V * f;
+    H->ew_bwd_bytes = T * (3 * h * e) + T * V * bk;
+    H->ew_fwd_kernels = H->ew_bwd_kernels = k;
+    if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) { /* the final norm, as a block's */
+        H->ew_fwd_bytes += T * h * (m->rmsnorm ? 28 + 2 * e : 16);
+        H->ew_bwd_bytes += T * h * (m->rmsnorm ? 52 + 3 * e : 20 - e);
+        H->ew_fwd_kernels += m->rmsnorm ? 7 : 2;
+        H->ew_bwd_kernels += m->rmsnorm ? 9 : 4;
+    }
+}
+
+/* checkpointing op: torchtitan's op-level selective AC (pytorch/torchtitan@9dec370
+ * torchtitan/parallelisms/parallelize_llama.py _save_list, _custom_policy): inside a block,
+ * the outputs of aten.mm are saved except every second one, SDPA's output saved, every other
+ * op recomputed. Its Llama block runs mm wq (1, saved), wk (2), wv (3, saved), wo (4),
+ * w1 (5, saved), w3 (6), w2 (7, saved): recomputed wk, wo, w3; a GELU block (separate q, k, v
+ * as there) wk, wo, fc2 (6). Shardcast's fused GEMMs take those shares: qkv kv / (h + 2kv),
+ * proj 1, gate_up 1/2 (w3), fc1 0, fc2 1 (GELU) or 0 (SwiGLU). Unfused attention's bmm and
+ * softmax are not in the save list: recomputed. Stash per block: q, v, attention output,
+ * w1 / fc1 output (f), w2 output (SwiGLU), e bytes each; the block input is ckpt_bytes. */
+static void op_sac(const spec_model *m, const spec_training *t, double e, double b, wl_layer *B)
+{
+    const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
+    const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
+    for (int i = 0; i < B->n_gemm; i++) {
+        const char *n = B->gemm[i].name;
+        B->op_rec[i] = !strcmp(n, "qkv")                                  ? kv / (h + 2 * kv)
+                       : !strcmp(n, "proj")                               ? 1
+                       : !strcmp(n, "gate_up")                            ? 0.5
+                       : !strcmp(n, "fc2")                                ? (m->swiglu ? 0 : 1)
+                       : !strcmp(n, "scores") || !strcmp(n, "context") ? (fused ? 0 : 1)
+                                                                          : 0;
+    }
+    B->op_act_bytes = b * m->seq_len * e * (h + kv + h + f + (m->swiglu ? h : 0));
+}
+
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
 {
     memset(w, 0, sizeof *w);
@@ -85,51 +247,18 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     B->ckpt_bytes = 2 * sb * h * half;
     B->fwd_hbm_bytes = B->params * e + 2 * B->act_bytes; /* weights once, activations written and read */
     B->core_fwd_flops = 2.0 * (2.0 * s * s * d * b * a);
-    {
-        /* Memory-bound kernels of a block, bytes read + written per token (e-byte elements;
-         * dropout masks 1 byte), forward and backward:
-         *  eager: norm x2 (2he; bwd reads x, dy, writes dx: 3he), rotary on q and k
-         *  (2(h+kv)e both ways), dropout x2 (h(2e+1)), residual add x2 (3he; bwd: gradient
-         *  sum 3he), activation (GELU 2fe, bwd 3fe; SwiGLU reads gate and up, writes 1: 3fe,
-         *  bwd 5fe); bias adds fused in the GEMM epilogue (cuBLASLt);
-         *  compiled (torch.compile / fused kernels): dropout + residual + next norm as one
-         *  kernel (reads x and the branch, writes the sum and the normed: 4he (+h mask);
-         *  bwd 4he (+h)), x2 per block, rotary and the activation as above.
-         * Dropout where the model is GPT/BERT-style (GELU MLP); LLaMA-style (SwiGLU) trains
-         * without. Unfused attention (no FlashAttention) adds per head s^2 elements: scale +
-         * mask 2e, softmax 2e, dropout 2e+1 (eager) or one fused softmax 2e (+1) (compiled,
-         * Megatron's fused scale-mask-softmax); bwd softmax 3e (+ dropout 2e+1). */
-        int drop = !m->swiglu, rot = !m->learned_positions, comp = t->execution == EXEC_COMPILED;
-        double act_f = m->swiglu ? 3 * f * e : 2 * f * e, act_b = m->swiglu ? 5 * f * e : 3 * f * e;
-        double rotb = rot ? 2 * (h + kv) * e : 0, dmask = drop ? h : 0;
-        double fw, bw;
-        int kf, kb;
-        if (comp) {
-            fw = rotb + 2 * (4 * h * e + dmask) + act_f;
-            bw = rotb + 2 * (4 * h * e + dmask) + act_b;
-            kf = kb = 3 + rot;
-        } else {
-            fw = 2 * 2 * h * e + rotb + (drop ? 2 * h * (2 * e + 1) : 0) + 2 * 3 * h * e + act_f;
-            bw = 2 * 3 * h * e + rotb + (drop ? 2 * h * (2 * e + 1) : 0) + 2 * 3 * h * e + act_b;
-            kf = kb = 5 + rot + 2 * drop;
-        }
-        B->ew_fwd_bytes = fw * T;
-        B->ew_bwd_bytes = bw * T;
-        B->ew_fwd_kernels = kf;
-        B->ew_bwd_kernels = kb;
-        if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
-            double ss = a * s * s * b;
-            double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0);
-            double cb = 3 * e + (drop ? 2 * e + 1 : 0);
-            int nk = comp ? 1 : 2 + drop;
-            B->core_ew_fwd_bytes = cf * ss;
-            B->core_ew_fwd_kernels = nk;
-            B->ew_fwd_bytes += cf * ss;
-            B->ew_bwd_bytes += cb * ss;
-            B->ew_fwd_kernels += nk;
-            B->ew_bwd_kernels += 1 + drop;
-        }
-    }
+    ew_block(m, t, e, b, B);
+    op_sac(m, t, e, b, B);
+    /* what the implementation's own kernels keep for backward (autograd's saved tensors):
+     * repeat_kv the repeated K and V (h wide instead of kv) that SDPA saves; norm_fp32 each
+     * norm's fp32 input (4h, pow and mul save it) in place of its e-byte one (Korthikanti's
+     * norm term); swiglu_unfused silu's output too (fe) */
+    if (flag_on(t->repeat_kv, 0) && kv < h)
+        B->act_bytes += 2 * (h - kv) * e * sb;
+    if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0))
+        B->act_bytes += 2 * (4 - e) * h * sb;
+    if (t->execution != EXEC_COMPILED && m->swiglu && flag_on(t->swiglu_unfused, 0))
+        B->act_bytes += f * e * sb;
 
     /* Head: final norm + projection to the vocabulary (weights shared when tied). */
     wl_layer *H = &w->layer[w->n_layers++];
@@ -142,20 +271,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
     H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
     w->logits_bytes = 4 * T * V; /* fp32 logits for the cross-entropy (as Megatron/DeepSpeed do) */
-    /* Final norm (2he / 3he) and the loss: eager upcasts the logits to fp32 (read e, write 4)
-     * and reads them for the log-softmax (4), backward reads them (4) and writes the gradient
-     * (e); compiled (fused cross-entropy) reads the e-byte logits once and writes the
-     * gradient in place (2e backward). */
-    if (t->execution == EXEC_COMPILED) {
-        H->ew_fwd_bytes = T * (2 * h * e) + T * V * e;
-        H->ew_bwd_bytes = T * (3 * h * e) + T * V * 2 * e;
-        H->ew_fwd_kernels = H->ew_bwd_kernels = 2;
-    } else {
-        H->ew_fwd_bytes = T * (2 * h * e) + T * V * (e + 8);
-        H->ew_bwd_bytes = T * (3 * h * e) + T * V * (4 + e);
-        H->ew_fwd_kernels = 3;
-        H->ew_bwd_kernels = 3;
-    }
+    ew_head(m, t, e, H);
 
     for (int i = 0; i < w->n_layers; i++) {
         wl_layer *l = &w->layer[i];
@@ -175,6 +291,14 @@ double wl_recompute_flops(const wl_layer *l)
         return 0;
     if (l->ckpt == CKPT_FULL)
         return l->fwd_flops;
+    if (l->ckpt == CKPT_OP) {
+        double fl = 0;
+        for (int i = 0; i < l->n_gemm; i++) {
+            const wl_gemm *g = &l->gemm[i];
+            fl += l->op_rec[i] * 2.0 * g->m * g->n * g->k * g->batch;
+        }
+        return fl;
+    }
     /* selective (Korthikanti et al. 2022 s5): attention's core only; fused attention keeps
      * nothing of it and recomputes inside its own backward (counted there), so nothing more */
     return l->flash ? 0 : l->core_fwd_flops;
@@ -188,3 +312,47 @@ double wl_max_layer_params(const wl *w)
             mx = w->layer[i].params;
     return mx;
 }
+
+/* FSDP1 (pytorch/pytorch@00ae0bc9 torch/distributed/fsdp/_runtime_utils.py _post_backward_hook,
+ * _reduce_grad, _accumulate_sharded_grad; @07b3040a torch/distributed/algorithms/_comm_hooks/
+ * default_hooks.py): per FlatParameter and micro-step, on the post-backward stream,
+ *   assembly: autograd writes the views' gradients into the flat gradient (the cat behind
+ *     the flat parameter's views: read eb, write eb),
+ *   cast to reduce_dtype when it differs (read eb, write rb),
+ *   pre-divide in place by the gradient_predivide_factor (read rb, write rb; the factor is > 1
+ *     from 2 ranks: _get_gradient_predivide_factor),
+ *   (reduce-scatter: a collective, costed as such),
+ *   post-divide and accumulation into the sharded gradient (_saved_grad_shard +=): on the
+ *     shard, rb + rb and 3 rb per parameter over n (post-divide is 1 from n <= 2, skipped).
+ * eb 2, rb 4: 4 + 6 + 8 = 18 (+ 20/n): ~20 B/param at n = 8; eb = rb = 2: 4 + 4 (+10/n) ~ 9.
+ * Measured on one H100 (bench/results/fsdp_gradpath-h100.json, a Llama-3-8B block's 218e6
+ * parameters, n = 8): 25.4 and 11.1 B/param at the copy rate (the launches and the 9-way cat).
+ * FSDP2 (pytorch/pytorch@8fc2039d torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+ * foreach_reduce, _get_gradient_divide_factors): the
+ * copy-in of the gradients into the reduce-scatter input is layout.c's copy_in_out (read eb,
+ * write eb, 2 eb); reduce_dtype adds its write width: rb - eb more; the division is NCCL's
+ * (ReduceOp.AVG for fp32 and bf16: "to avoid separate div kernels"), the accumulation on
+ * the shard: 3 rb / n.
+ * Not a framework that has this path (ideal, DeepSpeed, Megatron): 0. */
+double wl_grad_path_bytes_per_param(int framework, double eb, double rb, int n)
+{
+    double shard = n > 0 ? 1.0 / n : 1;
+    if (framework == FW_FSDP) {
+        double cast = rb != eb ? eb + rb : 0, post = n > 2 ? 2 * rb : 0;
+        return 2 * eb + cast + 2 * rb + (post + 3 * rb) * shard;
+    }
+    if (framework == FW_FSDP2)
+        return (rb - eb) + 3 * rb * shard;
+    return 0;
+}
+
+/* AdamW per local parameter, fp32 states (pytorch/pytorch@002d2f0b torch/optim/adamw.py):
+ * fused (_fused_adamw, one kernel): param, grad, exp_avg, exp_avg_sq read, param and both
+ * states written: 7 x 4 = 28 B (the calibration's optimizer_bytes_per_param default);
+ * foreach (_multi_tensor_adamw) and for-loop (_single_tensor_adamw): the same eight passes,
+ * mul_ (8), lerp_ (12), mul_ (8), addcmul_ (12), sqrt (8), div_ (8), add_ (8), addcdiv_ (16):
+ * 80 B; the for-loop launches them per tensor. Measured on one H100 (bench/results/
+ * fsdp_gradpath-h100.json, 72 tensors of 1.7e9 parameters): 31.7, 90.7 and 82.0 B/param at
+ * the copy rate: ratios 2.86 and 2.59 to fused against 80 / 28 = 2.86. */
+double wl_opt_bytes_per_param(int opt_impl) { return opt_impl == OPT_IMPL_FOREACH || opt_impl == OPT_IMPL_FORLOOP ? 80 : 28; }
+int wl_opt_passes(int opt_impl) { return opt_impl == OPT_IMPL_FORLOOP ? 8 : 0; }

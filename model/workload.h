@@ -43,6 +43,12 @@ typedef struct wl_layer {
     int ew_fwd_kernels, ew_bwd_kernels;
     double core_ew_fwd_bytes; /* of ew_fwd_bytes, the unfused softmax path's (recompute)     */
     int core_ew_fwd_kernels;
+    /* checkpointing op (torchtitan's op-level selective AC, wl_build): the fraction of each
+     * forward GEMM gemm[i] that the backward recomputes (every second aten.mm; SDPA saved),
+     * and the block's stash under it: saved matmul and attention outputs, B (the block's
+     * input, ckpt_bytes, kept as well)                                                       */
+    double op_rec[WL_MAX_GEMMS];
+    double op_act_bytes;
 } wl_layer;
 
 #define WL_MAX_LAYERS 4
@@ -81,8 +87,20 @@ void wl_build(const spec_model *m, const spec_training *t, wl *out);
 const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
 
 /* FLOPs recomputed in one copy's backward under its checkpointing (full: the forward;
- * selective: attention's core when unfused). */
+ * selective: attention's core when unfused; op: op_rec of each GEMM). */
 double wl_recompute_flops(const wl_layer *l);
+
+/* FSDP's per-micro-step gradient path (issue 27 item 3): HBM bytes its kernels move per
+ * parameter of an unsharded layer, for a framework (spec_framework), gradient element size
+ * eb (2 or 4), reduction element size rb and shard group size n. See workload.c. */
+double wl_grad_path_bytes_per_param(int framework, double eb, double rb, int n);
+/* Of those kernels' time on the post-backward stream, the fraction that extends the step
+ * (the rest hides under the next layer's backward GEMMs). */
+#define WL_GRAD_PATH_EXPOSED 0.79
+/* AdamW step, HBM bytes per local parameter, by implementation (spec_opt_impl, not default)
+ * and kernel launches per parameter tensor (for-loop: each pass per tensor). */
+double wl_opt_bytes_per_param(int opt_impl);
+int wl_opt_passes(int opt_impl);
 
 /* megatron:t=T (workload_megatron.c): the micro-batch is the model replica's (Megatron-LM's
  * --micro-batch-size), so each rank of the tensor-parallel group computes the same tokens with

@@ -78,6 +78,7 @@ static void localize_tp(wl *o, const wl *w, double t)
         if (L->kind == WL_EMBED)
             L->fwd_hbm_bytes *= t; /* every rank writes the whole (partial) output */
         scale_ew(L, act0 > 0 ? L->act_bytes / act0 : 1);
+        L->op_act_bytes *= act0 > 0 ? L->act_bytes / act0 : 1;
     }
 }
 
@@ -98,6 +99,7 @@ static void localize_axonn(wl *o, double X, double Y, double Z)
         }
         refresh_flops(L);
         L->act_bytes *= (X + Y) / 2;
+        L->op_act_bytes *= (X + Y) / 2;
         scale_ew(L, (X + Y) / 2);
         L->ckpt_bytes *= L->kind == WL_BLOCK ? Y : (X + Y) / 2;
         if (L->kind == WL_EMBED)

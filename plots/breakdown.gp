@@ -1,9 +1,11 @@
 # breakdown.gp — where a training step goes: stacked bars of compute, exposed all-gather,
 # reduce-scatter and all-reduce, optimizer and idle time, one bar per GPU count, grouped by
 # layout. Run by `shardcast plot --kind breakdown`; the CSV is validated there, this script only
-# draws. Variables (gnuplot -e): datafile outfile plottitle width height parts (1-based parts
-# that are non-zero somewhere) bartics groups (pairs "name" x, empty when every
-# layout has one bar and bartics name the layouts) nbars xlab xmax ymax.
+# draws. Variables (a file gnuplot reads first): datafile outfile plottitle width height parts
+# (1-based parts that are non-zero somewhere), nbars, barlab barx (arrays: each bar's tic label
+# and x), ngroups, grouplab groupx (arrays: each layout's name and centre; ngroups = 0 when every
+# layout has one bar and barlab names the layouts), xlab xmax ymax. Names are data: never eval'ed
+# or spliced with @ (cli/gnuplot.h).
 # Data: x c0 c1 c2 c3 c4 c5 c6 fits — c0 = 0 and c1..c6 the running sums in seconds.
 set terminal pngcairo size width,height noenhanced font ",10"
 set output outfile
@@ -14,13 +16,14 @@ set grid ytics
 set style fill solid 0.9 border lc rgb "#333333"
 set xrange [-0.7:xmax]
 set yrange [0:ymax]
-eval "set xtics (" . bartics . ")"
+set xtics ()
+do for [b=1:nbars] { set xtics add (barlab[b] barx[b]) }
 set xtics nomirror scale 0
-if (words(groups) > 0) {
+if (ngroups > 0) {
     # two rows of labels: GPU counts under the bars, layout names under each group
     set bmargin 6
-    do for [g=1:words(groups)/2] {
-        set label word(groups, 2*g-1) at word(groups, 2*g)+0, graph 0 center offset 0,-2.2 font ",10:Bold"
+    do for [g=1:ngroups] {
+        set label grouplab[g] at groupx[g], graph 0 center offset 0,-2.2 font ",10:Bold"
     }
     set xlabel xlab offset 0,-1.6
 } else {

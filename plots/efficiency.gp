@@ -1,7 +1,9 @@
 # efficiency.gp — weak- or strong-scaling efficiency (%) vs GPUs, one line per layout, log2 GPU axis. Run by
 # `shardcast plot --kind efficiency`; the CSV is validated there, this script only draws.
-# Variables (gnuplot -e): datafile outfile plottitle width height nseries series has_oom gputics
-# xmin xmax ymax ylab (weak or strong, chosen by shardcast plot from the global_batch column).
+# Variables (a file gnuplot reads first): datafile outfile plottitle width height nseries, series
+# (array of nseries names), has_oom, ngpus, gpus (array of the GPU counts, the x tics), xmin xmax
+# ymax ylab (weak or strong, chosen by shardcast plot from the global_batch column). Names are
+# data: never eval'ed or spliced with @ (cli/gnuplot.h).
 # Data: block i = series i: gpus efficiency_pct ("?" = no baseline); block nseries = OOM points.
 set terminal pngcairo size width,height noenhanced font ",10"
 set output outfile
@@ -19,7 +21,8 @@ set title plottitle font ",13"
 set grid
 set logscale x 2
 set xrange [xmin:xmax]
-eval "set xtics (" . gputics . ")"
+set xtics ()
+do for [k=1:ngpus] { set xtics add (sprintf("%.0f", gpus[k]) gpus[k]) }
 set xlabel "GPUs (log2 scale)"
 set yrange [0:ymax]
 set ylabel ylab
@@ -27,6 +30,6 @@ set key bottom left box opaque
 # the OOM points, a plot clause only when there are any (an empty iteration still warns)
 oomclause(col) = has_oom ? sprintf(', datafile index %d using 1:%d with points pt 6 ps 2.2 lw 2 lc rgb "red" title "OOM: does not fit"', nseries, col) : ''
 oom2 = oomclause(2)
-plot for [i=0:nseries-1] datafile index i using 1:2 with linespoints lt i+1 title word(series, i+1), \
+plot for [i=0:nseries-1] datafile index i using 1:2 with linespoints lt i+1 title series[i+1], \
      100 with lines dt 2 lw 1.5 lc rgb "#555555" title "ideal (100%)" @oom2
 unset output

@@ -1,7 +1,9 @@
 # memory.gp — memory per GPU of each layout (bars, one per GPU count) against the GPU's HBM (dashed
 # line), layouts that do not fit marked OOM. Run by `shardcast plot --kind memory`; the CSV is
-# validated there, this script only draws. Variables (gnuplot -e): datafile outfile plottitle
-# width height nsub subs (bar names) ncat cattics logy ymin ymax hbm hbm_varies.
+# validated there, this script only draws. Variables (a file gnuplot reads first): datafile outfile
+# plottitle width height nsub, subs (array of nsub bar names), ncat, cats (array of ncat layout
+# names, the x tics at 0..ncat-1), logy ymin ymax hbm hbm_varies. Names are data: never eval'ed
+# or spliced with @ (cli/gnuplot.h).
 # Data: block j = bars of GPU count j: x mem_total_GiB bar_width fits hbm_GiB.
 set terminal pngcairo size width,height noenhanced font ",10"
 set output outfile
@@ -18,7 +20,8 @@ set title plottitle font ",13"
 set grid ytics
 set style fill solid 0.85 border lc rgb "#333333"
 set xrange [-0.6:ncat-0.4]
-eval "set xtics (" . cattics . ")"
+set xtics ()
+do for [k=1:ncat] { set xtics add (cats[k] k-1) }
 set xtics nomirror
 if (ncat > 5) { set xtics rotate by -30 }
 set xlabel "layout (p = partition group size)"
@@ -36,7 +39,7 @@ set key outside right top box
 hbmclause = hbm_varies ? \
     sprintf(', for [j=0:%d] datafile index j using ($1-$3/2):5:3:(0) with vectors nohead dt 2 lw 2 lc rgb "red" title (j == 0 ? "HBM per GPU" : "")', nsub-1) : \
     sprintf(', %.10g with lines dt 2 lw 2 lc rgb "red" title "HBM per GPU (%g GiB)"', hbm, hbm)
-plot for [j=0:nsub-1] datafile index j using 1:2:3 with boxes lt j+1 title word(subs, j+1), \
+plot for [j=0:nsub-1] datafile index j using 1:2:3 with boxes lt j+1 title subs[j+1], \
      for [j=0:nsub-1] datafile index j using 1:2:(column(4) == 0 ? "OOM" : "") with labels offset 0,0.8 \
          tc rgb "red" font ",10:Bold" notitle @hbmclause
 unset output

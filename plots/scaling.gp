@@ -1,7 +1,8 @@
 # scaling.gp — throughput vs GPUs, one line per layout: samples/s (left) and model TFLOPS per GPU
 # (right), log2 GPU axis. Run by `shardcast plot --kind scaling`, which validates the CSV; this
-# script only draws. Variables (gnuplot -e): datafile outfile plottitle width height nseries
-# series (one quoted name per series) has_oom gputics xmin xmax.
+# script only draws. Variables (a file gnuplot reads first): datafile outfile plottitle width height
+# nseries, series (array of nseries names), has_oom, ngpus, gpus (array of the GPU counts, the x
+# tics), xmin xmax. Names are data: never eval'ed or spliced with @ (cli/gnuplot.h).
 # Data: block i (0-based, blocks split by two blank lines) = series i: gpus samples_per_s
 # tflops_per_gpu; block nseries = points predicted not to fit in memory.
 set terminal pngcairo size width,height noenhanced font ",10"
@@ -19,7 +20,8 @@ set multiplot layout 1,2 title plottitle font ",13"
 set grid
 set logscale x 2
 set xrange [xmin:xmax]
-eval "set xtics (" . gputics . ")"
+set xtics ()
+do for [k=1:ngpus] { set xtics add (sprintf("%.0f", gpus[k]) gpus[k]) }
 set xlabel "GPUs (log2 scale)"
 set key top left box opaque
 # the OOM points, a plot clause only when there are any (an empty iteration still warns)
@@ -29,12 +31,12 @@ oom3 = oomclause(3)
 
 set logscale y 10
 set ylabel "throughput (samples/s, log scale)"
-plot for [i=0:nseries-1] datafile index i using 1:2 with linespoints lt i+1 title word(series, i+1) @oom2
+plot for [i=0:nseries-1] datafile index i using 1:2 with linespoints lt i+1 title series[i+1] @oom2
 
 unset logscale y
 set yrange [0:*]
 set ylabel "model TFLOPS per GPU (TFLOP/s)"
 set key bottom left
-plot for [i=0:nseries-1] datafile index i using 1:3 with linespoints lt i+1 title word(series, i+1) @oom3
+plot for [i=0:nseries-1] datafile index i using 1:3 with linespoints lt i+1 title series[i+1] @oom3
 unset multiplot
 unset output

@@ -1,7 +1,8 @@
 # timeline.gp — Gantt chart of a simulated step: one row per rank stream (compute, comm), spans
 # coloured by what they are. Run by `shardcast plot --kind timeline`, which reads and checks the
-# Chrome trace; this script only draws. Variables (gnuplot -e): datafile outfile plottitle width
-# height nrows rowtics kinds (0-based kinds present) kindnames tmin tmax.
+# Chrome trace; this script only draws. Variables (a file gnuplot reads first): datafile outfile
+# plottitle width height nrows, rowlab (array of nrows row names, the y tics at 0..nrows-1),
+# kinds (0-based kinds present) kindnames tmin tmax. Text is data: never eval'ed (cli/gnuplot.h).
 # Data: t0_ms t1_ms row kind, kind 0 compute 1 all-gather 2 reduce-scatter 3 all-reduce
 # 4 optimizer 5 other collective.
 set terminal pngcairo size width,height noenhanced font ",10"
@@ -11,7 +12,8 @@ set title plottitle font ",13"
 set grid xtics
 set xrange [tmin:tmax]
 set yrange [nrows-0.5:-0.5]
-eval "set ytics (" . rowtics . ")"
+set ytics ()
+do for [r=1:nrows] { set ytics add (rowlab[r] r-1) }
 set ytics nomirror scale 0
 set xlabel "time (ms)"
 set ylabel "rank stream"

@@ -196,7 +196,7 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
 {
     static const char *const keys[] = {"schema", "name", "source_id", "source", "date", "confidence", "framework",
                                        "cluster", "calibration", "nodes", "model", "seq_len", "training", "layout",
-                                       "compare_group", "measured", "note", NULL};
+                                       "compare_group", "measured", "note", "ran", NULL};
     int rc, fw = 0;
     char schema[32];
     if ((rc = jr_only_keys(r, root, "$", keys)) || (rc = jr_str(r, root, "$", "schema", 1, schema, sizeof schema)))
@@ -219,6 +219,8 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     snprintf(c->framework, sizeof c->framework, "%s", FRAMEWORKS[fw]);
     if (!valid_date(c->date))
         return jr_bad(r, "$.date", "a date YYYY or YYYY-MM", json_object_get(root, "date"));
+    if ((rc = acc_ran_load(r, root, &c->ran)))
+        return rc;
 
     /* the file's place names the case: <source_id>/<name>.json */
     char want[160], folder[1024];
@@ -508,7 +510,8 @@ void acc_suite_rows(const acc_suite *s, pred_engine e, acc_row *rows)
     for (int i = 0; i < s->n; i++) {
         const acc_case *c = &s->cases[i];
         const acc_outcome *o = &s->outcomes[e][i];
-        rows[i] = (acc_row){c->name, c->source_id, c->compare_group, c->layout_str, o->ran && o->status == ACC_OK,
-                            o->predicted_tps, c->measured_tps};
+        rows[i] = (acc_row){c->name,          c->source_id,   c->compare_group, c->layout_str,
+                            o->ran && o->status == ACC_OK, o->predicted_tps, c->measured_tps, c->framework,
+                            c->ran.stack,     c->model.seq_len};
     }
 }

@@ -74,6 +74,8 @@ typedef struct acc_case {
     double measured_tps;      /* measured tokens/s per GPU                                  */
     cost_calib cal;           /* calibrations/<cluster name>.json, else built-in defaults   */
     char calib_path[1024];    /* the calibration file used, "" for the defaults            */
+    acc_ran ran;              /* what the source ran ("ran", accuracy_field.h); given = 0 when
+                                 the case does not say                                       */
 } acc_case;
 
 /* Where names and relative paths resolve: `dir` is the validation directory (cluster and model

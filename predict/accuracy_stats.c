@@ -14,6 +14,8 @@
 
 #include "../base/jsonrd.h"
 
+#define ACC_PICKBEST_TOL 0.005 /* a pick/best median or minimum may fall this much (rounding) */
+
 /* ---- statistics ------------------------------------------------------------------------- */
 
 /* n, MAPE, median signed error and (when rank) Spearman of the rows in idx[0..k). */
@@ -54,7 +56,21 @@ void acc_summary_free(acc_summary *s)
 {
     free(s->sources);
     free(s->pairs);
+    free(s->by_framework);
+    free(s->by_stack);
+    acc_decisions_free(&s->decisions);
     memset(s, 0, sizeof *s);
+}
+
+/* The field's view of the rows (accuracy_field.h) into out; on failure out is freed. */
+static int field_view(const acc_row *rows, int n, acc_summary *out, sc_err *err)
+{
+    int rc;
+    if ((rc = acc_macro_by(rows, n, ACC_BY_FRAMEWORK, &out->by_framework, &out->n_by_framework, err)) ||
+        (rc = acc_macro_by(rows, n, ACC_BY_STACK, &out->by_stack, &out->n_by_stack, err)) ||
+        (rc = acc_seq_bands(rows, n, out->seq_bands, err)) || (rc = acc_decide(rows, n, &out->decisions, err)))
+        acc_summary_free(out);
+    return rc;
 }
 
 int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err)
@@ -152,7 +168,7 @@ int acc_summarize(const acc_row *rows, int n, acc_summary *out, sc_err *err)
     }
     free(idx);
     free(work);
-    return 0;
+    return field_view(rows, n, out, err);
 }
 
 /* ---- committed figures ----------------------------------------------------------------- */
@@ -175,11 +191,13 @@ char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *sum
         for (int k = 0; src && k < s->n_sources; k++)
             json_object_set_new(src, s->sources[k].source_id, stats_json(&s->sources[k]));
         json_object_set_new(eng, pred_engine_name(engines[i]),
-                            json_pack("{s:o, s:o}", "overall", stats_json(&s->overall), "sources", src));
+                            json_pack("{s:o, s:o, s:o*}", "overall", stats_json(&s->overall), "sources", src,
+                                      "decisions", acc_decisions_json(&s->decisions)));
     }
     json_t *root = json_pack("{s:s, s:s, s:o}", "schema", "shardcast-figures/1", "note",
                              "written by 'shardcast accuracy --write-figures' (make accuracy-report); 'make check' "
-                             "fails when a MAPE gets worse by more than 0.5 points or fewer cases run",
+                             "fails when a MAPE gets worse by more than 0.5 points or fewer cases run, or a pick/best median or "
+                             "minimum falls by more than 0.005",
                              "engines", eng);
     if (!root)
         return NULL;
@@ -261,7 +279,7 @@ int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, dou
         rc = jr_missing(&r, at, "the figures of this engine (rewrite them with --write-figures)");
         goto out;
     }
-    static const char *const ekeys[] = {"overall", "sources", NULL};
+    static const char *const ekeys[] = {"overall", "sources", "decisions", NULL};
     json_t *ov;
     int n0;
     double mape0;
@@ -297,6 +315,9 @@ int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, dou
         }
         compare(what, n0, mape0, now, tol_pts, report, report_len, worse);
     }
+    snprintf(sat, sizeof sat, "%s.decisions", at);
+    rc = acc_decisions_check(&r, json_object_get(eng, "decisions"), sat, &s->decisions, ACC_PICKBEST_TOL, report,
+                             report_len, worse);
 out:
     json_decref(root);
     return rc;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "../base/err.h"
+#include "accuracy_field.h"
 #include "eval.h"
 
 /* ---- statistics ------------------------------------------------------------------------ */
@@ -18,6 +19,9 @@ typedef struct acc_row {
     const char *name, *source_id, *compare_group, *layout; /* compare_group "" = none */
     int ok;                                                  /* has a prediction        */
     double predicted, measured;                              /* tokens/s per GPU        */
+    const char *framework, *stack; /* the case's framework and its "ran" stack (NULL or "" =
+                                      unrecorded: accuracy_field.h)                          */
+    int seq_len;                   /* tokens (0 = unknown)                                   */
 } acc_row;
 
 typedef struct acc_stats {
@@ -48,6 +52,12 @@ typedef struct acc_summary {
     acc_stats *sources;     /* in order of first appearance                                 */
     int n_pairs;
     acc_pair *pairs;        /* by group in order of first appearance, then a, b             */
+    /* the field's view (accuracy_field.h): bias per framework and per stack, macro-averaged
+       over sources; the error by sequence length; pick/best per compare group */
+    int n_by_framework, n_by_stack;
+    acc_macro *by_framework, *by_stack;
+    acc_seqband seq_bands[ACC_N_SEQ_BANDS];
+    acc_decisions decisions;
 } acc_summary;
 
 /* Statistics of rows (hand-made in tests, or acc_suite_rows in accuracy.h). 0, or SC_ERUNTIME when out of
@@ -65,7 +75,8 @@ char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *sum
  * MAPE exceeds the committed one by more than tol_pts percentage points, or when fewer cases
  * of a source (or overall) run than committed, or a committed source has none now. Each
  * finding is one line appended to report (NUL-terminated, truncated to report_len); *worse
- * counts them. Returns 0, or SC_EINPUT when the file cannot be read or is not in the schema,
+ * counts them. The engine's "decisions" (pick/best, accuracy_field.h), when committed, are
+ * checked as well: fewer groups judged, or a median or minimum lower by more than 0.005. Returns 0, or SC_EINPUT when the file cannot be read or is not in the schema,
  * or lacks the engine. */
 SC_MUST_CHECK int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, double tol_pts, char *report,
                       size_t report_len, int *worse, sc_err *err);

@@ -33,6 +33,7 @@ static Suite *(*const SUITES[])(void) = {
     reliab_suite,
     base_suite,
     step_suite,
+    impl_suite,
 };
 
 int main(void)

@@ -273,9 +273,9 @@ END_TEST
  * source B: +0.20 (60/50), -0.20 (40/50). Groups g1 = A1 zero3, A2 mics, A3 zero3, A4 ddp;
  * g2 = B1 zero3, B2 mics (a measured tie). */
 static const acc_row ROWS[] = {
-    {"A1", "A", "g1", "zero3", 1, 110, 100}, {"A2", "A", "g1", "mics:p=8", 1, 180, 200},
-    {"A3", "A", "g1", "zero3", 1, 170, 300}, {"A4", "A", "g1", "ddp", 0, 0, 400},
-    {"B1", "B", "g2", "zero3", 1, 60, 50},   {"B2", "B", "g2", "mics:p=8", 1, 40, 50},
+    {"A1", "A", "g1", "zero3", 1, 110, 100, NULL, NULL, 0}, {"A2", "A", "g1", "mics:p=8", 1, 180, 200, NULL, NULL, 0},
+    {"A3", "A", "g1", "zero3", 1, 170, 300, NULL, NULL, 0}, {"A4", "A", "g1", "ddp", 0, 0, 400, NULL, NULL, 0},
+    {"B1", "B", "g2", "zero3", 1, 60, 50, NULL, NULL, 0},   {"B2", "B", "g2", "mics:p=8", 1, 40, 50, NULL, NULL, 0},
 };
 
 START_TEST(statistics)
@@ -331,7 +331,7 @@ START_TEST(statistics)
     static const char *const lay[7] = {"ddp", "zero1", "zero2", "zero3", "mics:p=2", "mics:p=4", "mics:p=8"};
     acc_row many[7];
     for (int i = 0; i < 7; i++)
-        many[i] = (acc_row){lay[i], "S", "g", lay[i], 1, 2.0 * (i + 1), i + 1.0};
+        many[i] = (acc_row){lay[i], "S", "g", lay[i], 1, 2.0 * (i + 1), i + 1.0, NULL, NULL, 0};
     ck_assert_int_eq(acc_summarize(many, 7, &s, &err), 0);
     ck_assert_int_eq(s.n_pairs, 21);
     ck_assert_int_eq(s.overall.pairs_right, 21);
@@ -340,14 +340,14 @@ START_TEST(statistics)
     acc_summary_free(&s);
 
     /* nothing predicted: counts, no numbers */
-    acc_row none[1] = {{"X", "X", "", "zero3", 0, 0, 10}};
+    acc_row none[1] = {{"X", "X", "", "zero3", 0, 0, 10, NULL, NULL, 0}};
     ck_assert_int_eq(acc_summarize(none, 1, &s, &err), 0);
     ck_assert_int_eq(s.overall.n, 0);
     ck_assert_int_eq(s.overall.n_not_run, 1);
     ck_assert(isnan(s.overall.mape_pct) && isnan(s.overall.bias_pct));
     acc_summary_free(&s);
     /* a non-finite prediction is an error naming the case */
-    acc_row inf[1] = {{"Y", "Y", "", "zero3", 1, INFINITY, 10}};
+    acc_row inf[1] = {{"Y", "Y", "", "zero3", 1, INFINITY, 10, NULL, NULL, 0}};
     ck_assert_int_eq(acc_summarize(inf, 1, &s, &err), SC_ERUNTIME);
     ck_assert_str_eq(err.source, "Y");
 }
@@ -395,6 +395,138 @@ START_TEST(figures)
     ck_assert_int_eq(acc_figures_check(path, PRED_SIM, &s, 0.5, report, sizeof report, &worse, &err), SC_EINPUT);
     ck_assert_str_eq(err.path, "$.engines.sim");
     s.n_sources = 2;
+    acc_summary_free(&s);
+    remove(path);
+}
+END_TEST
+
+/* ---- the field's view: macro bias, sequence bands, pick/best (accuracy_field) ------------------- */
+
+/* Source P (fsdp, stack torchtitan, 2k): errors +0.10, +0.20, +0.30; source Q (fsdp, no stack,
+ * 4k): -0.10; source R (deepspeed, 32k): +0.50 and one not run. */
+static const acc_row FIELD[] = {
+    {"P1", "P", "", "zero3", 1, 110, 100, "fsdp", "torchtitan", 2048},
+    {"P2", "P", "", "zero3", 1, 120, 100, "fsdp", "torchtitan", 2048},
+    {"P3", "P", "", "zero3", 1, 130, 100, "fsdp", "torchtitan", 2048},
+    {"Q1", "Q", "", "zero3", 1, 90, 100, "fsdp", "", 4096},
+    {"R1", "R", "", "zero3", 1, 150, 100, "deepspeed", "deepspeed", 32768},
+    {"R2", "R", "", "zero3", 0, 0, 100, "deepspeed", "deepspeed", 32768},
+};
+
+START_TEST(field_macro)
+{
+    acc_summary s;
+    sc_err err;
+    ck_assert_int_eq(acc_summarize(FIELD, 6, &s, &err), 0);
+    /* by framework: fsdp = sources P (median +20, MAPE 20) and Q (-10, 10): macro bias
+     * (20 - 10) / 2 = +5, macro MAPE (20 + 10) / 2 = 15, pooled median of (-10, 10, 20, 30) = 15;
+     * deepspeed: R alone, +50, one not run */
+    ck_assert_int_eq(s.n_by_framework, 2);
+    const acc_macro *fs = &s.by_framework[0], *ds = &s.by_framework[1];
+    ck_assert_str_eq(fs->key, "fsdp");
+    ck_assert_int_eq(fs->n, 4);
+    ck_assert_int_eq(fs->n_sources, 2);
+    ck_assert_double_eq_tol(fs->bias_macro_pct, 5.0, 1e-9);
+    ck_assert_double_eq_tol(fs->mape_macro_pct, 15.0, 1e-9);
+    ck_assert_double_eq_tol(fs->bias_pooled_pct, 15.0, 1e-9);
+    ck_assert_str_eq(ds->key, "deepspeed");
+    ck_assert_int_eq(ds->n, 1);
+    ck_assert_int_eq(ds->n_not_run, 1);
+    ck_assert_double_eq_tol(ds->bias_macro_pct, 50.0, 1e-9);
+    /* by stack: torchtitan (P: +20), unrecorded (Q: -10), deepspeed (R: +50) */
+    ck_assert_int_eq(s.n_by_stack, 3);
+    ck_assert_str_eq(s.by_stack[0].key, "torchtitan");
+    ck_assert_double_eq_tol(s.by_stack[0].bias_macro_pct, 20.0, 1e-9);
+    ck_assert_str_eq(s.by_stack[1].key, "unrecorded");
+    ck_assert_double_eq_tol(s.by_stack[1].bias_macro_pct, -10.0, 1e-9);
+    /* sequence bands: <= 2k P (3 cases, median +20), (2k, 4k] Q (-10), (4k, 16k) none,
+     * >= 16k R1 (+50; R2 not run) */
+    ck_assert_int_eq(s.seq_bands[0].n, 3);
+    ck_assert_int_eq(s.seq_bands[0].n_sources, 1);
+    ck_assert_double_eq_tol(s.seq_bands[0].median_pct, 20.0, 1e-9);
+    ck_assert_double_eq_tol(s.seq_bands[1].median_pct, -10.0, 1e-9);
+    ck_assert_int_eq(s.seq_bands[2].n, 0);
+    ck_assert(isnan(s.seq_bands[2].median_pct));
+    ck_assert_int_eq(s.seq_bands[3].n, 1);
+    ck_assert_double_eq_tol(s.seq_bands[3].mape_pct, 50.0, 1e-9);
+    /* no compare group: nothing judged */
+    ck_assert_int_eq(s.decisions.n_groups, 0);
+    ck_assert_int_eq(s.decisions.overall.groups, 0);
+    ck_assert(isnan(s.decisions.overall.median));
+    acc_summary_free(&s);
+}
+END_TEST
+
+/* Group d1 (source X): X1 predicted fastest (100) but measured 80; X2 measured best of those
+ * run (100); X3 measured 120 is not run, so it cannot be the best: pick/best 80 / 100 = 0.8.
+ * d2 (Y): Y1 predicted and measured fastest: 1.0. d3 (Y): one case run, not judged. */
+static const acc_row DEC[] = {
+    {"X1", "X", "d1", "zero3", 1, 100, 80, "fsdp", "", 2048},
+    {"X2", "X", "d1", "ddp", 1, 90, 100, "fsdp", "", 2048},
+    {"X3", "X", "d1", "zero2", 0, 0, 120, "fsdp", "", 2048},
+    {"Y1", "Y", "d2", "zero3", 1, 50, 50, "deepspeed", "", 2048},
+    {"Y2", "Y", "d2", "zero1", 1, 40, 30, "deepspeed", "", 2048},
+    {"Y3", "Y", "d3", "zero3", 1, 40, 30, "deepspeed", "", 2048},
+};
+
+START_TEST(field_decisions)
+{
+    acc_summary s;
+    sc_err err;
+    ck_assert_int_eq(acc_summarize(DEC, 6, &s, &err), 0);
+    const acc_decisions *d = &s.decisions;
+    ck_assert_int_eq(d->n_groups, 3);
+    ck_assert_str_eq(d->groups[0].group, "d1");
+    ck_assert_int_eq(d->groups[0].n, 3);
+    ck_assert_int_eq(d->groups[0].n_run, 2);
+    ck_assert_int_eq(d->groups[0].pick, 0);
+    ck_assert_int_eq(d->groups[0].best, 1);
+    ck_assert_double_eq_tol(d->groups[0].pick_best, 0.8, 1e-12);
+    ck_assert_double_eq_tol(d->groups[1].pick_best, 1.0, 1e-12);
+    ck_assert(isnan(d->groups[2].pick_best));
+    /* overall: groups judged 2, median (0.8 + 1.0) / 2 = 0.9, min 0.8; per source X 0.8, Y 1.0 */
+    ck_assert_int_eq(d->overall.groups, 2);
+    ck_assert_double_eq_tol(d->overall.median, 0.9, 1e-12);
+    ck_assert_double_eq_tol(d->overall.min, 0.8, 1e-12);
+    ck_assert_int_eq(d->n_sources, 2);
+    ck_assert_str_eq(d->sources[1].source_id, "Y");
+    ck_assert_int_eq(d->sources[1].groups, 1);
+    ck_assert_double_eq_tol(d->sources[1].min, 1.0, 1e-12);
+
+    /* the guard: the figures of this run pass; a median 0.894 (below the committed 0.9 by more than 0.005) and
+     * 1 group judged (committed 2) fail with two findings; a median 0.896 is within the tolerance */
+    char path[] = "/tmp/shardcast-test-decisions-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    pred_engine e = PRED_MODEL;
+    const acc_summary *ss = &s;
+    char *text = acc_figures_dump(&e, &ss, 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "\"decisions\""));
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    char report[2048];
+    int worse;
+    ck_assert_int_eq(acc_figures_check(path, PRED_MODEL, &s, 0.5, report, sizeof report, &worse, &err), 0);
+    ck_assert_int_eq(worse, 0);
+    s.decisions.overall.median = 0.9 - 0.006;
+    s.decisions.overall.groups = 1;
+    ck_assert_int_eq(acc_figures_check(path, PRED_MODEL, &s, 0.5, report, sizeof report, &worse, &err), 0);
+    ck_assert_int_eq(worse, 2);
+    ck_assert_msg(strstr(report, "pick/best overall: 1 compare groups judged, committed 2") &&
+                      strstr(report, "median pick/best 0.894, committed 0.900"),
+                  "%s", report);
+    s.decisions.overall.median = 0.896;
+    s.decisions.overall.groups = 2;
+    ck_assert_int_eq(acc_figures_check(path, PRED_MODEL, &s, 0.5, report, sizeof report, &worse, &err), 0);
+    ck_assert_int_eq(worse, 0);
+    /* a source's minimum lower by more than 0.005 */
+    s.decisions.sources[0].min = 0.79;
+    ck_assert_int_eq(acc_figures_check(path, PRED_MODEL, &s, 0.5, report, sizeof report, &worse, &err), 0);
+    ck_assert_int_eq(worse, 1);
+    ck_assert_msg(strstr(report, "pick/best of source X: lowest pick/best 0.790, committed 0.800"), "%s", report);
     acc_summary_free(&s);
     remove(path);
 }
@@ -525,6 +657,8 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, statistics);
     tcase_add_test(tc, figures);
+    tcase_add_test(tc, field_macro);
+    tcase_add_test(tc, field_decisions);
     tcase_add_test(tc, fixture_dir);
     tcase_add_test(tc, front_door);
     suite_add_tcase(s, tc);

@@ -1,11 +1,13 @@
-/* test_reliab.c — regression tests of issue 19 that belong to no one module: inputs that crashed
- * or passed unchecked (AxoNN grids overflowing int, group sizes of 0, m above a node's GPUs),
- * numbers outside a plausible range, non-finite results. Each names the defect it guards. */
+/* test_reliab.c — regression tests of issues 19 and 31 that belong to no one module: inputs that
+ * crashed or passed unchecked (AxoNN grids overflowing int, group sizes of 0, m above a node's GPUs,
+ * HF configs whose sizes overflowed int), numbers outside a plausible range, non-finite results.
+ * Each names the defect it guards. */
 #include "suites.h"
 
 #include "../calibrate/fit.h"
 #include "../model/cost.h"
 #include "../model/spec.h"
+#include "../model/spec_hf.h"
 
 #include <gsl/gsl_errno.h>
 
@@ -89,6 +91,73 @@ START_TEST(meas_single_rank_fit)
 }
 END_TEST
 
+/* Issue 31: HF sizes up to 2^30 were multiplied in int (4 x n_embd, expansion_ratio x d_model,
+ * head_dim x heads): 4 x 2^29 = 2^31 wrapped negative and the release build predicted a negative
+ * parameter count with exit 0. Now every size is held to a model spec's bounds (layers <= 100000,
+ * the rest <= 2^24) and the derived MLP width is computed in 64 bits. */
+START_TEST(hf_config_overflow)
+{
+    static const struct {
+        const char *json, *path;
+    } bad[] = {
+        {"{\"model_type\": \"gpt2\", \"n_embd\": 536870912, \"n_head\": 1}", "$.n_embd"}, /* 2^29 > 2^24 */
+        /* d_model 2^22 in bounds, x 8 = 2^25 > 2^24 */
+        {"{\"model_type\": \"mpt\", \"d_model\": 4194304, \"n_heads\": 1, \"expansion_ratio\": 8}", "$.expansion_ratio"},
+        {"{\"model_type\": \"mpt\", \"d_model\": 1024, \"n_heads\": 1, \"expansion_ratio\": 1073741824}",
+         "$.expansion_ratio"},
+        /* 4 x 2^23 = 2^25 with ffn_hidden_size absent: blamed on the size it comes from */
+        {"{\"model_type\": \"falcon\", \"hidden_size\": 8388608, \"num_attention_heads\": 1}", "$.hidden_size"},
+        {"{\"model_type\": \"llama\", \"head_dim\": 4611686018427387904}", "$.head_dim"}, /* 2^62 x 32 wrapped */
+        {"{\"model_type\": \"llama\", \"num_hidden_layers\": 100001}", "$.num_hidden_layers"},
+        {"{\"model_type\": \"llama\", \"vocab_size\": 16777217}", "$.vocab_size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        spec_model m;
+        sc_err err;
+        ck_assert_int_eq(spec_parse_hf(bad[i].json, "c.json", &m, NULL, 0, &err), SC_EINPUT);
+        ck_assert_str_eq(err.path, bad[i].path);
+    }
+    /* at the bounds: accepted, the MLP width 4 x 2^22 = 2^24 exactly */
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"gpt2\", \"n_embd\": 4194304, \"n_head\": 1}", "c.json", &m, NULL,
+                                   0, &err),
+                     0);
+    ck_assert_int_eq(m.ffn, 1 << 24);
+    /* the shared check refuses a model built by hand past the bounds, as it does a spec's */
+    m.layers = SPEC_MODEL_MAX_LAYERS + 1;
+    ck_assert_int_eq(spec_model_check(&m, "hand", &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "layers: expected an integer from 1 to 100000, got 100001"));
+    m.layers = 2;
+    m.kv_heads = 0;
+    ck_assert_int_eq(spec_model_check(&m, "hand", &err), SC_EINPUT);
+}
+END_TEST
+
+/* Issue 31: a control character in _name_or_path (or in the file name the model is named after)
+ * reached the terminal and the CSV as the model's name; a model spec's $.name refuses them. */
+START_TEST(hf_name_control_chars)
+{
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"org/a\\u001b[31mb\"}", "c.json", &m,
+                                   NULL, 0, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$._name_or_path");
+    ck_assert_ptr_nonnull(strstr(err.text, "without control characters"));
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"a\\u007fb\"}", "c.json", &m, NULL,
+                                   0, &err),
+                     SC_EINPUT); /* DEL, as jr_str counts it */
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\"}", "m\n/config.json", &m, NULL, 0, &err), SC_EINPUT);
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"llama\", \"_name_or_path\": \"org/Model-1\"}", "c.json", &m, NULL,
+                                   0, &err),
+                     0);
+    ck_assert_str_eq(m.name, "Model-1");
+    m.name[2] = '\t'; /* and the shared check, for a model built another way */
+    ck_assert_int_eq(spec_model_check(&m, "hand", &err), SC_EINPUT);
+}
+END_TEST
+
 Suite *reliab_suite(void)
 {
     Suite *s = suite_create("reliab");
@@ -97,6 +166,8 @@ Suite *reliab_suite(void)
     tcase_add_test(t, group_size_zero);
     tcase_add_test(t, meas_m_above_node);
     tcase_add_test(t, meas_single_rank_fit);
+    tcase_add_test(t, hf_config_overflow);
+    tcase_add_test(t, hf_name_control_chars);
     suite_add_tcase(s, t);
     return s;
 }

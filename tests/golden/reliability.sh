@@ -126,3 +126,107 @@ for round in 1 2 3; do
     for k in 1 2 3 4 5 6 7 8; do cmp -s "$R/race/out.csv" "$R/race/ref$k.csv" && ok=1; done
     if [ $ok = 1 ] && [ "$(ls -A "$R/race" | wc -l)" = 9 ]; then pass=$((pass + 1)); else echo "FAIL race-$round: $(ls -A "$R/race")"; fail=$((fail + 1)); fi
 done
+
+# ---- issue 31: no input text is ever run as gnuplot code ------------------------------------------
+# A layout, model or cluster name, a model spec's "name", an HF _name_or_path, a trace's file name and
+# --title hold backquotes, $(...), system("..."), quotes, a backslash, an @macro (and, where the input
+# can carry one, a newline). Every plot kind draws a PNG and no marker file appears: the tics string
+# was `eval`ed by memory.gp and breakdown.gp, so a layout named zero3`touch x` ran `touch x`. The
+# markers are relative (names stop at 95 characters): everything runs in $I.
+I="$R/inject"
+mkdir -p "$I"
+here=$(pwd)
+EV='x`touch m1`$(touch m2)system("touch m3")'"'"'q"\ @x'
+nl=$(printf '\nx')
+nl=${nl%x}
+"$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 --layout zero2 --engine model -o "$I/base.csv" 2>/dev/null
+CSVEV=$(printf '%s' "$EV" | sed 's/"/""/g') awk -F, 'BEGIN { OFS = ","; q = "\"" } NR == 1 { print; next }
+    { $1 = q $1 ENVIRON["CSVEV"] q; $2 = q $2 ENVIRON["CSVEV"] q; sub(/"$/, ENVIRON["CSVEV"] q, $6); print }' \
+    "$I/base.csv" >"$I/evil.csv"
+awk -F, 'NR == 1 || $4 == 1' "$I/evil.csv" >"$I/evil1.csv" # one bar per layout: the tics name the layouts
+# a model spec and an HF config named so (JSON-escaped: \" and \\)
+JEV=$(printf '%s' "$EV" | sed 's/\\/\\\\/g; s/"/\\"/g')
+JEV=$JEV awk '!done && match($0, /"name": *"[^"]*"/) { $0 = substr($0, 1, RSTART - 1) "\"name\": \"" ENVIRON["JEV"] "\"" substr($0, RSTART + RLENGTH); done = 1 } { print }' \
+    configs/models/gpt3-1.3b.json >"$I/model.json"
+mkdir -p "$I/hf"
+printf '{"model_type": "llama", "_name_or_path": "%s", "num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8, "intermediate_size": 2816, "vocab_size": 32000, "max_position_embeddings": 2048}\n' \
+    "$(printf '%s' "$JEV" | sed 's/%/%%/g')" >"$I/hf/config.json"
+cd "$I"
+for m in model hf; do
+    case $m in model) M="$I/model.json" ;; hf) M="hf:$I/hf/config.json" ;; esac
+    expect "inject-sweep-$m" 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model "$M" --layout zero3 --layout zero2 --engine model -o "$I/$m.csv"
+    expect "inject-name-in-csv-$m" 0 'x`touch m1`$(touch m2)system(""touch m3"")' -- cat "$I/$m.csv"
+done
+n=0
+for csv in evil evil1 model hf; do
+    for k in scaling efficiency memory breakdown; do
+        [ $csv = evil1 ] && [ $k != breakdown ] && [ $k != memory ] && continue
+        n=$((n + 1))
+        expect "inject-plot-$csv-$k" 0 "plot: $k" -- "$BIN" plot "$I/$csv.csv" --kind $k --out "$I/p$n.png"
+    done
+done
+expect inject-plot-title 0 "plot: memory" -- "$BIN" plot "$I/evil.csv" --kind memory --title "t$EV$nl$EV" --out "$I/title.png"
+TR="$I/t$EV${nl}y.json"
+expect inject-trace 0 "" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --trace "$TR"
+expect inject-plot-timeline 0 "plot: timeline" -- "$BIN" plot --kind timeline "$TR" --out "$I/timeline.png"
+cd "$here"
+pngs=0
+for f in "$I"/*.png; do [ -e "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '211PNG' ] && pngs=$((pngs + 1)); done
+if [ $pngs = $((n + 2)) ]; then pass=$((pass + 1)); else echo "FAIL inject-pngs: $pngs of $((n + 2)) PNGs"; fail=$((fail + 1)); fi
+if [ -z "$(ls -A "$I" | grep '^m[0-9]$')" ]; then pass=$((pass + 1)); else echo "FAIL inject-ran-code: $(ls -A "$I" | grep '^m[0-9]$' | tr '\n' ' ')"; fail=$((fail + 1)); fi
+
+# ---- issue 31: HF config sizes multiplied in int ----------------------------------------------------
+# 4 x n_embd = 4 x 2^29 wrapped to -2^31: -1.15e9 parameters, negative TFLOPS and memory that
+# "fits", exit 0. HF sizes now meet a model spec's bounds (2^24), products computed in 64 bits.
+printf '{"model_type": "gpt2", "n_embd": 536870912, "n_head": 1, "n_layer": 2}' >"$R/hf-big.json"
+expect hf-overflow-n-embd 2 'hf-big.json: $.n_embd: expected an integer from 1 to 16777216, got 536870912' -- \
+    "$BIN" predict --cluster p4d.24xlarge --model "hf:$R/hf-big.json" --nodes 1 --layout zero3 --engine model
+printf '{"model_type": "mpt", "d_model": 4194304, "n_heads": 1, "expansion_ratio": 8}' >"$R/hf-mpt.json"
+expect hf-overflow-mpt 2 'hf-mpt.json: $.expansion_ratio: expected expansion_ratio x d_model (the MLP width) at most 16777216, got 8 x 4194304 = 33554432' -- \
+    "$BIN" describe --model "hf:$R/hf-mpt.json"
+
+# ---- issue 31: readers that never returned ----------------------------------------------------------
+# /dev/zero never ends: the accelerate and nccl-tests readers read it line by line forever
+expect accelerate-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- timeout 20 \
+    "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --accelerate-config /dev/zero
+expect import-dev-zero 2 "/dev/zero: cannot read: is a device, expected a file" -- timeout 20 \
+    "$BIN" calibrate import nccl-tests /dev/zero --kind all-reduce -o "$R/imp.json"
+# a named FIFO is read once, to its end: the JSON loaders opened the path twice (a probe, then the
+# read) and waited for a second writer forever
+mkfifo "$R/fifo"
+for what in ds-config hf accelerate import; do
+    case $what in
+    ds-config) src=tests/fixtures/ds_zero3.json
+        set -- predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --ds-config "$R/fifo" ;;
+    hf) src=tests/fixtures/hf/Meta-Llama-3-8B/config.json; set -- describe --model "hf:$R/fifo" ;;
+    accelerate) src=tests/fixtures/accelerate_fsdp2.yaml
+        set -- predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --engine model --accelerate-config "$R/fifo" ;;
+    import) src=tests/fixtures/nccl_tests_all_reduce_2node.log
+        set -- calibrate import nccl-tests "$R/fifo" --kind all-reduce -o "$R/imp.json" ;;
+    esac
+    timeout 20 sh -c 'cat "$1" >"$2"' sh "$src" "$R/fifo" 2>/dev/null &
+    expect "fifo-$what" 0 "" -- timeout 20 "$BIN" "$@"
+    wait
+done
+
+# ---- issue 31: control characters in an HF model's name ---------------------------------------------
+# _name_or_path "org/a<ESC>[31mb" became the model's name, raw on the terminal and in the CSV
+printf '{"model_type": "llama", "_name_or_path": "org/a\\u001b[31mb"}' >"$R/hf-ctl.json"
+expect hf-name-control-char 2 'hf-ctl.json: $._name_or_path: expected a string without control characters, got "org/a\x1b[31mb"' -- \
+    "$BIN" sweep --cluster p4d.24xlarge --model "hf:$R/hf-ctl.json" --nodes 1 --layout zero3 --engine model -o "$R/hf-ctl.csv"
+
+# ---- issue 31: the accelerate YAML is parsed by libyaml -----------------------------------------------
+# the hand reader split lines over 511 bytes (the rest became a key), took tab-indented keys as
+# top-level, and passed flow mappings and lists with only a note; now YAML is YAML, and what
+# shardcast does not read (a list where a value goes, a duplicate key) is refused with its line
+A="predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --engine model --accelerate-config"
+printf 'distributed_type: FSDP\nfsdp_config: {fsdp_sharding_strategy: SHARD_GRAD_OP, fsdp_version: 2}\n' >"$R/acc-flow.yaml"
+expect accelerate-flow-mapping 0 "shard_grad_op " -- "$BIN" $A "$R/acc-flow.yaml"
+printf 'distributed_type: FSDP\nmain_training_function: "%0600d"\nfsdp_config:\n  fsdp_sharding_strategy: NO_SHARD\n' 0 >"$R/acc-long.yaml"
+expect accelerate-long-line 0 "ddp " -- "$BIN" $A "$R/acc-long.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n\tfsdp_sharding_strategy: NO_SHARD\n' >"$R/acc-tab.yaml"
+expect accelerate-tab 2 "acc-tab.yaml: line 3: invalid YAML: found character that cannot start any token" -- "$BIN" $A "$R/acc-tab.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: [NO_SHARD]\n' >"$R/acc-list.yaml"
+expect accelerate-list 2 'acc-list.yaml: $.fsdp_config.fsdp_sharding_strategy: expected a single value, got a list (line 3)' -- "$BIN" $A "$R/acc-list.yaml"
+printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n  fsdp_version: 2\n' >"$R/acc-dup.yaml"
+expect accelerate-duplicate 2 'acc-dup.yaml: $.fsdp_config: duplicate key "fsdp_version" (lines 3 and 4)' -- "$BIN" $A "$R/acc-dup.yaml"

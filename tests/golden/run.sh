@@ -413,7 +413,7 @@ one_line_err bf16-on-v100-one-line "$BIN" predict --cluster p3dn.24xlarge --node
 expect fp8-on-a100 2 "got fp8, which needs a Hopper or newer GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --precision fp8
 expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
-expect checkpointing-bad 2 "expected on, off, full, none or selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
+expect checkpointing-bad 2 "expected on, off, full, none, selective or op" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
 expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.964" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
 expect predict-tp 0 "tp:t=4                  12.332" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
@@ -505,6 +505,18 @@ bad_case accuracy-unknown-key 's/"nodes": 2,/"nodes": 2, "gpus": 16,/' '$.gpus: 
 bad_case accuracy-missing-metric 's/"metric": "samples_per_s", //' '$.measured.metric: missing required key'
 bad_case accuracy-tflops-no-convention 's/"samples_per_s"/"tflops_per_gpu"/' '$.measured.flop_convention: missing required key'
 bad_case accuracy-unknown-cluster 's/"p4d.24xlarge"/"p9z.huge"/' '$.cluster: expected a shipped cluster name or a path relative to'
+bad_case accuracy-bad-ran-kernel 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "deepspeed", "framework_version": "unstated", "attention_kernel": "fa9", "reduce_dtype": "fp32", "checkpointing": "full"},/' '$.ran.attention_kernel: got "fa9", expected one of "unfused"'
+bad_case accuracy-bad-ran-stack 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "torchtitn", "framework_version": "unstated", "attention_kernel": "fa2", "reduce_dtype": "fp32", "checkpointing": "full"},/' '$.ran.stack: got "torchtitn", expected one of "megatron-core-te"'
+bad_case accuracy-bad-ran-missing 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "deepspeed"},/' '$.ran.framework_version: missing required key'
+# issue 27 item 11 / issue 30 item 4: bias per framework and stack (macro over sources), by sequence
+# length, and pick/best per compare group (fix-alpha's group and fix-beta's: see the fixtures' notes)
+expect accuracy-field 0 "bias by framework and by stack (macro: each source one vote)" -- "$BIN" accuracy "$V" --engine model
+expect accuracy-seqlen 0 "<= 2k " -- "$BIN" accuracy "$V" --engine model
+expect accuracy-pickbest 0 "pick/best per source" -- "$BIN" accuracy "$V" --engine model
+if grep -q '"pick_best": ' "$TMP/acc.json" && grep -q '"by_framework": ' "$TMP/acc.json" && grep -q '"bias_macro_pct": ' "$TMP/acc.json"; then
+    pass=$((pass + 1)); else echo "FAIL accuracy-json-field"; fail=$((fail + 1)); fi
+if grep -q '^## Decision quality: pick / best' "$TMP/ACC.md" && grep -q '^| framework | sources | n |' "$TMP/ACC.md"; then
+    pass=$((pass + 1)); else echo "FAIL accuracy-markdown-field"; fail=$((fail + 1)); fi
 expect accuracy-source 0 "4 cases from 1 source in" -- "$BIN" accuracy "$V" --source fix-beta --engine model
 expect accuracy-bad-source 2 '--source: expected a folder of tests/fixtures/validation, got "fix-gamma"' -- "$BIN" accuracy "$V" --source fix-gamma
 expect accuracy-source-check 2 "--source: expected without --check" -- "$BIN" accuracy "$V" --source fix-beta --check "$TMP/fig.json"
@@ -514,7 +526,7 @@ expect accuracy-bad-figures 2 "$TMP/acc.csv: invalid JSON" -- "$BIN" accuracy "$
 # ---- issue 20: the small ones -----------------------------------------------------------------
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # plain make without the GSL/Jansson headers: one line naming make deps (a compiler that sees no headers)
-expect make-deps-hint 2 "shardcast: the GSL and Jansson headers are missing: run 'make deps' first" -- \
+expect make-deps-hint 2 "shardcast: the GSL, Jansson or libyaml headers are missing: run 'make deps' first" -- \
     make -s -C "$ROOT" depcheck CC="cc --sysroot=$TMP/none -nostdinc"
 expect predict-cost 0 "cost: 16 nodes x \$32.77/h = \$524.36/h; \$ per million tokens: zero3 1.16, mics:p=8 0.69, mics:p=16 0.90" -- \
     "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16
@@ -616,7 +628,7 @@ one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
-expect accelerate-hybrid 0 "hsdp:p=8                 0.706" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+expect accelerate-hybrid 0 "hsdp:p=8                 0.743" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
@@ -640,5 +652,21 @@ expect topo-dragonfly-mics16 0 "mics:p=16                2.469" -- "$BIN" predic
 expect topo-dragonfly-zero3 0 "zero3                    2.006" -- "$BIN" predict --cluster tests/fixtures/p4d-dragonfly.json --calibration p4d.24xlarge --engine model --model gpt3-13b --nodes 8 --layout zero3 --layout mics:p=16
 sed 's/"topology":"fat-tree"/"topology":"torus"/; s/"nic_bandwith_Gbps"/"nic_bandwidth_Gbps"/' "$TMP/typo.json" >"$TMP/torus.json"
 expect bad-topology 2 "$TMP/torus.json: \$.network.topology: expected one of" -- "$BIN" memory --cluster "$TMP/torus.json" --nodes 2 --model gpt2-1.5b
+# ---- issue 27 items 3-7: FSDP's gradient path, reduce_dtype, op-level SAC, element-wise flags, AdamW
+# Llama-3-8B on 2 DGX H100 nodes, FSDP1 zero3: default (bf16 reduce, foreach AdamW) 1.025 s; op-level
+# checkpointing between none (0.803) and full; fp32 reduction: RS bytes +8.03e9 x 2 x 15/16 = 15.1 GB per
+# GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
+F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
+expect impl-fsdp-default 0 "zero3                    1.025" -- "$BIN" $F27
+expect impl-ckpt-op 0 "zero3                    0.873" -- "$BIN" $F27 --checkpointing op
+expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
+expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
+expect impl-reduce-bad 2 "--reduce-dtype: expected fp32, param, bf16 or fp16, got \"fp64\"" -- "$BIN" $F27 --reduce-dtype fp64
+expect impl-optimizer-bad 2 "--optimizer: expected fused, foreach or forloop, got \"adam\"" -- "$BIN" $F27 --optimizer adam
+expect impl-flag-bad 2 "--norm-fp32: expected on or off, got \"yes\"" -- "$BIN" $F27 --norm-fp32 yes
+printf '{"reduce_dtype": "fp64"}' >"$TMP/reduce.json"
+expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of" -- "$BIN" $F27 --training "$TMP/reduce.json"
+printf '{"repeat_kv": 1}' >"$TMP/rkv.json"
+expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false, got 1" -- "$BIN" $F27 --training "$TMP/rkv.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,366 @@
+/* test_impl.c — issue 27's implementation choices (items 3-7): FSDP's per-micro-step gradient
+ * path, reduce_dtype, op-level selective checkpointing, the eager element-wise flags and the
+ * AdamW implementations, each against bytes or FLOPs derived by hand in the test's comment.
+ * Not here: the base workload (test_workload.c) or the framework schedules (test_framework.c). */
+#include "suites.h"
+
+#include "../model/analytic.h"
+#include "../model/framework.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ck_assert_rel(a, b) ck_assert_double_eq_tol((a), (b), 1e-12 * fabs((double)(b)) + 1e-300)
+
+/* Llama-3-8B (configs/models/llama3-8b.json): h 4096, 32 heads, 8 KV heads (kv width 1024),
+ * ffn 14336 SwiGLU, RMSNorm, rotary, seq 8192, vocab 128256. */
+static spec_model llama3_8b(void)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/llama3-8b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    return m;
+}
+
+static const wl_layer *block(const wl *w)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == WL_BLOCK)
+            return &w->layer[i];
+    ck_abort_msg("no block");
+    return NULL;
+}
+
+static const wl_layer *head(const wl *w)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == WL_HEAD)
+            return &w->layer[i];
+    ck_abort_msg("no head");
+    return NULL;
+}
+
+/* FSDP1 bytes per parameter (workload.c): 2 eb (assembly) + (eb + rb if cast) + 2 rb
+ * (pre-divide) + (2 rb post-divide when n > 2 + 3 rb accumulation) / n.
+ *   bf16 grads, fp32 reduce, n 8: 4 + 6 + 8 + (8 + 12) / 8 = 20.5 (the reference's ~20)
+ *   bf16 reduce, n 8: 4 + 0 + 4 + (4 + 6) / 8 = 9.25 (~10)
+ *   bf16 reduce, n 2 (post-divide factor 1): 4 + 4 + 6 / 2 = 11
+ * FSDP2: (rb - eb) + 3 rb / n: fp32 n 8: 2 + 1.5 = 3.5; bf16 n 8: 0.75. DeepSpeed: none. */
+START_TEST(test_grad_path_bytes)
+{
+    ck_assert_rel(wl_grad_path_bytes_per_param(FW_FSDP, 2, 4, 8), 20.5);
+    ck_assert_rel(wl_grad_path_bytes_per_param(FW_FSDP, 2, 2, 8), 9.25);
+    ck_assert_rel(wl_grad_path_bytes_per_param(FW_FSDP, 2, 2, 2), 11);
+    ck_assert_rel(wl_grad_path_bytes_per_param(FW_FSDP2, 2, 4, 8), 3.5);
+    ck_assert_rel(wl_grad_path_bytes_per_param(FW_FSDP2, 2, 2, 8), 0.75);
+    ck_assert_double_eq(wl_grad_path_bytes_per_param(FW_DEEPSPEED, 2, 4, 8), 0);
+    ck_assert_double_eq(wl_grad_path_bytes_per_param(FW_IDEAL, 2, 2, 8), 0);
+    /* the measured exposure (bench/results/fsdp_gradpath-h100.json): partly hidden */
+    ck_assert(WL_GRAD_PATH_EXPOSED > 0.5 && WL_GRAD_PATH_EXPOSED < 1);
+}
+END_TEST
+
+/* AdamW from torch/optim/adamw.py: fused 7 x 4 = 28 B/param; foreach and for-loop eight
+ * passes 8+12+8+12+8+8+8+16 = 80; only the for-loop launches per tensor (8 passes). */
+START_TEST(test_opt_bytes)
+{
+    ck_assert_double_eq(wl_opt_bytes_per_param(OPT_IMPL_FUSED), 28);
+    ck_assert_double_eq(wl_opt_bytes_per_param(OPT_IMPL_FOREACH), 80);
+    ck_assert_double_eq(wl_opt_bytes_per_param(OPT_IMPL_FORLOOP), 80);
+    ck_assert_int_eq(wl_opt_passes(OPT_IMPL_FUSED), 0);
+    ck_assert_int_eq(wl_opt_passes(OPT_IMPL_FOREACH), 0);
+    ck_assert_int_eq(wl_opt_passes(OPT_IMPL_FORLOOP), 8);
+    /* defaults: torch.optim (foreach) under FSDP / FSDP2, fused elsewhere; a choice wins */
+    spec_training t;
+    spec_training_defaults(&t);
+    t.framework = FW_FSDP2;
+    ck_assert_int_eq(fw_opt_impl(&t), OPT_IMPL_FOREACH);
+    t.framework = FW_DEEPSPEED;
+    ck_assert_int_eq(fw_opt_impl(&t), OPT_IMPL_FUSED);
+    t.opt_impl = OPT_IMPL_FORLOOP;
+    ck_assert_int_eq(fw_opt_impl(&t), OPT_IMPL_FORLOOP);
+}
+END_TEST
+
+/* Op-level SAC on Llama-3-8B: recomputed wk (h kv), wo (h^2), w3 (h f) of the linear forward
+ * h^2 + 2 h kv + h^2 + 3 h f: (1024 + 4096 + 14336) / (8192 + 2048 + 43008) = 19456 / 53248
+ * = 0.365385 (fidelity-compute.md item 7: 36.5 %); FlashAttention saved: no core FLOPs.
+ * Stash per block: b s e (q h + v kv + attention out h + w1 f + w2 out h)
+ * = 8192 x 2 x (4096 + 1024 + 4096 + 14336 + 4096) = 452,984,832 B. */
+START_TEST(test_op_sac_llama3_8b)
+{
+    spec_model m = llama3_8b();
+    spec_training t;
+    spec_training_defaults(&t);
+    t.act_ckpt = CKPT_OP;
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *B = block(&w);
+    const double T = 8192, h = 4096, kv = 1024, f = 14336;
+    double linear = 2 * T * (2 * h * h + 2 * h * kv + 3 * h * f);
+    ck_assert_rel(wl_recompute_flops(B) / linear, 19456.0 / 53248.0);
+    ck_assert_rel(B->op_act_bytes, 452984832.0);
+    ck_assert_rel(w.hw_flops, w.model_flops + wl_recompute_flops(B) * 32);
+    /* memory: full < op < none (the same workload's plans on 8 GPUs, zero3) */
+    spec_cluster c;
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
+    mem_breakdown mb[3];
+    const int modes[3] = {CKPT_FULL, CKPT_OP, CKPT_NONE};
+    for (int i = 0; i < 3; i++) {
+        t.act_ckpt = modes[i];
+        wl_build(&m, &t, &w);
+        mem_plan(&w, &t, &l, 8, &c, &mb[i]);
+    }
+    ck_assert(mb[0].activations < mb[1].activations && mb[1].activations < mb[2].activations);
+    /* op: 32 x (input b s h e + stash) + one block's whole stash + head input + fp32 logits */
+    B = block(&w); /* the none build: same block bytes */
+    double want = 32 * (T * h * 2 + 452984832.0) + B->act_bytes + head(&w)->act_bytes + w.logits_bytes;
+    ck_assert_rel(mb[1].activations, want);
+}
+END_TEST
+
+/* A GELU block (separate q, k, v as torchtitan counts mm): wk, wo and fc2 (mm 6) recomputed;
+ * unfused attention's bmm pair recomputed too (not in the save list). */
+START_TEST(test_op_sac_gelu_unfused)
+{
+    spec_model m = llama3_8b();
+    m.swiglu = 0, m.kv_heads = m.heads, m.ffn = 4 * m.hidden, m.seq_len = 1024;
+    spec_training t;
+    spec_training_defaults(&t);
+    t.act_ckpt = CKPT_OP;
+    t.flash_attention = 0;
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *B = block(&w);
+    const double T = 1024, h = 4096, f = 4 * h;
+    /* qkv share kv / (h + 2kv) = 1/3 of 6 T h^2 FLOPs = 2 T h^2; proj 2 T h^2; fc2 2 T h f */
+    double want = 2 * T * h * h + 2 * T * h * h + 2 * T * h * f + B->core_fwd_flops;
+    ck_assert_rel(wl_recompute_flops(B), want);
+}
+END_TEST
+
+/* Eager element-wise extras per token (workload.c ew_impl_extra), Llama-3-8B, bf16 (e 2):
+ *  norm_fp32: 2 norms x (28 + 4e - 2e) h = 2 x 32 x 4096 = 262,144 fwd; 2 x (52 + 6e - 3e) h
+ *    = 2 x 58 x 4096 = 475,136 bwd; activations + 2 x (4 - e) h = 16,384 (the fp32 input
+ *    saved in place of the 16-bit one).
+ *  rope_fp32: 16 (h + kv) = 81,920 both ways.
+ *  repeat_kv: 2 (kv + h) e + 2 h e = 20,480 + 16,384 = 36,864 both ways; activations
+ *    + 2 (h - kv) e = 12,288.
+ *  swiglu_unfused: + 2 f e = 57,344 fwd, 3 f e = 86,016 bwd; activations + f e = 28,672.
+ *  loss_fp32 on: head (e + 20 - (e + 8)) V = 12 V fwd, (e + 24 - (4 + e)) V = 20 V bwd.
+ * Compiled: the upcasts fuse (no change) but repeat_kv stays, and loss_fp32 on stays eager. */
+START_TEST(test_elementwise_flags)
+{
+    spec_model m = llama3_8b();
+    spec_training t0;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    const double T = 8192, V = 128256;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    const double F[5] = {262144, 81920, 36864, 57344, 0}, Bk[5] = {475136, 81920, 36864, 86016, 0};
+    const double A[5] = {16384, 0, 12288, 28672, 0}; /* swiglu_unfused: silu's output f e */
+    for (int i = 0; i < 5; i++) {
+        spec_training t = t0;
+        int *flag[5] = {&t.norm_fp32, &t.rope_fp32, &t.repeat_kv, &t.swiglu_unfused, &t.loss_fp32};
+        *flag[i] = 1;
+        wl_build(&m, &t, &w1);
+        ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, F[i] * T);
+        ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, Bk[i] * T);
+        ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, A[i] * T);
+        if (i == 0) { /* the final norm too: 32 h fwd, 58 h bwd */
+            ck_assert_rel(head(&w1)->ew_fwd_bytes - head(&w0)->ew_fwd_bytes, 32 * 4096 * T);
+            ck_assert_rel(head(&w1)->ew_bwd_bytes - head(&w0)->ew_bwd_bytes, 58 * 4096 * T);
+        }
+        if (i == 4) {
+            ck_assert_rel(head(&w1)->ew_fwd_bytes - head(&w0)->ew_fwd_bytes, 12 * V * T);
+            ck_assert_rel(head(&w1)->ew_bwd_bytes - head(&w0)->ew_bwd_bytes, 20 * V * T);
+        }
+        /* compiled: norm / rope / swiglu fuse away; repeat_kv and the eager loss stay */
+        spec_training tc = t, tc0 = t0;
+        tc.execution = tc0.execution = EXEC_COMPILED;
+        wl wc0, wc1;
+        wl_build(&m, &tc0, &wc0);
+        wl_build(&m, &tc, &wc1);
+        double d = block(&wc1)->ew_fwd_bytes - block(&wc0)->ew_fwd_bytes;
+        ck_assert_rel(d, i == 2 ? F[i] * T : 0);
+        if (i == 4)
+            ck_assert(head(&wc1)->ew_fwd_bytes > head(&wc0)->ew_fwd_bytes);
+    }
+}
+END_TEST
+
+/* One rank's op graph of zero3 under FSDP (8 ranks of one node): a block's reduce-scatter
+ * carries its gradients at reduce_dtype (params x 4 with fp32, x 2 by default), and its
+ * backward item the exposed share of the gradient path: 0.79 x params x 20.5 (fp32) or
+ * 9.25 (bf16) B; the forward item nothing. */
+START_TEST(test_fsdp_graph_reduce_dtype)
+{
+    spec_model m = llama3_8b();
+    spec_cluster c;
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
+    static lo_graph g;
+    for (int rd = 0; rd < 2; rd++) {
+        spec_training t;
+        spec_training_defaults(&t);
+        t.framework = FW_FSDP;
+        t.reduce_dtype = rd ? REDUCE_FP32 : REDUCE_DEFAULT;
+        wl w;
+        wl_build(&m, &t, &w);
+        layout_build(&w, &t, &l, &c, 1, &g);
+        const double P = block(&w)->params;
+        int seen = 0;
+        for (int i = 0; i < g.micro.n_items; i++) {
+            const lo_item *it = &g.micro.item[i];
+            if (w.layer[it->layer].kind != WL_BLOCK)
+                continue;
+            if (it->pass == LO_FWD) {
+                ck_assert_double_eq(it->hbm_bytes, 0);
+                continue;
+            }
+            seen = 1;
+            ck_assert_int_eq(it->n_reduce, 1);
+            ck_assert_rel(it->reduce[0].bytes, P * (rd ? 4 : 2));
+            ck_assert_rel(it->hbm_bytes, WL_GRAD_PATH_EXPOSED * P * (rd ? 20.5 : 9.25));
+        }
+        ck_assert(seen);
+        /* memory: the fp32 cast copy of one layer's gradients beside the bf16 ones */
+        mem_breakdown mb;
+        mem_plan(&w, &t, &l, 8, &c, &mb);
+        double big = wl_max_layer_params(&w);
+        ck_assert_rel(mb.gathered, 2 * big * 2 + big * 2 + (rd ? 4 * big : 0));
+    }
+}
+END_TEST
+
+/* Reductions after the backward (Megatron zero1 without --overlap-grad-reduce: a boundary
+ * reduce-scatter of all psi gradients) carry reduce_dtype too: psi x 4 with fp32, psi x 2 else. */
+START_TEST(test_boundary_reduce_dtype)
+{
+    spec_model m = llama3_8b();
+    spec_cluster c;
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("zero1", &l, &err), 0);
+    static lo_graph g;
+    for (int rd = 0; rd < 2; rd++) {
+        spec_training t;
+        spec_training_defaults(&t);
+        t.framework = FW_MEGATRON;
+        t.reduce_dtype = rd ? REDUCE_FP32 : REDUCE_PARAM;
+        wl w;
+        wl_build(&m, &t, &w);
+        layout_build(&w, &t, &l, &c, 2, &g);
+        ck_assert(g.n_boundary >= 2 && !g.boundary[0].is_optimizer);
+        ck_assert_int_eq(g.boundary[0].coll.kind, COLL_REDUCESCATTER);
+        ck_assert_rel(g.boundary[0].coll.bytes, w.params * (rd ? 4 : 2));
+    }
+}
+END_TEST
+
+/* The engines: foreach AdamW's step costs 80 / 28 of fused's on the GPU. */
+START_TEST(test_optimizer_time_ratio)
+{
+    spec_model m = llama3_8b();
+    spec_cluster c;
+    char msg[600];
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    cost_calib cal;
+    cost_calib_defaults(&c, &cal);
+    spec_layout l;
+    ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
+    static lo_graph g;
+    static an_timed tm;
+    double opt[2];
+    for (int k = 0; k < 2; k++) {
+        spec_training t;
+        spec_training_defaults(&t);
+        t.framework = FW_FSDP;
+        t.opt_impl = k ? OPT_IMPL_FOREACH : OPT_IMPL_FUSED;
+        wl w;
+        wl_build(&m, &t, &w);
+        layout_build(&w, &t, &l, &c, 1, &g);
+        an_time(&g, &w, &cal, &c, &tm);
+        opt[k] = 0;
+        for (int i = 0; i < tm.n_boundary; i++)
+            if (tm.b_is_opt[i])
+                opt[k] += tm.b_dur[i];
+    }
+    ck_assert(opt[0] > 0);
+    ck_assert_rel(opt[1] / opt[0], 80.0 / 28.0);
+}
+END_TEST
+
+/* The training keys and the accelerate reader: reduce_dtype "bf16" / "fp16" / "param" are the
+ * 16-bit parameter dtype, "fp32" 4 bytes; checkpointing "op"; optimizer; the flags; accelerate's
+ * mixed_precision bf16 reduces in bf16 (MixedPrecision(param = reduce = buffer dtype)). */
+START_TEST(test_keys)
+{
+    spec_training t;
+    sc_err err;
+    char msg[600];
+    spec_training_defaults(&t);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_DEFAULT);
+    ck_assert_int_eq(t.norm_fp32, -1);
+    const char *js = "{\"reduce_dtype\": \"fp32\", \"checkpointing\": \"op\", \"optimizer\": \"forloop\", "
+                     "\"norm_fp32\": true, \"repeat_kv\": false}";
+    ck_assert_msg(spec_parse_training(js, "t", &t, &err) == 0, "%s", sc_err_str(&err, msg, sizeof msg));
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_FP32);
+    ck_assert_int_eq(t.act_ckpt, CKPT_OP);
+    ck_assert_int_eq(t.opt_impl, OPT_IMPL_FORLOOP);
+    ck_assert_int_eq(t.norm_fp32, 1);
+    ck_assert_int_eq(t.repeat_kv, 0);
+    ck_assert_int_eq(t.rope_fp32, -1);
+    ck_assert_str_eq(spec_ckpt_str(t.act_ckpt), "op");
+    ck_assert_int_eq(spec_parse_training("{\"reduce_dtype\": \"bf16\"}", "t", &t, &err), 0);
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
+    ck_assert_int_eq(spec_parse_training("{\"optimizer\": \"adam\"}", "t", &t, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.optimizer");
+    spec_layout l;
+    spec_ds_report rep;
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp_hybrid.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
+}
+END_TEST
+
+Suite *impl_suite(void)
+{
+    Suite *s = suite_create("impl");
+    TCase *a = tcase_create("fsdp");
+    tcase_add_test(a, test_grad_path_bytes);
+    tcase_add_test(a, test_opt_bytes);
+    tcase_add_test(a, test_fsdp_graph_reduce_dtype);
+    tcase_add_test(a, test_optimizer_time_ratio);
+    tcase_add_test(a, test_keys);
+    tcase_add_test(a, test_boundary_reduce_dtype);
+    suite_add_tcase(s, a);
+    TCase *b = tcase_create("workload");
+    tcase_add_test(b, test_op_sac_llama3_8b);
+    tcase_add_test(b, test_op_sac_gelu_unfused);
+    tcase_add_test(b, test_elementwise_flags);
+    suite_add_tcase(s, b);
+    return s;
+}
