@@ -249,6 +249,16 @@ int cal_fit_held(const cal_fit_report *rep, const calib_param_def *d)
     return 0;
 }
 
+/* The start of a fit without a base: the built-in defaults, but with the roofline as the compute
+ * model (no kernel models), since such a fit measures the GEMMs (at least 3 are required) and
+ * fits the roofline's efficiency and overhead: the arch's default kernel models would switch
+ * those off once the file is written with every nested object (nested_json). */
+static void fit_defaults(const spec_cluster *c, cost_calib *k)
+{
+    cost_calib_defaults(c, k);
+    memset(&k->kern, 0, sizeof k->kern);
+}
+
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
             cal_fit_report *rep, sc_err *err)
 {
@@ -260,7 +270,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     if (base)
         start = *base;
     else
-        cost_calib_defaults(c, &start);
+        fit_defaults(c, &start);
     *out = start;
 
     /* which parameters can the collectives determine? */

@@ -57,8 +57,9 @@ typedef struct cost_calib {
     cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
     cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
     /* kernel models (model/kernels), from the file's "kernels" object or, without a file,
-     * the arch's defaults; kern.gemm_eff == 0 (a file without one, fitted calibrations,
-     * tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above instead */
+     * the arch's defaults; kern.gemm_eff == 0 (a file without one, calibrations fitted
+     * without a base, tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above
+     * instead */
     kern_calib kern;
     /* NCCL's algorithms and protocols (model/nccl.h); nccl.on = 0: the plain ring/tree above */
     nccl_params nccl;

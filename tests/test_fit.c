@@ -136,6 +136,11 @@ START_TEST(test_fit_recovers_known_parameters)
     ck_assert_double_eq_tol(back.bw_eff[TIER_NET].v, out.bw_eff[TIER_NET].v, 1e-7);
     ck_assert_double_eq_tol(back.bw_eff[TIER_NET].sd, out.bw_eff[TIER_NET].sd, 1e-7);
     ck_assert_str_eq(back.cluster, "p4d.24xlarge");
+    /* without a base the fitted roofline is the compute model, in memory and in the file: no
+     * kernels object (the arch's default kernel models would switch the measured GEMMs off) */
+    ck_assert_double_eq(out.kern.gemm_eff, 0);
+    ck_assert_double_eq(back.kern.gemm_eff, 0);
+    ck_assert_double_eq_tol(back.gemm_eff.v, out.gemm_eff.v, 1e-7);
     unlink(cal_path);
     cal_meas_free(m);
     unlink(path);
