@@ -427,6 +427,48 @@ START_TEST(test_fit_keeps_nested_objects)
 }
 END_TEST
 
+/* Every row of calib_nested is written by calibrate fit and read back by model/calib.c: the
+ * p4d base with every nested value changed (x 0.8, a zero made 0.5, a flag flipped: all within
+ * the rows' bounds, none equal to a default the reader would fall back to) comes back as it was
+ * written, row by row; a row either side forgot would come back as its default or 0. */
+START_TEST(test_fit_nested_rows_round_trip)
+{
+    load_p4d();
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load("tests/fixtures/meas_interference.json", &m, &e), 0);
+    cost_calib base, out, back;
+    load_p4d_cal(&base);
+    int n;
+    const calib_nested_def *d = calib_nested(&n);
+    for (int i = 0; i < n; i++) {
+        double v = calib_nested_get(&base, &d[i]);
+        calib_nested_set(&base, &d[i], d[i].store == CALIB_FLAG ? !v : v > 0 ? 0.8 * v : 0.5, 0);
+    }
+    base.kern.fa_version = 1; /* xformers */
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, &base, "p4d.24xlarge", &out, &rep, &e) == 0, "%s", e.text);
+    char cal_path[] = "/tmp/sc_rows_cal_XXXXXX";
+    int fd = mkstemp(cal_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(cal_calib_write(cal_path, &out, &rep, m, "p4d.24xlarge", &e), 0);
+    ck_assert_msg(cost_calib_load(cal_path, &back, &e) == 0, "%s: %s", e.path, e.text);
+    unlink(cal_path);
+    int checked = 0;
+    for (int i = 0; i < n; i++, checked++) {
+        double want = calib_nested_get(&base, &d[i]), got = calib_nested_get(&back, &d[i]);
+        ck_assert_msg(want > 0 || d[i].store == CALIB_FLAG, "%s.%s: not changed to a positive value", d[i].path,
+                      d[i].key);
+        ck_assert_msg(fabs(got - want) <= 1e-7 * fabs(want), "%s.%s: read back %g, written %g", d[i].path, d[i].key, got,
+                      want);
+    }
+    ck_assert_int_eq(checked, n);
+    ck_assert_int_eq(back.kern.fa_version, 1);
+    cal_meas_free(m);
+}
+END_TEST
+
 /* Measurements text with a host and the given interference entries, loaded. */
 static cal_meas *load_interf(const char *entries)
 {
@@ -715,6 +757,7 @@ Suite *fit_suite(void)
     tcase_add_test(tc, test_fit_interference_copy_fallback_and_noise);
     tcase_add_test(tc, test_fit_interference_absent_keeps_base);
     tcase_add_test(tc, test_fit_keeps_nested_objects);
+    tcase_add_test(tc, test_fit_nested_rows_round_trip);
     tcase_add_test(tc, test_fit_nccl_recovers);
     tcase_add_test(tc, test_meas_malformed);
     suite_add_tcase(s, tc);
