@@ -87,11 +87,13 @@ archcheck:
 # run. accuracy-report rewrites docs/ACCURACY.md, docs/accuracy.png and validation/figures.json.
 accuracy-check: shardcast
 	./shardcast accuracy validation --engine model --check validation/figures.json >/dev/null
+	./shardcast accuracy validation --anchored --check validation/figures-anchored.json >/dev/null
 
 accuracy-report: shardcast
 	@mkdir -p $(BUILD)
 	./shardcast accuracy validation --engine both --markdown docs/ACCURACY.md --plot-data $(BUILD)/accuracy.dat \
 	    --write-figures validation/figures.json -o $(BUILD)/accuracy-cases.csv
+	./shardcast accuracy validation --anchored --markdown docs/ACCURACY.md --write-figures validation/figures-anchored.json >/dev/null
 	@if grep -q '^[0-9]' $(BUILD)/accuracy.dat; then \
 	    gnuplot -e "datafile='$(BUILD)/accuracy.dat'; outfile='docs/accuracy.png.tmp'" plots/accuracy.gp && \
 	    mv docs/accuracy.png.tmp docs/accuracy.png && echo "accuracy-report: docs/ACCURACY.md, docs/accuracy.png, validation/figures.json"; \

@@ -249,14 +249,78 @@ int cal_fit_held(const cal_fit_report *rep, const calib_param_def *d)
     return 0;
 }
 
-/* The start of a fit without a base: the built-in defaults, but with the roofline as the compute
- * model (no kernel models), since such a fit measures the GEMMs (at least 3 are required) and
- * fits the roofline's efficiency and overhead: the arch's default kernel models would switch
- * those off once the file is written with every nested object (nested_json). */
-static void fit_defaults(const spec_cluster *c, cost_calib *k)
+void cal_fit_defaults(const spec_cluster *c, cost_calib *k)
 {
     cost_calib_defaults(c, k);
     memset(&k->kern, 0, sizeof k->kern);
+}
+
+/* The GEMM overhead when the fit cannot tell it: a negative intercept is held at 0 (a fixed cost
+ * cannot be negative) and one whose standard error is not below its value at the base's; either
+ * way without a standard error (an overhead of 0 ± 65.8 us drawn for a prediction's spread adds
+ * only positive draws, tens of microseconds to each of thousands of GEMMs: the meaningless
+ * 354 ± 83,162 s of the emulated loop). The efficiency is then refitted with the overhead fixed:
+ * the weighted least squares slope through the intercept, t - c0 = F / (peak x eff), weights
+ * 1/t^2, its variance s^2 / sum(w F^2) with s^2 = chi^2 / (n - 1). */
+static void gemm_weak(const cal_meas *m, const spec_cluster *c, const cost_calib *start, cost_calib *out,
+                      cal_fit_report *rep)
+{
+    const double v = out->gemm_overhead_s.v, sd = out->gemm_overhead_s.sd;
+    if (v > 0 && sd < v)
+        return;
+    rep->gemm_weak = v > 0 ? 1 : 2;
+    double c0 = v > 0 ? start->gemm_overhead_s.v : 0, sxy = 0, sxx = 0;
+    for (int i = 0; i < m->n_gemm; i++) {
+        const cal_gemm_m *g = &m->gemm[i];
+        double x = 2 * g->m * g->n * g->k * g->batch, y = g->time_s, w = 1 / (y * y);
+        sxy += w * x * (y - c0);
+        sxx += w * x * x;
+    }
+    double c1 = sxy / sxx, chi2 = 0;
+    for (int i = 0; i < m->n_gemm; i++) {
+        const cal_gemm_m *g = &m->gemm[i];
+        double x = 2 * g->m * g->n * g->k * g->batch, y = g->time_s, r = (c0 + c1 * x - y) / y;
+        chi2 += r * r;
+    }
+    if (!(c1 > 0) || 1 / (c->gpu.peak_flops * c1) > 1.0) { /* keep the two-parameter fit */
+        rep->gemm_weak = 0;
+        return;
+    }
+    double var1 = m->n_gemm > 1 ? chi2 / (m->n_gemm - 1) / sxx : 0;
+    out->gemm_overhead_s = (cost_param){c0, 0};
+    out->gemm_eff.v = 1 / (c->gpu.peak_flops * c1);
+    out->gemm_eff.sd = var1 > 0 ? sqrt(var1) / (c->gpu.peak_flops * c1 * c1) : 0;
+    rep->gemm_rms_rel = sqrt(chi2 / m->n_gemm);
+}
+
+/* Of the free parameters, the one with the largest relative standard error when that error is not
+ * smaller than the value itself (an interval of "0.79 ± 1.45 us" says the data cannot tell the
+ * value, and drawing from it for a prediction's spread gives nonsense: the 354 ± 83,162 s of the
+ * emulated loop): held at its base value (the start, f->fixed) with no standard error, named in
+ * rep->undetermined. Only with a base to take it from (without one the fit has no other value to
+ * offer and keeps its estimate). Returns 1 when it held one. */
+static int weak_param(fit_ctx *f, const double *v, const double *sd, const cost_calib *base, cal_fit_report *rep)
+{
+    int worst = -1;
+    double rel = 1;
+    for (int j = 0; j < f->n_free && base; j++) {
+        int p = f->free_idx[j];
+        double r = v[p] != 0 ? sd[p] / fabs(v[p]) : sd[p] > 0 ? INFINITY : 0;
+        if (r >= rel)
+            worst = p, rel = r;
+    }
+    if (worst < 0)
+        return 0;
+    int k = 0;
+    for (int j = 0; j < f->n_free; j++)
+        if (f->free_idx[j] != worst)
+            f->free_idx[k++] = f->free_idx[j];
+    f->n_free = k;
+    rep->weak |= 1u << worst;
+    size_t l = strlen(rep->undetermined);
+    snprintf(rep->undetermined + l, sizeof rep->undetermined - l, "%s%s (sd %.3g >= value %.3g)", l ? ", " : "",
+             PNAMES[worst], sd[worst], v[worst]);
+    return 1;
 }
 
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
@@ -270,7 +334,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     if (base)
         start = *base;
     else
-        fit_defaults(c, &start);
+        cal_fit_defaults(c, &start);
     *out = start;
 
     /* which parameters can the collectives determine? */
@@ -373,6 +437,8 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                 return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
                                   "the measurements cannot determine the %s: no measured time depends on it",
                                   PNAMES[flat]);
+            if (worst < 0 && weak_param(&f, v, sd, base, rep))
+                continue; /* one held at its base value: refit the others */
             if (worst < 0)
                 break;
             int k = 0;
@@ -392,6 +458,9 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
                 break;
             }
         }
+        for (int p = 0; p < N_P; p++) /* a value held (at a bound, or at the base's) has no sd */
+            if ((rep->held | rep->weak) & 1u << p)
+                sd[p] = 0;
         rep->coll_points = m->n_coll;
         rep->coll_rms_rel = f.rms;
         for (int j = 0; j < (np->on ? N_P : P_FLOOR); j++) {
@@ -477,6 +546,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
         out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
         out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
         out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
+        gemm_weak(m, c, &start, out, rep);
     } else if (!base) {
         return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
                           "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
@@ -615,6 +685,9 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
              rep->gemm_rms_rel);
     snprintf(fitted_m, sizeof fitted_m, "measured: mean of %d bandwidth runs", rep->membw_points);
     snprintf(kept, sizeof kept, "not measured: from %s", base_name ? base_name : "built-in defaults");
+    char weak[320];
+    snprintf(weak, sizeof weak, "not determined by the measurements (standard error not below the value): from %.180s",
+             base_name ? base_name : "built-in defaults");
     char interf[512] = "";
     if (rep->interf_points) {
         int l = snprintf(interf, sizeof interf,
@@ -649,7 +722,11 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
             const char *src = kept;
             switch (d->from) {
             case CALIB_FROM_BASE: break;
-            case CALIB_FROM_GEMM: src = rep->gemm_points ? fitted_g : kept; break;
+            case CALIB_FROM_GEMM:
+                src = rep->gemm_points ? fitted_g : kept;
+                if (rep->gemm_weak && pv == &k->gemm_overhead_s) /* gemm_weak: held */
+                    src = rep->gemm_weak == 2 ? "fitted below 0: held at 0 (a fixed cost is not negative)" : weak;
+                break;
             case CALIB_FROM_MEMBW: src = rep->membw_points ? fitted_m : kept; break;
             case CALIB_FROM_INTERF: src = rep->interf_points ? interf : kept; break;
             case CALIB_FROM_COLL: /* a link tier: from the collectives that spanned it */
@@ -657,6 +734,9 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
                     src = m->n_coll ? fitted_c : kept;
                 else
                     src = d->tier == TIER_NET ? net : (cost_tier)d->tier == it ? intra : kept;
+                for (int p = 0; p < N_P; p++) /* weak_param: held at the base's value */
+                    if (rep->weak & 1u << p && fit_field(k, p, it) == pv)
+                        src = weak;
                 break;
             }
             char note[768];

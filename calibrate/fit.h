@@ -18,6 +18,10 @@ typedef struct cal_fit_report {
                                             that ran away past 1 ("name at 1"), "" if none */
     unsigned held;                       /* the parameters in at_bound, one bit each (ask
                                             cal_fit_held with a calib_params row)            */
+    unsigned weak;                       /* collective-fit parameters held at the base's value
+                                            because their sd was not below the value (named
+                                            in undetermined), one bit each                  */
+    int gemm_weak;                       /* GEMM overhead held likewise (1), or at 0 (2)     */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
     /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
     int interf_points;                   /* entries it is the median of                    */
@@ -34,6 +38,11 @@ typedef struct cal_fit_report {
 
 /* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */
 #define CAL_MIN_COVERAGE 0.95
+
+/* The built-in defaults a fit starts from without a base (and `--base defaults`): the cluster's
+ * defaults with the roofline as the compute model (no kernel models), since such a fit
+ * measures the GEMMs and fits the roofline's terms, which kernel models would switch off. */
+void cal_fit_defaults(const spec_cluster *c, cost_calib *k);
 
 /* Fit the cost model on cluster c to m. Parameters the measurements cannot determine come
  * from `base` when given (and are listed in the report), else the fit is refused (SC_EINPUT

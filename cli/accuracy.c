@@ -43,6 +43,10 @@ static const char HELP[] =
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
     "  --source ID            only the cases of DIR/ID/ (while writing them)\n"
+    "  --anchored             per source, cluster and framework with >= 3 runs: anchor the stack on\n"
+    "                         the run of median GPU count (calibrate anchor) and predict the others;\n"
+    "                         MAPE and bias per source (model engine). --markdown replaces its section\n"
+    "                         of the file; --write-figures / --check use their own figures file\n"
     "  --progress             progress on stderr even when it is not a terminal\n\n"
     "Exit status: 0 ok; 1 a case failed to evaluate, or --check found a regression; 2 bad input\n"
     "(a broken case file is named with its JSON path).\n";
@@ -239,7 +243,7 @@ int cmd_accuracy(int argc, char **argv)
         {"out", required_argument, 0, 'o'},     {"check", required_argument, 0, 'c'},
         {"write-figures", required_argument, 0, 'w'}, {"markdown", required_argument, 0, 'm'},
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
-        {"source", required_argument, 0, 's'},
+        {"source", required_argument, 0, 's'}, {"anchored", no_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_acc_opts o;
     memset(&o, 0, sizeof o);
@@ -275,6 +279,7 @@ int cmd_accuracy(int argc, char **argv)
         case 'p': o.plot_data = optarg; break;
         case 'P': o.progress = 1; break;
         case 's': o.source = optarg; break;
+        case 'A': o.anchored = 1; break;
         case ':':
             snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
             return cli_usage_error("accuracy", what);
@@ -315,6 +320,11 @@ int cmd_accuracy(int argc, char **argv)
     if (rc)
         return cli_fail(&err, rc);
     r.n = acc_n_cases(r.s);
+    if (o.anchored) { /* cli/accuracy_anchor.c */
+        int st = cli_acc_anchored(&r);
+        acc_suite_free(r.s);
+        return st;
+    }
     for (int e = 0; e < PRED_N_ENGINES; e++)
         if (o.engines[e])
             r.eng[r.n_eng++] = (pred_engine)e;

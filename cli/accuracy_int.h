@@ -15,6 +15,7 @@
 typedef struct cli_acc_opts {
     const char *dir, *csv, *check, *figures, *markdown, *plot_data, *source;
     int json, progress, engines[PRED_N_ENGINES]; /* engines[e]: run engine e */
+    int anchored;                                /* --anchored (cli/accuracy_anchor.c) */
 } cli_acc_opts;
 
 typedef struct cli_acc_run {
@@ -65,5 +66,9 @@ SC_MUST_CHECK int cli_acc_write_figures(const cli_acc_run *r, const char *path, 
 /* --check: compare with the committed figures; the findings on stderr. 0 ok, 1 worse, or the
  * exit status of bad input (already reported). */
 SC_MUST_CHECK int cli_acc_check_figures(const cli_acc_run *r, const char *path);
+
+/* --anchored: the anchored figures instead of the shipped ones (cli/accuracy_anchor.c): text or
+ * --json, --markdown (its section of the file), --write-figures, --check. Returns the exit status. */
+int cli_acc_anchored(const cli_acc_run *r);
 
 #endif

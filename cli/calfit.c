@@ -2,9 +2,11 @@
  * calibration with each parameter's uncertainty and the fit's residual. Not here: the fit
  * itself (calibrate/measure.c) or running the benchmarks (calibrate/bench). */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../calibrate/anchor.h"
 #include "../calibrate/fit.h"
 #include "../model/calib_params.h"
 #include "commands.h"
@@ -23,10 +25,18 @@ static const char HELP[] =
     "overlap_slowdown is kept from --base (or the defaults).\n\n"
     "  --cluster NAME|FILE    the cluster the measurements were taken on (line rates, peak)\n"
     "  --base NAME|FILE       calibration for the parameters not measured (\"defaults\": built-in)\n"
-    "  -o, --out FILE         calibration JSON to write (atomically)\n";
+    "  -o, --out FILE         calibration JSON to write (atomically)\n"
+    "  --anchor-steps         after the kernels and collectives, anchor the stack on the harness's\n"
+    "                         measured sharded steps (\"steps\") as 'calibrate anchor' does: a\n"
+    "                         compute-kernel efficiency factor on the fitted kernels, then the network's\n"
+    "                         when the steps span nodes (at most one parameter per step, sd from the\n"
+    "                         residuals); the file then carries an \"anchor\" object with the steps and\n"
+    "                         their residuals. Not the default: the factor also scales the GEMMs that\n"
+    "                         'validate' checks against their own measurements\n";
 
 typedef struct opts {
     const char *out, *base;
+    int anchor_steps;
 } opts;
 
 static int own(int opt, const char *arg, void *ctx)
@@ -36,6 +46,8 @@ static int own(int opt, const char *arg, void *ctx)
         o->out = arg;
     else if (opt == 2000)
         o->base = arg;
+    else if (opt == 2001)
+        o->anchor_steps = 1;
     return 0;
 }
 
@@ -95,14 +107,49 @@ static void param_rows(const cost_calib *out, const cal_fit_report *rep)
         nccl_rows(out, rep);
 }
 
+/* The harness's measured steps anchor the stack of the fitted calibration (calibrate/anchor.h):
+ * the file at path is rewritten with an "anchor" object. Nothing to do without usable steps. */
+static int anchor_steps(const cal_meas *m, const spec_cluster *c, const cost_calib *fitted, const char *path,
+                        sc_err *err)
+{
+    cal_anchor_run *runs = calloc(CAL_ANCHOR_MAX_RUNS, sizeof *runs);
+    cal_anchor_step_ctx *ctx = calloc(CAL_ANCHOR_MAX_RUNS, sizeof *ctx);
+    cost_calib *k = malloc(sizeof *k);
+    cal_anchor_report rep;
+    int n = 0, rc = !runs || !ctx || !k ? sc_err_set(err, SC_ERUNTIME, "calibrate fit", "", "out of memory") : 0;
+    if (!rc)
+        cal_anchor_steps(m, c, runs, ctx, CAL_ANCHOR_MAX_RUNS, &n);
+    if (!rc && m->n_step && !n)
+        printf("steps: none usable (ranks per node %d, the cluster's GPUs per node %d): the stack is not anchored\n",
+               m->ranks_per_node, c->gpus_per_node);
+    if (!rc && n && !(rc = cal_anchor_fit(runs, n, fitted, k, &rep, err)) &&
+        !(rc = cal_anchor_write(path, path, k, &rep, runs, n, err))) {
+        static const char *const unit[COST_N_STACK] = {"x the fitted kernels", "us", "of line rate"};
+        static const double per_si[COST_N_STACK] = {1, 1e6, 1};
+        printf("stack anchored on %d measured step%s (RMS relative residual %.3f; sd from %s):\n", n, n == 1 ? "" : "s",
+               rep.rms, rep.sd_from);
+        for (int p = 0; p < COST_N_STACK; p++)
+            if (k->anchor.status[p] != COST_ANCHOR_BASE)
+                printf("  %-48s %10.4g %s%-9.3g %s (%s)\n", cal_anchor_label(p), k->anchor.p[p].v * per_si[p],
+                       k->anchor.p[p].sd > 0 ? "± " : "  ", k->anchor.p[p].sd * per_si[p], unit[p],
+                       cost_anchor_status_str(k->anchor.status[p]));
+        for (int i = 0; i < n; i++)
+            printf("  %-44s measured %.4f s, kernels alone %.4f s, anchored %.4f s\n", runs[i].name, runs[i].step_s,
+                   rep.base_step_s[i], rep.pred_step_s[i]);
+    }
+    free(runs), free(ctx), free(k);
+    return rc;
+}
+
 int cmd_calibrate_fit(int argc, char **argv)
 {
-    static const struct option extra[] = {{"out", required_argument, 0, 'o'}, {"base", required_argument, 0, 2000}};
+    static const struct option extra[] = {{"out", required_argument, 0, 'o'}, {"base", required_argument, 0, 2000},
+                                          {"anchor-steps", no_argument, 0, 2001}};
     cli_setup s;
     opts o = {0};
     cli_setup_init(&s, argv[0]);
     int rc;
-    if (cli_args(argc, argv, "calibrate fit", HELP, extra, 2, &s, own, &o, 1, "expected one measurements file", &rc))
+    if (cli_args(argc, argv, "calibrate fit", HELP, extra, 3, &s, own, &o, 1, "expected one measurements file", &rc))
         return rc;
     sc_err err;
     if (!o.out) {
@@ -114,7 +161,7 @@ int cmd_calibrate_fit(int argc, char **argv)
     cost_calib base, out;
     char base_path[4096] = "";
     if (o.base && !strcmp(o.base, "defaults")) {
-        cost_calib_defaults(&s.cluster, &base);
+        cal_fit_defaults(&s.cluster, &base);
         snprintf(base_path, sizeof base_path, "built-in defaults (%s)", base.source);
     } else if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
                           (rc = cost_calib_load(base_path, &base, &err)))) {
@@ -123,6 +170,15 @@ int cmd_calibrate_fit(int argc, char **argv)
     cal_meas *m;
     if ((rc = cal_meas_load(argv[optind], &m, &err)))
         return cli_fail(&err, rc);
+    /* CPU measurements fitted for a GPU cluster (or the reverse): the fitted efficiencies are of
+     * the wrong machine's (issue 29 item 6), as validate warns too */
+    int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(s.cluster.gpu.arch, "cpu");
+    if (cpu_meas != cpu_cluster)
+        fprintf(stderr,
+                "shardcast calibrate fit: warning: %.150s was measured with the %s backend (%.60s) but cluster %.60s "
+                "has %s %.60s: the fitted values describe the machine measured, not this cluster%s\n",
+                m->path, m->backend, m->device, s.cluster.name, cpu_cluster ? "CPU" : "GPU", s.cluster.gpu.name,
+                cpu_meas ? " (fit CPU measurements with --cluster emulated-cpu)" : "");
     int published = 0; /* published sweeps: fit the points of --cluster only */
     for (int i = 0; i < m->n_coll; i++)
         published |= m->coll[i].cluster[0] != 0;
@@ -163,6 +219,7 @@ int cmd_calibrate_fit(int argc, char **argv)
                rep.at_bound);
     if (rep.undetermined[0])
         printf("not determined by these measurements, taken from %s: %s\n", base_path, rep.undetermined);
+    rc = o.anchor_steps ? anchor_steps(m, &s.cluster, &out, o.out, &err) : 0;
     cal_meas_free(m);
-    return 0;
+    return rc ? cli_fail(&err, rc) : 0;
 }

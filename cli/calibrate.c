@@ -19,7 +19,8 @@
 static const char HELP[] =
     "usage: shardcast calibrate run [--backend cpu|gpu] [-np N] [--oversubscribe] [bench options] -o measurements.json\n"
     "       shardcast calibrate fit measurements.json --cluster C -o calibration.json\n"
-    "       shardcast calibrate import nccl-tests LOG... -o measurements.json\n\n"
+    "       shardcast calibrate import nccl-tests LOG... -o measurements.json\n"
+    "       shardcast calibrate anchor RUN.json... [--calibration BASE] -o calibration.json\n\n"
     "run: measure collectives, GEMMs, memory bandwidth and a real sharded step with the harness\n"
     "(shardcast-bench for cpu, shardcast-bench-gpu for gpu, found beside shardcast), launched as\n"
     "  mpirun --allow-run-as-root [--oversubscribe] -np N [mpirun args] <dir>/shardcast-bench [bench options]\n"
@@ -31,7 +32,8 @@ static const char HELP[] =
     "  every other option goes to the harness: --min --max --iters --warmup --groups --step --layers\n"
     "  --hidden --seq --gemm-model --trace -o ...  ('shardcast-bench --help' lists them)\n\n"
     "fit: fit the cost model to measurements.json ('shardcast calibrate fit --help').\n"
-    "import: nccl-tests logs into measurements.json ('shardcast calibrate import --help').\n";
+    "import: nccl-tests logs into measurements.json ('shardcast calibrate import --help').\n"
+    "anchor: fit the stack to measured runs of your job ('shardcast calibrate anchor --help').\n";
 
 static int calibrate_run(int argc, char **argv)
 {
@@ -169,7 +171,7 @@ static int calibrate_run(int argc, char **argv)
 int cmd_calibrate(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("calibrate", "expected a subcommand: run, fit or import");
+        return cli_usage_error("calibrate", "expected a subcommand: run, fit, import or anchor");
     const char *sub = argv[1];
     if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
         fputs(HELP, stdout);
@@ -181,7 +183,9 @@ int cmd_calibrate(int argc, char **argv)
         return cmd_calibrate_fit(argc - 1, argv + 1);
     if (!strcmp(sub, "import"))
         return cmd_calibrate_import(argc - 1, argv + 1);
+    if (!strcmp(sub, "anchor"))
+        return cmd_calibrate_anchor(argc - 1, argv + 1);
     char what[160];
-    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit or import)", sub);
+    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit, import or anchor)", sub);
     return cli_usage_error("calibrate", what);
 }

@@ -17,6 +17,8 @@ int cmd_calibrate(int argc, char **argv) SC_MUST_CHECK;
  * (cli/calimport.c), dispatched by cmd_calibrate: argv[0] is "fit" / "import". */
 int cmd_calibrate_fit(int argc, char **argv) SC_MUST_CHECK;
 int cmd_calibrate_import(int argc, char **argv) SC_MUST_CHECK;
+/* `shardcast calibrate anchor` (cli/calanchor.c), dispatched the same way. */
+int cmd_calibrate_anchor(int argc, char **argv) SC_MUST_CHECK;
 int cmd_validate(int argc, char **argv) SC_MUST_CHECK;
 int cmd_list(int argc, char **argv) SC_MUST_CHECK;
 int cmd_accuracy(int argc, char **argv) SC_MUST_CHECK;

@@ -170,9 +170,12 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         }
         return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
     case 1015:
-        if (spec_framework_parse(arg) < 0)
+        int ver;
+        if (spec_framework_parse_at(arg, &ver) < 0)
             return sc_err_set(err, SC_EINPUT, "--framework", "",
-                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\"", arg);
+                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may "
+                              "follow: deepspeed@0.5)",
+                              arg);
         s->framework = arg;
         return 1;
     case 1016: s->strict = 1; return 1;
@@ -325,8 +328,11 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                 s->training.precision = (spec_precision)i;
         s->training.precision_given = 1;
     }
-    if (s->framework)
-        s->training.framework = (spec_framework)spec_framework_parse(s->framework);
+    if (s->framework) {
+        int ver;
+        s->training.framework = (spec_framework)spec_framework_parse_at(s->framework, &ver);
+        s->training.framework_version = ver; /* a bare name: today's release */
+    }
     for (int i = 0; i < s->n_layouts; i++)
         if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
             return rc;

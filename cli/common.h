@@ -91,6 +91,8 @@ typedef struct cli_setup {
     "  --strict               a ds_config / accelerate key not modelled is an error (exit 2)\n"  \
     "  --framework F          who schedules the layout: ideal (default: the papers' schedules),\n" \
     "                         deepspeed, fsdp, fsdp2, megatron (buckets, streams, prefetch, hooks)\n" \
+    "                         NAME@VERSION picks a release's schedule (deepspeed@0.5: synchronous\n" \
+    "                         per-parameter fetch; default: today's)\n" \
     "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \

@@ -2,6 +2,7 @@
  * door (predict/eval), the spread, CSV columns (see eval.h). */
 #include "eval.h"
 
+#include "../model/calib_anchor.h"
 #include "../model/calib_params.h"
 #include "../predict/results.h"
 
@@ -27,9 +28,20 @@ static int interference(const cli_setup *s, cli_calib *out, int rc)
 
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
 
+/* An anchored calibration used for another cluster than its runs': say so (issue 29). */
+static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
+{
+    if (!rc && out->cal.anchor.on && strcmp(out->cal.anchor.cluster, s->cluster.name))
+        fprintf(stderr,
+                "shardcast: note: %s is anchored on runs on %s, not on %s: its stack parameters (compute "
+                "efficiency, framework overhead, network efficiency) were fitted there\n",
+                out->path[0] ? out->path : "the calibration", out->cal.anchor.cluster, s->cluster.name);
+    return rc;
+}
+
 int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
-    return interference(s, out, calib_load(s, arg, out, err));
+    return anchored_elsewhere(s, out, interference(s, out, calib_load(s, arg, out, err)));
 }
 
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
@@ -181,6 +193,9 @@ int cli_calib_has_sd(const cost_calib *c)
     for (int i = 0; i < n; i++)
         if (p[i]->sd > 0)
             return 1;
+    for (int w = 0; w < COST_N_STACK && c->anchor.on; w++) /* anchored stack parameters */
+        if (c->anchor.p[w].sd > 0)
+            return 1;
     return 0;
 }
 
@@ -205,6 +220,13 @@ double cli_step_spread(const cli_setup *s, const cli_calib *cal, const spec_trai
             if (p[j]->sd > 0) {
                 double v = p[j]->v + gsl_ran_gaussian(rng, p[j]->sd);
                 p[j]->v = v > 1e-3 * p[j]->v ? v : 1e-3 * p[j]->v; /* stay physical */
+            }
+        /* an anchor's compute factor and framework overhead (its network efficiency is the
+         * table's, drawn above) */
+        for (int a = 0; a < COST_N_STACK && k.anchor.on; a++)
+            if (a != COST_STACK_NET && k.anchor.p[a].sd > 0) {
+                double v = k.anchor.p[a].v + gsl_ran_gaussian(rng, k.anchor.p[a].sd);
+                cost_anchor_set(&k, a, v > 1e-3 * k.anchor.p[a].v ? v : 1e-3 * k.anchor.p[a].v);
             }
         an_result r;
         an_predict(&w, tr, l, &s->cluster, nodes, &k, &r);

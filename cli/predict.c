@@ -244,6 +244,11 @@ int cmd_predict(int argc, char **argv)
            s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
     printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
+    for (int i = 0; i < s.n_layouts && s.training.framework == FW_DEEPSPEED; i++) { /* what the release assumes */
+        char lay[64], fw[256];
+        printf("  %s: %s\n", spec_layout_str(&s.layouts[i], lay, sizeof lay),
+               fw_describe(&s.training, &s.layouts[i], &w, fw, sizeof fw));
+    }
     int lw = 20; /* the layout column: as wide as the longest name */
     for (int i = 0; i < s.n_layouts; i++) {
         char lay[64];

@@ -15,7 +15,7 @@ typedef struct memo {
     struct an_memo *sweep; /* across configurations, or NULL */
     int n;
     lo_coll key[16];
-    double t[16];
+    double t[16], lat[16];
 } memo;
 
 /* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
@@ -33,7 +33,7 @@ typedef struct memo_coll {
     int kind, chunks, framework;
     double bytes;
     cost_group g;
-    double t;
+    double t, lat;
 } memo_coll;
 
 /* A graph's timings and volume for every grad_accum: the graphs kept here (all but pipelines)
@@ -159,8 +159,9 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one. */
-static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, const lo_coll *c)
+/* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one;
+ * *lat: its latency part, the same for 1 byte. */
+static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, const lo_coll *c, double *lat)
 {
     const cost_group *geo = &g->group[c->group];
     memo_coll *e = NULL;
@@ -179,11 +180,15 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         if (e->used && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
             e->framework == (int)g->framework && group_eq(&e->g, geo)) {
             m->coll_hits++;
+            *lat = e->lat;
             return e->t;
         }
         m->coll_misses++;
     }
     double t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, geo, NULL) + c->chunks * cal->fw_coll_s[g->framework].v;
+    *lat = cost_coll_best(cal, c->kind, 1, c->chunks, geo, NULL) + c->chunks * cal->fw_coll_s[g->framework].v;
+    if (*lat > t)
+        *lat = t;
     if (e) {
         e->used = 1;
         e->kind = (int)c->kind;
@@ -192,6 +197,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         e->framework = (int)g->framework;
         e->g = *geo;
         e->t = t;
+        e->lat = *lat;
     }
     return t;
 }
@@ -288,20 +294,26 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
     memcpy(&e->tr, key, sizeof *key);
 }
 
-static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k)
+static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
+                      double *lat, int *tier)
 {
     *k = c->kind;
+    /* spans nodes: the network's bandwidth; host / NVMe / in-network transfers (copy engines,
+     * PCIe, other ports) share nothing with the NCCL collectives here (-1) */
+    *tier = c->offload || g->group[c->group].transport != XPORT_NCCL ? -1 : g->group[c->group].k > 1;
     for (int i = 0; i < mm->n; i++) {
         const lo_coll *q = &mm->key[i];
         if (q->kind == c->kind && q->group == c->group && q->bytes == c->bytes && q->chunks == c->chunks) {
             *t = mm->t[i];
+            *lat = mm->lat[i];
             return;
         }
     }
     /* the framework's per-collective bookkeeping, once per piece issued */
-    *t = coll_time(g, cal, mm->sweep, c);
+    *t = coll_time(g, cal, mm->sweep, c, lat);
     if (mm->n < 16) {
         mm->key[mm->n] = *c;
+        mm->lat[mm->n] = *lat;
         mm->t[mm->n++] = *t;
     }
 }
@@ -320,6 +332,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             comp += rec[it->layer];
         /* framework hooks (host time the stream waits) and its memory-bound kernels */
         comp += it->hooks * cal->fw_hook_s[g->framework].v;
+        comp += it->host_s; /* DeepSpeed < 0.6: per-fetch host time, the GPU idle */
         if (it->hbm_bytes > 0)
             comp += it->hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         double comm = 0; /* collectives that run as kernels on this GPU */
@@ -328,19 +341,19 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         o->ni = it->n_inline;
         o->inl_f = it->inline_overlap;
         for (int k = 0; k < it->n_gather; k++) {
-            time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k]);
+            time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k], &o->glat[k], &o->gtier[k]);
             o->gs[k] = it->gather[k].stream;
             comm += it->gather[k].offload ? 0 : o->g[k];
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
-            time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k]);
+            time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k], &o->ilat[k], &o->itier[k]);
             o->is[k] = it->inl[k].stream;
             inl += it->inl[k].offload ? 0 : o->in[k];
         }
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
-            time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k]);
+            time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k]);
             o->rs[k] = it->reduce[k].stream;
             comm += it->reduce[k].offload ? 0 : o->r[k];
         }
@@ -348,6 +361,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
          * collectives can overlap it (at most its own length). The simulator applies the
          * factor exactly while collectives run; here it is this bound. */
         o->overlap_s = cal->overlap_slowdown.v * (comm < comp ? comm : comp);
+        if (g->sched.sync_fetch) /* a device sync around every fetch: nothing overlaps compute */
+            o->overlap_s = 0;
         o->comp = comp + o->overlap_s;
     }
 }
@@ -385,8 +400,11 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
             if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
                 t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
-        } else
-            time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i]);
+        } else {
+            double lat;
+            int tier;
+            time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i], &lat, &tier);
+        }
     }
 }
 
@@ -404,6 +422,10 @@ typedef struct state {
     int gkind[MAXD];
     int last_kind;              /* kind of the latest-ending collective                    */
     double busy, exposed[N_COLLS];
+    int share;                  /* collectives on several streams: they share the tiers     */
+    double link[2];             /* per tier (0 inside a node, 1 the network): when its
+                                   bandwidth is free (a collective's bandwidth part queues
+                                   behind the other streams'; latency parts overlap)          */
 } state;
 
 static const an_titem *item_at(const an_timed *t, const cursor *c)
@@ -422,11 +444,28 @@ static void next(const an_timed *t, cursor *c)
     }
 }
 
-/* One collective on stream st, not before t0; returns its end. */
-static double put(state *s, int st, double t0, double dur, int kind)
+/* One collective on stream st, not before t0; returns its end. Where streams share a tier
+ * (s->share), its bandwidth part (dur - lat) also waits for the tier's bandwidth to be free:
+ * the simulator's shared links, served in issue order rather than shared fairly (the same
+ * end for the later of two, the earlier one's end unchanged). */
+static double put(state *s, int st, double t0, double dur, double lat, int tier, int kind)
 {
     double start = s->comm[st] > t0 ? s->comm[st] : t0;
-    s->comm[st] = start + dur;
+    double end = start + dur;
+    if (s->share && tier >= 0) {
+        /* processor sharing with the bandwidth work R still queued on the tier when this one's
+         * latency part is done: both at half rate until the smaller is done, so this one's
+         * bandwidth part B ends after B + min(B, R); the tier is busy R + B. (The earlier
+         * collective's end, already placed, is not moved back: optimistic by up to min(B, R).) */
+        double b0 = start + lat, B = dur - lat, R = s->link[tier] - b0;
+        if (R > 0) {
+            end = b0 + B + (B < R ? B : R);
+            s->link[tier] += B;
+        } else {
+            s->link[tier] = end;
+        }
+    }
+    s->comm[st] = end;
     if (s->comm[st] >= s->last_end) {
         s->last_end = s->comm[st];
         s->last_kind = kind;
@@ -448,7 +487,7 @@ static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx
     int kind = COLL_ALLGATHER;
     for (int k = 0; k < it->ng; k++) {
         kind = (int)it->gk[k];
-        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], kind); /* hierarchical: in order */
+        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], it->glat[k], it->gtier[k], kind); /* hierarchical: in order */
     }
     s->gend[idx % D] = end;
     s->gkind[idx % D] = kind;
@@ -459,13 +498,14 @@ static void issue_reduces(state *s, const an_titem *it, double t_issue)
 {
     double prev = t_issue;
     for (int k = 0; k < it->nr; k++)
-        prev = put(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], (int)it->rk[k]);
+        prev = put(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], it->rlat[k], it->rtier[k],
+                   (int)it->rk[k]);
 }
 
 /* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
  * gathers' ends of copies c .. c+d-1. */
 typedef struct snap {
-    double v[MAXD + 2 + NS];
+    double v[MAXD + 2 + NS + 2];
     double busy, exposed[N_COLLS];
     int n;
 } snap;
@@ -485,6 +525,12 @@ static void take(state *s, long c, int D, snap *o)
     }
     o->n = D + NS;
     o->v[1] = comp;
+    if (s->share) /* the tiers' free times, raised to the compute end as the streams' */
+        for (int q = 0; q < 2; q++) {
+            if (s->link[q] < comp)
+                s->link[q] = comp;
+            o->v[o->n++] = s->link[q];
+        }
     for (int q = 0; q < D - 1; q++) {
         double *g = &s->gend[(c + q) % D];
         if (*g < s->comp)
@@ -545,6 +591,8 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
     s->comm[0] += J * lambda_comm;
     for (int q = 1; q < NS; q++)
         s->comm[q] += J * lambda;
+    for (int q = 0; q < 2 && s->share; q++) /* uniform, or idle (at the compute end) */
+        s->link[q] += J * lambda;
     s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
     s->comp += J * lambda;
     double g[MAXD];
@@ -575,6 +623,16 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     memset(&s, 0, sizeof s);
     for (int q = 0; q < MAXD; q++)
         s.gend[q] = -INFINITY;
+    for (int i = 0; i < t->n_items && !s.share; i++)
+        for (int m = 0; m < 2; m++) {
+            const an_titem *it = m ? &t->last[i] : &t->micro[i];
+            for (int k = 0; k < it->ng; k++)
+                s.share |= it->gs[k] != 0;
+            for (int k = 0; k < it->nr; k++)
+                s.share |= it->rs[k] != 0;
+            for (int k = 0; k < it->ni; k++)
+                s.share |= it->is[k] != 0;
+        }
     cursor main = {0, 0, 0}, look = {0, 0, 0};
     long c = 0;
     if (!var)
@@ -612,7 +670,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
              * when the rest of the compute and they are done */
             double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
             for (int k = 0; k < mit->ni; k++) {
-                double e = put(&s, mit->is[k], issue, mit->in[k], (int)mit->ik[k]);
+                double e = put(&s, mit->is[k], issue, mit->in[k], mit->ilat[k], mit->itier[k], (int)mit->ik[k]);
                 iend = e > iend ? e : iend;
             }
             if (iend > s.comp) {
@@ -735,7 +793,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             s.comp = start + t->b_dur[i];
             opt += t->b_dur[i];
         } else {
-            put(&s, 0, start, t->b_dur[i], (int)t->b_kind[i]);
+            put(&s, 0, start, t->b_dur[i], t->b_dur[i], 0, (int)t->b_kind[i]); /* after all: nothing shares */
         }
     }
     double ce = comm_end(&s), end = ce > s.comp ? ce : s.comp;

@@ -32,6 +32,11 @@ typedef struct an_titem {
     int is[4];
     double inl_f;         /* fraction of comp running beside the inline collectives     */
     int d;                /* prefetch depth of its pass                                 */
+    /* per collective above: its latency part (the time of a 1-byte one, s) and the tier whose
+     * bandwidth it uses (1: the network, its group spans nodes; 0: inside a node). Streams
+     * share a tier's bandwidth (an_run): latency parts overlap, bandwidth parts queue. */
+    double glat[2], rlat[3], ilat[4];
+    int gtier[2], rtier[3], itier[4];
 } an_titem;
 
 typedef struct an_timed {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib_params.h"
+#include "calib_anchor.h"
 #include "cost.h"
 #include "../base/jsonrd.h"
 
@@ -97,6 +98,7 @@ static const calib_nested_def NESTED[] = {
     NC("$.nccl", "nvls", nvls, CALIB_FLAG, 1, 1, 1.0),
     NC("$.nccl", "simple_only", simple_only, CALIB_FLAG, 1, 1, 1.0),
     NC("$.nccl", "ll128", ll128, CALIB_FLAG, 1, 1, 1.0),
+    NC("$.nccl", "ring_latency_by_node", ring_by_node, CALIB_FLAG, 1, 1, 1.0),
     PROTOS("$.nccl.base_latency_us.ring", base_lat_s[NCCL_RING], 1e6, INFINITY),
     PROTOS("$.nccl.base_latency_us.tree", base_lat_s[NCCL_TREE], 1e6, INFINITY),
     PROTOS("$.nccl.base_latency_us.nvls", base_lat_s[NCCL_NVLS], 1e6, INFINITY),
@@ -273,7 +275,8 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     static const char *const keys[] = {"nvls", "simple_only", "ll128", "base_latency_us",
                                        "intra_hop_latency_us", "net_hop_latency_us", "net_floor_us",
                                        "protocol_bandwidth", "tree_bandwidth", "nvls_bandwidth", "pat_bandwidth",
-                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall", NULL};
+                                       "chunk_half_KiB", "chunk_exponent", "ring_node_fall", "tree_node_fall",
+                                       "ring_latency_by_node", NULL};
     const char *const *algos = ALGO_KEYS;
     const char *b = "$.nccl";
     int rc;
@@ -284,6 +287,7 @@ static int nccl_from(jr *r, const json_t *o, nccl_params *p)
     if ((rc = jr_only_keys(r, o, b, keys)) || (rc = opt_flag(r, o, b, "nvls", &p->nvls)) ||
         (rc = opt_flag(r, o, b, "simple_only", &p->simple_only)) ||
         (rc = opt_flag(r, o, b, "ll128", &p->ll128)) ||
+        (rc = opt_flag(r, o, b, "ring_latency_by_node", &p->ring_by_node)) ||
         (rc = jr_obj(r, o, b, "base_latency_us", 0, &base)))
         return rc;
     if (base) {
@@ -398,7 +402,7 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
     int rc;
     memset(c, 0, sizeof *c);
     cost_calib_framework_defaults(c);
-    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", "frameworks", NULL};
+    static const char *const top[] = {"name", "source", "cluster", "gpu", "links", "algorithms", "kernels", "nccl", "frameworks", "anchor", NULL};
     if ((rc = jr_only_keys(r, root, "$", top)) || (rc = jr_str(r, root, "$", "name", 1, c->name, sizeof c->name)) ||
         (rc = jr_str(r, root, "$", "source", 1, c->source, sizeof c->source)) ||
         (rc = jr_str(r, root, "$", "cluster", 0, c->cluster, sizeof c->cluster)))
@@ -458,6 +462,8 @@ static int run(const char *text, const char *src, cost_calib *out, sc_err *err)
     if (rc)
         return rc;
     rc = calib_from(&r, root, out);
+    if (!rc) /* an anchored calibration (calib_anchor.h): its stack parameters replace the base's */
+        rc = cost_anchor_read(&r, root, out);
     json_decref(root);
     return rc;
 }

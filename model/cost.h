@@ -38,6 +38,21 @@ typedef struct cost_param {
     double sd;
 } cost_param;
 
+/* The stack parameters of an anchored calibration (model/calib_anchor.h, "anchor" object): the
+ * compute kernels' efficiency as a factor on the base's (1 = the base), the framework's overhead
+ * per hook, s, and the network's bandwidth efficiency; each with its standard error (0: none).
+ * status: COST_ANCHOR_BASE kept from the base, _FITTED, _BOUND held at a physical bound,
+ * _UNDETERMINED the runs could not tell it (held at the base value). */
+enum { COST_STACK_COMPUTE, COST_STACK_HOOK, COST_STACK_NET, COST_N_STACK };
+enum { COST_ANCHOR_BASE, COST_ANCHOR_FITTED, COST_ANCHOR_BOUND, COST_ANCHOR_UNDETERMINED };
+typedef struct cost_anchor {
+    int on;
+    char cluster[SPEC_NAME_MAX]; /* the cluster of the runs it was fitted to          */
+    int framework;               /* spec_framework whose hook overhead it holds       */
+    cost_param p[COST_N_STACK];
+    int status[COST_N_STACK];
+} cost_anchor;
+
 typedef struct cost_calib {
     char name[SPEC_NAME_MAX];
     char source[SPEC_SOURCE_MAX];
@@ -69,6 +84,9 @@ typedef struct cost_calib {
                                            release, FSDP unit pre/post hooks), s            */
     cost_param fw_coll_s[N_FRAMEWORKS]; /* per collective issued (Python-side bookkeeping,
                                            flattening, stream waits, allocator), s          */
+    /* stack parameters `calibrate anchor` fitted to measured steps (model/calib_anchor.h): the
+     * values above already include them; on = 0: not anchored */
+    cost_anchor anchor;
 } cost_calib;
 
 /* With an "nccl" calibration, an algorithm returned by cost_coll_best is a code naming NCCL's

@@ -2,6 +2,7 @@
 #include "framework.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static int zero3_family(spec_layout_kind k)
@@ -19,6 +20,84 @@ int fw_submodules(const wl_layer *L)
         if (strcmp(L->gemm[i].name, "scores") && strcmp(L->gemm[i].name, "context"))
             n++;
     return n;
+}
+
+int fw_ds_before(const spec_training *t, int v)
+{
+    return t->framework == FW_DEEPSPEED && t->framework_version > 0 && t->framework_version < v;
+}
+
+/* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */
+static void fetch_add(double n, double thr, double *sizes, int *k)
+{
+    if (n >= thr)
+        sizes[(*k)++] = n;
+}
+
+/* The linear layers' weights are the block's partitioned parameters: q, k, v as separate
+ * nn.Linear modules (BERT, LLaMA, OPT in Hugging Face; a fused qkv GEMM here), o, the MLP's
+ * (gate and up separate under SwiGLU); norms (2h) and biases (<= f) stay below 1e5 elements at
+ * every shape shardcast ships (h, f < 1e5). */
+int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *sizes)
+{
+    const double thr = t->persist_threshold > 0 ? t->persist_threshold : FW_DS_PERSIST;
+    const spec_model *m = &w->model;
+    const double h = m->hidden, kv = m->heads > 0 ? m->kv_heads * (h / m->heads) : h;
+    int k = 0;
+    switch (L->kind) {
+    case WL_EMBED:
+        fetch_add(m->vocab * h, thr, sizes, &k);
+        if (m->learned_positions)
+            fetch_add(m->seq_len * h, thr, sizes, &k);
+        return k;
+    case WL_HEAD:
+        if (!m->tied_embeddings)
+            fetch_add(m->vocab * h, thr, sizes, &k);
+        return k;
+    default: break;
+    }
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        if (!strcmp(g->name, "qkv")) {
+            fetch_add(h * h, thr, sizes, &k);
+            fetch_add(h * kv, thr, sizes, &k);
+            fetch_add(h * kv, thr, sizes, &k);
+        } else if (!strcmp(g->name, "gate_up")) {
+            fetch_add(g->n * g->k / 2, thr, sizes, &k);
+            fetch_add(g->n * g->k / 2, thr, sizes, &k);
+        } else if (strcmp(g->name, "scores") && strcmp(g->name, "context")) {
+            fetch_add(g->n * g->k, thr, sizes, &k);
+        }
+    }
+    return k;
+}
+
+const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (t->framework != FW_DEEPSPEED)
+        return buf;
+    fw_sched f;
+    fw_schedule(t, l, w, &f);
+    char ver[24], num[16];
+    if (t->framework_version)
+        snprintf(ver, sizeof ver, "v%s", spec_version_str(t->framework_version, num, sizeof num));
+    else
+        snprintf(ver, sizeof ver, "today's");
+    const double e = w->elem_bytes;
+    snprintf(buf, n,
+             "DeepSpeed %s: %s, overlap_comm %s%s, reduce_bucket_size %.3g, allgather_bucket_size %.3g elements, "
+             "prefetch depth %d layer(s)%s",
+             ver,
+             f.sync_fetch ? "synchronous per-parameter fetch"
+             : l->kind == LAYOUT_MICS && fw_ds_before(t, 900)
+                 ? "the MiCS paper's overlapped fetch (DeepSpeed-MiCS arrived in v0.9)"
+             : zero3_family(l->kind) ? "overlapped fetch"
+                                     : "ZeRO-1/2",
+             f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
+             f.allgather_bucket_bytes / e, f.prefetch,
+             f.owner_reduce ? ", gradients reduced to owners" : "");
+    return buf;
 }
 
 double fw_reduce_bucket(const spec_training *t, const wl *w)
@@ -48,6 +127,11 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
     case FW_DEEPSPEED: {
         if (!zero3_family(l->kind))
             return t->prefetch_layers;
+        /* before v0.6 (partition_parameters.py L882, L984 at 3293cf72): a prefetch only when
+         * nothing is in flight, and every fetch waits for all in flight: depth 0. DeepSpeed had
+         * no MiCS then; mics runs as its paper's implementation, overlapped (below). */
+        if (fw_ds_before(t, FW_DS_OVERLAP) && l->kind != LAYOUT_MICS)
+            return 0;
         /* stage3_prefetch_bucket_size: parameters fetched ahead of use, here in whole layers
          * (at least one: below a layer DeepSpeed still prefetches the next sub-modules);
          * stage3_max_live_parameters: the current and prefetched layers must fit under it. */
@@ -97,6 +181,41 @@ int fw_opt_impl(const spec_training *t)
     return t->framework == FW_FSDP || t->framework == FW_FSDP2 ? OPT_IMPL_FOREACH : OPT_IMPL_FUSED;
 }
 
+/* The DeepSpeed release's changes to today's schedule (f already holds today's). Sources:
+ * v0.5.4 (bc7778ea) partition_parameters.py L662-686, L835-882 (a torch.cuda.synchronize()
+ * before each parameter's all-gather), stage3.py L349-361, L397-458 (fetch_sub_module waits
+ * for all in flight; param.norm() in a debug string, a device->host sync, L452-457), L533-545;
+ * v0.5.8 (9aa288d7) L919-984 (coalesced, still synchronous); v0.6.0 (a32e9b33) stage3.py
+ * L172-435 (today's overlapped design); stage2.py L860-946 at bc7778ea (dist.reduce of each
+ * bucket slice to its owner) until 2afa1c7f (v0.12.4). Per-fetch host time while the GPU idles
+ * (beyond the hook cost that every release pays):
+ *  - v0.5.5 .. v0.5.10: 38 us, measured: a synchronous fetch (torch.cuda.synchronize() before
+ *    and after an all-gather launched from a forward pre-hook) on the lent H100
+ *    (bench/gpu-results/2026-11-27-h100-sxm/fetch_loop.json, "sync": 37.9-38.9 us, torch 2.11);
+ *  - before v0.5.5: 186 us [derived]: those 38 us plus the 148 us per fetch that c0eeb69d
+ *    (PR #1188) removed: the norm() debug sync and the explicit copy, 170 ms of a 980 ms step
+ *    per its commit message (shared/reference/fidelity-deepspeed.md item 2), over the ~1,150
+ *    fetches of that 64-layer 5.1B BERT with checkpointing (64 x 6 x 3).
+ * Both are lower bounds for the DeepSpeed of 2021: the bare hook has none of its Python
+ * bookkeeping, and a 2026 host runs Python faster. (The same loop with the 0.5-era norm().item(),
+ * torch.zeros and list-output gather measures 108-128 us on that host: the part c0eeb69d removed
+ * is 70-90 us there, against 148 us on the 2021 p4d host.) */
+static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
+{
+    f->version = t->framework_version;
+    if (fw_ds_before(t, FW_DS_OVERLAP) && (l->kind == LAYOUT_ZERO3 || l->kind == LAYOUT_ZEROPP)) {
+        f->sync_fetch = 1;
+        f->reduce_stream = f->gather_stream; /* the device sync before each fetch waits for the
+                                                reduce-scatters in flight too: one stream */
+        f->fetch_host_s = fw_ds_before(t, FW_DS_COALESCED) ? 186e-6 : 38e-6;
+    }
+    if (fw_ds_before(t, FW_DS_BUCKET_AR) && (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) &&
+        t->reduce_scatter != 0)
+        f->owner_reduce = 1;
+    if (t->reduce_scatter == 0) /* reduce_scatter false: a plain all-reduce of each bucket */
+        f->grad_allreduce = 1;
+}
+
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *f)
 {
     memset(f, 0, sizeof *f);
@@ -120,6 +239,7 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->replica_in_bwd = 1;
         f->submodule = 1;
         f->allgather_bucket_bytes = t->allgather_bucket_bytes > 0 ? t->allgather_bucket_bytes : 5e8 * w->elem_bytes;
+        ds_era(t, l, f);
         break;
     case FW_FSDP:
     case FW_FSDP2:

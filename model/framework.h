@@ -50,7 +50,33 @@ typedef struct fw_sched {
                                       the engines scale the GPU optimizer's time by it        */
     int opt_launches;              /* for-loop: kernel launches beyond the passes (8 per
                                       parameter tensor), cost_calib.kern.launch_s each        */
+    int version;           /* the framework release modelled (spec_training.framework_version) */
+    int sync_fetch;        /* DeepSpeed < 0.6 ZeRO-3: every fetch synchronous (a device sync
+                              before it: one stream, depth 0)                                   */
+    double fetch_host_s;   /* host time per fetch while the GPU idles, beyond the hook (s)   */
+    int owner_reduce;      /* DeepSpeed < 0.12.4 ZeRO-1/2: each bucket slice reduced to its
+                              owner (dist.reduce), not all-reduced                             */
 } fw_sched;
+
+/* DeepSpeed releases whose schedule changed (spec_training.framework_version encoding). */
+#define FW_DS_COALESCED 505 /* v0.5.5, c0eeb69d (PR #1188): one coalesced all-gather per
+                               sub-module, no norm() debug sync, no explicit copy            */
+#define FW_DS_OVERLAP 600   /* v0.6.0, a32e9b33: all-gather stream, prefetch buckets         */
+#define FW_DS_BUCKET_AR 1204 /* v0.12.4, 2afa1c7f: use_multi_rank_bucket_allreduce           */
+/* DeepSpeed stage3_param_persistence_threshold default, elements (constants.py L112 at bc7778ea;
+ * config.py L221 at edaa7221): smaller parameters stay whole on every rank, never gathered */
+#define FW_DS_PERSIST 1e5
+
+/* Whether t is DeepSpeed at a release before v (a release given and older). */
+int fw_ds_before(const spec_training *t, int v);
+/* Partitioned sub-modules of one copy of a layer that DeepSpeed ZeRO-3 gathers: those whose
+ * parameters reach t's persist_threshold (FW_DS_PERSIST by default) (a block's q, k, v, o and MLP linears; not its norms; an
+ * embedding; a head with an untied projection); their parameters, in order, into sizes[]
+ * (at most WL_MAX_GEMMS + 2). */
+int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *sizes);
+/* One line naming the DeepSpeed release modelled and the overlap_comm / bucket sizes it
+ * assumes, for a prediction's header (buf; empty for other frameworks). */
+const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n);
 
 /* The schedule of layout l under t's framework for workload w. */
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *out);

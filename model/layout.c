@@ -38,7 +38,20 @@ static lo_coll on(lo_coll c, int st)
  * without it stage 2 reduces on the compute stream (the backward waits for each bucket) and
  * stage 0/1 reduce everything after the backward (boundary ops, layout_build). Megatron
  * without --overlap-grad-reduce: after the backward as well. */
-static void grad_sync(const lo_graph *g, const spec_training *t, int last, double S, lo_item *it)
+/* DeepSpeed before v0.12.4 (stage2.py L860-946 at bc7778ea, average_tensor with reduce_scatter
+ * true): each bucket's slice of every owner rank is sent to it with dist.reduce, an NCCL Reduce
+ * of that slice: S bytes per rank over the layer, n - 1 latency steps per call (tuning.cc:
+ * ring Reduce nsteps = nRanks - 1), one call per owner slice. Costed as a ring reduce-scatter
+ * of S n / (n - 1) bytes (it moves (n - 1)/n of its input per rank: S) in as many pieces as
+ * calls: the layer's buckets plus the partition boundaries inside it (S / (psi e / n)). */
+static lo_coll owner_reduce(const lo_graph *g, double S, double psi_e)
+{
+    const double n = g->layout.p ? g->layout.p : g->n_ranks;
+    int calls = buckets(S, g->sched.reduce_bucket_bytes) + (int)lround(S * n / psi_e);
+    return lo_coll_make(COLL_REDUCESCATTER, g->layout.p ? GRP_PARTITION : GRP_WORLD, S * n / (n - 1), calls);
+}
+
+static void grad_sync(const lo_graph *g, const spec_training *t, int last, double S, double psi_e, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const fw_sched *f = &g->sched;
@@ -51,6 +64,8 @@ static void grad_sync(const lo_graph *g, const spec_training *t, int last, doubl
     lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
     cost_coll kind = ddp || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
     lo_coll c = on(lo_coll_make(kind, grp, S, buckets(S, f->reduce_bucket_bytes)), f->reduce_stream);
+    if (f->owner_reduce && !ddp && N > 1)
+        c = on(owner_reduce(g, S, psi_e), f->reduce_stream);
     (void)t;
     if (g->framework == FW_DEEPSPEED && zero2 && !f->overlap)
         it->inl[it->n_inline++] = c; /* inline_overlap 0: the compute waits */
@@ -87,7 +102,10 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     double S = L->params * g->elem_bytes; /* its parameters (or gradients), bytes */
     const double Sr = L->params * f->reduce_elem_bytes; /* its gradients as reduced (reduce_dtype) */
     const int gs = f->gather_stream, rs = f->reduce_stream;
-    const int chunks = f->submodule ? fw_submodules(L) : 1; /* DeepSpeed: one fetch per sub-module */
+    /* DeepSpeed: one fetch per partitioned sub-module (fw_fetches: those at or above
+     * stage3_param_persistence_threshold; the rest stay whole on every rank) */
+    double fsz[WL_MAX_GEMMS + 2];
+    const int chunks = f->submodule ? fw_fetches(t, w, L, fsz) : 1;
     /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
     const int rchunks = f->submodule ? buckets(S, f->reduce_bucket_bytes) : 1;
     switch (l->kind) {
@@ -95,20 +113,22 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     case LAYOUT_ZERO1:
     case LAYOUT_ZERO2:
         if (pass == LO_BWD)
-            grad_sync(g, t, last, Sr, it);
+            grad_sync(g, t, last, Sr, w->params * f->reduce_elem_bytes, it);
         if (g->framework == FW_MEGATRON || g->framework == FW_FSDP || g->framework == FW_FSDP2)
             it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
         return;
     case LAYOUT_ZERO3:
     case LAYOUT_SHARD_GRAD_OP:
         /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
-        if (pass == LO_FWD || l->kind == LAYOUT_ZERO3)
+        if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
         break;
     case LAYOUT_MICS:
-        if (l->hier && l->p > G) {
+        if (!chunks) {
+            /* nothing partitioned to gather (a tied head's norm) */
+        } else if (l->hier && l->p > G) {
             /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
              * shards = S/G bytes), then inside the node over NVLink. */
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, chunks), gs);
@@ -152,7 +172,9 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             gb = S / 2;
             it->hbm_bytes += 1.5 * S + 1.5 * S / N;
         }
-        it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, secondary ? GRP_SECONDARY : GRP_WORLD, gb, chunks), gs);
+        if (chunks > 0)
+            it->gather[it->n_gather++] =
+                on(lo_coll_make(COLL_ALLGATHER, secondary ? GRP_SECONDARY : GRP_WORLD, gb, chunks), gs);
         if (pass == LO_FWD && l->p > 1)
             it->hbm_bytes += 2 * S / l->p;
         if (pass == LO_BWD) {
@@ -165,8 +187,11 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     }
     }
     /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
-    if (g->framework == FW_DEEPSPEED)
+    if (g->framework == FW_DEEPSPEED) {
         it->hooks = fw_submodules(L);
+        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
+            it->host_s += chunks * f->fetch_host_s;
+    }
     else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
         it->hooks = fw_param_tensors(w, L);
     else if (g->framework == FW_FSDP2)
@@ -237,8 +262,10 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
         N > 1) {
         lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
         cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
-        g->boundary[g->n_boundary++] =
-            (lo_bop){.coll = lo_coll_make(kind, grp, psi * er, buckets(psi * er, f->reduce_bucket_bytes))};
+        lo_coll red = lo_coll_make(kind, grp, psi * er, buckets(psi * er, f->reduce_bucket_bytes));
+        if (f->owner_reduce && l->kind != LAYOUT_DDP)
+            red = owner_reduce(g, psi * er, psi * er);
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = red};
         if (l->p && N / l->p > 1)
             g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     }

@@ -86,6 +86,8 @@ typedef struct lo_item {
                               host time the compute stream waits, cost_calib.fw_hook_s each   */
     double hbm_bytes;      /* framework kernels per copy (ZeRO++ quantization, FSDP2 copy-in /
                               copy-out): HBM bytes read + written, run on the compute stream  */
+    double host_s;         /* framework host time per copy beyond the hooks while the GPU idles
+                              (DeepSpeed < 0.6: fw_sched.fetch_host_s per fetch), s          */
 } lo_item;
 
 #define LO_MAX_ITEMS (2 * WL_MAX_LAYERS)

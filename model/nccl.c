@@ -87,7 +87,16 @@ double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl
      * the network hop (the issue's p5 sweeps: the same per-step cost at 2 to 32 nodes) */
     double slow = s->k > 1 ? (net > intra ? net : intra) : intra;
     switch (a) {
-    case NCCL_RING: lat += (s->kind == 2 ? 2 : 1) * (s->n - 1) * slow; break;
+    case NCCL_RING: {
+        const int f = s->kind == 2 ? 2 : 1, steps = f * (s->n - 1);
+        if (p->ring_by_node && s->k > 1) { /* only the steps that cross a node pay the network */
+            const int inter = f * (s->k - 1);
+            lat += (steps - inter) * intra + inter * net;
+        } else {
+            lat += steps * slow;
+        }
+        break;
+    }
     case NCCL_TREE: /* up and down: a chain of m inside each node, log2(nodes) across (tuning.cc) */
         lat += 2 * ((s->m - 1) * intra + log2i(s->k) * net);
         break;

@@ -41,6 +41,11 @@ typedef struct nccl_params {
     double ring_node_fall; /* ring/PAT network bandwidth / (1 + fall x log2(nodes / 2))        */
     double tree_node_fall; /* tree/NVLS-tree network bandwidth / (1 + fall x log2(nodes / 2)):
                               the 2-node tree (each node a root and a leaf) is the reference */
+    int ring_by_node;    /* ring latency counted per node boundary as NCCL's tuning model does:
+                            (nsteps - nInterSteps) x intra hop + nInterSteps x net hop, with
+                            nInterSteps = nodes - 1 (all-gather, reduce-scatter) or 2 (nodes - 1)
+                            (all-reduce) (NVIDIA/nccl@01afd20a src/graph/tuning.cc ncclTopoTuneModel;
+                            the same in @5067397c L385-412); 0: every step pays the slowest hop  */
 } nccl_params;
 
 /* NCCL's defaults (tuning.cc constants; no network floor, no chunk or node-count effects):

@@ -290,6 +290,7 @@ void spec_training_defaults(spec_training *t)
     t->reserve_bytes = 2 * GiB; /* CUDA context (~0.5 GiB) + NCCL buffers + allocator slack */
     t->framework = FW_IDEAL;  /* the papers' schedules: what shardcast did before frameworks */
     t->overlap_comm = -1;
+    t->reduce_scatter = -1;
     t->limit_all_gathers = -1;
     t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = -1; /* issue 27: the defaults of workload.c */
 }
@@ -302,6 +303,54 @@ int spec_framework_parse(const char *s)
         if (!strcmp(s, FRAMEWORKS[i]))
             return i;
     return -1;
+}
+
+int spec_version_parse(const char *s)
+{
+    int part[3] = {0, 0, 0};
+    const char *p = s;
+    for (int n = 0; p && n < 3; n++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        long v = 0;
+        while (*p >= '0' && *p <= '9')
+            if ((v = v * 10 + (*p++ - '0')) > (n ? 99 : 999))
+                return -1;
+        part[n] = (int)v;
+        if (!*p)
+            return part[0] * 10000 + part[1] * 100 + part[2];
+        if (*p++ != '.')
+            return -1;
+    }
+    return -1;
+}
+
+const char *spec_version_str(int v, char *buf, size_t n)
+{
+    if (v % 100)
+        snprintf(buf, n, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+    else
+        snprintf(buf, n, "%d.%d", v / 10000, v / 100 % 100);
+    return buf;
+}
+
+int spec_framework_parse_at(const char *s, int *version)
+{
+    *version = 0;
+    const char *at = s ? strchr(s, '@') : NULL;
+    if (!at)
+        return spec_framework_parse(s);
+    char name[32];
+    size_t len = (size_t)(at - s);
+    if (len >= sizeof name)
+        return -1;
+    memcpy(name, s, len);
+    name[len] = 0;
+    int f = spec_framework_parse(name), v = spec_version_parse(at + 1);
+    if (f < 0 || v <= 0)
+        return -1;
+    *version = v;
+    return f;
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
@@ -334,7 +383,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "flash_attention", "prefetch_layers", "bucket_MB", "reserve_GiB",
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
                                     "limit_all_gathers", "backward_prefetch", "reduce_dtype", "optimizer",
-                                    "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused", NULL};
+                                    "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused",
+                                    "framework_version", "name", "source", NULL};
     static const char *const AKS[] = {"fa2", "fa3", NULL};
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->flash_version == 3;
@@ -364,6 +414,15 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                           "expected one of checkpointing and activation_checkpointing, got both");
     }
     t->framework = (spec_framework)fw;
+    if (json_object_get(o, "framework_version")) { /* "0.5", "0.12.4": framework.c reads it */
+        char ver[32], p[160];
+        snprintf(p, sizeof p, "%s.framework_version", base);
+        if ((rc = jr_str(r, o, base, "framework_version", 0, ver, sizeof ver)))
+            return rc;
+        if ((t->framework_version = spec_version_parse(ver)) <= 0)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected a release such as \"0.5\" or \"0.12.4\", got \"%s\"",
+                              ver);
+    }
     t->precision = (spec_precision)prec;
     if (json_object_get(o, "precision"))
         t->precision_given = 1;

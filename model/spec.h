@@ -7,6 +7,7 @@
 #define SC_SPEC_H
 
 #include "../base/err.h"
+#include <stddef.h>
 
 #define SPEC_NAME_MAX 64
 #define SPEC_SOURCE_MAX 512
@@ -162,6 +163,10 @@ typedef struct spec_training {
     int repeat_kv;          /* GQA K and V repeated to all heads in HBM before attention      */
     int loss_fp32;          /* logits upcast to fp32 before the cross-entropy                 */
     int swiglu_unfused;     /* SwiGLU as separate silu and mul kernels                        */
+    int framework_version;  /* the framework's release, major * 10000 + minor * 100 + patch
+                               (0.5 -> 500, 0.12.4 -> 1204; parts not given are 0); 0 = today's */
+    int reduce_scatter;     /* DeepSpeed ZeRO-1/2 reduce_scatter (-1 = default true; 0: all-reduce) */
+    double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */
@@ -316,6 +321,14 @@ int spec_training_check(const spec_cluster *c, const spec_training *t, const cha
 /* "ideal" | "deepspeed" | "fsdp" | "fsdp2" | "megatron"; parse returns -1 for anything else. */
 const char *spec_framework_str(spec_framework f);
 int spec_framework_parse(const char *s);
+/* "name@version" (or a bare name): the framework as spec_framework_parse, and in *version the
+ * release (spec_version_parse; 0 without '@'). -1 on a bad name or version. */
+int spec_framework_parse_at(const char *s, int *version);
+/* A release "M", "M.m" or "M.m.p" (each part 0..99 after the first, major 0..999) into
+ * major * 10000 + minor * 100 + patch; -1 if malformed. */
+int spec_version_parse(const char *s);
+/* Writes version v as "M.m" or "M.m.p" (patch shown when not 0) into buf. */
+const char *spec_version_str(int v, char *buf, size_t n);
 
 /* What a ds_config said that shardcast does not model: one line per key (JSON path and why). */
 #define SPEC_DS_MAX_NOTES 48

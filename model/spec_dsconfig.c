@@ -187,7 +187,10 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         rep->auto_bucket = auto_b;
         rep->auto_prefetch = auto_p;
     }
-    (void)rs; /* stage 1/2: with use_multi_rank_bucket_allreduce (default) buckets are all-reduced either way */
+    /* stage 1/2 reduce_scatter: false all-reduces each bucket; true (default) reduces each slice
+     * to its owner before v0.12.4 (framework.c), all-reduces from it (use_multi_rank_bucket_allreduce) */
+    if (json_object_get(z, "reduce_scatter"))
+        t->reduce_scatter = rs;
     if (!agp)
         spec_ds_note(rep, "$.zero_optimization.allgather_partitions", "false (broadcast per partition) is not modelled");
     l->kind = stage == 0 ? LAYOUT_DDP : stage == 1 ? LAYOUT_ZERO1 : stage == 2 ? LAYOUT_ZERO2 : LAYOUT_ZERO3;

@@ -8,6 +8,7 @@
 /* One line per suite. */
 static Suite *(*const SUITES[])(void) = {
     spec_suite,
+    anchor_suite,
     spec_hf_suite,
     layout_suite,
     workload_suite,

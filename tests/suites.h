@@ -40,4 +40,6 @@ Suite *base_suite(void);     /* tests/test_base.c: base/ helpers (str_trim, proc
 Suite *impl_suite(void);     /* tests/test_impl.c: issue 27: FSDP gradient path, reduce_dtype, op SAC, element-wise flags, AdamW */
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 
+Suite *anchor_suite(void);    /* tests/test_anchor.c: calibrate anchor's fit, bounds, sd, the anchor object */
+
 #endif

@@ -5,6 +5,7 @@
  * ds_config reader losing nothing. Expected values are derived in the comments. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../model/analytic.h"
@@ -32,6 +33,8 @@ static void fx_setup(fx *x, spec_framework f)
     spec_training_defaults(&x->t);
     x->t.framework = f;
     x->k = test_tiny_calib(); /* framework overheads 0: schedules only */
+    x->t.persist_threshold = 1; /* every tiny parameter partitioned (DeepSpeed's 1e5 would keep
+                                   all of this 64-wide model whole: no gathers) */
     wl_build(&x->m, &x->t, &x->w);
 }
 
@@ -137,8 +140,9 @@ END_TEST
 
 START_TEST(test_ds_zero3_submodules_prefetch)
 {
-    /* DeepSpeed ZeRO-3 fetches per sub-module: the tiny block has 4 linear layers (qkv, proj,
-     * fc1, fc2) and 2 norms: 6 all-gather pieces and 6 hooks; embedding and head: 1 each.
+    /* DeepSpeed ZeRO-3 fetches per partitioned sub-module (threshold 1 here): the tiny block's
+     * q, k, v, o, fc1, fc2 linears: 6 all-gather pieces (the norms are never gathered, under
+     * any threshold); 6 hooks (4 linear GEMMs + 2 norms); embedding and untied head: 1 each.
      * Gathers on stream 0, reduce-scatters on the reduce_and_partition stream (1).
      * Prefetch: stage3_prefetch_bucket_size of 2 blocks -> 2 layers ahead; with
      * stage3_max_live_parameters of 2 blocks, (d + 1) layers must fit: d = 1. */
@@ -402,6 +406,158 @@ START_TEST(test_engines_agree_single_stream_in_use)
 }
 END_TEST
 
+START_TEST(test_ds_v05_sync_fetch_closed_form)
+{
+    /* DeepSpeed before v0.6 (stage3.py / partition_parameters.py at bc7778ea): a device sync
+     * before every per-parameter all-gather, no prefetch while one is in flight: depth 0, and
+     * the reduce-scatters on the gathers' stream (the sync waits for them). Nothing overlaps, so
+     * in both engines step = sum over copies of (compute + host + gathers + reduce-scatters) +
+     * the boundary ops. Host per fetch (model/framework.c ds_era): 186 us before v0.5.5 (38 us
+     * measured synchronous fetch + 148 us c0eeb69d removed), 38 us from v0.5.5: the block's 6
+     * fetches -> 6 x 186 us = 1.116 ms. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.framework_version = 500; /* 0.5 */
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.prefetch, 0);
+    ck_assert(g.sched.sync_fetch);
+    double closed = 0;
+    an_timed t;
+    an_time(&g, &x.w, &x.k, &x.c, &t);
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < t.n_items; i++) {
+            const an_titem *o = m ? &t.last[i] : &t.micro[i];
+            const lo_item *it = m ? &g.last.item[i] : &g.micro.item[i];
+            if (x.w.layer[it->layer].kind == WL_BLOCK)
+                rel(it->host_s, 6 * 186e-6);
+            ck_assert_int_eq(it->reduce[0].stream, it->gather[0].stream);
+            double c = o->comp;
+            for (int k = 0; k < o->ng; k++)
+                c += o->g[k];
+            for (int k = 0; k < o->nr; k++)
+                c += o->r[k];
+            closed += o->count * c;
+        }
+    for (int i = 0; i < t.n_boundary; i++)
+        closed += t.b_dur[i];
+    an_result a;
+    exec_result s;
+    an(&x, "zero3", 2, &a);
+    sim(&x, "zero3", 2, &s);
+    ck_assert_msg(fabs(a.step_s - closed) <= 1e-9 * closed, "analytic %.9g closed %.9g", a.step_s, closed);
+    ck_assert_msg(fabs(s.step_s - closed) <= 1e-9 * closed, "sim %.9g closed %.9g", s.step_s, closed);
+    /* v0.5.5 (coalesced fetch): 38 us per fetch (measured synchronous fetch); v0.6 and today: the overlapped schedule */
+    x.t.framework_version = 505;
+    build(&x, "zero3", 2, &g);
+    rel(g.micro.item[1].host_s, 6 * 38e-6);
+    x.t.framework_version = 600;
+    build(&x, "zero3", 2, &g);
+    ck_assert(!g.sched.sync_fetch && g.micro.item[1].host_s == 0);
+}
+END_TEST
+
+START_TEST(test_ds_owner_reduce)
+{
+    /* DeepSpeed before v0.12.4 (stage2.py L860-946 at bc7778ea): each bucket slice dist.reduce'd
+     * to its owner: S bytes per rank (a reduce-scatter of S n/(n-1)), one call per bucket plus
+     * one per owner boundary: ZeRO-2 on n = 4 over 1 micro-step moves Psi e per rank (the
+     * reduce-scatter form 3/4 Psi e, the all-reduce 3/2 Psi e); reduce_scatter false: the
+     * all-reduce; v0.12.4 on: the all-reduce. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.overlap_comm = 1;
+    double k[N_COLLS], E = psi_e(&x);
+    lo_graph g;
+    x.t.framework_version = 1203;
+    build(&x, "zero2", 2, &g);
+    ck_assert(g.sched.owner_reduce);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_REDUCESCATTER], E);
+    ck_assert(k[COLL_ALLREDUCE] == 0);
+    x.t.reduce_scatter = 0;
+    build(&x, "zero2", 2, &g);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLREDUCE], 1.5 * E);
+    x.t.reduce_scatter = -1;
+    x.t.framework_version = 1204;
+    build(&x, "zero2", 2, &g);
+    layout_comm_bytes(&g, k);
+    rel(k[COLL_ALLREDUCE], 1.5 * E);
+}
+END_TEST
+
+START_TEST(test_version_parse)
+{
+    /* M.m.p -> M*10000 + m*100 + p; missing parts 0; malformed -1 */
+    ck_assert_int_eq(spec_version_parse("0.5"), 500);
+    ck_assert_int_eq(spec_version_parse("0.12.4"), 1204);
+    ck_assert_int_eq(spec_version_parse("2"), 20000);
+    ck_assert_int_eq(spec_version_parse("0.5."), -1);
+    ck_assert_int_eq(spec_version_parse("0.100"), -1);
+    ck_assert_int_eq(spec_version_parse("1.2.3.4"), -1);
+    ck_assert_int_eq(spec_version_parse("v1"), -1);
+    int v;
+    ck_assert_int_eq(spec_framework_parse_at("deepspeed@0.3.16", &v), FW_DEEPSPEED);
+    ck_assert_int_eq(v, 316);
+    ck_assert_int_eq(spec_framework_parse_at("fsdp", &v), FW_FSDP);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(spec_framework_parse_at("deepspeed@", &v), -1);
+    ck_assert_int_eq(spec_framework_parse_at("nope@0.5", &v), -1);
+    char b[16];
+    ck_assert_str_eq(spec_version_str(1204, b, sizeof b), "0.12.4");
+    ck_assert_str_eq(spec_version_str(500, b, sizeof b), "0.5");
+}
+END_TEST
+
+START_TEST(test_engines_agree_two_streams)
+{
+    /* DeepSpeed puts gathers on stream 0 and reductions (and MiCS's replica all-reduce) on
+     * stream 1; FSDP HSDP's replica all-reduce on stream 2. The simulator shares each link
+     * between them; the analytical engine shares each tier (inside a node, the network): the
+     * latency parts overlap, the bandwidth parts are processor-shared (an_run put()). Before,
+     * every stream had its tier to itself: zero3 on p3dn came out 25 %, on p4d 21 % faster
+     * than the simulator. Both engines within 3 % on p3dn (one NIC, NVLink mesh) and p4d (4
+     * NICs, NVSwitch), shipped calibrations, gpt3-1.3b, 2 nodes, micro-batch 4, grad_accum 2,
+     * today's DeepSpeed and v0.5 (synchronous: one stream, exact), FSDP. */
+    static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge"};
+    static const struct {
+        spec_framework f;
+        int ver;
+        const char *l;
+    } cases[] = {{FW_DEEPSPEED, 0, "zero3"},     {FW_DEEPSPEED, 0, "mics:p=8"}, {FW_DEEPSPEED, 0, "mics:p=16"},
+                 {FW_DEEPSPEED, 0, "zero2"},     {FW_DEEPSPEED, 500, "zero3"},  {FW_DEEPSPEED, 500, "zero2"},
+                 {FW_DEEPSPEED, 1100, "zero2"},  {FW_FSDP, 0, "zero3"},         {FW_FSDP, 0, "hsdp:p=8"}};
+    for (int ci = 0; ci < 2; ci++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            fx x;
+            char path[128];
+            sc_err err;
+            snprintf(path, sizeof path, "configs/clusters/%s.json", clusters[ci]);
+            ck_assert_msg(spec_load_cluster(path, &x.c, &err) == 0, "%s: %s", path, err.text);
+            snprintf(path, sizeof path, "configs/calibrations/%s.json", clusters[ci]);
+            ck_assert_msg(cost_calib_load(path, &x.k, &err) == 0, "%s: %s", path, err.text);
+            ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0, "%s", err.text);
+            spec_training_defaults(&x.t);
+            x.t.framework = cases[i].f;
+            x.t.framework_version = cases[i].ver;
+            x.t.micro_batch = 4;
+            x.t.grad_accum = 2;
+            x.t.precision = PREC_FP16;
+            wl_build(&x.m, &x.t, &x.w);
+            an_result a;
+            exec_result s;
+            an(&x, cases[i].l, 2, &a);
+            sim(&x, cases[i].l, 2, &s);
+            ck_assert_msg(fabs(a.step_s - s.step_s) <= 0.03 * s.step_s, "%s %s@%d %s: analytic %.4f sim %.4f",
+                          clusters[ci], spec_framework_str(cases[i].f), cases[i].ver, cases[i].l, a.step_s, s.step_s);
+            if (cases[i].ver == 500 && !strcmp(cases[i].l, "zero3")) /* one stream, no overlap: exact */
+                ck_assert_msg(fabs(a.step_s - s.step_s) <= 1e-9 * s.step_s, "%s v0.5 zero3", clusters[ci]);
+        }
+}
+END_TEST
+
 START_TEST(test_fw_check)
 {
     sc_err err;
@@ -504,6 +660,23 @@ START_TEST(test_ds_batch_mismatch_and_offload)
 }
 END_TEST
 
+START_TEST(test_ds_reduce_scatter_key)
+{
+    /* DeepSpeed's ZeRO tutorial stage-2 config (docs/_tutorials/zero.md L84-95 at 2d302d6a:
+     * overlap_comm true, buckets 5e8) with reduce_scatter false: read, not dropped (0); without
+     * the key the default (-1, true) stays. */
+    spec_training t;
+    spec_layout l;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_int_eq(t.reduce_scatter, -1);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero2_tutorial.json", &t, &l, NULL, &err), 0);
+    ck_assert_int_eq(t.reduce_scatter, 0);
+    ck_assert_int_eq(t.overlap_comm, 1);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO2);
+}
+END_TEST
+
 START_TEST(test_accelerate_fsdp)
 {
     /* accelerate's HYBRID_SHARD YAML: fsdp, hsdp over one node (8 GPUs), bf16, checkpointing,
@@ -598,6 +771,10 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_zeropp_quantized);
     tcase_add_test(sch, test_engines_agree_single_stream_in_use);
     tcase_add_test(sch, test_fw_check);
+    tcase_add_test(sch, test_ds_v05_sync_fetch_closed_form);
+    tcase_add_test(sch, test_ds_owner_reduce);
+    tcase_add_test(sch, test_version_parse);
+    tcase_add_test(sch, test_engines_agree_two_streams);
     tcase_add_test(sch, test_prefetch_bound);
     suite_add_tcase(s, sch);
     TCase *ds = tcase_create("ds_config");
@@ -605,6 +782,7 @@ Suite *framework_suite(void)
     tcase_add_test(ds, test_ds_zeropp_offload_keys);
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
     tcase_add_test(ds, test_accelerate_fsdp);
+    tcase_add_test(ds, test_ds_reduce_scatter_key);
     suite_add_tcase(s, ds);
     return s;
 }

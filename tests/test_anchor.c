@@ -1,0 +1,221 @@
+/* test_anchor.c — `calibrate anchor`'s fit (calibrate/anchor.h) and the "anchor" object of a
+ * calibration (model/calib_anchor.h): recovery of a known compute factor, bounds, standard
+ * errors from residuals, and the file read back. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "../calibrate/anchor.h"
+#include "../calibrate/trainlog.h"
+#include "support.h"
+#include "suites.h"
+
+typedef struct fixture {
+    spec_cluster c;
+    spec_model m;
+    spec_training t;
+    spec_layout l;
+    cost_calib base;
+} fixture;
+
+static void fixture_init(fixture *f)
+{
+    f->c = test_duo_cluster("duo", 100e9, 10e9);
+    f->m = test_tiny_model(4);
+    spec_training_defaults(&f->t);
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("zero3", &f->l, &err), 0);
+    f->base = test_tiny_calib();
+    f->base.gemm_eff.v = 0.5; /* room above: the compute factor may reach 2 (eff 1) */
+    f->base.kern.gemm_eff = 0;
+}
+
+static cal_anchor_run run_at(const fixture *f, int nodes, double step_s)
+{
+    cal_anchor_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "run%d", nodes);
+    snprintf(r.file, sizeof r.file, "run%d.json", nodes);
+    r.cluster = &f->c, r.model = &f->m, r.training = &f->t, r.layout = &f->l, r.nodes = nodes, r.step_s = step_s;
+    return r;
+}
+
+/* The measured step is the base's prediction with every kernel efficiency x 0.8: one run fits
+ * the factor back (one parameter, exact: residual 0), with no standard error (0 dof, no spread). */
+START_TEST(one_run_recovers_factor)
+{
+    fixture f;
+    fixture_init(&f);
+    cost_calib truth = f.base;
+    cost_anchor_scale_compute(&truth, 0.8);
+    cal_anchor_run r = run_at(&f, 1, 0);
+    r.step_s = cal_anchor_predict(&r, &truth);
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(&r, 1, &f.base, &out, &rep, &err), 0);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_FITTED);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 0.8, 1e-6);
+    ck_assert_double_eq_tol(out.gemm_eff.v, 0.4, 1e-6); /* 0.5 x 0.8 */
+    ck_assert_double_eq(out.anchor.p[COST_STACK_COMPUTE].sd, 0);
+    ck_assert_int_eq(rep.dof, 0);
+    ck_assert(fabs(rep.resid[0]) < 1e-6);
+    /* one run, one parameter: the network and the overhead keep the base's values */
+    ck_assert_int_eq(out.anchor.status[COST_STACK_NET], COST_ANCHOR_BASE);
+}
+END_TEST
+
+/* A run 10x faster than efficiency 1 allows: the factor is held at its bound, 1 / 0.5 = 2 (the
+ * GEMMs at the datasheet peak), never past it. */
+START_TEST(bound_held)
+{
+    fixture f;
+    fixture_init(&f);
+    cost_calib peak = f.base;
+    cost_anchor_scale_compute(&peak, 2.0);
+    cal_anchor_run r = run_at(&f, 1, 0);
+    r.step_s = cal_anchor_predict(&r, &peak) / 10;
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(&r, 1, &f.base, &out, &rep, &err), 0);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_BOUND);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 2.0, 1e-12);
+    ck_assert(out.gemm_eff.v <= 1.0);
+}
+END_TEST
+
+/* Two single-node runs that imply factors 0.7 and 0.9: one parameter, 1 dof; the fit lies
+ * between them, its standard error is sqrt(chi^2 / 1) scaled by (J^T J)^-1 > 0, smaller than
+ * the value, and the interval value ± sd reaches neither implied factor's far side by much. */
+START_TEST(residuals_give_sd)
+{
+    fixture f;
+    fixture_init(&f);
+    cost_calib a = f.base, b = f.base;
+    cost_anchor_scale_compute(&a, 0.7);
+    cost_anchor_scale_compute(&b, 0.9);
+    cal_anchor_run r[2] = {run_at(&f, 1, 0), run_at(&f, 1, 0)};
+    r[0].step_s = cal_anchor_predict(&r[0], &a);
+    r[1].step_s = cal_anchor_predict(&r[1], &b);
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(r, 2, &f.base, &out, &rep, &err), 0);
+    const cost_param *p = &out.anchor.p[COST_STACK_COMPUTE];
+    ck_assert(p->v > 0.7 && p->v < 0.9);
+    ck_assert_int_eq(rep.dof, 1);
+    ck_assert(p->sd > 0 && p->sd < p->v);
+    ck_assert(p->sd < 0.2);
+}
+END_TEST
+
+/* Runs on two clusters cannot anchor one stack. */
+START_TEST(two_clusters_refused)
+{
+    fixture f, g;
+    fixture_init(&f);
+    fixture_init(&g);
+    snprintf(g.c.name, sizeof g.c.name, "other");
+    cal_anchor_run r[2] = {run_at(&f, 1, 1.0), run_at(&g, 1, 1.0)};
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(r, 2, &f.base, &out, &rep, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "anchor each cluster") != NULL);
+}
+END_TEST
+
+/* The "anchor" object read back applies its factor to the base's values in the same file. */
+START_TEST(file_applies_anchor)
+{
+    const char *json =
+        "{\"name\":\"x\",\"source\":\"test\",\"gpu\":{\"gemm_efficiency\":0.5,\"gemm_overhead_us\":0,"
+        "\"hbm_efficiency\":1,\"optimizer_bytes_per_param\":16,\"overlap_slowdown\":0},"
+        "\"links\":{\"nvlink\":{\"bandwidth_efficiency\":1,\"hop_latency_us\":0},"
+        "\"pcie\":{\"bandwidth_efficiency\":1,\"hop_latency_us\":0},\"net\":{\"bandwidth_efficiency\":1,"
+        "\"hop_latency_us\":0}},\"algorithms\":{\"ring\":{\"base_latency_us\":0},\"tree\":{\"base_latency_us\":0,"
+        "\"bandwidth_factor\":0.92}},\"anchor\":{\"cluster\":\"duo\",\"framework\":\"deepspeed\","
+        "\"compute_scale\":{\"value\":1.5,\"sd\":0.1,\"status\":\"fitted\"},"
+        "\"framework_hook_us\":{\"value\":12,\"sd\":0,\"status\":\"base\"},"
+        "\"net_bandwidth_efficiency\":{\"value\":0.7,\"sd\":0.05,\"status\":\"fitted\"},\"runs\":[{}]}}";
+    cost_calib k;
+    sc_err err;
+    ck_assert_int_eq(cost_calib_parse(json, "t.json", &k, &err), 0);
+    ck_assert_int_eq(k.anchor.on, 1);
+    ck_assert_double_eq_tol(k.gemm_eff.v, 0.75, 1e-12);              /* 0.5 x 1.5 */
+    ck_assert_double_eq_tol(k.fw_hook_s[FW_DEEPSPEED].v, 12e-6, 1e-15); /* us -> s */
+    ck_assert_double_eq_tol(k.bw_eff[TIER_NET].v, 0.7, 1e-12);
+    ck_assert_double_eq_tol(k.bw_eff[TIER_NET].sd, 0.05, 1e-12);
+    /* a factor that would put a kernel past the peak (0.5 x 2.5 > 1) is refused */
+    char bad[2048];
+    snprintf(bad, sizeof bad, "%s", json);
+    char *at = strstr(bad, "1.5,");
+    ck_assert(at != NULL);
+    memcpy(at, "2.5", 3);
+    ck_assert_int_eq(cost_calib_parse(bad, "t.json", &k, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.anchor.compute_scale");
+}
+END_TEST
+
+
+/* Megatron: five "elapsed time per iteration (ms)" lines (tests/fixtures/logs, excerpt of
+ * epfLLM/Megatron-LLM#11): the first (1 = max(1, 5/5)) dropped as warm-up; the median of
+ * 139221.4, 140346.9, 140197.9, 141394.7 ms is (140197.9 + 140346.9) / 2 = 140272.4 ms; their
+ * mean 140290.225, sample sd sqrt(2373988 / 3) = 889.6 ms: spread 889.6 / 140272.4 = 0.00634. */
+START_TEST(log_megatron)
+{
+    const char *txt = "x | elapsed time per iteration (ms): 139113.4 | y\n"
+                      "x | elapsed time per iteration (ms): 139221.4 | y\n"
+                      "noise line\n"
+                      "x | elapsed time per iteration (ms): 140346.9 | y\n"
+                      "x | elapsed time per iteration (ms): 140197.9 | y\n"
+                      "x | elapsed time per iteration (ms): 141394.7 | y\n";
+    tl_result t;
+    sc_err err;
+    ck_assert_int_eq(tl_parse("megatron", txt, "m.log", -1, &t, &err), 0);
+    ck_assert_int_eq(t.metric, TL_STEP_S);
+    ck_assert_int_eq(t.n_found, 5);
+    ck_assert_int_eq(t.n_warmup, 1);
+    ck_assert_double_eq_tol(t.median, 140.2724, 1e-9);
+    ck_assert_double_eq_tol(t.spread_rel, 0.006342, 2e-5);
+}
+END_TEST
+
+/* torchtitan prints thousands separators and MFU in percent: "tps: 5,642" is 5642 tokens/s per
+ * GPU, "mfu: 41.20%" 0.412; two entries: no warm-up dropped (fewer than 3); the median of 5642
+ * and 5700 is 5671. An unknown format and an all-warm-up log are errors. */
+START_TEST(log_titan_and_errors)
+{
+    const char *txt = "step:  10  loss:  7.1  memory: 30GiB(40%)  tps: 5,642  tflops: 290  mfu: 41.20%\n"
+                      "step:  20  loss:  6.9  memory: 30GiB(40%)  tps: 5,700  tflops: 293  mfu: 41.60%\n";
+    tl_result t;
+    sc_err err;
+    ck_assert_int_eq(tl_parse("torchtitan", txt, "t.log", -1, &t, &err), 0);
+    ck_assert_int_eq(t.metric, TL_TOKENS_PER_S_PER_GPU);
+    ck_assert_int_eq(t.n_warmup, 0);
+    ck_assert_double_eq_tol(t.median, 5671, 1e-9);
+    ck_assert_double_eq_tol(t.mfu, 0.414, 1e-12);
+    ck_assert_int_eq(tl_parse("tensorflow", txt, "t.log", -1, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "FORMAT") != NULL);
+    ck_assert_int_eq(tl_parse("torchtitan", txt, "t.log", 2, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "warm-up") != NULL);
+    ck_assert_int_eq(tl_parse("nanotron", txt, "t.log", -1, &t, &err), SC_EINPUT);
+    ck_assert(strstr(err.text, "no nanotron entries") != NULL);
+}
+END_TEST
+
+Suite *anchor_suite(void)
+{
+    Suite *s = suite_create("anchor");
+    TCase *t = tcase_create("fit");
+    tcase_add_test(t, one_run_recovers_factor);
+    tcase_add_test(t, bound_held);
+    tcase_add_test(t, residuals_give_sd);
+    tcase_add_test(t, two_clusters_refused);
+    tcase_add_test(t, file_applies_anchor);
+    tcase_add_test(t, log_megatron);
+    tcase_add_test(t, log_titan_and_errors);
+    suite_add_tcase(s, t);
+    return s;
+}
