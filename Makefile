@@ -134,15 +134,16 @@ $(BUILD)/shardcast: $(CLI_OBJ) $(LIB)
 # The library and the commands (no main) are built again with clang under ASan + UBSan, UB fatal,
 # in build-fuzz/; each target links them. `make fuzz-run FUZZ_SECONDS=N` runs every target for N s
 # from its committed corpus (tests/fuzz/corpus/<target>, read only); new inputs go to build-fuzz/;
-# the JSON targets use tests/fuzz/json.dict (the loaders' keys).
+# the JSON targets use tests/fuzz/json.dict (the loaders' keys). Without clang, `make fuzz` says so.
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { echo "make fuzz: $(FUZZ_CC) not found: the fuzz targets need clang (libFuzzer; Debian package clang), or FUZZ_CC=another clang" >&2; exit 1; }
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) HAVE_MPICC= CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
@@ -155,7 +156,7 @@ fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(FUZZ_BUILD)/fuzz-corpus/$$t; \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	    case $$t in layout|csv|cli) dict= ;; *) dict=-dict=tests/fuzz/json.dict ;; esac; \
+	    case $$t in layout|csv|cli|accelerate|import) dict= ;; *) dict=-dict=tests/fuzz/json.dict ;; esac; \
 	    SHARDCAST_CONFIGS=$(CURDIR)/configs $(FUZZ_BUILD)/fuzz/fuzz_$$t $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/fuzz-$$t- \
 	        $(FUZZ_BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_BUILD)/fuzz-$$t.log; rc=$$?; \

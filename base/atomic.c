@@ -154,7 +154,8 @@ int at_begin(const char *path, at_file **out, sc_err *err)
         return rc;
     }
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
         free(f);
         return sc_err_set(err, SC_EINPUT, path, "", "expected a file name, got a directory");
     }
@@ -165,9 +166,17 @@ int at_begin(const char *path, at_file **out, sc_err *err)
         free(f);
         return fd;
     }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) || !(f->fp = fdopen(fd, "wb"))) {
+    /* a file replaced keeps its permission bits (a 0600 file became 0644, readable by all); a new
+     * one gets 0666 less the umask, as open(O_CREAT) would */
+    mode_t mode;
+    if (exists && S_ISREG(st.st_mode)) {
+        mode = st.st_mode & 0777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(fd, mode) || !(f->fp = fdopen(fd, "wb"))) {
         int e = errno;
         close(fd);
         unlink(f->tmp);

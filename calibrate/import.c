@@ -5,6 +5,7 @@
 #include "import.h"
 
 #include "../base/jsonrd.h"
+#include "measure.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -39,6 +40,57 @@ static const char *algo_of(const char *s)
 
 #define MAX_HOSTS 4096
 
+/* A data row's numbers as the measurement loader takes them: bytes and time positive and plausible
+ * (jr_plausible: 1e-9 to 1e15), the bandwidths finite and not negative. */
+static int row_check(const char *path, const char *where, double size, double t_us, double algbw, double busbw,
+                     sc_err *err)
+{
+    if (!(size > 0) || !jr_plausible(size))
+        return sc_err_set(err, SC_EINPUT, path, where, "size: expected a positive number of bytes up to 1e15, got %g",
+                          size);
+    if (!(t_us > 0) || !jr_plausible(t_us))
+        return sc_err_set(err, SC_EINPUT, path, where, "time: expected a positive number of us from 1e-9 to 1e15, got %g",
+                          t_us);
+    if (!(algbw >= 0) || !(busbw >= 0) || !jr_plausible(algbw + busbw + 1))
+        return sc_err_set(err, SC_EINPUT, path, where,
+                          "algbw, busbw: expected GB/s from 0 to 1e15, got %g and %g", algbw, busbw);
+    return 0;
+}
+
+/* The #wrong column: a count, or N/A when the run did not check (-c 0). */
+static int wrong_count(const char *path, const char *where, const char *w, int *out, sc_err *err)
+{
+    char *end;
+    long v = strtol(w, &end, 10);
+    if (!strcmp(w, "N/A"))
+        v = 0, end = (char *)w + 3;
+    if (end == w || *end || v < 0 || v > (1L << 30))
+        return sc_err_set(err, SC_EINPUT, path, where, "#wrong: expected a count of wrong results or N/A, got \"%.31s\"",
+                          w);
+    *out = (int)v;
+    return 0;
+}
+
+/* What one log gave, as the loader will need it: a collective, rows, a ranks-over-nodes shape. */
+static int file_check(const char *path, const char *kind, int rows, int n, int k, sc_err *err)
+{
+    if (!kind)
+        return sc_err_set(err, SC_EINPUT, path, "", "which collective? no 'Collective test starting: X_perf' line and "
+                                                     "no all_reduce/all_gather/reduce_scatter in the name: give --kind");
+    if (!rows)
+        return sc_err_set(err, SC_EINPUT, path, "", "no nccl-tests data rows (size count type redop root time ...)");
+    if (n < 1 || k < 1)
+        return sc_err_set(err, SC_EINPUT, path, "", "no '#  Rank N ... on HOST' lines: give --ranks and --nodes");
+    if (n % k)
+        return sc_err_set(err, SC_EINPUT, path, "", "expected ranks divisible by nodes, got %d ranks on %d nodes", n, k);
+    if (n > (1 << 24) || k > (1 << 20) || n / k > (1 << 10))
+        return sc_err_set(err, SC_EINPUT, path, "",
+                          "expected at most 16777216 ranks, 1048576 nodes and 1024 ranks per node (the measurement "
+                          "loader's limits), got %d ranks on %d nodes",
+                          n, k);
+    return 0;
+}
+
 static int one_file(const char *path, const cal_import_opts *o, json_t *colls, int *ranks_out, int *nodes_out,
                     sc_err *err)
 {
@@ -56,7 +108,7 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
     char line[4096];
     const char *kind = o->kind ? o->kind : kind_of(path);
     const char *algo = o->algorithm;
-    int ranks = 0, lineno = 0, rows = 0, nhosts = 0;
+    int ranks = 0, lineno = 0, rows = 0, nhosts = 0, rc = 0;
     char(*hosts)[64] = malloc(sizeof *hosts * MAX_HOSTS);
     json_t *pending = json_array();
     if (!hosts || !pending) {
@@ -66,7 +118,7 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
         free(text);
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     }
-    while (fgets(line, sizeof line, f)) {
+    while (!rc && fgets(line, sizeof line, f)) {
         lineno++;
         if (line[0] == '#') {
             const char *k;
@@ -93,36 +145,36 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
         double size, count, t[2], algbw[2], busbw[2];
         char type[32], redop[32];
         long root;
-        int wrong[2];
+        int wrong = 0;
         char w0[32], w1[32];
         int got = sscanf(line, "%lf %lf %31s %31s %ld %lf %lf %lf %31s %lf %lf %lf %31s", &size, &count, type, redop,
                          &root, &t[0], &algbw[0], &busbw[0], w0, &t[1], &algbw[1], &busbw[1], w1);
         if (got < 9)
             continue; /* not a data row (NCCL INFO lines, blank lines) */
-        wrong[0] = atoi(w0);
-        wrong[1] = got >= 13 ? atoi(w1) : 0;
         int ip = o->in_place && got >= 13;
-        if (!(size > 0) || !(t[ip] > 0))
-            continue;
-        json_array_append_new(pending, json_pack("{s:f, s:f, s:f, s:f, s:i}", "bytes", size, "time_us", t[ip],
-                                                 "algbw_GBps", algbw[ip], "busbw_GBps", busbw[ip], "errors",
-                                                 wrong[ip]));
+        if (size == 0)
+            continue; /* nccl-tests -b 0: a zero-byte call, nothing for a bandwidth fit */
+        char where[32];
+        snprintf(where, sizeof where, "line %d", lineno);
+        /* the measurement loader's rules, here with the log's line (it refused what this wrote:
+         * errors -1, 1e308 us; NaN rows were dropped without a word) */
+        if ((rc = row_check(path, where, size, t[ip], algbw[ip], busbw[ip], err)) ||
+            (rc = wrong_count(path, where, ip ? w1 : w0, &wrong, err)))
+            break;
+        json_t *row = json_pack("{s:f, s:f, s:f, s:f, s:i}", "bytes", size, "time_us", t[ip], "algbw_GBps", algbw[ip],
+                                "busbw_GBps", busbw[ip], "errors", wrong);
+        if (!row || json_array_append_new(pending, row)) {
+            rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
+            break;
+        }
         rows++;
     }
     fclose(f);
     free(text);
     free(hosts);
     int n = o->ranks ? o->ranks : ranks, k = o->nodes ? o->nodes : nhosts;
-    int rc = 0;
-    if (!kind)
-        rc = sc_err_set(err, SC_EINPUT, path, "", "which collective? no 'Collective test starting: X_perf' line and "
-                                                   "no all_reduce/all_gather/reduce_scatter in the name: give --kind");
-    else if (!rows)
-        rc = sc_err_set(err, SC_EINPUT, path, "", "no nccl-tests data rows (size count type redop root time ...)");
-    else if (n < 1 || k < 1)
-        rc = sc_err_set(err, SC_EINPUT, path, "", "no '#  Rank N ... on HOST' lines: give --ranks and --nodes");
-    else if (n % k)
-        rc = sc_err_set(err, SC_EINPUT, path, "", "expected ranks divisible by nodes, got %d ranks on %d nodes", n, k);
+    if (!rc)
+        rc = file_check(path, kind, rows, n, k, err);
     if (rc) {
         json_decref(pending);
         return rc;
@@ -164,5 +216,16 @@ int cal_import_nccl_tests(char *const *paths, int n_paths, const cal_import_opts
     *out = json_pack("{s:s, s:{s:s, s:s, s:i, s:i, s:i, s:s}, s:o}", "schema", "shardcast-measurements/1", "host",
                      "backend", "gpu", "device", "nccl-tests", "ranks", ranks, "nodes", nodes, "ranks_per_node",
                      nodes ? ranks / nodes : ranks, "note", note, "collectives", colls);
-    return *out ? 0 : sc_err_set(err, SC_ERUNTIME, "import", "", "out of memory");
+    if (!*out)
+        return sc_err_set(err, SC_ERUNTIME, "import", "", "out of memory");
+    /* what is written is what the loader reads: its rules, once more, on the whole document */
+    cal_meas *m;
+    int rc = cal_meas_from_json(*out, n_paths == 1 ? paths[0] : "import", &m, err);
+    if (rc) {
+        json_decref(*out);
+        *out = NULL;
+        return rc;
+    }
+    cal_meas_free(m);
+    return 0;
 }

@@ -352,6 +352,23 @@ int cal_meas_load(const char *path, cal_meas **out, sc_err *err)
     return 0;
 }
 
+int cal_meas_from_json(json_t *root, const char *source, cal_meas **out, sc_err *err)
+{
+    *out = NULL;
+    cal_meas *m = calloc(1, sizeof *m);
+    if (!m)
+        return sc_err_set(err, SC_ERUNTIME, source, "", "out of memory");
+    snprintf(m->path, sizeof m->path, "%s", source);
+    jr r = {source, err};
+    int rc = json_is_object(root) ? meas_from(&r, root, m) : jr_bad(&r, "$", "an object", root);
+    if (rc) {
+        cal_meas_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
 void cal_meas_free(cal_meas *m)
 {
     if (!m)

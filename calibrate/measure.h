@@ -5,6 +5,8 @@
 #ifndef SC_MEASURE_H
 #define SC_MEASURE_H
 
+#include <jansson.h>
+
 #include "../model/cost.h"
 #include "../model/layout.h"
 #include "step.h"
@@ -61,6 +63,9 @@ typedef struct cal_meas {
  * nccl-tests sweeps, ../shared/reference/collectives: every entry a collective with its cluster
  * and source; a note naming NCCL_ALGO=Ring or NCCL_NVLS_ENABLE=0 forces the ring). */
 int cal_meas_load(const char *path, cal_meas **out, sc_err *err) SC_MUST_CHECK;
+/* The same from a document already in memory (what `calibrate import` is about to write, checked
+ * with the loader's rules); `source` names it in errors. */
+int cal_meas_from_json(json_t *root, const char *source, cal_meas **out, sc_err *err) SC_MUST_CHECK;
 /* Keep only the collectives measured on `cluster` (published sweeps); returns how many remain. */
 int cal_meas_keep_cluster(cal_meas *m, const char *cluster);
 void cal_meas_free(cal_meas *m);

@@ -22,7 +22,7 @@ static const char HELP[] =
     "A run pinned with NCCL_ALGO (shown in the log, or --algorithm) is fitted with that algorithm\n"
     "(a 2-node all-reduce measured with the tree is not fitted as a ring); otherwise with NCCL's\n"
     "choice as the model makes it.\n\n"
-    "  -o FILE             output measurements (written to FILE.tmp, then renamed)\n"
+    "  -o FILE             output measurements (written to a temporary beside FILE, then renamed)\n"
     "  --kind K            all-reduce | all-gather | reduce-scatter\n"
     "  --ranks N, --nodes K  when the log has no rank lines\n"
     "  --algorithm A       ring | tree | nvls | nvls-tree | pat (the run's NCCL_ALGO)\n"
@@ -42,8 +42,19 @@ int cmd_calibrate_import(int argc, char **argv)
         switch (c) {
         case 'h': fputs(HELP, stdout); return 0;
         case 1: o.kind = optarg; break;
-        case 2: o.ranks = atoi(optarg); break;
-        case 3: o.nodes = atoi(optarg); break;
+        case 2:
+        case 3: { /* the measurement loader's ranges: ranks to 2^24, nodes to 2^20 (atoi took "8x" as 8) */
+            char *end;
+            long v = strtol(optarg, &end, 10), hi = c == 2 ? 1L << 24 : 1L << 20;
+            if (end == optarg || *end || v < 1 || v > hi) {
+                sc_err e;
+                sc_err_set(&e, SC_EINPUT, c == 2 ? "--ranks" : "--nodes", "", "expected an integer from 1 to %ld, got \"%.60s\"",
+                           hi, optarg);
+                return cli_fail(&e, SC_EINPUT);
+            }
+            *(c == 2 ? &o.ranks : &o.nodes) = (int)v;
+            break;
+        }
         case 4: o.algorithm = optarg; break;
         case 5: o.in_place = 1; break;
         case 'o': outp = optarg; break;

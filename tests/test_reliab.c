@@ -4,6 +4,7 @@
  * Each names the defect it guards. */
 #include "suites.h"
 
+#include "../base/atomic.h"
 #include "../calibrate/fit.h"
 #include "../model/cost.h"
 #include "../model/spec.h"
@@ -12,7 +13,10 @@
 #include <gsl/gsl_errno.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static spec_cluster cluster8(void)
 {
@@ -158,6 +162,36 @@ START_TEST(hf_name_control_chars)
 }
 END_TEST
 
+/* Issue 31: an output replacing a 0600 file came out 0644 (the temporary took 0666 & ~umask):
+ * a private file became readable by everyone. The replaced file's bits are kept; a new file still
+ * gets 0666 & ~umask. */
+START_TEST(atomic_keeps_mode)
+{
+    char dir[] = "/tmp/sc-reliab-XXXXXX", path[64], fresh[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/private.json", dir);
+    snprintf(fresh, sizeof fresh, "%s/new.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, 0600), 0);
+    sc_err err;
+    ck_assert_int_eq(at_write(path, "{}\n", 3, &err), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    ck_assert_int_eq(st.st_size, 3); /* and it was replaced */
+    mode_t mask = umask(022);
+    ck_assert_int_eq(at_write(fresh, "{}\n", 3, &err), 0);
+    umask(mask);
+    ck_assert_int_eq(stat(fresh, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0644); /* 0666 & ~022 */
+    unlink(path);
+    unlink(fresh);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *reliab_suite(void)
 {
     Suite *s = suite_create("reliab");
@@ -168,6 +202,7 @@ Suite *reliab_suite(void)
     tcase_add_test(t, meas_single_rank_fit);
     tcase_add_test(t, hf_config_overflow);
     tcase_add_test(t, hf_name_control_chars);
+    tcase_add_test(t, atomic_keeps_mode);
     suite_add_tcase(s, t);
     return s;
 }

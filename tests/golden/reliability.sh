@@ -230,3 +230,36 @@ printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: [NO_SHAR
 expect accelerate-list 2 'acc-list.yaml: $.fsdp_config.fsdp_sharding_strategy: expected a single value, got a list (line 3)' -- "$BIN" $A "$R/acc-list.yaml"
 printf 'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n  fsdp_version: 2\n' >"$R/acc-dup.yaml"
 expect accelerate-duplicate 2 'acc-dup.yaml: $.fsdp_config: duplicate key "fsdp_version" (lines 3 and 4)' -- "$BIN" $A "$R/acc-dup.yaml"
+
+# ---- issue 31: calibrate import writes only what its loader reads -----------------------------------
+# errors -1 and a time of 1e308 us were written and then refused by validate / calibrate fit; a NaN
+# row was dropped without a word; --ranks 8x was read by atoi as 8
+L=tests/fixtures/nccl_tests_all_reduce_2node.log
+sed 's/  0    66.06/ -1    66.06/' $L >"$R/all_reduce_neg.log"
+expect import-wrong-negative 2 'all_reduce_neg.log: line 13: #wrong: expected a count of wrong results or N/A, got "-1"' -- \
+    "$BIN" calibrate import nccl-tests "$R/all_reduce_neg.log" -o "$R/imp.json"
+sed 's/65.48/1e308/' $L >"$R/all_reduce_big.log"
+expect import-time-1e308 2 'all_reduce_big.log: line 13: time: expected a positive number of us from 1e-9 to 1e15, got 1e+308' -- \
+    "$BIN" calibrate import nccl-tests "$R/all_reduce_big.log" -o "$R/imp.json"
+sed 's/300.1/nan/' $L >"$R/all_reduce_nan.log"
+expect import-time-nan 2 'all_reduce_nan.log: line 14: time: expected a positive number of us' -- \
+    "$BIN" calibrate import nccl-tests "$R/all_reduce_nan.log" -o "$R/imp.json"
+expect import-ranks-atoi 2 '--ranks: expected an integer from 1 to 16777216, got "8x"' -- \
+    "$BIN" calibrate import nccl-tests $L --ranks 8x -o "$R/imp.json"
+# and what it writes loads: validate reads all 3 rows back (N/A in #wrong: the run did not check, 0
+# errors; exit 1: the synthetic log is outside the tolerance, as the fixture is)
+sed 's/      0    66.06/    N\/A    66.06/' $L >"$R/all_reduce_na.log"
+expect import-na-roundtrip 0 "" -- "$BIN" calibrate import nccl-tests "$R/all_reduce_na.log" -o "$R/imp-na.json"
+expect import-na-loads 1 "MAPE collective   38.4% over 3 rows" -- "$BIN" validate "$R/imp-na.json" --cluster p4d.24xlarge
+
+# ---- issue 31: the rest ------------------------------------------------------------------------------
+# an output replacing a 0600 file became 0644: the replaced file's permission bits are kept
+printf 'x\n' >"$R/private.csv"
+chmod 600 "$R/private.csv"
+expect mode-kept-sweep 0 "" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model -o "$R/private.csv"
+expect mode-kept-600 0 "600" -- stat -c %a "$R/private.csv"
+# 20,000 lines on one plot took 296 s (gnuplot's time grows with their square): at most 1,000
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } NR == 2 { for (i = 1; i <= 1001; i++) { $6 = "\"z" i "\""; print } }' \
+    "$R/one.csv" >"$R/series1001.csv"
+expect plot-series-budget 2 "series1001.csv: expected at most 1000 lines (one per layout, micro-batch, engine, model and cluster), got 1001" -- \
+    "$BIN" plot "$R/series1001.csv" --kind scaling --out "$R/s.png"
