@@ -197,8 +197,8 @@ int cmd_calibrate_fit(int argc, char **argv)
         printf("fitted %s (%s: the %d points measured on %s) -> %s\n", m->path, m->device, m->n_coll,
                s.cluster.name, o.out);
     else
-        printf("fitted %s (%s, %d ranks on %d nodes) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
-               s.cluster.name, o.out);
+        printf("fitted %s (%s, %d ranks on %d node%s) for %s -> %s\n", m->path, m->device, m->ranks, m->nodes,
+               m->nodes == 1 ? "" : "s", s.cluster.name, o.out);
     printf("collectives: %d points, RMS relative residual %.3f; GEMMs: %d points, residual %.3f; memory: %d; "
            "interference: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);

@@ -197,6 +197,13 @@ static int ds_notes(cli_setup *s, const char *file, sc_err *err)
     const spec_ds_report *r = &s->ds_report;
     if (s->strict && r->n)
         return sc_err_set(err, SC_EINPUT, file, r->path[0], "%s (--strict makes a key shardcast does not model an error)", r->why[0]);
+    return 0;
+}
+
+/* The notes of ds_notes, printed once everything else was validated (an error comes first). */
+static void ds_print_notes(const cli_setup *s, const char *file)
+{
+    const spec_ds_report *r = &s->ds_report;
     for (int i = 0; i < r->n; i++)
         fprintf(stderr, "shardcast: %s: %s: ignored: %s\n", file, r->path[i], r->why[i]);
     if (r->auto_mb || r->auto_ga || r->auto_batch)
@@ -205,7 +212,6 @@ static int ds_notes(cli_setup *s, const char *file, sc_err *err)
                 "--per_device_train_batch_size, --gradient_accumulation_steps; train_batch_size = their product x "
                 "world size)\n",
                 s->ds_config);
-    return 0;
 }
 
 /* ds_config train_batch_size against micro-batch x accumulation x data-parallel ranks, per node
@@ -247,7 +253,44 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
     return 0;
 }
 
+/* What cli_setup_load says once the setup is valid: the file whose notes are pending, and the
+ * layout a ds_config implied when --layout replaced it. */
+typedef struct setup_said {
+    const char *notes_from;
+    char replaced[96];
+} setup_said;
+
+static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
+
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
+{
+    setup_said said = {NULL, ""};
+    int rc = setup_load(s, need, &said, err);
+    if (rc)
+        return rc; /* the error alone: no notes before it */
+    if (said.notes_from)
+        ds_print_notes(s, said.notes_from);
+    for (int i = 0; i < s->n_layouts && s->cluster.gpus_per_node > 0; i++) {
+        int k = spec_layout_tp_nodes(&s->layouts[i], s->cluster.gpus_per_node);
+        char lay[96];
+        if (k > 1)
+            fprintf(stderr,
+                    "shardcast: warning: %s spans %d nodes of %d GPUs: its tensor-parallel all-reduces (every block, "
+                    "forward and backward) cross the network and are priced at the NICs' bandwidth\n",
+                    spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
+    }
+    if (said.replaced[0]) {
+        char lays[256] = "";
+        size_t o = 0;
+        for (int i = 0; i < s->n_layout_args && o < sizeof lays; i++)
+            o += (size_t)snprintf(lays + o, sizeof lays - o, "%s%s", i ? ", " : "", s->layout_args[i]);
+        fprintf(stderr, "shardcast: --layout %s replaces the layout %s implies (%s); its other keys still apply\n",
+                lays, s->ds_config, said.replaced);
+    }
+    return 0;
+}
+
+static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
 {
     char path[4096];
     int rc;
@@ -282,12 +325,18 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
             return rc;
         if ((rc = ds_notes(s, s->ds_config, err)))
             return rc;
+        said->notes_from = s->ds_config;
         if (!s->n_layout_args && !s->n_layouts)
             s->layouts[s->n_layouts++] = l;
+        else if (s->n_layout_args)
+            spec_layout_str(&l, said->replaced, sizeof said->replaced);
     }
     s->accel_layout = -1;
     if (s->accelerate) {
         spec_layout l;
+        if (said->notes_from) /* the ds_config's notes, before the accelerate config's replace them */
+            ds_print_notes(s, said->notes_from);
+        said->notes_from = s->accelerate;
         if ((rc = spec_load_accelerate(s->accelerate, 0, &s->training, &l, &s->ds_report, err)) ||
             (rc = ds_notes(s, s->accelerate, err)))
             return rc;

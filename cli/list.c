@@ -55,7 +55,9 @@ static int list_kind(const cli_setup *s, const char *kind, json_t *json)
     if (json)
         json_object_set_new(json, kind, json_pack("{s:n, s:[]}", "dir", "names"));
     else
-        printf("%s: none found\n", kind);
+        printf("%s: none found%s\n", kind,
+               !strcmp(kind, "training") ? " (none is shipped: a training spec is a file you write, given with "
+                                           "--training FILE; configs/README.md has its keys)" : "");
     return 0;
 }
 

@@ -30,7 +30,8 @@ static const char HELP_HEAD[] =
     "and peak FLOP/s each scaled from 1/4x to 4x (what both depend on alike cancels): when a\n"
     "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
     "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
-    "  --global-batch B       sequences per optimizer step (default: micro-batch x grad-accum x GPUs)\n"
+    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x grad-accum\n"
+    "                         x GPUs); over 2^26 tokens per step is refused as a likely token count\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
@@ -146,6 +147,52 @@ static int own(int opt, const char *arg, void *ctx)
     return 0;
 }
 
+/* The ratios plan prints compare best against best on one engine: the winner against the best
+ * rival of a kind (its best split), both simulated (the rival simulated too when it was not and
+ * fits the simulator's budget) or else both analytical, and say which. */
+typedef struct rival_of {
+    spec_layout_kind kind; /* the rival's kind, or -1: any layout without a pipeline */
+    int nodes;
+    const ps_cand *not_this;
+} rival_of;
+
+static int keep_rival(const ps_cand *c, const void *ctx)
+{
+    const rival_of *r = ctx;
+    if (c == r->not_this || c->pt.nodes != r->nodes)
+        return 0;
+    if ((int)r->kind >= 0)
+        return c->pt.layout.kind == r->kind;
+    return !(c->pt.layout.kind == LAYOUT_MEGATRON && c->pt.layout.pp > 1);
+}
+
+/* "; 1.05x the best zero3 (zero3, micro-batch 4 x 1), both simulated", or "" when there is none. */
+static void fair_vs(const cli_setup *s, const cli_calib *cal, ps_objective obj, const ps_cand *best,
+                    const ps_cand *all, int n, rival_of r, const char *what, char *out, size_t len)
+{
+    out[0] = 0;
+    r.not_this = best;
+    const ps_cand *rival = ps_best_where(all, (size_t)n, keep_rival, &r);
+    if (!rival)
+        return;
+    int sim_ok = 1;
+    sc_err err;
+    if (best->confirmed && !rival->confirmed) /* simulate it too, unless that is over budget */
+        sim_ok = !cli_sim_budget(s, &rival->pt.training, rival->pt.nodes, &rival->pt.layout, NULL, 120, "--confirm 0",
+                                 &err);
+    else if (!best->confirmed)
+        sim_ok = 0;
+    ps_pair pr;
+    char lay[96];
+    spec_layout_str(&rival->pt.layout, lay, sizeof lay);
+    if (ps_pair_same_engine(&s->cluster, &s->model, &cal->cal, obj, best, rival, sim_ok, &pr, &err)) {
+        snprintf(out, len, "; not compared with the best %s (%s): %.120s", what, lay, err.text);
+        return;
+    }
+    snprintf(out, len, "; %.2fx the best %s (%s with its best split, micro-batch %d x %d), %s", pr.ratio, what, lay,
+             rival->pt.training.micro_batch, rival->pt.training.grad_accum, ps_engine_both(pr.engine));
+}
+
 /* Tensor-parallel winners: the bytes per rank on each axis (and the link it rides), the GEMMs'
  * fraction of peak at the shapes one rank computes, and the memory. */
 static void why_tensor(const cli_setup *s, const cli_calib *cal, const ps_cand *best, char *out, size_t len)
@@ -191,7 +238,8 @@ static void why_tensor(const cli_setup *s, const cli_calib *cal, const ps_cand *
 
 /* Megatron 3D winners: where its stages and groups sit, the schedule's bubble, the stage memory
  * with the micro-batches in flight, and the best layout without a pipeline. */
-static void why_megatron(const cli_setup *s, const ps_cand *best, const ps_cand *all, int n, char *out, size_t len)
+static void why_megatron(const cli_setup *s, const cli_calib *cal, ps_objective obj, const ps_cand *best,
+                         const ps_cand *all, int n, char *out, size_t len)
 {
     const pred_result *p = &best->pt;
     const spec_layout *l = &p->layout;
@@ -208,27 +256,19 @@ static void why_megatron(const cli_setup *s, const ps_cand *best, const ps_cand 
     if (o < len)
         o += (size_t)snprintf(out + o, len - o, "data %d with the distributed optimizer; %.1f GiB on the fullest stage",
                               dp, cli_gib(p->r.mem.total));
-    const ps_cand *flat = NULL; /* the best candidate without a pipeline */
-    for (int i = 0; i < n; i++) {
-        const spec_layout *q = &all[i].pt.layout;
-        if (&all[i] != best && !(q->kind == LAYOUT_MEGATRON && q->pp > 1) && (!flat || all[i].score > flat->score))
-            flat = &all[i];
-    }
-    if (flat && o < len && pp > 1) {
-        char lay[96];
-        spec_layout_str(&flat->pt.layout, lay, sizeof lay);
-        snprintf(out + o, len - o, "; %.2fx the best without a pipeline (%s)",
-                 best->pt.r.samples_per_s / flat->pt.r.samples_per_s, lay);
-    } else if (!flat && o < len && pp > 1) {
-        snprintf(out + o, len - o, "; nothing without a pipeline fits");
+    if (o < len && pp > 1) {
+        rival_of r = {(spec_layout_kind)-1, best->pt.nodes, NULL};
+        char vs[256];
+        fair_vs(s, cal, obj, best, all, n, r, "layout without a pipeline", vs, sizeof vs);
+        snprintf(out + o, len - o, "%s", vs[0] ? vs : "; nothing without a pipeline fits");
     }
 }
 
-static void why(const cli_setup *s, const cli_calib *cal, const ps_cand *best, const ps_cand *all, int n, char *out,
-                size_t len)
+static void why(const cli_setup *s, const cli_calib *cal, ps_objective obj, const ps_cand *best, const ps_cand *all,
+                int n, char *out, size_t len)
 {
     if (best->pt.layout.kind == LAYOUT_MEGATRON) {
-        why_megatron(s, best, all, n, out, len);
+        why_megatron(s, cal, obj, best, all, n, out, len);
         return;
     }
     if (best->pt.layout.kind == LAYOUT_TP || best->pt.layout.kind == LAYOUT_AXONN) {
@@ -237,8 +277,10 @@ static void why(const cli_setup *s, const cli_calib *cal, const ps_cand *best, c
     }
     const spec_layout *l = &best->pt.layout;
     int G = s->cluster.gpus_per_node;
-    char where[192] = "";
-    if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
+    char where[512] = "";
+    if (l->kind == LAYOUT_ZEROPP && l->p <= 1) { /* no hpZ: no secondary partition */
+        snprintf(where, sizeof where, "sharded over all %d GPUs (no secondary partition: hpZ off)", best->pt.gpus);
+    } else if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
         if (l->p <= G)
             snprintf(where, sizeof where, "%s group of %d inside one node (%s)",
                      l->kind == LAYOUT_ZEROPP ? "secondary partition" : "partition", l->p,
@@ -247,13 +289,8 @@ static void why(const cli_setup *s, const cli_calib *cal, const ps_cand *best, c
             snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
     } else if (l->kind == LAYOUT_ZERO3_OFFLOAD) { /* ZeRO-Offload / ZeRO-Infinity: say where each state lives */
         static const char *const T[] = {"GPU", "host memory", "NVMe"};
-        const ps_cand *lw = NULL; /* the best LuWu, to compare with */
-        for (int i = 0; i < n; i++)
-            if (all[i].pt.layout.kind == LAYOUT_LUWU && (!lw || all[i].score > lw->score))
-                lw = &all[i];
-        char vl[48] = "";
-        if (lw)
-            snprintf(vl, sizeof vl, "; %.2fx luwu", best->pt.r.samples_per_s / lw->pt.r.samples_per_s);
+        char vl[256];
+        fair_vs(s, cal, obj, best, all, n, (rival_of){LAYOUT_LUWU, best->pt.nodes, NULL}, "luwu", vl, sizeof vl);
         snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
                  "its states in %s%s", best->pt.gpus, T[l->off_param], T[l->off_opt == OFF_NVME ? 2 : 1], vl);
     } else {
@@ -265,15 +302,9 @@ static void why(const cli_setup *s, const cli_calib *cal, const ps_cand *best, c
         for (int i = 0; i < n; i++)
             if (all[i].pt.layout.kind == LAYOUT_MICS && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)
                 smallest = 0;
-    const ps_cand *z3 = NULL;
-    for (int i = 0; i < n; i++)
-        if (all[i].pt.layout.kind == LAYOUT_ZERO3 && all[i].pt.nodes == best->pt.nodes &&
-            all[i].pt.training.micro_batch == best->pt.training.micro_batch && (!z3 || all[i].score > z3->score))
-            z3 = &all[i];
-    char vs[64] = "";
-    if (z3 && z3 != best)
-        snprintf(vs, sizeof vs, "; %.2fx zero3", z3->pt.r.step_s / best->pt.r.step_s *
-                                                      (best->pt.r.samples_per_step / z3->pt.r.samples_per_step));
+    char vs[200] = "";
+    if (l->kind != LAYOUT_ZERO3)
+        fair_vs(s, cal, obj, best, all, n, (rival_of){LAYOUT_ZERO3, best->pt.nodes, NULL}, "zero3", vs, sizeof vs);
     snprintf(out, len, "%s%s%s", l->kind == LAYOUT_MICS && smallest ? "smallest p that fits: " : "", where, vs);
 }
 
@@ -368,6 +399,37 @@ done:
     return rc;
 }
 
+/* The confirmed top: ranked within one engine, the simulated rows first, then any the simulator's
+ * budget left analytical (a simulated and an analytical number are never ranked against each
+ * other). */
+static int cmp_engine_first(const void *a, const void *b)
+{
+    const ps_cand *p = a, *q = b;
+    if (p->confirmed != q->confirmed)
+        return p->confirmed ? -1 : 1;
+    return ps_cmp(a, b);
+}
+
+/* A global batch that only makes sense as tokens: --global-batch counts sequences, and more than
+ * 2^26 tokens per step (67M) is beyond any published run (GPT-3: 3.2M tokens, Brown et al. 2020
+ * Table 2.1; Llama 3 405B: 16M, Llama Team 2024 §3.4.1; BERT with LAMB: 65536 x 128 = 8.4M, You et
+ * al. 2020 §5), while a token count given as sequences lands there (4194304 x 2048 = 8.6e9). */
+static int batch_is_sequences(const cli_setup *s, double global_batch, sc_err *err)
+{
+    const double seq = s->model.seq_len, tokens = global_batch * seq;
+    if (global_batch <= 0 || tokens <= 67108864.0)
+        return 0;
+    if (fmod(global_batch, seq) == 0)
+        return sc_err_set(err, SC_EINPUT, "--global-batch", "",
+                          "counts sequences: %.0f sequences of %.0f tokens is %.2g tokens per step; if %.0f is tokens, "
+                          "give --global-batch %.0f",
+                          global_batch, seq, tokens, global_batch, global_batch / seq);
+    return sc_err_set(err, SC_EINPUT, "--global-batch", "",
+                      "counts sequences: %.0f sequences of %.0f tokens is %.2g tokens per step, beyond any published "
+                      "run (67M); give sequences per step",
+                      global_batch, seq, tokens);
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option extra[] = {
@@ -406,6 +468,8 @@ int cmd_plan(int argc, char **argv)
     int explicit_args = kept;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
         (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
+        return cli_fail(&err, rc);
+    if ((rc = batch_is_sequences(&s, o.global_batch, &err)))
         return cli_fail(&err, rc);
     int show = o.progress || isatty(2);
     /* memory kept free beyond the model's estimate: a plan at 39.9 of 40 GiB is not a plan */
@@ -553,13 +617,13 @@ int cmd_plan(int argc, char **argv)
     }
     if (show)
         fprintf(stderr, "\n");
-    qsort(cs, (size_t)k, sizeof *cs, ps_cmp);
+    qsort(cs, (size_t)k, sizeof *cs, cmp_engine_first);
 
-    char reason[512] = "", verdict[512] = "";
+    char reason[1024] = "", verdict[768] = "";
     int too_close = 0;
     const int cal_sd = !o.uncertainty_set && cli_calib_has_sd(&cal.cal);
     if (n) {
-        why(&s, &cal, &cs[0], cs, (int)n, reason, sizeof reason);
+        why(&s, &cal, o.objective, &cs[0], cs, (int)n, reason, sizeof reason);
         if (n > 1) {
             /* a fitted calibration carries its own interval: two standard deviations of the
              * winner's step time, unless --uncertainty was given */
@@ -568,15 +632,25 @@ int cmd_plan(int argc, char **argv)
                 if (sd > 0 && isfinite(sd))
                     o.uncertainty = 2 * sd / cs[0].pt.r.step_s;
             }
+            /* the runner-up on the winner's engine (simulated too when it was not and fits the budget) */
+            ps_pair top2;
+            sc_err perr;
+            int sim_ok = cs[0].confirmed && !cli_sim_budget(&s, &cs[1].pt.training, cs[1].pt.nodes, &cs[1].pt.layout,
+                                                             NULL, 120, "--confirm 0", &perr);
+            if ((rc = ps_pair_same_engine(&s.cluster, &s.model, &cal.cal, o.objective, &cs[0], &cs[1], sim_ok, &top2,
+                                          &err))) {
+                free(cs);
+                return cli_fail(&err, rc);
+            }
             ps_judgement j;
-            ps_judge(&s.cluster, &s.model, &cal.cal, o.objective, &cs[0], &cs[1], o.uncertainty, &j);
+            ps_judge(&s.cluster, &s.model, &cal.cal, o.objective, &top2.a, &top2.b, o.uncertainty, &j);
             double f = j.factor, gap = j.gap_pct;
             int ks = j.sens;
             char runner[96];
             spec_layout_str(&cs[1].pt.layout, runner, sizeof runner);
             char who[160];
-            snprintf(who, sizeof who, "%s (%d nodes, micro-batch %d)", runner, cs[1].pt.nodes,
-                     cs[1].pt.training.micro_batch);
+            snprintf(who, sizeof who, "%s (%d nodes, micro-batch %d; %s)", runner, cs[1].pt.nodes,
+                     cs[1].pt.training.micro_batch, ps_engine_both(top2.engine));
             if (j.verdict == PS_TOO_CLOSE) {
                 too_close = 1;
                 snprintf(verdict, sizeof verdict,
@@ -703,6 +777,8 @@ int cmd_plan(int argc, char **argv)
                p->training.micro_batch, p->training.grad_accum, p->r.step_s, p->r.samples_per_s,
                p->r.model_tflops_per_gpu, cli_gib(p->r.mem.total), cs[i].usd_per_msample,
                cs[i].confirmed ? "sim" : "model", twins);
+        if (i + 1 < shown && cs[i].confirmed && !cs[i + 1].confirmed)
+            printf("   -- simulated rows above, analytical rows below: each ranked within its own engine --\n");
     }
     if (n_twins)
         printf("   (%ld candidates with numbers identical to a row above are folded into it: \"+N equivalent\")\n",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,6 +156,14 @@ int cmd_plot(int argc, char **argv)
     if (!out) {
         sc_err_set(&err, SC_EINPUT, "--out", "", "required: the PNG file to write");
         return cli_fail(&err, SC_EINPUT);
+    }
+    { /* PNG only (pngcairo; the file is checked for its IEND): another extension is refused, not
+       * written as a PNG under that name */
+        const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+        if (!dot || (slash && dot < slash) || strcasecmp(dot, ".png")) {
+            sc_err_set(&err, SC_EINPUT, "--out", "", "expected a .png file (plots are PNG only), got \"%.200s\"", out);
+            return cli_fail(&err, SC_EINPUT);
+        }
     }
     if (ranks_given && !timeline) {
         sc_err_set(&err, SC_EINPUT, "--ranks", "", "expected only with --kind timeline, got --kind %s", kind_arg);

@@ -117,7 +117,7 @@ static void default_title(const table *t, const char *what, char *buf, size_t n)
     if (model || cluster)
         k += snprintf(buf + k, n - (size_t)k, ": %s%s%s", model ? t->rows[0].text[RES_T_MODEL] : "",
                       model && cluster ? " on " : "", cluster ? t->rows[0].text[RES_T_CLUSTER] : "");
-    if (engine && (size_t)k < n)
+    if (engine && (size_t)k < n && strncmp(what, "Memory", 6)) /* memory is one model whichever engine ran */
         snprintf(buf + k, n - (size_t)k, " (%s engine)", !strcmp(t->rows[0].text[RES_T_ENGINE], "sim") ? "simulator" : "analytical");
 }
 
@@ -468,7 +468,15 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
         goto out;
     }
-    gp_array(vars, "rowlab", (int)(2 * shown));
+    /* rows per rank: compute, then each communication stream the trace uses, its own row */
+    long streams = 1;
+    for (size_t i = 0; i < doc.n_spans; i++) {
+        long st = doc.spans[i].tid % TR_LANES_PER_RANK;
+        if (st >= TR_STREAM_COMM && st < TR_STREAM_COMM + TR_COMM_STREAMS && st - TR_STREAM_COMM + 1 > streams)
+            streams = st - TR_STREAM_COMM + 1;
+    }
+    const long per = 1 + streams;
+    gp_array(vars, "rowlab", (int)(per * (long)shown));
     for (size_t k = 0; k < shown; k++) {
         sel[k] = lanes[k];
         char who[64], lab[80];
@@ -477,10 +485,15 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         else
             snprintf(who, sizeof who, "node %ld gpu %ld", lanes[k].pid, lanes[k].lane);
         snprintf(lab, sizeof lab, "%s compute", who);
-        gp_elem_str(vars, "rowlab", (int)(2 * k + 1), lab);
-        snprintf(lab, sizeof lab, "%s comm", who);
-        gp_elem_str(vars, "rowlab", (int)(2 * k + 2), lab);
-        sel[k].rank = (long)k; /* row pair index from here on */
+        gp_elem_str(vars, "rowlab", (int)(per * (long)k + 1), lab);
+        for (long st = 0; st < streams; st++) {
+            if (st)
+                snprintf(lab, sizeof lab, "%s comm %ld", who, st);
+            else
+                snprintf(lab, sizeof lab, "%s comm", who);
+            gp_elem_str(vars, "rowlab", (int)(per * (long)k + 2 + st), lab);
+        }
+        sel[k].rank = (long)k; /* row block index from here on */
     }
     qsort(sel, shown, sizeof *sel, lane_cmp_key);
     /* the spans of the shown ranks: t0_ms t1_ms row kind */
@@ -493,7 +506,8 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
         if (!l)
             continue;
         present[sp->kind] = 1;
-        long rowi = 2 * l->rank + (sp->tid % TR_LANES_PER_RANK != TR_STREAM_COMPUTE ? 1 : 0);
+        long st = sp->tid % TR_LANES_PER_RANK - TR_STREAM_COMPUTE; /* 0 compute, 1.. each comm stream */
+        long rowi = per * l->rank + (st >= 1 && st <= streams ? st : st ? 1 : 0);
         double ts = sp->ts_us, dur = sp->dur_us;
         fprintf(data, "%.6f %.6f %ld %d\n", ts / 1e3, (ts + dur) / 1e3, rowi, (int)sp->kind);
         t0 = fmin(t0, ts / 1e3);
@@ -505,7 +519,7 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
             snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%d ", k);
         snprintf(names + strlen(names), sizeof names - strlen(names), "\"%s\" ", tr_kind_name((tr_kind)k));
     }
-    fprintf(vars, "nrows=%zu; ", 2 * shown);
+    fprintf(vars, "nrows=%ld; ", per * (long)shown);
     gp_num(vars, "tmin", t0);
     gp_num(vars, "tmax", t1 > t0 ? t1 : t0 + 1);
     gp_str(vars, "kinds", kinds);
@@ -513,7 +527,10 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     free(sel);
     {
         const char *base = strrchr(path, '/');
-        snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, base ? base + 1 : path);
+        if (doc.title[0]) /* what the trace is of: layout, model, cluster (tr_title) */
+            snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, doc.title);
+        else
+            snprintf(title, tn, "Timeline of %zu of %zu ranks: %.200s", shown, n_lanes, base ? base + 1 : path);
     }
 out:
     free(lanes);

@@ -172,6 +172,11 @@ int cmd_predict(int argc, char **argv)
         if ((rc = tr_open(o.trace, &tw, &err)))
             return cli_fail(&err, rc);
         o.so.trace = tw;
+        char lay[96], title[256];
+        snprintf(title, sizeof title, "%s, %s, %s x %d%s%s", spec_layout_str(&s.layouts[0], lay, sizeof lay),
+                 s.model.name, s.cluster.name, s.nodes[0], s.training.framework != FW_IDEAL ? ", " : "",
+                 s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
+        tr_title(tw, title);
         o.so.trace_ranks = o.trace_ranks ? o.trace_ranks : 2 * s.cluster.gpus_per_node;
     }
 
@@ -326,6 +331,9 @@ int cmd_predict(int argc, char **argv)
     }
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU.\n");
+    printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
+           "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
+           o.engine == ENGINE_SIM ? "all simulated" : "all analytical");
     /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
     int sym_runs = 0, least = 0, most = 0, of = 0;
     for (int i = 0; i < np; i++) {

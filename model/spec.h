@@ -289,6 +289,9 @@ typedef struct spec_layout_states {
 void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states *out);
 /* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err) SC_MUST_CHECK;
+/* Nodes one tensor-parallel group spans (tp, megatron): t / gpus_per_node when t is larger (its
+ * all-reduces then cross the NICs), else 1. */
+int spec_layout_tp_nodes(const spec_layout *l, int gpus_per_node);
 /* 1 when p orders the axes x, y, z, d (a permutation of "xyzd"), else 0. */
 int spec_placement_valid(const char *p);
 /* Size and stride of each grid axis (x, y, z, d) of layout l on n_ranks GPUs: axonn its grid

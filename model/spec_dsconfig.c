@@ -13,6 +13,7 @@
 
 #include "../base/jsonrd.h"
 #include "spec.h"
+#include "spec_hf.h"
 
 void spec_ds_note(spec_ds_report *rep, const char *path, const char *why)
 {
@@ -86,6 +87,146 @@ static const char *const Z_QUIET[] = {"stage3_gather_16bit_weights_on_model_save
                                       "elastic_checkpoint", "load_from_fp32_weights", "ignore_unused_parameters",
                                       "legacy_stage1", NULL};
 
+/* ---- which keys DeepSpeed knows ---------------------------------------------------------------
+ * A key DeepSpeed does not know is a typo that would silently change the job (mics_shard_sise
+ * would turn MiCS into ZeRO-3): an error with the nearest known key. A key DeepSpeed knows and
+ * shardcast does not model is a note (--strict: an error). The lists are DeepSpeed's at commit
+ * edaa7221267243c7be7fb49c5d5f5c4fb97b4641 (2025-08): top level from deepspeed/runtime/config.py
+ * and constants.py (and the sections other modules read: activation_checkpointing,
+ * flops_profiler, monitor, comms_logger, aio, elasticity, autotuning, ...); zero_optimization
+ * from deepspeed/runtime/zero/config.py (DeepSpeedZeroConfig: extra="forbid", names and their
+ * aliases); offload_* from deepspeed/runtime/zero/offload_config.py. docs/DS_CONFIG_KEYS.md
+ * lists them with what shardcast does with each. */
+static const char *const DS_TOP_KNOWN[] = {
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "optimizer", "scheduler",
+    "fp16", "bf16", "bfloat16", "amp", "torch_autocast", "zero_optimization", "activation_checkpointing",
+    "gradient_clipping", "prescale_gradients", "gradient_predivide_factor", "gradient_allreduce_op",
+    "communication_data_type", "seq_parallel_communication_data_type", "sparse_gradients", "sparse_attention",
+    "steps_per_print", "wall_clock_breakdown", "memory_breakdown", "dump_state", "flops_profiler", "tensorboard",
+    "wandb", "csv_monitor", "comet", "comms_logger", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
+    "disable_allgather", "eigenvalue", "progressive_layer_drop", "checkpoint", "data_types", "dataloader_drop_last",
+    "use_data_before_expert_parallelism", "log_level", "graph_harvesting", "managed_gradient_accumulation",
+    "legacy_fusion", "elasticity", "aio", "autotuning", "nebula", "compression_training", "data_efficiency",
+    "curriculum_learning", "weight_quantization", "tensor_parallel", "expert_parallel", "sequence_parallel_size",
+    "hybrid_engine", "pipeline", "compile", "timers", "seed", NULL};
+static const char *const DS_ZERO_KNOWN[] = {
+    "stage", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size", "use_multi_rank_bucket_allreduce",
+    "allgather_partitions", "allgather_bucket_size", "overlap_comm", "load_from_fp32_weights", "elastic_checkpoint",
+    "offload_param", "offload_optimizer", "zenflow", "sub_group_size", "cpu_offload_param",
+    "cpu_offload_use_pin_memory", "cpu_offload", "prefetch_bucket_size", "stage3_prefetch_bucket_size",
+    "param_persistence_threshold", "stage3_param_persistence_threshold", "model_persistence_threshold",
+    "stage3_model_persistence_threshold", "max_live_parameters", "stage3_max_live_parameters", "max_reuse_distance",
+    "stage3_max_reuse_distance", "gather_16bit_weights_on_model_save", "stage3_gather_16bit_weights_on_model_save",
+    "module_granularity_threshold", "stage3_module_granularity_threshold", "use_all_reduce_for_fetch_params",
+    "stage3_use_all_reduce_for_fetch_params", "allgather_sequential", "stage3_allgather_sequential",
+    "stage3_gather_fp16_weights_on_model_save", "ignore_unused_parameters", "legacy_stage1", "round_robin_gradients",
+    "zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_nontrainable_weights",
+    "zero_quantized_gradients", "zeropp_loco_param", "mics_shard_size", "mics_hierarchical_params_gather",
+    "memory_efficient_linear", "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings",
+    "enable_sanity_checks", "save_muon_momentum_buffer_in_memory", "leaf_module", NULL};
+/* the union of DeepSpeedZeroOffloadParamConfig's and DeepSpeedZeroOffloadOptimizerConfig's fields */
+static const char *const DS_OFFLOAD_KNOWN[] = {"device", "nvme_path", "buffer_count", "buffer_size", "max_in_cpu",
+                                               "pin_memory", "pipeline_read", "pipeline_write", "fast_init", "ratio",
+                                               "super_offload", "cpuadam_cores_perc", NULL};
+/* the fields of offload_param (the rest of DS_OFFLOAD_KNOWN is offload_optimizer's) */
+static const char *const DS_OFFLOAD_PARAM_KNOWN[] = {"device", "nvme_path", "buffer_count", "buffer_size",
+                                                     "max_in_cpu", "pin_memory", NULL};
+/* names DeepSpeed takes beside their stage3_ aliases (populate_by_name): read as the alias */
+static const char *const DS_ZERO_ALIAS[][2] = {{"prefetch_bucket_size", "stage3_prefetch_bucket_size"},
+                                               {"max_live_parameters", "stage3_max_live_parameters"},
+                                               {"gather_16bit_weights_on_model_save",
+                                                "stage3_gather_16bit_weights_on_model_save"}};
+
+/* Levenshtein distance of a and b (each at most 63 characters; longer: a large distance). */
+static int ds_edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return 1 << 20;
+    int row[64];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+/* The known key nearest to k, when near enough to be a typo of it (within a third of its
+ * length, at least 2 edits), else NULL. */
+static const char *ds_nearest(const char *k, const char *const *known)
+{
+    const char *best = NULL;
+    int bd = 1 << 20;
+    for (int i = 0; known[i]; i++) {
+        int d = ds_edit_distance(k, known[i]);
+        if (d < bd)
+            bd = d, best = known[i];
+    }
+    int len = (int)strlen(k), lim = len / 3 > 2 ? len / 3 : 2;
+    return bd <= lim ? best : NULL;
+}
+
+/* Every key of o (at JSON path base) against the lists: read or quiet keys pass; a key
+ * DeepSpeed knows is noted as not modelled; any other key is an error naming the nearest. */
+static int ds_keys(jr *r, const json_t *o, const char *base, const char *const *read, const char *const *quiet,
+                   const char *const *known, spec_ds_report *rep)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)o, k, v) {
+        if (in_list(k, read) || (quiet && in_list(k, quiet)))
+            continue;
+        char p[96];
+        snprintf(p, sizeof p, "%.40s.%.50s", base, k);
+        if (in_list(k, known)) {
+            spec_ds_note(rep, p, "not modelled");
+            continue;
+        }
+        const char *near = ds_nearest(k, known);
+        if (near)
+            return sc_err_set(r->err, SC_EINPUT, r->src, p, "not a DeepSpeed key; did you mean \"%s\"?", near);
+        return sc_err_set(r->err, SC_EINPUT, r->src, p,
+                          "not a DeepSpeed key, and none is near it (DeepSpeed's keys: docs/DS_CONFIG_KEYS.md)");
+    }
+    return 0;
+}
+
+/* A file that is not a ds_config at all: a Hugging Face model config (model_type, architectures)
+ * or nothing DeepSpeed knows. */
+static int ds_is_ds_config(jr *r, const json_t *root)
+{
+    const json_t *mt = json_object_get(root, "model_type");
+    if (mt || json_object_get(root, "architectures"))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$",
+                          "a Hugging Face model config (model_type \"%s\"), not a DeepSpeed ds_config: give it to "
+                          "--model " SPEC_HF_PREFIX "FILE",
+                          json_is_string(mt) ? json_string_value(mt) : "?");
+    return 0;
+}
+
+/* stage3_ aliases: the plain name, when given alone, read as its alias (DeepSpeed takes both). */
+static void ds_zero_aliases(json_t *z)
+{
+    for (size_t i = 0; i < sizeof DS_ZERO_ALIAS / sizeof DS_ZERO_ALIAS[0]; i++) {
+        json_t *v = json_object_get(z, DS_ZERO_ALIAS[i][0]);
+        if (v && !json_object_get(z, DS_ZERO_ALIAS[i][1])) {
+            json_object_set(z, DS_ZERO_ALIAS[i][1], v);
+            json_object_del(z, DS_ZERO_ALIAS[i][0]);
+        }
+    }
+}
+
 static int ds_precision(jr *r, json_t *root, spec_training *t, spec_ds_report *rep)
 {
     int rc, fp16_on = 0, bf16_on = 0, fp16_auto = 0, bf16_auto = 0;
@@ -156,6 +297,20 @@ static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_repor
     return 0;
 }
 
+/* zero_optimization's keys and its offload sections' against DeepSpeed's (ds_keys). */
+static int ds_zero_keys(jr *r, json_t *z, spec_ds_report *rep)
+{
+    static const char *const off_read[] = {"device", "pin_memory", NULL};
+    static const char *const off_quiet[] = {"nvme_path", NULL}; /* where: the cluster's NVMe is modelled */
+    int rc = ds_keys(r, z, "$.zero_optimization", Z_READ, Z_QUIET, DS_ZERO_KNOWN, rep);
+    const json_t *oo = json_object_get(z, "offload_optimizer"), *op = json_object_get(z, "offload_param");
+    if (!rc && json_is_object(oo))
+        rc = ds_keys(r, oo, "$.zero_optimization.offload_optimizer", off_read, off_quiet, DS_OFFLOAD_KNOWN, rep);
+    if (!rc && json_is_object(op))
+        rc = ds_keys(r, op, "$.zero_optimization.offload_param", off_read, off_quiet, DS_OFFLOAD_PARAM_KNOWN, rep);
+    return rc;
+}
+
 static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_report *rep)
 {
     const char *B = "$.zero_optimization";
@@ -217,15 +372,6 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
     }
     if ((rc = ds_offload(r, z, stage, l, rep)))
         return rc;
-    const char *k;
-    json_t *v;
-    json_object_foreach(z, k, v) {
-        if (in_list(k, Z_READ) || in_list(k, Z_QUIET))
-            continue;
-        char p[96];
-        snprintf(p, sizeof p, "%s.%.60s", B, k);
-        spec_ds_note(rep, p, "not modelled");
-    }
     return 0;
 }
 
@@ -238,6 +384,16 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
     l->zero1 = 1;
     l->overlap = 1;
     t->framework = FW_DEEPSPEED; /* a ds_config names its framework */
+    json_t *zo = json_object_get(root, "zero_optimization"), *bf = json_object_get(root, "bfloat16");
+    if (json_is_object(zo))
+        ds_zero_aliases(zo);
+    if (bf && !json_object_get(root, "bf16")) { /* DeepSpeed's other name for bf16 (runtime/constants.py) */
+        json_object_set(root, "bf16", bf);
+        json_object_del(root, "bfloat16");
+    }
+    if ((rc = ds_is_ds_config(r, root)) || (rc = ds_keys(r, root, "$", TOP_READ, TOP_QUIET, DS_TOP_KNOWN, rep)) ||
+        (json_is_object(zo) && (rc = ds_zero_keys(r, zo, rep))))
+        return rc;
     if ((rc = int_or_auto(r, root, "$", "train_micro_batch_size_per_gpu", 1, 1 << 20, &t->micro_batch, &amb)) ||
         (rc = int_or_auto(r, root, "$", "gradient_accumulation_steps", 1, 1 << 20, &ga, &aga)) ||
         (rc = int_or_auto(r, root, "$", "train_batch_size", 1, 1 << 30, &tb, &atb)))
@@ -273,15 +429,6 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
         return rc;
     if (z && (rc = ds_zero(r, z, t, l, rep)))
         return rc;
-    const char *k;
-    json_t *v;
-    json_object_foreach(root, k, v) {
-        if (in_list(k, TOP_READ) || in_list(k, TOP_QUIET))
-            continue;
-        char p[96];
-        snprintf(p, sizeof p, "$.%.80s", k);
-        spec_ds_note(rep, p, "not modelled");
-    }
     return 0;
 }
 

@@ -121,8 +121,40 @@ static int model_name(jr *r, const json_t *root, const char *path, char *out, si
     while (l > 1 && buf[l - 1] == '/')
         buf[--l] = '\0';
     const char *base = strrchr(buf, '/');
-    snprintf(out, n, "%s", base && base[1] ? base + 1 : buf);
+    const char *name = base && base[1] ? base + 1 : buf;
+    size_t len = strlen(name); /* truncated to n - 1 (a copy, not snprintf: no -Wformat-truncation at -O1) */
+    if (n) {
+        len = len < n - 1 ? len : n - 1;
+        memcpy(out, name, len);
+        out[len] = '\0';
+    }
     return 0;
+}
+
+/* Mistral's sliding_window (Jiang et al. 2023, "Mistral 7B" §2: each token attends to the W
+ * tokens before it): the window when it is on, else 0 (absent, null, or use_sliding_window false
+ * as Qwen2 writes it). Up to W tokens a sequence's attention is full causal attention, which is
+ * what shardcast prices; beyond W it is not modelled. */
+static int hf_window(const json_t *root)
+{
+    const json_t *w = json_object_get(root, "sliding_window");
+    if (!json_is_integer(w) || json_is_false(json_object_get(root, "use_sliding_window")))
+        return 0;
+    json_int_t v = json_integer_value(w);
+    return v > 0 && v < (1 << 30) ? (int)v : 0;
+}
+
+/* The sliding window of the config at path (hf_window), 0 when none or unreadable. */
+static int hf_window_of(const char *path)
+{
+    sc_err err;
+    jr r = {path, &err};
+    json_t *root;
+    if (jr_load_root(&r, NULL, &root))
+        return 0;
+    int w = hf_window(root);
+    json_decref(root);
+    return w;
 }
 
 static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
@@ -210,6 +242,14 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
     if ((rc = hf_int(r, root, k_seq, SPEC_MODEL_MAX_DIM, &seq, &used)))
         return rc;
     note_default(defaults, sizeof defaults, k_seq[0], used, seq);
+    int win = hf_window(root);
+    char win_note[160] = "";
+    if (win > 0 && win < seq) { /* full causal attention up to the window: exact there, not beyond */
+        snprintf(win_note, sizeof win_note,
+                 "; seq %d = the sliding window (%s %d: sliding-window attention beyond it is not modelled)", win,
+                 k_seq[0], seq);
+        seq = win;
+    }
 
     switch (fam) {
     case FAM_LLAMA: case FAM_MISTRAL: case FAM_QWEN2: case FAM_NEOX:
@@ -319,6 +359,11 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
                  path, m->name, json_string_value(mt), layers, hidden, heads, kv, ffn, vocab, seq,
                  m->swiglu ? "swiglu" : "gelu", m->rmsnorm ? "rmsnorm" : "layernorm", m->bias ? "yes" : "no",
                  m->tied_embeddings ? "yes" : "no", pos_note, mlp_note, defaults[0] ? "; defaults: " : "", defaults);
+    if (summary && sn && win_note[0]) {
+        size_t l = strlen(summary);
+        if (l < sn)
+            snprintf(summary + l, sn - l, "%s", win_note);
+    }
     return 0;
 }
 
@@ -359,6 +404,12 @@ int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_er
     int rc = spec_load_hf(path, out, summary, n, err);
     if (rc || !seq)
         return rc;
+    int win = hf_window_of(path);
+    if (win > 0 && seq > win)
+        return sc_err_set(err, SC_EINPUT, path, "$.sliding_window",
+                          "sliding-window attention (window %d < ,seq=%d) is not modelled: shardcast prices full causal "
+                          "attention, exact up to the window; give ,seq=%d or less",
+                          win, seq, win);
     out->seq_len = seq;
     if (summary && n) {
         size_t l = strlen(summary);

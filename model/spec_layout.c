@@ -510,10 +510,14 @@ static int check_named(const spec_layout *l, const spec_cluster *c, int nodes, c
                           nodes, c->gpus_per_node);
     int n = nodes * c->gpus_per_node, g = c->gpus_per_node, p = l->p;
     if (l->kind == LAYOUT_TP) {
-        if (g % l->t)
+        /* inside a node (t divides its GPUs), or across nodes (t a multiple of them, dividing the
+         * GPUs): its all-reduces then ride the NICs, priced like any group spanning nodes (the
+         * CLI warns, spec_layout_tp_across) */
+        if (g % l->t && (l->t % g || n % l->t))
             return sc_err_set(err, SC_EINPUT, "layout", "",
-                              "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
-                              name, g, l->t);
+                              "%s: expected t dividing %d GPUs per node, or a multiple of it dividing the %d GPUs, "
+                              "got %d",
+                              name, g, n, l->t);
         return 0;
     }
     if (l->kind == LAYOUT_AXONN)
@@ -636,7 +640,7 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     char near[SPEC_NAME_MAX + 32] = "";
     if (spec_suggest(kind, name, dirs, nd, near, sizeof near) == 0) {
         char best[SPEC_NAME_MAX];
-        snprintf(best, sizeof best, "%s", near);
+        snprintf(best, sizeof best, "%.*s", (int)sizeof best - 1, near);
         snprintf(near, sizeof near, "; did you mean %s?", best);
     } else {
         near[0] = '\0';
@@ -701,4 +705,11 @@ int spec_suggest(const char *kind, const char *name, const char *const *dirs, in
         closedir(d);
     }
     return best <= limit ? 0 : -1;
+}
+
+int spec_layout_tp_nodes(const spec_layout *l, int gpus_per_node)
+{
+    if ((l->kind != LAYOUT_TP && l->kind != LAYOUT_MEGATRON) || gpus_per_node < 1 || l->t <= gpus_per_node)
+        return 1;
+    return l->t / gpus_per_node;
 }

@@ -179,8 +179,8 @@ int ps_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned m
                                                         .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
     if ((mask & PS_FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
         n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
-    if (mask & PS_FAM(LAYOUT_TP))
-        for (int t = 2; t <= G; t++)
+    if (mask & PS_FAM(LAYOUT_TP)) /* inside a node, and across nodes (t a multiple of G: over the NICs) */
+        for (int t = 2; t <= N; t = t < G ? t + 1 : t + G)
             for (int z1 = 1; z1 >= 0; z1--) {
                 spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
                 if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
@@ -490,3 +490,37 @@ void ps_judge(const spec_cluster *c, const spec_model *m, const cost_calib *cal,
     out->sens = ps_sensitivity(c, m, cal, obj, a, b, &out->factor);
     out->verdict = ps_verdict_of(out->gap_pct, out->sens, out->factor, uncertainty);
 }
+
+/* ---- fair ratios ------------------------------------------------------------------------------ */
+
+const ps_cand *ps_best_where(const ps_cand *all, size_t n, ps_keep_fn keep, const void *ctx)
+{
+    const ps_cand *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (keep(&all[i], ctx) && (!best || all[i].score > best->score))
+            best = &all[i];
+    return best;
+}
+
+int ps_pair_same_engine(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                        const ps_cand *a, const ps_cand *b, int sim_ok, ps_pair *out, sc_err *err)
+{
+    out->a = *a;
+    out->b = *b;
+    int rc = 0;
+    if (a->confirmed != b->confirmed) {
+        int to_sim = sim_ok; /* the engine both end on */
+        ps_cand *redo = (a->confirmed != to_sim) ? &out->a : &out->b;
+        const ps_cand was = *redo; /* the inputs, apart from the output they are re-run into */
+        rc = ps_eval(c, m, cal, obj, to_sim ? PRED_SIM : PRED_MODEL, was.pt.nodes, &was.pt.layout, &was.pt.training,
+                     redo, err);
+        redo->twins = was.twins;
+    }
+    if (rc)
+        return rc;
+    out->engine = out->a.confirmed ? PRED_SIM : PRED_MODEL;
+    out->ratio = out->a.pt.r.samples_per_s / out->b.pt.r.samples_per_s;
+    return 0;
+}
+
+const char *ps_engine_both(pred_engine e) { return e == PRED_SIM ? "both simulated" : "both analytical"; }

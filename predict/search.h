@@ -130,4 +130,25 @@ double ps_pct_change(double f);
 void ps_judge(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
               const ps_cand *a, const ps_cand *b, double uncertainty, ps_judgement *out);
 
+/* ---- fair ratios: best against best, on one engine ------------------------------------------ */
+
+/* The best (highest score) of all[0..n) that keep() accepts (ctx passed through), or NULL. */
+typedef int (*ps_keep_fn)(const ps_cand *c, const void *ctx);
+const ps_cand *ps_best_where(const ps_cand *all, size_t n, ps_keep_fn keep, const void *ctx);
+
+/* a and b as compared: both on one engine. */
+typedef struct ps_pair {
+    ps_cand a, b;
+    pred_engine engine; /* the engine both numbers come from              */
+    double ratio;       /* a's samples/s over b's, both from that engine   */
+} ps_pair;
+
+/* Put a and b on one engine and take the ratio of their samples/s. Same engine already: as they
+ * are. Otherwise the analytical one is re-run with the simulator when sim_ok, else the simulated
+ * one is re-run with the analytical model: never a simulated number over an analytical one. */
+int ps_pair_same_engine(const spec_cluster *c, const spec_model *m, const cost_calib *cal, ps_objective obj,
+                        const ps_cand *a, const ps_cand *b, int sim_ok, ps_pair *out, sc_err *err) SC_MUST_CHECK;
+/* "both simulated" or "both analytical". */
+const char *ps_engine_both(pred_engine e);
+
 #endif

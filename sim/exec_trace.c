@@ -21,6 +21,8 @@ struct exec_tracer {
     int *nic_links, n_nic_links; /* the traced nodes' NIC up-links, sampled */
     double *nic_prev;            /* their bytes at the last sample           */
     double sample_last;
+    long long *lane_end; /* per traced rank x TR_FLOW_LANES: end (ns) of the last flow drawn there */
+    long undrawn;        /* flows with no free lane (more than TR_FLOW_LANES at once from a rank) */
 };
 
 static void names(exec_tracer *t, int streams)
@@ -41,8 +43,8 @@ static void names(exec_tracer *t, int streams)
                 snprintf(name, sizeof name, "rank %d comm", r);
             tr_thread_name(t->w, pid, TR_TID(lr, TR_STREAM_COMM + st), name);
         }
-        for (int ch = 0; ch < t->nics && ch < TR_FLOW_LANES; ch++) {
-            snprintf(name, sizeof name, "rank %d flows ch%d", r, ch);
+        for (int ch = 0; ch < TR_FLOW_LANES; ch++) {
+            snprintf(name, sizeof name, "rank %d flows %d", r, ch);
             tr_thread_name(t->w, pid, TR_TID(lr, TR_STREAM_FLOW0 + ch), name);
         }
     }
@@ -59,6 +61,11 @@ int exec_trace_new(tr_writer *w, int n_traced, int gpus_per_node, int nics, int 
     t->n = n_traced;
     t->G = gpus_per_node;
     t->nics = nics;
+    t->lane_end = calloc((size_t)(n_traced > 0 ? n_traced : 1) * TR_FLOW_LANES, sizeof *t->lane_end);
+    if (!t->lane_end) {
+        free(t);
+        return SC_ERUNTIME;
+    }
     names(t, streams);
     if (sample_s > 0) {
         int nl = net_n_links(net), nodes_traced = (n_traced + t->G - 1) / t->G;
@@ -82,6 +89,13 @@ void exec_trace_free(exec_tracer *t)
 {
     if (!t)
         return;
+    if (t->undrawn > 0) { /* said in the trace, not dropped silently */
+        char name[128];
+        snprintf(name, sizeof name, "%ld flows not drawn: more than %d at once from one rank", t->undrawn,
+                 TR_FLOW_LANES);
+        tr_thread_name(t->w, TR_NOTES_PID, TR_NOTE_UNDRAWN, name);
+    }
+    free(t->lane_end);
     free(t->fm);
     free(t->nic_links);
     free(t->nic_prev);
@@ -135,10 +149,23 @@ void exec_trace_flow_end(exec_tracer *t, int id, double now)
     if (!t || id >= t->fm_cap || t->fm[id].src < 0)
         return;
     const struct fmeta *f = &t->fm[id];
-    char name[48];
-    snprintf(name, sizeof name, "flow to rank %d", f->dst);
-    tr_span_at(t->w, f->src / t->G, TR_TID(f->src % t->G, TR_STREAM_FLOW0 + f->ch % TR_FLOW_LANES), name,
-               TR_CAT_FLOW, f->t0, now, NULL);
+    /* the first of the sender's flow lanes free since this flow began: flows of concurrent
+     * collectives (several streams, several channels) would otherwise overlap partially on one
+     * channel's lane, which a viewer cannot nest. Flows end in time order, so a lane whose last
+     * flow ended by this one's start stays free of overlaps. */
+    long long *end = &t->lane_end[(size_t)f->src * TR_FLOW_LANES], t0 = tr_ns(f->t0);
+    int lane = 0;
+    while (lane < TR_FLOW_LANES && end[lane] > t0)
+        lane++;
+    if (lane == TR_FLOW_LANES) {
+        t->undrawn++;
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "flow to rank %d ch%d", f->dst, f->ch);
+        tr_span_at(t->w, f->src / t->G, TR_TID(f->src % t->G, TR_STREAM_FLOW0 + lane), name, TR_CAT_FLOW, f->t0, now,
+                   NULL);
+        end[lane] = tr_ns(now);
+    }
     t->fm[id].src = -1;
 }
 

@@ -238,7 +238,8 @@ START_TEST(test_agree_duo)
      * NIC), with the tiny calibration (latency 0, efficiency 1) and with p4d's default one
      * (latencies), for gpt3-1.3b and the 1- and 2-block tiny models. Valid layouts at N = 4:
      * ddp, zero1-3, mics:p=2 (x2 hier), mics:p=4 (x2), hsdp:p=2 (x2), zeropp:hpz=2: 11; and
-     * tp:t=2 (x2 overlap), axonn:x=1,y=1,z=1 and axonn:x=1,y=2,z=2,placement=dzyx: 4. */
+     * tp:t=2 (x2 overlap), axonn:x=1,y=1,z=1 and axonn:x=1,y=2,z=2,placement=dzyx: 4; and
+     * tp:t=4,zero1=0,overlap=0, its tensor group across both nodes (over the NIC): 1. */
     spec_cluster c = duo_cluster(5e10, 1e10);
     cost_calib kt = tiny_calib(), kd;
     cost_calib_defaults(&c, &kd);
@@ -248,7 +249,7 @@ START_TEST(test_agree_duo)
         n += agree_grid(&c, &kt, &models[mi], 2);
         n += agree_grid(&c, &kd, &models[mi], 2);
     }
-    ck_assert_int_eq(n, 3 * 2 * 6 * (11 + 4));
+    ck_assert_int_eq(n, 3 * 2 * 6 * (11 + 4 + 1));
 }
 END_TEST
 

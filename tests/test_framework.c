@@ -631,13 +631,40 @@ START_TEST(test_ds_zeropp_offload_keys)
     ck_assert(t.prefetch_bucket_bytes == 2e8);
     ck_assert(t.max_live_params == 3e8);
     ck_assert_int_eq(rep.n, 2);
-    ck_assert_str_eq(rep.path[0], "$.zero_optimization.offload_param");
-    ck_assert_str_eq(rep.path[1], "$.pipeline");
+    /* the keys are checked (top level first) before the zero section is read */
+    ck_assert_str_eq(rep.path[0], "$.pipeline");
+    ck_assert_str_eq(rep.path[1], "$.zero_optimization.offload_param");
     ck_assert_int_eq(t.ga_from_batch, 1);
     ck_assert_int_eq(spec_ds_check_batch(&t, 64, "f", &err), 0);
     ck_assert_int_eq(t.grad_accum, 8); /* 1024 / (2 x 64) */
     ck_assert_int_eq(spec_ds_check_batch(&t, 48, "f", &err), SC_EINPUT);
     ck_assert_str_eq(err.text, "expected a multiple of micro-batch 2 x data-parallel size 48 = 96, got 1024");
+}
+END_TEST
+
+START_TEST(test_ds_unknown_keys)
+{
+    /* a key DeepSpeed does not know is an error with the nearest known key (edit distance 1);
+     * DeepSpeed's plain names beside the stage3_ aliases are read as the aliases: prefetch
+     * 1e8 elements x 2 B (bf16) = 2e8 B, max live 3e8 parameters; nvme_path is quiet. */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_typo_mics.json", &t, &l, &rep, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.zero_optimization.mics_shard_sise");
+    ck_assert_str_eq(err.text, "not a DeepSpeed key; did you mean \"mics_shard_size\"?");
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_typo_zero.json", &t, &l, &rep, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.zero_optimisation");
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/hf/Mistral-7B-v0.1/config.json", &t, &l, &rep, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$");
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_ds_config_ex("tests/fixtures/ds_alias_ok.json", &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert(t.prefetch_bucket_bytes == 2e8);
+    ck_assert(t.max_live_params == 3e8);
+    ck_assert_int_eq(rep.n, 0);
 }
 END_TEST
 
@@ -780,6 +807,7 @@ Suite *framework_suite(void)
     TCase *ds = tcase_create("ds_config");
     tcase_add_test(ds, test_ds_hf_config_nothing_lost);
     tcase_add_test(ds, test_ds_zeropp_offload_keys);
+    tcase_add_test(ds, test_ds_unknown_keys);
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
     tcase_add_test(ds, test_accelerate_fsdp);
     tcase_add_test(ds, test_ds_reduce_scatter_key);

@@ -160,6 +160,59 @@ START_TEST(test_judge_self_is_a_tie)
 }
 END_TEST
 
+static int keep_zero3(const ps_cand *c, const void *ctx)
+{
+    (void)ctx;
+    return c->pt.layout.kind == LAYOUT_ZERO3;
+}
+
+START_TEST(test_fair_ratio_same_engine)
+{
+    /* A simulated winner (DDP) against an analytical ZeRO-3: the pair ends with both simulated,
+     * and the ratio is the two simulated samples/s, never the simulated over the analytical one.
+     * Without the simulator (sim_ok 0) both are analytical. Each expected number is the engine's
+     * own answer for that layout, evaluated separately here. */
+    spec_cluster c = test_duo_cluster("duo", 1e11, 1e10);
+    spec_model m = test_tiny_model(2);
+    cost_calib k = test_tiny_calib();
+    spec_training tr;
+    memset(&tr, 0, sizeof tr);
+    tr.micro_batch = 1;
+    tr.grad_accum = 1;
+    tr.precision = PREC_BF16;
+    spec_layout z3 = {.kind = LAYOUT_ZERO3, .hier = 1}, dp = {.kind = LAYOUT_DDP};
+    sc_err err;
+    ps_cand a_sim, a_mod, b_sim, b_mod;
+    ck_assert_int_eq(ps_eval(&c, &m, &k, PS_THROUGHPUT, PRED_SIM, 2, &dp, &tr, &a_sim, &err), 0);
+    ck_assert_int_eq(ps_eval(&c, &m, &k, PS_THROUGHPUT, PRED_MODEL, 2, &dp, &tr, &a_mod, &err), 0);
+    ck_assert_int_eq(ps_eval(&c, &m, &k, PS_THROUGHPUT, PRED_SIM, 2, &z3, &tr, &b_sim, &err), 0);
+    ck_assert_int_eq(ps_eval(&c, &m, &k, PS_THROUGHPUT, PRED_MODEL, 2, &z3, &tr, &b_mod, &err), 0);
+    /* the engines may agree on this small cluster: mark the inputs' own numbers (x2, x3) so that a
+     * ratio taken from them, not from the re-run, shows */
+    ps_cand b_in = b_mod, a_in = a_sim;
+    b_in.pt.r.samples_per_s *= 2;
+    a_in.pt.r.samples_per_s *= 3;
+    ps_pair pr;
+    ck_assert_int_eq(ps_pair_same_engine(&c, &m, &k, PS_THROUGHPUT, &a_sim, &b_in, 1, &pr, &err), 0);
+    ck_assert_int_eq(pr.engine, PRED_SIM);
+    ck_assert(pr.b.confirmed);
+    ck_assert_double_eq_tol(pr.ratio, a_sim.pt.r.samples_per_s / b_sim.pt.r.samples_per_s, 1e-12);
+    ck_assert_str_eq(ps_engine_both(pr.engine), "both simulated");
+    ck_assert_int_eq(ps_pair_same_engine(&c, &m, &k, PS_THROUGHPUT, &a_in, &b_mod, 0, &pr, &err), 0);
+    ck_assert_int_eq(pr.engine, PRED_MODEL);
+    ck_assert_double_eq_tol(pr.ratio, a_mod.pt.r.samples_per_s / b_mod.pt.r.samples_per_s, 1e-12);
+    ck_assert_str_eq(ps_engine_both(pr.engine), "both analytical");
+    /* one engine already: as they are */
+    ck_assert_int_eq(ps_pair_same_engine(&c, &m, &k, PS_THROUGHPUT, &a_mod, &b_mod, 1, &pr, &err), 0);
+    ck_assert_int_eq(pr.engine, PRED_MODEL);
+    /* best of a kind: the highest score that passes, whatever its position */
+    ps_cand all[3] = {a_mod, b_mod, b_sim};
+    all[1].score = 1, all[2].score = 2;
+    ck_assert_ptr_eq(ps_best_where(all, 3, keep_zero3, NULL), &all[2]);
+    ck_assert_ptr_null(ps_best_where(all, 1, keep_zero3, NULL));
+}
+END_TEST
+
 /* The grid of a plan on the duo cluster: every family's layouts on 1, 2, 4 and 8 nodes, each at
  * micro-batch 1, 2 and 4 (grad-accum 4 / mb) where the layout runs with it; *n_out points. */
 static ps_point *duo_grid(const spec_cluster *c, const spec_model *m, size_t *n_out)
@@ -305,6 +358,7 @@ Suite *search_suite(void)
     tcase_add_test(t, test_objectives);
     tcase_add_test(t, test_verdicts);
     tcase_add_test(t, test_judge_self_is_a_tie);
+    tcase_add_test(t, test_fair_ratio_same_engine);
     tcase_add_test(t, test_grid_threads_identical);
     tcase_add_test(t, test_grid_first_error);
     suite_add_tcase(s, t);

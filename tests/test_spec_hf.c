@@ -89,11 +89,23 @@ START_TEST(test_mistral_qwen2)
     spec_model m = hf("Mistral-7B-v0.1");
     ck_assert_int_eq(m.kv_heads, 8);
     ck_assert_int_eq(m.ffn, 14336);
-    ck_assert_int_eq(m.seq_len, 32768);
+    /* sliding_window 4096 < max_position_embeddings 32768: the sequence is the window (full
+     * causal attention, exact up to it); a longer ,seq= is refused */
+    ck_assert_int_eq(m.seq_len, 4096);
+    {
+        spec_model w;
+        sc_err err;
+        ck_assert_int_eq(spec_hf_arg("tests/fixtures/hf/Mistral-7B-v0.1/config.json,seq=8192", &w, NULL, 0, &err),
+                         SC_EINPUT);
+        ck_assert_str_eq(err.path, "$.sliding_window");
+        ck_assert_int_eq(spec_hf_arg("tests/fixtures/hf/Mistral-7B-v0.1/config.json,seq=2048", &w, NULL, 0, &err), 0);
+        ck_assert_int_eq(w.seq_len, 2048);
+    }
     /* 2 x 32000 x 4096 + 32 x (2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336 + 8192) + 4096
      * = 7,241,732,096 (the Hub's 7.24B) */
     ck_assert_double_eq(params(&m), 7241732096.0);
     m = hf("Qwen2-7B");
+    ck_assert_int_eq(m.seq_len, 131072); /* use_sliding_window false: the window does not apply */
     ck_assert_int_eq(m.layers, 28);
     ck_assert_int_eq(m.hidden, 3584);
     ck_assert_int_eq(m.heads, 28);

@@ -151,6 +151,38 @@ START_TEST(test_tp_bytes_per_axis)
 }
 END_TEST
 
+START_TEST(test_tp_across_nodes)
+{
+    /* tp:t=4 on 2 duo nodes (2 GPUs each): one tensor group of 4 ranks, 2 per node, over both
+     * nodes. A replica runs t T = 4 x 16 = 64 tokens: one activation all-reduce is 64 x 64 x 2 B
+     * = 8192 B; 2 blocks x 4 + embedding forward + head backward = 10 of them = 81920 B, each
+     * rank moving the busbw factor 2 (n-1)/n = 1.5 of it: 122880 B.
+     * Ring all-reduce (nccl-tests): busbw factor 1.5, so 12288 B over each rank's
+     * busiest edge; the edge that crosses nodes runs at the node's one NIC, 1e10 B/s (NVLink
+     * 2 x 5e10 inside is faster; the tiny calibration's efficiencies are 1, latency 0):
+     * 12288 / 1e10 = 1.2288 us per all-reduce. Inside a node (tp:t=2) the same bytes ride
+     * NVLink: 2 (1/2) 8192 / 1e11 = 81.92 ns. */
+    cfg x;
+    tiny_cfg(&x);
+    lo_graph *g = graph(&x, "tp:t=4", 2);
+    double by[N_GROUPS];
+    layout_comm_bytes_by_group(g, by);
+    ck_assert_double_eq_tol(by[GRP_AX0], 122880, 1e-6);
+    const cost_group *q = &g->group[GRP_AX0];
+    ck_assert_int_eq(q->n, 4);
+    ck_assert_int_eq(q->k, 2);
+    ck_assert_int_eq(q->m, 2);
+    ck_assert_double_eq_tol(cost_coll_time(&x.k, COLL_ALLREDUCE, ALGO_RING, 8192, 1, q), 1.2288e-6, 1e-15);
+    lo_graph *in = graph(&x, "tp:t=2", 2);
+    ck_assert_double_eq_tol(cost_coll_time(&x.k, COLL_ALLREDUCE, ALGO_RING, 8192, 1, &in->group[GRP_AX0]), 8.192e-8,
+                            1e-16);
+    ck_assert_int_eq(spec_layout_tp_nodes(&g->layout, x.c.gpus_per_node), 2);
+    ck_assert_int_eq(spec_layout_tp_nodes(&in->layout, x.c.gpus_per_node), 1);
+    free(g);
+    free(in);
+}
+END_TEST
+
 START_TEST(test_degenerate_grid_is_ddp)
 {
     /* axonn 1 x 1 x 1 x D is plain data parallelism, tp:t=1,zero1=0 too, and tp:t=1 is ZeRO-1:
@@ -330,7 +362,9 @@ START_TEST(test_layout_errors)
         int nodes;
         const char *text;
     } k[] = {
-        {"tp:t=4", 2, "tp:t=4: tensor parallelism stays inside a node: expected t dividing 2 GPUs per node, got 4"},
+        /* across nodes t must be a multiple of the node's GPUs that divides all of them */
+        {"tp:t=4", 1, "tp:t=4: expected t dividing 2 GPUs per node, or a multiple of it dividing the 2 GPUs, got 4"},
+        {"tp:t=3", 3, "tp:t=3: expected t dividing 2 GPUs per node, or a multiple of it dividing the 6 GPUs, got 3"},
         {"axonn:x=2,y=2,z=2", 2, "axonn:x=2,y=2,z=2: expected x*y*z = 8 to divide the 4 GPUs"},
         {"axonn:x=1,y=1,z=2,d=4", 2, "axonn:x=1,y=1,z=2,d=4: expected x*y*z*d to equal the 4 GPUs, got 8"},
         {"axonn:x=3,y=1,z=1", 3,
@@ -381,6 +415,7 @@ Suite *tensor_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_axonn_bytes_per_axis);
     tcase_add_test(t, test_tp_bytes_per_axis);
+    tcase_add_test(t, test_tp_across_nodes);
     tcase_add_test(t, test_degenerate_grid_is_ddp);
     tcase_add_test(t, test_depth_axis_is_zero3);
     tcase_add_test(t, test_overlap_switch);

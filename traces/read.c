@@ -119,6 +119,11 @@ int tr_read(const char *path, tr_doc *out, sc_err *err)
         json_t *pid = json_object_get(ev, "pid"), *tid = json_object_get(ev, "tid");
         const char *tname = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
         long r;
+        if (ph && !strcmp(ph, "M") && mn && !strcmp(mn, "thread_name") && tname && json_is_integer(pid) &&
+            json_integer_value(pid) == TR_NOTES_PID && json_is_integer(tid) && json_integer_value(tid) == TR_NOTE_TITLE) {
+            snprintf(out->title, sizeof out->title, "%s", tname);
+            continue;
+        }
         if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
             !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
             continue;

@@ -31,6 +31,7 @@ typedef struct tr_doc {
     size_t n_spans;
     tr_rank_name *names;    /* in file order */
     size_t n_names;
+    char title[256];        /* what the trace is of (tr_title), "" when it does not say */
 } tr_doc;
 
 /* Read a trace file (a JSON object with "traceEvents", or a bare array of events). Errors name

@@ -16,8 +16,13 @@
 
 /* Lanes: pid = node, tid = local rank x TR_LANES_PER_RANK + stream. A rank has one compute
  * stream and TR_COMM_STREAMS communication streams (the frameworks' all-gather, reduce-scatter
- * and all-reduce streams, model/framework.h); the remaining lanes carry flows, channel C on lane
- * TR_STREAM_FLOW0 + C mod TR_FLOW_LANES. */
+ * and all-reduce streams, model/framework.h); the remaining lanes carry flows ("flow to rank D
+ * chC"), each on the first lane free since it began, so that concurrent flows never overlap on
+ * a lane; more than TR_FLOW_LANES at once from one rank are not drawn, and their count is
+ * written as a thread name of process TR_NOTES_PID ("N flows not drawn: ..."). */
+#define TR_NOTES_PID 1000000 /* a process of notes about the trace, not a node: its threads' names */
+#define TR_NOTE_TITLE 0       /* what the trace is of: layout, model, cluster, nodes (tr_title)     */
+#define TR_NOTE_UNDRAWN 1     /* "N flows not drawn: ..."                                          */
 #define TR_LANES_PER_RANK 8
 #define TR_COMM_STREAMS 3
 enum {

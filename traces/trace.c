@@ -71,6 +71,12 @@ void tr_thread_name(tr_writer *w, int pid, int tid, const char *name)
     fputs("}}", w->f);
 }
 
+void tr_title(tr_writer *w, const char *title)
+{
+    tr_process_name(w, TR_NOTES_PID, "shardcast");
+    tr_thread_name(w, TR_NOTES_PID, TR_NOTE_TITLE, title);
+}
+
 long long tr_ns(double t_s)
 {
     if (!(t_s > 0) || !isfinite(t_s))
@@ -81,12 +87,33 @@ long long tr_ns(double t_s)
 /* Integer nanoseconds as microseconds with three decimals, exactly. */
 static void put_us(FILE *f, long long ns) { fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000); }
 
+/* A viewer (Perfetto, speedscope) reads ts and dur as doubles and ends a slice at ts + dur in
+ * double arithmetic, which can land a hair past the decimal end (1.001 + 0.002 >
+ * 1.003): then a slice starting there is a partial overlap. The duration, in ns, whose printed
+ * value added to the printed start as doubles does not pass the printed end b (a nanosecond
+ * less where it would; at most a few). */
+static long long doubles_fit(long long a, long long b)
+{
+    char ts[32], end[32], dur[32];
+    snprintf(ts, sizeof ts, "%lld.%03lld", a / 1000, a % 1000);
+    snprintf(end, sizeof end, "%lld.%03lld", b / 1000, b % 1000);
+    double t = strtod(ts, NULL), e = strtod(end, NULL);
+    long long d = b - a;
+    for (; d > 0; d--) {
+        snprintf(dur, sizeof dur, "%lld.%03lld", d / 1000, d % 1000);
+        if (t + strtod(dur, NULL) <= e)
+            break;
+    }
+    return d;
+}
+
 void tr_span_at(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t0_s, double t1_s,
                 const char *args_json)
 {
     long long a = tr_ns(t0_s), b = tr_ns(t1_s);
     if (b < a)
         b = a;
+    long long d = doubles_fit(a, b);
     sep(w);
     fputs("{\"ph\":\"X\",\"name\":", w->f);
     put_str(w->f, name);
@@ -95,7 +122,7 @@ void tr_span_at(tr_writer *w, int pid, int tid, const char *name, const char *ca
     fprintf(w->f, ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
     put_us(w->f, a);
     fputs(",\"dur\":", w->f);
-    put_us(w->f, b - a);
+    put_us(w->f, d);
     if (args_json)
         fprintf(w->f, ",\"args\":%s", args_json);
     fputc('}', w->f);

@@ -14,9 +14,13 @@ int tr_open(const char *path, tr_writer **out, sc_err *err) SC_MUST_CHECK;
 /* Metadata: names shown for a process / thread. */
 void tr_process_name(tr_writer *w, int pid, const char *name);
 void tr_thread_name(tr_writer *w, int pid, int tid, const char *name);
+/* What the trace is of ("zero3, gpt3-1.3b on p4d.24xlarge x 2 nodes"): a thread name of the
+ * notes process (schema.h TR_NOTES_PID), read back by traces/read for the timeline's title. */
+void tr_title(tr_writer *w, const char *title);
 /* A complete span ("ph":"X") from t0_s to t1_s (seconds). Start and end are each rounded once
  * to whole nanoseconds and the duration is their difference, so back-to-back spans (one's t1
- * the next one's t0) never overlap on a lane; written as microseconds with three decimals.
+ * the next one's t0) never overlap on a lane; written as microseconds with three decimals, the
+ * duration a nanosecond shorter where ts + dur as doubles (as viewers add them) would pass the end.
  * cat is one of traces/schema.h's TR_CAT_*; args_json may be NULL or a JSON object text such as
  * {"bytes":123}. */
 void tr_span_at(tr_writer *w, int pid, int tid, const char *name, const char *cat, double t0_s, double t1_s,

@@ -22,6 +22,7 @@ EMU="$ROOT/calibrate/emulate"
 STRICT=""
 TOL=0.15
 OUT=out/emulate
+OUT_GIVEN=""
 ITERS=20
 WARMUP=5
 STEPS=10
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --strict) STRICT=1; shift ;;
     --tolerance) TOL=${2:?--tolerance needs a value}; shift 2 ;;
-    --out) OUT=${2:?--out needs a value}; shift 2 ;;
+    --out) OUT=${2:?--out needs a value}; OUT_GIVEN=1; shift 2 ;;
     --quick) ITERS=5; WARMUP=2; STEPS=5; MAXB=1M; shift ;;
     --layers) LAYERS=${2:?}; shift 2 ;;
     --hidden) HIDDEN=${2:?}; shift 2 ;;
@@ -78,6 +79,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# per-run names (issue 30): two runs on one host get their own namespaces, bridge, subnet, state
+# and output, unless given; interface names stay within Linux's 15 characters (sc12345-v0-p)
+export SCEMU_PREFIX="${SCEMU_PREFIX:-sc$(($$ % 100000))}"
+export SCEMU_NET="${SCEMU_NET:-10.77.$(($$ % 250))}"
+[ "$OUT_GIVEN" ] || OUT="$OUT/$SCEMU_PREFIX"
+say "run $SCEMU_PREFIX: network $SCEMU_NET.0/24, output in $OUT"
 mkdir -p "$OUT" || exit 1
 T0=$(date +%s)
 sh "$EMU/cluster.sh" up -k 2 -r "$RATE" >"$OUT/cluster.log" 2>&1
@@ -122,6 +129,13 @@ timeout 150 ./shardcast calibrate run --backend cpu -np 4 "$@" $EXTRA \
     --steps "$STEPS" --note "emulated cluster: 2 network namespaces x 2 ranks on $(nproc) shared cores, htb $SCEMU_RATE per node" \
     -o "$M" >"$OUT/bench.txt" 2>&1 &
 CHILD=$!
+# progress while it measures (up to 150 s, otherwise silent): the last line it wrote, every 15 s
+W0=$(date +%s)
+while kill -0 "$CHILD" 2>/dev/null; do
+    sleep 1
+    el=$(($(date +%s) - W0))
+    [ $((el % 15)) = 0 ] && [ $el -gt 0 ] && say "measuring, ${el} s: $(tail -n 1 "$OUT/bench.txt" 2>/dev/null | cut -c1-80)"
+done
 wait "$CHILD"
 rc=$?
 CHILD=""

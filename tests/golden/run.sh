@@ -26,6 +26,8 @@ expect() {
         fail=$((fail + 1)); return
     fi
     pass=$((pass + 1))
+    # progress every 50 tests (about 5 s): the suite runs ~40 s and is otherwise silent
+    if [ $(((pass + fail) % 50)) = 0 ]; then echo "golden: $((pass + fail)) run ($fail failed so far)..." >&2; fi
 }
 
 # errors must be exactly one line on stderr
@@ -62,6 +64,11 @@ expect hf-falcon-defaults 0 "defaults: max_position_embeddings 2048" -- "$BIN" d
 expect hf-seq 0 "seq 8192, vocab 128256" -- "$BIN" describe --model hf:$HF/Llama-3.1-405B/config.json,seq=8192
 expect hf-predict 0 "zero3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model hf:$HF/Mistral-7B-v0.1/config.json,seq=4096 --layout zero3 --engine model
 printf '{"model_type": "t5", "d_model": 512}' >"$TMP/t5.json"
+expect hf-sliding-window 2 "\$.sliding_window: sliding-window attention (window 4096 < ,seq=8192) is not modelled" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json,seq=8192
+expect hf-sliding-window-seq 0 "seq 4096 = the sliding window (max_position_embeddings 32768" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json
+expect plan-batch-tokens 2 "shardcast: --global-batch: counts sequences: 4194304 sequences of 2048 tokens is 8.6e+09 tokens per step; if 4194304 is tokens, give --global-batch 2048" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --global-batch 4194304
+expect list-training 0 "  deepspeed-zero-tutorial" -- "$BIN" list training
+expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
@@ -226,10 +233,18 @@ expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" 
 expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
 expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
 expect plan-headline 0 "recommended: zeropp:hpz=8,qwz=1,qgz=1 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
-expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
-expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind, and a drop in inter-node (NIC) bandwidth by 66% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
-expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4) is 12.1% behind; only a drop in inter-node (NIC) bandwidth by 66% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
-expect plan-robust 0 "robust: the runner-up" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
+expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4; both simulated) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-too-close 0 "too close to call: the runner-up mics:p=16 (16 nodes, micro-batch 4; both simulated) is 12.1% behind, and a drop in inter-node (NIC) bandwidth by 66% (within the 80% uncertainty) puts it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --uncertainty 0.8
+expect plan-not-close 0 "robust: the runner-up mics:p=16 (16 nodes, micro-batch 4; both simulated) is 12.1% behind; only a drop in inter-node (NIC) bandwidth by 66% (beyond the 10% uncertainty) would put it ahead" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16
+# --confirm 1: the runner-up is simulated too before the two are compared (it was compared
+# analytical against simulated, which made a 0.37% tie look robust)
+expect plan-robust 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 1; both simulated) is 0.37% behind" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 0 --confirm 1
+# ratios are best against best on one engine: the zero3 rival with its best split, simulated like the winner
+expect plan-fair-ratio 0 "1.05x the best zero3 (zero3 with its best split, micro-batch 4 x 1), both simulated" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-engine-rows 0 "-- simulated rows above, analytical rows below: each ranked within its own engine --" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
+expect plan-zeropp-no-hpz 0 "no secondary partition: hpZ off" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --layouts zeropp:qwz=1,qgz=1 --confirm 1
+expect predict-speedup-said 0 "same node count, micro-batch split and engine (all simulated)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout zero3 --layout mics:p=8
+
 # issue 22: the grid's evaluations and the confirmations on 3 threads print one thread's output
 # byte for byte (4,596 candidates, 2 simulated)
 "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 8,16 --layouts all --confirm 2 --threads 1 >"$TMP/plan1" 2>&1
@@ -297,6 +312,9 @@ if command -v gnuplot >/dev/null 2>&1; then
     expect plot-timeline 0 "plot: timeline 800x500" -- \
         env TMPDIR="$TMP/plot-tmp" "$BIN" plot --kind timeline "$TMP/t.json" --out "$TMP/timeline.png" --ranks 2 --size 800x500
     expect_png plot-timeline-png "$TMP/timeline.png" 800 500
+    # issue 30: the title says what the trace is of; each communication stream has its own row
+    "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --framework deepspeed --trace "$TMP/tds.json" >/dev/null 2>&1
+    expect plot-timeline-title 0 "Timeline of 2 of 16 ranks: zero3, gpt3-1.3b, p4d.24xlarge x 2, deepspeed" -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tds.png" --ranks 2
     # issue 20: a measured timeline from shardcast-bench before traces/schema.h said "comm"; plot
     # draws it as communication (one lane pair, both streams)
     cat >"$TMP/measured.json" <<'J'
@@ -419,7 +437,10 @@ expect predict-axonn 0 "axonn:x=2,y=2,z=4       14.964" -- "$BIN" predict --scen
 expect predict-tp 0 "tp:t=4                  12.332" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
 expect predict-tp-no-overlap 0 "tp:t=4,overlap=0        13.370" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4,overlap=0 --engine model
 expect predict-axonn-sim 0 "axonn:x=2,y=2,z=4" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine sim
-expect tp-too-wide 2 "layout: tp:t=8: tensor parallelism stays inside a node: expected t dividing 4 GPUs per node, got 8" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8
+# issue 30: tensor parallelism across nodes predicts (priced over the NICs) with a warning
+expect tp-too-wide 2 "layout: tp:t=6: expected t dividing 4 GPUs per node, or a multiple of it dividing the 64 GPUs, got 6" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=6
+expect tp-across-nodes 0 "shardcast: warning: tp:t=8 spans 2 nodes of 4 GPUs: its tensor-parallel all-reduces (every block, forward and backward) cross the network" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8 --engine model
+expect plan-tp-across 0 "tp:t=16" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts tp --confirm 0
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
 expect predict-megatron 0 "megatron:t=8,p=8         5.582" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
@@ -625,6 +646,16 @@ expect ds-batch-mismatch 2 "tests/fixtures/ds_zero2_offload_batch.json: \$.train
 expect ds-hf-notes 0 "\$.zero_optimization.sub_group_size: ignored: not modelled" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model
 expect ds-hf-strict 2 "tests/fixtures/ds_hf_zero3.json: \$.zero_optimization.contiguous_gradients: not modelled (--strict" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
 one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
+# issue 30: a key DeepSpeed does not know is an error naming the nearest (it would silently
+# turn MiCS into ZeRO-3 or DDP); a Hugging Face model config is not a ds_config
+expect ds-typo-mics 2 "tests/fixtures/ds_typo_mics.json: \$.zero_optimization.mics_shard_sise: not a DeepSpeed key; did you mean \"mics_shard_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_mics.json
+one_line_err ds-typo-mics-one-line "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_mics.json
+expect ds-typo-zero 2 "tests/fixtures/ds_typo_zero.json: \$.zero_optimisation: not a DeepSpeed key; did you mean \"zero_optimization\"?" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_zero.json --engine model
+expect ds-typo-offload 2 "\$.zero_optimization.offload_param.buffer_sise: not a DeepSpeed key; did you mean \"buffer_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_alias_names.json
+expect ds-hf-config 2 "tests/fixtures/hf/Meta-Llama-3-8B/config.json: \$: a Hugging Face model config (model_type \"llama\"), not a DeepSpeed ds_config: give it to --model hf:FILE" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/hf/Meta-Llama-3-8B/config.json
+expect ds-layout-overrides 0 "shardcast: --layout mics:p=8 replaces the layout tests/fixtures/ds_hf_zero3.json implies (zero3); its other keys still apply" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model --layout mics:p=8
+# a validation error is the one line printed: the ds_config's notes come only once all is valid
+one_line_err ds-error-before-notes "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model --layout mics:p=7
 expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zeropp_offload.json
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
@@ -741,5 +772,20 @@ expect training-framework-version-bad 2 "\$.framework_version: expected a releas
 # the 2020 p3dn network (NCCL's node-boundary ring latency, refitted to the public 2020 nccl-tests runs)
 expect p3dn-2020-calibration 0 "mics:p=8                10.911      93.85" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model --calibration p3dn.24xlarge-2020
 expect p4d-2021-calibration 0 "mics:p=8                 6.437     636.35" -- "$BIN" predict --scenario mics-p4d-gpt2-10b --nodes 16 --grad-accum 4 --engine model --calibration p4d.24xlarge-2021
+# issue 30: every trace written above, and one per framework, imports as viewers read it (ts + dur
+# as doubles, per lane): no slice partly over another (tools/trace_overlaps.py)
+if command -v python3 >/dev/null 2>&1; then
+    for fw in ideal deepspeed fsdp fsdp2; do
+        "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --grad-accum 2 --framework $fw --trace "$TMP/fw-$fw.json" >/dev/null 2>&1
+    done
+    "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=2 --framework megatron --micro-batch 1 --grad-accum 4 --trace "$TMP/fw-megatron.json" >/dev/null 2>&1
+    for f in "$TMP"/fw-*.json "$TMP/t.json" "$TMP/step.json" "$TMP/pt.json"; do
+        if [ ! -s "$f" ]; then echo "FAIL trace-import: $f not written"; fail=$((fail + 1));
+        elif python3 "$(dirname "$0")/../../tools/trace_overlaps.py" "$f" >"$TMP/ov" 2>&1; then pass=$((pass + 1));
+        else echo "FAIL trace-import: $(cat "$TMP/ov")"; fail=$((fail + 1)); fi
+    done
+else
+    echo "SKIP trace-import: python3 not on PATH"
+fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
