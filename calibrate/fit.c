@@ -249,6 +249,12 @@ int cal_fit_held(const cal_fit_report *rep, const calib_param_def *d)
     return 0;
 }
 
+void cal_fit_defaults(const spec_cluster *c, cost_calib *k)
+{
+    cost_calib_defaults(c, k);
+    memset(&k->kern, 0, sizeof k->kern);
+}
+
 /* The GEMM overhead when the fit cannot tell it: a negative intercept is held at 0 (a fixed cost
  * cannot be negative) and one whose standard error is not below its value at the base's; either
  * way without a standard error (an overhead of 0 ± 65.8 us drawn for a prediction's spread adds
@@ -328,7 +334,7 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     if (base)
         start = *base;
     else
-        cost_calib_defaults(c, &start);
+        cal_fit_defaults(c, &start);
     *out = start;
 
     /* which parameters can the collectives determine? */
@@ -596,53 +602,6 @@ static json_t *pval(double v, double sd, const char *src)
     return json_pack("{s:f, s:f, s:s}", "value", v, "sd", sd_out(sd), "source", src);
 }
 
-/* The "nccl" object of a written calibration: the fitted constants with their standard errors,
- * the rest as the base had them. */
-static json_t *nccl_json(const nccl_params *p, const cal_fit_report *rep, const char *fitted, const char *kept)
-{
-    static const char *const pn[NCCL_N_PROTOS] = {"LL", "LL128", "Simple"};
-    static const char *const an[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
-#define SRC(i) (rep->nccl_fitted[i] ? fitted : kept)
-#define SD(i) (rep->nccl_fitted[i] ? rep->nccl_sd[i] : 0)
-    json_t *o = json_object(), *base = json_object(), *ih = json_object(), *nh = json_object(), *pb = json_object(),
-           *ch = json_object();
-    json_object_set_new(o, "nvls", pval(p->nvls, 0, kept));
-    json_object_set_new(o, "simple_only", pval(p->simple_only, 0, kept));
-    if (p->ring_by_node)
-        json_object_set_new(o, "ring_latency_by_node", pval(p->ring_by_node, 0, kept));
-    json_object_set_new(o, "ll128", pval(p->ll128, 0, kept));
-    for (int a = 0; a < NCCL_N_ALGOS; a++) {
-        json_t *b = json_object();
-        for (int q = 0; q < NCCL_N_PROTOS; q++) {
-            int fit = a == NCCL_RING && q == NCCL_SIMPLE;
-            json_object_set_new(b, pn[q], pval(p->base_lat_s[a][q] * 1e6, fit ? SD(2) * 1e6 : 0, fit ? SRC(2) : kept));
-        }
-        json_object_set_new(base, an[a], b);
-        json_object_set_new(ch, an[a], pval(p->chunk_half_B[a] / 1024, 0, kept));
-    }
-    for (int q = 0; q < NCCL_N_PROTOS; q++) {
-        int fit = q == NCCL_SIMPLE;
-        json_object_set_new(ih, pn[q], pval(p->intra_hop_s[q] * 1e6, fit ? SD(0) * 1e6 : 0, fit ? SRC(0) : kept));
-        json_object_set_new(nh, pn[q], pval(p->net_hop_s[q] * 1e6, fit ? SD(1) * 1e6 : 0, fit ? SRC(1) : kept));
-        json_object_set_new(pb, pn[q], pval(p->proto_bw[q], 0, kept));
-    }
-    json_object_set_new(o, "base_latency_us", base);
-    json_object_set_new(o, "intra_hop_latency_us", ih);
-    json_object_set_new(o, "net_hop_latency_us", nh);
-    json_object_set_new(o, "net_floor_us", pval(p->net_floor_s * 1e6, SD(3) * 1e6, SRC(3)));
-    json_object_set_new(o, "protocol_bandwidth", pb);
-    json_object_set_new(o, "tree_bandwidth", pval(p->tree_bw, SD(4), SRC(4)));
-    json_object_set_new(o, "nvls_bandwidth", pval(p->nvls_bw, 0, kept));
-    json_object_set_new(o, "pat_bandwidth", pval(p->pat_bw, 0, kept));
-    json_object_set_new(o, "chunk_half_KiB", ch);
-    json_object_set_new(o, "chunk_exponent", pval(p->chunk_exp, 0, kept));
-    json_object_set_new(o, "ring_node_fall", pval(p->ring_node_fall, 0, kept));
-    json_object_set_new(o, "tree_node_fall", pval(p->tree_node_fall, 0, kept));
-#undef SRC
-#undef SD
-    return o;
-}
-
 /* The object at a JSON path ("$.links.nvlink") under root, made (in order) where missing. */
 static json_t *path_object(json_t *root, const char *path)
 {
@@ -658,6 +617,62 @@ static json_t *path_object(json_t *root, const char *path)
         o = c;
     }
     return o;
+}
+
+/* Which of the collective fit's NCCL values (cal_fit_report.nccl_fitted's order: intra-node
+ * hop, network hop, ring base latency, network floor, tree bandwidth; all Simple) row d is, or -1. */
+static int nccl_fit_slot(const calib_nested_def *d)
+{
+    static const size_t at[5] = {offsetof(cost_calib, nccl.intra_hop_s[NCCL_SIMPLE]),
+                                 offsetof(cost_calib, nccl.net_hop_s[NCCL_SIMPLE]),
+                                 offsetof(cost_calib, nccl.base_lat_s[NCCL_RING][NCCL_SIMPLE]),
+                                 offsetof(cost_calib, nccl.net_floor_s), offsetof(cost_calib, nccl.tree_bw)};
+    for (int j = 0; j < 5; j++)
+        if (d->offset == at[j])
+            return j;
+    return -1;
+}
+
+/* The nested objects of a written calibration, from the table (model/calib_params.h:
+ * calib_nested): "kernels" when k's kernel models are in force (else the roofline of "$.gpu"
+ * is, and no object is written), "nccl" when k has one, "frameworks" always. The collective
+ * fit's NCCL values carry their standard errors and `fitted`, the others `kept`. */
+static int nested_json(json_t *root, const cost_calib *k, const cal_fit_report *rep, const char *fitted,
+                       const char *kept)
+{
+    int n;
+    const calib_nested_def *defs = calib_nested(&n);
+    if (k->kern.gemm_eff > 0) {
+        json_t *ko = path_object(root, "$.kernels");
+        if (!ko || json_object_set_new(ko, "fused_attention", json_string(k->kern.fa_version == 1 ? "xformers" : "fa2")))
+            return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const calib_nested_def *d = &defs[i];
+        double v = calib_nested_get(k, d);
+        if ((!strncmp(d->path, "$.kernels", 9) && !(k->kern.gemm_eff > 0)) ||
+            (!strncmp(d->path, "$.nccl", 6) && !k->nccl.on) || (d->optional && d->store != CALIB_FLAG &&
+                                                                 !strncmp(d->path, "$.kernels", 9) && !(v > 0)))
+            continue;
+        int slot = strncmp(d->path, "$.nccl", 6) ? -1 : nccl_fit_slot(d), fit = slot >= 0 && rep->nccl_fitted[slot];
+        double sd = fit ? rep->nccl_sd[slot] : d->store == CALIB_PARAM ? ((const cost_param *)((const char *)k + d->offset))->sd : 0;
+        json_t *o = path_object(root, d->path);
+        json_t *j = pval(v * d->file_per_si, sd * d->file_per_si, fit ? fitted : kept);
+        if (!o || !j || json_object_set_new(o, d->key, j))
+            return -1;
+    }
+    return 0;
+}
+
+/* src, prefixed as the shipped files mark a value a nested object switches off
+ * (calib_param_off_by), into buf. */
+static const char *inactive_source(const cost_calib *k, const calib_param_def *d, const char *src, char *buf, size_t n)
+{
+    const char *by = calib_param_off_by(k, d);
+    if (!by)
+        return src;
+    snprintf(buf, n, "INACTIVE while %s is present: %s", by, src);
+    return buf;
 }
 
 int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report *rep, const cal_meas *m,
@@ -724,6 +739,8 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
                         src = weak;
                 break;
             }
+            char note[768];
+            src = inactive_source(k, d, src, note, sizeof note);
             json_t *obj = path_object(root, d->path);
             json_t *v = val(*pv, d->file_per_si, src);
             oom = !obj || !v || json_object_set_new(obj, d->key, v);
@@ -732,8 +749,10 @@ int cal_calib_write(const char *path, const cost_calib *k, const cal_fit_report 
         json_decref(root);
         root = NULL;
     }
-    if (root && k->nccl.on)
-        json_object_set_new(root, "nccl", nccl_json(&k->nccl, rep, fitted_c, kept));
+    if (root && nested_json(root, k, rep, fitted_c, kept)) {
+        json_decref(root);
+        root = NULL;
+    }
     if (!root)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     char *txt = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));

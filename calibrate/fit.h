@@ -39,6 +39,11 @@ typedef struct cal_fit_report {
 /* Interference entries whose traffic spanned less of the overlapped GEMMs are not used. */
 #define CAL_MIN_COVERAGE 0.95
 
+/* The built-in defaults a fit starts from without a base (and `--base defaults`): the cluster's
+ * defaults with the roofline as the compute model (no kernel models), since such a fit
+ * measures the GEMMs and fits the roofline's terms, which kernel models would switch off. */
+void cal_fit_defaults(const spec_cluster *c, cost_calib *k);
+
 /* Fit the cost model on cluster c to m. Parameters the measurements cannot determine come
  * from `base` when given (and are listed in the report), else the fit is refused (SC_EINPUT
  * naming the parameter). */

@@ -65,6 +65,9 @@ static void param_row(const calib_param_def *d, const cost_calib *out, const cal
     else
         printf("  %-34s %12.4g   %-10s %s\n", d->label, p.v * sc, cal_fit_held(rep, d) ? "(held at bound)" : "(kept)",
                d->unit);
+    const char *by = calib_param_off_by(out, d);
+    if (by)
+        printf("  %-34s (inactive: the base's %s is in force, kept as it was)\n", "", by);
 }
 
 /* NCCL's constants, after the collectives' rows (those are the plain model's, kept in the file too). */
@@ -158,7 +161,7 @@ int cmd_calibrate_fit(int argc, char **argv)
     cost_calib base, out;
     char base_path[4096] = "";
     if (o.base && !strcmp(o.base, "defaults")) {
-        cost_calib_defaults(&s.cluster, &base);
+        cal_fit_defaults(&s.cluster, &base);
         snprintf(base_path, sizeof base_path, "built-in defaults (%s)", base.source);
     } else if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
                           (rc = cost_calib_load(base_path, &base, &err)))) {

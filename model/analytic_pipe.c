@@ -10,7 +10,8 @@
 #include <string.h>
 
 /* One point-to-point send of `bytes` between rank r and rank r + stride (the next stage):
- * one NCCL step over the tier joining them at the pair's bandwidth; the stage's G ranks of a
+ * one NCCL step over the tier joining them (cost_p2p_latency: the hop latency the collectives
+ * use) at the pair's bandwidth; the stage's G ranks of a
  * node send at once across nodes and share its NICs (cost_group_make). */
 static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, an_pipe_timed *o)
 {
@@ -22,8 +23,7 @@ static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluste
         int locals[2] = {0, stride};
         cost_group_make(c, 1, locals, 2, G / 2, &pair);
     }
-    cost_tier tier = pair.k > 1 ? TIER_NET : pair.intra_tier;
-    o->p2p_lat_s = cal->base_lat_s[ALGO_RING].v + cal->hop_lat_s[tier].v;
+    o->p2p_lat_s = cost_p2p_latency(cal, &pair);
     o->p2p_Bps = cost_group_busbw(cal, &pair);
     o->p2p_s = g->pipe.p2p_bytes > 0 ? o->p2p_lat_s + g->pipe.p2p_bytes / o->p2p_Bps : 0;
 }

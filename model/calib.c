@@ -62,62 +62,147 @@ static int get_param(jr *r, const json_t *obj, const char *base, const char *key
     return 0;
 }
 
-/* "kernels": the kernel models of model/kernels.h. Required: the GEMM and FlashAttention-2
- * terms and the launch cost; optional: per-math GEMM efficiencies, FlashAttention-3. */
-static int kernels_from(jr *r, const json_t *o, kern_calib *k)
+/* ---- the nested objects (calib_params.h: calib_nested) ------------------------------------ */
+
+#define KN(key, f, per_si, zero, max, opt) {"$.kernels", key, offsetof(cost_calib, kern.f), CALIB_DOUBLE, per_si, zero, max, opt}
+#define NC(path, key, f, st, per_si, zero, max) {path, key, offsetof(cost_calib, nccl.f), st, per_si, zero, max, 1}
+#define PROTOS(path, f, per_si, max)                                                                                   \
+    NC(path, "LL", f[NCCL_LL], CALIB_DOUBLE, per_si, 1, max), NC(path, "LL128", f[NCCL_LL128], CALIB_DOUBLE, per_si, 1, max), \
+        NC(path, "Simple", f[NCCL_SIMPLE], CALIB_DOUBLE, per_si, 1, max)
+#define FW(name, F)                                                                                                     \
+    {"$.frameworks." name, "hook_us", offsetof(cost_calib, fw_hook_s[F]), CALIB_PARAM, 1e6, 1, INFINITY, 1},          \
+        {"$.frameworks." name, "collective_us", offsetof(cost_calib, fw_coll_s[F]), CALIB_PARAM, 1e6, 1, INFINITY, 1}
+/* path, key, field, store, file_per_si, allow_zero, max, optional. The kernels' rows are in
+ * reading order: the four FlashAttention-3 rows are optional as a group (all or none, checked
+ * in kernels_from). The nccl rows mirror nccl_from's keys; its defaults are NCCL's tuning.cc
+ * constants (model/nccl.c). The frameworks' defaults are cost_calib_framework_defaults'. */
+static const calib_nested_def NESTED[] = {
+    KN("gemm_efficiency", gemm_eff, 1, 0, 1.0, 0),
+    KN("gemm_efficiency_fp32", gemm_eff_dtype[KD_FP32], 1, 0, 1.0, 1),
+    KN("gemm_efficiency_tf32", gemm_eff_dtype[KD_TF32], 1, 0, 1.0, 1),
+    KN("gemm_efficiency_fp8", gemm_eff_dtype[KD_FP8], 1, 0, 1.0, 1),
+    KN("gemm_k0", gemm_k0, 1, 1, 1e6, 0),
+    KN("gemm_fixed_us", gemm_fixed_s, 1e6, 1, INFINITY, 0),
+    KN("fa_fwd_efficiency", fa_fwd_eff, 1, 0, 1.0, 0),
+    KN("fa_bwd_efficiency", fa_bwd_eff, 1, 0, 1.0, 0),
+    KN("fa_causal", fa_causal, 1, 0, 2.0, 0),
+    KN("fa_s0", fa_s0, 1, 1, 1e6, 0),
+    KN("fa_hd64", fa_hd64, 1, 0, 2.0, 0),
+    KN("fa_hd64_bwd", fa_hd64_bwd, 1, 0, 2.0, 1),
+    KN("fa_s0_bwd", fa_s0_bwd, 1, 1, 1e6, 1),
+    KN("fa3_fwd_efficiency", fa3_fwd_eff, 1, 0, 1.0, 1),
+    KN("fa3_bwd_efficiency", fa3_bwd_eff, 1, 0, 1.0, 1),
+    KN("fa3_causal", fa3_causal, 1, 0, 2.0, 1),
+    KN("fa3_s0", fa3_s0, 1, 1, 1e6, 1),
+    KN("launch_us", launch_s, 1e6, 1, INFINITY, 0),
+    KN("fa_clock_ratio", fa_clock, 1, 0, 1.0, 1), /* the clock the fa_* were measured at (kernels.h) */
+    NC("$.nccl", "nvls", nvls, CALIB_FLAG, 1, 1, 1.0),
+    NC("$.nccl", "simple_only", simple_only, CALIB_FLAG, 1, 1, 1.0),
+    NC("$.nccl", "ll128", ll128, CALIB_FLAG, 1, 1, 1.0),
+    NC("$.nccl", "ring_latency_by_node", ring_by_node, CALIB_FLAG, 1, 1, 1.0),
+    PROTOS("$.nccl.base_latency_us.ring", base_lat_s[NCCL_RING], 1e6, INFINITY),
+    PROTOS("$.nccl.base_latency_us.tree", base_lat_s[NCCL_TREE], 1e6, INFINITY),
+    PROTOS("$.nccl.base_latency_us.nvls", base_lat_s[NCCL_NVLS], 1e6, INFINITY),
+    PROTOS("$.nccl.base_latency_us.nvls-tree", base_lat_s[NCCL_NVLS_TREE], 1e6, INFINITY),
+    PROTOS("$.nccl.base_latency_us.pat", base_lat_s[NCCL_PAT], 1e6, INFINITY),
+    PROTOS("$.nccl.intra_hop_latency_us", intra_hop_s, 1e6, INFINITY),
+    PROTOS("$.nccl.net_hop_latency_us", net_hop_s, 1e6, INFINITY),
+    NC("$.nccl", "net_floor_us", net_floor_s, CALIB_DOUBLE, 1e6, 1, INFINITY),
+    PROTOS("$.nccl.protocol_bandwidth", proto_bw, 1, 1.0),
+    NC("$.nccl", "tree_bandwidth", tree_bw, CALIB_DOUBLE, 1, 0, 2.0),
+    NC("$.nccl", "nvls_bandwidth", nvls_bw, CALIB_DOUBLE, 1, 0, 2.0),
+    NC("$.nccl", "pat_bandwidth", pat_bw, CALIB_DOUBLE, 1, 0, 1.0),
+    NC("$.nccl.chunk_half_KiB", "ring", chunk_half_B[NCCL_RING], CALIB_DOUBLE, 1.0 / 1024, 1, INFINITY),
+    NC("$.nccl.chunk_half_KiB", "tree", chunk_half_B[NCCL_TREE], CALIB_DOUBLE, 1.0 / 1024, 1, INFINITY),
+    NC("$.nccl.chunk_half_KiB", "nvls", chunk_half_B[NCCL_NVLS], CALIB_DOUBLE, 1.0 / 1024, 1, INFINITY),
+    NC("$.nccl.chunk_half_KiB", "nvls-tree", chunk_half_B[NCCL_NVLS_TREE], CALIB_DOUBLE, 1.0 / 1024, 1, INFINITY),
+    NC("$.nccl.chunk_half_KiB", "pat", chunk_half_B[NCCL_PAT], CALIB_DOUBLE, 1.0 / 1024, 1, INFINITY),
+    NC("$.nccl", "chunk_exponent", chunk_exp, CALIB_DOUBLE, 1, 0, 4.0),
+    NC("$.nccl", "ring_node_fall", ring_node_fall, CALIB_DOUBLE, 1, 1, 10.0),
+    NC("$.nccl", "tree_node_fall", tree_node_fall, CALIB_DOUBLE, 1, 1, 10.0),
+    FW("deepspeed", FW_DEEPSPEED),
+    FW("fsdp", FW_FSDP),
+    FW("fsdp2", FW_FSDP2),
+    FW("megatron", FW_MEGATRON),
+};
+#undef KN
+#undef NC
+#undef PROTOS
+#undef FW
+#define N_NESTED (int)(sizeof NESTED / sizeof NESTED[0])
+
+const calib_nested_def *calib_nested(int *n)
 {
-    static const char *const kk[] = {"gemm_efficiency", "gemm_efficiency_fp32", "gemm_efficiency_tf32",
-                                     "gemm_efficiency_fp8", "gemm_k0", "gemm_fixed_us", "fused_attention",
-                                     "fa_fwd_efficiency", "fa_bwd_efficiency", "fa_causal", "fa_s0", "fa_hd64", "fa_hd64_bwd", "fa_s0_bwd",
-                                     "fa3_fwd_efficiency", "fa3_bwd_efficiency", "fa3_causal", "fa3_s0",
-                                     "launch_us", "fa_clock_ratio", NULL};
-    static const char *const fused[] = {"xformers", "fa2", NULL};
-    const char *b = "$.kernels";
-    int rc, fv = 1;
-    cost_param eff, e32 = {0, 0}, e_tf = {0, 0}, e8 = {0, 0}, k0, fx, ff, fb, fc, fs, f64, launch;
-    cost_param g3f = {0, 0}, g3b = {0, 0}, g3c = {0, 0}, g3s = {0, 0}, f64b = {0, 0}, fsb = {0, 0}, fclk = {0, 0};
-    memset(k, 0, sizeof *k);
-    if ((rc = jr_only_keys(r, o, b, kk)) || (rc = get_param(r, o, b, "gemm_efficiency", 0, 1.0, 1, &eff)) ||
-        (json_object_get(o, "gemm_efficiency_fp32") && (rc = get_param(r, o, b, "gemm_efficiency_fp32", 0, 1.0, 1, &e32))) ||
-        (json_object_get(o, "gemm_efficiency_tf32") && (rc = get_param(r, o, b, "gemm_efficiency_tf32", 0, 1.0, 1, &e_tf))) ||
-        (json_object_get(o, "gemm_efficiency_fp8") && (rc = get_param(r, o, b, "gemm_efficiency_fp8", 0, 1.0, 1, &e8))) ||
-        (rc = get_param(r, o, b, "gemm_k0", 1, 1e6, 1, &k0)) ||
-        (rc = get_param(r, o, b, "gemm_fixed_us", 1, INFINITY, 1e-6, &fx)) ||
-        (rc = jr_enum(r, o, b, "fused_attention", fused, 0, &fv)) ||
-        (rc = get_param(r, o, b, "fa_fwd_efficiency", 0, 1.0, 1, &ff)) ||
-        (rc = get_param(r, o, b, "fa_bwd_efficiency", 0, 1.0, 1, &fb)) ||
-        (rc = get_param(r, o, b, "fa_causal", 0, 2.0, 1, &fc)) || (rc = get_param(r, o, b, "fa_s0", 1, 1e6, 1, &fs)) ||
-        (rc = get_param(r, o, b, "fa_hd64", 0, 2.0, 1, &f64)) ||
-        (json_object_get(o, "fa_hd64_bwd") && (rc = get_param(r, o, b, "fa_hd64_bwd", 0, 2.0, 1, &f64b))) ||
-        (json_object_get(o, "fa_s0_bwd") && (rc = get_param(r, o, b, "fa_s0_bwd", 1, 1e6, 1, &fsb))) ||
-        (json_object_get(o, "fa3_fwd_efficiency") &&
-         ((rc = get_param(r, o, b, "fa3_fwd_efficiency", 0, 1.0, 1, &g3f)) ||
-          (rc = get_param(r, o, b, "fa3_bwd_efficiency", 0, 1.0, 1, &g3b)) ||
-          (rc = get_param(r, o, b, "fa3_causal", 0, 2.0, 1, &g3c)) ||
-          (rc = get_param(r, o, b, "fa3_s0", 1, 1e6, 1, &g3s)))) ||
-        (rc = get_param(r, o, b, "launch_us", 1, INFINITY, 1e-6, &launch)) ||
-        (json_object_get(o, "fa_clock_ratio") && (rc = get_param(r, o, b, "fa_clock_ratio", 0, 1.0, 1, &fclk))))
+    *n = N_NESTED;
+    return NESTED;
+}
+
+double calib_nested_get(const cost_calib *c, const calib_nested_def *d)
+{
+    const char *at = (const char *)c + d->offset;
+    return d->store == CALIB_FLAG ? (double)*(const int *)at : *(const double *)at;
+}
+
+void calib_nested_set(cost_calib *c, const calib_nested_def *d, double v, double sd)
+{
+    char *at = (char *)c + d->offset;
+    if (d->store == CALIB_FLAG)
+        *(int *)at = v != 0;
+    else if (d->store == CALIB_PARAM)
+        *(cost_param *)at = (cost_param){v, sd};
+    else
+        *(double *)at = v;
+}
+
+/* The rows of object `path` in o: no other key (but `extra`, NULL-terminated), each read and
+ * checked (the optional ones when present). */
+static int read_nested(jr *r, const json_t *o, const char *path, const char *const *extra, cost_calib *c)
+{
+    const char *keys[N_NESTED + 4];
+    int nk = 0, rc;
+    for (int i = 0; i < N_NESTED; i++)
+        if (!strcmp(NESTED[i].path, path))
+            keys[nk++] = NESTED[i].key;
+    for (; extra && *extra && nk < N_NESTED + 3; extra++)
+        keys[nk++] = *extra;
+    keys[nk] = NULL;
+    if ((rc = jr_only_keys(r, o, path, keys)))
         return rc;
-    k->fa_clock = fclk.v;
-    k->gemm_eff = eff.v;
-    k->gemm_eff_dtype[KD_FP32] = e32.v;
-    k->gemm_eff_dtype[KD_TF32] = e_tf.v;
-    k->gemm_eff_dtype[KD_FP8] = e8.v;
-    k->gemm_k0 = k0.v;
-    k->gemm_fixed_s = fx.v;
-    k->fa_version = fv ? 2 : 1;
-    k->fa_fwd_eff = ff.v;
-    k->fa_bwd_eff = fb.v;
-    k->fa_causal = fc.v;
-    k->fa_s0 = fs.v;
-    k->fa_hd64 = f64.v;
-    k->fa_hd64_bwd = f64b.v;
-    k->fa_s0_bwd = fsb.v;
-    k->fa3_fwd_eff = g3f.v;
-    k->fa3_bwd_eff = g3b.v;
-    k->fa3_causal = g3c.v;
-    k->fa3_s0 = g3s.v;
-    k->launch_s = launch.v;
+    for (int i = 0; i < N_NESTED; i++) {
+        const calib_nested_def *d = &NESTED[i];
+        if (strcmp(d->path, path) || (d->optional && !json_object_get(o, d->key)))
+            continue;
+        cost_param v;
+        if ((rc = get_param(r, o, path, d->key, d->allow_zero, d->max, 1.0 / d->file_per_si, &v)))
+            return rc;
+        calib_nested_set(c, d, v.v, v.sd);
+    }
+    return 0;
+}
+
+/* "kernels": the kernel models of model/kernels.h (the rows of "$.kernels" above, and the
+ * fused-attention kernel's name). FlashAttention-3's four values come all or none. */
+static int kernels_from(jr *r, const json_t *o, cost_calib *c)
+{
+    static const char *const fused[] = {"xformers", "fa2", NULL};
+    static const char *const extra[] = {"fused_attention", NULL};
+    static const char *const fa3[] = {"fa3_bwd_efficiency", "fa3_causal", "fa3_s0", NULL};
+    int rc, fv = 1;
+    memset(&c->kern, 0, sizeof c->kern);
+    if ((rc = jr_enum(r, o, "$.kernels", "fused_attention", fused, 0, &fv)) ||
+        (rc = read_nested(r, o, "$.kernels", extra, c)))
+        return rc;
+    c->kern.fa_version = fv ? 2 : 1;
+    if (!json_object_get(o, "fa3_fwd_efficiency")) {
+        c->kern.fa3_fwd_eff = c->kern.fa3_bwd_eff = c->kern.fa3_causal = c->kern.fa3_s0 = 0;
+        return 0;
+    }
+    for (int i = 0; fa3[i]; i++)
+        if (!json_object_get(o, fa3[i])) {
+            char p[128];
+            jr_subpath(p, sizeof p, "$.kernels", fa3[i]);
+            return jr_missing(r, p, "a number > 0 or {\"value\", \"sd\", \"source\"} (with fa3_fwd_efficiency)");
+        }
     return 0;
 }
 
@@ -279,6 +364,19 @@ const calib_param_def *calib_params(int *n)
 
 cost_param *calib_param_at(cost_calib *c, const calib_param_def *d) { return (cost_param *)((char *)c + d->offset); }
 
+const char *calib_param_off_by(const cost_calib *c, const calib_param_def *d)
+{
+    size_t o = d->offset;
+    if (c->kern.gemm_eff > 0 && (o == offsetof(cost_calib, gemm_eff) || o == offsetof(cost_calib, gemm_overhead_s) ||
+                                 o == offsetof(cost_calib, gemm_tile)))
+        return "$.kernels";
+    if (c->nccl.on && (o == offsetof(cost_calib, hop_lat_s[TIER_NVLINK]) ||
+                       o == offsetof(cost_calib, base_lat_s[ALGO_RING]) ||
+                       o == offsetof(cost_calib, base_lat_s[ALGO_TREE]) || o == offsetof(cost_calib, tree_bw_factor)))
+        return "$.nccl";
+    return NULL;
+}
+
 /* Every parameter of the table under JSON object `path`: no other key, each read and checked. */
 static int read_section(jr *r, json_t *o, const char *path, cost_calib *c)
 {
@@ -332,7 +430,7 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         (rc = read_section(r, tree, "$.algorithms.tree", c)))
         return rc;
     json_t *kern;
-    if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)) || (kern && (rc = kernels_from(r, kern, &c->kern))))
+    if ((rc = jr_obj(r, root, "$", "kernels", 0, &kern)) || (kern && (rc = kernels_from(r, kern, c))))
         return rc;
     json_t *nc = json_object_get(root, "nccl");
     if (nc && (rc = nccl_from(r, nc, &c->nccl)))
@@ -351,13 +449,7 @@ static int calib_from(jr *r, json_t *root, cost_calib *c)
         snprintf(base, sizeof base, "$.frameworks.%s", spec_framework_str((spec_framework)f));
         if ((rc = jr_obj(r, fws, "$.frameworks", spec_framework_str((spec_framework)f), 0, &o)))
             return rc;
-        if (!o)
-            continue;
-        static const char *const ok[] = {"hook_us", "collective_us", NULL};
-        if ((rc = jr_only_keys(r, o, base, ok)) ||
-            (json_object_get(o, "hook_us") && (rc = get_param(r, o, base, "hook_us", 1, INFINITY, 1e-6, &c->fw_hook_s[f]))) ||
-            (json_object_get(o, "collective_us") &&
-             (rc = get_param(r, o, base, "collective_us", 1, INFINITY, 1e-6, &c->fw_coll_s[f]))))
+        if (o && (rc = read_nested(r, o, base, NULL, c)))
             return rc;
     }
     return 0;

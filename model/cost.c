@@ -263,6 +263,13 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
     return (chunks < 1 ? 1 : chunks) * lat;
 }
 
+double cost_p2p_latency(const cost_calib *cal, const cost_group *pair)
+{
+    /* a 2-rank ring all-gather is one step: base + one hop (+ the floor across nodes) */
+    cost_algo a = cal->nccl.on ? cost_algo_nccl(NCCL_RING, NCCL_SIMPLE) : ALGO_RING;
+    return cost_coll_latency(cal, COLL_ALLGATHER, a, 1, pair);
+}
+
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
 {
     if (g->transport != XPORT_NCCL)

@@ -72,8 +72,9 @@ typedef struct cost_calib {
     cost_param base_lat_s[N_ALGOS];/* fixed latency of one collective per algorithm, s       */
     cost_param tree_bw_factor;    /* tree all-reduce bandwidth relative to ring (NCCL .92)   */
     /* kernel models (model/kernels), from the file's "kernels" object or, without a file,
-     * the arch's defaults; kern.gemm_eff == 0 (a file without one, fitted calibrations,
-     * tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above instead */
+     * the arch's defaults; kern.gemm_eff == 0 (a file without one, calibrations fitted
+     * without a base, tests): the roofline of gemm_eff / gemm_overhead_s / gemm_tile above
+     * instead */
     kern_calib kern;
     /* NCCL's algorithms and protocols (model/nccl.h); nccl.on = 0: the plain ring/tree above */
     nccl_params nccl;
@@ -157,6 +158,11 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
  * latency + edge_bytes / cost_group_busbw. The simulator moves edge_bytes as flows. */
 double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g);
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g);
+/* The latency of one point-to-point send within a 2-rank group (a pipeline's stages): one ring
+ * step, priced as the collectives price it: NCCL's ring/Simple (base + the hop of the tier
+ * joining them + the network floor across nodes) with an "nccl" calibration, else the plain
+ * ring's base + hop. One home for a network hop's latency, whichever path sends. */
+double cost_p2p_latency(const cost_calib *cal, const cost_group *pair);
 /* The same for a collective issued as `chunks` equal pieces (each piece its own call). */
 double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
                               const cost_group *g);

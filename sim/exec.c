@@ -1,5 +1,6 @@
-/* exec.c — the discrete-event executor (see exec.h; execution rules in model/layout.h). Its
- * trace is written by exec_trace.c, the symmetry it may exploit decided by exec_sym.c.
+/* exec.c — the discrete-event executor (see exec.h; execution rules in model/layout.h), a plug of
+ * the simulator driver (drive.h: network, events, RNG, flows). Its trace is written by
+ * exec_trace.c, the symmetry it may exploit decided by exec_sym.c.
  *
  * One rank's state machine. The host walks the copies of the step's items (a cursor); the
  * compute stream runs one copy at a time; each communication stream is a FIFO of issued
@@ -20,24 +21,23 @@
  *
  *   a stream's collective: queued --(head, its dependency ended: kick_comm)--> arrived
  *     --(every member arrived: coll_arrive)--> EV_START after the latency --(on_start: ring
- *     flows over sim/net)--> running --(last flow ends: on_flow)--> coll_complete: each member's
- *     gather count, boundary index or inline count moves on, and its streams are kicked.
+ *     flows over sim/net, through the driver, drive.h)--> running --(last flow ends: flow_done)-->
+ *     coll_complete: each member's gather count, boundary index or inline count moves on, and
+ *     its streams are kicked.
  *
  * While any of a rank's collectives runs, its compute is slowed by the calibrated interference
  * (comp_rerate re-times the end event in place). */
 #include "exec.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
+#include "drive.h"
 #include "ev.h"
 #include "exec_trace.h"
-#include "flowev.h"
 
 #define MAXD 66
 #define NS FW_STREAMS /* communication streams per rank */
@@ -112,9 +112,7 @@ typedef struct sim {
     const cost_calib *cal;
     const spec_cluster *c;
     const exec_opts *o;
-    net_t *net;
-    ev_engine *eng;
-    gsl_rng *rng;
+    sim_drv drv; /* the driver (drive.h): network, event engine, RNG, flows; EV_FLOW, EV_SOLVE */
     int N;      /* ranks of the cluster                                                        */
     int G;      /* GPUs (ranks) per node                                                       */
     int d, D;   /* prefetch depth; gather slots per rank (d + 1, ring-indexed by copy)        */
@@ -131,10 +129,6 @@ typedef struct sim {
     long *late; /* per rank: times it was the last to arrive */
     int *members_tmp; /* N ints: a group's members before they are copied at its own size */
     long collectives, n_done;
-    int solve_pending; /* flows removed at this instant wait for one EV_SOLVE to re-rate */
-    uint64_t flows; /* flows started */
-    uint64_t stale; /* events popped that no longer applied (0: they are re-timed in place) */
-    int err_rc;
     sc_err *err;
     exec_tracer *tr; /* NULL unless a trace is written (sim/exec_trace.c) */
 } sim;
@@ -206,20 +200,17 @@ static void comp_schedule(sim *s, int r, double now)
     rank_st *k = &s->rk[r];
     k->comp_ver++;
     double end = now + k->comp_rem / k->comp_rate;
-    int rc = k->comp_ev >= 0 ? ev_engine_retime(s->eng, k->comp_ev, end, k->comp_ver)
-                             : ev_engine_push_id(s->eng, end, EV_COMP, r, 0, k->comp_ver, &k->comp_ev);
+    int rc = k->comp_ev >= 0 ? ev_engine_retime(s->drv.eng, k->comp_ev, end, k->comp_ver)
+                             : ev_engine_push_id(s->drv.eng, end, EV_COMP, r, 0, k->comp_ver, &k->comp_ev);
     if (rc)
-        s->err_rc = SC_ERUNTIME;
+        s->drv.err_rc = SC_ERUNTIME;
 }
 
 /* Start compute of `dur` seconds at full speed; slowed while a collective runs on the rank. */
 static void comp_begin(sim *s, int r, double now, double dur, int is_opt, const char *name)
 {
     rank_st *k = &s->rk[r];
-    if (s->o->jitter > 0) {
-        double f = 1 + s->o->jitter * gsl_ran_gaussian(s->rng, 1.0);
-        dur *= f > 0 ? f : 0;
-    }
+    dur *= drv_jitter(&s->drv, s->o->jitter);
     dur *= k->slow;
     k->comp_busy = 1;
     k->comp_is_opt = is_opt;
@@ -279,7 +270,7 @@ static long enqueue(sim *s, int r, const lo_coll *op, int type, int slot, int de
         int cap = c->qcap ? 2 * c->qcap : 8;
         qop *q = malloc(sizeof(qop) * (size_t)cap);
         if (!q) {
-            s->err_rc = SC_ERUNTIME;
+            s->drv.err_rc = SC_ERUNTIME;
             return 0;
         }
         for (int i = 0; i < c->qn; i++)
@@ -352,26 +343,6 @@ static void host_step(sim *s, int r, double now)
 }
 
 /* ---- collectives ------------------------------------------------------------------------ */
-typedef struct flow_ctx {
-    sim *s;
-    uint64_t tag;
-    double now;
-    int n;
-} flow_ctx;
-
-static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
-{
-    flow_ctx *f = ctx;
-    int id;
-    if (net_flow_add(f->s->net, f->now, src, dst, ch, bytes, f->tag, &id)) {
-        f->s->err_rc = SC_ERUNTIME;
-        return;
-    }
-    f->n++;
-    if (exec_trace_flow_start(f->s->tr, id, src, dst, ch, f->now))
-        f->s->err_rc = SC_ERUNTIME;
-}
-
 static void coll_complete(sim *s, group_st *gs, int st, double now)
 {
     exec_trace_coll_begin(s->tr, gs->op);
@@ -414,7 +385,7 @@ static void coll_arrive(sim *s, int r, int st, double now)
     cstream *c = &k->cs[st];
     group_st *gs = group_of(s, st, c->cur.op->group, r);
     if (!gs) {
-        s->err_rc = SC_ERUNTIME;
+        s->drv.err_rc = SC_ERUNTIME;
         return;
     }
     if (gs->arrived == 0)
@@ -452,8 +423,8 @@ static void coll_arrive(sim *s, int r, int st, double now)
     double lat = cost_coll_latency(s->cal, gs->op->kind, algo, gs->op->chunks, geo) +
                  gs->op->chunks * s->cal->fw_coll_s[s->g->framework].v;
     int gid = group_id(s, gs->op->group, r);
-    if (ev_engine_push(s->eng, now + lat, EV_START, (int32_t)(st * N_GROUPS + (int)gs->op->group), gid, (uint32_t)algo))
-        s->err_rc = SC_ERUNTIME;
+    if (ev_engine_push(s->drv.eng, now + lat, EV_START, (int32_t)(st * N_GROUPS + (int)gs->op->group), gid, (uint32_t)algo))
+        s->drv.err_rc = SC_ERUNTIME;
 }
 
 /* Start the head of each idle stream whose dependency has ended. */
@@ -519,7 +490,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
     int r = e->a;
     rank_st *k = &s->rk[r];
     if (e->ver != k->comp_ver || !k->comp_busy || e->id != k->comp_ev) {
-        s->stale++; /* never, with events re-timed in place: counted to prove it */
+        s->drv.stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
     }
     k->comp_ev = -1;
@@ -532,7 +503,7 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
         k->b_idx++;
         k->b_inflight = 0;
         try_boundary(s, r, now);
-        return s->err_rc;
+        return s->drv.err_rc;
     }
     k->busy += now - k->comp_start;
     const an_titem *ti = titem(s, &k->main);
@@ -552,16 +523,16 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
             k->post_end = now;
         }
         kick_comm(s, r, now);
-        return s->err_rc;
+        return s->drv.err_rc;
     }
     if (ti->ni) {
         k->post_done = 1;
         k->post_end = now;
         if (k->ipending)
-            return s->err_rc;
+            return s->drv.err_rc;
     }
     copy_done(s, r, now);
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
 static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
@@ -570,57 +541,38 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     group_st *gs = &s->grp[e->a / N_GROUPS][e->a % N_GROUPS][e->b];
     const cost_group *geo = &s->g->group[gs->op->group];
     double bytes = cost_coll_edge_bytes_n(s->cal, gs->op->kind, (cost_algo)e->ver, gs->op->bytes, gs->op->chunks, geo);
-    flow_ctx f = {s, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng), 0};
-    /* all the collective's flows start together: re-rate once (a removal batch open at this
-     * instant absorbs them too) */
-    int own_batch = !s->solve_pending;
-    net_batch_begin(s->net);
+    /* all the collective's flows start together: re-rated once (drive.h) */
+    drv_batch f;
+    drv_begin(&s->drv, &f, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng));
     if (geo->transport == XPORT_NCCL)
-        coll_ring_flows_from(gs->members, gs->n, gs->n_here, s->G, s->nics, bytes, add_flow, &f);
+        coll_ring_flows_from(gs->members, gs->n, gs->n_here, s->G, s->nics, bytes, drv_add_flow, &f);
     else /* host / in-network: S per member, not ring edges */
-        coll_xport_flows(geo, gs->op->kind, gs->members, gs->n_here, s->G, s->nics, gs->op->bytes, add_flow, &f);
-    if (own_batch) {
-        if (net_batch_end(s->net, f.now))
-            return SC_ERUNTIME;
-        if (fev_push_changed(s->net, s->eng, EV_FLOW))
-            return SC_ERUNTIME;
-    }
+        coll_xport_flows(geo, gs->op->kind, gs->members, gs->n_here, s->G, s->nics, gs->op->bytes, drv_add_flow, &f);
+    if (drv_end(&f))
+        return SC_ERUNTIME;
     gs->outstanding = f.n;
-    s->flows += (uint64_t)f.n;
     if (!f.n)
         coll_complete(s, gs, e->a / N_GROUPS, f.now);
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
-static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
+/* The driver's callbacks (drive.h): a flow's trace span, and its collective's completion
+ * (tag: the group's stream and kind << 32 | its index). */
+static int flow_started(void *ctx, int id, int src, int dst, int ch, double now)
+{
+    return exec_trace_flow_start(((sim *)ctx)->tr, id, src, dst, ch, now);
+}
+
+static void flow_ended(void *ctx, int id, double now) { exec_trace_flow_end(((sim *)ctx)->tr, id, now); }
+
+static int flow_done(void *ctx, uint64_t tag, double now)
 {
     sim *s = ctx;
-    int id = e->a;
-    if (!fev_current(s->net, e)) {
-        s->stale++; /* never, with events re-timed in place: counted to prove it */
-        return 0;
-    }
-    double now = ev_engine_now(eng);
-    uint64_t tag = net_flow_tag(s->net, id);
-    exec_trace_flow_end(s->tr, id, now);
-    /* flows ending at this instant are removed together and re-rated once, by EV_SOLVE (queued
-     * after every event already due now) */
-    if (fev_remove(s->net, eng, EV_SOLVE, &s->solve_pending, id, now))
-        return SC_ERUNTIME;
     int a = (int)(tag >> 32);
     group_st *gs = &s->grp[a / N_GROUPS][a % N_GROUPS][(uint32_t)tag];
     if (--gs->outstanding == 0)
         coll_complete(s, gs, a / N_GROUPS, now);
-    return s->err_rc;
-}
-
-static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
-{
-    sim *s = ctx;
-    (void)e;
-    if (fev_solve(s->net, eng, EV_FLOW, &s->solve_pending))
-        return SC_ERUNTIME;
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
 static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
@@ -628,7 +580,7 @@ static int on_sample(void *ctx, const ev_event *e, ev_engine *eng)
     sim *s = ctx;
     (void)e;
     double now = ev_engine_now(eng);
-    exec_trace_sample(s->tr, s->net, now);
+    exec_trace_sample(s->tr, s->drv.net, now);
     if (s->n_done < s->R && ev_engine_push(eng, now + s->o->sample_s, EV_SAMPLE, 0, 0, 0))
         return SC_ERUNTIME;
     return 0;
@@ -652,12 +604,7 @@ static void sim_free(sim *s)
     free(s->late);
     free(s->members_tmp);
     exec_trace_free(s->tr);
-    if (s->net)
-        net_free(s->net);
-    if (s->eng)
-        ev_engine_free(s->eng);
-    if (s->rng)
-        gsl_rng_free(s->rng);
+    drv_close(&s->drv);
 }
 
 int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
@@ -691,35 +638,32 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory checking the layout's symmetry");
     s.R = unit * s.G;
     s.orbit = g->nodes / unit;
-    net_params np = {cal->bw_eff[TIER_NVLINK].v, cal->bw_eff[TIER_PCIE].v, cal->bw_eff[TIER_NET].v};
-    int rc = net_build_quotient(c, g->nodes, unit, &np, &s.net, err);
+    net_params np = drv_net_params(cal);
+    int rc = net_build_quotient(c, g->nodes, unit, &np, &s.drv.net, err);
     if (rc)
         return rc;
     if (c->innet.present) { /* the optimizer node updates elem_bytes-sized gradients */
-        rc = net_set_update_rate(s.net, c->innet.opt_params_per_s * g->elem_bytes);
+        rc = net_set_update_rate(s.drv.net, c->innet.opt_params_per_s * g->elem_bytes);
         if (rc) { /* spec_load_cluster requires a positive rate: unreachable from a loaded spec */
             sim_free(&s);
             return sc_err_set(err, rc, c->source, "$.in_network_optimizer.optimizer_Gparams_per_s",
                               "expected a positive update rate, got %g B/s", c->innet.opt_params_per_s * g->elem_bytes);
         }
     }
-    s.eng = ev_engine_new((size_t)s.R * 8);
-    s.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    const drv_plug plug = {&s, flow_started, flow_ended, flow_done};
+    int drv_rc = drv_open(&s.drv, s.drv.net, (size_t)s.R * 8, o->seed, EV_FLOW, EV_SOLVE, &plug);
     s.rk = calloc((size_t)s.R, sizeof *s.rk);
     s.late = calloc((size_t)s.R, sizeof *s.late);
     s.gslots = calloc((size_t)s.R * 2 * (size_t)s.D, sizeof *s.gslots);
     s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
-    int ok = s.eng && s.rng && s.rk && s.late && s.members_tmp && s.gslots; /* grp: allocated by group_of */
+    int ok = !drv_rc && s.rk && s.late && s.members_tmp && s.gslots; /* grp: allocated by group_of */
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);
     }
-    gsl_rng_set(s.rng, o->seed);
-    ev_engine_register(s.eng, EV_COMP, on_comp, &s);
-    ev_engine_register(s.eng, EV_START, on_start, &s);
-    ev_engine_register(s.eng, EV_FLOW, on_flow, &s);
-    ev_engine_register(s.eng, EV_SAMPLE, on_sample, &s);
-    ev_engine_register(s.eng, EV_SOLVE, on_solve, &s);
+    ev_engine_register(s.drv.eng, EV_COMP, on_comp, &s);
+    ev_engine_register(s.drv.eng, EV_START, on_start, &s);
+    ev_engine_register(s.drv.eng, EV_SAMPLE, on_sample, &s);
     for (int r = 0; r < s.R; r++) {
         s.rk[r].gpending = s.gslots + (size_t)r * 2 * (size_t)s.D;
         s.rk[r].gkind = s.rk[r].gpending + s.D;
@@ -731,11 +675,11 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     }
     if (o->trace) { /* the full simulation (exec_symmetry_unit): every traced rank is simulated */
         int n_traced = o->trace_ranks > 0 && o->trace_ranks < s.N ? o->trace_ranks : s.N;
-        if (exec_trace_new(o->trace, n_traced, s.G, s.nics, NS, s.net, o->sample_s, &s.tr)) {
+        if (exec_trace_new(o->trace, n_traced, s.G, s.nics, NS, s.drv.net, o->sample_s, &s.tr)) {
             sim_free(&s);
             return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
         }
-        if (o->sample_s > 0 && ev_engine_push(s.eng, o->sample_s, EV_SAMPLE, 0, 0, 0)) {
+        if (o->sample_s > 0 && ev_engine_push(s.drv.eng, o->sample_s, EV_SAMPLE, 0, 0, 0)) {
             sim_free(&s);
             return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");
         }
@@ -745,8 +689,8 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         issue_lookahead(&s, r, -1);
     for (int r = 0; r < s.R; r++)
         host_step(&s, r, 0);
-    rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
-    if (rc < 0 || s.err_rc) {
+    rc = s.drv.err_rc ? s.drv.err_rc : ev_engine_run(s.drv.eng, INFINITY);
+    if (rc < 0 || s.drv.err_rc) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "internal error while simulating");
     }
@@ -782,10 +726,10 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         acc += res->exposed_s[i];
     res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
     res->collectives = s.collectives;
-    res->events = ev_engine_events(s.eng);
-    res->stale = s.stale;
-    res->retimed = ev_engine_retimed(s.eng);
-    res->flows = s.flows;
+    res->events = ev_engine_events(s.drv.eng);
+    res->stale = s.drv.stale;
+    res->retimed = ev_engine_retimed(s.drv.eng);
+    res->flows = s.drv.flows;
     res->ranks_simulated = s.R;
     sim_free(&s);
     return 0;

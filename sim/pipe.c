@@ -1,22 +1,23 @@
 /* pipe.c — the discrete-event executor of pipelined layouts (exec_pipe_run in exec.h; schedule
- * rules in model/analytic.h). Stages are simulated op by op in their schedule order; the ranks
+ * rules in model/analytic_pipe.h). Stages are simulated op by op in their schedule order; the ranks
  * of one stage run the same ops at the same time (their tensor-parallel collectives stay inside
  * a node's NVLink, timed into each op by the stage's op graph), so a stage is one compute
  * stream here, while every send between stages and every data-parallel collective of the
  * boundary is lowered to flows of all its ranks on the cluster's network (sim/net), where they
- * share NICs and switches. Not here: the op graph, the cost functions, the sharing rule. */
+ * share NICs and switches: a plug of the simulator driver (drive.h: network, events, RNG,
+ * flows), as exec.c is. Traces follow traces/schema.h (one process per node, lanes per rank).
+ * Not here: the op graph, the cost functions, the sharing rule. */
 #include "exec.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../traces/schema.h"
 #include "coll.h"
+#include "drive.h"
 #include "ev.h"
-#include "flowev.h"
 
 enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT };
 enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
@@ -35,6 +36,7 @@ typedef struct pstage {
     int rq_head, rq_tail;  /* chunks whose gradients are complete, waiting to be reduced      */
     int r_active, r_done;  /* the chunk being reduced (-1: none); chunks reduced so far       */
     double cur_bytes;      /* S of the data-parallel collective in flight                    */
+    double coll_t0;        /* when it was issued (traces)                                    */
     double slow, op_start, phase_start, end_t;
     double busy_s, opt_s, exposed[N_COLLS];
 } pstage;
@@ -44,9 +46,7 @@ typedef struct psim {
     const an_pipe_timed *t;
     const cost_calib *cal;
     const exec_opts *o;
-    net_t *net;
-    ev_engine *eng;
-    gsl_rng *rng;
+    sim_drv drv; /* the driver (drive.h): network, event engine, RNG, flows; PV_FLOW, PV_SOLVE */
     int p, V, m, n_ops, G, nics, S; /* S: ranks per stage (t x dp) */
     double bucket_bytes;
     lo_pipe_op *ops;
@@ -56,36 +56,50 @@ typedef struct psim {
     xfer *x;
     int n_x, cap_x;
     pstage *st;
-    int solve_pending, err_rc, n_done;
+    int n_done;
     long collectives;
-    uint64_t flows;
-    uint64_t stale;
 } psim;
 
-typedef struct fctx {
-    psim *s;
-    uint64_t tag;
-    double now;
-    int n;
-} fctx;
+/* ---- traces, in the one layout of traces/schema.h: pid = node, a block of lanes per rank; the
+ * S ranks of a stage move together and carry the same spans. Compute stream: forward, backward
+ * and the optimizer (cat compute); communication stream 0: the boundary's data-parallel
+ * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."); 1: the
+ * activations a rank receives, 2: the gradients, each from its send to its arrival ("send ...",
+ * cat collective: read as another collective). */
+enum { PT_BOUNDARY = TR_STREAM_COMM, PT_ACTS = TR_STREAM_COMM + 1, PT_GRADS = TR_STREAM_COMM + 2 };
 
-static void add_flow(void *ctx, int src, int dst, int ch, double bytes)
+static void stage_span(psim *s, int q, int stream, const char *name, const char *cat, double t0, double t1)
 {
-    fctx *f = ctx;
-    int id;
-    if (net_flow_add(f->s->net, f->now, src, dst, ch, bytes, f->tag, &id)) {
-        f->s->err_rc = SC_ERUNTIME;
+    if (!s->o->trace || !(t1 >= t0))
         return;
+    for (int j = 0; j < s->S; j++) {
+        int r = q * s->S + j;
+        tr_span_at(s->o->trace, r / s->G, TR_TID(r % s->G, stream), name, cat, t0, t1, NULL);
     }
-    f->n++;
 }
 
-/* Traces: one process per stage (its ranks move together), threads: compute, sends received,
- * data-parallel boundary. */
-static void trace_span(psim *s, int q, int tid, const char *name, const char *cat, double t0, double t1)
+/* The names of the nodes (with the stages they hold) and of every rank's four lanes. */
+static void trace_names(psim *s, int n_ranks)
 {
-    if (s->o->trace && t1 >= t0)
-        tr_span(s->o->trace, q, tid, name, cat, t0, t1 - t0, NULL);
+    tr_writer *w = s->o->trace;
+    char name[96];
+    for (int node = 0; node * s->G < n_ranks; node++) {
+        int r1 = (node + 1) * s->G < n_ranks ? (node + 1) * s->G - 1 : n_ranks - 1;
+        int q0 = node * s->G / s->S, q1 = r1 / s->S;
+        if (q0 == q1)
+            snprintf(name, sizeof name, "node %d (pipeline stage %d)", node, q0);
+        else
+            snprintf(name, sizeof name, "node %d (pipeline stages %d-%d)", node, q0, q1);
+        tr_process_name(w, node, name);
+    }
+    static const char *const LANE[] = {"compute", "comm: data-parallel boundary", "comm 1: activations received",
+                                       "comm 2: gradients received"};
+    static const int STREAM[] = {TR_STREAM_COMPUTE, PT_BOUNDARY, PT_ACTS, PT_GRADS};
+    for (int r = 0; r < n_ranks; r++)
+        for (int i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, "rank %d %s (stage %d)", r, LANE[i], r / s->S);
+            tr_thread_name(w, r / s->G, TR_TID(r % s->G, STREAM[i]), name);
+        }
 }
 
 static void try_stage(psim *s, int q, double now);
@@ -107,17 +121,14 @@ static void try_stage(psim *s, int q, double now)
         return;
     const an_pipe_op_t *d = op->bwd ? &s->t->bwd[v] : &s->t->fwd[v];
     double dur = d->dur * k->slow;
-    if (s->o->jitter > 0) {
-        double f = 1 + s->o->jitter * gsl_ran_gaussian(s->rng, 1.0);
-        dur *= f > 0 ? f : 0;
-    }
+    dur *= drv_jitter(&s->drv, s->o->jitter);
     k->busy = 1;
     k->op_start = now;
     k->busy_s += d->busy;
     for (int i = 0; i < N_COLLS; i++)
         k->exposed[i] += d->exposed[i];
-    if (ev_engine_push(s->eng, now + dur, PV_OP, q, 0, 0))
-        s->err_rc = SC_ERUNTIME;
+    if (ev_engine_push(s->drv.eng, now + dur, PV_OP, q, 0, 0))
+        s->drv.err_rc = SC_ERUNTIME;
 }
 
 /* Send the output (or input gradient) of op `op` of virtual stage v on stage q onwards. */
@@ -128,7 +139,7 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
         int cap = s->cap_x ? 2 * s->cap_x : 64;
         xfer *nx = realloc(s->x, sizeof *nx * (size_t)cap);
         if (!nx) {
-            s->err_rc = SC_ERUNTIME;
+            s->drv.err_rc = SC_ERUNTIME;
             return;
         }
         s->x = nx;
@@ -136,8 +147,8 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
     }
     xfer *x = &s->x[s->n_x];
     *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p};
-    if (ev_engine_push(s->eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
-        s->err_rc = SC_ERUNTIME;
+    if (ev_engine_push(s->drv.eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
+        s->drv.err_rc = SC_ERUNTIME;
     s->n_x++;
 }
 
@@ -146,8 +157,9 @@ static void xfer_done(psim *s, int xi, double now)
     xfer *x = &s->x[xi];
     if (s->o->trace) {
         char name[64];
-        snprintf(name, sizeof name, "%s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb, x->s_src);
-        trace_span(s, x->s_dst, 1, name, "send", x->t0, now);
+        snprintf(name, sizeof name, "send %s of mb %d from stage %d", x->bwd ? "gradient" : "activation", x->mb,
+                 x->s_src);
+        stage_span(s, x->s_dst, x->bwd ? PT_GRADS : PT_ACTS, name, TR_CAT_COLLECTIVE, x->t0, now);
     }
     (x->bwd ? s->bin : s->fin)[(size_t)x->k_dst * s->m + x->mb] = now;
     try_stage(s, x->s_dst, now);
@@ -170,7 +182,7 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     if (s->o->trace) {
         char name[48];
         snprintf(name, sizeof name, "%s mb %d chunk %d", op->bwd ? "backward" : "forward", op->mb, op->chunk);
-        trace_span(s, q, 0, name, "compute", k->op_start, now);
+        stage_span(s, q, TR_STREAM_COMPUTE, name, TR_CAT_COMPUTE, k->op_start, now);
     }
     if (!op->bwd && v == s->V - 1)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
@@ -183,7 +195,7 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     } else {
         try_stage(s, q, now);
     }
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
 static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
@@ -191,30 +203,24 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
     psim *s = ctx;
     int xi = e->a;
     xfer *x = &s->x[xi];
-    fctx f = {s, TAG_XFER | (uint64_t)xi, ev_engine_now(eng), 0};
+    drv_batch f;
+    drv_begin(&s->drv, &f, TAG_XFER | (uint64_t)xi, ev_engine_now(eng));
     double bytes = s->g->pipe.p2p_bytes;
-    int own = !s->solve_pending;
-    net_batch_begin(s->net);
     for (int j = 0; j < s->S; j++) {
         int a = x->s_src * s->S + j, b = x->s_dst * s->S + j;
         if (a / s->G == b / s->G) {
-            add_flow(&f, a, b, 0, bytes);
+            drv_add_flow(&f, a, b, 0, bytes);
         } else {
             for (int ch = 0; ch < s->nics; ch++)
-                add_flow(&f, a, b, ch, bytes / s->nics);
+                drv_add_flow(&f, a, b, ch, bytes / s->nics);
         }
     }
-    if (own) {
-        if (net_batch_end(s->net, f.now))
-            return SC_ERUNTIME;
-        if (fev_push_changed(s->net, s->eng, PV_FLOW))
-            return SC_ERUNTIME;
-    }
-    s->flows += (uint64_t)f.n;
+    if (drv_end(&f))
+        return SC_ERUNTIME;
     x->outstanding = f.n;
     if (!f.n)
         xfer_done(s, xi, f.now);
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
 /* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
@@ -225,13 +231,14 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
     if (pp->dp < 2 || S <= 0)
         return 0;
     s->st[q].cur_bytes = S;
+    s->st[q].coll_t0 = now;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
     int ch = an_pipe_buckets(S, s->bucket_bytes);
     cost_coll_best(s->cal, kind, S, ch, geo, &algo);
     double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
-    if (ev_engine_push(s->eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
-        s->err_rc = SC_ERUNTIME;
+    if (ev_engine_push(s->drv.eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
+        s->drv.err_rc = SC_ERUNTIME;
     s->collectives += s->g->layout.t;
     return 1;
 }
@@ -258,10 +265,10 @@ static void boundary_next(psim *s, int q, double now)
     pstage *k = &s->st[q];
     const int zero1 = s->g->layout.zero1;
     for (;;) {
-        /* account (and trace) the phase that just ended */
-        static const char *const PHASE[] = {"", "gradient reduce", "optimizer", "parameter all-gather"};
-        if (k->phase > B_NONE && k->phase < B_DONE)
-            trace_span(s, q, 2, PHASE[k->phase], "boundary", k->phase_start, now);
+        /* account the phase that just ended (traced: the optimizer here, the collectives as
+           they end, bnd_coll_done) */
+        if (k->phase == B_OPT)
+            stage_span(s, q, TR_STREAM_COMPUTE, "optimizer", TR_CAT_COMPUTE, k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
         else if (k->phase == B_GATHER)
@@ -274,8 +281,8 @@ static void boundary_next(psim *s, int q, double now)
             if (k->r_done < s->g->pipe.v)
                 return; /* chunk reduces still running: the last one's end moves on */
         } else if (k->phase == B_OPT) {
-            if (ev_engine_push(s->eng, now + s->t->opt_s[q] * k->slow, PV_OPT, q, 0, 0))
-                s->err_rc = SC_ERUNTIME;
+            if (ev_engine_push(s->drv.eng, now + s->t->opt_s[q] * k->slow, PV_OPT, q, 0, 0))
+                s->drv.err_rc = SC_ERUNTIME;
             return;
         } else if (k->phase == B_GATHER) {
             if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, now))
@@ -301,32 +308,36 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     int *mem = malloc(sizeof(int) * (size_t)dp);
     if (!mem)
         return SC_ERUNTIME;
-    fctx f = {s, TAG_BND | (uint64_t)q, ev_engine_now(eng), 0};
-    int own = !s->solve_pending;
-    net_batch_begin(s->net);
+    drv_batch f;
+    drv_begin(&s->drv, &f, TAG_BND | (uint64_t)q, ev_engine_now(eng));
     for (int j = 0; j < t; j++) {
         for (int i = 0; i < dp; i++)
             mem[i] = q * s->S + j + i * t;
-        coll_ring_flows(mem, dp, s->G, s->nics, edge, add_flow, &f);
+        coll_ring_flows(mem, dp, s->G, s->nics, edge, drv_add_flow, &f);
     }
     free(mem);
-    if (own) {
-        if (net_batch_end(s->net, f.now))
-            return SC_ERUNTIME;
-        if (fev_push_changed(s->net, s->eng, PV_FLOW))
-            return SC_ERUNTIME;
-    }
-    s->flows += (uint64_t)f.n;
+    if (drv_end(&f))
+        return SC_ERUNTIME;
     s->st[q].outstanding = f.n;
     if (!f.n)
         bnd_coll_done(s, q, f.now);
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
 /* A data-parallel collective of stage q finished: a chunk reduce, or the boundary's gather. */
 static void bnd_coll_done(psim *s, int q, double now)
 {
     pstage *k = &s->st[q];
+    if (s->o->trace) {
+        char name[96];
+        const char *kind = k->r_active < 0 ? "all-gather parameters" : s->g->layout.zero1 ? "reduce-scatter gradients"
+                                                                                          : "all-reduce gradients";
+        if (k->r_active < 0)
+            snprintf(name, sizeof name, "%s dp %.1f MB", kind, k->cur_bytes / 1e6);
+        else
+            snprintf(name, sizeof name, "%s chunk %d dp %.1f MB", kind, k->r_active, k->cur_bytes / 1e6);
+        stage_span(s, q, PT_BOUNDARY, name, TR_CAT_COLLECTIVE, k->coll_t0, now);
+    }
     if (k->r_active < 0) {
         boundary_next(s, q, now);
         return;
@@ -342,21 +353,13 @@ static int on_opt(void *ctx, const ev_event *e, ev_engine *eng)
 {
     psim *s = ctx;
     boundary_next(s, e->a, ev_engine_now(eng));
-    return s->err_rc;
+    return s->drv.err_rc;
 }
 
-static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
+/* The driver's callback (drive.h): a flow of a send or of a stage's boundary collective ended. */
+static int flow_done(void *ctx, uint64_t tag, double now)
 {
     psim *s = ctx;
-    int id = e->a;
-    if (!fev_current(s->net, e)) {
-        s->stale++; /* never, with events re-timed in place: counted to prove it */
-        return 0;
-    }
-    double now = ev_engine_now(eng);
-    uint64_t tag = net_flow_tag(s->net, id);
-    if (fev_remove(s->net, eng, PV_SOLVE, &s->solve_pending, id, now))
-        return SC_ERUNTIME;
     int obj = (int)(tag & 0xffffffffu);
     if ((tag & (3ull << 62)) == TAG_XFER) {
         if (--s->x[obj].outstanding == 0)
@@ -364,18 +367,8 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
     } else if (--s->st[obj].outstanding == 0) {
         bnd_coll_done(s, obj, now);
     }
-    return s->err_rc;
+    return s->drv.err_rc;
 }
-
-static int on_solve(void *ctx, const ev_event *e, ev_engine *eng)
-{
-    psim *s = ctx;
-    (void)e;
-    if (fev_solve(s->net, eng, PV_FLOW, &s->solve_pending))
-        return SC_ERUNTIME;
-    return s->err_rc;
-}
-
 
 static void psim_free(psim *s)
 {
@@ -385,12 +378,7 @@ static void psim_free(psim *s)
     free(s->fin);
     free(s->x);
     free(s->st);
-    if (s->net)
-        net_free(s->net);
-    if (s->eng)
-        ev_engine_free(s->eng);
-    if (s->rng)
-        gsl_rng_free(s->rng);
+    drv_close(&s->drv);
 }
 
 int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
@@ -417,25 +405,24 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.nics = c->nics_per_node;
     s.S = g->n_ranks / s.p;
     s.bucket_bytes = tr->bucket_bytes;
-    net_params np = {cal->bw_eff[TIER_NVLINK].v, cal->bw_eff[TIER_PCIE].v, cal->bw_eff[TIER_NET].v};
-    int rc = net_build(c, g->nodes, &np, &s.net, err);
+    net_params np = drv_net_params(cal);
+    int rc = net_build(c, g->nodes, &np, &s.drv.net, err);
     if (rc) {
         free(t);
         return rc;
     }
-    s.eng = ev_engine_new((size_t)s.p * 64);
-    s.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    const drv_plug plug = {&s, NULL, NULL, flow_done};
+    int drv_rc = drv_open(&s.drv, s.drv.net, (size_t)s.p * 64, o->seed, PV_FLOW, PV_SOLVE, &plug);
     s.ops = malloc(sizeof *s.ops * (size_t)s.n_ops * (size_t)s.p);
     s.fin = malloc(sizeof(double) * (size_t)s.V * (size_t)s.m * 2);
     s.st = calloc((size_t)s.p, sizeof *s.st);
     s.lastidx = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
     s.rq = malloc(sizeof(int) * (size_t)s.p * (size_t)pp->v);
-    if (!s.eng || !s.rng || !s.ops || !s.fin || !s.st || !s.lastidx || !s.rq) {
+    if (drv_rc || !s.ops || !s.fin || !s.st || !s.lastidx || !s.rq) {
         psim_free(&s);
         free(t);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d stages", s.p);
     }
-    gsl_rng_set(s.rng, o->seed);
     s.bin = s.fin + (size_t)s.V * s.m;
     for (size_t i = 0; i < (size_t)s.V * s.m * 2; i++)
         s.fin[i] = NAN;
@@ -456,29 +443,20 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
             if (o->straggler_rank[i] / s.S == q && o->straggler_factor[i] > s.st[q].slow)
                 s.st[q].slow = o->straggler_factor[i];
     }
-    ev_engine_register(s.eng, PV_OP, on_op, &s);
-    ev_engine_register(s.eng, PV_XSTART, on_xstart, &s);
-    ev_engine_register(s.eng, PV_FLOW, on_flow, &s);
-    ev_engine_register(s.eng, PV_SOLVE, on_solve, &s);
-    ev_engine_register(s.eng, PV_BSTART, on_bstart, &s);
-    ev_engine_register(s.eng, PV_OPT, on_opt, &s);
+    ev_engine_register(s.drv.eng, PV_OP, on_op, &s);
+    ev_engine_register(s.drv.eng, PV_XSTART, on_xstart, &s);
+    ev_engine_register(s.drv.eng, PV_BSTART, on_bstart, &s);
+    ev_engine_register(s.drv.eng, PV_OPT, on_opt, &s);
     if (o->trace)
-        for (int q = 0; q < s.p; q++) {
-            char name[64];
-            snprintf(name, sizeof name, "stage %d (ranks %d-%d)", q, q * s.S, q * s.S + s.S - 1);
-            tr_process_name(o->trace, q, name);
-            tr_thread_name(o->trace, q, 0, "compute");
-            tr_thread_name(o->trace, q, 1, "received sends");
-            tr_thread_name(o->trace, q, 2, "data-parallel boundary");
-        }
+        trace_names(&s, g->n_ranks);
     for (int q = 0; q < s.p; q++)
         try_stage(&s, q, 0);
-    rc = s.err_rc ? s.err_rc : ev_engine_run(s.eng, INFINITY);
-    if (rc < 0 || s.err_rc || s.n_done != s.p) {
+    rc = s.drv.err_rc ? s.drv.err_rc : ev_engine_run(s.drv.eng, INFINITY);
+    if (rc < 0 || s.drv.err_rc || s.n_done != s.p) {
         int done = s.n_done;
         psim_free(&s);
         free(t);
-        if (rc < 0 || s.err_rc)
+        if (rc < 0 || s.drv.err_rc)
             return sc_err_set(err, SC_ERUNTIME, "simulator", "", "internal error while simulating the pipeline");
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "the pipeline stalled: %d of %d stages finished", done, s.p);
     }
@@ -503,10 +481,10 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
         acc += res->exposed_s[i];
     res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
     res->collectives = s.collectives;
-    res->events = ev_engine_events(s.eng);
-    res->stale = s.stale;
-    res->retimed = ev_engine_retimed(s.eng);
-    res->flows = s.flows;
+    res->events = ev_engine_events(s.drv.eng);
+    res->stale = s.drv.stale;
+    res->retimed = ev_engine_retimed(s.drv.eng);
+    res->flows = s.drv.flows;
     psim_free(&s);
     free(t);
     return 0;

@@ -7,10 +7,13 @@
  * collectives a layout issues (test_analytic.c) or the flow simulator (test_net.c). */
 #include "suites.h"
 
+#include "../model/calib_params.h"
 #include "../model/cost.h"
+#include "../model/nccl.h"
 #include "../model/spec.h"
 #include "../model/workload.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -536,6 +539,105 @@ START_TEST(test_monotone_peak)
 }
 END_TEST
 
+/* One network latency (issue 26): a pipeline send is one ring step priced as the collectives
+ * price it. p4d's calibration has an nccl object: ring/Simple base 8.4 us (tuning.cc default,
+ * the file sets none) + network hop 4.56 us + EFA floor 53.0 us = 65.96 us across two nodes;
+ * inside a node 8.4 + 3.86 = 12.26 us. Without the nccl object, the plain ring's base + hop:
+ * 8.4 + 14.0 = 22.4 us and 8.4 + 3.4 = 11.8 us. */
+START_TEST(test_p2p_latency_is_the_collectives)
+{
+    spec_cluster c;
+    cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &e), 0);
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    cost_group net, nv;
+    cost_group_make(&c, 2, (int[]){0}, 1, 8, &net);
+    cost_group_make(&c, 1, (int[]){0, 1}, 2, 4, &nv);
+    ck_assert_double_eq_tol(cost_p2p_latency(&k, &net), 65.96e-6, 1e-12);
+    ck_assert_double_eq_tol(cost_p2p_latency(&k, &nv), 12.26e-6, 1e-12);
+    ck_assert_double_eq(cost_p2p_latency(&k, &net),
+                        cost_coll_latency(&k, COLL_ALLGATHER, cost_algo_nccl(NCCL_RING, NCCL_SIMPLE), 1, &net));
+    k.nccl.on = 0;
+    ck_assert_double_eq_tol(cost_p2p_latency(&k, &net), 22.4e-6, 1e-12);
+    ck_assert_double_eq_tol(cost_p2p_latency(&k, &nv), 11.8e-6, 1e-12);
+}
+END_TEST
+
+/* The costs a top-level calibration value can reach, summed with weights that keep them apart:
+ * GEMMs of three shapes, collectives of every kind over three group shapes and two sizes (the
+ * algorithm NCCL's model picks, and ring and tree pinned), pipeline sends. */
+static double probe(const cost_calib *k, const spec_cluster *c)
+{
+    static const wl_gemm gs[] = {{"a", 64, 64, 64, 1}, {"b", 2048, 15360, 5120, 1}, {"c", 100, 3000, 700, 8}};
+    double t = 0, w = 1;
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++, w *= 1.37)
+        t += w * (cost_gemm_time(k, c, &gs[i], 2) + cost_gemm_time(k, c, &gs[i], 4));
+    cost_group g[3];
+    cost_group_make(c, 1, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, 8, 1, &g[0]);
+    cost_group_make(c, 2, (int[]){0}, 1, 8, &g[1]);
+    cost_group_make(c, 4, (int[]){0, 1, 2, 3, 4, 5, 6, 7}, 8, 1, &g[2]);
+    for (int j = 0; j < 3; j++)
+        for (int kind = 0; kind < 3; kind++)
+            for (double b = 4096; b < 1e10; b *= 65536, w *= 1.37) {
+                t += w * cost_coll_best(k, (cost_coll)kind, b, 1, &g[j], NULL);
+                t += w * (cost_coll_time(k, (cost_coll)kind, ALGO_RING, b, 1, &g[j]) +
+                          cost_coll_time(k, (cost_coll)kind, ALGO_TREE, b, 1, &g[j]));
+            }
+    return t + w * (cost_p2p_latency(k, &g[1]) + cost_p2p_latency(k, &g[0]));
+}
+
+/* Shipped calibrations mark every value a nested object switches off (calib_param_off_by):
+ * its source starts "INACTIVE while $.kernels|$.nccl is present", no other value's does, and
+ * changing a marked value by half changes no cost it could reach (probe). */
+START_TEST(test_shipped_inactive_values_marked)
+{
+    static const char *const files[] = {"dgx-a100", "dgx-h100", "h100-workstation", "luwu-8x100g", "luwu-8x200g",
+                                        "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "perlmutter-gpu"};
+    int n, marked = 0;
+    const calib_param_def *d = calib_params(&n);
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char cp[128], kp[128];
+        snprintf(cp, sizeof cp, "configs/clusters/%s.json", files[f]);
+        snprintf(kp, sizeof kp, "configs/calibrations/%s.json", files[f]);
+        spec_cluster c;
+        cost_calib k;
+        sc_err e;
+        ck_assert_msg(spec_load_cluster(cp, &c, &e) == 0, "%s", e.text);
+        ck_assert_msg(cost_calib_load(kp, &k, &e) == 0, "%s", e.text);
+        json_t *root = json_load_file(kp, 0, NULL);
+        ck_assert_ptr_nonnull(root);
+        double t0 = probe(&k, &c);
+        for (int i = 0; i < n; i++) {
+            char path[160];
+            snprintf(path, sizeof path, "%s", d[i].path + 2); /* "gpu", "links.nvlink" */
+            json_t *o = root;
+            for (char *save = NULL, *t = strtok_r(path, ".", &save); t; t = strtok_r(NULL, ".", &save))
+                o = json_object_get(o, t);
+            json_t *v = json_object_get(o, d[i].key);
+            if (!v)
+                continue; /* an optional value the file leaves out */
+            const char *src = json_string_value(json_object_get(v, "source"));
+            const char *by = calib_param_off_by(&k, &d[i]);
+            char want[64];
+            snprintf(want, sizeof want, "INACTIVE while %s is present", by ? by : "");
+            ck_assert_msg(src && (by ? !strncmp(src, want, strlen(want)) : !strstr(src, "INACTIVE")),
+                          "%s: %s.%s: source \"%.60s\" (switched off by %s)", kp, d[i].path, d[i].key, src ? src : "",
+                          by ? by : "nothing");
+            if (!by)
+                continue;
+            cost_calib x = k;
+            calib_param_at(&x, &d[i])->v *= 1.5;
+            ck_assert_msg(probe(&x, &c) == t0, "%s: %s.%s is marked inactive but changes a cost", kp, d[i].path,
+                          d[i].key);
+            marked++;
+        }
+        json_decref(root);
+    }
+    ck_assert_int_ge(marked, 10 * 3); /* every file has kernels: 3 GEMM roofline values each */
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
@@ -555,6 +657,8 @@ Suite *cost_suite(void)
     tcase_add_test(coll, test_coll_tree_wins_small);
     tcase_add_test(coll, test_coll_ring_wins_large);
     tcase_add_test(coll, test_bug_tree_latency_log2i);
+    tcase_add_test(coll, test_p2p_latency_is_the_collectives);
+    tcase_add_test(coll, test_shipped_inactive_values_marked);
     suite_add_tcase(s, coll);
     TCase *comp = tcase_create("compute");
     tcase_add_test(comp, test_gemm_compute_bound);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../calibrate/fit.h"
+#include "../model/calib_params.h"
 #include "../model/nccl.h"
 #include "suites.h"
 
@@ -135,6 +136,11 @@ START_TEST(test_fit_recovers_known_parameters)
     ck_assert_double_eq_tol(back.bw_eff[TIER_NET].v, out.bw_eff[TIER_NET].v, 1e-7);
     ck_assert_double_eq_tol(back.bw_eff[TIER_NET].sd, out.bw_eff[TIER_NET].sd, 1e-7);
     ck_assert_str_eq(back.cluster, "p4d.24xlarge");
+    /* without a base the fitted roofline is the compute model, in memory and in the file: no
+     * kernels object (the arch's default kernel models would switch the measured GEMMs off) */
+    ck_assert_double_eq(out.kern.gemm_eff, 0);
+    ck_assert_double_eq(back.kern.gemm_eff, 0);
+    ck_assert_double_eq_tol(back.gemm_eff.v, out.gemm_eff.v, 1e-7);
     unlink(cal_path);
     cal_meas_free(m);
     unlink(path);
@@ -370,6 +376,95 @@ START_TEST(test_fit_interference_median)
                                       "3 entries, 2026-11-23T00:00:00Z"));
     ck_assert_ptr_nonnull(strstr(src, "1 entries left out"));
     unlink(cal_path);
+    cal_meas_free(m);
+}
+END_TEST
+
+/* A fit over the p4d base that measured only interference (tests/fixtures/meas_interference.json)
+ * changes overlap_slowdown and nothing else: written and read back, the calibration keeps the
+ * base's kernel models, NCCL constants and framework overheads (model/calib_params.h: every row
+ * of calib_nested), so a GEMM costs what it cost under the base. Regression: the writer knew
+ * only "nccl", the file fell back to the roofline (0.85 of peak + 9.45 us per GEMM instead of
+ * the kernel model's 0.8895 with its tile waves + 4.15 us) and a GPT-3 13B step's compute rose
+ * from 0.881 to 0.984 s. */
+START_TEST(test_fit_keeps_nested_objects)
+{
+    load_p4d();
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load("tests/fixtures/meas_interference.json", &m, &e), 0);
+    cost_calib base, out, back;
+    load_p4d_cal(&base);
+    ck_assert(base.kern.gemm_eff > 0 && base.nccl.on);
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, &base, "p4d.24xlarge", &out, &rep, &e) == 0, "%s", e.text);
+    char cal_path[] = "/tmp/sc_nested_cal_XXXXXX";
+    int fd = mkstemp(cal_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(cal_calib_write(cal_path, &out, &rep, m, "p4d.24xlarge", &e), 0);
+    ck_assert_msg(cost_calib_load(cal_path, &back, &e) == 0, "%s: %s", e.path, e.text);
+    unlink(cal_path);
+    /* every nested value reads back as the base had it (8 significant digits written) */
+    int n, checked = 0;
+    const calib_nested_def *d = calib_nested(&n);
+    for (int i = 0; i < n; i++, checked++) {
+        double want = calib_nested_get(&base, &d[i]), got = calib_nested_get(&back, &d[i]);
+        ck_assert_msg(fabs(got - want) <= 1e-7 * fabs(want), "%s.%s: %g, base %g", d[i].path, d[i].key, got, want);
+    }
+    ck_assert_int_eq(checked, n);
+    ck_assert_int_gt(n, 60); /* 18 kernels + 40 nccl + 8 frameworks rows */
+    ck_assert_int_eq(back.kern.fa_version, base.kern.fa_version);
+    ck_assert_int_eq(back.nccl.on, 1);
+    /* compute unchanged: a GPT-3 13B QKV GEMM (2048 x 15360 x 5120, bf16) costs the same */
+    wl_gemm g = {"qkv", 2048, 15360, 5120, 1};
+    double t0 = cost_gemm_time(&base, &P4D, &g, 2), t1 = cost_gemm_time(&back, &P4D, &g, 2);
+    ck_assert_double_eq_tol(t1, t0, 1e-9 * t0);
+    cost_calib roof = base;
+    roof.kern.gemm_eff = 0; /* the roofline the file used to fall back to: a different time */
+    ck_assert(fabs(cost_gemm_time(&roof, &P4D, &g, 2) - t0) > 1e-3 * t0);
+    cal_meas_free(m);
+}
+END_TEST
+
+/* Every row of calib_nested is written by calibrate fit and read back by model/calib.c: the
+ * p4d base with every nested value changed (x 0.8, a zero made 0.5, a flag flipped: all within
+ * the rows' bounds, none equal to a default the reader would fall back to) comes back as it was
+ * written, row by row; a row either side forgot would come back as its default or 0. */
+START_TEST(test_fit_nested_rows_round_trip)
+{
+    load_p4d();
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load("tests/fixtures/meas_interference.json", &m, &e), 0);
+    cost_calib base, out, back;
+    load_p4d_cal(&base);
+    int n;
+    const calib_nested_def *d = calib_nested(&n);
+    for (int i = 0; i < n; i++) {
+        double v = calib_nested_get(&base, &d[i]);
+        calib_nested_set(&base, &d[i], d[i].store == CALIB_FLAG ? !v : v > 0 ? 0.8 * v : 0.5, 0);
+    }
+    base.kern.fa_version = 1; /* xformers */
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, &base, "p4d.24xlarge", &out, &rep, &e) == 0, "%s", e.text);
+    char cal_path[] = "/tmp/sc_rows_cal_XXXXXX";
+    int fd = mkstemp(cal_path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(cal_calib_write(cal_path, &out, &rep, m, "p4d.24xlarge", &e), 0);
+    ck_assert_msg(cost_calib_load(cal_path, &back, &e) == 0, "%s: %s", e.path, e.text);
+    unlink(cal_path);
+    int checked = 0;
+    for (int i = 0; i < n; i++, checked++) {
+        double want = calib_nested_get(&base, &d[i]), got = calib_nested_get(&back, &d[i]);
+        ck_assert_msg(want > 0 || d[i].store == CALIB_FLAG, "%s.%s: not changed to a positive value", d[i].path,
+                      d[i].key);
+        ck_assert_msg(fabs(got - want) <= 1e-7 * fabs(want), "%s.%s: read back %g, written %g", d[i].path, d[i].key, got,
+                      want);
+    }
+    ck_assert_int_eq(checked, n);
+    ck_assert_int_eq(back.kern.fa_version, 1);
     cal_meas_free(m);
 }
 END_TEST
@@ -661,6 +756,8 @@ Suite *fit_suite(void)
     tcase_add_test(tc, test_fit_interference_median);
     tcase_add_test(tc, test_fit_interference_copy_fallback_and_noise);
     tcase_add_test(tc, test_fit_interference_absent_keeps_base);
+    tcase_add_test(tc, test_fit_keeps_nested_objects);
+    tcase_add_test(tc, test_fit_nested_rows_round_trip);
     tcase_add_test(tc, test_fit_nccl_recovers);
     tcase_add_test(tc, test_meas_malformed);
     suite_add_tcase(s, tc);

@@ -12,10 +12,15 @@
 #include "../model/spec.h"
 #include "../model/workload.h"
 #include "../sim/exec.h"
+#include "../traces/read.h"
+#include "../traces/schema.h"
+#include "../traces/trace.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 Suite *pipe_suite(void);
 
@@ -346,6 +351,80 @@ START_TEST(test_engines_agree)
 }
 END_TEST
 
+/* A pipeline trace follows traces/schema.h and reads back (traces/read.h): megatron:t=2,p=2 on
+ * 4 duo nodes (2 GPUs each) is 8 ranks, dp = 2, S = t x dp = 4 ranks per stage (stage 0: ranks
+ * 0-3 on nodes 0-1, stage 1: ranks 4-7 on nodes 2-3); m = 4 micro-batches. Every span is
+ * written once per rank of its stage, on that rank's node (pid = rank / 2) and lanes
+ * (TR_TID(rank % 2, stream)); the thread names carry the rank. Counts, by hand:
+ *  - compute: 2 stages x (4 forward + 4 backward) x 4 ranks = 64, plus the optimizer once per
+ *    stage per rank = 8 (read as "optimizer");
+ *  - sends: stage 0 sends 4 activations, stage 1 4 gradients, each traced on the 4 receiving
+ *    ranks: 32 (read as "other collective"), activations on comm 1, gradients on comm 2;
+ *  - the boundary: per stage one gradient collective (v = 1 chunk; reduce-scatter with the
+ *    distributed optimizer, then the parameter all-gather; else one all-reduce) on each rank. */
+START_TEST(test_trace_reads_back)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.grad_accum = 4;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e11);
+    cost_calib k = test_tiny_calib();
+    k.base_lat_s[ALGO_RING].v = 1e-6;
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=2");
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 4, g);
+    ck_assert_int_eq(g->n_ranks, 8);
+    char path[] = "/tmp/sc_pipe_trace_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    sc_err err;
+    tr_writer *tw;
+    ck_assert_int_eq(tr_open(path, &tw, &err), 0);
+    exec_opts o = {0};
+    o.seed = 1;
+    o.trace = tw;
+    exec_result x;
+    ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(tr_close(tw, &err), 0);
+    tr_doc d;
+    ck_assert_msg(tr_read(path, &d, &err) == 0, "%s", err.text);
+    unlink(path);
+    int n[TR_N_KINDS] = {0}, lane_n[TR_LANES_PER_RANK] = {0};
+    for (size_t i = 0; i < d.n_spans; i++) {
+        const tr_read_span *sp = &d.spans[i];
+        ck_assert(sp->pid >= 0 && sp->pid < 4);
+        n[sp->kind]++;
+        lane_n[sp->tid % TR_LANES_PER_RANK]++;
+        ck_assert_msg(sp->ts_us + sp->dur_us <= x.step_s * 1e6 + 1e-3, "a span past the step");
+    }
+    int zero1 = g->layout.zero1;
+    ck_assert_int_eq(n[TR_K_COMPUTE], 64);
+    ck_assert_int_eq(n[TR_K_OPT], 8);
+    ck_assert_int_eq(n[TR_K_OTHER], 32);
+    ck_assert_int_eq(n[zero1 ? TR_K_RS : TR_K_AR], 8);
+    ck_assert_int_eq(n[TR_K_AG], zero1 ? 8 : 0);
+    ck_assert_int_eq(lane_n[TR_STREAM_COMPUTE], 72);
+    ck_assert_int_eq(lane_n[TR_STREAM_COMM], zero1 ? 16 : 8);
+    ck_assert_int_eq(lane_n[TR_STREAM_COMM + 1], 16); /* activations: stage 1's 4 ranks x 4 */
+    ck_assert_int_eq(lane_n[TR_STREAM_COMM + 2], 16); /* gradients: stage 0's */
+    /* the thread names: rank r's lanes on node r / 2 (every rank, four lanes each) */
+    int named = 0;
+    for (size_t i = 0; i < d.n_names; i++, named++) {
+        const tr_rank_name *nm = &d.names[i];
+        ck_assert_int_eq(nm->pid, nm->rank / 2);
+        ck_assert_int_eq(nm->tid / TR_LANES_PER_RANK, nm->rank % 2);
+    }
+    ck_assert_int_eq(named, 8 * 4);
+    tr_doc_free(&d);
+    free(g);
+}
+END_TEST
+
 Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -359,6 +438,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_stage_memory);
     tcase_add_test(tc, test_pp1_equals_tp);
     tcase_add_test(tc, test_engines_agree);
+    tcase_add_test(tc, test_trace_reads_back);
     suite_add_tcase(s, tc);
     return s;
 }
