@@ -171,7 +171,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             return 1;
         }
         return sc_err_set(err, SC_EINPUT, "--interference", "", "expected on or off, got \"%s\"", arg);
-    case 1015:
+    case 1015: {
         int ver;
         if (spec_framework_parse_at(arg, &ver) < 0)
             return sc_err_set(err, SC_EINPUT, "--framework", "",
@@ -180,6 +180,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
                               arg);
         s->framework = arg;
         return 1;
+    }
     case 1016: s->strict = 1; return 1;
     case 1017: s->accelerate = arg; return 1;
     case 1018:

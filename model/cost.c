@@ -400,7 +400,7 @@ static double hbm_rate(const cost_calib *cal, const spec_cluster *c)
 
 double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gemm *g, double elem_bytes)
 {
-    if (!cal->kern.gemm_eff)
+    if (cal->kern.gemm_eff == 0)
         return roof_gemm(cal, c, g, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
@@ -471,7 +471,7 @@ static double linear_time(const kern_calib *k, const cost_calib *cal, const spec
 
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
-    if (!cal->kern.gemm_eff)
+    if (cal->kern.gemm_eff == 0)
         return roof_fwd(cal, c, l, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
