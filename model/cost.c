@@ -485,7 +485,7 @@ double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const w
 
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
-    if (!cal->kern.gemm_eff) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
+    if (cal->kern.gemm_eff == 0) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
         return 2.0 * roof_fwd(cal, c, l, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
@@ -502,7 +502,7 @@ double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const w
 static double op_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
     double t = 0, core = 0;
-    if (!cal->kern.gemm_eff) {
+    if (cal->kern.gemm_eff == 0) {
         for (int i = 0; i < l->n_gemm; i++)
             t += l->op_rec[i] * roof_gemm(cal, c, &l->gemm[i], elem_bytes);
         return t + l->ew_fwd_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
@@ -532,7 +532,7 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
         return op_recompute_time(cal, c, l, elem_bytes);
     if (l->flash && elem_bytes < 4)
         return 0; /* FlashAttention's backward recomputes the core itself (in its time) */
-    if (!cal->kern.gemm_eff) {
+    if (cal->kern.gemm_eff == 0) {
         double t = 0;
         for (int i = 0; i < l->n_gemm; i++)
             if (is_core(&l->gemm[i]))
