@@ -30,7 +30,10 @@ static const char HELP[] =
     "of layouts measured at the same point (compare_group) whether the predicted order is right;\n"
     "then the bias per framework and per stack macro-averaged over sources (each source one vote),\n"
     "the error by sequence length, and per compare group pick/best: the measured tokens/s of the\n"
-    "fastest-predicted layout over the measured best (1.000 = the right pick).\n\n"
+    "fastest-predicted layout over the measured best (1.000 = the right pick). A case's \"ran\"\n"
+    "(what its source ran) is written into its training where the training object does not say\n"
+    "otherwise (predict/accuracy_ran.c); a table counts per key the cases mapped, agreeing, kept\n"
+    "and unmapped (names the engine lacks).\n\n"
     "options:\n"
     "  --engine E             model (analytical), sim (simulator) or both (default)\n"
     "  --json                 machine-readable output on stdout\n"
@@ -123,6 +126,7 @@ static void print_text(const cli_acc_run *r)
         }
     }
     cli_acc_print_field(r);
+    cli_acc_print_ran(r);
     char dc[1024];
     if (cli_acc_default_calibs(r, dc, sizeof dc))
         printf("\nbuilt-in default calibration (no calibrations/<cluster>.json) for: %s\n", dc);
@@ -194,6 +198,8 @@ static int print_json(const cli_acc_run *r)
                              jnum(c->flops_per_token > 0 ? c->flops_per_token : NAN),
                              "measured_tokens_per_s_per_gpu", c->measured_tps, "calibration",
                              c->calib_path[0] ? c->calib_path : "built-in defaults", "results", res));
+        json_object_set_new(json_array_get(cases, json_array_size(cases) - 1), "ran_applied",
+                            cli_acc_ran_json(&c->ran_applied));
     }
     for (int k = 0; k < r->n_eng; k++) {
         const acc_summary *s = &r->sum[k];

@@ -78,3 +78,76 @@ int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n)
         snprintf(buf + used, n - used, " (%d case%s)", k, k == 1 ? "" : "s");
     return k;
 }
+
+/* ---- what the sources ran, written into training (predict/accuracy_ran.h) ------------------ */
+
+/* The distinct unmapped ran values of key k with their counts, "sdpa 29, te-cudnn 3", into buf. */
+static void unmapped_list(const cli_acc_run *r, acc_ran_key k, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (int i = 0; i < r->n; i++) {
+        const acc_ran_applied *a = &acc_case_at(r->s, i)->ran_applied;
+        int seen = 0, count = 0;
+        if (a->fate[k] != ACC_RAN_UNMAPPED)
+            continue;
+        for (int j = 0; j < r->n; j++) {
+            const acc_ran_applied *b = &acc_case_at(r->s, j)->ran_applied;
+            int same = b->fate[k] == ACC_RAN_UNMAPPED && !strcmp(a->value[k], b->value[k]);
+            seen |= same && j < i;
+            count += same;
+        }
+        size_t l = strlen(buf);
+        if (!seen && l < n)
+            snprintf(buf + l, n - l, "%s%s %d", l ? ", " : "", a->value[k], count);
+    }
+}
+
+void cli_acc_print_ran(const cli_acc_run *r)
+{
+    acc_ran_counts c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < r->n; i++)
+        acc_ran_count(&acc_case_at(r->s, i)->ran_applied, &c);
+    printf("\nwhat the sources ran (\"ran\"), written into each case's training where it does not say otherwise\n");
+    printf("%-18s %7s %7s %7s %9s  %s\n", "key", "mapped", "agrees", "kept", "unmapped", "unmapped names");
+    for (int k = 0; k < ACC_RAN_N_KEYS; k++) {
+        char names[512];
+        unmapped_list(r, (acc_ran_key)k, names, sizeof names);
+        printf("%-18s %7d %7d %7d %9d  %s\n", acc_ran_key_name((acc_ran_key)k), c.n[k][ACC_RAN_MAPPED],
+               c.n[k][ACC_RAN_AGREES], c.n[k][ACC_RAN_KEPT], c.n[k][ACC_RAN_UNMAPPED], names[0] ? names : "-");
+    }
+}
+
+json_t *cli_acc_ran_json(const acc_ran_applied *a)
+{
+    json_t *o = json_object();
+    for (int k = 0; o && k < ACC_RAN_N_KEYS; k++)
+        if (a->fate[k] != ACC_RAN_NONE)
+            json_object_set_new(o, acc_ran_key_name((acc_ran_key)k),
+                                json_pack("{s:s, s:s}", "fate", acc_ran_fate_name(a->fate[k]), "value", a->value[k]));
+    return o;
+}
+
+void cli_acc_markdown_ran(const cli_acc_run *r, FILE *f)
+{
+    acc_ran_counts c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < r->n; i++)
+        acc_ran_count(&acc_case_at(r->s, i)->ran_applied, &c);
+    fputs("## What the sources ran, as predicted\n\n"
+          "A case's `ran` (what its source ran: attention kernel, gradient reduce dtype, checkpointing,\n"
+          "DeepSpeed release, stack) is written into its training where the training object does not\n"
+          "already say otherwise, through one table of names (`predict/accuracy_ran.c`): *mapped* cases\n"
+          "are predicted as their source ran them; *agrees*: the training object said the same already;\n"
+          "*kept*: it says otherwise and wins; *unmapped*: the engine has no such name (or no\n"
+          "`configs/stacks/` bundle of exactly that stack), so the case keeps the engine's default.\n\n"
+          "| key | mapped | agrees | kept | unmapped | unmapped names (cases) |\n|---|---:|---:|---:|---:|---|\n",
+          f);
+    for (int k = 0; k < ACC_RAN_N_KEYS; k++) {
+        char names[512];
+        unmapped_list(r, (acc_ran_key)k, names, sizeof names);
+        fprintf(f, "| %s | %d | %d | %d | %d | %s |\n", acc_ran_key_name((acc_ran_key)k), c.n[k][ACC_RAN_MAPPED],
+                c.n[k][ACC_RAN_AGREES], c.n[k][ACC_RAN_KEPT], c.n[k][ACC_RAN_UNMAPPED], names[0] ? names : "-");
+    }
+    fputs("\n", f);
+}

@@ -42,6 +42,13 @@ const char *cli_acc_pair_word(acc_pair_state s);
 /* The clusters predicted with built-in default calibrations, as "a, b (k cases)" into buf; 0
  * when none. */
 int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n);
+/* Text on stdout: per "ran" key how many cases had it written into training, agreed, kept the
+ * training object's own value, or named what the engine lacks (with those names). */
+void cli_acc_print_ran(const cli_acc_run *r);
+/* {key: {"fate", "value"}} of one case's ran mapping (keys with fate none left out). */
+json_t *cli_acc_ran_json(const acc_ran_applied *a);
+/* The same counts as a markdown section (docs/ACCURACY.md). */
+void cli_acc_markdown_ran(const cli_acc_run *r, FILE *f);
 
 /* ---- the field's view (cli/accuracy_field.c) ------------------------------------------------ */
 

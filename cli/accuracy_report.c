@@ -174,6 +174,7 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
             fputs("\n", f);
         }
         cli_acc_markdown_field(r, f);
+        cli_acc_markdown_ran(r, f);
         fputs("## Sources\n\n| source | cases | published | where |\n|---|---:|---|---|\n", f);
         for (int j = 0; j < r->sum[0].n_sources; j++) {
             const char *id = r->sum[0].sources[j].source_id;

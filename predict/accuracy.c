@@ -17,6 +17,7 @@
 #include "../model/framework.h"
 #include "../base/jsonrd.h"
 #include "../model/memory.h"
+#include "../model/stack.h"
 #include "../model/workload.h"
 
 #define GIB 1073741824.0
@@ -192,6 +193,31 @@ static int load_measured(jr *r, const json_t *root, acc_case *c)
     return 0;
 }
 
+/* A stack bundle of exactly this name is shipped (configs/stacks/<name>.json under a root). */
+static int stack_shipped(const char *name, const void *ctx)
+{
+    const acc_paths *p = ctx;
+    char path[2048];
+    sc_err ignore;
+    return spec_resolve("stacks", name, p->roots, p->n_roots, path, sizeof path, &ignore) == 0;
+}
+
+/* The training object's "stack" (its own, or ran's: accuracy_ran.h) applied under what the
+ * object states explicitly, as `--stack` is (model/stack.h). */
+static int apply_stack(jr *r, const acc_paths *p, spec_training *t)
+{
+    char path[2048];
+    stack_bundle b;
+    sc_err lerr;
+    if (spec_resolve("stacks", t->stack, p->roots, p->n_roots, path, sizeof path, &lerr))
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.training.stack", "expected a shipped stack (configs/stacks/<name>.json), got \"%s\"",
+                          t->stack);
+    int rc = stack_load(path, &b, r->err);
+    if (!rc)
+        stack_apply(&b, t);
+    return rc;
+}
+
 static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
 {
     static const char *const keys[] = {"schema", "name", "source_id", "source", "date", "confidence", "framework",
@@ -264,6 +290,9 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     spec_training_defaults(&c->training);
     if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
         return rc;
+    /* what the source ran, where the training object does not say otherwise (accuracy_ran.h) */
+    if (acc_ran_apply(&c->ran, c->framework, tr, stack_shipped, p, &c->ran_applied))
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.ran", "out of memory");
     if ((rc = inline_spec(r, tr, "$.training", parse_training, &c->training)))
         return rc;
     /* who ran it schedules the layout (model/framework.h), unless the training object names one;
@@ -272,6 +301,9 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
         int f = spec_framework_parse(c->framework);
         c->training.framework = f > 0 ? (spec_framework)f : FW_IDEAL;
     }
+    c->training.given |= SPEC_GIVEN_FW; /* the case's framework, not a stack's, ran it */
+    if (c->training.stack[0] && (rc = apply_stack(r, p, &c->training)))
+        return rc;
 
     /* layout: one shardcast does not accept is reported when the case runs, not an error */
     sc_err lerr;

@@ -12,6 +12,7 @@
 
 #include "../model/cost.h"
 #include "../model/spec.h"
+#include "accuracy_ran.h"
 #include "accuracy_stats.h"
 #include "eval.h"
 
@@ -76,6 +77,7 @@ typedef struct acc_case {
     char calib_path[1024];    /* the calibration file used, "" for the defaults            */
     acc_ran ran;              /* what the source ran ("ran", accuracy_field.h); given = 0 when
                                  the case does not say                                       */
+    acc_ran_applied ran_applied; /* what of ran went into training (accuracy_ran.h)           */
 } acc_case;
 
 /* Where names and relative paths resolve: `dir` is the validation directory (cluster and model

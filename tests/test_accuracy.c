@@ -644,6 +644,136 @@ START_TEST(front_door)
 }
 END_TEST
 
+/* ---- what the source ran, written into training (predict/accuracy_ran.c) -------------------- */
+
+START_TEST(ran_table)
+{
+    /* hand-checked rows: the suite's names against model/spec.c's */
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_AK, "fa1-triton"), "triton2022"); /* renamed */
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_AK, "fa2"), "fa2");
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_AK, "sdpa-cudnn"), "sdpa-cudnn");
+    ck_assert_ptr_null(acc_ran_engine_name(ACC_RAN_AK, "sdpa"));                   /* backend unstated */
+    ck_assert_ptr_null(acc_ran_engine_name(ACC_RAN_AK, "te-cudnn"));
+    ck_assert_ptr_null(acc_ran_engine_name(ACC_RAN_AK, "megatron-fused-softmax"));
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_AK, "unstated"), "");
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_RD, "fp32"), "fp32");
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_RD, "bf16"), "bf16");
+    ck_assert_str_eq(acc_ran_engine_name(ACC_RAN_CKPT, "op"), "op");
+    ck_assert_ptr_null(acc_ran_engine_name(ACC_RAN_CKPT, "partial"));
+    ck_assert_ptr_null(acc_ran_engine_name(ACC_RAN_AK, "no-such-kernel"));
+    /* property: every engine name the table gives for a kernel a case may name is one the engine
+     * parses */
+    int mapped = 0;
+    for (int i = 0; ACC_ATTENTION_KERNELS[i]; i++) {
+        const char *e = acc_ran_engine_name(ACC_RAN_AK, ACC_ATTENTION_KERNELS[i]);
+        if (e && e[0]) {
+            ck_assert_int_gt(spec_attn_kernel_parse(e), 0);
+            mapped++;
+        }
+    }
+    ck_assert_int_eq(mapped, 9); /* 13 names less sdpa, te-cudnn, megatron-fused-softmax, unstated */
+    /* DeepSpeed releases in free text */
+    char v[32];
+    ck_assert_int_eq(acc_ran_deepspeed_version("DeepSpeed 0.6.2 (Megatron-DeepSpeed recipes)", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0.6.2");
+    ck_assert_int_eq(acc_ran_deepspeed_version("torch 2.13.0, deepspeed 0.19", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0.19");
+    ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed@0.5.", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0.5"); /* the trailing dot is not part of it */
+    ck_assert_int_eq(acc_ran_deepspeed_version("Megatron-LM-v1.1.5-ZeRO3 (DeepSpeedExamples)", v, sizeof v), -1);
+    ck_assert_int_eq(acc_ran_deepspeed_version("unstated", v, sizeof v), -1);
+    ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed 0.11.0", v, 4), -1); /* does not fit */
+}
+END_TEST
+
+static int only_nanotron(const char *name, const void *ctx)
+{
+    (void)ctx;
+    return !strcmp(name, "nanotron");
+}
+
+START_TEST(ran_apply)
+{
+    acc_ran ran = {1, "nanotron", "deepspeed 0.10.3", "sdpa-flash", "fp32", "selective", ""};
+    acc_ran_applied a;
+    /* an empty training object: everything written; nanotron's bundle exists */
+    json_t *tr = json_object();
+    ck_assert_int_eq(acc_ran_apply(&ran, "deepspeed", tr, only_nanotron, NULL, &a), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "attention_kernel")), "sdpa-flash");
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "reduce_dtype")), "fp32");
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "checkpointing")), "selective");
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "framework_version")), "0.10.3");
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "stack")), "nanotron");
+    for (int k = 0; k < ACC_RAN_N_KEYS; k++)
+        ck_assert_int_eq(a.fate[k], ACC_RAN_MAPPED);
+    json_decref(tr);
+    /* the object says otherwise: flash_attention true with unfused, checkpointing false for full,
+     * its own reduce dtype; the training's framework (fsdp) beats the case's for the version */
+    ran = (acc_ran){1, "torchtitan", "deepspeed 0.10.3", "unfused", "fp32", "full", ""};
+    tr = json_pack("{s:b, s:b, s:s, s:s}", "flash_attention", 1, "activation_checkpointing", 0, "reduce_dtype", "param",
+                   "framework", "fsdp");
+    ck_assert_int_eq(acc_ran_apply(&ran, "deepspeed", tr, only_nanotron, NULL, &a), 0);
+    ck_assert_int_eq(a.fate[ACC_RAN_AK], ACC_RAN_KEPT);
+    ck_assert_int_eq(a.fate[ACC_RAN_RD], ACC_RAN_KEPT);
+    ck_assert_int_eq(a.fate[ACC_RAN_CKPT], ACC_RAN_KEPT);
+    ck_assert_int_eq(a.fate[ACC_RAN_FV], ACC_RAN_NONE);
+    ck_assert_int_eq(a.fate[ACC_RAN_STACK], ACC_RAN_UNMAPPED);
+    ck_assert_str_eq(a.value[ACC_RAN_STACK], "torchtitan");
+    ck_assert_int_eq((int)json_object_size(tr), 4); /* nothing written */
+    json_decref(tr);
+    /* agreeing: flash_attention false is unfused, activation_checkpointing true is full */
+    tr = json_pack("{s:b, s:b}", "flash_attention", 0, "activation_checkpointing", 1);
+    ck_assert_int_eq(acc_ran_apply(&ran, "megatron", tr, only_nanotron, NULL, &a), 0);
+    ck_assert_int_eq(a.fate[ACC_RAN_AK], ACC_RAN_AGREES);
+    ck_assert_int_eq(a.fate[ACC_RAN_CKPT], ACC_RAN_AGREES);
+    ck_assert_int_eq(a.fate[ACC_RAN_FV], ACC_RAN_NONE); /* not DeepSpeed */
+    ck_assert_ptr_null(json_object_get(tr, "checkpointing")); /* both keys would be an error */
+    json_decref(tr);
+    /* no "ran": nothing */
+    acc_ran none = {0};
+    tr = json_object();
+    ck_assert_int_eq(acc_ran_apply(&none, "deepspeed", tr, only_nanotron, NULL, &a), 0);
+    ck_assert_int_eq((int)json_object_size(tr), 0);
+    json_decref(tr);
+}
+END_TEST
+
+/* The fixture cases (tests/fixtures/validation-ran) as loaded: what the engine is given. */
+START_TEST(ran_fixture)
+{
+    sc_err err;
+    acc_suite *s;
+    acc_paths p = {"tests/fixtures/validation-ran", ROOTS, 1, NULL};
+    ck_assert_int_eq(acc_load_dir(&p, &s, &err), 0);
+    ck_assert_int_eq(acc_n_cases(s), 3);
+    const acc_case *m = NULL, *k = NULL;
+    for (int i = 0; i < 3; i++) {
+        const acc_case *c = acc_case_at(s, i);
+        if (!strcmp(c->name, "ran-mapped"))
+            m = c;
+        if (!strcmp(c->name, "ran-kept"))
+            k = c;
+    }
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(k);
+    /* ran's kernel beats the hf-trainer-deepspeed bundle's sdpa-flash; the bundle's eager stays */
+    ck_assert_int_eq(m->training.attn_kernel, AK_TRITON2022);
+    ck_assert_int_eq(m->training.reduce_dtype, REDUCE_FP32);
+    ck_assert_int_eq(m->training.act_ckpt, CKPT_OP);
+    ck_assert_int_eq(m->training.framework_version, 602); /* 0.6.2: 0 x 10000 + 6 x 100 + 2 */
+    ck_assert_str_eq(m->training.stack, "hf-trainer-deepspeed");
+    ck_assert_int_eq(m->training.execution, EXEC_EAGER);
+    ck_assert_int_eq(m->training.framework, FW_DEEPSPEED);
+    /* the training object's own values */
+    ck_assert_int_eq(k->training.flash_attention, 0); /* flash_attention: false (the default kernel off) */
+    ck_assert_int_eq(k->training.attn_kernel, AK_DEFAULT);
+    ck_assert_int_eq(k->training.act_ckpt, CKPT_FULL);
+    ck_assert_int_eq(k->training.reduce_dtype, REDUCE_PARAM);
+    ck_assert_str_eq(k->training.stack, "");
+    acc_suite_free(s);
+}
+END_TEST
+
 Suite *accuracy_suite(void)
 {
     Suite *s = suite_create("accuracy");
@@ -661,6 +791,9 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, field_decisions);
     tcase_add_test(tc, fixture_dir);
     tcase_add_test(tc, front_door);
+    tcase_add_test(tc, ran_table);
+    tcase_add_test(tc, ran_apply);
+    tcase_add_test(tc, ran_fixture);
     suite_add_tcase(s, tc);
     return s;
 }
