@@ -395,9 +395,13 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.opt_impl = s->opt_impl;
     int *ew[5] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
                   &s->training.swiglu_unfused};
+    static const unsigned ew_given[5] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
+                                         SPEC_GIVEN_SWIGLU};
     for (int i = 0; i < 5; i++)
-        if (s->ew_flag[i] >= 0)
+        if (s->ew_flag[i] >= 0) {
             *ew[i] = s->ew_flag[i];
+            s->training.given |= ew_given[i];
+        }
     if (s->precision) {
         static const char *const pn[] = {"bf16", "fp16", "fp32", "tf32", "fp8"};
         for (int i = 0; i < 5; i++)

@@ -468,7 +468,14 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "framework") ? SPEC_GIVEN_FW : 0u) |
                 (json_object_get(o, "execution") ? SPEC_GIVEN_EXEC : 0u) |
                 (json_object_get(o, "checkpointing") || json_object_get(o, "activation_checkpointing") ? SPEC_GIVEN_CKPT
-                                                                                                      : 0u);
+                                                                                                      : 0u) |
+                (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) |
+                (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u) |
+                (json_object_get(o, "norm_fp32") ? SPEC_GIVEN_NORM : 0u) |
+                (json_object_get(o, "rope_fp32") ? SPEC_GIVEN_ROPE : 0u) |
+                (json_object_get(o, "repeat_kv") ? SPEC_GIVEN_RKV : 0u) |
+                (json_object_get(o, "loss_fp32") ? SPEC_GIVEN_LOSS : 0u) |
+                (json_object_get(o, "swiglu_unfused") ? SPEC_GIVEN_SWIGLU : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

@@ -141,7 +141,9 @@ typedef enum {
 const char *spec_attn_kernel_str(int ak);
 /* Training keys set explicitly (a file's key or an option), bits of spec_training.given: a named
  * stack (model/stack.h) sets only the others. */
-enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKPT = 8, SPEC_GIVEN_RD = 16, SPEC_GIVEN_OPT = 32 };
+enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKPT = 8, SPEC_GIVEN_RD = 16, SPEC_GIVEN_OPT = 32,
+       /* the eager element-wise flags, in the order norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused */
+       SPEC_GIVEN_NORM = 64, SPEC_GIVEN_ROPE = 128, SPEC_GIVEN_RKV = 256, SPEC_GIVEN_LOSS = 512, SPEC_GIVEN_SWIGLU = 1024 };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no

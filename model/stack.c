@@ -75,6 +75,20 @@ static int set_opt(const char *v, spec_training *t)
     return 0;
 }
 
+/* the eager element-wise flags (model/workload.c ew_block): "on" or "off" */
+static int set_flag(const char *v, int *f)
+{
+    if (strcmp(v, "on") && strcmp(v, "off"))
+        return -1;
+    *f = !strcmp(v, "on");
+    return 0;
+}
+static int set_norm(const char *v, spec_training *t) { return set_flag(v, &t->norm_fp32); }
+static int set_rope(const char *v, spec_training *t) { return set_flag(v, &t->rope_fp32); }
+static int set_rkv(const char *v, spec_training *t) { return set_flag(v, &t->repeat_kv); }
+static int set_loss(const char *v, spec_training *t) { return set_flag(v, &t->loss_fp32); }
+static int set_swiglu(const char *v, spec_training *t) { return set_flag(v, &t->swiglu_unfused); }
+
 typedef struct stack_key {
     const char *name;
     unsigned given_bit;
@@ -90,6 +104,11 @@ static const stack_key KEYS[] = {
     {"checkpointing", SPEC_GIVEN_CKPT, set_ckpt, "none, full, selective or op"},
     {"reduce_dtype", SPEC_GIVEN_RD, set_rd, "param or fp32"},
     {"optimizer", SPEC_GIVEN_OPT, set_opt, "fused, foreach or forloop"},
+    {"norm_fp32", SPEC_GIVEN_NORM, set_norm, "on or off"},
+    {"rope_fp32", SPEC_GIVEN_ROPE, set_rope, "on or off"},
+    {"repeat_kv", SPEC_GIVEN_RKV, set_rkv, "on or off"},
+    {"loss_fp32", SPEC_GIVEN_LOSS, set_loss, "on or off"},
+    {"swiglu_unfused", SPEC_GIVEN_SWIGLU, set_swiglu, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -775,13 +775,23 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","tp_comm_overlap":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.tp_comm_overlap: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.tp_comm_overlap: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
 expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
 expect stack-kernel-on-v100 2 "--stack: expected xformers, sdpa-efficient or unfused on p3dn.24xlarge (V100-SXM2-32GB), got sdpa-flash, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --stack torchtitan-eager
 expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, compiled" -- "$BIN" plan --cluster dgx-a100 --model gpt3-1.3b --nodes 1 --layouts zero3 --stack torchtitan-compile
+# the eager element-wise flags are stack keys too (torchtitan's bundles set all five, sourced); an
+# explicit option still wins: --norm-fp32 off with the eager bundle leaves the other four on
+expect describe-stack-ew 0 "norm_fp32          on           pytorch/torchtitan@9dec370 torchtitan/models/norms.py" -- "$BIN" describe --stack torchtitan-eager
+"$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack torchtitan-eager --engine model >"$TMP/ew_on.out" 2>&1
+"$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack torchtitan-eager --norm-fp32 off --engine model >"$TMP/ew_off.out" 2>&1
+a=$(awk '$1 == "zero3" { print $2 }' "$TMP/ew_on.out"); b=$(awk '$1 == "zero3" { print $2 }' "$TMP/ew_off.out")
+if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(b < a) }'; then
+    pass=$((pass + 1)); else echo "FAIL stack-ew-option-wins: step with fp32 norms $a s, without $b s (expected less)"; fail=$((fail + 1)); fi
+printf '{"name":"x","source":"y","repeat_kv":{"value":"yes","source":"z"}}' >"$TMP/stk4.json"
+expect stack-ew-bad 2 "stk4.json: \$.repeat_kv.value: expected on or off, got \"yes\"" -- "$BIN" describe --stack "$TMP/stk4.json"
 # ---- issue 27 items 3-7: FSDP's gradient path, reduce_dtype, op-level SAC, element-wise flags, AdamW
 # Llama-3-8B on 2 DGX H100 nodes, FSDP1 zero3: default (bf16 reduce, foreach AdamW) 1.207 s (1.025 before
 # issue 27's sustained clock ratio); op-level checkpointing between none (0.943) and full; fp32 reduction: RS bytes +8.03e9 x 2 x 15/16 = 15.1 GB per
