@@ -429,8 +429,11 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.flash_version = s->attn_kernel == AK_FA3 ? 3 : 2;
     }
     for (int i = 0; i < s->n_layouts; i++)
-        if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
+        if ((rc = fw_check(s->training.framework, &s->layouts[i], err))) {
+            if (s->training.stack[0] && !(s->training.given & SPEC_GIVEN_FW)) /* the stack's framework */
+                snprintf(err->source, sizeof err->source, "--stack %.200s", s->training.stack);
             return rc;
+        }
 
     if (need & NEED_CLUSTER) {
         if (!cluster)
