@@ -315,6 +315,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     # issue 30: the title says what the trace is of; each communication stream has its own row
     "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --framework deepspeed --trace "$TMP/tds.json" >/dev/null 2>&1
     expect plot-timeline-title 0 "Timeline of 2 of 16 ranks: zero3, gpt3-1.3b, p4d.24xlarge x 2, deepspeed" -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tds.png" --ranks 2
+    # a title with control characters (from --title or a trace's note) is echoed escaped, not raw
+    expect plot-title-escaped 0 'plot: timeline 1000x600 -> '"$TMP"'/tesc.png ("a\x1b[31mb")' -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tesc.png" --ranks 2 --title "$(printf 'a\033[31mb')"
     # issue 20: a measured timeline from shardcast-bench before traces/schema.h said "comm"; plot
     # draws it as communication (one lane pair, both streams)
     cat >"$TMP/measured.json" <<'J'
@@ -781,6 +783,9 @@ expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compi
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
 expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
 expect stack-kernel-on-v100 2 "--stack: expected xformers, sdpa-efficient or unfused on p3dn.24xlarge (V100-SXM2-32GB), got sdpa-flash, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --stack torchtitan-eager
+# a layout the stack's framework does not run names --stack (the user gave no --framework)
+expect stack-framework-layout 2 "shardcast: --stack megatron-core-te: megatron does not run layout zero3" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
+one_line_err stack-framework-layout-one-line "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
 expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, compiled" -- "$BIN" plan --cluster dgx-a100 --model gpt3-1.3b --nodes 1 --layouts zero3 --stack torchtitan-compile
 # ---- issue 27 items 3-7: FSDP's gradient path, reduce_dtype, op-level SAC, element-wise flags, AdamW
 # Llama-3-8B on 2 DGX H100 nodes, FSDP1 zero3: default (bf16 reduce, foreach AdamW) 1.207 s (1.025 before
