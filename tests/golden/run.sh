@@ -793,6 +793,15 @@ expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, com
 # GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
 F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
 expect impl-fsdp-default 0 "zero3                    1.207" -- "$BIN" $F27
+# ds_config communication_data_type (DeepSpeed's gradient reduce dtype): "fp32" prices exactly as
+# --reduce-dtype fp32 (DeepSpeed v0.5 owner reduce, ZeRO-2: RS 0.346 s -> 0.684 s, 2x the bytes plus
+# the same latency); an unknown dtype is one error line, exit 2
+printf '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "communication_data_type": "fp32", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt.json"
+expect ds-comm-dtype-fp32 0 "zero2                    2.088       7.66     90.4   29.0   36.1     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
+expect ds-comm-dtype-flag-same 0 "zero2                    2.088       7.66     90.4   29.0   36.1     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
+printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
+expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
+one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 expect impl-ckpt-op 0 "zero3                    1.024" -- "$BIN" $F27 --checkpointing op
 expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
 expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
