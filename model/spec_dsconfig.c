@@ -426,6 +426,7 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
         if (!json_is_object(ac))
             return jr_bad(r, "$.activation_checkpointing", "an object", ac);
         t->act_ckpt = 1;
+        t->given |= SPEC_GIVEN_CKPT; /* a --stack does not override it */
         if (json_is_true(json_object_get(ac, "cpu_checkpointing")))
             spec_ds_note(rep, "$.activation_checkpointing.cpu_checkpointing", "checkpoints in host memory are not modelled");
     }
