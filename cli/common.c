@@ -178,6 +178,11 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
                               "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may "
                               "follow: deepspeed@0.5)",
                               arg);
+        if (ver && spec_framework_parse_at(arg, &ver) != FW_DEEPSPEED) /* framework.c models DeepSpeed's releases only */
+            return sc_err_set(err, SC_EINPUT, "--framework", "",
+                              "expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "
+                              "\"%s\"",
+                              arg);
         s->framework = arg;
         return 1;
     }

@@ -816,6 +816,8 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
 expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
+# a release is modelled for DeepSpeed only: fsdp@0.5 is refused, not run as today's FSDP
+expect framework-version-not-ds 2 'shardcast: --framework: expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "fsdp@0.5"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model llama2-7b --layout zero3 --framework fsdp@0.5
 # MiCS experiments as the paper ran them (issue 28): the first author's shapes, DeepSpeed v0.3.16
 expect mics-author-bert10b 0 "total parameters      10.075 B" -- "$BIN" describe --model bert-10b-mics
 expect mics-p3dn-era-ratio 0 "mics:p=8                 7.584     135.03" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
