@@ -65,7 +65,8 @@ static double number_after(const char *line, const char *key)
     for (; *p && n + 1 < sizeof buf; p++) {
         if (*p == ',' && p[1] >= '0' && p[1] <= '9')
             continue;
-        if ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || (*p == '-' && !n))
+        if ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' ||
+            (*p == '-' && (!n || buf[n - 1] == 'e' || buf[n - 1] == 'E'))) /* a sign, or an exponent's: 2.5e-3 */
             buf[n++] = *p;
         else
             break;
@@ -79,7 +80,7 @@ static double number_after(const char *line, const char *key)
         v *= 1e3;
     else if (*p == 'M')
         v *= 1e6;
-    return v;
+    return v; /* +-inf where the suffix overflows it ("1e308K"): refused by the caller */
 }
 
 static double median_spread(double *v, int n, double *spread)
@@ -130,14 +131,14 @@ int tl_parse(const char *format, const char *text, const char *file, int warmup,
                     break;
                 }
             }
-            if (!(x > 0)) {
-                rc = sc_err_set(err, SC_EINPUT, file, "", "expected a positive %s after \"%s\", got %g (entry %d)",
+            if (!(x > 0) || !isfinite(x)) {
+                rc = sc_err_set(err, SC_EINPUT, file, "", "expected a positive finite %s after \"%s\", got %g (entry %d)",
                                 tl_metric_name(f->keys[k].metric), f->keys[k].key, x, n + 1);
                 break;
             }
             v[n++] = x * f->keys[k].scale;
             double m = f->mfu_key ? number_after(buf, f->mfu_key) : NAN;
-            if (!isnan(m))
+            if (isfinite(m))
                 mfu[n_mfu++] = m / 100;
             break;
         }

@@ -178,6 +178,11 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
                               "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may "
                               "follow: deepspeed@0.5)",
                               arg);
+        if (ver && spec_framework_parse_at(arg, &ver) != FW_DEEPSPEED) /* framework.c models DeepSpeed's releases only */
+            return sc_err_set(err, SC_EINPUT, "--framework", "",
+                              "expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "
+                              "\"%s\"",
+                              arg);
         s->framework = arg;
         return 1;
     }
@@ -433,8 +438,11 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.flash_version = s->attn_kernel == AK_FA3 ? 3 : 2;
     }
     for (int i = 0; i < s->n_layouts; i++)
-        if ((rc = fw_check(s->training.framework, &s->layouts[i], err)))
+        if ((rc = fw_check(s->training.framework, &s->layouts[i], err))) {
+            if (s->training.stack[0] && !(s->training.given & SPEC_GIVEN_FW)) /* the stack's framework */
+                snprintf(err->source, sizeof err->source, "--stack %.200s", s->training.stack);
             return rc;
+        }
 
     if (need & NEED_CLUSTER) {
         if (!cluster)

@@ -279,6 +279,9 @@ int cmd_plot(int argc, char **argv)
     free(vars);
     if (rc)
         return cli_fail(&err, rc);
-    fprintf(stderr, "plot: %s %dx%d -> %s (\"%s\")\n", KINDS[kind], width, height, out, title);
+    char safe[2048]; /* the title comes from the input (a trace's note, a CSV's names) or --title:
+                        control characters shown as \xNN, not sent to the terminal */
+    cli_escape(title, safe, sizeof safe);
+    fprintf(stderr, "plot: %s %dx%d -> %s (\"%s\")\n", KINDS[kind], width, height, out, safe);
     return 0;
 }

@@ -152,7 +152,7 @@ static int fsdp_key(acc *a, const char *key, yaml_node_t *n, const char *p)
             return sc_err_set(a->err, SC_EINPUT, a->path, p, "expected true or false, got \"%.60s\"", val);
         int on = is_true(val);
         if (!strcmp(key, "fsdp_activation_checkpointing"))
-            a->t->act_ckpt = on;
+            a->t->act_ckpt = on, a->t->given |= SPEC_GIVEN_CKPT; /* a --stack does not override it */
         else if (!strcmp(key, "fsdp_reshard_after_forward"))
             a->reshard = on;
         else if (!strcmp(key, "fsdp_limit_all_gathers"))

@@ -71,7 +71,7 @@ static int in_list(const char *k, const char *const *list)
 /* Keys read below, keys with no effect on time or memory (quiet), and the rest (reported). */
 static const char *const TOP_READ[] = {"train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                                        "train_batch_size", "fp16", "bf16", "activation_checkpointing",
-                                       "zero_optimization", "optimizer", NULL};
+                                       "zero_optimization", "optimizer", "communication_data_type", NULL};
 static const char *const TOP_QUIET[] = {"scheduler", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
                                         "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger",
                                         "flops_profiler", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
@@ -410,11 +410,23 @@ static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_d
     }
     if ((rc = ds_precision(r, root, t, rep)))
         return rc;
+    /* communication_data_type: the dtype gradients are reduced in (DeepSpeed runtime/config.py
+     * get_communication_data_type: "fp32", "fp16", "bf16", any case; null or absent: the
+     * parameters' dtype), the reduce_dtype of spec.h (REDUCE_PARAM for either 16-bit type) */
+    json_t *cdt = json_object_get(root, "communication_data_type");
+    if (cdt && !json_is_null(cdt)) {
+        const char *v = json_string_value(cdt);
+        if (!v || (strcasecmp(v, "fp32") && strcasecmp(v, "fp16") && strcasecmp(v, "bf16")))
+            return jr_bad(r, "$.communication_data_type", "\"fp32\", \"fp16\" or \"bf16\"", cdt);
+        t->reduce_dtype = strcasecmp(v, "fp32") ? REDUCE_PARAM : REDUCE_FP32;
+        t->given |= SPEC_GIVEN_RD;
+    }
     json_t *ac = json_object_get(root, "activation_checkpointing");
     if (ac) {
         if (!json_is_object(ac))
             return jr_bad(r, "$.activation_checkpointing", "an object", ac);
         t->act_ckpt = 1;
+        t->given |= SPEC_GIVEN_CKPT; /* a --stack does not override it */
         if (json_is_true(json_object_get(ac, "cpu_checkpointing")))
             spec_ds_note(rep, "$.activation_checkpointing.cpu_checkpointing", "checkpoints in host memory are not modelled");
     }

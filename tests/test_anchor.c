@@ -205,6 +205,22 @@ START_TEST(log_titan_and_errors)
 }
 END_TEST
 
+/* Exponents and overflow: "elapsed time per iteration (ms): 2.5e-1" is 0.25 ms = 2.5e-4 s (the
+ * exponent's minus read, not a stop after "2.5e" = 2.5 ms); torchtitan's K suffix on a value
+ * near DBL_MAX ("tps: 1e308K" = 1e311) overflows to inf: refused, not a rate of inf. */
+START_TEST(log_exponent_and_overflow)
+{
+    const char *ms = "elapsed time per iteration (ms): 2.5e-1\nelapsed time per iteration (ms): 2.5e-1\n";
+    tl_result t;
+    sc_err err;
+    ck_assert_int_eq(tl_parse("megatron", ms, "m.log", 0, &t, &err), 0);
+    ck_assert_double_eq_tol(t.median, 2.5e-4, 1e-15);
+    const char *inf = "step: 1  tps: 1e308K  mfu: 40%\nstep: 2  tps: 1e308K  mfu: 40%\n";
+    ck_assert_int_eq(tl_parse("torchtitan", inf, "t.log", 0, &t, &err), SC_EINPUT);
+    ck_assert_msg(strstr(err.text, "positive finite") != NULL, "%s", err.text);
+}
+END_TEST
+
 Suite *anchor_suite(void)
 {
     Suite *s = suite_create("anchor");
@@ -216,6 +232,7 @@ Suite *anchor_suite(void)
     tcase_add_test(t, file_applies_anchor);
     tcase_add_test(t, log_megatron);
     tcase_add_test(t, log_titan_and_errors);
+    tcase_add_test(t, log_exponent_and_overflow);
     suite_add_tcase(s, t);
     return s;
 }

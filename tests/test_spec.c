@@ -1071,6 +1071,40 @@ START_TEST(test_stacks_shipped_and_precedence)
 }
 END_TEST
 
+/* A file that states activation checkpointing is explicit: a stack's "checkpointing" does not
+ * override it. accelerate_fsdp2.yaml has fsdp_activation_checkpointing: false (CKPT_NONE), the
+ * bundle says full: stays none; ds_zero3.json has an activation_checkpointing section
+ * (checkpointing on, CKPT_FULL), the bundle says none: stays full. */
+START_TEST(test_stack_keeps_files_checkpointing)
+{
+    stack_bundle b;
+    memset(&b, 0, sizeof b);
+    b.n = 1;
+    snprintf(b.row[0].key, sizeof b.row[0].key, "checkpointing");
+    snprintf(b.row[0].source, sizeof b.row[0].source, "test");
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    snprintf(b.row[0].value, sizeof b.row[0].value, "full");
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp2.yaml", 8, &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(t.act_ckpt, CKPT_NONE);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.act_ckpt, CKPT_NONE);
+    snprintf(b.row[0].value, sizeof b.row[0].value, "none");
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_ds_config_ex("tests/fixtures/ds_zero3.json", &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(t.act_ckpt, CKPT_FULL);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.act_ckpt, CKPT_FULL);
+    /* the same bundle over defaults (nothing stated) applies */
+    spec_training_defaults(&t);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.act_ckpt, CKPT_NONE);
+}
+END_TEST
+
 Suite *spec_suite(void)
 {
     Suite *s = suite_create("spec");
@@ -1084,6 +1118,7 @@ Suite *spec_suite(void)
     tcase_add_test(good, test_training_defaults_and_overrides);
     tcase_add_test(good, test_training_load_file);
     tcase_add_test(good, test_stacks_shipped_and_precedence);
+    tcase_add_test(good, test_stack_keeps_files_checkpointing);
     suite_add_tcase(s, good);
 
     TCase *bad = tcase_create("bad");

@@ -315,6 +315,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     # issue 30: the title says what the trace is of; each communication stream has its own row
     "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --framework deepspeed --trace "$TMP/tds.json" >/dev/null 2>&1
     expect plot-timeline-title 0 "Timeline of 2 of 16 ranks: zero3, gpt3-1.3b, p4d.24xlarge x 2, deepspeed" -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tds.png" --ranks 2
+    # a title with control characters (from --title or a trace's note) is echoed escaped, not raw
+    expect plot-title-escaped 0 'plot: timeline 1000x600 -> '"$TMP"'/tesc.png ("a\x1b[31mb")' -- "$BIN" plot --kind timeline "$TMP/tds.json" --out "$TMP/tesc.png" --ranks 2 --title "$(printf 'a\033[31mb')"
     # issue 20: a measured timeline from shardcast-bench before traces/schema.h said "comm"; plot
     # draws it as communication (one lane pair, both streams)
     cat >"$TMP/measured.json" <<'J'
@@ -781,6 +783,9 @@ expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compi
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
 expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
 expect stack-kernel-on-v100 2 "--stack: expected xformers, sdpa-efficient or unfused on p3dn.24xlarge (V100-SXM2-32GB), got sdpa-flash, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --stack torchtitan-eager
+# a layout the stack's framework does not run names --stack (the user gave no --framework)
+expect stack-framework-layout 2 "shardcast: --stack megatron-core-te: megatron does not run layout zero3" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
+one_line_err stack-framework-layout-one-line "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
 expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, compiled" -- "$BIN" plan --cluster dgx-a100 --model gpt3-1.3b --nodes 1 --layouts zero3 --stack torchtitan-compile
 # the eager element-wise flags are stack keys too (torchtitan's bundles set all five, sourced); an
 # explicit option still wins: --norm-fp32 off with the eager bundle leaves the other four on
@@ -798,6 +803,15 @@ expect stack-ew-bad 2 "stk4.json: \$.repeat_kv.value: expected on or off, got \"
 # GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
 F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
 expect impl-fsdp-default 0 "zero3                    1.207" -- "$BIN" $F27
+# ds_config communication_data_type (DeepSpeed's gradient reduce dtype): "fp32" prices exactly as
+# --reduce-dtype fp32 (DeepSpeed v0.5 owner reduce, ZeRO-2: RS 0.346 s -> 0.684 s, 2x the bytes plus
+# the same latency); an unknown dtype is one error line, exit 2
+printf '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "communication_data_type": "fp32", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt.json"
+expect ds-comm-dtype-fp32 0 "zero2                    2.088       7.66     90.4   29.0   36.1     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
+expect ds-comm-dtype-flag-same 0 "zero2                    2.088       7.66     90.4   29.0   36.1     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
+printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
+expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
+one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 expect impl-ckpt-op 0 "zero3                    1.024" -- "$BIN" $F27 --checkpointing op
 expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
 expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
@@ -812,6 +826,8 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
 expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
+# a release is modelled for DeepSpeed only: fsdp@0.5 is refused, not run as today's FSDP
+expect framework-version-not-ds 2 'shardcast: --framework: expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "fsdp@0.5"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model llama2-7b --layout zero3 --framework fsdp@0.5
 # MiCS experiments as the paper ran them (issue 28): the first author's shapes, DeepSpeed v0.3.16
 expect mics-author-bert10b 0 "total parameters      10.075 B" -- "$BIN" describe --model bert-10b-mics
 expect mics-p3dn-era-ratio 0 "mics:p=8                 7.584     135.03" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
@@ -820,7 +836,9 @@ expect ds-zero2-vs-zero3-2021 0 "zero2                    7.868     130.15" -- "
 expect training-framework-version-bad 2 "\$.framework_version: expected a release such as" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 2 --training tests/fixtures/training_bad_version.json --layout zero3
 # the 2020 p3dn network (NCCL's node-boundary ring latency, refitted to the public 2020 nccl-tests runs)
 expect p3dn-2020-calibration 0 "mics:p=8                10.911      93.85" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model --calibration p3dn.24xlarge-2020
-expect p4d-2021-calibration 0 "mics:p=8                 6.741     607.63" -- "$BIN" predict --scenario mics-p4d-gpt2-10b --nodes 16 --grad-accum 4 --engine model --calibration p4d.24xlarge-2021
+# (its kernels are p4d.24xlarge's, fa_clock_ratio 0.851 included: compute 6.030 s as p4d.24xlarge's; without
+# the row the nested reader took the FA2 rates as datasheet-clock ones: 6.741 s)
+expect p4d-2021-calibration 0 "mics:p=8                 6.732     608.43" -- "$BIN" predict --scenario mics-p4d-gpt2-10b --nodes 16 --grad-accum 4 --engine model --calibration p4d.24xlarge-2021
 # issue 30: every trace written above, and one per framework, imports as viewers read it (ts + dur
 # as doubles, per lane): no slice partly over another (tools/trace_overlaps.py)
 if command -v python3 >/dev/null 2>&1; then
