@@ -131,15 +131,18 @@ static void bounds(const cost_calib *base, int which, double *lo, double *hi)
     }
 }
 
-/* Drop free parameter j from the fit (it keeps its value in a->v); the next candidate takes its
- * place, so a run whose level the first parameter cannot reach within its range still anchors
- * one (at most one parameter per run all the same). */
-static void hold(actx *a, int j)
+/* Drop free parameter j from the fit (it keeps its value in a->v). A parameter the data cannot
+ * determine goes back to the base's value and the next candidate takes its place (replace 1); one
+ * held at its physical bound has moved from the base, so it keeps its run's slot and nothing
+ * replaces it (replace 0): at most one parameter per run moves, fitted or at a bound (a single run
+ * 5 % faster than the base once pushed all three to their bounds and moved a 16-node forecast by
+ * 19 %, most of it from the network that run hardly used). */
+static void hold(actx *a, int j, int replace)
 {
     for (int q = j; q + 1 < a->n_free; q++)
         a->free_idx[q] = a->free_idx[q + 1];
     a->n_free--;
-    if (a->next < a->n_cand)
+    if (replace && a->next < a->n_cand)
         a->free_idx[a->n_free++] = a->cand[a->next++];
 }
 
@@ -190,10 +193,10 @@ static int fit_loop(actx *a, cal_anchor_report *rep, int *st, double *sd, sc_err
             double scale = p == COST_STACK_HOOK ? 1e-6 : fabs(v0[p]);
             if (a->v[p] < lo || a->v[p] > hi) { /* ran past its range (a flat Jacobian out there too) */
                 st[p] = COST_ANCHOR_BOUND, a->v[p] = a->v[p] < lo ? lo : hi;
-                hold(a, j), again = 1;
+                hold(a, j, 0), again = 1;
             } else if (!(jn[p] * scale > 1e-6) || !isfinite(a->v[p])) {
                 st[p] = COST_ANCHOR_UNDETERMINED, a->v[p] = v0[p];
-                hold(a, j), again = 1;
+                hold(a, j, 1), again = 1;
             }
         }
         if (!again)

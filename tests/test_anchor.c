@@ -85,6 +85,29 @@ START_TEST(bound_held)
 }
 END_TEST
 
+/* One 2-node run faster than the peak allows: the compute factor goes to its bound and keeps the
+ * run's one slot; the network efficiency and the per-hook overhead stay the base's (before, each
+ * took the slot in turn and all three ended at their bounds from one run). */
+START_TEST(bound_keeps_slot)
+{
+    fixture f;
+    fixture_init(&f);
+    cost_calib peak = f.base;
+    cost_anchor_scale_compute(&peak, 2.0);
+    cal_anchor_run r = run_at(&f, 2, 0);
+    r.step_s = cal_anchor_predict(&r, &peak) / 10;
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(&r, 1, &f.base, &out, &rep, &err), 0);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_BOUND);
+    ck_assert_int_ne(out.anchor.status[COST_STACK_NET], COST_ANCHOR_FITTED);
+    ck_assert_int_ne(out.anchor.status[COST_STACK_NET], COST_ANCHOR_BOUND);
+    ck_assert_int_ne(out.anchor.status[COST_STACK_HOOK], COST_ANCHOR_FITTED);
+    ck_assert_int_ne(out.anchor.status[COST_STACK_HOOK], COST_ANCHOR_BOUND);
+}
+END_TEST
+
 /* Two single-node runs that imply factors 0.7 and 0.9: one parameter, 1 dof; the fit lies
  * between them, its standard error is sqrt(chi^2 / 1) scaled by (J^T J)^-1 > 0, smaller than
  * the value, and the interval value ± sd reaches neither implied factor's far side by much. */
@@ -227,6 +250,7 @@ Suite *anchor_suite(void)
     TCase *t = tcase_create("fit");
     tcase_add_test(t, one_run_recovers_factor);
     tcase_add_test(t, bound_held);
+    tcase_add_test(t, bound_keeps_slot);
     tcase_add_test(t, residuals_give_sd);
     tcase_add_test(t, two_clusters_refused);
     tcase_add_test(t, file_applies_anchor);
