@@ -62,7 +62,7 @@ static void place(lo_item *it, int overlap, lo_coll c)
  *     before it): qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad; point-to-point over the copy
  *     engines (use_ce = True), hence `offload` (no SM interference);
  *   pipeline (GEMM + RS, num_splits = 4): proj_fprop, fc2_fprop; each chunk's reduce-scatter
- *     runs beside the next chunk's GEMM, the last chunk's after the GEMM: exposed (`tail`);
+ *     runs beside the next chunk's GEMM, the last chunk's after the GEMM: exposed (a tail);
  *     an NCCL-like kernel on num_sm = 16 SMs: the calibrated interference applies;
  *   bulk (the whole collective beside one GEMM, 16 SMs): qkv_dgrad / fc1_dgrad (the input
  *     all-gather for wgrad, beside the dgrad GEMM) and qkv_wgrad / fc1_wgrad (the dgrad
@@ -70,8 +70,11 @@ static void place(lo_item *it, int overlap, lo_coll c)
  * Megatron allows it only with sequence parallelism (NVIDIA/Megatron-LM@307dcf37
  * megatron/training/arguments.py). In the op graph the collectives run beside the item's
  * linear-layer GEMMs (their share of the FLOPs, as dw_fraction), so a copy is exposed to the
- * excess of communication over those GEMMs plus the pipelined tails (inline_tail). Not modelled: the output
- * layer and embedding collectives (Megatron's own, not TE modules: exposed as before). */
+ * excess of communication over those GEMMs (summed over the copy, not pair by pair: optimistic
+ * where one pair's collective outlasts its GEMM and another's does not) plus the pipelined
+ * tails (lo_item.inline_tail). Not modelled: the output layer and embedding collectives
+ * (Megatron's own, not TE modules: exposed as before); the backward re-gather of the saved
+ * sequence-parallel input for wgrad (not in sp_item either; TE bulk-overlaps it). */
 enum { TPO_SPLITS = 4 }; /* num_splits of the pipeline method, TE base.py above */
 
 static double linear_fraction(const wl_layer *L, int bwd, int recompute)
