@@ -349,7 +349,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         for (int k = 0; k < it->n_inline; k++) {
             time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k], &o->ilat[k], &o->itier[k]);
             o->is[k] = it->inl[k].stream;
-            inl += it->inl[k].offload ? 0 : o->in[k];
+            o->itl[k] = (it->inline_tail >> k) & 1u;
+            inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
         }
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
@@ -666,11 +667,12 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         }
         s.comp = start + mit->comp;
         if (mit->ni) {
-            /* inline collectives: issued after the first 1 - f of the compute, the copy ends
-             * when the rest of the compute and they are done */
+            /* inline collectives: issued after the first 1 - f of the compute (tails: when it
+             * ends), the copy ends when the rest of the compute and they are done */
             double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
             for (int k = 0; k < mit->ni; k++) {
-                double e = put(&s, mit->is[k], issue, mit->in[k], mit->ilat[k], mit->itier[k], (int)mit->ik[k]);
+                double at = mit->itl[k] ? s.comp : issue;
+                double e = put(&s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], (int)mit->ik[k]);
                 iend = e > iend ? e : iend;
             }
             if (iend > s.comp) {

@@ -30,6 +30,7 @@ typedef struct an_titem {
     double in[4];         /* inline collectives (layout.h), in issue order              */
     cost_coll ik[4];
     int is[4];
+    int itl[4];           /* 1: issued when the compute ends (lo_item.inline_tail)             */
     double inl_f;         /* fraction of comp running beside the inline collectives     */
     int d;                /* prefetch depth of its pass                                 */
     /* per collective above: its latency part (the time of a 1-byte one, s) and the tier whose

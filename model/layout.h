@@ -80,6 +80,9 @@ typedef struct lo_item {
     int n_inline;
     lo_coll inl[4];
     double inline_overlap; /* fraction of the compute that runs beside the inline ones     */
+    unsigned inline_tail;  /* bit k: inline collective k is issued when the compute ends, not
+                              beside it (the last chunks of a chunked GEMM + reduce-scatter,
+                              layout_tensor.c)                                               */
     int n_reduce;
     lo_coll reduce[3];
     int hooks;             /* framework hook invocations per copy (sub-modules, FSDP units):

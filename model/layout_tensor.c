@@ -55,6 +55,63 @@ static void place(lo_item *it, int overlap, lo_coll c)
 }
 
 /* ---- Megatron-LM tensor parallelism ----------------------------------------------------- */
+/* Megatron --tp-comm-overlap: Transformer Engine's userbuffers pair each sequence-parallel
+ * collective of a block with the GEMM beside it (NVIDIA/TransformerEngine@fecb10bdf13c26a2
+ * transformer_engine/pytorch/module/base.py, initialize_ub's default methods):
+ *   ring_exchange (AG + GEMM, t chunks, the first on the rank's own shard, so nothing waits
+ *     before it): qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad; point-to-point over the copy
+ *     engines (use_ce = True), hence `offload` (no SM interference);
+ *   pipeline (GEMM + RS, num_splits = 4): proj_fprop, fc2_fprop; each chunk's reduce-scatter
+ *     runs beside the next chunk's GEMM, the last chunk's after the GEMM: exposed (a tail);
+ *     an NCCL-like kernel on num_sm = 16 SMs: the calibrated interference applies;
+ *   bulk (the whole collective beside one GEMM, 16 SMs): qkv_dgrad / fc1_dgrad (the input
+ *     all-gather for wgrad, beside the dgrad GEMM) and qkv_wgrad / fc1_wgrad (the dgrad
+ *     reduce-scatter beside the wgrad GEMM).
+ * Megatron allows it only with sequence parallelism (NVIDIA/Megatron-LM@307dcf37
+ * megatron/training/arguments.py). In the op graph the collectives run beside the item's
+ * linear-layer GEMMs (their share of the FLOPs, as dw_fraction), so a copy is exposed to the
+ * excess of communication over those GEMMs (summed over the copy, not pair by pair: optimistic
+ * where one pair's collective outlasts its GEMM and another's does not) plus the pipelined
+ * tails (lo_item.inline_tail). Not modelled: the output layer and embedding collectives
+ * (Megatron's own, not TE modules: exposed as before); the backward re-gather of the saved
+ * sequence-parallel input for wgrad (not in sp_item either; TE bulk-overlaps it). */
+enum { TPO_SPLITS = 4 }; /* num_splits of the pipeline method, TE base.py above */
+
+static double linear_fraction(const wl_layer *L, int bwd, int recompute)
+{
+    double lin = 0; /* forward FLOPs of the linear layers (not the attention core) */
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *q = &L->gemm[i];
+        if (strcmp(q->name, "scores") && strcmp(q->name, "context"))
+            lin += 2.0 * q->m * q->n * q->k * q->batch;
+    }
+    /* backward: dgrad + wgrad = 2 x forward; recompute adds the forward again */
+    double num = bwd ? 2 * lin + (recompute ? lin : 0) : lin;
+    double den = bwd ? L->bwd_flops + (recompute ? L->fwd_flops : 0) : L->fwd_flops;
+    return den > 0 ? num / den : 0;
+}
+
+/* The block's collectives under --tp-comm-overlap (above): ag / rs bytes of the forward (and
+ * recompute) and of the backward; the forward reduce-scatters' last chunks as a tail. */
+static void tpo_block(double act, int fwd, int bwd, lo_item *it)
+{
+    lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
+    ag.chunks = rs.chunks = 0;
+    ag.offload = 1; /* ring_exchange over the copy engines */
+    lo_coll tail = rs;
+    int n = fwd + bwd;
+    ag = add_bytes(ag, 2 * act * n, 2 * n);
+    /* forward: proj / fc2 pipelined, (splits - 1) / splits beside the GEMM; backward: bulk */
+    rs = add_bytes(rs, 2 * act * ((double)fwd * (TPO_SPLITS - 1) / TPO_SPLITS + bwd), 2 * n);
+    it->inl[it->n_inline++] = ag;
+    it->inl[it->n_inline++] = rs;
+    if (fwd) {
+        tail = add_bytes(tail, 2 * act / TPO_SPLITS, 2);
+        it->inline_tail |= 1u << it->n_inline;
+        it->inl[it->n_inline++] = tail;
+    }
+}
+
 /* megatron with sequence parallelism (Korthikanti et al. 2022 §4.2.2): each all-reduce of a
  * [tokens, hidden] tensor becomes a reduce-scatter into the sequence-split norm / dropout region
  * and an all-gather out of it, the same ring bytes: forward g-bar (all-gather) before QKV and fc1,
@@ -99,6 +156,12 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
+    if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1 && t->tp_comm_overlap > 0 && L->kind == WL_BLOCK) {
+        int bwd = it->pass == LO_BWD;
+        tpo_block(act, !bwd || it->recompute, bwd, it);
+        it->inline_overlap = linear_fraction(L, bwd, it->recompute);
+        goto dp;
+    }
     if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {
         sp_item(g, L, act, it);
         if (it->pass == LO_BWD)

@@ -88,6 +88,7 @@ static int set_rope(const char *v, spec_training *t) { return set_flag(v, &t->ro
 static int set_rkv(const char *v, spec_training *t) { return set_flag(v, &t->repeat_kv); }
 static int set_loss(const char *v, spec_training *t) { return set_flag(v, &t->loss_fp32); }
 static int set_swiglu(const char *v, spec_training *t) { return set_flag(v, &t->swiglu_unfused); }
+static int set_tpo(const char *v, spec_training *t) { return set_flag(v, &t->tp_comm_overlap); }
 
 typedef struct stack_key {
     const char *name;
@@ -109,6 +110,7 @@ static const stack_key KEYS[] = {
     {"repeat_kv", SPEC_GIVEN_RKV, set_rkv, "on or off"},
     {"loss_fp32", SPEC_GIVEN_LOSS, set_loss, "on or off"},
     {"swiglu_unfused", SPEC_GIVEN_SWIGLU, set_swiglu, "on or off"},
+    {"tp_comm_overlap", SPEC_GIVEN_TPO, set_tpo, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

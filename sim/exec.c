@@ -484,6 +484,21 @@ static void copy_done(sim *s, int r, double now)
     host_step(s, r, now);
 }
 
+/* The compute beside a copy's inline collectives ended: its tails go out (lo_item.inline_tail). */
+static int post_end(sim *s, int r, const lo_item *it, double now)
+{
+    rank_st *k = &s->rk[r];
+    int n = 0;
+    k->post_done = 1;
+    k->post_end = now;
+    for (int i = 0; i < it->n_inline; i++)
+        if ((it->inline_tail >> i) & 1u) {
+            enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
+            n++;
+        }
+    return n;
+}
+
 static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
@@ -514,20 +529,19 @@ static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
         k->ipending = it->n_inline;
         k->post_done = 0;
         for (int i = 0; i < it->n_inline; i++)
-            enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
+            if (!((it->inline_tail >> i) & 1u))
+                enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
         double post = ti->inl_f * (ti->comp - ti->overlap_s);
         if (post > 0)
             comp_begin(s, r, now, post, 0, it->pass == LO_FWD ? "forward" : "backward");
-        else {
-            k->post_done = 1;
-            k->post_end = now;
-        }
+        else
+            (void)post_end(s, r, it, now);
         kick_comm(s, r, now);
         return s->drv.err_rc;
     }
     if (ti->ni) {
-        k->post_done = 1;
-        k->post_end = now;
+        if (post_end(s, r, litem(s, &k->main), now))
+            kick_comm(s, r, now);
         if (k->ipending)
             return s->drv.err_rc;
     }

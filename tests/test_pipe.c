@@ -351,6 +351,79 @@ START_TEST(test_engines_agree)
 }
 END_TEST
 
+/* Megatron --tp-comm-overlap (model/layout_tensor.c): the block's op graph by hand, then the two
+ * engines on it where nothing contends (t = 2 inside one duo node, p = 1, dp = 1).
+ * tiny4, bf16, micro-batch 1: one [tokens, hidden] activation act = 16 x 64 x 2 = 2048 B.
+ * Forward block: the all-gathers before QKV and fc1, 2 act = 4096 B, by ring exchange over the
+ * copy engines (offload); the reduce-scatters after proj and fc2 pipelined in 4 chunks: 3/4 of
+ * 2 act = 3072 B beside the GEMMs, the last chunks 2 act / 4 = 1024 B after them (tail, bit 2).
+ * Backward: all-gather 4096 B (offload) and reduce-scatter 4096 B (bulk), no tail.
+ * Beside: the linear GEMMs' share of the forward FLOPs; per rank at t = 2 (m = 16 tokens):
+ * qkv 64 -> 96, proj 32 -> 64, fc1 64 -> 128, fc2 128 -> 64: 2 x 16 x (6144 + 2048 + 8192 +
+ * 8192) = 786432 FLOPs; the backward twice that over the backward FLOPs. */
+START_TEST(test_tp_comm_overlap)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 2);
+    tr.grad_accum = 1;
+    tr.tp_comm_overlap = 1;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=1");
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 1, g);
+    ck_assert_int_eq(g->pipelined, 0);
+    int seen = 0;
+    for (int i = 0; i < g->last.n_items; i++) {
+        const lo_item *it = &g->last.item[i];
+        const wl_layer *L = &g->lw[it->layer];
+        if (L->kind != WL_BLOCK)
+            continue;
+        seen |= 1 << it->pass;
+        int fwd = it->pass == LO_FWD;
+        ck_assert_int_eq(it->n_inline, fwd ? 3 : 2);
+        ck_assert_int_eq(it->inl[0].kind, COLL_ALLGATHER);
+        ck_assert_int_eq(it->inl[0].offload, 1);
+        ck_assert_double_eq_tol(it->inl[0].bytes, 4096, 1e-9);
+        ck_assert_int_eq(it->inl[1].kind, COLL_REDUCESCATTER);
+        ck_assert_int_eq(it->inl[1].offload, 0);
+        ck_assert_double_eq_tol(it->inl[1].bytes, fwd ? 3072 : 4096, 1e-9);
+        ck_assert_uint_eq(it->inline_tail, fwd ? 4u : 0u);
+        if (fwd)
+            ck_assert_double_eq_tol(it->inl[2].bytes, 1024, 1e-9);
+        double lin = 786432 * (fwd ? 1 : 2), all = fwd ? L->fwd_flops : L->bwd_flops;
+        ck_assert_double_eq_tol(it->inline_overlap, lin / all, 1e-12);
+        ck_assert(it->inline_overlap > 0.5 && it->inline_overlap < 1);
+    }
+    ck_assert_int_eq(seen, 3);
+    /* engines: no contention inside one node, so the same step */
+    an_timed *t = malloc(sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    an_time(g, &w, &k, &c, t);
+    an_result a;
+    memset(&a, 0, sizeof a);
+    an_run(t, &a);
+    exec_opts o = {0};
+    o.seed = 1;
+    exec_result x;
+    sc_err err;
+    ck_assert_msg(exec_run(g, t, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+    ck_assert_msg(fabs(x.step_s - a.step_s) <= 1e-9 * a.step_s, "model %.12g sim %.12g", a.step_s, x.step_s);
+    /* overlap off: the same collectives inline, nothing beside them (sp_item): slower */
+    tr.tp_comm_overlap = 0;
+    layout_build(&w, &tr, &l, &c, 1, g);
+    an_result b;
+    an_predict(&w, &tr, &l, &c, 1, &k, &b);
+    ck_assert_msg(b.step_s > a.step_s, "off %.12g on %.12g", b.step_s, a.step_s);
+    free(t);
+    free(g);
+}
+END_TEST
+
 /* A pipeline trace follows traces/schema.h and reads back (traces/read.h): megatron:t=2,p=2 on
  * 4 duo nodes (2 GPUs each) is 8 ranks, dp = 2, S = t x dp = 4 ranks per stage (stage 0: ranks
  * 0-3 on nodes 0-1, stage 1: ranks 4-7 on nodes 2-3); m = 4 micro-batches. Every span is
@@ -438,6 +511,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_stage_memory);
     tcase_add_test(tc, test_pp1_equals_tp);
     tcase_add_test(tc, test_engines_agree);
+    tcase_add_test(tc, test_tp_comm_overlap);
     tcase_add_test(tc, test_trace_reads_back);
     suite_add_tcase(s, tc);
     return s;
