@@ -852,5 +852,15 @@ expect accuracy-ran-stack 0 "stack                    1       0       0         
 "$BIN" accuracy "$VR" --engine model --json >"$TMP/acc-ran.json" 2>/dev/null
 if python3 -c 'import json,sys; d={c["name"]: c["ran_applied"] for c in json.load(open(sys.argv[1]))["cases"]}; sys.exit(not (d["ran-mapped"]["attention_kernel"] == {"fate": "mapped", "value": "triton2022"} and d["ran-mapped"]["framework_version"]["value"] == "0.6.2" and d["ran-kept"]["checkpointing"] == {"fate": "kept", "value": "op"} and "reduce_dtype" not in d["ran-unmapped"]))' "$TMP/acc-ran.json"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-ran-json"; fail=$((fail + 1)); fi
+# ---- issue 31 item 6: a pipeline's walk is budgeted, and out of memory is said as such --------
+# 8 stages x 5 chunks x 2^20 micro-batches = 41943040 steps, over 2^22 (model) and 2^21 (sim)
+MEGA="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron:t=8,p=8,vp=5 --micro-batch 1"
+expect pipe-budget-model 2 "= 41943040 schedule steps, over the 4194304 the analytical engine allows" -- "$BIN" predict --engine model $MEGA --grad-accum 1048576
+expect pipe-budget-sim 2 "= 41943040 schedule steps, over the 2097152 the simulator allows" -- "$BIN" predict --engine sim $MEGA --grad-accum 1048576
+one_line_err pipe-budget-one-line "$BIN" predict --engine model $MEGA --grad-accum 1048576
+# 4e6 steps x 44 B = 176 MB of walk under a 120 MB address space (8 micro-batches run in it)
+expect pipe-oom 1 "memory: out of memory walking the pipeline of megatron:t=8,p=8,vp=5 (100000 micro-batches)" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
+one_line_err pipe-oom-one-line sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
+expect pipe-small-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 8
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
