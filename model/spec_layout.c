@@ -260,6 +260,9 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     }
     if (!*ko->keys)
         return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KINDS[kind].name, s);
+    if (!colon[1] && !ko->required) /* "zero3-offload:": a ':' with nothing after it */
+        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options after ':' (e.g. \"%s\") or no ':'",
+                          s, ko->example);
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;

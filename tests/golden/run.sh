@@ -862,5 +862,12 @@ one_line_err pipe-budget-one-line "$BIN" predict --engine model $MEGA --grad-acc
 expect pipe-oom 1 "memory: out of memory walking the pipeline of megatron:t=8,p=8,vp=5 (100000 micro-batches)" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
 one_line_err pipe-oom-one-line sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
 expect pipe-small-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 8
+# ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
+expect plan-layouts-bogus 2 'shardcast: --layouts: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
+expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a group size dividing the 16 GPUs (2 nodes x 8), got 3" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero1:p=3
+expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
+"$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --layout zero1:p=3 >"$TMP/mem-out" 2>/dev/null
+if [ $? = 2 ] && [ ! -s "$TMP/mem-out" ]; then pass=$((pass + 1)); else echo "FAIL memory-no-header-before-error: $(head -2 "$TMP/mem-out")"; fail=$((fail + 1)); fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
