@@ -869,5 +869,23 @@ expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a 
 expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
 "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --layout zero1:p=3 >"$TMP/mem-out" 2>/dev/null
 if [ $? = 2 ] && [ ! -s "$TMP/mem-out" ]; then pass=$((pass + 1)); else echo "FAIL memory-no-header-before-error: $(head -2 "$TMP/mem-out")"; fail=$((fail + 1)); fi
+# FIFOs: --cluster / --model (spec_resolve) read a named pipe once, as the JSON readers do; a
+# character device is still refused
+if mkfifo "$TMP/spec-fifo" 2>/dev/null; then
+    cat configs/clusters/p4d.24xlarge.json >"$TMP/spec-fifo" &
+    expect fifo-cluster 0 "p4d.24xlarge x 2 nodes" -- timeout 20 "$BIN" memory --cluster "$TMP/spec-fifo" --model gpt3-13b --nodes 2 --layout zero3
+    cat configs/models/gpt3-13b.json >"$TMP/spec-fifo" &
+    expect fifo-model 0 "gpt3-13b (12.85 B params)" -- timeout 20 "$BIN" memory --cluster p4d.24xlarge --model "$TMP/spec-fifo" --nodes 2 --layout zero3
+    rm -f "$TMP/spec-fifo"
+fi
+expect device-model 2 "/dev/zero: cannot read models file: not a regular file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
+# duplicate keys: a CSV header naming a column twice, a trace event with "ts" twice
+if [ -s "$TMP/p.csv" ]; then
+    awk -F, '{print $0 "," $1}' "$TMP/p.csv" >"$TMP/dup.csv"
+    expect csv-dup-header 2 "line 1: expected each column once in the header, found \"$(head -1 "$TMP/p.csv" | cut -d, -f1)\" in columns 1 and" -- \
+        "$BIN" plot "$TMP/dup.csv" --kind scaling --out "$TMP/dup.png"
+fi
+printf '{"traceEvents":[{"ph":"X","cat":"compute","name":"forward","pid":0,"tid":0,"ts":1,"ts":2,"dur":5}]}\n' >"$TMP/dup-trace.json"
+expect trace-dup-key 2 "duplicate object key" -- "$BIN" plot --kind timeline "$TMP/dup-trace.json" --out "$TMP/dup.png"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
