@@ -30,6 +30,10 @@ int cmd_memory(int argc, char **argv)
         return cli_fail(&err, rc);
     wl w;
     wl_build(&s.model, &s.training, &w);
+    for (int ni = 0; ni < s.n_nodes; ni++) /* every layout checked before anything is printed */
+        for (int i = 0; i < s.n_layouts; i++)
+            if ((rc = spec_layout_check(&s.layouts[i], &s.cluster, s.nodes[ni], &err)))
+                return cli_fail(&err, rc);
     json_t *jout = json_array();
     for (int ni = 0; ni < s.n_nodes; ni++) {
         int nodes = s.nodes[ni], n = nodes * s.cluster.gpus_per_node;

@@ -430,6 +430,22 @@ static int batch_is_sequences(const cli_setup *s, double global_batch, sc_err *e
                       global_batch, seq, tokens);
 }
 
+
+/* 1 when the command line used --layouts (and not --layout): --layout and --layouts share an
+ * option code, so a layout that does not parse is blamed on the one the user wrote. */
+static int said_layouts(int argc, char **argv)
+{
+    int plural = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "--layout") || !strncmp(argv[i], "--layout=", 9))
+            return 0;
+        plural |= !strcmp(argv[i], "--layouts") || !strncmp(argv[i], "--layouts=", 10);
+    }
+    return plural;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option extra[] = {
@@ -467,8 +483,11 @@ int cmd_plan(int argc, char **argv)
     cli_calib cal;
     int explicit_args = kept;
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
-        (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
+        (rc = cli_calib_load(&s, o.calibration, &cal, &err))) {
+        if (!strcmp(err.source, "--layout") && said_layouts(argc, argv)) /* the two share a parser */
+            snprintf(err.source, sizeof err.source, "--layouts");
         return cli_fail(&err, rc);
+    }
     if ((rc = batch_is_sequences(&s, o.global_batch, &err)))
         return cli_fail(&err, rc);
     int show = o.progress || isatty(2);
@@ -500,6 +519,7 @@ int cmd_plan(int argc, char **argv)
     }
     long tried = 0;
     int over_budget = 0, no_split = 0;
+    char invalid_why[256] = ""; /* why an explicit layout was left out, the first time */
     for (int ni = 0; ni < s.n_nodes; ni++) {
         int nodes = s.nodes[ni], N = nodes * s.cluster.gpus_per_node;
         if (o.budget > 0 && nodes * s.cluster.price_usd_per_hour > o.budget) {
@@ -520,8 +540,11 @@ int cmd_plan(int argc, char **argv)
             spec_layout_str(&li, a, sizeof a);
             for (int j = 0; j < nl && !dup; j++)
                 dup = !strcmp(a, spec_layout_str(&lays[j], b, sizeof b));
-            if (!dup && !spec_layout_check(&s.layouts[i], &s.cluster, nodes, NULL))
+            sc_err why;
+            if (!dup && !spec_layout_check(&s.layouts[i], &s.cluster, nodes, &why))
                 lays[nl++] = li;
+            else if (!dup && !invalid_why[0]) /* the first reason, for "no candidate" */
+                snprintf(invalid_why, sizeof invalid_why, "%s", why.text);
         }
         /* micro-batch x accumulation splits of the per-GPU batch */
         double per_gpu = o.global_batch > 0 ? o.global_batch / N : (double)s.training.micro_batch * s.training.grad_accum;
@@ -711,7 +734,7 @@ int cmd_plan(int argc, char **argv)
                      o.global_batch > 0 ? o.global_batch : 0.0, s.cluster.gpus_per_node);
         } else {
             snprintf(none, sizeof none, "no candidate: no layout of those asked for is valid on these node counts "
-                                        "(check --layouts and --nodes)");
+                                        "(check --layouts and --nodes)%s%.200s", invalid_why[0] ? ": " : "", invalid_why);
         }
     }
     int shown = n < 10 ? (int)n : 10;

@@ -86,11 +86,12 @@ void an_memo_free(an_memo *m);
 void an_memo_reset(an_memo *m);
 /* Lookups and misses so far (layers, collectives), for benchmarks. */
 void an_memo_stats(const an_memo *m, long *layer_hits, long *layer_misses, long *coll_hits, long *coll_misses);
-/* an_time / an_predict through memo m (m NULL: exactly an_time / an_predict). */
+/* an_time / an_predict through memo m (m NULL: exactly an_time / an_predict). an_predict_memo
+ * returns 0, or SC_ERUNTIME when a pipelined step's walk ran out of memory (step_s NaN). */
 void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_memo *m,
                   an_timed *out);
-void an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                     int nodes, const cost_calib *cal, an_result *r);
+int an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                    int nodes, const cost_calib *cal, an_result *r);
 /* wl_build(model, tr) through memo m: the memo's copy when it has built that model (same
  * bytes) under that training (grad_accum aside: the workload does not depend on it), valid
  * until the next call with m; m NULL: built into buf. Passed back to an_predict_memo, the

@@ -130,8 +130,10 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
             step = end;
     }
     free(ops), free(fend), free(idx), free(freet), free(lastb);
-    if (stalled)
-        return SC_ERUNTIME;
+    if (stalled) { /* a schedule that deadlocks: a defect, reported as a non-finite step */
+        r->step_s = NAN;
+        return 0;
+    }
     r->step_s = step;
     r->compute_s = busy / p;
     r->optimizer_s = opt / p;
@@ -143,4 +145,30 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
     r->idle_s = step - acc > 1e-9 * step ? step - acc : 0;
     r->bubble_frac = layout_pipe_bubble(p, pp->v, m);
     return 0;
+}
+
+/* What walking a pipelined step costs, per unit of p stages x v chunks x m micro-batches,
+ * measured on the project's 2-core build machine (release build, gpt3-13b on 16 p4d nodes,
+ * megatron:t=8,p=8,vp=5, micro-batch 1, grad_accum 65536 = 2.62e6 units; issue 31 item 6):
+ * --engine model 2.83 s and 115 MB peak RSS (1.1 us, 44 B a unit; at grad_accum 2^20,
+ * 50.4 s and 1.77 GB), the simulator 135 s and 315 MB (51 us a unit). The caps keep one point
+ * within about 5 s and 200 MB (model) and within the 120 s plan allows a simulation (sim). */
+#define AN_PIPE_MAX_UNITS_MODEL (1 << 22)
+#define AN_PIPE_MAX_UNITS_SIM (1 << 21)
+
+int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err)
+{
+    if (l->kind != LAYOUT_MEGATRON || l->pp <= 1)
+        return 0;
+    const int v = l->vp > 1 ? l->vp : 1;
+    const double units = (double)l->pp * v * m, cap = sim ? AN_PIPE_MAX_UNITS_SIM : AN_PIPE_MAX_UNITS_MODEL;
+    if (units <= cap)
+        return 0;
+    char lay[64];
+    spec_layout_str(l, lay, sizeof lay);
+    return sc_err_set(err, SC_EINPUT, "budget", "",
+                      "%s walks %d stages x %d chunks x %d micro-batches = %.0f schedule steps, over the %.0f the %s "
+                      "allows (about %s each); use fewer micro-batches (--grad-accum) or a larger --micro-batch",
+                      lay, l->pp, v, m, units, cap, sim ? "simulator" : "analytical engine",
+                      sim ? "51 us" : "1.1 us and 44 B");
 }

@@ -50,5 +50,9 @@ int an_pipe_buckets(double bytes, double bucket_bytes);
 /* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
  * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
 int an_pipe_run(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
+/* 0 when walking layout l's pipeline over m micro-batches fits the engine's budget (sim: the
+ * simulator's, else the analytical engine's) or l is not pipelined; else SC_EINPUT naming the
+ * stages x chunks x micro-batches, the cap and how to go on. */
+int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err) SC_MUST_CHECK;
 
 #endif

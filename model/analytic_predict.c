@@ -78,12 +78,13 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
 void an_predict(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c, int nodes,
                 const cost_calib *cal, an_result *r)
 {
-    an_predict_memo(NULL, w, tr, l, c, nodes, cal, r);
+    (void)an_predict_memo(NULL, w, tr, l, c, nodes, cal, r); /* out of memory: step_s NaN */
 }
 
-void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
-                     int nodes, const cost_calib *cal, an_result *r)
+int an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                    int nodes, const cost_calib *cal, an_result *r)
 {
+    int rc = 0;
     memset(r, 0, sizeof *r);
     an_memo_slot slot = {0};
     if (sw) { /* the graph's timings kept from another grad_accum: only the recurrence runs */
@@ -91,15 +92,17 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
         if (n_ranks >= 0) {
             an_derive_layout(w, tr, l, c, n_ranks, r);
             mem_plan(w, tr, l, n_ranks, c, &r->mem);
-            return;
+            return 0;
         }
     }
     lo_graph g;
     layout_build(w, tr, l, c, nodes, &g);
     if (g.pipelined) {
         an_pipe_timed *pt = malloc(sizeof *pt);
-        if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r)))
+        if (!pt || (an_pipe_time(&g, w, tr, cal, c, pt), an_pipe_run(pt, r))) {
             r->step_s = NAN; /* out of memory */
+            rc = SC_ERUNTIME;
+        }
         free(pt);
         r->comm_bytes = layout_comm_bytes(&g, NULL);
     } else if (slot.e) { /* timed into the slot and kept for the next grad_accum */
@@ -112,4 +115,5 @@ void an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const sp
     }
     an_derive_layout(w, tr, l, c, g.n_ranks, r);
     mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
+    return rc;
 }

@@ -260,6 +260,9 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     }
     if (!*ko->keys)
         return sc_err_set(err, SC_EINPUT, "layout", "", "\"%s\" takes no options, got \"%s\"", KINDS[kind].name, s);
+    if (!colon[1] && !ko->required) /* "zero3-offload:": a ':' with nothing after it */
+        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options after ':' (e.g. \"%s\") or no ':'",
+                          s, ko->example);
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
@@ -615,6 +618,12 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
     }
     struct stat st;
     errno = 0;
+    /* a named pipe is read once, to its end, with a size cap, as every JSON reader does
+     * (base/jsonrd.c): taken as the other readers take it (issue 31 item 8) */
+    if (stat(name, &st) == 0 && S_ISFIFO(st.st_mode) && access(name, R_OK) == 0) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
     if (stat(name, &st) == 0 && !S_ISREG(st.st_mode))
         return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind,
                           S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../model/analytic_pipe.h"
 #include "../model/layout.h"
 #include "../model/memory.h"
 #include "../model/workload.h"
@@ -59,7 +60,12 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
     wl buf; /* the workload: the memo's copy when it has it (analytical engine only) */
     const wl *wp = an_memo_workload(e == PRED_MODEL ? in->memo : NULL, in->model, tr, &buf);
     if (e == PRED_MODEL) {
-        an_predict_memo(in->memo, wp, tr, l, c, in->nodes, in->cal, &out->r);
+        char lay[64];
+        if ((rc = an_pipe_budget(l, tr->grad_accum, 0, err)))
+            return rc;
+        if (an_predict_memo(in->memo, wp, tr, l, c, in->nodes, in->cal, &out->r))
+            return sc_err_set(err, SC_ERUNTIME, "memory", "", "out of memory walking the pipeline of %s (%d micro-batches)",
+                              spec_layout_str(l, lay, sizeof lay), tr->grad_accum);
         return 0;
     }
     exec_opts def = {0};

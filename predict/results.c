@@ -232,6 +232,13 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
         }
         if (!n_header) { /* the header */
             n_header = nf;
+            for (int i = 0; i < nf; i++) /* a name twice: which one is meant is not ours to guess */
+                for (int j = 0; j < i; j++)
+                    if (!strcmp(str_trim(f[i]), str_trim(f[j]))) {
+                        rc = sc_err_set(err, SC_EINPUT, path, where, "expected each column once in the header, found \"%s\" in "
+                                        "columns %d and %d", str_trim(f[i]), j + 1, i + 1);
+                        goto fail;
+                    }
             for (int i = 0; i < nf; i++) {
                 const char *name = str_trim(f[i]);
                 if (!strcmp(name, "error"))

@@ -387,6 +387,9 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     psim s;
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
+    int budget_rc = an_pipe_budget(&g->layout, o->grad_accum > 0 ? o->grad_accum : g->pipe.m, 1, err);
+    if (budget_rc)
+        return budget_rc;
     an_pipe_timed *t = malloc(sizeof *t);
     if (!t)
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory");

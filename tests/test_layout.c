@@ -104,6 +104,8 @@ static const reject_case REJECT[] = {
     {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},
     {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
     {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
+    /* issue 31 item 8: an empty option list after ':' was taken as no options */
+    {"zero3-offload:", "in \"zero3-offload:\": expected key=value options after ':' (e.g. \"zero3-offload:param=nvme,opt=nvme\") or no ':'"},
     {"foo", "expected one of " HINT ", got \"foo\""},
     {"ZERO3", "expected one of " HINT ", got \"ZERO3\""},
     {"", "expected one of " HINT ", got \"\""},

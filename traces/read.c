@@ -85,7 +85,7 @@ int tr_read(const char *path, tr_doc *out, sc_err *err)
     if (rc)
         return rc;
     json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je); /* a key twice: which is meant? */
     free(text);
     if (!root)
         return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);

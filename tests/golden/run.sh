@@ -882,5 +882,40 @@ expect accuracy-ran-stack 0 "stack                    1       0       0         
 "$BIN" accuracy "$VR" --engine model --json >"$TMP/acc-ran.json" 2>/dev/null
 if python3 -c 'import json,sys; d={c["name"]: c["ran_applied"] for c in json.load(open(sys.argv[1]))["cases"]}; sys.exit(not (d["ran-mapped"]["attention_kernel"] == {"fate": "mapped", "value": "triton2022"} and d["ran-mapped"]["framework_version"]["value"] == "0.6.2" and d["ran-kept"]["checkpointing"] == {"fate": "kept", "value": "op"} and "reduce_dtype" not in d["ran-unmapped"]))' "$TMP/acc-ran.json"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-ran-json"; fail=$((fail + 1)); fi
+# ---- issue 31 item 6: a pipeline's walk is budgeted, and out of memory is said as such --------
+# 8 stages x 5 chunks x 2^20 micro-batches = 41943040 steps, over 2^22 (model) and 2^21 (sim)
+MEGA="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron:t=8,p=8,vp=5 --micro-batch 1"
+expect pipe-budget-model 2 "= 41943040 schedule steps, over the 4194304 the analytical engine allows" -- "$BIN" predict --engine model $MEGA --grad-accum 1048576
+expect pipe-budget-sim 2 "= 41943040 schedule steps, over the 2097152 the simulator allows" -- "$BIN" predict --engine sim $MEGA --grad-accum 1048576
+one_line_err pipe-budget-one-line "$BIN" predict --engine model $MEGA --grad-accum 1048576
+# 4e6 steps x 44 B = 176 MB of walk under a 120 MB address space (8 micro-batches run in it)
+expect pipe-oom 1 "memory: out of memory walking the pipeline of megatron:t=8,p=8,vp=5 (100000 micro-batches)" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
+one_line_err pipe-oom-one-line sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
+expect pipe-small-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 8
+# ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
+expect plan-layouts-bogus 2 'shardcast: --layouts: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
+expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a group size dividing the 16 GPUs (2 nodes x 8), got 3" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero1:p=3
+expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
+"$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --layout zero1:p=3 >"$TMP/mem-out" 2>/dev/null
+if [ $? = 2 ] && [ ! -s "$TMP/mem-out" ]; then pass=$((pass + 1)); else echo "FAIL memory-no-header-before-error: $(head -2 "$TMP/mem-out")"; fail=$((fail + 1)); fi
+# FIFOs: --cluster / --model (spec_resolve) read a named pipe once, as the JSON readers do; a
+# character device is still refused
+if mkfifo "$TMP/spec-fifo" 2>/dev/null; then
+    cat configs/clusters/p4d.24xlarge.json >"$TMP/spec-fifo" &
+    expect fifo-cluster 0 "p4d.24xlarge x 2 nodes" -- timeout 20 "$BIN" memory --cluster "$TMP/spec-fifo" --model gpt3-13b --nodes 2 --layout zero3
+    cat configs/models/gpt3-13b.json >"$TMP/spec-fifo" &
+    expect fifo-model 0 "gpt3-13b (12.85 B params)" -- timeout 20 "$BIN" memory --cluster p4d.24xlarge --model "$TMP/spec-fifo" --nodes 2 --layout zero3
+    rm -f "$TMP/spec-fifo"
+fi
+expect device-model 2 "/dev/zero: cannot read models file: not a regular file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
+# duplicate keys: a CSV header naming a column twice, a trace event with "ts" twice
+if [ -s "$TMP/p.csv" ]; then
+    awk -F, '{print $0 "," $1}' "$TMP/p.csv" >"$TMP/dup.csv"
+    expect csv-dup-header 2 "line 1: expected each column once in the header, found \"$(head -1 "$TMP/p.csv" | cut -d, -f1)\" in columns 1 and" -- \
+        "$BIN" plot "$TMP/dup.csv" --kind scaling --out "$TMP/dup.png"
+fi
+printf '{"traceEvents":[{"ph":"X","cat":"compute","name":"forward","pid":0,"tid":0,"ts":1,"ts":2,"dur":5}]}\n' >"$TMP/dup-trace.json"
+expect trace-dup-key 2 "duplicate object key" -- "$BIN" plot --kind timeline "$TMP/dup-trace.json" --out "$TMP/dup.png"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
