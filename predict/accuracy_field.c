@@ -278,9 +278,7 @@ int acc_decide(const acc_row *rows, int n, acc_decisions *out, sc_err *err)
 
 /* ---- figures ---------------------------------------------------------------------------------- */
 
-/* One finding appended to report as a line (as accuracy_stats.c does for the MAPE check). */
-static void finding(char *report, size_t len, int *worse, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void finding(char *report, size_t len, int *worse, const char *fmt, ...)
+void acc_report_line(char *report, size_t len, int *worse, const char *fmt, ...)
 {
     size_t used = strlen(report);
     va_list ap;
@@ -333,12 +331,12 @@ static void compare_pb(const char *what, int g0, double med0, double min0, const
                        char *report, size_t len, int *worse)
 {
     if (now->groups < g0)
-        finding(report, len, worse, "%s: %d compare groups judged, committed %d", what, now->groups, g0);
+        acc_report_line(report, len, worse, "%s: %d compare groups judged, committed %d", what, now->groups, g0);
     if (isfinite(med0) && (!isfinite(now->median) || now->median < med0 - tol))
-        finding(report, len, worse, "%s: median pick/best %.3f, committed %.3f (worse by more than %.3f)", what,
+        acc_report_line(report, len, worse, "%s: median pick/best %.3f, committed %.3f (worse by more than %.3f)", what,
                         now->median, med0, tol);
     if (isfinite(min0) && (!isfinite(now->min) || now->min < min0 - tol))
-        finding(report, len, worse, "%s: lowest pick/best %.3f, committed %.3f (worse by more than %.3f)", what,
+        acc_report_line(report, len, worse, "%s: lowest pick/best %.3f, committed %.3f (worse by more than %.3f)", what,
                         now->min, min0, tol);
 }
 

@@ -104,4 +104,7 @@ json_t *acc_decisions_json(const acc_decisions *d);
 SC_MUST_CHECK int acc_decisions_check(jr *r, const json_t *o, const char *at, const acc_decisions *d, double tol,
                                       char *report, size_t report_len, int *worse);
 
+/* Append one finding of a figures check to report (a line, cut at len; accuracy_stats.c uses it too) and count it in *worse. */
+void acc_report_line(char *report, size_t len, int *worse, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

@@ -206,23 +206,6 @@ char *acc_figures_dump(const pred_engine *engines, const acc_summary *const *sum
     return text;
 }
 
-static void line(char *report, size_t len, int *worse, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void line(char *report, size_t len, int *worse, const char *fmt, ...)
-{
-    size_t used = strlen(report);
-    va_list ap;
-    va_start(ap, fmt);
-    if (used < len)
-        vsnprintf(report + used, len - used, fmt, ap);
-    va_end(ap);
-    used = strlen(report);
-    if (used + 1 < len) {
-        report[used] = '\n';
-        report[used + 1] = '\0';
-    }
-    (*worse)++;
-}
-
 /* Committed {n, not_run, mape_pct, bias_pct} at `at`; mape NAN when null. */
 static int read_stats(jr *r, const json_t *o, const char *at, int *n, double *mape)
 {
@@ -244,9 +227,9 @@ static void compare(const char *what, int n0, double mape0, const acc_stats *now
                     size_t len, int *worse)
 {
     if (now->n < n0)
-        line(report, len, worse, "%s: %d cases run, committed %d (%d fewer)", what, now->n, n0, n0 - now->n);
+        acc_report_line(report, len, worse, "%s: %d cases run, committed %d (%d fewer)", what, now->n, n0, n0 - now->n);
     if (isfinite(mape0) && isfinite(now->mape_pct) && now->mape_pct > mape0 + tol)
-        line(report, len, worse, "%s: MAPE %.2f%%, committed %.2f%% (worse by %.2f points, more than %.2f)", what,
+        acc_report_line(report, len, worse, "%s: MAPE %.2f%%, committed %.2f%% (worse by %.2f points, more than %.2f)", what,
              now->mape_pct, mape0, now->mape_pct - mape0, tol);
 }
 
@@ -309,7 +292,7 @@ int acc_figures_check(const char *path, pred_engine e, const acc_summary *s, dou
         snprintf(what, sizeof what, "source %.120s", name);
         if (!now) {
             if (n0 > 0)
-                line(report, report_len, worse, "%s: no cases now, committed %d (rewrite the figures if it was removed)",
+                acc_report_line(report, report_len, worse, "%s: no cases now, committed %d (rewrite the figures if it was removed)",
                      what, n0);
             continue;
         }
