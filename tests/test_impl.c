@@ -272,6 +272,48 @@ START_TEST(test_gelu_mask_unfused)
 }
 END_TEST
 
+/* autocast (workload.c amp_core), GPT-2 1.5B as above (fp16, unfused, eager, dropout on: a GELU
+ * model): per s x s element softmax's fp32 output +2, dropout in fp32 +4, the cast before the
+ * context bmm +6 = +12 B forward; the cast's backward +6, dropout +4, softmax's backward +4 =
+ * +14 B; the weight casts 6 B per block parameter each way (P = 12 h^2 + 13 h = 30,740,800:
+ * 184,444,800 B); kernels +2 each way; activations +2 B per element (softmax output in fp32).
+ * bf16 compiled: nothing. */
+START_TEST(test_autocast)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt2-1.5b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_training t0;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    t0.micro_batch = 1;
+    t0.precision = PREC_FP16;
+    t0.flash_attention = 0;
+    t0.attn_kernel = AK_UNFUSED;
+    const double ss = 25.0 * 1024 * 1024, P = 30740800;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    ck_assert_rel(block(&w0)->params, P);
+    spec_training t = t0;
+    t.autocast = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 12 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 14 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->core_ew_fwd_bytes - block(&w0)->core_ew_fwd_bytes, 12 * ss);
+    ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, 2 * ss);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 2);
+    t0.execution = EXEC_COMPILED;
+    t = t0;
+    t.autocast = 1;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+}
+END_TEST
+
 /* One rank's op graph of zero3 under FSDP (8 ranks of one node): a block's reduce-scatter
  * carries its gradients at reduce_dtype (params x 4 with fp32, x 2 by default), and its
  * backward item the exposed share of the gradient path: 0.79 x params x 20.5 (fp32) or
@@ -436,6 +478,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_op_sac_gelu_unfused);
     tcase_add_test(b, test_elementwise_flags);
     tcase_add_test(b, test_gelu_mask_unfused);
+    tcase_add_test(b, test_autocast);
     suite_add_tcase(s, b);
     return s;
 }

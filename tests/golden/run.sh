@@ -777,7 +777,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, gelu_unfused, mask_unfused, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, gelu_unfused, mask_unfused, autocast, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -827,6 +827,9 @@ expect gelu-unfused-off 0 "zero1                    0.274      29.22     38.4   
 expect gelu-unfused-on 0 "zero1                    0.312      25.67     33.8   27.0   27.0     0.274" -- "$BIN" $G27 --gelu-unfused on
 expect mask-unfused-on 0 "zero1                    0.302      26.47     34.8   27.9   27.9     0.264" -- "$BIN" $G27 --mask-unfused on
 expect gelu-mask-stack 0 "zero1                    0.340      23.53     30.9   24.7   24.7     0.302" -- "$BIN" $G27 --stack hf-trainer-deepspeed --framework ideal
+# --autocast on (torch.cuda.amp): +12 / +14 B per s x s element (fp32 softmax output, fp32
+# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s
+expect autocast-on 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" $G27 --autocast on
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
 printf '{"reduce_dtype": "fp64"}' >"$TMP/reduce.json"
 expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of" -- "$BIN" $F27 --training "$TMP/reduce.json"
