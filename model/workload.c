@@ -148,7 +148,10 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
          * GPT2Attention._attn): attn_weights / sqrt(d), torch.where(causal_mask, w, masked_bias),
          * + attention_mask (the Trainer passes one) as three kernels: 6e instead of 2e forward
          * (the s x s bool mask and the (b, 1, 1, s) padding mask are broadcast: not counted);
-         * backward where's (2e) and the division's (2e); the add passes the gradient through */
+         * backward where's (2e) and the division's (2e); the add passes the gradient through.
+         * Baichuan2's eager path has the same three (FlagOpen/FlagPerf@b3382b9b
+         * training/benchmarks/baichuan2_13b/deepspeed/model/modeling_baichuan.py: / sqrt(d),
+         * + the ALiBi mask, torch.max(finfo.min); its per-head mask read is left out) */
         int mk = !comp && flag_on(t->mask_unfused, 0), amp = amp_core(t);
         double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
         double cb = 3 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
