@@ -437,7 +437,7 @@ START_TEST(test_keys)
     ck_assert_int_eq(t.reduce_dtype, REDUCE_DEFAULT);
     ck_assert_int_eq(t.norm_fp32, -1);
     const char *js = "{\"reduce_dtype\": \"fp32\", \"checkpointing\": \"op\", \"optimizer\": \"forloop\", "
-                     "\"norm_fp32\": true, \"repeat_kv\": false, \"gelu_unfused\": true, \"mask_unfused\": false}";
+                     "\"norm_fp32\": true, \"repeat_kv\": false, \"gelu_unfused\": true, \"mask_unfused\": false, \"autocast\": true}";
     ck_assert_msg(spec_parse_training(js, "t", &t, &err) == 0, "%s", sc_err_str(&err, msg, sizeof msg));
     ck_assert_int_eq(t.reduce_dtype, REDUCE_FP32);
     ck_assert_int_eq(t.act_ckpt, CKPT_OP);
@@ -448,6 +448,8 @@ START_TEST(test_keys)
     ck_assert_int_eq(t.gelu_unfused, 1);
     ck_assert_int_eq(t.mask_unfused, 0);
     ck_assert(t.given & SPEC_GIVEN_GELU);
+    ck_assert_int_eq(t.autocast, 1);
+    ck_assert(t.given & SPEC_GIVEN_AMP);
     ck_assert_str_eq(spec_ckpt_str(t.act_ckpt), "op");
     ck_assert_int_eq(spec_parse_training("{\"reduce_dtype\": \"bf16\"}", "t", &t, &err), 0);
     ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
