@@ -134,7 +134,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     pp->m = t->grad_accum;
     pp->sched = l->sched;
     pp->n_vstages = pp->p * pp->v;
-    pp->dp = N / (l->t * l->pp);
+    pp->dp = N / spec_layout_replicas(l);
     layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);

@@ -340,6 +340,12 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
  * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
+/* The one replica formula: GPUs holding one model replica (megatron t x p x cp, tp t, axonn
+ * x y z, every other kind 1), and the GPUs that share one micro-batch (the replica where the kind
+ * counts micro_batch per replica, Megatron-LM's --micro-batch-size; else 1: micro_batch per GPU,
+ * configs/README.md). A step is micro_batch x grad_accum x N / spec_layout_batch_share sequences. */
+int spec_layout_replicas(const spec_layout *l);
+int spec_layout_batch_share(const spec_layout *l);
 
 const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);

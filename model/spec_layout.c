@@ -419,6 +419,26 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
     return buf;
 }
 
+int spec_layout_replicas(const spec_layout *l)
+{
+    switch (l->kind) {
+    case LAYOUT_TP: return l->t > 0 ? l->t : 1;
+    case LAYOUT_AXONN: {
+        int xyz = 1;
+        for (int a = 0; a < SPEC_AXES - 1; a++)
+            xyz *= l->grid[a] > 0 ? l->grid[a] : 1;
+        return xyz;
+    }
+    case LAYOUT_MEGATRON: return (l->t > 0 ? l->t : 1) * (l->pp > 0 ? l->pp : 1) * (l->cp > 1 ? l->cp : 1);
+    default: return 1;
+    }
+}
+
+int spec_layout_batch_share(const spec_layout *l)
+{
+    return l->kind == LAYOUT_MEGATRON ? spec_layout_replicas(l) : 1;
+}
+
 int spec_layout_shard(const spec_layout *l, int n_ranks)
 {
     switch (l->kind) {
@@ -429,8 +449,8 @@ int spec_layout_shard(const spec_layout *l, int n_ranks)
     case LAYOUT_ZERO1:
     case LAYOUT_ZERO2: return l->p ? l->p : n_ranks;
     case LAYOUT_TP: return l->zero1 ? n_ranks : l->t; /* optimizer states: t-way TP x replicas */
-    case LAYOUT_AXONN: return l->grid[0] * l->grid[1] * l->grid[2];
-    case LAYOUT_MEGATRON: return l->zero1 ? n_ranks : l->t * (l->pp > 0 ? l->pp : 1);
+    case LAYOUT_AXONN: return spec_layout_replicas(l);
+    case LAYOUT_MEGATRON: return l->zero1 ? n_ranks : spec_layout_replicas(l);
     default: return n_ranks;
     }
 }

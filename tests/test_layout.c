@@ -245,6 +245,27 @@ START_TEST(test_shard)
 }
 END_TEST
 
+/* The one replica formula (issue 26): GPUs per model replica and GPUs sharing a micro-batch.
+ * megatron:t=8,p=4 -> 8 x 4 = 32 both (Megatron-LM's micro-batch is the replica's);
+ * megatron cp=2 adds its factor: 8 x 2 x 2 = 32; tp:t=8 -> replica 8, micro-batch per GPU (1);
+ * axonn:x=2,y=4,z=2 -> 2 x 4 x 2 = 16, per GPU (1); zero3 / mics:p=8 (data parallel) -> 1, 1. */
+START_TEST(test_replicas)
+{
+    spec_layout l;
+    sc_err err;
+    const struct {
+        const char *s;
+        int replicas, share;
+    } k[] = {{"megatron:t=8,p=4", 32, 32}, {"megatron:t=8,p=2,cp=2", 32, 32}, {"megatron:t=1,p=1", 1, 1},
+             {"tp:t=8", 8, 1}, {"axonn:x=2,y=4,z=2", 16, 1}, {"zero3", 1, 1}, {"mics:p=8", 1, 1}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        ck_assert_int_eq(spec_layout_parse(k[i].s, &l, &err), 0);
+        ck_assert_msg(spec_layout_replicas(&l) == k[i].replicas, "%s: %d", k[i].s, spec_layout_replicas(&l));
+        ck_assert_msg(spec_layout_batch_share(&l) == k[i].share, "%s: %d", k[i].s, spec_layout_batch_share(&l));
+    }
+}
+END_TEST
+
 /* Every rank of r's group (layout_group_members) has r's layout_group_index, no other rank has
  * it, and the indices count the groups. */
 static void check_groups(const lo_graph *g, lo_group_kind kind, int n_groups)
@@ -310,6 +331,7 @@ Suite *layout_suite(void)
     tcase_add_test(chk, test_check_p_exceeds_gpus);
     tcase_add_test(chk, test_nodes_check);
     tcase_add_test(chk, test_shard);
+    tcase_add_test(chk, test_replicas);
     tcase_add_test(chk, test_group_index_matches_members);
     suite_add_tcase(s, chk);
     return s;
