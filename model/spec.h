@@ -318,7 +318,9 @@ typedef struct spec_layout_states {
     int sharded, keep_full;
 } spec_layout_states;
 void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states *out);
-/* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
+/* The layout on this cluster and node count: p divides the GPU count and aligns with nodes.
+ * This, spec_layout_check_model, _check_training, _shard, _replicas and _batch_share are
+ * defined in model/layout_kind.c: the kinds' dispatch table calls each kind's family file. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err) SC_MUST_CHECK;
 /* Nodes one tensor-parallel group spans (tp, megatron): t / gpus_per_node when t is larger (its
  * all-reduces then cross the NICs), else 1. */
