@@ -5,6 +5,7 @@
  * Not here: their costs (model/cost.c transports) or memory (model/memory.c). */
 #include <string.h>
 
+#include "layout_offload.h"
 #include "layout_ops.h"
 #include "layout_row.h"
 
@@ -146,5 +147,5 @@ static int luwu_check(const spec_layout *l, const spec_cluster *c, int n, int g,
     return 0;
 }
 
-const layout_kind_row layout_row_zero3_offload = {.check = offload_check};
-const layout_kind_row layout_row_luwu = {.check = luwu_check};
+const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload};
+const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload};

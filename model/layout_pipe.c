@@ -249,6 +249,16 @@ static int megatron_replicas(const spec_layout *l)
 /* optimizer states: ZeRO-1 over every GPU (the distributed optimizer), else one replica's split */
 static int megatron_shard(const spec_layout *l, int n_ranks) { return l->zero1 ? n_ranks : megatron_replicas(l); }
 
+/* with pipeline stages: this file's graph; p = 1: tensor parallelism alone (layout_tensor.c) */
+static void megatron_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    if (g->layout.pp > 1)
+        lo_build_pipe(g, w, t, c);
+    else
+        lo_build_tensor(g, w, t, c);
+}
+
 const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_model = megatron_check_model,
-                                             .check_training = megatron_check_training, .replicas = megatron_replicas,
+                                             .check_training = megatron_check_training, .build = megatron_build,
+                                             .replicas = megatron_replicas,
                                              .batch_per_replica = 1, .shard = megatron_shard};

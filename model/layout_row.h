@@ -5,6 +5,7 @@
 #ifndef SC_LAYOUT_ROW_H
 #define SC_LAYOUT_ROW_H
 
+#include "layout.h"
 #include "spec.h"
 
 typedef struct layout_kind_row {
@@ -15,6 +16,8 @@ typedef struct layout_kind_row {
     int (*check_model)(const spec_layout *l, const spec_model *m, const char *name, sc_err *err);
     /* the training's micro-batches against the schedule; NULL: any */
     int (*check_training)(const spec_layout *l, const spec_training *t, const char *name, sc_err *err);
+    /* the op graph of one step into g (layout_build filled its common fields) */
+    void (*build)(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
     /* GPUs holding one model replica; NULL: 1 (data parallel) */
     int (*replicas)(const spec_layout *l);
     /* the batch rule: 1 when micro_batch counts sequences per replica (Megatron-LM's

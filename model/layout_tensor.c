@@ -364,7 +364,7 @@ static int axonn_shard(const spec_layout *l, int n_ranks)
     return axonn_replicas(l);
 }
 
-const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .replicas = tp_replicas,
-                                       .shard = tp_shard};
+const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
+                                       .replicas = tp_replicas, .shard = tp_shard};
 const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
-                                          .replicas = axonn_replicas, .shard = axonn_shard};
+                                          .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard};
