@@ -5,6 +5,7 @@
  * Not here: their costs (model/cost.c transports) or memory (model/memory.c). */
 #include <string.h>
 
+#include "layout.h" /* layout_offload_traffic is declared there */
 #include "layout_offload.h"
 #include "layout_ops.h"
 #include "layout_row.h"

@@ -5,7 +5,7 @@
 #ifndef SC_LAYOUT_ROW_H
 #define SC_LAYOUT_ROW_H
 
-#include "layout.h"
+#include "lo_graph.h"
 #include "spec.h"
 
 typedef struct layout_kind_row {
