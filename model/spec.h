@@ -295,7 +295,8 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 #define SPEC_MODEL_MAX_DIM (1L << 24)
 int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MUST_CHECK;
 
-/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
+/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3[:raf=0]" (raf=0: shard_grad_op),
+ * "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",

@@ -50,7 +50,9 @@ static const struct kind_def {
     [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp", DIV_1, DIV_1, DIV_1, USE_WHOLE},
     [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]", DIV_1, DIV_1, DIV_P_OR_N, USE_WHOLE},
     [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]", DIV_1, DIV_P_OR_N, DIV_P_OR_N, USE_WHOLE},
-    [LAYOUT_ZERO3] = {"zero3", "", 0, "zero3", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
+    /* raf=0: FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the
+     * hint stays "zero3": the parse error's list of every kind must fit sc_err's text) */
+    [LAYOUT_ZERO3] = {"zero3", "raf", 0, "zero3:raf=0", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
     [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     /* + hpZ's secondary copy (memory.c) */
@@ -267,7 +269,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
-    int seen[8] = {0};
+    int seen[8] = {0}, raf = 1;
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(opt, '=');
         if (!eq)
@@ -307,6 +309,8 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
                                   s, val);
             out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
+        } else if (!strcmp(key, "raf")) {
+            rc = parse_bool(s, key, val, &raf, err);
         } else if (!strcmp(key, "hier")) {
             rc = parse_bool(s, key, val, &out->hier, err);
         } else if (!strcmp(key, "zero1")) {
@@ -336,6 +340,12 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         if (rc)
             return rc;
     }
+    /* FSDP2 reshard_after_forward=False keeps the unsharded parameters after forward and skips
+     * the backward all-gather (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fully_shard.py
+     * at 1d2fbd40143b39ea06145b8865f79d0605325d9f, fully_shard's docstring): FSDP1's
+     * SHARD_GRAD_OP, one kind, so its canonical string is shard_grad_op */
+    if (kind == LAYOUT_ZERO3 && !raf)
+        out->kind = LAYOUT_SHARD_GRAD_OP;
     for (int i = 0; i < ko->required; i++)
         if (!seen[i]) {
             char k[16];

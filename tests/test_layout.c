@@ -53,6 +53,10 @@ static const accept_case ACCEPT[] = {
     {"zeropp:qgz=1,qwz=0", LAYOUT_ZEROPP, 0, 1, 0, "zeropp:qgz=1"},
     {"shard_grad_op", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
     {"hybrid_shard_zero2:p=8", LAYOUT_HSDP_ZERO2, 8, 1, 0, "hybrid_shard_zero2:p=8"},
+    /* issue 26: FSDP2's reshard_after_forward=False is SHARD_GRAD_OP (parameters kept gathered
+     * from forward to backward, no backward all-gather); raf=1 is FULL_SHARD, zero3 */
+    {"zero3:raf=0", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
+    {"zero3:raf=1", LAYOUT_ZERO3, 0, 1, 0, "zero3"},
 };
 #define N_ACCEPT (int)(sizeof ACCEPT / sizeof ACCEPT[0])
 
@@ -102,7 +106,9 @@ static const reject_case REJECT[] = {
     {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
     {"mics:", "in \"mics:\": missing p=P (e.g. \"mics:p=8\")"},
     {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},
-    {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
+    {"zero3:p=2", "in \"zero3:p=2\": unknown option \"p\" (expected raf)"},
+    {"zero3:raf=2", "in \"zero3:raf=2\": expected raf=0 or raf=1, got \"2\""},
+    {"zero3:raf=0,raf=1", "in \"zero3:raf=0,raf=1\": option \"raf\" given twice"},
     {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
     /* issue 31 item 8: an empty option list after ':' was taken as no options */
     {"zero3-offload:", "in \"zero3-offload:\": expected key=value options after ':' (e.g. \"zero3-offload:param=nvme,opt=nvme\") or no ':'"},

@@ -930,5 +930,11 @@ expect ds-batch-tp-per-gpu 0 "1024" -- awk -F': ' '/"step_s"/{s=$2+0} /"samples_
 sed 's/"train_batch_size": 1024/"train_batch_size": 128/' tests/fixtures/ds_zero2_offload_batch.json >"$TMP/ds_b128.json"
 "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config "$TMP/ds_b128.json" --engine model --layout megatron:t=8,p=1 --framework megatron --json >"$TMP/dsb.json" 2>/dev/null
 expect ds-batch-megatron-per-replica 0 "128" -- awk -F': ' '/"step_s"/{s=$2+0} /"samples_per_s"/{r=$2+0} END{printf "%.0f\n", s*r}' "$TMP/dsb.json"
+# issue 26: zero3:raf=0 spells FSDP2's fully_shard(reshard_after_forward=False), which is
+# SHARD_GRAD_OP (no backward all-gather): the same row as shard_grad_op, and not zero3's
+expect layout-zero3-raf0 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=0 --engine model
+expect layout-shard-grad-op-same 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout shard_grad_op --engine model
+expect layout-zero3-raf1 0 "zero3                    1.946      16.45" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=1 --engine model
+expect layout-zero3-raf-bad 2 'in "zero3:raf=2": expected raf=0 or raf=1, got "2"' -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=2 --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
