@@ -830,6 +830,11 @@ expect gelu-mask-stack 0 "zero1                    0.340      23.53     30.9   2
 # --autocast on (torch.cuda.amp): +12 / +14 B per s x s element (fp32 softmax output, fp32
 # dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s
 expect autocast-on 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" $G27 --autocast on
+# the same keys in a training file: autocast true prices as --autocast on; a non-boolean is one error
+printf '{"autocast": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/amp.json"
+expect autocast-key 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
+expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
 printf '{"reduce_dtype": "fp64"}' >"$TMP/reduce.json"
 expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of" -- "$BIN" $F27 --training "$TMP/reduce.json"
