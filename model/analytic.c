@@ -127,9 +127,7 @@ static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c
                 return;
             }
         }
-    *fwd = cost_layer_fwd_time(cal, c, L, eb);
-    *bwd = cost_layer_bwd_time(cal, c, L, eb);
-    *rec = cost_layer_recompute_time(cal, c, L, eb);
+    cost_layer_times(cal, c, L, eb, fwd, bwd, rec);
     if (m) {
         m->layer_misses++;
         memo_layer *e = &m->layer[m->next_layer];

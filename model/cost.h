@@ -187,6 +187,11 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+/* The three at once, each the same bits as its function above, at less cost: a GEMM shape the
+ * three repeat is timed once (a table local to the call), full checkpointing's recompute is
+ * the forward already computed. */
+void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
+                      double *bwd, double *rec);
 /* The kernel calibration in use: cal->kern, or the arch defaults when it has none. */
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp);
 /* Adam step over `params` local parameters: memory-bound. */

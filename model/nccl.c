@@ -54,7 +54,8 @@ static double log2_half(int k)
     return k > 0 && !(k & (k - 1)) ? (double)(log2i(k) - 1) : log2(k / 2.0);
 }
 
-int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
+/* nccl_usable's rule, inlined where nccl_best_of asks it 15 times per collective */
+static inline int usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
 {
     if (s->n < 2)
         return 0;
@@ -76,6 +77,8 @@ int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_pro
     default: return 0;
     }
 }
+
+int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr) { return usable(p, s, a, pr); }
 
 double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
 {
@@ -208,7 +211,7 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     if (force >= 0) {
         int any = 0;
         for (int q = 0; q < NCCL_N_PROTOS; q++)
-            any |= nccl_usable(p, s, (nccl_algo)force, (nccl_proto)q);
+            any |= usable(p, s, (nccl_algo)force, (nccl_proto)q);
         if (!any)
             force = -1;
     }
@@ -221,7 +224,7 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
         /* Simple first: it wins for most sizes, so its time prunes the others early */
         for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
             const nccl_proto q = (nccl_proto)qi;
-            if (!nccl_usable(p, s, (nccl_algo)a, q))
+            if (!usable(p, s, (nccl_algo)a, q))
                 continue;
             if (xfer < 0)
                 xfer = algo_bytes(s, (nccl_algo)a, S) / algo_bw_raw(p, s, (nccl_algo)a);
