@@ -318,6 +318,8 @@ int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err)
 {
     if (l->kind != LAYOUT_MEGATRON || l->pp <= 1)
         return 0;
+    if (!sim && l->sched != PIPE_GPIPE) /* an_pipe_closed: a probe of O(p + q) micro-batches */
+        return 0;
     const int v = l->vp > 1 ? l->vp : 1;
     const double units = (double)l->pp * v * m, cap = sim ? AN_PIPE_MAX_UNITS_SIM : AN_PIPE_MAX_UNITS_MODEL;
     if (units <= cap)

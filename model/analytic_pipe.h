@@ -60,7 +60,8 @@ int an_pipe_walk(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
  * probes affine), 0 where an_pipe_run walks instead, SC_ERUNTIME out of memory. */
 int an_pipe_closed(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
 /* 0 when walking layout l's pipeline over m micro-batches fits the engine's budget (sim: the
- * simulator's, else the analytical engine's) or l is not pipelined; else SC_EINPUT naming the
+ * simulator's, else the analytical engine's) or l is not pipelined, or the analytical engine
+ * closes its steady state (1F1B and interleaved: an_pipe_closed); else SC_EINPUT naming the
  * stages x chunks x micro-batches, the cap and how to go on. */
 int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err) SC_MUST_CHECK;
 
