@@ -357,6 +357,22 @@ double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int c
     return best;
 }
 
+void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                        double *t, double *t_one)
+{
+    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0)) {
+        *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
+        *t_one = cost_coll_best(cal, kind, 1, chunks, g, NULL);
+        return;
+    }
+    nccl_shape s;
+    nccl_shape_of(cal, kind, g, &s);
+    double a, b;
+    nccl_best_pair(&cal->nccl, &s, piece(bytes, chunks), piece(1, chunks), &a, &b);
+    *t = (chunks < 1 ? 1 : chunks) * a;
+    *t_one = (chunks < 1 ? 1 : chunks) * b;
+}
+
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp)
 {
     if (cal->kern.gemm_eff > 0)

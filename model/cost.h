@@ -169,6 +169,10 @@ double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo a
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
+/* cost_coll_best of `bytes` and of 1 byte (its latency part) at once: the same bits as the
+ * two calls, the NCCL shape's usability and latencies taken once. */
+void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                        double *t, double *t_one);
 /* The same with the algorithm pinned (force: an nccl_algo, as NCCL_ALGO pins it; -1 = free): the
  * best protocol of that algorithm. Without an "nccl" calibration, ring (0) or tree (1). */
 double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,

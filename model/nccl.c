@@ -251,3 +251,50 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
         *bp = P;
     return isfinite(best) ? best : 0;
 }
+
+/* One size's choice over the per-shape usability, latencies and raw bandwidths (nccl_best_pair):
+ * nccl_best_of's loop, unforced, operation for operation. */
+static double best_given(const nccl_params *p, const nccl_shape *s, double S, const int (*ok)[NCCL_N_PROTOS],
+                         const double (*lats)[NCCL_N_PROTOS], const double *raw)
+{
+    double best = INFINITY;
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        double xfer = -1, eff = -1;
+        for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
+            const nccl_proto q = (nccl_proto)qi;
+            if (!ok[a][qi])
+                continue;
+            if (xfer < 0)
+                xfer = algo_bytes(s, (nccl_algo)a, S) / raw[a];
+            double lat = lats[a][qi];
+            if (lat >= best)
+                continue;
+            double tq = xfer / p->proto_bw[q];
+            if (lat + tq >= best)
+                continue;
+            if (eff < 0)
+                eff = chunk_eff(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S);
+            double t = lat + tq / eff;
+            if (t < best)
+                best = t;
+        }
+    }
+    return isfinite(best) ? best : 0;
+}
+
+void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2)
+{
+    int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
+    double lats[NCCL_N_ALGOS][NCCL_N_PROTOS], raw[NCCL_N_ALGOS];
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        int any = 0;
+        for (int q = 0; q < NCCL_N_PROTOS; q++) {
+            ok[a][q] = usable(p, s, (nccl_algo)a, (nccl_proto)q);
+            lats[a][q] = ok[a][q] ? nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q) : 0;
+            any |= ok[a][q];
+        }
+        raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
+    }
+    *t1 = best_given(p, s, S1, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
+    *t2 = best_given(p, s, S2, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
+}
