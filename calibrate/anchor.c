@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "../base/atomic.h"
+#include "../base/jsonrd.h"
 #include "../model/analytic.h"
+#include "../model/kernels.h"
 #include "../model/workload.h"
 #include "step.h"
 
@@ -146,6 +148,28 @@ static void hold(actx *a, int j, int replace)
         a->free_idx[a->n_free++] = a->cand[a->next++];
 }
 
+/* The fraction of the GPU's dense peak that run r's measured step implies for its model FLOPs
+ * alone (no recompute, no communication): the analytical model's MFU at its predicted step
+ * scaled to the measured one (the FLOPs of a step do not depend on the calibration). The peak is
+ * the cluster's dense BF16/FP16 one (gpu.peak_flops), FP8's for an FP8 run (model/kernels.h:
+ * kern_peak, the datasheet ratio where the file gives none). 0 for a harness step (step_fn). */
+double cal_anchor_implied_mfu(const cal_anchor_run *r, const cost_calib *k, double *peak_flops)
+{
+    *peak_flops = 0;
+    if (r->step_fn || !r->model)
+        return 0;
+    wl w;
+    wl_build(r->model, r->training, &w);
+    an_result res;
+    an_predict(&w, r->training, r->layout, r->cluster, r->nodes, k, &res);
+    double model_flops_s = res.mfu * r->cluster->gpu.peak_flops; /* per GPU, at the predicted step */
+    double peak = r->cluster->gpu.peak_flops;
+    if (r->training->precision == PREC_FP8) /* kern_peak has the sustained clock in: the datasheet's */
+        peak = kern_peak(r->cluster, KD_FP8) / (r->cluster->gpu.clock_ratio > 0 ? r->cluster->gpu.clock_ratio : 1);
+    *peak_flops = peak;
+    return peak > 0 && r->step_s > 0 ? model_flops_s * res.step_s / r->step_s / peak : 0;
+}
+
 /* Validate the runs: count, one cluster, one framework, measured steps > 0. */
 static int check_runs(const cal_anchor_run *runs, int n, sc_err *err)
 {
@@ -260,6 +284,15 @@ int cal_anchor_fit(const cal_anchor_run *runs, int n, const cost_calib *base, co
         return sc_err_set(err, SC_EINPUT, "--calibration", "",
                           "expected a calibration that is not anchored already (its anchor's runs would count "
                           "twice): anchor on its base");
+    for (int i = 0; i < n; i++) { /* an impossible measurement is refused, not fitted */
+        double peak, mfu = cal_anchor_implied_mfu(&runs[i], base, &peak);
+        if (mfu > 1)
+            return sc_err_set(err, SC_EINPUT, runs[i].file, "measured",
+                              "run %s: a measured step of %.4g s implies %.3g of the GPU's dense peak (%.4g TFLOP/s) "
+                              "for the model's FLOPs alone; at most 1 is possible (check the step time or rate, the GPU "
+                              "count and the job's shape)",
+                              runs[i].name, runs[i].step_s, mfu, peak / 1e12);
+    }
     actx a;
     memset(&a, 0, sizeof a);
     a.runs = runs, a.n = n, a.base = base, a.fw = (int)runs[0].training->framework;
@@ -371,10 +404,11 @@ int cal_anchor_write(const char *path, const char *base_path, const cost_calib *
                           "expected a calibration file to anchor on; the built-in defaults of %s have none (name one "
                           "of configs/calibrations, or a fitted one)",
                           runs[0].cluster->name);
-    json_error_t je;
-    json_t *root = json_load_file(base_path, 0, &je);
-    if (!root)
-        return sc_err_set(err, SC_EINPUT, base_path, "", "cannot read the base calibration: %s", je.text);
+    jr r = {base_path, err}; /* the checked reader: capped, no FIFO hang, duplicate keys refused */
+    json_t *root;
+    int rd = jr_load_root(&r, NULL, &root);
+    if (rd)
+        return rd;
     char name[SPEC_NAME_MAX], src[SPEC_SOURCE_MAX];
     snprintf(name, sizeof name, "%.40s (anchored)", k->name);
     snprintf(src, sizeof src,

@@ -736,6 +736,24 @@ expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor -
 # puts the compute factor at its lower bound, 0.05
 expect log-case-shape 0 "(held at its physical bound)" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --case validation/megatron-sc21/$(ls validation/megatron-sc21 | head -1) -o "$TMP/lc.json"
 expect log-two-nodes 2 "--nodes: expected one value for a log's job shape, got 2" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --cluster dgx-a100 --model llama2-7b --nodes 2,4 --layout zero3 -o "$TMP/lm.json"
+# plausibility (issue 29): a run faster than the GPUs can do its model FLOPs is refused, exit 2,
+# with the number and the bound. llama2-7b, micro-batch 4 x 8 micro-steps x seq 4096 = 131072
+# tokens per GPU per step at ~4.61e10 FLOP per token (6 x 6.48e9 non-embedding parameters + the LM
+# head 6 x 4096 x 32000 + attention 12 x 32 x 4096 x 4096) = 6.04e15 FLOP: in 1 s that is 19.4 x
+# the A100's 312 TFLOP/s dense BF16 peak.
+printf ' iteration 1 | elapsed time per iteration (ms): 1000.0 |\n iteration 2 | elapsed time per iteration (ms): 1000.0 |\n' >"$TMP/fast.log"
+rm -f "$TMP/impossible-anchor.json"
+expect anchor-implausible 2 "implies 19.4 of the GPU's dense peak (312 TFLOP/s) for the model's FLOPs alone; at most 1 is possible" -- "$BIN" calibrate anchor --log megatron:"$TMP/fast.log" --cluster dgx-a100 --model llama2-7b --nodes 4 --layout megatron:t=1,p=1 --micro-batch 4 --grad-accum 8 --framework megatron -o "$TMP/impossible-anchor.json"
+one_line_err anchor-implausible-one-line "$BIN" calibrate anchor --log megatron:"$TMP/fast.log" --cluster dgx-a100 --model llama2-7b --nodes 4 --layout megatron:t=1,p=1 --micro-batch 4 --grad-accum 8 --framework megatron -o "$TMP/impossible-anchor.json"
+if [ -e "$TMP/impossible-anchor.json" ]; then echo "FAIL anchor-implausible-no-file: a refused anchor wrote its output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# the interval predict prints with an anchored calibration (anc2.json above: the per-hook overhead
+# fitted with sd from 2 dof) holds its value and is what the fit's standard errors give
+if command -v python3 >/dev/null 2>&1; then
+    if python3 "$(dirname "$0")/anchor_interval.py" "$BIN" "$TMP/anc2.json" "$TMP" >"$TMP/ivl.out" 2>&1; then pass=$((pass + 1));
+    else echo "FAIL anchor-interval-derived:"; sed 's/^/    /' "$TMP/ivl.out"; fail=$((fail + 1)); fi
+else
+    echo "SKIP anchor-interval-derived: python3 not on PATH"
+fi
 
 # calibrate fit warns when the measurements' backend is not the cluster's (issue 29 item 6)
 expect fit-cpu-for-gpu 0 "calibrate fit: warning: $ONE was measured with the cpu backend" -- "$BIN" calibrate fit $ONE --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/cpugpu.json"
