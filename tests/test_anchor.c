@@ -67,6 +67,35 @@ START_TEST(one_run_recovers_factor)
 }
 END_TEST
 
+/* Two runs, 1 and 2 nodes, made with the kernels at 0.12 of the base's level and the network at
+ * 0.2 of line rate (the base has 1): two parameters, both recovered, fitted, residuals 0 (the
+ * fit moves 1 / efficiency, in which a step is about linear: compute time / factor + the rest;
+ * the measured case where fitting the efficiencies themselves ran off to the bounds is the golden
+ * fit-anchor-emulated, tests/fixtures/meas_emulated_2node.json). */
+START_TEST(slow_runs_not_clipped)
+{
+    fixture f;
+    fixture_init(&f);
+    f.base.bw_eff[TIER_NET].v = 1;
+    cost_calib truth = f.base;
+    cost_anchor_scale_compute(&truth, 0.2);
+    truth.bw_eff[TIER_NET].v = 0.06;
+    cal_anchor_run r[2] = {run_at(&f, 1, 0), run_at(&f, 2, 0)};
+    for (int i = 0; i < 2; i++)
+        r[i].step_s = cal_anchor_predict(&r[i], &truth);
+    ck_assert(r[0].step_s > 3 * cal_anchor_predict(&r[0], &f.base));
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(r, 2, &f.base, &out, &rep, &err), 0);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_FITTED);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_NET], COST_ANCHOR_FITTED);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 0.2, 1e-4);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_NET].v, 0.06, 1e-4);
+    ck_assert(fabs(rep.resid[0]) < 1e-6 && fabs(rep.resid[1]) < 1e-6);
+}
+END_TEST
+
 /* A run 20 % faster than the model gives with every GEMM at the datasheet peak: the factor is
  * held at its bound, 1 / 0.5 = 2, never past it. The run itself is possible (its model FLOPs
  * come to m1 / 0.8 < 1 of the peak, see implausible_refused; m1 is 0.67 here): what the model
@@ -290,6 +319,7 @@ Suite *anchor_suite(void)
     TCase *t = tcase_create("fit");
     tcase_add_test(t, one_run_recovers_factor);
     tcase_add_test(t, bound_held);
+    tcase_add_test(t, slow_runs_not_clipped);
     tcase_add_test(t, bound_keeps_slot);
     tcase_add_test(t, residuals_give_sd);
     tcase_add_test(t, two_clusters_refused);

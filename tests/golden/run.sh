@@ -763,6 +763,13 @@ expect fit-cpu-for-gpu 0 "calibrate fit: warning: $ONE was measured with the cpu
 # the model gives 0.365 s, so the factor is held there (2 ranks on a 2-core host, per the
 # fixture's note: the step is not the kernels the GEMM sweep measured alone).
 expect fit-anchor-steps 0 "stack anchored on 1 measured step" -- "$BIN" calibrate fit $ONE --cluster emulated-cpu --base defaults --anchor-steps -o "$TMP/steps.json"
+# the same on an emulated two-node run (calibrate/emulate/anchor.sh, 2026-11-27, 4 namespaces x 2
+# ranks on 2 shared cores): its zero3 and mics:p=2 steps take 0.5735 and 0.4673 s against 0.181 and
+# 0.124 s from the fitted kernels alone. Two steps, two parameters (the runs span nodes): both
+# fitted inside their bounds and the steps reproduced (before, the factor ran past its lower bound
+# and was held there: 1.000 s "anchored" for 0.5735 s measured).
+expect fit-anchor-emulated 0 "step zero3, 2 layers, hidden 256             measured 0.5735 s, kernels alone 0.1810 s, anchored 0.5735 s" -- "$BIN" calibrate fit tests/fixtures/meas_emulated_2node.json --cluster emulated-cpu --anchor-steps -o "$TMP/emu2.json"
+expect fit-anchor-emulated-fitted 0 "network bandwidth efficiency                         0.5611   0         of line rate (fitted)" -- "$BIN" calibrate fit tests/fixtures/meas_emulated_2node.json --cluster emulated-cpu --anchor-steps -o "$TMP/emu2.json"
 expect fit-anchor-steps-loads 0 "calibration: $TMP/steps.json" -- "$BIN" predict --cluster emulated-cpu --model gpt2-1.5b --nodes 2 --layout zero3 --engine model --calibration "$TMP/steps.json"
 
 # attention kernel generations (issue 27 item 1): FA1 on A100 llama2-7b (seq 4096, 32 heads, mb 1:
