@@ -40,6 +40,7 @@ help:
 	@echo "make bench-gpu  the GPU harness ./shardcast-bench-gpu (CUDA + NCCL + cuBLAS)"
 	@echo "make bench-gpu-portable  the same, GSL/Jansson static and no MPI, for a bare GPU machine (bench/gpu)"
 	@echo "make emulate    calibrate + fit + validate on an emulated 2-node cluster (root, netns; skips if not allowed)"
+	@echo "make emulate-anchor  measure 2 emulated nodes, anchor, predict 4 (issue 29; not in make check)"
 	@echo "make install PREFIX=/usr/local"
 
 deps:

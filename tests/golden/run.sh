@@ -703,6 +703,11 @@ OLMO13=validation/olmo-core-readme/olmocore-13b-8xh100-hsdp-bf16.json
 expect anchor-two-sd 0 "standard errors: residuals: sqrt(chi^2 / 2 dof)" -- "$BIN" calibrate anchor $OLMO $OLMO7 $OLMO13 -o "$TMP/anc2.json"
 expect anchor-two-interval 0 "(1 sd, from the calibration's parameter uncertainties)" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3 --engine model --framework fsdp2 --calibration "$TMP/anc2.json"
 expect anchor-json 0 '"status": "fitted"' -- "$BIN" calibrate anchor $OLMO --json -o "$TMP/anc4.json"
+# offloaded or not as the runs were (accuracy --anchored anchors the two kinds apart): a GPU-only
+# anchor used for zero3-offload, and an offloaded one for zero3, say so on stderr
+expect anchor-offload-note 0 "was anchored on runs without offload: zero3-offload's optimizer step on the host" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3-offload --engine model --calibration "$TMP/anc.json"
+"$BIN" calibrate anchor validation/deepspeed-azure-blog/azure-530b-512g-mb8.json -o "$TMP/anc-off.json" >/dev/null 2>&1
+expect anchor-offload-only-note 0 "was anchored on zero3-offload runs only: their host optimizer step may be folded into its compute level, which zero3 does not have" -- "$BIN" predict --cluster validation/clusters/azure-ndm-a100-v4.json --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc-off.json"
 # sweep and plan take the anchored calibration too
 expect anchor-plan 0 "plan: gpt3-13b on dgx-h100" -- "$BIN" plan --cluster dgx-h100 --model gpt3-13b --nodes 2..4 --calibration "$TMP/anc2.json"
 # errors: no -o; runs on two clusters; an anchored base
