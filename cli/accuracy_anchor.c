@@ -38,7 +38,8 @@ static void print_text(const acc_anchor_sum *a)
     }
 }
 
-static json_t *to_json(const acc_anchor_sum *a)
+/* The figures; with runs, every held-out run too (--json; the figures file keeps the summary). */
+static json_t *to_json(const acc_anchor_sum *a, int runs)
 {
     json_t *src = json_array();
     for (int i = 0; i < a->n_src && src; i++) {
@@ -48,9 +49,19 @@ static json_t *to_json(const acc_anchor_sum *a)
                                              100 * s->bias, "shipped_mape_pct", 100 * s->shipped_mape, "anchors",
                                              s->anchors));
     }
-    return json_pack("{s:s, s:o, s:{s:i, s:f, s:f, s:f}}", "schema", "shardcast-anchored-figures/1", "sources", src,
-                     "overall", "n", a->n, "mape_pct", 100 * a->mape, "bias_pct", 100 * a->bias, "shipped_mape_pct",
-                     100 * a->shipped_mape);
+    json_t *root = json_pack("{s:s, s:o, s:{s:i, s:f, s:f, s:f}}", "schema", "shardcast-anchored-figures/1", "sources",
+                             src, "overall", "n", a->n, "mape_pct", 100 * a->mape, "bias_pct", 100 * a->bias,
+                             "shipped_mape_pct", 100 * a->shipped_mape);
+    json_t *held = runs && root ? json_array() : NULL;
+    for (int i = 0; held && i < a->n_held; i++) {
+        const acc_anchor_held *h = &a->held[i];
+        json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:f, s:f}", "name", h->name, "source_id",
+                                              a->src[h->src].source_id, "anchor", h->anchor, "error_pct",
+                                              100 * h->error, "shipped_error_pct", 100 * h->shipped));
+    }
+    if (held)
+        json_object_set_new(root, "runs", held);
+    return root;
 }
 
 /* The Markdown section (between the markers). */
@@ -174,14 +185,16 @@ int cli_acc_anchored(const cli_acc_run *r)
     int rc = acc_anchored(r->s, a, &err), status = rc ? cli_fail(&err, rc) : 0;
     if (!status) {
         if (r->o->json)
-            status = cli_print_json(to_json(a));
+            status = cli_print_json(to_json(a, 1));
         else
             print_text(a);
     }
     if (!status && r->o->markdown && (rc = write_markdown(a, r->o->markdown, &err)))
         status = cli_fail(&err, rc);
     if (!status && r->o->figures) {
-        char *t = json_dumps(to_json(a), JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        json_t *fig = to_json(a, 0);
+        char *t = fig ? json_dumps(fig, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+        json_decref(fig);
         if (!t || (rc = cli_write_atomic(r->o->figures, t, strlen(t), &err)))
             status = cli_fail(&err, t ? rc : sc_err_set(&err, SC_ERUNTIME, r->o->figures, "", "out of memory"));
         free(t);

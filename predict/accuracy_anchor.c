@@ -82,7 +82,7 @@ static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken
 /* Anchor on the median-GPU member of m (sorted), predict the others: errors appended to err_out
  * (fraction, > 0 too optimistic) and the shipped calibration's for the same runs to ship_out. */
 static int anchor_group(const acc_suite *s, member *m, int n, double *err_out, double *ship_out, int *k,
-                        const acc_outcome *o, acc_anchor_src *src, sc_err *err)
+                        const acc_outcome *o, acc_anchor_src *src, acc_anchor_sum *sum, sc_err *err)
 {
     qsort(m, (size_t)n, sizeof *m, by_gpus);
     const acc_case *ac = acc_case_at(s, m[(n - 1) / 2].idx);
@@ -106,6 +106,14 @@ static int anchor_group(const acc_suite *s, member *m, int n, double *err_out, d
         /* error in tokens/s = measured step / predicted step - 1 (same tokens per step) */
         err_out[*k] = r.step_s / cal_anchor_predict(&r, &fitted) - 1;
         ship_out[*k] = o[m[j].idx].error;
+        if (sum->n_held < ACC_ANCHOR_MAX_RUNS) {
+            acc_anchor_held *h = &sum->held[sum->n_held++];
+            snprintf(h->name, sizeof h->name, "%s", c->name);
+            snprintf(h->anchor, sizeof h->anchor, "%s", ac->name);
+            h->src = (int)(src - sum->src);
+            h->error = err_out[*k];
+            h->shipped = ship_out[*k];
+        }
         (*k)++;
     }
     return 0;
@@ -167,7 +175,7 @@ int acc_anchored(const acc_suite *s, acc_anchor_sum *out, sc_err *err)
             snprintf(src->source_id, sizeof src->source_id, "%s", sid);
         }
         int k0 = k;
-        if ((rc = anchor_group(s, m, g, all, ship, &k, o, src, err)))
+        if ((rc = anchor_group(s, m, g, all, ship, &k, o, src, out, err)))
             break;
         for (int j = k0; j < k; j++)
             src_of[j] = (int)(src - out->src);

@@ -717,6 +717,8 @@ expect anchor-twice 2 "anchor on its base" -- "$BIN" calibrate anchor $OLMO --ca
 one_line_err anchor-no-out-one-line "$BIN" calibrate anchor $OLMO
 # accuracy --anchored against its committed figures (make accuracy-check does the same)
 expect anchor-accuracy 0 "overall" -- "$BIN" accuracy validation --anchored
+# --json lists every held-out run with its group's anchor (to see where a source's error comes from)
+expect anchor-accuracy-runs 0 '"anchor": "olmocore-1b-8xh100-hsdp-fp8"' -- "$BIN" accuracy validation --anchored --json
 
 # error bars that mean something (issue 29 item 4): on the one-node CPU fixture the ring base
 # latency came out 0.707 ± 1.75 us (its sd above its value: collinear with the hop latency) and
