@@ -612,6 +612,94 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
         s->exposed[i] += J * (cur->exposed[i] - prev->exposed[i]);
 }
 
+/* Sink regime at micro-step level (issue 31: HSDP's all-reduce stream under FSDP lagging further
+ * behind compute each micro-step, which neither case above jumps). A stream q is a sink when in
+ * the regular micro-steps only reduces use it, each the last of its item's chain or followed by
+ * reduces on q only (no collective waits for one), and, where streams share the tiers, no
+ * collective on another stream uses q's tiers. If q shifted by its work m in the measured
+ * transition (no gap: each reduce started when q was free, not when issued), m exceeds the
+ * compute's shift lambda and every other component shifted by lambda, then every later
+ * transition repeats it exactly: the issues shift by lambda, q's free time by m >= lambda, so
+ * no gap opens, and nothing else reads q. q must end last and the last micro-step must put on
+ * it, so that the next put on q names the latest collective's kind as the full run does.
+ * Returns q (its shift in *m, its tiers in *qt), or -1. */
+static void sink_scan(const an_titem *it, unsigned *bad, unsigned tiers[2], double work[NS])
+{
+    for (int k = 0; k < it->ng; k++) {
+        *bad |= 1u << it->gs[k];
+        if (it->gtier[k] >= 0)
+            tiers[it->gtier[k]] |= 1u << it->gs[k];
+    }
+    for (int k = 0; k < it->ni; k++) {
+        *bad |= 1u << it->is[k];
+        if (it->itier[k] >= 0)
+            tiers[it->itier[k]] |= 1u << it->is[k];
+    }
+    for (int k = 0; k < it->nr; k++) {
+        work[it->rs[k]] += it->count * it->r[k];
+        if (it->rtier[k] >= 0)
+            tiers[it->rtier[k]] |= 1u << it->rs[k];
+        if (k + 1 < it->nr && it->rs[k + 1] != it->rs[k])
+            *bad |= 1u << it->rs[k];
+    }
+}
+
+/* Component p of a snapshot shifted by sh (relative 1e-13), infinities unchanged. */
+static int shifted_by(const snap *a, const snap *b, int p, double sh)
+{
+    double x = a->v[p], y = b->v[p];
+    if (isinf(x) || isinf(y))
+        return x == y;
+    return fabs((y - x) - sh) <= 1e-13 * (fabs(y) + 1e-30);
+}
+
+static int sink_lag(const an_timed *t, const state *s, const snap *a, const snap *b, int D, double *lambda,
+                    double *m, unsigned *qt)
+{
+    unsigned bad = 0, tiers[2] = {0, 0}, inlast = 0;
+    double work[NS] = {0};
+    for (int i = 0; i < t->n_items; i++) {
+        sink_scan(&t->micro[i], &bad, tiers, work);
+        for (int k = 0; k < t->last[i].nr; k++)
+            inlast |= 1u << t->last[i].rs[k];
+    }
+    const double l = b->v[1] - a->v[1];
+    for (int q = 0; q < NS; q++) {
+        const int iv = q ? D + q : 0;
+        const double mq = b->v[iv] - a->v[iv];
+        *qt = 0;
+        for (int k = 0; k < 2 && s->share; k++)
+            if (tiers[k] >> q & 1u)
+                *qt |= tiers[k] == 1u << q ? 1u << k : 1u << 2; /* bit 2: a tier shared with another */
+        if ((bad >> q & 1u) || !(inlast >> q & 1u) || (*qt >> 2) || isinf(b->v[iv]) || !(mq > l) ||
+            fabs(mq - work[q]) > 1e-13 * (fabs(b->v[iv]) + 1e-30))
+            continue;
+        int ok = 1;
+        for (int p = 0; p < a->n && ok; p++) {
+            int own = p == iv || (p >= D + NS && (*qt >> (p - D - NS) & 1u));
+            ok = shifted_by(a, b, p, own ? mq : l);
+        }
+        for (int p = 0; p < NS && ok; p++)
+            ok = s->comm[p] <= s->comm[q];
+        if (ok) {
+            *lambda = l;
+            *m = mq;
+            return q;
+        }
+    }
+    return -1;
+}
+
+/* After jump() moved everything by J lambda: sink q (and its tiers) by J m instead. */
+static void sink_advance(state *s, int q, unsigned qt, double J, double lambda, double m)
+{
+    s->comm[q] += J * (m - lambda);
+    for (int k = 0; k < 2; k++)
+        if (qt >> k & 1u)
+            s->link[k] += J * (m - lambda);
+    s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
+}
+
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
@@ -761,6 +849,9 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                     mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
             }
             long mcap = 0;
+            int sq = -1;
+            unsigned sqt = 0;
+            double sm = 0;
             if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
                 if (uniform_shift(mprev, mcur, &lambda)) {
                     lambda_comm = lambda;
@@ -768,11 +859,17 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                 } else if (!gathers) {
                     mcap = decoupled(mprev, mcur, mwork, &lambda, &lambda_comm);
                 }
+                if (!mcap && (sq = sink_lag(t, &s, mprev, mcur, D, &lambda, &sm, &sqt)) >= 0) {
+                    lambda_comm = lambda;
+                    mcap = LONG_MAX;
+                }
             }
             if (J > mcap)
                 J = mcap;
             if (J > 0) {
                 jump(&s, &c, D, mprev, mcur, lambda, lambda_comm, J * per, J);
+                if (sq >= 0)
+                    sink_advance(&s, sq, sqt, (double)J, lambda, sm);
                 main.m += (int)J;
                 look.m += (int)J;
                 take(&s, c, D, mcur);

@@ -1271,6 +1271,118 @@ START_TEST(test_bug_prefetch_past_step_end)
 }
 END_TEST
 
+/* Issue 31 item 7: HSDP under FSDP / FSDP2 puts its all-reduce on a third stream that nothing
+ * waits for; where it is slower than a micro-step's compute it falls further behind each
+ * micro-step, which no jump took, so an_run was O(grad_accum) (6-16 s at 2^20). The sink jump
+ * (analytic.c, sink_lag) must give what the copy-by-copy run gives, to 1e-12 of the step:
+ * shipped clusters (p3dn: the all-reduce lags; p4d: mixed) and calibrations, bert-10b and
+ * gpt3-13b, fsdp and fsdp2, the HSDP family on 2 and 16 nodes, grad_accum 2-200. */
+START_TEST(test_jumps_sink_stream)
+{
+    static const char *const CL[] = {"p3dn.24xlarge", "p4d.24xlarge"}, *const MD[] = {"bert-10b", "gpt3-13b"};
+    static const char *const L[] = {"hsdp:p=8", "hsdp:p=2", "hybrid_shard_zero2:p=8", "hsdp:p=8,sync=boundary"};
+    static const int GA[] = {2, 3, 4, 7, 33, 200}, NODES[] = {2, 16};
+    int n = 0;
+    for (int ci = 0; ci < 2; ci++)
+        for (int mi = 0; mi < 2; mi++) {
+            spec_cluster c;
+            spec_model m;
+            load_cm(CL[ci], MD[mi], &c, &m);
+            cost_calib k;
+            char path[256];
+            sc_err err;
+            snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+            ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s: %s", path, err.text);
+            for (int fw = 0; fw < 2; fw++)
+                for (size_t li = 0; li < sizeof L / sizeof *L; li++)
+                    for (int ni = 0; ni < 2; ni++)
+                        for (size_t gi = 0; gi < sizeof GA / sizeof *GA; gi++) {
+                            spec_layout l = parse_layout(L[li]);
+                            if (spec_layout_check(&l, &c, NODES[ni], NULL))
+                                continue;
+                            spec_training t;
+                            spec_training_defaults(&t);
+                            t.framework = fw ? FW_FSDP2 : FW_FSDP;
+                            t.grad_accum = GA[gi];
+                            wl w;
+                            wl_build(&m, &t, &w);
+                            lo_graph g;
+                            layout_build(&w, &t, &l, &c, NODES[ni], &g);
+                            an_timed tm;
+                            an_time(&g, &w, &k, &c, &tm);
+                            an_result a, b;
+                            memset(&a, 0, sizeof a);
+                            memset(&b, 0, sizeof b);
+                            an_run(&tm, &a);
+                            an_run_full(&tm, &b);
+                            char cfg[160];
+                            snprintf(cfg, sizeof cfg, "%s %s %s %s nodes %d ga %d", CL[ci], MD[mi], fw ? "fsdp2" : "fsdp",
+                                     L[li], NODES[ni], GA[gi]);
+                            double tol = REL * b.step_s;
+                            close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+                            close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                            close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
+                            close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
+                            for (int i = 0; i < N_COLLS; i++)
+                                close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+                            n++;
+                        }
+        }
+    ck_assert_int_gt(n, 300);
+}
+END_TEST
+
+/* Random graphs on three streams sharing two tiers: reduces on streams 0-2 (chains that wait
+ * on one another), gathers on 0-1, latency parts, tiers -1/0/1, so that the sink jump and its
+ * refusals (a tier shared, a chain leaving the stream, the stream not last) all occur. */
+START_TEST(test_jumps_random_streams)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261127);
+    int n = 0;
+    for (int it = 0; it < 5000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 4);
+        for (int i = 0; i < t.n_items; i++)
+            for (int w = 0; w < 2; w++) {
+                an_titem *a = w ? &t.last[i] : &t.micro[i];
+                for (int k = 0; k < a->ng; k++) {
+                    a->gs[k] = (int)gsl_rng_uniform_int(rng, 2);
+                    a->gtier[k] = (int)gsl_rng_uniform_int(rng, 3) - 1;
+                    a->glat[k] = a->g[k] * 0.25 * (double)gsl_rng_uniform_int(rng, 2);
+                }
+                for (int k = 0; k < a->nr; k++) {
+                    a->rs[k] = w && k < t.micro[i].nr ? t.micro[i].rs[k] : (int)gsl_rng_uniform_int(rng, 3);
+                    a->rtier[k] = w && k < t.micro[i].nr ? t.micro[i].rtier[k] : (int)gsl_rng_uniform_int(rng, 3) - 1;
+                    a->rlat[k] = a->r[k] * 0.25 * (double)gsl_rng_uniform_int(rng, 2);
+                }
+            }
+        int per = 0;
+        for (int i = 0; i < t.n_items; i++)
+            per += t.micro[i].count;
+        if (t.prefetch >= per)
+            continue;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random 3-stream graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum,
+                 t.prefetch, t.n_items);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 2500);
+}
+END_TEST
+
 /* ---- properties over a grid ---------------------------------------------------------------- */
 
 static int predict(const spec_cluster *c, const spec_model *m, const cost_calib *k, const char *layout, int nodes,
@@ -1629,6 +1741,8 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_jumps_exact_tiny);
     tcase_add_test(jump, test_jumps_random);
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
+    tcase_add_test(jump, test_jumps_sink_stream);
+    tcase_add_test(jump, test_jumps_random_streams);
     suite_add_tcase(s, jump);
     TCase *prop = tcase_create("properties");
     tcase_set_timeout(prop, 120);
