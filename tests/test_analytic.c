@@ -18,6 +18,48 @@
 #include <stdio.h>
 #include <string.h>
 
+START_TEST(test_memo_key_fields)
+{
+    /* an_training_same / an_model_same (the memo's keys) compare every field and never the
+     * padding (issue 31 item 8: memcmp of whole structs read uninitialised padding; valgrind).
+     * Each byte of a zeroed struct set in turn: the bytes the comparison ignores are exactly the
+     * padding and the string tails (a zeroed string is "", so its bytes 1.. lie after its end).
+     * LP64: spec_training has a 4-byte hole after prefetch_layers, + stack[1..63]: 4 + 63 = 67;
+     * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
+     * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
+     * count (only one laid exactly into a hole would not). Every other byte must count. */
+    spec_training ta, tb;
+    memset(&ta, 0, sizeof ta);
+    int ign = 0;
+    for (size_t i = 0; i < sizeof tb; i++) {
+        memset(&tb, 0, sizeof tb);
+        ((unsigned char *)&tb)[i] = 1;
+        ign += an_training_same(&ta, &tb);
+    }
+    ck_assert_int_eq(ign, 4 + (int)sizeof ta.stack - 1);
+    spec_model ma, mb;
+    memset(&ma, 0, sizeof ma);
+    ign = 0;
+    for (size_t i = 0; i < sizeof mb; i++) {
+        memset(&mb, 0, sizeof mb);
+        ((unsigned char *)&mb)[i] = 1;
+        ign += an_model_same(&ma, &mb);
+    }
+    ck_assert_int_eq(ign, 4 + (int)sizeof ma.name - 1 + (int)sizeof ma.source - 1);
+    /* what the padding held never matters: the same values over different garbage are the same */
+    spec_training x, y;
+    memset(&x, 0xAB, sizeof x);
+    memset(&y, 0x5C, sizeof y);
+    spec_training_defaults(&ta);
+    x = ta;
+    y = ta;
+    memset(x.stack + 1, 'q', sizeof x.stack - 1); /* a tail after the string's end */
+    ck_assert(an_training_same(&x, &y));
+    y.persist_threshold = -0.0; /* bytes, not values: -0 is not 0 (as memcmp had it) */
+    ck_assert(!an_training_same(&x, &y));
+}
+END_TEST
+
 Suite *analytic_suite(void);
 
 #define REL 1e-12
@@ -1752,6 +1794,7 @@ Suite *analytic_suite(void)
     tcase_add_test(prop, test_predict_derived_fields);
     tcase_add_test(prop, test_predict_memo_identical);
     tcase_add_test(prop, test_memo_graphs_across_grad_accum);
+    tcase_add_test(prop, test_memo_key_fields);
     suite_add_tcase(s, prop);
     return s;
 }

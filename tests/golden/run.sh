@@ -383,6 +383,8 @@ meas_ok() {
 }
 if [ -x "$BENCH" ]; then
     expect bench-help 0 "usage: mpirun -np N shardcast-bench" -- "$BENCH" --help
+    # issue 31 item 8: the help promised FILE.tmp; the writer (base/atomic.h) uses a unique temporary name
+    expect bench-help-no-tmp-promise 0 "written to a temporary" -- "$BENCH" --help
     expect bench-bad-option 2 "shardcast-bench: unknown option '--bogus'" -- "$BENCH" --bogus
     one_line_err bench-bad-option-one-line "$BENCH" --bogus
     expect bench-bad-step 2 "--step: expected zero3 or mics:p=P[,hier=0], at most 8 of them, got \"ddp\"" -- "$BENCH" --step zero3,ddp
