@@ -728,13 +728,30 @@ static void sink_advance(state *s, int q, unsigned qt, double J, double lambda, 
     s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
 }
 
+/* prefetch_var: how far ahead of the host the look cursor may issue, for the micro-step
+ * jump's bound: prefetch, which bounds every item's depth; -1 (no jump) where a depth exceeds
+ * it (the ring of gathers' ends has prefetch + 1 slots) or is negative (issued before the
+ * step starts). */
+static int var_lookahead(const an_timed *t, int d)
+{
+    for (int i = 0; i < t->n_items; i++)
+        for (int w = 0; w < 2; w++) {
+            int di = (w ? t->last : t->micro)[i].d;
+            if (di < 0 || di > d)
+                return -1;
+        }
+    return d;
+}
+
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
      * pass), ahead of step start when negative; the uniform case is j = c + d (below) */
     const int var = t->prefetch_var, d = t->prefetch, D = d + 1;
-    if (var)
-        allow_jump = 0;
+    /* var: no copy-level jumps; micro-step jumps where the look-ahead is periodic (var_lookahead) */
+    const int copy_jump = allow_jump && !var;
+    const int dv = var ? var_lookahead(t, d) : d;
+    long mlag_prev = -1;
     long lidx = 0;
     state s;
     memset(&s, 0, sizeof s);
@@ -807,7 +824,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 
         /* copy-level jump over identical copies; a copy whose item has no copies left to
          * jump over (embeddings, heads, the last of a run) needs no snapshot */
-        if (!allow_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
+        if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
             have_prev = 0;
             goto micro_level;
         }
@@ -868,9 +885,14 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                 per += t->micro[i].count;
             /* the jumped micro-steps must issue the gathers the measured one did: their
              * look-ahead (d copies on) has to stay inside the step */
-            long jl = ((long)(t->grad_accum - 1) * per - d) / per - main.m;
+            long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main.m;
             if (J > jl)
                 J = jl;
+            /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */
+            long mlag = lidx - c;
+            if (var && mlag != mlag_prev)
+                J = 0;
+            mlag_prev = mlag;
             for (int i = 0; i < t->n_items; i++) {
                 gathers += t->micro[i].ng + t->micro[i].ni;
                 for (int k = 0; k < t->micro[i].nr; k++)
@@ -900,6 +922,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                     sink_advance(&s, sq, sqt, (double)J, lambda, sm);
                 main.m += (int)J;
                 look.m += (int)J;
+                if (var)
+                    lidx += J * per;
                 take(&s, c, D, mcur);
                 have_prev = 0;
             }

@@ -1425,6 +1425,103 @@ START_TEST(test_jumps_random_streams)
 }
 END_TEST
 
+START_TEST(test_jumps_prefetch_var)
+{
+    /* FSDP's BACKWARD_POST / NO_PREFETCH give the backward another prefetch depth than the
+     * forward (an_timed.prefetch_var): no copy-level jumps there, and an_run was O(grad_accum)
+     * (4 s at 2^20 on p4d, gpt3-1.3b, FULL_SHARD; a fuzz_fw_engine input under ASan times out).
+     * The micro-step jump now takes it where the look cursor is as far ahead at two boundaries;
+     * an_run must give an_run_full's answer to 1e-12 of the step: p4d and p3dn with their
+     * calibrations, gpt3-1.3b, fsdp and fsdp2, backward_prefetch POST and NONE, limit_all_gathers
+     * on and off, ZeRO-3 / HSDP / SHARD_GRAD_OP, 2 and 4 nodes, grad_accum 2-100; then random
+     * graphs with per-item depths 0..prefetch. */
+    static const char *const CL[] = {"p4d.24xlarge", "p3dn.24xlarge"};
+    static const char *const L[] = {"zero3", "hsdp:p=8", "shard_grad_op", "hybrid_shard_zero2:p=8"};
+    static const int GA[] = {2, 3, 5, 9, 100};
+    int n = 0, nvar = 0;
+    for (int ci = 0; ci < 2; ci++) {
+        spec_cluster c;
+        spec_model m;
+        load_cm(CL[ci], "gpt3-1.3b", &c, &m);
+        cost_calib k;
+        char path[256];
+        sc_err err;
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+        ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s: %s", path, err.text);
+        for (int fw = 0; fw < 2; fw++)
+            for (int bp = 1; bp <= 2; bp++)
+                for (int lag = 0; lag < 2; lag++)
+                    for (size_t li = 0; li < sizeof L / sizeof *L; li++)
+                        for (int nodes = 2; nodes <= 4; nodes *= 2)
+                            for (size_t gi = 0; gi < sizeof GA / sizeof *GA; gi++) {
+                                spec_layout l = parse_layout(L[li]);
+                                if (spec_layout_check(&l, &c, nodes, NULL))
+                                    continue;
+                                spec_training t;
+                                spec_training_defaults(&t);
+                                t.framework = fw ? FW_FSDP2 : FW_FSDP;
+                                t.backward_prefetch = bp;
+                                t.limit_all_gathers = lag ? 0 : -1;
+                                t.grad_accum = GA[gi];
+                                wl w;
+                                wl_build(&m, &t, &w);
+                                lo_graph g;
+                                layout_build(&w, &t, &l, &c, nodes, &g);
+                                an_timed tm;
+                                an_time(&g, &w, &k, &c, &tm);
+                                nvar += tm.prefetch_var;
+                                an_result a, b;
+                                memset(&a, 0, sizeof a);
+                                memset(&b, 0, sizeof b);
+                                an_run(&tm, &a);
+                                an_run_full(&tm, &b);
+                                char cfg[160];
+                                snprintf(cfg, sizeof cfg, "%s %s bp %d lag %d %s nodes %d ga %d", CL[ci],
+                                         fw ? "fsdp2" : "fsdp", bp, lag, L[li], nodes, GA[gi]);
+                                double tol = REL * b.step_s;
+                                close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+                                close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                                close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
+                                for (int i = 0; i < N_COLLS; i++)
+                                    close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+                                n++;
+                            }
+    }
+    ck_assert_int_gt(n, 300);
+    ck_assert_int_gt(nvar, n / 4); /* the regime under test occurs */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 31007);
+    int nr = 0;
+    for (int it = 0; it < 4000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 4);
+        t.prefetch_var = 1;
+        for (int i = 0; i < t.n_items; i++)
+            t.micro[i].d = t.last[i].d = (int)gsl_rng_uniform_int(rng, (unsigned long)t.prefetch + 1);
+        int per = 0;
+        for (int i = 0; i < t.n_items; i++)
+            per += t.micro[i].count;
+        if (t.prefetch >= per)
+            continue;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random var graph %d (ga %d, prefetch %d)", it, t.grad_accum, t.prefetch);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        nr++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(nr, 2000);
+}
+END_TEST
+
 /* ---- properties over a grid ---------------------------------------------------------------- */
 
 static int predict(const spec_cluster *c, const spec_model *m, const cost_calib *k, const char *layout, int nodes,
@@ -1785,6 +1882,7 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
     tcase_add_test(jump, test_jumps_sink_stream);
     tcase_add_test(jump, test_jumps_random_streams);
+    tcase_add_test(jump, test_jumps_prefetch_var);
     suite_add_tcase(s, jump);
     TCase *prop = tcase_create("properties");
     tcase_set_timeout(prop, 120);

@@ -672,6 +672,9 @@ expect accelerate-hybrid 0 "hsdp:p=8                 0.780" -- "$BIN" predict --
 # issue 31 item 7: HSDP's all-reduce stream falls further behind compute each micro-step (p3dn, FSDP):
 # the analytical engine jumps that regime too (was O(grad_accum): 9-24 s at 2^20; now ~0.1 s)
 expect hsdp-grad-accum-2p20 0 "hsdp:p=8             3134873.666" -- timeout 5 "$BIN" predict --cluster p3dn.24xlarge --model bert-10b --nodes 2 --framework fsdp --layout hsdp:p=8 --engine model --grad-accum 1048576
+# the same for FSDP's BACKWARD_POST (another prefetch depth in the backward: no jump at all before, 2.7 s at 2^20)
+sed "s/BACKWARD_PRE/BACKWARD_POST/; s/HYBRID_SHARD/FULL_SHARD/" tests/fixtures/accelerate_fsdp_hybrid.yaml >"$TMP/acc-post.yaml"
+expect fsdp-post-grad-accum-2p20 0 "zero3                366083.391" -- timeout 5 "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 4 --accelerate-config "$TMP/acc-post.yaml" --engine model --grad-accum 1048576
 # issue 31 item 8: a trace is budgeted (16 ranks x 96 layers x 256 micro-steps x 1,546 B = 580 MiB > 256 MiB)
 expect trace-budget 2 "shardcast: --trace: a trace of 16 ranks x 96 layers x 256 micro-steps would be about 580 MiB, over the limit of 256 MiB; trace fewer ranks (--trace-ranks) or micro-steps (--grad-accum), or --sim-limit-s 0 goes on" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
 one_line_err trace-budget-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
