@@ -29,9 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const spec_cluster *c = fz_cluster(ci);
     if (!c || spec_nodes_check(c, n, "fuzz", &err))
         return 0;
+    rc = spec_layout_check(&l, c, n, &err); /* before the batch rule, as cli/common.c has it */
+    FZ_EXPECT(rc);
+    if (rc)
+        return 0;
     if (t.train_batch) { /* cli/common.c ds_batch */
-        int mp = l.kind == LAYOUT_TP ? l.t : l.kind == LAYOUT_AXONN ? l.grid[0] * l.grid[1] * l.grid[2] : 1;
-        rc = mp > 0 ? spec_ds_check_batch(&t, n * c->gpus_per_node / mp, "fuzz", &err) : SC_EINPUT;
+        int share = spec_layout_batch_share(&l);
+        rc = share > 0 ? spec_ds_check_batch(&t, n * c->gpus_per_node / share, "fuzz", &err) : SC_EINPUT;
         FZ_EXPECT(rc);
         if (rc)
             return 0;
