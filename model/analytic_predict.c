@@ -66,7 +66,7 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
     an_derive(w, tr, c, n_ranks, r);
     if (l->kind != LAYOUT_MEGATRON)
         return;
-    double share = (double)l->t * (l->pp > 0 ? l->pp : 1);
+    double share = (double)l->t * (l->pp > 0 ? l->pp : 1) * (l->cp > 1 ? l->cp : 1); /* a replica's GPUs */
     r->samples_per_step /= share;
     r->samples_per_s /= share;
     r->tokens_per_s /= share;

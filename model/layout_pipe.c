@@ -138,6 +138,8 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
+    if (l->cp > 1) /* context parallelism: each rank sends its s / cp tokens (cp.h) */
+        pp->p2p_bytes /= l->cp;
     for (int s = 0; s < pp->p; s++)
         for (int cc = 0; cc < pp->v; cc++) {
             int k = layout_pipe_vstage(pp, s, cc);

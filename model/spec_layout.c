@@ -212,6 +212,15 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
         stride[a] = st;
         st *= size[a];
     }
+    if (l->kind == LAYOUT_MEGATRON && l->cp > 1) {
+        /* context parallelism on y, inside d: "tp-cp-ep-dp-pp" puts the cp ranks at stride t; d
+         * keeps all t-strided ranks of a stage, dp x cp, the group that reduces the gradients
+         * and shards the distributed optimizer (Megatron-Core's data-parallel group with cp) */
+        if (size[3] % l->cp)
+            return -1;
+        size[1] = l->cp;
+        stride[1] = l->t;
+    }
     return 0;
 }
 
@@ -478,14 +487,10 @@ static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_
 
 /* Megatron-LM 3D: tensor parallelism inside a node, t x pp dividing the GPUs, the t x dp ranks
  * of one stage a divisor or a multiple of a node (stage neighbours then pair up rank by rank
- * across nodes, or inside one); context parallelism is not modelled. */
+ * across nodes, or inside one); cp ranks at stride t (cp.h). */
 static int megatron_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
 {
     int pp = l->pp > 0 ? l->pp : 1;
-    if (l->cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: context parallelism (cp=%d) is not modelled by shardcast; drop cp to predict without it",
-                          name, l->cp);
     if (g % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
@@ -497,6 +502,13 @@ static int megatron_check(const spec_layout *l, const char *name, int n, int g, 
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
                           name, stage, g);
+    if (l->cp > 1 && stage % (l->t * l->cp))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p*cp = %d to divide the %d GPUs", name,
+                          l->t * pp * l->cp, n);
+    if (l->cp > 1 && !(g % (l->t * l->cp) == 0 || (l->t * l->cp) % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a context-parallel group spans t*cp = %d ranks; expected a divisor or multiple of the %d "
+                          "GPUs per node", name, l->t * l->cp, g);
     if (l->vp > 1 && l->sched == PIPE_GPIPE)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
@@ -591,6 +603,11 @@ int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *e
             return sc_err_set(err, SC_EINPUT, "layout", "",
                               "%s: interleaving needs the %d layers of %s divisible by p x vp = %d", name, m->layers,
                               m->name, v);
+        /* Transformer Engine's load-balanced split: 2 cp chunks of the sequence (cp.c) */
+        if (l->cp > 1 && m->seq_len % (2 * l->cp))
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "%s: context parallelism cuts the sequence into 2 x cp = %d chunks; %s's sequence %d is "
+                              "not divisible by it", name, 2 * l->cp, m->name, m->seq_len);
     }
     if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON) && (m->ffn % l->t || m->hidden % l->t))
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,

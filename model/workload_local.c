@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "cp.h"
+
 /* Activations replicated across tensor-parallel ranks in Megatron-LM without sequence
  * parallelism (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34): the two norms' inputs (4 sbh),
  * the attention and MLP inputs (4 sbh) in 16-bit, and the two dropout masks (2 sbh, 1 byte). */
@@ -169,5 +171,6 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
         const wl_layer *L = &out->layer[i];
         out->hw_flops += (L->fwd_flops + L->bwd_flops + (w->act_ckpt && L->kind == WL_BLOCK ? L->fwd_flops : 0)) * L->count;
     }
+    cp_localize(out, l->cp); /* context parallelism: the sequence / cp (cp.h) */
     return out;
 }

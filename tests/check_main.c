@@ -35,6 +35,7 @@ static Suite *(*const SUITES[])(void) = {
     base_suite,
     step_suite,
     impl_suite,
+    cp_suite,
 };
 
 int main(void)

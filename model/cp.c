@@ -1,0 +1,134 @@
+/* cp.c — context parallelism's two hooks (cp.h): one rank's share of the workload and the
+ * ring exchange of K and V. Source: Transformer Engine's P2P context parallelism, as
+ * Megatron-Core calls it for --context-parallel-size (cp_comm_type "p2p", the default),
+ * NVIDIA/TransformerEngine@015d22571b332bc0c50890f8f7be9ee896336f05
+ * transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
+ * AttnFuncWithCPAndKVP2P:
+ *   - the sequence is cut into 2 cp chunks, rank i holding chunks i and 2 cp - 1 - i (causal
+ *     load balancing: every rank then has the same causal work; the forward asserts the local
+ *     sequence is divisible by 2);
+ *   - forward: cp steps; at step i the rank computes attention of its queries against the K/V
+ *     it holds while it sends them to rank + 1 and receives the next from rank - 1 (isend /
+ *     irecv on the cp group, the KV of one rank concatenated in one buffer): cp - 1 transfers of
+ *     the local K and V, each overlapped with the previous step's attention; step 0 is the
+ *     diagonal (causal over the local 2 chunks), the others non-causal over half the queries or
+ *     half the keys, each the work of a causal attention of the local length;
+ *   - backward: the same ring carrying K/V and, one step behind, the partial dK/dV (twice the
+ *     forward's bytes), overlapped with the backward attention steps.
+ * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
+ * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
+ * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
+ * chunk running without a transfer beside it (the whole exchange is set beside the whole core). */
+#include "cp.h"
+
+#include <string.h>
+
+#include "layout_ops.h"
+
+static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
+
+static void refresh_flops(wl_layer *L)
+{
+    L->fwd_flops = 0;
+    for (int j = 0; j < L->n_gemm; j++) {
+        const wl_gemm *g = &L->gemm[j];
+        L->fwd_flops += 2.0 * g->m * g->n * g->k * g->batch;
+    }
+    L->bwd_flops = 2 * L->fwd_flops;
+}
+
+/* One layer's GEMMs on s / cp tokens: linear layers' rows / cp; attention's core as cp
+ * problems of length s / cp (scores [s/cp x s/cp] x cp, context likewise): 1 / cp of the
+ * sequence's s^2 work, the causal mask halving each as it halves the whole. */
+static void split_gemms(wl_layer *L, double c)
+{
+    for (int j = 0; j < L->n_gemm; j++) {
+        wl_gemm *g = &L->gemm[j];
+        if (!strcmp(g->name, "scores")) { /* [s x d] x [d x s] per head */
+            g->m /= c;
+            g->n /= c;
+            g->batch *= c;
+        } else if (!strcmp(g->name, "context")) { /* [s x s] x [s x d] per head */
+            g->m /= c;
+            g->k /= c;
+            g->batch *= c;
+        } else { /* qkv, proj, fc1 / gate_up, fc2, lm_head: one row per token */
+            g->m /= c;
+        }
+    }
+    refresh_flops(L);
+}
+
+void cp_localize(wl *w, int cp)
+{
+    if (cp <= 1)
+        return;
+    const double c = cp, e = w->elem_bytes, h = w->model.hidden, V = w->model.vocab;
+    for (int i = 0; i < w->n_layers; i++) {
+        wl_layer *L = &w->layer[i];
+        double act0 = L->act_bytes;
+        split_gemms(L, c);
+        L->core_fwd_flops /= c;
+        /* every kept tensor is per token, the unfused core's s^2 ones per (s/cp) x s */
+        L->act_bytes /= c;
+        L->ckpt_bytes /= c;
+        L->op_act_bytes /= c;
+        L->act_core_bytes /= c;
+        L->ew_fwd_bytes /= c;
+        L->ew_bwd_bytes /= c;
+        L->core_ew_fwd_bytes /= c;
+        if (L->kind == WL_EMBED) /* rows read, output written: per token */
+            L->fwd_hbm_bytes /= c;
+        else if (L->kind == WL_BLOCK) /* weights once, activations written and read (wl_build) */
+            L->fwd_hbm_bytes -= 2 * (act0 - L->act_bytes);
+        else /* head: its weights, then logits and input per token */
+            L->fwd_hbm_bytes = V * h * e + (L->fwd_hbm_bytes - V * h * e) / c;
+    }
+    w->tokens /= c;
+    w->logits_bytes /= c;
+    w->hw_flops = 0; /* what one rank runs; model_flops stays the replica's */
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *L = &w->layer[i];
+        w->hw_flops += (L->fwd_flops + L->bwd_flops + wl_recompute_flops(L)) * L->count;
+    }
+}
+
+double cp_core_fraction(const wl_layer *L)
+{
+    double core = 0, lin = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        double f = 2.0 * g->m * g->n * g->k * g->batch;
+        if (is_core(g))
+            core += L->causal ? f / 2 : f;
+        else
+            lin += f;
+    }
+    /* the backward (dgrad + wgrad, the core's four GEMMs) doubles both, the recompute adds one
+     * forward of each: the ratio holds for every pass */
+    return core + lin > 0 ? core / (core + lin) : 0;
+}
+
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const wl_layer *L = &lw->layer[it->layer];
+    if (l->kind != LAYOUT_MEGATRON || l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= 4)
+        return;
+    const spec_model *m = &lw->model;
+    const double t = l->t > 0 ? l->t : 1;
+    /* K and V of the whole sequence for this rank's key/value heads (kv_heads / t): the
+     * all-gather's output; its ring moves (cp - 1) / cp of it, the cp - 1 transfers of the
+     * local K and V that the P2P ring makes */
+    const double kv = (double)m->kv_heads * (m->hidden / m->heads) / t;
+    const double S = 2.0 * lw->tokens * l->cp * kv * g->elem_bytes;
+    /* forward: K/V once; backward: K/V and dK/dV; a recomputed forward: K/V again */
+    int n = it->pass == LO_FWD ? 1 : 2 + (it->recompute ? 1 : 0);
+    lo_coll ring = lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * n, n);
+    it->inl[it->n_inline++] = ring;
+    /* beside attention's core (cp.h); the tensor-parallel collectives of the same copy keep
+     * their own share, the two added (optimistic where the ring is shorter than the core and
+     * the tensor-parallel ones are exposed: the core's rest then hides them too) */
+    double f = it->inline_overlap + cp_core_fraction(L);
+    it->inline_overlap = f < 1 ? f : 1;
+}

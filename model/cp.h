@@ -1,0 +1,29 @@
+/* cp.h — context parallelism (megatron:...,cp=C): the sequence of every micro-batch split C
+ * ways, attention run as a ring over the C ranks (Transformer Engine's P2P context parallelism,
+ * as Megatron-Core uses it). Two narrow hooks: what one rank computes and keeps (cp_localize,
+ * applied after tensor parallelism's split) and the ring's K/V exchange of a block's copy
+ * (cp_item). Not here: the grammar and checks (spec_layout.c), the rank order and the
+ * gradient group over dp x cp (spec_layout_axes), time (model/cost), memory (model/memory). */
+#ifndef SC_CP_H
+#define SC_CP_H
+
+#include "layout.h"
+#include "workload.h"
+
+/* In place: the workload of one rank of a context-parallel group of cp ranks (cp <= 1: w
+ * unchanged, bit for bit). Tokens, activations, element-wise bytes, logits and every linear
+ * GEMM's rows / cp; attention's core as cp causal problems of length s / cp per rank (the
+ * load-balanced split into 2 cp chunks gives every rank the same share, 1 / cp of the causal
+ * work); parameters and model_flops (the replica's) unchanged. */
+void cp_localize(wl *w, int cp);
+
+/* Append to a block's item of a context-parallel megatron graph the ring exchange of K and V
+ * (an all-gather's ring volume over GRP_AX1, run beside attention's core); nothing for other
+ * layers, cp = 1 or an item already holding 4 inline collectives. lw: the localized workload. */
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it);
+
+/* Fraction of a block copy's compute that is attention's core (FLOPs, causal masks halving it,
+ * as the kernels skip the masked blocks): what the ring's transfers can hide under. */
+double cp_core_fraction(const wl_layer *L);
+
+#endif
