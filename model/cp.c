@@ -15,6 +15,12 @@
  *     half the keys, each the work of a causal attention of the local length;
  *   - backward: the same ring carrying K/V and, one step behind, the partial dK/dV (twice the
  *     forward's bytes), overlapped with the backward attention steps.
+ * zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): PyTorch's context_parallel, whose K/V rotation
+ * torchtitan sets to "allgather" by default (torchtitan/config_manager.py,
+ * --experimental.context_parallel_rotate_method, help: all-gather all K/V shards after the first
+ * sub-SDPA; read in a stored copy of the Dec 2024 file, commit not pinned): the same bytes as
+ * the ring, but only the first of the cp attention steps runs beside them; the same load
+ * balancing (round-robin 2 cp chunks), the backward twice the forward's bytes as above.
  * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
  * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
  * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
@@ -113,7 +119,8 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    if (l->kind != LAYOUT_MEGATRON || l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= 4)
+    if ((l->kind != LAYOUT_MEGATRON && l->kind != LAYOUT_ZERO3) || l->cp <= 1 || L->kind != WL_BLOCK ||
+        it->n_inline >= 4)
         return;
     const spec_model *m = &lw->model;
     const double t = l->t > 0 ? l->t : 1;
@@ -126,9 +133,11 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
     int n = it->pass == LO_FWD ? 1 : 2 + (it->recompute ? 1 : 0);
     lo_coll ring = lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * n, n);
     it->inl[it->n_inline++] = ring;
-    /* beside attention's core (cp.h); the tensor-parallel collectives of the same copy keep
+    /* beside attention's core (cp.h); zero3 (torchtitan, PyTorch's context_parallel with its
+     * default rotate method "allgather": the K/V shards all-gathered after the first sub-SDPA)
+     * beside the first of the cp steps only; the tensor-parallel collectives of the same copy keep
      * their own share, the two added (optimistic where the ring is shorter than the core and
      * the tensor-parallel ones are exposed: the core's rest then hides them too) */
-    double f = it->inline_overlap + cp_core_fraction(L);
+    double f = it->inline_overlap + cp_core_fraction(L) / (l->kind == LAYOUT_ZERO3 ? l->cp : 1);
     it->inline_overlap = f < 1 ? f : 1;
 }

@@ -1,6 +1,7 @@
-/* cp.h — context parallelism (megatron:...,cp=C): the sequence of every micro-batch split C
- * ways, attention run as a ring over the C ranks (Transformer Engine's P2P context parallelism,
- * as Megatron-Core uses it). Two narrow hooks: what one rank computes and keeps (cp_localize,
+/* cp.h — context parallelism (megatron:...,cp=C; zero3:cp=C, torchtitan's fsdp2:dp=D,cp=C): the
+ * sequence of every micro-batch split C ways, attention's K/V exchanged among the C ranks
+ * (megatron: Transformer Engine's P2P ring, as Megatron-Core uses it; zero3: PyTorch's
+ * context_parallel with torchtitan's default all-gather rotation). Two narrow hooks: what one rank computes and keeps (cp_localize,
  * applied after tensor parallelism's split) and the ring's K/V exchange of a block's copy
  * (cp_item). Not here: the grammar and checks (spec_layout.c), the rank order and the
  * gradient group over dp x cp (spec_layout_axes), time (model/cost), memory (model/memory). */
@@ -17,9 +18,10 @@
  * work); parameters and model_flops (the replica's) unchanged. */
 void cp_localize(wl *w, int cp);
 
-/* Append to a block's item of a context-parallel megatron graph the ring exchange of K and V
- * (an all-gather's ring volume over GRP_AX1, run beside attention's core); nothing for other
- * layers, cp = 1 or an item already holding 4 inline collectives. lw: the localized workload. */
+/* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
+ * (an all-gather's ring volume over GRP_AX1, run beside attention's core: all of it for the P2P
+ * ring, the first of cp steps for the all-gather); nothing for other layers, cp = 1 or an item
+ * already holding 4 inline collectives. lw: the localized workload. */
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it);
 
 /* Fraction of a block copy's compute that is attention's core (FLOPs, causal masks halving it,

@@ -3,6 +3,7 @@
  * hierarchical all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++
  * hpZ (Wang et al. 2023, §3.2). */
 #include "layout.h"
+#include "cp.h"
 #include "layout_offload.h"
 #include "layout_ops.h"
 #include "layout_pipe.h"
@@ -124,6 +125,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
+        cp_item(g, w, it); /* zero3:cp=C: the K/V exchange (cp.h); nothing when cp = 1 */
         break;
     case LAYOUT_MICS:
         if (!chunks) {
@@ -248,9 +250,18 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
     }
     g->prefetch = g->sched.prefetch;
     g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
+    wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
+    const wl *dw = w;
+    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) {
+        dw = wl_localize(w, l, g->n_ranks, &cpw);
+        memcpy(g->lw, dw->layer, sizeof g->lw);
+        g->local_layers = 1;
+        int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
+        (void)axes_rc; /* 0: spec_layout_check made cp divide the GPUs */
+    }
     lo_make_groups(g, c);
-    lo_build_micro(g, w, t, 0, &g->micro, dp_item);
-    lo_build_micro(g, w, t, 1, &g->last, dp_item);
+    lo_build_micro(g, dw, t, 0, &g->micro, dp_item);
+    lo_build_micro(g, dw, t, 1, &g->last, dp_item);
 
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;

@@ -249,6 +249,8 @@ typedef struct spec_layout {
      * (default 1), cp context parallel size (model/cp.h), the schedule. */
     int pp, vp, sp, cp;
     spec_pipe_sched sched;
+    int dp;            /* zero3 spelled fsdp2:dp=D,cp=C (torchtitan): D as given (0: not
+                          given); zero3 with cp > 1 shards over all D x cp ranks (cp.h)     */
     /* zero3-offload (ZeRO-Offload / ZeRO-Infinity, layout_infinity.c): where the 16-bit
      * parameter shards live (DeepSpeed offload_param.device) and where the fp32 optimizer
      * states live (offload_optimizer.device; the update always runs on the host CPU) */

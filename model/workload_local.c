@@ -115,6 +115,11 @@ const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
     (void)n_ranks;
     if (l->kind == LAYOUT_MEGATRON)
         return wl_localize_megatron(w, l, out);
+    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* zero3:cp=C (fsdp2:dp=D,cp=C): cp.h */
+        *out = *w;
+        cp_localize(out, l->cp);
+        return out;
+    }
     if (!(l->kind == LAYOUT_TP && l->t > 1) && l->kind != LAYOUT_AXONN)
         return w;
     *out = *w;

@@ -7,6 +7,7 @@
 
 #include "../model/analytic.h"
 #include "../model/cp.h"
+#include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
@@ -269,6 +270,107 @@ START_TEST(test_checks)
 }
 END_TEST
 
+START_TEST(test_zero3_cp)
+{
+    /* torchtitan's spelling parses to zero3 with cp, prints back; composites with TP / PP are
+     * refused by name */
+    spec_layout l = parse("fsdp2:dp=4,cp=2");
+    char buf[64];
+    sc_err err;
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO3);
+    ck_assert_int_eq(l.cp, 2);
+    ck_assert_int_eq(l.dp, 4);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2");
+    l = parse("zero3:cp=2");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zero3:cp=2");
+    l = parse("zero3");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zero3");
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=16,t=8", &l, &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "FSDP2 composed with tensor or pipeline parallelism"));
+    ck_assert_int_eq(spec_layout_parse("fsdp2:cp=2", &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"fsdp2:cp=2\": missing dp=D (e.g. \"fsdp2:dp=4,cp=2\")");
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    l = parse("fsdp2:dp=2,cp=2"); /* 4 GPUs on 2 duo nodes */
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 1, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=2,cp=2: expected dp x cp = 2 GPUs, got 2 x 2");
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 2, &err), 0);
+    ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), SC_EINPUT);
+    ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), 0);
+
+    /* zero3:cp=2 on one duo node: the cp pair {0,1}; ring forward 2 x 8 local tokens x 2 x
+     * 64 (the kv width) x 2 B = 4096 B beside the first of the 2 steps: overlap (1/49) / 2 */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    l = parse("zero3:cp=2");
+    lo_graph *g = malloc(sizeof *g), *g0 = calloc(1, sizeof *g0), *g1 = calloc(1, sizeof *g1);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(g0);
+    ck_assert_ptr_nonnull(g1);
+    layout_build(&w, &tr, &l, &duo, 1, g);
+    int mem[4];
+    ck_assert_int_eq(layout_group_members(g, GRP_AX1, 1, mem), 2);
+    ck_assert_int_eq(mem[0], 0);
+    const lo_item *f = first_block(&g->last, &w, LO_FWD);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->n_inline, 1);
+    ck_assert_double_eq_tol(f->inl[0].bytes, 4096.0, 1e-9);
+    ck_assert_double_eq_tol(f->inline_overlap, 1.0 / 98.0, 1e-12);
+    /* zero3:cp=1 is zero3, byte for byte */
+    spec_layout a = parse("zero3"), b = parse("zero3:cp=1");
+    layout_build(&w, &tr, &a, &duo, 1, g0);
+    layout_build(&w, &tr, &b, &duo, 1, g1);
+    ck_assert(memcmp(g0, g1, sizeof *g0) == 0);
+    free(g);
+    free(g0);
+    free(g1);
+}
+END_TEST
+
+START_TEST(test_zero3_cp_properties)
+{
+    /* one p4d node, llama3-8b: activation memory never grows with cp; engines agree */
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 2;
+    wl w;
+    wl_build(&m, &tr, &w);
+    static const char *const L[] = {"zero3", "zero3:cp=2", "zero3:cp=4", "zero3:cp=8"};
+    double prev = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        spec_layout l = parse(L[i]);
+        ck_assert_int_eq(spec_layout_check(&l, &c, 1, &err), 0);
+        mem_breakdown mb;
+        mem_plan(&w, &tr, &l, 8, &c, &mb);
+        ck_assert_msg(mb.activations <= prev, "%s: %g > %g", L[i], mb.activations, prev);
+        prev = mb.activations;
+    }
+    spec_layout l = parse("zero3:cp=2");
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 1, g);
+    an_timed t;
+    an_result ar;
+    memset(&ar, 0, sizeof ar);
+    an_time(g, &w, &k, &c, &t);
+    an_run(&t, &ar);
+    exec_opts o;
+    exec_result r;
+    memset(&o, 0, sizeof o);
+    ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+    ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
+    free(g);
+}
+END_TEST
+
 Suite *cp_suite(void)
 {
     Suite *s = suite_create("cp");
@@ -280,6 +382,8 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_more_cp_less_activation);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_checks);
+    tcase_add_test(tc, test_zero3_cp);
+    tcase_add_test(tc, test_zero3_cp_properties);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -102,7 +102,7 @@ static const reject_case REJECT[] = {
     {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
     {"mics:", "in \"mics:\": missing p=P (e.g. \"mics:p=8\")"},
     {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},
-    {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
+    {"zero3:p=2", "in \"zero3:p=2\": unknown option \"p\" (expected cp)"}, /* zero3 takes cp (model/cp.h) */
     {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
     /* issue 31 item 8: an empty option list after ':' was taken as no options */
     {"zero3-offload:", "in \"zero3-offload:\": expected key=value options after ':' (e.g. \"zero3-offload:param=nvme,opt=nvme\") or no ':'"},
