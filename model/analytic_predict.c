@@ -64,10 +64,9 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
                       int n_ranks, an_result *r)
 {
     an_derive(w, tr, c, n_ranks, r);
-    const int cp = l->cp > 1 ? l->cp : 1; /* context parallelism: cp ranks share a sequence (cp.h) */
-    if (l->kind != LAYOUT_MEGATRON && !(l->kind == LAYOUT_ZERO3 && cp > 1))
+    double share = spec_layout_batch_share(l);
+    if (share == 1)
         return;
-    double share = l->kind == LAYOUT_MEGATRON ? (double)l->t * (l->pp > 0 ? l->pp : 1) * cp : cp; /* a replica's GPUs */
     r->samples_per_step /= share;
     r->samples_per_s /= share;
     r->tokens_per_s /= share;

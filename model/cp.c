@@ -31,6 +31,46 @@
 
 #include "layout_ops.h"
 
+int cp_check_megatron(const spec_layout *l, int n, int g, const char *name, sc_err *err)
+{
+    if (l->cp <= 1)
+        return 0;
+    int pp = l->pp > 0 ? l->pp : 1, tc = l->t * l->cp;
+    if (n % (tc * pp))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p*cp = %d to divide the %d GPUs", name, tc * pp, n);
+    if (!(g % tc == 0 || tc % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a context-parallel group spans t*cp = %d ranks; expected a divisor or multiple of the %d "
+                          "GPUs per node", name, tc, g);
+    return 0;
+}
+
+int cp_check_zero3(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)c;
+    /* cp ranks adjacent (torchtitan's mesh: cp inside dp_shard): a group inside a node or
+     * spanning whole ones */
+    if (l->dp && (long long)l->dp * l->cp != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected dp x cp = %d GPUs, got %d x %d", name, n, l->dp,
+                          l->cp);
+    if (l->cp > 1 && (n % l->cp || !(g % l->cp == 0 || l->cp % g == 0)))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected cp dividing the %d GPUs and dividing or a multiple of the %d GPUs per node, "
+                          "got %d", name, n, g, l->cp);
+    return 0;
+}
+
+int cp_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (l->cp > 1 && m->seq_len % (2 * l->cp))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: context parallelism cuts the sequence into 2 x cp = %d chunks; %s's sequence %d is not "
+                          "divisible by it", name, 2 * l->cp, m->name, m->seq_len);
+    return 0;
+}
+
+int cp_replicas(const spec_layout *l) { return l->cp > 1 ? l->cp : 1; }
+
 static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
 
 static void refresh_flops(wl_layer *L)

@@ -24,6 +24,17 @@ void cp_localize(wl *w, int cp);
  * already holding 4 inline collectives. lw: the localized workload. */
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it);
 
+/* The layout rows' checks (layout_row.h; name: the layout's text for the message, err may be
+ * NULL). megatron (called from its check): t*p*cp divides the n GPUs, the t*cp ranks of a cp
+ * group divide or are a multiple of the g GPUs of a node. zero3: D x cp = n when spelled
+ * fsdp2:dp=D,cp=C; cp divides n and divides or is a multiple of g. Both, on the model: the
+ * sequence divides into 2 cp chunks (Transformer Engine's and PyTorch's load balancing). */
+int cp_check_megatron(const spec_layout *l, int n, int g, const char *name, sc_err *err);
+int cp_check_zero3(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err);
+int cp_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err);
+/* zero3's replica for the batch rule: the cp ranks that share one micro-batch (1 without cp). */
+int cp_replicas(const spec_layout *l);
+
 /* Fraction of a block copy's compute that is attention's core (FLOPs, causal masks halving it,
  * as the kernels skip the masked blocks): what the ring's transfers can hide under. */
 double cp_core_fraction(const wl_layer *L);
