@@ -371,6 +371,36 @@ START_TEST(test_zero3_cp_properties)
 }
 END_TEST
 
+START_TEST(test_optimizer_group_dp_x_cp)
+{
+    /* Megatron-Core's distributed optimizer shards over the data-parallel group with cp: on 8
+     * duo GPUs megatron:t=1,p=2,cp=2 has dp 2 x cp 2 = 4 ranks per stage, as megatron:t=1,p=2
+     * has dp 4: the same stage parameters over the same 4 ranks, so the same optimizer bytes,
+     * and the pipeline's gradient group (pipe.dp) is 4 in both (a regression of the merge with
+     * the one-replica formula, which gave N / (t p cp) = 2) */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    tr.grad_accum = 2;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout a = parse("megatron:t=1,p=2"), b = parse("megatron:t=1,p=2,cp=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&b, &c, 4, &err) == 0, "%s", err.text);
+    mem_breakdown ma, mb;
+    mem_plan(&w, &tr, &a, 8, &c, &ma);
+    mem_plan(&w, &tr, &b, 8, &c, &mb);
+    ck_assert_double_eq_tol(mb.optim, ma.optim, 1e-9 * ma.optim);
+    ck_assert(mb.activations < ma.activations);
+    lo_graph *g = calloc(1, sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &b, &c, 4, g);
+    ck_assert_int_eq(g->pipe.dp, 4);
+    ck_assert_int_eq(g->ax_size[3], 4);
+    free(g);
+}
+END_TEST
+
 Suite *cp_suite(void)
 {
     Suite *s = suite_create("cp");
@@ -384,6 +414,7 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_checks);
     tcase_add_test(tc, test_zero3_cp);
     tcase_add_test(tc, test_zero3_cp_properties);
+    tcase_add_test(tc, test_optimizer_group_dp_x_cp);
     suite_add_tcase(s, tc);
     return s;
 }
