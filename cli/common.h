@@ -32,7 +32,7 @@ typedef struct cli_setup {
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
-    int ew_flag[6];                        /* --norm-fp32 .. --tp-comm-overlap: -1 not given */
+    int ew_flag[7];                        /* --norm-fp32 .. --overlap-param-gather: -1 not given */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -65,7 +65,8 @@ typedef struct cli_setup {
     {"reduce-dtype", required_argument, 0, 1040}, {"optimizer", required_argument, 0, 1041},         \
         {"norm-fp32", required_argument, 0, 1042}, {"rope-fp32", required_argument, 0, 1043},         \
         {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
-        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}
+        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}, \
+        {"overlap-param-gather", required_argument, 0, 1048}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -119,6 +120,9 @@ typedef struct cli_setup {
     "  --tp-comm-overlap on|off Megatron sequence-parallel all-gathers / reduce-scatters run\n" \
     "                         beside their GEMMs in chunks, as Transformer Engine's userbuffers\n" \
     "                         (default off; acts with megatron sp only)\n" \
+    "  --overlap-param-gather on|off Megatron-Core distributed optimizer: the updated\n" \
+    "                         parameters all-gathered beside the next forward, layer by layer\n" \
+    "                         (default off: after the optimizer; framework megatron, zero1)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

@@ -46,14 +46,16 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     const int zero1 = g->layout.zero1;
     const cost_group *dp = &g->group[GRP_AX3];
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
+    o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
     for (int k = 0; k < V && pp->dp > 1; k++) {
         double S = pp->vstage_params[k] * e;
-        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, B), dp, NULL);
     }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;
         if (pp->dp > 1 && zero1)
-            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, B), dp, NULL);
         o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
     }
 }
@@ -67,8 +69,9 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
     int *idx = calloc((size_t)p, sizeof(int));
     double *freet = calloc((size_t)p, sizeof(double));
     double *lastb = calloc((size_t)V, sizeof(double)); /* end of each virtual stage's last backward */
-    if (!ops || !fend || !idx || !freet || !lastb) {
-        free(ops), free(fend), free(idx), free(freet), free(lastb);
+    double *first = calloc((size_t)p, sizeof(double));  /* end of each stage's first op        */
+    if (!ops || !fend || !idx || !freet || !lastb || !first) {
+        free(ops), free(fend), free(idx), free(freet), free(lastb), free(first);
         return SC_ERUNTIME;
     }
     double *bend = fend + (size_t)V * m;
@@ -95,6 +98,8 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
                 const an_pipe_op_t *d = op->bwd ? &t->bwd[k] : &t->fwd[k];
                 double start = freet[s] > ready ? freet[s] : ready;
                 freet[s] = start + d->dur;
+                if (idx[s] == 0)
+                    first[s] = freet[s];
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
                 if (op->bwd)
                     lastb[k] = freet[s];
@@ -122,14 +127,17 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
         for (int j = 0; j < n; j++)
             comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
         double done = comm > freet[s] ? comm : freet[s];
-        double end = done + t->opt_s[s] + t->gather_s[s];
+        double gth = t->gather_s[s]; /* --overlap-param-gather: hidden up to first[s] */
+        if (t->gather_overlap)
+            gth = gth > first[s] ? gth - first[s] : 0;
+        double end = done + t->opt_s[s] + gth;
         exposed[t->reduce_kind] += done - freet[s];
-        exposed[COLL_ALLGATHER] += t->gather_s[s];
+        exposed[COLL_ALLGATHER] += gth;
         opt += t->opt_s[s];
         if (end > step)
             step = end;
     }
-    free(ops), free(fend), free(idx), free(freet), free(lastb);
+    free(ops), free(fend), free(idx), free(freet), free(lastb), free(first);
     if (stalled) { /* a schedule that deadlocks: a defect, reported as a non-finite step */
         r->step_s = NAN;
         return 0;

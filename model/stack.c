@@ -89,6 +89,7 @@ static int set_rkv(const char *v, spec_training *t) { return set_flag(v, &t->rep
 static int set_loss(const char *v, spec_training *t) { return set_flag(v, &t->loss_fp32); }
 static int set_swiglu(const char *v, spec_training *t) { return set_flag(v, &t->swiglu_unfused); }
 static int set_tpo(const char *v, spec_training *t) { return set_flag(v, &t->tp_comm_overlap); }
+static int set_opg(const char *v, spec_training *t) { return set_flag(v, &t->overlap_param_gather); }
 
 typedef struct stack_key {
     const char *name;
@@ -111,6 +112,7 @@ static const stack_key KEYS[] = {
     {"loss_fp32", SPEC_GIVEN_LOSS, set_loss, "on or off"},
     {"swiglu_unfused", SPEC_GIVEN_SWIGLU, set_swiglu, "on or off"},
     {"tp_comm_overlap", SPEC_GIVEN_TPO, set_tpo, "on or off"},
+    {"overlap_param_gather", SPEC_GIVEN_OPG, set_opg, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -777,7 +777,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, overlap_param_gather, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -823,17 +823,31 @@ expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of
 printf '{"repeat_kv": 1}' >"$TMP/rkv.json"
 expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false, got 1" -- "$BIN" $F27 --training "$TMP/rkv.json"
 # issue 27 item 8: --tp-comm-overlap (Megatron / Transformer Engine userbuffers). Llama-2-13B,
-# megatron:t=8,p=1 on 2 DGX H100 nodes: off 0.274 s with 0.042 s of reduce-scatter exposed; on
-# 0.244 s, 0.012 s (the pipelined last chunks and the data-parallel reduce-scatter); the
-# all-gather column (0.041 s) is the distributed optimizer's parameter all-gather, unchanged.
+# megatron:t=8,p=1 on 2 DGX H100 nodes: off 0.270 s with 0.042 s of reduce-scatter exposed; on
+# 0.240 s, 0.011 s (the pipelined last chunks and the data-parallel reduce-scatter); the
+# all-gather column (0.038 s) is the distributed optimizer's parameter all-gather, unchanged.
+# (mega27: 0.274 / 0.244 / 0.242 before Megatron-Core's data-parallel bucket, max(40e6, 1e6 dp)
+# parameters instead of DDP's 25 MB: the all-gather in 80-MB buckets, 0.041 -> 0.038 s.)
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.274" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.244" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.242" -- "$BIN" $T27 --tp-comm-overlap on
+expect tpo-off 0 "megatron:t=8,p=1         0.270" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.240" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.237" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
 expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false, got 1" -- "$BIN" $T27 --training "$TMP/tpo.json"
+# mega27: --overlap-param-gather (Megatron-Core distributed optimizer). Same point, tp overlap on:
+# the parameter all-gather (0.038 s after the optimizer) moves into the forward, each layer waiting
+# for its own one layer ahead; the forward (~1/3 of 0.188 s compute, ~0.06 s) hides all but the
+# first layer's (the embedding's 32000 x 5120 / 8 x 2 B = 41 MB over 2 nodes: 0.001 s): 0.240 ->
+# 0.216 s (model), 0.214 s (simulator). Without the distributed optimizer (zero1=0) it does not act.
+expect opg-on 0 "megatron:t=8,p=1         0.216       9.24    206.3   20.9   26.3     0.188    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.214" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.247" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
+expect opg-stack 0 "overlap_param_gather on" -- "$BIN" describe --stack megatron-core-te
+printf '{"overlap_param_gather": "yes"}' >"$TMP/opg.json"
+expect opg-key-bad 2 "$TMP/opg.json: \$.overlap_param_gather: expected true or false, got \"yes\"" -- "$BIN" $T27 --training "$TMP/opg.json"
 # DeepSpeed releases (issue 28): the release named in the header, its schedule, a bad release
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
