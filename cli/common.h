@@ -32,7 +32,7 @@ typedef struct cli_setup {
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
-    int ew_flag[7];                        /* --norm-fp32 .. --overlap-param-gather: -1 not given */
+    int ew_flag[8];                        /* --norm-fp32 .. --fused-linear-ce: -1 not given */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -66,7 +66,7 @@ typedef struct cli_setup {
         {"norm-fp32", required_argument, 0, 1042}, {"rope-fp32", required_argument, 0, 1043},         \
         {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
         {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}, \
-        {"overlap-param-gather", required_argument, 0, 1048}
+        {"overlap-param-gather", required_argument, 0, 1048}, {"fused-linear-ce", required_argument, 0, 1049}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -123,6 +123,8 @@ typedef struct cli_setup {
     "  --overlap-param-gather on|off Megatron-Core distributed optimizer: the updated\n" \
     "                         parameters all-gathered beside the next forward, layer by layer\n" \
     "                         (default off: after the optimizer; framework megatron, zero1)\n" \
+    "  --fused-linear-ce on|off the head's projection and the cross-entropy fused in token chunks\n" \
+    "                         (Liger-Kernel): no whole fp32 logits in memory (default off)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

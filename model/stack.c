@@ -90,6 +90,7 @@ static int set_loss(const char *v, spec_training *t) { return set_flag(v, &t->lo
 static int set_swiglu(const char *v, spec_training *t) { return set_flag(v, &t->swiglu_unfused); }
 static int set_tpo(const char *v, spec_training *t) { return set_flag(v, &t->tp_comm_overlap); }
 static int set_opg(const char *v, spec_training *t) { return set_flag(v, &t->overlap_param_gather); }
+static int set_flce(const char *v, spec_training *t) { return set_flag(v, &t->fused_linear_ce); }
 
 typedef struct stack_key {
     const char *name;
@@ -113,6 +114,7 @@ static const stack_key KEYS[] = {
     {"swiglu_unfused", SPEC_GIVEN_SWIGLU, set_swiglu, "on or off"},
     {"tp_comm_overlap", SPEC_GIVEN_TPO, set_tpo, "on or off"},
     {"overlap_param_gather", SPEC_GIVEN_OPG, set_opg, "on or off"},
+    {"fused_linear_ce", SPEC_GIVEN_FLCE, set_flce, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

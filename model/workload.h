@@ -118,4 +118,9 @@ double wl_tp_replicated_act(const wl *w);
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);
 
+/* Bytes the loss holds over T tokens of vocabulary V, hidden h, parameter dtype e bytes: fp32
+ * logits [T, V], or with fused (Liger-Kernel's fused linear cross-entropy) one chunk of logits,
+ * the input and head-weight gradients it computes in the forward and a fp32 loss per token. */
+double wl_logits_bytes(double T, double V, double h, double e, int fused);
+
 #endif

@@ -777,7 +777,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, overlap_param_gather, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, overlap_param_gather, fused_linear_ce, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -848,6 +848,14 @@ expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- 
 expect opg-stack 0 "overlap_param_gather on" -- "$BIN" describe --stack megatron-core-te
 printf '{"overlap_param_gather": "yes"}' >"$TMP/opg.json"
 expect opg-key-bad 2 "$TMP/opg.json: \$.overlap_param_gather: expected true or false, got \"yes\"" -- "$BIN" $T27 --training "$TMP/opg.json"
+# mega27: --fused-linear-ce (Liger-Kernel's fused linear cross-entropy). Llama-2-7B, 4096 tokens:
+# fp32 logits 4 x 4096 x 32000 B = 500.00 MiB; fused, chunks of 4096 / ceil(32000 / 4096) = 512
+# tokens: 512 x 32000 x 6 + 4096 x 4096 x 2 + 32000 x 4096 x 2 + 4 x 4096 = 394,018,816 B = 375.77 MiB.
+expect flce-off 0 "fp32 logits for the loss          500.00 MiB" -- "$BIN" describe --model llama2-7b
+expect flce-on 0 "loss, fused linear cross-entropy  375.77 MiB" -- "$BIN" describe --model llama2-7b --fused-linear-ce on
+expect flce-bad 2 "--fused-linear-ce: expected on or off, got \"maybe\"" -- "$BIN" describe --model llama2-7b --fused-linear-ce maybe
+printf '{"fused_linear_ce": "on"}' >"$TMP/flce.json"
+expect flce-key-bad 2 "$TMP/flce.json: \$.fused_linear_ce: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/flce.json"
 # DeepSpeed releases (issue 28): the release named in the header, its schedule, a bad release
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
