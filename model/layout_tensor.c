@@ -189,13 +189,18 @@ dp:
         double S = L->params * e; /* this rank's slice of the layer's gradients */
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
         double B = fw_dp_bucket_bytes(t, g->ax_size[AX_D], l->overlap, e); /* framework.h */
-        place(it, l->overlap, lo_coll_make(k, GRP_AX3, S, lo_buckets(S, B)));
+        lo_coll c = lo_coll_make(k, GRP_AX3, S, lo_buckets(S, B));
+        c.stream = g->sched.reduce_stream; /* framework megatron: the data-parallel communicator's
+                                              own stream, not the tensor-parallel one's */
+        place(it, l->overlap, c);
     }
     /* --overlap-param-gather: the slice's updated parameters gathered before the layer's first
      * forward (here the last micro-step's, the same compute to hide behind), one layer ahead */
     if (it->pass == LO_FWD && last && l->pp <= 1 && fw_param_gather_overlap(t, l, g->ax_size[AX_D])) {
         double S = L->params * e;
-        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_AX3, S, lo_buckets(S, fw_dp_bucket_bytes(t, g->ax_size[AX_D], 1, e)));
+        lo_coll c = lo_coll_make(COLL_ALLGATHER, GRP_AX3, S, lo_buckets(S, fw_dp_bucket_bytes(t, g->ax_size[AX_D], 1, e)));
+        c.stream = g->sched.reduce_stream;
+        it->gather[it->n_gather++] = c;
     }
 }
 

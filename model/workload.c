@@ -107,6 +107,8 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
     B->ew_bwd_bytes = (bw + xb) * T;
     B->ew_fwd_kernels = kf + xkf;
     B->ew_bwd_kernels = kb + xkb;
+    B->ew_tp_fwd_bytes = (rotb + act_f) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
+    B->ew_tp_bwd_bytes = (rotb + act_b) * T;
     if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
         double ss = a * s * s * b;
         double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0);
@@ -116,6 +118,7 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         B->core_ew_fwd_kernels = nk;
         B->ew_fwd_bytes += cf * ss;
         B->ew_bwd_bytes += cb * ss;
+        B->ew_tp_fwd_bytes += cf * ss, B->ew_tp_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
         B->ew_bwd_kernels += 1 + drop;
     }
@@ -149,6 +152,8 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
         f = 2 * e, bk = 4 * e, k = 3;
     H->ew_fwd_bytes = T * (2 * h * e) + T * V * f;
     H->ew_bwd_bytes = T * (3 * h * e) + T * V * bk;
+    H->ew_tp_fwd_bytes = T * V * f; /* the loss over vocabulary-parallel logits */
+    H->ew_tp_bwd_bytes = T * V * bk;
     H->ew_fwd_kernels = H->ew_bwd_kernels = k;
     if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) { /* the final norm, as a block's */
         H->ew_fwd_bytes += T * h * (m->rmsnorm ? 28 + 2 * e : 16);

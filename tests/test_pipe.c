@@ -509,6 +509,42 @@ START_TEST(test_param_gather_overlap_layout)
 }
 END_TEST
 
+/* Megatron tensor parallelism's element-wise bytes per rank (workload_local.c split_ew). tiny4
+ * (h 64, f 256 GELU, 4 heads, kv 64, s 16, rotary, dropout), bf16, eager, unfused attention,
+ * micro-batch 1 (T = 16), per block forward by hand (workload.c ew_block):
+ *   whole: norms 2 x 2he 512 + rotary 2(h + kv)e 512 + dropout 2h(2e + 1) 640 + residuals
+ *   2 x 3he 768 + GELU 2fe 1024 = 3456 B per token x 16 = 55296, + the s x s core
+ *   a s^2 = 1024 elements x (2e + 2e + 2e + 1) 13 = 13312: 68608;
+ *   over heads / FFN columns (ew_tp): (rotary 512 + GELU 1024) x 16 + 13312 = 37888.
+ * megatron:t=2 without sp keeps the norms, dropout and residuals whole: 68608 - 37888 / 2 =
+ * 49664; with sp every element-wise kernel sees half the tokens or columns: 34304. The core's
+ * share (recomputed under selective checkpointing) halves either way: 6656. Backward, ew_tp
+ * = (512 + GELU 3fe 1536) x 16 + (3e + 2e + 1) 11 x 1024 = 44032. */
+START_TEST(test_tp_elementwise_split)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 2);
+    wl w, lb;
+    wl_build(&m, &tr, &w);
+    const wl_layer *B = &w.layer[1];
+    ck_assert_int_eq(B->kind, WL_BLOCK);
+    ck_assert_double_eq_tol(B->ew_fwd_bytes, 68608, 1e-9);
+    ck_assert_double_eq_tol(B->ew_tp_fwd_bytes, 37888, 1e-9);
+    ck_assert_double_eq_tol(B->ew_tp_bwd_bytes, 44032, 1e-9);
+    spec_layout l = parse("megatron:t=2,p=1,sp=0");
+    const wl *lw = wl_localize_megatron(&w, &l, &lb);
+    ck_assert_double_eq_tol(lw->layer[1].ew_fwd_bytes, 49664, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].ew_bwd_bytes, B->ew_bwd_bytes - 44032 / 2.0, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].core_ew_fwd_bytes, 6656, 1e-9);
+    ck_assert_int_eq(lw->layer[1].ew_fwd_kernels, B->ew_fwd_kernels); /* every rank launches them all */
+    l = parse("megatron:t=2,p=1");
+    lw = wl_localize_megatron(&w, &l, &lb);
+    ck_assert_double_eq_tol(lw->layer[1].ew_fwd_bytes, 34304, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].ew_bwd_bytes, B->ew_bwd_bytes / 2, 1e-9);
+}
+END_TEST
+
 /* A pipeline trace follows traces/schema.h and reads back (traces/read.h): megatron:t=2,p=2 on
  * 4 duo nodes (2 GPUs each) is 8 ranks, dp = 2, S = t x dp = 4 ranks per stage (stage 0: ranks
  * 0-3 on nodes 0-1, stage 1: ranks 4-7 on nodes 2-3); m = 4 micro-batches. Every span is
@@ -600,6 +636,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_trace_reads_back);
     tcase_add_test(tc, test_param_gather_overlap_pipe);
     tcase_add_test(tc, test_param_gather_overlap_layout);
+    tcase_add_test(tc, test_tp_elementwise_split);
     suite_add_tcase(s, tc);
     return s;
 }
