@@ -21,7 +21,7 @@ void cli_setup_init(cli_setup *s, const char *argv0)
 {
     memset(s, 0, sizeof *s);
     s->act_ckpt = -1;
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 11; i++)
         s->ew_flag[i] = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
@@ -88,7 +88,7 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 {
     static const char *const EW[] = {"--norm-fp32", "--rope-fp32", "--repeat-kv", "--loss-fp32", "--swiglu-unfused",
                                      "--tp-comm-overlap", "--gelu-unfused", "--mask-unfused",
-                                     "--autocast"};
+                                     "--autocast", "--overlap-param-gather", "--fused-linear-ce"};
     switch (opt) {
     case 1040:
         if (!strcmp(arg, "fp32"))
@@ -117,6 +117,8 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1048:
     case 1049:
     case 1050:
+    case 1051:
+    case 1052:
         if (strcmp(arg, "on") && strcmp(arg, "off"))
             return sc_err_set(err, SC_EINPUT, EW[opt - 1042], "", "expected on or off, got \"%s\"", arg);
         s->ew_flag[opt - 1042] = !strcmp(arg, "on");
@@ -406,13 +408,14 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.reduce_dtype = s->reduce_dtype;
     if (s->opt_impl)
         s->training.opt_impl = s->opt_impl;
-    int *ew[9] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
-                  &s->training.swiglu_unfused, &s->training.tp_comm_overlap, &s->training.gelu_unfused,
-                  &s->training.mask_unfused, &s->training.autocast};
-    static const unsigned ew_given[9] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
-                                         SPEC_GIVEN_SWIGLU, SPEC_GIVEN_TPO, SPEC_GIVEN_GELU, SPEC_GIVEN_MASK,
-                                         SPEC_GIVEN_AMP};
-    for (int i = 0; i < 9; i++)
+    int *ew[11] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
+                   &s->training.swiglu_unfused, &s->training.tp_comm_overlap, &s->training.gelu_unfused,
+                   &s->training.mask_unfused, &s->training.autocast, &s->training.overlap_param_gather,
+                   &s->training.fused_linear_ce};
+    static const unsigned ew_given[11] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
+                                          SPEC_GIVEN_SWIGLU, SPEC_GIVEN_TPO, SPEC_GIVEN_GELU, SPEC_GIVEN_MASK,
+                                          SPEC_GIVEN_AMP, SPEC_GIVEN_OPG, SPEC_GIVEN_FLCE};
+    for (int i = 0; i < 11; i++)
         if (s->ew_flag[i] >= 0) {
             *ew[i] = s->ew_flag[i];
             s->training.given |= ew_given[i];

@@ -32,7 +32,7 @@ typedef struct cli_setup {
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
-    int ew_flag[9];                        /* --norm-fp32 .. --autocast: -1 not given      */
+    int ew_flag[11];                       /* --norm-fp32 .. --fused-linear-ce: -1 not given */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -67,7 +67,8 @@ typedef struct cli_setup {
         {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
         {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047},      \
         {"gelu-unfused", required_argument, 0, 1048}, {"mask-unfused", required_argument, 0, 1049},          \
-        {"autocast", required_argument, 0, 1050}
+        {"autocast", required_argument, 0, 1050},                                                  \
+        {"overlap-param-gather", required_argument, 0, 1051}, {"fused-linear-ce", required_argument, 0, 1052}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -127,6 +128,11 @@ typedef struct cli_setup {
     "  --tp-comm-overlap on|off Megatron sequence-parallel all-gathers / reduce-scatters run\n" \
     "                         beside their GEMMs in chunks, as Transformer Engine's userbuffers\n" \
     "                         (default off; acts with megatron sp only)\n" \
+    "  --overlap-param-gather on|off Megatron-Core distributed optimizer: the updated\n" \
+    "                         parameters all-gathered beside the next forward, layer by layer\n" \
+    "                         (default off: after the optimizer; framework megatron, zero1)\n" \
+    "  --fused-linear-ce on|off the head's projection and the cross-entropy fused in token chunks\n" \
+    "                         (Liger-Kernel): no whole fp32 logits in memory (default off)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

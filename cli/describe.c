@@ -102,6 +102,10 @@ int cmd_describe(int argc, char **argv)
     printf("\nmodel FLOPs / micro-step / GPU   %.3f TFLOP (fwd + bwd; 6 x params x tokens = %.3f TFLOP)\n",
            w.model_flops / 1e12, 6.0 * w.params * w.tokens / 1e12);
     printf("hardware FLOPs / micro-step / GPU %.3f TFLOP (with recomputation)\n", w.hw_flops / 1e12);
-    printf("fp32 logits for the loss          %.2f MiB\n", w.logits_bytes / 1048576.0);
+    if (s.training.fused_linear_ce > 0) /* Liger-Kernel's chunks (model/workload.c wl_logits_bytes) */
+        printf("loss, fused linear cross-entropy  %.2f MiB (one chunk of logits, input and head gradients)\n",
+               w.logits_bytes / 1048576.0);
+    else
+        printf("fp32 logits for the loss          %.2f MiB\n", w.logits_bytes / 1048576.0);
     return 0;
 }

@@ -46,14 +46,16 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     const int zero1 = g->layout.zero1;
     const cost_group *dp = &g->group[GRP_AX3];
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
+    o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
     for (int k = 0; k < V && pp->dp > 1; k++) {
         double S = pp->vstage_params[k] * e;
-        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, B), dp, NULL);
     }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;
         if (pp->dp > 1 && zero1)
-            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, tr->bucket_bytes), dp, NULL);
+            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, B), dp, NULL);
         o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
     }
 }
@@ -64,8 +66,11 @@ typedef struct pipe_tot {
     int stalled; /* a stage never got its next op's input: a schedule that deadlocks */
 } pipe_tot;
 
-/* The boundary after the last op: each stage's reduces, Adam and all-gather (opt, exposed). */
-static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *freet, const double *lastb, pipe_tot *o)
+/* The boundary after the last op: each stage's reduces, Adam and all-gather (opt, exposed); with
+ * --overlap-param-gather the all-gather hidden up to first[s], the end of the stage's first op
+ * (the next step's pipeline fill and first forward run beside it). */
+static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *freet, const double *lastb,
+                     const double *first, pipe_tot *o)
 {
     for (int s = 0; s < pp->p; s++) {
         /* the chunks' reduces in the order their last backwards end, one at a time */
@@ -80,9 +85,12 @@ static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *fr
         for (int j = 0; j < n; j++)
             comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
         double done = comm > freet[s] ? comm : freet[s];
-        double end = done + t->opt_s[s] + t->gather_s[s];
+        double gth = t->gather_s[s];
+        if (t->gather_overlap)
+            gth = gth > first[s] ? gth - first[s] : 0;
+        double end = done + t->opt_s[s] + gth;
         o->exposed[t->reduce_kind] += done - freet[s];
-        o->exposed[COLL_ALLGATHER] += t->gather_s[s];
+        o->exposed[COLL_ALLGATHER] += gth;
         o->opt += t->opt_s[s];
         if (end > o->step)
             o->step = end;
@@ -102,8 +110,9 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
     int *idx = calloc((size_t)p, sizeof(int));
     double *freet = calloc((size_t)p, sizeof(double));
     double *lastb = calloc((size_t)V, sizeof(double)); /* end of each virtual stage's last backward */
-    if (!ops || !fend || !idx || !freet || !lastb) {
-        free(ops), free(fend), free(idx), free(freet), free(lastb);
+    double *first = calloc((size_t)p, sizeof(double));  /* end of each stage's first op        */
+    if (!ops || !fend || !idx || !freet || !lastb || !first) {
+        free(ops), free(fend), free(idx), free(freet), free(lastb), free(first);
         return SC_ERUNTIME;
     }
     double *bend = fend + (size_t)V * m;
@@ -129,6 +138,8 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
                 const an_pipe_op_t *d = op->bwd ? &t->bwd[k] : &t->fwd[k];
                 double start = freet[s] > ready ? freet[s] : ready;
                 freet[s] = start + d->dur;
+                if (idx[s] == 0)
+                    first[s] = freet[s];
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
                 if (op->bwd)
                     lastb[k] = freet[s];
@@ -142,12 +153,12 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
     for (int s = 0; s < p; s++)
         o->stalled |= idx[s] < n_ops;
     if (!o->stalled)
-        boundary(t, pp, freet, lastb, o);
+        boundary(t, pp, freet, lastb, first, o);
     if (ends)
         *ends = fend;
     else
         free(fend);
-    free(ops), free(idx), free(freet), free(lastb);
+    free(ops), free(idx), free(freet), free(lastb), free(first);
     return 0;
 }
 

@@ -22,8 +22,8 @@
  * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
  * communication stream, beside its later ops (Megatron-LM's --overlap-grad-reduce; with one
  * chunk the reduce follows the stage's last op); after its last op and its reduces it runs Adam
- * on its shard and all-gathers the updated parameters (not overlapped); the step ends when the
- * last stage is done. */
+ * on its shard and all-gathers the updated parameters (not overlapped, except with
+ * --overlap-param-gather: gather_overlap below); the step ends when the last stage is done. */
 typedef struct an_pipe_op_t {
     double dur;                   /* forward or backward of one micro-batch, s             */
     double busy;                  /* of which compute                                      */
@@ -39,6 +39,10 @@ typedef struct an_pipe_timed {
     double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
     double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
     cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
+    int gather_overlap;           /* --overlap-param-gather (fw_param_gather_overlap): a stage's
+                                     all-gather hidden, up to its length, behind the next step's
+                                     start of that stage: the pipeline fill before its first op
+                                     and that op (its first forward), i.e. the end of that op */
 } an_pipe_timed;
 
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,

@@ -107,6 +107,26 @@ double fw_reduce_bucket(const spec_training *t, const wl *w)
     return t->reduce_bucket_bytes > 0 ? t->reduce_bucket_bytes : 5e8 * w->elem_bytes;
 }
 
+/* Megatron-Core's data-parallel buckets (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+ * megatron/core/distributed/distributed_data_parallel.py L133-137, distributed_data_parallel_config.py
+ * bucket_size): max(40e6, 1e6 x dp) parameters per bucket ("larger DP sizes need larger buckets to
+ * ensure collectives do not become latency-bound"), one bucket for everything without
+ * --overlap-grad-reduce. Other frameworks, or an explicit bucket_MB: the training's bucket. */
+double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduce, double elem_bytes)
+{
+    if (t->framework != FW_MEGATRON || (t->given & SPEC_GIVEN_BUCKET))
+        return t->bucket_bytes;
+    if (!overlap_grad_reduce)
+        return 1e30; /* bucket_size None: the whole buffer in one collective */
+    double n = 1e6 * dp;
+    return (n > 4e7 ? n : 4e7) * elem_bytes;
+}
+
+int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp)
+{
+    return t->framework == FW_MEGATRON && t->overlap_param_gather > 0 && l->zero1 && dp > 1;
+}
+
 int fw_param_tensors(const wl *w, const wl_layer *L)
 {
     const spec_model *m = &w->model;

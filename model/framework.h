@@ -119,4 +119,14 @@ int fw_opt_impl(const spec_training *t);
 /* Whether framework f runs layout l; the error names both and what f runs. */
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err) SC_MUST_CHECK;
 
+/* Bytes per data-parallel bucket of elem_bytes elements over dp replicas: Megatron-Core's default
+ * max(40e6, 1e6 x dp) parameters (one bucket without --overlap-grad-reduce) unless the training
+ * gives bucket_MB; other frameworks: the training's bucket_bytes. */
+double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduce, double elem_bytes);
+/* 1 when Megatron-Core's --overlap-param-gather applies: framework megatron, the distributed
+ * optimizer (zero1) over dp > 1 replicas, overlap_param_gather on. The updated parameters'
+ * all-gather then runs in the next step's first forward, layer by layer, each layer waiting for
+ * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). */
+int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp);
+
 #endif

@@ -179,7 +179,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / pp->dp};
         if (pp->dp > 1)
             g->boundary[g->n_boundary++] =
-                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
+                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, fw_dp_bucket_bytes(t, pp->dp, l->overlap, e)))};
     } else {
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }

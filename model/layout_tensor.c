@@ -191,7 +191,19 @@ dp:
     if (it->pass == LO_BWD && last) {
         double S = L->params * e; /* this rank's slice of the layer's gradients */
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
-        place(it, l->overlap, lo_coll_make(k, GRP_AX3, S, lo_buckets(S, t->bucket_bytes)));
+        double B = fw_dp_bucket_bytes(t, g->ax_size[AX_D], l->overlap, e); /* framework.h */
+        lo_coll c = lo_coll_make(k, GRP_AX3, S, lo_buckets(S, B));
+        c.stream = g->sched.reduce_stream; /* framework megatron: the data-parallel communicator's
+                                              own stream, not the tensor-parallel one's */
+        place(it, l->overlap, c);
+    }
+    /* --overlap-param-gather: the slice's updated parameters gathered before the layer's first
+     * forward (here the last micro-step's, the same compute to hide behind), one layer ahead */
+    if (it->pass == LO_FWD && last && l->pp <= 1 && fw_param_gather_overlap(t, l, g->ax_size[AX_D])) {
+        double S = L->params * e;
+        lo_coll c = lo_coll_make(COLL_ALLGATHER, GRP_AX3, S, lo_buckets(S, fw_dp_bucket_bytes(t, g->ax_size[AX_D], 1, e)));
+        c.stream = g->sched.reduce_stream;
+        it->gather[it->n_gather++] = c;
     }
 }
 
@@ -271,9 +283,10 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
         /* ZeRO-1 over the replicas: Adam on 1/dp of the slice, then the slice all-gathered */
         int dp = g->ax_size[AX_D];
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / dp};
-        if (dp > 1)
-            g->boundary[g->n_boundary++] =
-                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, t->bucket_bytes))};
+        if (dp > 1 && !fw_param_gather_overlap(t, l, dp)) /* else in the forward (lo_tp_item) */
+            g->boundary[g->n_boundary++] = (lo_bop){
+                .coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e,
+                                     lo_buckets(local * e, fw_dp_bucket_bytes(t, dp, l->overlap, e)))};
     } else {
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }

@@ -145,7 +145,9 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        /* the eager element-wise flags, in the order norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused */
        SPEC_GIVEN_NORM = 64, SPEC_GIVEN_ROPE = 128, SPEC_GIVEN_RKV = 256, SPEC_GIVEN_LOSS = 512, SPEC_GIVEN_SWIGLU = 1024,
        SPEC_GIVEN_TPO = 2048 /* tp_comm_overlap */, SPEC_GIVEN_GELU = 4096 /* gelu_unfused */,
-       SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */ };
+       SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */,
+       SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
+       SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -201,6 +203,12 @@ typedef struct spec_training {
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */
+    int overlap_param_gather; /* Megatron-Core --overlap-param-gather (distributed optimizer): the
+                               updated parameters' all-gather runs beside the next forward,
+                               layer by layer, not after the optimizer; -1 = default (off)    */
+    int fused_linear_ce;    /* the head's projection fused with the cross-entropy in token chunks
+                               (Liger-Kernel LigerFusedLinearCrossEntropy): no whole fp32 logits
+                               tensor (model/workload.c wl_logits_bytes); -1 = default (off)  */
     int framework_version;  /* the framework's release, major * 10000 + minor * 100 + patch
                                (0.5 -> 500, 0.12.4 -> 1204; parts not given are 0); 0 = today's */
     int reduce_scatter;     /* DeepSpeed ZeRO-1/2 reduce_scatter (-1 = default true; 0: all-reduce) */

@@ -92,6 +92,8 @@ static int set_tpo(const char *v, spec_training *t) { return set_flag(v, &t->tp_
 static int set_gelu(const char *v, spec_training *t) { return set_flag(v, &t->gelu_unfused); }
 static int set_mask(const char *v, spec_training *t) { return set_flag(v, &t->mask_unfused); }
 static int set_amp(const char *v, spec_training *t) { return set_flag(v, &t->autocast); }
+static int set_opg(const char *v, spec_training *t) { return set_flag(v, &t->overlap_param_gather); }
+static int set_flce(const char *v, spec_training *t) { return set_flag(v, &t->fused_linear_ce); }
 
 typedef struct stack_key {
     const char *name;
@@ -117,6 +119,8 @@ static const stack_key KEYS[] = {
     {"gelu_unfused", SPEC_GIVEN_GELU, set_gelu, "on or off"},
     {"mask_unfused", SPEC_GIVEN_MASK, set_mask, "on or off"},
     {"autocast", SPEC_GIVEN_AMP, set_amp, "on or off"},
+    {"overlap_param_gather", SPEC_GIVEN_OPG, set_opg, "on or off"},
+    {"fused_linear_ce", SPEC_GIVEN_FLCE, set_flce, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -165,11 +169,20 @@ static int bundle_from(jr *r, json_t *root, stack_bundle *b)
         if (!strcmp(key, "name") || !strcmp(key, "source") || !strcmp(key, "version"))
             continue;
         if (!key_of(key)) {
-            char p[96], known[256] = "name, source, version";
-            for (size_t i = 0; i < N_KEYS; i++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), ", %s", KEYS[i].name);
+            /* the keys as far as the message (sc_err text, 256) holds them, then where all are */
+            char p[96], known[140] = "";
+            for (size_t i = 0; i < N_KEYS; i++) {
+                if (strlen(known) + strlen(KEYS[i].name) + 8 >= sizeof known) {
+                    snprintf(known + strlen(known), sizeof known - strlen(known), ", ...");
+                    break;
+                }
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", KEYS[i].name);
+            }
             snprintf(p, sizeof p, "$.%.80s", key);
-            return sc_err_set(r->err, SC_EINPUT, r->src, p, "expected one of %s, got an unknown key", known);
+            return sc_err_set(r->err, SC_EINPUT, r->src, p,
+                              "expected name, source, version or one of the %d training keys (%s; configs/README.md), "
+                              "got an unknown key",
+                              (int)N_KEYS, known);
         }
         if (b->n >= STACK_MAX_ROWS)
             return sc_err_set(r->err, SC_EINPUT, r->src, "$", "expected at most %d values", STACK_MAX_ROWS);

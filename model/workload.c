@@ -7,6 +7,7 @@
 #include "kernels.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 static void add_gemm(wl_layer *l, const char *name, double m, double n, double k, double batch)
@@ -142,6 +143,8 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
     B->ew_bwd_bytes = (bw + xb) * T;
     B->ew_fwd_kernels = kf + xkf;
     B->ew_bwd_kernels = kb + xkb;
+    B->ew_tp_fwd_bytes = (rotb + act_f) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
+    B->ew_tp_bwd_bytes = (rotb + act_b) * T;
     if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
         double ss = a * s * s * b;
         /* mask_unfused, eager (huggingface/transformers v4.12.0 models/gpt2/modeling_gpt2.py
@@ -162,6 +165,7 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         B->core_ew_fwd_kernels = nk;
         B->ew_fwd_bytes += cf * ss;
         B->ew_bwd_bytes += cb * ss;
+        B->ew_tp_fwd_bytes += cf * ss, B->ew_tp_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
         B->ew_bwd_kernels += 1 + drop + (mk ? 2 : 0) + amp;
     }
@@ -195,6 +199,8 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
         f = 2 * e, bk = 4 * e, k = 3;
     H->ew_fwd_bytes = T * (2 * h * e) + T * V * f;
     H->ew_bwd_bytes = T * (3 * h * e) + T * V * bk;
+    H->ew_tp_fwd_bytes = T * V * f; /* the loss over vocabulary-parallel logits */
+    H->ew_tp_bwd_bytes = T * V * bk;
     H->ew_fwd_kernels = H->ew_bwd_kernels = k;
     if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) { /* the final norm, as a block's */
         H->ew_fwd_bytes += T * h * (m->rmsnorm ? 28 + 2 * e : 16);
@@ -227,6 +233,26 @@ static void op_sac(const spec_model *m, const spec_training *t, double e, double
                                                                           : 0;
     }
     B->op_act_bytes = b * m->seq_len * e * (h + kv + h + f + (m->swiglu ? h : 0));
+}
+
+/* Memory of the loss over T tokens. Unfused: fp32 logits [T, V] (as Megatron / DeepSpeed /
+ * Hugging Face upcast them for the cross-entropy). Fused linear cross-entropy (Liger-Kernel,
+ * linkedin/Liger-Kernel@e11c2d6c84e16dfebde09bae01983b64399519c1
+ * src/liger_kernel/ops/fused_linear_cross_entropy.py, forward): the tokens in chunks of
+ * next_pow2(ceil(T / ceil(V / h))) rows (logits of one chunk about the size of the hidden
+ * states), each chunk's logits in the parameter dtype and upcast to fp32 (e + 4 B per element),
+ * the gradients computed in the forward and kept for the backward: grad_input [T, h] and
+ * grad_linear [V, h] in the parameter dtype, plus a fp32 loss per token. */
+double wl_logits_bytes(double T, double V, double h, double e, int fused)
+{
+    if (!fused || h <= 0)
+        return 4 * T * V;
+    double inc = ceil(V / h), rows = ceil(T / inc), chunk = 1;
+    while (chunk < rows)
+        chunk *= 2;
+    if (chunk > T)
+        chunk = T;
+    return chunk * V * (e + 4) + T * h * e + V * h * e + 4 * T;
 }
 
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
@@ -327,7 +353,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     H->bwd_flops = 2 * H->fwd_flops;
     H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
     H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
-    w->logits_bytes = 4 * T * V; /* fp32 logits for the cross-entropy (as Megatron/DeepSpeed do) */
+    w->logits_bytes = wl_logits_bytes(T, V, h, e, t->fused_linear_ce > 0);
     ew_head(m, t, e, H);
 
     for (int i = 0; i < w->n_layers; i++) {

@@ -43,6 +43,9 @@ typedef struct wl_layer {
     double ew_fwd_bytes, ew_bwd_bytes;
     int ew_fwd_kernels, ew_bwd_kernels;
     double core_ew_fwd_bytes; /* of ew_fwd_bytes, the unfused softmax path's (recompute)     */
+    double ew_tp_fwd_bytes, ew_tp_bwd_bytes; /* of ew_*_bytes, the part over heads, FFN columns or
+                              the vocabulary (rotary, activation, unfused softmax, the loss), which
+                              Megatron tensor parallelism splits even without sequence parallelism */
     int core_ew_fwd_kernels;
     /* checkpointing op (torchtitan's op-level selective AC, wl_build): the fraction of each
      * forward GEMM gemm[i] that the backward recomputes (every second aten.mm; SDPA saved),
@@ -117,5 +120,10 @@ double wl_tp_replicated_act(const wl *w);
 
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);
+
+/* Bytes the loss holds over T tokens of vocabulary V, hidden h, parameter dtype e bytes: fp32
+ * logits [T, V], or with fused (Liger-Kernel's fused linear cross-entropy) one chunk of logits,
+ * the input and head-weight gradients it computes in the forward and a fp32 loss per token. */
+double wl_logits_bytes(double T, double V, double h, double e, int fused);
 
 #endif

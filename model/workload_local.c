@@ -136,6 +136,22 @@ const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
     return out;
 }
 
+/* Megatron tensor parallelism's element-wise traffic per rank: the part over heads, FFN columns
+ * and the vocabulary (ew_tp: rotary, the activation, the unfused softmax, the loss) is the
+ * rank's 1/t (Shoeybi et al. 2019 s3: GeLU on the column-parallel partition, attention heads
+ * split); the norms, residual adds and hidden dropout run on the whole [s, h] activation on
+ * every rank, unless sequence parallelism splits them too (Korthikanti et al. 2022 s4.2.2).
+ * Kernel launches do not change. */
+static void split_ew(wl_layer *L, double t, int sp)
+{
+    double f = sp ? L->ew_fwd_bytes : L->ew_tp_fwd_bytes, b = sp ? L->ew_bwd_bytes : L->ew_tp_bwd_bytes;
+    L->ew_fwd_bytes -= f * (1 - 1 / t);
+    L->ew_bwd_bytes -= b * (1 - 1 / t);
+    L->ew_tp_fwd_bytes /= t;
+    L->ew_tp_bwd_bytes /= t;
+    L->core_ew_fwd_bytes /= t;
+}
+
 const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
 {
     *out = *w;
@@ -157,6 +173,7 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
             L->fwd_flops += 2.0 * g->m * g->n * g->k * g->batch;
         }
         L->bwd_flops = 2 * L->fwd_flops;
+        split_ew(L, t, l->sp);
         if (L->kind == WL_BLOCK) {
             /* Table 2: sp splits everything; without it the norms', inputs' and dropout
              * masks' 10 sbh stay whole */

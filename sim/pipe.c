@@ -38,6 +38,7 @@ typedef struct pstage {
     double cur_bytes;      /* S of the data-parallel collective in flight                    */
     double coll_t0;        /* when it was issued (traces)                                    */
     double slow, op_start, phase_start, end_t;
+    double first_end;      /* end of the stage's first op (hides --overlap-param-gather)     */
     double busy_s, opt_s, exposed[N_COLLS];
 } pstage;
 
@@ -188,6 +189,8 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
     else if (op->bwd ? v > 0 : v < s->V - 1)
         send(s, q, op, v, now);
+    if (k->idx == 0)
+        k->first_end = now;
     k->idx++;
     if (k->idx == s->n_ops) {
         k->phase_start = now;
@@ -271,8 +274,14 @@ static void boundary_next(psim *s, int q, double now)
             stage_span(s, q, TR_STREAM_COMPUTE, "optimizer", TR_CAT_COMPUTE, k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
-        else if (k->phase == B_GATHER)
-            k->exposed[COLL_ALLGATHER] += now - k->phase_start;
+        else if (k->phase == B_GATHER) {
+            /* --overlap-param-gather: the next step's first forward hides up to first_end of it
+               (the same rule as an_pipe_run) */
+            double d = now - k->phase_start;
+            if (s->t->gather_overlap)
+                now = k->phase_start + (d = d > k->first_end ? d - k->first_end : 0);
+            k->exposed[COLL_ALLGATHER] += d;
+        }
         else if (k->phase == B_OPT)
             k->opt_s += now - k->phase_start;
         k->phase++;
@@ -407,7 +416,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.G = g->gpus_per_node;
     s.nics = c->nics_per_node;
     s.S = g->n_ranks / s.p;
-    s.bucket_bytes = tr->bucket_bytes;
+    s.bucket_bytes = fw_dp_bucket_bytes(tr, g->pipe.dp, g->layout.overlap, g->elem_bytes);
     net_params np = drv_net_params(cal);
     int rc = net_build(c, g->nodes, &np, &s.drv.net, err);
     if (rc) {

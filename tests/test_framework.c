@@ -739,6 +739,39 @@ START_TEST(test_accelerate_fsdp)
 }
 END_TEST
 
+/* Megatron-Core's data-parallel bucket (framework.h fw_dp_bucket_bytes): max(40e6, 1e6 dp)
+ * parameters. bf16 (2 B): dp 8 -> 40e6 x 2 = 8e7 B; dp 1024 -> 1.024e9 x 2 = 2.048e9 B; fp32
+ * gradients (4 B) at dp 64: 6.4e7 x 4 = 2.56e8 B. Without --overlap-grad-reduce one bucket;
+ * an explicit bucket_MB, or another framework: the training's bucket (25 MB by default). */
+START_TEST(test_megatron_dp_bucket)
+{
+    spec_training t;
+    spec_training_defaults(&t);
+    ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 1024, 1, 2), 25e6, 1e-6);
+    t.framework = FW_MEGATRON;
+    ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 8, 1, 2), 8e7, 1e-6);
+    ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 1024, 1, 2), 2.048e9, 1e-3);
+    ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 64, 1, 4), 2.56e8, 1e-3);
+    ck_assert(fw_dp_bucket_bytes(&t, 8, 0, 2) >= 1e29);
+    t.given |= SPEC_GIVEN_BUCKET;
+    t.bucket_bytes = 5e6;
+    ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 1024, 1, 2), 5e6, 1e-6);
+    /* --overlap-param-gather acts with framework megatron, the distributed optimizer, dp > 1 */
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("megatron:t=2,p=1", &l, &err), 0);
+    ck_assert_int_eq(fw_param_gather_overlap(&t, &l, 4), 0); /* default off (-1) */
+    t.overlap_param_gather = 1;
+    ck_assert_int_eq(fw_param_gather_overlap(&t, &l, 4), 1);
+    ck_assert_int_eq(fw_param_gather_overlap(&t, &l, 1), 0);
+    l.zero1 = 0;
+    ck_assert_int_eq(fw_param_gather_overlap(&t, &l, 4), 0);
+    l.zero1 = 1;
+    t.framework = FW_IDEAL;
+    ck_assert_int_eq(fw_param_gather_overlap(&t, &l, 4), 0);
+}
+END_TEST
+
 START_TEST(test_prefetch_bound)
 {
     /* fw_depth_pass(d, p1, bwd): the backward's depth is p1 - 1 when p1 is set, else d (layout.h):
@@ -803,6 +836,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_engines_agree_two_streams);
     tcase_add_test(sch, test_prefetch_bound);
+    tcase_add_test(sch, test_megatron_dp_bucket);
     suite_add_tcase(s, sch);
     TCase *ds = tcase_create("ds_config");
     tcase_add_test(ds, test_ds_hf_config_nothing_lost);

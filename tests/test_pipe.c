@@ -571,6 +571,127 @@ START_TEST(test_tp_comm_overlap)
 }
 END_TEST
 
+/* Megatron-Core --overlap-param-gather (framework.h fw_param_gather_overlap, an_pipe_run's
+ * gather_overlap). Pipelined, by hand on test_reduce_overlap's schedule (p = 2, v = 2, m = 2,
+ * forward 0.5, backward 1, step 7.5; stage 0 ends at 7.5, stage 1 at 6.5): an all-gather of 0.8
+ * per stage after the optimizer (0 here) makes stage 0 end at 8.3. Overlapped, the next step
+ * hides it up to the end of the stage's first op: stage 0's first forward (k0 mb 0) ends at 0.5,
+ * so 0.3 stays exposed (8.3 -> 7.8); stage 1's (k1 mb 0, after k0) at 1.0 > 0.8: nothing
+ * (6.5). Step 7.8, all-gather exposed (0.3 + 0) / 2 stages = 0.15. */
+START_TEST(test_param_gather_overlap_pipe)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 0.5;
+        t->bwd[k].dur = t->bwd[k].busy = 1;
+    }
+    t->gather_s[0] = t->gather_s[1] = 0.8;
+    an_result r;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 8.3, 1e-12);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_ALLGATHER], 0.8, 1e-12);
+    t->gather_overlap = 1;
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 7.8, 1e-12);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_ALLGATHER], 0.15, 1e-12);
+    free(t);
+}
+END_TEST
+
+/* Not pipelined (megatron:t=2,p=1 over 2 duo nodes: dp = 2, framework megatron, distributed
+ * optimizer): with overlap_param_gather the boundary holds only the optimizer, and every forward
+ * item of the last micro-step (none of the others) gathers its layer's slice, L->params x 2 B
+ * over the data-parallel axis; without the distributed optimizer (zero1=0) nothing moves. The
+ * step cannot get slower by overlapping (both engines). */
+START_TEST(test_param_gather_overlap_layout)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 2);
+    tr.grad_accum = 2;
+    tr.framework = FW_MEGATRON;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=1");
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    an_result off, on;
+    an_predict(&w, &tr, &l, &c, 2, &k, &off);
+    layout_build(&w, &tr, &l, &c, 2, g);
+    ck_assert_int_eq(g->n_boundary, 2); /* optimizer, then the all-gather */
+    tr.overlap_param_gather = 1;
+    layout_build(&w, &tr, &l, &c, 2, g);
+    ck_assert_int_eq(g->n_boundary, 1);
+    ck_assert_int_eq(g->boundary[0].is_optimizer, 1);
+    int fwd = 0;
+    for (int i = 0; i < g->last.n_items; i++) {
+        const lo_item *it = &g->last.item[i];
+        if (it->pass != LO_FWD) {
+            ck_assert_int_eq(it->n_gather, 0);
+            continue;
+        }
+        fwd++;
+        ck_assert_int_eq(it->n_gather, 1);
+        ck_assert_int_eq(it->gather[0].kind, COLL_ALLGATHER);
+        ck_assert_int_eq(it->gather[0].group, GRP_AX3);
+        ck_assert_double_eq_tol(it->gather[0].bytes, g->lw[it->layer].params * 2, 1e-9);
+    }
+    ck_assert_int_eq(fwd, w.n_layers);
+    for (int i = 0; i < g->micro.n_items; i++)
+        ck_assert_int_eq(g->micro.item[i].n_gather, 0);
+    an_predict(&w, &tr, &l, &c, 2, &k, &on);
+    ck_assert_msg(on.step_s <= off.step_s * (1 + 1e-12), "on %.12g off %.12g", on.step_s, off.step_s);
+    ck_assert_msg(on.exposed_s[COLL_ALLGATHER] < off.exposed_s[COLL_ALLGATHER], "on %.12g off %.12g",
+                  on.exposed_s[COLL_ALLGATHER], off.exposed_s[COLL_ALLGATHER]);
+    spec_layout l0 = parse("megatron:t=2,p=1,zero1=0");
+    layout_build(&w, &tr, &l0, &c, 2, g);
+    for (int i = 0; i < g->last.n_items; i++)
+        ck_assert_int_eq(g->last.item[i].n_gather, 0);
+    free(g);
+}
+END_TEST
+
+/* Megatron tensor parallelism's element-wise bytes per rank (workload_local.c split_ew). tiny4
+ * (h 64, f 256 GELU, 4 heads, kv 64, s 16, rotary, dropout), bf16, eager, unfused attention,
+ * micro-batch 1 (T = 16), per block forward by hand (workload.c ew_block):
+ *   whole: norms 2 x 2he 512 + rotary 2(h + kv)e 512 + dropout 2h(2e + 1) 640 + residuals
+ *   2 x 3he 768 + GELU 2fe 1024 = 3456 B per token x 16 = 55296, + the s x s core
+ *   a s^2 = 1024 elements x (2e + 2e + 2e + 1) 13 = 13312: 68608;
+ *   over heads / FFN columns (ew_tp): (rotary 512 + GELU 1024) x 16 + 13312 = 37888.
+ * megatron:t=2 without sp keeps the norms, dropout and residuals whole: 68608 - 37888 / 2 =
+ * 49664; with sp every element-wise kernel sees half the tokens or columns: 34304. The core's
+ * share (recomputed under selective checkpointing) halves either way: 6656. Backward, ew_tp
+ * = (512 + GELU 3fe 1536) x 16 + (3e + 2e + 1) 11 x 1024 = 44032. */
+START_TEST(test_tp_elementwise_split)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 2);
+    wl w, lb;
+    wl_build(&m, &tr, &w);
+    const wl_layer *B = &w.layer[1];
+    ck_assert_int_eq(B->kind, WL_BLOCK);
+    ck_assert_double_eq_tol(B->ew_fwd_bytes, 68608, 1e-9);
+    ck_assert_double_eq_tol(B->ew_tp_fwd_bytes, 37888, 1e-9);
+    ck_assert_double_eq_tol(B->ew_tp_bwd_bytes, 44032, 1e-9);
+    spec_layout l = parse("megatron:t=2,p=1,sp=0");
+    const wl *lw = wl_localize_megatron(&w, &l, &lb);
+    ck_assert_double_eq_tol(lw->layer[1].ew_fwd_bytes, 49664, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].ew_bwd_bytes, B->ew_bwd_bytes - 44032 / 2.0, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].core_ew_fwd_bytes, 6656, 1e-9);
+    ck_assert_int_eq(lw->layer[1].ew_fwd_kernels, B->ew_fwd_kernels); /* every rank launches them all */
+    l = parse("megatron:t=2,p=1");
+    lw = wl_localize_megatron(&w, &l, &lb);
+    ck_assert_double_eq_tol(lw->layer[1].ew_fwd_bytes, 34304, 1e-9);
+    ck_assert_double_eq_tol(lw->layer[1].ew_bwd_bytes, B->ew_bwd_bytes / 2, 1e-9);
+}
+END_TEST
+
 /* A pipeline trace follows traces/schema.h and reads back (traces/read.h): megatron:t=2,p=2 on
  * 4 duo nodes (2 GPUs each) is 8 ranks, dp = 2, S = t x dp = 4 ranks per stage (stage 0: ranks
  * 0-3 on nodes 0-1, stage 1: ranks 4-7 on nodes 2-3); m = 4 micro-batches. Every span is
@@ -663,6 +784,9 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_tp_comm_overlap);
     tcase_add_test(tc, test_trace_reads_back);
+    tcase_add_test(tc, test_param_gather_overlap_pipe);
+    tcase_add_test(tc, test_param_gather_overlap_layout);
+    tcase_add_test(tc, test_tp_elementwise_split);
     suite_add_tcase(s, tc);
     return s;
 }

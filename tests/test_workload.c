@@ -369,6 +369,32 @@ START_TEST(test_published_totals)
 }
 END_TEST
 
+/* The loss's memory (wl_logits_bytes). Unfused: fp32 logits 4 T V. Liger-Kernel's fused linear
+ * cross-entropy, by hand:
+ *  - Llama-2-7B, T = 4096, V = 32000, h = 4096, bf16: ceil(V / h) = 8, ceil(4096 / 8) = 512 rows
+ *    (a power of two already); 512 x 32000 x (2 + 4) = 98,304,000 + grad_input 4096 x 4096 x 2 =
+ *    33,554,432 + grad_linear 32000 x 4096 x 2 = 262,144,000 + loss 4 x 4096 = 16,384:
+ *    394,018,816 B (against 524,288,000 unfused);
+ *  - Llama-3.1-8B at 192k tokens (T = 196608, V = 128256): ceil(31.3) = 32, 196608 / 32 = 6144
+ *    rows -> 8192; 8192 x 128256 x 6 = 6,304,038,912 + 1,610,612,736 + 1,050,673,152 + 786,432 =
+ *    8,966,111,232 B (against 100,864,622,592 unfused, the 94 GiB that made the case not fit);
+ *  - T = 1, V = 64, h = 128: ceil(64 / 128) = 1, 1 row: 1 x 64 x 6 + 1 x 128 x 2 +
+ *    64 x 128 x 2 + 4 = 384 + 256 + 16,384 + 4 = 17,028. */
+START_TEST(test_logits_fused_linear_ce)
+{
+    ck_assert_double_eq_tol(wl_logits_bytes(4096, 32000, 4096, 2, 0), 524288000.0, 1e-3);
+    ck_assert_double_eq_tol(wl_logits_bytes(4096, 32000, 4096, 2, 1), 394018816.0, 1e-3);
+    ck_assert_double_eq_tol(wl_logits_bytes(196608, 128256, 4096, 2, 0), 100864622592.0, 1e-1);
+    ck_assert_double_eq_tol(wl_logits_bytes(196608, 128256, 4096, 2, 1), 8966111232.0, 1e-1);
+    ck_assert_double_eq_tol(wl_logits_bytes(1, 64, 128, 2, 1), 17028.0, 1e-9);
+    /* fused holds less than unfused once 4 T V passes the head's gradient V h e (T > h e / 4 =
+     * 2048 here: at T = 1024 Liger's grad_linear alone, 1.05 GB, is twice the 0.53 GB logits) */
+    ck_assert(wl_logits_bytes(1024, 128256, 4096, 2, 1) > wl_logits_bytes(1024, 128256, 4096, 2, 0));
+    for (double T = 4096; T <= 1048576; T *= 4)
+        ck_assert(wl_logits_bytes(T, 128256, 4096, 2, 1) < wl_logits_bytes(T, 128256, 4096, 2, 0));
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
     Suite *s = suite_create("workload");
@@ -388,6 +414,7 @@ Suite *workload_suite(void)
     TCase *a = tcase_create("activations");
     tcase_add_test(a, test_activations_korthikanti);
     tcase_add_test(a, test_activations_gpt3);
+    tcase_add_test(a, test_logits_fused_linear_ce);
     suite_add_tcase(s, a);
     return s;
 }

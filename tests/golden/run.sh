@@ -451,19 +451,20 @@ expect tp-too-wide 2 "layout: tp:t=6: expected t dividing 4 GPUs per node, or a 
 expect tp-across-nodes 0 "shardcast: warning: tp:t=8 spans 2 nodes of 4 GPUs: its tensor-parallel all-reduces (every block, forward and backward) cross the network" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8 --engine model
 expect plan-tp-across 0 "tp:t=16" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts tp --confirm 0
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
-expect predict-megatron 0 "megatron:t=8,p=8         5.893" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
 # the 128 ranks run; --symmetry off runs all 128 and prints the same step (0.282 s)
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
 expect predict-symmetry-off-step 0 "zero3                    0.282     453.22" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off
 expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off --json
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
-expect predict-megatron-sim 0 "megatron:t=8,p=8         5.893" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.553" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-sim 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.106" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 # context parallelism (model/cp.h): both engines, the memory table, and the checks
-expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.938" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
-expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.938" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
+# 5.938 -> 5.525 s at the cp27+mega27 merge: mega27 splits element-wise kernels by t (fidelity-compute item 10); both engines still equal.
+expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.525" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
+expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.525" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
 expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.33" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
 expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
 expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a divisor or multiple of the 8 GPUs per node" -- "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
@@ -483,7 +484,7 @@ expect predict-megatron-trace 0 "trace: $TMP/pt.json" -- "$BIN" predict --cluste
 # sends are communication spans of traces/schema.h (issue 26: they were "cat":"send", which the reader dropped)
 if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"name":"send gradient of mb 7 from stage 1","cat":"collective"' "$TMP/pt.json"; then pass=$((pass + 1)); else echo "FAIL megatron-trace-content"; fail=$((fail + 1)); fi
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
-expect plan-megatron 0 "recommended: megatron:t=2,p=32,vp=3 on 16 nodes, micro-batch 1 x 256: tensor 2 + sequence parallel inside a node, 32 stages interleaved x3 (neighbours over NVLink), 256 micro-batches: bubble 4% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
+expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128: tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
 expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    52.321" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
@@ -838,7 +839,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, gelu_unfused, mask_unfused, autocast, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 17 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -902,17 +903,44 @@ expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of
 printf '{"repeat_kv": 1}' >"$TMP/rkv.json"
 expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false, got 1" -- "$BIN" $F27 --training "$TMP/rkv.json"
 # issue 27 item 8: --tp-comm-overlap (Megatron / Transformer Engine userbuffers). Llama-2-13B,
-# megatron:t=8,p=1 on 2 DGX H100 nodes: off 0.274 s with 0.042 s of reduce-scatter exposed; on
-# 0.244 s, 0.012 s (the pipelined last chunks and the data-parallel reduce-scatter); the
-# all-gather column (0.041 s) is the distributed optimizer's parameter all-gather, unchanged.
+# megatron:t=8,p=1 on 2 DGX H100 nodes: off 0.233 s with 0.048 s of reduce-scatter exposed; on
+# 0.198 s, 0.011 s (the pipelined last chunks and the data-parallel reduce-scatter); the
+# all-gather column (0.038 s) is the distributed optimizer's parameter all-gather, unchanged.
+# (mega27: 0.274 / 0.244 / 0.242 before Megatron-Core's data-parallel bucket, max(40e6, 1e6 dp)
+# parameters instead of DDP's 25 MB: the all-gather in 80-MB buckets, 0.041 -> 0.038 s; then
+# 0.270 / 0.240 / 0.237 -> 0.233 / 0.198 / 0.196 when each tensor-parallel rank stopped paying
+# the whole layer's rotary, SwiGLU and loss element-wise bytes: compute 0.182 -> 0.141 s.)
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.274" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.244" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.242" -- "$BIN" $T27 --tp-comm-overlap on
+expect tpo-off 0 "megatron:t=8,p=1         0.233" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.198" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.196" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
 expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false, got 1" -- "$BIN" $T27 --training "$TMP/tpo.json"
+# mega27: --overlap-param-gather (Megatron-Core distributed optimizer). Same point, tp overlap on:
+# the parameter all-gather (0.038 s after the optimizer) moves into the forward, each layer waiting
+# for its own one layer ahead, on the data-parallel stream; a block's slice (13e9 / 8 / 40 x 2 B
+# ~ 81 MB, 0.8 ms over 2 nodes' 50 GB/s NICs) is shorter than its forward (~1/3 of 0.141 s / 40,
+# 1.2 ms), so all but the first layer's (the embedding's 32000 x 5120 / 8 x 2 B = 41 MB: 0.001 s)
+# is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
+# while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
+# it does not act.
+expect opg-on 0 "megatron:t=8,p=1         0.166      12.05    269.0   27.2   34.3     0.145    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.164" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.211" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
+expect opg-stack 0 "overlap_param_gather on" -- "$BIN" describe --stack megatron-core-te
+printf '{"overlap_param_gather": "yes"}' >"$TMP/opg.json"
+expect opg-key-bad 2 "$TMP/opg.json: \$.overlap_param_gather: expected true or false, got \"yes\"" -- "$BIN" $T27 --training "$TMP/opg.json"
+# mega27: --fused-linear-ce (Liger-Kernel's fused linear cross-entropy). Llama-2-7B, 4096 tokens:
+# fp32 logits 4 x 4096 x 32000 B = 500.00 MiB; fused, chunks of 4096 / ceil(32000 / 4096) = 512
+# tokens: 512 x 32000 x 6 + 4096 x 4096 x 2 + 32000 x 4096 x 2 + 4 x 4096 = 394,018,816 B = 375.77 MiB.
+expect flce-off 0 "fp32 logits for the loss          500.00 MiB" -- "$BIN" describe --model llama2-7b
+expect flce-on 0 "loss, fused linear cross-entropy  375.77 MiB" -- "$BIN" describe --model llama2-7b --fused-linear-ce on
+expect flce-bad 2 "--fused-linear-ce: expected on or off, got \"maybe\"" -- "$BIN" describe --model llama2-7b --fused-linear-ce maybe
+printf '{"fused_linear_ce": "on"}' >"$TMP/flce.json"
+expect flce-key-bad 2 "$TMP/flce.json: \$.fused_linear_ce: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/flce.json"
 # DeepSpeed releases (issue 28): the release named in the header, its schedule, a bad release
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
