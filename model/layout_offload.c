@@ -148,5 +148,48 @@ static int luwu_check(const spec_layout *l, const spec_cluster *c, int n, int g,
     return 0;
 }
 
-const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload};
-const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload};
+/* ZeRO-Offload / ZeRO-Infinity candidates: parameters on GPU, host or NVMe x optimizer on host or
+ * NVMe, NVMe where the cluster has it. */
+static int offload_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p)
+        return n;
+    for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
+        for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
+            if ((prm != OFF_NVME && opt != OFF_NVME) || in->c->nvme_read_Bps > 0)
+                n = layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
+                                                               .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
+    return n;
+}
+
+/* LuWu needs the cluster's in-network optimizer node. */
+static int luwu_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p || !in->c->innet.present)
+        return n;
+    return layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
+}
+
+/* plan's reasons (layout_row.h): ZeRO-Offload / ZeRO-Infinity say where each state lives and how
+ * they compare with LuWu; LuWu is sharded over all GPUs. */
+static void offload_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    static const char *const T[] = {"GPU", "host memory", "NVMe"};
+    char vl[256], where[512];
+    x->vs(x->ctx, LAYOUT_LUWU, "luwu", vl, sizeof vl);
+    snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
+             "its states in %s%s", x->gpus, T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
+    layout_row_say(x, "", where, out, len);
+}
+
+static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    snprintf(where, sizeof where, "sharded over all %d GPUs", x->gpus);
+    layout_row_say(x, "", where, out, len);
+}
+
+const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
+                                                  .candidates = offload_cands, .explain = offload_explain};
+const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
+                                         .explain = luwu_explain};
