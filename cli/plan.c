@@ -164,7 +164,7 @@ static int keep_rival(const ps_cand *c, const void *ctx)
         return 0;
     if ((int)r->kind >= 0)
         return c->pt.layout.kind == r->kind;
-    return !(c->pt.layout.kind == LAYOUT_MEGATRON && c->pt.layout.pp > 1);
+    return c->pt.layout.pp <= 1; /* only megatron's grammar sets a pipeline depth (spec.h) */
 }
 
 /* "; 1.05x the best zero3 (zero3, micro-batch 4 x 1), both simulated", or "" when there is none. */

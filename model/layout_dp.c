@@ -396,21 +396,33 @@ static void zeropp_explain(const layout_explain_in *x, char *out, size_t len)
     layout_row_say(x, "", where, out, len);
 }
 
+/* The frameworks: DeepSpeed's ZeRO stages 0-3, MiCS (mics_shard_size) and ZeRO++; PyTorch FSDP's
+ * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
+ * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
+ * fw_check has always listed them. */
+#define FW_DS LR_FW(FW_DEEPSPEED)
+#define FW_TORCH (LR_FW(FW_FSDP) | LR_FW(FW_FSDP2))
 const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard, .candidates = ddp_cands,
-                                        .explain = all_explain};
+                                        .explain = all_explain, .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                          .candidates = zero1_cands, .explain = all_explain};
+                                          .candidates = zero1_cands, .explain = all_explain,
+                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                          .candidates = zero2_cands, .explain = all_explain};
+                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS};
 const layout_kind_row layout_row_zero3 = {.build = dp_build, .shard = dp_shard, .candidates = zero3_cands,
-                                          .explain = all_explain};
+                                          .explain = all_explain, .frameworks = FW_DS | FW_TORCH, .gathers_params = 1};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                         .candidates = mics_cands, .explain = mics_explain};
+                                         .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
+                                         .gathers_params = 1};
 const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                         .candidates = hsdp_cands, .explain = hsdp_explain};
+                                         .candidates = hsdp_cands, .explain = hsdp_explain, .frameworks = FW_TORCH,
+                                         .gathers_params = 1};
 const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                           .candidates = zeropp_cands, .explain = zeropp_explain};
+                                           .candidates = zeropp_cands, .explain = zeropp_explain, .frameworks = FW_DS,
+                                           .gathers_params = 1};
 const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
-                                                  .explain = all_explain};
+                                                  .explain = all_explain, .frameworks = FW_TORCH,
+                                                  .gathers_params = 1};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                               .candidates = hsdp_zero2_cands, .explain = all_explain};
+                                               .candidates = hsdp_zero2_cands, .explain = all_explain,
+                                               .frameworks = FW_TORCH, .gathers_params = 1};

@@ -189,7 +189,9 @@ static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
     layout_row_say(x, "", where, out, len);
 }
 
+/* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
 const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
-                                                  .candidates = offload_cands, .explain = offload_explain};
+                                                  .candidates = offload_cands, .explain = offload_explain,
+                                                  .frameworks = LR_FW(FW_DEEPSPEED)};
 const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
                                          .explain = luwu_explain};

@@ -307,4 +307,5 @@ const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_mod
                                              .check_training = megatron_check_training, .build = megatron_build,
                                              .replicas = megatron_replicas,
                                              .batch_per_replica = 1, .shard = megatron_shard,
-                                             .candidates = megatron_cands, .explain = megatron_explain};
+                                             .candidates = megatron_cands, .explain = megatron_explain,
+                                             .frameworks = LR_FW(FW_MEGATRON)};

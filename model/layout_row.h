@@ -63,7 +63,15 @@ typedef struct layout_kind_row {
     void (*canon)(spec_layout *l, int N);
     /* plan's one-line reason why a winner of this kind wins, into out[0..len); NULL: none */
     void (*explain)(const layout_explain_in *x, char *out, size_t len);
+    /* the frameworks that run it, LR_FW(f) per spec_framework (FW_IDEAL runs every kind;
+     * framework.c's fw_check) */
+    unsigned frameworks;
+    /* 1: parameters sharded and gathered layer by layer, the ZeRO-3 family (framework.c's
+     * schedule: fetch overlap, prefetch) */
+    int gathers_params;
 } layout_kind_row;
+
+#define LR_FW(f) (1u << (f))
 
 /* The family files' rows, one per kind (layout_kind.c indexes them by spec_layout_kind). */
 extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2, layout_row_zero3, layout_row_mics,

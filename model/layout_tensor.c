@@ -500,9 +500,10 @@ static void tensor_explain(const layout_explain_in *x, char *out, size_t len)
     free(g);
 }
 
+/* Megatron-LM runs tp (--tensor-model-parallel-size); AxoNN only the ideal schedule (framework.c). */
 const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
                                        .replicas = tp_replicas, .shard = tp_shard, .candidates = tp_cands,
-                                       .explain = tensor_explain};
+                                       .explain = tensor_explain, .frameworks = LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
                                           .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard,
                                           .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain};
