@@ -3,7 +3,8 @@
  * group-size check and optimizer shard, as rows (layout_row.h). Sources: ZeRO (Rajbhandari et
  * al. 2020, §5, §7), MiCS (Zhang et al. 2022, §3.2-3.4: partition groups, hierarchical
  * all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++ hpZ (Wang et
- * al. 2023, §3.2). Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
+ * al. 2023, §3.2); plan's candidates and reasons, the frameworks that run each kind, hpZ's
+ * memory copy. Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
 #include "layout_row.h"
 #include "layout_ops.h"
 
@@ -396,6 +397,18 @@ static void zeropp_explain(const layout_explain_in *x, char *out, size_t len)
     layout_row_say(x, "", where, out, len);
 }
 
+/* ZeRO++ hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2), beside the primary
+ * shard (memory.c, layout_row.h's mem_states). */
+static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                          const spec_cluster *c, mem_breakdown *o)
+{
+    (void)n_ranks, (void)c;
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    if (l->p)
+        o->params += bp * w->params / l->p;
+}
+
 /* The frameworks: DeepSpeed's ZeRO stages 0-3, MiCS (mics_shard_size) and ZeRO++; PyTorch FSDP's
  * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
@@ -419,7 +432,7 @@ const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build
                                          .gathers_params = 1};
 const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                            .candidates = zeropp_cands, .explain = zeropp_explain, .frameworks = FW_DS,
-                                           .gathers_params = 1};
+                                           .gathers_params = 1, .mem_states = zeropp_memory};
 const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};

@@ -12,6 +12,7 @@
 
 #include "layout_ops.h"
 #include "layout_pipe.h"
+#include "memory_pipe.h"
 #include "layout_row.h"
 #include "layout_tensor.h"
 
@@ -308,4 +309,4 @@ const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_mod
                                              .replicas = megatron_replicas,
                                              .batch_per_replica = 1, .shard = megatron_shard,
                                              .candidates = megatron_cands, .explain = megatron_explain,
-                                             .frameworks = LR_FW(FW_MEGATRON)};
+                                             .frameworks = LR_FW(FW_MEGATRON), .mem_plan = mem_plan_megatron};

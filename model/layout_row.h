@@ -9,6 +9,7 @@
 
 #include "cost.h"
 #include "lo_graph.h"
+#include "memory_states.h"
 #include "spec.h"
 
 /* What plan's candidates are generated for: the cluster, the model, the node count and an AxoNN
@@ -69,6 +70,16 @@ typedef struct layout_kind_row {
     /* 1: parameters sharded and gathered layer by layer, the ZeRO-3 family (framework.c's
      * schedule: fetch overlap, prefetch) */
     int gathers_params;
+    /* the kind's own memory, for memory.c's mem_plan. mem_plan: the whole per-GPU plan instead of
+     * memory.c's (megatron: memory_pipe.c); mem_states: after memory.c put the states on the GPU
+     * (16-bit parameters / sp, gradients / sg, optimizer / so, the kinds table's divisors), what
+     * the kind moves off it or adds (offloaded states, hpZ's copy); mem_gathered_mult: a gathered
+     * layer holds this many of its parameter shards (AxoNN: z). NULL: as memory.c says */
+    void (*mem_plan)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+                     mem_breakdown *o);
+    void (*mem_states)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+                       mem_breakdown *o);
+    double (*mem_gathered_mult)(const spec_layout *l);
 } layout_kind_row;
 
 #define LR_FW(f) (1u << (f))

@@ -500,10 +500,14 @@ static void tensor_explain(const layout_explain_in *x, char *out, size_t len)
     free(g);
 }
 
+/* AxoNN's gathered layer: its parameters over the X Y of the X Y Z shards (memory.c). */
+static double axonn_gathered_mult(const spec_layout *l) { return l->grid[2]; }
+
 /* Megatron-LM runs tp (--tensor-model-parallel-size); AxoNN only the ideal schedule (framework.c). */
 const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
                                        .replicas = tp_replicas, .shard = tp_shard, .candidates = tp_cands,
                                        .explain = tensor_explain, .frameworks = LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
                                           .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard,
-                                          .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain};
+                                          .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain,
+                                          .mem_gathered_mult = axonn_gathered_mult};
