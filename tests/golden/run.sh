@@ -309,6 +309,10 @@ if command -v gnuplot >/dev/null 2>&1; then
     done
     expect plot-memory-oom 0 "" -- "$BIN" plot "$TMP/oom.csv" --kind memory --out "$TMP/oom.png" --size 640x480 --title "GPT-3 175B"
     expect_png plot-memory-oom-png "$TMP/oom.png" 640 480
+    # issue 30 item 7: every memory bar carries its value (the shipped script, its clause printed)
+    mkdir -p "$TMP/gpv"; { cat plots/memory.gp; echo 'set print "-"; print "memory values: " . valclause'; } >"$TMP/gpv/memory.gp"
+    expect plot-memory-values 0 'memory values: , for [j=0:0] datafile index j using 1:2:(valfmt($2)) with labels offset 0,0.6 font ",8" notitle' -- \
+        env SHARDCAST_PLOTS="$TMP/gpv" "$BIN" plot "$TMP/oom.csv" --kind memory --out "$TMP/oomv.png"
     expect plot-timeline 0 "plot: timeline 800x500" -- \
         env TMPDIR="$TMP/plot-tmp" "$BIN" plot --kind timeline "$TMP/t.json" --out "$TMP/timeline.png" --ranks 2 --size 800x500
     expect_png plot-timeline-png "$TMP/timeline.png" 800 500
@@ -379,6 +383,8 @@ meas_ok() {
 }
 if [ -x "$BENCH" ]; then
     expect bench-help 0 "usage: mpirun -np N shardcast-bench" -- "$BENCH" --help
+    # issue 31 item 8: the help promised FILE.tmp; the writer (base/atomic.h) uses a unique temporary name
+    expect bench-help-no-tmp-promise 0 "written to a temporary" -- "$BENCH" --help
     expect bench-bad-option 2 "shardcast-bench: unknown option '--bogus'" -- "$BENCH" --bogus
     one_line_err bench-bad-option-one-line "$BENCH" --bogus
     expect bench-bad-step 2 "--step: expected zero3 or mics:p=P[,hier=0], at most 8 of them, got \"ddp\"" -- "$BENCH" --step zero3,ddp
@@ -663,6 +669,16 @@ expect ds-zeropp-layout 0 "zeropp:hpz=8,qwz=1,qgz=1" -- "$BIN" memory --cluster 
 expect ds-offload-layout 0 "zero3-offload" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero3_cpu_offload.json
 # an accelerate FSDP config (HYBRID_SHARD over a node; FSDP2 without resharding, offload reported)
 expect accelerate-hybrid 0 "hsdp:p=8                 0.780" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp_hybrid.yaml --engine model
+# issue 31 item 7: HSDP's all-reduce stream falls further behind compute each micro-step (p3dn, FSDP):
+# the analytical engine jumps that regime too (was O(grad_accum): 9-24 s at 2^20; now ~0.1 s)
+expect hsdp-grad-accum-2p20 0 "hsdp:p=8             3134873.666" -- timeout 5 "$BIN" predict --cluster p3dn.24xlarge --model bert-10b --nodes 2 --framework fsdp --layout hsdp:p=8 --engine model --grad-accum 1048576
+# the same for FSDP's BACKWARD_POST (another prefetch depth in the backward: no jump at all before, 2.7 s at 2^20)
+sed "s/BACKWARD_PRE/BACKWARD_POST/; s/HYBRID_SHARD/FULL_SHARD/" tests/fixtures/accelerate_fsdp_hybrid.yaml >"$TMP/acc-post.yaml"
+expect fsdp-post-grad-accum-2p20 0 "zero3                366083.391" -- timeout 5 "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 4 --accelerate-config "$TMP/acc-post.yaml" --engine model --grad-accum 1048576
+# issue 31 item 8: a trace is budgeted (16 ranks x 96 layers x 256 micro-steps x 1,546 B = 580 MiB > 256 MiB)
+expect trace-budget 2 "shardcast: --trace: a trace of 16 ranks x 96 layers x 256 micro-steps would be about 580 MiB, over the limit of 256 MiB; trace fewer ranks (--trace-ranks) or micro-steps (--grad-accum), or --sim-limit-s 0 goes on" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
+one_line_err trace-budget-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
+expect_no_file trace-budget-no-file "$TMP/big-trace.json"
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
