@@ -10,7 +10,7 @@
 
 #include "../base/jsonrd.h"
 #include "../calibrate/trainlog.h"
-#include "../model/analytic.h"
+#include "../predict/engine.h"
 #include "../model/workload.h"
 #include "../predict/accuracy_anchor.h"
 #include "commands.h"
@@ -84,12 +84,8 @@ static int own(int opt, const char *arg, void *ctx)
  * analytical model (they do not depend on the calibration), divided by the rate. */
 static double log_step(const tl_result *t, const cal_anchor_run *r)
 {
-    wl w;
-    wl_build(r->model, r->training, &w);
     an_result res;
-    cost_calib k;
-    cost_calib_defaults(r->cluster, &k);
-    an_predict(&w, r->training, r->layout, r->cluster, r->nodes, &k, &res);
+    pred_step_shape(r->model, r->training, r->layout, r->cluster, r->nodes, &res);
     double samples = res.samples_per_step, tokens = res.tokens_per_s * res.step_s;
     switch (t->metric) {
     case TL_STEP_S: return t->median;

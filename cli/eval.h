@@ -7,9 +7,7 @@
 
 #include <stdio.h>
 
-#include "../model/analytic.h"
-#include "../predict/eval.h"
-#include "../sim/exec.h"
+#include "../predict/eval.h" /* the engines' result types (cli/ reaches sim/ and model/analytic* only through predict/) */
 #include "common.h"
 
 typedef pred_engine cli_engine;

@@ -15,6 +15,7 @@
 #include "eval.h"
 #include "../predict/search.h"
 #include "../model/framework.h"
+#include "../model/layout_kind.h"
 
 /* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
 static const char HELP_HEAD[] =
@@ -163,7 +164,7 @@ static int keep_rival(const ps_cand *c, const void *ctx)
         return 0;
     if ((int)r->kind >= 0)
         return c->pt.layout.kind == r->kind;
-    return !(c->pt.layout.kind == LAYOUT_MEGATRON && c->pt.layout.pp > 1);
+    return c->pt.layout.pp <= 1; /* only megatron's grammar sets a pipeline depth (spec.h) */
 }
 
 /* "; 1.05x the best zero3 (zero3, micro-batch 4 x 1), both simulated", or "" when there is none. */
@@ -193,119 +194,35 @@ static void fair_vs(const cli_setup *s, const cli_calib *cal, ps_objective obj, 
              rival->pt.training.micro_batch, rival->pt.training.grad_accum, ps_engine_both(pr.engine));
 }
 
-/* Tensor-parallel winners: the bytes per rank on each axis (and the link it rides), the GEMMs'
- * fraction of peak at the shapes one rank computes, and the memory. */
-static void why_tensor(const cli_setup *s, const cli_calib *cal, const ps_cand *best, char *out, size_t len)
+/* What layout_explain_in's comparison needs: fair_vs's arguments but the rival. */
+typedef struct why_ctx {
+    const cli_setup *s;
+    const cli_calib *cal;
+    ps_objective obj;
+    const ps_cand *best, *all;
+    int n;
+} why_ctx;
+
+static void why_vs(const void *ctx, int kind, const char *what, char *out, size_t len)
 {
-    const pred_result *p = &best->pt;
-    wl w;
-    wl_build(&s->model, &p->training, &w);
-    lo_graph *g = malloc(sizeof *g);
-    if (!g) {
-        snprintf(out, len, "(out of memory)");
-        return;
-    }
-    layout_build(&w, &p->training, &p->layout, &s->cluster, p->nodes, g);
-    double by[N_GROUPS];
-    layout_comm_bytes_by_group(g, by);
-    static const char *const names[4] = {"x", "y", "z", "data"};
-    const char *tp_names[4] = {"tensor", "", "", "data"};
-    size_t o = (size_t)snprintf(out, len, "per step and GPU");
-    const char *sep = ": ";
-    for (int a = 0; a < 4 && o < len; a++) {
-        const cost_group *q = &g->group[GRP_AX0 + a];
-        if (q->n < 2)
-            continue;
-        o += (size_t)snprintf(out + o, len - o, "%s%s %.2f GB (%d ranks, %s)", sep,
-                              p->layout.kind == LAYOUT_TP ? tp_names[a] : names[a], by[GRP_AX0 + a] / 1e9, q->n,
-                              q->k > 1 ? "network" : s->cluster.fabric.kind == FABRIC_PCIE ? "PCIe" : "NVLink");
-        sep = ", ";
-    }
-    double flops = 0, t = 0;
-    for (int i = 0; i < w.n_layers; i++) { /* the GEMMs as one rank runs them */
-        const wl_layer *L = layout_layer(g, &w, i);
-        for (int j = 0; j < L->n_gemm; j++) {
-            const wl_gemm *q = &L->gemm[j];
-            flops += L->count * 2 * q->m * q->n * q->k * q->batch;
-            t += L->count * cost_gemm_time(&cal->cal, &s->cluster, q, w.elem_bytes);
-        }
-    }
-    if (o < len && t > 0)
-        snprintf(out + o, len - o, "; GEMMs at %.0f%% of peak; %.1f GiB per GPU", 100 * flops / t / s->cluster.gpu.peak_flops,
-                 cli_gib(p->r.mem.total));
-    free(g);
+    const why_ctx *w = ctx;
+    fair_vs(w->s, w->cal, w->obj, w->best, w->all, w->n, (rival_of){(spec_layout_kind)kind, w->best->pt.nodes, NULL},
+            what, out, len);
 }
 
-/* Megatron 3D winners: where its stages and groups sit, the schedule's bubble, the stage memory
- * with the micro-batches in flight, and the best layout without a pipeline. */
-static void why_megatron(const cli_setup *s, const cli_calib *cal, ps_objective obj, const ps_cand *best,
-                         const ps_cand *all, int n, char *out, size_t len)
-{
-    const pred_result *p = &best->pt;
-    const spec_layout *l = &p->layout;
-    int G = s->cluster.gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = p->gpus / spec_layout_replicas(l);
-    int stage = p->gpus / pp;
-    size_t o = (size_t)snprintf(out, len, "tensor %d%s inside a node, ", l->t, l->sp && l->t > 1 ? " + sequence parallel" : "");
-    char chunks[32] = "";
-    if (l->vp > 1)
-        snprintf(chunks, sizeof chunks, " interleaved x%d", l->vp);
-    if (pp > 1)
-        o += (size_t)snprintf(out + o, len - o,
-                              "%d stages%s (neighbours over %s), %d micro-batches: bubble %.0f%% of the pipeline, ", pp,
-                              chunks, stage >= G ? "the NICs" : "NVLink", p->training.grad_accum, 100 * p->r.bubble_frac);
-    if (o < len)
-        o += (size_t)snprintf(out + o, len - o, "data %d with the distributed optimizer; %.1f GiB on the fullest stage",
-                              dp, cli_gib(p->r.mem.total));
-    if (o < len && pp > 1) {
-        rival_of r = {(spec_layout_kind)-1, best->pt.nodes, NULL};
-        char vs[256];
-        fair_vs(s, cal, obj, best, all, n, r, "layout without a pipeline", vs, sizeof vs);
-        snprintf(out + o, len - o, "%s", vs[0] ? vs : "; nothing without a pipeline fits");
-    }
-}
-
+/* Why the winner wins: its kind's row says it (layout_kind_explain). */
 static void why(const cli_setup *s, const cli_calib *cal, ps_objective obj, const ps_cand *best, const ps_cand *all,
                 int n, char *out, size_t len)
 {
-    if (best->pt.layout.kind == LAYOUT_MEGATRON) {
-        why_megatron(s, cal, obj, best, all, n, out, len);
-        return;
-    }
-    if (best->pt.layout.kind == LAYOUT_TP || best->pt.layout.kind == LAYOUT_AXONN) {
-        why_tensor(s, cal, best, out, len);
-        return;
-    }
     const spec_layout *l = &best->pt.layout;
-    int G = s->cluster.gpus_per_node;
-    char where[512] = "";
-    if (l->kind == LAYOUT_ZEROPP && l->p <= 1) { /* no hpZ: no secondary partition */
-        snprintf(where, sizeof where, "sharded over all %d GPUs (no secondary partition: hpZ off)", best->pt.gpus);
-    } else if (l->kind == LAYOUT_MICS || l->kind == LAYOUT_HSDP || l->kind == LAYOUT_ZEROPP) {
-        if (l->p <= G)
-            snprintf(where, sizeof where, "%s group of %d inside one node (%s)",
-                     l->kind == LAYOUT_ZEROPP ? "secondary partition" : "partition", l->p,
-                     s->cluster.fabric.kind == FABRIC_NVSWITCH ? "NVSwitch" : "NVLink");
-        else
-            snprintf(where, sizeof where, "partition group of %d spanning %d nodes", l->p, l->p / G);
-    } else if (l->kind == LAYOUT_ZERO3_OFFLOAD) { /* ZeRO-Offload / ZeRO-Infinity: say where each state lives */
-        static const char *const T[] = {"GPU", "host memory", "NVMe"};
-        char vl[256];
-        fair_vs(s, cal, obj, best, all, n, (rival_of){LAYOUT_LUWU, best->pt.nodes, NULL}, "luwu", vl, sizeof vl);
-        snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
-                 "its states in %s%s", best->pt.gpus, T[l->off_param], T[l->off_opt == OFF_NVME ? 2 : 1], vl);
-    } else {
-        snprintf(where, sizeof where, "%s over all %d GPUs", l->kind == LAYOUT_DDP ? "replicated" : "sharded",
-                 best->pt.gpus);
-    }
     int smallest = 1;
-    if (l->kind == LAYOUT_MICS)
-        for (int i = 0; i < n; i++)
-            if (all[i].pt.layout.kind == LAYOUT_MICS && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)
-                smallest = 0;
-    char vs[200] = "";
-    if (l->kind != LAYOUT_ZERO3)
-        fair_vs(s, cal, obj, best, all, n, (rival_of){LAYOUT_ZERO3, best->pt.nodes, NULL}, "zero3", vs, sizeof vs);
-    snprintf(out, len, "%s%s%s", l->kind == LAYOUT_MICS && smallest ? "smallest p that fits: " : "", where, vs);
+    for (int i = 0; i < n; i++)
+        if (all[i].pt.layout.kind == l->kind && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)
+            smallest = 0;
+    why_ctx w = {s, cal, obj, best, all, n};
+    layout_explain_in x = {&s->cluster, &s->model, &cal->cal, l, &best->pt.training, best->pt.nodes, best->pt.gpus,
+                           best->pt.r.mem.total, best->pt.r.bubble_frac, smallest, why_vs, &w};
+    layout_kind_explain(&x, out, len);
 }
 
 /* The top candidates confirmed by the simulator, in parallel: worker w of W takes candidates

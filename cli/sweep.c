@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "eval.h"
+#include "../predict/engine.h"
 
 static const char HELP[] =
     "usage: shardcast sweep --cluster C --model M --nodes LIST --layout L [--layout ...] -o out.csv\n\n"
@@ -245,7 +246,7 @@ int cmd_sweep(int argc, char **argv)
     int show = rank == 0 && (o.progress || isatty(2));
     long done = 0;
     rc = 0;
-    an_memo *memo = an_memo_new(); /* the grid shares layer and collective times (NULL: none) */
+    an_memo *memo = pred_memo_new(); /* the grid shares layer and collective times (NULL: none) */
     for (long i = rank; i < total && !rc; i += size) {
         long q = i;
         int ni = (int)(q % s.n_nodes);
@@ -265,7 +266,7 @@ int cmd_sweep(int argc, char **argv)
         if (show && (done % 16 == 0 || done * size >= total))
             fprintf(stderr, "\rsweep: %ld/%ld points", done * size < total ? done * size : total, total);
     }
-    an_memo_free(memo);
+    pred_memo_free(memo);
     int code = rc ? cli_fail(&err, rc) : 0;
     code = sweep_mpi_collect(pts, total, rank, size, code);
     if (code || rank != 0) {

@@ -11,7 +11,7 @@
 
 #include "../calibrate/measure.h"
 #include "../calibrate/step.h"
-#include "../sim/exec.h"
+#include "../predict/engine.h"
 #include "commands.h"
 #include "eval.h"
 
@@ -234,18 +234,15 @@ int cmd_validate(int argc, char **argv)
             json_decref(rows);
             return cli_fail(&err, rc);
         }
-        an_timed t;
-        an_time(&g, &w, &cal.cal, &s.cluster, &t);
-        exec_opts eo = {0};
-        exec_result er;
-        if ((rc = exec_run(&g, &t, &cal.cal, &s.cluster, &eo, &er, &err))) {
+        double sim_step_s = 0;
+        if ((rc = pred_graph_sim_step(&g, &w, &cal.cal, &s.cluster, &sim_step_s, &err))) {
             cal_meas_free(m);
             json_decref(rows);
             return cli_fail(&err, rc);
         }
         char what[96];
         snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->shape.layers, x->shape.hidden);
-        add(&a_step, rows, "step", what, er.step_s, x->step_s, show);
+        add(&a_step, rows, "step", what, sim_step_s, x->step_s, show);
     }
     json_t *bdj = NULL;
     double worst_decade = 0, w2 = 0, w3 = 0;

@@ -1,14 +1,16 @@
 /* framework.c — per-framework schedule parameters (see framework.h for what and sources). */
 #include "framework.h"
+#include "layout_kind.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+/* The ZeRO-3 family: parameters gathered layer by layer (the kind's row, layout_row.h). */
 static int zero3_family(spec_layout_kind k)
 {
-    return k == LAYOUT_ZERO3 || k == LAYOUT_MICS || k == LAYOUT_ZEROPP || k == LAYOUT_HSDP ||
-           k == LAYOUT_SHARD_GRAD_OP || k == LAYOUT_HSDP_ZERO2;
+    const layout_kind_row *r = layout_kind_row_of(k);
+    return r && r->gathers_params;
 }
 
 int fw_submodules(const wl_layer *L)
@@ -281,16 +283,13 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     }
 }
 
-/* Layouts each framework runs (bit per spec_layout_kind). */
-#define B(k) (1u << (k))
-static const unsigned RUNS[N_FRAMEWORKS] = {
-    [FW_IDEAL] = ~0u,
-    [FW_DEEPSPEED] = B(LAYOUT_DDP) | B(LAYOUT_ZERO1) | B(LAYOUT_ZERO2) | B(LAYOUT_ZERO3) | B(LAYOUT_MICS) |
-                     B(LAYOUT_ZEROPP) | B(LAYOUT_ZERO3_OFFLOAD),
-    [FW_FSDP] = B(LAYOUT_DDP) | B(LAYOUT_ZERO3) | B(LAYOUT_HSDP) | B(LAYOUT_SHARD_GRAD_OP) | B(LAYOUT_HSDP_ZERO2),
-    [FW_FSDP2] = B(LAYOUT_DDP) | B(LAYOUT_ZERO3) | B(LAYOUT_HSDP) | B(LAYOUT_SHARD_GRAD_OP) | B(LAYOUT_HSDP_ZERO2),
-    [FW_MEGATRON] = B(LAYOUT_DDP) | B(LAYOUT_ZERO1) | B(LAYOUT_TP) | B(LAYOUT_MEGATRON),
-};
+/* Whether framework f runs kind k: the kind's row says (layout_row.h's frameworks); the ideal
+ * schedule runs every kind. */
+static int runs(spec_framework f, spec_layout_kind k)
+{
+    const layout_kind_row *r = layout_kind_row_of(k);
+    return f == FW_IDEAL || (r && (r->frameworks & LR_FW(f)));
+}
 static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
     "", "ddp, zero1, zero2, zero3, mics, zeropp, zero3-offload",
     "ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2",
@@ -298,7 +297,7 @@ static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
 
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 {
-    if (RUNS[f] & B(l->kind)) {
+    if (runs(f, l->kind)) {
         if (f == FW_DEEPSPEED && (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p) {
             char name[64];
             return sc_err_set(err, SC_EINPUT, "--framework", "",

@@ -3,7 +3,8 @@
  * group-size check and optimizer shard, as rows (layout_row.h). Sources: ZeRO (Rajbhandari et
  * al. 2020, §5, §7), MiCS (Zhang et al. 2022, §3.2-3.4: partition groups, hierarchical
  * all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++ hpZ (Wang et
- * al. 2023, §3.2). Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
+ * al. 2023, §3.2); plan's candidates and reasons, the frameworks that run each kind, hpZ's
+ * memory copy. Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
 #include "layout_row.h"
 #include "cp.h"
 #include "layout_ops.h"
@@ -291,14 +292,164 @@ static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g
     return 0;
 }
 
-const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard};
+/* ---- plan's candidates (layout_row.h) ----------------------------------------------------- */
+
+/* ddp, zero3, shard_grad_op: over all GPUs only. */
+static int whole_cands(spec_layout_kind k, int p, spec_layout *out, int n, int max)
+{
+    return p ? n : layout_row_push(out, n, max, (spec_layout){.kind = k, .hier = 1});
+}
+static int ddp_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return whole_cands(LAYOUT_DDP, p, out, n, max);
+}
+static int zero3_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return whole_cands(LAYOUT_ZERO3, p, out, n, max);
+}
+static int sgo_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return whole_cands(LAYOUT_SHARD_GRAD_OP, p, out, n, max);
+}
+
+/* zero1, zero2: over all GPUs, and states sharded within p, replicated across. */
+static int zero1_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO1, .p = p, .hier = 1});
+}
+static int zero2_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO2, .p = p, .hier = 1});
+}
+
+/* MiCS: every valid p with hierarchical all-gather, and without it where p spans nodes. */
+static int mics_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (!p)
+        return n;
+    spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
+    n = layout_row_push(out, n, max, ml);
+    if (p > in->c->gpus_per_node) {
+        ml.hier = 0;
+        n = layout_row_push(out, n, max, ml);
+    }
+    return n;
+}
+static int hsdp_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1}) : n;
+}
+static int hsdp_zero2_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1}) : n;
+}
+
+/* ZeRO++: without hpZ (quantized collectives only), and hpZ inside a node with and without them. */
+static int zeropp_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (!p)
+        return layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .hier = 1, .qwz = 1, .qgz = 1});
+    if (p <= in->c->gpus_per_node) {
+        n = layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
+        n = layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1, .qwz = 1, .qgz = 1});
+    }
+    return n;
+}
+
+/* ---- plan's explanations (layout_row.h) ----------------------------------------------------- */
+
+/* ddp, zero1-3, shard_grad_op, hybrid_shard_zero2: replicated or sharded over all GPUs. */
+static void all_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s over all %d GPUs", x->l->kind == LAYOUT_DDP ? "replicated" : "sharded", x->gpus);
+    layout_row_say(x, "", where, out, len);
+}
+
+/* A group of p inside one node (its fabric), or spanning nodes. */
+static void group_where(const layout_explain_in *x, const char *what, char *where, size_t len)
+{
+    int G = x->c->gpus_per_node, p = x->l->p;
+    if (p <= G)
+        snprintf(where, len, "%s group of %d inside one node (%s)", what, p,
+                 x->c->fabric.kind == FABRIC_NVSWITCH ? "NVSwitch" : "NVLink");
+    else
+        snprintf(where, len, "partition group of %d spanning %d nodes", p, p / G);
+}
+
+static void mics_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    group_where(x, "partition", where, sizeof where);
+    layout_row_say(x, x->smallest_p ? "smallest p that fits: " : "", where, out, len);
+}
+
+static void hsdp_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    group_where(x, "partition", where, sizeof where);
+    layout_row_say(x, "", where, out, len);
+}
+
+static void zeropp_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    if (x->l->p <= 1) /* no hpZ: no secondary partition */
+        snprintf(where, sizeof where, "sharded over all %d GPUs (no secondary partition: hpZ off)", x->gpus);
+    else
+        group_where(x, "secondary partition", where, sizeof where);
+    layout_row_say(x, "", where, out, len);
+}
+
+/* ZeRO++ hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2), beside the primary
+ * shard (memory.c, layout_row.h's mem_states). */
+static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                          const spec_cluster *c, mem_breakdown *o)
+{
+    (void)n_ranks, (void)c;
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    if (l->p)
+        o->params += bp * w->params / l->p;
+}
+
+/* The frameworks: DeepSpeed's ZeRO stages 0-3, MiCS (mics_shard_size) and ZeRO++; PyTorch FSDP's
+ * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
+ * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
+ * fw_check has always listed them. */
+#define FW_DS LR_FW(FW_DEEPSPEED)
+#define FW_TORCH (LR_FW(FW_FSDP) | LR_FW(FW_FSDP2))
+const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard, .candidates = ddp_cands,
+                                        .explain = all_explain, .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON)};
+const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                          .candidates = zero1_cands, .explain = all_explain,
+                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON)};
+const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
 const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model = cp_check_model, .build = dp_build,
-                                          .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard};
-const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard};
+                                          .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard,
+                                          .candidates = zero3_cands, .explain = all_explain,
+                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1};
+const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                         .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
+                                         .gathers_params = 1};
+const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                         .candidates = hsdp_cands, .explain = hsdp_explain, .frameworks = FW_TORCH,
+                                         .gathers_params = 1};
+const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                           .candidates = zeropp_cands, .explain = zeropp_explain, .frameworks = FW_DS,
+                                           .gathers_params = 1, .mem_states = zeropp_memory};
+const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
+                                                  .explain = all_explain, .frameworks = FW_TORCH,
+                                                  .gathers_params = 1};
+const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
+                                               .candidates = hsdp_zero2_cands, .explain = all_explain,
+                                               .frameworks = FW_TORCH, .gathers_params = 1};

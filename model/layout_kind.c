@@ -91,3 +91,58 @@ int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *e
     spec_layout_str(l, name, sizeof name);
     return r->check_model(l, m, name, err);
 }
+
+/* plan's candidate order (layout_kind_candidates): kept as it was, so that ties in its ranking
+ * and folding keep the same first candidate. */
+static const spec_layout_kind CAND_FIRST[] = {LAYOUT_DDP, LAYOUT_ZERO1, LAYOUT_ZERO2, LAYOUT_ZERO3,
+                                              LAYOUT_SHARD_GRAD_OP, LAYOUT_ZEROPP};
+static const spec_layout_kind CAND_GROUPED[] = {LAYOUT_MICS, LAYOUT_HSDP, LAYOUT_ZEROPP, LAYOUT_HSDP_ZERO2,
+                                                LAYOUT_ZERO1, LAYOUT_ZERO2};
+static const spec_layout_kind CAND_LAST[] = {LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, LAYOUT_TP, LAYOUT_AXONN,
+                                             LAYOUT_MEGATRON};
+#define N_OF(a) (int)(sizeof a / sizeof a[0])
+
+/* GPUs can be sharded in groups of p where mics:p can: groups inside one node or spanning whole
+ * nodes (layout_dp.c's group check). */
+static int partition_ok(const layout_cand_in *in, int p)
+{
+    spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
+    return !spec_layout_check(&ml, in->c, in->nodes, NULL);
+}
+
+static int cands_of(const layout_cand_in *in, unsigned mask, const spec_layout_kind *ks, int nk, int p,
+                    spec_layout *out, int n, int max)
+{
+    for (int i = 0; i < nk; i++) {
+        const layout_kind_row *r = layout_kind_row_of(ks[i]);
+        if ((mask & (1u << ks[i])) && r && r->candidates)
+            n = r->candidates(in, p, out, n, max);
+    }
+    return n;
+}
+
+int layout_kind_candidates(const layout_cand_in *in, unsigned mask, spec_layout *out, int max)
+{
+    int n = cands_of(in, mask, CAND_FIRST, N_OF(CAND_FIRST), 0, out, 0, max);
+    int N = in->nodes * in->c->gpus_per_node;
+    for (int p = 2; p < N; p++)
+        if (partition_ok(in, p))
+            n = cands_of(in, mask, CAND_GROUPED, N_OF(CAND_GROUPED), p, out, n, max);
+    return cands_of(in, mask, CAND_LAST, N_OF(CAND_LAST), 0, out, n, max);
+}
+
+void layout_kind_canon(spec_layout *l, int N)
+{
+    const layout_kind_row *r = row(l);
+    if (r->canon)
+        r->canon(l, N);
+}
+
+void layout_kind_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    const layout_kind_row *r = row(x->l);
+    if (len)
+        out[0] = 0;
+    if (r->explain)
+        r->explain(x, out, len);
+}

@@ -11,4 +11,16 @@
 /* The row of kind k; NULL for a kind outside the enum. */
 const layout_kind_row *layout_kind_row_of(spec_layout_kind k);
 
+/* plan's candidates: every layout of the kinds in mask (bit k: kind k) worth trying on in->nodes
+ * nodes, at most max into out; returns the count. The order is the one plan has always used
+ * (its ranking keeps the first of a tie): the kinds' own candidates, then for each valid group
+ * size p those sharded in groups of p, then the rest (layout_kind.c's order lists). */
+int layout_kind_candidates(const layout_cand_in *in, unsigned mask, spec_layout *out, int max);
+/* l in its kind's canonical spelling on N GPUs (AxoNN: d implicit, the first placement with the
+ * same communicators); other kinds are left alone. */
+void layout_kind_canon(spec_layout *l, int N);
+/* plan's one-line reason why x's winner wins (its kind's row), into out[0..len); "" when its
+ * kind has none. */
+void layout_kind_explain(const layout_explain_in *x, char *out, size_t len);
+
 #endif

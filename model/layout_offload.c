@@ -2,7 +2,8 @@
  * zero3-offload (ZeRO-3 with DeepSpeed's offload_optimizer: ZeRO-Offload, Ren et al. 2021 §4;
  * with offload_param and NVMe: ZeRO-Infinity, Rajbhandari et al. SC'21 §5-6) and luwu (LuWu, arXiv 2409.00918: parameters and
  * optimizer on an in-network node, collectives by SmartNIC/SmartSwitch, not NCCL kernels).
- * Not here: their costs (model/cost.c transports) or memory (model/memory.c). */
+ * Also their memory off the GPUs (host, NVMe, the in-network node), plan's candidates and reasons.
+ * Not here: their costs (model/cost.c transports) or the memory every kind shares (model/memory.c). */
 #include <string.h>
 
 #include "layout.h" /* layout_offload_traffic is declared there */
@@ -148,5 +149,98 @@ static int luwu_check(const spec_layout *l, const spec_cluster *c, int n, int g,
     return 0;
 }
 
-const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload};
-const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload};
+/* ZeRO-Offload / ZeRO-Infinity candidates: parameters on GPU, host or NVMe x optimizer on host or
+ * NVMe, NVMe where the cluster has it. */
+static int offload_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p)
+        return n;
+    for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
+        for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
+            if ((prm != OFF_NVME && opt != OFF_NVME) || in->c->nvme_read_Bps > 0)
+                n = layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
+                                                               .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
+    return n;
+}
+
+/* LuWu needs the cluster's in-network optimizer node. */
+static int luwu_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p || !in->c->innet.present)
+        return n;
+    return layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
+}
+
+/* plan's reasons (layout_row.h): ZeRO-Offload / ZeRO-Infinity say where each state lives and how
+ * they compare with LuWu; LuWu is sharded over all GPUs. */
+static void offload_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    static const char *const T[] = {"GPU", "host memory", "NVMe"};
+    char vl[256], where[512];
+    x->vs(x->ctx, LAYOUT_LUWU, "luwu", vl, sizeof vl);
+    snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
+             "its states in %s%s", x->gpus, T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
+    layout_row_say(x, "", where, out, len);
+}
+
+static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    snprintf(where, sizeof where, "sharded over all %d GPUs", x->gpus);
+    layout_row_say(x, "", where, out, len);
+}
+
+/* ---- memory (layout_row.h's mem_states, after memory.c put every state on the GPU) ---------- */
+
+/* zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of its G GPUs' shards (psi / N
+ * parameters each), the fp32 master weights (the parameters themselves in fp32 training), Adam
+ * momentum and variance and an fp32 gradient: 4 x 4 = 16 B/param; no gradients or optimizer
+ * states on the GPU, and no parameters when they are offloaded too. */
+static void offload_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                           const spec_cluster *c, mem_breakdown *o)
+{
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    if (l->off_param != OFF_GPU)
+        o->params = 0;
+    o->grads = o->optim = 0;
+    /* per rank, then times the node's G ranks. ZeRO-Infinity (SC'21 §3, §5; DeepSpeed
+     * offload_optimizer / offload_param): optimizer on the host: fp32 master, m, v and the
+     * fp32 gradient, 16 B/param, in host memory (opt=cpu); on NVMe (opt=nvme) the 16 B live
+     * on the drives and the host keeps the fp32 gradients it accumulates (4 B) plus pinned
+     * swap buffers for the sub-groups in flight (read-ahead and write-behind: 2 x 16 B x one
+     * sub-group [assumption: DeepSpeed's buffers per swapped tensor]). Parameters on the
+     * host: their 16-bit shard (2 B); on NVMe: the shard on the drives and DeepSpeed's
+     * pinned fetch buffers (offload_param buffer_count 5 x buffer_size 1e8 elements). */
+    const double shard = w->params / n_ranks, G = c->gpus_per_node;
+    double sub = shard < 1e9 ? shard : 1e9;
+    double host = l->off_opt == OFF_NVME ? 4.0 * shard + 2 * 16.0 * sub : 16.0 * shard;
+    double nvme = l->off_opt == OFF_NVME ? 16.0 * shard : 0;
+    if (l->off_param == OFF_CPU)
+        host += bp * shard;
+    if (l->off_param == OFF_NVME) {
+        host += 5 * 1e8 * bp;
+        nvme += bp * shard;
+    }
+    o->host = host * G;
+    o->nvme = nvme * G;
+}
+
+/* luwu: the optimizer node keeps every parameter, its gradient and the optimizer states: the
+ * ZeRO paper's 2 + 2 + 12 = 16 B/param (mem_state_bytes); none of them on the GPUs. */
+static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
+                        const spec_cluster *c, mem_breakdown *o)
+{
+    (void)l, (void)n_ranks, (void)c;
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    o->params = o->grads = o->optim = 0;
+    o->innet = (bp + bg + bo) * w->params;
+}
+
+/* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
+const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
+                                                  .candidates = offload_cands, .explain = offload_explain,
+                                                  .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory};
+const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
+                                         .explain = luwu_explain, .mem_states = luwu_memory};

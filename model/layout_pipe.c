@@ -13,6 +13,7 @@
 #include "cp.h"
 #include "layout_ops.h"
 #include "layout_pipe.h"
+#include "memory_pipe.h"
 #include "layout_row.h"
 #include "layout_tensor.h"
 
@@ -265,7 +266,54 @@ static void megatron_build(lo_graph *g, const wl *w, const spec_training *t, con
         lo_build_tensor(g, w, t, c);
 }
 
+/* Megatron-LM 3D candidates: every tensor size t dividing a node, pipeline depth p (1: tensor +
+ * sequence parallel only) and interleaving vp up to 8 that the cluster and model allow, with
+ * sequence parallelism and the distributed optimizer on, as Megatron-LM's recipes run them. */
+static int megatron_cands(const layout_cand_in *in, int part, spec_layout *out, int n, int max)
+{
+    if (part)
+        return n;
+    const spec_cluster *c = in->c;
+    int N = in->nodes * c->gpus_per_node;
+    for (int t = 1; t <= c->gpus_per_node; t++)
+        for (int pp = 1; pp <= N / t && pp <= in->m->layers; pp++)
+            for (int vp = 1; vp <= (pp > 1 ? 8 : 1); vp++) {
+                spec_layout l = {.kind = LAYOUT_MEGATRON, .t = t, .pp = pp, .vp = vp, .cp = 1, .sp = 1, .zero1 = 1,
+                                 .overlap = 1, .hier = 1, .sched = PIPE_1F1B};
+                if (!spec_layout_check(&l, c, in->nodes, NULL) && !spec_layout_check_model(&l, in->m, NULL))
+                    n = layout_row_push(out, n, max, l);
+            }
+    return n;
+}
+
+/* plan's reason for a Megatron 3D winner: where its stages and groups sit, the schedule's bubble,
+ * the stage memory with the micro-batches in flight, and the best layout without a pipeline. */
+static void megatron_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    const spec_layout *l = x->l;
+    int G = x->c->gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = x->gpus / spec_layout_replicas(l);
+    int stage = x->gpus / pp;
+    size_t o = (size_t)snprintf(out, len, "tensor %d%s inside a node, ", l->t, l->sp && l->t > 1 ? " + sequence parallel" : "");
+    char chunks[32] = "";
+    if (l->vp > 1)
+        snprintf(chunks, sizeof chunks, " interleaved x%d", l->vp);
+    if (pp > 1)
+        o += (size_t)snprintf(out + o, len - o,
+                              "%d stages%s (neighbours over %s), %d micro-batches: bubble %.0f%% of the pipeline, ", pp,
+                              chunks, stage >= G ? "the NICs" : "NVLink", x->t->grad_accum, 100 * x->bubble_frac);
+    if (o < len)
+        o += (size_t)snprintf(out + o, len - o, "data %d with the distributed optimizer; %.1f GiB on the fullest stage",
+                              dp, x->mem_total / 1073741824.0);
+    if (o < len && pp > 1) {
+        char vs[256];
+        x->vs(x->ctx, -1, "layout without a pipeline", vs, sizeof vs);
+        snprintf(out + o, len - o, "%s", vs[0] ? vs : "; nothing without a pipeline fits");
+    }
+}
+
 const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_model = megatron_check_model,
                                              .check_training = megatron_check_training, .build = megatron_build,
                                              .replicas = megatron_replicas,
-                                             .batch_per_replica = 1, .shard = megatron_shard};
+                                             .batch_per_replica = 1, .shard = megatron_shard,
+                                             .candidates = megatron_cands, .explain = megatron_explain,
+                                             .frameworks = LR_FW(FW_MEGATRON), .mem_plan = mem_plan_megatron};

@@ -5,8 +5,39 @@
 #ifndef SC_LAYOUT_ROW_H
 #define SC_LAYOUT_ROW_H
 
+#include <stdio.h>
+
+#include "cost.h"
 #include "lo_graph.h"
+#include "memory_states.h"
 #include "spec.h"
+
+/* What plan's candidates are generated for: the cluster, the model, the node count and an AxoNN
+ * placement (NULL: every one that changes a communicator). */
+typedef struct layout_cand_in {
+    const spec_cluster *c;
+    const spec_model *m;
+    int nodes;
+    const char *placement;
+} layout_cand_in;
+
+/* What plan's explanation of a winner is written from: the winner and its numbers, and a
+ * comparison its caller makes (the engines are above the model). */
+typedef struct layout_explain_in {
+    const spec_cluster *c;
+    const spec_model *m;
+    const cost_calib *cal;
+    const spec_layout *l;
+    const spec_training *t; /* its micro-batch split                                          */
+    int nodes, gpus;
+    double mem_total;   /* bytes on its fullest GPU                                           */
+    double bubble_frac; /* the pipeline's bubble, a fraction of the step                       */
+    int smallest_p;     /* 1: no candidate of its kind on as many nodes has a smaller p         */
+    /* "; 1.05x the best <what> (...)" against the best candidate of kind `kind` (-1: any layout
+     * without a pipeline) on as many nodes, or "" when there is none */
+    void (*vs)(const void *ctx, int kind, const char *what, char *out, size_t len);
+    const void *ctx;
+} layout_explain_in;
 
 typedef struct layout_kind_row {
     /* the layout on n GPUs, g per node, of cluster c (name: the layout's text, for a message;
@@ -25,7 +56,33 @@ typedef struct layout_kind_row {
     int batch_per_replica;
     /* the GPUs the optimizer states are sharded over on n_ranks (memory.c, layout.c); NULL: all */
     int (*shard)(const spec_layout *l, int n_ranks);
+    /* plan's candidates of this kind, appended to out[n..max); returns the new count. p == 0:
+     * the kind's own; p >= 2: those sharded in groups of p GPUs (layout_candidates calls it for
+     * every valid p). NULL: none */
+    int (*candidates)(const layout_cand_in *in, int p, spec_layout *out, int n, int max);
+    /* the layout in its canonical spelling on N GPUs; NULL: it has one spelling */
+    void (*canon)(spec_layout *l, int N);
+    /* plan's one-line reason why a winner of this kind wins, into out[0..len); NULL: none */
+    void (*explain)(const layout_explain_in *x, char *out, size_t len);
+    /* the frameworks that run it, LR_FW(f) per spec_framework (FW_IDEAL runs every kind;
+     * framework.c's fw_check) */
+    unsigned frameworks;
+    /* 1: parameters sharded and gathered layer by layer, the ZeRO-3 family (framework.c's
+     * schedule: fetch overlap, prefetch) */
+    int gathers_params;
+    /* the kind's own memory, for memory.c's mem_plan. mem_plan: the whole per-GPU plan instead of
+     * memory.c's (megatron: memory_pipe.c); mem_states: after memory.c put the states on the GPU
+     * (16-bit parameters / sp, gradients / sg, optimizer / so, the kinds table's divisors), what
+     * the kind moves off it or adds (offloaded states, hpZ's copy); mem_gathered_mult: a gathered
+     * layer holds this many of its parameter shards (AxoNN: z). NULL: as memory.c says */
+    void (*mem_plan)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+                     mem_breakdown *o);
+    void (*mem_states)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
+                       mem_breakdown *o);
+    double (*mem_gathered_mult)(const spec_layout *l);
 } layout_kind_row;
+
+#define LR_FW(f) (1u << (f))
 
 /* The family files' rows, one per kind (layout_kind.c indexes them by spec_layout_kind). */
 extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2, layout_row_zero3, layout_row_mics,
@@ -33,6 +90,25 @@ extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2,
 extern const layout_kind_row layout_row_tp, layout_row_axonn;                            /* layout_tensor.c */
 extern const layout_kind_row layout_row_megatron;                                       /* layout_pipe.c */
 extern const layout_kind_row layout_row_zero3_offload, layout_row_luwu;                 /* layout_offload.c */
+
+/* Append l to out[0..max) holding n; returns the new count (n when full). */
+static inline int layout_row_push(spec_layout *out, int n, int max, spec_layout l)
+{
+    if (n < max)
+        out[n++] = l;
+    return n;
+}
+
+/* A sharded winner's reason: prefix, where its states live, and the ratio to the best zero3
+ * (unless it is one). */
+static inline void layout_row_say(const layout_explain_in *x, const char *prefix, const char *where, char *out,
+                                  size_t len)
+{
+    char vs[200] = "";
+    if (x->l->kind != LAYOUT_ZERO3)
+        x->vs(x->ctx, LAYOUT_ZERO3, "zero3", vs, sizeof vs);
+    snprintf(out, len, "%s%s%s", prefix, where, vs);
+}
 
 /* The attention heads and key/value heads split `split` ways (tensor and pipeline families). */
 static inline int layout_row_check_heads(const spec_model *m, const char *name, int split, sc_err *err)

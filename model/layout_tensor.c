@@ -12,9 +12,11 @@
  * along R (forward, blocking); the input gradients [m/Z, k/R] along C (backward, beside the
  * weight-gradient GEMM when overlapped); the weight gradients [k/R, n/C] reduce-scattered along
  * Z; the gradient shards all-reduced along D at the accumulation boundary's micro-step. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cp.h"
+#include "layout.h"
 #include "layout_ops.h"
 #include "layout_row.h"
 #include "layout_tensor.h"
@@ -379,7 +381,148 @@ static int axonn_shard(const spec_layout *l, int n_ranks)
     return axonn_replicas(l);
 }
 
+/* ---- plan's candidates (layout_row.h) ----------------------------------------------------- */
+
+/* Megatron tensor parallelism: inside a node, and across nodes (t a multiple of G: over the
+ * NICs), with and without the distributed optimizer. */
+static int tp_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p)
+        return n;
+    int G = in->c->gpus_per_node, N = in->nodes * G;
+    for (int t = 2; t <= N; t = t < G ? t + 1 : t + G)
+        for (int z1 = 1; z1 >= 0; z1--) {
+            spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
+            if (!spec_layout_check(&l, in->c, in->nodes, NULL) && !spec_layout_check_model(&l, in->m, NULL))
+                n = layout_row_push(out, n, max, l);
+        }
+    return n;
+}
+
+/* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
+ * communicator (axes of size 1 can sit anywhere: one placement each). */
+static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
+                                     "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
+                                     "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
+
+/* Strides of l's axes of size > 1 on N GPUs (0 for size-1 axes): equal signatures place every
+ * communicator identically. */
+static void stride_sig(const spec_layout *l, int N, int st[4])
+{
+    int size[4];
+    if (spec_layout_axes(l, N, size, st)) { /* no grid on N GPUs: a signature no valid layout has */
+        for (int a = 0; a < 4; a++)
+            st[a] = -1;
+        return;
+    }
+    for (int a = 0; a < 4; a++)
+        if (size[a] == 1)
+            st[a] = 0;
+}
+
+/* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
+ * (in PERMS order) with the same communicators. */
+static void axonn_canon(spec_layout *l, int N)
+{
+    int xyz = l->grid[0] * l->grid[1] * l->grid[2];
+    if (xyz <= 0 || N % xyz)
+        return;
+    int want[4], st[4];
+    l->grid[3] = 0;
+    stride_sig(l, N, want);
+    spec_layout q = *l;
+    for (int pi = 0; pi < 24; pi++) {
+        memcpy(q.placement, PERMS[pi], 5);
+        stride_sig(&q, N, st);
+        if (!memcmp(st, want, sizeof st)) {
+            memcpy(l->placement, PERMS[pi], 5);
+            return;
+        }
+    }
+}
+
+static int axonn_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    if (p)
+        return n;
+    const char *only = in->placement;
+    int N = in->nodes * in->c->gpus_per_node;
+    for (int x = 1; x <= N; x++)
+        for (int y = 1; x * y <= N; y++)
+            for (int z = 1; x * y * z <= N; z++) {
+                if (N % (x * y * z))
+                    continue;
+                int seen[24][4], n_seen = 0;
+                for (int pi = 0; pi < 24; pi++) {
+                    if (only && strcmp(only, PERMS[pi]))
+                        continue;
+                    spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
+                    memcpy(l.placement, PERMS[pi], 5);
+                    if (spec_layout_check(&l, in->c, in->nodes, NULL) || spec_layout_check_model(&l, in->m, NULL))
+                        continue;
+                    int st[4], dup = 0;
+                    stride_sig(&l, N, st);
+                    for (int j = 0; j < n_seen && !dup; j++)
+                        dup = !memcmp(seen[j], st, sizeof st);
+                    if (dup)
+                        continue;
+                    memcpy(seen[n_seen++], st, sizeof st);
+                    n = layout_row_push(out, n, max, l);
+                }
+            }
+    return n;
+}
+
+/* plan's reason for a tensor-parallel winner: the bytes per rank on each axis (and the link it
+ * rides), the GEMMs' fraction of peak at the shapes one rank computes, and the memory. */
+static void tensor_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    wl w;
+    wl_build(x->m, x->t, &w);
+    lo_graph *g = malloc(sizeof *g);
+    if (!g) {
+        snprintf(out, len, "(out of memory)");
+        return;
+    }
+    layout_build(&w, x->t, x->l, x->c, x->nodes, g);
+    double by[N_GROUPS];
+    layout_comm_bytes_by_group(g, by);
+    static const char *const names[4] = {"x", "y", "z", "data"};
+    const char *tp_names[4] = {"tensor", "", "", "data"};
+    size_t o = (size_t)snprintf(out, len, "per step and GPU");
+    const char *sep = ": ";
+    for (int a = 0; a < 4 && o < len; a++) {
+        const cost_group *q = &g->group[GRP_AX0 + a];
+        if (q->n < 2)
+            continue;
+        o += (size_t)snprintf(out + o, len - o, "%s%s %.2f GB (%d ranks, %s)", sep,
+                              x->l->kind == LAYOUT_TP ? tp_names[a] : names[a], by[GRP_AX0 + a] / 1e9, q->n,
+                              q->k > 1 ? "network" : x->c->fabric.kind == FABRIC_PCIE ? "PCIe" : "NVLink");
+        sep = ", ";
+    }
+    double flops = 0, t = 0;
+    for (int i = 0; i < w.n_layers; i++) { /* the GEMMs as one rank runs them */
+        const wl_layer *L = layout_layer(g, &w, i);
+        for (int j = 0; j < L->n_gemm; j++) {
+            const wl_gemm *q = &L->gemm[j];
+            flops += L->count * 2 * q->m * q->n * q->k * q->batch;
+            t += L->count * cost_gemm_time(x->cal, x->c, q, w.elem_bytes);
+        }
+    }
+    if (o < len && t > 0)
+        snprintf(out + o, len - o, "; GEMMs at %.0f%% of peak; %.1f GiB per GPU", 100 * flops / t / x->c->gpu.peak_flops,
+                 x->mem_total / 1073741824.0);
+    free(g);
+}
+
+/* AxoNN's gathered layer: its parameters over the X Y of the X Y Z shards (memory.c). */
+static double axonn_gathered_mult(const spec_layout *l) { return l->grid[2]; }
+
+/* Megatron-LM runs tp (--tensor-model-parallel-size); AxoNN only the ideal schedule (framework.c). */
 const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
-                                       .replicas = tp_replicas, .shard = tp_shard};
+                                       .replicas = tp_replicas, .shard = tp_shard, .candidates = tp_cands,
+                                       .explain = tensor_explain, .frameworks = LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
-                                          .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard};
+                                          .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard,
+                                          .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain,
+                                          .mem_gathered_mult = axonn_gathered_mult};

@@ -1,57 +1,20 @@
 /* memory.c — per-GPU memory of a layout. Formulas in memory.h; each component is kept apart so
- * that `shardcast memory` can show where the bytes go. */
+ * that `shardcast memory` can show where the bytes go. A kind's own parts are its row's
+ * (layout_row.h: mem_plan, mem_states, mem_gathered_mult, in the family files). */
 #include "memory.h"
 
 #include <string.h>
 
 #include "framework.h"
+#include "layout_kind.h"
 #include "memory_pipe.h"
-
-/* Host and in-network memory. zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of
- * its G GPUs' shards (psi / N parameters each), the fp32 master weights (the parameters
- * themselves in fp32 training), Adam momentum and variance and an fp32 gradient: 4 x 4 =
- * 16 B/param.
- * luwu: the optimizer node keeps every parameter, its gradient and the optimizer states: the
- * ZeRO paper's 2 + 2 + 12 = 16 B/param (mem_state_bytes). */
-static void offloaded_states(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
-                             const spec_cluster *c, mem_breakdown *o)
-{
-    double bp, bg, bo;
-    mem_state_bytes(t->precision, &bp, &bg, &bo);
-    o->host_cap = c->host_mem_bytes;
-    o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;
-    o->nvme_cap = c->nvme_bytes;
-    if (l->kind == LAYOUT_ZERO3_OFFLOAD) {
-        /* per rank, then times the node's G ranks. ZeRO-Infinity (SC'21 §3, §5; DeepSpeed
-         * offload_optimizer / offload_param): optimizer on the host: fp32 master, m, v and the
-         * fp32 gradient, 16 B/param, in host memory (opt=cpu); on NVMe (opt=nvme) the 16 B live
-         * on the drives and the host keeps the fp32 gradients it accumulates (4 B) plus pinned
-         * swap buffers for the sub-groups in flight (read-ahead and write-behind: 2 x 16 B x one
-         * sub-group [assumption: DeepSpeed's buffers per swapped tensor]). Parameters on the
-         * host: their 16-bit shard (2 B); on NVMe: the shard on the drives and DeepSpeed's
-         * pinned fetch buffers (offload_param buffer_count 5 x buffer_size 1e8 elements). */
-        const double shard = w->params / n_ranks, G = c->gpus_per_node;
-        double sub = shard < 1e9 ? shard : 1e9;
-        double host = l->off_opt == OFF_NVME ? 4.0 * shard + 2 * 16.0 * sub : 16.0 * shard;
-        double nvme = l->off_opt == OFF_NVME ? 16.0 * shard : 0;
-        if (l->off_param == OFF_CPU)
-            host += bp * shard;
-        if (l->off_param == OFF_NVME) {
-            host += 5 * 1e8 * bp;
-            nvme += bp * shard;
-        }
-        o->host = host * G;
-        o->nvme = nvme * G;
-    }
-    if (l->kind == LAYOUT_LUWU)
-        o->innet = (bp + bg + bo) * w->params;
-}
 
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *o)
 {
-    if (l->kind == LAYOUT_MEGATRON) {
-        mem_plan_megatron(w, t, l, n_ranks, c, o);
+    const layout_kind_row *r = layout_kind_row_of(l->kind);
+    if (r && r->mem_plan) { /* the kind's own plan (megatron: memory_pipe.c) */
+        r->mem_plan(w, t, l, n_ranks, c, o);
         return;
     }
     memset(o, 0, sizeof *o);
@@ -65,13 +28,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     const double sp = st.div[0], sg = st.div[1], so = st.div[2];
     const int sharded_params = st.sharded, keep_full = st.keep_full; /* keep_full: every layer stays
                                    gathered from its forward to its backward (SHARD_GRAD_OP) */
-    o->params = l->kind == LAYOUT_LUWU || (l->kind == LAYOUT_ZERO3_OFFLOAD && l->off_param != OFF_GPU) ? 0 : bp * psi / sp;
-    if (l->kind == LAYOUT_ZEROPP && l->p) /* hpZ: a secondary 16-bit copy sharded over hpz ranks (ZeRO++ §3.2) */
-        o->params += bp * psi / l->p;
-    int offl = l->kind == LAYOUT_ZERO3_OFFLOAD || l->kind == LAYOUT_LUWU;
-    o->grads = offl ? 0 : bg * psi / sg;
-    o->optim = offl ? 0 : bo * psi / so;
-    offloaded_states(w, t, l, n_ranks, c, o);
+    o->params = bp * psi / sp;
+    o->grads = bg * psi / sg;
+    o->optim = bo * psi / so;
+    o->host_cap = c->host_mem_bytes;
+    o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;
+    o->nvme_cap = c->nvme_bytes;
+    if (r && r->mem_states) /* what the kind moves off the GPU or adds (layout_offload.c, layout_dp.c) */
+        r->mem_states(w, t, l, n_ranks, c, o);
 
     wl lw; /* the layers as one rank computes them (tensor-parallel layouts: wl_localize) */
     w = wl_localize(w, l, n_ranks, &lw);
@@ -101,7 +65,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     if (sharded_params) {
         /* the gathered block of a layer: its parameters over the axes not gathered (AxoNN:
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
-        double gz = l->kind == LAYOUT_AXONN ? l->grid[2] : 1;
+        double gz = r && r->mem_gathered_mult ? r->mem_gathered_mult(l) : 1;
         double big = wl_max_layer_params(w) * gz;
         int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;

@@ -2,6 +2,8 @@
  * the front door (pred_eval_finite); nothing here prints. */
 #include "search.h"
 
+#include "../model/layout_kind.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,160 +41,14 @@ unsigned ps_family_mask(const char *arg)
     return mask;
 }
 
-static int push(spec_layout *out, int n, int max, spec_layout l)
-{
-    if (n < max)
-        out[n++] = l;
-    return n;
-}
-
-/* AxoNN: every grid X x Y x Z x D = N and every placement that changes which ranks share a
- * communicator (axes of size 1 can sit anywhere: one placement each). */
-static const char *const PERMS[24] = {"xyzd", "xydz", "xzyd", "xzdy", "xdyz", "xdzy", "yxzd", "yxdz",
-                                     "yzxd", "yzdx", "ydxz", "ydzx", "zxyd", "zxdy", "zyxd", "zydx",
-                                     "zdxy", "zdyx", "dxyz", "dxzy", "dyxz", "dyzx", "dzxy", "dzyx"};
-
-/* Strides of l's axes of size > 1 on N GPUs (0 for size-1 axes): equal signatures place every
- * communicator identically. */
-static void stride_sig(const spec_layout *l, int N, int st[4])
-{
-    int size[4];
-    if (spec_layout_axes(l, N, size, st)) { /* no grid on N GPUs: a signature no valid layout has */
-        for (int a = 0; a < 4; a++)
-            st[a] = -1;
-        return;
-    }
-    for (int a = 0; a < 4; a++)
-        if (size[a] == 1)
-            st[a] = 0;
-}
-
-/* An AxoNN layout in its canonical spelling on N GPUs: d left implicit, and the first placement
- * (in PERMS order) with the same communicators. */
-void ps_canon_axonn(spec_layout *l, int N)
-{
-    if (l->kind != LAYOUT_AXONN)
-        return;
-    int xyz = l->grid[0] * l->grid[1] * l->grid[2];
-    if (xyz <= 0 || N % xyz)
-        return;
-    int want[4], st[4];
-    l->grid[3] = 0;
-    stride_sig(l, N, want);
-    spec_layout q = *l;
-    for (int pi = 0; pi < 24; pi++) {
-        memcpy(q.placement, PERMS[pi], 5);
-        stride_sig(&q, N, st);
-        if (!memcmp(st, want, sizeof st)) {
-            memcpy(l->placement, PERMS[pi], 5);
-            return;
-        }
-    }
-}
-
-static int axonn_layouts(const spec_cluster *c, const spec_model *m, int nodes, const char *only, spec_layout *out,
-                         int n, int max)
-{
-    int N = nodes * c->gpus_per_node;
-    for (int x = 1; x <= N; x++)
-        for (int y = 1; x * y <= N; y++)
-            for (int z = 1; x * y * z <= N; z++) {
-                if (N % (x * y * z))
-                    continue;
-                int seen[24][4], n_seen = 0;
-                for (int pi = 0; pi < 24; pi++) {
-                    if (only && strcmp(only, PERMS[pi]))
-                        continue;
-                    spec_layout l = {.kind = LAYOUT_AXONN, .grid = {x, y, z, 0}, .overlap = 1, .zero1 = 1};
-                    memcpy(l.placement, PERMS[pi], 5);
-                    if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_model(&l, m, NULL))
-                        continue;
-                    int st[4], dup = 0;
-                    stride_sig(&l, N, st);
-                    for (int j = 0; j < n_seen && !dup; j++)
-                        dup = !memcmp(seen[j], st, sizeof st);
-                    if (dup)
-                        continue;
-                    memcpy(seen[n_seen++], st, sizeof st);
-                    n = push(out, n, max, l);
-                }
-            }
-    return n;
-}
-
-/* Megatron-LM 3D: every tensor size t dividing a node, pipeline depth p (1: tensor + sequence
- * parallel only) and interleaving vp up to 8 that the cluster and model allow, with sequence
- * parallelism and the distributed optimizer on, as Megatron-LM's recipes run them. */
-static int megatron_layouts(const spec_cluster *c, const spec_model *m, int nodes, spec_layout *out, int n, int max)
-{
-    int N = nodes * c->gpus_per_node;
-    for (int t = 1; t <= c->gpus_per_node; t++)
-        for (int pp = 1; pp <= N / t && pp <= m->layers; pp++)
-            for (int vp = 1; vp <= (pp > 1 ? 8 : 1); vp++) {
-                spec_layout l = {.kind = LAYOUT_MEGATRON, .t = t, .pp = pp, .vp = vp, .cp = 1, .sp = 1, .zero1 = 1,
-                                 .overlap = 1, .hier = 1, .sched = PIPE_1F1B};
-                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
-                    n = push(out, n, max, l);
-            }
-    return n;
-}
-
 int ps_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, const char *placement,
                spec_layout *out, int max)
 {
-    int n = 0, N = nodes * c->gpus_per_node, G = c->gpus_per_node;
-    for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
-        if (mask & PS_FAM(k))
-            n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .hier = 1});
-    if (mask & PS_FAM(LAYOUT_SHARD_GRAD_OP))
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_SHARD_GRAD_OP, .hier = 1});
-    if (mask & PS_FAM(LAYOUT_ZEROPP)) /* ZeRO++ without hpZ: quantized collectives only */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .hier = 1, .qwz = 1, .qgz = 1});
-    for (int p = 2; p < N; p++) {
-        spec_layout ml = {.kind = LAYOUT_MICS, .p = p, .hier = 1};
-        if (spec_layout_check(&ml, c, nodes, NULL))
-            continue;
-        if (mask & PS_FAM(LAYOUT_MICS)) {
-            n = push(out, n, max, ml);
-            if (p > G) {
-                ml.hier = 0;
-                n = push(out, n, max, ml);
-            }
-        }
-        if (mask & PS_FAM(LAYOUT_HSDP))
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP, .p = p, .hier = 1});
-        if (p <= G && (mask & PS_FAM(LAYOUT_ZEROPP))) {
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1});
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZEROPP, .p = p, .hier = 1, .qwz = 1, .qgz = 1});
-        }
-        if (mask & PS_FAM(LAYOUT_HSDP_ZERO2))
-            n = push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1});
-        for (int k = LAYOUT_ZERO1; k <= LAYOUT_ZERO2; k++) /* states sharded within p, replicated */
-            if (mask & PS_FAM(k))
-                n = push(out, n, max, (spec_layout){.kind = (spec_layout_kind)k, .p = p, .hier = 1});
-    }
-    if (mask & PS_FAM(LAYOUT_ZERO3_OFFLOAD)) /* ZeRO-Offload / ZeRO-Infinity: each tier the cluster has */
-        for (int prm = OFF_GPU; prm <= OFF_NVME; prm++)
-            for (int opt = OFF_CPU; opt <= OFF_NVME; opt++)
-                if ((prm != OFF_NVME && opt != OFF_NVME) || c->nvme_read_Bps > 0)
-                    n = push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO3_OFFLOAD, .hier = 1,
-                                                        .off_param = (spec_offload)prm, .off_opt = (spec_offload)opt});
-    if ((mask & PS_FAM(LAYOUT_LUWU)) && c->innet.present) /* needs the cluster's in-network optimizer node */
-        n = push(out, n, max, (spec_layout){.kind = LAYOUT_LUWU, .hier = 1});
-    if (mask & PS_FAM(LAYOUT_TP)) /* inside a node, and across nodes (t a multiple of G: over the NICs) */
-        for (int t = 2; t <= N; t = t < G ? t + 1 : t + G)
-            for (int z1 = 1; z1 >= 0; z1--) {
-                spec_layout l = {.kind = LAYOUT_TP, .t = t, .zero1 = z1, .overlap = 1, .hier = 1};
-                if (!spec_layout_check(&l, c, nodes, NULL) && !spec_layout_check_model(&l, m, NULL))
-                    n = push(out, n, max, l);
-            }
-    if (mask & PS_FAM(LAYOUT_AXONN))
-        n = axonn_layouts(c, m, nodes, placement, out, n, max);
-    if (mask & PS_FAM(LAYOUT_MEGATRON))
-        n = megatron_layouts(c, m, nodes, out, n, max);
-    return n;
+    layout_cand_in in = {c, m, nodes, placement};
+    return layout_kind_candidates(&in, mask, out, max); /* PS_FAM(k) is the row's bit k */
 }
 
+void ps_canon_axonn(spec_layout *l, int N) { layout_kind_canon(l, N); }
 
 double ps_score(ps_objective obj, const ps_cand *c)
 {

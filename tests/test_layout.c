@@ -4,7 +4,9 @@
  * Not here: what a layout costs in memory (test_memory.c). */
 #include "suites.h"
 
+#include "../model/framework.h"
 #include "../model/layout.h"
+#include "../model/layout_kind.h"
 #include "../model/spec.h"
 
 #include <stdio.h>
@@ -322,6 +324,99 @@ START_TEST(test_group_index_matches_members)
 }
 END_TEST
 
+/* plan's candidates from the kinds' rows, in plan's order: on 2 nodes of 8 GPUs, zero1 and mics
+ * give zero1 over all 16 GPUs first, then for each group size p < 16 that divides 16 and aligns
+ * with a node (2, 4, 8: MiCS §3.2) mics:p then zero1:p; mics adds hier=0 only past a node (none
+ * here). LuWu alone on a cluster without an in-network node gives none. */
+START_TEST(test_candidates_order)
+{
+    spec_cluster c = cluster8();
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    m.layers = 4, m.heads = m.kv_heads = 8;
+    layout_cand_in in = {&c, &m, 2, NULL};
+    spec_layout out[16];
+    unsigned mask = (1u << LAYOUT_ZERO1) | (1u << LAYOUT_MICS);
+    static const char *const want[] = {"zero1", "mics:p=2", "zero1:p=2", "mics:p=4", "zero1:p=4", "mics:p=8",
+                                       "zero1:p=8"};
+    int n = layout_kind_candidates(&in, mask, out, 16);
+    ck_assert_int_eq(n, 7);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        ck_assert_str_eq(spec_layout_str(&out[i], name, sizeof name), want[i]);
+    }
+    ck_assert_int_eq(layout_kind_candidates(&in, mask, out, 3), 3); /* at most max */
+    ck_assert_int_eq(layout_kind_candidates(&in, 1u << LAYOUT_LUWU, out, 16), 0);
+}
+END_TEST
+
+/* The comparison plan passes in, stubbed: it names what and the rival's kind. */
+static void stub_vs(const void *ctx, int kind, const char *what, char *out, size_t len)
+{
+    (void)ctx;
+    snprintf(out, len, "; vs %s (%d)", what, kind);
+}
+
+/* plan's reasons from the kinds' rows, on 2 nodes of 8 NVSwitch GPUs: groups of p <= 8 sit in a
+ * node, 16 spans 16 / 8 = 2 nodes; everything but zero3 is compared with zero3 (kind 3); mics
+ * says when its p is the smallest that fits; zeropp without hpZ has no secondary partition. */
+START_TEST(test_explain_rows)
+{
+    spec_cluster c = cluster8();
+    c.fabric.kind = FABRIC_NVSWITCH;
+    spec_training t;
+    memset(&t, 0, sizeof t);
+    const struct {
+        const char *s;
+        int smallest;
+        const char *want;
+    } k[] = {
+        {"ddp", 1, "replicated over all 16 GPUs; vs zero3 (3)"},
+        {"zero3", 1, "sharded over all 16 GPUs"},
+        {"mics:p=8", 1, "smallest p that fits: partition group of 8 inside one node (NVSwitch); vs zero3 (3)"},
+        {"mics:p=16", 0, "partition group of 16 spanning 2 nodes; vs zero3 (3)"},
+        {"hsdp:p=4", 1, "partition group of 4 inside one node (NVSwitch); vs zero3 (3)"},
+        {"zeropp", 1, "sharded over all 16 GPUs (no secondary partition: hpZ off); vs zero3 (3)"},
+        {"zeropp:hpz=8", 1, "secondary partition group of 8 inside one node (NVSwitch); vs zero3 (3)"},
+        {"luwu", 1, "sharded over all 16 GPUs; vs zero3 (3)"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        spec_layout l;
+        sc_err err;
+        char out[512];
+        ck_assert_int_eq(spec_layout_parse(k[i].s, &l, &err), 0);
+        layout_explain_in x = {&c, NULL, NULL, &l, &t, 2, 16, 0, 0, k[i].smallest, stub_vs, NULL};
+        layout_kind_explain(&x, out, sizeof out);
+        ck_assert_str_eq(out, k[i].want);
+    }
+}
+END_TEST
+
+/* Which framework runs which kind, now the rows' frameworks column: DeepSpeed its ZeRO stages,
+ * MiCS, ZeRO++ and ZeRO-Offload; FSDP and FSDP2 their sharding strategies (NO_SHARD = ddp,
+ * FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD, _HYBRID_SHARD_ZERO2); Megatron-LM DDP, its distributed
+ * optimizer (zero1), tp and megatron; the ideal schedule every kind. */
+START_TEST(test_framework_runs)
+{
+    static const char *const runs[N_FRAMEWORKS] = {
+        [FW_DEEPSPEED] = ",ddp,zero1,zero2,zero3,mics,zeropp,zero3-offload,",
+        [FW_FSDP] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
+        [FW_FSDP2] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
+        [FW_MEGATRON] = ",ddp,zero1,tp,megatron,"};
+    for (int f = 0; f < N_FRAMEWORKS; f++)
+        for (int k = 0; k < spec_layout_n_kinds(); k++) {
+            spec_layout l;
+            memset(&l, 0, sizeof l);
+            l.kind = (spec_layout_kind)k;
+            char name[40];
+            snprintf(name, sizeof name, ",%s,", spec_layout_kind_name(l.kind));
+            int want = f == FW_IDEAL || strstr(runs[f], name) != NULL;
+            sc_err err;
+            ck_assert_msg((fw_check((spec_framework)f, &l, &err) == 0) == want, "framework %d, kind %s", f, name);
+        }
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
     Suite *s = suite_create("layout");
@@ -340,6 +435,9 @@ Suite *layout_suite(void)
     tcase_add_test(chk, test_shard);
     tcase_add_test(chk, test_replicas);
     tcase_add_test(chk, test_group_index_matches_members);
+    tcase_add_test(chk, test_candidates_order);
+    tcase_add_test(chk, test_explain_rows);
+    tcase_add_test(chk, test_framework_runs);
     suite_add_tcase(s, chk);
     return s;
 }

@@ -10,7 +10,8 @@ its types does not count: that is what a type header is for (layout_tensor.h inc
 for lo_graph while layout.c calls lo_build_tensor); such include-only circles are listed as
 notes. A circle is a strongly connected set of two or more modules. Pointing up
 is any include or call into a higher floor (base 1, model 2, sim/calibrate/traces 3, predict 4,
-cli and calibrate/bench 5; bench/ and tests/ are not checked). Not here: anything the compiler
+cli and calibrate/bench 5; bench/ and tests/ are not checked). And the front door: cli/ neither
+includes nor calls sim/ or the analytical engine (model/analytic*); it goes through predict/. Not here: anything the compiler
 checks, or where a function should live.
 
 Usage: tools/archcheck.py [FOLDER ...]   (default: every library folder). Prints each circle with
@@ -186,6 +187,10 @@ def main():
         if a in scope and fa and fb and fb > fa:
             bad += 1
             print("up: %s (floor %d) -> %s (floor %d): %s" % (a, fa, b, fb, why))
+    for (a, b), why in sorted(both.items()):  # the commands reach the engines through predict/
+        if a in scope and a.startswith("cli/") and (b.startswith("sim/") or b.startswith("model/analytic")):
+            bad += 1
+            print("past the front door: %s -> %s: %s (go through predict/)" % (a, b, why))
     n = len([e for e in calls if e[0] in scope])
     print("archcheck: %d modules, %d dependencies in %s: %s" %
           (len(scope), n, " ".join(folders), "%d problem(s)" % bad if bad else "no circle, nothing up"))
