@@ -220,13 +220,18 @@ START_TEST(test_group_mesh_p3dn)
     int pair34[2] = {3, 4};
     cost_group_make(&c, 1, pair34, 2, 4, &g);
     rel_eq(g.intra_bw_Bps, 12.5e9);
-    /* {0,3}: 2 direct links -> 50e9; {0,4}: 2 -> 50e9; {0,1}: 1 -> 25e9. */
+    /* One group alone: {0,3}: 2 direct links -> 50e9; {0,4}: 2 -> 50e9; {0,1}: 1 -> 25e9. */
     int pair03[2] = {0, 3}, pair04[2] = {0, 4}, pair01[2] = {0, 1};
-    cost_group_make(&c, 1, pair03, 2, 4, &g);
+    cost_group_make(&c, 1, pair03, 2, 1, &g);
     rel_eq(g.intra_bw_Bps, 50e9);
-    cost_group_make(&c, 1, pair04, 2, 4, &g);
+    cost_group_make(&c, 1, pair04, 2, 1, &g);
     rel_eq(g.intra_bw_Bps, 50e9);
     cost_group_make(&c, 1, pair01, 2, 4, &g);
+    rel_eq(g.intra_bw_Bps, 25e9);
+    /* The 4 groups of {0,4}'s shape at once ({0,4}, {1,5}: 2 links; {2,6}, {3,7}: 1): the
+     * slowest, 25e9 (every rank waits for it); {0,1}'s shape {0,1} 1, {2,3} 2, {4,5} 1, {6,7} 2:
+     * 25e9 as above. */
+    cost_group_make(&c, 1, pair04, 2, 4, &g);
     rel_eq(g.intra_bw_Bps, 25e9);
     /* Whole node over 2 nodes: 1 NIC x 12.5e9 (100 Gbps): min(150e9 x 0.8, 12.5e9 x 0.9)
      * = 11.25e9. */
