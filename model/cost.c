@@ -288,10 +288,15 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
             log2k++;
         lat = cal->base_lat_s[ALGO_TREE].v + 2 * ((g->m - 1) * intra_lat + log2k * inter_lat);
     } else {
-        /* Ring: n-1 steps (2(n-1) for all-reduce), of which k-1 (2(k-1)) cross nodes (tuning.cc). */
+        /* Ring: n-1 steps (2(n-1) for all-reduce). NCCL's ring is pipelined: every step's chunk
+         * is in flight on every edge at once, so across nodes each step ends when the slowest
+         * hop (the network's) has delivered, as model/nccl.c counts it by default. tuning.cc
+         * counts only k-1 (2(k-1)) steps at the network hop; public nccl-tests at 16-32 p5
+         * nodes reject that (docs/COLLECTIVES.md: a 32 and a 64 MiB all-gather both take 2.7 ms
+         * at 32 x 8 ranks, ~10.5 us for each of the 255 steps). Inside a node: the NVLink hop. */
         int mult = kind == COLL_ALLREDUCE ? 2 : 1;
-        int steps = mult * (g->n - 1), inter = mult * (g->k - 1);
-        lat = cal->base_lat_s[ALGO_RING].v + (steps - inter) * intra_lat + inter * inter_lat;
+        double slow = g->k > 1 && inter_lat > intra_lat ? inter_lat : intra_lat;
+        lat = cal->base_lat_s[ALGO_RING].v + mult * (g->n - 1) * slow;
     }
     return (chunks < 1 ? 1 : chunks) * lat;
 }
