@@ -245,8 +245,10 @@ static int ds_batch(cli_setup *s, sc_err *err)
         for (int i = 0; i < s->n_layouts; i++) {
             const spec_layout *l = &s->layouts[i];
             int n = s->nodes[j] * s->cluster.gpus_per_node;
-            int mp = l->kind == LAYOUT_TP ? l->t : l->kind == LAYOUT_AXONN ? l->grid[0] * l->grid[1] * l->grid[2] : 1;
-            int rc = spec_ds_check_batch(&s->training, n / mp, s->ds_config, err);
+            /* the model's own batch rule (spec_layout_batch_share): tp and axonn count the
+             * micro-batch per GPU, megatron per replica (issue 26: this divided tp by t and
+             * axonn by x y z, and megatron by nothing) */
+            int rc = spec_ds_check_batch(&s->training, n / spec_layout_batch_share(l), s->ds_config, err);
             if (rc)
                 return rc;
         }

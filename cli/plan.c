@@ -243,7 +243,7 @@ static void why_megatron(const cli_setup *s, const cli_calib *cal, ps_objective 
 {
     const pred_result *p = &best->pt;
     const spec_layout *l = &p->layout;
-    int G = s->cluster.gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = p->gpus / (l->t * pp);
+    int G = s->cluster.gpus_per_node, pp = l->pp > 0 ? l->pp : 1, dp = p->gpus / spec_layout_replicas(l);
     int stage = p->gpus / pp;
     size_t o = (size_t)snprintf(out, len, "tensor %d%s inside a node, ", l->t, l->sp && l->t > 1 ? " + sequence parallel" : "");
     char chunks[32] = "";
@@ -562,9 +562,10 @@ int cmd_plan(int argc, char **argv)
             tr.grad_accum = (int)(per_gpu / mb);
             for (int li = 0; li < nl; li++) {
                 spec_training tl = tr;
-                if (lays[li].kind == LAYOUT_MEGATRON) {
+                int share = spec_layout_batch_share(&lays[li]);
+                if (share > 1) {
                     /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
-                    double rep_batch = per_gpu * lays[li].t * (lays[li].pp > 0 ? lays[li].pp : 1);
+                    double rep_batch = per_gpu * share;
                     tl.grad_accum = (int)(rep_batch / mb);
                     if (tl.grad_accum < 1 || spec_layout_check_training(&lays[li], &tl, NULL))
                         continue;

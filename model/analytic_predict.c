@@ -64,9 +64,9 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
                       int n_ranks, an_result *r)
 {
     an_derive(w, tr, c, n_ranks, r);
-    if (l->kind != LAYOUT_MEGATRON)
+    double share = spec_layout_batch_share(l);
+    if (share == 1)
         return;
-    double share = (double)l->t * (l->pp > 0 ? l->pp : 1);
     r->samples_per_step /= share;
     r->samples_per_s /= share;
     r->tokens_per_s /= share;

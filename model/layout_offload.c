@@ -5,7 +5,10 @@
  * Not here: their costs (model/cost.c transports) or memory (model/memory.c). */
 #include <string.h>
 
+#include "layout.h" /* layout_offload_traffic is declared there */
+#include "layout_offload.h"
 #include "layout_ops.h"
+#include "layout_row.h"
 
 /* DeepSpeed ZeRO-3 runs the CPU optimizer sub-group by sub-group (sub_group_size, default 1e9
  * parameters [recall: DeepSpeed config docs]) and copies each updated sub-group back to the GPU
@@ -122,3 +125,28 @@ void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
         }
     }
 }
+
+/* The rows of zero3-offload and luwu (layout_row.h): what the cluster must have. */
+
+static int offload_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)n, (void)g;
+    if ((l->off_param == OFF_NVME || l->off_opt == OFF_NVME) && !(c->nvme_read_Bps > 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a cluster with local NVMe ($.node.nvme_read_GBps, nvme_write_GBps, "
+                          "nvme_capacity_GB), got %s without", name, c->name);
+    return 0;
+}
+
+static int luwu_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)l, (void)n, (void)g;
+    if (!c->innet.present)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "
+                          "got %s without one", name, c->name);
+    return 0;
+}
+
+const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload};
+const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload};

@@ -3,7 +3,7 @@
 #ifndef SC_LAYOUT_OFFLOAD_H
 #define SC_LAYOUT_OFFLOAD_H
 
-#include "layout.h"
+#include "lo_graph.h"
 
 /* zero3-offload and luwu: fills groups, micro, last, boundary. */
 void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);

@@ -3,7 +3,7 @@
 #ifndef SC_LAYOUT_OPS_H
 #define SC_LAYOUT_OPS_H
 
-#include "layout.h"
+#include "lo_graph.h"
 
 lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks);
 /* Buckets of `bucket` bytes needed for `bytes` (at least 1). */

@@ -12,7 +12,10 @@
 
 #include "layout_ops.h"
 #include "layout_pipe.h"
+#include "layout_row.h"
 #include "layout_tensor.h"
+
+static int megatron_replicas(const spec_layout *l);
 
 void layout_pipe_split(int layers, int p, int v, int *blocks)
 {
@@ -134,7 +137,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     pp->m = t->grad_accum;
     pp->sched = l->sched;
     pp->n_vstages = pp->p * pp->v;
-    pp->dp = N / (l->t * l->pp);
+    pp->dp = N / megatron_replicas(l);
     layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
@@ -178,3 +181,84 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }
 }
+
+/* The megatron row (layout_row.h): checks, replica, batch rule and optimizer shard. */
+
+/* Megatron-LM 3D: tensor parallelism inside a node, t x pp dividing the GPUs, the t x dp ranks
+ * of one stage a divisor or a multiple of a node (stage neighbours then pair up rank by rank
+ * across nodes, or inside one); context parallelism is not modelled. */
+static int megatron_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)c;
+    int pp = l->pp > 0 ? l->pp : 1;
+    if (l->cp > 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: context parallelism (cp=%d) is not modelled by shardcast; drop cp to predict without it",
+                          name, l->cp);
+    if (g % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
+                          name, g, l->t);
+    if (n % (l->t * pp))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p = %d to divide the %d GPUs", name, l->t * pp, n);
+    int stage = n / pp; /* ranks of one pipeline stage: t x dp */
+    if (!(g % stage == 0 || stage % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
+                          name, stage, g);
+    if (l->vp > 1 && l->sched == PIPE_GPIPE)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
+    if (l->vp > 1 && pp < 2)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: virtual stages (vp=%d) need p >= 2", name, l->vp);
+    return 0;
+}
+
+static int megatron_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    int v = (l->pp > 0 ? l->pp : 1) * (l->vp > 0 ? l->vp : 1);
+    if (m->layers < v)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages x virtual stages, but %s has %d layers",
+                          name, v, m->name, m->layers);
+    /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp */
+    if (l->vp > 1 && m->layers % v)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: interleaving needs the %d layers of %s divisible by p x vp = %d",
+                          name, m->layers, m->name, v);
+    if (m->ffn % l->t || m->hidden % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
+                          m->ffn, m->name, l->t);
+    return layout_row_check_heads(m, name, l->t, err);
+}
+
+/* Megatron-LM's interleaved schedule runs micro-batches in groups of p (schedules.py) */
+static int megatron_check_training(const spec_layout *l, const spec_training *t, const char *name, sc_err *err)
+{
+    if (l->vp <= 1 || l->pp <= 1 || t->grad_accum % l->pp == 0)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: the interleaved schedule needs the micro-batches per step (grad_accum %d) to be a multiple "
+                      "of p = %d", name, t->grad_accum, l->pp);
+}
+
+/* a model replica: t x p (x cp) GPUs */
+static int megatron_replicas(const spec_layout *l)
+{
+    return (l->t > 0 ? l->t : 1) * (l->pp > 0 ? l->pp : 1) * (l->cp > 1 ? l->cp : 1);
+}
+
+/* optimizer states: ZeRO-1 over every GPU (the distributed optimizer), else one replica's split */
+static int megatron_shard(const spec_layout *l, int n_ranks) { return l->zero1 ? n_ranks : megatron_replicas(l); }
+
+/* with pipeline stages: this file's graph; p = 1: tensor parallelism alone (layout_tensor.c) */
+static void megatron_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    if (g->layout.pp > 1)
+        lo_build_pipe(g, w, t, c);
+    else
+        lo_build_tensor(g, w, t, c);
+}
+
+const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_model = megatron_check_model,
+                                             .check_training = megatron_check_training, .build = megatron_build,
+                                             .replicas = megatron_replicas,
+                                             .batch_per_replica = 1, .shard = megatron_shard};

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "layout_ops.h"
+#include "layout_row.h"
 #include "layout_tensor.h"
 
 enum { AX_X, AX_Y, AX_Z, AX_D };
@@ -275,3 +276,95 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }
 }
+
+/* The rows of tp and axonn (layout_row.h): checks, replica and optimizer shard. */
+
+/* tp: inside a node (t divides its GPUs), or across nodes (t a multiple of them, dividing the
+ * GPUs): its all-reduces then ride the NICs, priced like any group spanning nodes (the CLI
+ * warns, spec_layout_tp_across) */
+static int tp_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)c;
+    if (g % l->t && (l->t % g || n % l->t))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected t dividing %d GPUs per node, or a multiple of it dividing the %d GPUs, "
+                          "got %d",
+                          name, g, n, l->t);
+    return 0;
+}
+
+/* Cumulative products of the AxoNN axes in placement order must each divide the node's GPUs or
+ * be a multiple of them: every communicator then lies inside one node or spans whole nodes with
+ * the same members on each (the placement rule of the AxoNN paper, §V). */
+static int axonn_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)c;
+    long long big = 1;
+    for (int i = 0; i < SPEC_AXES - 1; i++)
+        big *= l->grid[i] > 0 ? l->grid[i] : 0;
+    if (big < 1 || big > n) /* also keeps the products below in int */
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %lld to divide the %d GPUs", name, big, n);
+    int prod = (int)big;
+    if (n % prod)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %d to divide the %d GPUs", name, prod, n);
+    if (l->grid[3] && prod * l->grid[3] != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z*d to equal the %d GPUs, got %d", name, n,
+                          prod * l->grid[3]);
+    int size[SPEC_AXES], stride[SPEC_AXES];
+    const char *pl = l->placement[0] ? l->placement : "xyzd";
+    if (spec_layout_axes(l, n, size, stride))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: placement \"%s\" is not a permutation of xyzd", name, pl);
+    for (int i = 0; i < SPEC_AXES; i++) { /* the ranks of the axes up to the i-th innermost */
+        int a = (int)(strchr("xyzd", pl[i]) - "xyzd"), cum = stride[a] * size[a];
+        if (!(g % cum == 0 || cum % g == 0))
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "%s: placement %s puts %d ranks in the innermost axes; expected a divisor or multiple of "
+                              "the %d GPUs per node",
+                              name, pl, cum, g);
+    }
+    return 0;
+}
+
+static int tp_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (m->ffn % l->t || m->hidden % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
+                          m->ffn, m->name, l->t);
+    return layout_row_check_heads(m, name, l->t, err);
+}
+
+static int axonn_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    int rc = layout_row_check_heads(m, name, l->grid[1], err);
+    if (rc)
+        return rc;
+    for (int a = 0; a < 2; a++)
+        if (m->hidden % l->grid[a] || m->ffn % l->grid[a])
+            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways (%c)", name,
+                              m->hidden, m->ffn, m->name, l->grid[a], "xy"[a]);
+    return 0;
+}
+
+static int tp_replicas(const spec_layout *l) { return l->t > 0 ? l->t : 1; }
+
+static int axonn_replicas(const spec_layout *l)
+{
+    int xyz = 1;
+    for (int a = 0; a < SPEC_AXES - 1; a++)
+        xyz *= l->grid[a] > 0 ? l->grid[a] : 1;
+    return xyz;
+}
+
+/* optimizer states: t-way TP x replicas, or ZeRO-1 over every GPU */
+static int tp_shard(const spec_layout *l, int n_ranks) { return l->zero1 ? n_ranks : l->t; }
+
+static int axonn_shard(const spec_layout *l, int n_ranks)
+{
+    (void)n_ranks;
+    return axonn_replicas(l);
+}
+
+const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
+                                       .replicas = tp_replicas, .shard = tp_shard};
+const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
+                                          .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard};

@@ -3,7 +3,7 @@
 #ifndef SC_LAYOUT_TENSOR_H
 #define SC_LAYOUT_TENSOR_H
 
-#include "layout.h"
+#include "lo_graph.h"
 
 /* tp and axonn layouts: fills groups, lw, micro, last, boundary, prefetch. */
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);

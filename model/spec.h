@@ -295,7 +295,8 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 #define SPEC_MODEL_MAX_DIM (1L << 24)
 int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MUST_CHECK;
 
-/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3", "mics:p=8", "mics:p=16,hier=0",
+/* Layout strings: "ddp", "zero1[:p=P]", "zero2[:p=P]", "zero3[:raf=0]" (raf=0: shard_grad_op),
+ * "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
@@ -318,7 +319,9 @@ typedef struct spec_layout_states {
     int sharded, keep_full;
 } spec_layout_states;
 void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states *out);
-/* The layout on this cluster and node count: p divides the GPU count and aligns with nodes. */
+/* The layout on this cluster and node count: p divides the GPU count and aligns with nodes.
+ * This, spec_layout_check_model, _check_training, _shard, _replicas and _batch_share are
+ * defined in model/layout_kind.c: the kinds' dispatch table calls each kind's family file. */
 int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err) SC_MUST_CHECK;
 /* Nodes one tensor-parallel group spans (tp, megatron): t / gpus_per_node when t is larger (its
  * all-reduces then cross the NICs), else 1. */
@@ -340,6 +343,12 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
  * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
+/* The one replica formula: GPUs holding one model replica (megatron t x p x cp, tp t, axonn
+ * x y z, every other kind 1), and the GPUs that share one micro-batch (the replica where the kind
+ * counts micro_batch per replica, Megatron-LM's --micro-batch-size; else 1: micro_batch per GPU,
+ * configs/README.md). A step is micro_batch x grad_accum x N / spec_layout_batch_share sequences. */
+int spec_layout_replicas(const spec_layout *l);
+int spec_layout_batch_share(const spec_layout *l);
 
 const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);

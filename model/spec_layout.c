@@ -1,6 +1,7 @@
-/* spec_layout.c — layout strings ("mics:p=16,hier=0"), their checks against a cluster and node
- * count, and the resolution of config names to files. Not here: what a layout does per step
- * (model/layout.c) or how much memory it needs (model/memory.c). */
+/* spec_layout.c — layout strings ("mics:p=16,hier=0"), the kinds' names and memory columns, the
+ * axes of a grid, and the resolution of config names to files. Not here: a kind's checks,
+ * replica, batch rule and shard (the family files through layout_kind.c), what a layout does
+ * per step (model/layout.c) or how much memory it needs (model/memory.c). */
 #include "spec.h"
 
 #include <errno.h>
@@ -49,7 +50,9 @@ static const struct kind_def {
     [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp", DIV_1, DIV_1, DIV_1, USE_WHOLE},
     [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]", DIV_1, DIV_1, DIV_P_OR_N, USE_WHOLE},
     [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]", DIV_1, DIV_P_OR_N, DIV_P_OR_N, USE_WHOLE},
-    [LAYOUT_ZERO3] = {"zero3", "", 0, "zero3", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
+    /* raf=0: FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the
+     * hint stays "zero3": the parse error's list of every kind must fit sc_err's text) */
+    [LAYOUT_ZERO3] = {"zero3", "raf", 0, "zero3:raf=0", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
     [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     /* + hpZ's secondary copy (memory.c) */
@@ -266,7 +269,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
-    int seen[8] = {0};
+    int seen[8] = {0}, raf = 1;
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(opt, '=');
         if (!eq)
@@ -306,6 +309,8 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
                 return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
                                   s, val);
             out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
+        } else if (!strcmp(key, "raf")) {
+            rc = parse_bool(s, key, val, &raf, err);
         } else if (!strcmp(key, "hier")) {
             rc = parse_bool(s, key, val, &out->hier, err);
         } else if (!strcmp(key, "zero1")) {
@@ -335,6 +340,12 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         if (rc)
             return rc;
     }
+    /* FSDP2 reshard_after_forward=False keeps the unsharded parameters after forward and skips
+     * the backward all-gather (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fully_shard.py
+     * at 1d2fbd40143b39ea06145b8865f79d0605325d9f, fully_shard's docstring): FSDP1's
+     * SHARD_GRAD_OP, one kind, so its canonical string is shard_grad_op */
+    if (kind == LAYOUT_ZERO3 && !raf)
+        out->kind = LAYOUT_SHARD_GRAD_OP;
     for (int i = 0; i < ko->required; i++)
         if (!seen[i]) {
             char k[16];
@@ -419,22 +430,6 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
     return buf;
 }
 
-int spec_layout_shard(const spec_layout *l, int n_ranks)
-{
-    switch (l->kind) {
-    case LAYOUT_DDP: return 1;
-    case LAYOUT_MICS:
-    case LAYOUT_HSDP:
-    case LAYOUT_HSDP_ZERO2: return l->p;
-    case LAYOUT_ZERO1:
-    case LAYOUT_ZERO2: return l->p ? l->p : n_ranks;
-    case LAYOUT_TP: return l->zero1 ? n_ranks : l->t; /* optimizer states: t-way TP x replicas */
-    case LAYOUT_AXONN: return l->grid[0] * l->grid[1] * l->grid[2];
-    case LAYOUT_MEGATRON: return l->zero1 ? n_ranks : l->t * (l->pp > 0 ? l->pp : 1);
-    default: return n_ranks;
-    }
-}
-
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err)
 {
     if (nodes < 1)
@@ -442,167 +437,6 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
     if (c->max_nodes && nodes > c->max_nodes)
         return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d nodes of %s, got %d", c->max_nodes, c->name,
                           nodes);
-    return 0;
-}
-
-/* Cumulative products of the AxoNN axes in placement order must each divide the node's GPUs or
- * be a multiple of them: every communicator then lies inside one node or spans whole nodes with
- * the same members on each (the placement rule of the AxoNN paper, §V). */
-static int axonn_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
-{
-    long long big = 1;
-    for (int i = 0; i < SPEC_AXES - 1; i++)
-        big *= l->grid[i] > 0 ? l->grid[i] : 0;
-    if (big < 1 || big > n) /* also keeps the products below in int */
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %lld to divide the %d GPUs", name, big, n);
-    int prod = (int)big;
-    if (n % prod)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z = %d to divide the %d GPUs", name, prod, n);
-    if (l->grid[3] && prod * l->grid[3] != n)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected x*y*z*d to equal the %d GPUs, got %d", name, n,
-                          prod * l->grid[3]);
-    int size[SPEC_AXES], stride[SPEC_AXES];
-    const char *pl = l->placement[0] ? l->placement : "xyzd";
-    if (spec_layout_axes(l, n, size, stride))
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: placement \"%s\" is not a permutation of xyzd", name, pl);
-    for (int i = 0; i < SPEC_AXES; i++) { /* the ranks of the axes up to the i-th innermost */
-        int a = (int)(strchr("xyzd", pl[i]) - "xyzd"), cum = stride[a] * size[a];
-        if (!(g % cum == 0 || cum % g == 0))
-            return sc_err_set(err, SC_EINPUT, "layout", "",
-                              "%s: placement %s puts %d ranks in the innermost axes; expected a divisor or multiple of "
-                              "the %d GPUs per node",
-                              name, pl, cum, g);
-    }
-    return 0;
-}
-
-/* Megatron-LM 3D: tensor parallelism inside a node, t x pp dividing the GPUs, the t x dp ranks
- * of one stage a divisor or a multiple of a node (stage neighbours then pair up rank by rank
- * across nodes, or inside one); context parallelism is not modelled. */
-static int megatron_check(const spec_layout *l, const char *name, int n, int g, sc_err *err)
-{
-    int pp = l->pp > 0 ? l->pp : 1;
-    if (l->cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: context parallelism (cp=%d) is not modelled by shardcast; drop cp to predict without it",
-                          name, l->cp);
-    if (g % l->t)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
-                          name, g, l->t);
-    if (n % (l->t * pp))
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p = %d to divide the %d GPUs", name, l->t * pp, n);
-    int stage = n / pp; /* ranks of one pipeline stage: t x dp */
-    if (!(g % stage == 0 || stage % g == 0))
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
-                          name, stage, g);
-    if (l->vp > 1 && l->sched == PIPE_GPIPE)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
-    if (l->vp > 1 && pp < 2)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: virtual stages (vp=%d) need p >= 2", name, l->vp);
-    return 0;
-}
-
-/* spec_layout_check with the layout's name for the message already formatted. */
-static int check_named(const spec_layout *l, const spec_cluster *c, int nodes, const char *name, sc_err *err)
-{
-    if ((long long)nodes * c->gpus_per_node > SPEC_MAX_RANKS || nodes < 1 || c->gpus_per_node < 1)
-        return sc_err_set(err, SC_EINPUT, "--nodes", "", "expected at most %d GPUs in all, got %d nodes x %d", SPEC_MAX_RANKS,
-                          nodes, c->gpus_per_node);
-    int n = nodes * c->gpus_per_node, g = c->gpus_per_node, p = l->p;
-    if (l->kind == LAYOUT_TP) {
-        /* inside a node (t divides its GPUs), or across nodes (t a multiple of them, dividing the
-         * GPUs): its all-reduces then ride the NICs, priced like any group spanning nodes (the
-         * CLI warns, spec_layout_tp_across) */
-        if (g % l->t && (l->t % g || n % l->t))
-            return sc_err_set(err, SC_EINPUT, "layout", "",
-                              "%s: expected t dividing %d GPUs per node, or a multiple of it dividing the %d GPUs, "
-                              "got %d",
-                              name, g, n, l->t);
-        return 0;
-    }
-    if (l->kind == LAYOUT_AXONN)
-        return axonn_check(l, name, n, g, err);
-    if (l->kind == LAYOUT_MEGATRON)
-        return megatron_check(l, name, n, g, err);
-    if (l->kind == LAYOUT_ZERO3_OFFLOAD && (l->off_param == OFF_NVME || l->off_opt == OFF_NVME) &&
-        !(c->nvme_read_Bps > 0))
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: expected a cluster with local NVMe ($.node.nvme_read_GBps, nvme_write_GBps, "
-                          "nvme_capacity_GB), got %s without", name, c->name);
-    if (l->kind == LAYOUT_LUWU && !c->innet.present)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: expected a cluster with an in_network_optimizer (LuWu keeps the model on it), "
-                          "got %s without one", name, c->name);
-    if (l->kind != LAYOUT_MICS && l->kind != LAYOUT_HSDP && l->kind != LAYOUT_ZEROPP && l->kind != LAYOUT_HSDP_ZERO2 &&
-        !((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && p))
-        return 0;
-    if (l->kind == LAYOUT_ZEROPP && !p)
-        return 0; /* no hpZ: nothing to align */
-    if (p < 1 || p > n || n % p)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected a group size dividing the %d GPUs (%d nodes x %d), got %d",
-                          name, n, nodes, g, p);
-    /* A group either lives inside one node or spans whole nodes, so that groups never share a
-     * node unevenly (MiCS paper §3.2; DeepSpeed requires the same of mics_shard_size). */
-    if (!(g % p == 0 || p % g == 0))
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: expected a group size that divides or is a multiple of %d GPUs per node, got %d", name, g, p);
-    return 0;
-}
-
-int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
-{
-    /* the name is only for a message: a sweep checks a million points a second, almost all
-     * fine, so check first without one and format it only to say what is wrong */
-    int rc = check_named(l, c, nodes, "", NULL);
-    if (!rc || !err)
-        return rc;
-    char name[64];
-    spec_layout_str(l, name, sizeof name);
-    return check_named(l, c, nodes, name, err);
-}
-
-int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
-{
-    if (l->kind != LAYOUT_MEGATRON || l->vp <= 1 || l->pp <= 1 || t->grad_accum % l->pp == 0)
-        return 0;
-    char name[64];
-    spec_layout_str(l, name, sizeof name);
-    /* Megatron-LM's interleaved schedule runs micro-batches in groups of p (schedules.py) */
-    return sc_err_set(err, SC_EINPUT, "layout", "",
-                      "%s: the interleaved schedule needs the micro-batches per step (grad_accum %d) to be a multiple "
-                      "of p = %d", name, t->grad_accum, l->pp);
-}
-
-int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
-{
-    char name[64];
-    spec_layout_str(l, name, sizeof name);
-    int split_heads = l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON ? l->t : l->kind == LAYOUT_AXONN ? l->grid[1] : 1;
-    if (l->kind == LAYOUT_MEGATRON) {
-        int v = (l->pp > 0 ? l->pp : 1) * (l->vp > 0 ? l->vp : 1);
-        if (m->layers < v)
-            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages x virtual stages, but %s has %d layers",
-                              name, v, m->name, m->layers);
-        /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp */
-        if (l->vp > 1 && m->layers % v)
-            return sc_err_set(err, SC_EINPUT, "layout", "",
-                              "%s: interleaving needs the %d layers of %s divisible by p x vp = %d", name, m->layers,
-                              m->name, v);
-    }
-    if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_MEGATRON) && (m->ffn % l->t || m->hidden % l->t))
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
-                          m->ffn, m->name, l->t);
-    if (m->heads % split_heads || m->kv_heads % split_heads)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits the attention heads %d ways; %s has %d heads and %d "
-                          "key/value heads", name, split_heads, m->name, m->heads, m->kv_heads);
-    if (l->kind == LAYOUT_AXONN)
-        for (int a = 0; a < 2; a++)
-            if (m->hidden % l->grid[a] || m->ffn % l->grid[a])
-                return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways (%c)", name,
-                                  m->hidden, m->ffn, m->name, l->grid[a], "xy"[a]);
     return 0;
 }
 

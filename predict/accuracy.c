@@ -328,8 +328,8 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
      * micro_batch per GPU except megatron, whose micro-batch is Megatron-LM's, per model
      * replica of t x p (x cp) GPUs (validation/README.md, configs/README.md). */
     double replicas = c->gpus;
-    if (c->layout_ok && c->layout.kind == LAYOUT_MEGATRON)
-        replicas /= (double)c->layout.t * (c->layout.pp > 0 ? c->layout.pp : 1) * (c->layout.cp > 1 ? c->layout.cp : 1);
+    if (c->layout_ok)
+        replicas /= spec_layout_batch_share(&c->layout);
     double global_tokens =
         (double)c->training.micro_batch * c->training.grad_accum * replicas * (double)c->model.seq_len;
     c->measured_tps = acc_tokens_per_s_per_gpu(&c->measured, c->model.seq_len, c->gpus, global_tokens,

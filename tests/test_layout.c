@@ -53,6 +53,10 @@ static const accept_case ACCEPT[] = {
     {"zeropp:qgz=1,qwz=0", LAYOUT_ZEROPP, 0, 1, 0, "zeropp:qgz=1"},
     {"shard_grad_op", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
     {"hybrid_shard_zero2:p=8", LAYOUT_HSDP_ZERO2, 8, 1, 0, "hybrid_shard_zero2:p=8"},
+    /* issue 26: FSDP2's reshard_after_forward=False is SHARD_GRAD_OP (parameters kept gathered
+     * from forward to backward, no backward all-gather); raf=1 is FULL_SHARD, zero3 */
+    {"zero3:raf=0", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
+    {"zero3:raf=1", LAYOUT_ZERO3, 0, 1, 0, "zero3"},
 };
 #define N_ACCEPT (int)(sizeof ACCEPT / sizeof ACCEPT[0])
 
@@ -102,7 +106,9 @@ static const reject_case REJECT[] = {
     {"mics:p8", "in \"mics:p8\": expected key=value, got \"p8\""},
     {"mics:", "in \"mics:\": missing p=P (e.g. \"mics:p=8\")"},
     {"mics:hier=0", "in \"mics:hier=0\": missing p=P (e.g. \"mics:p=8\")"},
-    {"zero3:p=2", "\"zero3\" takes no options, got \"zero3:p=2\""},
+    {"zero3:p=2", "in \"zero3:p=2\": unknown option \"p\" (expected raf)"},
+    {"zero3:raf=2", "in \"zero3:raf=2\": expected raf=0 or raf=1, got \"2\""},
+    {"zero3:raf=0,raf=1", "in \"zero3:raf=0,raf=1\": option \"raf\" given twice"},
     {"ddp:", "\"ddp\" takes no options, got \"ddp:\""},
     /* issue 31 item 8: an empty option list after ':' was taken as no options */
     {"zero3-offload:", "in \"zero3-offload:\": expected key=value options after ':' (e.g. \"zero3-offload:param=nvme,opt=nvme\") or no ':'"},
@@ -245,6 +251,27 @@ START_TEST(test_shard)
 }
 END_TEST
 
+/* The one replica formula (issue 26): GPUs per model replica and GPUs sharing a micro-batch.
+ * megatron:t=8,p=4 -> 8 x 4 = 32 both (Megatron-LM's micro-batch is the replica's);
+ * megatron cp=2 adds its factor: 8 x 2 x 2 = 32; tp:t=8 -> replica 8, micro-batch per GPU (1);
+ * axonn:x=2,y=4,z=2 -> 2 x 4 x 2 = 16, per GPU (1); zero3 / mics:p=8 (data parallel) -> 1, 1. */
+START_TEST(test_replicas)
+{
+    spec_layout l;
+    sc_err err;
+    const struct {
+        const char *s;
+        int replicas, share;
+    } k[] = {{"megatron:t=8,p=4", 32, 32}, {"megatron:t=8,p=2,cp=2", 32, 32}, {"megatron:t=1,p=1", 1, 1},
+             {"tp:t=8", 8, 1}, {"axonn:x=2,y=4,z=2", 16, 1}, {"zero3", 1, 1}, {"mics:p=8", 1, 1}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        ck_assert_int_eq(spec_layout_parse(k[i].s, &l, &err), 0);
+        ck_assert_msg(spec_layout_replicas(&l) == k[i].replicas, "%s: %d", k[i].s, spec_layout_replicas(&l));
+        ck_assert_msg(spec_layout_batch_share(&l) == k[i].share, "%s: %d", k[i].s, spec_layout_batch_share(&l));
+    }
+}
+END_TEST
+
 /* Every rank of r's group (layout_group_members) has r's layout_group_index, no other rank has
  * it, and the indices count the groups. */
 static void check_groups(const lo_graph *g, lo_group_kind kind, int n_groups)
@@ -310,6 +337,7 @@ Suite *layout_suite(void)
     tcase_add_test(chk, test_check_p_exceeds_gpus);
     tcase_add_test(chk, test_nodes_check);
     tcase_add_test(chk, test_shard);
+    tcase_add_test(chk, test_replicas);
     tcase_add_test(chk, test_group_index_matches_members);
     suite_add_tcase(s, chk);
     return s;

@@ -919,5 +919,22 @@ if [ -s "$TMP/p.csv" ]; then
 fi
 printf '{"traceEvents":[{"ph":"X","cat":"compute","name":"forward","pid":0,"tid":0,"ts":1,"ts":2,"dur":5}]}\n' >"$TMP/dup-trace.json"
 expect trace-dup-key 2 "duplicate object key" -- "$BIN" plot --kind timeline "$TMP/dup-trace.json" --out "$TMP/dup.png"
+# issue 26, one replica formula: ds_batch follows the model's batch rule (spec_layout_batch_share).
+# ds_zero2_offload_batch.json asks 1024 = micro 4 x accumulation 4 x 64; on 8 nodes (64 GPUs) tp:t=8
+# counts its micro-batch per GPU: 4 x 4 x 64 = 1024 sequences a step (accepted; step_s x samples_per_s
+# = 1024); megatron:t=8,p=1 counts it per replica of 8 GPUs: 4 x 4 x 64/8 = 128 (refused; before,
+# ds_batch divided tp by t and megatron by nothing, accepting megatron at 128 and refusing tp).
+expect ds-batch-megatron-replica 2 "expected micro-batch 4 x gradient accumulation 4 x data-parallel size 8 = 128, got 1024" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zero2_offload_batch.json --engine model --layout megatron:t=8,p=1 --framework megatron
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zero2_offload_batch.json --engine model --layout tp:t=8 --framework megatron --json >"$TMP/dsb.json" 2>/dev/null
+expect ds-batch-tp-per-gpu 0 "1024" -- awk -F': ' '/"step_s"/{s=$2+0} /"samples_per_s"/{r=$2+0} END{printf "%.0f\n", s*r}' "$TMP/dsb.json"
+sed 's/"train_batch_size": 1024/"train_batch_size": 128/' tests/fixtures/ds_zero2_offload_batch.json >"$TMP/ds_b128.json"
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config "$TMP/ds_b128.json" --engine model --layout megatron:t=8,p=1 --framework megatron --json >"$TMP/dsb.json" 2>/dev/null
+expect ds-batch-megatron-per-replica 0 "128" -- awk -F': ' '/"step_s"/{s=$2+0} /"samples_per_s"/{r=$2+0} END{printf "%.0f\n", s*r}' "$TMP/dsb.json"
+# issue 26: zero3:raf=0 spells FSDP2's fully_shard(reshard_after_forward=False), which is
+# SHARD_GRAD_OP (no backward all-gather): the same row as shard_grad_op, and not zero3's
+expect layout-zero3-raf0 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=0 --engine model
+expect layout-shard-grad-op-same 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout shard_grad_op --engine model
+expect layout-zero3-raf1 0 "zero3                    1.946      16.45" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=1 --engine model
+expect layout-zero3-raf-bad 2 'in "zero3:raf=2": expected raf=0 or raf=1, got "2"' -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=2 --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]

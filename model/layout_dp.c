@@ -1,0 +1,291 @@
+/* layout_dp.c — the data-parallel family (ddp, zero1-3, mics, hsdp, zeropp, shard_grad_op,
+ * hybrid_shard_zero2): its op graph (per-layer gathers and reductions, the boundary), its
+ * group-size check and optimizer shard, as rows (layout_row.h). Sources: ZeRO (Rajbhandari et
+ * al. 2020, §5, §7), MiCS (Zhang et al. 2022, §3.2-3.4: partition groups, hierarchical
+ * all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++ hpZ (Wang et
+ * al. 2023, §3.2). Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
+#include "layout_row.h"
+#include "layout_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+#define buckets lo_buckets
+
+/* The optimizer shard on n ranks (every row's shard): ddp 1; mics, hsdp, hybrid_shard_zero2 p;
+ * zero1:p / zero2:p p; zero1-3, zeropp (the primary shard; hpZ's copy is separate) and
+ * shard_grad_op every rank. */
+static int dp_shard(const spec_layout *l, int n_ranks)
+{
+    switch (l->kind) {
+    case LAYOUT_DDP: return 1;
+    case LAYOUT_MICS:
+    case LAYOUT_HSDP:
+    case LAYOUT_HSDP_ZERO2: return l->p;
+    case LAYOUT_ZERO1:
+    case LAYOUT_ZERO2: return l->p ? l->p : n_ranks;
+    default: return n_ranks;
+    }
+}
+
+/* A collective on stream st. */
+static lo_coll on(lo_coll c, int st)
+{
+    c.stream = st;
+    return c;
+}
+
+/* Gradient synchronisation of ddp and zero1/zero2 (with or without a partition group) in one
+ * backward item. Ideal: reduce-scatter (all-reduce for ddp) overlapped, per layer, on the last
+ * micro-step (zero2: every micro-step; ZeRO §5.1-5.2). DeepSpeed (stage_1_and_2.py): the
+ * bucket is all-reduced in full (use_multi_rank_bucket_allreduce, the default: 2 (n-1)/n S per
+ * rank instead of the reduce-scatter's (n-1)/n S), on the reduction stream with overlap_comm;
+ * without it stage 2 reduces on the compute stream (the backward waits for each bucket) and
+ * stage 0/1 reduce everything after the backward (boundary ops, layout_build). Megatron
+ * without --overlap-grad-reduce: after the backward as well. */
+/* DeepSpeed before v0.12.4 (stage2.py L860-946 at bc7778ea, average_tensor with reduce_scatter
+ * true): each bucket's slice of every owner rank is sent to it with dist.reduce, an NCCL Reduce
+ * of that slice: S bytes per rank over the layer, n - 1 latency steps per call (tuning.cc:
+ * ring Reduce nsteps = nRanks - 1), one call per owner slice. Costed as a ring reduce-scatter
+ * of S n / (n - 1) bytes (it moves (n - 1)/n of its input per rank: S) in as many pieces as
+ * calls: the layer's buckets plus the partition boundaries inside it (S / (psi e / n)). */
+static lo_coll owner_reduce(const lo_graph *g, double S, double psi_e)
+{
+    const double n = g->layout.p ? g->layout.p : g->n_ranks;
+    int calls = buckets(S, g->sched.reduce_bucket_bytes) + (int)lround(S * n / psi_e);
+    return lo_coll_make(COLL_REDUCESCATTER, g->layout.p ? GRP_PARTITION : GRP_WORLD, S * n / (n - 1), calls);
+}
+
+static void grad_sync(const lo_graph *g, const spec_training *t, int last, double S, double psi_e, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const fw_sched *f = &g->sched;
+    const int N = g->n_ranks;
+    const int zero2 = l->kind == LAYOUT_ZERO2, ddp = l->kind == LAYOUT_DDP;
+    if (!(last || zero2))
+        return;
+    if (g->framework != FW_IDEAL && !f->overlap && !(g->framework == FW_DEEPSPEED && zero2))
+        return; /* reduced after the backward: boundary ops */
+    lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+    cost_coll kind = ddp || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
+    lo_coll c = on(lo_coll_make(kind, grp, S, buckets(S, f->reduce_bucket_bytes)), f->reduce_stream);
+    if (f->owner_reduce && !ddp && N > 1)
+        c = on(owner_reduce(g, S, psi_e), f->reduce_stream);
+    (void)t;
+    if (g->framework == FW_DEEPSPEED && zero2 && !f->overlap)
+        it->inl[it->n_inline++] = c; /* inline_overlap 0: the compute waits */
+    else
+        it->reduce[it->n_reduce++] = c;
+    /* zero1:p / zero2:p: the partition's shard all-reduced across the replicas, on the last
+     * micro-step (ideal: at the boundary, as MiCS's 2-hop) */
+    if (l->p && N / l->p > 1 && last && g->framework != FW_IDEAL)
+        it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
+}
+
+/* ZeRO++ qgZ (Wang et al. 2023 §3.3): the gradient reduce-scatter over the world replaced by
+ * an int4 all-to-all inside the node (S/4 bytes: 2-byte gradients as 4 bits) then, after
+ * dequantize-reduce-requantize, one across nodes among same-index ranks on 1/G of it. An
+ * all-to-all moves (n-1)/n of its buffer per rank, as a reduce-scatter does: costed as one.
+ * Kernels (HBM bytes): quantize S (read S, write S/4), dequantize + reduce + requantize inside
+ * the node (read S/4, write S/4G... taken as S), final dequantize + reduce (~ S/G): ~2.5 S. */
+static void qgz_reduce(const lo_graph *g, double S, int st, lo_item *it)
+{
+    const double G = g->gpus_per_node;
+    it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_NODE, S / 4, 1), st);
+    it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_XRAIL, S / (4 * G), 1), st);
+    it->hbm_bytes += 2.5 * S;
+}
+
+/* One item of the data-parallel and sharded layouts. */
+static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const fw_sched *f = &g->sched;
+    const int N = g->n_ranks, G = g->gpus_per_node;
+    const lo_pass pass = it->pass;
+    const wl_layer *L = &w->layer[it->layer];
+    double S = L->params * g->elem_bytes; /* its parameters (or gradients), bytes */
+    const double Sr = L->params * f->reduce_elem_bytes; /* its gradients as reduced (reduce_dtype) */
+    const int gs = f->gather_stream, rs = f->reduce_stream;
+    /* DeepSpeed: one fetch per partitioned sub-module (fw_fetches: those at or above
+     * stage3_param_persistence_threshold; the rest stay whole on every rank) */
+    double fsz[WL_MAX_GEMMS + 2];
+    const int chunks = f->submodule ? fw_fetches(t, w, L, fsz) : 1;
+    /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
+    const int rchunks = f->submodule ? buckets(S, f->reduce_bucket_bytes) : 1;
+    switch (l->kind) {
+    case LAYOUT_DDP:
+    case LAYOUT_ZERO1:
+    case LAYOUT_ZERO2:
+        if (pass == LO_BWD)
+            grad_sync(g, t, last, Sr, w->params * f->reduce_elem_bytes, it);
+        if (g->framework == FW_MEGATRON || g->framework == FW_FSDP || g->framework == FW_FSDP2)
+            it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
+        return;
+    case LAYOUT_ZERO3:
+    case LAYOUT_SHARD_GRAD_OP:
+        /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
+        if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
+        if (pass == LO_BWD)
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
+        break;
+    case LAYOUT_MICS:
+        if (!chunks) {
+            /* nothing partitioned to gather (a tied head's norm) */
+        } else if (l->hier && l->p > G) {
+            /* MiCS §3.3: all-gather among the k same-local-rank ranks (each gets k
+             * shards = S/G bytes), then inside the node over NVLink. */
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_RAIL, S / G, chunks), gs);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_INTRA, S, chunks), gs);
+        } else {
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
+        }
+        if (pass == LO_BWD) {
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, rchunks), rs);
+            /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
+             * reduced bucket, on the reduce stream, inside the last micro-step's backward */
+            if (f->replica_in_bwd && last && N / l->p > 1)
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
+        }
+        break;
+    case LAYOUT_HSDP:
+    case LAYOUT_HSDP_ZERO2:
+        if (pass == LO_FWD || l->kind == LAYOUT_HSDP)
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_PARTITION, S, chunks), gs);
+        if (pass == LO_BWD) {
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, 1), rs);
+            /* FSDP: the replica all-reduce on its own stream after each reduce-scatter, every
+             * micro-step, or on the last only (sync=boundary: FSDP2's set_requires_all_reduce) */
+            int now = !l->sync_boundary || (f->replica_in_bwd && last);
+            if (now && N / l->p > 1)
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
+        }
+        break;
+    default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
+        return;
+    case LAYOUT_ZEROPP: {
+        /* forward from the primary (world) shards; backward from the secondary copy sharded
+         * inside hpz ranks (none: the world again); gradients reduce-scattered over the world.
+         * qwZ (ZeRO++ §3.1): all-gathers from the world shards in int8 (S/2 bytes) with
+         * block scales, the shard quantized (read S/N, write S/2N) and the gathered layer
+         * dequantized (read S/2, write S) on the compute stream: ~1.5 S HBM bytes. hpZ
+         * (§3.2): the secondary copy refreshed from each forward gather (read + write S/hpz). */
+        int secondary = pass == LO_BWD && l->p > 1;
+        double gb = S;
+        if (l->qwz && !secondary) {
+            gb = S / 2;
+            it->hbm_bytes += 1.5 * S + 1.5 * S / N;
+        }
+        if (chunks > 0)
+            it->gather[it->n_gather++] =
+                on(lo_coll_make(COLL_ALLGATHER, secondary ? GRP_SECONDARY : GRP_WORLD, gb, chunks), gs);
+        if (pass == LO_FWD && l->p > 1)
+            it->hbm_bytes += 2 * S / l->p;
+        if (pass == LO_BWD) {
+            if (l->qgz && g->nodes > 1)
+                qgz_reduce(g, S, rs, it);
+            else
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
+        }
+        break;
+    }
+    }
+    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
+    if (g->framework == FW_DEEPSPEED) {
+        it->hooks = fw_submodules(L);
+        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
+            it->host_s += chunks * f->fetch_host_s;
+    }
+    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
+        it->hooks = fw_param_tensors(w, L);
+    else if (g->framework == FW_FSDP2)
+        it->hooks = 1;
+    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
+     * the output copied out into the parameters (read + write S); gradients copied into the
+     * reduce-scatter input (read + write S) */
+    if (f->copy_in_out) {
+        it->hbm_bytes += 2 * S * it->n_gather;
+        if (pass == LO_BWD)
+            it->hbm_bytes += 2 * S;
+    }
+    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
+     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
+    if (f->grad_path && pass == LO_BWD)
+        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
+                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
+                                                      dp_shard(l, N));
+}
+
+
+/* The data-parallel kinds' graph: per-layer items (dp_item), then the boundary: gradients
+ * reduced after the backward, the replica all-reduce, the optimizer, ZeRO-1/2's gather. */
+static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    const spec_layout *l = &g->layout;
+    g->prefetch = g->sched.prefetch;
+    g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
+    lo_make_groups(g, c);
+    lo_build_micro(g, w, t, 0, &g->micro, dp_item);
+    lo_build_micro(g, w, t, 1, &g->last, dp_item);
+
+    const fw_sched *f = &g->sched;
+    const int N = g->n_ranks;
+    const double psi = w->params, e = g->elem_bytes, er = f->reduce_elem_bytes; /* er: gradients as reduced */
+    int shard = dp_shard(l, N);
+    const int z12 = l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2 || l->kind == LAYOUT_DDP;
+    /* Gradients reduced after the backward (DeepSpeed stage 0/1 and Megatron without overlap) */
+    if (z12 && g->framework != FW_IDEAL && !f->overlap && !(g->framework == FW_DEEPSPEED && l->kind == LAYOUT_ZERO2) &&
+        N > 1) {
+        lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+        cost_coll kind = l->kind == LAYOUT_DDP || f->grad_allreduce ? COLL_ALLREDUCE : COLL_REDUCESCATTER;
+        lo_coll red = lo_coll_make(kind, grp, psi * er, buckets(psi * er, f->reduce_bucket_bytes));
+        if (f->owner_reduce && l->kind != LAYOUT_DDP)
+            red = owner_reduce(g, psi * er, psi * er);
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = red};
+        if (l->p && N / l->p > 1)
+            g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
+    }
+    /* MiCS 2-hop (§3.4), HSDP sync=boundary, zero1:p / zero2:p (ideal schedule): all-reduce of
+     * the gradient shard across the replication group at the accumulation boundary. */
+    int replica = l->kind == LAYOUT_MICS || (l->kind == LAYOUT_HSDP && l->sync_boundary) ||
+                  ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p);
+    if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
+        g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
+    g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
+    /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
+     * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */
+    if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && shard > 1) {
+        lo_group_kind grp = l->p ? GRP_PARTITION : GRP_WORLD;
+        g->boundary[g->n_boundary++] =
+            (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, grp, psi * e, buckets(psi * e, f->allgather_bucket_bytes))};
+    }
+}
+
+/* A group either lives inside one node or spans whole nodes, so that groups never share a
+ * node unevenly (MiCS paper §3.2; DeepSpeed requires the same of mics_shard_size). p = 0 (zero1,
+ * zero2 and zeropp without a group): nothing to align. */
+static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    int p = l->p;
+    (void)c;
+    if (!p && (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2 || l->kind == LAYOUT_ZEROPP))
+        return 0;
+    if (p < 1 || p > n || n % p)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected a group size dividing the %d GPUs (%d nodes x %d), got %d",
+                          name, n, n / g, g, p);
+    if (!(g % p == 0 || p % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a group size that divides or is a multiple of %d GPUs per node, got %d", name, g, p);
+    return 0;
+}
+
+const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_zero3 = {.build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard};
+const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard};

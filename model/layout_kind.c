@@ -1,0 +1,93 @@
+/* layout_kind.c — the dispatch table of the layout kinds (nccl-tests' one driver, one testColl
+ * per collective): every kind's row from its family file, and the checks, the replica formula,
+ * the batch rule and the optimizer shard called through it. Not here: any kind's own rule (the
+ * family files: layout_dp.c, layout_tensor.c, layout_pipe.c, layout_offload.c) or the grammar
+ * (spec_layout.c). */
+#include "layout_kind.h"
+
+static const layout_kind_row *const ROWS[] = {
+    [LAYOUT_DDP] = &layout_row_ddp,
+    [LAYOUT_ZERO1] = &layout_row_zero1,
+    [LAYOUT_ZERO2] = &layout_row_zero2,
+    [LAYOUT_ZERO3] = &layout_row_zero3,
+    [LAYOUT_MICS] = &layout_row_mics,
+    [LAYOUT_HSDP] = &layout_row_hsdp,
+    [LAYOUT_ZEROPP] = &layout_row_zeropp,
+    [LAYOUT_TP] = &layout_row_tp,
+    [LAYOUT_AXONN] = &layout_row_axonn,
+    [LAYOUT_ZERO3_OFFLOAD] = &layout_row_zero3_offload,
+    [LAYOUT_LUWU] = &layout_row_luwu,
+    [LAYOUT_SHARD_GRAD_OP] = &layout_row_shard_grad_op,
+    [LAYOUT_HSDP_ZERO2] = &layout_row_hsdp_zero2,
+    [LAYOUT_MEGATRON] = &layout_row_megatron,
+};
+#define N_ROWS (int)(sizeof ROWS / sizeof ROWS[0])
+
+const layout_kind_row *layout_kind_row_of(spec_layout_kind k)
+{
+    return (int)k >= 0 && (int)k < N_ROWS ? ROWS[k] : NULL;
+}
+
+static const layout_kind_row NO_ROW = {0};
+
+static const layout_kind_row *row(const spec_layout *l)
+{
+    const layout_kind_row *r = layout_kind_row_of(l->kind);
+    return r ? r : &NO_ROW;
+}
+
+int spec_layout_replicas(const spec_layout *l)
+{
+    const layout_kind_row *r = row(l);
+    return r->replicas ? r->replicas(l) : 1;
+}
+
+int spec_layout_batch_share(const spec_layout *l) { return row(l)->batch_per_replica ? spec_layout_replicas(l) : 1; }
+
+int spec_layout_shard(const spec_layout *l, int n_ranks)
+{
+    const layout_kind_row *r = row(l);
+    return r->shard ? r->shard(l, n_ranks) : n_ranks;
+}
+
+/* spec_layout_check with the layout's name for the message already formatted. */
+static int check_named(const spec_layout *l, const spec_cluster *c, int nodes, const char *name, sc_err *err)
+{
+    if ((long long)nodes * c->gpus_per_node > SPEC_MAX_RANKS || nodes < 1 || c->gpus_per_node < 1)
+        return sc_err_set(err, SC_EINPUT, "--nodes", "", "expected at most %d GPUs in all, got %d nodes x %d", SPEC_MAX_RANKS,
+                          nodes, c->gpus_per_node);
+    const layout_kind_row *r = row(l);
+    return r->check ? r->check(l, c, nodes * c->gpus_per_node, c->gpus_per_node, name, err) : 0;
+}
+
+int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc_err *err)
+{
+    /* the name is only for a message: a sweep checks a million points a second, almost all
+     * fine, so check first without one and format it only to say what is wrong */
+    int rc = check_named(l, c, nodes, "", NULL);
+    if (!rc || !err)
+        return rc;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    return check_named(l, c, nodes, name, err);
+}
+
+int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
+{
+    const layout_kind_row *r = row(l);
+    if (!r->check_training || !r->check_training(l, t, "", NULL))
+        return 0;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    return r->check_training(l, t, name, err);
+}
+
+int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
+{
+    const layout_kind_row *r = row(l);
+    if (!r->check_model)
+        return 0;
+    char name[64];
+    spec_layout_str(l, name, sizeof name);
+    return r->check_model(l, m, name, err);
+}
