@@ -33,6 +33,7 @@ typedef struct cli_setup {
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
     int ew_flag[6];                        /* --norm-fp32 .. --tp-comm-overlap: -1 not given */
+    int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -65,7 +66,8 @@ typedef struct cli_setup {
     {"reduce-dtype", required_argument, 0, 1040}, {"optimizer", required_argument, 0, 1041},         \
         {"norm-fp32", required_argument, 0, 1042}, {"rope-fp32", required_argument, 0, 1043},         \
         {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
-        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}
+        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}, \
+        {"nccl-algo", required_argument, 0, 1048}, {"nccl-proto", required_argument, 0, 1049}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -119,6 +121,9 @@ typedef struct cli_setup {
     "  --tp-comm-overlap on|off Megatron sequence-parallel all-gathers / reduce-scatters run\n" \
     "                         beside their GEMMs in chunks, as Transformer Engine's userbuffers\n" \
     "                         (default off; acts with megatron sp only)\n" \
+    "  --nccl-algo A          NCCL_ALGO as the run pinned it: ring | tree | nvls | nvls-tree | pat;\n" \
+    "                         every collective uses it where it applies (default: NCCL's choice)\n" \
+    "  --nccl-proto simple    NCCL_PROTO=Simple as the run pinned it (LL / LL128 pins not modelled)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

@@ -356,7 +356,9 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen)
 {
-    return cost_coll_pick(cal, kind, bytes, chunks, g, -1, chosen);
+    /* a run pinned with NCCL_ALGO (nccl.h pin_algo) takes that algorithm where it applies */
+    int force = cal->nccl.pin_algo > 0 && cal->nccl.pin_algo <= NCCL_N_ALGOS ? cal->nccl.pin_algo - 1 : -1;
+    return cost_coll_pick(cal, kind, bytes, chunks, g, force, chosen);
 }
 
 double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,

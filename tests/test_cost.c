@@ -347,6 +347,29 @@ START_TEST(test_coll_tree_wins_small)
 }
 END_TEST
 
+START_TEST(test_coll_pinned_algo)
+{
+    /* NCCL_ALGO pinned (nccl.h pin_algo = 1 + nccl_algo; --nccl-algo): the 64 x 8 group and
+     * S = 1e6 B of test_coll_tree_wins_small, where the free choice is tree (203 us). Pinned to
+     * ring: 10225 us + 44.36 us, the ring's time. Pinned to tree, an all-gather (no tree there)
+     * stays a ring: 5115 us + (511/512) x S / 45e9. Both engines price through cost_coll_best. */
+    spec_cluster c = nvswitch8();
+    cost_calib k = hand_calib();
+    cost_group g;
+    cost_group_make(&c, 64, LOCALS8, 8, 1, &g);
+    const double S = 1e6, bytes = 2 * (511.0 / 512) * S / 45e9;
+    cost_algo a = ALGO_TREE;
+    k.nccl.pin_algo = 1 + NCCL_RING;
+    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 10225e-6 + bytes);
+    ck_assert_int_eq(a, ALGO_RING);
+    k.nccl.pin_algo = 1 + NCCL_TREE;
+    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 155e-6 + bytes / 0.92);
+    ck_assert_int_eq(a, ALGO_TREE);
+    rel_eq(cost_coll_best(&k, COLL_ALLGATHER, S, 1, &g, &a), 5115e-6 + (511.0 / 512) * S / 45e9);
+    ck_assert_int_eq(a, ALGO_RING);
+}
+END_TEST
+
 START_TEST(test_coll_ring_wins_large)
 {
     /* Same 512-rank group, S = 1e11 B: bytes term 2 x (511/512) x 1e11 / 45e9 = 4.436 s; the tree
@@ -662,6 +685,7 @@ Suite *cost_suite(void)
     tcase_add_test(coll, test_coll_trivial);
     tcase_add_test(coll, test_coll_tree_wins_small);
     tcase_add_test(coll, test_coll_ring_wins_large);
+    tcase_add_test(coll, test_coll_pinned_algo);
     tcase_add_test(coll, test_bug_tree_latency_log2i);
     tcase_add_test(coll, test_p2p_latency_is_the_collectives);
     tcase_add_test(coll, test_shipped_inactive_values_marked);

@@ -936,5 +936,15 @@ expect layout-zero3-raf0 0 "shard_grad_op            1.512      21.17" -- "$BIN"
 expect layout-shard-grad-op-same 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout shard_grad_op --engine model
 expect layout-zero3-raf1 0 "zero3                    1.946      16.45" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=1 --engine model
 expect layout-zero3-raf-bad 2 'in "zero3:raf=2": expected raf=0 or raf=1, got "2"' -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=2 --engine model
+# NCCL_ALGO / NCCL_PROTO pinned as the run set them (issue 28 leftovers; agree28): DDP's gradient
+# all-reduce over 16 p4d nodes, gpt3-1.3b: NCCL's model picks ring (AR 0.253 s); pinned to tree
+# it costs 0.265 s in both engines; Simple only on dgx-h100 (LL/LL128 off) slows small gathers.
+NP="predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout ddp"
+expect nccl-algo-free 0 "ddp                      0.435     294.56" -- "$BIN" $NP --engine model
+expect nccl-algo-tree 0 "ddp                      0.446     286.85" -- "$BIN" $NP --engine model --nccl-algo tree
+expect nccl-algo-tree-sim 0 "ddp                      0.445     287.34" -- "$BIN" $NP --nccl-algo Tree
+expect nccl-proto-simple 0 "zero3                    0.064     999.74" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
+expect nccl-algo-bad 2 '--nccl-algo: expected ring, tree, nvls, nvls-tree or pat, got "foo"' -- "$BIN" $NP --nccl-algo foo
+expect nccl-proto-bad 2 '--nccl-proto: expected simple (LL and LL128 pins are not modelled), got "ll128"' -- "$BIN" $NP --nccl-proto ll128
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
