@@ -23,7 +23,7 @@ void cli_setup_init(cli_setup *s, const char *argv0)
 {
     memset(s, 0, sizeof *s);
     s->act_ckpt = -1;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 9; i++)
         s->ew_flag[i] = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
@@ -89,7 +89,8 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
 static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 {
     static const char *const EW[] = {"--norm-fp32", "--rope-fp32", "--repeat-kv", "--loss-fp32", "--swiglu-unfused",
-                                     "--tp-comm-overlap"};
+                                     "--tp-comm-overlap", "--gelu-unfused", "--mask-unfused",
+                                     "--autocast"};
     switch (opt) {
     case 1040:
         if (!strcmp(arg, "fp32"))
@@ -109,7 +110,7 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
         else
             return sc_err_set(err, SC_EINPUT, "--optimizer", "", "expected fused, foreach or forloop, got \"%s\"", arg);
         return 1;
-    case 1048:
+    case 1060:
         for (int a = 0; a < NCCL_N_ALGOS; a++)
             if (!strcasecmp(arg, nccl_algo_name((nccl_algo)a)) ||
                 (a == NCCL_NVLS_TREE && !strcasecmp(arg, "nvlstree"))) { /* NCCL's own spelling */
@@ -118,7 +119,7 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             }
         return sc_err_set(err, SC_EINPUT, "--nccl-algo", "", "expected ring, tree, nvls, nvls-tree or pat, got \"%s\"",
                           arg);
-    case 1049:
+    case 1061:
         if (strcasecmp(arg, "simple"))
             return sc_err_set(err, SC_EINPUT, "--nccl-proto", "",
                               "expected simple (LL and LL128 pins are not modelled), got \"%s\"", arg);
@@ -130,6 +131,9 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1045:
     case 1046:
     case 1047:
+    case 1048:
+    case 1049:
+    case 1050:
         if (strcmp(arg, "on") && strcmp(arg, "off"))
             return sc_err_set(err, SC_EINPUT, EW[opt - 1042], "", "expected on or off, got \"%s\"", arg);
         s->ew_flag[opt - 1042] = !strcmp(arg, "on");
@@ -419,11 +423,13 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
         s->training.reduce_dtype = s->reduce_dtype;
     if (s->opt_impl)
         s->training.opt_impl = s->opt_impl;
-    int *ew[6] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
-                  &s->training.swiglu_unfused, &s->training.tp_comm_overlap};
-    static const unsigned ew_given[6] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
-                                         SPEC_GIVEN_SWIGLU, SPEC_GIVEN_TPO};
-    for (int i = 0; i < 6; i++)
+    int *ew[9] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
+                  &s->training.swiglu_unfused, &s->training.tp_comm_overlap, &s->training.gelu_unfused,
+                  &s->training.mask_unfused, &s->training.autocast};
+    static const unsigned ew_given[9] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
+                                         SPEC_GIVEN_SWIGLU, SPEC_GIVEN_TPO, SPEC_GIVEN_GELU, SPEC_GIVEN_MASK,
+                                         SPEC_GIVEN_AMP};
+    for (int i = 0; i < 9; i++)
         if (s->ew_flag[i] >= 0) {
             *ew[i] = s->ew_flag[i];
             s->training.given |= ew_given[i];

@@ -32,7 +32,7 @@ typedef struct cli_setup {
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
-    int ew_flag[6];                        /* --norm-fp32 .. --tp-comm-overlap: -1 not given */
+    int ew_flag[9];                        /* --norm-fp32 .. --autocast: -1 not given      */
     int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
@@ -66,8 +66,10 @@ typedef struct cli_setup {
     {"reduce-dtype", required_argument, 0, 1040}, {"optimizer", required_argument, 0, 1041},         \
         {"norm-fp32", required_argument, 0, 1042}, {"rope-fp32", required_argument, 0, 1043},         \
         {"repeat-kv", required_argument, 0, 1044}, {"loss-fp32", required_argument, 0, 1045},         \
-        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047}, \
-        {"nccl-algo", required_argument, 0, 1048}, {"nccl-proto", required_argument, 0, 1049}
+        {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047},      \
+        {"gelu-unfused", required_argument, 0, 1048}, {"mask-unfused", required_argument, 0, 1049},          \
+        {"autocast", required_argument, 0, 1050}, {"nccl-algo", required_argument, 0, 1060},               \
+        {"nccl-proto", required_argument, 0, 1061}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -118,6 +120,11 @@ typedef struct cli_setup {
     "  --loss-fp32 on|off     eager loss: on logits.float() + cross_entropy kernels, off 16-bit\n" \
     "                         (default: fp32 inside the loss, as Megatron / DeepSpeed)\n"         \
     "  --swiglu-unfused on|off eager SwiGLU as silu then mul (default off)\n" \
+    "  --gelu-unfused on|off  eager tanh GELU as eight kernels, Hugging Face gelu_new (default off)\n" \
+    "  --mask-unfused on|off  unfused attention's scale, causal mask and padding mask as three\n" \
+    "                         kernels, Hugging Face GPT-2 (default off: one)\n" \
+    "  --autocast on|off      torch.cuda.amp: fp32 weights cast per forward, unfused softmax and\n" \
+    "                         dropout in fp32 (default off: 16-bit parameters, as DeepSpeed)\n" \
     "  --tp-comm-overlap on|off Megatron sequence-parallel all-gathers / reduce-scatters run\n" \
     "                         beside their GEMMs in chunks, as Transformer Engine's userbuffers\n" \
     "                         (default off; acts with megatron sp only)\n" \

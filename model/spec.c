@@ -294,7 +294,8 @@ void spec_training_defaults(spec_training *t)
     t->overlap_comm = -1;
     t->reduce_scatter = -1;
     t->limit_all_gathers = -1;
-    t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = t->tp_comm_overlap = -1; /* issue 27: the defaults of workload.c */
+    t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = t->tp_comm_overlap = -1;
+    t->gelu_unfused = t->mask_unfused = t->autocast = -1; /* ds27: off unless a stack or key says */ /* issue 27: the defaults of workload.c */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -373,7 +374,10 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "norm_fp32", &t->norm_fp32)) || (rc = jr_bool(r, o, base, "rope_fp32", &t->rope_fp32)) ||
         (rc = jr_bool(r, o, base, "repeat_kv", &t->repeat_kv)) || (rc = jr_bool(r, o, base, "loss_fp32", &t->loss_fp32)) ||
         (rc = jr_bool(r, o, base, "swiglu_unfused", &t->swiglu_unfused)) ||
-        (rc = jr_bool(r, o, base, "tp_comm_overlap", &t->tp_comm_overlap)))
+        (rc = jr_bool(r, o, base, "tp_comm_overlap", &t->tp_comm_overlap)) ||
+        (rc = jr_bool(r, o, base, "gelu_unfused", &t->gelu_unfused)) ||
+        (rc = jr_bool(r, o, base, "mask_unfused", &t->mask_unfused)) ||
+        (rc = jr_bool(r, o, base, "autocast", &t->autocast)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -415,7 +419,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "checkpointing", "execution", "attention_kernel", "framework", "overlap_comm",
                                     "limit_all_gathers", "backward_prefetch", "reduce_dtype", "optimizer",
                                     "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused",
-                                    "tp_comm_overlap", "framework_version", "name", "source", "stack", NULL};
+                                    "tp_comm_overlap", "framework_version", "name", "source", "stack",
+                                    "gelu_unfused", "mask_unfused", "autocast", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -477,7 +482,10 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "repeat_kv") ? SPEC_GIVEN_RKV : 0u) |
                 (json_object_get(o, "loss_fp32") ? SPEC_GIVEN_LOSS : 0u) |
                 (json_object_get(o, "swiglu_unfused") ? SPEC_GIVEN_SWIGLU : 0u) |
-                (json_object_get(o, "tp_comm_overlap") ? SPEC_GIVEN_TPO : 0u);
+                (json_object_get(o, "tp_comm_overlap") ? SPEC_GIVEN_TPO : 0u) |
+                (json_object_get(o, "gelu_unfused") ? SPEC_GIVEN_GELU : 0u) |
+                (json_object_get(o, "mask_unfused") ? SPEC_GIVEN_MASK : 0u) |
+                (json_object_get(o, "autocast") ? SPEC_GIVEN_AMP : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

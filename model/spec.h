@@ -144,7 +144,8 @@ const char *spec_attn_kernel_str(int ak);
 enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKPT = 8, SPEC_GIVEN_RD = 16, SPEC_GIVEN_OPT = 32,
        /* the eager element-wise flags, in the order norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused */
        SPEC_GIVEN_NORM = 64, SPEC_GIVEN_ROPE = 128, SPEC_GIVEN_RKV = 256, SPEC_GIVEN_LOSS = 512, SPEC_GIVEN_SWIGLU = 1024,
-       SPEC_GIVEN_TPO = 2048 /* tp_comm_overlap */ };
+       SPEC_GIVEN_TPO = 2048 /* tp_comm_overlap */, SPEC_GIVEN_GELU = 4096 /* gelu_unfused */,
+       SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -191,6 +192,12 @@ typedef struct spec_training {
     int repeat_kv;          /* GQA K and V repeated to all heads in HBM before attention      */
     int loss_fp32;          /* logits upcast to fp32 before the cross-entropy                 */
     int swiglu_unfused;     /* SwiGLU as separate silu and mul kernels                        */
+    int gelu_unfused;       /* tanh-approximation GELU as eight eager kernels (Hugging Face
+                               gelu_new / NewGELUActivation)                                   */
+    int mask_unfused;       /* unfused attention: scale, causal mask and padding-mask add as
+                               three kernels instead of one (Hugging Face GPT-2 _attn)         */
+    int autocast;           /* torch.cuda.amp: fp32 parameters cast per forward, the unfused
+                               softmax and its dropout in fp32 (model/workload.c)              */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */

@@ -67,6 +67,42 @@ static void ew_impl_extra(const spec_model *m, const spec_training *t, double e,
         *fw += 2 * f * e, *bw += 3 * f * e;
         *kf += 1, *kb += 1;
     }
+    if (!comp && !m->swiglu && flag_on(t->gelu_unfused, 0)) { /* gelu_unfused (below): 18e / 28e against 2e / 3e */
+        *fw += 16 * f * e, *bw += 25 * f * e;
+        *kf += 7, *kb += 10;
+    }
+}
+
+/* gelu_unfused: the tanh-approximation GELU written as tensor arithmetic, each operator one
+ * eager kernel (huggingface/transformers activations.py gelu_new / NewGELUActivation, GPT-2's
+ * default activation_function "gelu_new", unchanged from v4.12.0 to today:
+ * 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3))))). Per element, e bytes each,
+ * one read or write per tensor argument or output:
+ *   forward, 8 kernels: 0.5*x (2e), pow (2e), 0.044715*() (2e), x + () (3e), c*() (2e),
+ *     tanh (2e), 1 + () (2e), product (3e): 18e against the fused kernel's 2e;
+ *   backward (autograd of that chain), 11 kernels: the product's two gradients (3e + 3e),
+ *     tanh_backward (3e), the two scalar muls (2e + 2e), pow_backward (x.pow(2), * 3,
+ *     * grad: 2e + 2e + 3e), 0.5*x's (2e), x's three gradient contributions summed (3e + 3e);
+ *     the two adds pass the gradient through: 28e against 3e.
+ * Saved for backward besides the fc1 output: 0.5*x, 1 + tanh and tanh's result (3 f e per
+ * token; wl_build). */
+
+
+/* autocast (torch.cuda.amp, pytorch/pytorch v1.10 aten/src/ATen/autocast_mode.cpp): softmax is
+ * on the fp32_set_opt_dtype list (computed from the 16-bit scores with dtype=float32, no cast
+ * kernel), bmm on the lower-precision list (its fp32 input cast to 16 bits). For the eager
+ * unfused core of a 16-bit (e = 2) training, per s x s element: softmax writes fp32 (+2),
+ * dropout runs on fp32 (4 + 4 + 1 against 2e + 1: +4), the cast before the context bmm (4 + 2:
+ * +6), one kernel more; backward the cast's backward to fp32 (2 + 4: +6), dropout's on fp32
+ * (+4), softmax's backward reads fp32 output and gradient and writes the 16-bit input's
+ * gradient (4 + 4 + 2 against 3e: +4), one kernel more. Softmax's saved output is fp32: +2 B
+ * of activations per element. The fp32 weights are cast once per forward (read 4, write 2)
+ * and their 16-bit gradients cast back (read 2, write 4): 6 B per parameter each way
+ * (amp_weight_bytes). The residual stream and LayerNorm's fp32 path are left out (h terms:
+ * < 10 % of the core's at s >= h). Eager only: compiled or 32-bit training has none of it. */
+static int amp_core(const spec_training *t)
+{
+    return t->execution != EXEC_COMPILED && !SPEC_PREC_IS_FP32(t->precision) && flag_on(t->autocast, 0);
 }
 
 /* Memory-bound kernels of a block, bytes read + written per token (e-byte elements; dropout
@@ -108,15 +144,26 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
     B->ew_bwd_kernels = kb + xkb;
     if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
         double ss = a * s * s * b;
-        double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0);
-        double cb = 3 * e + (drop ? 2 * e + 1 : 0);
-        int nk = comp ? 1 : 2 + drop;
+        /* mask_unfused, eager (huggingface/transformers v4.12.0 models/gpt2/modeling_gpt2.py
+         * GPT2Attention._attn): attn_weights / sqrt(d), torch.where(causal_mask, w, masked_bias),
+         * + attention_mask (the Trainer passes one) as three kernels: 6e instead of 2e forward
+         * (the s x s bool mask and the (b, 1, 1, s) padding mask are broadcast: not counted);
+         * backward where's (2e) and the division's (2e); the add passes the gradient through.
+         * Baichuan2's eager path has the same three (FlagOpen/FlagPerf@b3382b9b
+         * training/benchmarks/baichuan2_13b/deepspeed/model/modeling_baichuan.py: / sqrt(d),
+         * + the ALiBi mask, torch.max(finfo.min); its per-head mask read is left out) */
+        int mk = !comp && flag_on(t->mask_unfused, 0), amp = amp_core(t);
+        double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
+        double cb = 3 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
+        int nk = comp ? 1 : 2 + drop + (mk ? 2 : 0) + amp;
+        if (amp)
+            cf += 2 + (drop ? 4 : 0) + 6, cb += 6 + (drop ? 4 : 0) + 4;
         B->core_ew_fwd_bytes = cf * ss;
         B->core_ew_fwd_kernels = nk;
         B->ew_fwd_bytes += cf * ss;
         B->ew_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
-        B->ew_bwd_kernels += 1 + drop;
+        B->ew_bwd_kernels += 1 + drop + (mk ? 2 : 0) + amp;
     }
 }
 
@@ -249,6 +296,14 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     B->core_fwd_flops = 2.0 * (2.0 * s * s * d * b * a);
     ew_block(m, t, e, b, B);
     op_sac(m, t, e, b, B);
+    if (amp_core(t)) { /* the weight casts (amp_core above), per block per micro-step */
+        B->ew_fwd_bytes += 6 * B->params, B->ew_bwd_bytes += 6 * B->params;
+        B->ew_fwd_kernels += 1, B->ew_bwd_kernels += 1;
+        if (!fused) { /* softmax's fp32 output */
+            B->act_bytes += 2 * a * s * s * b;
+            B->act_core_bytes += 2 * a * s * s * b;
+        }
+    }
     /* what the implementation's own kernels keep for backward (autograd's saved tensors):
      * repeat_kv the repeated K and V (h wide instead of kv) that SDPA saves; norm_fp32 each
      * norm's fp32 input (4h, pow and mul save it) in place of its e-byte one (Korthikanti's
@@ -259,6 +314,8 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
         B->act_bytes += 2 * (4 - e) * h * sb;
     if (t->execution != EXEC_COMPILED && m->swiglu && flag_on(t->swiglu_unfused, 0))
         B->act_bytes += f * e * sb;
+    if (t->execution != EXEC_COMPILED && !m->swiglu && flag_on(t->gelu_unfused, 0))
+        B->act_bytes += 3 * f * e * sb; /* gelu_unfused: 0.5*x, 1 + tanh, tanh's result */
 
     /* Head: final norm + projection to the vocabulary (weights shared when tied). */
     wl_layer *H = &w->layer[w->n_layers++];

@@ -201,6 +201,119 @@ START_TEST(test_elementwise_flags)
 }
 END_TEST
 
+/* gelu_unfused and mask_unfused (workload.c), GPT-2 1.5B (h 1600, f 6400, 25 heads, s 1024),
+ * fp16 (e 2), micro-batch 1, unfused attention, eager, per block:
+ *  gelu_unfused: + 16 f e = 204,800 B per token forward, + 25 f e = 320,000 backward (18e and
+ *    28e against the fused 2e and 3e), activations + 3 f e = 38,400 per token; kernels +7, +10;
+ *  mask_unfused: + 4 e a s^2 b = 8 x 25 x 1024^2 = 209,715,200 B each way (division, where,
+ *    mask add instead of one kernel); kernels +2 each way.
+ * A SwiGLU model (Llama-3-8B) has no GELU: gelu_unfused changes nothing; compiled execution
+ * fuses both; fused attention has no s x s mask kernels. */
+START_TEST(test_gelu_mask_unfused)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt2-1.5b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    ck_assert_int_eq(m.heads, 25);
+    spec_training t0;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    t0.micro_batch = 1;
+    t0.precision = PREC_FP16;
+    t0.flash_attention = 0;
+    t0.attn_kernel = AK_UNFUSED;
+    const double T = 1024, ss = 25.0 * 1024 * 1024;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    spec_training t = t0;
+    t.gelu_unfused = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 204800 * T);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 320000 * T);
+    ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, 38400 * T);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 7);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 10);
+    t = t0;
+    t.mask_unfused = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 8 * ss);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 8 * ss);
+    ck_assert_rel(block(&w1)->core_ew_fwd_bytes - block(&w0)->core_ew_fwd_bytes, 8 * ss);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 2);
+    /* compiled: both fuse */
+    spec_training tc0 = t0;
+    tc0.execution = EXEC_COMPILED;
+    t = tc0;
+    t.gelu_unfused = t.mask_unfused = 1;
+    wl_build(&m, &tc0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes, block(&w0)->ew_bwd_bytes);
+    /* fused attention: no mask kernels */
+    spec_training tf0 = t0;
+    tf0.flash_attention = 1;
+    tf0.attn_kernel = AK_FA2;
+    t = tf0;
+    t.mask_unfused = 1;
+    wl_build(&m, &tf0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    /* SwiGLU: no GELU to unfuse */
+    spec_model l = llama3_8b();
+    t = t0;
+    t.gelu_unfused = 1;
+    wl_build(&l, &t0, &w0);
+    wl_build(&l, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    ck_assert_rel(block(&w1)->act_bytes, block(&w0)->act_bytes);
+}
+END_TEST
+
+/* autocast (workload.c amp_core), GPT-2 1.5B as above (fp16, unfused, eager, dropout on: a GELU
+ * model): per s x s element softmax's fp32 output +2, dropout in fp32 +4, the cast before the
+ * context bmm +6 = +12 B forward; the cast's backward +6, dropout +4, softmax's backward +4 =
+ * +14 B; the weight casts 6 B per block parameter each way (P = 12 h^2 + 13 h = 30,740,800:
+ * 184,444,800 B); kernels +2 each way; activations +2 B per element (softmax output in fp32).
+ * bf16 compiled: nothing. */
+START_TEST(test_autocast)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt2-1.5b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    spec_training t0;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    t0.micro_batch = 1;
+    t0.precision = PREC_FP16;
+    t0.flash_attention = 0;
+    t0.attn_kernel = AK_UNFUSED;
+    const double ss = 25.0 * 1024 * 1024, P = 30740800;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    ck_assert_rel(block(&w0)->params, P);
+    spec_training t = t0;
+    t.autocast = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 12 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 14 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->core_ew_fwd_bytes - block(&w0)->core_ew_fwd_bytes, 12 * ss);
+    ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, 2 * ss);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 2);
+    t0.execution = EXEC_COMPILED;
+    t = t0;
+    t.autocast = 1;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+}
+END_TEST
+
 /* One rank's op graph of zero3 under FSDP (8 ranks of one node): a block's reduce-scatter
  * carries its gradients at reduce_dtype (params x 4 with fp32, x 2 by default), and its
  * backward item the exposed share of the gradient path: 0.79 x params x 20.5 (fp32) or
@@ -324,7 +437,7 @@ START_TEST(test_keys)
     ck_assert_int_eq(t.reduce_dtype, REDUCE_DEFAULT);
     ck_assert_int_eq(t.norm_fp32, -1);
     const char *js = "{\"reduce_dtype\": \"fp32\", \"checkpointing\": \"op\", \"optimizer\": \"forloop\", "
-                     "\"norm_fp32\": true, \"repeat_kv\": false}";
+                     "\"norm_fp32\": true, \"repeat_kv\": false, \"gelu_unfused\": true, \"mask_unfused\": false, \"autocast\": true}";
     ck_assert_msg(spec_parse_training(js, "t", &t, &err) == 0, "%s", sc_err_str(&err, msg, sizeof msg));
     ck_assert_int_eq(t.reduce_dtype, REDUCE_FP32);
     ck_assert_int_eq(t.act_ckpt, CKPT_OP);
@@ -332,6 +445,11 @@ START_TEST(test_keys)
     ck_assert_int_eq(t.norm_fp32, 1);
     ck_assert_int_eq(t.repeat_kv, 0);
     ck_assert_int_eq(t.rope_fp32, -1);
+    ck_assert_int_eq(t.gelu_unfused, 1);
+    ck_assert_int_eq(t.mask_unfused, 0);
+    ck_assert(t.given & SPEC_GIVEN_GELU);
+    ck_assert_int_eq(t.autocast, 1);
+    ck_assert(t.given & SPEC_GIVEN_AMP);
     ck_assert_str_eq(spec_ckpt_str(t.act_ckpt), "op");
     ck_assert_int_eq(spec_parse_training("{\"reduce_dtype\": \"bf16\"}", "t", &t, &err), 0);
     ck_assert_int_eq(t.reduce_dtype, REDUCE_PARAM);
@@ -361,6 +479,8 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_op_sac_llama3_8b);
     tcase_add_test(b, test_op_sac_gelu_unfused);
     tcase_add_test(b, test_elementwise_flags);
+    tcase_add_test(b, test_gelu_mask_unfused);
+    tcase_add_test(b, test_autocast);
     suite_add_tcase(s, b);
     return s;
 }

@@ -777,7 +777,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected one of name, source, version, attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, swiglu_unfused, tp_comm_overlap, gelu_unfused, mask_unfused, autocast, got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -818,6 +818,24 @@ expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 
 expect impl-reduce-bad 2 "--reduce-dtype: expected fp32, param, bf16 or fp16, got \"fp64\"" -- "$BIN" $F27 --reduce-dtype fp64
 expect impl-optimizer-bad 2 "--optimizer: expected fused, foreach or forloop, got \"adam\"" -- "$BIN" $F27 --optimizer adam
 expect impl-flag-bad 2 "--norm-fp32: expected on or off, got \"yes\"" -- "$BIN" $F27 --norm-fp32 yes
+# ds27: Hugging Face GPT-2's eager kernels. GPT-2 1.5B, zero1, one V100 node, micro-batch 1, fp16,
+# unfused attention: compute 0.236 s; --gelu-unfused on adds 16 f e forward and 25 f e backward
+# per token per block (48 x 1024 x 527 kB = 25.8 GB): 0.274 s; --mask-unfused on 4 e a s^2 each
+# way (48 x 2 x 210 MB = 20.1 GB): 0.264 s; both 0.302 s. The hf-trainer-deepspeed stack sets both.
+G27="predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --micro-batch 1 --precision fp16 --checkpointing none --attention-kernel unfused --engine model"
+expect gelu-unfused-off 0 "zero1                    0.274      29.22     38.4   30.7   30.7     0.236" -- "$BIN" $G27
+expect gelu-unfused-on 0 "zero1                    0.312      25.67     33.8   27.0   27.0     0.274" -- "$BIN" $G27 --gelu-unfused on
+expect mask-unfused-on 0 "zero1                    0.302      26.47     34.8   27.9   27.9     0.264" -- "$BIN" $G27 --mask-unfused on
+expect gelu-mask-stack 0 "zero1                    0.340      23.53     30.9   24.7   24.7     0.302" -- "$BIN" $G27 --stack hf-trainer-deepspeed --framework ideal
+# --autocast on (torch.cuda.amp): +12 / +14 B per s x s element (fp32 softmax output, fp32
+# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s
+expect autocast-on 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" $G27 --autocast on
+# the same keys in a training file: autocast true prices as --autocast on; a non-boolean is one error
+printf '{"autocast": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/amp.json"
+expect autocast-key 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
+expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
+expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
 printf '{"reduce_dtype": "fp64"}' >"$TMP/reduce.json"
 expect impl-reduce-key-bad 2 "$TMP/reduce.json: \$.reduce_dtype: expected one of" -- "$BIN" $F27 --training "$TMP/reduce.json"
 printf '{"repeat_kv": 1}' >"$TMP/rkv.json"
