@@ -964,5 +964,14 @@ expect nccl-algo-tree-sim 0 "ddp                      0.445     287.34" -- "$BIN
 expect nccl-proto-simple 0 "zero3                    0.064     999.74" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
 expect nccl-algo-bad 2 '--nccl-algo: expected ring, tree, nvls, nvls-tree or pat, got "foo"' -- "$BIN" $NP --nccl-algo foo
 expect nccl-proto-bad 2 '--nccl-proto: expected simple (LL and LL128 pins are not modelled), got "ll128"' -- "$BIN" $NP --nccl-proto ll128
+# nccl-tests logs from before the root column (2020; "Rank R Pid P on HOST" without Group): the
+# public p3dn-2020 all-reduce logs, 1 GPU per node: 17 rows each, 8 KiB in 163.3 us on 2 nodes
+# (2 ranks on 2 hosts) and 298.7 us on 4; before, the time was read as the root (163.3: root 163,
+# time 0.3 us), no rank line was counted, and the 592.0 us row stopped it (time 0: exit 2).
+expect import-old-2p3dn 0 "17 collectives from 1 log" -- "$BIN" calibrate import nccl-tests calibrate/data/p3dn-2020/2p3dn.2GPUs.log --kind all-reduce -o "$TMP/p3dn2.json"
+expect import-old-2p3dn-row 0 '"time_us": 163.3' -- grep -F '"time_us": 163.3' "$TMP/p3dn2.json"
+expect import-old-4p3dn 0 "17 collectives from 1 log" -- "$BIN" calibrate import nccl-tests calibrate/data/p3dn-2020/4p3dn.4GPUs.log --kind all-reduce -o "$TMP/p3dn4.json"
+expect import-old-4p3dn-row 0 '"time_us": 298.7' -- grep -F '"time_us": 298.7' "$TMP/p3dn4.json"
+expect import-old-4p3dn-nodes 0 '"k": 4' -- grep -F '"k": 4' "$TMP/p3dn4.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
