@@ -127,9 +127,7 @@ static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c
                 return;
             }
         }
-    *fwd = cost_layer_fwd_time(cal, c, L, eb);
-    *bwd = cost_layer_bwd_time(cal, c, L, eb);
-    *rec = cost_layer_recompute_time(cal, c, L, eb);
+    cost_layer_times(cal, c, L, eb, fwd, bwd, rec);
     if (m) {
         m->layer_misses++;
         memo_layer *e = &m->layer[m->next_layer];
@@ -185,8 +183,10 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         }
         m->coll_misses++;
     }
-    double t = cost_coll_best(cal, c->kind, c->bytes, c->chunks, geo, NULL) + c->chunks * cal->fw_coll_s[g->framework].v;
-    *lat = cost_coll_best(cal, c->kind, 1, c->chunks, geo, NULL) + c->chunks * cal->fw_coll_s[g->framework].v;
+    double tb, t1;
+    cost_coll_best_lat(cal, c->kind, c->bytes, c->chunks, geo, &tb, &t1);
+    double t = tb + c->chunks * cal->fw_coll_s[g->framework].v;
+    *lat = t1 + c->chunks * cal->fw_coll_s[g->framework].v;
     if (*lat > t)
         *lat = t;
     if (e) {

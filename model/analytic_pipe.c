@@ -58,10 +58,45 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     }
 }
 
-int an_pipe_run(const an_pipe_timed *t, an_result *r)
+/* What a walk adds up (an_result's fields before dividing by the p stages). */
+typedef struct pipe_tot {
+    double step, busy, opt, exposed[N_COLLS];
+    int stalled; /* a stage never got its next op's input: a schedule that deadlocks */
+} pipe_tot;
+
+/* The boundary after the last op: each stage's reduces, Adam and all-gather (opt, exposed). */
+static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *freet, const double *lastb, pipe_tot *o)
 {
-    const lo_pipe *pp = &t->pipe;
+    for (int s = 0; s < pp->p; s++) {
+        /* the chunks' reduces in the order their last backwards end, one at a time */
+        int order[LO_MAX_VSTAGES], n = 0;
+        for (int cc = 0; cc < pp->v; cc++) {
+            int k = layout_pipe_vstage(pp, s, cc), j = n++;
+            for (; j > 0 && lastb[order[j - 1]] > lastb[k]; j--)
+                order[j] = order[j - 1];
+            order[j] = k;
+        }
+        double comm = 0;
+        for (int j = 0; j < n; j++)
+            comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
+        double done = comm > freet[s] ? comm : freet[s];
+        double end = done + t->opt_s[s] + t->gather_s[s];
+        o->exposed[t->reduce_kind] += done - freet[s];
+        o->exposed[COLL_ALLGATHER] += t->gather_s[s];
+        o->opt += t->opt_s[s];
+        if (end > o->step)
+            o->step = end;
+    }
+}
+
+/* Walks the schedule of pp (t's durations, pp's micro-batch count) op by op: time and memory
+ * in proportion to p x v x m. With `ends`, hands the caller (who frees it) each op's end:
+ * forward of virtual stage k, micro-batch i at [k m + i], backward at [(V + k) m + i].
+ * SC_ERUNTIME out of memory. */
+static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double **ends)
+{
     const int p = pp->p, V = pp->n_vstages, m = pp->m, n_ops = 2 * m * pp->v;
+    memset(o, 0, sizeof *o);
     lo_pipe_op *ops = malloc(sizeof *ops * (size_t)n_ops * (size_t)p);
     double *fend = malloc(sizeof(double) * (size_t)V * (size_t)m * 2);
     int *idx = calloc((size_t)p, sizeof(int));
@@ -76,7 +111,6 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
         fend[i] = NAN; /* not yet run */
     for (int s = 0; s < p; s++)
         layout_pipe_order(pp, s, ops + (size_t)s * n_ops);
-    double busy = 0, exposed[N_COLLS] = {0};
     /* run every stage as far as its next op's input allows, until all are done (the schedules
      * are deadlock-free: each sweep runs at least one op) */
     for (int done = 0, progress = 1; done < p * n_ops && progress;) {
@@ -98,53 +132,177 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
                 if (op->bwd)
                     lastb[k] = freet[s];
-                busy += d->busy;
+                o->busy += d->busy;
                 for (int q = 0; q < N_COLLS; q++)
-                    exposed[q] += d->exposed[q];
+                    o->exposed[q] += d->exposed[q];
                 done++;
                 progress = 1;
             }
     }
-    int stalled = 0;
     for (int s = 0; s < p; s++)
-        stalled |= idx[s] < n_ops;
-    double step = 0, opt = 0;
-    for (int s = 0; s < p; s++) {
-        /* the chunks' reduces in the order their last backwards end, one at a time */
-        int order[LO_MAX_VSTAGES], n = 0;
-        for (int cc = 0; cc < pp->v; cc++) {
-            int k = layout_pipe_vstage(pp, s, cc), j = n++;
-            for (; j > 0 && lastb[order[j - 1]] > lastb[k]; j--)
-                order[j] = order[j - 1];
-            order[j] = k;
-        }
-        double comm = 0;
-        for (int j = 0; j < n; j++)
-            comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
-        double done = comm > freet[s] ? comm : freet[s];
-        double end = done + t->opt_s[s] + t->gather_s[s];
-        exposed[t->reduce_kind] += done - freet[s];
-        exposed[COLL_ALLGATHER] += t->gather_s[s];
-        opt += t->opt_s[s];
-        if (end > step)
-            step = end;
-    }
-    free(ops), free(fend), free(idx), free(freet), free(lastb);
-    if (stalled) { /* a schedule that deadlocks: a defect, reported as a non-finite step */
+        o->stalled |= idx[s] < n_ops;
+    if (!o->stalled)
+        boundary(t, pp, freet, lastb, o);
+    if (ends)
+        *ends = fend;
+    else
+        free(fend);
+    free(ops), free(idx), free(freet), free(lastb);
+    return 0;
+}
+
+static void finish(const lo_pipe *pp, const pipe_tot *o, an_result *r)
+{
+    const int p = pp->p;
+    if (o->stalled) { /* a schedule that deadlocks: a defect, reported as a non-finite step */
         r->step_s = NAN;
-        return 0;
+        return;
     }
+    double step = o->step;
     r->step_s = step;
-    r->compute_s = busy / p;
-    r->optimizer_s = opt / p;
+    r->compute_s = o->busy / p;
+    r->optimizer_s = o->opt / p;
     double acc = r->compute_s + r->optimizer_s;
     for (int q = 0; q < N_COLLS; q++) {
-        r->exposed_s[q] = exposed[q] / p;
+        r->exposed_s[q] = o->exposed[q] / p;
         acc += r->exposed_s[q];
     }
     r->idle_s = step - acc > 1e-9 * step ? step - acc : 0;
-    r->bubble_frac = layout_pipe_bubble(p, pp->v, m);
+    r->bubble_frac = layout_pipe_bubble(p, pp->v, pp->m);
+}
+
+int an_pipe_walk(const an_pipe_timed *t, an_result *r)
+{
+    pipe_tot o;
+    int rc = walk(t, &t->pipe, &o, NULL);
+    if (!rc)
+        finish(&t->pipe, &o, r);
+    return rc;
+}
+
+/* ---- the steady state in closed form ------------------------------------------------------
+ * The walk is a max-plus recurrence with constant durations: an op ends at max(the end of its
+ * stage's previous op, its input's end + send) + its duration. 1F1B and interleaved 1F1B have a
+ * steady phase where each stage alternates forwards and backwards and a group of q micro-batches
+ * (q = p interleaved: Megatron-LM's groups of p; else 1) maps the op order onto itself. Adding
+ * a constant to every end in a window deep enough to hold all the inputs of later ops (D = 2p +
+ * 2q micro-batches: more than are ever in flight) adds it to every later end (max-plus is
+ * additive-homogeneous). So once, inside the steady phase of one walk, the ends of a window of
+ * D micro-batches equal those of the window q earlier plus one Lambda (checked twice: windows
+ * q and 2q earlier, to 1e-12 of the step), every further group of q micro-batches the schedule
+ * has adds Lambda to the step and to every later end, the cool-down and boundary included,
+ * and each op's busy and exposed time once per micro-batch. an_pipe_closed walks one probe of
+ * m1 micro-batches (m1 congruent to m mod q, from 4(p + q), doubled while not yet periodic) and
+ * extrapolates by the (m - m1) / q groups it did not walk: time and memory O(p v (p + q)),
+ * independent of m, against the walk's O(p v m). GPipe (no steady alternation) and m under
+ * twice the probe are walked. Agreement with the walk: to rounding (tests/test_pipe.c: 1e-9
+ * relative on random stage times, 1F1B and interleaved, p 1-16, m to 4096; the walk sums up to
+ * 2 p v m terms and is the less exact of the two). */
+#define PIPE_PERIOD_TOL 1e-12
+
+/* the smallest value >= x congruent to m mod q */
+static int congruent(int x, int m, int q) { return x + (((m - x) % q) + q) % q; }
+
+/* The end of the last micro-batch all of whose ops, on every stage, are in the steady phase
+ * (alternating) of pp's schedule, or -1 when fewer than `need` consecutive ones are. */
+static int steady_end(const lo_pipe *pp, int need)
+{
+    const int M = pp->m * pp->v, n_ops = 2 * M;
+    char *bad = calloc((size_t)pp->m, 1);
+    lo_pipe_op *ops = malloc(sizeof *ops * (size_t)n_ops);
+    int hi = -1;
+    if (!bad || !ops) {
+        free(bad), free(ops);
+        return -1;
+    }
+    for (int s = 0; s < pp->p; s++) {
+        int warm = pp->v == 1 ? pp->p - s - 1 : (pp->p - s - 1) * 2 + (pp->v - 1) * pp->p;
+        if (warm > M)
+            warm = M;
+        layout_pipe_order(pp, s, ops);
+        for (int n = 0; n < n_ops; n++)
+            if (n < warm || n >= warm + 2 * (M - warm))
+                bad[ops[n].mb] = 1;
+    }
+    for (int i = pp->m - 1, run = 0; i >= 0; i--) {
+        run = bad[i] ? 0 : run + 1;
+        if (run >= need && hi < 0) { /* the last steady run long enough, from its end */
+            int e = i;
+            while (e < pp->m && !bad[e])
+                e++;
+            hi = e;
+        }
+    }
+    free(bad), free(ops);
+    return hi;
+}
+
+/* Lambda when the ends of micro-batches [hi - D, hi) are those of [hi - D - q, hi - q) plus
+ * Lambda and those of [hi - D - 2q, hi - 2q) plus 2 Lambda (every op, every virtual stage), else
+ * a negative number. */
+static double period(const double *ends, const lo_pipe *pp, int hi, int D, int q, double scale)
+{
+    const int m = pp->m, V = pp->n_vstages;
+    const double tol = PIPE_PERIOD_TOL * scale;
+    double lambda = ends[(size_t)(V - 1) * m + hi - 1] - ends[(size_t)(V - 1) * m + hi - 1 - q];
+    if (!(lambda > 0))
+        return -1;
+    for (int k = 0; k < 2 * V; k++)
+        for (int i = hi - D; i < hi; i++) {
+            const double *e = ends + (size_t)k * m;
+            if (!(fabs(e[i] - e[i - q] - lambda) <= tol && fabs(e[i] - e[i - 2 * q] - 2 * lambda) <= 2 * tol))
+                return -1;
+        }
+    return lambda;
+}
+
+int an_pipe_closed(const an_pipe_timed *t, an_result *r)
+{
+    const lo_pipe *pp = &t->pipe;
+    const int m = pp->m, q = pp->v > 1 ? pp->p : 1, D = 2 * pp->p + 2 * q;
+    if (pp->sched == PIPE_GPIPE)
+        return 0;
+    lo_pipe *probe = malloc(sizeof *probe);
+    if (!probe)
+        return SC_ERUNTIME;
+    *probe = *pp;
+    for (int m1 = congruent(4 * (pp->p + q), m, q); 2 * m1 < m; m1 = congruent(2 * m1, m, q)) {
+        pipe_tot a;
+        double *ends = NULL;
+        probe->m = m1;
+        if (walk(t, probe, &a, &ends)) {
+            free(probe);
+            return SC_ERUNTIME;
+        }
+        int hi = a.stalled ? -1 : steady_end(probe, D + 2 * q);
+        double lambda = hi < 0 ? -1 : period(ends, probe, hi, D, q, fabs(a.step));
+        free(ends);
+        if (lambda < 0)
+            continue;
+        const double g = (double)((m - m1) / q); /* groups of q micro-batches not walked */
+        double busy = 0, exposed[N_COLLS] = {0};
+        for (int k = 0; k < pp->n_vstages; k++) {
+            busy += t->fwd[k].busy + t->bwd[k].busy;
+            for (int c = 0; c < N_COLLS; c++)
+                exposed[c] += t->fwd[k].exposed[c] + t->bwd[k].exposed[c];
+        }
+        pipe_tot o = a;
+        o.step = a.step + g * lambda;
+        o.busy = a.busy + g * q * busy;
+        for (int c = 0; c < N_COLLS; c++)
+            o.exposed[c] = a.exposed[c] + g * q * exposed[c];
+        finish(pp, &o, r);
+        free(probe);
+        return 1;
+    }
+    free(probe);
     return 0;
+}
+
+int an_pipe_run(const an_pipe_timed *t, an_result *r)
+{
+    int rc = an_pipe_closed(t, r);
+    return rc == 1 ? 0 : rc ? rc : an_pipe_walk(t, r);
 }
 
 /* What walking a pipelined step costs, per unit of p stages x v chunks x m micro-batches,
@@ -159,6 +317,8 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
 int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err)
 {
     if (l->kind != LAYOUT_MEGATRON || l->pp <= 1)
+        return 0;
+    if (!sim && l->sched != PIPE_GPIPE) /* an_pipe_closed: a probe of O(p + q) micro-batches */
         return 0;
     const int v = l->vp > 1 ? l->vp : 1;
     const double units = (double)l->pp * v * m, cap = sim ? AN_PIPE_MAX_UNITS_SIM : AN_PIPE_MAX_UNITS_MODEL;

@@ -48,10 +48,20 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
 /* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */
 int an_pipe_buckets(double bytes, double bucket_bytes);
 /* The schedule's max-plus recurrence: fills step_s, compute_s, optimizer_s, exposed_s, idle_s
- * (the bubble and waits on sends), bubble_frac. Returns 0, or SC_ERUNTIME out of memory. */
+ * (the bubble and waits on sends), bubble_frac. The steady state in closed form: time and
+ * memory independent of the micro-batch count (short probes extrapolated where the totals are
+ * affine in m, analytic_pipe.c), equal to an_pipe_walk to rounding. Returns 0, or SC_ERUNTIME
+ * out of memory. */
 int an_pipe_run(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
+/* The same by walking every op of every micro-batch (time and memory O(p v m)): the oracle
+ * an_pipe_run is tested against, and what it runs when m is small. */
+int an_pipe_walk(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
+/* The closed form alone: 1 and r filled where it applies (m past its probes' cost and the
+ * probes affine), 0 where an_pipe_run walks instead, SC_ERUNTIME out of memory. */
+int an_pipe_closed(const an_pipe_timed *t, an_result *r) SC_MUST_CHECK;
 /* 0 when walking layout l's pipeline over m micro-batches fits the engine's budget (sim: the
- * simulator's, else the analytical engine's) or l is not pipelined; else SC_EINPUT naming the
+ * simulator's, else the analytical engine's) or l is not pipelined, or the analytical engine
+ * closes its steady state (1F1B and interleaved: an_pipe_closed); else SC_EINPUT naming the
  * stages x chunks x micro-batches, the cap and how to go on. */
 int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err) SC_MUST_CHECK;
 

@@ -397,6 +397,22 @@ double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int c
     return best;
 }
 
+void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                        double *t, double *t_one)
+{
+    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0)) {
+        *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
+        *t_one = cost_coll_best(cal, kind, 1, chunks, g, NULL);
+        return;
+    }
+    nccl_shape s;
+    nccl_shape_of(cal, kind, g, &s);
+    double a, b;
+    nccl_best_pair(&cal->nccl, &s, piece(bytes, chunks), piece(1, chunks), &a, &b);
+    *t = (chunks < 1 ? 1 : chunks) * a;
+    *t_one = (chunks < 1 ? 1 : chunks) * b;
+}
+
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp)
 {
     if (cal->kern.gemm_eff > 0)
@@ -448,7 +464,11 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
     return kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, elem_bytes, hbm_rate(cal, c));
 }
 
-static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
+/* the first letter decides most GEMMs without a strcmp (every GEMM of every layer asks) */
+static int is_core(const wl_gemm *g)
+{
+    return (g->name[0] == 's' && !strcmp(g->name, "scores")) || (g->name[0] == 'c' && !strcmp(g->name, "context"));
+}
 
 /* The math of a GEMM: the layer's for linear layers; attention's core in 16-bit (fp32 in
  * fp32 training), as FP8 recipes keep attention in bf16 (Transformer Engine). */
@@ -462,9 +482,45 @@ static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_byt
     return d;
 }
 
+/* The GEMM times one layer's three costs ask for, kept for the one call of cost_layer_times
+ * (a local table, no state between calls): a layer's backward repeats forward shapes (the
+ * data gradient of fc2 is fc1's forward, of the projection its own forward; wgrads of fc1 and
+ * fc2 are one shape transposed) and full checkpointing repeats the whole forward. A GEMM's
+ * time depends on (math, m, n, k, batch) only, here with element bytes and HBM rate fixed
+ * for the call, and is the same bits for (n, m, k) as for (m, n, k): kern_gemm_time's tile set
+ * and byte count are symmetric in m and n (tests/test_kernels.c checks it). NULL: no table. */
+#define GEMM_MEMO 24
+typedef struct gemm_memo {
+    int n;
+    kern_dtype d[GEMM_MEMO];
+    double key[GEMM_MEMO][4], t[GEMM_MEMO];
+} gemm_memo;
+
+static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
+                     double kk, double batch, double eb, double hbm)
+{
+    if (!gm)
+        return kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
+    double lo = m < n ? m : n, hi = m < n ? n : m;
+    for (int i = 0; i < gm->n; i++)
+        if (gm->d[i] == d && gm->key[i][0] == lo && gm->key[i][1] == hi && gm->key[i][2] == kk &&
+            gm->key[i][3] == batch)
+            return gm->t[i];
+    double t = kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
+    if (gm->n < GEMM_MEMO) {
+        gm->d[gm->n] = d;
+        gm->key[gm->n][0] = lo;
+        gm->key[gm->n][1] = hi;
+        gm->key[gm->n][2] = kk;
+        gm->key[gm->n][3] = batch;
+        gm->t[gm->n++] = t;
+    }
+    return t;
+}
+
 /* Attention's core of one copy, forward (bwd = 0) or backward. */
-static double core_time(const kern_calib *k, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
-                        double eb, int bwd)
+static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                        const wl_layer *l, double eb, int bwd)
 {
     const wl_gemm *sc = NULL, *cx = NULL;
     for (int i = 0; i < l->n_gemm; i++) {
@@ -483,16 +539,16 @@ static double core_time(const kern_calib *k, const cost_calib *cal, const spec_c
         const wl_gemm *g = gs[i];
         kern_dtype d = gemm_math(l, g, eb);
         if (!bwd)
-            t += kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+            t += gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
         else /* dA = dC B^T [m x k], dB = A^T dC [k x n] */
-            t += kern_gemm_time(k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
-                 kern_gemm_time(k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+            t += gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
+                 gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
     return t;
 }
 
-static double linear_time(const kern_calib *k, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
-                          double eb, int bwd)
+static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                          const wl_layer *l, double eb, int bwd)
 {
     double t = 0, hbm = hbm_rate(cal, c);
     for (int i = 0; i < l->n_gemm; i++) {
@@ -501,45 +557,58 @@ static double linear_time(const kern_calib *k, const cost_calib *cal, const spec
             continue;
         kern_dtype d = gemm_math(l, g, eb);
         if (!bwd)
-            t += kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+            t += gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
         else
-            t += kern_gemm_time(k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
-                 kern_gemm_time(k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+            t += gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
+                 gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
     return t;
 }
 
-double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+static double layer_fwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double elem_bytes)
 {
     if (cal->kern.gemm_eff == 0)
         return roof_fwd(cal, c, l, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
     double hbm = hbm_rate(cal, c);
-    double t = linear_time(k, cal, c, l, elem_bytes, 0) + core_time(k, cal, c, l, elem_bytes, 0) +
+    double t = linear_time(gm, k, cal, c, l, elem_bytes, 0) + core_time(gm, k, cal, c, l, elem_bytes, 0) +
                kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
     if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
         t += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
     return t;
 }
 
-double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+static double layer_bwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double elem_bytes)
 {
     if (cal->kern.gemm_eff == 0) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
         return 2.0 * roof_fwd(cal, c, l, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
     double hbm = hbm_rate(cal, c);
-    double t = linear_time(k, cal, c, l, elem_bytes, 1) + core_time(k, cal, c, l, elem_bytes, 1) +
+    double t = linear_time(gm, k, cal, c, l, elem_bytes, 1) + core_time(gm, k, cal, c, l, elem_bytes, 1) +
                kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
     if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
         t += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
     return t;
 }
 
+double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    return layer_fwd(NULL, cal, c, l, elem_bytes);
+}
+
+double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    return layer_bwd(NULL, cal, c, l, elem_bytes);
+}
+
 /* checkpointing op (workload.c op_sac): op_rec of each GEMM's forward (fused attention is
  * saved, its share 0) and every forward element-wise kernel again. */
-static double op_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+static double op_recompute_time(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                                double elem_bytes)
 {
     double t = 0, core = 0;
     if (cal->kern.gemm_eff == 0) {
@@ -555,21 +624,24 @@ static double op_recompute_time(const cost_calib *cal, const spec_cluster *c, co
         if (is_core(g))
             core += l->op_rec[i];
         else if (l->op_rec[i] > 0)
-            t += l->op_rec[i] * kern_gemm_time(k, c, gemm_math(l, g, elem_bytes), g->m, g->n, g->k, g->batch, elem_bytes, hbm);
+            t += l->op_rec[i] * gemm_t(gm, k, c, gemm_math(l, g, elem_bytes), g->m, g->n, g->k, g->batch, elem_bytes, hbm);
     }
     if (core > 0) /* unfused attention: its bmm pair recomputed */
-        t += core_time(k, cal, c, l, elem_bytes, 0);
+        t += core_time(gm, k, cal, c, l, elem_bytes, 0);
     return t + kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
 }
 
-double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+/* What checkpointing recomputes; `fwd` the layer's forward time when the caller has it (full
+ * checkpointing repeats it: the same call, the same bits), else a negative number. */
+static double layer_rec(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double elem_bytes, double fwd)
 {
     if (l->kind != WL_BLOCK || l->ckpt == CKPT_NONE)
         return 0;
     if (l->ckpt == CKPT_FULL)
-        return cost_layer_fwd_time(cal, c, l, elem_bytes);
+        return fwd >= 0 ? fwd : layer_fwd(gm, cal, c, l, elem_bytes);
     if (l->ckpt == CKPT_OP)
-        return op_recompute_time(cal, c, l, elem_bytes);
+        return op_recompute_time(gm, cal, c, l, elem_bytes);
     if (l->flash && elem_bytes < 4)
         return 0; /* FlashAttention's backward recomputes the core itself (in its time) */
     if (cal->kern.gemm_eff == 0) {
@@ -581,8 +653,23 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
     }
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
-    return core_time(k, cal, c, l, elem_bytes, 0) +
+    return core_time(gm, k, cal, c, l, elem_bytes, 0) +
            kern_mem_time(k, l->core_ew_fwd_bytes, l->core_ew_fwd_kernels, hbm_rate(cal, c));
+}
+
+double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
+{
+    return layer_rec(NULL, cal, c, l, elem_bytes, -1);
+}
+
+void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
+                      double *bwd, double *rec)
+{
+    gemm_memo gm;
+    gm.n = 0;
+    *fwd = layer_fwd(&gm, cal, c, l, elem_bytes);
+    *bwd = layer_bwd(&gm, cal, c, l, elem_bytes);
+    *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);
 }
 
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)

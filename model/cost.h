@@ -169,6 +169,10 @@ double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo a
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
+/* cost_coll_best of `bytes` and of 1 byte (its latency part) at once: the same bits as the
+ * two calls, the NCCL shape's usability and latencies taken once. */
+void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                        double *t, double *t_one);
 /* The same with the algorithm pinned (force: an nccl_algo, as NCCL_ALGO pins it; -1 = free): the
  * best protocol of that algorithm. Without an "nccl" calibration, ring (0) or tree (1). */
 double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,
@@ -187,6 +191,11 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 double cost_layer_bwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
 double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes);
+/* The three at once, each the same bits as its function above, at less cost: a GEMM shape the
+ * three repeat is timed once (a table local to the call), full checkpointing's recompute is
+ * the forward already computed. */
+void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
+                      double *bwd, double *rec);
 /* The kernel calibration in use: cal->kern, or the arch defaults when it has none. */
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp);
 /* Adam step over `params` local parameters: memory-bound. */

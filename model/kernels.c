@@ -149,14 +149,23 @@ void kern_defaults(const char *arch, kern_calib *k)
 
 /* The tile shapes (bm x bn) and each one's rel = sqrt(I / I(256x128)), I = bm bn / (bm + bn)
  * its arithmetic intensity: sqrt(1), sqrt(0.75), sqrt(0.5), sqrt(0.375), computed once here
- * (the doubles sqrt returns, in hex so no digit is lost) instead of six sqrt per GEMM. */
-static const double TILES[][3] = {{256, 128, 0x1p+0},
-                                  {128, 256, 0x1p+0},
-                                  {128, 128, 0x1.bb67ae8584caap-1},
-                                  {128, 64, 0x1.6a09e667f3bcdp-1},
-                                  {64, 128, 0x1.6a09e667f3bcdp-1},
-                                  {64, 64, 0x1.3988e1409212ep-1}};
+ * (the doubles sqrt returns, in hex so no digit is lost) instead of six sqrt per GEMM.
+ * Tiles are in pairs of one rel: 256x128 and 128x256, 128x128 alone, 128x64 and 64x128, 64x64
+ * alone; `a` and `b` index the tile's edges in EDGES (bm = EDGES[a], bn = EDGES[b]). */
+static const double EDGES[3] = {256, 128, 64};
+static const struct {
+    int a1, b1, a2, b2; /* the pair's two tiles (a2 < 0: one tile)  */
+    double rel;
+} TILES[] = {{0, 1, 1, 0, 0x1p+0},
+             {1, 1, -1, -1, 0x1.bb67ae8584caap-1},
+             {1, 2, 2, 1, 0x1.6a09e667f3bcdp-1},
+             {2, 2, -1, -1, 0x1.3988e1409212ep-1}};
 
+/* Time = waves x 2 bm bn (K + k0) / (per-SM rate x rel), the least over the six tiles. The
+ * cost per GEMM is kept low without changing a bit of the result: ceil(m / bm) is taken once
+ * per edge (x / 256 is x x 2^-8 exactly), and of a pair of tiles with the same rel and the same
+ * bm bn only the one with fewer waves is divided out (ceil, / sms, x and / round monotonically,
+ * so the smaller count gives the smaller time, and an equal count the same bits). */
 double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                       double batch, double elem_bytes, double hbm_Bps)
 {
@@ -170,12 +179,20 @@ double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, 
         peak = kern_peak(c, d);
     }
     double eff = k->gemm_eff_dtype[d] > 0 ? k->gemm_eff_dtype[d] : k->gemm_eff;
-    double per_sm = peak / sms * eff, best = INFINITY;
+    double per_sm = peak / sms * eff, best = INFINITY, K = kk + k->gemm_k0;
+    double cm[3], cn[3];
+    for (int e = 0; e < 3; e++) {
+        cm[e] = ceil(m / EDGES[e]);
+        cn[e] = ceil(n / EDGES[e]);
+    }
     for (size_t i = 0; i < sizeof TILES / sizeof TILES[0]; i++) {
-        double bm = TILES[i][0], bn = TILES[i][1];
-        double nt = ceil(m / bm) * ceil(n / bn) * batch;
+        double nt = cm[TILES[i].a1] * cn[TILES[i].b1] * batch;
+        if (TILES[i].a2 >= 0) {
+            double nt2 = cm[TILES[i].a2] * cn[TILES[i].b2] * batch;
+            nt = nt2 < nt ? nt2 : nt;
+        }
         double waves = ceil(nt / sms);
-        double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * TILES[i][2]);
+        double t = waves * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K / (per_sm * TILES[i].rel);
         if (t < best)
             best = t;
     }

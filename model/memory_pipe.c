@@ -27,9 +27,22 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
     return a;
 }
 
-/* The most activation bytes stage s holds at once over its schedule, or < 0 out of memory. */
-static double stage_peak(const lo_pipe *pp, const wl *lw, int ckpt, int s)
+/* The most activation bytes stage s holds at once over its schedule, or < 0 out of memory.
+ * 1F1B and interleaved: after the warm-up each stage alternates a forward and a backward whose
+ * chunks repeat with every group of q micro-batches (q = p interleaved, else 1), adding and
+ * freeing the same bytes, and the cool-down only frees; so the peak is reached within the
+ * warm-up and the first group of the steady phase, and the walk stops at the smallest m' >= 4p
+ * congruent to m mod q (the same op prefix, so the same sums in the same order: issue 32,
+ * tests/test_pipe.c test_stage_peak_cut checks it equal to the whole walk). GPipe: all m. */
+static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s)
 {
+    lo_pipe cut = *full;
+    const lo_pipe *pp = full;
+    const int q = full->v > 1 ? full->p : 1, m1 = 4 * full->p + ((full->m - 4 * full->p) % q + q) % q;
+    if (full->sched != PIPE_GPIPE && m1 < full->m) {
+        cut.m = m1;
+        pp = &cut;
+    }
     int n = 2 * pp->m * pp->v;
     lo_pipe_op *ops = malloc(sizeof *ops * (size_t)n);
     if (!ops)

@@ -54,7 +54,8 @@ static double log2_half(int k)
     return k > 0 && !(k & (k - 1)) ? (double)(log2i(k) - 1) : log2(k / 2.0);
 }
 
-int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
+/* nccl_usable's rule, inlined where nccl_best_of asks it 15 times per collective */
+static inline int usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
 {
     if (s->n < 2)
         return 0;
@@ -76,6 +77,8 @@ int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_pro
     default: return 0;
     }
 }
+
+int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr) { return usable(p, s, a, pr); }
 
 double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr)
 {
@@ -208,7 +211,7 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     if (force >= 0) {
         int any = 0;
         for (int q = 0; q < NCCL_N_PROTOS; q++)
-            any |= nccl_usable(p, s, (nccl_algo)force, (nccl_proto)q);
+            any |= usable(p, s, (nccl_algo)force, (nccl_proto)q);
         if (!any)
             force = -1;
     }
@@ -221,7 +224,7 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
         /* Simple first: it wins for most sizes, so its time prunes the others early */
         for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
             const nccl_proto q = (nccl_proto)qi;
-            if (!nccl_usable(p, s, (nccl_algo)a, q))
+            if (!usable(p, s, (nccl_algo)a, q))
                 continue;
             if (xfer < 0)
                 xfer = algo_bytes(s, (nccl_algo)a, S) / algo_bw_raw(p, s, (nccl_algo)a);
@@ -247,4 +250,51 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     if (bp)
         *bp = P;
     return isfinite(best) ? best : 0;
+}
+
+/* One size's choice over the per-shape usability, latencies and raw bandwidths (nccl_best_pair):
+ * nccl_best_of's loop, unforced, operation for operation. */
+static double best_given(const nccl_params *p, const nccl_shape *s, double S, const int (*ok)[NCCL_N_PROTOS],
+                         const double (*lats)[NCCL_N_PROTOS], const double *raw)
+{
+    double best = INFINITY;
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        double xfer = -1, eff = -1;
+        for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
+            const nccl_proto q = (nccl_proto)qi;
+            if (!ok[a][qi])
+                continue;
+            if (xfer < 0)
+                xfer = algo_bytes(s, (nccl_algo)a, S) / raw[a];
+            double lat = lats[a][qi];
+            if (lat >= best)
+                continue;
+            double tq = xfer / p->proto_bw[q];
+            if (lat + tq >= best)
+                continue;
+            if (eff < 0)
+                eff = chunk_eff(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S);
+            double t = lat + tq / eff;
+            if (t < best)
+                best = t;
+        }
+    }
+    return isfinite(best) ? best : 0;
+}
+
+void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2)
+{
+    int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
+    double lats[NCCL_N_ALGOS][NCCL_N_PROTOS], raw[NCCL_N_ALGOS];
+    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+        int any = 0;
+        for (int q = 0; q < NCCL_N_PROTOS; q++) {
+            ok[a][q] = usable(p, s, (nccl_algo)a, (nccl_proto)q);
+            lats[a][q] = ok[a][q] ? nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q) : 0;
+            any |= ok[a][q];
+        }
+        raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
+    }
+    *t1 = best_given(p, s, S1, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
+    *t2 = best_given(p, s, S2, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
 }

@@ -84,6 +84,10 @@ double nccl_best(const nccl_params *p, const nccl_shape *s, double bytes, nccl_a
 /* The same among one algorithm's protocols (force >= 0: a run pinned with NCCL_ALGO); falls back
  * to nccl_best when that algorithm is not usable for the shape. */
 double nccl_best_of(const nccl_params *p, const nccl_shape *s, double bytes, int force, nccl_algo *a, nccl_proto *pr);
+/* nccl_best of two sizes at once, the same bits as two calls: usability, latencies and raw
+ * bandwidths are the shape's and are taken once (the analytical engine asks each collective's
+ * time and its 1-byte latency). */
+void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2);
 
 const char *nccl_algo_name(nccl_algo a);
 const char *nccl_proto_name(nccl_proto p);

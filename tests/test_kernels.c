@@ -476,8 +476,70 @@ START_TEST(test_gemm_formula_bits)
                         double want = gemm_formula(&k, &c, (kern_dtype)d, dims[i], dims[j], dims[q], bt, 2, hbm);
                         ck_assert_msg(got == want, "%s %s %g x %g x %g: %.17g vs %.17g", arch[a],
                                       kern_dtype_str((kern_dtype)d), dims[i], dims[j], dims[q], got, want);
+                        /* m and n swapped: the same bits (cost_layer_times relies on it) */
+                        double swp = kern_gemm_time(&k, &c, (kern_dtype)d, dims[j], dims[i], dims[q], bt, 2, hbm);
+                        ck_assert_msg(memcmp(&swp, &got, sizeof got) == 0, "%s %g x %g swapped", arch[a], dims[i],
+                                      dims[j]);
                         n++;
                     }
+        }
+    }
+    ck_assert_int_gt(n, 1000);
+}
+END_TEST
+
+START_TEST(test_layer_times_bits)
+{
+    /* cost_layer_times (one GEMM table for the call, full checkpointing's recompute = the
+     * forward) gives the bits of the three separate functions: every shipped GPU cluster x
+     * dense, GQA and attention-heavy models x checkpointing none / full / selective / op x
+     * bf16 / fp32 / fp8 x FlashAttention on and off, every layer. A one-ulp slip fails. */
+    static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100"};
+    static const char *const models[] = {"gpt3-175b", "llama3-8b", "bert-10b"};
+    static const spec_precision precs[] = {PREC_BF16, PREC_FP32, PREC_FP8};
+    long n = 0;
+    for (int ci = 0; ci < 4; ci++) {
+        char path[256];
+        spec_cluster c;
+        spec_model m;
+        sc_err e;
+        snprintf(path, sizeof path, "configs/clusters/%s.json", clusters[ci]);
+        ck_assert_int_eq(spec_load_cluster(path, &c, &e), 0);
+        for (int withfile = 0; withfile < 2; withfile++) {
+            cost_calib cal;
+            snprintf(path, sizeof path, "configs/calibrations/%s.json", clusters[ci]);
+            if (withfile)
+                ck_assert_int_eq(cost_calib_load(path, &cal, &e), 0);
+            else
+                cost_calib_defaults(&c, &cal);
+            for (int mi = 0; mi < 3; mi++) {
+                snprintf(path, sizeof path, "configs/models/%s.json", models[mi]);
+                ck_assert_int_eq(spec_load_model(path, &m, &e), 0);
+                for (int ck = CKPT_NONE; ck <= CKPT_OP; ck++)
+                    for (int pr = 0; pr < 3; pr++)
+                        for (int fl = 0; fl < 2; fl++) {
+                            spec_training t;
+                            spec_training_defaults(&t);
+                            t.act_ckpt = ck;
+                            t.precision = precs[pr];
+                            t.flash_attention = fl;
+                            wl w;
+                            wl_build(&m, &t, &w);
+                            for (int i = 0; i < w.n_layers; i++) {
+                                const wl_layer *L = &w.layer[i];
+                                double f, b, r;
+                                cost_layer_times(&cal, &c, L, w.elem_bytes, &f, &b, &r);
+                                double f1 = cost_layer_fwd_time(&cal, &c, L, w.elem_bytes);
+                                double b1 = cost_layer_bwd_time(&cal, &c, L, w.elem_bytes);
+                                double r1 = cost_layer_recompute_time(&cal, &c, L, w.elem_bytes);
+                                ck_assert_msg(!memcmp(&f, &f1, sizeof f) && !memcmp(&b, &b1, sizeof b) &&
+                                                  !memcmp(&r, &r1, sizeof r),
+                                              "%s %s ckpt %d prec %d flash %d layer %d", clusters[ci], models[mi], ck,
+                                              pr, fl, i);
+                                n++;
+                            }
+                        }
+            }
         }
     }
     ck_assert_int_gt(n, 1000);
@@ -493,6 +555,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
     tcase_add_test(t, test_gemm_formula_bits);
+    tcase_add_test(t, test_layer_times_bits);
     suite_add_tcase(s, t);
     t = tcase_create("attention");
     tcase_add_test(t, test_flash_flops_and_time);

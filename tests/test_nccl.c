@@ -429,6 +429,46 @@ START_TEST(test_calib_parse)
 }
 END_TEST
 
+START_TEST(test_best_lat_bits)
+{
+    /* cost_coll_best_lat (one pass over the shape's algorithms and protocols for a collective's
+     * bytes and its 1-byte latency) gives the bits of two cost_coll_best calls: every shipped
+     * calibration (NCCL on, chunk exponents, NVLS where the file has it), the three kinds,
+     * 1-64 nodes x 1-8 GPUs per node, 1 B to 16 GiB, 1-64 pieces. */
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        char path[256];
+        spec_cluster c;
+        cost_calib cal;
+        sc_err e;
+        snprintf(path, sizeof path, "configs/clusters/%s.json", cl[ci]);
+        ck_assert_int_eq(spec_load_cluster(path, &c, &e), 0);
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", cl[ci]);
+        ck_assert_int_eq(cost_calib_load(path, &cal, &e), 0);
+        for (int kind = 0; kind < N_COLLS; kind++)
+            for (int k = 1; k <= 64; k *= 4)
+                for (int m = 1; m <= c.gpus_per_node; m *= 2) {
+                    int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+                    cost_group g;
+                    cost_group_make(&c, k, locals, m, 1, &g);
+                    for (double b = 1; b < 2e10; b *= 7.3)
+                        for (int ch = 1; ch <= 64; ch *= 4) {
+                            double t, t1;
+                            cost_coll_best_lat(&cal, (cost_coll)kind, b, ch, &g, &t, &t1);
+                            double u = cost_coll_best(&cal, (cost_coll)kind, b, ch, &g, NULL);
+                            double u1 = cost_coll_best(&cal, (cost_coll)kind, 1, ch, &g, NULL);
+                            ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
+                                          "%s kind %d %dx%d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", cl[ci],
+                                          kind, k, m, b, ch, t, t1, u, u1);
+                            n++;
+                        }
+                }
+    }
+    ck_assert_int_gt(n, 10000);
+}
+END_TEST
+
 Suite *nccl_suite(void)
 {
     Suite *s = suite_create("nccl");
@@ -445,6 +485,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_calib_parse);
+    tcase_add_test(tc, test_best_lat_bits);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -903,15 +903,22 @@ if python3 -c 'import json,sys; d={c["name"]: c["ran_applied"] for c in json.loa
 # ---- issue 31 item 6: a pipeline's walk is budgeted, and out of memory is said as such --------
 # 8 stages x 5 chunks x 2^20 micro-batches = 41943040 steps, over 2^22 (model) and 2^21 (sim)
 MEGA="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron:t=8,p=8,vp=5 --micro-batch 1"
-expect pipe-budget-model 2 "= 41943040 schedule steps, over the 4194304 the analytical engine allows" -- "$BIN" predict --engine model $MEGA --grad-accum 1048576
+# (issue 32: the analytical engine closes 1F1B's and interleaved's steady state, so only GPipe,
+# which it walks, meets the model's cap: 8 stages x 2^20 = 8388608 steps)
+expect pipe-budget-model 2 "= 8388608 schedule steps, over the 4194304 the analytical engine allows" -- "$BIN" predict --engine model --cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron:t=8,p=8,sched=gpipe --micro-batch 1 --grad-accum 1048576
 expect pipe-budget-sim 2 "= 41943040 schedule steps, over the 2097152 the simulator allows" -- "$BIN" predict --engine sim $MEGA --grad-accum 1048576
-one_line_err pipe-budget-one-line "$BIN" predict --engine model $MEGA --grad-accum 1048576
-# 4e6 steps x 44 B = 176 MB of walk under a 120 MB address space (8 micro-batches run in it);
+one_line_err pipe-budget-one-line "$BIN" predict --engine sim $MEGA --grad-accum 1048576
+expect pipe-closed-no-budget 0 "megatron:t=8,p=8,vp=5" -- "$BIN" predict --engine model $MEGA --grad-accum 1048576
+# 4e6 steps x 44 B = 176 MB of walk under a 120 MB address space (8 micro-batches run in it):
+# GPipe, which the walk runs op by op (issue 32: 1F1B and interleaved close their steady state,
+# so the same 100,000 micro-batches interleaved fit: pipe-closed-fits);
 # skipped under ASan, whose shadow memory cannot live under ulimit -v
-[ "${SC_ASAN:-}" = 1 ] && echo "SKIP pipe-oom, pipe-oom-one-line, pipe-small-fits: ulimit -v under ASan"
-[ "${SC_ASAN:-}" = 1 ] || expect pipe-oom 1 "memory: out of memory walking the pipeline of megatron:t=8,p=8,vp=5 (100000 micro-batches)" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
-[ "${SC_ASAN:-}" = 1 ] || one_line_err pipe-oom-one-line sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
+MEGA_GPIPE="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron:t=8,p=8,sched=gpipe --micro-batch 1"
+[ "${SC_ASAN:-}" = 1 ] && echo "SKIP pipe-oom, pipe-oom-one-line, pipe-small-fits, pipe-closed-fits: ulimit -v under ASan"
+[ "${SC_ASAN:-}" = 1 ] || expect pipe-oom 1 "memory: out of memory walking the pipeline of megatron:t=8,p=8,sched=gpipe (500000 micro-batches)" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA_GPIPE --grad-accum 500000
+[ "${SC_ASAN:-}" = 1 ] || one_line_err pipe-oom-one-line sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA_GPIPE --grad-accum 500000
 [ "${SC_ASAN:-}" = 1 ] || expect pipe-small-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 8
+[ "${SC_ASAN:-}" = 1 ] || expect pipe-closed-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
 # ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
 expect plan-layouts-bogus 2 'shardcast: --layouts: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
 expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
