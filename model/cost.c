@@ -400,7 +400,8 @@ double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int c
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                         double *t, double *t_one)
 {
-    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0)) {
+    /* a pinned NCCL_ALGO (nccl.h pin_algo) goes through cost_coll_best, which honours it */
+    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0) || cal->nccl.pin_algo > 0) {
         *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
         *t_one = cost_coll_best(cal, kind, 1, chunks, g, NULL);
         return;
