@@ -1,7 +1,9 @@
 /* import.c — nccl-tests logs to shardcast-measurements/1 (see import.h). The table nccl-tests
  * prints (src/common.cu): "#  size count type redop root | time algbw busbw #wrong | time algbw
  * busbw #wrong" (out-of-place, then in-place; times in us, bandwidths in GB/s); the header lists
- * "#  Rank R Group G Pid P on HOST device D [...] NAME", one line per rank. */
+ * "#  Rank R Group G Pid P on HOST device D [...] NAME", one line per rank. Logs from before the
+ * root column (nccl-tests of 2020: "size count type redop | time ...", "Rank R Pid P on HOST")
+ * are read too, told apart by the column header. */
 #include "import.h"
 
 #include "../base/jsonrd.h"
@@ -108,7 +110,7 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
     char line[4096];
     const char *kind = o->kind ? o->kind : kind_of(path);
     const char *algo = o->algorithm;
-    int ranks = 0, lineno = 0, rows = 0, nhosts = 0, rc = 0;
+    int ranks = 0, lineno = 0, rows = 0, nhosts = 0, rc = 0, no_root = 0;
     char(*hosts)[64] = malloc(sizeof *hosts * MAX_HOSTS);
     json_t *pending = json_array();
     if (!hosts || !pending) {
@@ -127,10 +129,15 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
             const char *a = strstr(line, "NCCL_ALGO=");
             if (!o->algorithm && a && algo_of(a + 10))
                 algo = algo_of(a + 10);
+            /* nccl-tests before the root column (2020 and earlier, e.g. the p3dn-2020 logs): its
+             * column header names redop but no root, and its rank lines have no Group */
+            if (strstr(line, "redop") && !strstr(line, "root"))
+                no_root = 1;
             int r;
             char host[64];
             if (sscanf(line, "# Rank %d Group %*d Pid %*d on %63s", &r, host) == 2 ||
-                sscanf(line, "#  Rank %d Group %*d Pid %*d on %63s", &r, host) == 2) {
+                sscanf(line, "#  Rank %d Group %*d Pid %*d on %63s", &r, host) == 2 ||
+                sscanf(line, "# Rank %d Pid %*d on %63s", &r, host) == 2) {
                 ranks++;
                 int seen = 0;
                 for (int h = 0; h < nhosts && !seen; h++)
@@ -147,8 +154,10 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
         long root;
         int wrong = 0;
         char w0[32], w1[32];
-        int got = sscanf(line, "%lf %lf %31s %31s %ld %lf %lf %lf %31s %lf %lf %lf %31s", &size, &count, type, redop,
-                         &root, &t[0], &algbw[0], &busbw[0], w0, &t[1], &algbw[1], &busbw[1], w1);
+        int got = no_root ? 1 + sscanf(line, "%lf %lf %31s %31s %lf %lf %lf %31s %lf %lf %lf %31s", &size, &count, type,
+                                       redop, &t[0], &algbw[0], &busbw[0], w0, &t[1], &algbw[1], &busbw[1], w1)
+                          : sscanf(line, "%lf %lf %31s %31s %ld %lf %lf %lf %31s %lf %lf %lf %31s", &size, &count, type,
+                                   redop, &root, &t[0], &algbw[0], &busbw[0], w0, &t[1], &algbw[1], &busbw[1], w1);
         if (got < 9)
             continue; /* not a data row (NCCL INFO lines, blank lines) */
         int ip = o->in_place && got >= 13;

@@ -19,6 +19,7 @@ static const char HELP[] =
     "run) into shardcast-measurements/1 for 'calibrate fit' and 'validate'. Ranks and nodes come\n"
     "from the '#  Rank N ... on HOST' header lines, the collective from the 'Collective test\n"
     "starting' line or the file name; options override. Times are the out-of-place column.\n"
+    "Logs of nccl-tests before its root column (2020) are read too.\n"
     "A run pinned with NCCL_ALGO (shown in the log, or --algorithm) is fitted with that algorithm\n"
     "(a 2-node all-reduce measured with the tree is not fitted as a ring); otherwise with NCCL's\n"
     "choice as the model makes it.\n\n"

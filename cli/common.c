@@ -5,12 +5,14 @@
 
 #include "../model/spec_hf.h"
 #include "../model/framework.h"
+#include "../model/nccl.h"
 
 #include "../base/atomic.h"
 #include "../base/proc.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <strings.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -107,6 +109,21 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             s->opt_impl = OPT_IMPL_FORLOOP;
         else
             return sc_err_set(err, SC_EINPUT, "--optimizer", "", "expected fused, foreach or forloop, got \"%s\"", arg);
+        return 1;
+    case 1060:
+        for (int a = 0; a < NCCL_N_ALGOS; a++)
+            if (!strcasecmp(arg, nccl_algo_name((nccl_algo)a)) ||
+                (a == NCCL_NVLS_TREE && !strcasecmp(arg, "nvlstree"))) { /* NCCL's own spelling */
+                s->nccl_algo = a + 1;
+                return 1;
+            }
+        return sc_err_set(err, SC_EINPUT, "--nccl-algo", "", "expected ring, tree, nvls, nvls-tree or pat, got \"%s\"",
+                          arg);
+    case 1061:
+        if (strcasecmp(arg, "simple"))
+            return sc_err_set(err, SC_EINPUT, "--nccl-proto", "",
+                              "expected simple (LL and LL128 pins are not modelled), got \"%s\"", arg);
+        s->nccl_simple = 1;
         return 1;
     case 1042:
     case 1043:

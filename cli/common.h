@@ -33,6 +33,7 @@ typedef struct cli_setup {
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
     int ew_flag[11];                       /* --norm-fp32 .. --fused-linear-ce: -1 not given */
+    int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -68,7 +69,8 @@ typedef struct cli_setup {
         {"swiglu-unfused", required_argument, 0, 1046}, {"tp-comm-overlap", required_argument, 0, 1047},      \
         {"gelu-unfused", required_argument, 0, 1048}, {"mask-unfused", required_argument, 0, 1049},          \
         {"autocast", required_argument, 0, 1050},                                                  \
-        {"overlap-param-gather", required_argument, 0, 1051}, {"fused-linear-ce", required_argument, 0, 1052}
+        {"overlap-param-gather", required_argument, 0, 1051}, {"fused-linear-ce", required_argument, 0, 1052}, \
+        {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -133,6 +135,9 @@ typedef struct cli_setup {
     "                         (default off: after the optimizer; framework megatron, zero1)\n" \
     "  --fused-linear-ce on|off the head's projection and the cross-entropy fused in token chunks\n" \
     "                         (Liger-Kernel): no whole fp32 logits in memory (default off)\n" \
+    "  --nccl-algo A          NCCL_ALGO as the run pinned it: ring | tree | nvls | nvls-tree | pat;\n" \
+    "                         every collective uses it where it applies (default: NCCL's choice)\n" \
+    "  --nccl-proto simple    NCCL_PROTO=Simple as the run pinned it (LL / LL128 pins not modelled)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
     "                         calibration's overlap_slowdown; off: 0)\n"                           \

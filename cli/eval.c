@@ -29,6 +29,17 @@ static int interference(const cli_setup *s, cli_calib *out, int rc)
 
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err);
 
+/* --nccl-algo / --nccl-proto: the run's NCCL_ALGO / NCCL_PROTO=Simple, in both engines (their
+ * collectives are priced and chosen by cost_coll_best). */
+static int nccl_pin(const cli_setup *s, cli_calib *out, int rc)
+{
+    if (!rc && s->nccl_algo)
+        out->cal.nccl.pin_algo = s->nccl_algo;
+    if (!rc && s->nccl_simple)
+        out->cal.nccl.simple_only = 1;
+    return rc;
+}
+
 /* An anchored calibration used for another cluster than its runs': say so (issue 29). */
 static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
 {
@@ -60,7 +71,7 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
 
 int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
-    return anchored_elsewhere(s, out, interference(s, out, calib_load(s, arg, out, err)));
+    return anchored_elsewhere(s, out, nccl_pin(s, out, interference(s, out, calib_load(s, arg, out, err))));
 }
 
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)

@@ -324,12 +324,13 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
 }
 
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
-                      double *lat, int *tier)
+                      double *lat, int *tier, double *w)
 {
     *k = c->kind;
     /* spans nodes: the network's bandwidth; host / NVMe / in-network transfers (copy engines,
      * PCIe, other ports) share nothing with the NCCL collectives here (-1) */
     *tier = c->offload || g->group[c->group].transport != XPORT_NCCL ? -1 : g->group[c->group].k > 1;
+    *w = *tier == 1 ? g->group[c->group].concurrent : 1;
     for (int i = 0; i < mm->n; i++) {
         const lo_coll *q = &mm->key[i];
         if (q->kind == c->kind && q->group == c->group && q->bytes == c->bytes && q->chunks == c->chunks) {
@@ -370,20 +371,20 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         o->ni = it->n_inline;
         o->inl_f = it->inline_overlap;
         for (int k = 0; k < it->n_gather; k++) {
-            time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k], &o->glat[k], &o->gtier[k]);
+            time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k], &o->glat[k], &o->gtier[k], &o->gw[k]);
             o->gs[k] = it->gather[k].stream;
             comm += it->gather[k].offload ? 0 : o->g[k];
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
-            time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k], &o->ilat[k], &o->itier[k]);
+            time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k], &o->ilat[k], &o->itier[k], &o->iw[k]);
             o->is[k] = it->inl[k].stream;
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
         }
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
-            time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k]);
+            time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k], &o->rw[k]);
             o->rs[k] = it->reduce[k].stream;
             comm += it->reduce[k].offload ? 0 : o->r[k];
         }
@@ -431,9 +432,9 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
                 t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
         } else {
-            double lat;
+            double lat, share_w;
             int tier;
-            time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i], &lat, &tier);
+            time_coll(g, cal, &mm, &b->coll, &t->b_dur[i], &t->b_kind[i], &lat, &tier, &share_w);
         }
     }
 }
@@ -456,6 +457,7 @@ typedef struct state {
     double link[2];             /* per tier (0 inside a node, 1 the network): when its
                                    bandwidth is free (a collective's bandwidth part queues
                                    behind the other streams'; latency parts overlap)          */
+    double link_w[2];           /* the share weight (an_titem gw) of the latest work there   */
 } state;
 
 static const an_titem *item_at(const an_timed *t, const cursor *c)
@@ -478,22 +480,26 @@ static void next(const an_timed *t, cursor *c)
  * (s->share), its bandwidth part (dur - lat) also waits for the tier's bandwidth to be free:
  * the simulator's shared links, served in issue order rather than shared fairly (the same
  * end for the later of two, the earlier one's end unchanged). */
-static double put(state *s, int st, double t0, double dur, double lat, int tier, int kind)
+static double put(state *s, int st, double t0, double dur, double lat, int tier, double w, int kind)
 {
     double start = s->comm[st] > t0 ? s->comm[st] : t0;
     double end = start + dur;
     if (s->share && tier >= 0) {
-        /* processor sharing with the bandwidth work R still queued on the tier when this one's
-         * latency part is done: both at half rate until the smaller is done, so this one's
-         * bandwidth part B ends after B + min(B, R); the tier is busy R + B. (The earlier
-         * collective's end, already placed, is not moved back: optimistic by up to min(B, R).) */
+        /* weighted processor sharing with the bandwidth work R still queued on the tier when
+         * this one's latency part is done: this one gets f = w / (w + w_queued) of the tier (the
+         * simulator's max-min share: its flows against theirs on a NIC), the queued work the
+         * rest, until one is done: this one's bandwidth part B ends after min(B / f, B + R); the
+         * tier is busy R + B. f = 1/2 (equal weights): B + min(B, R). (The earlier collective's
+         * end, already placed, is not moved back: optimistic by up to min(B, R).) */
         double b0 = start + lat, B = dur - lat, R = s->link[tier] - b0;
         if (R > 0) {
-            end = b0 + B + (B < R ? B : R);
+            double f = w / (w + s->link_w[tier]), alone = B / f;
+            end = b0 + (alone < B + R ? alone : B + R);
             s->link[tier] += B;
         } else {
             s->link[tier] = end;
         }
+        s->link_w[tier] = w;
     }
     s->comm[st] = end;
     if (s->comm[st] >= s->last_end) {
@@ -517,7 +523,7 @@ static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx
     int kind = COLL_ALLGATHER;
     for (int k = 0; k < it->ng; k++) {
         kind = (int)it->gk[k];
-        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], it->glat[k], it->gtier[k], kind); /* hierarchical: in order */
+        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], it->glat[k], it->gtier[k], it->gw[k], kind); /* hierarchical: in order */
     }
     s->gend[idx % D] = end;
     s->gkind[idx % D] = kind;
@@ -529,7 +535,7 @@ static void issue_reduces(state *s, const an_titem *it, double t_issue)
     double prev = t_issue;
     for (int k = 0; k < it->nr; k++)
         prev = put(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], it->rlat[k], it->rtier[k],
-                   (int)it->rk[k]);
+                   it->rw[k], (int)it->rk[k]);
 }
 
 /* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
@@ -806,7 +812,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
             for (int k = 0; k < mit->ni; k++) {
                 double at = mit->itl[k] ? s.comp : issue;
-                double e = put(&s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], (int)mit->ik[k]);
+                double e = put(&s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], mit->iw[k], (int)mit->ik[k]);
                 iend = e > iend ? e : iend;
             }
             if (iend > s.comp) {
@@ -945,7 +951,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             s.comp = start + t->b_dur[i];
             opt += t->b_dur[i];
         } else {
-            put(&s, 0, start, t->b_dur[i], t->b_dur[i], 0, (int)t->b_kind[i]); /* after all: nothing shares */
+            put(&s, 0, start, t->b_dur[i], t->b_dur[i], 0, 1, (int)t->b_kind[i]); /* after all: nothing shares */
         }
     }
     double ce = comm_end(&s), end = ce > s.comp ? ce : s.comp;

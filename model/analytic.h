@@ -38,6 +38,11 @@ typedef struct an_titem {
      * share a tier's bandwidth (an_run): latency parts overlap, bandwidth parts queue. */
     double glat[2], rlat[3], ilat[4];
     int gtier[2], rtier[3], itier[4];
+    /* ... and its share weight on that tier: the flows it puts on one of a node's NICs at once
+     * (the groups of its shape running together, one ring edge out of each node each: the
+     * group's `concurrent`), 1 inside a node (one edge per member link). The simulator's
+     * max-min sharing gives each flow an equal part of a link. */
+    double gw[2], rw[3], iw[4];
 } an_titem;
 
 typedef struct an_timed {

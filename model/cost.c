@@ -5,6 +5,52 @@
 #include <stdio.h>
 #include <string.h>
 
+/* On an NVLink mesh, a ring's per-rank rate is bounded by each member's links to the other
+ * members (NCCL builds one ring per usable link direction: sim/coll.c mesh_spread). A member
+ * with no direct link relays through a neighbour: half a link. */
+static double mesh_group_bw(const spec_cluster *c, const int *locals, int m)
+{
+    double bw_min = INFINITY;
+    for (int i = 0; i < m; i++) {
+        int links = 0;
+        for (int j = 0; j < m; j++)
+            if (i != j)
+                links += c->fabric.links[locals[i]][locals[j]];
+        double bw = links ? links * c->fabric.link_bw_Bps : 0.5 * c->fabric.link_bw_Bps;
+        if (bw < bw_min)
+            bw_min = bw;
+    }
+    return bw_min;
+}
+
+/* The slowest of the `concurrent` groups of this shape on a node: the translates of locals
+ * that tile the node's GPUs, each starting at the lowest GPU not yet in one (block groups
+ * {0,1}, {2,3}, ...; strided {0,4}, {1,5}, ...). A mesh's pairs differ ({0,4}: 2 links, {2,6}:
+ * 1 on p3dn), and the step waits for the slowest group. Shapes that do not tile this way keep
+ * the given group's rate. */
+static double mesh_bw(const spec_cluster *c, const int *locals, int m, int concurrent)
+{
+    int G = c->gpus_per_node, in[SPEC_MAX_GPUS_PER_NODE] = {0}, tr[SPEC_MAX_GPUS_PER_NODE];
+    double bw = mesh_group_bw(c, locals, m);
+    if (concurrent <= 1 || (long long)concurrent * m > G)
+        return bw;
+    double slowest = INFINITY;
+    for (int start = 0, made = 0; start < G && made < concurrent; start++) {
+        if (in[start])
+            continue;
+        for (int i = 0; i < m; i++) {
+            tr[i] = locals[i] - locals[0] + start;
+            if (tr[i] < 0 || tr[i] >= G || in[tr[i]])
+                return bw;
+            in[tr[i]] = 1;
+        }
+        double b = mesh_group_bw(c, tr, m);
+        slowest = b < slowest ? b : slowest;
+        made++;
+    }
+    return slowest < bw ? slowest : bw;
+}
+
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g)
 {
     memset(g, 0, sizeof *g);
@@ -18,20 +64,7 @@ void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int
         switch (c->fabric.kind) {
         case FABRIC_NVSWITCH: g->intra_bw_Bps = c->fabric.links_per_gpu * c->fabric.link_bw_Bps; break;
         case FABRIC_PCIE: g->intra_bw_Bps = c->pcie_bw_Bps; break;
-        case FABRIC_NVLINK_MESH:
-            /* A ring's per-rank rate is bounded by each member's links to the other members
-             * (NCCL builds one ring per usable link direction). A member with no direct link
-             * relays through a neighbour: half a link. */
-            for (int i = 0; i < m; i++) {
-                int links = 0;
-                for (int j = 0; j < m; j++)
-                    if (i != j)
-                        links += c->fabric.links[locals[i]][locals[j]];
-                double bw = links ? links * c->fabric.link_bw_Bps : 0.5 * c->fabric.link_bw_Bps;
-                if (bw < g->intra_bw_Bps)
-                    g->intra_bw_Bps = bw;
-            }
-            break;
+        case FABRIC_NVLINK_MESH: g->intra_bw_Bps = mesh_bw(c, locals, m, g->concurrent); break;
         }
     }
     g->inter_bw_Bps = INFINITY;
@@ -255,10 +288,15 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
             log2k++;
         lat = cal->base_lat_s[ALGO_TREE].v + 2 * ((g->m - 1) * intra_lat + log2k * inter_lat);
     } else {
-        /* Ring: n-1 steps (2(n-1) for all-reduce), of which k-1 (2(k-1)) cross nodes (tuning.cc). */
+        /* Ring: n-1 steps (2(n-1) for all-reduce). NCCL's ring is pipelined: every step's chunk
+         * is in flight on every edge at once, so across nodes each step ends when the slowest
+         * hop (the network's) has delivered, as model/nccl.c counts it by default. tuning.cc
+         * counts only k-1 (2(k-1)) steps at the network hop; public nccl-tests at 16-32 p5
+         * nodes reject that (docs/COLLECTIVES.md: a 32 and a 64 MiB all-gather both take 2.7 ms
+         * at 32 x 8 ranks, ~10.5 us for each of the 255 steps). Inside a node: the NVLink hop. */
         int mult = kind == COLL_ALLREDUCE ? 2 : 1;
-        int steps = mult * (g->n - 1), inter = mult * (g->k - 1);
-        lat = cal->base_lat_s[ALGO_RING].v + (steps - inter) * intra_lat + inter * inter_lat;
+        double slow = g->k > 1 && inter_lat > intra_lat ? inter_lat : intra_lat;
+        lat = cal->base_lat_s[ALGO_RING].v + mult * (g->n - 1) * slow;
     }
     return (chunks < 1 ? 1 : chunks) * lat;
 }
@@ -318,7 +356,9 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen)
 {
-    return cost_coll_pick(cal, kind, bytes, chunks, g, -1, chosen);
+    /* a run pinned with NCCL_ALGO (nccl.h pin_algo) takes that algorithm where it applies */
+    int force = cal->nccl.pin_algo > 0 && cal->nccl.pin_algo <= NCCL_N_ALGOS ? cal->nccl.pin_algo - 1 : -1;
+    return cost_coll_pick(cal, kind, bytes, chunks, g, force, chosen);
 }
 
 double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,
@@ -360,7 +400,8 @@ double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int c
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                         double *t, double *t_one)
 {
-    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0)) {
+    /* a pinned NCCL_ALGO (nccl.h pin_algo) goes through cost_coll_best, which honours it */
+    if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0) || cal->nccl.pin_algo > 0) {
         *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
         *t_one = cost_coll_best(cal, kind, 1, chunks, g, NULL);
         return;

@@ -46,6 +46,10 @@ typedef struct nccl_params {
                             nInterSteps = nodes - 1 (all-gather, reduce-scatter) or 2 (nodes - 1)
                             (all-reduce) (NVIDIA/nccl@01afd20a src/graph/tuning.cc ncclTopoTuneModel;
                             the same in @5067397c L385-412); 0: every step pays the slowest hop  */
+    int pin_algo;        /* NCCL_ALGO as the run set it: 1 + the nccl_algo every collective uses
+                            where it is usable (else NCCL's own choice, as NCCL falls back); 0:
+                            free. An input (--nccl-algo), not a calibration key; also honoured
+                            by the plain model (ring, or tree for multi-node all-reduce)       */
 } nccl_params;
 
 /* NCCL's defaults (tuning.cc constants; no network floor, no chunk or node-count effects):

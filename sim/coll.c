@@ -12,14 +12,54 @@ int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, doub
 int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node, int nics, double edge_bytes,
                          coll_flow_fn fn, void *ctx)
 {
+    return coll_ring_flows_fabric(members, n, n_src, gpus_per_node, nics, NULL, edge_bytes, fn, ctx);
+}
+
+/* Member i's ring bytes inside its node on an NVLink mesh: NCCL's ring search
+ * (NVIDIA/nccl@5067397c src/graph/search.cc, ncclTopoCompute) builds as many rings (channels) as
+ * the GPUs' NVLinks carry, each ring direction on its own links (the DGX-1 / p3dn hybrid cube
+ * mesh decomposes into two Hamiltonian cycles, one of double and one of single links, each run
+ * both ways: 6 links out of every GPU). Whatever the rings' order, each member then sends its
+ * ring bytes over every link to the other members of its node at once, each link's share in
+ * proportion to its count: one flow per directly linked member. Each directed link i>j carries
+ * only i's flow to j, so the member's rate is its links to the others x the link rate, the
+ * analytical engine's per-rank bound (model/cost.c cost_group_make). A member linked to no
+ * other member sends to its ring successor over the relayed route. Returns the flows emitted,
+ * or -1 when the member has no direct link (the caller sends one flow). */
+static int mesh_spread(const int *members, int n, int i, int gpn, const spec_fabric *f, double edge_bytes,
+                       coll_flow_fn fn, void *ctx)
+{
+    int src = members[i], node = src / gpn, links = 0, flows = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && members[j] / gpn == node)
+            links += f->links[src % gpn][members[j] % gpn];
+    if (!links)
+        return -1;
+    for (int j = 0; j < n; j++) {
+        int l = j != i && members[j] / gpn == node ? f->links[src % gpn][members[j] % gpn] : 0;
+        if (l) {
+            fn(ctx, src, members[j], 0, edge_bytes * l / links);
+            flows++;
+        }
+    }
+    return flows;
+}
+
+int coll_ring_flows_fabric(const int *members, int n, int n_src, int gpus_per_node, int nics, const spec_fabric *fab,
+                           double edge_bytes, coll_flow_fn fn, void *ctx)
+{
     if (n < 2 || edge_bytes <= 0)
         return 0;
-    int flows = 0;
+    int flows = 0, mesh = fab && fab->kind == FABRIC_NVLINK_MESH;
     for (int i = 0; i < n_src && i < n; i++) {
         int src = members[i], dst = members[(i + 1) % n];
         if (src / gpus_per_node == dst / gpus_per_node) {
-            fn(ctx, src, dst, 0, edge_bytes);
-            flows++;
+            int k = mesh ? mesh_spread(members, n, i, gpus_per_node, fab, edge_bytes, fn, ctx) : -1;
+            if (k < 0) {
+                fn(ctx, src, dst, 0, edge_bytes);
+                k = 1;
+            }
+            flows += k;
         } else {
             for (int ch = 0; ch < nics; ch++)
                 fn(ctx, src, dst, ch, edge_bytes / nics);

@@ -21,6 +21,13 @@ int coll_ring_flows(const int *members, int n, int gpus_per_node, int nics, doub
 int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node, int nics, double edge_bytes,
                          coll_flow_fn fn, void *ctx);
 
+/* The same with the node's fabric (NULL: as above). On an NVLink mesh, a member whose ring
+ * successor is in its node sends its edge bytes as one flow to each member of its node it has
+ * NVLinks to, in proportion to their count (NCCL's rings over every link of the mesh; see
+ * coll.c mesh_spread); one linked to none sends to its successor as above. */
+int coll_ring_flows_fabric(const int *members, int n, int n_src, int gpus_per_node, int nics, const spec_fabric *fab,
+                           double edge_bytes, coll_flow_fn fn, void *ctx);
+
 /* Flows of one point-to-point send of `bytes` from GPU src to GPU dst as NCCL moves it between
  * nodes (src/graph/search.cc ncclTopoGetNetDev, paths.cc PXN): the receiver uses its own NIC(s)
  * (GPU-local NIC: local x nics / gpus_per_node; with more NICs than GPUs, its nics /

@@ -559,7 +559,7 @@ static int on_start(void *ctx, const ev_event *e, ev_engine *eng)
     drv_batch f;
     drv_begin(&s->drv, &f, ((uint64_t)e->a << 32) | (uint32_t)e->b, ev_engine_now(eng));
     if (geo->transport == XPORT_NCCL)
-        coll_ring_flows_from(gs->members, gs->n, gs->n_here, s->G, s->nics, bytes, drv_add_flow, &f);
+        coll_ring_flows_fabric(gs->members, gs->n, gs->n_here, s->G, s->nics, &s->c->fabric, bytes, drv_add_flow, &f);
     else /* host / in-network: S per member, not ring edges */
         coll_xport_flows(geo, gs->op->kind, gs->members, gs->n_here, s->G, s->nics, gs->op->bytes, drv_add_flow, &f);
     if (drv_end(&f))

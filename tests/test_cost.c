@@ -220,13 +220,18 @@ START_TEST(test_group_mesh_p3dn)
     int pair34[2] = {3, 4};
     cost_group_make(&c, 1, pair34, 2, 4, &g);
     rel_eq(g.intra_bw_Bps, 12.5e9);
-    /* {0,3}: 2 direct links -> 50e9; {0,4}: 2 -> 50e9; {0,1}: 1 -> 25e9. */
+    /* One group alone: {0,3}: 2 direct links -> 50e9; {0,4}: 2 -> 50e9; {0,1}: 1 -> 25e9. */
     int pair03[2] = {0, 3}, pair04[2] = {0, 4}, pair01[2] = {0, 1};
-    cost_group_make(&c, 1, pair03, 2, 4, &g);
+    cost_group_make(&c, 1, pair03, 2, 1, &g);
     rel_eq(g.intra_bw_Bps, 50e9);
-    cost_group_make(&c, 1, pair04, 2, 4, &g);
+    cost_group_make(&c, 1, pair04, 2, 1, &g);
     rel_eq(g.intra_bw_Bps, 50e9);
     cost_group_make(&c, 1, pair01, 2, 4, &g);
+    rel_eq(g.intra_bw_Bps, 25e9);
+    /* The 4 groups of {0,4}'s shape at once ({0,4}, {1,5}: 2 links; {2,6}, {3,7}: 1): the
+     * slowest, 25e9 (every rank waits for it); {0,1}'s shape {0,1} 1, {2,3} 2, {4,5} 1, {6,7} 2:
+     * 25e9 as above. */
+    cost_group_make(&c, 1, pair04, 2, 4, &g);
     rel_eq(g.intra_bw_Bps, 25e9);
     /* Whole node over 2 nodes: 1 NIC x 12.5e9 (100 Gbps): min(150e9 x 0.8, 12.5e9 x 0.9)
      * = 11.25e9. */
@@ -255,22 +260,23 @@ END_TEST
 START_TEST(test_coll_ring_allgather)
 {
     /* World of 2 nodes x 8 (n = 16, k = 2), S = 1e9 B, busbw 45e9 (test above).
-     * Ring all-gather: 15 steps, 1 of them across nodes (tuning.cc):
-     *   latency = base 5 us + (15 - 1) x 2 us + 1 x 10 us = 43 us
+     * Ring all-gather: 15 steps; across nodes each pipelined step waits for the slowest hop
+     * (the network's; as model/nccl.c's default, which p5's 32-node all-gathers support):
+     *   latency = base 5 us + 15 x 10 us = 155 us
      *   bytes   = (15/16) x 1e9 / 45e9 s */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
     cost_group g;
     cost_group_make(&c, 2, LOCALS8, 8, 1, &g);
     const double S = 1e9, bw = 45e9;
-    double want = 5e-6 + 14 * 2e-6 + 1 * 10e-6 + (15.0 / 16) * S / bw;
+    double want = 5e-6 + 15 * 10e-6 + (15.0 / 16) * S / bw;
     rel_eq(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 1, &g), want);
-    rel_eq(cost_coll_latency(&k, COLL_ALLGATHER, ALGO_RING, 1, &g), 43e-6);
+    rel_eq(cost_coll_latency(&k, COLL_ALLGATHER, ALGO_RING, 1, &g), 155e-6);
     rel_eq(cost_coll_edge_bytes(&k, COLL_ALLGATHER, ALGO_RING, S, &g), 0.9375e9);
     /* reduce-scatter has the same steps and factor */
     rel_eq(cost_coll_time(&k, COLL_REDUCESCATTER, ALGO_RING, S, 1, &g), want);
-    /* chunks multiply the latency only: 4 x 43 us + the same bytes term */
-    rel_eq(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 4, &g), 4 * 43e-6 + (15.0 / 16) * S / bw);
+    /* chunks multiply the latency only: 4 x 155 us + the same bytes term */
+    rel_eq(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 4, &g), 4 * 155e-6 + (15.0 / 16) * S / bw);
     /* chunks < 1 are one collective */
     rel_eq(cost_coll_time(&k, COLL_ALLGATHER, ALGO_RING, S, 0, &g), want);
 }
@@ -278,15 +284,15 @@ END_TEST
 
 START_TEST(test_coll_ring_allreduce)
 {
-    /* All-reduce doubles both: 2 x 15 = 30 steps of which 2 x 1 = 2 cross nodes:
-     *   latency = 5 + 28 x 2 + 2 x 10 = 81 us; bytes = 2 x (15/16) x S / 45e9. */
+    /* All-reduce doubles both: 2 x 15 = 30 steps, each at the network hop:
+     *   latency = 5 + 30 x 10 = 305 us; bytes = 2 x (15/16) x S / 45e9. */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
     cost_group g;
     cost_group_make(&c, 2, LOCALS8, 8, 1, &g);
     const double S = 1e9;
-    rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 1, &g), 81e-6 + 2 * (15.0 / 16) * S / 45e9);
-    rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 3, &g), 3 * 81e-6 + 2 * (15.0 / 16) * S / 45e9);
+    rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 1, &g), 305e-6 + 2 * (15.0 / 16) * S / 45e9);
+    rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 3, &g), 3 * 305e-6 + 2 * (15.0 / 16) * S / 45e9);
     /* Single node of 8 (k = 1): 14 NVLink steps: 5 + 14 x 2 = 33 us; 2 x 7/8 x S / 240e9. */
     cost_group_make(&c, 1, LOCALS8, 8, 1, &g);
     rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 1, &g), 33e-6 + 1.75 * S / 240e9);
@@ -317,26 +323,49 @@ END_TEST
 START_TEST(test_coll_tree_wins_small)
 {
     /* 64 nodes x 8 (n = 512, k = 64, m = 8), S = 1e6 B, busbw 45e9.
-     * Ring all-reduce: 2 x 511 = 1022 steps, 2 x 63 = 126 across nodes:
-     *   5 + 896 x 2 + 126 x 10 = 3057 us, + 2 x (511/512) x 1e6 / 45e9 = 44.36 us
+     * Ring all-reduce: 2 x 511 = 1022 steps, each at the slowest (network) hop:
+     *   5 + 1022 x 10 = 10225 us, + 2 x (511/512) x 1e6 / 45e9 = 44.36 us
      * Tree: 7 + 2 x ((8 - 1) x 2 + log2(64) x 10) = 7 + 2 x 74 = 155 us,
-     *   + the same bytes / 0.92 = 48.2 us  -> tree (203 us) beats ring (3101 us). */
+     *   + the same bytes / 0.92 = 48.2 us  -> tree (203 us) beats ring (10269 us). */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
     cost_group g;
     cost_group_make(&c, 64, LOCALS8, 8, 1, &g);
     const double S = 1e6, bytes = 2 * (511.0 / 512) * S / 45e9;
-    double ring = 3057e-6 + bytes, tree = 155e-6 + bytes / 0.92;
+    double ring = 10225e-6 + bytes, tree = 155e-6 + bytes / 0.92;
     rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_RING, S, 1, &g), ring);
     rel_eq(cost_coll_time(&k, COLL_ALLREDUCE, ALGO_TREE, S, 1, &g), tree);
     rel_eq(cost_coll_edge_bytes(&k, COLL_ALLREDUCE, ALGO_TREE, S, &g), 2 * (511.0 / 512) * S / 0.92);
     cost_algo a = ALGO_RING;
     rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), tree);
     ck_assert_int_eq(a, ALGO_TREE);
-    /* all-gather never uses the tree: ring, 511 - 63 = 448 NVLink steps + 63 net steps:
-     * 5 + 896 + 630 = 1531 us + (511/512) x S / 45e9. */
+    /* all-gather never uses the tree: ring, 511 steps at the network hop:
+     * 5 + 5110 = 5115 us + (511/512) x S / 45e9. */
     a = ALGO_TREE;
-    rel_eq(cost_coll_best(&k, COLL_ALLGATHER, S, 1, &g, &a), 1531e-6 + (511.0 / 512) * S / 45e9);
+    rel_eq(cost_coll_best(&k, COLL_ALLGATHER, S, 1, &g, &a), 5115e-6 + (511.0 / 512) * S / 45e9);
+    ck_assert_int_eq(a, ALGO_RING);
+}
+END_TEST
+
+START_TEST(test_coll_pinned_algo)
+{
+    /* NCCL_ALGO pinned (nccl.h pin_algo = 1 + nccl_algo; --nccl-algo): the 64 x 8 group and
+     * S = 1e6 B of test_coll_tree_wins_small, where the free choice is tree (203 us). Pinned to
+     * ring: 10225 us + 44.36 us, the ring's time. Pinned to tree, an all-gather (no tree there)
+     * stays a ring: 5115 us + (511/512) x S / 45e9. Both engines price through cost_coll_best. */
+    spec_cluster c = nvswitch8();
+    cost_calib k = hand_calib();
+    cost_group g;
+    cost_group_make(&c, 64, LOCALS8, 8, 1, &g);
+    const double S = 1e6, bytes = 2 * (511.0 / 512) * S / 45e9;
+    cost_algo a = ALGO_TREE;
+    k.nccl.pin_algo = 1 + NCCL_RING;
+    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 10225e-6 + bytes);
+    ck_assert_int_eq(a, ALGO_RING);
+    k.nccl.pin_algo = 1 + NCCL_TREE;
+    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 155e-6 + bytes / 0.92);
+    ck_assert_int_eq(a, ALGO_TREE);
+    rel_eq(cost_coll_best(&k, COLL_ALLGATHER, S, 1, &g, &a), 5115e-6 + (511.0 / 512) * S / 45e9);
     ck_assert_int_eq(a, ALGO_RING);
 }
 END_TEST
@@ -344,14 +373,14 @@ END_TEST
 START_TEST(test_coll_ring_wins_large)
 {
     /* Same 512-rank group, S = 1e11 B: bytes term 2 x (511/512) x 1e11 / 45e9 = 4.436 s; the tree
-     * pays 1/0.92 of it (+0.386 s) to save 2.9 ms of latency -> ring. */
+     * pays 1/0.92 of it (+0.386 s) to save 10.1 ms of latency -> ring. */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
     cost_group g;
     cost_group_make(&c, 64, LOCALS8, 8, 1, &g);
     const double S = 1e11, bytes = 2 * (511.0 / 512) * S / 45e9;
     cost_algo a = ALGO_TREE;
-    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 3057e-6 + bytes);
+    rel_eq(cost_coll_best(&k, COLL_ALLREDUCE, S, 1, &g, &a), 10225e-6 + bytes);
     ck_assert_int_eq(a, ALGO_RING);
     /* Single node (k = 1), tiny S: the tree is for multi-node all-reduce only: ring,
      * 5 + 14 x 2 = 33 us + 1.75 x 1e3 / 240e9. */
@@ -656,6 +685,7 @@ Suite *cost_suite(void)
     tcase_add_test(coll, test_coll_trivial);
     tcase_add_test(coll, test_coll_tree_wins_small);
     tcase_add_test(coll, test_coll_ring_wins_large);
+    tcase_add_test(coll, test_coll_pinned_algo);
     tcase_add_test(coll, test_bug_tree_latency_log2i);
     tcase_add_test(coll, test_p2p_latency_is_the_collectives);
     tcase_add_test(coll, test_shipped_inactive_values_marked);

@@ -15,6 +15,7 @@
 #include "../model/workload.h"
 #include "../sim/coll.h"
 #include "../sim/exec.h"
+#include "../sim/net.h"
 #include "../traces/trace.h"
 
 #include <jansson.h>
@@ -185,7 +186,21 @@ static const char *const ALL_LAYOUTS[] = {
 
 /* Every layout valid on `nodes` nodes of c, grad_accum 1 and 3, prefetch 0-2; returns how many
  * configurations ran. */
+static int agree_grid_opt(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes, int step_only);
+
 static int agree_grid(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes)
+{
+    return agree_grid_opt(c, k, m, nodes, 0);
+}
+
+/* step_only (an NVLink mesh, where groups of one shape differ in speed: the simulator's
+ * per-rank averages see each group, the analytical engine the slowest): the breakdown is not
+ * compared; data-parallel layouts' steps to REL (every rank waits for the slowest group of each
+ * shape); tensor-parallel layouts (several axes: the slowest x group and the slowest y group may
+ * hold no rank in common) no slower than the analytical bound and within 10 % of it (on p3dn
+ * 9.1 % at most, axonn:x=1,y=2,z=2,placement=dzyx on 2 nodes, grad_accum 3; 5.8 % before the
+ * mesh rings, when tp:t=8 was 121 % slower in the simulator). */
+static int agree_grid_opt(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes, int step_only)
 {
     int n = 0;
     run *x = malloc(sizeof *x);
@@ -202,7 +217,14 @@ static int agree_grid(const spec_cluster *c, const cost_calib *k, const spec_mod
                 an_result a;
                 simulate(&x->g, &x->t, k, c, NULL, &s, cfg);
                 analyse(&x->t, &a);
-                agree(&s, &a, cfg);
+                int tensor = !strncmp(ALL_LAYOUTS[li], "tp:", 3) || !strncmp(ALL_LAYOUTS[li], "axonn:", 6);
+                if (step_only && !tensor)
+                    near(s.step_s, a.step_s, REL * a.step_s, "step_s", cfg);
+                else if (step_only)
+                    ck_assert_msg(s.step_s <= a.step_s * (1 + REL) && s.step_s >= 0.90 * a.step_s,
+                                  "%s: simulated %.9g, analytical bound %.9g", cfg, s.step_s, a.step_s);
+                else
+                    agree(&s, &a, cfg);
                 ck_assert_msg(s.step_s > 0 && isfinite(s.step_s), "%s", cfg);
                 n++;
             }
@@ -279,6 +301,31 @@ START_TEST(test_agree_nccl)
                 n += agree_grid(&c, &k, &models[mi], nodes);
     }
     ck_assert_int_eq(n, 2 * 2 * 6 * (16 + 18 + 18 + 3 * 10));
+}
+END_TEST
+
+START_TEST(test_agree_mesh)
+{
+    /* p3dn.24xlarge: 8 V100s on the NVLink hybrid cube mesh (configs/clusters: every GPU has 6
+     * links, 4 neighbours, two of them over double links) and one 100 Gbps NIC, 1, 2 and 4
+     * nodes, default calibration (no overlap slowdown), gpt3-1.3b and the 1-block tiny model.
+     * Before, the simulator lowered a ring inside a node as one flow per ring edge in rank
+     * order, on that edge's link alone (0 -> 1: one link; 3 -> 4, 7 -> 0: relayed), while the
+     * analytical engine (and NCCL, whose rings use every link: coll.c mesh_spread) gives a
+     * member all its links to the others: a full-node all-gather at 2.5e10 x 0.8 against 6 x
+     * 2.5e10 x 0.8 B/s, and mics:p=16 (hierarchical) on 2 nodes 19 % slower in the simulator.
+     * Now the same rules: exact, as on NVSwitch. Groups of a shape whose link counts differ
+     * ({0,4}: 2 links, {2,6}: 1) are costed by their slowest in both engines. */
+    spec_cluster c = load_cluster("p3dn.24xlarge");
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    ck_assert_double_eq(k.overlap_slowdown.v, 0);
+    const spec_model models[2] = {load_model("gpt3-1.3b"), tiny_model(1)};
+    int n = 0;
+    for (int mi = 0; mi < 2; mi++)
+        for (int nodes = 1; nodes <= 4; nodes *= 2)
+            n += agree_grid_opt(&c, &k, &models[mi], nodes, 1);
+    ck_assert_int_eq(n, 2 * 6 * (16 + 18 + 18 + 3 * 10));
 }
 END_TEST
 
@@ -617,6 +664,93 @@ START_TEST(test_ring_flows)
 }
 END_TEST
 
+/* Finish time of the last of the flows fn emitted into a p3dn network (all start at 0). */
+typedef struct mesh_run {
+    net_t *net;
+    double last;
+} mesh_run;
+
+static void mesh_add(void *ctx, int src, int dst, int ch, double bytes)
+{
+    mesh_run *m = ctx;
+    int id;
+    ck_assert_int_eq(net_flow_add(m->net, 0, src, dst, ch, bytes, 0, &id), 0);
+}
+
+static double mesh_last(const mesh_run *m)
+{
+    double last = 0;
+    for (int id = 0; id < 64; id++)
+        if (net_flow_live(m->net, id) && net_flow_finish_time(m->net, id) > last)
+            last = net_flow_finish_time(m->net, id);
+    return last;
+}
+
+START_TEST(test_ring_mesh_hand)
+{
+    /* MiCS hierarchical all-gather (mics:p=16) on 2 p3dn nodes (8 V100s on the NVLink hybrid
+     * cube mesh, 25e9 B/s per link and direction; one 100 Gbps = 12.5e9 B/s NIC), link
+     * efficiencies 1. Which engine was right, by hand:
+     *  - the rail phase: 8 rail groups {g, 8+g} at once, each a 2-rank all-gather, so 8 flows
+     *    each way through the one NIC: 12.5e9 / 8 = 1.5625e9 B/s each; edge bytes 1e8 B ->
+     *    1e8 / 1.5625e9 = 64 ms. Both engines gave this (cost_group_make: NIC / concurrent 8;
+     *    the simulator: 8 flows max-min shared); the NIC was not the gap.
+     *  - the node phase: an 8-GPU ring all-gather. NCCL's rings use every NVLink of the mesh
+     *    (two Hamiltonian cycles, double 0-3-2-1-5-6-7-4 and single 0-1-3-7-5-4-6-2, each run both
+     *    ways: 6 links out of every GPU), so a member sends at 6 x 25e9 = 1.5e11 B/s: edge bytes
+     *    1.5e9 B -> 10 ms, the analytical engine's rate (member links 6 x link). The simulator
+     *    ran one ring in rank order on single edges: 0 -> 1 on 1 link (2.5e10 B/s) -> 60 ms,
+     *    6x slower: the 19 % step gap. Now member 0 sends to 1, 2, 3, 4 over 1, 1, 2, 2 links:
+     *    shares 1/6, 1/6, 2/6, 2/6 of its bytes, each at its links' rate: all end at 10 ms. */
+    spec_cluster c = load_cluster("p3dn.24xlarge");
+    net_params p = {1, 1, 1};
+    sc_err err;
+    mesh_run m = {0};
+    int mem[8];
+    for (int i = 0; i < 8; i++)
+        mem[i] = i;
+    flow_rec r = {0};
+    ck_assert_int_eq(coll_ring_flows_fabric(mem, 8, 8, 8, 1, &c.fabric, 6000, rec_flow, &r), 32);
+    for (int f = 0; f < 4; f++) { /* member 0: 1 (1 link), 2 (1), 3 (2), 4 (2) */
+        ck_assert_int_eq(r.src[f], 0);
+        ck_assert_int_eq(r.dst[f], f + 1);
+        ck_assert_double_eq_tol(r.bytes[f], f < 2 ? 1000 : 2000, 1e-9);
+    }
+    double per[8] = {0};
+    for (int f = 0; f < r.n; f++)
+        per[r.src[f]] += r.bytes[f];
+    for (int i = 0; i < 8; i++)
+        ck_assert_double_eq_tol(per[i], 6000, 1e-9);
+    /* the node phase, one node's ring (and the same on node 1 at once: disjoint links) */
+    ck_assert_int_eq(net_build(&c, 2, &p, &m.net, &err), 0);
+    coll_ring_flows_fabric(mem, 8, 8, 8, 1, &c.fabric, 1.5e9, mesh_add, &m);
+    ck_assert_double_eq_tol(mesh_last(&m), 0.010, 1e-12);
+    cost_group intra;
+    cost_group_make(&c, 1, mem, 8, 1, &intra);
+    ck_assert_double_eq_tol(intra.intra_bw_Bps, 1.5e11, 1e-3);
+    net_free(m.net);
+    /* without the fabric: the rank-order ring, 0 -> 1 on one link: 60 ms */
+    ck_assert_int_eq(net_build(&c, 2, &p, &m.net, &err), 0);
+    coll_ring_flows_from(mem, 8, 8, 8, 1, 1.5e9, mesh_add, &m);
+    ck_assert_double_eq_tol(mesh_last(&m), 0.060, 1e-12);
+    net_free(m.net);
+    /* the rail phase: 8 groups of 2 across the NIC */
+    ck_assert_int_eq(net_build(&c, 2, &p, &m.net, &err), 0);
+    for (int g = 0; g < 8; g++)
+        ck_assert_int_eq(coll_ring_flows_fabric((int[]){g, 8 + g}, 2, 2, 8, 1, &c.fabric, 1e8, mesh_add, &m), 2);
+    ck_assert_double_eq_tol(mesh_last(&m), 0.064, 1e-12);
+    cost_group rail;
+    cost_group_make(&c, 2, (int[]){0}, 1, 8, &rail);
+    ck_assert_double_eq_tol(rail.inter_bw_Bps, 1.5625e9, 1e-3);
+    net_free(m.net);
+    /* groups of one shape differ on the mesh: {0,4}, {1,5} have 2 links, {2,6}, {3,7} one; the
+     * analytical engine costs the slowest (25e9 B/s), which the step waits for */
+    cost_group z;
+    cost_group_make(&c, 1, (int[]){0, 4}, 2, 4, &z);
+    ck_assert_double_eq_tol(z.intra_bw_Bps, 2.5e10, 1e-3);
+}
+END_TEST
+
 START_TEST(test_ring_nic_bound)
 {
     /* One all-reduce over the world of k = 2, 4, 8 p4d nodes (n = 8k ranks), S = 1e9 B, issued
@@ -625,15 +759,18 @@ START_TEST(test_ring_nic_bound)
      * Each node's ring edge to the next node runs on 4 NICs of 12.5e9 x 0.8 = 1e10 B/s; edges
      * inside a node get 12 x 25e9 x 0.8 = 2.4e11 B/s: the NIC binds, busbw 4e10 B/s. Edge bytes
      * 2(n-1)/n x S. Latency per chunk (NCCL tuning.cc, Simple protocol):
-     *   ring: base 8.4 us + 2(n-k) NVLink steps x 3.4 us + 2(k-1) network steps x 14 us
+     *   ring: base 8.4 us + 2(n-1) steps x 14 us (each pipelined step waits for the slowest,
+     *         the network hop; model/cost.c, as model/nccl.c's default)
      *   tree: base 8.4 us + 2((8-1) x 3.4 us + log2(k) x 14 us), bandwidth x 0.92
      *   T_ring = chunks x lat_ring + 2(n-1)/n S / 4e10
      *   T_tree = chunks x lat_tree + 2(n-1)/n S / (0.92 x 4e10)
      * NCCL (cost_coll_best) takes the smaller; the simulator must take exactly that long: step
-     * = 1 ms + T, all of T exposed all-reduce. k = 2, 1 chunk, by hand: ring 8.4 + 95.2 + 28 =
-     * 131.6 us + 1.875e9 / 4e10 = 46.875 ms. With 40 chunks (40 x 25 MB buckets) the ring's
-     * latency grows 40x: at k = 4 (ring 40 x 282.8 us + 48.4375 ms = 59.75 ms, tree 40 x 112 us
-     * + 52.65 ms = 57.13 ms) and k = 8 the tree wins; the simulator lowers it on the same edges. */
+     * = 1 ms + T, all of T exposed all-reduce. k = 2, 1 chunk, by hand: ring 8.4 + 30 x 14 =
+     * 428.4 us + 1.875e9 / 4e10 = 46.875 ms (tree: 84 us + 50.95 ms). With 40 chunks (40 x 25 MB
+     * buckets) the ring's latency grows 40x: at k = 2 (ring 40 x 428.4 us + 46.875 ms = 64.01
+     * ms, tree 40 x 84 us + 50.95 ms = 54.31 ms), k = 4 (ring 40 x 876.4 us + 48.4375 ms = 83.49
+     * ms, tree 40 x 112 us + 52.65 ms = 57.13 ms) and k = 8 the tree wins; the simulator lowers
+     * it on the same edges. */
     spec_cluster c = load_cluster("p4d.24xlarge");
     cost_calib k;
     cost_calib_defaults(&c, &k);
@@ -659,15 +796,15 @@ START_TEST(test_ring_nic_bound)
             const int log2k = nodes == 2 ? 1 : nodes == 4 ? 2 : 3;
             const double edge = 2.0 * (n - 1) / n * S;
             const double t_ring =
-                chunks * (8.4e-6 + 2.0 * (n - nodes) * 3.4e-6 + 2.0 * (nodes - 1) * 14e-6) + edge / BW;
+                chunks * (8.4e-6 + 2.0 * (n - 1) * 14e-6) + edge / BW;
             const double t_tree = chunks * (8.4e-6 + 2 * (7 * 3.4e-6 + log2k * 14e-6)) + edge / (0.92 * BW);
             const double T = t_ring < t_tree ? t_ring : t_tree;
             char cfg[64];
             snprintf(cfg, sizeof cfg, "%d nodes, %d chunks", nodes, chunks);
             if (nodes == 2 && chunks == 1)
-                near(T, 131.6e-6 + 46.875e-3, 1e-15, "k = 2 by hand", cfg);
+                near(T, 428.4e-6 + 46.875e-3, 1e-15, "k = 2 by hand", cfg);
             if (nodes == 4 && chunks == 40) {
-                near(t_ring, 40 * 282.8e-6 + 48.4375e-3, 1e-15, "k = 4 ring by hand", cfg);
+                near(t_ring, 40 * 876.4e-6 + 48.4375e-3, 1e-15, "k = 4 ring by hand", cfg);
                 near(t_tree, 40 * 112e-6 + 48.4375e-3 / 0.92, 1e-15, "k = 4 tree by hand", cfg);
             }
             /* the cost model agrees and picks the same algorithm */
@@ -696,7 +833,7 @@ START_TEST(test_ring_nic_bound)
              * which flows end: the NVLink edges all end at one instant, the NIC edges at another */
             ck_assert_uint_eq(s.events, (uint64_t)n + 1 + (uint64_t)(n - nodes + 4 * nodes) + 2);
         }
-    ck_assert_int_eq(trees, 2);
+    ck_assert_int_eq(trees, 3);
 }
 END_TEST
 
@@ -1420,6 +1557,7 @@ Suite *exec_suite(void)
     tcase_add_test(agree_tc, test_agree_duo);
     tcase_add_test(agree_tc, test_agree_nccl);
     tcase_add_test(agree_tc, test_agree_topology);
+    tcase_add_test(agree_tc, test_agree_mesh);
     suite_add_tcase(s, agree_tc);
     TCase *sym = tcase_create("symmetry");
     tcase_set_timeout(sym, 120);
@@ -1436,6 +1574,7 @@ Suite *exec_suite(void)
     suite_add_tcase(s, cont);
     TCase *ring = tcase_create("ring");
     tcase_add_test(ring, test_ring_flows);
+    tcase_add_test(ring, test_ring_mesh_hand);
     tcase_add_test(ring, test_ring_nic_bound);
     tcase_add_test(ring, test_bug_flows_not_counted);
     suite_add_tcase(s, ring);
