@@ -51,14 +51,34 @@ static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_er
     return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
 }
 
-/* Per simulated rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024
- * to 16,384 p4d nodes (bench/memscale.py; bench/RESULTS.md); plus, per rank of the cluster, the
- * group tables and member lists an exact-symmetric run still sizes by it (address space, mostly
- * untouched). An estimate to warn with, not a prediction. */
+/* The run's time is its events x the time per event. Events: the simulated ranks x the micro-steps
+ * run x the events per rank and micro-step (predict/eval.h, pred_sim_rank_events; fitted there).
+ * SIM_S_PER_EVENT: the median wall time per event of the 16 full runs at 256 GPUs in
+ * bench/RESULTS.md, "Issue 32 item 4" (0.68-2.2 us; 2 shared cores, load average ~10). Memory:
+ * per rank 3 KiB, from mics:p=8 on 1,024 to 16,384 p4d nodes (bench/memscale.py;
+ * bench/RESULTS.md); plus, per rank of the cluster, the group tables and member lists an
+ * exact-symmetric run still sizes by it (address space, mostly untouched). An estimate to warn
+ * with, not a prediction. */
+#define SIM_S_PER_EVENT 1.06e-6
+/* Without a layout or a graph: the rank x layer figure of issue 22 (mics:p=8 on p4d, 4.3 us). */
 #define SIM_S_PER_RANK_LAYER 4.3e-6
 #define SIM_BYTES_PER_RANK 3072.0
 #define SIM_BYTES_PER_CLUSTER_RANK 512.0
 #define SIM_BYTES_BASE (32.0 * 1048576)
+
+/* The events a run of this point with `ranks` simulated ranks is estimated to dispatch. */
+static double cli_sim_events(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l, double ranks)
+{
+    double per_rank = 0;
+    if (l) {
+        pred_input in = {&s->cluster, &s->model, tr, nodes, l, NULL, NULL};
+        per_rank = pred_sim_rank_events(&in);
+    }
+    int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
+    if (!(per_rank > 0)) /* no graph: the older rank x layer figure, as events */
+        per_rank = s->model.layers * SIM_S_PER_RANK_LAYER / SIM_S_PER_EVENT;
+    return ranks * (micro > 0 ? micro : 1) * per_rank;
+}
 
 void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l,
                       const exec_opts *so, double *t_s, double *bytes)
@@ -68,8 +88,7 @@ void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, co
         pred_input in = {&s->cluster, &s->model, tr, nodes, l, NULL, NULL};
         ranks = pred_sim_ranks(&in, so);
     }
-    int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
-    *t_s = ranks * s->model.layers * (micro > 0 ? micro : 1) * SIM_S_PER_RANK_LAYER;
+    *t_s = cli_sim_events(s, tr, nodes, l, ranks) * SIM_S_PER_EVENT;
     *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK + (ranks < all ? all * SIM_BYTES_PER_CLUSTER_RANK : 0);
 }
 
