@@ -58,6 +58,11 @@ int cal_anchor_fit(const cal_anchor_run *runs, int n, const cost_calib *base, co
 int cal_anchor_write(const char *path, const char *base_path, const cost_calib *out, const cal_anchor_report *rep,
                      const cal_anchor_run *runs, int n, sc_err *err) SC_MUST_CHECK;
 
+/* The fraction of the GPU's datasheet dense peak (BF16/FP16; FP8's for an FP8 run, into
+ * *peak_flops, FLOP/s) that run r's measured step implies for the model's FLOPs alone (MFU);
+ * above 1 the measurement is impossible. 0 when it cannot be told (a harness step). */
+double cal_anchor_implied_mfu(const cal_anchor_run *r, const cost_calib *k, double *peak_flops);
+
 /* What stack parameter `which` is, in words. */
 const char *cal_anchor_label(int which);
 

@@ -22,9 +22,9 @@
 
 static void print_text(const acc_anchor_sum *a)
 {
-    printf("anchored accuracy: per source, cluster and framework with >= 3 runs, the stack anchored on the run of\n"
-           "median GPU count (calibrate anchor: one parameter, the compute level first), the others predicted\n"
-           "(analytical model); err = predicted / measured tokens/s per GPU - 1\n\n");
+    printf("anchored accuracy: per source, cluster, framework and offload (host optimizer or not) with >= 3 runs,\n"
+           "the stack anchored on the run of median GPU count (calibrate anchor: one parameter, the compute level\n"
+           "first), the others predicted (analytical model); err = predicted / measured tokens/s per GPU - 1\n\n");
     printf("%-28s %7s %5s %10s %8s %13s  %s\n", "source", "groups", "n", "MAPE %", "bias %", "shipped MAPE %",
            "anchors");
     for (int i = 0; i <= a->n_src; i++) {
@@ -38,7 +38,8 @@ static void print_text(const acc_anchor_sum *a)
     }
 }
 
-static json_t *to_json(const acc_anchor_sum *a)
+/* The figures; with runs, every held-out run too (--json; the figures file keeps the summary). */
+static json_t *to_json(const acc_anchor_sum *a, int runs)
 {
     json_t *src = json_array();
     for (int i = 0; i < a->n_src && src; i++) {
@@ -48,9 +49,19 @@ static json_t *to_json(const acc_anchor_sum *a)
                                              100 * s->bias, "shipped_mape_pct", 100 * s->shipped_mape, "anchors",
                                              s->anchors));
     }
-    return json_pack("{s:s, s:o, s:{s:i, s:f, s:f, s:f}}", "schema", "shardcast-anchored-figures/1", "sources", src,
-                     "overall", "n", a->n, "mape_pct", 100 * a->mape, "bias_pct", 100 * a->bias, "shipped_mape_pct",
-                     100 * a->shipped_mape);
+    json_t *root = json_pack("{s:s, s:o, s:{s:i, s:f, s:f, s:f}}", "schema", "shardcast-anchored-figures/1", "sources",
+                             src, "overall", "n", a->n, "mape_pct", 100 * a->mape, "bias_pct", 100 * a->bias,
+                             "shipped_mape_pct", 100 * a->shipped_mape);
+    json_t *held = runs && root ? json_array() : NULL;
+    for (int i = 0; held && i < a->n_held; i++) {
+        const acc_anchor_held *h = &a->held[i];
+        json_array_append_new(held, json_pack("{s:s, s:s, s:s, s:f, s:f}", "name", h->name, "source_id",
+                                              a->src[h->src].source_id, "anchor", h->anchor, "error_pct",
+                                              100 * h->error, "shipped_error_pct", 100 * h->shipped));
+    }
+    if (held)
+        json_object_set_new(root, "runs", held);
+    return root;
 }
 
 /* The Markdown section (between the markers). */
@@ -63,7 +74,8 @@ static char *section(const acc_anchor_sum *a)
 #define ADD(...) l += (size_t)snprintf(b + l, cap - l, __VA_ARGS__)
     ADD("%s\n## Anchored on one run per source (`shardcast accuracy --anchored`)\n\n", MARK_BEGIN);
     ADD("What a user who measured one run of their own job can expect: for every source with at least three\n"
-        "runs on one cluster and framework, `calibrate anchor` fits one stack parameter to the run of median\n"
+        "runs on one cluster and framework (offloaded runs, whose optimizer step runs on the host, apart from\n"
+        "GPU-only ones), `calibrate anchor` fits one stack parameter to the run of median\n"
         "GPU count: the compute-kernel efficiency (bounded to keep every kernel at or below its datasheet\n"
         "peak), or where that is held at its bound the next one (network efficiency, then the framework's\n"
         "per-hook overhead); the other runs are predicted with it (analytical model). Held-out runs only:\n"
@@ -124,16 +136,13 @@ static int write_markdown(const acc_anchor_sum *a, const char *path, sc_err *err
 static int check(const acc_anchor_sum *a, const char *path)
 {
     sc_err err;
-    char *txt;
-    size_t len;
-    int rc = jr_slurp(path, JR_MAX_FILE, &txt, &len, &err);
+    jr r = {path, &err};
+    json_t *root;
+    int rc = jr_load_root(&r, NULL, &root);
     if (rc)
         return cli_fail(&err, rc);
-    json_error_t je;
-    json_t *root = json_loads(txt, 0, &je);
-    free(txt);
     json_t *ov = json_object_get(root, "overall"), *src = json_object_get(root, "sources");
-    if (!root || !json_is_object(ov) || !json_is_array(src)) {
+    if (!json_is_object(ov) || !json_is_array(src)) {
         json_decref(root);
         sc_err_set(&err, SC_EINPUT, path, "$", "expected shardcast-anchored-figures/1 (overall, sources)");
         return cli_fail(&err, SC_EINPUT);
@@ -176,14 +185,16 @@ int cli_acc_anchored(const cli_acc_run *r)
     int rc = acc_anchored(r->s, a, &err), status = rc ? cli_fail(&err, rc) : 0;
     if (!status) {
         if (r->o->json)
-            status = cli_print_json(to_json(a));
+            status = cli_print_json(to_json(a, 1));
         else
             print_text(a);
     }
     if (!status && r->o->markdown && (rc = write_markdown(a, r->o->markdown, &err)))
         status = cli_fail(&err, rc);
     if (!status && r->o->figures) {
-        char *t = json_dumps(to_json(a), JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        json_t *fig = to_json(a, 0);
+        char *t = fig ? json_dumps(fig, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+        json_decref(fig);
         if (!t || (rc = cli_write_atomic(r->o->figures, t, strlen(t), &err)))
             status = cli_fail(&err, t ? rc : sc_err_set(&err, SC_ERUNTIME, r->o->figures, "", "out of memory"));
         free(t);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/jsonrd.h"
 #include "../calibrate/trainlog.h"
 #include "../model/analytic.h"
 #include "../model/workload.h"
@@ -232,9 +233,11 @@ int cmd_calibrate_anchor(int argc, char **argv)
         rc = cal_anchor_write(o.out, base_path, out, &rep, runs, n, &err);
     int status = rc ? cli_fail(&err, rc) : 0;
     if (!status && s.json) { /* the "anchor" object as written */
-        json_error_t je;
-        json_t *root = json_load_file(o.out, 0, &je), *a = root ? json_object_get(root, "anchor") : NULL;
-        status = a ? cli_print_json(json_incref(a)) : cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, o.out, "", "%s", je.text));
+        jr r = {o.out, &err};
+        json_t *root = NULL, *a = NULL;
+        if (!(rc = jr_load_root(&r, NULL, &root)) && !(a = json_object_get(root, "anchor")))
+            rc = sc_err_set(&err, SC_ERUNTIME, o.out, "$.anchor", "missing from the file just written");
+        status = rc ? cli_fail(&err, rc) : cli_print_json(json_incref(a));
         json_decref(root);
     } else if (!status)
         print_fit(out, &rep, runs, n, base_path, o.out);

@@ -36,6 +36,24 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
                 "shardcast: note: %s is anchored on runs on %s, not on %s: its stack parameters (compute "
                 "efficiency, framework overhead, network efficiency) were fitted there\n",
                 out->path[0] ? out->path : "the calibration", out->cal.anchor.cluster, s->cluster.name);
+    /* offloaded or not, as its runs were (accuracy --anchored anchors the two kinds apart) */
+    const cost_anchor *a = &out->cal.anchor;
+    for (int i = 0; !rc && a->on && i < s->n_layouts; i++) {
+        int off = s->layouts[i].kind == LAYOUT_ZERO3_OFFLOAD;
+        if ((off && !a->host_runs) || (!off && a->host_runs == a->n_runs)) {
+            const char *name = out->path[0] ? out->path : "the calibration";
+            if (off)
+                fprintf(stderr,
+                        "shardcast: note: %s was anchored on runs without offload: zero3-offload's optimizer "
+                        "step on the host is nothing its stack parameters describe\n", name);
+            else
+                fprintf(stderr,
+                        "shardcast: note: %s was anchored on zero3-offload runs only: their host optimizer step "
+                        "may be folded into its compute level, which %s does not have\n", name,
+                        spec_layout_str(&s->layouts[i], (char[64]){0}, 64));
+            break;
+        }
+    }
     return rc;
 }
 

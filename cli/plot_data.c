@@ -316,10 +316,12 @@ int pd_memory(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc
         fputs("\n\n", data);
     }
     int logy = lo > 0 && hi / lo > 30;
-    fprintf(vars, "nsub=%d; ncat=%d; logy=%d; hbm_varies=%d; ", sub.n, cat.n, logy, t->varies[RES_HBM]);
+    /* values over the bars (issue 30 item 7): level up to 12 bars, rotated up to 48, none beyond */
+    int valrot = t->n <= 12 ? 0 : t->n <= 48 ? 1 : -1;
+    fprintf(vars, "nsub=%d; ncat=%d; logy=%d; hbm_varies=%d; valrot=%d; ", sub.n, cat.n, logy, t->varies[RES_HBM], valrot);
     gp_num(vars, "hbm", t->rows[0].v[RES_HBM]);
     gp_num(vars, "ymin", logy ? lo / 1.5 : 0);
-    gp_num(vars, "ymax", logy ? hi * 2.5 : (hi > 0 ? hi * 1.15 : 1));
+    gp_num(vars, "ymax", logy ? hi * 2.5 : (hi > 0 ? hi * (valrot > 0 ? 1.3 : 1.15) : 1)); /* room for the values */
     names_array(vars, "subs", &sub);
     names_array(vars, "cats", &cat);
     default_title(t, "Memory per GPU", title, tn);

@@ -25,7 +25,8 @@ static const char HELP[] =
     "  --engine sim|model     discrete-event simulator (default) or analytical model\n"
     "  --trace FILE           simulator: write a Chrome trace of the step (open in Perfetto);\n"
     "                         needs one layout and one node count\n"
-    "  --trace-ranks K        trace the first K ranks (default: the first two nodes)\n"
+    "  --trace-ranks K        trace the first K ranks (default: the first two nodes); a trace\n"
+    "                         estimated over 256 MiB is refused (--sim-limit-s 0 lifts it)\n"
     "  --ignore-memory        predict layouts that do not fit as if they did\n"
     "  --sim-limit-s S        refuse a simulator run estimated over S seconds (or over the memory\n"
     "                         this process may use) before starting it (default 600; 0: no limit)\n"
@@ -181,6 +182,29 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
     return o;
 }
 
+/* A trace holds every traced rank's events for every micro-step (the simulator runs them all
+ * when tracing): up to 1,546 B per traced rank, layer and micro-step, measured on 2 p4d nodes,
+ * gpt3-1.3b, 8 micro-steps, 16 ranks (zero3 1,124; mics:p=8 deepspeed 1,041; hsdp:p=8 fsdp
+ * 1,546; ddp 326). Over TRACE_MAX_BYTES estimated, refused before starting (issue 31 item 8:
+ * traces were uncapped, 491 MB and more); --sim-limit-s 0 lifts it with the simulator's limit. */
+#define TRACE_B_PER_RANK_LAYER 1546.0
+#define TRACE_MAX_BYTES (256.0 * 1048576)
+
+static int trace_budget(const cli_setup *s, const opts *o, sc_err *err)
+{
+    double all = (double)s->nodes[0] * s->cluster.gpus_per_node;
+    double ranks = o->trace_ranks ? o->trace_ranks : 2.0 * s->cluster.gpus_per_node;
+    ranks = ranks < all ? ranks : all;
+    double b = ranks * s->model.layers * s->training.grad_accum * TRACE_B_PER_RANK_LAYER;
+    if (b <= TRACE_MAX_BYTES)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--trace", "",
+                      "a trace of %.0f ranks x %d layers x %d micro-steps would be about %.0f MiB, over the limit of "
+                      "%.0f MiB; trace fewer ranks (--trace-ranks) or micro-steps (--grad-accum), or --sim-limit-s 0 "
+                      "goes on",
+                      ranks, s->model.layers, s->training.grad_accum, b / 1048576, TRACE_MAX_BYTES / 1048576);
+}
+
 int cmd_predict(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
@@ -210,6 +234,8 @@ int cmd_predict(int argc, char **argv)
         sc_err_set(&err, SC_EINPUT, "--trace", "", "expected the simulator with one layout and one node count");
         return cli_fail(&err, SC_EINPUT);
     }
+    if (o.trace && o.limit_s > 0 && (rc = trace_budget(&s, &o, &err)))
+        return cli_fail(&err, rc);
     if ((o.so.jitter > 0 || o.so.n_stragglers) && o.engine != ENGINE_SIM) {
         sc_err_set(&err, SC_EINPUT, o.so.jitter > 0 ? "--jitter" : "--straggler", "",
                    "expected --engine sim (the analytical model has no jitter or stragglers)");

@@ -216,6 +216,35 @@ static int wl_slot(an_memo *m)
     return wi;
 }
 
+/* Field by field, each field's bytes (doubles too: -0 is not 0 here, as with memcmp), strings
+ * to their end: a struct's padding and the bytes after a string's end are never read (issue 31
+ * item 8: memcmp of whole structs read uninitialised padding; valgrind). A field added to
+ * spec_training or spec_model must be added here: test_memo_key_fields counts the bytes these
+ * ignore, so that a forgotten field fails it. Exposed for that test (analytic.h). */
+#define SAME(f) (!memcmp(&a->f, &b->f, sizeof a->f))
+int an_training_same(const spec_training *a, const spec_training *b)
+{
+    return SAME(micro_batch) && SAME(grad_accum) && SAME(precision) && SAME(act_ckpt) && SAME(execution) &&
+           SAME(precision_given) && SAME(flash_attention) && SAME(flash_version) && SAME(attn_kernel) &&
+           !strncmp(a->stack, b->stack, sizeof a->stack) && SAME(given) && SAME(prefetch_layers) &&
+           SAME(bucket_bytes) && SAME(reserve_bytes) && SAME(framework) && SAME(overlap_comm) &&
+           SAME(allgather_bucket_bytes) && SAME(reduce_bucket_bytes) && SAME(prefetch_bucket_bytes) &&
+           SAME(max_live_params) && SAME(limit_all_gathers) && SAME(backward_prefetch) && SAME(train_batch) &&
+           SAME(ga_from_batch) && SAME(reduce_dtype) && SAME(opt_impl) && SAME(norm_fp32) && SAME(rope_fp32) &&
+           SAME(repeat_kv) && SAME(loss_fp32) && SAME(swiglu_unfused) && SAME(gelu_unfused) && SAME(mask_unfused) &&
+           SAME(autocast) && SAME(tp_comm_overlap) &&
+           SAME(framework_version) && SAME(reduce_scatter) && SAME(persist_threshold);
+}
+
+int an_model_same(const spec_model *a, const spec_model *b)
+{
+    return !strncmp(a->name, b->name, sizeof a->name) && !strncmp(a->source, b->source, sizeof a->source) &&
+           SAME(encoder) && SAME(layers) && SAME(hidden) && SAME(heads) && SAME(kv_heads) && SAME(ffn) &&
+           SAME(seq_len) && SAME(vocab) && SAME(swiglu) && SAME(rmsnorm) && SAME(bias) && SAME(tied_embeddings) &&
+           SAME(learned_positions) && SAME(published_params);
+}
+#undef SAME
+
 const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf)
 {
     if (!m) {
@@ -224,8 +253,8 @@ const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_train
     }
     spec_training key = *tr;
     key.grad_accum = 0;
-    for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first bytes */
-        if (m->keyed[i] && !memcmp(&m->wl_tr[i], &key, sizeof key) && !memcmp(&m->wl_model[i], model, sizeof *model))
+    for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first fields */
+        if (m->keyed[i] && an_training_same(&m->wl_tr[i], &key) && an_model_same(&m->wl_model[i], model))
             return &m->wls[i];
     int wi = wl_slot(m);
     wl_build(model, tr, &m->wls[wi]);
@@ -265,7 +294,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     for (int i = 0; i < MEMO_WAYS; i++) {
         memo_graph *e = &set[i];
         if (*wi >= 0 && e->used && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
-            !memcmp(&e->tr, key, sizeof *key)) {
+            an_training_same(&e->tr, key)) {
             e->stamp = m->clock;
             *hit = 1;
             return e;
@@ -612,13 +641,118 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
         s->exposed[i] += J * (cur->exposed[i] - prev->exposed[i]);
 }
 
+/* Sink regime at micro-step level (issue 31: HSDP's all-reduce stream under FSDP lagging further
+ * behind compute each micro-step, which neither case above jumps). A stream q is a sink when in
+ * the regular micro-steps only reduces use it, each the last of its item's chain or followed by
+ * reduces on q only (no collective waits for one), and, where streams share the tiers, no
+ * collective on another stream uses q's tiers. If q shifted by its work m in the measured
+ * transition (no gap: each reduce started when q was free, not when issued), m exceeds the
+ * compute's shift lambda and every other component shifted by lambda, then every later
+ * transition repeats it exactly: the issues shift by lambda, q's free time by m >= lambda, so
+ * no gap opens, and nothing else reads q. q must end last and the last micro-step must put on
+ * it, so that the next put on q names the latest collective's kind as the full run does.
+ * Returns q (its shift in *m, its tiers in *qt), or -1. */
+static void sink_scan(const an_titem *it, unsigned *bad, unsigned tiers[2], double work[NS])
+{
+    for (int k = 0; k < it->ng; k++) {
+        *bad |= 1u << it->gs[k];
+        if (it->gtier[k] >= 0)
+            tiers[it->gtier[k]] |= 1u << it->gs[k];
+    }
+    for (int k = 0; k < it->ni; k++) {
+        *bad |= 1u << it->is[k];
+        if (it->itier[k] >= 0)
+            tiers[it->itier[k]] |= 1u << it->is[k];
+    }
+    for (int k = 0; k < it->nr; k++) {
+        work[it->rs[k]] += it->count * it->r[k];
+        if (it->rtier[k] >= 0)
+            tiers[it->rtier[k]] |= 1u << it->rs[k];
+        if (k + 1 < it->nr && it->rs[k + 1] != it->rs[k])
+            *bad |= 1u << it->rs[k];
+    }
+}
+
+/* Component p of a snapshot shifted by sh (relative 1e-13), infinities unchanged. */
+static int shifted_by(const snap *a, const snap *b, int p, double sh)
+{
+    double x = a->v[p], y = b->v[p];
+    if (isinf(x) || isinf(y))
+        return x == y;
+    return fabs((y - x) - sh) <= 1e-13 * (fabs(y) + 1e-30);
+}
+
+static int sink_lag(const an_timed *t, const state *s, const snap *a, const snap *b, int D, double *lambda,
+                    double *m, unsigned *qt)
+{
+    unsigned bad = 0, tiers[2] = {0, 0}, inlast = 0;
+    double work[NS] = {0};
+    for (int i = 0; i < t->n_items; i++) {
+        sink_scan(&t->micro[i], &bad, tiers, work);
+        for (int k = 0; k < t->last[i].nr; k++)
+            inlast |= 1u << t->last[i].rs[k];
+    }
+    const double l = b->v[1] - a->v[1];
+    for (int q = 0; q < NS; q++) {
+        const int iv = q ? D + q : 0;
+        const double mq = b->v[iv] - a->v[iv];
+        *qt = 0;
+        for (int k = 0; k < 2 && s->share; k++)
+            if (tiers[k] >> q & 1u)
+                *qt |= tiers[k] == 1u << q ? 1u << k : 1u << 2; /* bit 2: a tier shared with another */
+        if ((bad >> q & 1u) || !(inlast >> q & 1u) || (*qt >> 2) || isinf(b->v[iv]) || !(mq > l) ||
+            fabs(mq - work[q]) > 1e-13 * (fabs(b->v[iv]) + 1e-30))
+            continue;
+        int ok = 1;
+        for (int p = 0; p < a->n && ok; p++) {
+            int own = p == iv || (p >= D + NS && (*qt >> (p - D - NS) & 1u));
+            ok = shifted_by(a, b, p, own ? mq : l);
+        }
+        for (int p = 0; p < NS && ok; p++)
+            ok = s->comm[p] <= s->comm[q];
+        if (ok) {
+            *lambda = l;
+            *m = mq;
+            return q;
+        }
+    }
+    return -1;
+}
+
+/* After jump() moved everything by J lambda: sink q (and its tiers) by J m instead. */
+static void sink_advance(state *s, int q, unsigned qt, double J, double lambda, double m)
+{
+    s->comm[q] += J * (m - lambda);
+    for (int k = 0; k < 2; k++)
+        if (qt >> k & 1u)
+            s->link[k] += J * (m - lambda);
+    s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
+}
+
+/* prefetch_var: how far ahead of the host the look cursor may issue, for the micro-step
+ * jump's bound: prefetch, which bounds every item's depth; -1 (no jump) where a depth exceeds
+ * it (the ring of gathers' ends has prefetch + 1 slots) or is negative (issued before the
+ * step starts). */
+static int var_lookahead(const an_timed *t, int d)
+{
+    for (int i = 0; i < t->n_items; i++)
+        for (int w = 0; w < 2; w++) {
+            int di = (w ? t->last : t->micro)[i].d;
+            if (di < 0 || di > d)
+                return -1;
+        }
+    return d;
+}
+
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
      * pass), ahead of step start when negative; the uniform case is j = c + d (below) */
     const int var = t->prefetch_var, d = t->prefetch, D = d + 1;
-    if (var)
-        allow_jump = 0;
+    /* var: no copy-level jumps; micro-step jumps where the look-ahead is periodic (var_lookahead) */
+    const int copy_jump = allow_jump && !var;
+    const int dv = var ? var_lookahead(t, d) : d;
+    long mlag_prev = -1;
     long lidx = 0;
     state s;
     memset(&s, 0, sizeof s);
@@ -691,7 +825,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 
         /* copy-level jump over identical copies; a copy whose item has no copies left to
          * jump over (embeddings, heads, the last of a run) needs no snapshot */
-        if (!allow_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
+        if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
             have_prev = 0;
             goto micro_level;
         }
@@ -752,15 +886,23 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                 per += t->micro[i].count;
             /* the jumped micro-steps must issue the gathers the measured one did: their
              * look-ahead (d copies on) has to stay inside the step */
-            long jl = ((long)(t->grad_accum - 1) * per - d) / per - main.m;
+            long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main.m;
             if (J > jl)
                 J = jl;
+            /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */
+            long mlag = lidx - c;
+            if (var && mlag != mlag_prev)
+                J = 0;
+            mlag_prev = mlag;
             for (int i = 0; i < t->n_items; i++) {
                 gathers += t->micro[i].ng + t->micro[i].ni;
                 for (int k = 0; k < t->micro[i].nr; k++)
                     mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
             }
             long mcap = 0;
+            int sq = -1;
+            unsigned sqt = 0;
+            double sm = 0;
             if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
                 if (uniform_shift(mprev, mcur, &lambda)) {
                     lambda_comm = lambda;
@@ -768,13 +910,21 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
                 } else if (!gathers) {
                     mcap = decoupled(mprev, mcur, mwork, &lambda, &lambda_comm);
                 }
+                if (!mcap && (sq = sink_lag(t, &s, mprev, mcur, D, &lambda, &sm, &sqt)) >= 0) {
+                    lambda_comm = lambda;
+                    mcap = LONG_MAX;
+                }
             }
             if (J > mcap)
                 J = mcap;
             if (J > 0) {
                 jump(&s, &c, D, mprev, mcur, lambda, lambda_comm, J * per, J);
+                if (sq >= 0)
+                    sink_advance(&s, sq, sqt, (double)J, lambda, sm);
                 main.m += (int)J;
                 look.m += (int)J;
+                if (var)
+                    lidx += J * per;
                 take(&s, c, D, mcur);
                 have_prev = 0;
             }

@@ -93,10 +93,13 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 int an_predict_memo(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
                     int nodes, const cost_calib *cal, an_result *r);
 /* wl_build(model, tr) through memo m: the memo's copy when it has built that model (same
- * bytes) under that training (grad_accum aside: the workload does not depend on it), valid
+ * fields) under that training (grad_accum aside: the workload does not depend on it), valid
  * until the next call with m; m NULL: built into buf. Passed back to an_predict_memo, the
  * memo knows it without comparing it. */
 const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf);
+/* The memo's key comparisons: every field equal (strings to their end), padding never read. */
+int an_training_same(const spec_training *a, const spec_training *b);
+int an_model_same(const spec_model *a, const spec_model *b);
 /* The memo's graph table, for an_predict_memo (analytic_predict.c, above this file): a graph's
  * timings and volumes kept across grad_accum, which changes only the recurrence's micro-step
  * count. an_memo_graph_run: when (w, tr without grad_accum, l, nodes) is kept, runs the

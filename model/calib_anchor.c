@@ -112,6 +112,12 @@ int cost_anchor_read(jr *r, json_t *root, cost_calib *c)
     json_t *runs = json_object_get(a, "runs");
     if (!json_is_array(runs) || !json_array_size(runs))
         return jr_bad(r, "$.anchor.runs", "an array of the runs it was fitted to", runs);
+    /* which runs were offloaded: their "layout" as calibrate anchor writes it (spec_layout_str) */
+    c->anchor.n_runs = (int)json_array_size(runs);
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const char *lay = json_string_value(json_object_get(json_array_get(runs, i), "layout"));
+        c->anchor.host_runs += lay && !strncmp(lay, "zero3-offload", 13);
+    }
     /* the file holds the base's values; the anchor's replace them */
     c->anchor.on = 1;
     cost_anchor_scale_compute(c, c->anchor.p[COST_STACK_COMPUTE].v);

@@ -2,7 +2,8 @@
 # line), layouts that do not fit marked OOM. Run by `shardcast plot --kind memory`; the CSV is
 # validated there, this script only draws. Variables (a file gnuplot reads first): datafile outfile
 # plottitle width height nsub, subs (array of nsub bar names), ncat, cats (array of ncat layout
-# names, the x tics at 0..ncat-1), logy ymin ymax hbm hbm_varies. Names are data: never eval'ed
+# names, the x tics at 0..ncat-1), logy ymin ymax hbm hbm_varies, valrot (0: each bar's value
+# above it horizontally, 1: rotated, for many bars; -1: no values). Names are data: never eval'ed
 # or spliced with @ (cli/gnuplot.h).
 # Data: block j = bars of GPU count j: x mem_total_GiB bar_width fits hbm_GiB.
 set terminal pngcairo size width,height noenhanced font ",10"
@@ -39,7 +40,12 @@ set key outside right top box
 hbmclause = hbm_varies ? \
     sprintf(', for [j=0:%d] datafile index j using ($1-$3/2):5:3:(0) with vectors nohead dt 2 lw 2 lc rgb "red" title (j == 0 ? "HBM per GPU" : "")', nsub-1) : \
     sprintf(', %.10g with lines dt 2 lw 2 lc rgb "red" title "HBM per GPU (%g GiB)"', hbm, hbm)
+# each bar's value (GiB) above it; OOM above that where the layout does not fit
+valfmt(v) = v < 100 ? sprintf("%.1f", v) : sprintf("%.0f", v)
+valclause = valrot < 0 ? '' : sprintf(', for [j=0:%d] datafile index j using 1:2:(valfmt($2)) with labels %s font ",8" notitle', \
+    nsub-1, valrot ? 'rotate by 90 left offset 0,0.3' : 'offset 0,0.6')
+oomopts = valrot > 0 ? 'rotate by 90 left offset 0,2.4' : (valrot == 0 ? 'offset 0,1.5' : 'offset 0,0.8')
 plot for [j=0:nsub-1] datafile index j using 1:2:3 with boxes lt j+1 title subs[j+1], \
-     for [j=0:nsub-1] datafile index j using 1:2:(column(4) == 0 ? "OOM" : "") with labels offset 0,0.8 \
-         tc rgb "red" font ",10:Bold" notitle @hbmclause
+     for [j=0:nsub-1] datafile index j using 1:2:(column(4) == 0 ? "OOM" : "") with labels @oomopts \
+         tc rgb "red" font ",10:Bold" notitle @valclause @hbmclause
 unset output

@@ -54,7 +54,16 @@ static int by_gpus(const void *a, const void *b)
     return x->gpus != y->gpus ? (x->gpus > y->gpus) - (x->gpus < y->gpus) : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The runnable cases of group (source, cluster, framework) starting at case i0 not yet taken. */
+/* Whether a case's step runs partly on the host: ZeRO-Offload / ZeRO-Infinity update the
+ * optimizer states on the CPU and move them over PCIe. None of the stack parameters (GPU kernel
+ * efficiency, the network's, the per-hook overhead) describes that part, so an anchor fitted on a
+ * GPU-only run says nothing about it and one fitted on an offloaded run mixes it into the GPU
+ * kernels' level: the two kinds are anchored apart (on deepspeed-azure-blog, one group of 47 runs
+ * mixed 36 GPU-only 175B runs with 12 offloaded 530B / 1T ones). */
+static int on_host(const acc_case *c) { return c->layout_ok && c->layout.kind == LAYOUT_ZERO3_OFFLOAD; }
+
+/* The runnable cases of group (source, cluster, framework, offloaded or not) starting at case i0
+ * not yet taken. */
 static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken, member *m)
 {
     const acc_case *a = acc_case_at(s, i0);
@@ -62,7 +71,7 @@ static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken
     for (int i = i0; i < acc_n_cases(s); i++) {
         const acc_case *c = acc_case_at(s, i);
         if (taken[i] || o[i].status != ACC_OK || strcmp(c->source_id, a->source_id) ||
-            strcmp(c->cluster.name, a->cluster.name) || strcmp(c->framework, a->framework))
+            strcmp(c->cluster.name, a->cluster.name) || strcmp(c->framework, a->framework) || on_host(c) != on_host(a))
             continue;
         taken[i] = 1;
         m[n++] = (member){i, c->gpus};
@@ -73,7 +82,7 @@ static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken
 /* Anchor on the median-GPU member of m (sorted), predict the others: errors appended to err_out
  * (fraction, > 0 too optimistic) and the shipped calibration's for the same runs to ship_out. */
 static int anchor_group(const acc_suite *s, member *m, int n, double *err_out, double *ship_out, int *k,
-                        const acc_outcome *o, acc_anchor_src *src, sc_err *err)
+                        const acc_outcome *o, acc_anchor_src *src, acc_anchor_sum *sum, sc_err *err)
 {
     qsort(m, (size_t)n, sizeof *m, by_gpus);
     const acc_case *ac = acc_case_at(s, m[(n - 1) / 2].idx);
@@ -97,6 +106,14 @@ static int anchor_group(const acc_suite *s, member *m, int n, double *err_out, d
         /* error in tokens/s = measured step / predicted step - 1 (same tokens per step) */
         err_out[*k] = r.step_s / cal_anchor_predict(&r, &fitted) - 1;
         ship_out[*k] = o[m[j].idx].error;
+        if (sum->n_held < ACC_ANCHOR_MAX_RUNS) {
+            acc_anchor_held *h = &sum->held[sum->n_held++];
+            snprintf(h->name, sizeof h->name, "%s", c->name);
+            snprintf(h->anchor, sizeof h->anchor, "%s", ac->name);
+            h->src = (int)(src - sum->src);
+            h->error = err_out[*k];
+            h->shipped = ship_out[*k];
+        }
         (*k)++;
     }
     return 0;
@@ -158,7 +175,7 @@ int acc_anchored(const acc_suite *s, acc_anchor_sum *out, sc_err *err)
             snprintf(src->source_id, sizeof src->source_id, "%s", sid);
         }
         int k0 = k;
-        if ((rc = anchor_group(s, m, g, all, ship, &k, o, src, err)))
+        if ((rc = anchor_group(s, m, g, all, ship, &k, o, src, out, err)))
             break;
         for (int j = k0; j < k; j++)
             src_of[j] = (int)(src - out->src);

@@ -27,11 +27,24 @@ typedef struct acc_anchor_src {
     char anchors[256]; /* the anchor runs' names, comma-separated (truncated)              */
 } acc_anchor_src;
 
+#define ACC_ANCHOR_MAX_RUNS 1024
+
+/* One held-out run: what --json lists, to see where a source's error comes from. */
+typedef struct acc_anchor_held {
+    char name[128];
+    char anchor[128];  /* the run its group was anchored on                                */
+    int src;           /* index into src[]                                                 */
+    double error;      /* anchored: predicted / measured tokens/s per GPU - 1             */
+    double shipped;    /* the same with the shipped calibration                           */
+} acc_anchor_held;
+
 typedef struct acc_anchor_sum {
     int n_src;
     acc_anchor_src src[ACC_ANCHOR_MAX_SOURCES];
     int n;             /* held-out runs over all sources */
     double mape, bias, shipped_mape;
+    int n_held;        /* runs listed in held (the first ACC_ANCHOR_MAX_RUNS of n)          */
+    acc_anchor_held held[ACC_ANCHOR_MAX_RUNS];
 } acc_anchor_sum;
 
 /* Run the anchored evaluation on suite s (model engine; cases already loaded). */

@@ -18,6 +18,49 @@
 #include <stdio.h>
 #include <string.h>
 
+START_TEST(test_memo_key_fields)
+{
+    /* an_training_same / an_model_same (the memo's keys) compare every field and never the
+     * padding (issue 31 item 8: memcmp of whole structs read uninitialised padding; valgrind).
+     * Each byte of a zeroed struct set in turn: the bytes the comparison ignores are exactly the
+     * padding and the string tails (a zeroed string is "", so its bytes 1.. lie after its end).
+     * LP64: spec_training has 4-byte holes after prefetch_layers and reduce_scatter, +
+     * stack[1..63]: 8 + 63 = 71;
+     * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
+     * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
+     * count (only one laid exactly into a hole would not). Every other byte must count. */
+    spec_training ta, tb;
+    memset(&ta, 0, sizeof ta);
+    int ign = 0;
+    for (size_t i = 0; i < sizeof tb; i++) {
+        memset(&tb, 0, sizeof tb);
+        ((unsigned char *)&tb)[i] = 1;
+        ign += an_training_same(&ta, &tb);
+    }
+    ck_assert_int_eq(ign, 8 + (int)sizeof ta.stack - 1);
+    spec_model ma, mb;
+    memset(&ma, 0, sizeof ma);
+    ign = 0;
+    for (size_t i = 0; i < sizeof mb; i++) {
+        memset(&mb, 0, sizeof mb);
+        ((unsigned char *)&mb)[i] = 1;
+        ign += an_model_same(&ma, &mb);
+    }
+    ck_assert_int_eq(ign, 4 + (int)sizeof ma.name - 1 + (int)sizeof ma.source - 1);
+    /* what the padding held never matters: the same values over different garbage are the same */
+    spec_training x, y;
+    memset(&x, 0xAB, sizeof x);
+    memset(&y, 0x5C, sizeof y);
+    spec_training_defaults(&ta);
+    x = ta;
+    y = ta;
+    memset(x.stack + 1, 'q', sizeof x.stack - 1); /* a tail after the string's end */
+    ck_assert(an_training_same(&x, &y));
+    y.persist_threshold = -0.0; /* bytes, not values: -0 is not 0 (as memcmp had it) */
+    ck_assert(!an_training_same(&x, &y));
+}
+END_TEST
+
 Suite *analytic_suite(void);
 
 #define REL 1e-12
@@ -1271,6 +1314,215 @@ START_TEST(test_bug_prefetch_past_step_end)
 }
 END_TEST
 
+/* Issue 31 item 7: HSDP under FSDP / FSDP2 puts its all-reduce on a third stream that nothing
+ * waits for; where it is slower than a micro-step's compute it falls further behind each
+ * micro-step, which no jump took, so an_run was O(grad_accum) (6-16 s at 2^20). The sink jump
+ * (analytic.c, sink_lag) must give what the copy-by-copy run gives, to 1e-12 of the step:
+ * shipped clusters (p3dn: the all-reduce lags; p4d: mixed) and calibrations, bert-10b and
+ * gpt3-13b, fsdp and fsdp2, the HSDP family on 2 and 16 nodes, grad_accum 2-200. */
+START_TEST(test_jumps_sink_stream)
+{
+    static const char *const CL[] = {"p3dn.24xlarge", "p4d.24xlarge"}, *const MD[] = {"bert-10b", "gpt3-13b"};
+    static const char *const L[] = {"hsdp:p=8", "hsdp:p=2", "hybrid_shard_zero2:p=8", "hsdp:p=8,sync=boundary"};
+    static const int GA[] = {2, 3, 4, 7, 33, 200}, NODES[] = {2, 16};
+    int n = 0;
+    for (int ci = 0; ci < 2; ci++)
+        for (int mi = 0; mi < 2; mi++) {
+            spec_cluster c;
+            spec_model m;
+            load_cm(CL[ci], MD[mi], &c, &m);
+            cost_calib k;
+            char path[256];
+            sc_err err;
+            snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+            ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s: %s", path, err.text);
+            for (int fw = 0; fw < 2; fw++)
+                for (size_t li = 0; li < sizeof L / sizeof *L; li++)
+                    for (int ni = 0; ni < 2; ni++)
+                        for (size_t gi = 0; gi < sizeof GA / sizeof *GA; gi++) {
+                            spec_layout l = parse_layout(L[li]);
+                            if (spec_layout_check(&l, &c, NODES[ni], NULL))
+                                continue;
+                            spec_training t;
+                            spec_training_defaults(&t);
+                            t.framework = fw ? FW_FSDP2 : FW_FSDP;
+                            t.grad_accum = GA[gi];
+                            wl w;
+                            wl_build(&m, &t, &w);
+                            lo_graph g;
+                            layout_build(&w, &t, &l, &c, NODES[ni], &g);
+                            an_timed tm;
+                            an_time(&g, &w, &k, &c, &tm);
+                            an_result a, b;
+                            memset(&a, 0, sizeof a);
+                            memset(&b, 0, sizeof b);
+                            an_run(&tm, &a);
+                            an_run_full(&tm, &b);
+                            char cfg[160];
+                            snprintf(cfg, sizeof cfg, "%s %s %s %s nodes %d ga %d", CL[ci], MD[mi],
+                                     fw ? "fsdp2" : "fsdp", L[li], NODES[ni], GA[gi]);
+                            double tol = REL * b.step_s;
+                            close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+                            close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                            close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
+                            close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
+                            for (int i = 0; i < N_COLLS; i++)
+                                close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+                            n++;
+                        }
+        }
+    ck_assert_int_gt(n, 300);
+}
+END_TEST
+
+/* Random graphs on three streams sharing two tiers: reduces on streams 0-2 (chains that wait
+ * on one another), gathers on 0-1, latency parts, tiers -1/0/1, so that the sink jump and its
+ * refusals (a tier shared, a chain leaving the stream, the stream not last) all occur. */
+START_TEST(test_jumps_random_streams)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261127);
+    int n = 0;
+    for (int it = 0; it < 5000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 4);
+        for (int i = 0; i < t.n_items; i++)
+            for (int w = 0; w < 2; w++) {
+                an_titem *a = w ? &t.last[i] : &t.micro[i];
+                for (int k = 0; k < a->ng; k++) {
+                    a->gs[k] = (int)gsl_rng_uniform_int(rng, 2);
+                    a->gtier[k] = (int)gsl_rng_uniform_int(rng, 3) - 1;
+                    a->glat[k] = a->g[k] * 0.25 * (double)gsl_rng_uniform_int(rng, 2);
+                }
+                for (int k = 0; k < a->nr; k++) {
+                    a->rs[k] = w && k < t.micro[i].nr ? t.micro[i].rs[k] : (int)gsl_rng_uniform_int(rng, 3);
+                    a->rtier[k] = w && k < t.micro[i].nr ? t.micro[i].rtier[k] : (int)gsl_rng_uniform_int(rng, 3) - 1;
+                    a->rlat[k] = a->r[k] * 0.25 * (double)gsl_rng_uniform_int(rng, 2);
+                }
+            }
+        int per = 0;
+        for (int i = 0; i < t.n_items; i++)
+            per += t.micro[i].count;
+        if (t.prefetch >= per)
+            continue;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random 3-stream graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum,
+                 t.prefetch, t.n_items);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 2500);
+}
+END_TEST
+
+START_TEST(test_jumps_prefetch_var)
+{
+    /* FSDP's BACKWARD_POST / NO_PREFETCH give the backward another prefetch depth than the
+     * forward (an_timed.prefetch_var): no copy-level jumps there, and an_run was O(grad_accum)
+     * (4 s at 2^20 on p4d, gpt3-1.3b, FULL_SHARD; a fuzz_fw_engine input under ASan times out).
+     * The micro-step jump now takes it where the look cursor is as far ahead at two boundaries;
+     * an_run must give an_run_full's answer to 1e-12 of the step: p4d and p3dn with their
+     * calibrations, gpt3-1.3b, fsdp and fsdp2, backward_prefetch POST and NONE, limit_all_gathers
+     * on and off, ZeRO-3 / HSDP / SHARD_GRAD_OP, 2 and 4 nodes, grad_accum 2-100; then random
+     * graphs with per-item depths 0..prefetch. */
+    static const char *const CL[] = {"p4d.24xlarge", "p3dn.24xlarge"};
+    static const char *const L[] = {"zero3", "hsdp:p=8", "shard_grad_op", "hybrid_shard_zero2:p=8"};
+    static const int GA[] = {2, 3, 5, 9, 100};
+    int n = 0, nvar = 0;
+    for (int ci = 0; ci < 2; ci++) {
+        spec_cluster c;
+        spec_model m;
+        load_cm(CL[ci], "gpt3-1.3b", &c, &m);
+        cost_calib k;
+        char path[256];
+        sc_err err;
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+        ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s: %s", path, err.text);
+        for (int fw = 0; fw < 2; fw++)
+            for (int bp = 1; bp <= 2; bp++)
+                for (int lag = 0; lag < 2; lag++)
+                    for (size_t li = 0; li < sizeof L / sizeof *L; li++)
+                        for (int nodes = 2; nodes <= 4; nodes *= 2)
+                            for (size_t gi = 0; gi < sizeof GA / sizeof *GA; gi++) {
+                                spec_layout l = parse_layout(L[li]);
+                                if (spec_layout_check(&l, &c, nodes, NULL))
+                                    continue;
+                                spec_training t;
+                                spec_training_defaults(&t);
+                                t.framework = fw ? FW_FSDP2 : FW_FSDP;
+                                t.backward_prefetch = bp;
+                                t.limit_all_gathers = lag ? 0 : -1;
+                                t.grad_accum = GA[gi];
+                                wl w;
+                                wl_build(&m, &t, &w);
+                                lo_graph g;
+                                layout_build(&w, &t, &l, &c, nodes, &g);
+                                an_timed tm;
+                                an_time(&g, &w, &k, &c, &tm);
+                                nvar += tm.prefetch_var;
+                                an_result a, b;
+                                memset(&a, 0, sizeof a);
+                                memset(&b, 0, sizeof b);
+                                an_run(&tm, &a);
+                                an_run_full(&tm, &b);
+                                char cfg[160];
+                                snprintf(cfg, sizeof cfg, "%s %s bp %d lag %d %s nodes %d ga %d", CL[ci],
+                                         fw ? "fsdp2" : "fsdp", bp, lag, L[li], nodes, GA[gi]);
+                                double tol = REL * b.step_s;
+                                close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+                                close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                                close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
+                                for (int i = 0; i < N_COLLS; i++)
+                                    close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+                                n++;
+                            }
+    }
+    ck_assert_int_gt(n, 300);
+    ck_assert_int_gt(nvar, n / 4); /* the regime under test occurs */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 31007);
+    int nr = 0;
+    for (int it = 0; it < 4000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 4);
+        t.prefetch_var = 1;
+        for (int i = 0; i < t.n_items; i++)
+            t.micro[i].d = t.last[i].d = (int)gsl_rng_uniform_int(rng, (unsigned long)t.prefetch + 1);
+        int per = 0;
+        for (int i = 0; i < t.n_items; i++)
+            per += t.micro[i].count;
+        if (t.prefetch >= per)
+            continue;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random var graph %d (ga %d, prefetch %d)", it, t.grad_accum, t.prefetch);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        nr++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(nr, 2000);
+}
+END_TEST
+
 /* ---- properties over a grid ---------------------------------------------------------------- */
 
 static int predict(const spec_cluster *c, const spec_model *m, const cost_calib *k, const char *layout, int nodes,
@@ -1629,6 +1881,9 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_jumps_exact_tiny);
     tcase_add_test(jump, test_jumps_random);
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
+    tcase_add_test(jump, test_jumps_sink_stream);
+    tcase_add_test(jump, test_jumps_random_streams);
+    tcase_add_test(jump, test_jumps_prefetch_var);
     suite_add_tcase(s, jump);
     TCase *prop = tcase_create("properties");
     tcase_set_timeout(prop, 120);
@@ -1638,6 +1893,7 @@ Suite *analytic_suite(void)
     tcase_add_test(prop, test_predict_derived_fields);
     tcase_add_test(prop, test_predict_memo_identical);
     tcase_add_test(prop, test_memo_graphs_across_grad_accum);
+    tcase_add_test(prop, test_memo_key_fields);
     suite_add_tcase(s, prop);
     return s;
 }

@@ -56,7 +56,8 @@ static const char HELP[] =
     "                         one process per node, thread local_rank*8 + 0 compute / + 1 comm; with\n"
     "                         several --step layouts the others go to FILE with .<layout> before .json)\n"
     "  --note TEXT            appended to host.note (e.g. the emulated network rate)\n"
-    "  -o, --out FILE         measurements.json (default measurements.json; written to FILE.tmp, renamed)\n"
+    "  -o, --out FILE         measurements.json (default measurements.json; written to a temporary\n"
+    "                         file beside it, then renamed: whole or absent)\n"
     "  --quiet                no tables on stdout\n"
     "  --dry-run              check the options and exit\n"
     "  -h, --help             this help\n";
