@@ -1009,5 +1009,11 @@ expect layout-zero3-raf0 0 "shard_grad_op            1.512      21.17" -- "$BIN"
 expect layout-shard-grad-op-same 0 "shard_grad_op            1.512      21.17" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout shard_grad_op --engine model
 expect layout-zero3-raf1 0 "zero3                    1.946      16.45" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=1 --engine model
 expect layout-zero3-raf-bad 2 'in "zero3:raf=2": expected raf=0 or raf=1, got "2"' -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3:raf=2 --engine model
+# issue 28 (ds28b): the ZeRO++ testbed's InfiniBand calibration. ZeRO-3 18B on 24 DGX-2 nodes with one
+# 100 Gb/s IB link moves 110.3 GB per rank a step; at IB's 0.9 x 12.5 GB/s that is 9.80 s of network, so
+# the step lies in [9.80, 9.80 + 3.90 s compute] = [9.80, 13.70] s (EFA's 0.55 gave 19.94 s, outside it)
+"$BIN" predict --cluster validation/clusters/dgx2-v100-ib1.json --calibration dgx2-v100-ib --nodes 24 --model validation/models/zeropp-gpt-18b.json --layout zero3 --framework deepspeed --micro-batch 4 --grad-accum 1 --precision fp16 --attention-kernel unfused --engine model --json >"$TMP/ib1.json" 2>/dev/null
+expect calib-dgx2-ib-bound 0 "in bound" -- awk -F': ' '/"step_s"/{s=$2+0} END{print (s >= 9.80 && s <= 13.70) ? "in bound" : "out " s}' "$TMP/ib1.json"
+expect calib-dgx2-ib-row 0 "zero3                   12.553" -- "$BIN" predict --cluster validation/clusters/dgx2-v100-ib1.json --calibration dgx2-v100-ib --nodes 24 --model validation/models/zeropp-gpt-18b.json --layout zero3 --framework deepspeed --micro-batch 4 --grad-accum 1 --precision fp16 --attention-kernel unfused --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
