@@ -76,13 +76,14 @@ typedef struct cli_setup {
     "                         config.json: hf:path/config.json[,seq=N]\n"                          \
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
     "  --layout L             layout, repeatable or comma-free list: ddp zero1[:p=P] zero2[:p=P]\n"  \
-    "                         zero3 mics:p=P[,hier=0] hsdp:p=P[,sync=boundary]\n"                    \
+    "                         zero3[:cp=C] (= fsdp2:dp=D,cp=C) mics:p=P[,hier=0]\n"                  \
+    "                         hsdp:p=P[,sync=boundary]\n"                                            \
     "                         zeropp[:hpz=P][,qwz=1][,qgz=1] shard_grad_op hybrid_shard_zero2:p=P\n" \
     "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \
     "                         megatron:t=T,p=P[,vp=V][,sp=0][,zero1=0][,sched=gpipe] (Megatron-LM\n"  \
     "                         3D: tensor t, pipeline p, interleaved with vp chunks per stage,\n"    \
     "                         sequence parallel, distributed optimizer; micro-batch = per replica;\n" \
-    "                         cp=C parses, not modelled)\n"                                         \
+    "                         cp=C context parallel: sequence / C, ring attention)\n"               \
     "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
     "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
     "                         luwu (in-network optimizer node)\n"                                   \

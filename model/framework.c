@@ -286,6 +286,12 @@ int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
                               "group); use ideal or megatron (zero1:p)",
                               spec_layout_str(l, name, sizeof name));
         }
+        if (l->kind == LAYOUT_ZERO3 && l->cp > 1 && f != FW_FSDP2 && f != FW_IDEAL) { /* torchtitan's CP (cp.h) */
+            char name[64];
+            return sc_err_set(err, SC_EINPUT, "--framework", "",
+                              "%s: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
+                              spec_layout_str(l, name, sizeof name), spec_framework_str(f));
+        }
         return 0;
     }
     char name[64];

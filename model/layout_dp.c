@@ -5,6 +5,7 @@
  * all-gather, 2-hop gradient synchronisation), PyTorch FSDP HYBRID_SHARD, ZeRO++ hpZ (Wang et
  * al. 2023, §3.2). Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
 #include "layout_row.h"
+#include "cp.h"
 #include "layout_ops.h"
 
 #include <math.h>
@@ -129,6 +130,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
+        cp_item(g, w, it); /* zero3:cp=C: the K/V exchange (cp.h); nothing when cp = 1 */
         break;
     case LAYOUT_MICS:
         if (!chunks) {
@@ -225,9 +227,18 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     const spec_layout *l = &g->layout;
     g->prefetch = g->sched.prefetch;
     g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
+    wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
+    const wl *dw = w;
+    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) {
+        dw = wl_localize(w, l, g->n_ranks, &cpw);
+        memcpy(g->lw, dw->layer, sizeof g->lw);
+        g->local_layers = 1;
+        int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
+        (void)axes_rc; /* 0: cp_check_zero3 made cp divide the GPUs */
+    }
     lo_make_groups(g, c);
-    lo_build_micro(g, w, t, 0, &g->micro, dp_item);
-    lo_build_micro(g, w, t, 1, &g->last, dp_item);
+    lo_build_micro(g, dw, t, 0, &g->micro, dp_item);
+    lo_build_micro(g, dw, t, 1, &g->last, dp_item);
 
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;
@@ -283,7 +294,9 @@ static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g
 const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard};
 const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard};
 const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard};
-const layout_kind_row layout_row_zero3 = {.build = dp_build, .shard = dp_shard};
+/* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
+const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model = cp_check_model, .build = dp_build,
+                                          .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard};
 const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard};
 const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard};

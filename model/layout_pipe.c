@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cp.h"
 #include "layout_ops.h"
 #include "layout_pipe.h"
 #include "layout_row.h"
@@ -137,10 +138,12 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     pp->m = t->grad_accum;
     pp->sched = l->sched;
     pp->n_vstages = pp->p * pp->v;
-    pp->dp = N / megatron_replicas(l);
+    pp->dp = N / megatron_replicas(l) * (l->cp > 1 ? l->cp : 1); /* dp x cp: the gradient group (cp.h) */
     layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
+    if (l->cp > 1) /* context parallelism: each rank sends its s / cp tokens (cp.h) */
+        pp->p2p_bytes /= l->cp;
     for (int s = 0; s < pp->p; s++)
         for (int cc = 0; cc < pp->v; cc++) {
             int k = layout_pipe_vstage(pp, s, cc);
@@ -186,15 +189,11 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
 
 /* Megatron-LM 3D: tensor parallelism inside a node, t x pp dividing the GPUs, the t x dp ranks
  * of one stage a divisor or a multiple of a node (stage neighbours then pair up rank by rank
- * across nodes, or inside one); context parallelism is not modelled. */
+ * across nodes, or inside one); cp ranks at stride t (cp_check_megatron). */
 static int megatron_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
 {
     (void)c;
     int pp = l->pp > 0 ? l->pp : 1;
-    if (l->cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: context parallelism (cp=%d) is not modelled by shardcast; drop cp to predict without it",
-                          name, l->cp);
     if (g % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: tensor parallelism stays inside a node: expected t dividing %d GPUs per node, got %d",
@@ -206,6 +205,9 @@ static int megatron_check(const spec_layout *l, const spec_cluster *c, int n, in
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
                           name, stage, g);
+    int rc = cp_check_megatron(l, n, g, name, err);
+    if (rc)
+        return rc;
     if (l->vp > 1 && l->sched == PIPE_GPIPE)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
@@ -227,7 +229,8 @@ static int megatron_check_model(const spec_layout *l, const spec_model *m, const
     if (m->ffn % l->t || m->hidden % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
                           m->ffn, m->name, l->t);
-    return layout_row_check_heads(m, name, l->t, err);
+    int rc = cp_check_model(l, m, name, err);
+    return rc ? rc : layout_row_check_heads(m, name, l->t, err);
 }
 
 /* Megatron-LM's interleaved schedule runs micro-batches in groups of p (schedules.py) */
@@ -246,8 +249,12 @@ static int megatron_replicas(const spec_layout *l)
     return (l->t > 0 ? l->t : 1) * (l->pp > 0 ? l->pp : 1) * (l->cp > 1 ? l->cp : 1);
 }
 
-/* optimizer states: ZeRO-1 over every GPU (the distributed optimizer), else one replica's split */
-static int megatron_shard(const spec_layout *l, int n_ranks) { return l->zero1 ? n_ranks : megatron_replicas(l); }
+/* optimizer states: ZeRO-1 over every GPU (the distributed optimizer), else split t x p ways
+ * (the cp ranks of a replica hold the same states: cp.h) */
+static int megatron_shard(const spec_layout *l, int n_ranks)
+{
+    return l->zero1 ? n_ranks : (l->t > 0 ? l->t : 1) * (l->pp > 0 ? l->pp : 1);
+}
 
 /* with pipeline stages: this file's graph; p = 1: tensor parallelism alone (layout_tensor.c) */
 static void megatron_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)

@@ -14,6 +14,7 @@
  * Z; the gradient shards all-reduced along D at the accumulation boundary's micro-step. */
 #include <string.h>
 
+#include "cp.h"
 #include "layout_ops.h"
 #include "layout_row.h"
 #include "layout_tensor.h"
@@ -186,6 +187,7 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;
 dp:
+    cp_item(g, lw, it); /* context parallelism's ring (cp.h); nothing when cp = 1 */
     if (it->pass == LO_BWD && last) {
         double S = L->params * e; /* this rank's slice of the layer's gradients */
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;

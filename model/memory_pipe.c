@@ -72,7 +72,9 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     pp.m = t->grad_accum;
     pp.sched = l->sched;
     pp.n_vstages = pp.p * pp.v;
-    int dp = n_ranks / spec_layout_replicas(l);
+    /* the distributed optimizer's shard group: the replicas x cp (Megatron-Core's data-parallel
+     * group with context parallelism, model/cp.h) */
+    int dp = n_ranks / spec_layout_replicas(l) * (l->cp > 1 ? l->cp : 1);
     layout_pipe_split(w->model.layers, pp.p, pp.v, pp.blocks);
     wl lwb;
     const wl *lw = wl_localize(w, l, n_ranks, &lwb);

@@ -253,9 +253,11 @@ typedef struct spec_layout {
                           (int4 hierarchical all-to-all) (default 0)                       */
     /* Megatron 3D (layout_pipe.c): pp pipeline stages, vp virtual stages (model chunks) per
      * rank (1: plain 1F1B / GPipe; > 1: interleaved 1F1B), sp sequence parallelism with TP
-     * (default 1), cp context parallel size (parsed; > 1 is not modelled), the schedule. */
+     * (default 1), cp context parallel size (model/cp.h), the schedule. */
     int pp, vp, sp, cp;
     spec_pipe_sched sched;
+    int dp;            /* zero3 spelled fsdp2:dp=D,cp=C (torchtitan): D as given (0: not
+                          given); zero3 with cp > 1 shards over all D x cp ranks (cp.h)     */
     /* zero3-offload (ZeRO-Offload / ZeRO-Infinity, layout_infinity.c): where the 16-bit
      * parameter shards live (DeepSpeed offload_param.device) and where the fp32 optimizer
      * states live (offload_optimizer.device; the update always runs on the host CPU) */

@@ -50,9 +50,10 @@ static const struct kind_def {
     [LAYOUT_DDP] = {"ddp", "", 0, "ddp", "ddp", DIV_1, DIV_1, DIV_1, USE_WHOLE},
     [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]", DIV_1, DIV_1, DIV_P_OR_N, USE_WHOLE},
     [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]", DIV_1, DIV_P_OR_N, DIV_P_OR_N, USE_WHOLE},
-    /* raf=0: FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the
+    /* cp: context parallelism (model/cp.h; torchtitan spells it fsdp2:dp=D,cp=C); raf=0:
+     * FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the
      * hint stays "zero3": the parse error's list of every kind must fit sc_err's text) */
-    [LAYOUT_ZERO3] = {"zero3", "raf", 0, "zero3:raf=0", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
+    [LAYOUT_ZERO3] = {"zero3", "raf,cp", 0, "zero3:raf=0", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
     [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     /* + hpZ's secondary copy (memory.c) */
@@ -215,6 +216,25 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
         stride[a] = st;
         st *= size[a];
     }
+    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* cp adjacent on y, the rest of the ranks on d */
+        if (n_ranks % l->cp)
+            return -1;
+        for (int a = 0; a < SPEC_AXES; a++)
+            size[a] = stride[a] = 1;
+        size[1] = l->cp;
+        size[3] = n_ranks / l->cp;
+        stride[3] = l->cp;
+        return 0;
+    }
+    if (l->kind == LAYOUT_MEGATRON && l->cp > 1) {
+        /* context parallelism on y, inside d: "tp-cp-ep-dp-pp" puts the cp ranks at stride t; d
+         * keeps all t-strided ranks of a stage, dp x cp, the group that reduces the gradients
+         * and shards the distributed optimizer (Megatron-Core's data-parallel group with cp) */
+        if (size[3] % l->cp)
+            return -1;
+        size[1] = l->cp;
+        stride[1] = l->t;
+    }
     return 0;
 }
 
@@ -228,6 +248,60 @@ static int parse_placement(const char *s, const char *val, char *out, sc_err *er
                       "in \"%s\": expected placement to order the axes x, y, z, d from inside a node outwards (a "
                       "permutation of \"xyzd\", e.g. placement=xyzd), got \"%s\"",
                       s, val);
+}
+
+/* torchtitan's spelling, fsdp2:dp=D[,cp=C][,t=T][,p=P][,asynctp=0|1][,schedule=S] (FSDP2 over
+ * dp_shard x cp, its parallelize_llama): with t = p = 1 and no async TP it is zero3 over all
+ * D x cp ranks with context parallelism (cp.h); composites with TP or PP are not modelled. */
+static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s + 6);
+    int dp = 0, cp = 1, t = 1, p = 1, atp = 0, seen = 0;
+    char *save = NULL;
+    for (char *opt = strtok_r(buf, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(opt, '=');
+        int *num = NULL, bit = 0;
+        if (eq)
+            *eq = '\0';
+        const char *key = opt, *val = eq ? eq + 1 : "";
+        if (!strcmp(key, "dp"))
+            num = &dp, bit = 1;
+        else if (!strcmp(key, "cp"))
+            num = &cp, bit = 2;
+        else if (!strcmp(key, "t"))
+            num = &t, bit = 4;
+        else if (!strcmp(key, "p"))
+            num = &p, bit = 8;
+        else if (!strcmp(key, "asynctp"))
+            num = &atp, bit = 16;
+        else if (!strcmp(key, "schedule"))
+            bit = 32;
+        if (!eq || !bit)
+            return sc_err_set(err, SC_EINPUT, "layout", "",
+                              "in \"%s\": expected dp, cp, t, p, asynctp or schedule as key=value, got \"%s\"", s, opt);
+        if (seen & bit)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
+        seen |= bit;
+        if (bit == 16) {
+            int rc = parse_bool(s, key, val, num, err);
+            if (rc)
+                return rc;
+        } else if (num && parse_pos_int(val, num)) {
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
+                              s, key, val);
+        }
+    }
+    if (!(seen & 1))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing dp=D (e.g. \"fsdp2:dp=4,cp=2\")", s);
+    if (t > 1 || p > 1 || atp || (seen & 32))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": FSDP2 composed with tensor or pipeline parallelism (t, p, asynctp, schedule) is "
+                          "not modelled; fsdp2:dp=D,cp=C (zero3 over D x C ranks with context parallelism) is", s);
+    out->kind = LAYOUT_ZERO3;
+    out->dp = dp;
+    out->cp = cp;
+    return 0;
 }
 
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
@@ -244,6 +318,8 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (!s || !*s || strlen(s) >= sizeof buf)
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%.60s\"", layout_hint(hint, sizeof hint), s ? s : "");
     snprintf(buf, sizeof buf, "%s", s);
+    if (!strncmp(buf, "fsdp2:", 6))
+        return parse_fsdp2(s, out, err);
     char *colon = strchr(buf, ':');
     if (colon)
         *colon = '\0';
@@ -346,6 +422,9 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
      * SHARD_GRAD_OP, one kind, so its canonical string is shard_grad_op */
     if (kind == LAYOUT_ZERO3 && !raf)
         out->kind = LAYOUT_SHARD_GRAD_OP;
+    if (kind == LAYOUT_ZERO3 && !raf && out->cp > 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": context parallelism (cp) with raf=0 is not modelled; drop one of them", s);
     for (int i = 0; i < ko->required; i++)
         if (!seen[i]) {
             char k[16];
@@ -394,6 +473,14 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         break;
     case LAYOUT_HSDP_ZERO2:
         snprintf(buf, n, "hybrid_shard_zero2:p=%d", l->p);
+        break;
+    case LAYOUT_ZERO3:
+        if (l->dp)
+            snprintf(buf, n, "fsdp2:dp=%d,cp=%d", l->dp, l->cp > 1 ? l->cp : 1);
+        else if (l->cp > 1)
+            snprintf(buf, n, "zero3:cp=%d", l->cp);
+        else
+            snprintf(buf, n, "zero3");
         break;
     case LAYOUT_TP:
         snprintf(buf, n, "tp:t=%d%s%s", l->t, l->zero1 ? "" : ",zero1=0", l->overlap ? "" : ",overlap=0");

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "cp.h"
+
 /* Activations replicated across tensor-parallel ranks in Megatron-LM without sequence
  * parallelism (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34): the two norms' inputs (4 sbh),
  * the attention and MLP inputs (4 sbh) in 16-bit, and the two dropout masks (2 sbh, 1 byte). */
@@ -113,6 +115,11 @@ const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
     (void)n_ranks;
     if (l->kind == LAYOUT_MEGATRON)
         return wl_localize_megatron(w, l, out);
+    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* zero3:cp=C (fsdp2:dp=D,cp=C): cp.h */
+        *out = *w;
+        cp_localize(out, l->cp);
+        return out;
+    }
     if (!(l->kind == LAYOUT_TP && l->t > 1) && l->kind != LAYOUT_AXONN)
         return w;
     *out = *w;
@@ -169,5 +176,6 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
         const wl_layer *L = &out->layer[i];
         out->hw_flops += (L->fwd_flops + L->bwd_flops + (w->act_ckpt && L->kind == WL_BLOCK ? L->fwd_flops : 0)) * L->count;
     }
+    cp_localize(out, l->cp); /* context parallelism: the sequence / cp (cp.h) */
     return out;
 }

@@ -310,9 +310,6 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
     c->layout_ok = spec_layout_parse(c->layout_str, &c->layout, &lerr) == 0;
     if (!c->layout_ok)
         snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model layout \"%.100s\"", c->layout_str);
-    else if (c->layout.kind == LAYOUT_MEGATRON && c->layout.cp > 1)
-        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model context parallelism (cp=%d) in \"%.100s\"",
-                 c->layout.cp, c->layout_str);
     else if (fw_check(c->training.framework, &c->layout, &lerr))
         snprintf(c->unsupported, sizeof c->unsupported, "%.200s", lerr.text);
 

@@ -36,6 +36,7 @@ static Suite *(*const SUITES[])(void) = {
     base_suite,
     step_suite,
     impl_suite,
+    cp_suite,
 };
 
 /* Without CK_RUN_SUITE each suite runs on its own runner, so its result line comes when it

@@ -37,6 +37,7 @@ Suite *search_suite(void);   /* tests/test_search.c: plan's candidates, ranking,
 Suite *results_suite(void);  /* tests/test_results.c: the sweep CSV written and read from one table */
 Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion, statistics, figures */
 Suite *base_suite(void);     /* tests/test_base.c: base/ helpers (str_trim, proc_self_dir)        */
+Suite *cp_suite(void);       /* tests/test_cp.c: context parallelism: rank workload, ring, groups, properties */
 Suite *impl_suite(void);     /* tests/test_impl.c: issue 27: FSDP gradient path, reduce_dtype, op SAC, element-wise flags, AdamW */
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 

@@ -54,13 +54,14 @@ START_TEST(test_parse)
     ck_assert_int_eq(spec_layout_parse("megatron:t=8,p=2,sched=zb", &bad, &err), SC_EINPUT);
     ck_assert_str_eq(err.text, "in \"megatron:t=8,p=2,sched=zb\": expected sched=1f1b or sched=gpipe, got \"zb\"");
 
-    /* context parallelism parses, and the check says it is not modelled */
+    /* context parallelism (model/cp.h, tests/test_cp.c): t x p x cp = 8 GPUs on 4 duo nodes
+     * pass; on 2 nodes (4 GPUs) they do not divide */
     spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
     l = parse("megatron:t=2,p=2,cp=2");
     ck_assert_int_eq(l.cp, 2);
-    ck_assert_int_eq(spec_layout_check(&l, &c, 4, &err), SC_EINPUT);
-    ck_assert_str_eq(err.text, "megatron:t=2,p=2,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop "
-                               "cp to predict without it");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 4, &err), 0);
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=2,p=2,cp=2: expected t*p*cp = 8 to divide the 4 GPUs");
     l = parse("megatron:t=2,p=2,vp=2,sched=gpipe");
     ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
     l = parse("megatron:t=2,p=3");

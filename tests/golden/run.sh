@@ -461,7 +461,20 @@ expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "m
 expect predict-megatron-sim 0 "megatron:t=8,p=8         5.893" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
 expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.553" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
-expect megatron-cp 2 "layout: megatron:t=8,p=8,cp=2: context parallelism (cp=2) is not modelled by shardcast; drop cp to predict without it" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,cp=2
+# context parallelism (model/cp.h): both engines, the memory table, and the checks
+expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.938" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
+expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.938" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
+expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.33" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
+expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
+expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a divisor or multiple of the 8 GPUs per node" -- "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
+one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
+# zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
+expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.679" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.675" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
+expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
+expect fsdp2-composite 2 'FSDP2 composed with tensor or pipeline parallelism (t, p, asynctp, schedule) is not modelled' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8
+expect fsdp2-dp-cp 2 "layout: fsdp2:dp=3,cp=2: expected dp x cp = 8 GPUs, got 3 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=3,cp=2
+expect zero3-cp-deepspeed 2 "zero3:cp=2: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework deepspeed
 expect megatron-no-p 2 'in "megatron:t=8": missing p=P (e.g. "megatron:t=8,p=4")' -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8
 expect megatron-tp-pp 2 "layout: megatron:t=8,p=3: expected t*p = 24 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=3
 expect megatron-vp-layers 2 "layout: megatron:t=8,p=8,vp=5: interleaving needs the 96 layers of gpt3-175b divisible by p x vp = 40" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=5
@@ -488,7 +501,7 @@ expect plan-axonn-why 0 "per step and GPU: x" -- "$BIN" plan --scenario axonn-pe
 V=tests/fixtures/validation
 expect accuracy-help 0 "usage: shardcast accuracy [DIR]" -- "$BIN" accuracy --help
 expect accuracy-table 0 "8 cases from 2 sources in $V" -- "$BIN" accuracy "$V"
-expect accuracy-unsupported 0 'unsupported: shardcast does not model context parallelism (cp=2)' -- "$BIN" accuracy "$V" --engine model
+expect accuracy-unsupported 0 'unsupported: shardcast does not model layout "megatron:t=2,p=4,ep=2"' -- "$BIN" accuracy "$V" --engine model
 expect accuracy-oom 0 "oom: predicted not to fit" -- "$BIN" accuracy "$V" --engine model
 expect accuracy-default-calib 0 "built-in default calibration (no calibrations/<cluster>.json) for: p4d-fixture-slow (2 cases)" -- "$BIN" accuracy "$V" --engine model
 expect accuracy-summary 0 "engine sim (simulator)" -- "$BIN" accuracy "$V" --engine sim
@@ -504,7 +517,7 @@ done
 if [ "$(grep -c '"not_run": 2,' "$TMP/acc.json")" = 4 ] && [ "$(grep -c '"not_run": 0,' "$TMP/acc.json")" = 2 ] && ! grep -qiE ':[[:space:]]*-?(nan|inf)' "$TMP/acc.json"; then pass=$((pass + 1)); else echo "FAIL accuracy-json-counts"; fail=$((fail + 1)); fi
 # CSV: a header and one row per case and engine (8 x 2), RFC 4180 quotes, written whole
 expect accuracy-csv 0 "" -- "$BIN" accuracy "$V" -o "$TMP/acc.csv"
-if [ "$(wc -l <"$TMP/acc.csv")" = 17 ] && grep -qF '"shardcast does not model context parallelism (cp=2) in ""megatron:t=2,p=4,cp=2"""' "$TMP/acc.csv" &&
+if [ "$(wc -l <"$TMP/acc.csv")" = 17 ] && grep -qF '"shardcast does not model layout ""megatron:t=2,p=4,ep=2"""' "$TMP/acc.csv" &&
     [ ! -e "$TMP/acc.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL accuracy-csv-rows"; fail=$((fail + 1)); fi
 expect accuracy-progress 0 "accuracy: model 8/8 cases" -- "$BIN" accuracy "$V" --engine model --progress
 expect accuracy-markdown 0 "" -- "$BIN" accuracy "$V" --markdown "$TMP/ACC.md" --plot-data "$TMP/acc.dat"

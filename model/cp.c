@@ -1,0 +1,183 @@
+/* cp.c — context parallelism's two hooks (cp.h): one rank's share of the workload and the
+ * ring exchange of K and V. Source: Transformer Engine's P2P context parallelism, as
+ * Megatron-Core calls it for --context-parallel-size (cp_comm_type "p2p", the default),
+ * NVIDIA/TransformerEngine@015d22571b332bc0c50890f8f7be9ee896336f05
+ * transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
+ * AttnFuncWithCPAndKVP2P:
+ *   - the sequence is cut into 2 cp chunks, rank i holding chunks i and 2 cp - 1 - i (causal
+ *     load balancing: every rank then has the same causal work; the forward asserts the local
+ *     sequence is divisible by 2);
+ *   - forward: cp steps; at step i the rank computes attention of its queries against the K/V
+ *     it holds while it sends them to rank + 1 and receives the next from rank - 1 (isend /
+ *     irecv on the cp group, the KV of one rank concatenated in one buffer): cp - 1 transfers of
+ *     the local K and V, each overlapped with the previous step's attention; step 0 is the
+ *     diagonal (causal over the local 2 chunks), the others non-causal over half the queries or
+ *     half the keys, each the work of a causal attention of the local length;
+ *   - backward: the same ring carrying K/V and, one step behind, the partial dK/dV (twice the
+ *     forward's bytes), overlapped with the backward attention steps.
+ * zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): PyTorch's context_parallel, whose K/V rotation
+ * torchtitan sets to "allgather" by default (torchtitan/config_manager.py,
+ * --experimental.context_parallel_rotate_method, help: all-gather all K/V shards after the first
+ * sub-SDPA; read in a stored copy of the Dec 2024 file, commit not pinned): the same bytes as
+ * the ring, but only the first of the cp attention steps runs beside them; the same load
+ * balancing (round-robin 2 cp chunks), the backward twice the forward's bytes as above.
+ * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
+ * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
+ * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
+ * chunk running without a transfer beside it (the whole exchange is set beside the whole core). */
+#include "cp.h"
+
+#include <string.h>
+
+#include "layout_ops.h"
+
+int cp_check_megatron(const spec_layout *l, int n, int g, const char *name, sc_err *err)
+{
+    if (l->cp <= 1)
+        return 0;
+    int pp = l->pp > 0 ? l->pp : 1, tc = l->t * l->cp;
+    if (n % (tc * pp))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected t*p*cp = %d to divide the %d GPUs", name, tc * pp, n);
+    if (!(g % tc == 0 || tc % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a context-parallel group spans t*cp = %d ranks; expected a divisor or multiple of the %d "
+                          "GPUs per node", name, tc, g);
+    return 0;
+}
+
+int cp_check_zero3(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    (void)c;
+    /* cp ranks adjacent (torchtitan's mesh: cp inside dp_shard): a group inside a node or
+     * spanning whole ones */
+    if (l->dp && (long long)l->dp * l->cp != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected dp x cp = %d GPUs, got %d x %d", name, n, l->dp,
+                          l->cp);
+    if (l->cp > 1 && (n % l->cp || !(g % l->cp == 0 || l->cp % g == 0)))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected cp dividing the %d GPUs and dividing or a multiple of the %d GPUs per node, "
+                          "got %d", name, n, g, l->cp);
+    return 0;
+}
+
+int cp_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (l->cp > 1 && m->seq_len % (2 * l->cp))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: context parallelism cuts the sequence into 2 x cp = %d chunks; %s's sequence %d is not "
+                          "divisible by it", name, 2 * l->cp, m->name, m->seq_len);
+    return 0;
+}
+
+int cp_replicas(const spec_layout *l) { return l->cp > 1 ? l->cp : 1; }
+
+static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
+
+static void refresh_flops(wl_layer *L)
+{
+    L->fwd_flops = 0;
+    for (int j = 0; j < L->n_gemm; j++) {
+        const wl_gemm *g = &L->gemm[j];
+        L->fwd_flops += 2.0 * g->m * g->n * g->k * g->batch;
+    }
+    L->bwd_flops = 2 * L->fwd_flops;
+}
+
+/* One layer's GEMMs on s / cp tokens: linear layers' rows / cp; attention's core as cp
+ * problems of length s / cp (scores [s/cp x s/cp] x cp, context likewise): 1 / cp of the
+ * sequence's s^2 work, the causal mask halving each as it halves the whole. */
+static void split_gemms(wl_layer *L, double c)
+{
+    for (int j = 0; j < L->n_gemm; j++) {
+        wl_gemm *g = &L->gemm[j];
+        if (!strcmp(g->name, "scores")) { /* [s x d] x [d x s] per head */
+            g->m /= c;
+            g->n /= c;
+            g->batch *= c;
+        } else if (!strcmp(g->name, "context")) { /* [s x s] x [s x d] per head */
+            g->m /= c;
+            g->k /= c;
+            g->batch *= c;
+        } else { /* qkv, proj, fc1 / gate_up, fc2, lm_head: one row per token */
+            g->m /= c;
+        }
+    }
+    refresh_flops(L);
+}
+
+void cp_localize(wl *w, int cp)
+{
+    if (cp <= 1)
+        return;
+    const double c = cp, e = w->elem_bytes, h = w->model.hidden, V = w->model.vocab;
+    for (int i = 0; i < w->n_layers; i++) {
+        wl_layer *L = &w->layer[i];
+        double act0 = L->act_bytes;
+        split_gemms(L, c);
+        L->core_fwd_flops /= c;
+        /* every kept tensor is per token, the unfused core's s^2 ones per (s/cp) x s */
+        L->act_bytes /= c;
+        L->ckpt_bytes /= c;
+        L->op_act_bytes /= c;
+        L->act_core_bytes /= c;
+        L->ew_fwd_bytes /= c;
+        L->ew_bwd_bytes /= c;
+        L->core_ew_fwd_bytes /= c;
+        if (L->kind == WL_EMBED) /* rows read, output written: per token */
+            L->fwd_hbm_bytes /= c;
+        else if (L->kind == WL_BLOCK) /* weights once, activations written and read (wl_build) */
+            L->fwd_hbm_bytes -= 2 * (act0 - L->act_bytes);
+        else /* head: its weights, then logits and input per token */
+            L->fwd_hbm_bytes = V * h * e + (L->fwd_hbm_bytes - V * h * e) / c;
+    }
+    w->tokens /= c;
+    w->logits_bytes /= c;
+    w->hw_flops = 0; /* what one rank runs; model_flops stays the replica's */
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *L = &w->layer[i];
+        w->hw_flops += (L->fwd_flops + L->bwd_flops + wl_recompute_flops(L)) * L->count;
+    }
+}
+
+double cp_core_fraction(const wl_layer *L)
+{
+    double core = 0, lin = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        double f = 2.0 * g->m * g->n * g->k * g->batch;
+        if (is_core(g))
+            core += L->causal ? f / 2 : f;
+        else
+            lin += f;
+    }
+    /* the backward (dgrad + wgrad, the core's four GEMMs) doubles both, the recompute adds one
+     * forward of each: the ratio holds for every pass */
+    return core + lin > 0 ? core / (core + lin) : 0;
+}
+
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const wl_layer *L = &lw->layer[it->layer];
+    if ((l->kind != LAYOUT_MEGATRON && l->kind != LAYOUT_ZERO3) || l->cp <= 1 || L->kind != WL_BLOCK ||
+        it->n_inline >= 4)
+        return;
+    const spec_model *m = &lw->model;
+    const double t = l->t > 0 ? l->t : 1;
+    /* K and V of the whole sequence for this rank's key/value heads (kv_heads / t): the
+     * all-gather's output; its ring moves (cp - 1) / cp of it, the cp - 1 transfers of the
+     * local K and V that the P2P ring makes */
+    const double kv = (double)m->kv_heads * (m->hidden / m->heads) / t;
+    const double S = 2.0 * lw->tokens * l->cp * kv * g->elem_bytes;
+    /* forward: K/V once; backward: K/V and dK/dV; a recomputed forward: K/V again */
+    int n = it->pass == LO_FWD ? 1 : 2 + (it->recompute ? 1 : 0);
+    lo_coll ring = lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * n, n);
+    it->inl[it->n_inline++] = ring;
+    /* beside attention's core (cp.h); zero3 (torchtitan, PyTorch's context_parallel with its
+     * default rotate method "allgather": the K/V shards all-gathered after the first sub-SDPA)
+     * beside the first of the cp steps only; the tensor-parallel collectives of the same copy keep
+     * their own share, the two added (optimistic where the ring is shorter than the core and
+     * the tensor-parallel ones are exposed: the core's rest then hides them too) */
+    double f = it->inline_overlap + cp_core_fraction(L) / (l->kind == LAYOUT_ZERO3 ? l->cp : 1);
+    it->inline_overlap = f < 1 ? f : 1;
+}

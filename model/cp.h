@@ -1,0 +1,42 @@
+/* cp.h — context parallelism (megatron:...,cp=C; zero3:cp=C, torchtitan's fsdp2:dp=D,cp=C): the
+ * sequence of every micro-batch split C ways, attention's K/V exchanged among the C ranks
+ * (megatron: Transformer Engine's P2P ring, as Megatron-Core uses it; zero3: PyTorch's
+ * context_parallel with torchtitan's default all-gather rotation). Two narrow hooks: what one rank computes and keeps (cp_localize,
+ * applied after tensor parallelism's split) and the ring's K/V exchange of a block's copy
+ * (cp_item). Not here: the grammar and checks (spec_layout.c), the rank order and the
+ * gradient group over dp x cp (spec_layout_axes), time (model/cost), memory (model/memory). */
+#ifndef SC_CP_H
+#define SC_CP_H
+
+#include "layout.h"
+#include "workload.h"
+
+/* In place: the workload of one rank of a context-parallel group of cp ranks (cp <= 1: w
+ * unchanged, bit for bit). Tokens, activations, element-wise bytes, logits and every linear
+ * GEMM's rows / cp; attention's core as cp causal problems of length s / cp per rank (the
+ * load-balanced split into 2 cp chunks gives every rank the same share, 1 / cp of the causal
+ * work); parameters and model_flops (the replica's) unchanged. */
+void cp_localize(wl *w, int cp);
+
+/* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
+ * (an all-gather's ring volume over GRP_AX1, run beside attention's core: all of it for the P2P
+ * ring, the first of cp steps for the all-gather); nothing for other layers, cp = 1 or an item
+ * already holding 4 inline collectives. lw: the localized workload. */
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it);
+
+/* The layout rows' checks (layout_row.h; name: the layout's text for the message, err may be
+ * NULL). megatron (called from its check): t*p*cp divides the n GPUs, the t*cp ranks of a cp
+ * group divide or are a multiple of the g GPUs of a node. zero3: D x cp = n when spelled
+ * fsdp2:dp=D,cp=C; cp divides n and divides or is a multiple of g. Both, on the model: the
+ * sequence divides into 2 cp chunks (Transformer Engine's and PyTorch's load balancing). */
+int cp_check_megatron(const spec_layout *l, int n, int g, const char *name, sc_err *err);
+int cp_check_zero3(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err);
+int cp_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err);
+/* zero3's replica for the batch rule: the cp ranks that share one micro-batch (1 without cp). */
+int cp_replicas(const spec_layout *l);
+
+/* Fraction of a block copy's compute that is attention's core (FLOPs, causal masks halving it,
+ * as the kernels skip the masked blocks): what the ring's transfers can hide under. */
+double cp_core_fraction(const wl_layer *L);
+
+#endif

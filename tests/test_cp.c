@@ -1,0 +1,420 @@
+/* test_cp.c — context parallelism (model/cp.c, megatron:...,cp=C): one rank's workload against
+ * hand-derived FLOPs, the ring's bytes and group, the rank order, the checks, and the
+ * properties: cp = 1 is today's layout bit for bit, more cp never raises activation memory per
+ * GPU, the two engines agree where nothing contends. */
+#include "suites.h"
+#include "support.h"
+
+#include "../model/analytic.h"
+#include "../model/cp.h"
+#include "../model/framework.h"
+#include "../model/layout.h"
+#include "../model/memory.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Suite *cp_suite(void);
+
+static spec_layout parse(const char *s)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
+    return l;
+}
+
+/* The tiny model (hidden 64, 1 head, 1 kv head, ffn 256 GeLU, seq 16, vocab 128, 2 blocks),
+ * micro-batch 1, bf16, no checkpointing, one micro-step. */
+static void tiny(spec_model *m, spec_training *tr, wl *w)
+{
+    *m = test_tiny_model(2);
+    spec_training_defaults(tr);
+    tr->act_ckpt = 0;
+    tr->grad_accum = 1;
+    wl_build(m, tr, w);
+}
+
+static const lo_item *first_block(const lo_micro *mi, const wl *w, lo_pass pass)
+{
+    for (int i = 0; i < mi->n_items; i++)
+        if (mi->item[i].pass == pass && w->layer[mi->item[i].layer].kind == WL_BLOCK)
+            return &mi->item[i];
+    return NULL;
+}
+
+START_TEST(test_localize_flops)
+{
+    /* Tiny block forward, T = 16 tokens: qkv 2*16*192*64 = 393216, scores 2*16*16*64 = 32768,
+     * context 32768, proj 2*16*64*64 = 131072, fc1 and fc2 2*16*256*64 = 524288 each: 1638400.
+     * cp = 2: linear rows 8 (half); scores [8 x 8] x 2 problems = 2*8*8*64*2 = 16384 (half):
+     * 819200 in all, the backward twice that. Tokens 8, activations and logits halved. */
+    spec_model m;
+    spec_training tr;
+    wl w, lw, lw1;
+    tiny(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=1,p=1,cp=2");
+    wl_localize(&w, &l, 2, &lw);
+    const wl_layer *B = &lw.layer[1], *B0 = &w.layer[1];
+    ck_assert_int_eq(B->kind, WL_BLOCK);
+    ck_assert_double_eq_tol(B0->fwd_flops, 1638400.0, 1e-6);
+    ck_assert_double_eq_tol(B->fwd_flops, 819200.0, 1e-6);
+    ck_assert_double_eq_tol(B->bwd_flops, 1638400.0, 1e-6);
+    ck_assert_double_eq_tol(lw.tokens, 8.0, 1e-12);
+    ck_assert_double_eq_tol(B->act_bytes, B0->act_bytes / 2, 1e-9);
+    ck_assert_double_eq_tol(lw.logits_bytes, w.logits_bytes / 2, 1e-9);
+    ck_assert(B->params == B0->params); /* weights are whole on every cp rank */
+    ck_assert(lw.model_flops == w.model_flops); /* the replica's */
+    /* scores: [8 x 8] per problem, 2 problems per head */
+    for (int i = 0; i < B->n_gemm; i++)
+        if (!strcmp(B->gemm[i].name, "scores")) {
+            ck_assert(B->gemm[i].m == 8);
+            ck_assert(B->gemm[i].n == 8);
+            ck_assert(B->gemm[i].batch == 2);
+        }
+    /* cp = 1: nothing changes, bit for bit */
+    lw1 = w;
+    cp_localize(&lw1, 1);
+    ck_assert(memcmp(&lw1, &w, sizeof w) == 0);
+}
+END_TEST
+
+START_TEST(test_core_fraction)
+{
+    /* causal core 32768 + 32768 FLOPs, halved by the mask: 32768; linear 1572864:
+     * 32768 / 1605632 = 0.0204082 (1/49) */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    ck_assert_double_eq_tol(cp_core_fraction(&w.layer[1]), 1.0 / 49.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_ring_bytes_and_groups)
+{
+    /* megatron:t=2,p=1,cp=2 on 4 duo nodes (8 GPUs): tensor ranks adjacent (x: {0,1}), the cp
+     * pair t = 2 apart (y: {0,2}), the gradient group all 4 t-strided ranks (d = dp x cp:
+     * {0,2,4,6}). Ring: K and V of the whole sequence for the rank's kv heads (2 heads of 32,
+     * one per tensor rank): 2 x 16 tokens x 32 x 2 B = 2048 B per pass; forward 1 pass, backward (K/V and dK/dV) 2. */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    m.heads = m.kv_heads = 2; /* heads split t = 2 ways; the same FLOPs (head dim 32) */
+    wl_build(&m, &tr, &w);
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout l = parse("megatron:t=2,p=1,cp=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &c, 4, &err) == 0, "%s", err.text);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 4, g);
+    int mem[8];
+    ck_assert_int_eq(layout_group_members(g, GRP_AX1, 0, mem), 2);
+    ck_assert_int_eq(mem[1], 2);
+    ck_assert_int_eq(layout_group_members(g, GRP_AX1, 3, mem), 2);
+    ck_assert_int_eq(mem[0], 1);
+    ck_assert_int_eq(mem[1], 3);
+    ck_assert_int_eq(layout_group_members(g, GRP_AX3, 0, mem), 4);
+    ck_assert_int_eq(mem[3], 6);
+    ck_assert_int_eq(layout_group_members(g, GRP_AX0, 0, mem), 2);
+    ck_assert_int_eq(mem[1], 1);
+    wl loc;
+    wl_localize(&w, &l, 8, &loc);
+    const lo_item *f = first_block(&g->last, &loc, LO_FWD), *b = first_block(&g->last, &loc, LO_BWD);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(b);
+    const lo_coll *rf = &f->inl[f->n_inline - 1], *rb = &b->inl[b->n_inline - 1];
+    ck_assert_int_eq(rf->group, GRP_AX1);
+    ck_assert_int_eq(rf->kind, COLL_ALLGATHER);
+    ck_assert_double_eq_tol(rf->bytes, 2048.0, 1e-9);
+    ck_assert_double_eq_tol(rb->bytes, 4096.0, 1e-9);
+    ck_assert_int_eq(rb->chunks, 2);
+    /* the forward's overlap: sequence-parallel collectives none (0) + the core's 1/49 share
+     * of the t-split block (the split keeps the ratio) */
+    ck_assert_double_eq_tol(f->inline_overlap, 1.0 / 49.0, 1e-12);
+    free(g);
+}
+END_TEST
+
+START_TEST(test_cp1_is_today)
+{
+    /* megatron:t=2,p=2 and megatron:t=2,p=2,cp=1: the same graph, byte for byte */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    tr.grad_accum = 2;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout a = parse("megatron:t=2,p=2"), b = parse("megatron:t=2,p=2,cp=1");
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    lo_graph *ga = calloc(1, sizeof *ga), *gb = calloc(1, sizeof *gb);
+    ck_assert_ptr_nonnull(ga);
+    ck_assert_ptr_nonnull(gb);
+    layout_build(&w, &tr, &a, &c, 2, ga);
+    layout_build(&w, &tr, &b, &c, 2, gb);
+    ck_assert(memcmp(ga, gb, sizeof *ga) == 0);
+    free(ga);
+    free(gb);
+}
+END_TEST
+
+START_TEST(test_more_cp_less_activation)
+{
+    /* Property: on 2 p4d nodes, llama3-8b at its 8192 tokens, activation memory per GPU never
+     * grows with cp, with and without a pipeline, with and without checkpointing */
+    static const char *const L[][4] = {
+        {"megatron:t=1,p=1", "megatron:t=1,p=1,cp=2", "megatron:t=1,p=1,cp=4", "megatron:t=1,p=1,cp=8"},
+        {"megatron:t=2,p=2", "megatron:t=2,p=2,cp=2", "megatron:t=2,p=2,cp=4", NULL},
+    };
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    for (int ck = 0; ck < 2; ck++)
+        for (int r = 0; r < 2; r++) {
+            spec_training tr;
+            spec_training_defaults(&tr);
+            tr.act_ckpt = ck;
+            tr.grad_accum = 4;
+            wl w;
+            wl_build(&m, &tr, &w);
+            double prev = INFINITY;
+            for (int i = 0; i < 4 && L[r][i]; i++) {
+                spec_layout l = parse(L[r][i]);
+                ck_assert_msg(spec_layout_check(&l, &c, 2, &err) == 0, "%s", err.text);
+                mem_breakdown mb;
+                mem_plan(&w, &tr, &l, 16, &c, &mb);
+                ck_assert_msg(mb.activations <= prev, "%s: %g > %g", L[r][i], mb.activations, prev);
+                ck_assert_msg(mb.activations > 0, "%s", L[r][i]);
+                prev = mb.activations;
+            }
+        }
+}
+END_TEST
+
+START_TEST(test_engines_agree)
+{
+    /* megatron:t=1,p=1,cp=2 on one p4d node (NVLink only, default calibration: no overlap
+     * slowdown): the simulator and the analytical engine give the same step */
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 2;
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=1,p=1,cp=2");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 1, &err), 0);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 1, g);
+    an_timed t;
+    an_result ar;
+    memset(&ar, 0, sizeof ar);
+    an_time(g, &w, &k, &c, &t);
+    an_run(&t, &ar);
+    exec_opts o;
+    exec_result r;
+    memset(&o, 0, sizeof o);
+    ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+    ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
+    /* the ring's bytes are in the volume: more than the same layout without cp */
+    spec_layout l1 = parse("megatron:t=1,p=1");
+    lo_graph *g1 = malloc(sizeof *g1);
+    ck_assert_ptr_nonnull(g1);
+    layout_build(&w, &tr, &l1, &c, 1, g1);
+    double by1[N_GROUPS], by2[N_GROUPS];
+    layout_comm_bytes_by_group(g1, by1);
+    layout_comm_bytes_by_group(g, by2);
+    ck_assert(by1[GRP_AX1] == 0 && by2[GRP_AX1] > 0);
+    free(g);
+    free(g1);
+}
+END_TEST
+
+START_TEST(test_checks)
+{
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    spec_layout l = parse("megatron:t=2,p=1,cp=3"); /* 6 does not divide 16 */
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=2,p=1,cp=3: expected t*p*cp = 6 to divide the 16 GPUs");
+    l = parse("megatron:t=2,p=1,cp=3"); /* 3 nodes: 24 GPUs, a cp group of 6 ranks in 8-GPU nodes */
+    ck_assert_int_eq(spec_layout_check(&l, &c, 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a "
+                               "divisor or multiple of the 8 GPUs per node");
+    l = parse("megatron:t=8,p=1,cp=2"); /* a cp group of 16 ranks over 2 nodes: fine */
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), 0);
+    /* the sequence cut into 2 cp chunks */
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    m.seq_len = 8190;
+    l = parse("megatron:t=1,p=1,cp=2");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "cuts the sequence into 2 x cp = 4 chunks"));
+    m.seq_len = 8192;
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+}
+END_TEST
+
+START_TEST(test_zero3_cp)
+{
+    /* torchtitan's spelling parses to zero3 with cp, prints back; composites with TP / PP are
+     * refused by name */
+    spec_layout l = parse("fsdp2:dp=4,cp=2");
+    char buf[64];
+    sc_err err;
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO3);
+    ck_assert_int_eq(l.cp, 2);
+    ck_assert_int_eq(l.dp, 4);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2");
+    l = parse("zero3:cp=2");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zero3:cp=2");
+    l = parse("zero3");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zero3");
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=16,t=8", &l, &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "FSDP2 composed with tensor or pipeline parallelism"));
+    ck_assert_int_eq(spec_layout_parse("fsdp2:cp=2", &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"fsdp2:cp=2\": missing dp=D (e.g. \"fsdp2:dp=4,cp=2\")");
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    l = parse("fsdp2:dp=2,cp=2"); /* 4 GPUs on 2 duo nodes */
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 1, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=2,cp=2: expected dp x cp = 2 GPUs, got 2 x 2");
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 2, &err), 0);
+    ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), SC_EINPUT);
+    ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), 0);
+
+    /* zero3:cp=2 on one duo node: the cp pair {0,1}; ring forward 2 x 8 local tokens x 2 x
+     * 64 (the kv width) x 2 B = 4096 B beside the first of the 2 steps: overlap (1/49) / 2 */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    l = parse("zero3:cp=2");
+    lo_graph *g = malloc(sizeof *g), *g0 = calloc(1, sizeof *g0), *g1 = calloc(1, sizeof *g1);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(g0);
+    ck_assert_ptr_nonnull(g1);
+    layout_build(&w, &tr, &l, &duo, 1, g);
+    int mem[4];
+    ck_assert_int_eq(layout_group_members(g, GRP_AX1, 1, mem), 2);
+    ck_assert_int_eq(mem[0], 0);
+    const lo_item *f = first_block(&g->last, &w, LO_FWD);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->n_inline, 1);
+    ck_assert_double_eq_tol(f->inl[0].bytes, 4096.0, 1e-9);
+    ck_assert_double_eq_tol(f->inline_overlap, 1.0 / 98.0, 1e-12);
+    /* zero3:cp=1 is zero3, byte for byte */
+    spec_layout a = parse("zero3"), b = parse("zero3:cp=1");
+    layout_build(&w, &tr, &a, &duo, 1, g0);
+    layout_build(&w, &tr, &b, &duo, 1, g1);
+    ck_assert(memcmp(g0, g1, sizeof *g0) == 0);
+    free(g);
+    free(g0);
+    free(g1);
+}
+END_TEST
+
+START_TEST(test_zero3_cp_properties)
+{
+    /* one p4d node, llama3-8b: activation memory never grows with cp; engines agree */
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 2;
+    wl w;
+    wl_build(&m, &tr, &w);
+    static const char *const L[] = {"zero3", "zero3:cp=2", "zero3:cp=4", "zero3:cp=8"};
+    double prev = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        spec_layout l = parse(L[i]);
+        ck_assert_int_eq(spec_layout_check(&l, &c, 1, &err), 0);
+        mem_breakdown mb;
+        mem_plan(&w, &tr, &l, 8, &c, &mb);
+        ck_assert_msg(mb.activations <= prev, "%s: %g > %g", L[i], mb.activations, prev);
+        prev = mb.activations;
+    }
+    spec_layout l = parse("zero3:cp=2");
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 1, g);
+    an_timed t;
+    an_result ar;
+    memset(&ar, 0, sizeof ar);
+    an_time(g, &w, &k, &c, &t);
+    an_run(&t, &ar);
+    exec_opts o;
+    exec_result r;
+    memset(&o, 0, sizeof o);
+    ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+    ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
+    free(g);
+}
+END_TEST
+
+START_TEST(test_optimizer_group_dp_x_cp)
+{
+    /* Megatron-Core's distributed optimizer shards over the data-parallel group with cp: on 8
+     * duo GPUs megatron:t=1,p=2,cp=2 has dp 2 x cp 2 = 4 ranks per stage, as megatron:t=1,p=2
+     * has dp 4: the same stage parameters over the same 4 ranks, so the same optimizer bytes,
+     * and the pipeline's gradient group (pipe.dp) is 4 in both (a regression of the merge with
+     * the one-replica formula, which gave N / (t p cp) = 2) */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    tr.grad_accum = 2;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout a = parse("megatron:t=1,p=2"), b = parse("megatron:t=1,p=2,cp=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&b, &c, 4, &err) == 0, "%s", err.text);
+    mem_breakdown ma, mb;
+    mem_plan(&w, &tr, &a, 8, &c, &ma);
+    mem_plan(&w, &tr, &b, 8, &c, &mb);
+    ck_assert_double_eq_tol(mb.optim, ma.optim, 1e-9 * ma.optim);
+    ck_assert(mb.activations < ma.activations);
+    lo_graph *g = calloc(1, sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &b, &c, 4, g);
+    ck_assert_int_eq(g->pipe.dp, 4);
+    ck_assert_int_eq(g->ax_size[3], 4);
+    free(g);
+}
+END_TEST
+
+Suite *cp_suite(void)
+{
+    Suite *s = suite_create("cp");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_localize_flops);
+    tcase_add_test(tc, test_core_fraction);
+    tcase_add_test(tc, test_ring_bytes_and_groups);
+    tcase_add_test(tc, test_cp1_is_today);
+    tcase_add_test(tc, test_more_cp_less_activation);
+    tcase_add_test(tc, test_engines_agree);
+    tcase_add_test(tc, test_checks);
+    tcase_add_test(tc, test_zero3_cp);
+    tcase_add_test(tc, test_zero3_cp_properties);
+    tcase_add_test(tc, test_optimizer_group_dp_x_cp);
+    suite_add_tcase(s, tc);
+    return s;
+}
