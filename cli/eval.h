@@ -70,7 +70,8 @@ void cli_csv_header(FILE *f);
 void cli_csv_row(FILE *f, const cli_setup *s, const cli_point *p);
 
 /* What one simulator run of this point costs, estimated before it starts from the ranks it will
- * simulate and the layers per micro-step (fitted on this machine: bench/RESULTS.md, "Scale"):
+ * simulate and the ops and cross-node flows of one of them (events x a time per event measured
+ * on this machine: bench/RESULTS.md, "issue 32 item 4"):
  * seconds and bytes. l: the layout, whose exact symmetry (under so, NULL = defaults) may leave
  * fewer ranks to simulate (predict/eval.h, pred_sim_ranks); NULL: every rank, an upper bound. */
 void cli_sim_estimate(const cli_setup *s, const spec_training *tr, int nodes, const spec_layout *l,

@@ -15,25 +15,39 @@
 #include "../model/calib_anchor.h"
 #include "../model/calib_params.h"
 
-/* Per simulated rank, per layer and micro-step: 4.3 us and per rank 3 KiB, from mics:p=8 on 1,024
- * to 16,384 p4d nodes (bench/memscale.py; bench/RESULTS.md); plus, per rank of the cluster, the
- * group tables and member lists an exact-symmetric run still sizes by it (address space, mostly
- * untouched). An estimate to warn with, not a prediction. */
+/* The run's time is its events x the time per event. Events: the simulated ranks x the micro-steps
+ * run x the events per rank and micro-step (predict/eval.h, pred_sim_rank_events; fitted there).
+ * SIM_S_PER_EVENT: the median wall time per event of the 16 full runs at 256 GPUs in
+ * bench/RESULTS.md, "Issue 32 item 4" (0.68-2.2 us; 2 shared cores, load average ~10). Memory:
+ * per rank 3 KiB, from mics:p=8 on 1,024 to 16,384 p4d nodes (bench/memscale.py;
+ * bench/RESULTS.md); plus, per rank of the cluster, the group tables and member lists an
+ * exact-symmetric run still sizes by it (address space, mostly untouched). An estimate to warn
+ * with, not a prediction. */
+#define SIM_S_PER_EVENT 1.06e-6
+/* Without a layout or a graph: the rank x layer figure of issue 22 (mics:p=8 on p4d, 4.3 us). */
 #define SIM_S_PER_RANK_LAYER 4.3e-6
 #define SIM_BYTES_PER_RANK 3072.0
 #define SIM_BYTES_PER_CLUSTER_RANK 512.0
 #define SIM_BYTES_BASE (32.0 * 1048576)
 
+/* The events a run of this point with `ranks` simulated ranks is estimated to dispatch. */
+static double sim_events(const pred_input *in, double ranks)
+{
+    double per_rank = in->layout ? pred_sim_rank_events(in) : 0;
+    int micro = in->training->grad_accum < 3 ? in->training->grad_accum : 3; /* the steady-state run simulates a few */
+    if (!(per_rank > 0)) /* no graph: the older rank x layer figure, as events */
+        per_rank = in->model->layers * SIM_S_PER_RANK_LAYER / SIM_S_PER_EVENT;
+    return ranks * (micro > 0 ? micro : 1) * per_rank;
+}
+
 void pred_sim_estimate(const spec_cluster *c, const spec_model *m, const spec_training *tr, int nodes,
                        const spec_layout *l, const exec_opts *so, double *t_s, double *bytes)
 {
     double all = (double)nodes * c->gpus_per_node, ranks = all;
-    if (l) { /* the ranks the simulator will run: fewer where the step is exactly symmetric */
-        pred_input in = {c, m, tr, nodes, l, NULL, NULL};
+    pred_input in = {c, m, tr, nodes, l, NULL, NULL};
+    if (l) /* the ranks the simulator will run: fewer where the step is exactly symmetric */
         ranks = pred_sim_ranks(&in, so);
-    }
-    int micro = tr->grad_accum < 3 ? tr->grad_accum : 3; /* the steady-state run simulates a few */
-    *t_s = ranks * m->layers * (micro > 0 ? micro : 1) * SIM_S_PER_RANK_LAYER;
+    *t_s = sim_events(&in, ranks) * SIM_S_PER_EVENT;
     *bytes = SIM_BYTES_BASE + ranks * SIM_BYTES_PER_RANK + (ranks < all ? all * SIM_BYTES_PER_CLUSTER_RANK : 0);
 }
 

@@ -48,6 +48,11 @@ int pred_eval(const pred_input *in, pred_engine e, const exec_opts *so, pred_res
  * exec_symmetry_unit); pipelines and anything that fails the point's checks count every rank.
  * For estimating a run before it starts: builds the op graph, simulates nothing. */
 int pred_sim_ranks(const pred_input *in, const exec_opts *so);
+/* The events one simulated rank is estimated to dispatch per micro-step, for estimating a run
+ * before it starts: from its ops and the flows of its collectives that span nodes in the last
+ * micro-step of the op graph (a count with two fitted weights: eval.c). 0 when the point fails
+ * its checks or the graph cannot be allocated. Builds the graph, simulates nothing. */
+double pred_sim_rank_events(const pred_input *in);
 /* pred_eval, then: no table, CSV or JSON carries NaN or Inf, so a result that holds one is an
  * internal error (SC_ERUNTIME) naming the step which produced it (issue 19). */
 int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
