@@ -25,7 +25,9 @@ int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node
  * only i's flow to j, so the member's rate is its links to the others x the link rate, the
  * analytical engine's per-rank bound (model/cost.c cost_group_make). A member linked to no
  * other member sends to its ring successor over the relayed route. Returns the flows emitted,
- * or -1 when the member has no direct link (the caller sends one flow). */
+ * or -1 when the member has no direct link (the caller sends one flow). n: the members stored (a
+ * quotient run stores only the simulated prefix and the next one, exec.c group_of; a simulated
+ * rank's node-mates are in it, represented nodes being whole). */
 static int mesh_spread(const int *members, int n, int i, int gpn, const spec_fabric *f, double edge_bytes,
                        coll_flow_fn fn, void *ctx)
 {
@@ -51,10 +53,11 @@ int coll_ring_flows_fabric(const int *members, int n, int n_src, int gpus_per_no
     if (n < 2 || edge_bytes <= 0)
         return 0;
     int flows = 0, mesh = fab && fab->kind == FABRIC_NVLINK_MESH;
+    int stored = n_src < n ? n_src + 1 : n; /* members[] holds this many (exec.c group_of) */
     for (int i = 0; i < n_src && i < n; i++) {
         int src = members[i], dst = members[(i + 1) % n];
         if (src / gpus_per_node == dst / gpus_per_node) {
-            int k = mesh ? mesh_spread(members, n, i, gpus_per_node, fab, edge_bytes, fn, ctx) : -1;
+            int k = mesh ? mesh_spread(members, stored, i, gpus_per_node, fab, edge_bytes, fn, ctx) : -1;
             if (k < 0) {
                 fn(ctx, src, dst, 0, edge_bytes);
                 k = 1;
