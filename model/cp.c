@@ -120,8 +120,10 @@ void cp_localize(wl *w, int cp)
         L->ckpt_bytes /= c;
         L->op_act_bytes /= c;
         L->act_core_bytes /= c;
-        L->ew_fwd_bytes /= c;
-        L->ew_bwd_bytes /= c;
+        /* per token, but for the per-parameter weight casts (autocast): every cp rank casts
+         * the same weights */
+        L->ew_fwd_bytes = (L->ew_fwd_bytes - L->ew_param_bytes) / c + L->ew_param_bytes;
+        L->ew_bwd_bytes = (L->ew_bwd_bytes - L->ew_param_bytes) / c + L->ew_param_bytes;
         L->core_ew_fwd_bytes /= c;
         if (L->kind == WL_EMBED) /* rows read, output written: per token */
             L->fwd_hbm_bytes /= c;
@@ -130,8 +132,15 @@ void cp_localize(wl *w, int cp)
         else /* head: its weights, then logits and input per token */
             L->fwd_hbm_bytes = V * h * e + (L->fwd_hbm_bytes - V * h * e) / c;
     }
+    /* the unfused loss's fp32 logits are per token; Liger's fused loss keeps the head's whole
+     * gradient [V, h] however few tokens a rank has (wl_logits_bytes): its chunk and per-token
+     * parts follow the rank's s / cp tokens (a Megatron rank's vocabulary share kept as the
+     * ratio) */
+    if (w->fused_ce && w->tokens > 0)
+        w->logits_bytes *= wl_logits_bytes(w->tokens / c, V, h, e, 1) / wl_logits_bytes(w->tokens, V, h, e, 1);
+    else
+        w->logits_bytes /= c;
     w->tokens /= c;
-    w->logits_bytes /= c;
     w->hw_flops = 0; /* what one rank runs; model_flops stays the replica's */
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = &w->layer[i];

@@ -324,6 +324,8 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     op_sac(m, t, e, b, B);
     if (amp_core(t)) { /* the weight casts (amp_core above), per block per micro-step */
         B->ew_fwd_bytes += 6 * B->params, B->ew_bwd_bytes += 6 * B->params;
+        B->ew_param_bytes = 6 * B->params; /* a tensor rank casts its 1/t of the weights */
+        B->ew_tp_fwd_bytes += 6 * B->params, B->ew_tp_bwd_bytes += 6 * B->params;
         B->ew_fwd_kernels += 1, B->ew_bwd_kernels += 1;
         if (!fused) { /* softmax's fp32 output */
             B->act_bytes += 2 * a * s * s * b;
@@ -353,7 +355,8 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     H->bwd_flops = 2 * H->fwd_flops;
     H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
     H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
-    w->logits_bytes = wl_logits_bytes(T, V, h, e, t->fused_linear_ce > 0);
+    w->fused_ce = t->fused_linear_ce > 0;
+    w->logits_bytes = wl_logits_bytes(T, V, h, e, w->fused_ce);
     ew_head(m, t, e, H);
 
     for (int i = 0; i < w->n_layers; i++) {

@@ -46,6 +46,9 @@ typedef struct wl_layer {
     double ew_tp_fwd_bytes, ew_tp_bwd_bytes; /* of ew_*_bytes, the part over heads, FFN columns or
                               the vocabulary (rotary, activation, unfused softmax, the loss), which
                               Megatron tensor parallelism splits even without sequence parallelism */
+    double ew_param_bytes;  /* of ew_fwd_bytes and of ew_bwd_bytes each, the per-parameter part
+                              (autocast's weight casts): split with the weights over tensor ranks,
+                              not with the tokens over context-parallel ones (cp.c)          */
     int core_ew_fwd_kernels;
     /* checkpointing op (torchtitan's op-level selective AC, wl_build): the fraction of each
      * forward GEMM gemm[i] that the backward recomputes (every second aten.mm; SDPA saved),
@@ -68,6 +71,8 @@ typedef struct wl {
     double model_flops;     /* forward + backward, one micro-step, one GPU, FLOP             */
     double hw_flops;        /* + recomputed forward when checkpointing, FLOP                 */
     double logits_bytes;    /* fp32 logits for the loss, B                                   */
+    int fused_ce;           /* 1: logits_bytes is wl_logits_bytes' fused (Liger) form, whose head
+                               gradient [V, h] does not shrink with the tokens (cp.c)         */
     double tokens;          /* micro_batch x seq_len                                         */
 } wl;
 

@@ -401,6 +401,62 @@ START_TEST(test_optimizer_group_dp_x_cp)
 }
 END_TEST
 
+START_TEST(test_fused_ce_head_grad_kept)
+{
+    /* Liger's fused loss (wl_logits_bytes) on the tiny model, e = 2, T = 16, V = 128, h = 64:
+     * chunk rows next_pow2(ceil(16 / ceil(128 / 64))) = 8: 8*128*6 + 16*64*2 + 128*64*2 + 4*16
+     * = 6144 + 2048 + 16384 + 64 = 24640. cp = 2, T = 8: chunk 4: 3072 + 1024 + 16384 + 32 =
+     * 20512 (the head gradient [V, h], 16384, stays whole; halving all of it gave 12320). The
+     * unfused fp32 logits 4*16*128 = 8192 halve to 4096. */
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    tr.fused_linear_ce = 1;
+    wl_build(&m, &tr, &w);
+    ck_assert_double_eq(w.logits_bytes, 24640);
+    cp_localize(&w, 2);
+    ck_assert_double_eq(w.logits_bytes, 20512);
+    tr.fused_linear_ce = 0;
+    wl_build(&m, &tr, &w);
+    ck_assert_double_eq(w.logits_bytes, 8192);
+    cp_localize(&w, 2);
+    ck_assert_double_eq(w.logits_bytes, 4096);
+}
+END_TEST
+
+START_TEST(test_autocast_casts_per_param)
+{
+    /* autocast's weight casts are 6 B per block parameter each pass (workload.c amp_core),
+     * whatever the tokens: with FlashAttention (no s x s part) the flag adds exactly 6 P to a
+     * block's ew bytes. Under cp = 2 every rank casts the same weights: still 6 P (halving them
+     * with the tokens gave 3 P); under megatron t = 2 without sp a rank casts its half: 3 P. */
+    spec_model m;
+    spec_training tr;
+    wl off, on, a, b;
+    tiny(&m, &tr, &off);
+    tr.flash_attention = 1;
+    tr.execution = EXEC_EAGER;
+    tr.precision = PREC_BF16;
+    wl_build(&m, &tr, &off);
+    tr.autocast = 1;
+    wl_build(&m, &tr, &on);
+    const int k = 1; /* embed, block, head */
+    ck_assert_int_eq(on.layer[k].kind, WL_BLOCK);
+    const double P = on.layer[k].params;
+    ck_assert_double_eq_tol(on.layer[k].ew_fwd_bytes - off.layer[k].ew_fwd_bytes, 6 * P, 1e-6);
+    a = off, b = on;
+    cp_localize(&a, 2);
+    cp_localize(&b, 2);
+    ck_assert_double_eq_tol(b.layer[k].ew_fwd_bytes - a.layer[k].ew_fwd_bytes, 6 * P, 1e-6);
+    ck_assert_double_eq_tol(b.layer[k].ew_bwd_bytes - a.layer[k].ew_bwd_bytes, 6 * P, 1e-6);
+    spec_layout l = parse("megatron:t=2,p=1,sp=0");
+    wl_localize_megatron(&off, &l, &a);
+    wl_localize_megatron(&on, &l, &b);
+    ck_assert_double_eq_tol(b.layer[k].ew_fwd_bytes - a.layer[k].ew_fwd_bytes, 3 * P, 1e-6);
+}
+END_TEST
+
 Suite *cp_suite(void)
 {
     Suite *s = suite_create("cp");
@@ -415,6 +471,8 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_zero3_cp);
     tcase_add_test(tc, test_zero3_cp_properties);
     tcase_add_test(tc, test_optimizer_group_dp_x_cp);
+    tcase_add_test(tc, test_fused_ce_head_grad_kept);
+    tcase_add_test(tc, test_autocast_casts_per_param);
     suite_add_tcase(s, tc);
     return s;
 }
