@@ -27,17 +27,24 @@ int coll_ring_flows_from(const int *members, int n, int n_src, int gpus_per_node
  * other member sends to its ring successor over the relayed route. Returns the flows emitted,
  * or -1 when the member has no direct link (the caller sends one flow). n: the members stored (a
  * quotient run stores only the simulated prefix and the next one, exec.c group_of; a simulated
- * rank's node-mates are in it, represented nodes being whole). */
-static int mesh_spread(const int *members, int n, int i, int gpn, const spec_fabric *f, double edge_bytes,
-                       coll_flow_fn fn, void *ctx)
+ * rank's node-mates are in it, represented nodes being whole); sorted: members ascend, so only the
+ * node's block around i is scanned (the same flows in the same order). */
+static int mesh_spread(const int *members, int n, int i, int sorted, int gpn, const spec_fabric *f,
+                       double edge_bytes, coll_flow_fn fn, void *ctx)
 {
-    int src = members[i], node = src / gpn, links = 0, flows = 0;
-    for (int j = 0; j < n; j++)
+    int src = members[i], node = src / gpn, links = 0, flows = 0, lo = 0, hi = n;
+    if (sorted) { /* members ascend: the node's members are the block around i */
+        for (lo = i; lo > 0 && members[lo - 1] / gpn == node; lo--)
+            ;
+        for (hi = i + 1; hi < n && members[hi] / gpn == node; hi++)
+            ;
+    }
+    for (int j = lo; j < hi; j++)
         if (j != i && members[j] / gpn == node)
             links += f->links[src % gpn][members[j] % gpn];
     if (!links)
         return -1;
-    for (int j = 0; j < n; j++) {
+    for (int j = lo; j < hi; j++) {
         int l = j != i && members[j] / gpn == node ? f->links[src % gpn][members[j] % gpn] : 0;
         if (l) {
             fn(ctx, src, members[j], 0, edge_bytes * l / links);
@@ -47,6 +54,16 @@ static int mesh_spread(const int *members, int n, int i, int gpn, const spec_fab
     return flows;
 }
 
+/* 1 when members[0..n) ascend: then a node's members are one contiguous block (ranks of a node are
+ * consecutive), and mesh_spread scans that block instead of the whole group. */
+static int ascending(const int *members, int n)
+{
+    for (int j = 1; j < n; j++)
+        if (members[j] <= members[j - 1])
+            return 0;
+    return 1;
+}
+
 int coll_ring_flows_fabric(const int *members, int n, int n_src, int gpus_per_node, int nics, const spec_fabric *fab,
                            double edge_bytes, coll_flow_fn fn, void *ctx)
 {
@@ -54,10 +71,13 @@ int coll_ring_flows_fabric(const int *members, int n, int n_src, int gpus_per_no
         return 0;
     int flows = 0, mesh = fab && fab->kind == FABRIC_NVLINK_MESH;
     int stored = n_src < n ? n_src + 1 : n; /* members[] holds this many (exec.c group_of) */
+    /* checked once per collective, so mesh_spread scans a node's block, not the whole group, per
+     * member: O(n), not O(n^2), a collective */
+    int sorted = mesh && ascending(members, stored);
     for (int i = 0; i < n_src && i < n; i++) {
         int src = members[i], dst = members[(i + 1) % n];
         if (src / gpus_per_node == dst / gpus_per_node) {
-            int k = mesh ? mesh_spread(members, stored, i, gpus_per_node, fab, edge_bytes, fn, ctx) : -1;
+            int k = mesh ? mesh_spread(members, stored, i, sorted, gpus_per_node, fab, edge_bytes, fn, ctx) : -1;
             if (k < 0) {
                 fn(ctx, src, dst, 0, edge_bytes);
                 k = 1;
