@@ -15,7 +15,10 @@ typedef struct cal_fit_report {
     char undetermined[256];              /* comma-separated names, "" if none            */
     char at_bound[256];                  /* parameters held at a physical bound: latencies
                                             that came out negative (at 0: "name"), efficiencies
-                                            that ran away past 1 ("name at 1"), "" if none */
+                                            that ran away past 1 ("name at 1"), a network
+                                            hop fitted below the intra-node one, which no
+                                            ring step pays ("name at the intra-node hop
+                                            latency"), "" if none */
     unsigned held;                       /* the parameters in at_bound, one bit each (ask
                                             cal_fit_held with a calib_params row)            */
     unsigned weak;                       /* collective-fit parameters held at the base's value

@@ -214,8 +214,8 @@ int cmd_calibrate_fit(int argc, char **argv)
         printf("interference: %d entries left out: their traffic spanned less than %.0f%% of the GEMMs\n",
                rep.interf_dropped, CAL_MIN_COVERAGE * 100);
     if (rep.at_bound[0])
-        printf("held at a physical bound (latencies at 0, efficiencies at 1; past it when fitted freely, the "
-               "data barely determine them): %s\n",
+        printf("held at a physical bound (latencies at 0, efficiencies at 1, a network hop at the intra-node "
+               "one; past it when fitted freely, the data barely determine them): %s\n",
                rep.at_bound);
     if (rep.undetermined[0])
         printf("not determined by these measurements, taken from %s: %s\n", base_path, rep.undetermined);

@@ -217,6 +217,40 @@ START_TEST(test_fit_holds_negative_latency_at_zero)
 }
 END_TEST
 
+/* A network hop below the intra-node one: a ring's cross-node step pays the slower hop
+ * (model/cost.c), so with truth intra 20 us > network 5 us every cross-node step pays 20 us and
+ * the network hop's column is zero wherever the fit puts it below 20 us. The emulated loop on a
+ * loaded 2-core host produced exactly this (CI, stop 34: "cannot determine the network hop
+ * latency"). The fit ties it to the intra-node hop, says so, and recovers the rest exactly
+ * (noise-free data): intra hop 20 us, efficiencies 0.70 / 0.60, base 10 us. */
+START_TEST(test_fit_ties_network_hop_below_intra)
+{
+    load_p4d();
+    cost_calib k;
+    truth(&k);
+    k.hop_lat_s[TIER_NVLINK].v = 20e-6;
+    k.hop_lat_s[TIER_NET].v = 5e-6;
+    char *path = write_synth_k(&k, 1, 0, 9, 0, 0.75);
+    cal_meas *m;
+    sc_err e;
+    ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+    cost_calib out;
+    cal_fit_report rep;
+    ck_assert_msg(cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e) == 0, "%s", e.text);
+    ck_assert_str_eq(rep.at_bound, "network hop latency at the intra-node hop latency");
+    ck_assert_double_eq_tol(out.hop_lat_s[TIER_NVLINK].v, 20e-6, 1e-9);
+    ck_assert_double_eq(out.hop_lat_s[TIER_NET].v, out.hop_lat_s[TIER_NVLINK].v);
+    ck_assert_double_eq(out.hop_lat_s[TIER_NET].sd, 0);
+    ck_assert_double_eq_tol(out.bw_eff[TIER_NET].v, 0.60, 1e-6);
+    ck_assert_double_eq_tol(out.bw_eff[TIER_NVLINK].v, 0.70, 1e-6);
+    ck_assert_double_eq_tol(out.base_lat_s[ALGO_RING].v, 10e-6, 1e-9);
+    ck_assert(rep.coll_rms_rel < 1e-6);
+    ck_assert_ptr_nonnull(strstr(out.source, "held at a physical bound: network hop latency at the intra-node"));
+    cal_meas_free(m);
+    unlink(path);
+}
+END_TEST
+
 /* The report's rows come from model/calib_params.h: cal_fit_held names the row of the parameter
  * in at_bound (the ring base latency of the test above) and no other. */
 START_TEST(test_fit_held_by_table_row)
@@ -751,6 +785,7 @@ Suite *fit_suite(void)
     tcase_add_test(tc, test_fit_refuses_undetermined_network);
     tcase_add_test(tc, test_fit_holds_negative_latency_at_zero);
     tcase_add_test(tc, test_fit_held_by_table_row);
+    tcase_add_test(tc, test_fit_ties_network_hop_below_intra);
     tcase_add_test(tc, test_calib_params_report_columns);
     tcase_add_test(tc, test_fit_refuses_efficiency_above_one);
     tcase_add_test(tc, test_fit_interference_median);
