@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../predict/plan.h"
+#include "../predict/ratio.h"
 #include "../predict/search.h"
 #include "suites.h"
 #include "support.h"
@@ -347,6 +349,73 @@ START_TEST(test_grid_first_error)
 }
 END_TEST
 
+/* ---- best against best (predict/plan.c) and throughput ratios (predict/ratio.c) ---------- */
+
+static int keep_zero3_16(const ps_cand *c, const void *ctx)
+{
+    (void)ctx;
+    return c->pt.layout.kind == LAYOUT_ZERO3 && c->pt.nodes == 16;
+}
+
+/* The rival of a winner is its best on the winner's engine. Regression (issue 30 item 1): plan took
+ * the highest score of the kind whatever its engine, so a simulated winner met an analytical zero3
+ * split scoring 97 that had ranked below the simulated zero3 split (95 simulated; the top --confirm
+ * are the analytically best, so a simulated rival split was the analytically better one), and the
+ * ratio was taken against that split re-simulated: not the rival's best. */
+START_TEST(test_rival_same_engine)
+{
+    ps_cand all[5] = {mk(100, 1, 16), mk(95, 1, 16), mk(97, 1, 16), mk(99, 1, 8), mk(90, 1, 16)};
+    all[0].pt.layout.kind = LAYOUT_MICS;
+    for (int i = 1; i < 5; i++)
+        all[i].pt.layout.kind = LAYOUT_ZERO3;
+    all[0].confirmed = all[1].confirmed = all[3].confirmed = 1; /* 2 and 4: analytical */
+    /* simulated winner: the best simulated zero3 on 16 nodes (95), not the analytical 97 (what
+     * ps_best_where, the rule before, returns) nor the 99 on 8 nodes */
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[1]);
+    ck_assert_ptr_eq(ps_best_where(all, 5, keep_zero3_16, NULL), &all[2]);
+    /* analytical winner: the best analytical zero3 (97) */
+    all[0].confirmed = 0;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    /* no rival on the winner's engine: the best on the other (97: the pair is then put on one engine) */
+    all[2].confirmed = all[4].confirmed = 1;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    all[2].confirmed = all[4].confirmed = 0;
+    all[1].confirmed = 0; /* all analytical now but 3 (8 nodes) */
+    all[0].confirmed = 1;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    /* never the winner itself, even when keep() accepts it; none: NULL */
+    all[0].pt.layout.kind = LAYOUT_ZERO3;
+    all[0].confirmed = 0;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    ck_assert_ptr_null(pl_best_rival(all, 1, &all[0], keep_zero3_16, NULL));
+}
+END_TEST
+
+/* speed-up = throughput ratio. Regression (issue 30 item 1): predict divided step times, so
+ * megatron:t=2,p=1,cp=2 (4 sequences in 0.034 s: 117.6/s) against megatron:t=2,p=1 (8 sequences
+ * in 0.045 s: 177.8/s) printed 0.034 / 0.045 = 0.76x for the row training 1.51x as fast. */
+START_TEST(test_speedup_is_throughput)
+{
+    an_result a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.samples_per_step = 4, a.step_s = 0.034, a.samples_per_s = 4 / 0.034;
+    b.samples_per_step = 8, b.step_s = 0.045, b.samples_per_s = 8 / 0.045;
+    ck_assert(!ratio_same_batch(&a, &b));
+    /* (8 / 0.045) / (4 / 0.034) = 2 x 0.034 / 0.045 = 1.5111 */
+    ck_assert_double_eq_tol(ratio_speedup(&a, &b), 2 * 0.034 / 0.045, 1e-12);
+    ck_assert_double_eq_tol(ratio_speedup(&b, &a), 0.045 / (2 * 0.034), 1e-12);
+    /* the same batch: the step times' ratio, bit for bit (8 sequences: 2 s against 0.5 s = 4x) */
+    a.samples_per_step = 8, a.step_s = 2, a.samples_per_s = 4;
+    b.step_s = 0.5, b.samples_per_s = 16;
+    ck_assert(ratio_same_batch(&a, &b));
+    ck_assert(ratio_speedup(&a, &b) == 2.0 / 0.5);
+    /* no throughput to divide by: 0, never Inf or NaN */
+    a.samples_per_step = 4, a.samples_per_s = 0;
+    ck_assert(ratio_speedup(&a, &b) == 0);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
     Suite *s = suite_create("search");
@@ -361,6 +430,8 @@ Suite *search_suite(void)
     tcase_add_test(t, test_fair_ratio_same_engine);
     tcase_add_test(t, test_grid_threads_identical);
     tcase_add_test(t, test_grid_first_error);
+    tcase_add_test(t, test_rival_same_engine);
+    tcase_add_test(t, test_speedup_is_throughput);
     suite_add_tcase(s, t);
     return s;
 }
