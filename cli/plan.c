@@ -2,7 +2,9 @@
  * use on a cluster for a model. Enumerates the candidates, drops those that do not fit (saying
  * by how much), ranks the rest with the analytical model, confirms the top ones with the
  * simulator, and says why the winner wins — or that the top two are too close to call, naming
- * the parameter the choice is most sensitive to. Not here: the engines themselves. */
+ * the parameter the choice is most sensitive to. Here: the options, the wording and the printing.
+ * Not here: the grid, the confirmations, the best-against-best ratios and the verdict's numbers
+ * (predict/plan.c), the engines themselves. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>

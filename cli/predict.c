@@ -1,6 +1,6 @@
 /* predict.c — `shardcast predict`: step time, throughput, TFLOPS/GPU, breakdown and memory of
- * one or more layouts on a cluster, side by side with the speed-up over the first. Not here:
- * the engines (model/analytic, sim/). */
+ * one or more layouts on a cluster, side by side with the speed-up over the first (a throughput
+ * ratio: predict/ratio). Not here: the engines (model/analytic, sim/). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>

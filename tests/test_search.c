@@ -416,6 +416,76 @@ START_TEST(test_speedup_is_throughput)
 }
 END_TEST
 
+/* plan's engine work end to end (pl_run) on the duo cluster, checked by its properties: every
+ * candidate evaluated is counted once (fits and shown, folded into a twin, or out of memory); the
+ * ranking is by score within each engine, simulated rows first; the top --confirm are simulated
+ * and the rest not; the verdict's pair is on the winner's engine; and the confirmations on 2
+ * threads give what 1 thread gives. With all the HBM kept as headroom nothing fits: no verdict,
+ * no reason, the closest candidate kept. */
+static void check_plan(const pl_plan *p, int confirm)
+{
+    const pl_stats *st = pl_stats_of(p);
+    size_t n = pl_n(p);
+    ck_assert_msg(n >= 2, "only %zu candidates", n);
+    ck_assert_int_eq(st->tried, (long)(st->n_oom + n) + st->n_twins);
+    for (size_t i = 0; i < n; i++) {
+        const ps_cand *c = pl_cand(p, i);
+        ck_assert_int_eq(c->confirmed, (int)i < confirm);
+        if (i > 0 && c->confirmed == pl_cand(p, i - 1)->confirmed)
+            ck_assert(pl_cand(p, i - 1)->score >= c->score);
+    }
+    ck_assert_ptr_null(pl_cand(p, n));
+    ck_assert(pl_why(p)[0]);
+    const pl_verdict *v = pl_verdict_of(p);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(v->engine, confirm > 0 ? PRED_SIM : PRED_MODEL);
+    ck_assert(v->uncertainty == 0.1 && !v->from_calib);
+}
+
+START_TEST(test_plan_run)
+{
+    spec_cluster c = test_duo_cluster("duo", 1e11, 1e10);
+    c.price_usd_per_hour = 36;
+    spec_model m = test_tiny_model(4);
+    cost_calib k = test_tiny_calib();
+    spec_training tr;
+    memset(&tr, 0, sizeof tr);
+    tr.micro_batch = 1;
+    tr.grad_accum = 4;
+    tr.precision = PREC_BF16;
+    static const int NODES[] = {1, 2};
+    pl_request q = {.cluster = &c, .model = &m, .cal = &k, .training = &tr, .nodes = NODES, .n_nodes = 2,
+                    .mask = ~0u, .objective = PS_THROUGHPUT, .uncertainty = 0.1, .uncertainty_set = 1, .threads = 1};
+    pl_plan *p0, *p1, *p2;
+    sc_err err;
+    ck_assert_int_eq(pl_run(&q, &p0, &err), 0);
+    check_plan(p0, 0);
+    q.confirm = 2;
+    ck_assert_int_eq(pl_run(&q, &p1, &err), 0);
+    check_plan(p1, 2);
+    q.threads = 2;
+    ck_assert_int_eq(pl_run(&q, &p2, &err), 0);
+    ck_assert_uint_eq(pl_n(p1), pl_n(p2));
+    for (size_t i = 0; i < pl_n(p1); i++)
+        same_cand(pl_cand(p1, i), pl_cand(p2, i), i, "2 threads");
+    ck_assert_str_eq(pl_why(p1), pl_why(p2));
+    /* the analytical ranking is the same set before confirmation: as many candidates, as many tried */
+    ck_assert_uint_eq(pl_n(p0), pl_n(p1));
+    ck_assert_int_eq(pl_stats_of(p0)->tried, pl_stats_of(p1)->tried);
+    pl_free(p0);
+    pl_free(p1);
+    pl_free(p2);
+    /* all the HBM as headroom: nothing fits */
+    q.headroom_bytes = c.gpu.hbm_bytes;
+    ck_assert_int_eq(pl_run(&q, &p0, &err), 0);
+    ck_assert_uint_eq(pl_n(p0), 0);
+    ck_assert_ptr_null(pl_verdict_of(p0));
+    ck_assert_str_eq(pl_why(p0), "");
+    ck_assert(pl_stats_of(p0)->have_oom && pl_stats_of(p0)->n_oom == (size_t)pl_stats_of(p0)->tried);
+    pl_free(p0);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
     Suite *s = suite_create("search");
@@ -432,6 +502,7 @@ Suite *search_suite(void)
     tcase_add_test(t, test_grid_first_error);
     tcase_add_test(t, test_rival_same_engine);
     tcase_add_test(t, test_speedup_is_throughput);
+    tcase_add_test(t, test_plan_run);
     suite_add_tcase(s, t);
     return s;
 }
