@@ -1081,5 +1081,19 @@ expect import-old-2p3dn-row 0 '"time_us": 163.3' -- grep -F '"time_us": 163.3' "
 expect import-old-4p3dn 0 "17 collectives from 1 log" -- "$BIN" calibrate import nccl-tests calibrate/data/p3dn-2020/4p3dn.4GPUs.log --kind all-reduce -o "$TMP/p3dn4.json"
 expect import-old-4p3dn-row 0 '"time_us": 298.7' -- grep -F '"time_us": 298.7' "$TMP/p3dn4.json"
 expect import-old-4p3dn-nodes 0 '"k": 4' -- grep -F '"k": 4' "$TMP/p3dn4.json"
+# fsdp27 (issue 27): every shipped and validation cluster states its sustained clock_ratio (three
+# validation clusters copied from dgx-a100 / dgx-h100 before those gained it ran at burst clocks:
+# a100-80g-800gbps, dgx-a100-40g, h800-node); fails on a cluster file without the key
+expect clusters-clock-ratio 0 "every cluster sets clock_ratio" -- sh -c 'for f in configs/clusters/*.json validation/clusters/*.json; do grep -q "\"clock_ratio\"" "$f" || { echo "no clock_ratio: $f"; exit 1; }; done; echo "every cluster sets clock_ratio"'
+# the Hugging Face Llama stacks (atorch, hf-accelerate-fsdp): eager fp32 RMSNorm, SiLU * up unfused,
+# logits.float() before the loss, each sourced; the bundle's kernels lengthen the step of the same
+# run without it (more element-wise bytes, nothing removed)
+expect describe-stack-atorch 0 "norm_fp32          on           Hugging Face transformers LlamaRMSNorm.forward" -- "$BIN" describe --stack atorch
+expect describe-stack-hf-fsdp 0 "reduce_dtype       param        Accelerate's FSDP plugin" -- "$BIN" describe --stack hf-accelerate-fsdp
+HFP="predict --cluster validation/clusters/a100-80g-800gbps.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout zero3 --framework fsdp --micro-batch 4 --engine model --json"
+a=$("$BIN" $HFP --stack atorch 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
+b=$("$BIN" $HFP 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
+if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
+    pass=$((pass + 1)); else echo "FAIL stack-atorch-slower: step with --stack atorch $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
