@@ -353,6 +353,22 @@ int cal_anchor_fit(const cal_anchor_run *runs, int n, const cost_calib *base, co
     return 0;
 }
 
+int cal_anchor_unreproduced(const cal_anchor_report *rep, const cal_anchor_run *runs, int n, double *allowed)
+{
+    int worst = -1;
+    double excess = 0;
+    for (int i = 0; i < n; i++) {
+        /* the fit's residual scale only where a parameter was fitted with dof left: nothing
+         * fitted, s_rel is the unexplained residual itself */
+        double fit_scale = rep->n_free > 0 && rep->dof > 0 ? rep->s_rel : 0;
+        double a = runs[i].spread_rel > 0 ? 2 * runs[i].spread_rel : fit_scale > 0 ? 2 * fit_scale : 1e-6;
+        double over = fabs(rep->resid[i]) - a;
+        if (over > excess)
+            worst = i, excess = over, *allowed = a;
+    }
+    return worst;
+}
+
 const char *cal_anchor_label(int which) { return which >= 0 && which < COST_N_STACK ? LABEL[which] : "?"; }
 
 /* ---- writing ---------------------------------------------------------------------------- */

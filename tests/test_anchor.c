@@ -62,6 +62,8 @@ START_TEST(one_run_recovers_factor)
     ck_assert_double_eq(out.anchor.p[COST_STACK_COMPUTE].sd, 0);
     ck_assert_int_eq(rep.dof, 0);
     ck_assert(fabs(rep.resid[0]) < 1e-6);
+    double allowed = -1; /* reproduced: no warning */
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), -1);
     /* one run, one parameter: the network and the overhead keep the base's values */
     ck_assert_int_eq(out.anchor.status[COST_STACK_NET], COST_ANCHOR_BASE);
 }
@@ -115,6 +117,20 @@ START_TEST(bound_held)
     ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_BOUND);
     ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 2.0, 1e-12);
     ck_assert(out.gemm_eff.v <= 1.0);
+    /* the file does not reproduce the run: anchored = the peak's prediction = measured / 0.8, a
+     * residual of 1 / 0.8 - 1 = +25 %; nothing fitted and no measured spread, so nothing beyond
+     * the fit's convergence (1e-6) is allowed: the run is named (calibrate anchor warns) */
+    ck_assert_int_eq(rep.n_free, 0);
+    ck_assert_double_eq_tol(rep.resid[0], 0.25, 1e-9);
+    double allowed = -1;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), 0);
+    ck_assert_double_eq(allowed, 1e-6);
+    /* a measured spread of 10 % allows 2 x 10 % = 20 % < 25 %: still named; 15 % allows 30 %: not */
+    r.spread_rel = 0.10;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), 0);
+    ck_assert_double_eq_tol(allowed, 0.20, 1e-12);
+    r.spread_rel = 0.15;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), -1);
 }
 END_TEST
 

@@ -132,6 +132,15 @@ summary "$OUT/validate2-cal2.txt" "fit, 2-node steps"
 summary "$OUT/validate2-cal2-anchored.txt" "anchored, 2-node steps"
 summary "$OUT/validate4-cal2.txt" "fit, 4-node steps"
 summary "$OUT/validate4-cal2-anchored.txt" "anchored, 4-node steps"
+# where the four-node step's time went, per op (the harness's max over ranks of each op's time in
+# a step): the compute should match (the twin's load), the collectives show what grew
+ops() { awk -v tag="$2" '/"layout":/ { lay = $2; gsub(/[",]/, "", lay) }
+    /"per_op_s"/ { on = 1; line = ""; next }
+    on && /}/ { printf "%-10s %-10s %s\n", tag, lay, line; on = 0; next }
+    on { k = $1; v = $2; gsub(/[",:]/, "", k); gsub(/,/, "", v); line = line sprintf(" %s %.3f", k, v) }' "$1"; }
+printf '\n== measured per op, s (max over ranks)\n'
+ops "$M2" "2 nodes"
+ops "$M4" "4 nodes"
 say "files: $OUT/{m2.json,m4.json,cal2.json,cal2-anchored.json,fit*.txt,validate*.txt}"
 # the verdict: every four-node step of the anchored calibration within the tolerance
 awk -v tol="$TOL" '$1 == "step" { e = $NF; sub(/%$/, "", e); e = e < 0 ? -e : e; n++; if (e > 100 * tol) bad++ }
