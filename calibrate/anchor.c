@@ -230,8 +230,13 @@ static int fit_loop(actx *a, cal_anchor_report *rep, int *st, double *sd, sc_err
             /* a parameter no run depends on (a single-node job cannot tell the network): its
              * Jacobian column vanishes beside its value */
             double scale = p == COST_STACK_HOOK ? 1e-6 : fabs(v0[p]);
-            if (a->v[p] < lo || a->v[p] > hi) { /* ran past its range (a flat Jacobian out there too) */
-                st[p] = COST_ANCHOR_BOUND, a->v[p] = a->v[p] < lo ? lo : hi;
+            /* an efficiency is fitted as its inverse, a time scale: one that went through 0 asked
+             * for less time than any efficiency gives, so it is past the upper bound, not the
+             * lower (held at the lower, an emulated 2-node anchor predicted its steps 2.6-3.8x
+             * too slow: docs/CALIBRATE.md) */
+            int past_hi = a->v[p] > hi || (inverse(p) && !(a->v[p] > 0));
+            if (past_hi || a->v[p] < lo) { /* ran past its range (a flat Jacobian out there too) */
+                st[p] = COST_ANCHOR_BOUND, a->v[p] = past_hi ? hi : lo;
                 hold(a, j, 0), again = 1;
             } else if (!(jn[p] * scale > 1e-6) || !isfinite(a->v[p])) {
                 st[p] = COST_ANCHOR_UNDETERMINED, a->v[p] = v0[p];
