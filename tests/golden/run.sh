@@ -747,6 +747,12 @@ expect anchor-twice 2 "anchor on its base" -- "$BIN" calibrate anchor $OLMO --ca
 one_line_err anchor-no-out-one-line "$BIN" calibrate anchor $OLMO
 # accuracy --anchored against its committed figures (make accuracy-check does the same)
 expect anchor-accuracy 0 "overall" -- "$BIN" accuracy validation --anchored
+# anchor groups are one document each (predict/accuracy_anchor.c same_document): the zeropp tutorial's
+# two 64-GPU runs are not anchored with the blog's ib4 figure (before: anchor zpp-18b-384g-ib4-1k-zero3,
+# the tutorial's run +189 %), and each dgxc-benchmarking release / model README has its own anchor
+"$BIN" accuracy validation --anchored >"$TMP/anc-acc.txt" 2>&1
+expect anchor-accuracy-document 0 "zpp-18b-384g-ib1-1k-zeropp, zpp-18b-384g-ib4-1k-zeropp" -- cat "$TMP/anc-acc.txt"
+expect anchor-accuracy-release 0 "dgxc-v24111-gpt175-bf16-512gpu, dgxc-v24111-l405-bf16-1152gpu" -- cat "$TMP/anc-acc.txt"
 # --json lists every held-out run with its group's anchor (to see where a source's error comes from)
 expect anchor-accuracy-runs 0 '"anchor": "olmocore-1b-8xh100-hsdp-fp8"' -- "$BIN" accuracy validation --anchored --json
 
