@@ -87,7 +87,7 @@ archcheck:
 # figures; fails when the overall or a source's MAPE is worse by more than 0.5 points or fewer cases
 # run. accuracy-report rewrites docs/ACCURACY.md, docs/accuracy.png and validation/figures.json.
 accuracy-check: shardcast
-	./shardcast accuracy validation --engine model --check validation/figures.json >/dev/null
+	./shardcast accuracy validation --engine model --check validation/figures.json --floor validation/decision-floor.json >/dev/null
 	./shardcast accuracy validation --anchored --check validation/figures-anchored.json >/dev/null
 
 accuracy-report: shardcast

@@ -45,6 +45,10 @@ static const char HELP[] =
     "  --write-figures FILE   write the figures of this run to FILE (make accuracy-report)\n"
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
+    "  --floor FILE           decision-quality floor (validation/decision-floor.json): exit 1 when\n"
+    "                         a compare group's pick/best is under its min and not listed in its\n"
+    "                         \"below\" (with why), a listed one is back above, or the median is\n"
+    "                         under its median\n"
     "  --source ID            only the cases of DIR/ID/ (while writing them)\n"
     "  --anchored             per source, cluster, framework and offload (host optimizer or not)\n"
     "                         with >= 3 runs: anchor the stack on the run of median GPU count\n"
@@ -54,7 +58,7 @@ static const char HELP[] =
     "                         --json also lists every held-out run with its anchor and errors\n"
     "  --progress             progress on stderr as one updating line even when it is not a terminal\n"
     "                         (without it, off a terminal: a line at every tenth of the cases)\n\n"
-    "Exit status: 0 ok; 1 a case failed to evaluate, or --check found a regression; 2 bad input\n"
+    "Exit status: 0 ok; 1 a case failed to evaluate, --check found a regression or --floor a breach;\n2 bad input "
     "(a broken case file is named with its JSON path).\n";
 
 static void progress(void *ctx, int done, int total, const acc_case *c)
@@ -262,7 +266,8 @@ int cmd_accuracy(int argc, char **argv)
         {"write-figures", required_argument, 0, 'w'}, {"markdown", required_argument, 0, 'm'},
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
         {"source", required_argument, 0, 's'}, {"anchored", no_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"floor", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     cli_acc_opts o;
     memset(&o, 0, sizeof o);
     o.engines[PRED_MODEL] = o.engines[PRED_SIM] = 1;
@@ -298,6 +303,7 @@ int cmd_accuracy(int argc, char **argv)
         case 'P': o.progress = 1; break;
         case 's': o.source = optarg; break;
         case 'A': o.anchored = 1; break;
+        case 'F': o.floor = optarg; break;
         case ':':
             snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
             return cli_usage_error("accuracy", what);
@@ -318,6 +324,14 @@ int cmd_accuracy(int argc, char **argv)
         sc_err_set(&err, SC_EINPUT, "--source", "", "expected without --check and --write-figures (they cover every source)");
         return cli_fail(&err, SC_EINPUT);
     }
+    acc_floor floor;
+    if (o.floor && (o.source || o.anchored)) {
+        sc_err_set(&err, SC_EINPUT, "--floor", "", "expected without --source and --anchored (it judges every compare group)");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    int frc = o.floor ? cli_acc_floor_load(o.floor, &floor) : 0;
+    if (frc)
+        return frc;
     cli_acc_run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
@@ -390,6 +404,10 @@ int cmd_accuracy(int argc, char **argv)
         }
     if (!status && o.check && r.n)
         status = cli_acc_check_figures(&r, o.check);
+    if (o.floor && r.n && (!status || status == 1)) {
+        int fs = cli_acc_check_floor(&r, o.floor, &floor);
+        status = status ? status : fs;
+    }
     for (int k = 0; k < r.n_eng; k++) {
         acc_summary_free(&r.sum[k]);
         free(r.rows[k]);
