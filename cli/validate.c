@@ -174,8 +174,8 @@ int cmd_validate(int argc, char **argv)
                m->device, m->n_coll, s.cluster.name, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
                "measured s", "predicted s", "error");
     else if (show)
-        printf("validate %s (%s, %d ranks on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
-               m->device, m->ranks, m->nodes, m->nodes == 1 ? "" : "s", cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
+        printf("validate %s (%s, %d rank%s on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->ranks, m->ranks == 1 ? "" : "s", m->nodes, m->nodes == 1 ? "" : "s", cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
                "measured s", "predicted s", "error");
     breakdown bd;
     memset(&bd, 0, sizeof bd);

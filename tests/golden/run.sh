@@ -599,7 +599,7 @@ expect predict-defaults 0 "calibration: built-in defaults" -- "$BIN" predict --c
 if grep -q -- "--cluster\|--layout\|--nodes\|--scenario" "$TMP/dh"; then echo "FAIL describe-help-own: lists options of other commands"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect describe-help 0 "--checkpointing on|off" -- "$BIN" describe --help
 # sweep keeps going past an invalid point: the row is marked, the reason on stderr, exit 1
-expect sweep-invalid-point 1 "sweep: mics:p=16 on 1 nodes, micro-batch 1: skipped: mics:p=16: expected a group size dividing the 8 GPUs" -- \
+expect sweep-invalid-point 1 "sweep: mics:p=16 on 1 node, micro-batch 1: skipped: mics:p=16: expected a group size dividing the 8 GPUs" -- \
     "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 --layout mics:p=16 -o "$TMP/inv.csv"
 expect sweep-invalid-row 0 '"mics:p=16",1,1,0,0,' -- cat "$TMP/inv.csv"
 expect sweep-invalid-reason 0 ',"mics:p=16: expected a group size dividing the 8 GPUs' -- cat "$TMP/inv.csv"
@@ -633,6 +633,8 @@ expect validate-mismatch 0 "shardcast validate: warning: tests/fixtures/meas_int
     "$BIN" validate tests/fixtures/meas_interference.json --cluster emulated-cpu --calibration defaults --tolerance 100
 expect validate-mismatch-json 0 '"warning": "tests/fixtures/meas_interference.json was measured with the gpu backend' -- \
     "$BIN" validate tests/fixtures/meas_interference.json --cluster emulated-cpu --calibration defaults --tolerance 100 --json
+# issue 30 item 7: counts agree with their nouns ("1 ranks on 1 nodes" before)
+expect validate-one-rank 0 "(synthetic (issue 19: every collective on one rank), 1 rank on 1 node)" -- "$BIN" validate tests/fixtures/meas_single_rank.json --cluster emulated-cpu --calibration defaults --tolerance 100
 "$BIN" validate tests/fixtures/meas_interference.json --cluster p4d.24xlarge >/dev/null 2>"$TMP/vw"
 if grep -q warning "$TMP/vw"; then echo "FAIL validate-no-mismatch: warned on a GPU cluster"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 # make emulate: a missing tool fails and names make deps (only refused namespaces skip)
