@@ -27,10 +27,7 @@ LIMIT = 120
 PENDING = {
     "cli/plan.c:cmd_plan": "issue 26, helper arch26r",
     "cli/predict.c:cmd_predict": "issue 26, helper arch26r",
-    "bench/bench_analytic.c:main": "issue 26, helper arch26s",
     "calibrate/fit.c:cal_fit": "issue 26, helper arch26s",
-    "model/analytic.c:run_impl": "issue 26, helper arch26s",
-    "sim/exec.c:exec_run": "issue 26, helper arch26s",
 }
 NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
 
