@@ -27,7 +27,6 @@ LIMIT = 120
 PENDING = {
     "cli/plan.c:cmd_plan": "issue 26, helper arch26r",
     "cli/predict.c:cmd_predict": "issue 26, helper arch26r",
-    "calibrate/fit.c:cal_fit": "issue 26, helper arch26s",
 }
 NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
 
