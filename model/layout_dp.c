@@ -131,7 +131,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
-        cp_item(g, w, it); /* zero3:cp=C: the K/V exchange (cp.h); nothing when cp = 1 */
+        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h); nothing when cp = 1 */
         break;
     case LAYOUT_MICS:
         if (!chunks) {
@@ -221,6 +221,17 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
 }
 
 
+/* zero3:cp=C: the layers as one rank of the cp group runs them (cp.h); else the model's own. */
+static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    (void)n_ranks;
+    if (l->cp <= 1)
+        return w;
+    *out = *w;
+    cp_localize(out, l->cp);
+    return out;
+}
+
 /* The data-parallel kinds' graph: per-layer items (dp_item), then the boundary: gradients
  * reduced after the backward, the replica all-reduce, the optimizer, ZeRO-1/2's gather. */
 static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
@@ -231,7 +242,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
     const wl *dw = w;
     if (l->kind == LAYOUT_ZERO3 && l->cp > 1) {
-        dw = wl_localize(w, l, g->n_ranks, &cpw);
+        dw = zero3_localize(w, l, g->n_ranks, &cpw);
         memcpy(g->lw, dw->layer, sizeof g->lw);
         g->local_layers = 1;
         int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
@@ -424,32 +435,65 @@ static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout
  * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
  * fw_check has always listed them. */
+/* DeepSpeed's ZeRO-1/2 shard over every data-parallel rank (no partition group). */
+static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
+{
+    char name[64];
+    if (f != FW_DEEPSPEED || !l->p)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "%s: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks (no partition "
+                      "group); use ideal or megatron (zero1:p)",
+                      spec_layout_str(l, name, sizeof name));
+}
+
+/* zero3:cp=C: torchtitan's context parallelism over FSDP2 (cp.h). */
+static int zero3_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
+{
+    char name[64];
+    if (l->cp <= 1 || f == FW_FSDP2 || f == FW_IDEAL)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "%s: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
+                      spec_layout_str(l, name, sizeof name), spec_framework_str(f));
+}
+
+/* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
+ * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS
+ * arrived in v0.9 (DeepSpeed-MiCS, runtime/zero/mics.py): before it, the paper's implementation. */
+#define MICS_PAPER "the MiCS paper's overlapped fetch (DeepSpeed-MiCS arrived in v0.9)"
 #define FW_DS LR_FW(FW_DEEPSPEED)
 #define FW_TORCH (LR_FW(FW_FSDP) | LR_FW(FW_FSDP2))
 const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard, .candidates = ddp_cands,
                                         .explain = all_explain, .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                           .candidates = zero1_cands, .explain = all_explain,
-                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON)};
+                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON), .ds_era = LR_DS_OWNER_REDUCE,
+                                          .fw_check = zero12_fw_check};
 const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS};
+                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS,
+                                          .ds_era = LR_DS_OWNER_REDUCE, .fw_check = zero12_fw_check};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
 const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model = cp_check_model, .build = dp_build,
                                           .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
-                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1};
+                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
+                                          .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
+                                          .localize = zero3_localize};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
-                                         .gathers_params = 1};
+                                         .gathers_params = 1, .hier_gather = 1, .ds_since = 900,
+                                         .ds_paper = MICS_PAPER};
 const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = hsdp_cands, .explain = hsdp_explain, .frameworks = FW_TORCH,
-                                         .gathers_params = 1};
+                                         .gathers_params = 1, .group_of_node = 1};
 const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                            .candidates = zeropp_cands, .explain = zeropp_explain, .frameworks = FW_DS,
-                                           .gathers_params = 1, .mem_states = zeropp_memory};
+                                           .gathers_params = 1, .mem_states = zeropp_memory,
+                                           .ds_era = LR_DS_SYNC_FETCH};
 const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                                .candidates = hsdp_zero2_cands, .explain = all_explain,
-                                               .frameworks = FW_TORCH, .gathers_params = 1};
+                                               .frameworks = FW_TORCH, .gathers_params = 1, .group_of_node = 1};

@@ -366,6 +366,19 @@ int spec_layout_shard(const spec_layout *l, int n_ranks);
  * configs/README.md). A step is micro_batch x grad_accum x N / spec_layout_batch_share sequences. */
 int spec_layout_replicas(const spec_layout *l);
 int spec_layout_batch_share(const spec_layout *l);
+/* The layout of kind `name` ("hsdp") with every option at spec_layout_parse's default, the
+ * kind's required options not given yet (a config reader fills them, then checks the layout):
+ * the grammar's constructor beside parse, so that no reader assigns a kind. Unknown name: the
+ * parse error. */
+int spec_layout_make(const char *name, spec_layout *out, sc_err *err) SC_MUST_CHECK;
+/* Where a kind keeps and updates the optimizer states (its row in model/layout_kind.c). */
+typedef enum { SPEC_AT_GPU, SPEC_AT_HOST, SPEC_AT_INNET } spec_states_at;
+spec_states_at spec_layout_states_at(spec_layout_kind k);
+/* The kinds whose states live at `at`, bit k for kind k (plan's family mask). */
+unsigned spec_layout_kinds_at(spec_states_at at);
+/* A group size p that a config reader left 0 (the cluster unknown then) set to one node where the
+ * kind shards inside a node by default (FSDP's HYBRID_SHARD); other layouts left alone. */
+void spec_layout_default_group(spec_layout *l, int gpus_per_node);
 
 const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);

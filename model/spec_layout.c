@@ -81,6 +81,17 @@ static const struct kind_def {
 
 int spec_layout_n_kinds(void) { return N_KINDS; }
 
+int spec_layout_make(const char *name, spec_layout *out, sc_err *err)
+{
+    int rc = spec_layout_parse("ddp", out, err); /* parse's defaults, a kind without options */
+    for (int i = 0; !rc && i < N_KINDS; i++)
+        if (!strcmp(name, KINDS[i].name)) {
+            out->kind = (spec_layout_kind)i;
+            return 0;
+        }
+    return rc ? rc : spec_layout_parse(name, out, err); /* its error: the kinds there are */
+}
+
 const char *spec_layout_kind_name(spec_layout_kind k) { return (int)k >= 0 && (int)k < N_KINDS ? KINDS[k].name : NULL; }
 
 static double state_divisor(state_div d, const spec_layout *l, double n)

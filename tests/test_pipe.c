@@ -8,6 +8,7 @@
 
 #include "../model/analytic.h"
 #include "../model/layout.h"
+#include "../model/layout_kind.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
 #include "../model/workload.h"
@@ -379,9 +380,9 @@ START_TEST(test_sp_activations)
     wl_build(&m, &tr, &w);
     ck_assert_double_eq_tol(block_act(&w), 39936, 1e-9);
     spec_layout l = parse("megatron:t=4,p=2,sp=0");
-    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 17664, 1e-9);
+    ck_assert_double_eq_tol(block_act(layout_kind_localize(&w, &l, 8, &lw)), 17664, 1e-9);
     l = parse("megatron:t=4,p=2");
-    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 9984, 1e-9);
+    ck_assert_double_eq_tol(block_act(layout_kind_localize(&w, &l, 8, &lw)), 9984, 1e-9);
 }
 END_TEST
 
