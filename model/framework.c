@@ -302,7 +302,7 @@ static int runs(spec_framework f, spec_layout_kind k)
 static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
     "", "ddp, zero1, zero2, zero3, mics, zeropp, zero3-offload",
     "ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2",
-    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2", "ddp, zero1 (distributed optimizer), tp, megatron"};
+    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2, raf", "ddp, zero1 (distributed optimizer), tp, megatron"};
 
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 {

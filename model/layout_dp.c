@@ -15,8 +15,8 @@
 #define buckets lo_buckets
 
 /* The optimizer shard on n ranks (every row's shard): ddp 1; mics, hsdp, hybrid_shard_zero2 p;
- * zero1:p / zero2:p p; zero1-3, zeropp (the primary shard; hpZ's copy is separate) and
- * shard_grad_op every rank. */
+ * zero1:p / zero2:p p; zero1-3, zeropp and raf (the primary shard; the secondary copy is
+ * separate) and shard_grad_op every rank. */
 static int dp_shard(const spec_layout *l, int n_ranks)
 {
     switch (l->kind) {
@@ -167,9 +167,15 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         break;
     default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
         return;
+    case LAYOUT_RAF: /* FSDP2's reshard_after_forward=p: hpZ's schedule, unquantized (below) */
     case LAYOUT_ZEROPP: {
         /* forward from the primary (world) shards; backward from the secondary copy sharded
          * inside hpz ranks (none: the world again); gradients reduce-scattered over the world.
+         * FSDP2 with reshard_after_forward=p (pytorch/pytorch 0140b62d, _fsdp_init.py
+         * _get_post_forward_mesh_info: the world's mesh viewed as (-1, p), the post-forward
+         * shards over p consecutive ranks, GRP_SECONDARY's groups) does the same without qwZ
+         * and qgZ: each layer's unsharded parameters copied to their post-forward shard after the
+         * forward (read + write S/p), all-gathered among the p in the backward.
          * qwZ (ZeRO++ §3.1): all-gathers from the world shards in int8 (S/2 bytes) with
          * block scales, the shard quantized (read S/N, write S/2N) and the gathered layer
          * dequantized (read S/2, write S) on the compute stream: ~1.5 S HBM bytes. hpZ
@@ -301,6 +307,18 @@ static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a group size that divides or is a multiple of %d GPUs per node, got %d", name, g, p);
     return 0;
+}
+
+/* raf:p: PyTorch takes any factor of the shard mesh (_get_post_forward_mesh_info) and reads 1 as
+ * reshard_after_forward=False, the mesh's size as True; those are shard_grad_op and zero3 here,
+ * so p lies strictly between; its groups align with nodes as every group here does. */
+static int raf_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    if (l->p < 2 || l->p >= n || n % l->p)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a group size p dividing the %d GPUs, 1 < p < %d (reshard_after_forward=1 is "
+                          "shard_grad_op, =%d zero3), got %d", name, n, n, n, l->p);
+    return group_check(l, c, n, g, name, err);
 }
 
 /* ---- plan's candidates (layout_row.h) ----------------------------------------------------- */
@@ -494,6 +512,12 @@ const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_bui
 const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};
+/* FSDP2's reshard_after_forward=p: zeropp's hpZ memory (the post-forward shards of every layer
+ * are held from its forward to its backward: at the backward's start, all of them). No plan
+ * candidates: plan's families stay as they were. */
+const layout_kind_row layout_row_raf = {.check = raf_check, .build = dp_build, .shard = dp_shard,
+                                        .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
+                                        .gathers_params = 1, .mem_states = zeropp_memory};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                                .candidates = hsdp_zero2_cands, .explain = all_explain,
                                                .frameworks = FW_TORCH, .gathers_params = 1, .group_of_node = 1};

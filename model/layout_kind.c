@@ -20,6 +20,7 @@ static const layout_kind_row *const ROWS[] = {
     [LAYOUT_SHARD_GRAD_OP] = &layout_row_shard_grad_op,
     [LAYOUT_HSDP_ZERO2] = &layout_row_hsdp_zero2,
     [LAYOUT_MEGATRON] = &layout_row_megatron,
+    [LAYOUT_RAF] = &layout_row_raf,
 };
 #define N_ROWS (int)(sizeof ROWS / sizeof ROWS[0])
 

@@ -115,7 +115,7 @@ typedef struct layout_kind_row {
 
 /* The family files' rows, one per kind (layout_kind.c indexes them by spec_layout_kind). */
 extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2, layout_row_zero3, layout_row_mics,
-    layout_row_hsdp, layout_row_zeropp, layout_row_shard_grad_op, layout_row_hsdp_zero2; /* layout_dp.c */
+    layout_row_hsdp, layout_row_zeropp, layout_row_shard_grad_op, layout_row_hsdp_zero2, layout_row_raf; /* layout_dp.c */
 extern const layout_kind_row layout_row_tp, layout_row_axonn;                            /* layout_tensor.c */
 extern const layout_kind_row layout_row_megatron;                                       /* layout_pipe.c */
 extern const layout_kind_row layout_row_zero3_offload, layout_row_luwu;                 /* layout_offload.c */

@@ -233,9 +233,12 @@ typedef enum {
                              (forward) and kept until the backward ends; grads reduce-scattered */
     LAYOUT_HSDP_ZERO2,    /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
                              all-reduce the gradient shards                                  */
-    LAYOUT_MEGATRON /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
+    LAYOUT_MEGATRON, /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
                        data parallel over the rest (zero1 = 1: distributed optimizer);
                        micro_batch = Megatron's micro-batch per model replica              */
+    LAYOUT_RAF      /* FSDP2 fully_shard(reshard_after_forward=p): sharded over all ranks,
+                       each layer resharded to p consecutive ranks after its forward and
+                       all-gathered among those p in the backward (hpZ's schedule)         */
 } spec_layout_kind;
 
 typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
@@ -317,7 +320,8 @@ int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MU
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
- * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu". */
+ * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu", "raf:p=8" (FSDP2's
+ * reshard_after_forward=8). */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err) SC_MUST_CHECK;
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
@@ -358,7 +362,7 @@ int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err) SC_MUST_CHECK;
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
- * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
+ * hybrid_shard_zero2: p, zeropp, shard_grad_op, raf: n; tp, axonn, megatron: their rows). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 /* The one replica formula: GPUs holding one model replica (megatron t x p x cp, tp t, axonn
  * x y z, every other kind 1), and the GPUs that share one micro-batch (the replica where the kind
