@@ -760,6 +760,7 @@ START_TEST(test_trace_reads_back)
         const tr_rank_name *nm = &d.names[i];
         ck_assert_int_eq(nm->pid, nm->rank / 2);
         ck_assert_int_eq(nm->tid / TR_LANES_PER_RANK, nm->rank % 2);
+        ck_assert_int_eq(nm->stage, nm->rank / 4); /* t = 2 x d = 2: 4 ranks a stage (plot's labels) */
     }
     ck_assert_int_eq(named, 8 * 4);
     tr_doc_free(&d);
