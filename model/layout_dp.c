@@ -98,6 +98,38 @@ static void qgz_reduce(const lo_graph *g, double S, int st, lo_item *it)
     it->hbm_bytes += 2.5 * S;
 }
 
+/* What the framework adds to a data-parallel item (after its collectives): hooks, DeepSpeed's
+ * synchronous fetches, FSDP2's copies, the FSDP gradient path. */
+static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S, int chunks, lo_item *it)
+{
+    const fw_sched *f = &g->sched;
+    const lo_pass pass = it->pass;
+    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
+    if (g->framework == FW_DEEPSPEED) {
+        it->hooks = fw_submodules(L);
+        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
+            it->host_s += chunks * f->fetch_host_s;
+    }
+    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
+        it->hooks = fw_param_tensors(w, L);
+    else if (g->framework == FW_FSDP2)
+        it->hooks = 1;
+    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
+     * the output copied out into the parameters (read + write S); gradients copied into the
+     * reduce-scatter input (read + write S) */
+    if (f->copy_in_out) {
+        it->hbm_bytes += 2 * S * it->n_gather;
+        if (pass == LO_BWD)
+            it->hbm_bytes += 2 * S;
+    }
+    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
+     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
+    if (f->grad_path && pass == LO_BWD)
+        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
+                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
+                                                      dp_shard(&g->layout, g->n_ranks));
+}
+
 /* One item of the data-parallel and sharded layouts. */
 static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
@@ -167,15 +199,10 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         break;
     default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
         return;
-    case LAYOUT_RAF: /* FSDP2's reshard_after_forward=p: hpZ's schedule, unquantized (below) */
+    case LAYOUT_RAF: /* FSDP2's reshard_after_forward=p: hpZ's schedule, unquantized (raf_check) */
     case LAYOUT_ZEROPP: {
         /* forward from the primary (world) shards; backward from the secondary copy sharded
          * inside hpz ranks (none: the world again); gradients reduce-scattered over the world.
-         * FSDP2 with reshard_after_forward=p (pytorch/pytorch 0140b62d, _fsdp_init.py
-         * _get_post_forward_mesh_info: the world's mesh viewed as (-1, p), the post-forward
-         * shards over p consecutive ranks, GRP_SECONDARY's groups) does the same without qwZ
-         * and qgZ: each layer's unsharded parameters copied to their post-forward shard after the
-         * forward (read + write S/p), all-gathered among the p in the backward.
          * qwZ (ZeRO++ §3.1): all-gathers from the world shards in int8 (S/2 bytes) with
          * block scales, the shard quantized (read S/N, write S/2N) and the gathered layer
          * dequantized (read S/2, write S) on the compute stream: ~1.5 S HBM bytes. hpZ
@@ -200,30 +227,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         break;
     }
     }
-    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
-    if (g->framework == FW_DEEPSPEED) {
-        it->hooks = fw_submodules(L);
-        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
-            it->host_s += chunks * f->fetch_host_s;
-    }
-    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
-        it->hooks = fw_param_tensors(w, L);
-    else if (g->framework == FW_FSDP2)
-        it->hooks = 1;
-    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
-     * the output copied out into the parameters (read + write S); gradients copied into the
-     * reduce-scatter input (read + write S) */
-    if (f->copy_in_out) {
-        it->hbm_bytes += 2 * S * it->n_gather;
-        if (pass == LO_BWD)
-            it->hbm_bytes += 2 * S;
-    }
-    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
-     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
-    if (f->grad_path && pass == LO_BWD)
-        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
-                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
-                                                      dp_shard(l, N));
+    fw_item(g, w, L, S, chunks, it);
 }
 
 
@@ -309,9 +313,14 @@ static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g
     return 0;
 }
 
-/* raf:p: PyTorch takes any factor of the shard mesh (_get_post_forward_mesh_info) and reads 1 as
- * reshard_after_forward=False, the mesh's size as True; those are shard_grad_op and zero3 here,
- * so p lies strictly between; its groups align with nodes as every group here does. */
+/* raf:p, FSDP2's reshard_after_forward=p (pytorch/pytorch 0140b62d, _fsdp_init.py
+ * _get_post_forward_mesh_info: the world's mesh viewed as (-1, p), the post-forward shards over p
+ * consecutive ranks, GRP_SECONDARY's groups): dp_item's hpZ schedule without qwZ and qgZ, each
+ * layer's unsharded parameters copied to their post-forward shard after the forward (read +
+ * write S/p), all-gathered among the p in the backward. PyTorch takes any factor of the shard
+ * mesh and reads 1 as reshard_after_forward=False, the mesh's size as True; those are
+ * shard_grad_op and zero3 here, so p lies strictly between; its groups align with nodes as every
+ * group here does. */
 static int raf_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
 {
     if (l->p < 2 || l->p >= n || n % l->p)
