@@ -431,6 +431,52 @@ START_TEST(test_mics_pN_is_zero3)
 }
 END_TEST
 
+/* issue 26 item 2: FSDP2's reshard_after_forward=p (raf:p=P) runs ZeRO++'s hpZ schedule without
+ * qwZ and qgZ (layout_dp.c: PyTorch's post-forward mesh is the world viewed as (-1, p), hpZ's
+ * secondary groups): forward gathers over all N, backward gathers over p consecutive ranks,
+ * reduce-scatter over all N, the post-forward copy (read + write S/p per layer), the optimizer
+ * over psi/N, memory + 2 psi/p. So everything an_predict returns equals zeropp:hpz=p's, under
+ * the ideal schedule and under FSDP2's (its hooks and copies depend on the framework, not the
+ * kind); the backward's all-gather among p of the N ranks moves fewer bytes than zero3's. */
+START_TEST(test_raf_is_unquantized_hpz)
+{
+    spec_cluster p4d;
+    spec_model m13;
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &p4d, &err) == 0, "%s", err.text);
+    ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &m13, &err) == 0, "%s", err.text);
+    cost_calib kd;
+    cost_calib_defaults(&p4d, &kd);
+    int ran = 0;
+    for (int fw = 0; fw < 2; fw++)
+        for (int ga = 1; ga <= 4; ga += 3)
+            for (int nodes = 2; nodes <= 4; nodes *= 2)
+                for (int p = 4; p <= 8; p *= 2) {
+                    spec_training t;
+                    spec_training_defaults(&t);
+                    t.framework = fw ? FW_FSDP2 : FW_IDEAL;
+                    t.grad_accum = ga;
+                    wl w;
+                    wl_build(&m13, &t, &w);
+                    char sr[32], sz[32], what[96];
+                    snprintf(sr, sizeof sr, "raf:p=%d", p);
+                    snprintf(sz, sizeof sz, "zeropp:hpz=%d", p);
+                    spec_layout lr = parse_layout(sr), lz = parse_layout(sz), l3 = parse_layout("zero3");
+                    ck_assert_msg(spec_layout_check(&lr, &p4d, nodes, &err) == 0, "%s", err.text);
+                    an_result a, b, c;
+                    an_predict(&w, &t, &lr, &p4d, nodes, &kd, &a);
+                    an_predict(&w, &t, &lz, &p4d, nodes, &kd, &b);
+                    an_predict(&w, &t, &l3, &p4d, nodes, &kd, &c);
+                    snprintf(what, sizeof what, "%s fw %d ga %d nodes %d", sr, fw, ga, nodes);
+                    same_result(&a, &b, what);
+                    ck_assert_msg(a.step_s > 0 && a.comm_bytes < c.comm_bytes, "%s: %g vs zero3 %g B", what,
+                                  a.comm_bytes, c.comm_bytes);
+                    ran++;
+                }
+    ck_assert_int_eq(ran, 16);
+}
+END_TEST
+
 /* ---- hand-derived step times -------------------------------------------------------------
  * The schedule of the tiny model's 6 copies by the rules of layout.h, written out copy by copy.
  * ops: each copy's gathers and reduces (durations in issue order) and the boundary ops. */
@@ -1858,6 +1904,7 @@ Suite *analytic_suite(void)
     tcase_add_test(vol, test_volume_zeropp);
     tcase_add_test(vol, test_volume_p4d);
     tcase_add_test(vol, test_mics_pN_is_zero3);
+    tcase_add_test(vol, test_raf_is_unquantized_hpz);
     tcase_add_test(vol, test_volume_terms_any_grad_accum);
     suite_add_tcase(s, vol);
     TCase *sched = tcase_create("hand_schedules");

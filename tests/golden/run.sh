@@ -1136,6 +1136,18 @@ expect import-old-2p3dn-row 0 '"time_us": 163.3' -- grep -F '"time_us": 163.3' "
 expect import-old-4p3dn 0 "17 collectives from 1 log" -- "$BIN" calibrate import nccl-tests calibrate/data/p3dn-2020/4p3dn.4GPUs.log --kind all-reduce -o "$TMP/p3dn4.json"
 expect import-old-4p3dn-row 0 '"time_us": 298.7' -- grep -F '"time_us": 298.7' "$TMP/p3dn4.json"
 expect import-old-4p3dn-nodes 0 '"k": 4' -- grep -F '"k": 4' "$TMP/p3dn4.json"
+# issue 26 item 2: FSDP2's reshard_after_forward=8 as its own kind (raf:p=8): hpZ's schedule
+# without quantization, so under the ideal schedule the same row as zeropp:hpz=8 (test_analytic's
+# test_raf_is_unquantized_hpz derives why); FSDP1 does not run it; p must lie strictly between 1
+# and the GPU count (PyTorch reads those as False / True: shard_grad_op, zero3)
+expect raf-ideal 0 "raf:p=8                  1.505      21.26" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=8 --framework ideal
+expect raf-as-zeropp 0 "zeropp:hpz=8             1.505      21.26" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout zeropp:hpz=8 --framework ideal
+expect raf-fsdp2 0 "raf:p=8" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=8 --framework fsdp2 --engine sim
+expect raf-fsdp1-refused 2 "--framework: fsdp does not run layout raf:p=8" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=8 --framework fsdp
+expect raf-p-world 2 "layout: raf:p=32: expected a group size p dividing the 32 GPUs, 1 < p < 32 (reshard_after_forward=1 is shard_grad_op, =32 zero3), got 32" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=32 --framework fsdp2
+expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.52     1.76     2.00    11.26" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
+expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --help
+
 # fsdp27 (issue 27): every shipped and validation cluster states its sustained clock_ratio (three
 # validation clusters copied from dgx-a100 / dgx-h100 before those gained it ran at burst clocks:
 # a100-80g-800gbps, dgx-a100-40g, h800-node); fails on a cluster file without the key
