@@ -1,6 +1,6 @@
 /* predict.c — `shardcast predict`: step time, throughput, TFLOPS/GPU, breakdown and memory of
- * one or more layouts on a cluster, side by side with the speed-up over the first. Not here:
- * the engines (model/analytic, sim/). */
+ * one or more layouts on a cluster, side by side with the speed-up over the first (a throughput
+ * ratio: predict/ratio). Not here: the engines (model/analytic, sim/). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../model/kernels.h"
+#include "../predict/ratio.h"
 #include "commands.h"
 #include "eval.h"
 
@@ -19,7 +20,8 @@ static const char HELP[] =
     "goes (compute; communication the compute waits for, per collective; optimizer), the bytes a\n"
     "rank sends, and memory per GPU. Layouts that do not fit in HBM are reported as OOM.\n"
     "With several node counts, weak-scaling efficiency is per-GPU throughput relative to the\n"
-    "smallest count.\n\n" CLI_COMMON_HELP
+    "smallest count. The speed-up is each row's samples/s over the first layout's at the same node\n"
+    "count (rows may run different global batches: context parallelism, per-replica micro-batches).\n\n" CLI_COMMON_HELP
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
     "  --engine sim|model     discrete-event simulator (default) or analytical model\n"
@@ -155,6 +157,7 @@ static json_t *point_json(const cli_point *p, double speedup, int show, double u
                            r->exposed_s[COLL_ALLREDUCE], "optimizer_s", r->optimizer_s, "idle_s", r->idle_s,
                            "comm_GB_per_rank", r->comm_bytes / 1e9, "speedup_vs_first", speedup);
     json_object_set_new(pr, "hfu", json_real(hfu_of(r, xr)));
+    json_object_set_new(pr, "global_batch", json_real(r->samples_per_step)); /* sequences per step */
     if (isfinite(p->weak_eff))
         json_object_set_new(pr, "weak_scaling_eff", json_real(p->weak_eff));
     if (usd_per_node_hour > 0 && r->tokens_per_s > 0) { /* the cluster's on-demand price per node */
@@ -205,7 +208,9 @@ static int trace_budget(const cli_setup *s, const opts *o, sc_err *err)
                       ranks, s->model.layers, s->training.grad_accum, b / 1048576, TRACE_MAX_BYTES / 1048576);
 }
 
-int cmd_predict(int argc, char **argv)
+/* The options, the files and the checks before anything runs: 1 when the command is done (help,
+ * or an error: *rc says which), else 0. */
+static int predict_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *cal, int *rc)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
                                           {"engine", required_argument, 0, 2001},
@@ -215,219 +220,239 @@ int cmd_predict(int argc, char **argv)
                                           {"sim-limit-s", required_argument, 0, 2005},
                                           {"progress", no_argument, 0, 2006},
                                           CLI_SIM_LONGOPTS};
-    cli_setup s;
-    opts o;
-    memset(&o, 0, sizeof o);
-    o.engine = ENGINE_SIM;
-    o.so.seed = 1;
-    o.limit_s = 600;
-    cli_setup_init(&s, argv[0]);
-    int rc;
-    if (cli_args(argc, argv, "predict", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
-        return rc;
+    if (cli_args(argc, argv, "predict", HELP, extra, (int)(sizeof extra / sizeof extra[0]), s, own, o, 0, NULL, rc))
+        return 1;
     sc_err err;
-    cli_calib cal;
-    if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||
-        (rc = cli_calib_load(&s, o.calibration, &cal, &err)))
-        return cli_fail(&err, rc);
-    if (o.trace && (o.engine != ENGINE_SIM || s.n_layouts != 1 || s.n_nodes != 1)) {
+    if ((*rc = cli_setup_load(s, NEED_CLUSTER | NEED_MODEL | NEED_NODES | NEED_LAYOUTS, &err)) ||
+        (*rc = cli_calib_load(s, o->calibration, cal, &err))) {
+        *rc = cli_fail(&err, *rc);
+        return 1;
+    }
+    if (o->trace && (o->engine != ENGINE_SIM || s->n_layouts != 1 || s->n_nodes != 1)) {
         sc_err_set(&err, SC_EINPUT, "--trace", "", "expected the simulator with one layout and one node count");
-        return cli_fail(&err, SC_EINPUT);
+        *rc = cli_fail(&err, SC_EINPUT);
+        return 1;
     }
-    if (o.trace && o.limit_s > 0 && (rc = trace_budget(&s, &o, &err)))
-        return cli_fail(&err, rc);
-    if ((o.so.jitter > 0 || o.so.n_stragglers) && o.engine != ENGINE_SIM) {
-        sc_err_set(&err, SC_EINPUT, o.so.jitter > 0 ? "--jitter" : "--straggler", "",
+    if (o->trace && o->limit_s > 0 && (*rc = trace_budget(s, o, &err))) {
+        *rc = cli_fail(&err, *rc);
+        return 1;
+    }
+    if ((o->so.jitter > 0 || o->so.n_stragglers) && o->engine != ENGINE_SIM) {
+        sc_err_set(&err, SC_EINPUT, o->so.jitter > 0 ? "--jitter" : "--straggler", "",
                    "expected --engine sim (the analytical model has no jitter or stragglers)");
-        return cli_fail(&err, SC_EINPUT);
+        *rc = cli_fail(&err, SC_EINPUT);
+        return 1;
     }
-    /* say before starting when a simulation would not fit the time or memory budget */
-    double total_s = 0;
-    for (int ni = 0; o.engine == ENGINE_SIM && ni < s.n_nodes; ni++)
-        for (int li = 0; li < s.n_layouts; li++) {
-            if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], &s.layouts[li], &o.so, o.limit_s,
-                                                      "--sim-limit-s 0", &err)))
-                return cli_fail(&err, rc);
-            double t, b;
-            cli_sim_estimate(&s, &s.training, s.nodes[ni], &s.layouts[li], &o.so, &t, &b);
-            total_s += t;
-        }
-    int busy = (o.progress || isatty(2)) && o.engine == ENGINE_SIM && total_s > 1;
-    tr_writer *tw = NULL;
-    if (o.trace) {
-        if ((rc = tr_open(o.trace, &tw, &err)))
-            return cli_fail(&err, rc);
-        o.so.trace = tw;
-        char lay[96], title[256];
-        snprintf(title, sizeof title, "%s, %s, %s x %d%s%s", spec_layout_str(&s.layouts[0], lay, sizeof lay),
-                 s.model.name, s.cluster.name, s.nodes[0], s.training.framework != FW_IDEAL ? ", " : "",
-                 s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
-        tr_title(tw, title);
-        o.so.trace_ranks = o.trace_ranks ? o.trace_ranks : 2 * s.cluster.gpus_per_node;
-    }
+    return 0;
+}
 
-    cli_point *pts = calloc((size_t)s.n_nodes * (size_t)s.n_layouts, sizeof *pts);
-    if (!pts) {
-        if (tw)
-            tr_abort(tw);
-        return cli_fail(&err, sc_err_set(&err, SC_ERUNTIME, "predict", "", "out of memory"));
-    }
+/* Say before starting when a simulation would not fit the time or memory budget; *total_s: the
+ * simulations' estimated seconds in all (0 with the analytical engine). */
+static int sim_budgets(const cli_setup *s, const opts *o, double *total_s, sc_err *err)
+{
+    *total_s = 0;
+    for (int ni = 0; o->engine == ENGINE_SIM && ni < s->n_nodes; ni++)
+        for (int li = 0; li < s->n_layouts; li++) {
+            int rc;
+            if (o->limit_s > 0 && (rc = cli_sim_budget(s, &s->training, s->nodes[ni], &s->layouts[li], &o->so,
+                                                       o->limit_s, "--sim-limit-s 0", err)))
+                return rc;
+            double t, b;
+            cli_sim_estimate(s, &s->training, s->nodes[ni], &s->layouts[li], &o->so, &t, &b);
+            *total_s += t;
+        }
+    return 0;
+}
+
+/* --trace: the writer, titled, into o->so (NULL when no trace is asked for). */
+static int trace_open(const cli_setup *s, opts *o, tr_writer **tw, sc_err *err)
+{
+    *tw = NULL;
+    if (!o->trace)
+        return 0;
+    int rc = tr_open(o->trace, tw, err);
+    if (rc)
+        return rc;
+    o->so.trace = *tw;
+    char lay[96], title[256];
+    snprintf(title, sizeof title, "%s, %s, %s x %d%s%s", spec_layout_str(&s->layouts[0], lay, sizeof lay),
+             s->model.name, s->cluster.name, s->nodes[0], s->training.framework != FW_IDEAL ? ", " : "",
+             s->training.framework != FW_IDEAL ? spec_framework_str(s->training.framework) : "");
+    tr_title(*tw, title);
+    o->so.trace_ranks = o->trace_ranks ? o->trace_ranks : 2 * s->cluster.gpus_per_node;
+    return 0;
+}
+
+/* Every node count x layout into pts (row-major by node count), with the spread and the weak
+ * scaling; busy: progress on stderr (total_s: the estimate it quotes). 0 or the first error. */
+static int predict_points(const cli_setup *s, opts *o, const cli_calib *cal, int busy, double total_s, cli_point *pts,
+                          sc_err *err)
+{
     int np = 0;
-    for (int ni = 0; ni < s.n_nodes; ni++)
-        for (int li = 0; li < s.n_layouts; li++) {
+    for (int ni = 0; ni < s->n_nodes; ni++)
+        for (int li = 0; li < s->n_layouts; li++) {
             cli_point *p = &pts[np++];
             if (busy) {
                 char lay[96];
                 fprintf(stderr, "\rpredict: simulating %s on %d nodes (%d/%d, about %.0f s in all)   ",
-                        spec_layout_str(&s.layouts[li], lay, sizeof lay), s.nodes[ni], np, s.n_nodes * s.n_layouts,
+                        spec_layout_str(&s->layouts[li], lay, sizeof lay), s->nodes[ni], np, s->n_nodes * s->n_layouts,
                         total_s);
             }
-            if (tw) { /* counters every 1/400 of the analytical step estimate */
+            if (o->so.trace) { /* counters every 1/400 of the analytical step estimate */
                 cli_point est;
-                if (cli_eval(&s, &cal, ENGINE_MODEL, NULL, &s.training, s.nodes[ni], &s.layouts[li], &est, &err) == 0)
-                    o.so.sample_s = est.r.step_s / 400;
+                if (cli_eval(s, cal, ENGINE_MODEL, NULL, &s->training, s->nodes[ni], &s->layouts[li], &est, err) == 0)
+                    o->so.sample_s = est.r.step_s / 400;
             }
-            if ((rc = cli_eval(&s, &cal, o.engine, &o.so, &s.training, s.nodes[ni], &s.layouts[li], p, &err))) {
-                if (tw)
-                    tr_abort(tw);
-                free(pts);
-                return cli_fail(&err, rc);
-            }
-            if (cli_calib_has_sd(&cal.cal))
-                p->step_sd = cli_step_spread(&s, &cal, &s.training, s.nodes[ni], &s.layouts[li], 64, o.so.seed);
+            int rc = cli_eval(s, cal, o->engine, &o->so, &s->training, s->nodes[ni], &s->layouts[li], p, err);
+            if (rc)
+                return rc;
+            if (cli_calib_has_sd(&cal->cal))
+                p->step_sd = cli_step_spread(s, cal, &s->training, s->nodes[ni], &s->layouts[li], 64, o->so.seed);
             if (ni > 0) { /* weak scaling: per-GPU samples/s vs the smallest node count */
                 const cli_point *base = &pts[li];
                 p->weak_eff = (p->r.samples_per_s / p->gpus) / (base->r.samples_per_s / base->gpus);
             }
         }
+    return 0;
+}
 
-    if (busy)
-        fprintf(stderr, "\n");
-    if (tw) {
-        if ((rc = tr_close(tw, &err))) {
-            free(pts);
-            return cli_fail(&err, rc);
-        }
-        fprintf(stderr, "trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+static int predict_json(const cli_setup *s, const opts *o, const cli_calib *cal, const cli_point *pts, int np,
+                        double xr)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < np; i++) {
+        const cli_point *first = &pts[i / s->n_layouts * s->n_layouts];
+        int show = pts[i].r.mem.fits || o->ignore_memory;
+        json_array_append_new(arr, point_json(&pts[i], ratio_speedup(&first->r, &pts[i].r), show,
+                                              s->cluster.price_usd_per_hour, xr));
     }
-    wl w;
-    wl_build(&s.model, &s.training, &w);
-    double xr = executed_ratio(&w);
-    warn_ceiling(&s.cluster, pts, np);
-    if (s.json) {
-        json_t *arr = json_array();
-        for (int i = 0; i < np; i++) {
-            const cli_point *first = &pts[i / s.n_layouts * s.n_layouts];
-            int show = pts[i].r.mem.fits || o.ignore_memory;
-            json_array_append_new(arr, point_json(&pts[i], first->r.step_s / pts[i].r.step_s, show, s.cluster.price_usd_per_hour, xr));
-        }
-        json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:s, s:o}", "cluster", s.cluster.name, "model",
-                                 s.model.name, "calibration", cal.path[0] ? cal.path : cal.cal.name, "micro_batch",
-                                 s.training.micro_batch, "grad_accum", s.training.grad_accum, "precision",
-                                 spec_precision_str(s.training.precision), "checkpointing", s.training.act_ckpt,
-                                 "framework", spec_framework_str(s.training.framework), "results", arr);
-        json_object_set_new(root, "stack", s.training.stack[0] ? json_string(s.training.stack) : json_null());
-        json_object_set_new(root, "attention_kernel",
-                            json_string(s.training.flash_attention
-                                            ? spec_attn_kernel_str(kern_attn_resolve(s.training.attn_kernel, s.cluster.gpu.arch))
-                                            : "unfused"));
-        free(pts);
-        return cli_print_json(root);
-    }
+    json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:s, s:b, s:s, s:o}", "cluster", s->cluster.name, "model",
+                             s->model.name, "calibration", cal->path[0] ? cal->path : cal->cal.name, "micro_batch",
+                             s->training.micro_batch, "grad_accum", s->training.grad_accum, "precision",
+                             spec_precision_str(s->training.precision), "checkpointing", s->training.act_ckpt,
+                             "framework", spec_framework_str(s->training.framework), "results", arr);
+    json_object_set_new(root, "stack", s->training.stack[0] ? json_string(s->training.stack) : json_null());
+    json_object_set_new(root, "attention_kernel",
+                        json_string(s->training.flash_attention
+                                        ? spec_attn_kernel_str(kern_attn_resolve(s->training.attn_kernel, s->cluster.gpu.arch))
+                                        : "unfused"));
+    return cli_print_json(root);
+}
 
-    printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s%s%s\n", s.cluster.name,
-           s.model.name, w.params / 1e9, s.training.micro_batch, s.training.grad_accum,
-           spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
-           s.training.framework != FW_IDEAL ? ", framework " : "",
-           s.training.framework != FW_IDEAL ? spec_framework_str(s.training.framework) : "");
-    cli_print_stack(&s);
-    printf("engine: %s; calibration: %s\n", o.engine == ENGINE_SIM ? "simulator" : "analytical model",
-           cal.path[0] ? cal.path : "built-in defaults (no calibration file for this cluster)");
-    for (int i = 0; i < s.n_layouts && s.training.framework == FW_DEEPSPEED; i++) { /* what the release assumes */
-        char lay[64], fw[256];
-        printf("  %s: %s\n", spec_layout_str(&s.layouts[i], lay, sizeof lay),
-               fw_describe(&s.training, &s.layouts[i], &w, fw, sizeof fw));
-    }
-    int lw = 20; /* the layout column: as wide as the longest name */
-    for (int i = 0; i < s.n_layouts; i++) {
-        char lay[64];
-        int len = (int)strlen(spec_layout_str(&s.layouts[i], lay, sizeof lay));
-        if (len > lw)
-            lw = len;
-    }
-    for (int ni = 0; ni < s.n_nodes; ni++) {
-        const cli_point *row = &pts[ni * s.n_layouts];
-        int cost_line = 0;
+/* 1 when the layouts at one node count run different global batches. */
+static int batches_differ(const cli_point *row, int n)
+{
+    for (int li = 1; li < n; li++)
+        if (!ratio_same_batch(&row[0].r, &row[li].r))
+            return 1;
+    return 0;
+}
+
+/* One node count's heading: its global batch, or each layout's when they differ. */
+static void node_heading(const cli_point *row, int n)
+{
+    if (!batches_differ(row, n)) {
         printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
-        printf("%-*s %9s %10s %8s %6s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
-               "TFLOPS", "MFU%", "HFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
-               s.n_nodes > 1 && ni > 0 ? "  weak eff" : "");
-        for (int li = 0; li < s.n_layouts; li++) {
-            const cli_point *p = &row[li];
-            const an_result *r = &p->r;
-            char lay[64];
-            spec_layout_str(&p->layout, lay, sizeof lay);
-            if (li == s.n_layouts - 1 && s.cluster.price_usd_per_hour > 0) /* after the rows: what it costs */
-                cost_line = 1;
-            if (!r->mem.fits && !o.ignore_memory) {
-                double sb, need, cap;
-                const char *where = mem_short_where(&r->mem, &sb, &need, &cap);
-                int gpu = !strcmp(where, "GPU");
-                printf("%-*s OOM: needs %.1f GiB %s, %s %.0f GiB (short by %.1f GiB)\n", lw, lay, cli_gib(need),
-                       gpu ? "per GPU" : strcmp(where, "host") ? "on the in-network node" : "per node on the host",
-                       gpu ? "HBM" : "has", cli_gib(cap), cli_gib(sb));
-                continue;
-            }
-            printf("%-*s %9.3f %10.2f %8.1f %6.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay,
-                   r->step_s, r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, 100 * hfu_of(r, xr), r->compute_s,
-                   r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
-                   r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
-                   row[0].r.step_s / r->step_s);
-            if (isfinite(p->weak_eff))
-                printf("  %8.1f%%", 100 * p->weak_eff);
-            printf("\n");
-            if (r->mem.host > 0 || r->mem.innet > 0)
-                printf("%-20s   offloaded states: %.1f GiB %s (of %.0f GiB)\n", "",
-                       cli_gib(r->mem.host > 0 ? r->mem.host : r->mem.innet),
-                       r->mem.host > 0 ? "host memory per node" : "on the in-network optimizer node",
-                       cli_gib(r->mem.host > 0 ? r->mem.host_cap : r->mem.innet_cap));
-            if (r->mem.nvme > 0)
-                printf("%-20s   on NVMe: %.1f GiB per node (of %.0f GiB)\n", "", cli_gib(r->mem.nvme),
-                       cli_gib(r->mem.nvme_cap));
-            if (p->step_sd > 0)
-                printf("%-*s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", lw, "",
-                       r->step_s, p->step_sd);
-            if (p->engine == ENGINE_SIM && (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s ||
-                                            p->sim.skew_s > 1e-9 * p->sim.step_s))
-            {
-                printf("%-*s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank", lw, "",
-                       p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s);
-                if (p->sim.latest_count > 0)
-                    printf("; rank %d last to %ld of %ld collectives", p->sim.latest_rank, p->sim.latest_count,
-                           p->sim.collectives);
-                printf("\n");
-            }
-        }
-        if (cost_line) { /* on-demand price of the nodes, and per million tokens trained */
-            double usd_h = s.cluster.price_usd_per_hour * row->nodes;
-            printf("cost: %d nodes x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, s.cluster.price_usd_per_hour,
-                   usd_h);
-            for (int li = 0; li < s.n_layouts; li++) {
-                char lay[64];
-                spec_layout_str(&row[li].layout, lay, sizeof lay);
-                if ((row[li].r.mem.fits || o.ignore_memory) && row[li].r.tokens_per_s > 0)
-                    printf("%s %s %.2f", li ? "," : "", lay, usd_h / 3600.0 / row[li].r.tokens_per_s * 1e6);
-                else
-                    printf("%s %s -", li ? "," : "", lay);
-            }
-            printf("\n");
-        }
+        return;
     }
+    printf("\n%d nodes, %d GPUs, global batch per row (sequences):", row->nodes, row->gpus);
+    for (int li = 0; li < n; li++) {
+        char lay[64];
+        printf("%s %s %.0f", li ? "," : "", spec_layout_str(&row[li].layout, lay, sizeof lay), row[li].r.samples_per_step);
+    }
+    printf("\n");
+}
+
+/* A row's notes under it: offloaded states, the spread, the simulator's rank skew. */
+static void row_notes(const cli_point *p, int lw)
+{
+    const an_result *r = &p->r;
+    if (r->mem.host > 0 || r->mem.innet > 0)
+        printf("%-20s   offloaded states: %.1f GiB %s (of %.0f GiB)\n", "",
+               cli_gib(r->mem.host > 0 ? r->mem.host : r->mem.innet),
+               r->mem.host > 0 ? "host memory per node" : "on the in-network optimizer node",
+               cli_gib(r->mem.host > 0 ? r->mem.host_cap : r->mem.innet_cap));
+    if (r->mem.nvme > 0)
+        printf("%-20s   on NVMe: %.1f GiB per node (of %.0f GiB)\n", "", cli_gib(r->mem.nvme), cli_gib(r->mem.nvme_cap));
+    if (p->step_sd > 0)
+        printf("%-*s   step %.3f ± %.3f s (1 sd, from the calibration's parameter uncertainties)\n", lw, "", r->step_s,
+               p->step_sd);
+    if (p->engine == ENGINE_SIM &&
+        (p->sim.step_s - p->sim.first_end_s > 1e-9 * p->sim.step_s || p->sim.skew_s > 1e-9 * p->sim.step_s)) {
+        printf("%-*s   ranks end within %.3f s; slowest rank %d; waits for peers %.3f s/rank", lw, "",
+               p->sim.step_s - p->sim.first_end_s, p->sim.slowest_rank, p->sim.skew_s);
+        if (p->sim.latest_count > 0)
+            printf("; rank %d last to %ld of %ld collectives", p->sim.latest_rank, p->sim.latest_count,
+                   p->sim.collectives);
+        printf("\n");
+    }
+}
+
+/* One node count's table: a row per layout (OOM said), its notes, then what the nodes cost. */
+static void node_table(const cli_setup *s, const opts *o, const cli_point *row, int ni, int lw, double xr)
+{
+    node_heading(row, s->n_layouts);
+    printf("%-*s %9s %10s %8s %6s %6s %9s %8s %8s %8s %7s %9s %9s %8s%s\n", lw, "layout", "step s", "samples/s",
+           "TFLOPS", "MFU%", "HFU%", "compute s", "AG s", "RS s", "AR s", "optim s", "comm GB", "mem GiB", "speed-up",
+           s->n_nodes > 1 && ni > 0 ? "  weak eff" : "");
+    for (int li = 0; li < s->n_layouts; li++) {
+        const cli_point *p = &row[li];
+        const an_result *r = &p->r;
+        char lay[64];
+        spec_layout_str(&p->layout, lay, sizeof lay);
+        if (!r->mem.fits && !o->ignore_memory) {
+            double sb, need, cap;
+            const char *where = mem_short_where(&r->mem, &sb, &need, &cap);
+            int gpu = !strcmp(where, "GPU");
+            printf("%-*s OOM: needs %.1f GiB %s, %s %.0f GiB (short by %.1f GiB)\n", lw, lay, cli_gib(need),
+                   gpu ? "per GPU" : strcmp(where, "host") ? "on the in-network node" : "per node on the host",
+                   gpu ? "HBM" : "has", cli_gib(cap), cli_gib(sb));
+            continue;
+        }
+        printf("%-*s %9.3f %10.2f %8.1f %6.1f %6.1f %9.3f %8.3f %8.3f %8.3f %7.3f %9.1f %8.1f%s %7.2fx", lw, lay,
+               r->step_s, r->samples_per_s, r->model_tflops_per_gpu, 100 * r->mfu, 100 * hfu_of(r, xr), r->compute_s,
+               r->exposed_s[COLL_ALLGATHER], r->exposed_s[COLL_REDUCESCATTER], r->exposed_s[COLL_ALLREDUCE],
+               r->optimizer_s, r->comm_bytes / 1e9, cli_gib(r->mem.total), r->mem.fits ? " " : "!",
+               ratio_speedup(&row[0].r, r));
+        if (isfinite(p->weak_eff))
+            printf("  %8.1f%%", 100 * p->weak_eff);
+        printf("\n");
+        row_notes(p, lw);
+    }
+    if (s->cluster.price_usd_per_hour <= 0)
+        return;
+    /* on-demand price of the nodes, and per million tokens trained */
+    double usd_h = s->cluster.price_usd_per_hour * row->nodes;
+    printf("cost: %d nodes x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, s->cluster.price_usd_per_hour,
+           usd_h);
+    for (int li = 0; li < s->n_layouts; li++) {
+        char lay[64];
+        spec_layout_str(&row[li].layout, lay, sizeof lay);
+        if ((row[li].r.mem.fits || o->ignore_memory) && row[li].r.tokens_per_s > 0)
+            printf("%s %s %.2f", li ? "," : "", lay, usd_h / 3600.0 / row[li].r.tokens_per_s * 1e6);
+        else
+            printf("%s %s -", li ? "," : "", lay);
+    }
+    printf("\n");
+}
+
+/* The notes under the tables: the columns, the speed-up, which simulation ran, offload's columns. */
+static void predict_notes(const cli_setup *s, const opts *o, const cli_point *pts, int np)
+{
+    int differ = 0;
+    for (int ni = 0; ni < s->n_nodes; ni++)
+        differ |= batches_differ(&pts[ni * s->n_layouts], s->n_layouts);
     printf("\nAG/RS/AR s: time the compute stream waits on all-gather / reduce-scatter / all-reduce; "
            "TFLOPS: model FLOPs per GPU; HFU%%: FLOPs executed (recompute, causal attention as run) over peak.\n");
-    printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
-           "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
-           o.engine == ENGINE_SIM ? "all simulated" : "all analytical");
+    if (differ) /* a step-time ratio would compare different amounts of work */
+        printf("speed-up: each row's samples/s over the first layout's at the same node count, micro-batch split and "
+               "engine (%s): these rows run different global batches (per row above), so throughput is compared, "
+               "not step time; a fixed split, not each layout's best (shardcast plan searches the splits).\n",
+               o->engine == ENGINE_SIM ? "all simulated" : "all analytical");
+    else
+        printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
+               "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
+               o->engine == ENGINE_SIM ? "all simulated" : "all analytical");
     /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
     int sym_runs = 0, least = 0, most = 0, of = 0;
     for (int i = 0; i < np; i++) {
@@ -447,14 +472,95 @@ int cmd_predict(int argc, char **argv)
         printf("simulator: exact symmetry in %d of %d runs: %d-%d ranks simulated, the others are their copies "
                "(--symmetry off: every rank, same result).\n",
                sym_runs, np, least, most);
-    for (int li = 0; li < s.n_layouts; li++)
-        if (s.layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s.layouts[li].kind == LAYOUT_LUWU) {
+    for (int li = 0; li < s->n_layouts; li++)
+        if (s->layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s->layouts[li].kind == LAYOUT_LUWU) {
             printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam (opt=nvme: with "
                    "its NVMe reads and writes), AG s the parameter fetches (param=cpu|nvme: over PCIe, then the "
                    "all-gather); luwu: AG = parameter fetch, RS = gradient push (last micro-step: with the in-network "
                    "update).\n");
             break;
         }
+}
+
+/* The text report: the job, the engine and calibration, a table per node count, the notes. */
+static void predict_text(const cli_setup *s, const opts *o, const cli_calib *cal, const cli_point *pts, int np,
+                         const wl *w, double xr)
+{
+    printf("%s, %s (%.1f B params), micro-batch %d x %d accumulation, %s, checkpointing %s%s%s\n", s->cluster.name,
+           s->model.name, w->params / 1e9, s->training.micro_batch, s->training.grad_accum,
+           spec_precision_str(s->training.precision), spec_ckpt_str(s->training.act_ckpt),
+           s->training.framework != FW_IDEAL ? ", framework " : "",
+           s->training.framework != FW_IDEAL ? spec_framework_str(s->training.framework) : "");
+    cli_print_stack(s);
+    printf("engine: %s; calibration: %s\n", o->engine == ENGINE_SIM ? "simulator" : "analytical model",
+           cal->path[0] ? cal->path : "built-in defaults (no calibration file for this cluster)");
+    for (int i = 0; i < s->n_layouts && s->training.framework == FW_DEEPSPEED; i++) { /* what the release assumes */
+        char lay[64], fw[256];
+        printf("  %s: %s\n", spec_layout_str(&s->layouts[i], lay, sizeof lay),
+               fw_describe(&s->training, &s->layouts[i], w, fw, sizeof fw));
+    }
+    int lw = 20; /* the layout column: as wide as the longest name */
+    for (int i = 0; i < s->n_layouts; i++) {
+        char lay[64];
+        int len = (int)strlen(spec_layout_str(&s->layouts[i], lay, sizeof lay));
+        if (len > lw)
+            lw = len;
+    }
+    for (int ni = 0; ni < s->n_nodes; ni++)
+        node_table(s, o, &pts[ni * s->n_layouts], ni, lw, xr);
+    predict_notes(s, o, pts, np);
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    cli_setup s;
+    opts o;
+    memset(&o, 0, sizeof o);
+    o.engine = ENGINE_SIM;
+    o.so.seed = 1;
+    o.limit_s = 600;
+    cli_setup_init(&s, argv[0]);
+    int rc;
+    cli_calib cal;
+    if (predict_load(argc, argv, &s, &o, &cal, &rc))
+        return rc;
+    sc_err err;
+    double total_s;
+    if ((rc = sim_budgets(&s, &o, &total_s, &err)))
+        return cli_fail(&err, rc);
+    int busy = (o.progress || isatty(2)) && o.engine == ENGINE_SIM && total_s > 1;
+    tr_writer *tw;
+    if ((rc = trace_open(&s, &o, &tw, &err)))
+        return cli_fail(&err, rc);
+    int np = s.n_nodes * s.n_layouts;
+    cli_point *pts = calloc((size_t)np, sizeof *pts);
+    if (!pts)
+        rc = sc_err_set(&err, SC_ERUNTIME, "predict", "", "out of memory");
+    else
+        rc = predict_points(&s, &o, &cal, busy, total_s, pts, &err);
+    if (rc) {
+        if (tw)
+            tr_abort(tw);
+        free(pts);
+        return cli_fail(&err, rc);
+    }
+    if (busy)
+        fprintf(stderr, "\n");
+    if (tw) {
+        if ((rc = tr_close(tw, &err))) {
+            free(pts);
+            return cli_fail(&err, rc);
+        }
+        fprintf(stderr, "trace: %s (open in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+    }
+    wl w;
+    wl_build(&s.model, &s.training, &w);
+    double xr = executed_ratio(&w);
+    warn_ceiling(&s.cluster, pts, np);
+    if (s.json)
+        rc = predict_json(&s, &o, &cal, pts, np, xr);
+    else
+        predict_text(&s, &o, &cal, pts, np, &w, xr);
     free(pts);
-    return 0;
+    return rc;
 }

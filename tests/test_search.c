@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../predict/plan.h"
+#include "../predict/ratio.h"
 #include "../predict/search.h"
 #include "suites.h"
 #include "support.h"
@@ -347,6 +349,143 @@ START_TEST(test_grid_first_error)
 }
 END_TEST
 
+/* ---- best against best (predict/plan.c) and throughput ratios (predict/ratio.c) ---------- */
+
+static int keep_zero3_16(const ps_cand *c, const void *ctx)
+{
+    (void)ctx;
+    return c->pt.layout.kind == LAYOUT_ZERO3 && c->pt.nodes == 16;
+}
+
+/* The rival of a winner is its best on the winner's engine. Regression (issue 30 item 1): plan took
+ * the highest score of the kind whatever its engine, so a simulated winner met an analytical zero3
+ * split scoring 97 that had ranked below the simulated zero3 split (95 simulated; the top --confirm
+ * are the analytically best, so a simulated rival split was the analytically better one), and the
+ * ratio was taken against that split re-simulated: not the rival's best. */
+START_TEST(test_rival_same_engine)
+{
+    ps_cand all[5] = {mk(100, 1, 16), mk(95, 1, 16), mk(97, 1, 16), mk(99, 1, 8), mk(90, 1, 16)};
+    all[0].pt.layout.kind = LAYOUT_MICS;
+    for (int i = 1; i < 5; i++)
+        all[i].pt.layout.kind = LAYOUT_ZERO3;
+    all[0].confirmed = all[1].confirmed = all[3].confirmed = 1; /* 2 and 4: analytical */
+    /* simulated winner: the best simulated zero3 on 16 nodes (95), not the analytical 97 (what
+     * ps_best_where, the rule before, returns) nor the 99 on 8 nodes */
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[1]);
+    ck_assert_ptr_eq(ps_best_where(all, 5, keep_zero3_16, NULL), &all[2]);
+    /* analytical winner: the best analytical zero3 (97) */
+    all[0].confirmed = 0;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    /* no rival on the winner's engine: the best on the other (97: the pair is then put on one engine) */
+    all[2].confirmed = all[4].confirmed = 1;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    all[2].confirmed = all[4].confirmed = 0;
+    all[1].confirmed = 0; /* all analytical now but 3 (8 nodes) */
+    all[0].confirmed = 1;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    /* never the winner itself, even when keep() accepts it; none: NULL */
+    all[0].pt.layout.kind = LAYOUT_ZERO3;
+    all[0].confirmed = 0;
+    ck_assert_ptr_eq(pl_best_rival(all, 5, &all[0], keep_zero3_16, NULL), &all[2]);
+    ck_assert_ptr_null(pl_best_rival(all, 1, &all[0], keep_zero3_16, NULL));
+}
+END_TEST
+
+/* speed-up = throughput ratio. Regression (issue 30 item 1): predict divided step times, so
+ * megatron:t=2,p=1,cp=2 (4 sequences in 0.034 s: 117.6/s) against megatron:t=2,p=1 (8 sequences
+ * in 0.045 s: 177.8/s) printed 0.034 / 0.045 = 0.76x for the row training 1.51x as fast. */
+START_TEST(test_speedup_is_throughput)
+{
+    an_result a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.samples_per_step = 4, a.step_s = 0.034, a.samples_per_s = 4 / 0.034;
+    b.samples_per_step = 8, b.step_s = 0.045, b.samples_per_s = 8 / 0.045;
+    ck_assert(!ratio_same_batch(&a, &b));
+    /* (8 / 0.045) / (4 / 0.034) = 2 x 0.034 / 0.045 = 1.5111 */
+    ck_assert_double_eq_tol(ratio_speedup(&a, &b), 2 * 0.034 / 0.045, 1e-12);
+    ck_assert_double_eq_tol(ratio_speedup(&b, &a), 0.045 / (2 * 0.034), 1e-12);
+    /* the same batch: the step times' ratio, bit for bit (8 sequences: 2 s against 0.5 s = 4x) */
+    a.samples_per_step = 8, a.step_s = 2, a.samples_per_s = 4;
+    b.step_s = 0.5, b.samples_per_s = 16;
+    ck_assert(ratio_same_batch(&a, &b));
+    ck_assert(ratio_speedup(&a, &b) == 2.0 / 0.5);
+    /* no throughput to divide by: 0, never Inf or NaN */
+    a.samples_per_step = 4, a.samples_per_s = 0;
+    ck_assert(ratio_speedup(&a, &b) == 0);
+}
+END_TEST
+
+/* plan's engine work end to end (pl_run) on the duo cluster, checked by its properties: every
+ * candidate evaluated is counted once (fits and shown, folded into a twin, or out of memory); the
+ * ranking is by score within each engine, simulated rows first; the top --confirm are simulated
+ * and the rest not; the verdict's pair is on the winner's engine; and the confirmations on 2
+ * threads give what 1 thread gives. With all the HBM kept as headroom nothing fits: no verdict,
+ * no reason, the closest candidate kept. */
+static void check_plan(const pl_plan *p, int confirm)
+{
+    const pl_stats *st = pl_stats_of(p);
+    size_t n = pl_n(p);
+    ck_assert_msg(n >= 2, "only %zu candidates", n);
+    ck_assert_int_eq(st->tried, (long)(st->n_oom + n) + st->n_twins);
+    for (size_t i = 0; i < n; i++) {
+        const ps_cand *c = pl_cand(p, i);
+        ck_assert_int_eq(c->confirmed, (int)i < confirm);
+        if (i > 0 && c->confirmed == pl_cand(p, i - 1)->confirmed)
+            ck_assert(pl_cand(p, i - 1)->score >= c->score);
+    }
+    ck_assert_ptr_null(pl_cand(p, n));
+    ck_assert(pl_why(p)[0]);
+    const pl_verdict *v = pl_verdict_of(p);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(v->engine, confirm > 0 ? PRED_SIM : PRED_MODEL);
+    ck_assert(v->uncertainty == 0.1 && !v->from_calib);
+}
+
+START_TEST(test_plan_run)
+{
+    spec_cluster c = test_duo_cluster("duo", 1e11, 1e10);
+    c.price_usd_per_hour = 36;
+    spec_model m = test_tiny_model(4);
+    cost_calib k = test_tiny_calib();
+    spec_training tr;
+    memset(&tr, 0, sizeof tr);
+    tr.micro_batch = 1;
+    tr.grad_accum = 4;
+    tr.precision = PREC_BF16;
+    static const int NODES[] = {1, 2};
+    pl_request q = {.cluster = &c, .model = &m, .cal = &k, .training = &tr, .nodes = NODES, .n_nodes = 2,
+                    .mask = ~0u, .objective = PS_THROUGHPUT, .uncertainty = 0.1, .uncertainty_set = 1, .threads = 1};
+    pl_plan *p0, *p1, *p2;
+    sc_err err;
+    ck_assert_int_eq(pl_run(&q, &p0, &err), 0);
+    check_plan(p0, 0);
+    q.confirm = 2;
+    ck_assert_int_eq(pl_run(&q, &p1, &err), 0);
+    check_plan(p1, 2);
+    q.threads = 2;
+    ck_assert_int_eq(pl_run(&q, &p2, &err), 0);
+    ck_assert_uint_eq(pl_n(p1), pl_n(p2));
+    for (size_t i = 0; i < pl_n(p1); i++)
+        same_cand(pl_cand(p1, i), pl_cand(p2, i), i, "2 threads");
+    ck_assert_str_eq(pl_why(p1), pl_why(p2));
+    /* the analytical ranking is the same set before confirmation: as many candidates, as many tried */
+    ck_assert_uint_eq(pl_n(p0), pl_n(p1));
+    ck_assert_int_eq(pl_stats_of(p0)->tried, pl_stats_of(p1)->tried);
+    pl_free(p0);
+    pl_free(p1);
+    pl_free(p2);
+    /* all the HBM as headroom: nothing fits */
+    q.headroom_bytes = c.gpu.hbm_bytes;
+    ck_assert_int_eq(pl_run(&q, &p0, &err), 0);
+    ck_assert_uint_eq(pl_n(p0), 0);
+    ck_assert_ptr_null(pl_verdict_of(p0));
+    ck_assert_str_eq(pl_why(p0), "");
+    ck_assert(pl_stats_of(p0)->have_oom && pl_stats_of(p0)->n_oom == (size_t)pl_stats_of(p0)->tried);
+    pl_free(p0);
+}
+END_TEST
+
 Suite *search_suite(void)
 {
     Suite *s = suite_create("search");
@@ -361,6 +500,9 @@ Suite *search_suite(void)
     tcase_add_test(t, test_fair_ratio_same_engine);
     tcase_add_test(t, test_grid_threads_identical);
     tcase_add_test(t, test_grid_first_error);
+    tcase_add_test(t, test_rival_same_engine);
+    tcase_add_test(t, test_speedup_is_throughput);
+    tcase_add_test(t, test_plan_run);
     suite_add_tcase(s, t);
     return s;
 }

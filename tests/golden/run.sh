@@ -1081,5 +1081,19 @@ expect import-old-2p3dn-row 0 '"time_us": 163.3' -- grep -F '"time_us": 163.3' "
 expect import-old-4p3dn 0 "17 collectives from 1 log" -- "$BIN" calibrate import nccl-tests calibrate/data/p3dn-2020/4p3dn.4GPUs.log --kind all-reduce -o "$TMP/p3dn4.json"
 expect import-old-4p3dn-row 0 '"time_us": 298.7' -- grep -F '"time_us": 298.7' "$TMP/p3dn4.json"
 expect import-old-4p3dn-nodes 0 '"k": 4' -- grep -F '"k": 4' "$TMP/p3dn4.json"
+# Fair ratios (issue 30 item 1; arch26r): predict's speed-up is a throughput ratio, and the heading says
+# each row's global batch when they differ. cp=2 takes its ranks from the replicas: at micro-batch 1 x 1
+# on 16 GPUs megatron:t=2,p=1,cp=2 runs 16 / (2 x 2) = 4 sequences a step and megatron:t=2,p=1 runs
+# 16 / 2 = 8; main printed one "global batch 4 sequences" and 0.77x (0.034 / 0.045 s, a step-time ratio)
+# for the row with 179.48 samples/s against 116.06: 179.48 / 116.06 = 1.55x. megatron:t=8,p=1 runs 2
+# sequences against zero3's 16: 19.87 / 75.79 samples/s = 0.26x, where main printed 2.10x (0.211 / 0.101 s).
+CPP="predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=1,cp=2 --layout megatron:t=2,p=1"
+expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequences): megatron:t=2,p=1,cp=2 4, megatron:t=2,p=1 8" -- "$BIN" $CPP
+expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.045     179.48    208.4   21.1   26.0     0.029    0.010    0.004    0.000   0.001       3.5      5.8     1.55x" -- "$BIN" $CPP
+expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
+expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.546' -- "$BIN" $CPP --json
+expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
+expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.101      19.87     23.1    7.4    9.1     0.030    0.035    0.034    0.000   0.002       2.5      3.7     0.26x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
+expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
