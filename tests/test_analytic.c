@@ -1248,6 +1248,52 @@ START_TEST(test_jumps_random)
 }
 END_TEST
 
+START_TEST(test_jumps_random_slowdown)
+{
+    /* The same random graphs with the overlap slowdown applied in the recurrence (an_timed
+     * slow_dyn 0.189, each copy's comp its work at full speed): a copy's compute length now
+     * follows the streams' lag, so only uniform-shift jumps are taken, and they stay exact:
+     * an_run = an_run_full to 1e-12 of the step. Graphs with inline collectives are skipped
+     * (an_time never sets slow_dyn for them). And a property: never faster than without. */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261127);
+    int n = 0, slower = 0;
+    for (int it = 0; it < 3000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 64);
+        int per = 0, inl = 0;
+        for (int i = 0; i < t.n_items; i++) {
+            per += t.micro[i].count;
+            inl |= t.micro[i].ni || t.last[i].ni;
+        }
+        if (t.prefetch >= per || inl)
+            continue;
+        an_result a, b, z;
+        memset(&z, 0, sizeof z);
+        an_run(&t, &z);
+        t.slow_dyn = 0.189;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
+                 t.n_items);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        ck_assert_msg(a.step_s >= z.step_s * (1 - 1e-12), "%s: faster with interference", cfg);
+        slower += a.step_s > z.step_s * (1 + 1e-9);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 500);
+    ck_assert_int_gt(slower, n / 2);
+}
+END_TEST
+
 /* BUG (model/analytic.c, run_impl, micro-step jump): when the prefetch depth reaches past the end
  * of the step during the micro-steps jumped over, the jump still replays the measured micro-step,
  * which issued gathers d copies ahead. The communication stream is advanced by gathers that are
@@ -1886,6 +1932,7 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_jumps_exact);
     tcase_add_test(jump, test_jumps_exact_tiny);
     tcase_add_test(jump, test_jumps_random);
+    tcase_add_test(jump, test_jumps_random_slowdown);
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
     tcase_add_test(jump, test_jumps_sink_stream);
     tcase_add_test(jump, test_jumps_random_streams);
