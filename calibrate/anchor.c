@@ -230,8 +230,13 @@ static int fit_loop(actx *a, cal_anchor_report *rep, int *st, double *sd, sc_err
             /* a parameter no run depends on (a single-node job cannot tell the network): its
              * Jacobian column vanishes beside its value */
             double scale = p == COST_STACK_HOOK ? 1e-6 : fabs(v0[p]);
-            if (a->v[p] < lo || a->v[p] > hi) { /* ran past its range (a flat Jacobian out there too) */
-                st[p] = COST_ANCHOR_BOUND, a->v[p] = a->v[p] < lo ? lo : hi;
+            /* an efficiency is fitted as its inverse, a time scale: one that went through 0 asked
+             * for less time than any efficiency gives, so it is past the upper bound, not the
+             * lower (held at the lower, an emulated 2-node anchor predicted its steps 2.6-3.8x
+             * too slow: docs/CALIBRATE.md) */
+            int past_hi = a->v[p] > hi || (inverse(p) && !(a->v[p] > 0));
+            if (past_hi || a->v[p] < lo) { /* ran past its range (a flat Jacobian out there too) */
+                st[p] = COST_ANCHOR_BOUND, a->v[p] = past_hi ? hi : lo;
                 hold(a, j, 0), again = 1;
             } else if (!(jn[p] * scale > 1e-6) || !isfinite(a->v[p])) {
                 st[p] = COST_ANCHOR_UNDETERMINED, a->v[p] = v0[p];
@@ -351,6 +356,22 @@ int cal_anchor_fit(const cal_anchor_run *runs, int n, const cost_calib *base, co
         rep->resid[i] = rep->pred_step_s[i] / runs[i].step_s - 1;
     }
     return 0;
+}
+
+int cal_anchor_unreproduced(const cal_anchor_report *rep, const cal_anchor_run *runs, int n, double *allowed)
+{
+    int worst = -1;
+    double excess = 0;
+    for (int i = 0; i < n; i++) {
+        /* the fit's residual scale only where a parameter was fitted with dof left: nothing
+         * fitted, s_rel is the unexplained residual itself */
+        double fit_scale = rep->n_free > 0 && rep->dof > 0 ? rep->s_rel : 0;
+        double a = runs[i].spread_rel > 0 ? 2 * runs[i].spread_rel : fit_scale > 0 ? 2 * fit_scale : 1e-6;
+        double over = fabs(rep->resid[i]) - a;
+        if (over > excess)
+            worst = i, excess = over, *allowed = a;
+    }
+    return worst;
 }
 
 const char *cal_anchor_label(int which) { return which >= 0 && which < COST_N_STACK ? LABEL[which] : "?"; }

@@ -63,6 +63,15 @@ int cal_anchor_write(const char *path, const char *base_path, const cost_calib *
  * above 1 the measurement is impossible. 0 when it cannot be told (a harness step). */
 double cal_anchor_implied_mfu(const cal_anchor_run *r, const cost_calib *k, double *peak_flops);
 
+/* The run the fitted calibration reproduces worst, when it does not reproduce it: the index of
+ * the run whose |residual| most exceeds what its own measurement allows, -1 when every run is
+ * within it. Allowed: 2 x the run's measured spread (sd / median, a log's); without one, 2 x the
+ * fit's residual scale rep->s_rel where a parameter was fitted with dof left (with nothing
+ * fitted s_rel is the residual itself); else none beyond the fit's convergence
+ * (1e-6: a parameter that fitted leaves ~1e-10), i.e. a run held off by a bound or by nothing
+ * fitted. *allowed receives that run's allowance (a fraction). */
+int cal_anchor_unreproduced(const cal_anchor_report *rep, const cal_anchor_run *runs, int n, double *allowed);
+
 /* What stack parameter `which` is, in words. */
 const char *cal_anchor_label(int which);
 

@@ -22,7 +22,7 @@
 
 static void print_text(const acc_anchor_sum *a)
 {
-    printf("anchored accuracy: per source, cluster, framework and offload (host optimizer or not) with >= 3 runs,\n"
+    printf("anchored accuracy: per source, document, cluster, framework and offload (host optimizer or not) with >= 3 runs,\n"
            "the stack anchored on the run of median GPU count (calibrate anchor: one parameter, the compute level\n"
            "first), the others predicted (analytical model); err = predicted / measured tokens/s per GPU - 1\n\n");
     printf("%-28s %7s %5s %10s %8s %13s  %s\n", "source", "groups", "n", "MAPE %", "bias %", "shipped MAPE %",
@@ -74,8 +74,9 @@ static char *section(const acc_anchor_sum *a)
 #define ADD(...) l += (size_t)snprintf(b + l, cap - l, __VA_ARGS__)
     ADD("%s\n## Anchored on one run per source (`shardcast accuracy --anchored`)\n\n", MARK_BEGIN);
     ADD("What a user who measured one run of their own job can expect: for every source with at least three\n"
-        "runs on one cluster and framework (offloaded runs, whose optimizer step runs on the host, apart from\n"
-        "GPU-only ones), `calibrate anchor` fits one stack parameter to the run of median\n"
+        "runs on one cluster and framework published in one document (the case's `source` up to its first\n"
+        "space or comma: one measurement campaign, one stack release; offloaded runs, whose optimizer step\n"
+        "runs on the host, apart from GPU-only ones), `calibrate anchor` fits one stack parameter to the run of median\n"
         "GPU count: the compute-kernel efficiency (bounded to keep every kernel at or below its datasheet\n"
         "peak), or where that is held at its bound the next one (network efficiency, then the framework's\n"
         "per-hook overhead); the other runs are predicted with it (analytical model). Held-out runs only:\n"

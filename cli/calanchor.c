@@ -33,7 +33,9 @@ static const char HELP[] =
     "its cluster and model paths resolve against the folder above it (as in validation/). All runs\n"
     "must share one cluster and one framework. OUT.json is BASE's file with an \"anchor\" object\n"
     "(parameters, runs, residuals) that predict, sweep and plan apply with --calibration OUT.json;\n"
-    "they say so when the target cluster is not the runs'.\n\n"
+    "they say so when the target cluster is not the runs'. A run the fit leaves off by more than its\n"
+    "measurement allows (2 x its measured spread; a parameter held at a bound, or nothing fitted)\n"
+    "is named in a one-line warning on stderr: forecasts made with OUT.json carry its residual.\n\n"
     "--log FORMAT:FILE reads a training log (repeatable): deepspeed (throughput timer\n"
     "CurrSamplesPerSec= / SamplesPerSec=, samples/sec:), megatron (elapsed time per iteration (ms)),\n"
     "torchtitan (tps: per GPU, mfu:), composer (throughput/tokens_per_sec), hf-trainer\n"
@@ -178,6 +180,27 @@ static void print_fit(const cost_calib *k, const cal_anchor_report *rep, const c
            rep->n_free, rep->n_free == 1 ? "" : "s", rep->dof);
 }
 
+/* One line on stderr when the anchored calibration does not reproduce a run beyond what its
+ * measurement allows (cal_anchor_unreproduced): a parameter held at its bound, or nothing fitted,
+ * leaves the run's residual in every forecast made with the file. */
+static void warn_unreproduced(const cost_calib *k, const cal_anchor_report *rep, const cal_anchor_run *runs, int n)
+{
+    double allowed = 0;
+    int w = cal_anchor_unreproduced(rep, runs, n, &allowed);
+    if (w < 0)
+        return;
+    char held[160] = "";
+    for (int p = 0; p < COST_N_STACK; p++)
+        if (k->anchor.status[p] == COST_ANCHOR_BOUND && !held[0])
+            snprintf(held, sizeof held, "; %s held at its physical bound", cal_anchor_label(p));
+    fprintf(stderr,
+            "shardcast calibrate anchor: warning: the anchored calibration does not reproduce run '%.60s': residual "
+            "%+.1f %% (allowed %.1f %%: %s)%s, %d parameter%s fitted; forecasts made with it carry that error\n",
+            runs[w].name, 100 * rep->resid[w], 100 * allowed,
+            runs[w].spread_rel > 0 ? "2 x its measured spread" : "none past the fit's convergence or 2 x its residual sd",
+            held, rep->n_free, rep->n_free == 1 ? "" : "s");
+}
+
 int cmd_calibrate_anchor(int argc, char **argv)
 {
     static const struct option extra[] = {{"out", required_argument, 0, 'o'},
@@ -237,6 +260,8 @@ int cmd_calibrate_anchor(int argc, char **argv)
         json_decref(root);
     } else if (!status)
         print_fit(out, &rep, runs, n, base_path, o.out);
+    if (!status)
+        warn_unreproduced(out, &rep, runs, n);
     free(cases), free(runs), free(base), free(out);
     return status;
 }

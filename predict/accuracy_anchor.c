@@ -62,8 +62,22 @@ static int by_gpus(const void *a, const void *b)
  * mixed 36 GPU-only 175B runs with 12 offloaded 530B / 1T ones). */
 static int on_host(const acc_case *c) { return c->layout_ok && c->layout.kind == LAYOUT_ZERO3_OFFLOAD; }
 
-/* The runnable cases of group (source, cluster, framework, offloaded or not) starting at case i0
- * not yet taken. */
+/* Whether two cases were published in one document: their "source" up to its first space or comma
+ * ("owner/repo@commit:path", a URL, or a paper's first author). An anchor fits the stack as one
+ * measurement campaign ran it; a source folder may hold several (nvidia-dgxc-benchmarking: one
+ * README per model and container release, 24.11 to 25.05; zeropp-blog: the blog's 384-GPU
+ * figures and the tutorial's 64-GPU log, whose network the tutorial does not state), and the
+ * issue's use is the same job at another scale or layout. Anchored across documents, a release's
+ * level was carried to another release (dgxc 24.11 GPT-175B +21 % from a 25.04 anchor) and the
+ * tutorial's run to the blog's (+189 %). */
+static int same_document(const acc_case *a, const acc_case *b)
+{
+    size_t na = strcspn(a->source, " ,"), nb = strcspn(b->source, " ,");
+    return na == nb && !strncmp(a->source, b->source, na);
+}
+
+/* The runnable cases of group (source, document, cluster, framework, offloaded or not) starting
+ * at case i0 not yet taken. */
 static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken, member *m)
 {
     const acc_case *a = acc_case_at(s, i0);
@@ -71,7 +85,8 @@ static int group_of(const acc_suite *s, const acc_outcome *o, int i0, int *taken
     for (int i = i0; i < acc_n_cases(s); i++) {
         const acc_case *c = acc_case_at(s, i);
         if (taken[i] || o[i].status != ACC_OK || strcmp(c->source_id, a->source_id) ||
-            strcmp(c->cluster.name, a->cluster.name) || strcmp(c->framework, a->framework) || on_host(c) != on_host(a))
+            strcmp(c->cluster.name, a->cluster.name) || strcmp(c->framework, a->framework) || on_host(c) != on_host(a) ||
+            !same_document(c, a))
             continue;
         taken[i] = 1;
         m[n++] = (member){i, c->gpus};

@@ -62,6 +62,8 @@ START_TEST(one_run_recovers_factor)
     ck_assert_double_eq(out.anchor.p[COST_STACK_COMPUTE].sd, 0);
     ck_assert_int_eq(rep.dof, 0);
     ck_assert(fabs(rep.resid[0]) < 1e-6);
+    double allowed = -1; /* reproduced: no warning */
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), -1);
     /* one run, one parameter: the network and the overhead keep the base's values */
     ck_assert_int_eq(out.anchor.status[COST_STACK_NET], COST_ANCHOR_BASE);
 }
@@ -115,6 +117,20 @@ START_TEST(bound_held)
     ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_BOUND);
     ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 2.0, 1e-12);
     ck_assert(out.gemm_eff.v <= 1.0);
+    /* the file does not reproduce the run: anchored = the peak's prediction = measured / 0.8, a
+     * residual of 1 / 0.8 - 1 = +25 %; nothing fitted and no measured spread, so nothing beyond
+     * the fit's convergence (1e-6) is allowed: the run is named (calibrate anchor warns) */
+    ck_assert_int_eq(rep.n_free, 0);
+    ck_assert_double_eq_tol(rep.resid[0], 0.25, 1e-9);
+    double allowed = -1;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), 0);
+    ck_assert_double_eq(allowed, 1e-6);
+    /* a measured spread of 10 % allows 2 x 10 % = 20 % < 25 %: still named; 15 % allows 30 %: not */
+    r.spread_rel = 0.10;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), 0);
+    ck_assert_double_eq_tol(allowed, 0.20, 1e-12);
+    r.spread_rel = 0.15;
+    ck_assert_int_eq(cal_anchor_unreproduced(&rep, &r, 1, &allowed), -1);
 }
 END_TEST
 
@@ -144,6 +160,46 @@ END_TEST
 /* Two single-node runs that imply factors 0.7 and 0.9: one parameter, 1 dof; the fit lies
  * between them, its standard error is sqrt(chi^2 / 1) scaled by (J^T J)^-1 > 0, smaller than
  * the value, and the interval value ± sd reaches neither implied factor's far side by much. */
+/* A step linear in the two time scales the fit moves: t = x_c + N x_n, x_c = base GEMM efficiency /
+ * anchored one = 1 / compute factor (the fixture's base 0.5), x_n = 1 / network efficiency. */
+typedef struct lin_step {
+    double n;
+} lin_step;
+static double lin_step_fn(const void *ctx, const cost_calib *k)
+{
+    const lin_step *l = ctx;
+    return 0.5 / k->gemm_eff.v + l->n / k->bw_eff[TIER_NET].v;
+}
+
+/* Two 2-node runs with N = 1 and 3 measured at 2 and 8 s: exactly solved by x_n = 3, x_c = -1, a
+ * compute time below zero, which no efficiency gives: the compute factor is past its UPPER bound
+ * (2: the fixture's best kernel at the peak, x_c = 0.5), not its lower one. Held there, the
+ * network alone minimises r1 = (0.5 + x) / 2 - 1 and r2 = (0.5 + 3x) / 8 - 1: 0.5 r1 + 0.375 r2
+ * = 0 gives 0.390625 x = 0.7265625, x = 1.86, network efficiency 1 / x = 0.5376 (fitted),
+ * residuals +18 % and -24 %. Before, the negative x_c was held at the LOWER bound (0.05, x_c =
+ * 20): both steps predicted above 20 s and the network, then also negative, at 0.05 too. */
+START_TEST(negative_time_held_at_upper_bound)
+{
+    fixture f;
+    fixture_init(&f);
+    f.base.bw_eff[TIER_NET].v = 1;
+    lin_step l[2] = {{1}, {3}};
+    cal_anchor_run r[2] = {run_at(&f, 2, 2), run_at(&f, 2, 8)};
+    for (int i = 0; i < 2; i++)
+        r[i].step_fn = lin_step_fn, r[i].step_ctx = &l[i];
+    cost_calib out;
+    cal_anchor_report rep;
+    sc_err err;
+    ck_assert_int_eq(cal_anchor_fit(r, 2, &f.base, &out, &rep, &err), 0);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_COMPUTE], COST_ANCHOR_BOUND);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_COMPUTE].v, 2.0, 1e-9);
+    ck_assert_int_eq(out.anchor.status[COST_STACK_NET], COST_ANCHOR_FITTED);
+    ck_assert_double_eq_tol(out.anchor.p[COST_STACK_NET].v, 0.390625 / 0.7265625, 1e-4);
+    ck_assert_double_eq_tol(rep.resid[0], 0.5 * 0.7265625 / 0.390625 - 0.75, 1e-4);
+    ck_assert_double_eq_tol(rep.resid[1], 0.375 * 0.7265625 / 0.390625 - 0.9375, 1e-4);
+}
+END_TEST
+
 START_TEST(residuals_give_sd)
 {
     fixture f;
@@ -322,6 +378,7 @@ Suite *anchor_suite(void)
     tcase_add_test(t, slow_runs_not_clipped);
     tcase_add_test(t, bound_keeps_slot);
     tcase_add_test(t, residuals_give_sd);
+    tcase_add_test(t, negative_time_held_at_upper_bound);
     tcase_add_test(t, two_clusters_refused);
     tcase_add_test(t, implausible_refused);
     tcase_add_test(t, file_applies_anchor);
