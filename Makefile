@@ -31,7 +31,7 @@ help:
 	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, the accuracy guard, archcheck"
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
-	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py)"
+	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py); no function over 120 lines outside tests/ (tools/funclen.py)"
 	@echo "make asan       the test suite under ASan + UBSan"
 	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
 	@echo "make fuzz-run   build them and fuzz each for FUZZ_SECONDS (default 60)"
@@ -81,6 +81,8 @@ check: deps
 # modules and nothing points up a floor (docs/ARCHITECTURE.md; tools/archcheck.py)
 archcheck:
 	python3 tools/archcheck.py
+	python3 tools/funclen.py --self-test
+	python3 tools/funclen.py
 
 # ---- the published-accuracy suite (validation/; issue 14) -------------------------------------
 # accuracy-check (part of make check): the analytical engine over validation/ against the committed
