@@ -89,7 +89,7 @@ archcheck:
 # figures; fails when the overall or a source's MAPE is worse by more than 0.5 points or fewer cases
 # run. accuracy-report rewrites docs/ACCURACY.md, docs/accuracy.png and validation/figures.json.
 accuracy-check: shardcast
-	./shardcast accuracy validation --engine model --check validation/figures.json >/dev/null
+	./shardcast accuracy validation --engine model --check validation/figures.json --floor validation/decision-floor.json >/dev/null
 	./shardcast accuracy validation --anchored --check validation/figures-anchored.json >/dev/null
 
 accuracy-report: shardcast
@@ -142,7 +142,7 @@ FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:

@@ -45,6 +45,10 @@ static const char HELP[] =
     "  --write-figures FILE   write the figures of this run to FILE (make accuracy-report)\n"
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
+    "  --floor FILE           decision-quality floor (validation/decision-floor.json): exit 1 when\n"
+    "                         a compare group's pick/best is under its min and not listed in its\n"
+    "                         \"below\" (with why), a listed one is back above, or the median is\n"
+    "                         under its median\n"
     "  --source ID            only the cases of DIR/ID/ (while writing them)\n"
     "  --anchored             per source, document (its \"source\" up to a space or comma), cluster,\n"
     "                         framework and offload (host optimizer or not)\n"
@@ -55,8 +59,8 @@ static const char HELP[] =
     "                         --json also lists every held-out run with its anchor and errors\n"
     "  --progress             progress on stderr as one updating line even when it is not a terminal\n"
     "                         (without it, off a terminal: a line at every tenth of the cases)\n\n"
-    "Exit status: 0 ok; 1 a case failed to evaluate, or --check found a regression; 2 bad input\n"
-    "(a broken case file is named with its JSON path).\n";
+    "Exit status: 0 ok; 1 a case failed to evaluate, --check found a regression or --floor a breach;\n"
+    "2 bad input (a broken case file is named with its JSON path).\n";
 
 static void progress(void *ctx, int done, int total, const acc_case *c)
 {
@@ -282,7 +286,8 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
         {"write-figures", required_argument, 0, 'w'}, {"markdown", required_argument, 0, 'm'},
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
         {"source", required_argument, 0, 's'}, {"anchored", no_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"floor", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     sc_err err;
     optind = 1;
     opterr = 0;
@@ -305,6 +310,7 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
         case 'P': o->progress = 1; break;
         case 's': o->source = optarg; break;
         case 'A': o->anchored = 1; break;
+        case 'F': o->floor = optarg; break;
         default: return cli_getopt_error("accuracy", opt, argv);
         }
     }
@@ -317,6 +323,10 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
     }
     if (o->source && (o->check || o->figures)) {
         sc_err_set(&err, SC_EINPUT, "--source", "", "expected without --check and --write-figures (they cover every source)");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    if (o->floor && (o->source || o->anchored)) {
+        sc_err_set(&err, SC_EINPUT, "--floor", "", "expected without --source and --anchored (it judges every compare group)");
         return cli_fail(&err, SC_EINPUT);
     }
     return ACC_GO;
@@ -353,7 +363,7 @@ static int acc_engines(cli_acc_run *r)
 
 /* The files asked for (each whole or absent), a case an engine could not evaluate named (a bug:
  * exit 1), then --check against the committed figures. The exit status. */
-static int acc_finish(const cli_acc_run *r)
+static int acc_finish(const cli_acc_run *r, const acc_floor *floor)
 {
     const cli_acc_opts *o = r->o;
     sc_err err;
@@ -376,6 +386,10 @@ static int acc_finish(const cli_acc_run *r)
         }
     if (!status && o->check && r->n)
         status = cli_acc_check_figures(r, o->check);
+    if (o->floor && r->n && (!status || status == 1)) {
+        int fs = cli_acc_check_floor(r, o->floor, floor);
+        status = status ? status : fs;
+    }
     return status;
 }
 
@@ -387,6 +401,9 @@ int cmd_accuracy(int argc, char **argv)
     sc_err err;
     int st = acc_options(argc, argv, &o);
     if (st != ACC_GO)
+        return st;
+    acc_floor floor;
+    if (o.floor && (st = cli_acc_floor_load(o.floor, &floor)))
         return st;
     cli_acc_run r;
     memset(&r, 0, sizeof r);
@@ -418,7 +435,7 @@ int cmd_accuracy(int argc, char **argv)
             r.eng[r.n_eng++] = (pred_engine)e;
     int status = acc_engines(&r);
     if (!status)
-        status = acc_finish(&r);
+        status = acc_finish(&r, o.floor ? &floor : NULL);
     for (int k = 0; k < r.n_eng; k++) {
         acc_summary_free(&r.sum[k]);
         free(r.rows[k]);

@@ -322,6 +322,31 @@ typedef struct setup_said {
 
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
 
+/* Options given on (flag or training key) that no layout of the run can act on are said, not
+ * dropped silently: --tp-comm-overlap acts on megatron layouts with sequence parallelism and
+ * t > 1 (layout_tensor.c), --overlap-param-gather on the distributed optimizer under
+ * --framework megatron (a megatron or tp layout with zero1: fw_param_gather_overlap). */
+static void ignored_option_notes(const cli_setup *s)
+{
+    const spec_training *t = &s->training;
+    int tpo = (t->given & SPEC_GIVEN_TPO) && t->tp_comm_overlap > 0 && s->n_layouts > 0;
+    int opg = (t->given & SPEC_GIVEN_OPG) && t->overlap_param_gather > 0 && s->n_layouts > 0;
+    for (int i = 0; i < s->n_layouts; i++) {
+        const spec_layout *l = &s->layouts[i];
+        if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1)
+            tpo = 0;
+        if (t->framework == FW_MEGATRON && (l->kind == LAYOUT_MEGATRON || l->kind == LAYOUT_TP) && l->zero1)
+            opg = 0;
+    }
+    if (tpo)
+        fprintf(stderr, "shardcast: note: --tp-comm-overlap on is ignored: it acts only on megatron layouts with "
+                        "sequence parallelism and t > 1 (megatron:t=T,p=P), and none is given\n");
+    if (opg)
+        fprintf(stderr, "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed "
+                        "optimizer (a megatron or tp layout with zero1) under --framework megatron, and %s\n",
+                t->framework == FW_MEGATRON ? "no such layout is given" : "the framework is not megatron");
+}
+
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
 {
     setup_said said = {NULL, ""};
@@ -339,6 +364,7 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                     "forward and backward) cross the network and are priced at the NICs' bandwidth\n",
                     spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
     }
+    ignored_option_notes(s);
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;

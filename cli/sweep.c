@@ -281,8 +281,9 @@ static long sweep_rows(FILE *mem, const cli_setup *s, const opts *o, const sgrid
             pts[i].weak_eff = NAN;
             n_invalid++;
             char lay[64];
-            fprintf(stderr, "sweep: %s on %d nodes, micro-batch %d: skipped: %s\n",
-                    spec_layout_str(&s->layouts[li], lay, sizeof lay), s->nodes[ni], g->mbs[mi], bad);
+            fprintf(stderr, "sweep: %s on %d node%s, micro-batch %d: skipped: %s\n",
+                    spec_layout_str(&s->layouts[li], lay, sizeof lay), s->nodes[ni], s->nodes[ni] == 1 ? "" : "s",
+                    g->mbs[mi], bad);
             row_with_error(mem, s, &pts[i], bad);
             continue;
         }

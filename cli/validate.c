@@ -281,8 +281,8 @@ static int validate_rows(vrun *v, const char *cal_path, sc_err *err)
                m->device, m->n_coll, v->cluster->name, cal_path[0] ? cal_path : "built-in defaults", "kind", "what",
                "measured s", "predicted s", "error");
     else if (v->show)
-        printf("validate %s (%s, %d ranks on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
-               m->device, m->ranks, m->nodes, m->nodes == 1 ? "" : "s", cal_path[0] ? cal_path : "built-in defaults", "kind", "what",
+        printf("validate %s (%s, %d rank%s on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->ranks, m->ranks == 1 ? "" : "s", m->nodes, m->nodes == 1 ? "" : "s", cal_path[0] ? cal_path : "built-in defaults", "kind", "what",
                "measured s", "predicted s", "error");
     validate_colls(v);
     validate_gemms(v);
