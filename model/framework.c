@@ -102,11 +102,16 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
     return buf;
 }
 
+/* DeepSpeed's reduce_bucket_size: the ds_config's, else a training's explicit bucket_MB (a
+ * case or spec that states the run's reduce_bucket_size without a ds_config), else its default
+ * 5e8 elements (deepspeed/runtime/zero/config.py). Other frameworks: the training's bucket. */
 double fw_reduce_bucket(const spec_training *t, const wl *w)
 {
     if (t->framework != FW_DEEPSPEED)
         return t->bucket_bytes;
-    return t->reduce_bucket_bytes > 0 ? t->reduce_bucket_bytes : 5e8 * w->elem_bytes;
+    if (t->reduce_bucket_bytes > 0)
+        return t->reduce_bucket_bytes;
+    return (t->given & SPEC_GIVEN_BUCKET) ? t->bucket_bytes : 5e8 * w->elem_bytes;
 }
 
 /* Megatron-Core's data-parallel buckets (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553

@@ -904,6 +904,22 @@ START_TEST(test_megatron_dp_bucket)
     t.given |= SPEC_GIVEN_BUCKET;
     t.bucket_bytes = 5e6;
     ck_assert_double_eq_tol(fw_dp_bucket_bytes(&t, 1024, 1, 2), 5e6, 1e-6);
+    /* DeepSpeed's reduce bucket: default 5e8 elements x 2 B = 1e9 B; an explicit bucket_MB
+     * (5e6 B here) when no ds_config set one; a ds_config's reduce_bucket_size (2e7 B) wins */
+    {
+        spec_training d;
+        spec_training_defaults(&d);
+        d.framework = FW_DEEPSPEED;
+        wl w2;
+        memset(&w2, 0, sizeof w2);
+        w2.elem_bytes = 2;
+        ck_assert_double_eq_tol(fw_reduce_bucket(&d, &w2), 1e9, 1e-3);
+        d.given |= SPEC_GIVEN_BUCKET;
+        d.bucket_bytes = 5e6;
+        ck_assert_double_eq_tol(fw_reduce_bucket(&d, &w2), 5e6, 1e-6);
+        d.reduce_bucket_bytes = 2e7;
+        ck_assert_double_eq_tol(fw_reduce_bucket(&d, &w2), 2e7, 1e-6);
+    }
     /* --overlap-param-gather acts with framework megatron, the distributed optimizer, dp > 1 */
     spec_layout l;
     sc_err err;
