@@ -299,6 +299,18 @@ double wl_logits_bytes(double T, double V, double h, double e, int fused)
     return chunk * V * (e + 4) + T * h * e + V * h * e + 4 * T;
 }
 
+/* The math of a layer's linear GEMMs. FP8 recipes leave the output layer in bf16: OLMo-core
+ * converts every linear but lm_head.w_out (allenai/OLMo-core src/olmo_core/train/train_module/
+ * transformer, 2025: convert_to_float8_training(..., modules_to_ignore={"lm_head.w_out"})),
+ * Megatron-Core's output_layer is a plain ColumnParallelLinear, not a te.Linear (Megatron-LM
+ * megatron/core/models/gpt/gpt_model.py). */
+static int layer_dtype(const wl_layer *l, const spec_training *t)
+{
+    if (l->kind == WL_HEAD && t->precision == PREC_FP8)
+        return KD_BF16;
+    return (int)kern_gemm_dtype(t->precision);
+}
+
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
 {
     memset(w, 0, sizeof *w);
@@ -411,13 +423,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
         l->attn_kernel = t->attn_kernel;
         l->causal = !m->encoder;
         l->ckpt = t->act_ckpt;
-        l->gemm_dtype = (int)kern_gemm_dtype(t->precision);
-        /* FP8 recipes leave the output layer in bf16: OLMo-core converts every linear but
-         * lm_head.w_out (allenai/OLMo-core src/olmo_core/train/train_module/transformer, 2025: convert_to_float8_training(..., modules_to_ignore={"lm_head.w_out"})),
-         * Megatron-Core's output_layer is a plain ColumnParallelLinear, not a te.Linear
-         * (Megatron-LM core/models/gpt/gpt_model.py) */
-        if (l->kind == WL_HEAD && t->precision == PREC_FP8)
-            l->gemm_dtype = KD_BF16;
+        l->gemm_dtype = layer_dtype(l, t);
         w->params += l->params * l->count;
         w->model_flops += (l->fwd_flops + l->bwd_flops) * l->count;
     }
