@@ -5,6 +5,7 @@
 
 #include "../model/spec_hf.h"
 #include "../model/framework.h"
+#include "../model/layout_tensor.h"
 #include "../model/nccl.h"
 
 #include "../base/atomic.h"
@@ -325,7 +326,7 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
 /* Options given on (flag or training key) that no layout of the run can act on are said, not
  * dropped silently: --tp-comm-overlap acts on megatron layouts with sequence parallelism and
  * t > 1 (layout_tensor.c), --overlap-param-gather on the distributed optimizer under
- * --framework megatron (a megatron or tp layout with zero1: fw_param_gather_overlap). */
+ * --framework megatron (model/layout_tensor.h says where each acts). */
 static void ignored_option_notes(const cli_setup *s)
 {
     const spec_training *t = &s->training;
@@ -333,9 +334,9 @@ static void ignored_option_notes(const cli_setup *s)
     int opg = (t->given & SPEC_GIVEN_OPG) && t->overlap_param_gather > 0 && s->n_layouts > 0;
     for (int i = 0; i < s->n_layouts; i++) {
         const spec_layout *l = &s->layouts[i];
-        if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1)
+        if (lo_tp_comm_overlap_acts(l))
             tpo = 0;
-        if (t->framework == FW_MEGATRON && (l->kind == LAYOUT_MEGATRON || l->kind == LAYOUT_TP) && l->zero1)
+        if (lo_param_gather_acts(t, l))
             opg = 0;
     }
     if (tpo)

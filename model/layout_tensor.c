@@ -160,7 +160,7 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
-    if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1 && t->tp_comm_overlap > 0 && L->kind == WL_BLOCK) {
+    if (lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0 && L->kind == WL_BLOCK) {
         int bwd = it->pass == LO_BWD;
         tpo_block(act, !bwd || it->recompute, bwd, it);
         it->inline_overlap = linear_fraction(L, bwd, it->recompute);
@@ -541,3 +541,10 @@ const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = a
                                           .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain,
                                           .mem_gathered_mult = axonn_gathered_mult, .overlap_opt = 1,
                                           .localize = tensor_localize};
+
+int lo_tp_comm_overlap_acts(const spec_layout *l) { return l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1; }
+
+int lo_param_gather_acts(const spec_training *t, const spec_layout *l)
+{
+    return t->framework == FW_MEGATRON && (l->kind == LAYOUT_MEGATRON || l->kind == LAYOUT_TP) && l->zero1;
+}

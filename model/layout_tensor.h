@@ -9,5 +9,11 @@
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
 /* One item of Megatron-LM tensor parallelism (tp, and megatron's stages). */
 void lo_tp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
+/* Where the two Megatron overlap options act (one home: lo_tp_item and the CLI's note on an option
+ * nothing acts on ask these): --tp-comm-overlap on megatron layouts with sequence parallelism and
+ * t > 1; --overlap-param-gather on the distributed optimizer (megatron or tp with zero1) under
+ * --framework megatron. */
+int lo_tp_comm_overlap_acts(const spec_layout *l);
+int lo_param_gather_acts(const spec_training *t, const spec_layout *l);
 
 #endif
