@@ -120,10 +120,11 @@ void cp_localize(wl *w, int cp)
         L->ckpt_bytes /= c;
         L->op_act_bytes /= c;
         L->act_core_bytes /= c;
-        /* per token, but for the per-parameter weight casts (autocast): every cp rank casts
-         * the same weights */
+        /* per token, but for the per-parameter weight casts (autocast) and FP8's weight copy
+         * (backward): every cp rank casts the same weights */
+        const double pb = L->ew_param_bytes + L->fp8_param_bwd_bytes;
         L->ew_fwd_bytes = (L->ew_fwd_bytes - L->ew_param_bytes) / c + L->ew_param_bytes;
-        L->ew_bwd_bytes = (L->ew_bwd_bytes - L->ew_param_bytes) / c + L->ew_param_bytes;
+        L->ew_bwd_bytes = (L->ew_bwd_bytes - pb) / c + pb;
         L->core_ew_fwd_bytes /= c;
         if (L->kind == WL_EMBED) /* rows read, output written: per token */
             L->fwd_hbm_bytes /= c;

@@ -146,6 +146,7 @@ static void fp8_casts(const spec_model *m, const spec_training *t, double T, wl_
     B->ew_tp_fwd_bytes += xf * in_tp * T;
     B->ew_tp_bwd_bytes += (xb * in_tp + gb * g_tp) * T + wb * w;
     B->fp8_rep_bwd_bytes = gb * g_rep * T;
+    B->fp8_param_bwd_bytes = wb * w; /* per parameter: every context-parallel rank copies it */
     B->ew_fwd_kernels += ao ? 8 : 4;  /* per linear: amax + cast; cast_transpose       */
     B->ew_bwd_kernels += ao ? 28 : 4; /* per linear: X and G amax + cast + copy, W copy */
 }

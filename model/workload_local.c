@@ -153,6 +153,7 @@ static void split_ew(wl_layer *L, double t, int sp)
     L->ew_tp_fwd_bytes /= t;
     L->ew_tp_bwd_bytes /= t;
     L->ew_param_bytes /= t;
+    L->fp8_param_bwd_bytes /= t;
     L->core_ew_fwd_bytes /= t;
 }
 

@@ -458,6 +458,32 @@ START_TEST(test_autocast_casts_per_param)
 }
 END_TEST
 
+START_TEST(test_fp8_weight_copy_per_param)
+{
+    /* torchao FP8 (fsdp2, workload.c fp8_casts) on the tiny model, h = 64, kv = 64, f = 256
+     * GeLU, T = 16: backward casts 7 B of every linear input (qkv h + proj h + fc1 h + fc2 f =
+     * 448) and output gradient (qkv 3h + proj h + fc1 f + fc2 h = 576) per token,
+     * 7 x 1024 x 16 = 114688, plus the weight copy 2 B per weight (3h^2 + h^2 + hf + fh =
+     * 49152): 98304; 212992 in all. Under cp = 2 the per-token part halves (57344) and every
+     * rank copies the same weights: 155648 (halving all of it gave 106496). */
+    spec_model m;
+    spec_training tr;
+    wl w16, w8;
+    tiny(&m, &tr, &w16);
+    tr.framework = FW_FSDP2;
+    tr.precision = PREC_BF16;
+    wl_build(&m, &tr, &w16);
+    tr.precision = PREC_FP8;
+    wl_build(&m, &tr, &w8);
+    const int k = 1; /* embed, block, head */
+    ck_assert_int_eq(w8.layer[k].kind, WL_BLOCK);
+    ck_assert_double_eq_tol(w8.layer[k].ew_bwd_bytes - w16.layer[k].ew_bwd_bytes, 212992, 1e-6);
+    cp_localize(&w16, 2);
+    cp_localize(&w8, 2);
+    ck_assert_double_eq_tol(w8.layer[k].ew_bwd_bytes - w16.layer[k].ew_bwd_bytes, 155648, 1e-6);
+}
+END_TEST
+
 Suite *cp_suite(void)
 {
     Suite *s = suite_create("cp");
@@ -466,6 +492,7 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_core_fraction);
     tcase_add_test(tc, test_ring_bytes_and_groups);
     tcase_add_test(tc, test_cp1_is_today);
+    tcase_add_test(tc, test_fp8_weight_copy_per_param);
     tcase_add_test(tc, test_more_cp_less_activation);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_checks);
