@@ -31,7 +31,7 @@ help:
 	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, the accuracy guard, archcheck"
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
-	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py)"
+	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py); no function over 120 lines outside tests/ (tools/funclen.py)"
 	@echo "make asan       the test suite under ASan + UBSan"
 	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
 	@echo "make fuzz-run   build them and fuzz each for FUZZ_SECONDS (default 60)"
@@ -81,13 +81,15 @@ check: deps
 # modules and nothing points up a floor (docs/ARCHITECTURE.md; tools/archcheck.py)
 archcheck:
 	python3 tools/archcheck.py
+	python3 tools/funclen.py --self-test
+	python3 tools/funclen.py
 
 # ---- the published-accuracy suite (validation/; issue 14) -------------------------------------
 # accuracy-check (part of make check): the analytical engine over validation/ against the committed
 # figures; fails when the overall or a source's MAPE is worse by more than 0.5 points or fewer cases
 # run. accuracy-report rewrites docs/ACCURACY.md, docs/accuracy.png and validation/figures.json.
 accuracy-check: shardcast
-	./shardcast accuracy validation --engine model --check validation/figures.json >/dev/null
+	./shardcast accuracy validation --engine model --check validation/figures.json --floor validation/decision-floor.json >/dev/null
 	./shardcast accuracy validation --anchored --check validation/figures-anchored.json >/dev/null
 
 accuracy-report: shardcast
@@ -140,7 +142,7 @@ FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:

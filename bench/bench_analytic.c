@@ -143,6 +143,43 @@ static int quick(const spec_cluster *c, const spec_model *m, const spec_layout *
     return same ? 0 : 1;
 }
 
+/* The grids of main (9 sharded layouts with the default and the NCCL calibration, 6 tensor-parallel
+ * ones) through a sweep memo, after checking that it changes no bit of any result: the rates
+ * plain and memoized, side by side. Returns whether the results were bit-identical (-1: out of
+ * memory). */
+static int memo_rates(const wl *w, spec_training t, const spec_layout *lay, const spec_layout *tl, const spec_cluster *c,
+                      const cost_calib *cal, const cost_calib *ncal, double *sink)
+{
+    /* the same grids through a sweep memo (what sweep and plan do), after checking that it
+     * changes no bit of any result */
+    an_memo *memo = an_memo_new();
+    if (!memo)
+        return -1;
+    t.grad_accum = 1;
+    int same = memo_identical(memo, w, t, lay, 9, c, cal) && memo_identical(memo, w, t, lay, 9, c, ncal) &&
+               memo_identical(memo, w, t, tl, 6, c, cal);
+    printf("memo: results bit-identical to an_predict on all %d configurations x 3 grids: %s\n", 9 * 12,
+           same ? "yes" : "NO");
+    an_memo_reset(memo);
+    double plain = rate_of(NULL, w, t, lay, 9, c, cal, 1.0, sink);
+    double memod = rate_of(memo, w, t, lay, 9, c, cal, 2.0, sink);
+    printf("analytic, sweep memo: %.0f configs/s (%.2f us each; plain %.0f configs/s in the same minute, x%.2f)\n",
+           memod, 1e6 / memod, plain, memod / plain);
+    plain = rate_of(NULL, w, t, lay, 9, c, ncal, 1.0, sink);
+    memod = rate_of(memo, w, t, lay, 9, c, ncal, 2.0, sink);
+    printf("analytic, nccl calibration, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f)\n", memod,
+           1e6 / memod, plain, memod / plain);
+    plain = rate_of(NULL, w, t, tl, 6, c, cal, 1.0, sink);
+    memod = rate_of(memo, w, t, tl, 6, c, cal, 2.0, sink);
+    printf("analytic, tp / axonn layouts, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f) [checksum %.3g]\n",
+           memod, 1e6 / memod, plain, memod / plain, *sink);
+    long lh, lm, ch, cm;
+    an_memo_stats(memo, &lh, &lm, &ch, &cm);
+    printf("memo: layers %ld hits / %ld misses, collectives %ld hits / %ld misses\n", lh, lm, ch, cm);
+    an_memo_free(memo);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     spec_cluster c;
@@ -218,33 +255,9 @@ int main(int argc, char **argv)
     rate = rate_of(NULL, &w, t, tl, 6, &c, &cal, 1.0, &sink);
     printf("analytic, tp / axonn layouts: %.0f configs/s (%.2f us each) [checksum %.3g]\n", rate, 1e6 / rate, sink);
 
-    /* the same grids through a sweep memo (what sweep and plan do), after checking that it
-     * changes no bit of any result */
-    an_memo *memo = an_memo_new();
-    if (!memo)
+    int same = memo_rates(&w, t, lay, tl, &c, &cal, &ncal, &sink);
+    if (same < 0)
         return 1;
-    t.grad_accum = 1;
-    int same = memo_identical(memo, &w, t, lay, 9, &c, &cal) && memo_identical(memo, &w, t, lay, 9, &c, &ncal) &&
-               memo_identical(memo, &w, t, tl, 6, &c, &cal);
-    printf("memo: results bit-identical to an_predict on all %d configurations x 3 grids: %s\n", 9 * 12,
-           same ? "yes" : "NO");
-    an_memo_reset(memo);
-    double plain = rate_of(NULL, &w, t, lay, 9, &c, &cal, 1.0, &sink);
-    double memod = rate_of(memo, &w, t, lay, 9, &c, &cal, 2.0, &sink);
-    printf("analytic, sweep memo: %.0f configs/s (%.2f us each; plain %.0f configs/s in the same minute, x%.2f)\n",
-           memod, 1e6 / memod, plain, memod / plain);
-    plain = rate_of(NULL, &w, t, lay, 9, &c, &ncal, 1.0, &sink);
-    memod = rate_of(memo, &w, t, lay, 9, &c, &ncal, 2.0, &sink);
-    printf("analytic, nccl calibration, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f)\n", memod,
-           1e6 / memod, plain, memod / plain);
-    plain = rate_of(NULL, &w, t, tl, 6, &c, &cal, 1.0, &sink);
-    memod = rate_of(memo, &w, t, tl, 6, &c, &cal, 2.0, &sink);
-    printf("analytic, tp / axonn layouts, sweep memo: %.0f configs/s (%.2f us each; plain %.0f, x%.2f) [checksum %.3g]\n",
-           memod, 1e6 / memod, plain, memod / plain, sink);
-    long lh, lm, ch, cm;
-    an_memo_stats(memo, &lh, &lm, &ch, &cm);
-    printf("memo: layers %ld hits / %ld misses, collectives %ld hits / %ld misses\n", lh, lm, ch, cm);
-    an_memo_free(memo);
     /* what users call: the front door (predict/eval: checks, the analytical engine, the finite
      * result) on the same grid as the first measurement, and its cost over a bare an_predict */
     t.grad_accum = 1;

@@ -326,6 +326,295 @@ static int weak_param(fit_ctx *f, const double *v, const double *sd, const cost_
     return 1;
 }
 
+/* Which parameters are latencies (>= 0, in us) rather than efficiencies (in (0, 1], the tree's
+ * in (0, 2]): in PNAMES order. */
+static const int IS_LAT[N_P] = {0, 0, 1, 1, 1, 1, 0};
+
+/* The fit's context: the measurements, the cluster, the starting values (base or defaults) and
+ * the values of every parameter held fixed (the NCCL model's where it is on). */
+static void fit_start(fit_ctx *f, const cal_meas *m, const spec_cluster *c, const cost_calib *start,
+                      cal_fit_report *rep)
+{
+    memset(f, 0, sizeof *f);
+    f->m = m;
+    f->c = c;
+    f->cal = *start;
+    f->intra = c->fabric.kind == FABRIC_PCIE ? TIER_PCIE : TIER_NVLINK;
+    rep->intra_tier = (int)f->intra;
+    f->fixed[P_EFF_INTRA] = start->bw_eff[f->intra].v;
+    f->fixed[P_EFF_NET] = start->bw_eff[TIER_NET].v;
+    f->fixed[P_HOP_INTRA] = start->hop_lat_s[f->intra].v * 1e6;
+    f->fixed[P_HOP_NET] = start->hop_lat_s[TIER_NET].v * 1e6;
+    f->fixed[P_BASE] = start->base_lat_s[ALGO_RING].v * 1e6;
+    const nccl_params *np = &start->nccl;
+    if (np->on) {
+        f->fixed[P_HOP_INTRA] = np->intra_hop_s[NCCL_SIMPLE] * 1e6;
+        f->fixed[P_HOP_NET] = np->net_hop_s[NCCL_SIMPLE] * 1e6;
+        f->fixed[P_BASE] = np->base_lat_s[NCCL_RING][NCCL_SIMPLE] * 1e6;
+        f->fixed[P_FLOOR] = np->net_floor_s * 1e6;
+        f->fixed[P_TREE] = np->tree_bw;
+    }
+}
+
+/* The NCCL model's parameters that some prediction depends on: determinable[] (set from the
+ * collectives' spans) narrowed to them. */
+static int fit_probe(fit_ctx *f, int *determinable, sc_err *err)
+{
+    const cal_meas *m = f->m;
+    /* the floor and the tree's bandwidth only where some prediction depends on them (a
+     * tree that NCCL never picks for these sizes teaches nothing about its bandwidth) */
+    gsl_vector *r0 = gsl_vector_alloc((size_t)m->n_coll), *r1 = gsl_vector_alloc((size_t)m->n_coll);
+    if (!r0 || !r1) {
+        gsl_vector_free(r0);
+        gsl_vector_free(r1);
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    }
+    resid(NULL, f, r0);
+    for (int p = 0; p < N_P; p++) {
+        if (p < P_FLOOR && !determinable[p])
+            continue;
+        double keep = f->fixed[p];
+        int lat = p >= P_HOP_INTRA && p <= P_FLOOR;
+        f->fixed[p] = lat ? keep + 10 : keep * 0.999; /* a bottleneck it is not does not move */
+        resid(NULL, f, r1);
+        f->fixed[p] = keep;
+        gsl_vector_sub(r1, r0);
+        determinable[p] = gsl_blas_dnrm2(r1) > 1e-9;
+    }
+    gsl_vector_free(r0);
+    gsl_vector_free(r1);
+    return 0;
+}
+
+/* The parameters fitted (determinable ones), the others taken from the base (named in
+ * rep->undetermined) or refused without one; enough measurements for them. */
+static int fit_free_params(fit_ctx *f, const int *determinable, const cost_calib *base, cal_fit_report *rep,
+                           sc_err *err)
+{
+    const cal_meas *m = f->m;
+    char und[256] = "";
+    for (int j = 0; j < N_P; j++) {
+        if (determinable[j]) {
+            f->free_idx[f->n_free++] = j;
+            continue;
+        }
+        if (j >= P_FLOOR) /* NCCL extras: kept from the base, never required */
+            continue;
+        if (!base)
+            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                              "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
+                              "to take it from there",
+                              PNAMES[j], j == P_EFF_NET || j == P_HOP_NET ? "no collective spans nodes" : "no collective has two ranks on a node",
+                              j == P_EFF_NET || j == P_HOP_NET ? "on two or more nodes" : "with several ranks per node");
+        size_t l = strlen(und);
+        snprintf(und + l, sizeof und - l, "%s%s", l ? ", " : "", PNAMES[j]);
+    }
+    snprintf(rep->undetermined, sizeof rep->undetermined, "%s", und);
+    if (m->n_coll && m->n_coll < f->n_free + 1)
+        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                          "expected at least %d collective measurements to fit %d parameters, got %d", f->n_free + 1,
+                          f->n_free, m->n_coll);
+    return 0;
+}
+
+/* The collectives' fit as an active-set least squares (see cal_fit): a parameter past its bound
+ * held there, a network hop below the intra-node one tied to it, one the data barely determine
+ * held at its base value, and the others refitted, as often as needed; v and sd the result. */
+static int fit_active_set(fit_ctx *f, const int *determinable, const cost_calib *base, double *v, double *sd,
+                          cal_fit_report *rep, sc_err *err)
+{
+    const cal_meas *m = f->m;
+    int rc;
+    for (;;) {
+        int flat;
+        if ((rc = fit_collectives(f, v, sd, &flat, err)))
+            return rc;
+        int worst = -1;
+        double bound = 0;
+        for (int j = 0; j < f->n_free; j++) {
+            int p = f->free_idx[j];
+            double hi = p == P_TREE ? 2.0 : 1.0;
+            if (IS_LAT[p] && v[p] < 0 && (worst < 0 || !IS_LAT[worst] || v[p] < v[worst]))
+                worst = p, bound = 0;
+            else if (!IS_LAT[p] && worst < 0 && p == flat) /* ran away: past its bound */
+                worst = p, bound = hi;
+        }
+        if (worst < 0 && flat == P_HOP_NET && !f->tie_net && determinable[P_HOP_INTRA]) {
+            /* A ring's cross-node step pays the slower of the two hops (model/cost.c), so a
+             * network hop fitted below the intra-node one changes no prediction: nothing
+             * depends on it there. That happens where the two are close and the measurements
+             * noisy (the emulated loop on a loaded 2-core host: veth vs loopback). Tied to
+             * the intra-node hop, the one value every cross-node step then pays; reported. */
+            int k = 0;
+            for (int j = 0; j < f->n_free; j++)
+                if (f->free_idx[j] != P_HOP_NET)
+                    f->free_idx[k++] = f->free_idx[j];
+            f->n_free = k;
+            f->tie_net = 1;
+            rep->held |= 1u << P_HOP_NET;
+            size_t l = strlen(rep->at_bound);
+            snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at the %s", l ? ", " : "",
+                     PNAMES[P_HOP_NET], PNAMES[P_HOP_INTRA]);
+            continue;
+        }
+        if (worst < 0 && flat >= 0)
+            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                              "the measurements cannot determine the %s: no measured time depends on it",
+                              PNAMES[flat]);
+        if (worst < 0 && weak_param(f, v, sd, base, rep))
+            continue; /* one held at its base value: refit the others */
+        if (worst < 0)
+            break;
+        int k = 0;
+        for (int j = 0; j < f->n_free; j++)
+            if (f->free_idx[j] != worst)
+                f->free_idx[k++] = f->free_idx[j];
+        f->n_free = k;
+        f->fixed[worst] = bound;
+        rep->held |= 1u << worst;
+        size_t l = strlen(rep->at_bound);
+        if (IS_LAT[worst])
+            snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
+        else
+            snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at %g", l ? ", " : "", PNAMES[worst], bound);
+        if (!f->n_free) {
+            memcpy(v, f->fixed, sizeof f->fixed); /* every value held: the fit's output is the bounds */
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The fitted values checked (finite, latencies >= 0, efficiencies in (0, 1], the tree's in (0,
+ * 2]) and written into out with their standard errors. */
+static int fit_coll_out(const fit_ctx *f, int nccl_on, double *v, double *sd, cost_calib *out, cal_fit_report *rep,
+                        sc_err *err)
+{
+    const cal_meas *m = f->m;
+    if (f->tie_net)
+        v[P_HOP_NET] = v[P_HOP_INTRA];
+    for (int p = 0; p < N_P; p++) /* a value held (at a bound, or at the base's) has no sd */
+        if ((rep->held | rep->weak) & 1u << p)
+            sd[p] = 0;
+    rep->coll_points = m->n_coll;
+    rep->coll_rms_rel = f->rms;
+    for (int j = 0; j < (nccl_on ? N_P : P_FLOOR); j++) {
+        int lat = IS_LAT[j];
+        double hi = j == P_TREE ? 2.0 : 1.0; /* a 2-node tree moves half a ring's bytes */
+        if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > hi))
+            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
+                              "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
+                              "model%s",
+                              PNAMES[j], v[j], lat ? " us" : "",
+                              !lat && v[j] > hi ? ", or the cluster's line rate for this tier is too low" : "");
+    }
+    apply(f, v, out);
+    out->bw_eff[f->intra].sd = sd[P_EFF_INTRA];
+    out->bw_eff[TIER_NET].sd = sd[P_EFF_NET];
+    out->hop_lat_s[f->intra].sd = sd[P_HOP_INTRA] * 1e-6;
+    out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
+    out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
+    if (nccl_on)
+        for (int j = 0; j < 5; j++) {
+            int p = P_HOP_INTRA + j;
+            for (int q = 0; q < f->n_free; q++)
+                rep->nccl_fitted[j] |= f->free_idx[q] == p;
+            rep->nccl_sd[j] = sd[p] * (p == P_TREE ? 1 : 1e-6);
+        }
+    return 0;
+}
+
+/* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear); at least 3. */
+static int fit_gemms(const cal_meas *m, const spec_cluster *c, const cost_calib *start, cost_calib *out,
+                     cal_fit_report *rep, sc_err *err)
+{
+    double *xs = malloc(sizeof(double) * (size_t)m->n_gemm), *ys = malloc(sizeof(double) * (size_t)m->n_gemm);
+    if (!xs || !ys) {
+        free(xs);
+        free(ys);
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    }
+    for (int i = 0; i < m->n_gemm; i++) {
+        const cal_gemm_m *g = &m->gemm[i];
+        xs[i] = 2 * g->m * g->n * g->k * g->batch;
+        ys[i] = g->time_s;
+    }
+    /* weights 1/t^2: the errors are relative, small GEMMs count as much as large ones; the
+     * covariance is scaled by chi^2/dof since the weights fix only the shape of the errors */
+    double *ws = malloc(sizeof(double) * (size_t)m->n_gemm);
+    if (!ws) {
+        free(xs);
+        free(ys);
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    }
+    for (int i = 0; i < m->n_gemm; i++)
+        ws[i] = 1 / (ys[i] * ys[i]);
+    double c0, c1, cov00, cov01, cov11, chisq;
+    int gs = gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+    free(ws);
+    if (gs || !isfinite(c0) || !isfinite(c1)) {
+        free(xs);
+        free(ys);
+        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                          "the GEMM fit failed (%s): measure GEMMs of several sizes",
+                          gs ? gsl_strerror(gs) : "not a number");
+    }
+    double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
+    cov00 *= scale;
+    cov11 *= scale;
+    double e2 = 0;
+    for (int i = 0; i < m->n_gemm; i++) {
+        double rr = (c0 + c1 * xs[i] - ys[i]) / ys[i];
+        e2 += rr * rr;
+    }
+    free(xs);
+    free(ys);
+    if (!(c1 > 0))
+        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                          "the GEMM times do not grow with FLOPs: the efficiency cannot be determined");
+    rep->gemm_points = m->n_gemm;
+    rep->gemm_rms_rel = sqrt(e2 / m->n_gemm);
+    double eff = 1 / (c->gpu.peak_flops * c1);
+    if (eff > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                          "the fit gives a GEMM efficiency of %g, above 1: the cluster's peak_tflops (%g) is too "
+                          "low for these measurements",
+                          eff, c->gpu.peak_flops / 1e12);
+    out->gemm_eff.v = eff;
+    out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
+    out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
+    out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
+    gemm_weak(m, c, start, out, rep);
+    return 0;
+}
+
+/* Memory bandwidth: the efficiency of the largest copies. */
+static int fit_membw(const cal_meas *m, const spec_cluster *c, cost_calib *out, cal_fit_report *rep, sc_err *err)
+{
+    double *e = malloc(sizeof(double) * (size_t)m->n_membw);
+    if (!e)
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    /* only the largest copies: smaller ones can stay in the caches and measure the cache, not
+     * the memory the cost model means (1 MiB copies gave "efficiencies" of 1.4 on a CPU) */
+    double top = 0;
+    for (int i = 0; i < m->n_membw; i++)
+        top = fmax(top, m->membw[i].bytes);
+    int ne = 0;
+    for (int i = 0; i < m->n_membw; i++)
+        if (m->membw[i].bytes >= top / 2) /* a copy of `bytes` reads and writes them: 2 x bytes */
+            e[ne++] = 2 * m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
+    out->hbm_eff.v = gsl_stats_mean(e, 1, (size_t)ne);
+    out->hbm_eff.sd = ne > 1 ? gsl_stats_sd(e, 1, (size_t)ne) : 0;
+    rep->membw_points = ne;
+    free(e);
+    if (out->hbm_eff.v > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
+        return sc_err_set(err, SC_EINPUT, m->path, "$.membw",
+                          "the measured copies give a memory-bandwidth efficiency of %g, above 1: the "
+                          "cluster's hbm_bandwidth_GBps (%g) is too low for them (caches?)",
+                          out->hbm_eff.v, c->gpu.hbm_bw_Bps / 1e9);
+    return 0;
+}
+
 int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, const char *base_name, cost_calib *out,
             cal_fit_report *rep, sc_err *err)
 {
@@ -341,75 +630,16 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
     *out = start;
 
     /* which parameters can the collectives determine? */
-    int has_intra, has_net;
+    int has_intra, has_net, rc;
     coll_spans(m, &has_intra, &has_net);
     fit_ctx f;
-    memset(&f, 0, sizeof f);
-    f.m = m;
-    f.c = c;
-    f.cal = start;
-    f.intra = c->fabric.kind == FABRIC_PCIE ? TIER_PCIE : TIER_NVLINK;
-    rep->intra_tier = (int)f.intra;
-    f.fixed[P_EFF_INTRA] = start.bw_eff[f.intra].v;
-    f.fixed[P_EFF_NET] = start.bw_eff[TIER_NET].v;
-    f.fixed[P_HOP_INTRA] = start.hop_lat_s[f.intra].v * 1e6;
-    f.fixed[P_HOP_NET] = start.hop_lat_s[TIER_NET].v * 1e6;
-    f.fixed[P_BASE] = start.base_lat_s[ALGO_RING].v * 1e6;
+    fit_start(&f, m, c, &start, rep);
     const nccl_params *np = &start.nccl;
-    if (np->on) {
-        f.fixed[P_HOP_INTRA] = np->intra_hop_s[NCCL_SIMPLE] * 1e6;
-        f.fixed[P_HOP_NET] = np->net_hop_s[NCCL_SIMPLE] * 1e6;
-        f.fixed[P_BASE] = np->base_lat_s[NCCL_RING][NCCL_SIMPLE] * 1e6;
-        f.fixed[P_FLOOR] = np->net_floor_s * 1e6;
-        f.fixed[P_TREE] = np->tree_bw;
-    }
     int determinable[N_P] = {has_intra, has_net, has_intra, has_net, m->n_coll > 0, 0, 0};
-    if (np->on && m->n_coll) {
-        /* the floor and the tree's bandwidth only where some prediction depends on them (a
-         * tree that NCCL never picks for these sizes teaches nothing about its bandwidth) */
-        gsl_vector *r0 = gsl_vector_alloc((size_t)m->n_coll), *r1 = gsl_vector_alloc((size_t)m->n_coll);
-        if (!r0 || !r1) {
-            gsl_vector_free(r0);
-            gsl_vector_free(r1);
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-        }
-        resid(NULL, &f, r0);
-        for (int p = 0; p < N_P; p++) {
-            if (p < P_FLOOR && !determinable[p])
-                continue;
-            double keep = f.fixed[p];
-            int lat = p >= P_HOP_INTRA && p <= P_FLOOR;
-            f.fixed[p] = lat ? keep + 10 : keep * 0.999; /* a bottleneck it is not does not move */
-            resid(NULL, &f, r1);
-            f.fixed[p] = keep;
-            gsl_vector_sub(r1, r0);
-            determinable[p] = gsl_blas_dnrm2(r1) > 1e-9;
-        }
-        gsl_vector_free(r0);
-        gsl_vector_free(r1);
-    }
-    char und[256] = "";
-    for (int j = 0; j < N_P; j++) {
-        if (determinable[j]) {
-            f.free_idx[f.n_free++] = j;
-            continue;
-        }
-        if (j >= P_FLOOR) /* NCCL extras: kept from the base, never required */
-            continue;
-        if (!base)
-            return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                              "the measurements cannot determine the %s (%s); measure %s, or give --base CALIBRATION "
-                              "to take it from there",
-                              PNAMES[j], j == P_EFF_NET || j == P_HOP_NET ? "no collective spans nodes" : "no collective has two ranks on a node",
-                              j == P_EFF_NET || j == P_HOP_NET ? "on two or more nodes" : "with several ranks per node");
-        size_t l = strlen(und);
-        snprintf(und + l, sizeof und - l, "%s%s", l ? ", " : "", PNAMES[j]);
-    }
-    snprintf(rep->undetermined, sizeof rep->undetermined, "%s", und);
-    if (m->n_coll && m->n_coll < f.n_free + 1)
-        return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                          "expected at least %d collective measurements to fit %d parameters, got %d", f.n_free + 1,
-                          f.n_free, m->n_coll);
+    if (np->on && m->n_coll && (rc = fit_probe(&f, determinable, err)))
+        return rc;
+    if ((rc = fit_free_params(&f, determinable, base, rep, err)))
+        return rc;
     if (m->n_coll) {
         /* Physical bounds, as an active-set least squares: latencies cannot be negative and
          * bandwidth efficiencies cannot exceed 1 (the tree's factor 2: a 2-node tree moves half a
@@ -420,184 +650,20 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
          * refused below (the cluster spec or the measurements are wrong), as is any other
          * parameter nothing depends on. */
         double v[N_P], sd[N_P] = {0};
-        const int is_lat[N_P] = {0, 0, 1, 1, 1, 1, 0};
-        int rc;
-        for (;;) {
-            int flat;
-            if ((rc = fit_collectives(&f, v, sd, &flat, err)))
-                return rc;
-            int worst = -1;
-            double bound = 0;
-            for (int j = 0; j < f.n_free; j++) {
-                int p = f.free_idx[j];
-                double hi = p == P_TREE ? 2.0 : 1.0;
-                if (is_lat[p] && v[p] < 0 && (worst < 0 || !is_lat[worst] || v[p] < v[worst]))
-                    worst = p, bound = 0;
-                else if (!is_lat[p] && worst < 0 && p == flat) /* ran away: past its bound */
-                    worst = p, bound = hi;
-            }
-            if (worst < 0 && flat == P_HOP_NET && !f.tie_net && determinable[P_HOP_INTRA]) {
-                /* A ring's cross-node step pays the slower of the two hops (model/cost.c), so a
-                 * network hop fitted below the intra-node one changes no prediction: nothing
-                 * depends on it there. That happens where the two are close and the measurements
-                 * noisy (the emulated loop on a loaded 2-core host: veth vs loopback). Tied to
-                 * the intra-node hop, the one value every cross-node step then pays; reported. */
-                int k = 0;
-                for (int j = 0; j < f.n_free; j++)
-                    if (f.free_idx[j] != P_HOP_NET)
-                        f.free_idx[k++] = f.free_idx[j];
-                f.n_free = k;
-                f.tie_net = 1;
-                rep->held |= 1u << P_HOP_NET;
-                size_t l = strlen(rep->at_bound);
-                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at the %s", l ? ", " : "",
-                         PNAMES[P_HOP_NET], PNAMES[P_HOP_INTRA]);
-                continue;
-            }
-            if (worst < 0 && flat >= 0)
-                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                                  "the measurements cannot determine the %s: no measured time depends on it",
-                                  PNAMES[flat]);
-            if (worst < 0 && weak_param(&f, v, sd, base, rep))
-                continue; /* one held at its base value: refit the others */
-            if (worst < 0)
-                break;
-            int k = 0;
-            for (int j = 0; j < f.n_free; j++)
-                if (f.free_idx[j] != worst)
-                    f.free_idx[k++] = f.free_idx[j];
-            f.n_free = k;
-            f.fixed[worst] = bound;
-            rep->held |= 1u << worst;
-            size_t l = strlen(rep->at_bound);
-            if (is_lat[worst])
-                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s", l ? ", " : "", PNAMES[worst]);
-            else
-                snprintf(rep->at_bound + l, sizeof rep->at_bound - l, "%s%s at %g", l ? ", " : "", PNAMES[worst], bound);
-            if (!f.n_free) {
-                memcpy(v, f.fixed, sizeof v); /* every value held: the fit's output is the bounds */
-                break;
-            }
-        }
-        if (f.tie_net)
-            v[P_HOP_NET] = v[P_HOP_INTRA];
-        for (int p = 0; p < N_P; p++) /* a value held (at a bound, or at the base's) has no sd */
-            if ((rep->held | rep->weak) & 1u << p)
-                sd[p] = 0;
-        rep->coll_points = m->n_coll;
-        rep->coll_rms_rel = f.rms;
-        for (int j = 0; j < (np->on ? N_P : P_FLOOR); j++) {
-            int lat = is_lat[j];
-            double hi = j == P_TREE ? 2.0 : 1.0; /* a 2-node tree moves half a ring's bytes */
-            if (!isfinite(v[j]) || v[j] < 0 || (!lat && v[j] == 0) || (!lat && v[j] > hi))
-                return sc_err_set(err, SC_EINPUT, m->path, "$.collectives",
-                                  "the fit gives an impossible %s (%g%s): the measurements do not follow the cost "
-                                  "model%s",
-                                  PNAMES[j], v[j], lat ? " us" : "",
-                                  !lat && v[j] > hi ? ", or the cluster's line rate for this tier is too low" : "");
-        }
-        apply(&f, v, out);
-        out->bw_eff[f.intra].sd = sd[P_EFF_INTRA];
-        out->bw_eff[TIER_NET].sd = sd[P_EFF_NET];
-        out->hop_lat_s[f.intra].sd = sd[P_HOP_INTRA] * 1e-6;
-        out->hop_lat_s[TIER_NET].sd = sd[P_HOP_NET] * 1e-6;
-        out->base_lat_s[ALGO_RING].sd = sd[P_BASE] * 1e-6;
-        if (np->on)
-            for (int j = 0; j < 5; j++) {
-                int p = P_HOP_INTRA + j;
-                for (int q = 0; q < f.n_free; q++)
-                    rep->nccl_fitted[j] |= f.free_idx[q] == p;
-                rep->nccl_sd[j] = sd[p] * (p == P_TREE ? 1 : 1e-6);
-            }
+        if ((rc = fit_active_set(&f, determinable, base, v, sd, rep, err)) ||
+            (rc = fit_coll_out(&f, np->on, v, sd, out, rep, err)))
+            return rc;
     }
-
-    /* GEMMs: t = overhead + FLOPs / (peak x eff), linear in FLOPs (gsl_fit_linear). */
     if (m->n_gemm >= 3) {
-        double *xs = malloc(sizeof(double) * (size_t)m->n_gemm), *ys = malloc(sizeof(double) * (size_t)m->n_gemm);
-        if (!xs || !ys) {
-            free(xs);
-            free(ys);
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-        }
-        for (int i = 0; i < m->n_gemm; i++) {
-            const cal_gemm_m *g = &m->gemm[i];
-            xs[i] = 2 * g->m * g->n * g->k * g->batch;
-            ys[i] = g->time_s;
-        }
-        /* weights 1/t^2: the errors are relative, small GEMMs count as much as large ones; the
-         * covariance is scaled by chi^2/dof since the weights fix only the shape of the errors */
-        double *ws = malloc(sizeof(double) * (size_t)m->n_gemm);
-        if (!ws) {
-            free(xs);
-            free(ys);
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-        }
-        for (int i = 0; i < m->n_gemm; i++)
-            ws[i] = 1 / (ys[i] * ys[i]);
-        double c0, c1, cov00, cov01, cov11, chisq;
-        int gs = gsl_fit_wlinear(xs, 1, ws, 1, ys, 1, (size_t)m->n_gemm, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
-        free(ws);
-        if (gs || !isfinite(c0) || !isfinite(c1)) {
-            free(xs);
-            free(ys);
-            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
-                              "the GEMM fit failed (%s): measure GEMMs of several sizes",
-                              gs ? gsl_strerror(gs) : "not a number");
-        }
-        double scale = m->n_gemm > 2 ? chisq / (m->n_gemm - 2) : 0;
-        cov00 *= scale;
-        cov11 *= scale;
-        double e2 = 0;
-        for (int i = 0; i < m->n_gemm; i++) {
-            double rr = (c0 + c1 * xs[i] - ys[i]) / ys[i];
-            e2 += rr * rr;
-        }
-        free(xs);
-        free(ys);
-        if (!(c1 > 0))
-            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
-                              "the GEMM times do not grow with FLOPs: the efficiency cannot be determined");
-        rep->gemm_points = m->n_gemm;
-        rep->gemm_rms_rel = sqrt(e2 / m->n_gemm);
-        double eff = 1 / (c->gpu.peak_flops * c1);
-        if (eff > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
-            return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
-                              "the fit gives a GEMM efficiency of %g, above 1: the cluster's peak_tflops (%g) is too "
-                              "low for these measurements",
-                              eff, c->gpu.peak_flops / 1e12);
-        out->gemm_eff.v = eff;
-        out->gemm_eff.sd = cov11 > 0 && isfinite(cov11) ? sqrt(cov11) / (c->gpu.peak_flops * c1 * c1) : 0;
-        out->gemm_overhead_s.v = c0 > 0 ? c0 : 0;
-        out->gemm_overhead_s.sd = cov00 > 0 && isfinite(cov00) ? sqrt(cov00) : 0;
-        gemm_weak(m, c, &start, out, rep);
+        if ((rc = fit_gemms(m, c, &start, out, rep, err)))
+            return rc;
     } else if (!base) {
         return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
                           "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
                           m->n_gemm);
     }
-    if (m->n_membw >= 1) {
-        double *e = malloc(sizeof(double) * (size_t)m->n_membw);
-        if (!e)
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-        /* only the largest copies: smaller ones can stay in the caches and measure the cache, not
-         * the memory the cost model means (1 MiB copies gave "efficiencies" of 1.4 on a CPU) */
-        double top = 0;
-        for (int i = 0; i < m->n_membw; i++)
-            top = fmax(top, m->membw[i].bytes);
-        int ne = 0;
-        for (int i = 0; i < m->n_membw; i++)
-            if (m->membw[i].bytes >= top / 2) /* a copy of `bytes` reads and writes them: 2 x bytes */
-                e[ne++] = 2 * m->membw[i].bytes / m->membw[i].time_s / c->gpu.hbm_bw_Bps;
-        out->hbm_eff.v = gsl_stats_mean(e, 1, (size_t)ne);
-        out->hbm_eff.sd = ne > 1 ? gsl_stats_sd(e, 1, (size_t)ne) : 0;
-        rep->membw_points = ne;
-        free(e);
-        if (out->hbm_eff.v > 1.0) /* calibration files hold efficiencies <= 1 (model/calib.c) */
-            return sc_err_set(err, SC_EINPUT, m->path, "$.membw",
-                              "the measured copies give a memory-bandwidth efficiency of %g, above 1: the "
-                              "cluster's hbm_bandwidth_GBps (%g) is too low for them (caches?)",
-                              out->hbm_eff.v, c->gpu.hbm_bw_Bps / 1e9);
-    }
+    if (m->n_membw >= 1 && (rc = fit_membw(m, c, out, rep, err)))
+        return rc;
     int rc_i = fit_interference(m, out, rep, err);
     if (rc_i)
         return rc_i;

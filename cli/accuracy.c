@@ -45,6 +45,10 @@ static const char HELP[] =
     "  --write-figures FILE   write the figures of this run to FILE (make accuracy-report)\n"
     "  --markdown FILE        write the report (docs/ACCURACY.md)\n"
     "  --plot-data FILE       write the points for plots/accuracy.gp (model engine, by source)\n"
+    "  --floor FILE           decision-quality floor (validation/decision-floor.json): exit 1 when\n"
+    "                         a compare group's pick/best is under its min and not listed in its\n"
+    "                         \"below\" (with why), a listed one is back above, or the median is\n"
+    "                         under its median\n"
     "  --source ID            only the cases of DIR/ID/ (while writing them)\n"
     "  --anchored             per source, document (its \"source\" up to a space or comma), cluster,\n"
     "                         framework and offload (host optimizer or not)\n"
@@ -55,8 +59,8 @@ static const char HELP[] =
     "                         --json also lists every held-out run with its anchor and errors\n"
     "  --progress             progress on stderr as one updating line even when it is not a terminal\n"
     "                         (without it, off a terminal: a line at every tenth of the cases)\n\n"
-    "Exit status: 0 ok; 1 a case failed to evaluate, or --check found a regression; 2 bad input\n"
-    "(a broken case file is named with its JSON path).\n";
+    "Exit status: 0 ok; 1 a case failed to evaluate, --check found a regression or --floor a breach;\n"
+    "2 bad input (a broken case file is named with its JSON path).\n";
 
 static void progress(void *ctx, int done, int total, const acc_case *c)
 {
@@ -255,7 +259,26 @@ static int default_dir(const char *argv0, char *out, size_t n)
     return -1;
 }
 
-int cmd_accuracy(int argc, char **argv)
+/* GO: the options are read and the command goes on; any other value is the exit status. */
+#define ACC_GO (-1)
+
+/* --engine model, sim or both into o->engines. */
+static int parse_engines(const char *arg, cli_acc_opts *o, sc_err *err)
+{
+    if (!strcmp(arg, "both")) {
+        o->engines[PRED_MODEL] = o->engines[PRED_SIM] = 1;
+        return 0;
+    }
+    pred_engine e;
+    if (pred_engine_parse(arg, &e))
+        return sc_err_set(err, SC_EINPUT, "--engine", "", "expected model, sim or both, got \"%s\"", arg);
+    o->engines[PRED_MODEL] = o->engines[PRED_SIM] = 0;
+    o->engines[e] = 1;
+    return 0;
+}
+
+/* The options and the one directory into o; ACC_GO or the exit status (--help, a usage error). */
+static int acc_options(int argc, char **argv, cli_acc_opts *o)
 {
     static const struct option lopts[] = {
         {"engine", required_argument, 0, 'e'},  {"json", no_argument, 0, 'j'},
@@ -263,10 +286,8 @@ int cmd_accuracy(int argc, char **argv)
         {"write-figures", required_argument, 0, 'w'}, {"markdown", required_argument, 0, 'm'},
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
         {"source", required_argument, 0, 's'}, {"anchored", no_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    cli_acc_opts o;
-    memset(&o, 0, sizeof o);
-    o.engines[PRED_MODEL] = o.engines[PRED_SIM] = 1;
+        {"floor", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     sc_err err;
     optind = 1;
     opterr = 0;
@@ -274,51 +295,116 @@ int cmd_accuracy(int argc, char **argv)
         int opt = getopt_long(argc, argv, ":ho:", lopts, NULL);
         if (opt == -1)
             break;
-        char what[200];
         switch (opt) {
         case 'h': fputs(HELP, stdout); return 0;
         case 'e':
-            if (!strcmp(optarg, "both")) {
-                o.engines[PRED_MODEL] = o.engines[PRED_SIM] = 1;
-            } else {
-                pred_engine e;
-                if (pred_engine_parse(optarg, &e)) {
-                    sc_err_set(&err, SC_EINPUT, "--engine", "", "expected model, sim or both, got \"%s\"", optarg);
-                    return cli_fail(&err, SC_EINPUT);
-                }
-                o.engines[PRED_MODEL] = o.engines[PRED_SIM] = 0;
-                o.engines[e] = 1;
-            }
+            if (parse_engines(optarg, o, &err))
+                return cli_fail(&err, SC_EINPUT);
             break;
-        case 'j': o.json = 1; break;
-        case 'o': o.csv = optarg; break;
-        case 'c': o.check = optarg; break;
-        case 'w': o.figures = optarg; break;
-        case 'm': o.markdown = optarg; break;
-        case 'p': o.plot_data = optarg; break;
-        case 'P': o.progress = 1; break;
-        case 's': o.source = optarg; break;
-        case 'A': o.anchored = 1; break;
-        case ':':
-            snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
-            return cli_usage_error("accuracy", what);
-        default:
-            snprintf(what, sizeof what, "unknown option '%.150s'", argv[optind - 1]);
-            return cli_usage_error("accuracy", what);
+        case 'j': o->json = 1; break;
+        case 'o': o->csv = optarg; break;
+        case 'c': o->check = optarg; break;
+        case 'w': o->figures = optarg; break;
+        case 'm': o->markdown = optarg; break;
+        case 'p': o->plot_data = optarg; break;
+        case 'P': o->progress = 1; break;
+        case 's': o->source = optarg; break;
+        case 'A': o->anchored = 1; break;
+        case 'F': o->floor = optarg; break;
+        default: return cli_getopt_error("accuracy", opt, argv);
         }
     }
     if (optind < argc)
-        o.dir = argv[optind++];
+        o->dir = argv[optind++];
     if (optind < argc) {
         char what[200];
         snprintf(what, sizeof what, "unexpected argument '%.150s' (one directory)", argv[optind]);
         return cli_usage_error("accuracy", what);
     }
-
-    if (o.source && (o.check || o.figures)) {
+    if (o->source && (o->check || o->figures)) {
         sc_err_set(&err, SC_EINPUT, "--source", "", "expected without --check and --write-figures (they cover every source)");
         return cli_fail(&err, SC_EINPUT);
     }
+    if (o->floor && (o->source || o->anchored)) {
+        sc_err_set(&err, SC_EINPUT, "--floor", "", "expected without --source and --anchored (it judges every compare group)");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    return ACC_GO;
+}
+
+/* Each engine over every case, its rows and summary; then the report on stdout. The exit status. */
+static int acc_engines(cli_acc_run *r)
+{
+    sc_err err;
+    int rc, status = 0, show = r->o->progress || isatty(2);
+    for (int k = 0; k < r->n_eng && !status; k++) {
+        acc_run(r->s, r->eng[k], !r->n ? NULL : show ? progress : progress_lines, (void *)pred_engine_name(r->eng[k]));
+        r->rows[k] = malloc(sizeof(acc_row) * (size_t)(r->n ? r->n : 1));
+        if (!r->rows[k]) {
+            sc_err_set(&err, SC_ERUNTIME, "accuracy", "", "out of memory");
+            status = cli_fail(&err, SC_ERUNTIME);
+            break;
+        }
+        acc_suite_rows(r->s, r->eng[k], r->rows[k]);
+        if ((rc = acc_summarize(r->rows[k], r->n, &r->sum[k], &err)))
+            status = cli_fail(&err, rc);
+    }
+    if (!status) {
+        if (!r->n)
+            fprintf(stderr, "shardcast accuracy: no cases under %s yet (%s/<source_id>/*.json)%s\n", r->dir, r->dir,
+                    r->o->check ? "; nothing to check" : "");
+        if (r->o->json)
+            status = print_json(r);
+        else if (r->n)
+            print_text(r);
+    }
+    return status;
+}
+
+/* The files asked for (each whole or absent), a case an engine could not evaluate named (a bug:
+ * exit 1), then --check against the committed figures. The exit status. */
+static int acc_finish(const cli_acc_run *r, const acc_floor *floor)
+{
+    const cli_acc_opts *o = r->o;
+    sc_err err;
+    int rc, status = 0;
+    struct {
+        const char *path;
+        int (*write)(const cli_acc_run *, const char *, sc_err *);
+    } outs[] = {{o->csv, cli_acc_write_csv}, {o->markdown, cli_acc_write_markdown}, {o->plot_data, cli_acc_write_plot_data},
+                {o->figures, cli_acc_write_figures}};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !status; i++)
+        if (outs[i].path && (rc = outs[i].write(r, outs[i].path, &err)))
+            status = cli_fail(&err, rc);
+    for (int k = 0; k < r->n_eng && !status; k++)
+        for (int i = 0; i < r->n; i++) {
+            const acc_outcome *oc = acc_outcome_at(r->s, i, r->eng[k]);
+            if (oc->status == ACC_ERROR) {
+                fprintf(stderr, "shardcast accuracy: %s: %s\n", acc_case_at(r->s, i)->file, oc->why);
+                status = 1;
+            }
+        }
+    if (!status && o->check && r->n)
+        status = cli_acc_check_figures(r, o->check);
+    if (o->floor && r->n && (!status || status == 1)) {
+        int fs = cli_acc_check_floor(r, o->floor, floor);
+        status = status ? status : fs;
+    }
+    return status;
+}
+
+int cmd_accuracy(int argc, char **argv)
+{
+    cli_acc_opts o;
+    memset(&o, 0, sizeof o);
+    o.engines[PRED_MODEL] = o.engines[PRED_SIM] = 1;
+    sc_err err;
+    int st = acc_options(argc, argv, &o);
+    if (st != ACC_GO)
+        return st;
+    acc_floor floor;
+    if (o.floor && (st = cli_acc_floor_load(o.floor, &floor)))
+        return st;
     cli_acc_run r;
     memset(&r, 0, sizeof r);
     r.o = &o;
@@ -340,57 +426,16 @@ int cmd_accuracy(int argc, char **argv)
         return cli_fail(&err, rc);
     r.n = acc_n_cases(r.s);
     if (o.anchored) { /* cli/accuracy_anchor.c */
-        int st = cli_acc_anchored(&r);
+        st = cli_acc_anchored(&r);
         acc_suite_free(r.s);
         return st;
     }
     for (int e = 0; e < PRED_N_ENGINES; e++)
         if (o.engines[e])
             r.eng[r.n_eng++] = (pred_engine)e;
-
-    int show = o.progress || isatty(2);
-    int status = 0;
-    for (int k = 0; k < r.n_eng && !status; k++) {
-        acc_run(r.s, r.eng[k], !r.n ? NULL : show ? progress : progress_lines, (void *)pred_engine_name(r.eng[k]));
-        r.rows[k] = malloc(sizeof(acc_row) * (size_t)(r.n ? r.n : 1));
-        if (!r.rows[k]) {
-            sc_err_set(&err, SC_ERUNTIME, "accuracy", "", "out of memory");
-            status = cli_fail(&err, SC_ERUNTIME);
-            break;
-        }
-        acc_suite_rows(r.s, r.eng[k], r.rows[k]);
-        if ((rc = acc_summarize(r.rows[k], r.n, &r.sum[k], &err)))
-            status = cli_fail(&err, rc);
-    }
-    if (!status) {
-        if (!r.n)
-            fprintf(stderr, "shardcast accuracy: no cases under %s yet (%s/<source_id>/*.json)%s\n", r.dir, r.dir,
-                    o.check ? "; nothing to check" : "");
-        if (o.json)
-            status = print_json(&r);
-        else if (r.n)
-            print_text(&r);
-    }
-    /* files: each whole or absent */
-    struct {
-        const char *path;
-        int (*write)(const cli_acc_run *, const char *, sc_err *);
-    } outs[] = {{o.csv, cli_acc_write_csv}, {o.markdown, cli_acc_write_markdown}, {o.plot_data, cli_acc_write_plot_data},
-                {o.figures, cli_acc_write_figures}};
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !status; i++)
-        if (outs[i].path && (rc = outs[i].write(&r, outs[i].path, &err)))
-            status = cli_fail(&err, rc);
-    /* a case the engine could not evaluate is a bug: name it, exit 1 */
-    for (int k = 0; k < r.n_eng && !status; k++)
-        for (int i = 0; i < r.n; i++) {
-            const acc_outcome *oc = acc_outcome_at(r.s, i, r.eng[k]);
-            if (oc->status == ACC_ERROR) {
-                fprintf(stderr, "shardcast accuracy: %s: %s\n", acc_case_at(r.s, i)->file, oc->why);
-                status = 1;
-            }
-        }
-    if (!status && o.check && r.n)
-        status = cli_acc_check_figures(&r, o.check);
+    int status = acc_engines(&r);
+    if (!status)
+        status = acc_finish(&r, o.floor ? &floor : NULL);
     for (int k = 0; k < r.n_eng; k++) {
         acc_summary_free(&r.sum[k]);
         free(r.rows[k]);

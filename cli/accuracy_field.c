@@ -207,7 +207,10 @@ void cli_acc_markdown_field(const cli_acc_run *r, FILE *f)
           "the measured tokens/s of the layout shardcast predicts fastest, over the measured best, among\n"
           "the group's cases that shardcast predicts (1.000: it picks the measured best). `make check`\n"
           "fails when the median or the minimum, overall or of a source, falls by more than 0.005 below\n"
-          "the committed figures, or fewer groups are judged.\n\n",
+          "the committed figures, or fewer groups are judged; and, against the floor in\n"
+          "[`validation/decision-floor.json`](../validation/decision-floor.json) (`--floor`), when a\n"
+          "group's pick/best is under 0.9 and the file does not list it with why, when a listed group is\n"
+          "back at 0.9 or above (the list only shrinks), or when the overall median is under 0.98.\n\n",
           f);
     if (!r->sum[0].decisions.n_groups)
         fputs("No compare groups yet.\n\n", f);

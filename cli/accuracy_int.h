@@ -11,11 +11,13 @@
 #include <stdio.h>
 
 #include "../predict/accuracy.h"
+#include "../predict/accuracy_floor.h"
 
 typedef struct cli_acc_opts {
     const char *dir, *csv, *check, *figures, *markdown, *plot_data, *source;
     int json, progress, engines[PRED_N_ENGINES]; /* engines[e]: run engine e */
     int anchored;                                /* --anchored (cli/accuracy_anchor.c) */
+    const char *floor;                           /* --floor (cli/accuracy_floor.c)     */
 } cli_acc_opts;
 
 typedef struct cli_acc_run {
@@ -77,5 +79,10 @@ SC_MUST_CHECK int cli_acc_check_figures(const cli_acc_run *r, const char *path);
 /* --anchored: the anchored figures instead of the shipped ones (cli/accuracy_anchor.c): text or
  * --json, --markdown (its section of the file), --write-figures, --check. Returns the exit status. */
 int cli_acc_anchored(const cli_acc_run *r);
+
+/* --floor FILE (cli/accuracy_floor.c): load it before the run (exit 2 on bad input) ... */
+int cli_acc_floor_load(const char *path, acc_floor *f);
+/* ... and check every engine's decisions after it: 0 ok, 1 a breach (each said on stderr). */
+int cli_acc_check_floor(const cli_acc_run *r, const char *path, const acc_floor *f);
 
 #endif

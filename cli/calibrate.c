@@ -35,127 +35,134 @@ static const char HELP[] =
     "import: nccl-tests logs into measurements.json ('shardcast calibrate import --help').\n"
     "anchor: fit the stack to measured runs of your job ('shardcast calibrate anchor --help').\n";
 
-static int calibrate_run(int argc, char **argv)
+/* What `calibrate run` was asked for: the harness's backend and launch, and the arguments passed
+ * on to mpirun (mpi_args) and to the harness (fwd), each with room for every argument. */
+typedef struct crun {
+    const char *backend, *mpirun;
+    int np, oversub, n_fwd, n_mpi;
+    char **fwd, **mpi_args;
+} crun;
+
+/* GO: the arguments are read and the command goes on; any other value is the exit status. */
+#define CRUN_GO (-1)
+
+/* One argument that takes a value (val, the next one): --backend or -np checked; 0 or 2. */
+static int crun_value(crun *c, const char *a, char *val)
 {
-    const char *backend = "cpu", *mpirun = NULL;
-    int np = 0, oversub = 0;
-    char **fwd = calloc((size_t)argc + 1, sizeof(char *)), **mpi_args = calloc((size_t)argc + 1, sizeof(char *));
-    if (!fwd || !mpi_args) {
-        free(fwd), free(mpi_args);
-        fprintf(stderr, "shardcast calibrate run: out of memory\n");
-        return 1;
+    if (!strcmp(a, "--backend")) {
+        c->backend = val;
+        if (strcmp(val, "cpu") && strcmp(val, "gpu")) {
+            fprintf(stderr, "shardcast: --backend: expected cpu or gpu, got \"%s\"\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-n")) {
+        char *end;
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        c->np = (int)v;
+        if (errno || end == val || *end || v < 1 || v > 1000000) {
+            fprintf(stderr, "shardcast: -np: expected an integer from 1 to 1000000, got \"%s\"\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--mpi-arg")) {
+        c->mpi_args[c->n_mpi++] = val;
+    } else {
+        c->mpirun = val;
     }
-    int n_fwd = 0, n_mpi = 0, rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
+    return 0;
+}
+
+/* The launch's own arguments into c, the rest forwarded to the harness; CRUN_GO or the exit status. */
+static int crun_args(int argc, char **argv, crun *c)
+{
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(a, "--backend") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-n") ||
                     !strcmp(a, "--mpi-arg") || !strcmp(a, "--mpirun");
         if (takes && !val) {
             char what[160];
             snprintf(what, sizeof what, "option '%.100s' needs a value", a);
-            rc = cli_usage_error("calibrate run", what);
-            break;
+            return cli_usage_error("calibrate run", what);
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(HELP, stdout);
-            free(fwd), free(mpi_args);
             return 0;
-        } else if (!strcmp(a, "--backend")) {
-            if (strcmp(val, "cpu") && strcmp(val, "gpu")) {
-                fprintf(stderr, "shardcast: --backend: expected cpu or gpu, got \"%s\"\n", val);
-                rc = 2;
-            }
-            backend = val, i++;
-        } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-n")) {
-            char *end;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 1 || v > 1000000) {
-                fprintf(stderr, "shardcast: -np: expected an integer from 1 to 1000000, got \"%s\"\n", val);
-                rc = 2;
-            }
-            np = (int)v, i++;
+        } else if (takes) {
+            int rc = crun_value(c, a, val);
+            if (rc)
+                return rc;
+            i++;
         } else if (!strcmp(a, "--oversubscribe")) {
-            oversub = 1;
-        } else if (!strcmp(a, "--mpi-arg")) {
-            mpi_args[n_mpi++] = argv[++i];
-        } else if (!strcmp(a, "--mpirun")) {
-            mpirun = argv[++i];
+            c->oversub = 1;
         } else {
-            fwd[n_fwd++] = argv[i];
+            c->fwd[c->n_fwd++] = argv[i];
         }
     }
-    if (rc) {
-        free(fwd), free(mpi_args);
-        return rc;
-    }
-    int gpu = !strcmp(backend, "gpu");
-    if (!np)
-        np = gpu ? 1 : 2;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores > 0 && np > cores)
-        oversub = 1;
+    return CRUN_GO;
+}
 
-    char dir[4096], bench[4200], mpipath[4096];
+/* The harness beside this binary and mpirun (--mpirun or on PATH); 0 or the exit status. */
+static int crun_find(const crun *c, int gpu, char *bench, size_t bench_sz, char *mpipath, size_t mpi_sz)
+{
+    char dir[4096];
     proc_self_dir(NULL, dir, sizeof dir);
-    snprintf(bench, sizeof bench, "%s/%s", dir, gpu ? "shardcast-bench-gpu" : "shardcast-bench");
+    snprintf(bench, bench_sz, "%s/%s", dir, gpu ? "shardcast-bench-gpu" : "shardcast-bench");
     if (access(bench, X_OK)) {
         fprintf(stderr, "shardcast calibrate run: %s not found (build it with %s)\n", bench,
                 gpu ? "'make bench-gpu', which needs nvcc and NCCL" : "'make', which needs mpicc and OpenBLAS");
-        free(fwd), free(mpi_args);
         return 1;
     }
-    if (mpirun) {
-        snprintf(mpipath, sizeof mpipath, "%s", mpirun);
+    if (c->mpirun) {
+        snprintf(mpipath, mpi_sz, "%s", c->mpirun);
         if (access(mpipath, X_OK)) {
             fprintf(stderr, "shardcast calibrate run: --mpirun %s: not an executable\n", mpipath);
-            free(fwd), free(mpi_args);
             return 1;
         }
-    } else if (proc_find_on_path("mpirun", mpipath, sizeof mpipath)) {
+    } else if (proc_find_on_path("mpirun", mpipath, mpi_sz)) {
         fprintf(stderr, "shardcast calibrate run: mpirun not found on PATH (install OpenMPI: apt-get install "
                         "openmpi-bin, or give --mpirun PATH)\n");
-        free(fwd), free(mpi_args);
         return 1;
     }
+    return 0;
+}
 
-    /* let the harness check its options first: a typo should not cost an MPI launch */
-    char **chk = calloc((size_t)n_fwd + 3, sizeof(char *));
-    if (!chk) {
-        free(fwd), free(mpi_args);
+/* The harness checks its options first (--dry-run): a typo should not cost an MPI launch. */
+static int crun_dry_run(const crun *c, char *bench)
+{
+    char **chk = calloc((size_t)c->n_fwd + 3, sizeof(char *));
+    if (!chk)
         return 1;
-    }
     chk[0] = bench;
-    for (int i = 0; i < n_fwd; i++)
-        chk[i + 1] = fwd[i];
-    chk[n_fwd + 1] = "--dry-run";
-    rc = proc_run(chk);
+    for (int i = 0; i < c->n_fwd; i++)
+        chk[i + 1] = c->fwd[i];
+    chk[c->n_fwd + 1] = "--dry-run";
+    int rc = proc_run(chk);
     free(chk);
-    if (rc) {
-        free(fwd), free(mpi_args);
-        return rc == 127 ? 1 : rc;
-    }
+    return rc == 127 ? 1 : rc;
+}
 
+/* mpirun [--oversubscribe] -np N [mpi args] bench [bench args], said on stderr, in place of this
+ * process; returns 1 only when it could not be started. */
+static int crun_exec(const crun *c, char *bench, char *mpipath)
+{
     char np_s[16];
-    snprintf(np_s, sizeof np_s, "%d", np);
-    char **av = calloc((size_t)(n_fwd + n_mpi) + 8, sizeof(char *));
-    if (!av) {
-        free(fwd), free(mpi_args);
+    snprintf(np_s, sizeof np_s, "%d", c->np);
+    char **av = calloc((size_t)(c->n_fwd + c->n_mpi) + 8, sizeof(char *));
+    if (!av)
         return 1;
-    }
     int k = 0;
     av[k++] = mpipath;
     av[k++] = "--allow-run-as-root";
-    if (oversub)
+    if (c->oversub)
         av[k++] = "--oversubscribe";
     av[k++] = "-np";
     av[k++] = np_s;
-    for (int i = 0; i < n_mpi; i++)
-        av[k++] = mpi_args[i];
+    for (int i = 0; i < c->n_mpi; i++)
+        av[k++] = c->mpi_args[i];
     av[k++] = bench;
-    for (int i = 0; i < n_fwd; i++)
-        av[k++] = fwd[i];
+    for (int i = 0; i < c->n_fwd; i++)
+        av[k++] = c->fwd[i];
     av[k] = NULL;
     fprintf(stderr, "shardcast calibrate run:");
     for (int i = 0; i < k; i++)
@@ -164,8 +171,34 @@ static int calibrate_run(int argc, char **argv)
     fflush(NULL);
     execv(mpipath, av);
     fprintf(stderr, "shardcast calibrate run: cannot run %s: %s\n", mpipath, strerror(errno));
-    free(av), free(fwd), free(mpi_args);
+    free(av);
     return 1;
+}
+
+static int calibrate_run(int argc, char **argv)
+{
+    crun c = {"cpu", NULL, 0, 0, 0, 0, NULL, NULL};
+    c.fwd = calloc((size_t)argc + 1, sizeof(char *));
+    c.mpi_args = calloc((size_t)argc + 1, sizeof(char *));
+    if (!c.fwd || !c.mpi_args) {
+        free(c.fwd), free(c.mpi_args);
+        fprintf(stderr, "shardcast calibrate run: out of memory\n");
+        return 1;
+    }
+    int rc = crun_args(argc, argv, &c);
+    if (rc == CRUN_GO) {
+        int gpu = !strcmp(c.backend, "gpu");
+        if (!c.np)
+            c.np = gpu ? 1 : 2;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores > 0 && c.np > cores)
+            c.oversub = 1;
+        char bench[4200], mpipath[4096];
+        if (!(rc = crun_find(&c, gpu, bench, sizeof bench, mpipath, sizeof mpipath)) && !(rc = crun_dry_run(&c, bench)))
+            rc = crun_exec(&c, bench, mpipath);
+    }
+    free(c.fwd), free(c.mpi_args);
+    return rc;
 }
 
 int cmd_calibrate(int argc, char **argv)

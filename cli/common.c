@@ -322,6 +322,31 @@ typedef struct setup_said {
 
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
 
+/* Options given on (flag or training key) that no layout of the run can act on are said, not
+ * dropped silently: --tp-comm-overlap acts on megatron layouts with sequence parallelism and
+ * t > 1 (layout_tensor.c), --overlap-param-gather on the distributed optimizer under
+ * --framework megatron (a megatron or tp layout with zero1: fw_param_gather_overlap). */
+static void ignored_option_notes(const cli_setup *s)
+{
+    const spec_training *t = &s->training;
+    int tpo = (t->given & SPEC_GIVEN_TPO) && t->tp_comm_overlap > 0 && s->n_layouts > 0;
+    int opg = (t->given & SPEC_GIVEN_OPG) && t->overlap_param_gather > 0 && s->n_layouts > 0;
+    for (int i = 0; i < s->n_layouts; i++) {
+        const spec_layout *l = &s->layouts[i];
+        if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1)
+            tpo = 0;
+        if (t->framework == FW_MEGATRON && (l->kind == LAYOUT_MEGATRON || l->kind == LAYOUT_TP) && l->zero1)
+            opg = 0;
+    }
+    if (tpo)
+        fprintf(stderr, "shardcast: note: --tp-comm-overlap on is ignored: it acts only on megatron layouts with "
+                        "sequence parallelism and t > 1 (megatron:t=T,p=P), and none is given\n");
+    if (opg)
+        fprintf(stderr, "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed "
+                        "optimizer (a megatron or tp layout with zero1) under --framework megatron, and %s\n",
+                t->framework == FW_MEGATRON ? "no such layout is given" : "the framework is not megatron");
+}
+
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
 {
     setup_said said = {NULL, ""};
@@ -339,6 +364,7 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                     "forward and backward) cross the network and are priced at the NICs' bandwidth\n",
                     spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
     }
+    ignored_option_notes(s);
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;
@@ -350,30 +376,38 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     return 0;
 }
 
-static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
+/* The scenario's cluster, model, node counts, training and layouts, each unless given on the
+ * command line. */
+static int setup_scenario(cli_setup *s, sc_err *err)
 {
     char path[4096];
     int rc;
-    const char *cluster = s->cluster_name, *model = s->model_name;
-    if (s->scenario) {
-        spec_scenario sc;
-        if ((rc = cli_resolve(s, "scenarios", s->scenario, path, sizeof path, err)) ||
-            (rc = spec_load_scenario(path, &sc, err)))
-            return rc;
-        if (!cluster)
-            cluster = s->cluster_name = memcpy(s->scenario_cluster, sc.cluster, sizeof sc.cluster);
-        if (!model)
-            model = s->model_name = memcpy(s->scenario_model, sc.model, sizeof sc.model);
-        if (!s->nodes_arg) {
-            memcpy(s->nodes, sc.nodes, sizeof(int) * (size_t)sc.n_nodes);
-            s->n_nodes = sc.n_nodes;
-        }
-        s->training = sc.training;
-        if (!s->n_layout_args)
-            for (int i = 0; i < sc.n_layouts; i++)
-                if ((rc = add_layout(s, sc.layouts[i], path, err)))
-                    return rc;
+    spec_scenario sc;
+    if ((rc = cli_resolve(s, "scenarios", s->scenario, path, sizeof path, err)) ||
+        (rc = spec_load_scenario(path, &sc, err)))
+        return rc;
+    if (!s->cluster_name)
+        s->cluster_name = memcpy(s->scenario_cluster, sc.cluster, sizeof sc.cluster);
+    if (!s->model_name)
+        s->model_name = memcpy(s->scenario_model, sc.model, sizeof sc.model);
+    if (!s->nodes_arg) {
+        memcpy(s->nodes, sc.nodes, sizeof(int) * (size_t)sc.n_nodes);
+        s->n_nodes = sc.n_nodes;
     }
+    s->training = sc.training;
+    if (!s->n_layout_args)
+        for (int i = 0; i < sc.n_layouts; i++)
+            if ((rc = add_layout(s, sc.layouts[i], path, err)))
+                return rc;
+    return 0;
+}
+
+/* The training file, the DeepSpeed and Accelerate configs (their layouts, unless --layout), then
+ * the --layout and --nodes arguments. */
+static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
+{
+    char path[4096];
+    int rc;
     if (s->training_file) {
         if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
             (rc = spec_load_training(path, &s->training, err)))
@@ -411,6 +445,14 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
     if (s->nodes_arg &&
         (rc = cli_parse_int_list(s->nodes_arg, "--nodes", s->nodes, CLI_MAX_NODES, &s->n_nodes, err)))
         return rc;
+    return 0;
+}
+
+/* The training options of the command line over the files' values, the stack, the attention
+ * kernel, and each layout checked against the framework. */
+static int setup_training(cli_setup *s, sc_err *err)
+{
+    int rc;
     if (s->micro_batch)
         s->training.micro_batch = s->micro_batch;
     if (s->grad_accum) {
@@ -473,43 +515,69 @@ static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
                 snprintf(err->source, sizeof err->source, "--stack %.200s", s->training.stack);
             return rc;
         }
+    return 0;
+}
 
-    if (need & NEED_CLUSTER) {
-        if (!cluster)
-            return sc_err_set(err, SC_EINPUT, "--cluster", "", "required (a name such as p4d.24xlarge, or a file)");
-        if ((rc = cli_resolve(s, "clusters", cluster, path, sizeof path, err)) ||
-            (rc = spec_load_cluster(path, &s->cluster, err)))
+/* The cluster (required), the training checked against its GPU, an Accelerate HYBRID_SHARD layout
+ * sized to a node. */
+static int setup_cluster(cli_setup *s, sc_err *err)
+{
+    char path[4096];
+    int rc;
+    if (!s->cluster_name)
+        return sc_err_set(err, SC_EINPUT, "--cluster", "", "required (a name such as p4d.24xlarge, or a file)");
+    if ((rc = cli_resolve(s, "clusters", s->cluster_name, path, sizeof path, err)) ||
+        (rc = spec_load_cluster(path, &s->cluster, err)))
+        return rc;
+    /* the default precision (bf16) on a GPU without bf16 runs as fp16; a precision asked
+     * for that the GPU lacks is an error naming where it came from */
+    if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
+        s->training.precision = PREC_FP16;
+    const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel"
+                       : s->training.stack[0] && !(s->training.given & SPEC_GIVEN_AK) ? "--stack" : s->ds_config ? s->ds_config
+                       : s->training_file                      ? s->training_file
+                       : s->scenario                           ? s->scenario
+                                                               : "training";
+    if ((rc = spec_training_check(&s->cluster, &s->training, psrc, err)))
+        return rc;
+    if (s->accel_layout >= 0 && !s->layouts[s->accel_layout].p &&
+        (s->layouts[s->accel_layout].kind == LAYOUT_HSDP || s->layouts[s->accel_layout].kind == LAYOUT_HSDP_ZERO2))
+        s->layouts[s->accel_layout].p = s->cluster.gpus_per_node; /* HYBRID_SHARD: a node */
+    return 0;
+}
+
+/* The model (required): a shipped name or file, or a Hugging Face config (hf:...). */
+static int setup_model(cli_setup *s, sc_err *err)
+{
+    char path[4096];
+    int rc;
+    const char *model = s->model_name;
+    if (!model)
+        return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
+    if (!strncmp(model, SPEC_HF_PREFIX, strlen(SPEC_HF_PREFIX))) {
+        char derived[1024];
+        if ((rc = spec_hf_arg(model + strlen(SPEC_HF_PREFIX), &s->model, derived, sizeof derived, err)))
             return rc;
-        /* the default precision (bf16) on a GPU without bf16 runs as fp16; a precision asked
-         * for that the GPU lacks is an error naming where it came from */
-        if (!s->training.precision_given && s->training.precision == PREC_BF16 && !strcmp(s->cluster.gpu.arch, "volta"))
-            s->training.precision = PREC_FP16;
-        const char *psrc = s->precision ? "--precision" : s->attn_kernel > 0 ? "--attention-kernel"
-                           : s->training.stack[0] && !(s->training.given & SPEC_GIVEN_AK) ? "--stack" : s->ds_config ? s->ds_config
-                           : s->training_file                      ? s->training_file
-                           : s->scenario                           ? s->scenario
-                                                                   : "training";
-        if ((rc = spec_training_check(&s->cluster, &s->training, psrc, err)))
-            return rc;
-        if (s->accel_layout >= 0 && !s->layouts[s->accel_layout].p &&
-            (s->layouts[s->accel_layout].kind == LAYOUT_HSDP || s->layouts[s->accel_layout].kind == LAYOUT_HSDP_ZERO2))
-            s->layouts[s->accel_layout].p = s->cluster.gpus_per_node; /* HYBRID_SHARD: a node */
+        fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
+    } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
+               (rc = spec_load_model(path, &s->model, err))) {
+        return rc;
     }
-    if (need & NEED_MODEL) {
-        if (!model)
-            return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
-        if (!strncmp(model, SPEC_HF_PREFIX, strlen(SPEC_HF_PREFIX))) {
-            char derived[1024];
-            if ((rc = spec_hf_arg(model + strlen(SPEC_HF_PREFIX), &s->model, derived, sizeof derived, err)))
-                return rc;
-            fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
-        } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
-                   (rc = spec_load_model(path, &s->model, err))) {
-            return rc;
-        }
-        if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
-            spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);
-    }
+    if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
+        spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);
+    return 0;
+}
+
+static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
+{
+    int rc;
+    if ((s->scenario && (rc = setup_scenario(s, err))) || (rc = setup_files(s, said, err)) ||
+        (rc = setup_training(s, err)))
+        return rc;
+    if ((need & NEED_CLUSTER) && (rc = setup_cluster(s, err)))
+        return rc;
+    if ((need & NEED_MODEL) && (rc = setup_model(s, err)))
+        return rc;
     if ((need & NEED_NODES) && !s->n_nodes)
         return sc_err_set(err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)");
     if (need & NEED_NODES && need & NEED_CLUSTER)
@@ -556,6 +624,17 @@ int cli_fail(const sc_err *err, int rc)
     cli_escape(sc_err_str(err, buf, sizeof buf), safe, sizeof safe);
     fprintf(stderr, "shardcast: %s\n", safe);
     return rc == SC_EINPUT ? 2 : 1;
+}
+
+int cli_getopt_error(const char *cmd, int opt, char **argv)
+{
+    char what[200];
+    const char *bad = argv[optind - 1];
+    if (opt == ':')
+        snprintf(what, sizeof what, "option '%.150s' needs a value", bad);
+    else
+        snprintf(what, sizeof what, "unknown option '%.150s'", bad ? bad : "?");
+    return cli_usage_error(cmd, what);
 }
 
 int cli_usage_error(const char *cmd, const char *what)
@@ -608,17 +687,8 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
             fputs(help, stdout);
             return -1;
         }
-        if (opt == '?') {
-            char what[200];
-            const char *bad = argv[optind - 1];
-            snprintf(what, sizeof what, "unknown option '%.150s'", bad ? bad : "?");
-            return cli_usage_error(cmd, what);
-        }
-        if (opt == ':') {
-            char what[200];
-            snprintf(what, sizeof what, "option '%.150s' needs a value", argv[optind - 1]);
-            return cli_usage_error(cmd, what);
-        }
+        if (opt == '?' || opt == ':')
+            return cli_getopt_error(cmd, opt, argv);
         sc_err err;
         int rc = cli_setup_opt(s, opt, optarg, &err);
         if (rc < 0)

@@ -183,6 +183,143 @@ static void row_with_error(FILE *out, const cli_setup *s, const cli_point *p, co
     free(line);
 }
 
+/* The grid, in output order: engine x micro-batch x layout x nodes. */
+typedef struct sgrid {
+    int mbs[CLI_MAX_NODES], n_mb, n_eng;
+    cli_engine engines[2];
+    long total;
+} sgrid;
+
+/* Say before starting when the simulations would not fit --sim-limit-s (0: no limit). */
+static int sweep_budget(cli_setup *s, const opts *o, const sgrid *g, sc_err *err)
+{
+    int rc;
+    double all_s = 0;
+    for (int ni = 0; ni < s->n_nodes; ni++)
+        for (int li = 0; li < s->n_layouts; li++) {
+            double t, b;
+            if (o->limit_s > 0 && (rc = cli_sim_budget(s, &s->training, s->nodes[ni], &s->layouts[li], NULL, o->limit_s,
+                                                       "--sim-limit-s 0", err)))
+                return rc;
+            cli_sim_estimate(s, &s->training, s->nodes[ni], &s->layouts[li], NULL, &t, &b);
+            all_s += t * g->n_mb;
+        }
+    if (o->limit_s > 0 && all_s > o->limit_s)
+        return sc_err_set(err, SC_EINPUT, "budget", "",
+                          "the %ld simulations of this sweep would take about %.0f s, over the limit "
+                          "of %.0f s; --engine model answers in microseconds, mpirun -np K splits the "
+                          "grid, or --sim-limit-s 0 goes on",
+                          g->total, all_s, o->limit_s);
+    return 0;
+}
+
+/* This rank's share of the grid (every size-th point from rank) into pts; a point that is not
+ * valid is left for the CSV to mark. */
+static int sweep_points(cli_setup *s, const opts *o, const sgrid *g, const cli_calib *cal, int rank, int size,
+                        int show, cli_point *pts, sc_err *err)
+{
+    long done = 0;
+    int rc = 0;
+    an_memo *memo = pred_memo_new(); /* the grid shares layer and collective times (NULL: none) */
+    for (long i = rank; i < g->total && !rc; i += size) {
+        long q = i;
+        int ni = (int)(q % s->n_nodes);
+        q /= s->n_nodes;
+        int li = (int)(q % s->n_layouts);
+        q /= s->n_layouts;
+        int mi = (int)(q % g->n_mb);
+        int ei = (int)(q / g->n_mb);
+        spec_training tr;
+        char why[256];
+        if (point_invalid(s, o, s->nodes[ni], &s->layouts[li], g->mbs[mi], &tr, why, sizeof why)) {
+            done++;
+            continue; /* marked when the CSV is written */
+        }
+        rc = cli_eval_memo(s, cal, g->engines[ei], NULL, &tr, s->nodes[ni], &s->layouts[li], memo, &pts[i], err);
+        done++;
+        if (show && (done % 16 == 0 || done * size >= g->total))
+            fprintf(stderr, "\rsweep: %ld/%ld points", done * size < g->total ? done * size : g->total, g->total);
+    }
+    pred_memo_free(memo);
+    return rc;
+}
+
+/* The CSV header with the error column. */
+static void sweep_header(FILE *mem)
+{
+    char *hdr = NULL;
+    size_t hn = 0;
+    FILE *hm = open_memstream(&hdr, &hn);
+    if (hm) {
+        cli_csv_header(hm);
+        fclose(hm);
+        if (hn && hdr[hn - 1] == '\n')
+            hdr[--hn] = '\0';
+        fprintf(mem, "%s,error\n", hdr ? hdr : "");
+        free(hdr);
+    }
+}
+
+/* Every row of the grid to mem, the weak-scaling efficiency against the line's smallest node
+ * count, an invalid point with its identity, zeros and why; the number of invalid points. */
+static long sweep_rows(FILE *mem, const cli_setup *s, const opts *o, const sgrid *g, cli_point *pts)
+{
+    long n_invalid = 0;
+    char why[256];
+    for (long i = 0; i < g->total; i++) {
+        long q = i / s->n_nodes;
+        int ni = (int)(i % s->n_nodes), li = (int)(q % s->n_layouts), mi = (int)((q / s->n_layouts) % g->n_mb);
+        spec_training tr;
+        const char *bad = point_invalid(s, o, s->nodes[ni], &s->layouts[li], g->mbs[mi], &tr, why, sizeof why);
+        if (bad) { /* the point's identity, zeros, fits 0, and why in the error column */
+            memset(&pts[i], 0, sizeof pts[i]);
+            pts[i].layout = s->layouts[li];
+            pts[i].nodes = s->nodes[ni];
+            pts[i].gpus = s->nodes[ni] * s->cluster.gpus_per_node;
+            pts[i].engine = g->engines[q / s->n_layouts / g->n_mb];
+            pts[i].training = tr;
+            pts[i].weak_eff = NAN;
+            n_invalid++;
+            char lay[64];
+            fprintf(stderr, "sweep: %s on %d node%s, micro-batch %d: skipped: %s\n",
+                    spec_layout_str(&s->layouts[li], lay, sizeof lay), s->nodes[ni], s->nodes[ni] == 1 ? "" : "s",
+                    g->mbs[mi], bad);
+            row_with_error(mem, s, &pts[i], bad);
+            continue;
+        }
+        const cli_point *base = &pts[i - i % s->n_nodes]; /* smallest node count of this line */
+        pts[i].weak_eff = base->r.samples_per_s > 0 ? (pts[i].r.samples_per_s / pts[i].gpus) /
+                                                          (base->r.samples_per_s / base->gpus)
+                                                    : NAN;
+        row_with_error(mem, s, &pts[i], NULL);
+    }
+    return n_invalid;
+}
+
+/* The CSV to stdout (-o - or none) or to --out atomically; the exit status. */
+static int sweep_write(const opts *o, char *buf, size_t len, long n_invalid, long total)
+{
+    sc_err err;
+    if (!o->out || !strcmp(o->out, "-")) {
+        fwrite(buf, 1, len, stdout);
+        free(buf);
+        if (n_invalid)
+            fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid,
+                    total);
+        return n_invalid ? 1 : 0;
+    }
+    int rc = cli_write_atomic(o->out, buf, len, &err);
+    free(buf);
+    if (rc)
+        return cli_fail(&err, rc);
+    fprintf(stderr, "sweep: %ld rows -> %s\n", total, o->out);
+    if (n_invalid) {
+        fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid, total);
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
@@ -207,68 +344,24 @@ int cmd_sweep(int argc, char **argv)
         return cli_fail(&err, rc);
     if (!s.n_nodes)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--nodes", "", "required (a node count such as 16, or a list 2,4,8)"));
-    int mbs[CLI_MAX_NODES], n_mb = 1;
-    mbs[0] = s.training.micro_batch;
-    if (o.mbs && (rc = cli_parse_int_list(o.mbs, "--micro-batches", mbs, CLI_MAX_NODES, &n_mb, &err)))
+    sgrid g = {.n_mb = 1, .n_eng = o.both ? 2 : 1, .engines = {o.both ? ENGINE_MODEL : o.engine, ENGINE_SIM}};
+    g.mbs[0] = s.training.micro_batch;
+    if (o.mbs && (rc = cli_parse_int_list(o.mbs, "--micro-batches", g.mbs, CLI_MAX_NODES, &g.n_mb, &err)))
         return cli_fail(&err, rc);
-
-    /* the grid, in output order: engine x micro-batch x layout x nodes */
-    cli_engine engines[2] = {o.engine, ENGINE_SIM};
-    int n_eng = o.both ? 2 : 1;
-    if (o.both)
-        engines[0] = ENGINE_MODEL;
-    long total = (long)n_eng * n_mb * s.n_layouts * s.n_nodes;
-    if (o.both || o.engine == ENGINE_SIM) { /* say before starting when the simulations would not fit */
-        double all_s = 0;
-        for (int ni = 0; ni < s.n_nodes; ni++)
-            for (int li = 0; li < s.n_layouts; li++) {
-                double t, b;
-                if (o.limit_s > 0 && (rc = cli_sim_budget(&s, &s.training, s.nodes[ni], &s.layouts[li], NULL, o.limit_s,
-                                                          "--sim-limit-s 0", &err)))
-                    return cli_fail(&err, rc);
-                cli_sim_estimate(&s, &s.training, s.nodes[ni], &s.layouts[li], NULL, &t, &b);
-                all_s += t * n_mb;
-            }
-        if (o.limit_s > 0 && all_s > o.limit_s)
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "budget", "",
-                                             "the %ld simulations of this sweep would take about %.0f s, over the limit "
-                                             "of %.0f s; --engine model answers in microseconds, mpirun -np K splits the "
-                                             "grid, or --sim-limit-s 0 goes on",
-                                             total, all_s, o.limit_s));
-    }
-    cli_point *pts = calloc((size_t)total, sizeof *pts);
+    g.total = (long)g.n_eng * g.n_mb * s.n_layouts * s.n_nodes;
+    if ((o.both || o.engine == ENGINE_SIM) && (rc = sweep_budget(&s, &o, &g, &err)))
+        return cli_fail(&err, rc);
+    cli_point *pts = calloc((size_t)g.total, sizeof *pts);
     if (!pts) {
-        fprintf(stderr, "shardcast sweep: out of memory for %ld points\n", total);
+        fprintf(stderr, "shardcast sweep: out of memory for %ld points\n", g.total);
         return 1;
     }
     int rank = 0, size = 1;
     int mpi = sweep_mpi_init(&rank, &size);
     int show = rank == 0 && (o.progress || isatty(2));
-    long done = 0;
-    rc = 0;
-    an_memo *memo = pred_memo_new(); /* the grid shares layer and collective times (NULL: none) */
-    for (long i = rank; i < total && !rc; i += size) {
-        long q = i;
-        int ni = (int)(q % s.n_nodes);
-        q /= s.n_nodes;
-        int li = (int)(q % s.n_layouts);
-        q /= s.n_layouts;
-        int mi = (int)(q % n_mb);
-        int ei = (int)(q / n_mb);
-        spec_training tr;
-        char why[256];
-        if (point_invalid(&s, &o, s.nodes[ni], &s.layouts[li], mbs[mi], &tr, why, sizeof why)) {
-            done++;
-            continue; /* marked when the CSV is written */
-        }
-        rc = cli_eval_memo(&s, &cal, engines[ei], NULL, &tr, s.nodes[ni], &s.layouts[li], memo, &pts[i], &err);
-        done++;
-        if (show && (done % 16 == 0 || done * size >= total))
-            fprintf(stderr, "\rsweep: %ld/%ld points", done * size < total ? done * size : total, total);
-    }
-    pred_memo_free(memo);
+    rc = sweep_points(&s, &o, &g, &cal, rank, size, show, pts, &err);
     int code = rc ? cli_fail(&err, rc) : 0;
-    code = sweep_mpi_collect(pts, total, rank, size, code);
+    code = sweep_mpi_collect(pts, g.total, rank, size, code);
     if (code || rank != 0) {
         free(pts);
         sweep_mpi_finish(mpi);
@@ -282,68 +375,12 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "shardcast sweep: out of memory\n");
         return 1;
     }
-    {
-        char *hdr = NULL;
-        size_t hn = 0;
-        FILE *hm = open_memstream(&hdr, &hn);
-        if (hm) {
-            cli_csv_header(hm);
-            fclose(hm);
-            if (hn && hdr[hn - 1] == '\n')
-                hdr[--hn] = '\0';
-            fprintf(mem, "%s,error\n", hdr ? hdr : "");
-            free(hdr);
-        }
-    }
-    long n_invalid = 0;
-    char why[256];
-    for (long i = 0; i < total; i++) {
-        long q = i / s.n_nodes;
-        int ni = (int)(i % s.n_nodes), li = (int)(q % s.n_layouts), mi = (int)((q / s.n_layouts) % n_mb);
-        spec_training tr;
-        const char *bad = point_invalid(&s, &o, s.nodes[ni], &s.layouts[li], mbs[mi], &tr, why, sizeof why);
-        if (bad) { /* the point's identity, zeros, fits 0, and why in the error column */
-            memset(&pts[i], 0, sizeof pts[i]);
-            pts[i].layout = s.layouts[li];
-            pts[i].nodes = s.nodes[ni];
-            pts[i].gpus = s.nodes[ni] * s.cluster.gpus_per_node;
-            pts[i].engine = engines[q / s.n_layouts / n_mb];
-            pts[i].training = tr;
-            pts[i].weak_eff = NAN;
-            n_invalid++;
-            char lay[64];
-            fprintf(stderr, "sweep: %s on %d nodes, micro-batch %d: skipped: %s\n",
-                    spec_layout_str(&s.layouts[li], lay, sizeof lay), s.nodes[ni], mbs[mi], bad);
-            row_with_error(mem, &s, &pts[i], bad);
-            continue;
-        }
-        const cli_point *base = &pts[i - i % s.n_nodes]; /* smallest node count of this line */
-        pts[i].weak_eff = base->r.samples_per_s > 0 ? (pts[i].r.samples_per_s / pts[i].gpus) /
-                                                          (base->r.samples_per_s / base->gpus)
-                                                    : NAN;
-        row_with_error(mem, &s, &pts[i], NULL);
-    }
+    sweep_header(mem);
+    long n_invalid = sweep_rows(mem, &s, &o, &g, pts);
     free(pts);
     if (show)
         fprintf(stderr, "\n");
     fclose(mem);
     sweep_mpi_finish(mpi);
-    if (!o.out || !strcmp(o.out, "-")) {
-        fwrite(buf, 1, len, stdout);
-        free(buf);
-        if (n_invalid)
-            fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid,
-                    total);
-        return n_invalid ? 1 : 0;
-    }
-    rc = cli_write_atomic(o.out, buf, len, &err);
-    free(buf);
-    if (rc)
-        return cli_fail(&err, rc);
-    fprintf(stderr, "sweep: %ld rows -> %s\n", total, o.out);
-    if (n_invalid) {
-        fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid, total);
-        return 1;
-    }
-    return 0;
+    return sweep_write(&o, buf, len, n_invalid, g.total);
 }

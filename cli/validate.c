@@ -125,6 +125,170 @@ static json_t *bd_table(const char *title, const bd_cell *c, int n, int what, in
     return a;
 }
 
+/* What one validate run works on and adds up: the measurements, the cluster and calibration they
+ * are predicted with, the rows, each kind's error sums and the collectives' breakdown. */
+typedef struct vrun {
+    cal_meas *m;
+    const spec_cluster *cluster;
+    const cost_calib *cal;
+    const char *file; /* the measurements file as given, for errors */
+    int show, published;
+    json_t *rows;
+    acc coll, gemm, step;
+    breakdown bd;
+} vrun;
+
+/* Every measured collective predicted by the cost model with NCCL's pick, one row each. */
+static void validate_colls(vrun *v)
+{
+    const cal_meas *m = v->m;
+    for (int i = 0; i < m->n_coll; i++) {
+        const cal_coll_m *x = &m->coll[i];
+        cost_group g;
+        cal_meas_group(v->cluster, x, &g);
+        cost_algo algo;
+        double t = cost_coll_pick(v->cal, x->kind, x->bytes, 1, &g, x->algo, &algo);
+        char what[96], an[32];
+        cost_algo_name(algo, an, sizeof an);
+        snprintf(what, sizeof what, "%s %s n=%d k=%d %.0f B %s", layout_coll_name(x->kind),
+                 v->published ? x->source : layout_group_name(x->group), x->n, x->k, x->bytes, an);
+        add(&v->coll, v->rows, "collective", what, t, x->time_s, v->show);
+        json_t *row = json_array_get(v->rows, json_array_size(v->rows) - 1);
+        char *slash = strchr(an, '/');
+        if (slash)
+            *slash++ = 0;
+        json_object_set_new(row, "n", json_integer(x->n));
+        json_object_set_new(row, "k", json_integer(x->k));
+        json_object_set_new(row, "m", json_integer(x->m));
+        json_object_set_new(row, "bytes", json_real(x->bytes));
+        json_object_set_new(row, "collective", json_string(layout_coll_name(x->kind)));
+        json_object_set_new(row, "algorithm", json_string(an));
+        json_object_set_new(row, "protocol", json_string(slash ? slash : "Simple"));
+        if (v->published)
+            json_object_set_new(row, "source", json_string(x->source));
+        bd_add(&v->bd, x, (t - x->time_s) / x->time_s);
+    }
+}
+
+/* Every measured GEMM predicted by the cost model, one row each. */
+static void validate_gemms(vrun *v)
+{
+    const cal_meas *m = v->m;
+    for (int i = 0; i < m->n_gemm; i++) {
+        const cal_gemm_m *x = &m->gemm[i];
+        wl_gemm g = {"gemm", x->m, x->n, x->k, x->batch};
+        char what[96];
+        snprintf(what, sizeof what, "GEMM %.0fx%.0fx%.0f", x->m, x->n, x->k);
+        add(&v->gemm, v->rows, "gemm", what, cost_gemm_time(v->cal, v->cluster, &g, x->elem_bytes), x->time_s, v->show);
+    }
+}
+
+/* Every measured sharded step predicted by the simulator on the harness's op graph, one row each. */
+static int validate_steps(vrun *v, sc_err *err)
+{
+    const cal_meas *m = v->m;
+    int rc;
+    for (int i = 0; i < m->n_step; i++) {
+        const cal_step_m *x = &m->step[i];
+        if (m->ranks_per_node != v->cluster->gpus_per_node || m->ranks != m->nodes * m->ranks_per_node)
+            return sc_err_set(err, SC_EINPUT, v->file, "$.host", "expected %d ranks per node as on %s, got %d",
+                              v->cluster->gpus_per_node, v->cluster->name, m->ranks_per_node);
+        if ((rc = spec_layout_check(&x->layout, v->cluster, m->nodes, err)))
+            return rc;
+        wl w;
+        lo_graph g;
+        double sim_step_s = 0;
+        if ((rc = cal_step_graph(&x->shape, x->elem_bytes, &x->layout, v->cluster, m->nodes, v->file, &w, &g, err)) ||
+            (rc = pred_graph_sim_step(&g, &w, v->cal, v->cluster, &sim_step_s, err)))
+            return rc;
+        char what[96];
+        snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->shape.layers, x->shape.hidden);
+        add(&v->step, v->rows, "step", what, sim_step_s, x->step_s, v->show);
+    }
+    return 0;
+}
+
+/* The collectives' error by collective, size decade and node count (NULL without collectives). */
+static json_t *validate_breakdown(const vrun *v)
+{
+    if (!v->m->n_coll)
+        return NULL;
+    double worst_decade = 0, w2 = 0, w3 = 0;
+    if (v->show)
+        printf("\ncollective error by collective, size decade and node count (bias: mean signed error)");
+    json_t *bdj = json_object();
+    json_object_set_new(bdj, "collective", bd_table("collective", v->bd.kind, N_COLLS, 0, v->show, &w2));
+    json_object_set_new(bdj, "size_decade", bd_table("size", v->bd.decade, BD_DECADES, 1, v->show, &worst_decade));
+    json_object_set_new(bdj, "nodes", bd_table("nodes", v->bd.nodes, BD_NODES, 2, v->show, &w3));
+    json_object_set_new(bdj, "worst_decade_mape", json_real(worst_decade));
+    return bdj;
+}
+
+/* Each kind's MAPE into mape (printed unless --json); whether one is over the tolerance. */
+static int validate_mape(vrun *v, double tolerance, json_t *mape)
+{
+    int fail = 0;
+    const struct {
+        const char *name;
+        acc *a;
+    } kinds[] = {{"collective", &v->coll}, {"gemm", &v->gemm}, {"step", &v->step}};
+    if (v->show)
+        printf("\n");
+    for (int k = 0; k < 3; k++) {
+        if (!kinds[k].a->n)
+            continue;
+        double x = kinds[k].a->sum / kinds[k].a->n;
+        int bad = x > tolerance;
+        fail |= bad;
+        json_object_set_new(mape, kinds[k].name, json_real(x));
+        if (v->show)
+            printf("MAPE %-10s %6.1f%% over %d rows%s\n", kinds[k].name, 100 * x, kinds[k].a->n,
+                   bad ? "  (over the tolerance)" : "");
+    }
+    if (v->show)
+        printf("%s: tolerance %.0f%%\n", fail ? "FAIL" : "ok", 100 * tolerance);
+    return fail;
+}
+
+/* CPU measurements checked against a GPU cluster (or the reverse) cannot agree: the warning
+ * into mismatch (empty when they can), said first. */
+static void validate_mismatch(const cal_meas *m, const spec_cluster *c, char *mismatch, size_t n)
+{
+    int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(c->gpu.arch, "cpu");
+    mismatch[0] = 0;
+    if (cpu_meas != cpu_cluster)
+        snprintf(mismatch, n,
+                 "%.150s was measured with the %s backend (%.60s) but cluster %.60s has %s %.60s: its predictions "
+                 "cannot match these measurements (use the cluster they were taken on%s)",
+                 m->path, m->backend, m->device, c->name, cpu_cluster ? "CPU" : "GPU", c->gpu.name,
+                 cpu_meas ? ", e.g. --cluster emulated-cpu" : "");
+    if (mismatch[0])
+        fprintf(stderr, "shardcast validate: warning: %s\n", mismatch);
+}
+
+/* The rows: published collectives only those of the cluster, then the table's header, then every
+ * collective, GEMM and step predicted. */
+static int validate_rows(vrun *v, const char *cal_path, sc_err *err)
+{
+    cal_meas *m = v->m;
+    for (int i = 0; i < m->n_coll; i++)
+        v->published |= m->coll[i].cluster[0] != 0;
+    if (v->published && !cal_meas_keep_cluster(m, v->cluster->name))
+        return sc_err_set(err, SC_EINPUT, v->file, "$.entries", "no published collective was measured on %s",
+                          v->cluster->name);
+    if (v->show && v->published)
+        printf("validate %s (%s: the %d points measured on %s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->n_coll, v->cluster->name, cal_path[0] ? cal_path : "built-in defaults", "kind", "what",
+               "measured s", "predicted s", "error");
+    else if (v->show)
+        printf("validate %s (%s, %d rank%s on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
+               m->device, m->ranks, m->ranks == 1 ? "" : "s", m->nodes, m->nodes == 1 ? "" : "s", cal_path[0] ? cal_path : "built-in defaults", "kind", "what",
+               "measured s", "predicted s", "error");
+    validate_colls(v);
+    validate_gemms(v);
+    return validate_steps(v, err);
+}
+
 int cmd_validate(int argc, char **argv)
 {
     static const struct option extra[] = {{"calibration", required_argument, 0, 2000},
@@ -145,140 +309,26 @@ int cmd_validate(int argc, char **argv)
         cal_meas_free(m);
         return cli_fail(&err, rc);
     }
-    int show = !s.json;
-    /* CPU measurements checked against a GPU cluster (or the reverse) cannot agree: say so first */
-    int cpu_meas = !strcmp(m->backend, "cpu"), cpu_cluster = !strcmp(s.cluster.gpu.arch, "cpu");
-    char mismatch[1024] = "";
-    if (cpu_meas != cpu_cluster)
-        snprintf(mismatch, sizeof mismatch,
-                 "%.150s was measured with the %s backend (%.60s) but cluster %.60s has %s %.60s: its predictions "
-                 "cannot match these measurements (use the cluster they were taken on%s)",
-                 m->path, m->backend, m->device, s.cluster.name, cpu_cluster ? "CPU" : "GPU", s.cluster.gpu.name,
-                 cpu_meas ? ", e.g. --cluster emulated-cpu" : "");
-    if (mismatch[0])
-        fprintf(stderr, "shardcast validate: warning: %s\n", mismatch);
-    json_t *rows = json_array();
-    acc a_coll = {0, 0}, a_gemm = {0, 0}, a_step = {0, 0};
-
-    int published = 0;
-    for (int i = 0; i < m->n_coll; i++)
-        published |= m->coll[i].cluster[0] != 0;
-    if (published && !cal_meas_keep_cluster(m, s.cluster.name)) {
+    char mismatch[1024];
+    validate_mismatch(m, &s.cluster, mismatch, sizeof mismatch);
+    vrun v;
+    memset(&v, 0, sizeof v);
+    v.m = m;
+    v.cluster = &s.cluster;
+    v.cal = &cal.cal;
+    v.file = argv[optind];
+    v.show = !s.json;
+    v.rows = json_array();
+    if ((rc = validate_rows(&v, cal.path, &err))) {
         cal_meas_free(m);
-        json_decref(rows);
-        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.entries",
-                                         "no published collective was measured on %s", s.cluster.name));
+        json_decref(v.rows);
+        return cli_fail(&err, rc);
     }
-    if (show && published)
-        printf("validate %s (%s: the %d points measured on %s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
-               m->device, m->n_coll, s.cluster.name, cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
-               "measured s", "predicted s", "error");
-    else if (show)
-        printf("validate %s (%s, %d ranks on %d node%s) against %s\n\n  %-14s %-44s %12s %12s %9s\n", m->path,
-               m->device, m->ranks, m->nodes, m->nodes == 1 ? "" : "s", cal.path[0] ? cal.path : "built-in defaults", "kind", "what",
-               "measured s", "predicted s", "error");
-    breakdown bd;
-    memset(&bd, 0, sizeof bd);
-    for (int i = 0; i < m->n_coll; i++) {
-        const cal_coll_m *x = &m->coll[i];
-        cost_group g;
-        cal_meas_group(&s.cluster, x, &g);
-        cost_algo algo;
-        double t = cost_coll_pick(&cal.cal, x->kind, x->bytes, 1, &g, x->algo, &algo);
-        char what[96], an[32];
-        cost_algo_name(algo, an, sizeof an);
-        snprintf(what, sizeof what, "%s %s n=%d k=%d %.0f B %s", layout_coll_name(x->kind),
-                 published ? x->source : layout_group_name(x->group), x->n, x->k, x->bytes, an);
-        add(&a_coll, rows, "collective", what, t, x->time_s, show);
-        json_t *row = json_array_get(rows, json_array_size(rows) - 1);
-        char *slash = strchr(an, '/');
-        if (slash)
-            *slash++ = 0;
-        json_object_set_new(row, "n", json_integer(x->n));
-        json_object_set_new(row, "k", json_integer(x->k));
-        json_object_set_new(row, "m", json_integer(x->m));
-        json_object_set_new(row, "bytes", json_real(x->bytes));
-        json_object_set_new(row, "collective", json_string(layout_coll_name(x->kind)));
-        json_object_set_new(row, "algorithm", json_string(an));
-        json_object_set_new(row, "protocol", json_string(slash ? slash : "Simple"));
-        if (published)
-            json_object_set_new(row, "source", json_string(x->source));
-        bd_add(&bd, x, (t - x->time_s) / x->time_s);
-    }
-    for (int i = 0; i < m->n_gemm; i++) {
-        const cal_gemm_m *x = &m->gemm[i];
-        wl_gemm g = {"gemm", x->m, x->n, x->k, x->batch};
-        char what[96];
-        snprintf(what, sizeof what, "GEMM %.0fx%.0fx%.0f", x->m, x->n, x->k);
-        add(&a_gemm, rows, "gemm", what, cost_gemm_time(&cal.cal, &s.cluster, &g, x->elem_bytes), x->time_s, show);
-    }
-    for (int i = 0; i < m->n_step; i++) {
-        const cal_step_m *x = &m->step[i];
-        if (m->ranks_per_node != s.cluster.gpus_per_node || m->ranks != m->nodes * m->ranks_per_node) {
-            cal_meas_free(m);
-            json_decref(rows);
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, argv[optind], "$.host",
-                                             "expected %d ranks per node as on %s, got %d", s.cluster.gpus_per_node,
-                                             s.cluster.name, m->ranks_per_node));
-        }
-        if ((rc = spec_layout_check(&x->layout, &s.cluster, m->nodes, &err))) {
-            cal_meas_free(m);
-            json_decref(rows);
-            return cli_fail(&err, rc);
-        }
-        wl w;
-        lo_graph g;
-        if ((rc = cal_step_graph(&x->shape, x->elem_bytes, &x->layout, &s.cluster, m->nodes, argv[optind], &w, &g,
-                                 &err))) {
-            cal_meas_free(m);
-            json_decref(rows);
-            return cli_fail(&err, rc);
-        }
-        double sim_step_s = 0;
-        if ((rc = pred_graph_sim_step(&g, &w, &cal.cal, &s.cluster, &sim_step_s, &err))) {
-            cal_meas_free(m);
-            json_decref(rows);
-            return cli_fail(&err, rc);
-        }
-        char what[96];
-        snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->shape.layers, x->shape.hidden);
-        add(&a_step, rows, "step", what, sim_step_s, x->step_s, show);
-    }
-    json_t *bdj = NULL;
-    double worst_decade = 0, w2 = 0, w3 = 0;
-    if (m->n_coll) {
-        if (show)
-            printf("\ncollective error by collective, size decade and node count (bias: mean signed error)");
-        bdj = json_object();
-        json_object_set_new(bdj, "collective", bd_table("collective", bd.kind, N_COLLS, 0, show, &w2));
-        json_object_set_new(bdj, "size_decade", bd_table("size", bd.decade, BD_DECADES, 1, show, &worst_decade));
-        json_object_set_new(bdj, "nodes", bd_table("nodes", bd.nodes, BD_NODES, 2, show, &w3));
-        json_object_set_new(bdj, "worst_decade_mape", json_real(worst_decade));
-    }
-    int fail = 0;
-    json_t *mape = json_object();
-    const struct {
-        const char *name;
-        acc *a;
-    } kinds[] = {{"collective", &a_coll}, {"gemm", &a_gemm}, {"step", &a_step}};
-    if (show)
-        printf("\n");
-    for (int k = 0; k < 3; k++) {
-        if (!kinds[k].a->n)
-            continue;
-        double v = kinds[k].a->sum / kinds[k].a->n;
-        int bad = v > o.tolerance;
-        fail |= bad;
-        json_object_set_new(mape, kinds[k].name, json_real(v));
-        if (show)
-            printf("MAPE %-10s %6.1f%% over %d rows%s\n", kinds[k].name, 100 * v, kinds[k].a->n,
-                   bad ? "  (over the tolerance)" : "");
-    }
-    if (show)
-        printf("%s: tolerance %.0f%%\n", fail ? "FAIL" : "ok", 100 * o.tolerance);
+    json_t *bdj = validate_breakdown(&v), *mape = json_object();
+    int fail = validate_mape(&v, o.tolerance, mape);
     cal_meas_free(m);
     if (s.json) {
-        json_t *root = json_pack("{s:o, s:o, s:f, s:b}", "rows", rows, "mape", mape, "tolerance", o.tolerance, "ok", !fail);
+        json_t *root = json_pack("{s:o, s:o, s:f, s:b}", "rows", v.rows, "mape", mape, "tolerance", o.tolerance, "ok", !fail);
         if (mismatch[0])
             json_object_set_new(root, "warning", json_string(mismatch));
         if (bdj)
@@ -286,7 +336,7 @@ int cmd_validate(int argc, char **argv)
         if (cli_print_json(root))
             return 1; /* the report did not reach stdout */
     } else {
-        json_decref(rows);
+        json_decref(v.rows);
         json_decref(mape);
         json_decref(bdj);
     }

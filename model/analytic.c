@@ -750,221 +750,275 @@ static int var_lookahead(const an_timed *t, int d)
     return d;
 }
 
+/* Whether any collective of the graph runs on another stream than the first: then the streams
+ * share the tiers (state.share). */
+static inline int graph_shares(const an_timed *t)
+{
+    for (int i = 0; i < t->n_items; i++)
+        for (int m = 0; m < 2; m++) {
+            const an_titem *it = m ? &t->last[i] : &t->micro[i];
+            for (int k = 0; k < it->ng; k++)
+                if (it->gs[k] != 0)
+                    return 1;
+            for (int k = 0; k < it->nr; k++)
+                if (it->rs[k] != 0)
+                    return 1;
+            for (int k = 0; k < it->ni; k++)
+                if (it->is[k] != 0)
+                    return 1;
+        }
+    return 0;
+}
+
+/* What the jumps over repeated copies and micro-steps remember: the latest two snapshots at copy
+ * and micro-step level (swapped, not copied), what the copy-level one was taken after (sig_prev),
+ * and the look cursor's lead at the last micro-step (mlag_prev). The cursors, the copy count and
+ * the prefetch stay apart, in run_impl's registers. */
+typedef struct jumps {
+    snap *prev, *cur, *mprev, *mcur;
+    const void *sig_prev[3];
+    int have_prev, have_mprev;
+    long mlag_prev;
+} jumps;
+
+/* The gathers issued before the step starts: the first d copies' (uniform), or every copy whose
+ * item's depth puts it before copy 0 (var). */
+static inline void walk_prime(const an_timed *t, state *s, int var, int d, cursor *look, long *lidx)
+{
+    if (!var)
+        for (int q = 0; q < d && look->m < t->grad_accum; q++, next(t, look))
+            issue_gathers(s, item_at(t, look), 0, q, d + 1);
+    else
+        for (; look->m < t->grad_accum && *lidx - item_at(t, look)->d <= -1; (*lidx)++, next(t, look))
+            issue_gathers(s, item_at(t, look), 0, *lidx, d + 1);
+}
+
+/* One copy of item mit: the previous copy's reduces (pend) and the gathers ahead (lit, or var's)
+ * issued when it starts, its compute after its own gathers, its inline collectives. */
+static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c, cursor *look, long *lidx,
+                             const an_titem *mit, const an_titem *lit, const an_titem *pend)
+{
+    const int D = d + 1;
+    double t_issue = s->comp;
+    if (pend)
+        issue_reduces(s, pend, t_issue);
+    if (lit)
+        issue_gathers(s, lit, t_issue, c + d, D);
+    for (; var && look->m < t->grad_accum && *lidx - item_at(t, look)->d <= c; (*lidx)++, next(t, look))
+        issue_gathers(s, item_at(t, look), t_issue, *lidx, D);
+    double ge = s->gend[c % D], start = s->comp;
+    if (ge > start) {
+        s->exposed[s->gkind[c % D]] += ge - start;
+        start = ge;
+    }
+    s->comp = start + mit->comp;
+    if (mit->ni) {
+        /* inline collectives: issued after the first 1 - f of the compute (tails: when it
+         * ends), the copy ends when the rest of the compute and they are done */
+        double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
+        for (int k = 0; k < mit->ni; k++) {
+            double at = mit->itl[k] ? s->comp : issue;
+            double e = put(s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], mit->iw[k], (int)mit->ik[k]);
+            iend = e > iend ? e : iend;
+        }
+        if (iend > s->comp) {
+            s->exposed[mit->ik[mit->ni - 1]] += iend - s->comp;
+            s->comp = iend;
+        }
+    }
+    s->busy += mit->comp;
+    s->gend[c % D] = -INFINITY;
+}
+
+/* Copy-level jump over identical copies, after a copy of mit (signature sig: it, the gathers
+ * issued with it, the reduces before it) in micro-step m_before: when the last two transitions
+ * were the same and the state shifted uniformly (or in the decoupled regime), the copies left
+ * that repeat it are advanced at once. */
+static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
+                                  cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
+                                  int m_before)
+{
+    take(s, *c, D, w->cur);
+    double lambda, lambda_comm = 0;
+    double rwork = 0;
+    for (int k = 0; k < mit->nr; k++)
+        rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
+    long cap = LONG_MAX;
+    int periodic = 0;
+    if (w->have_prev && main->m == m_before && sig[0] == w->sig_prev[0] &&
+        sig[1] == w->sig_prev[1] && sig[2] == w->sig_prev[2]) {
+        if (uniform_shift(w->prev, w->cur, &lambda)) {
+            lambda_comm = lambda;
+            periodic = 1;
+        } else if ((!lit || lit->ng == 0) && !mit->ni) {
+            cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);
+            periodic = cap > 0;
+        }
+    }
+    if (periodic) {
+        /* copies left that repeat this transition, keeping the last of each item for
+         * the explicit step that moves the cursors on */
+        long J = item_at(t, main) == mit ? mit->count - main->j - 1 : 0;
+        if (lit && look->m < t->grad_accum && item_at(t, look) == lit) {
+            long Jl = lit->count - look->j - 1;
+            if (Jl < J)
+                J = Jl;
+        } else if (lit) {
+            J = 0;
+        }
+        if (J > cap)
+            J = cap;
+        if (J > 0) {
+            jump(s, c, D, w->prev, w->cur, lambda, lambda_comm, J, J);
+            main->j += (int)J;
+            if (lit)
+                look->j += (int)J;
+            take(s, *c, D, w->cur);
+            w->have_prev = 0;
+        }
+    }
+    snap *tmp = w->prev; /* cur becomes prev; the next take overwrites the other */
+    w->prev = w->cur;
+    w->cur = tmp;
+    w->have_prev = 1;
+    memcpy(w->sig_prev, sig, sizeof w->sig_prev);
+}
+
+/* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
+ * shift over the last two micro-steps (uniform, decoupled, or one stream sinking behind) advances
+ * the regular micro-steps left whose gathers stay inside the step. */
+static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D, int var, int dv, int allow_jump,
+                                   long *c, cursor *main, cursor *look, long *lidx)
+{
+    double lambda, lambda_comm = 0;
+    take(s, *c, D, w->mcur);
+    long J = (long)(t->grad_accum - 1) - main->m; /* regular micro-steps left */
+    double mwork = 0;
+    int gathers = 0;
+    long per = 0;
+    for (int i = 0; i < t->n_items; i++)
+        per += t->micro[i].count;
+    /* the jumped micro-steps must issue the gathers the measured one did: their
+     * look-ahead (d copies on) has to stay inside the step */
+    long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main->m;
+    if (J > jl)
+        J = jl;
+    /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */
+    long mlag = *lidx - *c;
+    if (var && mlag != w->mlag_prev)
+        J = 0;
+    w->mlag_prev = mlag;
+    for (int i = 0; i < t->n_items; i++) {
+        gathers += t->micro[i].ng + t->micro[i].ni;
+        for (int k = 0; k < t->micro[i].nr; k++)
+            mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
+    }
+    long mcap = 0;
+    int sq = -1;
+    unsigned sqt = 0;
+    double sm = 0;
+    if (allow_jump && w->have_mprev && main->m >= 2 && J > 0) {
+        if (uniform_shift(w->mprev, w->mcur, &lambda)) {
+            lambda_comm = lambda;
+            mcap = LONG_MAX;
+        } else if (!gathers) {
+            mcap = decoupled(w->mprev, w->mcur, mwork, &lambda, &lambda_comm);
+        }
+        if (!mcap && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0) {
+            lambda_comm = lambda;
+            mcap = LONG_MAX;
+        }
+    }
+    if (J > mcap)
+        J = mcap;
+    if (J > 0) {
+        jump(s, c, D, w->mprev, w->mcur, lambda, lambda_comm, J * per, J);
+        if (sq >= 0)
+            sink_advance(s, sq, sqt, (double)J, lambda, sm);
+        main->m += (int)J;
+        look->m += (int)J;
+        if (var)
+            *lidx += J * per;
+        take(s, *c, D, w->mcur);
+        w->have_prev = 0;
+    }
+    snap *tmp = w->mprev;
+    w->mprev = w->mcur;
+    w->mcur = tmp;
+    w->have_mprev = 1;
+}
+
+/* The step's end: the last reduces, the boundary (optimizer on the compute stream, the rest
+ * after all communication), and the result with its exposed and idle time. */
+static inline void walk_finish(const an_timed *t, state *s, const an_titem *pend, an_result *r)
+{
+    if (pend)
+        issue_reduces(s, pend, s->comp);
+    double opt = 0;
+    for (int i = 0; i < t->n_boundary; i++) {
+        double ce = comm_end(s), start = ce > s->comp ? ce : s->comp;
+        if (t->b_is_opt[i]) {
+            if (start > s->comp)
+                s->exposed[s->last_kind] += start - s->comp;
+            s->comp = start + t->b_dur[i];
+            opt += t->b_dur[i];
+        } else {
+            put(s, 0, start, t->b_dur[i], t->b_dur[i], 0, 1, (int)t->b_kind[i]); /* after all: nothing shares */
+        }
+    }
+    double ce = comm_end(s), end = ce > s->comp ? ce : s->comp;
+    if (end > s->comp)
+        s->exposed[s->last_kind] += end - s->comp;
+    r->step_s = end;
+    r->compute_s = s->busy;
+    r->optimizer_s = opt;
+    memcpy(r->exposed_s, s->exposed, sizeof s->exposed);
+    double acc = s->busy + opt;
+    for (int i = 0; i < N_COLLS; i++)
+        acc += s->exposed[i];
+    r->idle_s = end - acc > 1e-9 * end ? end - acc : 0; /* below that: rounding */
+}
+
 static void run_impl(const an_timed *t, an_result *r, int allow_jump)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
-     * pass), ahead of step start when negative; the uniform case is j = c + d (below) */
+     * pass), ahead of step start when negative; the uniform case is j = c + d (walk_copy) */
     const int var = t->prefetch_var, d = t->prefetch, D = d + 1;
     /* var: no copy-level jumps; micro-step jumps where the look-ahead is periodic (var_lookahead) */
     const int copy_jump = allow_jump && !var;
     const int dv = var ? var_lookahead(t, d) : d;
-    long mlag_prev = -1;
-    long lidx = 0;
     state s;
     memset(&s, 0, sizeof s);
     for (int q = 0; q < MAXD; q++)
         s.gend[q] = -INFINITY;
-    for (int i = 0; i < t->n_items && !s.share; i++)
-        for (int m = 0; m < 2; m++) {
-            const an_titem *it = m ? &t->last[i] : &t->micro[i];
-            for (int k = 0; k < it->ng; k++)
-                s.share |= it->gs[k] != 0;
-            for (int k = 0; k < it->nr; k++)
-                s.share |= it->rs[k] != 0;
-            for (int k = 0; k < it->ni; k++)
-                s.share |= it->is[k] != 0;
-        }
+    s.share = graph_shares(t);
+    snap buf[4];
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], {0, 0, 0}, 0, 0, -1};
     cursor main = {0, 0, 0}, look = {0, 0, 0};
-    long c = 0;
-    if (!var)
-        for (int q = 0; q < d && look.m < t->grad_accum; q++, next(t, &look))
-            issue_gathers(&s, item_at(t, &look), 0, q, D);
-    else
-        for (; look.m < t->grad_accum && lidx - item_at(t, &look)->d <= -1; lidx++, next(t, &look))
-            issue_gathers(&s, item_at(t, &look), 0, lidx, D);
-
+    long c = 0, lidx = 0;
+    walk_prime(t, &s, var, d, &look, &lidx);
     const an_titem *pend = NULL;
-    snap buf[4]; /* the latest two snapshots at copy and micro-step level, swapped, not copied */
-    snap *prev = &buf[0], *cur = &buf[1], *mprev = &buf[2], *mcur = &buf[3], *tmp;
-    const void *sig_prev[3] = {0, 0, 0};
-    int have_prev = 0, have_mprev = 0;
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(t, &main);
         const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
         const void *sig[3] = {mit, lit, pend};
-        /* one copy */
-        double t_issue = s.comp;
-        if (pend)
-            issue_reduces(&s, pend, t_issue);
-        if (lit)
-            issue_gathers(&s, lit, t_issue, c + d, D);
-        for (; var && look.m < t->grad_accum && lidx - item_at(t, &look)->d <= c; lidx++, next(t, &look))
-            issue_gathers(&s, item_at(t, &look), t_issue, lidx, D);
-        double ge = s.gend[c % D], start = s.comp;
-        if (ge > start) {
-            s.exposed[s.gkind[c % D]] += ge - start;
-            start = ge;
-        }
-        s.comp = start + mit->comp;
-        if (mit->ni) {
-            /* inline collectives: issued after the first 1 - f of the compute (tails: when it
-             * ends), the copy ends when the rest of the compute and they are done */
-            double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
-            for (int k = 0; k < mit->ni; k++) {
-                double at = mit->itl[k] ? s.comp : issue;
-                double e = put(&s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], mit->iw[k], (int)mit->ik[k]);
-                iend = e > iend ? e : iend;
-            }
-            if (iend > s.comp) {
-                s.exposed[mit->ik[mit->ni - 1]] += iend - s.comp;
-                s.comp = iend;
-            }
-        }
-        s.busy += mit->comp;
-        s.gend[c % D] = -INFINITY;
+        walk_copy(t, &s, var, d, c, &look, &lidx, mit, lit, pend);
         pend = mit;
         c++;
         int m_before = main.m;
         next(t, &main);
         if (lit)
             next(t, &look);
-
         /* copy-level jump over identical copies; a copy whose item has no copies left to
          * jump over (embeddings, heads, the last of a run) needs no snapshot */
-        if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2) {
-            have_prev = 0;
-            goto micro_level;
-        }
-        take(&s, c, D, cur);
-        double lambda, lambda_comm = 0;
-        double rwork = 0;
-        for (int k = 0; k < mit->nr; k++)
-            rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
-        long cap = LONG_MAX;
-        int periodic = 0;
-        if (allow_jump && have_prev && main.m == m_before && sig[0] == sig_prev[0] && sig[1] == sig_prev[1] &&
-            sig[2] == sig_prev[2]) {
-            if (uniform_shift(prev, cur, &lambda)) {
-                lambda_comm = lambda;
-                periodic = 1;
-            } else if ((!lit || lit->ng == 0) && !mit->ni) {
-                cap = decoupled(prev, cur, rwork, &lambda, &lambda_comm);
-                periodic = cap > 0;
-            }
-        }
-        if (periodic) {
-            /* copies left that repeat this transition, keeping the last of each item for
-             * the explicit step that moves the cursors on */
-            long J = item_at(t, &main) == mit ? mit->count - main.j - 1 : 0;
-            if (lit && look.m < t->grad_accum && item_at(t, &look) == lit) {
-                long Jl = lit->count - look.j - 1;
-                if (Jl < J)
-                    J = Jl;
-            } else if (lit) {
-                J = 0;
-            }
-            if (J > cap)
-                J = cap;
-            if (J > 0) {
-                jump(&s, &c, D, prev, cur, lambda, lambda_comm, J, J);
-                main.j += (int)J;
-                if (lit)
-                    look.j += (int)J;
-                take(&s, c, D, cur);
-                have_prev = 0;
-            }
-        }
-        tmp = prev; /* cur becomes prev; the next take overwrites the other */
-        prev = cur;
-        cur = tmp;
-        have_prev = 1;
-        memcpy(sig_prev, sig, sizeof sig);
-    micro_level:
-
-        /* micro-step-level jump over identical regular micro-steps */
-        if (main.m != m_before && main.j == 0 && main.i == 0) {
-            take(&s, c, D, mcur);
-            long J = (long)(t->grad_accum - 1) - main.m; /* regular micro-steps left */
-            double mwork = 0;
-            int gathers = 0;
-            long per = 0;
-            for (int i = 0; i < t->n_items; i++)
-                per += t->micro[i].count;
-            /* the jumped micro-steps must issue the gathers the measured one did: their
-             * look-ahead (d copies on) has to stay inside the step */
-            long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main.m;
-            if (J > jl)
-                J = jl;
-            /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */
-            long mlag = lidx - c;
-            if (var && mlag != mlag_prev)
-                J = 0;
-            mlag_prev = mlag;
-            for (int i = 0; i < t->n_items; i++) {
-                gathers += t->micro[i].ng + t->micro[i].ni;
-                for (int k = 0; k < t->micro[i].nr; k++)
-                    mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
-            }
-            long mcap = 0;
-            int sq = -1;
-            unsigned sqt = 0;
-            double sm = 0;
-            if (allow_jump && have_mprev && main.m >= 2 && J > 0) {
-                if (uniform_shift(mprev, mcur, &lambda)) {
-                    lambda_comm = lambda;
-                    mcap = LONG_MAX;
-                } else if (!gathers) {
-                    mcap = decoupled(mprev, mcur, mwork, &lambda, &lambda_comm);
-                }
-                if (!mcap && (sq = sink_lag(t, &s, mprev, mcur, D, &lambda, &sm, &sqt)) >= 0) {
-                    lambda_comm = lambda;
-                    mcap = LONG_MAX;
-                }
-            }
-            if (J > mcap)
-                J = mcap;
-            if (J > 0) {
-                jump(&s, &c, D, mprev, mcur, lambda, lambda_comm, J * per, J);
-                if (sq >= 0)
-                    sink_advance(&s, sq, sqt, (double)J, lambda, sm);
-                main.m += (int)J;
-                look.m += (int)J;
-                if (var)
-                    lidx += J * per;
-                take(&s, c, D, mcur);
-                have_prev = 0;
-            }
-            tmp = mprev;
-            mprev = mcur;
-            mcur = tmp;
-            have_mprev = 1;
-        }
+        if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2)
+            k.have_prev = 0;
+        else
+            walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, sig, m_before);
+        if (main.m != m_before && main.j == 0 && main.i == 0)
+            walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
     }
-    if (pend)
-        issue_reduces(&s, pend, s.comp);
-    double opt = 0;
-    for (int i = 0; i < t->n_boundary; i++) {
-        double ce = comm_end(&s), start = ce > s.comp ? ce : s.comp;
-        if (t->b_is_opt[i]) {
-            if (start > s.comp)
-                s.exposed[s.last_kind] += start - s.comp;
-            s.comp = start + t->b_dur[i];
-            opt += t->b_dur[i];
-        } else {
-            put(&s, 0, start, t->b_dur[i], t->b_dur[i], 0, 1, (int)t->b_kind[i]); /* after all: nothing shares */
-        }
-    }
-    double ce = comm_end(&s), end = ce > s.comp ? ce : s.comp;
-    if (end > s.comp)
-        s.exposed[s.last_kind] += end - s.comp;
-    r->step_s = end;
-    r->compute_s = s.busy;
-    r->optimizer_s = opt;
-    memcpy(r->exposed_s, s.exposed, sizeof s.exposed);
-    double acc = s.busy + opt;
-    for (int i = 0; i < N_COLLS; i++)
-        acc += s.exposed[i];
-    r->idle_s = end - acc > 1e-9 * end ? end - acc : 0; /* below that: rounding */
+    walk_finish(t, &s, pend, r);
 }
 
 void an_run(const an_timed *t, an_result *r) { run_impl(t, r, 1); }

@@ -157,153 +157,189 @@ static int hf_window_of(const char *path)
     return w;
 }
 
-static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
+/* key names per family: layers, hidden, heads, kv heads, ffn, vocab, seq */
+static const char *const L_LAYERS[] = {"num_hidden_layers", NULL}, *const L_HIDDEN[] = {"hidden_size", NULL},
+                         *const L_HEADS[] = {"num_attention_heads", NULL},
+                         *const L_KV[] = {"num_key_value_heads", NULL},
+                         *const L_FFN[] = {"intermediate_size", NULL}, *const L_VOCAB[] = {"vocab_size", NULL},
+                         *const L_SEQ[] = {"max_position_embeddings", NULL};
+static const char *const G_LAYERS[] = {"n_layer", NULL}, *const G_HIDDEN[] = {"n_embd", NULL},
+                         *const G_HEADS[] = {"n_head", NULL}, *const G_FFN[] = {"n_inner", NULL},
+                         *const G_SEQ[] = {"n_positions", "n_ctx", NULL};
+static const char *const M_LAYERS[] = {"n_layers", NULL}, *const M_HIDDEN[] = {"d_model", NULL},
+                         *const M_HEADS[] = {"n_heads", NULL}, *const M_RATIO[] = {"expansion_ratio", NULL},
+                         *const M_SEQ[] = {"max_seq_len", NULL};
+static const char *const F_LAYERS[] = {"num_hidden_layers", "n_layer", NULL},
+                         *const F_HEADS[] = {"num_attention_heads", "n_head", NULL},
+                         *const F_KV[] = {"num_kv_heads", "n_head_kv", NULL},
+                         *const F_FFN[] = {"ffn_hidden_size", NULL};
+
+/* A config's shape as it is read: the family, its key names, the values (the family's defaults
+ * until read), what the summary says about them. */
+typedef struct hf_shape {
+    hf_family fam;
+    const char *const *k_layers, *const *k_hidden, *const *k_heads, *const *k_seq;
+    int layers, hidden, heads, kv, ffn, vocab, seq;
+    const char *mlp_note, *pos_note;
+    char defaults[256], win_note[160];
+} hf_shape;
+
+/* $.model_type, one of the families shardcast reads, into *t (an index of TYPES). */
+static int hf_type(jr *r, json_t *root, size_t *t)
 {
-    memset(m, 0, sizeof *m);
     json_t *mt = json_object_get(root, "model_type");
     if (!mt)
         return jr_missing(r, "$.model_type", "a Hugging Face model type (" KNOWN_TYPES ")");
     if (!json_is_string(mt))
         return jr_bad(r, "$.model_type", "a string (" KNOWN_TYPES ")", mt);
-    size_t t = 0;
-    while (t < N_TYPES && strcmp(TYPES[t].model_type, json_string_value(mt)))
-        t++;
-    if (t == N_TYPES)
+    *t = 0;
+    while (*t < N_TYPES && strcmp(TYPES[*t].model_type, json_string_value(mt)))
+        (*t)++;
+    if (*t == N_TYPES)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.model_type",
                           "expected a family shardcast reads (" KNOWN_TYPES "), got \"%.60s\"; write a model spec "
                           "instead (configs/README.md)",
                           json_string_value(mt));
-    hf_family fam = TYPES[t].fam;
-    char defaults[256] = "";
-    const char *used = NULL;
-    int rc;
+    return 0;
+}
 
-    /* key names per family: [0] layers [1] hidden [2] heads [3] kv heads [4] ffn [5] vocab [6] seq */
-    static const char *const L_LAYERS[] = {"num_hidden_layers", NULL}, *const L_HIDDEN[] = {"hidden_size", NULL},
-                             *const L_HEADS[] = {"num_attention_heads", NULL},
-                             *const L_KV[] = {"num_key_value_heads", NULL},
-                             *const L_FFN[] = {"intermediate_size", NULL}, *const L_VOCAB[] = {"vocab_size", NULL},
-                             *const L_SEQ[] = {"max_position_embeddings", NULL};
-    static const char *const G_LAYERS[] = {"n_layer", NULL}, *const G_HIDDEN[] = {"n_embd", NULL},
-                             *const G_HEADS[] = {"n_head", NULL}, *const G_FFN[] = {"n_inner", NULL},
-                             *const G_SEQ[] = {"n_positions", "n_ctx", NULL};
-    static const char *const M_LAYERS[] = {"n_layers", NULL}, *const M_HIDDEN[] = {"d_model", NULL},
-                             *const M_HEADS[] = {"n_heads", NULL}, *const M_RATIO[] = {"expansion_ratio", NULL},
-                             *const M_SEQ[] = {"max_seq_len", NULL};
-    static const char *const F_LAYERS[] = {"num_hidden_layers", "n_layer", NULL},
-                             *const F_HEADS[] = {"num_attention_heads", "n_head", NULL},
-                             *const F_KV[] = {"num_kv_heads", "n_head_kv", NULL},
-                             *const F_FFN[] = {"ffn_hidden_size", NULL};
-
-    const char *const *k_layers = L_LAYERS, *const *k_hidden = L_HIDDEN, *const *k_heads = L_HEADS,
-                      *const *k_seq = L_SEQ;
-    /* the transformers Config defaults of each family */
-    int layers = 32, hidden = 4096, heads = 32, kv = 0, ffn = 11008, vocab = 32000, seq = 2048;
+/* The family's key names and the transformers Config defaults of each family, m's flags too. */
+static void hf_family_defaults(hf_family fam, hf_shape *h, spec_model *m)
+{
+    h->fam = fam;
+    h->k_layers = L_LAYERS, h->k_hidden = L_HIDDEN, h->k_heads = L_HEADS, h->k_seq = L_SEQ;
+    h->layers = 32, h->hidden = 4096, h->heads = 32, h->kv = 0, h->ffn = 11008, h->vocab = 32000, h->seq = 2048;
     m->swiglu = 1, m->rmsnorm = 1, m->bias = 0, m->tied_embeddings = 0, m->learned_positions = 0;
-    const char *mlp_note = "", *pos_note = "rotary";
+    h->mlp_note = "", h->pos_note = "rotary";
+    h->defaults[0] = h->win_note[0] = 0;
     switch (fam) {
     case FAM_LLAMA: break;
-    case FAM_MISTRAL: ffn = 14336, kv = 8, seq = 131072; break;
-    case FAM_QWEN2: ffn = 22016, vocab = 151936, seq = 32768; break;
+    case FAM_MISTRAL: h->ffn = 14336, h->kv = 8, h->seq = 131072; break;
+    case FAM_QWEN2: h->ffn = 22016, h->vocab = 151936, h->seq = 32768; break;
     case FAM_NEOX:
-        layers = 44, hidden = 6144, heads = 64, ffn = 24576, vocab = 50432;
+        h->layers = 44, h->hidden = 6144, h->heads = 64, h->ffn = 24576, h->vocab = 50432;
         m->swiglu = 0, m->rmsnorm = 0, m->bias = 1;
         break;
     case FAM_MPT:
-        k_layers = M_LAYERS, k_hidden = M_HIDDEN, k_heads = M_HEADS, k_seq = M_SEQ;
-        layers = 24, hidden = 2048, heads = 16, vocab = 50368;
+        h->k_layers = M_LAYERS, h->k_hidden = M_HIDDEN, h->k_heads = M_HEADS, h->k_seq = M_SEQ;
+        h->layers = 24, h->hidden = 2048, h->heads = 16, h->vocab = 50368;
         m->swiglu = 0, m->rmsnorm = 0, m->tied_embeddings = 1; /* MPT's LM head is the embedding */
-        pos_note = "ALiBi (no parameters)";
+        h->pos_note = "ALiBi (no parameters)";
         break;
     case FAM_GPT2:
-        k_layers = G_LAYERS, k_hidden = G_HIDDEN, k_heads = G_HEADS, k_seq = G_SEQ;
-        layers = 12, hidden = 768, heads = 12, vocab = 50257, seq = 1024;
+        h->k_layers = G_LAYERS, h->k_hidden = G_HIDDEN, h->k_heads = G_HEADS, h->k_seq = G_SEQ;
+        h->layers = 12, h->hidden = 768, h->heads = 12, h->vocab = 50257, h->seq = 1024;
         m->swiglu = 0, m->rmsnorm = 0, m->bias = 1, m->tied_embeddings = 1, m->learned_positions = 1;
-        pos_note = "learned";
+        h->pos_note = "learned";
         break;
     case FAM_FALCON:
-        k_layers = F_LAYERS, k_heads = F_HEADS;
-        hidden = 4544, heads = 71, vocab = 65024;
+        h->k_layers = F_LAYERS, h->k_heads = F_HEADS;
+        h->hidden = 4544, h->heads = 71, h->vocab = 65024;
         m->swiglu = 0, m->rmsnorm = 0, m->tied_embeddings = 1;
         break;
     }
-    if ((rc = hf_int(r, root, k_layers, SPEC_MODEL_MAX_LAYERS, &layers, &used)))
-        return rc;
-    note_default(defaults, sizeof defaults, k_layers[0], used, layers);
-    if ((rc = hf_int(r, root, k_hidden, SPEC_MODEL_MAX_DIM, &hidden, &used)))
-        return rc;
-    note_default(defaults, sizeof defaults, k_hidden[0], used, hidden);
-    if ((rc = hf_int(r, root, k_heads, SPEC_MODEL_MAX_DIM, &heads, &used)))
-        return rc;
-    note_default(defaults, sizeof defaults, k_heads[0], used, heads);
-    if ((rc = hf_int(r, root, L_VOCAB, SPEC_MODEL_MAX_DIM, &vocab, &used)))
-        return rc;
-    note_default(defaults, sizeof defaults, "vocab_size", used, vocab);
-    if ((rc = hf_int(r, root, k_seq, SPEC_MODEL_MAX_DIM, &seq, &used)))
-        return rc;
-    note_default(defaults, sizeof defaults, k_seq[0], used, seq);
-    int win = hf_window(root);
-    char win_note[160] = "";
-    if (win > 0 && win < seq) { /* full causal attention up to the window: exact there, not beyond */
-        snprintf(win_note, sizeof win_note,
-                 "; seq %d = the sliding window (%s %d: sliding-window attention beyond it is not modelled)", win,
-                 k_seq[0], seq);
-        seq = win;
-    }
+}
 
-    switch (fam) {
+/* Layers, hidden, heads, vocabulary and sequence (each default noted), the sliding window. */
+static int hf_dims(jr *r, json_t *root, hf_shape *h)
+{
+    const char *used = NULL;
+    int rc;
+    if ((rc = hf_int(r, root, h->k_layers, SPEC_MODEL_MAX_LAYERS, &h->layers, &used)))
+        return rc;
+    note_default(h->defaults, sizeof h->defaults, h->k_layers[0], used, h->layers);
+    if ((rc = hf_int(r, root, h->k_hidden, SPEC_MODEL_MAX_DIM, &h->hidden, &used)))
+        return rc;
+    note_default(h->defaults, sizeof h->defaults, h->k_hidden[0], used, h->hidden);
+    if ((rc = hf_int(r, root, h->k_heads, SPEC_MODEL_MAX_DIM, &h->heads, &used)))
+        return rc;
+    note_default(h->defaults, sizeof h->defaults, h->k_heads[0], used, h->heads);
+    if ((rc = hf_int(r, root, L_VOCAB, SPEC_MODEL_MAX_DIM, &h->vocab, &used)))
+        return rc;
+    note_default(h->defaults, sizeof h->defaults, "vocab_size", used, h->vocab);
+    if ((rc = hf_int(r, root, h->k_seq, SPEC_MODEL_MAX_DIM, &h->seq, &used)))
+        return rc;
+    note_default(h->defaults, sizeof h->defaults, h->k_seq[0], used, h->seq);
+    int win = hf_window(root);
+    if (win > 0 && win < h->seq) { /* full causal attention up to the window: exact there, not beyond */
+        snprintf(h->win_note, sizeof h->win_note,
+                 "; seq %d = the sliding window (%s %d: sliding-window attention beyond it is not modelled)", win,
+                 h->k_seq[0], h->seq);
+        h->seq = win;
+    }
+    return 0;
+}
+
+/* The MLP's width: each family's key, or its multiple of the hidden size. */
+static int hf_ffn(jr *r, json_t *root, hf_shape *h)
+{
+    const char *used = NULL;
+    int rc = 0;
+    switch (h->fam) {
     case FAM_LLAMA: case FAM_MISTRAL: case FAM_QWEN2: case FAM_NEOX:
-        if ((rc = hf_int(r, root, L_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)))
+        if ((rc = hf_int(r, root, L_FFN, SPEC_MODEL_MAX_DIM, &h->ffn, &used)))
             return rc;
-        note_default(defaults, sizeof defaults, "intermediate_size", used, ffn);
+        note_default(h->defaults, sizeof h->defaults, "intermediate_size", used, h->ffn);
         break;
     case FAM_GPT2: /* n_inner null: 4 x n_embd */
-        if ((rc = hf_int(r, root, G_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)) ||
-            (!used && (rc = hf_product(r, "$.n_embd", "4 x n_embd", 4, hidden, &ffn))))
+        if ((rc = hf_int(r, root, G_FFN, SPEC_MODEL_MAX_DIM, &h->ffn, &used)) ||
+            (!used && (rc = hf_product(r, "$.n_embd", "4 x n_embd", 4, h->hidden, &h->ffn))))
             return rc;
         break;
     case FAM_MPT: {
         int ratio = 4;
         if ((rc = hf_int(r, root, M_RATIO, SPEC_MODEL_MAX_DIM, &ratio, &used)) ||
-            (rc = hf_product(r, used ? "$.expansion_ratio" : "$.d_model", "expansion_ratio x d_model", ratio, hidden,
-                             &ffn)))
+            (rc = hf_product(r, used ? "$.expansion_ratio" : "$.d_model", "expansion_ratio x d_model", ratio, h->hidden,
+                             &h->ffn)))
             return rc;
         break;
     }
     case FAM_FALCON: /* ffn_hidden_size null: 4 x hidden_size */
-        if ((rc = hf_int(r, root, F_FFN, SPEC_MODEL_MAX_DIM, &ffn, &used)) ||
-            (!used && (rc = hf_product(r, "$.hidden_size", "4 x hidden_size", 4, hidden, &ffn))))
+        if ((rc = hf_int(r, root, F_FFN, SPEC_MODEL_MAX_DIM, &h->ffn, &used)) ||
+            (!used && (rc = hf_product(r, "$.hidden_size", "4 x hidden_size", 4, h->hidden, &h->ffn))))
             return rc;
         break;
     }
+    return rc;
+}
 
-    kv = kv ? kv : heads;
-    if (fam == FAM_LLAMA || fam == FAM_MISTRAL || fam == FAM_QWEN2) {
-        if ((rc = hf_int(r, root, L_KV, SPEC_MODEL_MAX_DIM, &kv, &used)))
+/* The K/V heads: grouped-query keys, Falcon's multi-query and new architecture (and its ALiBi). */
+static int hf_kv(jr *r, json_t *root, hf_shape *h)
+{
+    const char *used = NULL;
+    int rc;
+    h->kv = h->kv ? h->kv : h->heads;
+    if (h->fam == FAM_LLAMA || h->fam == FAM_MISTRAL || h->fam == FAM_QWEN2) {
+        if ((rc = hf_int(r, root, L_KV, SPEC_MODEL_MAX_DIM, &h->kv, &used)))
             return rc;
-        if (fam == FAM_QWEN2 && !used)
-            kv = heads;
-    } else if (fam == FAM_FALCON) {
+        if (h->fam == FAM_QWEN2 && !used)
+            h->kv = h->heads;
+    } else if (h->fam == FAM_FALCON) {
         /* FalconConfig: new_decoder_architecture uses num_kv_heads; else multi_query (default
          * true) means one K/V head, otherwise one per query head. */
         int new_arch = 0, mq = 1;
         if ((rc = hf_bool(r, root, "new_decoder_architecture", &new_arch)) || (rc = hf_bool(r, root, "multi_query", &mq)))
             return rc;
-        kv = mq ? 1 : heads;
+        h->kv = mq ? 1 : h->heads;
         if (new_arch || json_object_get(root, "n_head_kv")) {
-            kv = heads;
-            if ((rc = hf_int(r, root, F_KV, SPEC_MODEL_MAX_DIM, &kv, &used)))
+            h->kv = h->heads;
+            if ((rc = hf_int(r, root, F_KV, SPEC_MODEL_MAX_DIM, &h->kv, &used)))
                 return rc;
         }
         int alibi = 0;
         if ((rc = hf_bool(r, root, "alibi", &alibi)))
             return rc;
         if (alibi)
-            pos_note = "ALiBi (no parameters)";
+            h->pos_note = "ALiBi (no parameters)";
     }
+    return 0;
+}
 
-    /* biases, norms and tying: each family's flags */
-    switch (fam) {
+/* Biases, norms and tying: each family's flags. */
+static int hf_flags(jr *r, json_t *root, hf_shape *h, spec_model *m)
+{
+    int rc;
+    switch (h->fam) {
     case FAM_LLAMA: case FAM_MISTRAL: {
         int ab = 0, mb = 0;
         if ((rc = hf_bool(r, root, "attention_bias", &ab)) || (rc = hf_bool(r, root, "mlp_bias", &mb)))
@@ -311,7 +347,7 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
         m->bias = ab || mb;
         break;
     }
-    case FAM_QWEN2: mlp_note = "; q/k/v biases not counted"; break;
+    case FAM_QWEN2: h->mlp_note = "; q/k/v biases not counted"; break;
     case FAM_NEOX: break;
     case FAM_MPT: {
         int no_bias = 1;
@@ -329,40 +365,61 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
         break;
     }
     }
-    if (fam != FAM_MPT && (rc = hf_bool(r, root, "tie_word_embeddings", &m->tied_embeddings)))
+    if (h->fam != FAM_MPT && (rc = hf_bool(r, root, "tie_word_embeddings", &m->tied_embeddings)))
         return rc;
+    return 0;
+}
 
-    if (hidden % heads)
+/* Heads dividing the hidden size, head_dim (when given) their quotient, K/V heads dividing them. */
+static int hf_heads_check(jr *r, json_t *root, const hf_shape *h)
+{
+    if (h->hidden % h->heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_attention_heads",
-                          "expected a divisor of the hidden size %d, got %d", hidden, heads);
+                          "expected a divisor of the hidden size %d, got %d", h->hidden, h->heads);
     json_t *hd = json_object_get(root, "head_dim"); /* compared, not multiplied: it may be 2^62 */
-    if (hd && json_is_integer(hd) && json_integer_value(hd) != hidden / heads)
+    if (hd && json_is_integer(hd) && json_integer_value(hd) != h->hidden / h->heads)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.head_dim",
                           "expected hidden_size / num_attention_heads = %d (shardcast's attention shape), got %lld",
-                          hidden / heads, (long long)json_integer_value(hd));
-    if (kv < 1 || kv > heads || heads % kv)
+                          h->hidden / h->heads, (long long)json_integer_value(hd));
+    if (h->kv < 1 || h->kv > h->heads || h->heads % h->kv)
         return sc_err_set(r->err, SC_EINPUT, r->src, "$.num_key_value_heads",
-                          "expected a divisor of the %d attention heads, got %d", heads, kv);
+                          "expected a divisor of the %d attention heads, got %d", h->heads, h->kv);
+    return 0;
+}
 
-    m->layers = layers, m->hidden = hidden, m->heads = heads, m->kv_heads = kv, m->ffn = ffn, m->vocab = vocab;
-    m->seq_len = seq;
+static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
+{
+    memset(m, 0, sizeof *m);
+    size_t t;
+    int rc;
+    hf_shape h;
+    if ((rc = hf_type(r, root, &t)))
+        return rc;
+    const char *mt = TYPES[t].model_type; /* the config's $.model_type, matched */
+    hf_family_defaults(TYPES[t].fam, &h, m);
+    if ((rc = hf_dims(r, root, &h)) || (rc = hf_ffn(r, root, &h)) || (rc = hf_kv(r, root, &h)) ||
+        (rc = hf_flags(r, root, &h, m)) || (rc = hf_heads_check(r, root, &h)))
+        return rc;
+    m->layers = h.layers, m->hidden = h.hidden, m->heads = h.heads, m->kv_heads = h.kv, m->ffn = h.ffn,
+    m->vocab = h.vocab;
+    m->seq_len = h.seq;
     if ((rc = model_name(r, root, path, m->name, sizeof m->name)))
         return rc;
     if ((rc = spec_model_check(m, r->src, r->err)))
         return rc;
-    snprintf(m->source, sizeof m->source, "Hugging Face config.json %.400s ($.model_type \"%s\")", path,
-             json_string_value(mt));
+    snprintf(m->source, sizeof m->source, "Hugging Face config.json %.400s ($.model_type \"%s\")", path, mt);
     if (summary && sn)
         snprintf(summary, sn,
                  "%s: %s (%s): layers %d, hidden %d, heads %d, kv_heads %d, ffn %d, vocab %d, seq %d, mlp %s, norm %s, "
                  "bias %s, tied %s, positions %s%s%s%s",
-                 path, m->name, json_string_value(mt), layers, hidden, heads, kv, ffn, vocab, seq,
+                 path, m->name, mt, h.layers, h.hidden, h.heads, h.kv, h.ffn, h.vocab, h.seq,
                  m->swiglu ? "swiglu" : "gelu", m->rmsnorm ? "rmsnorm" : "layernorm", m->bias ? "yes" : "no",
-                 m->tied_embeddings ? "yes" : "no", pos_note, mlp_note, defaults[0] ? "; defaults: " : "", defaults);
-    if (summary && sn && win_note[0]) {
+                 m->tied_embeddings ? "yes" : "no", h.pos_note, h.mlp_note, h.defaults[0] ? "; defaults: " : "",
+                 h.defaults);
+    if (summary && sn && h.win_note[0]) {
         size_t l = strlen(summary);
         if (l < sn)
-            snprintf(summary + l, sn - l, "%s", win_note);
+            snprintf(summary + l, sn - l, "%s", h.win_note);
     }
     return 0;
 }

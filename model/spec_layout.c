@@ -304,6 +304,102 @@ static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
     return 0;
 }
 
+/* One key=value of layout s (kind, the key's index ki in its kind's keys) into out; raf=0 into
+ * *raf. */
+static int layout_option(const char *s, int kind, int ki, const char *key, const char *val, spec_layout *out,
+                         int *raf, sc_err *err)
+{
+    int rc = 0, *num = NULL;
+    if (kind == LAYOUT_MEGATRON && !strcmp(key, "p"))
+        num = &out->pp;
+    else if (!strcmp(key, "vp"))
+        num = &out->vp;
+    else if (!strcmp(key, "cp"))
+        num = &out->cp;
+    else if (!strcmp(key, "p") || !strcmp(key, "hpz"))
+        num = &out->p;
+    else if (!strcmp(key, "t"))
+        num = &out->t;
+    else if (kind == LAYOUT_AXONN && ki < SPEC_AXES)
+        num = &out->grid[ki];
+    if (num) {
+        if (parse_pos_int(val, num))
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
+                              s, key, val);
+    } else if (!strcmp(key, "sp")) {
+        rc = parse_bool(s, key, val, &out->sp, err);
+    } else if (!strcmp(key, "sched")) {
+        if (strcmp(val, "1f1b") && strcmp(val, "gpipe"))
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
+                              s, val);
+        out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
+    } else if (!strcmp(key, "raf")) {
+        rc = parse_bool(s, key, val, raf, err);
+    } else if (!strcmp(key, "hier")) {
+        rc = parse_bool(s, key, val, &out->hier, err);
+    } else if (!strcmp(key, "zero1")) {
+        rc = parse_bool(s, key, val, &out->zero1, err);
+    } else if (!strcmp(key, "qwz")) {
+        rc = parse_bool(s, key, val, &out->qwz, err);
+    } else if (!strcmp(key, "qgz")) {
+        rc = parse_bool(s, key, val, &out->qgz, err);
+    } else if (!strcmp(key, "overlap")) {
+        rc = parse_bool(s, key, val, &out->overlap, err);
+    } else if (!strcmp(key, "placement")) {
+        rc = parse_placement(s, val, out->placement, err);
+    } else if (!strcmp(key, "param") || !strcmp(key, "opt")) {
+        int prm = key[0] == 'p';
+        spec_offload v = !strcmp(val, "cpu") ? OFF_CPU : !strcmp(val, "nvme") ? OFF_NVME
+                         : prm && !strcmp(val, "gpu") ? OFF_GPU : (spec_offload)-1;
+        if ((int)v < 0)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s=%s, got \"%s\"", s, key,
+                              prm ? "gpu, cpu or nvme" : "cpu or nvme", val);
+        *(prm ? &out->off_param : &out->off_opt) = v;
+    } else if (!strcmp(key, "sync")) {
+        if (strcmp(val, "micro") && strcmp(val, "boundary"))
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sync=micro or sync=boundary, got \"%s\"",
+                              s, val);
+        out->sync_boundary = !strcmp(val, "boundary");
+    }
+    return rc;
+}
+
+/* After the options: raf=0 (FSDP2's reshard_after_forward=False), the required keys given, an
+ * AxoNN grid that fits. */
+static int layout_finish(const char *s, int kind, const struct kind_def *ko, const int *seen, int raf,
+                         spec_layout *out, sc_err *err)
+{
+    /* FSDP2 reshard_after_forward=False keeps the unsharded parameters after forward and skips
+     * the backward all-gather (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fully_shard.py
+     * at 1d2fbd40143b39ea06145b8865f79d0605325d9f, fully_shard's docstring): FSDP1's
+     * SHARD_GRAD_OP, one kind, so its canonical string is shard_grad_op */
+    if (kind == LAYOUT_ZERO3 && !raf)
+        out->kind = LAYOUT_SHARD_GRAD_OP;
+    if (kind == LAYOUT_ZERO3 && !raf && out->cp > 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": context parallelism (cp) with raf=0 is not modelled; drop one of them", s);
+    for (int i = 0; i < ko->required; i++)
+        if (!seen[i]) {
+            char k[16];
+            const char *p = ko->keys;
+            for (int j = 0; j < i; j++)
+                p = strchr(p, ',') + 1;
+            snprintf(k, sizeof k, "%.*s", (int)strcspn(p, ","), p);
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing %s=%s (e.g. \"%s\")", s, k,
+                              kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP || (kind == LAYOUT_MEGATRON && i == 0) ? "T" : "P",
+                              ko->example);
+        }
+    if (kind == LAYOUT_AXONN) { /* every product of the axes then fits an int */
+        long long prod = 1;
+        for (int a = 0; a < SPEC_AXES; a++)
+            prod *= out->grid[a] ? out->grid[a] : 1;
+        if (prod > SPEC_MAX_RANKS)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected a grid of at most %d GPUs, got %lld", s,
+                              SPEC_MAX_RANKS, prod);
+    }
+    return 0;
+}
+
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
 {
     char buf[128], hint[320];
@@ -361,90 +457,11 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         }
         if (seen[ki]++)
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
-        int rc = 0, *num = NULL;
-        if (kind == LAYOUT_MEGATRON && !strcmp(key, "p"))
-            num = &out->pp;
-        else if (!strcmp(key, "vp"))
-            num = &out->vp;
-        else if (!strcmp(key, "cp"))
-            num = &out->cp;
-        else if (!strcmp(key, "p") || !strcmp(key, "hpz"))
-            num = &out->p;
-        else if (!strcmp(key, "t"))
-            num = &out->t;
-        else if (kind == LAYOUT_AXONN && ki < SPEC_AXES)
-            num = &out->grid[ki];
-        if (num) {
-            if (parse_pos_int(val, num))
-                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
-                                  s, key, val);
-        } else if (!strcmp(key, "sp")) {
-            rc = parse_bool(s, key, val, &out->sp, err);
-        } else if (!strcmp(key, "sched")) {
-            if (strcmp(val, "1f1b") && strcmp(val, "gpipe"))
-                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
-                                  s, val);
-            out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
-        } else if (!strcmp(key, "raf")) {
-            rc = parse_bool(s, key, val, &raf, err);
-        } else if (!strcmp(key, "hier")) {
-            rc = parse_bool(s, key, val, &out->hier, err);
-        } else if (!strcmp(key, "zero1")) {
-            rc = parse_bool(s, key, val, &out->zero1, err);
-        } else if (!strcmp(key, "qwz")) {
-            rc = parse_bool(s, key, val, &out->qwz, err);
-        } else if (!strcmp(key, "qgz")) {
-            rc = parse_bool(s, key, val, &out->qgz, err);
-        } else if (!strcmp(key, "overlap")) {
-            rc = parse_bool(s, key, val, &out->overlap, err);
-        } else if (!strcmp(key, "placement")) {
-            rc = parse_placement(s, val, out->placement, err);
-        } else if (!strcmp(key, "param") || !strcmp(key, "opt")) {
-            int prm = key[0] == 'p';
-            spec_offload v = !strcmp(val, "cpu") ? OFF_CPU : !strcmp(val, "nvme") ? OFF_NVME
-                             : prm && !strcmp(val, "gpu") ? OFF_GPU : (spec_offload)-1;
-            if ((int)v < 0)
-                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s=%s, got \"%s\"", s, key,
-                                  prm ? "gpu, cpu or nvme" : "cpu or nvme", val);
-            *(prm ? &out->off_param : &out->off_opt) = v;
-        } else if (!strcmp(key, "sync")) {
-            if (strcmp(val, "micro") && strcmp(val, "boundary"))
-                return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sync=micro or sync=boundary, got \"%s\"",
-                                  s, val);
-            out->sync_boundary = !strcmp(val, "boundary");
-        }
+        int rc = layout_option(s, kind, ki, key, val, out, &raf, err);
         if (rc)
             return rc;
     }
-    /* FSDP2 reshard_after_forward=False keeps the unsharded parameters after forward and skips
-     * the backward all-gather (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fully_shard.py
-     * at 1d2fbd40143b39ea06145b8865f79d0605325d9f, fully_shard's docstring): FSDP1's
-     * SHARD_GRAD_OP, one kind, so its canonical string is shard_grad_op */
-    if (kind == LAYOUT_ZERO3 && !raf)
-        out->kind = LAYOUT_SHARD_GRAD_OP;
-    if (kind == LAYOUT_ZERO3 && !raf && out->cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": context parallelism (cp) with raf=0 is not modelled; drop one of them", s);
-    for (int i = 0; i < ko->required; i++)
-        if (!seen[i]) {
-            char k[16];
-            const char *p = ko->keys;
-            for (int j = 0; j < i; j++)
-                p = strchr(p, ',') + 1;
-            snprintf(k, sizeof k, "%.*s", (int)strcspn(p, ","), p);
-            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing %s=%s (e.g. \"%s\")", s, k,
-                              kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP || (kind == LAYOUT_MEGATRON && i == 0) ? "T" : "P",
-                              ko->example);
-        }
-    if (kind == LAYOUT_AXONN) { /* every product of the axes then fits an int */
-        long long prod = 1;
-        for (int a = 0; a < SPEC_AXES; a++)
-            prod *= out->grid[a] ? out->grid[a] : 1;
-        if (prod > SPEC_MAX_RANKS)
-            return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected a grid of at most %d GPUs, got %lld", s,
-                              SPEC_MAX_RANKS, prod);
-    }
-    return 0;
+    return layout_finish(s, kind, ko, seen, raf, out, err);
 }
 
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)

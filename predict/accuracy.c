@@ -218,6 +218,98 @@ static int apply_stack(jr *r, const acc_paths *p, spec_training *t)
     return rc;
 }
 
+/* $.model: a shipped name, a path relative to the directory, or an inline object; $.seq_len over it. */
+static int case_model(jr *r, json_t *root, const acc_paths *p, acc_case *c)
+{
+    char path[2048];
+    int rc;
+    /* model: a name, a path, or an inline object */
+    json_t *mo = json_object_get(root, "model");
+    if (!mo)
+        return jr_missing(r, "$.model", "a shipped model name, a path relative to the directory, or a model object");
+    if (json_is_object(mo)) {
+        if ((rc = inline_spec(r, mo, "$.model", parse_model, &c->model)))
+            return rc;
+        snprintf(c->model_ref, sizeof c->model_ref, "inline:%s", c->model.name);
+    } else if (json_is_string(mo)) {
+        if ((rc = jr_str(r, root, "$", "model", 1, c->model_ref, sizeof c->model_ref)) ||
+            (rc = resolve_ref(r, p, "model", "model", c->model_ref, path, sizeof path)) ||
+            (rc = spec_load_model(path, &c->model, r->err)))
+            return rc;
+    } else {
+        return jr_bad(r, "$.model", "a model name, a path or a model object", mo);
+    }
+    if ((rc = jr_int(r, root, "$", "seq_len", 1, 1 << 24, 0, &c->model.seq_len)))
+        return rc;
+
+    return 0;
+}
+
+/* $.training over the defaults and what the source ran, the framework and stack; then the layout
+ * (one shardcast does not model is noted, not an error). */
+static int case_training(jr *r, json_t *root, const acc_paths *p, acc_case *c)
+{
+    int rc;
+    /* training: defaults, then the object (required: a case states what it ran) */
+    json_t *tr;
+    spec_training_defaults(&c->training);
+    if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
+        return rc;
+    /* what the source ran, where the training object does not say otherwise (accuracy_ran.h) */
+    if (acc_ran_apply(&c->ran, c->framework, tr, stack_shipped, p, &c->ran_applied))
+        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.ran", "out of memory");
+    if ((rc = inline_spec(r, tr, "$.training", parse_training, &c->training)))
+        return rc;
+    /* who ran it schedules the layout (model/framework.h), unless the training object names one;
+     * AxoNN and other stacks run the papers' schedules (ideal) */
+    if (!json_object_get(tr, "framework")) {
+        int f = spec_framework_parse(c->framework);
+        c->training.framework = f > 0 ? (spec_framework)f : FW_IDEAL;
+    }
+    c->training.given |= SPEC_GIVEN_FW; /* the case's framework, not a stack's, ran it */
+    if (c->training.stack[0] && (rc = apply_stack(r, p, &c->training)))
+        return rc;
+
+    /* layout: one shardcast does not accept is reported when the case runs, not an error */
+    sc_err lerr;
+    c->layout_ok = spec_layout_parse(c->layout_str, &c->layout, &lerr) == 0;
+    if (!c->layout_ok)
+        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model layout \"%.100s\"", c->layout_str);
+    else if (fw_check(c->training.framework, &c->layout, &lerr))
+        snprintf(c->unsupported, sizeof c->unsupported, "%.200s", lerr.text);
+
+    return 0;
+}
+
+/* $.measured, as tokens/s per GPU. */
+static int case_measured(jr *r, json_t *root, acc_case *c)
+{
+    int rc;
+    /* measured, as tokens/s per GPU */
+    if ((rc = load_measured(r, root, c)))
+        return rc;
+    wl w;
+    wl_build(&c->model, &c->training, &w);
+    c->params = w.params;
+    c->flops_per_token =
+        acc_flops_per_token(c->measured.convention, &c->model, c->params, c->measured.flops_per_token);
+    /* the global batch: micro_batch x grad_accum per data-parallel replica. Every layout counts
+     * micro_batch per GPU except megatron, whose micro-batch is Megatron-LM's, per model
+     * replica of t x p (x cp) GPUs (validation/README.md, configs/README.md). */
+    double replicas = c->gpus;
+    if (c->layout_ok)
+        replicas /= spec_layout_batch_share(&c->layout);
+    double global_tokens =
+        (double)c->training.micro_batch * c->training.grad_accum * replicas * (double)c->model.seq_len;
+    c->measured_tps = acc_tokens_per_s_per_gpu(&c->measured, c->model.seq_len, c->gpus, global_tokens,
+                                               c->flops_per_token);
+    if (!isfinite(c->measured_tps) || c->measured_tps <= 0)
+        return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.value",
+                          "expected a value giving a positive finite tokens/s per GPU, got %g", c->measured_tps);
+
+    return 0;
+}
+
 static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
 {
     static const char *const keys[] = {"schema", "name", "source_id", "source", "date", "confidence", "framework",
@@ -266,74 +358,8 @@ static int case_from(jr *r, json_t *root, const acc_paths *p, acc_case *c)
         return rc;
     c->gpus = c->nodes * c->cluster.gpus_per_node;
 
-    /* model: a name, a path, or an inline object */
-    json_t *mo = json_object_get(root, "model");
-    if (!mo)
-        return jr_missing(r, "$.model", "a shipped model name, a path relative to the directory, or a model object");
-    if (json_is_object(mo)) {
-        if ((rc = inline_spec(r, mo, "$.model", parse_model, &c->model)))
-            return rc;
-        snprintf(c->model_ref, sizeof c->model_ref, "inline:%s", c->model.name);
-    } else if (json_is_string(mo)) {
-        if ((rc = jr_str(r, root, "$", "model", 1, c->model_ref, sizeof c->model_ref)) ||
-            (rc = resolve_ref(r, p, "model", "model", c->model_ref, path, sizeof path)) ||
-            (rc = spec_load_model(path, &c->model, r->err)))
-            return rc;
-    } else {
-        return jr_bad(r, "$.model", "a model name, a path or a model object", mo);
-    }
-    if ((rc = jr_int(r, root, "$", "seq_len", 1, 1 << 24, 0, &c->model.seq_len)))
+    if ((rc = case_model(r, root, p, c)) || (rc = case_training(r, root, p, c)) || (rc = case_measured(r, root, c)))
         return rc;
-
-    /* training: defaults, then the object (required: a case states what it ran) */
-    json_t *tr;
-    spec_training_defaults(&c->training);
-    if ((rc = jr_obj(r, root, "$", "training", 1, &tr)))
-        return rc;
-    /* what the source ran, where the training object does not say otherwise (accuracy_ran.h) */
-    if (acc_ran_apply(&c->ran, c->framework, tr, stack_shipped, p, &c->ran_applied))
-        return sc_err_set(r->err, SC_ERUNTIME, r->src, "$.ran", "out of memory");
-    if ((rc = inline_spec(r, tr, "$.training", parse_training, &c->training)))
-        return rc;
-    /* who ran it schedules the layout (model/framework.h), unless the training object names one;
-     * AxoNN and other stacks run the papers' schedules (ideal) */
-    if (!json_object_get(tr, "framework")) {
-        int f = spec_framework_parse(c->framework);
-        c->training.framework = f > 0 ? (spec_framework)f : FW_IDEAL;
-    }
-    c->training.given |= SPEC_GIVEN_FW; /* the case's framework, not a stack's, ran it */
-    if (c->training.stack[0] && (rc = apply_stack(r, p, &c->training)))
-        return rc;
-
-    /* layout: one shardcast does not accept is reported when the case runs, not an error */
-    sc_err lerr;
-    c->layout_ok = spec_layout_parse(c->layout_str, &c->layout, &lerr) == 0;
-    if (!c->layout_ok)
-        snprintf(c->unsupported, sizeof c->unsupported, "shardcast does not model layout \"%.100s\"", c->layout_str);
-    else if (fw_check(c->training.framework, &c->layout, &lerr))
-        snprintf(c->unsupported, sizeof c->unsupported, "%.200s", lerr.text);
-
-    /* measured, as tokens/s per GPU */
-    if ((rc = load_measured(r, root, c)))
-        return rc;
-    wl w;
-    wl_build(&c->model, &c->training, &w);
-    c->params = w.params;
-    c->flops_per_token =
-        acc_flops_per_token(c->measured.convention, &c->model, c->params, c->measured.flops_per_token);
-    /* the global batch: micro_batch x grad_accum per data-parallel replica. Every layout counts
-     * micro_batch per GPU except megatron, whose micro-batch is Megatron-LM's, per model
-     * replica of t x p (x cp) GPUs (validation/README.md, configs/README.md). */
-    double replicas = c->gpus;
-    if (c->layout_ok)
-        replicas /= spec_layout_batch_share(&c->layout);
-    double global_tokens =
-        (double)c->training.micro_batch * c->training.grad_accum * replicas * (double)c->model.seq_len;
-    c->measured_tps = acc_tokens_per_s_per_gpu(&c->measured, c->model.seq_len, c->gpus, global_tokens,
-                                               c->flops_per_token);
-    if (!isfinite(c->measured_tps) || c->measured_tps <= 0)
-        return sc_err_set(r->err, SC_EINPUT, r->src, "$.measured.value",
-                          "expected a value giving a positive finite tokens/s per GPU, got %g", c->measured_tps);
 
     /* the case's "calibration" (a shipped name), else the shipped calibration of the cluster by
      * its name: a derived cluster names the calibration of the cluster it was derived from */

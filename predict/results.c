@@ -184,6 +184,99 @@ static int parse_field(const res_table *t, int line, int c, const char *s, doubl
 
 #define CSV_MAX_FIELDS 256
 
+/* Where a CSV is read: each column's field index (-1: absent), the header's field count (0:
+ * before it), the rows' capacity, the line, sweep's "error" column (-1: none). */
+typedef struct csv_read {
+    int idx[RES_N_COLS], n_header, cap, lineno, err_col;
+} csv_read;
+
+/* The header's nf fields: each name once, the needed columns present, t->has set. */
+static int csv_header(csv_read *cr, char **f, int nf, unsigned need, unsigned optional, res_table *t, const char *where,
+                      sc_err *err)
+{
+    cr->n_header = nf;
+    for (int i = 0; i < nf; i++) /* a name twice: which one is meant is not ours to guess */
+        for (int j = 0; j < i; j++)
+            if (!strcmp(str_trim(f[i]), str_trim(f[j])))
+                return sc_err_set(err, SC_EINPUT, t->path, where, "expected each column once in the header, found \"%s\" in "
+                                  "columns %d and %d", str_trim(f[i]), j + 1, i + 1);
+    for (int i = 0; i < nf; i++) {
+        const char *name = str_trim(f[i]);
+        if (!strcmp(name, "error"))
+            cr->err_col = i;
+        for (int c = 0; c < RES_N_COLS; c++)
+            if (cr->idx[c] < 0 && !strcmp(name, COLS[c].name))
+                cr->idx[c] = i;
+    }
+    for (int c = 0; c < RES_N_COLS; c++) {
+        if ((need & RES_BIT(c)) && cr->idx[c] < 0)
+            return sc_err_set(err, SC_EINPUT, t->path, where,
+                              "expected a column \"%s\" in the header (a CSV from 'shardcast sweep'), found none",
+                              COLS[c].name);
+        t->has[c] = cr->idx[c] >= 0 && ((need | optional) & RES_BIT(c));
+    }
+    return 0;
+}
+
+/* A data line's fields appended to t as a row (its text and numeric columns checked). */
+static int csv_row(csv_read *cr, char **f, res_table *t, sc_err *err)
+{
+    if (t->n == cr->cap) {
+        cr->cap = cr->cap ? cr->cap * 2 : 64;
+        res_row *nr = realloc(t->rows, sizeof(res_row) * (size_t)cr->cap);
+        if (!nr)
+            return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+        t->rows = nr;
+    }
+    res_row *r = &t->rows[t->n];
+    memset(r, 0, sizeof *r);
+    r->line = cr->lineno;
+    r->v[RES_FITS] = 1;
+    for (int c = 0; c < RES_N_COLS; c++) {
+        if (!t->has[c])
+            continue;
+        char *s = str_trim(f[cr->idx[c]]);
+        int slot = COLS[c].text_slot, rc;
+        if (slot >= 0) {
+            if (strlen(s) >= sizeof r->text[slot]) {
+                char where[64];
+                snprintf(where, sizeof where, "line %d, column %s", cr->lineno, COLS[c].name);
+                return sc_err_set(err, SC_EINPUT, t->path, where, "expected at most %d characters",
+                                  (int)sizeof r->text[slot] - 1);
+            }
+            snprintf(r->text[slot], sizeof r->text[slot], "%s", s);
+        } else if ((rc = parse_field(t, cr->lineno, c, s, &r->v[c], err))) {
+            return rc;
+        }
+    }
+    t->n++;
+    return 0;
+}
+
+/* One non-blank line: the header first (JSON refused), then rows as wide as it; a row sweep marked
+ * in its error column is skipped. */
+static int csv_line(csv_read *cr, char *line, unsigned need, unsigned optional, res_table *t, sc_err *err)
+{
+    char *f[CSV_MAX_FIELDS];
+    char where[64];
+    snprintf(where, sizeof where, "line %d", cr->lineno);
+    if (!cr->n_header && (line[0] == '{' || line[0] == '['))
+        return sc_err_set(err, SC_EINPUT, t->path, where,
+                          "expected a CSV header (from 'shardcast sweep'), found JSON (a trace? use --kind timeline)");
+    int nf = csv_split(line, f, CSV_MAX_FIELDS);
+    if (nf == -1)
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected a closing quote before the next comma or the end of the line");
+    if (nf == -2)
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected at most %d columns", CSV_MAX_FIELDS);
+    if (!cr->n_header) /* the header */
+        return csv_header(cr, f, nf, need, optional, t, where, err);
+    if (nf != cr->n_header)
+        return sc_err_set(err, SC_EINPUT, t->path, where, "expected %d fields as in the header, found %d", cr->n_header, nf);
+    if (cr->err_col >= 0 && *str_trim(f[cr->err_col])) /* a point sweep could not predict: not drawn */
+        return 0;
+    return csv_row(cr, f, t, err);
+}
+
 int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *t, sc_err *err)
 {
     memset(t, 0, sizeof *t);
@@ -193,10 +286,9 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
     int rc = jr_slurp(path, (size_t)1 << 30, &buf, &len, err) /* at most 1 GiB; no devices */;
     if (rc)
         return rc;
-    int idx[RES_N_COLS], n_header = 0, cap = 0, lineno = 0, err_col = -1; /* sweep marks invalid points in "error" */
+    csv_read cr = {.n_header = 0, .cap = 0, .lineno = 0, .err_col = -1}; /* sweep marks invalid points in "error" */
     for (int c = 0; c < RES_N_COLS; c++)
-        idx[c] = -1;
-    char *f[CSV_MAX_FIELDS];
+        cr.idx[c] = -1;
     char *p = buf;
     if (!strncmp(p, "\xEF\xBB\xBF", 3)) /* UTF-8 byte-order mark */
         p += 3;
@@ -208,95 +300,16 @@ int res_csv_load(const char *path, unsigned need, unsigned optional, res_table *
         } else {
             p += strlen(p);
         }
-        lineno++;
+        cr.lineno++;
         size_t l = strlen(line);
         if (l && line[l - 1] == '\r')
             line[--l] = '\0';
         if (!*str_trim(line))
             continue;
-        char where[64];
-        snprintf(where, sizeof where, "line %d", lineno);
-        if (!n_header && (line[0] == '{' || line[0] == '[')) {
-            rc = sc_err_set(err, SC_EINPUT, path, where,
-                            "expected a CSV header (from 'shardcast sweep'), found JSON (a trace? use --kind timeline)");
+        if ((rc = csv_line(&cr, line, need, optional, t, err)))
             goto fail;
-        }
-        int nf = csv_split(line, f, CSV_MAX_FIELDS);
-        if (nf == -1) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected a closing quote before the next comma or the end of the line");
-            goto fail;
-        }
-        if (nf == -2) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d columns", CSV_MAX_FIELDS);
-            goto fail;
-        }
-        if (!n_header) { /* the header */
-            n_header = nf;
-            for (int i = 0; i < nf; i++) /* a name twice: which one is meant is not ours to guess */
-                for (int j = 0; j < i; j++)
-                    if (!strcmp(str_trim(f[i]), str_trim(f[j]))) {
-                        rc = sc_err_set(err, SC_EINPUT, path, where, "expected each column once in the header, found \"%s\" in "
-                                        "columns %d and %d", str_trim(f[i]), j + 1, i + 1);
-                        goto fail;
-                    }
-            for (int i = 0; i < nf; i++) {
-                const char *name = str_trim(f[i]);
-                if (!strcmp(name, "error"))
-                    err_col = i;
-                for (int c = 0; c < RES_N_COLS; c++)
-                    if (idx[c] < 0 && !strcmp(name, COLS[c].name))
-                        idx[c] = i;
-            }
-            for (int c = 0; c < RES_N_COLS; c++) {
-                if ((need & RES_BIT(c)) && idx[c] < 0) {
-                    rc = sc_err_set(err, SC_EINPUT, path, where,
-                                    "expected a column \"%s\" in the header (a CSV from 'shardcast sweep'), found none",
-                                    COLS[c].name);
-                    goto fail;
-                }
-                t->has[c] = idx[c] >= 0 && ((need | optional) & RES_BIT(c));
-            }
-            continue;
-        }
-        if (nf != n_header) {
-            rc = sc_err_set(err, SC_EINPUT, path, where, "expected %d fields as in the header, found %d", n_header, nf);
-            goto fail;
-        }
-        if (err_col >= 0 && *str_trim(f[err_col])) /* a point sweep could not predict: not drawn */
-            continue;
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 64;
-            res_row *nr = realloc(t->rows, sizeof(res_row) * (size_t)cap);
-            if (!nr) {
-                rc = sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
-                goto fail;
-            }
-            t->rows = nr;
-        }
-        res_row *r = &t->rows[t->n];
-        memset(r, 0, sizeof *r);
-        r->line = lineno;
-        r->v[RES_FITS] = 1;
-        for (int c = 0; c < RES_N_COLS; c++) {
-            if (!t->has[c])
-                continue;
-            char *s = str_trim(f[idx[c]]);
-            int slot = COLS[c].text_slot;
-            if (slot >= 0) {
-                if (strlen(s) >= sizeof r->text[slot]) {
-                    snprintf(where, sizeof where, "line %d, column %s", lineno, COLS[c].name);
-                    rc = sc_err_set(err, SC_EINPUT, path, where, "expected at most %d characters",
-                                    (int)sizeof r->text[slot] - 1);
-                    goto fail;
-                }
-                snprintf(r->text[slot], sizeof r->text[slot], "%s", s);
-            } else if ((rc = parse_field(t, lineno, c, s, &r->v[c], err))) {
-                goto fail;
-            }
-        }
-        t->n++;
     }
-    if (!n_header) {
+    if (!cr.n_header) {
         rc = sc_err_set(err, SC_EINPUT, path, "", "expected a CSV header line (from 'shardcast sweep'), found an empty file");
         goto fail;
     }

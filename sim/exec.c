@@ -621,6 +621,44 @@ static void sim_free(sim *s)
     drv_close(&s->drv);
 }
 
+/* The step's result from the simulated ranks (a quotient run: every other rank is a copy of one
+ * of these): the slowest and first end, the means per rank, the counters. */
+static void sim_collect(const sim *s, exec_result *res)
+{
+    res->step_s = 0;
+    res->first_end_s = INFINITY;
+    long most = -1;
+    for (int r = 0; r < s->R; r++) {
+        const rank_st *k = &s->rk[r];
+        if (k->end_t > res->step_s) {
+            res->step_s = k->end_t;
+            res->slowest_rank = r;
+        }
+        if (k->end_t < res->first_end_s)
+            res->first_end_s = k->end_t;
+        res->compute_s += k->busy / s->R;
+        res->optimizer_s += k->opt / s->R;
+        res->skew_s += k->skew / s->R;
+        for (int i = 0; i < N_COLLS; i++)
+            res->exposed_s[i] += k->exposed[i] / s->R;
+        if (s->late[r] > most) {
+            most = s->late[r];
+            res->latest_rank = r;
+        }
+    }
+    res->latest_count = most;
+    double acc = res->compute_s + res->optimizer_s;
+    for (int i = 0; i < N_COLLS; i++)
+        acc += res->exposed_s[i];
+    res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
+    res->collectives = s->collectives;
+    res->events = ev_engine_events(s->drv.eng);
+    res->stale = s->drv.stale;
+    res->retimed = ev_engine_retimed(s->drv.eng);
+    res->flows = s->drv.flows;
+    res->ranks_simulated = s->R;
+}
+
 int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
              const exec_opts *o, exec_result *res, sc_err *err)
 {
@@ -713,38 +751,7 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "the step stalled: %ld of %d ranks finished",
                           s.n_done, s.R);
     }
-    res->step_s = 0;
-    res->first_end_s = INFINITY;
-    long most = -1;
-    for (int r = 0; r < s.R; r++) { /* a quotient run: every other rank is a copy of one of these */
-        const rank_st *k = &s.rk[r];
-        if (k->end_t > res->step_s) {
-            res->step_s = k->end_t;
-            res->slowest_rank = r;
-        }
-        if (k->end_t < res->first_end_s)
-            res->first_end_s = k->end_t;
-        res->compute_s += k->busy / s.R;
-        res->optimizer_s += k->opt / s.R;
-        res->skew_s += k->skew / s.R;
-        for (int i = 0; i < N_COLLS; i++)
-            res->exposed_s[i] += k->exposed[i] / s.R;
-        if (s.late[r] > most) {
-            most = s.late[r];
-            res->latest_rank = r;
-        }
-    }
-    res->latest_count = most;
-    double acc = res->compute_s + res->optimizer_s;
-    for (int i = 0; i < N_COLLS; i++)
-        acc += res->exposed_s[i];
-    res->idle_s = res->step_s - acc > 1e-9 * res->step_s ? res->step_s - acc : 0;
-    res->collectives = s.collectives;
-    res->events = ev_engine_events(s.drv.eng);
-    res->stale = s.drv.stale;
-    res->retimed = ev_engine_retimed(s.drv.eng);
-    res->flows = s.drv.flows;
-    res->ranks_simulated = s.R;
+    sim_collect(&s, res);
     sim_free(&s);
     return 0;
 }

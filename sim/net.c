@@ -91,12 +91,10 @@ int net_build(const spec_cluster *c, int nodes, const net_params *p, net_t **out
     return net_build_quotient(c, nodes, nodes, p, out, err);
 }
 
-int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err)
+/* The cluster's and the efficiencies' values a network needs, and the node count; src names the
+ * cluster in errors. */
+static int net_check_inputs(const spec_cluster *c, int nodes, const net_params *p, const char *src, sc_err *err)
 {
-    if (!c || !p || !out)
-        return sc_err_set(err, SC_EINPUT, "net_build", "", "NULL argument");
-    *out = NULL;
-    const char *src = c->source[0] ? c->source : c->name;
     if (bad_eff(p->eff_nvlink) || bad_eff(p->eff_pcie) || bad_eff(p->eff_net))
         return sc_err_set(err, SC_EINPUT, "net_params", "",
                           "efficiencies must lie in (0, 1], got nvlink %g pcie %g net %g",
@@ -117,40 +115,16 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
         (c->fabric.kind == FABRIC_NVSWITCH && c->fabric.links_per_gpu < 1))
         return sc_err_set(err, SC_EINPUT, src, "$.node.fabric", "expected positive bandwidths");
 
-    topo_shape full;
-    topo_shape_make(c, nodes, &full);
-    if (unit < 1 || unit > nodes || nodes % unit ||
-        (unit < nodes && (c->innet.present || (full.spine && (unit % full.npl || nodes % full.npl)))))
-        return sc_err_set(err, SC_EINPUT, "net_build", "",
-                          "%d of %d nodes is not a unit the network's symmetry repeats (whole pods, no "
-                          "in-network node)",
-                          unit, nodes);
-    net_t *net = calloc(1, sizeof *net);
-    if (!net)
-        return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory");
-    net->nodes = unit; /* the links of the represented nodes only; the shape is the whole cluster's */
-    net->full_nodes = nodes;
-    net->gpn = c->gpus_per_node;
-    net->nics = c->nics_per_node;
-    net->topo = full;
-    net->n_gpus = unit * net->gpn;
-    net->full_gpus = nodes * net->gpn;
-    net->kind = c->fabric.kind;
-    net->free_head = -1;
-    int rc = 0;
-    if (net->kind == FABRIC_NVLINK_MESH) {
-        if ((rc = build_mesh(net, c, err))) {
-            net_free(net);
-            return rc;
-        }
-    } else {
-        net->intra = 2 * net->gpn;
-    }
+    return 0;
+}
+
+/* Where each kind of link starts in net->links (per node, leaves, host, in-network node, NVMe) and
+ * the arrays allocated; net is freed by the caller on error. */
+static int net_alloc_links(net_t *net, const spec_cluster *c, int nodes, int unit, const char *src, sc_err *err)
+{
     net->per_node = net->intra + 2 * net->nics;
-    if ((long long)nodes * net->per_node + 2LL * net->topo.leaves > INT_MAX / 2) {
-        net_free(net);
+    if ((long long)nodes * net->per_node + 2LL * net->topo.leaves > INT_MAX / 2)
         return sc_err_set(err, SC_EINPUT, "nodes", "", "%d nodes need too many links", nodes);
-    }
     /* leaves of the represented nodes: whole pods of them (a fat-tree / dragonfly leaf per pod, a
      * rail leaf per pod and NIC), or all of them */
     net->n_leaves = unit == nodes ? net->topo.leaves
@@ -175,11 +149,14 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
     net->pend = malloc((size_t)net->n_links * sizeof *net->pend);
     net->heap = malloc((size_t)net->n_links * sizeof *net->heap);
-    if (!net->links || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend) {
-        net_free(net);
+    if (!net->links || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend)
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory for %d links", nodes);
-    }
+    return 0;
+}
 
+/* Every node's GPU links (NVLink mesh, NVSwitch or PCIe) and NICs, and the leaves' uplinks. */
+static void build_node_links(net_t *net, const spec_cluster *c, int unit, const net_params *p)
+{
     const spec_fabric *f = &c->fabric;
     double nvs = f->links_per_gpu * f->link_bw_Bps * p->eff_nvlink;
     double pcie = c->pcie_bw_Bps * p->eff_pcie;
@@ -225,6 +202,50 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
             set_link(net, net->leaf_base + 2 * l + 1, up, lat, down);
         }
     }
+}
+
+int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_params *p, net_t **out, sc_err *err)
+{
+    if (!c || !p || !out)
+        return sc_err_set(err, SC_EINPUT, "net_build", "", "NULL argument");
+    *out = NULL;
+    const char *src = c->source[0] ? c->source : c->name;
+    int rc;
+    if ((rc = net_check_inputs(c, nodes, p, src, err)))
+        return rc;
+    topo_shape full;
+    topo_shape_make(c, nodes, &full);
+    if (unit < 1 || unit > nodes || nodes % unit ||
+        (unit < nodes && (c->innet.present || (full.spine && (unit % full.npl || nodes % full.npl)))))
+        return sc_err_set(err, SC_EINPUT, "net_build", "",
+                          "%d of %d nodes is not a unit the network's symmetry repeats (whole pods, no "
+                          "in-network node)",
+                          unit, nodes);
+    net_t *net = calloc(1, sizeof *net);
+    if (!net)
+        return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory");
+    net->nodes = unit; /* the links of the represented nodes only; the shape is the whole cluster's */
+    net->full_nodes = nodes;
+    net->gpn = c->gpus_per_node;
+    net->nics = c->nics_per_node;
+    net->topo = full;
+    net->n_gpus = unit * net->gpn;
+    net->full_gpus = nodes * net->gpn;
+    net->kind = c->fabric.kind;
+    net->free_head = -1;
+    if (net->kind == FABRIC_NVLINK_MESH) {
+        if ((rc = build_mesh(net, c, err))) {
+            net_free(net);
+            return rc;
+        }
+    } else {
+        net->intra = 2 * net->gpn;
+    }
+    if ((rc = net_alloc_links(net, c, nodes, unit, src, err))) {
+        net_free(net);
+        return rc;
+    }
+    build_node_links(net, c, unit, p);
     build_offload_links(net, c, p);
     *out = net;
     return 0;

@@ -13,6 +13,7 @@
 #include "../model/analytic.h"
 #include "../model/workload.h"
 #include "../predict/accuracy.h"
+#include "../predict/accuracy_floor.h"
 #include "support.h"
 
 #define REL 1e-12
@@ -773,6 +774,49 @@ START_TEST(ran_fixture)
 }
 END_TEST
 
+/* The decision-quality floor (issue 30): three judged groups at 0.95, 0.87 and 1.0 and one not
+ * judged (NAN), median 0.95. Floor 0.9 / 0.98: 0.87 unlisted -> 1 breach, median 0.95 < 0.98 -> 1
+ * more; listing g2 -> only the median; listing g1 (0.95 >= 0.9: stale) and a group no run judged
+ * (g4, NAN) -> 2 breaches besides g2's. */
+START_TEST(floor_check)
+{
+    acc_decision g[4] = {{"g1", "s", 2, 2, 0, 1, 0.95}, {"g2", "s", 2, 2, 0, 1, 0.87},
+                         {"g3", "t", 2, 2, 0, 0, 1.0}, {"g4", "t", 2, 1, -1, -1, NAN}};
+    acc_decisions d;
+    memset(&d, 0, sizeof d);
+    d.n_groups = 4;
+    d.groups = g;
+    d.overall.groups = 3;
+    d.overall.median = 0.95;
+    d.overall.min = 0.87;
+    acc_floor f;
+    memset(&f, 0, sizeof f);
+    f.min = 0.9;
+    f.median = 0.98;
+    char rep[2048];
+    int worse = 0;
+    rep[0] = 0;
+    acc_floor_check(&f, &d, rep, sizeof rep, &worse);
+    ck_assert_int_eq(worse, 2);
+    ck_assert_ptr_nonnull(strstr(rep, "pick/best of group g2 (s) is 0.870, under the floor 0.900"));
+    ck_assert_ptr_nonnull(strstr(rep, "overall median pick/best 0.950, under the floor 0.980"));
+    f.median = 0.95; /* at the floor: no breach */
+    snprintf(f.below[f.n_below++], sizeof f.below[0], "g2");
+    worse = 0;
+    rep[0] = 0;
+    acc_floor_check(&f, &d, rep, sizeof rep, &worse);
+    ck_assert_int_eq(worse, 0);
+    snprintf(f.below[f.n_below++], sizeof f.below[0], "g1");
+    snprintf(f.below[f.n_below++], sizeof f.below[0], "g4");
+    worse = 0;
+    rep[0] = 0;
+    acc_floor_check(&f, &d, rep, sizeof rep, &worse);
+    ck_assert_int_eq(worse, 2);
+    ck_assert_ptr_nonnull(strstr(rep, "group g1 is listed below the floor but its pick/best is 0.950"));
+    ck_assert_ptr_nonnull(strstr(rep, "group g4 is listed below the floor but no run judged it"));
+}
+END_TEST
+
 Suite *accuracy_suite(void)
 {
     Suite *s = suite_create("accuracy");
@@ -793,6 +837,7 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, ran_table);
     tcase_add_test(tc, ran_apply);
     tcase_add_test(tc, ran_fixture);
+    tcase_add_test(tc, floor_check);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -258,31 +258,157 @@ enum {
     O_LAYERS, O_HIDDEN, O_FFN, O_SEQ, O_MB, O_GA, O_STEPS, O_TRACE, O_NOTE, O_QUIET, O_DRY
 };
 
-int main(int argc, char **argv)
+/* The harness's defaults: the backend's sizes and shape, 20 timed iterations after 5 warm-up. */
+static void bench_defaults(bench_opts *o, const bench_backend *be, int gpu)
 {
-    const bench_backend *be = bench_backend_get();
-    int gpu = !strcmp(be->name, "gpu");
-    prog = gpu ? "shardcast-bench-gpu" : "shardcast-bench";
-    bench_opts o;
-    memset(&o, 0, sizeof o);
-    o.min_bytes = 1024;
-    o.max_bytes = be->default_max_bytes;
-    o.iters = 20;
-    o.warmup = 5;
-    o.gemm_max = be->default_gemm_max;
-    o.gemm_warm_s = gpu ? 1.0 : 0.0; /* GPUs: the power-limited clock (bench/gpu/README.md); CPUs: none */
-    o.membw_bytes = be->default_membw_bytes;
-    o.interf_bytes = (size_t)256 << 20;
-    o.shape.layers = be->default_layers;
-    o.shape.hidden = be->default_hidden;
-    o.shape.seq_len = be->default_seq;
-    o.shape.micro_batch = 1;
-    o.shape.grad_accum = 1;
-    o.timed_steps = 5;
-    o.out = "measurements.json";
-    const char *gemm_model = NULL;
-    int dry = 0;
+    memset(o, 0, sizeof *o);
+    o->min_bytes = 1024;
+    o->max_bytes = be->default_max_bytes;
+    o->iters = 20;
+    o->warmup = 5;
+    o->gemm_max = be->default_gemm_max;
+    o->gemm_warm_s = gpu ? 1.0 : 0.0; /* GPUs: the power-limited clock (bench/gpu/README.md); CPUs: none */
+    o->membw_bytes = be->default_membw_bytes;
+    o->interf_bytes = (size_t)256 << 20;
+    o->shape.layers = be->default_layers;
+    o->shape.hidden = be->default_hidden;
+    o->shape.seq_len = be->default_seq;
+    o->shape.micro_batch = 1;
+    o->shape.grad_accum = 1;
+    o->timed_steps = 5;
+    o->out = "measurements.json";
+}
 
+/* One option that sets a number, a size or a list of o from its value a; 0, or the exit status of
+ * a bad value; -1: not one of them. */
+static int bench_value(int opt, const char *a, bench_opts *o)
+{
+    char bad[160];
+    switch (opt) {
+    case O_MIN:
+        if (parse_bytes(a, &o->min_bytes) || !o->min_bytes)
+            return bad_value("--min", "a size in bytes such as 1024 or 64K", a);
+        break;
+    case O_MAX:
+        if (parse_bytes(a, &o->max_bytes) || !o->max_bytes)
+            return bad_value("--max", "a size in bytes such as 1M or 1G", a);
+        break;
+    case O_ITERS:
+        if (parse_int(a, 1, 1000000, &o->iters))
+            return bad_value("--iters", "an integer from 1 to 1000000", a);
+        break;
+    case O_WARMUP:
+        if (parse_int(a, 0, 1000000, &o->warmup))
+            return bad_value("--warmup", "an integer from 0 to 1000000", a);
+        break;
+    case O_GROUPS:
+        if (parse_groups(a, o))
+            return bad_value("--groups", "p=P[,P...] or world", a);
+        break;
+    case O_SKIP:
+        if (parse_skip(a, o))
+            return bad_value("--skip", "a list of collectives, gemm, membw, interference", a);
+        break;
+    case O_GEMM_MAX:
+        if (parse_int(a, 0, 1 << 17, &o->gemm_max))
+            return bad_value("--gemm-max", "an integer from 0 to 131072", a);
+        break;
+    case O_GEMM_WARM: {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(a, &end);
+        if (errno || end == a || *end || !(v >= 0 && v <= 600))
+            return bad_value("--gemm-warm-s", "seconds from 0 to 600", a);
+        o->gemm_warm_s = v;
+        break;
+    }
+    case O_MEMBW:
+        if (parse_bytes(a, &o->membw_bytes))
+            return bad_value("--membw-max", "a size in bytes such as 64M", a);
+        break;
+    case O_INTERF:
+        if (parse_bytes(a, &o->interf_bytes) || (o->interf_bytes && o->interf_bytes < 4096))
+            return bad_value("--interference-bytes", "0 or a size of at least 4K such as 256M", a);
+        break;
+    case O_STEP:
+        if (parse_steps(a, o, bad, sizeof bad))
+            return bad_value("--step", "zero3 or mics:p=P[,hier=0], at most 8 of them", bad);
+        break;
+    case O_LAYERS:
+        if (parse_int(a, 1, 4096, &o->shape.layers))
+            return bad_value("--layers", "an integer from 1 to 4096", a);
+        break;
+    case O_HIDDEN:
+        if (parse_int(a, 1, 1 << 17, &o->shape.hidden))
+            return bad_value("--hidden", "an integer from 1 to 131072", a);
+        break;
+    case O_FFN:
+        if (parse_int(a, 1, 1 << 19, &o->shape.ffn))
+            return bad_value("--ffn", "an integer from 1 to 524288", a);
+        break;
+    case O_SEQ:
+        if (parse_int(a, 1, 1 << 20, &o->shape.seq_len))
+            return bad_value("--seq", "an integer from 1 to 1048576", a);
+        break;
+    case O_MB:
+        if (parse_int(a, 1, 1 << 16, &o->shape.micro_batch))
+            return bad_value("--micro-batch", "an integer from 1 to 65536", a);
+        break;
+    case O_GA:
+        if (parse_int(a, 1, 1 << 16, &o->shape.grad_accum))
+            return bad_value("--grad-accum", "an integer from 1 to 65536", a);
+        break;
+    case O_STEPS:
+        if (parse_int(a, 1, 100000, &o->timed_steps))
+            return bad_value("--steps", "an integer from 1 to 100000", a);
+        break;
+    default: return -1;
+    }
+    return 0;
+}
+
+/* The values checked together, the FFN width defaulted, the model's GEMMs loaded; 0 or the exit
+ * status. */
+static int bench_check(bench_opts *o, const bench_backend *be, const char *gemm_model)
+{
+    if (o->max_bytes < o->min_bytes) {
+        char mn[32];
+        bytes_str(o->min_bytes, mn, sizeof mn);
+        if (first_rank())
+            fprintf(stderr, "%s: --max: expected a size >= --min (%s), got %zu\n", prog, mn, o->max_bytes);
+        return 2;
+    }
+    if (!o->shape.ffn)
+        o->shape.ffn = 4 * o->shape.hidden;
+    if (!*o->out)
+        return bad_value("--out", "a file name", o->out);
+    /* GEMM dimensions and buffers of the step must fit an int and a size_t comfortably */
+    double step_elems = (double)o->shape.seq_len * o->shape.micro_batch * (3.0 * o->shape.hidden + o->shape.ffn);
+    if (o->n_steps && step_elems > (double)INT_MAX)
+        return bad_value("--seq", "a smaller seq x micro-batch x (3 hidden + ffn)", "too large");
+    if (gemm_model) {
+        int rc = load_gemm_model(gemm_model, o, be);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* --help: the text with the backend's defaults. */
+static int bench_help(const bench_backend *be, int gpu, const bench_opts *o)
+{
+    char mx[32], mb[32];
+    bytes_str(be->default_max_bytes, mx, sizeof mx);
+    bytes_str(be->default_membw_bytes, mb, sizeof mb);
+    printf(HELP, prog, gpu ? "GPU" : "process", be->name, mx, be->default_gemm_max, o->gemm_warm_s, mb, be->default_layers,
+           be->default_hidden, be->default_seq);
+    return 0;
+}
+
+/* The command line into o (*gemm_model, *dry); -1 to go on, else the exit status. */
+static int bench_args(int argc, char **argv, const bench_backend *be, int gpu, bench_opts *o, const char **gemm_model,
+                      int *dry)
+{
     static const struct option longopts[] = {
         {"backend", required_argument, 0, O_BACKEND}, {"min", required_argument, 0, O_MIN},
         {"max", required_argument, 0, O_MAX},         {"iters", required_argument, 0, O_ITERS},
@@ -305,16 +431,14 @@ int main(int argc, char **argv)
         if (opt == -1)
             break;
         const char *a = optarg;
-        char bad[160];
-        switch (opt) {
-        case 'h': {
-            char mx[32], mb[32];
-            bytes_str(be->default_max_bytes, mx, sizeof mx);
-            bytes_str(be->default_membw_bytes, mb, sizeof mb);
-            printf(HELP, prog, gpu ? "GPU" : "process", be->name, mx, be->default_gemm_max, o.gemm_warm_s, mb, be->default_layers,
-                   be->default_hidden, be->default_seq);
-            return 0;
+        int rc = bench_value(opt, a, o);
+        if (rc >= 0) {
+            if (rc)
+                return rc;
+            continue;
         }
+        switch (opt) {
+        case 'h': return bench_help(be, gpu, o);
         case '?': return usage_error("unknown option", argv[optind - 1]);
         case ':': return usage_error("option", argv[optind - 1]);
         case O_BACKEND:
@@ -327,117 +451,33 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_MIN:
-            if (parse_bytes(a, &o.min_bytes) || !o.min_bytes)
-                return bad_value("--min", "a size in bytes such as 1024 or 64K", a);
-            break;
-        case O_MAX:
-            if (parse_bytes(a, &o.max_bytes) || !o.max_bytes)
-                return bad_value("--max", "a size in bytes such as 1M or 1G", a);
-            break;
-        case O_ITERS:
-            if (parse_int(a, 1, 1000000, &o.iters))
-                return bad_value("--iters", "an integer from 1 to 1000000", a);
-            break;
-        case O_WARMUP:
-            if (parse_int(a, 0, 1000000, &o.warmup))
-                return bad_value("--warmup", "an integer from 0 to 1000000", a);
-            break;
-        case O_GROUPS:
-            if (parse_groups(a, &o))
-                return bad_value("--groups", "p=P[,P...] or world", a);
-            break;
-        case O_SKIP:
-            if (parse_skip(a, &o))
-                return bad_value("--skip", "a list of collectives, gemm, membw, interference", a);
-            break;
-        case O_GEMM_MAX:
-            if (parse_int(a, 0, 1 << 17, &o.gemm_max))
-                return bad_value("--gemm-max", "an integer from 0 to 131072", a);
-            break;
-        case O_GEMM_MODEL: gemm_model = a; break;
-        case O_GEMM_WARM: {
-            char *end = NULL;
-            errno = 0;
-            double v = strtod(a, &end);
-            if (errno || end == a || *end || !(v >= 0 && v <= 600))
-                return bad_value("--gemm-warm-s", "seconds from 0 to 600", a);
-            o.gemm_warm_s = v;
-            break;
-        }
-        case O_MEMBW:
-            if (parse_bytes(a, &o.membw_bytes))
-                return bad_value("--membw-max", "a size in bytes such as 64M", a);
-            break;
-        case O_INTERF:
-            if (parse_bytes(a, &o.interf_bytes) || (o.interf_bytes && o.interf_bytes < 4096))
-                return bad_value("--interference-bytes", "0 or a size of at least 4K such as 256M", a);
-            break;
-        case O_STEP:
-            if (parse_steps(a, &o, bad, sizeof bad))
-                return bad_value("--step", "zero3 or mics:p=P[,hier=0], at most 8 of them", bad);
-            break;
-        case O_LAYERS:
-            if (parse_int(a, 1, 4096, &o.shape.layers))
-                return bad_value("--layers", "an integer from 1 to 4096", a);
-            break;
-        case O_HIDDEN:
-            if (parse_int(a, 1, 1 << 17, &o.shape.hidden))
-                return bad_value("--hidden", "an integer from 1 to 131072", a);
-            break;
-        case O_FFN:
-            if (parse_int(a, 1, 1 << 19, &o.shape.ffn))
-                return bad_value("--ffn", "an integer from 1 to 524288", a);
-            break;
-        case O_SEQ:
-            if (parse_int(a, 1, 1 << 20, &o.shape.seq_len))
-                return bad_value("--seq", "an integer from 1 to 1048576", a);
-            break;
-        case O_MB:
-            if (parse_int(a, 1, 1 << 16, &o.shape.micro_batch))
-                return bad_value("--micro-batch", "an integer from 1 to 65536", a);
-            break;
-        case O_GA:
-            if (parse_int(a, 1, 1 << 16, &o.shape.grad_accum))
-                return bad_value("--grad-accum", "an integer from 1 to 65536", a);
-            break;
-        case O_STEPS:
-            if (parse_int(a, 1, 100000, &o.timed_steps))
-                return bad_value("--steps", "an integer from 1 to 100000", a);
-            break;
-        case O_TRACE: o.trace = a; break;
-        case O_NOTE: o.note = a; break;
-        case 'o': o.out = a; break;
-        case O_QUIET: o.quiet = 1; break;
-        case O_DRY: dry = 1; break;
+        case O_GEMM_MODEL: *gemm_model = a; break;
+        case O_TRACE: o->trace = a; break;
+        case O_NOTE: o->note = a; break;
+        case 'o': o->out = a; break;
+        case O_QUIET: o->quiet = 1; break;
+        case O_DRY: *dry = 1; break;
         default: return usage_error("unknown option", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
-    if (o.max_bytes < o.min_bytes) {
-        char mn[32];
-        bytes_str(o.min_bytes, mn, sizeof mn);
-        if (first_rank())
-            fprintf(stderr, "%s: --max: expected a size >= --min (%s), got %zu\n", prog, mn, o.max_bytes);
-        return 2;
-    }
-    if (!o.shape.ffn)
-        o.shape.ffn = 4 * o.shape.hidden;
-    if (!*o.out)
-        return bad_value("--out", "a file name", o.out);
-    /* GEMM dimensions and buffers of the step must fit an int and a size_t comfortably */
-    double step_elems = (double)o.shape.seq_len * o.shape.micro_batch * (3.0 * o.shape.hidden + o.shape.ffn);
-    if (o.n_steps && step_elems > (double)INT_MAX)
-        return bad_value("--seq", "a smaller seq x micro-batch x (3 hidden + ffn)", "too large");
-    if (gemm_model) {
-        int rc = load_gemm_model(gemm_model, &o, be);
-        if (rc)
-            return rc;
-    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    const bench_backend *be = bench_backend_get();
+    int gpu = !strcmp(be->name, "gpu");
+    prog = gpu ? "shardcast-bench-gpu" : "shardcast-bench";
+    bench_opts o;
+    bench_defaults(&o, be, gpu);
+    const char *gemm_model = NULL;
+    int dry = 0, rc;
+    if ((rc = bench_args(argc, argv, be, gpu, &o, &gemm_model, &dry)) >= 0 || (rc = bench_check(&o, be, gemm_model)))
+        return rc;
     if (dry)
         return 0;
-
     bench_host host;
     memset(&host, 0, sizeof host);
     sc_err err;
@@ -447,7 +487,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", prog, sc_err_str(&err, buf, sizeof buf));
         return 1;
     }
-    int rc = bench_run(be, &host, &o, &err);
+    rc = bench_run(be, &host, &o, &err);
     if (rc && (host.rank == 0 || rc != SC_EINPUT)) {
         char buf[1024];
         fprintf(stderr, "%s: %s\n", prog, sc_err_str(&err, buf, sizeof buf));
