@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     } while (t1 - t0 < 1.0);
     printf("analytic incl. workload build: %.0f configs/s\n", (double)n / (t1 - t0));
 
-    /* tensor-parallel layouts (inline all-reduces, local GEMM shapes: wl_localize per build) */
+    /* tensor-parallel layouts (inline all-reduces, local GEMM shapes: the row's localize per build) */
     static const char *const TL[] = {"tp:t=8", "tp:t=4,zero1=0", "axonn:x=2,y=2,z=2", "axonn:x=4,y=2,z=8",
                                      "axonn:x=2,y=2,z=2,overlap=0", "axonn:x=1,y=1,z=64,placement=zdxy"};
     spec_layout tl[6];

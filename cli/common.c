@@ -540,9 +540,8 @@ static int setup_cluster(cli_setup *s, sc_err *err)
                                                                : "training";
     if ((rc = spec_training_check(&s->cluster, &s->training, psrc, err)))
         return rc;
-    if (s->accel_layout >= 0 && !s->layouts[s->accel_layout].p &&
-        (s->layouts[s->accel_layout].kind == LAYOUT_HSDP || s->layouts[s->accel_layout].kind == LAYOUT_HSDP_ZERO2))
-        s->layouts[s->accel_layout].p = s->cluster.gpus_per_node; /* HYBRID_SHARD: a node */
+    if (s->accel_layout >= 0) /* HYBRID_SHARD: a node */
+        spec_layout_default_group(&s->layouts[s->accel_layout], s->cluster.gpus_per_node);
     return 0;
 }
 

@@ -51,7 +51,7 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
     /* offloaded or not, as its runs were (accuracy --anchored anchors the two kinds apart) */
     const cost_anchor *a = &out->cal.anchor;
     for (int i = 0; !rc && a->on && i < s->n_layouts; i++) {
-        int off = s->layouts[i].kind == LAYOUT_ZERO3_OFFLOAD;
+        int off = spec_layout_states_at(s->layouts[i].kind) == SPEC_AT_HOST;
         if ((off && !a->host_runs) || (!off && a->host_runs == a->n_runs)) {
             const char *name = out->path[0] ? out->path : "the calibration";
             if (off)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../model/layout_kind.h"
 #include "../model/memory.h"
 #include "commands.h"
 #include "common.h"
@@ -42,12 +43,8 @@ int cmd_memory(int argc, char **argv)
         int nl = s.n_layouts;
         for (int i = 0; i < nl; i++)
             lays[i] = s.layouts[i];
-        if (!nl) {
-            for (int k = LAYOUT_DDP; k <= LAYOUT_ZERO3; k++)
-                lays[nl++] = (spec_layout){.kind = (spec_layout_kind)k, .hier = 1};
-            if (best_p)
-                lays[nl++] = (spec_layout){.kind = LAYOUT_MICS, .p = best_p, .hier = 1};
-        }
+        if (!nl)
+            nl = layout_kind_memory_table(best_p, lays, CLI_MAX_LAYOUTS);
         if (!s.json) {
             printf("%s x %d nodes (%d GPUs, %.0f GiB HBM each), %s (%.2f B params), micro-batch %d, %s, "
                    "checkpointing %s\n\n",

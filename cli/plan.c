@@ -253,7 +253,7 @@ static int plan_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *ca
         *mask = ~0u;
     if (*mask && !explicit_args)
         s->n_layouts = 0;
-    if (*mask != ~0u && (*mask & PS_FAM(LAYOUT_LUWU)) && !s->cluster.innet.present) {
+    if (*mask != ~0u && (*mask & spec_layout_kinds_at(SPEC_AT_INNET)) && !s->cluster.innet.present) {
         *rc = cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--layouts", "",
                                         "luwu needs a cluster with an in_network_optimizer; %s has none",
                                         s->cluster.name));

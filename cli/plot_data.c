@@ -414,7 +414,8 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
 /* One rank's pair of streams: pid = node, tid = TR_TID(local_rank, stream) (traces/schema.h). */
 typedef struct lane {
     long pid, lane;
-    long rank; /* from the "rank N compute" thread name; -1 if absent */
+    long rank;  /* from the "rank N compute" thread name; -1 if absent */
+    long stage; /* from its "(stage Q)" (a pipeline's trace); -1 if absent */
 } lane;
 
 static int lane_cmp_key(const void *a, const void *b)
@@ -448,7 +449,7 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     }
     /* every (node, local rank) with a span, deduplicated */
     for (size_t i = 0; i < doc.n_spans; i++)
-        lanes[n_lanes++] = (lane){doc.spans[i].pid, doc.spans[i].tid / TR_LANES_PER_RANK, -1};
+        lanes[n_lanes++] = (lane){doc.spans[i].pid, doc.spans[i].tid / TR_LANES_PER_RANK, -1, -1};
     qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_key);
     size_t u = 1;
     for (size_t i = 1; i < n_lanes; i++)
@@ -457,10 +458,12 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     n_lanes = u;
     /* rank numbers from the thread names the simulator writes ("rank 5 compute") */
     for (size_t i = 0; i < doc.n_names; i++) {
-        lane key = {doc.names[i].pid, doc.names[i].tid / TR_LANES_PER_RANK, -1};
+        lane key = {doc.names[i].pid, doc.names[i].tid / TR_LANES_PER_RANK, -1, -1};
         lane *l = bsearch(&key, lanes, n_lanes, sizeof *lanes, lane_cmp_key);
-        if (l)
+        if (l) {
             l->rank = doc.names[i].rank;
+            l->stage = doc.names[i].stage;
+        }
     }
     qsort(lanes, n_lanes, sizeof *lanes, lane_cmp_rank);
     size_t shown = n_lanes < (size_t)nranks ? n_lanes : (size_t)nranks;
@@ -482,7 +485,9 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     for (size_t k = 0; k < shown; k++) {
         sel[k] = lanes[k];
         char who[64], lab[80];
-        if (lanes[k].rank >= 0)
+        if (lanes[k].rank >= 0 && lanes[k].stage >= 0) /* a pipeline's: its stage too */
+            snprintf(who, sizeof who, "rank %ld stage %ld", lanes[k].rank, lanes[k].stage);
+        else if (lanes[k].rank >= 0)
             snprintf(who, sizeof who, "rank %ld", lanes[k].rank);
         else
             snprintf(who, sizeof who, "node %ld gpu %ld", lanes[k].pid, lanes[k].lane);
@@ -503,7 +508,7 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     int present[TR_N_KINDS] = {0};
     for (size_t i = 0; i < doc.n_spans; i++) {
         const tr_read_span *sp = &doc.spans[i];
-        lane key = {sp->pid, sp->tid / TR_LANES_PER_RANK, -1};
+        lane key = {sp->pid, sp->tid / TR_LANES_PER_RANK, -1, -1};
         lane *l = bsearch(&key, sel, shown, sizeof *sel, lane_cmp_key);
         if (!l)
             continue;

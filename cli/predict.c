@@ -473,7 +473,7 @@ static void predict_notes(const cli_setup *s, const opts *o, const cli_point *pt
                "(--symmetry off: every rank, same result).\n",
                sym_runs, np, least, most);
     for (int li = 0; li < s->n_layouts; li++)
-        if (s->layouts[li].kind == LAYOUT_ZERO3_OFFLOAD || s->layouts[li].kind == LAYOUT_LUWU) {
+        if (spec_layout_states_at(s->layouts[li].kind) != SPEC_AT_GPU) {
             printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam (opt=nvme: with "
                    "its NVMe reads and writes), AG s the parameter fetches (param=cpu|nvme: over PCIe, then the "
                    "all-gather); luwu: AG = parameter fetch, RS = gradient push (last micro-step: with the in-network "

@@ -398,6 +398,27 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
     }
 }
 
+/* Whether an_run can apply the overlap slowdown exactly (an_timed.slow_dyn): every collective
+ * is issued before the compute it overlaps starts (no inline ones, issued mid-compute) and runs
+ * as a kernel on the GPU (no offload transfers, during which compute is not slowed), so from a
+ * copy's compute start the rank's collectives are active without a gap until the latest
+ * stream's end. */
+static int slow_exact(const lo_micro *m)
+{
+    for (int i = 0; i < m->n_items; i++) {
+        const lo_item *it = &m->item[i];
+        if (it->n_inline)
+            return 0;
+        for (int k = 0; k < it->n_gather; k++)
+            if (it->gather[k].offload)
+                return 0;
+        for (int k = 0; k < it->n_reduce; k++)
+            if (it->reduce[k].offload)
+                return 0;
+    }
+    return 1;
+}
+
 void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *t)
 {
     an_time_memo(g, w, cal, c, NULL, t);
@@ -423,6 +444,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     mm.sweep = sw;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last);
+    if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
+        t->slow_dyn = cal->overlap_slowdown.v;
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
         const lo_bop *b = &g->boundary[i];
@@ -515,6 +538,22 @@ static double comm_end(const state *s)
     for (int q = 1; q < NS; q++)
         e = s->comm[q] > e ? s->comm[q] : e;
     return e;
+}
+
+/* Wall time of `work` seconds of compute starting at t0 beside the rank's collectives, which
+ * are active from t0 until the latest stream's end (slow_exact): it runs 1 / (1 + sl) as fast
+ * while they run (the simulator's rule, sim/exec.c comp_rerate), so a wall seconds of
+ * overlap do a / (1 + sl) of the work: work + a sl / (1 + sl), at most work (1 + sl). The
+ * interference is the rank's, once, however many streams are busy (overlap_slowdown: compute
+ * beside collectives, Lee et al. 2025), not a sum over the collectives of the copy. */
+static double slowed(const state *s, double t0, double work, double sl)
+{
+    double a = comm_end(s) - t0;
+    if (a <= 0)
+        return work;
+    if (a >= work * (1 + sl))
+        return work * (1 + sl);
+    return work + a * sl / (1 + sl);
 }
 
 static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx, int D)
@@ -811,7 +850,8 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
         s->exposed[s->gkind[c % D]] += ge - start;
         start = ge;
     }
-    s->comp = start + mit->comp;
+    const double wall = t->slow_dyn > 0 ? slowed(s, start, mit->comp - mit->overlap_s, t->slow_dyn) : mit->comp;
+    s->comp = start + wall;
     if (mit->ni) {
         /* inline collectives: issued after the first 1 - f of the compute (tails: when it
          * ends), the copy ends when the rest of the compute and they are done */
@@ -826,7 +866,7 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
             s->comp = iend;
         }
     }
-    s->busy += mit->comp;
+    s->busy += wall;
     s->gend[c % D] = -INFINITY;
 }
 
@@ -850,7 +890,9 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
-        } else if ((!lit || lit->ng == 0) && !mit->ni) {
+        } else if ((!lit || lit->ng == 0) && !mit->ni && !(t->slow_dyn > 0)) {
+            /* (slow_dyn: the compute's length follows the communication's lag, not a
+             * constant: only uniform shifts repeat) */
             cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);
             periodic = cap > 0;
         }
@@ -921,10 +963,10 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
         if (uniform_shift(w->mprev, w->mcur, &lambda)) {
             lambda_comm = lambda;
             mcap = LONG_MAX;
-        } else if (!gathers) {
+        } else if (!gathers && !(t->slow_dyn > 0)) {
             mcap = decoupled(w->mprev, w->mcur, mwork, &lambda, &lambda_comm);
         }
-        if (!mcap && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0) {
+        if (!mcap && !(t->slow_dyn > 0) && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0) {
             lambda_comm = lambda;
             mcap = LONG_MAX;
         }

@@ -50,6 +50,10 @@ typedef struct an_timed {
     an_titem micro[LO_MAX_ITEMS], last[LO_MAX_ITEMS];
     int grad_accum, prefetch;
     int prefetch_var;     /* the backward's depth differs (then: per-item d, no jumps)  */
+    double slow_dyn;      /* > 0: the overlap slowdown an_run applies from the streams'
+                             state (compute slowed while a collective runs, as the
+                             simulator), each copy's comp - overlap_s being its work at full
+                             speed; 0: comp (with its per-copy bound) as it is            */
     int n_boundary;
     int b_is_opt[4];
     double b_dur[4];

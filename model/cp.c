@@ -164,12 +164,11 @@ double cp_core_fraction(const wl_layer *L)
     return core + lin > 0 ? core / (core + lin) : 0;
 }
 
-void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    if ((l->kind != LAYOUT_MEGATRON && l->kind != LAYOUT_ZERO3) || l->cp <= 1 || L->kind != WL_BLOCK ||
-        it->n_inline >= 4)
+    if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= 4) /* cp: megatron's and zero3's key */
         return;
     const spec_model *m = &lw->model;
     const double t = l->t > 0 ? l->t : 1;
@@ -187,6 +186,6 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it)
      * beside the first of the cp steps only; the tensor-parallel collectives of the same copy keep
      * their own share, the two added (optimistic where the ring is shorter than the core and
      * the tensor-parallel ones are exposed: the core's rest then hides them too) */
-    double f = it->inline_overlap + cp_core_fraction(L) / (l->kind == LAYOUT_ZERO3 ? l->cp : 1);
+    double f = it->inline_overlap + cp_core_fraction(L) / (first_step ? l->cp : 1);
     it->inline_overlap = f < 1 ? f : 1;
 }

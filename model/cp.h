@@ -20,9 +20,10 @@ void cp_localize(wl *w, int cp);
 
 /* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
  * (an all-gather's ring volume over GRP_AX1, run beside attention's core: all of it for the P2P
- * ring, the first of cp steps for the all-gather); nothing for other layers, cp = 1 or an item
- * already holding 4 inline collectives. lw: the localized workload. */
-void cp_item(const lo_graph *g, const wl *lw, lo_item *it);
+ * ring, first_step = 0, Megatron's; the first of cp steps for the all-gather, first_step = 1,
+ * zero3's: its family file says which); nothing for other layers, cp = 1 or an item already
+ * holding 4 inline collectives. lw: the localized workload. */
+void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step);
 
 /* The layout rows' checks (layout_row.h; name: the layout's text for the message, err may be
  * NULL). megatron (called from its check): t*p*cp divides the n GPUs, the t*cp ranks of a cp

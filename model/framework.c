@@ -13,6 +13,14 @@ static int zero3_family(spec_layout_kind k)
     return r && r->gathers_params;
 }
 
+/* The kind's row, or an empty one (nothing said) for a kind outside the table. */
+static const layout_kind_row *row_of(const spec_layout *l)
+{
+    static const layout_kind_row none = {0};
+    const layout_kind_row *r = layout_kind_row_of(l->kind);
+    return r ? r : &none;
+}
+
 int fw_submodules(const wl_layer *L)
 {
     if (L->kind != WL_BLOCK)
@@ -87,13 +95,13 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
     else
         snprintf(ver, sizeof ver, "today's");
     const double e = w->elem_bytes;
+    const layout_kind_row *r = row_of(l);
     snprintf(buf, n,
              "DeepSpeed %s: %s, overlap_comm %s%s, reduce_bucket_size %.3g, allgather_bucket_size %.3g elements, "
              "prefetch depth %d layer(s)%s",
              ver,
              f.sync_fetch ? "synchronous per-parameter fetch"
-             : l->kind == LAYOUT_MICS && fw_ds_before(t, 900)
-                 ? "the MiCS paper's overlapped fetch (DeepSpeed-MiCS arrived in v0.9)"
+             : r->ds_since && fw_ds_before(t, r->ds_since) ? r->ds_paper
              : zero3_family(l->kind) ? "overlapped fetch"
                                      : "ZeRO-1/2",
              f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
@@ -102,11 +110,16 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
     return buf;
 }
 
+/* DeepSpeed's reduce_bucket_size: the ds_config's, else a training's explicit bucket_MB (a
+ * case or spec that states the run's reduce_bucket_size without a ds_config), else its default
+ * 5e8 elements (deepspeed/runtime/zero/config.py). Other frameworks: the training's bucket. */
 double fw_reduce_bucket(const spec_training *t, const wl *w)
 {
     if (t->framework != FW_DEEPSPEED)
         return t->bucket_bytes;
-    return t->reduce_bucket_bytes > 0 ? t->reduce_bucket_bytes : 5e8 * w->elem_bytes;
+    if (t->reduce_bucket_bytes > 0)
+        return t->reduce_bucket_bytes;
+    return (t->given & SPEC_GIVEN_BUCKET) ? t->bucket_bytes : 5e8 * w->elem_bytes;
 }
 
 /* Megatron-Core's data-parallel buckets (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
@@ -151,8 +164,9 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
             return t->prefetch_layers;
         /* before v0.6 (partition_parameters.py L882, L984 at 3293cf72): a prefetch only when
          * nothing is in flight, and every fetch waits for all in flight: depth 0. DeepSpeed had
-         * no MiCS then; mics runs as its paper's implementation, overlapped (below). */
-        if (fw_ds_before(t, FW_DS_OVERLAP) && l->kind != LAYOUT_MICS)
+         * no MiCS then; mics runs as its paper's implementation, overlapped (below: a kind
+         * DeepSpeed shipped later, its row's ds_since). */
+        if (fw_ds_before(t, FW_DS_OVERLAP) && !row_of(l)->ds_since)
             return 0;
         /* stage3_prefetch_bucket_size: parameters fetched ahead of use, here in whole layers
          * (at least one: below a layer DeepSpeed still prefetches the next sub-modules);
@@ -179,9 +193,9 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
 
 int fw_depth(const spec_training *t, const spec_layout *l, const wl *w)
 {
-    if (l->kind == LAYOUT_MEGATRON && l->pp > 1)
-        return 0; /* pipelines: no gathers (layout_pipe.c) */
-    if ((l->kind == LAYOUT_TP || l->kind == LAYOUT_AXONN || l->kind == LAYOUT_MEGATRON) && !l->overlap)
+    if (l->pp > 1)
+        return 0; /* pipelines (only megatron takes p stages): no gathers (layout_pipe.c) */
+    if (row_of(l)->overlap_opt && !l->overlap)
         return 0; /* overlap=0: the gathers run inline (layout_tensor.c) */
     return fw_prefetch(t, l, w);
 }
@@ -225,14 +239,14 @@ int fw_opt_impl(const spec_training *t)
 static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
 {
     f->version = t->framework_version;
-    if (fw_ds_before(t, FW_DS_OVERLAP) && (l->kind == LAYOUT_ZERO3 || l->kind == LAYOUT_ZEROPP)) {
+    const unsigned era = row_of(l)->ds_era;
+    if (fw_ds_before(t, FW_DS_OVERLAP) && (era & LR_DS_SYNC_FETCH)) {
         f->sync_fetch = 1;
         f->reduce_stream = f->gather_stream; /* the device sync before each fetch waits for the
                                                 reduce-scatters in flight too: one stream */
         f->fetch_host_s = fw_ds_before(t, FW_DS_COALESCED) ? 186e-6 : 38e-6;
     }
-    if (fw_ds_before(t, FW_DS_BUCKET_AR) && (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) &&
-        t->reduce_scatter != 0)
+    if (fw_ds_before(t, FW_DS_BUCKET_AR) && (era & LR_DS_OWNER_REDUCE) && t->reduce_scatter != 0)
         f->owner_reduce = 1;
     if (t->reduce_scatter == 0) /* reduce_scatter false: a plain all-reduce of each bucket */
         f->grad_allreduce = 1;
@@ -293,25 +307,13 @@ static int runs(spec_framework f, spec_layout_kind k)
 static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
     "", "ddp, zero1, zero2, zero3, mics, zeropp, zero3-offload",
     "ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2",
-    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2", "ddp, zero1 (distributed optimizer), tp, megatron"};
+    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2, raf", "ddp, zero1 (distributed optimizer), tp, megatron"};
 
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 {
     if (runs(f, l->kind)) {
-        if (f == FW_DEEPSPEED && (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && l->p) {
-            char name[64];
-            return sc_err_set(err, SC_EINPUT, "--framework", "",
-                              "%s: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks (no partition "
-                              "group); use ideal or megatron (zero1:p)",
-                              spec_layout_str(l, name, sizeof name));
-        }
-        if (l->kind == LAYOUT_ZERO3 && l->cp > 1 && f != FW_FSDP2 && f != FW_IDEAL) { /* torchtitan's CP (cp.h) */
-            char name[64];
-            return sc_err_set(err, SC_EINPUT, "--framework", "",
-                              "%s: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
-                              spec_layout_str(l, name, sizeof name), spec_framework_str(f));
-        }
-        return 0;
+        const layout_kind_row *r = row_of(l);
+        return r->fw_check ? r->fw_check(l, f, err) : 0;
     }
     char name[64];
     return sc_err_set(err, SC_EINPUT, "--framework", "", "%s does not run layout %s (it runs %s)",

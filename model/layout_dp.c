@@ -15,8 +15,8 @@
 #define buckets lo_buckets
 
 /* The optimizer shard on n ranks (every row's shard): ddp 1; mics, hsdp, hybrid_shard_zero2 p;
- * zero1:p / zero2:p p; zero1-3, zeropp (the primary shard; hpZ's copy is separate) and
- * shard_grad_op every rank. */
+ * zero1:p / zero2:p p; zero1-3, zeropp and raf (the primary shard; the secondary copy is
+ * separate) and shard_grad_op every rank. */
 static int dp_shard(const spec_layout *l, int n_ranks)
 {
     switch (l->kind) {
@@ -98,6 +98,38 @@ static void qgz_reduce(const lo_graph *g, double S, int st, lo_item *it)
     it->hbm_bytes += 2.5 * S;
 }
 
+/* What the framework adds to a data-parallel item (after its collectives): hooks, DeepSpeed's
+ * synchronous fetches, FSDP2's copies, the FSDP gradient path. */
+static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S, int chunks, lo_item *it)
+{
+    const fw_sched *f = &g->sched;
+    const lo_pass pass = it->pass;
+    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
+    if (g->framework == FW_DEEPSPEED) {
+        it->hooks = fw_submodules(L);
+        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
+            it->host_s += chunks * f->fetch_host_s;
+    }
+    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
+        it->hooks = fw_param_tensors(w, L);
+    else if (g->framework == FW_FSDP2)
+        it->hooks = 1;
+    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
+     * the output copied out into the parameters (read + write S); gradients copied into the
+     * reduce-scatter input (read + write S) */
+    if (f->copy_in_out) {
+        it->hbm_bytes += 2 * S * it->n_gather;
+        if (pass == LO_BWD)
+            it->hbm_bytes += 2 * S;
+    }
+    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
+     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
+    if (f->grad_path && pass == LO_BWD)
+        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
+                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
+                                                      dp_shard(&g->layout, g->n_ranks));
+}
+
 /* One item of the data-parallel and sharded layouts. */
 static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
@@ -131,7 +163,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
-        cp_item(g, w, it); /* zero3:cp=C: the K/V exchange (cp.h); nothing when cp = 1 */
+        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h); nothing when cp = 1 */
         break;
     case LAYOUT_MICS:
         if (!chunks) {
@@ -167,6 +199,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         break;
     default: /* tensor-parallel and offloading layouts: layout_tensor.c, layout_offload.c */
         return;
+    case LAYOUT_RAF: /* FSDP2's reshard_after_forward=p: hpZ's schedule, unquantized (raf_check) */
     case LAYOUT_ZEROPP: {
         /* forward from the primary (world) shards; backward from the secondary copy sharded
          * inside hpz ranks (none: the world again); gradients reduce-scattered over the world.
@@ -194,32 +227,20 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         break;
     }
     }
-    /* framework hooks: DeepSpeed's per sub-module fetch / release; FSDP's per unit */
-    if (g->framework == FW_DEEPSPEED) {
-        it->hooks = fw_submodules(L);
-        if (f->sync_fetch && it->n_gather) /* per fetch: syncs and launch, the GPU idle */
-            it->host_s += chunks * f->fetch_host_s;
-    }
-    else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
-        it->hooks = fw_param_tensors(w, L);
-    else if (g->framework == FW_FSDP2)
-        it->hooks = 1;
-    /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
-     * the output copied out into the parameters (read + write S); gradients copied into the
-     * reduce-scatter input (read + write S) */
-    if (f->copy_in_out) {
-        it->hbm_bytes += 2 * S * it->n_gather;
-        if (pass == LO_BWD)
-            it->hbm_bytes += 2 * S;
-    }
-    /* FSDP / FSDP2: the per-micro-step gradient kernels on the post-backward stream
-     * (wl_grad_path_bytes_per_param); WL_GRAD_PATH_EXPOSED of their time extends the step */
-    if (f->grad_path && pass == LO_BWD)
-        it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
-                         wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
-                                                      dp_shard(l, N));
+    fw_item(g, w, L, S, chunks, it);
 }
 
+
+/* zero3:cp=C: the layers as one rank of the cp group runs them (cp.h); else the model's own. */
+static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    (void)n_ranks;
+    if (l->cp <= 1)
+        return w;
+    *out = *w;
+    cp_localize(out, l->cp);
+    return out;
+}
 
 /* The data-parallel kinds' graph: per-layer items (dp_item), then the boundary: gradients
  * reduced after the backward, the replica all-reduce, the optimizer, ZeRO-1/2's gather. */
@@ -231,7 +252,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
     const wl *dw = w;
     if (l->kind == LAYOUT_ZERO3 && l->cp > 1) {
-        dw = wl_localize(w, l, g->n_ranks, &cpw);
+        dw = zero3_localize(w, l, g->n_ranks, &cpw);
         memcpy(g->lw, dw->layer, sizeof g->lw);
         g->local_layers = 1;
         int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
@@ -290,6 +311,23 @@ static int group_check(const spec_layout *l, const spec_cluster *c, int n, int g
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected a group size that divides or is a multiple of %d GPUs per node, got %d", name, g, p);
     return 0;
+}
+
+/* raf:p, FSDP2's reshard_after_forward=p (pytorch/pytorch 0140b62d, _fsdp_init.py
+ * _get_post_forward_mesh_info: the world's mesh viewed as (-1, p), the post-forward shards over p
+ * consecutive ranks, GRP_SECONDARY's groups): dp_item's hpZ schedule without qwZ and qgZ, each
+ * layer's unsharded parameters copied to their post-forward shard after the forward (read +
+ * write S/p), all-gathered among the p in the backward. PyTorch takes any factor of the shard
+ * mesh and reads 1 as reshard_after_forward=False, the mesh's size as True; those are
+ * shard_grad_op and zero3 here, so p lies strictly between; its groups align with nodes as every
+ * group here does. */
+static int raf_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    if (l->p < 2 || l->p >= n || n % l->p)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected a group size p dividing the %d GPUs, 1 < p < %d (reshard_after_forward=1 is "
+                          "shard_grad_op, =%d zero3), got %d", name, n, n, n, l->p);
+    return group_check(l, c, n, g, name, err);
 }
 
 /* ---- plan's candidates (layout_row.h) ----------------------------------------------------- */
@@ -424,32 +462,71 @@ static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout
  * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
  * fw_check has always listed them. */
+/* DeepSpeed's ZeRO-1/2 shard over every data-parallel rank (no partition group). */
+static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
+{
+    char name[64];
+    if (f != FW_DEEPSPEED || !l->p)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "%s: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks (no partition "
+                      "group); use ideal or megatron (zero1:p)",
+                      spec_layout_str(l, name, sizeof name));
+}
+
+/* zero3:cp=C: torchtitan's context parallelism over FSDP2 (cp.h). */
+static int zero3_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
+{
+    char name[64];
+    if (l->cp <= 1 || f == FW_FSDP2 || f == FW_IDEAL)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "%s: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
+                      spec_layout_str(l, name, sizeof name), spec_framework_str(f));
+}
+
+/* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
+ * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS
+ * arrived in v0.9 (DeepSpeed-MiCS, runtime/zero/mics.py): before it, the paper's implementation. */
+#define MICS_PAPER "the MiCS paper's overlapped fetch (DeepSpeed-MiCS arrived in v0.9)"
 #define FW_DS LR_FW(FW_DEEPSPEED)
 #define FW_TORCH (LR_FW(FW_FSDP) | LR_FW(FW_FSDP2))
 const layout_kind_row layout_row_ddp = {.build = dp_build, .shard = dp_shard, .candidates = ddp_cands,
                                         .explain = all_explain, .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON)};
 const layout_kind_row layout_row_zero1 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                           .candidates = zero1_cands, .explain = all_explain,
-                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON)};
+                                          .frameworks = FW_DS | LR_FW(FW_MEGATRON), .ds_era = LR_DS_OWNER_REDUCE,
+                                          .fw_check = zero12_fw_check};
 const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
-                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS};
+                                          .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS,
+                                          .ds_era = LR_DS_OWNER_REDUCE, .fw_check = zero12_fw_check};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
 const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model = cp_check_model, .build = dp_build,
                                           .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
-                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1};
+                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
+                                          .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
+                                          .localize = zero3_localize};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
-                                         .gathers_params = 1};
+                                         .gathers_params = 1, .hier_gather = 1, .ds_since = 900,
+                                         .ds_paper = MICS_PAPER};
 const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = hsdp_cands, .explain = hsdp_explain, .frameworks = FW_TORCH,
-                                         .gathers_params = 1};
+                                         .gathers_params = 1, .group_of_node = 1};
 const layout_kind_row layout_row_zeropp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                            .candidates = zeropp_cands, .explain = zeropp_explain, .frameworks = FW_DS,
-                                           .gathers_params = 1, .mem_states = zeropp_memory};
+                                           .gathers_params = 1, .mem_states = zeropp_memory,
+                                           .ds_era = LR_DS_SYNC_FETCH};
 const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp_shard, .candidates = sgo_cands,
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};
+/* FSDP2's reshard_after_forward=p: zeropp's hpZ memory (the post-forward shards of every layer
+ * are held from its forward to its backward: at the backward's start, all of them). No plan
+ * candidates: plan's families stay as they were. */
+const layout_kind_row layout_row_raf = {.check = raf_check, .build = dp_build, .shard = dp_shard,
+                                        .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
+                                        .gathers_params = 1, .mem_states = zeropp_memory};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                                .candidates = hsdp_zero2_cands, .explain = all_explain,
-                                               .frameworks = FW_TORCH, .gathers_params = 1};
+                                               .frameworks = FW_TORCH, .gathers_params = 1, .group_of_node = 1};

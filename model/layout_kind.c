@@ -20,6 +20,7 @@ static const layout_kind_row *const ROWS[] = {
     [LAYOUT_SHARD_GRAD_OP] = &layout_row_shard_grad_op,
     [LAYOUT_HSDP_ZERO2] = &layout_row_hsdp_zero2,
     [LAYOUT_MEGATRON] = &layout_row_megatron,
+    [LAYOUT_RAF] = &layout_row_raf,
 };
 #define N_ROWS (int)(sizeof ROWS / sizeof ROWS[0])
 
@@ -145,4 +146,44 @@ void layout_kind_explain(const layout_explain_in *x, char *out, size_t len)
         out[0] = 0;
     if (r->explain)
         r->explain(x, out, len);
+}
+
+spec_states_at spec_layout_states_at(spec_layout_kind k)
+{
+    const layout_kind_row *r = layout_kind_row_of(k);
+    return r ? r->states_at : SPEC_AT_GPU;
+}
+
+unsigned spec_layout_kinds_at(spec_states_at at)
+{
+    unsigned m = 0;
+    for (int k = 0; k < N_ROWS; k++)
+        if (spec_layout_states_at((spec_layout_kind)k) == at)
+            m |= 1u << k;
+    return m;
+}
+
+void spec_layout_default_group(spec_layout *l, int gpus_per_node)
+{
+    if (!l->p && row(l)->group_of_node)
+        l->p = gpus_per_node;
+}
+
+const wl *layout_kind_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    const layout_kind_row *r = row(l);
+    return r->localize ? r->localize(w, l, n_ranks, out) : w;
+}
+
+/* memory's default table (layout_kind_memory_table): the kinds over all GPUs, in this order. */
+static const spec_layout_kind MEM_WHOLE[] = {LAYOUT_DDP, LAYOUT_ZERO1, LAYOUT_ZERO2, LAYOUT_ZERO3};
+
+int layout_kind_memory_table(int mics_p, spec_layout *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < N_OF(MEM_WHOLE) && n < max; i++)
+        out[n++] = (spec_layout){.kind = MEM_WHOLE[i], .hier = 1};
+    if (mics_p && n < max)
+        out[n++] = (spec_layout){.kind = LAYOUT_MICS, .p = mics_p, .hier = 1};
+    return n;
 }

@@ -22,5 +22,12 @@ void layout_kind_canon(spec_layout *l, int N);
 /* plan's one-line reason why x's winner wins (its kind's row), into out[0..len); "" when its
  * kind has none. */
 void layout_kind_explain(const layout_explain_in *x, char *out, size_t len);
+/* The layers of w as one rank of layout l on n_ranks GPUs runs them (the kind's row: tp's and
+ * axonn's local GEMMs, megatron's stage, zero3:cp's sequence shard) into out, or w itself where
+ * they are the model's own. For those above the families (memory); a family file calls its own. */
+const wl *layout_kind_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
+/* memory's default table: ddp, zero1, zero2, zero3 over all GPUs, then mics:p=mics_p (its
+ * smallest group that fits; 0: none), at most max into out; returns the count. */
+int layout_kind_memory_table(int mics_p, spec_layout *out, int max);
 
 #endif

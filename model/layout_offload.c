@@ -241,6 +241,7 @@ static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *
 /* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
 const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
                                                   .candidates = offload_cands, .explain = offload_explain,
-                                                  .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory};
+                                                  .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory,
+                                                  .states_at = SPEC_AT_HOST};
 const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
-                                         .explain = luwu_explain, .mem_states = luwu_memory};
+                                         .explain = luwu_explain, .mem_states = luwu_memory, .states_at = SPEC_AT_INNET};

@@ -105,7 +105,7 @@ static void stage_layers(const lo_pipe *pp, const wl *lw, int k, int embed_only_
 void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, int k, lo_graph *out, wl *lw_out)
 {
     wl buf;
-    const wl *lw = wl_localize(w, &g->layout, g->n_ranks, &buf);
+    const wl *lw = wl_localize_megatron(w, &g->layout, &buf);
     stage_layers(&g->pipe, lw, k, 1, lw_out);
     *out = *g;
     out->pipelined = 0;
@@ -124,7 +124,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     const spec_layout *l = &g->layout;
     const int N = g->n_ranks;
     wl buf;
-    const wl *lw = wl_localize(w, l, N, &buf);
+    const wl *lw = wl_localize_megatron(w, l, &buf);
     g->local_layers = 1;
     memcpy(g->lw, lw->layer, sizeof g->lw);
     int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
@@ -311,9 +311,17 @@ static void megatron_explain(const layout_explain_in *x, char *out, size_t len)
     }
 }
 
+/* A stage's rank: t-way split GEMMs, the replica's micro-batch (workload_local.c). */
+static const wl *megatron_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    (void)n_ranks;
+    return wl_localize_megatron(w, l, out);
+}
+
 const layout_kind_row layout_row_megatron = {.check = megatron_check, .check_model = megatron_check_model,
                                              .check_training = megatron_check_training, .build = megatron_build,
                                              .replicas = megatron_replicas,
                                              .batch_per_replica = 1, .shard = megatron_shard,
                                              .candidates = megatron_cands, .explain = megatron_explain,
-                                             .frameworks = LR_FW(FW_MEGATRON), .mem_plan = mem_plan_megatron};
+                                             .frameworks = LR_FW(FW_MEGATRON), .mem_plan = mem_plan_megatron,
+                                             .overlap_opt = 1, .localize = megatron_localize};

@@ -80,13 +80,42 @@ typedef struct layout_kind_row {
     void (*mem_states)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
                        mem_breakdown *o);
     double (*mem_gathered_mult)(const spec_layout *l);
+    /* where the optimizer states live and are updated (spec.h's spec_states_at): on the GPUs,
+     * on the host CPU (zero3-offload) or on an in-network optimizer node (luwu) */
+    spec_states_at states_at;
+    /* 1: a group size p a config reader left 0 is one node (FSDP's HYBRID_SHARD shards inside
+     * a node: spec_layout_default_group) */
+    int group_of_node;
+    /* 1: the kind takes overlap= (tp, axonn, megatron); overlap=0 runs its gathers inline, with
+     * no prefetch (framework.c's fw_depth) */
+    int overlap_opt;
+    /* 1: the kind takes hier= and gathers hierarchically across nodes with it (MiCS §3.3) */
+    int hier_gather;
+    /* what DeepSpeed's older releases did with the kind (framework.c's ds_era): LR_DS_SYNC_FETCH,
+     * LR_DS_OWNER_REDUCE */
+    unsigned ds_era;
+    /* the DeepSpeed release (framework.h's numbering, 900 = v0.9.0) that shipped the kind, where
+     * it came after v0.6; before it the kind runs as its paper's implementation, overlapped,
+     * which ds_paper says in fw_describe. 0: DeepSpeed's schedule of its era */
+    int ds_since;
+    const char *ds_paper;
+    /* a framework's own refusal of a layout of a kind it runs (framework.c's fw_check, after
+     * `frameworks` says it runs it); NULL: none */
+    int (*fw_check)(const spec_layout *l, spec_framework f, sc_err *err);
+    /* the layers as one rank runs them (its GEMM shapes, element-wise and activation bytes) into
+     * out, or w where they are the model's own; NULL: the model's own (layout_kind_localize) */
+    const wl *(*localize)(const wl *w, const spec_layout *l, int n_ranks, wl *out);
 } layout_kind_row;
 
 #define LR_FW(f) (1u << (f))
+/* ds_era: before v0.6 (FW_DS_OVERLAP) each parameter fetch synchronous; before v0.12.4
+ * (FW_DS_BUCKET_AR) each gradient bucket's slices reduced to their owners (framework.c) */
+#define LR_DS_SYNC_FETCH 1u
+#define LR_DS_OWNER_REDUCE 2u
 
 /* The family files' rows, one per kind (layout_kind.c indexes them by spec_layout_kind). */
 extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2, layout_row_zero3, layout_row_mics,
-    layout_row_hsdp, layout_row_zeropp, layout_row_shard_grad_op, layout_row_hsdp_zero2; /* layout_dp.c */
+    layout_row_hsdp, layout_row_zeropp, layout_row_shard_grad_op, layout_row_hsdp_zero2, layout_row_raf; /* layout_dp.c */
 extern const layout_kind_row layout_row_tp, layout_row_axonn;                            /* layout_tensor.c */
 extern const layout_kind_row layout_row_megatron;                                       /* layout_pipe.c */
 extern const layout_kind_row layout_row_zero3_offload, layout_row_luwu;                 /* layout_offload.c */

@@ -1,5 +1,5 @@
 /* layout_tensor.c — the op graphs of the tensor-parallel layouts (rules in layout.h; GEMM shapes
- * per rank in wl_localize). Sources: Megatron-LM (Shoeybi et al. 2019 §3: f/g operators, two
+ * per rank in wl_localize_tp, wl_localize_axonn). Sources: Megatron-LM (Shoeybi et al. 2019 §3: f/g operators, two
  * all-reduces per block forward and two backward; the asynchronous input-gradient all-reduce
  * beside the weight-gradient GEMMs of the column-parallel layers, Narayanan et al. SC'21 §4.2),
  * AxoNN (Singh et al., "A 4D hybrid algorithm to scale parallel training to thousands of GPUs",
@@ -189,7 +189,7 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;
 dp:
-    cp_item(g, lw, it); /* context parallelism's ring (cp.h); nothing when cp = 1 */
+    cp_item(g, lw, it, 0); /* context parallelism's ring (cp.h), beside every step; nothing when cp = 1 */
     if (it->pass == LO_BWD && last) {
         double S = L->params * e; /* this rank's slice of the layer's gradients */
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
@@ -262,12 +262,25 @@ static void tensor_item(const lo_graph *g, const wl *lw, const spec_training *t,
         axonn_item(g, lw, t, last, it);
 }
 
+/* The layers as one rank of the tensor-parallel group runs them (workload_local.c): tp's and
+ * axonn's rows, and megatron's without a pipeline (lo_build_tensor). */
+static const wl *tensor_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    (void)n_ranks;
+    switch (l->kind) {
+    case LAYOUT_TP: return wl_localize_tp(w, l->t, out);
+    case LAYOUT_AXONN: return wl_localize_axonn(w, l->grid, out);
+    case LAYOUT_MEGATRON: return wl_localize_megatron(w, l, out);
+    default: return w;
+    }
+}
+
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     const spec_layout *l = &g->layout;
     const int N = g->n_ranks;
     wl buf;
-    const wl *lw = wl_localize(w, l, N, &buf);
+    const wl *lw = tensor_localize(w, l, N, &buf);
     memcpy(g->lw, lw->layer, sizeof g->lw);
     g->local_layers = 1;
     int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
@@ -521,8 +534,10 @@ static double axonn_gathered_mult(const spec_layout *l) { return l->grid[2]; }
 /* Megatron-LM runs tp (--tensor-model-parallel-size); AxoNN only the ideal schedule (framework.c). */
 const layout_kind_row layout_row_tp = {.check = tp_check, .check_model = tp_check_model, .build = lo_build_tensor,
                                        .replicas = tp_replicas, .shard = tp_shard, .candidates = tp_cands,
-                                       .explain = tensor_explain, .frameworks = LR_FW(FW_MEGATRON)};
+                                       .explain = tensor_explain, .frameworks = LR_FW(FW_MEGATRON), .overlap_opt = 1,
+                                       .localize = tensor_localize};
 const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = axonn_check_model,
                                           .build = lo_build_tensor, .replicas = axonn_replicas, .shard = axonn_shard,
                                           .candidates = axonn_cands, .canon = axonn_canon, .explain = tensor_explain,
-                                          .mem_gathered_mult = axonn_gathered_mult};
+                                          .mem_gathered_mult = axonn_gathered_mult, .overlap_opt = 1,
+                                          .localize = tensor_localize};

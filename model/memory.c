@@ -37,8 +37,8 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     if (r && r->mem_states) /* what the kind moves off the GPU or adds (layout_offload.c, layout_dp.c) */
         r->mem_states(w, t, l, n_ranks, c, o);
 
-    wl lw; /* the layers as one rank computes them (tensor-parallel layouts: wl_localize) */
-    w = wl_localize(w, l, n_ranks, &lw);
+    wl lw; /* the layers as one rank computes them (tensor-parallel layouts: the kind's row) */
+    w = layout_kind_localize(w, l, n_ranks, &lw);
     /* Activations of one micro-batch: every block's stash, or with checkpointing every block's
      * input plus one block recomputed in full during its backward; plus the head's input and the
      * fp32 logits. */
@@ -120,8 +120,12 @@ int mem_smallest_mics_p(const wl *w, const spec_training *t, int n_ranks, const 
     int nodes = n_ranks / c->gpus_per_node;
     if (nodes < 1 || nodes * c->gpus_per_node != n_ranks)
         return 0;
+    spec_layout l;
+    if (spec_layout_make("mics", &l, NULL))
+        return 0;
+    l.hier = hier;
     for (int p = 1; p <= n_ranks; p++) {
-        spec_layout l = {.kind = LAYOUT_MICS, .p = p, .hier = hier};
+        l.p = p;
         if (spec_layout_check(&l, c, nodes, NULL))
             continue;
         mem_breakdown m;

@@ -77,7 +77,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     int dp = n_ranks / spec_layout_replicas(l) * (l->cp > 1 ? l->cp : 1);
     layout_pipe_split(w->model.layers, pp.p, pp.v, pp.blocks);
     wl lwb;
-    const wl *lw = wl_localize(w, l, n_ranks, &lwb);
+    const wl *lw = wl_localize_megatron(w, l, &lwb);
     const wl_layer *blk = NULL;
     for (int i = 0; i < lw->n_layers; i++)
         if (lw->layer[i].kind == WL_BLOCK)

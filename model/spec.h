@@ -245,9 +245,12 @@ typedef enum {
                              (forward) and kept until the backward ends; grads reduce-scattered */
     LAYOUT_HSDP_ZERO2,    /* FSDP _HYBRID_SHARD_ZERO2: SHARD_GRAD_OP inside p ranks, replicas
                              all-reduce the gradient shards                                  */
-    LAYOUT_MEGATRON /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
+    LAYOUT_MEGATRON, /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
                        data parallel over the rest (zero1 = 1: distributed optimizer);
                        micro_batch = Megatron's micro-batch per model replica              */
+    LAYOUT_RAF      /* FSDP2 fully_shard(reshard_after_forward=p): sharded over all ranks,
+                       each layer resharded to p consecutive ranks after its forward and
+                       all-gathered among those p in the backward (hpZ's schedule)         */
 } spec_layout_kind;
 
 typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
@@ -329,7 +332,8 @@ int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MU
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
- * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu". */
+ * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu", "raf:p=8" (FSDP2's
+ * reshard_after_forward=8). */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err) SC_MUST_CHECK;
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
@@ -370,7 +374,7 @@ int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_
 /* Node count possible on this cluster (1..max_nodes). `source` names the option/file. */
 int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_err *err) SC_MUST_CHECK;
 /* Shard group size of a layout on n ranks (ddp: 1, zero1-3: n, zero1/2:p, mics, hsdp,
- * hybrid_shard_zero2: p, zeropp, shard_grad_op: n). */
+ * hybrid_shard_zero2: p, zeropp, shard_grad_op, raf: n; tp, axonn, megatron: their rows). */
 int spec_layout_shard(const spec_layout *l, int n_ranks);
 /* The one replica formula: GPUs holding one model replica (megatron t x p x cp, tp t, axonn
  * x y z, every other kind 1), and the GPUs that share one micro-batch (the replica where the kind
@@ -378,6 +382,19 @@ int spec_layout_shard(const spec_layout *l, int n_ranks);
  * configs/README.md). A step is micro_batch x grad_accum x N / spec_layout_batch_share sequences. */
 int spec_layout_replicas(const spec_layout *l);
 int spec_layout_batch_share(const spec_layout *l);
+/* The layout of kind `name` ("hsdp") with every option at spec_layout_parse's default, the
+ * kind's required options not given yet (a config reader fills them, then checks the layout):
+ * the grammar's constructor beside parse, so that no reader assigns a kind. Unknown name: the
+ * parse error. */
+int spec_layout_make(const char *name, spec_layout *out, sc_err *err) SC_MUST_CHECK;
+/* Where a kind keeps and updates the optimizer states (its row in model/layout_kind.c). */
+typedef enum { SPEC_AT_GPU, SPEC_AT_HOST, SPEC_AT_INNET } spec_states_at;
+spec_states_at spec_layout_states_at(spec_layout_kind k);
+/* The kinds whose states live at `at`, bit k for kind k (plan's family mask). */
+unsigned spec_layout_kinds_at(spec_states_at at);
+/* A group size p that a config reader left 0 (the cluster unknown then) set to one node where the
+ * kind shards inside a node by default (FSDP's HYBRID_SHARD); other layouts left alone. */
+void spec_layout_default_group(spec_layout *l, int gpus_per_node);
 
 const char *spec_precision_str(spec_precision p);
 const char *spec_ckpt_str(int ckpt);

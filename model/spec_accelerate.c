@@ -255,9 +255,8 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
         return rc;
     if (rep)
         memset(rep, 0, sizeof *rep);
-    memset(l, 0, sizeof *l);
-    l->kind = LAYOUT_ZERO3;
-    l->hier = l->zero1 = l->overlap = 1;
+    if ((rc = spec_layout_make("zero3", l, err)))
+        return rc;
     t->framework = FW_FSDP;
     acc a = {&doc, path, t, rep, err, 0, 1, 1, 1};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -274,12 +273,12 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
         return sc_err_set(err, SC_EINPUT, path, "$.distributed_type", "missing (expected FSDP)");
     if (version == 2)
         t->framework = FW_FSDP2;
-    static const spec_layout_kind kinds[] = {LAYOUT_ZERO3, LAYOUT_SHARD_GRAD_OP, LAYOUT_DDP, LAYOUT_HSDP,
-                                             LAYOUT_HSDP_ZERO2};
-    l->kind = kinds[strategy - 1];
-    if (version == 2 && !reshard && l->kind == LAYOUT_ZERO3)
-        l->kind = LAYOUT_SHARD_GRAD_OP; /* FSDP2: reshard_after_forward=False */
-    if (l->kind == LAYOUT_HSDP || l->kind == LAYOUT_HSDP_ZERO2)
-        l->p = gpus_per_node;
+    /* FSDP's ShardingStrategy 1-5 (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD,
+     * _HYBRID_SHARD_ZERO2); FSDP2's FULL_SHARD with reshard_after_forward=False: shard_grad_op */
+    static const char *const KIND[] = {"zero3", "shard_grad_op", "ddp", "hsdp", "hybrid_shard_zero2"};
+    int k = version == 2 && !reshard && strategy == 1 ? 1 : strategy - 1;
+    if ((rc = spec_layout_make(KIND[k], l, err)))
+        return rc;
+    spec_layout_default_group(l, gpus_per_node); /* HYBRID_SHARD: a node (0: the caller's, later) */
     return 0;
 }

@@ -258,7 +258,7 @@ static int ds_precision(jr *r, json_t *root, spec_training *t, spec_ds_report *r
  * the zero3-offload layout, its optimizer states on the host or NVMe (device), its parameter
  * shards on the GPU, the host or NVMe (offload_param.device; needs offload_optimizer, as
  * DeepSpeed requires). pin_memory false (pageable copies) is not modelled: pinned assumed. */
-static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_report *rep)
+static int ds_offload(jr *r, json_t *z, int stage, int plain, spec_layout *l, spec_ds_report *rep)
 {
     static const char *const devices[] = {"none", "cpu", "nvme", NULL};
     json_t *oo = json_object_get(z, "offload_optimizer"), *op = json_object_get(z, "offload_param");
@@ -275,8 +275,9 @@ static int ds_offload(jr *r, json_t *z, int stage, spec_layout *l, spec_ds_repor
         if ((rc = jr_enum(r, op, "$.zero_optimization.offload_param", "device", devices, 0, &pdev)))
             return rc;
     }
-    if ((dev || pdev) && stage == 3 && l->kind == LAYOUT_ZERO3) {
-        l->kind = LAYOUT_ZERO3_OFFLOAD;
+    if ((dev || pdev) && plain) { /* plain: stage 3 without MiCS or ZeRO++ */
+        if ((rc = spec_layout_make("zero3-offload", l, r->err)))
+            return rc;
         l->off_opt = dev == 2 ? OFF_NVME : OFF_CPU;
         l->off_param = pdev == 2 ? OFF_NVME : pdev == 1 ? OFF_CPU : OFF_GPU;
         if (pdev && !dev)
@@ -348,12 +349,15 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         t->reduce_scatter = rs;
     if (!agp)
         spec_ds_note(rep, "$.zero_optimization.allgather_partitions", "false (broadcast per partition) is not modelled");
-    l->kind = stage == 0 ? LAYOUT_DDP : stage == 1 ? LAYOUT_ZERO1 : stage == 2 ? LAYOUT_ZERO2 : LAYOUT_ZERO3;
+    static const char *const STAGE[] = {"ddp", "zero1", "zero2", "zero3"}; /* ZeRO stages 0-3 */
+    if ((rc = spec_layout_make(STAGE[stage], l, r->err)))
+        return rc;
     if (shard > 0) {
         if (stage != 3)
             return sc_err_set(r->err, SC_EINPUT, r->src, "$.zero_optimization.mics_shard_size",
                               "expected only with stage 3 (MiCS builds on ZeRO-3), got stage %d", stage);
-        l->kind = LAYOUT_MICS;
+        if ((rc = spec_layout_make("mics", l, r->err)))
+            return rc;
         l->p = shard;
         l->hier = hier;
         if (qw || qg || hpz > 1)
@@ -365,12 +369,13 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
                                       : qw ? "$.zero_optimization.zero_quantized_weights"
                                            : "$.zero_optimization.zero_quantized_gradients",
                               "expected only with stage 3 (ZeRO++ builds on ZeRO-3), got stage %d", stage);
-        l->kind = LAYOUT_ZEROPP;
+        if ((rc = spec_layout_make("zeropp", l, r->err)))
+            return rc;
         l->p = hpz;
         l->qwz = qw;
         l->qgz = qg;
     }
-    if ((rc = ds_offload(r, z, stage, l, rep)))
+    if ((rc = ds_offload(r, z, stage, stage == 3 && shard <= 0 && !(hpz > 1 || qw || qg), l, rep)))
         return rc;
     return 0;
 }
@@ -378,11 +383,8 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
 static int ds_from(jr *r, json_t *root, spec_training *t, spec_layout *l, spec_ds_report *rep)
 {
     int rc, amb = 0, aga = 0, atb = 0, tb = 0, ga = 0;
-    memset(l, 0, sizeof *l);
-    l->kind = LAYOUT_DDP;
-    l->hier = 1;
-    l->zero1 = 1;
-    l->overlap = 1;
+    if ((rc = spec_layout_make("ddp", l, r->err)))
+        return rc;
     t->framework = FW_DEEPSPEED; /* a ds_config names its framework */
     json_t *zo = json_object_get(root, "zero_optimization"), *bf = json_object_get(root, "bfloat16");
     if (json_is_object(zo))

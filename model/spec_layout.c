@@ -57,7 +57,7 @@ static const struct kind_def {
     [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     /* + hpZ's secondary copy (memory.c) */
-    [LAYOUT_ZEROPP] = {"zeropp", "hpz,qwz,qgz", 0, "zeropp:hpz=8", "zeropp[:hpz=P][,qwz=1][,qgz=1]", DIV_N, DIV_N,
+    [LAYOUT_ZEROPP] = {"zeropp", "hpz,qwz,qgz", 0, "zeropp:hpz=8", "zeropp[:hpz=P]", DIV_N, DIV_N,
                        DIV_N, USE_LAYER},
     /* Megatron-LM: states split t ways; ZeRO-1 splits Adam's over the replicas */
     [LAYOUT_TP] = {"tp", "t,zero1,overlap", 1, "tp:t=8", "tp:t=T", DIV_T, DIV_T, DIV_ZERO1_N, USE_WHOLE},
@@ -66,7 +66,7 @@ static const struct kind_def {
                       DIV_XYZ, DIV_XYZ, USE_LAYER_Z},
     /* gradients and optimizer states on the host or NVMe, parameters as param= says (memory.c) */
     [LAYOUT_ZERO3_OFFLOAD] = {"zero3-offload", "param,opt", 0, "zero3-offload:param=nvme,opt=nvme",
-                              "zero3-offload[:param=cpu|nvme][,opt=nvme]", DIV_N, DIV_1, DIV_1, USE_LAYER},
+                              "zero3-offload[:param=cpu|nvme]", DIV_N, DIV_1, DIV_1, USE_LAYER},
     /* everything on the optimizer node (memory.c) */
     [LAYOUT_LUWU] = {"luwu", "", 0, "luwu", "luwu", DIV_1, DIV_1, DIV_1, USE_LAYER},
     [LAYOUT_SHARD_GRAD_OP] = {"shard_grad_op", "", 0, "shard_grad_op", "shard_grad_op", DIV_N, DIV_N, DIV_N,
@@ -76,10 +76,23 @@ static const struct kind_def {
     /* pipeline stages: memory_pipe.c, not these columns */
     [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
                          DIV_1, DIV_1, USE_WHOLE},
+    /* FSDP2's reshard_after_forward=p: zero3's columns (+ the post-forward shards, layout_dp.c) */
+    [LAYOUT_RAF] = {"raf", "p", 1, "raf:p=8", "raf:p=P", DIV_N, DIV_N, DIV_N, USE_LAYER},
 };
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
 int spec_layout_n_kinds(void) { return N_KINDS; }
+
+int spec_layout_make(const char *name, spec_layout *out, sc_err *err)
+{
+    int rc = spec_layout_parse("ddp", out, err); /* parse's defaults, a kind without options */
+    for (int i = 0; !rc && i < N_KINDS; i++)
+        if (!strcmp(name, KINDS[i].name)) {
+            out->kind = (spec_layout_kind)i;
+            return 0;
+        }
+    return rc ? rc : spec_layout_parse(name, out, err); /* its error: the kinds there are */
+}
 
 const char *spec_layout_kind_name(spec_layout_kind k) { return (int)k >= 0 && (int)k < N_KINDS ? KINDS[k].name : NULL; }
 
@@ -490,6 +503,9 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         break;
     case LAYOUT_HSDP_ZERO2:
         snprintf(buf, n, "hybrid_shard_zero2:p=%d", l->p);
+        break;
+    case LAYOUT_RAF:
+        snprintf(buf, n, "raf:p=%d", l->p);
         break;
     case LAYOUT_ZERO3:
         if (l->dp)

@@ -80,8 +80,8 @@ typedef struct wl {
  * validated spec. */
 void wl_build(const spec_model *m, const spec_training *t, wl *out);
 
-/* The workload as one rank of layout l on n_ranks GPUs computes it. Data-parallel and sharded
- * layouts: *w unchanged. Tensor-parallel layouts keep the work per GPU of a micro-step equal to
+/* The workload as one rank of a tensor-parallel layout computes it (each kind's row calls its
+ * own; layout_kind_localize dispatches for those above the families). Tensor-parallel layouts keep the work per GPU of a micro-step equal to
  * data parallelism's (a replica of q tensor-parallel GPUs runs q x micro_batch sequences) and
  * split every GEMM: tp:t=T (Megatron-LM, Shoeybi et al. 2019 §3): column-parallel QKV and fc1
  * (n / T), row-parallel proj and fc2 (k / T), heads / T, vocabulary-parallel head; norms,
@@ -91,9 +91,10 @@ void wl_build(const spec_model *m, const spec_training *t, wl *out);
  * alternating layer by layer (qkv, fc1, head: rows X, columns Y; proj, fc2: rows Y, columns X);
  * attention over heads / Y and tokens / Z, hence repeated on the X ranks (their inputs are
  * replicated there); activations as the mean of the two axis sizes (X + Y) / 2 times. The
- * parameters of one copy become those one rank holds. Returns w itself when the layout computes
- * the workload's own layers, else out, filled. */
-const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out);
+ * parameters of one copy become those one rank holds. wl_localize_tp returns w itself when
+ * t <= 1, else out, filled; wl_localize_axonn fills out with the grid's x, y, z. */
+const wl *wl_localize_tp(const wl *w, int t, wl *out);
+const wl *wl_localize_axonn(const wl *w, const int grid[3], wl *out);
 
 /* FLOPs recomputed in one copy's backward under its checkpointing (full: the forward;
  * selective: attention's core when unfused; op: op_rec of each GEMM). */

@@ -1,5 +1,5 @@
 /* workload_local.c — the layers as one rank of a tensor-parallel group computes them
- * (wl_localize: tp, axonn; wl_localize_megatron: the megatron layout, whose micro-batch is the
+ * (wl_localize_tp, wl_localize_axonn; wl_localize_megatron: the megatron layout, whose micro-batch is the
  * replica's; see workload.h). Sources: Shoeybi et al. 2019 §3 (column / row parallel GEMMs, heads / t,
  * vocabulary-parallel embedding and head), Korthikanti et al. 2022 (arXiv 2205.05198) Table 2
  * (activation memory per layer: no parallelism sbh(34 + 5as/h); tensor parallel
@@ -110,30 +110,32 @@ static void localize_axonn(wl *o, double X, double Y, double Z)
     o->logits_bytes *= X; /* fp32 logits [tokens / Z, vocab / Y] of XYZ x the tokens */
 }
 
-const wl *wl_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+/* The FLOPs of the localized layers (the model's own FLOPs per GPU do not change). */
+static const wl *local_flops(const wl *w, wl *out)
 {
-    (void)n_ranks;
-    if (l->kind == LAYOUT_MEGATRON)
-        return wl_localize_megatron(w, l, out);
-    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* zero3:cp=C (fsdp2:dp=D,cp=C): cp.h */
-        *out = *w;
-        cp_localize(out, l->cp);
-        return out;
-    }
-    if (!(l->kind == LAYOUT_TP && l->t > 1) && l->kind != LAYOUT_AXONN)
-        return w;
-    *out = *w;
-    if (l->kind == LAYOUT_TP)
-        localize_tp(out, w, l->t);
-    else
-        localize_axonn(out, l->grid[0], l->grid[1], l->grid[2]);
-    out->model_flops = w->model_flops; /* the model's FLOPs per GPU do not change */
+    out->model_flops = w->model_flops;
     out->hw_flops = 0;
     for (int i = 0; i < out->n_layers; i++) {
         const wl_layer *L = &out->layer[i];
         out->hw_flops += (L->fwd_flops + L->bwd_flops + wl_recompute_flops(L)) * L->count;
     }
     return out;
+}
+
+const wl *wl_localize_tp(const wl *w, int t, wl *out)
+{
+    if (t <= 1)
+        return w;
+    *out = *w;
+    localize_tp(out, w, t);
+    return local_flops(w, out);
+}
+
+const wl *wl_localize_axonn(const wl *w, const int grid[3], wl *out)
+{
+    *out = *w;
+    localize_axonn(out, grid[0], grid[1], grid[2]);
+    return local_flops(w, out);
 }
 
 /* Megatron tensor parallelism's element-wise traffic per rank: the part over heads, FFN columns

@@ -60,7 +60,7 @@ static int by_gpus(const void *a, const void *b)
  * GPU-only run says nothing about it and one fitted on an offloaded run mixes it into the GPU
  * kernels' level: the two kinds are anchored apart (on deepspeed-azure-blog, one group of 47 runs
  * mixed 36 GPU-only 175B runs with 12 offloaded 530B / 1T ones). */
-static int on_host(const acc_case *c) { return c->layout_ok && c->layout.kind == LAYOUT_ZERO3_OFFLOAD; }
+static int on_host(const acc_case *c) { return c->layout_ok && spec_layout_states_at(c->layout.kind) == SPEC_AT_HOST; }
 
 /* Whether two cases were published in one document: their "source" up to its first space or comma
  * ("owner/repo@commit:path", a URL, or a paper's first author). An anchor fits the stack as one

@@ -431,6 +431,52 @@ START_TEST(test_mics_pN_is_zero3)
 }
 END_TEST
 
+/* issue 26 item 2: FSDP2's reshard_after_forward=p (raf:p=P) runs ZeRO++'s hpZ schedule without
+ * qwZ and qgZ (layout_dp.c: PyTorch's post-forward mesh is the world viewed as (-1, p), hpZ's
+ * secondary groups): forward gathers over all N, backward gathers over p consecutive ranks,
+ * reduce-scatter over all N, the post-forward copy (read + write S/p per layer), the optimizer
+ * over psi/N, memory + 2 psi/p. So everything an_predict returns equals zeropp:hpz=p's, under
+ * the ideal schedule and under FSDP2's (its hooks and copies depend on the framework, not the
+ * kind); the backward's all-gather among p of the N ranks moves fewer bytes than zero3's. */
+START_TEST(test_raf_is_unquantized_hpz)
+{
+    spec_cluster p4d;
+    spec_model m13;
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &p4d, &err) == 0, "%s", err.text);
+    ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &m13, &err) == 0, "%s", err.text);
+    cost_calib kd;
+    cost_calib_defaults(&p4d, &kd);
+    int ran = 0;
+    for (int fw = 0; fw < 2; fw++)
+        for (int ga = 1; ga <= 4; ga += 3)
+            for (int nodes = 2; nodes <= 4; nodes *= 2)
+                for (int p = 4; p <= 8; p *= 2) {
+                    spec_training t;
+                    spec_training_defaults(&t);
+                    t.framework = fw ? FW_FSDP2 : FW_IDEAL;
+                    t.grad_accum = ga;
+                    wl w;
+                    wl_build(&m13, &t, &w);
+                    char sr[32], sz[32], what[96];
+                    snprintf(sr, sizeof sr, "raf:p=%d", p);
+                    snprintf(sz, sizeof sz, "zeropp:hpz=%d", p);
+                    spec_layout lr = parse_layout(sr), lz = parse_layout(sz), l3 = parse_layout("zero3");
+                    ck_assert_msg(spec_layout_check(&lr, &p4d, nodes, &err) == 0, "%s", err.text);
+                    an_result a, b, c;
+                    an_predict(&w, &t, &lr, &p4d, nodes, &kd, &a);
+                    an_predict(&w, &t, &lz, &p4d, nodes, &kd, &b);
+                    an_predict(&w, &t, &l3, &p4d, nodes, &kd, &c);
+                    snprintf(what, sizeof what, "%s fw %d ga %d nodes %d", sr, fw, ga, nodes);
+                    same_result(&a, &b, what);
+                    ck_assert_msg(a.step_s > 0 && a.comm_bytes < c.comm_bytes, "%s: %g vs zero3 %g B", what,
+                                  a.comm_bytes, c.comm_bytes);
+                    ran++;
+                }
+    ck_assert_int_eq(ran, 16);
+}
+END_TEST
+
 /* ---- hand-derived step times -------------------------------------------------------------
  * The schedule of the tiny model's 6 copies by the rules of layout.h, written out copy by copy.
  * ops: each copy's gathers and reduces (durations in issue order) and the boundary ops. */
@@ -871,24 +917,30 @@ END_TEST
 
 START_TEST(test_step_zero3_slowdown)
 {
-    /* ZeRO-3, slow world, grad_accum 1, overlap slowdown 0.5: the copies take the slowed
-     * durations of test_an_time_durations. Timeline (ns):
-     *   AG_E [0, 1228.8], AG_B [1228.8, 8640]; c0 [1228.8, 1234.944]; AG_H(c2) [8640, 9888]
-     *   c1 [8640, 11202.048]; AG_H(c3) [11202.048, 12450.048]; c2 [11202.048, 11601.408]
-     *   AG_B(c4) [12450.048, 19861.248]; c3 waits: [12450.048, 13248.768]
-     *   RS_H [19861.248, 21109.248], AG_E(c5) [21109.248, 22338.048]; c4 [19861.248, 27547.392]
-     *   RS_B [27547.392, 34958.592]; c5 [27547.392, 27559.68]; RS_E [34958.592, 36187.392]
-     *   Adam [36187.392, 36451.072].
-     *   compute 11464.704; exposed AG 1228.8 + 7405.056 + 848.64 + 6612.48 = 16094.976,
-     *   RS 36187.392 - 27559.68 = 8627.712. */
+    /* ZeRO-3, slow world, grad_accum 1, overlap slowdown 0.5: a copy's compute runs 1 / 1.5 as
+     * fast while a collective runs (the simulator's rule), so with the stream busy for a ns of
+     * it, work W takes 1.5 W when a >= 1.5 W, else W + a / 3 (an_timed.slow_dyn). Work
+     * (test_an_time_durations): c0 4.096, c1 1708.032, c2 266.24, c3 532.48, c4 5124.096,
+     * c5 8.192; AG/RS E 1228.8, B 7411.2, H 1248. Timeline (ns):
+     *   AG_E [0, 1228.8], AG_B [1228.8, 8640]; c0 [1228.8, 1234.944] (a 7411.2: 1.5 W)
+     *   AG_H(c2) [8640, 9888]; c1 [8640, 10764.032] (a 1248: 1708.032 + 416)
+     *   AG_H(c3) [10764.032, 12012.032]; c2 [10764.032, 11163.392] (a 1248: 1.5 W)
+     *   AG_B(c4) [12012.032, 19423.232]; c3 waits: [12012.032, 12810.752] (1.5 W)
+     *   RS_H [19423.232, 20671.232], AG_E(c5) [20671.232, 21900.032];
+     *   c4 [19423.232, 25372.928] (a 2476.8: 5124.096 + 825.6)
+     *   RS_B [25372.928, 32784.128]; c5 [25372.928, 25385.216] (1.5 W); RS_E [32784.128,
+     *   34012.928]; Adam [34012.928, 34276.608].
+     *   compute 9290.24; exposed AG 1228.8 + 7405.056 + 848.64 + 6612.48 = 16094.976,
+     *   RS 34012.928 - 25385.216 = 8627.712. (The per-copy bound 0.5 min(collectives,
+     *   compute) gave c1 2562.048 and c4 7686.144 and a step of 36451.072.) */
     tiny x;
     tiny_setup(&x, TINY_L / 2, TINY_NIC);
     x.k.overlap_slowdown.v = 0.5;
-    double cp[6] = {6.144 * NS, 2562.048 * NS, 399.36 * NS, 798.72 * NS, 7686.144 * NS, 12.288 * NS};
+    double cp[6] = {6.144 * NS, 2124.032 * NS, 399.36 * NS, 798.72 * NS, 5949.696 * NS, 12.288 * NS};
     ops o = zero3_ops(&x, 1e10);
     hand h = schedule_d1(&o, cp);
-    rel_eq(h.compute, 11464.704 * NS);
-    check_hand(&x, "zero3", 2, &h, 36451.072, (double[]){16094.976, 8627.712, 0}, 263.68);
+    rel_eq(h.compute, 9290.24 * NS);
+    check_hand(&x, "zero3", 2, &h, 34276.608, (double[]){16094.976, 8627.712, 0}, 263.68);
 }
 END_TEST
 
@@ -1239,6 +1291,52 @@ START_TEST(test_jumps_random)
     }
     gsl_rng_free(rng);
     ck_assert_int_gt(n, 2500);
+}
+END_TEST
+
+START_TEST(test_jumps_random_slowdown)
+{
+    /* The same random graphs with the overlap slowdown applied in the recurrence (an_timed
+     * slow_dyn 0.189, each copy's comp its work at full speed): a copy's compute length now
+     * follows the streams' lag, so only uniform-shift jumps are taken, and they stay exact:
+     * an_run = an_run_full to 1e-12 of the step. Graphs with inline collectives are skipped
+     * (an_time never sets slow_dyn for them). And a property: never faster than without. */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261127);
+    int n = 0, slower = 0;
+    for (int it = 0; it < 3000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 64);
+        int per = 0, inl = 0;
+        for (int i = 0; i < t.n_items; i++) {
+            per += t.micro[i].count;
+            inl |= t.micro[i].ni || t.last[i].ni;
+        }
+        if (t.prefetch >= per || inl)
+            continue;
+        an_result a, b, z;
+        memset(&z, 0, sizeof z);
+        an_run(&t, &z);
+        t.slow_dyn = 0.189;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
+                 t.n_items);
+        double tol = REL * b.step_s;
+        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
+        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        for (int i = 0; i < N_COLLS; i++)
+            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        ck_assert_msg(a.step_s >= z.step_s * (1 - 1e-12), "%s: faster with interference", cfg);
+        slower += a.step_s > z.step_s * (1 + 1e-9);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 500);
+    ck_assert_int_gt(slower, n / 2);
 }
 END_TEST
 
@@ -1858,6 +1956,7 @@ Suite *analytic_suite(void)
     tcase_add_test(vol, test_volume_zeropp);
     tcase_add_test(vol, test_volume_p4d);
     tcase_add_test(vol, test_mics_pN_is_zero3);
+    tcase_add_test(vol, test_raf_is_unquantized_hpz);
     tcase_add_test(vol, test_volume_terms_any_grad_accum);
     suite_add_tcase(s, vol);
     TCase *sched = tcase_create("hand_schedules");
@@ -1880,6 +1979,7 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_jumps_exact);
     tcase_add_test(jump, test_jumps_exact_tiny);
     tcase_add_test(jump, test_jumps_random);
+    tcase_add_test(jump, test_jumps_random_slowdown);
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
     tcase_add_test(jump, test_jumps_sink_stream);
     tcase_add_test(jump, test_jumps_random_streams);

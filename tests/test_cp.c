@@ -9,6 +9,7 @@
 #include "../model/cp.h"
 #include "../model/framework.h"
 #include "../model/layout.h"
+#include "../model/layout_kind.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
 #include "../model/workload.h"
@@ -58,7 +59,7 @@ START_TEST(test_localize_flops)
     wl w, lw, lw1;
     tiny(&m, &tr, &w);
     spec_layout l = parse("megatron:t=1,p=1,cp=2");
-    wl_localize(&w, &l, 2, &lw);
+    layout_kind_localize(&w, &l, 2, &lw);
     const wl_layer *B = &lw.layer[1], *B0 = &w.layer[1];
     ck_assert_int_eq(B->kind, WL_BLOCK);
     ck_assert_double_eq_tol(B0->fwd_flops, 1638400.0, 1e-6);
@@ -125,7 +126,7 @@ START_TEST(test_ring_bytes_and_groups)
     ck_assert_int_eq(layout_group_members(g, GRP_AX0, 0, mem), 2);
     ck_assert_int_eq(mem[1], 1);
     wl loc;
-    wl_localize(&w, &l, 8, &loc);
+    layout_kind_localize(&w, &l, 8, &loc);
     const lo_item *f = first_block(&g->last, &loc, LO_FWD), *b = first_block(&g->last, &loc, LO_BWD);
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(b);

@@ -59,6 +59,8 @@ static const accept_case ACCEPT[] = {
      * from forward to backward, no backward all-gather); raf=1 is FULL_SHARD, zero3 */
     {"zero3:raf=0", LAYOUT_SHARD_GRAD_OP, 0, 1, 0, "shard_grad_op"},
     {"zero3:raf=1", LAYOUT_ZERO3, 0, 1, 0, "zero3"},
+    /* FSDP2's reshard_after_forward=8: its own kind, p the group resharded to */
+    {"raf:p=8", LAYOUT_RAF, 8, 1, 0, "raf:p=8"},
 };
 #define N_ACCEPT (int)(sizeof ACCEPT / sizeof ACCEPT[0])
 
@@ -89,10 +91,13 @@ typedef struct reject_case {
 } reject_case;
 
 #define HINT                                                                                    \
-    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P][,qwz=1][,qgz=1], tp:t=T, " \
-    "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme][,opt=nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P"
+    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P], tp:t=T, " \
+    "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P, " \
+    "raf:p=P"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
+    {"raf", "\"raf\" needs its group size, e.g. \"raf:p=8\""},
+    {"raf:p=8,hpz=8", "in \"raf:p=8,hpz=8\": unknown option \"hpz\" (expected p)"},
     {"hsdp", "\"hsdp\" needs its group size, e.g. \"hsdp:p=8\""},
     {"hybrid_shard_zero2", "\"hybrid_shard_zero2\" needs its group size, e.g. \"hybrid_shard_zero2:p=8\""},
     {"zeropp:qwz=2", "in \"zeropp:qwz=2\": expected qwz=0 or qwz=1, got \"2\""},
@@ -188,6 +193,25 @@ START_TEST(test_check_not_aligned)
     ck_assert_int_eq(check("zeropp:hpz=12", 3, &err), SC_EINPUT);
     ck_assert_str_eq(err.text,
                      "zeropp:hpz=12: expected a group size that divides or is a multiple of 8 GPUs per node, got 12");
+    ck_assert_int_eq(check("raf:p=12", 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "raf:p=12: expected a group size that divides or is a multiple of 8 GPUs per node, got 12");
+}
+END_TEST
+
+/* raf:p: 1 < p < N (PyTorch reads 1 as reshard_after_forward=False, N as True: shard_grad_op and
+ * zero3 here); 2 nodes x 8 = 16 GPUs. */
+START_TEST(test_check_raf)
+{
+    sc_err err;
+    ck_assert_int_eq(check("raf:p=8", 2, &err), 0);
+    ck_assert_int_eq(check("raf:p=2", 1, &err), 0);
+    ck_assert_int_eq(check("raf:p=16", 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "raf:p=16: expected a group size p dividing the 16 GPUs, 1 < p < 16 "
+                               "(reshard_after_forward=1 is shard_grad_op, =16 zero3), got 16");
+    ck_assert_int_eq(check("raf:p=1", 2, &err), SC_EINPUT);
+    ck_assert_ptr_nonnull(strstr(err.text, "got 1"));
+    ck_assert_int_eq(check("raf:p=6", 2, &err), SC_EINPUT); /* 16 % 6 = 4 */
+    ck_assert_ptr_nonnull(strstr(err.text, "got 6"));
 }
 END_TEST
 
@@ -246,7 +270,8 @@ START_TEST(test_shard)
         const char *s;
         int want;
     } k[] = {{"ddp", 1},       {"zero1", 64},        {"zero2", 64},    {"zero3", 64},
-             {"mics:p=8", 8}, {"mics:p=16,hier=0", 16}, {"hsdp:p=32", 32}, {"zeropp:hpz=8", 64}};
+             {"mics:p=8", 8}, {"mics:p=16,hier=0", 16}, {"hsdp:p=32", 32}, {"zeropp:hpz=8", 64},
+             {"raf:p=8", 64}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         ck_assert_int_eq(spec_layout_parse(k[i].s, &l, &err), 0);
         ck_assert_msg(spec_layout_shard(&l, 64) == k[i].want, "%s: %d", k[i].s, spec_layout_shard(&l, 64));
@@ -401,7 +426,7 @@ START_TEST(test_framework_runs)
     static const char *const runs[N_FRAMEWORKS] = {
         [FW_DEEPSPEED] = ",ddp,zero1,zero2,zero3,mics,zeropp,zero3-offload,",
         [FW_FSDP] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
-        [FW_FSDP2] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
+        [FW_FSDP2] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,raf,",
         [FW_MEGATRON] = ",ddp,zero1,tp,megatron,"};
     for (int f = 0; f < N_FRAMEWORKS; f++)
         for (int k = 0; k < spec_layout_n_kinds(); k++) {
@@ -429,6 +454,7 @@ Suite *layout_suite(void)
     TCase *chk = tcase_create("check");
     tcase_add_test(chk, test_check_not_dividing);
     tcase_add_test(chk, test_check_not_aligned);
+    tcase_add_test(chk, test_check_raf);
     tcase_add_test(chk, test_check_ok);
     tcase_add_test(chk, test_check_p_exceeds_gpus);
     tcase_add_test(chk, test_nodes_check);

@@ -231,6 +231,11 @@ START_TEST(test_zeropp)
     /* 40995123712 + 43651064832 = 84646188544 > 40 GiB: short by 41696515584 */
     ck_assert_int_eq(p.fits, 0);
     ck_assert_double_eq(p.short_by, 84646188544.0 - 40 * GiB);
+    /* issue 26: FSDP2's reshard_after_forward=8 holds every layer's post-forward shard (2Ψ/8 in
+     * all at the backward's start): the same + 43651064832 B (layout_dp.c) */
+    mem_breakdown r = plan(&f, "raf:p=8", N);
+    ck_assert_double_eq(r.params - z.params, 43651064832.0);
+    ck_assert_double_eq(r.total, p.total);
 }
 END_TEST
 

@@ -8,6 +8,7 @@
 
 #include "../model/analytic.h"
 #include "../model/layout.h"
+#include "../model/layout_kind.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
 #include "../model/workload.h"
@@ -379,9 +380,9 @@ START_TEST(test_sp_activations)
     wl_build(&m, &tr, &w);
     ck_assert_double_eq_tol(block_act(&w), 39936, 1e-9);
     spec_layout l = parse("megatron:t=4,p=2,sp=0");
-    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 17664, 1e-9);
+    ck_assert_double_eq_tol(block_act(layout_kind_localize(&w, &l, 8, &lw)), 17664, 1e-9);
     l = parse("megatron:t=4,p=2");
-    ck_assert_double_eq_tol(block_act(wl_localize(&w, &l, 8, &lw)), 9984, 1e-9);
+    ck_assert_double_eq_tol(block_act(layout_kind_localize(&w, &l, 8, &lw)), 9984, 1e-9);
 }
 END_TEST
 
@@ -759,6 +760,7 @@ START_TEST(test_trace_reads_back)
         const tr_rank_name *nm = &d.names[i];
         ck_assert_int_eq(nm->pid, nm->rank / 2);
         ck_assert_int_eq(nm->tid / TR_LANES_PER_RANK, nm->rank % 2);
+        ck_assert_int_eq(nm->stage, nm->rank / 4); /* t = 2 x d = 2: 4 ranks a stage (plot's labels) */
     }
     ck_assert_int_eq(named, 8 * 4);
     tr_doc_free(&d);

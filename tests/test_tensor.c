@@ -1,4 +1,4 @@
-/* test_tensor.c — the tensor-parallel layouts (model/layout_tensor.c, wl_localize): bytes per
+/* test_tensor.c — the tensor-parallel layouts (model/layout_tensor.c, layout_kind_localize): bytes per
  * axis against hand-derived volumes, the degenerate grids that must equal data parallelism and
  * ZeRO-3, the overlap switch, placement, tile quantization of narrow GEMMs.
  * (Analytical = simulated for these layouts: test_exec.c's agreement grids include them.) */
@@ -8,6 +8,7 @@
 #include "../model/analytic.h"
 #include "../model/cost.h"
 #include "../model/layout.h"
+#include "../model/layout_kind.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
 #include "../model/workload.h"
@@ -337,7 +338,7 @@ START_TEST(test_narrow_gemms_slower)
     spec_layout l;
     ck_assert_int_eq(spec_layout_parse("axonn:x=16,y=16,z=1", &l, NULL), 0);
     wl buf;
-    const wl *lw = wl_localize(&x.w, &l, 256, &buf);
+    const wl *lw = layout_kind_localize(&x.w, &l, 256, &buf);
     ck_assert_ptr_eq(lw, &buf);
     const wl_layer *dp = &x.w.layer[1], *ax = &lw->layer[1];
     ck_assert_int_eq(dp->kind, WL_BLOCK);

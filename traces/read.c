@@ -127,8 +127,12 @@ int tr_read(const char *path, tr_doc *out, sc_err *err)
         if (!ph || strcmp(ph, "M") || !mn || strcmp(mn, "thread_name") || !json_is_integer(pid) ||
             !json_is_integer(tid) || !tname || sscanf(tname, "rank %ld", &r) != 1 || r < 0)
             continue;
+        const char *sq = strstr(tname, "(stage ");
+        long q;
+        if (!sq || sscanf(sq, "(stage %ld)", &q) != 1 || q < 0)
+            q = -1;
         out->names[out->n_names++] =
-            (tr_rank_name){(long)json_integer_value(pid), (long)json_integer_value(tid), r};
+            (tr_rank_name){(long)json_integer_value(pid), (long)json_integer_value(tid), r, q};
     }
     if (!out->n_spans)
         rc = sc_err_set(err, SC_EINPUT, path, "$.traceEvents",

@@ -21,9 +21,10 @@ typedef struct tr_read_span {
     tr_kind kind;
 } tr_read_span;
 
-/* A thread name "rank R ..." ("ph":"M", "thread_name"): which global rank a lane belongs to. */
+/* A thread name "rank R ..." ("ph":"M", "thread_name"): which global rank a lane belongs to, and
+ * the pipeline stage where the name ends "(stage Q)" (sim/pipe.c's names; else -1). */
 typedef struct tr_rank_name {
-    long pid, tid, rank;
+    long pid, tid, rank, stage;
 } tr_rank_name;
 
 typedef struct tr_doc {

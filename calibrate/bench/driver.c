@@ -110,7 +110,7 @@ int bench_run(const bench_backend *be, const bench_host *host, const bench_opts 
     /* every rank checks the step layouts the same way before measuring anything */
     int rc = 0;
     for (int i = 0; i < o->n_steps && !rc; i++) {
-        int p = o->step[i].kind == LAYOUT_ZERO3 ? r.N : o->step[i].p;
+        int p = spec_layout_shard(&o->step[i], r.N); /* zero3: every rank; mics: p */
         if (p < 1 || p > r.N || r.N % p) {
             char nm[64];
             rc = sc_err_set(err, SC_EINPUT, "--step", "", "%s: expected a partition size dividing the %d ranks, got %d",

@@ -130,13 +130,13 @@ void bench_fill(const bench_ctx *r, void *dev, size_t elems, bench_dtype dt, int
 
 /* Correctness pattern of collectives (fp32, small integers: sums stay exact). */
 /* ---- communicators ------------------------------------------------------------------------- */
-/* The geometry every consumer of the layout graph uses; layout_group_members needs only these. */
+/* The geometry every consumer of the layout graph uses; layout_group_members needs only these
+ * (the group size p, whatever the kind: groups of p as mics:p has them). */
 static void geometry(const bench_ctx *r, int p, lo_graph *g)
 {
     memset(g, 0, sizeof *g);
     g->n_ranks = r->N;
     g->gpus_per_node = r->G;
-    g->layout.kind = LAYOUT_MICS;
     g->layout.p = p;
 }
 

@@ -13,6 +13,7 @@
 
 #include "../../base/atomic.h"
 #include "../../model/layout.h"
+#include "../../model/layout_kind.h"
 #include "../../traces/trace.h"
 
 /* ---- the real sharded step ------------------------------------------------------------------- */
@@ -232,11 +233,12 @@ int bench_measure_step(bench_ctx *r, const spec_layout *lay, int first, sc_err *
     step s;
     memset(&s, 0, sizeof s);
     s.r = r;
-    s.p = lay->kind == LAYOUT_ZERO3 ? N : lay->p;
+    s.p = spec_layout_shard(lay, N); /* zero3: every rank; mics: p */
     if (s.p < 1 || s.p > N || N % s.p)
         return sc_err_set(err, SC_EINPUT, "--step", "", "%s: expected a partition size dividing the %d ranks, got %d",
                           lname, N, s.p);
-    s.hier = lay->kind == LAYOUT_MICS && lay->hier && r->G > 1 && s.p > r->G && s.p % r->G == 0;
+    const layout_kind_row *kr = layout_kind_row_of(lay->kind);
+    s.hier = kr && kr->hier_gather && lay->hier && r->G > 1 && s.p > r->G && s.p % r->G == 0;
     s.T = cal_step_tokens(&o->shape);
     s.P = cal_step_layer((size_t)o->shape.hidden, (size_t)o->shape.ffn, s.g);
     const size_t e = r->esz, T = s.T;
