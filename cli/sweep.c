@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "eval.h"
+#include "../base/pace.h"
 #include "../predict/engine.h"
 
 static const char HELP[] =
@@ -31,7 +33,8 @@ static const char HELP[] =
     "  -o, --out FILE         CSV output\n"
     "  --sim-limit-s S        refuse simulations estimated over S seconds in all, or over the\n"
     "                         memory this process may use, before starting (default 3600; 0: none)\n"
-    "  --progress             progress on stderr even when it is not a terminal\n";
+    "  --progress             progress on stderr even when it is not a terminal (a line every 2 s\n"
+    "                         of wall time, and the last)\n";
 
 /* ---- optional MPI: split the grid, gather the points on rank 0 ------------------------- */
 #ifdef SC_WITH_MPI
@@ -91,6 +94,17 @@ static int sweep_mpi_collect(cli_point *pts, long total, int rank, int size, int
 }
 static void sweep_mpi_finish(int started) { (void)started; }
 #endif
+
+/* Progress lines by wall time, not by points: a simulated point can take seconds, a modelled one
+ * microseconds (a design choice: often enough to show life, rarely enough not to flood a log). */
+#define SWEEP_PACE_S 2.0
+
+static double sweep_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct opts {
     const char *calibration, *out, *mbs;
@@ -220,6 +234,8 @@ static int sweep_points(cli_setup *s, const opts *o, const sgrid *g, const cli_c
 {
     long done = 0;
     int rc = 0;
+    sc_pace pace; /* a line every SWEEP_PACE_S of wall time (base/pace.h), and the last */
+    sc_pace_start(&pace, sweep_now_s(), SWEEP_PACE_S);
     an_memo *memo = pred_memo_new(); /* the grid shares layer and collective times (NULL: none) */
     for (long i = rank; i < g->total && !rc; i += size) {
         long q = i;
@@ -237,7 +253,7 @@ static int sweep_points(cli_setup *s, const opts *o, const sgrid *g, const cli_c
         }
         rc = cli_eval_memo(s, cal, g->engines[ei], NULL, &tr, s->nodes[ni], &s->layouts[li], memo, &pts[i], err);
         done++;
-        if (show && (done % 16 == 0 || done * size >= g->total))
+        if (show && sc_pace_due(&pace, sweep_now_s(), done * size >= g->total))
             fprintf(stderr, "\rsweep: %ld/%ld points", done * size < g->total ? done * size : g->total, g->total);
     }
     pred_memo_free(memo);

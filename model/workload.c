@@ -106,6 +106,50 @@ static int amp_core(const spec_training *t)
     return t->execution != EXEC_COMPILED && !SPEC_PREC_IS_FP32(t->precision) && flag_on(t->autocast, 0);
 }
 
+/* FP8 training's casts around the linear layers' GEMMs (precision fp8), HBM bytes per block
+ * and micro-step, one element of the named tensor each (T tokens; a linear's input X is
+ * T x k, its output gradient G T x n, its weight W n x k). The GEMMs themselves run at the
+ * FP8 rate (kernels.c); this is the memory-bound work around them. The recipe is the
+ * framework's:
+ *  torch-native (fsdp, fsdp2): torchao Float8Linear, dynamic tensorwise scaling for input,
+ *    weight and output gradient, all three GEMMs in fp8 (allenai/OLMo-core@1f96d559
+ *    src/olmo_core/float8.py Float8Config defaults: dynamic x3, enable_fsdp_float8_all_gather,
+ *    precompute_float8_dynamic_scale_for_fsdp; pytorch/ao@7ca1bfbe torchao/float8/
+ *    float8_linear.py matmul_with_hp_or_float8_args). Forward: X's amax (read 2) and cast
+ *    (read 2, write 1): 5 B. Backward: G cast likewise (5; its dim0 and dim1 casts are one
+ *    computation, counted once as compiled), G^T made row-major for the wgrad GEMM (an fp8
+ *    copy, read 1 write 1: 2), X re-cast from the saved bf16 input (5) and made column-major
+ *    (2), the fp8 weight (cast on the shard before FSDP's all-gather: 3/p B per parameter and
+ *    pass, left out) copied to the layout dgrad needs (2 B per parameter): 5 T k forward,
+ *    7 T k + 7 T n + 2 n k backward. Counted as compiled (torchtitan docs/float8.md: compile
+ *    fuses the amax and scaling kernels); eager runs more kernels: a lower bound there.
+ *  otherwise (Megatron-Core with Transformer Engine, the default of FP8 in spec.h): te.Linear
+ *    with DelayedScaling (scale from the amax history, the new amax taken inside the cast
+ *    kernel): X by the fused cast_transpose (read 2, write fp8 and its transpose: 4 B),
+ *    G likewise in backward (4 B); the weights' cast_transpose runs once per step and is
+ *    cached over the micro-steps (Megatron-LM core/extensions/transformer_engine.py
+ *    is_first_microbatch): left out, as is the per-step amax history update (a few KiB).
+ * Tensor parallelism: a column-parallel linear's (qkv, fc1) input is h wide on every rank and
+ * its output gradient split; a row-parallel one's (proj, fc2) input split, its output gradient
+ * h wide on every rank, also under sequence parallelism (gathered before the cast:
+ * fp8_rep_bwd_bytes); the column inputs are cast on the rank's sequence shard there. */
+static void fp8_casts(const spec_model *m, const spec_training *t, double T, wl_layer *B)
+{
+    const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
+    const double nq = h + 2 * kv, nf = m->swiglu ? 2 * f : f;
+    const double in_rep = 2 * h, in_tp = h + f, g_rep = 2 * h, g_tp = nq + nf;
+    const double w = h * nq + h * h + h * nf + f * h;
+    const int ao = t->framework == FW_FSDP || t->framework == FW_FSDP2;
+    const double xf = ao ? 5 : 4, xb = ao ? 7 : 0, gb = ao ? 7 : 4, wb = ao ? 2 : 0;
+    B->ew_fwd_bytes += xf * (in_rep + in_tp) * T;
+    B->ew_bwd_bytes += (xb * (in_rep + in_tp) + gb * (g_rep + g_tp)) * T + wb * w;
+    B->ew_tp_fwd_bytes += xf * in_tp * T;
+    B->ew_tp_bwd_bytes += (xb * in_tp + gb * g_tp) * T + wb * w;
+    B->fp8_rep_bwd_bytes = gb * g_rep * T;
+    B->ew_fwd_kernels += ao ? 8 : 4;  /* per linear: amax + cast; cast_transpose       */
+    B->ew_bwd_kernels += ao ? 28 : 4; /* per linear: X and G amax + cast + copy, W copy */
+}
+
 /* Memory-bound kernels of a block, bytes read + written per token (e-byte elements; dropout
  * masks 1 byte), forward and backward:
  *  eager: norm x2 (2he; bwd reads x, dy, writes dx: 3he), rotary on q and k (2(h+kv)e both
@@ -255,6 +299,18 @@ double wl_logits_bytes(double T, double V, double h, double e, int fused)
     return chunk * V * (e + 4) + T * h * e + V * h * e + 4 * T;
 }
 
+/* The math of a layer's linear GEMMs. FP8 recipes leave the output layer in bf16: OLMo-core
+ * converts every linear but lm_head.w_out (allenai/OLMo-core src/olmo_core/train/train_module/
+ * transformer, 2025: convert_to_float8_training(..., modules_to_ignore={"lm_head.w_out"})),
+ * Megatron-Core's output_layer is a plain ColumnParallelLinear, not a te.Linear (Megatron-LM
+ * megatron/core/models/gpt/gpt_model.py). */
+static int layer_dtype(const wl_layer *l, const spec_training *t)
+{
+    if (l->kind == WL_HEAD && t->precision == PREC_FP8)
+        return KD_BF16;
+    return (int)kern_gemm_dtype(t->precision);
+}
+
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
 {
     memset(w, 0, sizeof *w);
@@ -322,6 +378,8 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     B->core_fwd_flops = 2.0 * (2.0 * s * s * d * b * a);
     ew_block(m, t, e, b, B);
     op_sac(m, t, e, b, B);
+    if (t->precision == PREC_FP8)
+        fp8_casts(m, t, T, B);
     if (amp_core(t)) { /* the weight casts (amp_core above), per block per micro-step */
         B->ew_fwd_bytes += 6 * B->params, B->ew_bwd_bytes += 6 * B->params;
         B->ew_param_bytes = 6 * B->params; /* a tensor rank casts its 1/t of the weights */
@@ -365,7 +423,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
         l->attn_kernel = t->attn_kernel;
         l->causal = !m->encoder;
         l->ckpt = t->act_ckpt;
-        l->gemm_dtype = (int)kern_gemm_dtype(t->precision);
+        l->gemm_dtype = layer_dtype(l, t);
         w->params += l->params * l->count;
         w->model_flops += (l->fwd_flops + l->bwd_flops) * l->count;
     }

@@ -50,6 +50,8 @@ typedef struct wl_layer {
                               (autocast's weight casts): split with the weights over tensor ranks,
                               not with the tokens over context-parallel ones (cp.c)          */
     int core_ew_fwd_kernels;
+    double fp8_rep_bwd_bytes; /* of ew_bwd_bytes, FP8 casts of output gradients h wide on every
+                              tensor rank even under sequence parallelism (workload.c fp8_casts) */
     /* checkpointing op (torchtitan's op-level selective AC, wl_build): the fraction of each
      * forward GEMM gemm[i] that the backward recomputes (every second aten.mm; SDPA saved),
      * and the block's stash under it: saved matmul and attention outputs, B (the block's

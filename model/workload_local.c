@@ -146,7 +146,8 @@ const wl *wl_localize_axonn(const wl *w, const int grid[3], wl *out)
  * Kernel launches do not change. */
 static void split_ew(wl_layer *L, double t, int sp)
 {
-    double f = sp ? L->ew_fwd_bytes : L->ew_tp_fwd_bytes, b = sp ? L->ew_bwd_bytes : L->ew_tp_bwd_bytes;
+    double f = sp ? L->ew_fwd_bytes : L->ew_tp_fwd_bytes;
+    double b = sp ? L->ew_bwd_bytes - L->fp8_rep_bwd_bytes : L->ew_tp_bwd_bytes; /* fp8: gathered, then cast */
     L->ew_fwd_bytes -= f * (1 - 1 / t);
     L->ew_bwd_bytes -= b * (1 - 1 / t);
     L->ew_tp_fwd_bytes /= t;

@@ -38,7 +38,7 @@ int pred_sim_ranks(const pred_input *in, const exec_opts *so)
     if (!g)
         return all;
     layout_build(&w, in->training, in->layout, c, in->nodes, g);
-    int unit = g->pipelined ? in->nodes : exec_symmetry_unit(g, c, so);
+    int unit = g->pipelined ? exec_pipe_symmetry_unit(g, c, so) : exec_symmetry_unit(g, c, so);
     free(g);
     return unit > 0 ? unit * c->gpus_per_node : all;
 }

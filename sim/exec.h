@@ -58,6 +58,20 @@ typedef struct exec_result {
  * there is none or it does not apply (then the full simulation runs), -1 when out of memory. */
 int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o);
 
+/* Exact symmetry of a pipelined layout (sim/pipe.c). A stage's t x dp ranks (rank q S + j + i t of
+ * stage q, S = t dp) are whole nodes, b of them; rotating every stage's nodes by u (u | b, u G a
+ * multiple of t, so tensor groups stay whole and data-parallel rings map onto themselves) maps
+ * each send (rank q S + x to (q +- 1) S + x) and each stage's boundary rings onto themselves, and
+ * every stage's ranks run the same ops at the same times: the ranks of nodes n mod b >= u of a
+ * stage are copies of those u nodes below them. pipe.c relabels node n = q b + k u + r (r < u) as
+ * k p u + q u + r, which makes the rotation a shift by p u nodes of the relabelled cluster, and
+ * runs exec_run's quotient on it (net_build_quotient). The relabelling keeps the network only
+ * where it permutes whole pods: with a spine, u must be whole pods (and the cluster whole pods);
+ * without one, every node is alike. Returns p u, the nodes simulated, for the smallest such u
+ * below b; the node count (the full run) where there is none or it does not apply (jitter,
+ * stragglers, a trace, an in-network node, o->full, a stage sharing a node). */
+int exec_pipe_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o);
+
 /* Simulate one step. `t` gives compute durations (an_time); collectives take their latency
  * from cal and their time from flows on the cluster's network (link efficiencies from cal). */
 int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const spec_cluster *c,
@@ -75,7 +89,8 @@ int exec_run_steady(const lo_graph *g, const an_timed *t, const cost_calib *cal,
  * boundaries that overlap other stages' sends, slow each other. Op durations: an_pipe_time.
  * Jitter scales each op; a straggler rank slows its whole stage (its peers wait for it in the
  * tensor-parallel collectives). A trace has one process per stage (compute, received sends,
- * boundary). */
+ * boundary). Without jitter, stragglers or a trace, the data-parallel copies are simulated
+ * once (exec_pipe_symmetry_unit; ranks_simulated says how many ranks ran). */
 int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
                   const spec_cluster *c, const exec_opts *o, exec_result *r, sc_err *err) SC_MUST_CHECK;
 

@@ -1,6 +1,7 @@
 /* exec_sym.c — exact symmetry: the smallest unit of nodes whose shift maps the topology and the
- * step's communicators onto themselves (see exec.h, exec_symmetry_unit). Pure analysis of the op
- * graph and the cluster; exec.c runs the quotient it allows. */
+ * step's communicators onto themselves (see exec.h, exec_symmetry_unit), and for pipelines the
+ * smallest rotation of every stage's nodes that does (exec_pipe_symmetry_unit). Pure analysis of
+ * the op graph and the cluster; exec.c and pipe.c run the quotients they allow. */
 #include "exec.h"
 
 #include <stdlib.h>
@@ -94,3 +95,27 @@ int exec_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts
     return unit;
 }
 
+
+int exec_pipe_symmetry_unit(const lo_graph *g, const spec_cluster *c, const exec_opts *o)
+{
+    const int nodes = g->nodes, G = g->gpus_per_node, p = g->pipe.p, t = g->layout.t;
+    if (!g->pipelined || o->full || o->jitter > 0 || o->n_stragglers > 0 || o->trace || c->innet.present ||
+        p < 1 || t < 1 || g->n_ranks != nodes * G || g->n_ranks % p)
+        return nodes;
+    const int S = g->n_ranks / p; /* ranks of a stage: t x dp, rank q S + j + i t */
+    if (S != t * g->pipe.dp || S % G)
+        return nodes; /* a stage that is not whole nodes shares a node with the next */
+    const int b = S / G;
+    topo_shape sh;
+    topo_shape_make(c, nodes, &sh);
+    int base = 1; /* with a spine, relabelled pods must be whole pods (net_build_quotient) */
+    if (sh.spine) {
+        if (nodes % sh.npl)
+            return nodes;
+        base = sh.npl;
+    }
+    for (int u = base; u < b; u += base)
+        if (b % u == 0 && (u * G) % t == 0)
+            return p * u;
+    return nodes;
+}

@@ -6,6 +6,8 @@
  * boundary is lowered to flows of all its ranks on the cluster's network (sim/net), where they
  * share NICs and switches: a plug of the simulator driver (drive.h: network, events, RNG,
  * flows), as exec.c is. Traces follow traces/schema.h (one process per node, lanes per rank).
+ * Where the data-parallel replicas are exact copies (exec_pipe_symmetry_unit), only the first u
+ * nodes of each stage send and reduce, over the quotient network of a relabelled cluster (prank).
  * Not here: the op graph, the cost functions, the sharing rule. */
 #include "exec.h"
 
@@ -49,6 +51,8 @@ typedef struct psim {
     const exec_opts *o;
     sim_drv drv; /* the driver (drive.h): network, event engine, RNG, flows; PV_FLOW, PV_SOLVE */
     int p, V, m, n_ops, G, nics, S; /* S: ranks per stage (t x dp) */
+    int b, u;          /* exact symmetry: nodes per stage, of which simulated (u < b); 0, 0: full */
+    int S_rep;         /* ranks per stage simulated: u G, or S                                  */
     double bucket_bytes;
     lo_pipe_op *ops;
     int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
@@ -101,6 +105,17 @@ static void trace_names(psim *s, int n_ranks)
             snprintf(name, sizeof name, "rank %d %s (stage %d)", r, LANE[i], r / s->S);
             tr_thread_name(w, r / s->G, TR_TID(r % s->G, STREAM[i]), name);
         }
+}
+
+/* Exact symmetry (exec_pipe_symmetry_unit): the rank that stands for GPU r in the relabelled
+ * cluster, where node q b + k u + r' becomes k p u + q u + r' and rotating every stage's nodes by
+ * u is the shift by p u nodes that net_build_quotient divides by. The identity in a full run. */
+static int prank(const psim *s, int r)
+{
+    if (!s->u)
+        return r;
+    int node = r / s->G, q = node / s->b, n = node % s->b;
+    return ((n / s->u) * s->p * s->u + q * s->u + n % s->u) * s->G + r % s->G;
 }
 
 static void try_stage(psim *s, int q, double now);
@@ -209,8 +224,8 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
     drv_batch f;
     drv_begin(&s->drv, &f, TAG_XFER | (uint64_t)xi, ev_engine_now(eng));
     double bytes = s->g->pipe.p2p_bytes;
-    for (int j = 0; j < s->S; j++) {
-        int a = x->s_src * s->S + j, b = x->s_dst * s->S + j;
+    for (int j = 0; j < s->S_rep; j++) { /* a quotient run: the represented ranks' sends */
+        int a = prank(s, x->s_src * s->S + j), b = prank(s, x->s_dst * s->S + j);
         if (a / s->G == b / s->G) {
             drv_add_flow(&f, a, b, 0, bytes);
         } else {
@@ -321,8 +336,9 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     drv_begin(&s->drv, &f, TAG_BND | (uint64_t)q, ev_engine_now(eng));
     for (int j = 0; j < t; j++) {
         for (int i = 0; i < dp; i++)
-            mem[i] = q * s->S + j + i * t;
-        coll_ring_flows(mem, dp, s->G, s->nics, edge, drv_add_flow, &f);
+            mem[i] = prank(s, q * s->S + j + i * t);
+        /* a quotient run: the edges leaving the represented members, the first u G / t */
+        coll_ring_flows_from(mem, dp, s->u ? s->S_rep / t : dp, s->G, s->nics, edge, drv_add_flow, &f);
     }
     free(mem);
     if (drv_end(&f))
@@ -417,8 +433,14 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.nics = c->nics_per_node;
     s.S = g->n_ranks / s.p;
     s.bucket_bytes = fw_dp_bucket_bytes(tr, g->pipe.dp, g->layout.overlap, g->elem_bytes);
+    int unit = exec_pipe_symmetry_unit(g, c, o);
+    if (unit < g->nodes) { /* stages of whole nodes (exec_pipe_symmetry_unit) */
+        s.b = s.S / s.G;
+        s.u = unit / s.p;
+    }
+    s.S_rep = s.u ? s.u * s.G : s.S;
     net_params np = drv_net_params(cal);
-    int rc = net_build(c, g->nodes, &np, &s.drv.net, err);
+    int rc = net_build_quotient(c, g->nodes, unit < g->nodes ? unit : g->nodes, &np, &s.drv.net, err);
     if (rc) {
         free(t);
         return rc;
@@ -497,6 +519,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     res->stale = s.drv.stale;
     res->retimed = ev_engine_retimed(s.drv.eng);
     res->flows = s.drv.flows;
+    res->ranks_simulated = unit < g->nodes ? unit * s.G : g->n_ranks;
     psim_free(&s);
     free(t);
     return 0;

@@ -1,8 +1,9 @@
 /* test_base.c — small helpers of base/: str_trim (base/str.h) cuts spaces and tabs at both
  * ends, in place, and nothing else; proc_self_dir (base/proc.h) names the running binary's
- * directory. Not here: their callers (test_results.c, golden tests of plot and calibrate run). */
+ * directory; sc_pace (base/pace.h) paces progress lines by an injected clock. Not here: their callers (test_results.c, golden tests of plot and calibrate run). */
 #include "suites.h"
 
+#include "../base/pace.h"
 #include "../base/proc.h"
 #include "../base/str.h"
 
@@ -53,6 +54,36 @@ START_TEST(test_self_dir)
 }
 END_TEST
 
+START_TEST(test_pace)
+{
+    /* A 2 s period started at t = 100 s, the clock injected. Points end at 100.5, 101.9 (not
+     * due: < 102), 102.0 (due: 2 s since the start; next due 104.0), 103.9 (no), 104.3 (due:
+     * next 106.3), 106.2 (no), and a final point at 106.25 (last: due although 0.05 s after). */
+    sc_pace p;
+    sc_pace_start(&p, 100.0, 2.0);
+    ck_assert_int_eq(sc_pace_due(&p, 100.5, 0), 0);
+    ck_assert_int_eq(sc_pace_due(&p, 101.9, 0), 0);
+    ck_assert_int_eq(sc_pace_due(&p, 102.0, 0), 1);
+    ck_assert_int_eq(sc_pace_due(&p, 103.9, 0), 0);
+    ck_assert_int_eq(sc_pace_due(&p, 104.3, 0), 1);
+    ck_assert_int_eq(sc_pace_due(&p, 106.2, 0), 0);
+    ck_assert_int_eq(sc_pace_due(&p, 106.25, 1), 1);
+    /* by time, not by count: 10,000 points within 1.9 s print nothing; one slow point each
+     * 5 s prints every time (the old rule, every 16th point, did the opposite of both) */
+    sc_pace_start(&p, 0.0, 2.0);
+    int lines = 0;
+    for (int i = 1; i <= 10000; i++)
+        lines += sc_pace_due(&p, 1.9 * i / 10000, 0);
+    ck_assert_int_eq(lines, 0);
+    for (int i = 1; i <= 5; i++)
+        lines += sc_pace_due(&p, 1.9 + 5.0 * i, 0);
+    ck_assert_int_eq(lines, 5);
+    /* a clock that steps back prints nothing until a period after the last line */
+    ck_assert_int_eq(sc_pace_due(&p, 20.0, 0), 0);
+    ck_assert_int_eq(sc_pace_due(&p, 28.9, 0), 1);
+}
+END_TEST
+
 Suite *base_suite(void)
 {
     Suite *s = suite_create("base");
@@ -61,6 +92,9 @@ Suite *base_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("proc");
     tcase_add_test(t, test_self_dir);
+    suite_add_tcase(s, t);
+    t = tcase_create("pace");
+    tcase_add_test(t, test_pace);
     suite_add_tcase(s, t);
     return s;
 }

@@ -768,6 +768,206 @@ START_TEST(test_trace_reads_back)
 }
 END_TEST
 
+/* ==========================================================================================
+ * Exact symmetry of pipelines (exec.h, exec_pipe_symmetry_unit): rotating every stage's nodes
+ * by u maps the sends, the boundary rings and the network onto themselves, so simulating the
+ * first u nodes of each stage over the quotient network gives the full run's results. Times to
+ * rounding (the quotient's rate sums run over other flows in other orders: 1e-12 of the step),
+ * the stage-level counts exactly.
+ * ====================================================================================== */
+
+/* Run g both ways on c; assert they agree and that the quotient ran p u nodes. Returns 1 when
+ * the quotient simulated fewer ranks than the full run. */
+static int pipe_sym_same(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *k,
+                         const spec_cluster *c, const char *cfg)
+{
+    exec_opts o = {0};
+    o.seed = 1;
+    o.full = 1;
+    exec_result f, q;
+    sc_err err;
+    ck_assert_msg(exec_pipe_run(g, w, tr, k, c, &o, &f, &err) == 0, "%s: %s", cfg, err.text);
+    ck_assert_int_eq(f.ranks_simulated, g->n_ranks);
+    o.full = 0;
+    ck_assert_msg(exec_pipe_run(g, w, tr, k, c, &o, &q, &err) == 0, "%s: %s", cfg, err.text);
+    ck_assert_int_eq(q.ranks_simulated, exec_pipe_symmetry_unit(g, c, &o) * g->gpus_per_node);
+    double tol = 1e-12 * f.step_s;
+    ck_assert_msg(f.step_s > 0 && fabs(q.step_s - f.step_s) <= tol, "%s: step %.17g vs full %.17g", cfg, q.step_s,
+                  f.step_s);
+    ck_assert_msg(fabs(q.first_end_s - f.first_end_s) <= tol, "%s: first end", cfg);
+    ck_assert_msg(fabs(q.compute_s - f.compute_s) <= tol, "%s: compute", cfg);
+    ck_assert_msg(fabs(q.optimizer_s - f.optimizer_s) <= tol, "%s: optimizer", cfg);
+    ck_assert_msg(fabs(q.idle_s - f.idle_s) <= 1e-9 * f.step_s, "%s: idle", cfg);
+    for (int i = 0; i < N_COLLS; i++)
+        ck_assert_msg(fabs(q.exposed_s[i] - f.exposed_s[i]) <= tol, "%s: exposed %d %.17g vs %.17g", cfg, i,
+                      q.exposed_s[i], f.exposed_s[i]);
+    ck_assert_msg(q.slowest_rank == f.slowest_rank && q.latest_rank == f.latest_rank, "%s: slowest rank", cfg);
+    ck_assert_msg(q.collectives == f.collectives, "%s: collectives %ld vs %ld", cfg, q.collectives, f.collectives);
+    if (q.ranks_simulated < g->n_ranks)
+        ck_assert_msg(q.flows < f.flows, "%s: the quotient emitted %llu flows, the full run %llu", cfg,
+                      (unsigned long long)q.flows, (unsigned long long)f.flows);
+    return q.ranks_simulated < g->n_ranks;
+}
+
+/* Every layout of `layouts` valid on `nodes` nodes of c, at each of the grad_accum values:
+ * full and symmetric runs the same. Returns the configurations run, *reduced those reduced. */
+static int pipe_sym_grid(const spec_cluster *c, const cost_calib *k, const spec_model *m, int nodes,
+                         const char *const *layouts, int n_layouts, int *reduced)
+{
+    static const int GA[] = {1, 4, 8};
+    int n = 0;
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    for (int li = 0; li < n_layouts; li++)
+        for (int ai = 0; ai < 3; ai++) {
+            spec_training tr;
+            spec_training_defaults(&tr);
+            tr.act_ckpt = 0;
+            tr.flash_attention = 0;
+            tr.micro_batch = 1;
+            tr.grad_accum = GA[ai];
+            spec_layout l = parse(layouts[li]);
+            if (spec_layout_check(&l, c, nodes, NULL) || spec_layout_check_training(&l, &tr, NULL))
+                continue; /* interleaved at grad_accum 1 */
+            wl w;
+            wl_build(m, &tr, &w);
+            layout_build(&w, &tr, &l, c, nodes, g);
+            ck_assert_int_eq(g->pipelined, 1);
+            char cfg[160];
+            snprintf(cfg, sizeof cfg, "%s x%d %s ga %d", c->name, nodes, layouts[li], GA[ai]);
+            *reduced += pipe_sym_same(g, &w, &tr, k, c, cfg);
+            n++;
+        }
+    free(g);
+    return n;
+}
+
+static const char *const PIPE_SYM_LAYOUTS[] = {
+    "megatron:t=2,p=2",          "megatron:t=2,p=2,sched=gpipe", "megatron:t=2,p=2,vp=2", "megatron:t=2,p=2,zero1=0",
+    "megatron:t=1,p=4",          "megatron:t=1,p=2,zero1=0",             "megatron:t=2,p=4,vp=2", "megatron:t=1,p=2,sched=gpipe",
+};
+enum { N_PIPE_SYM_LAYOUTS = sizeof PIPE_SYM_LAYOUTS / sizeof PIPE_SYM_LAYOUTS[0] };
+
+START_TEST(test_pipe_symmetry_equals_full)
+{
+    /* The duo cluster (2 GPUs a node, one 1e10 B/s NIC: sends and boundary rings share it) with
+     * 1 us ring latency, the tiny 4-head model of 8 layers, at 8 and 16 nodes (one leaf: every
+     * node alike): 1F1B, GPipe, interleaved, zero1 on and off, t = 1 (dp rings inside a node)
+     * and t = 2 (a node). */
+    spec_model mo;
+    spec_training tr0;
+    tiny4(&mo, &tr0, 8);
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    k.base_lat_s[ALGO_RING].v = 1e-6;
+    int n = 0, reduced = 0;
+    n += pipe_sym_grid(&c, &k, &mo, 8, PIPE_SYM_LAYOUTS, N_PIPE_SYM_LAYOUTS, &reduced);
+    n += pipe_sym_grid(&c, &k, &mo, 16, PIPE_SYM_LAYOUTS, N_PIPE_SYM_LAYOUTS, &reduced);
+    /* every layout divides 16 and 32 GPUs (t x p <= 8, p <= 4 divides the 8 layers), x 3
+     * grad_accum but 1 for the two interleaved ones (a multiple of p) */
+    ck_assert_int_eq(n, 2 * (3 * N_PIPE_SYM_LAYOUTS - 2));
+    ck_assert_int_eq(reduced, n); /* dp >= 2 nodes a stage everywhere: each one reduced */
+}
+END_TEST
+
+START_TEST(test_pipe_symmetry_contended)
+{
+    /* Where the network has pods: p4d-oversub (a 4:1 fat-tree of 2-node leaves: sends between
+     * stages in other pods cross the oversubscribed spine), p4d as a 2:1 rail network and as a
+     * dragonfly of 2-node groups, at 16 nodes (128 GPUs), gpt3-1.3b, p4d's shipped calibration
+     * (NCCL model, interference on). The unit must be whole pods (exec_pipe_symmetry_unit). */
+    sc_err e;
+    spec_model m;
+    ck_assert_int_eq(spec_load_model("configs/models/gpt3-1.3b.json", &m, &e), 0);
+    cost_calib k;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    static const char *const L[] = {"megatron:t=8,p=2", "megatron:t=4,p=4,vp=2", "megatron:t=8,p=2,sched=gpipe",
+                                    "megatron:t=8,p=2,zero1=0", "megatron:t=2,p=8"};
+    int n = 0, reduced = 0;
+    spec_cluster c;
+    ck_assert_int_eq(spec_load_cluster("tests/fixtures/p4d-oversub.json", &c, &e), 0);
+    n += pipe_sym_grid(&c, &k, &m, 16, L, 5, &reduced);
+    static const spec_net_topology topo[2] = {NET_RAIL, NET_DRAGONFLY};
+    for (int ti = 0; ti < 2; ti++) {
+        ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &e), 0);
+        c.topology = topo[ti];
+        c.nodes_per_leaf = 2;
+        c.oversubscription = 2;
+        c.max_nodes = 0;
+        n += pipe_sym_grid(&c, &k, &m, 16, L, 5, &reduced);
+    }
+    ck_assert_int_eq(n, 3 * (5 * 3 - 1)); /* the interleaved one needs grad_accum a multiple of 4 */
+    /* all but t=2,p=8, whose stages are 2 nodes, one pod: no whole pod below it (the full run,
+     * still compared) */
+    ck_assert_int_eq(reduced, n - 3 * 3);
+}
+END_TEST
+
+START_TEST(test_pipe_symmetry_unit)
+{
+    /* By hand. duo (2 GPUs a node, one 16-node leaf), tiny model, 8 nodes = 16 GPUs:
+     *  - megatron:t=2,p=2: a stage is 8 ranks = 4 nodes; u = 1 (2 GPUs, t = 2 divides it): 2 x 1;
+     *  - megatron:t=1,p=2: the same, 8 ranks = 4 nodes a stage: 2;
+     *  - megatron:t=2,p=8: a stage is one node: nothing to rotate, the full run, 8;
+     *  - jitter, a straggler, a trace or o.full: the full run, 8.
+     * p4d-oversub (2-node pods), 16 nodes, t=8,p=2: 8 nodes a stage, u whole pods = 2: 4. p4d
+     * (16-node leaves) at 16 nodes: one leaf, no spine, every node alike: u = 1, 2; at 32 nodes
+     * (two leaves under a spine) a stage is one pod, none smaller: the full run, 32. */
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    wl w;
+    wl_build(&mo, &tr, &w);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    exec_opts o = {0};
+    spec_layout l = parse("megatron:t=2,p=2");
+    layout_build(&w, &tr, &l, &c, 8, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 2);
+    l = parse("megatron:t=1,p=2");
+    layout_build(&w, &tr, &l, &c, 8, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 2);
+    l = parse("megatron:t=2,p=8");
+    layout_build(&w, &tr, &l, &c, 8, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    l = parse("megatron:t=2,p=2");
+    layout_build(&w, &tr, &l, &c, 8, g);
+    o.jitter = 0.01;
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    o = (exec_opts){0};
+    o.n_stragglers = 1;
+    o.straggler_rank[0] = 3;
+    o.straggler_factor[0] = 1.5;
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    o = (exec_opts){0};
+    o.full = 1;
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    o = (exec_opts){0};
+    o.trace = (tr_writer *)1; /* only tested for NULL */
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    o = (exec_opts){0};
+    /* a non-pipelined graph is exec_symmetry_unit's */
+    l = parse("zero3");
+    layout_build(&w, &tr, &l, &c, 8, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 8);
+    sc_err e;
+    spec_model m;
+    ck_assert_int_eq(spec_load_model("configs/models/gpt3-1.3b.json", &m, &e), 0);
+    wl_build(&m, &tr, &w);
+    ck_assert_int_eq(spec_load_cluster("tests/fixtures/p4d-oversub.json", &c, &e), 0);
+    l = parse("megatron:t=8,p=2");
+    layout_build(&w, &tr, &l, &c, 16, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 4);
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &e), 0);
+    layout_build(&w, &tr, &l, &c, 16, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 2);
+    layout_build(&w, &tr, &l, &c, 32, g);
+    ck_assert_int_eq(exec_pipe_symmetry_unit(g, &c, &o), 32);
+    free(g);
+}
+END_TEST
+
 Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -790,5 +990,11 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_param_gather_overlap_layout);
     tcase_add_test(tc, test_tp_elementwise_split);
     suite_add_tcase(s, tc);
+    TCase *sym = tcase_create("pipe_symmetry");
+    tcase_set_timeout(sym, 60);
+    tcase_add_test(sym, test_pipe_symmetry_unit);
+    tcase_add_test(sym, test_pipe_symmetry_equals_full);
+    tcase_add_test(sym, test_pipe_symmetry_contended);
+    suite_add_tcase(s, sym);
     return s;
 }

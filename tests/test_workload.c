@@ -4,6 +4,7 @@
  * (activations). Not here: how layouts shard any of it (test_memory.c). */
 #include "suites.h"
 
+#include "../model/kernels.h"
 #include "../model/workload.h"
 
 #include <math.h>
@@ -234,6 +235,40 @@ END_TEST
  *   hw_flops = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), which is Narayanan's eq. 3 as printed.
  * (The V/(16 l h) term belongs to the 96 form; with the 72 prefactor the head term is
  * V/(12 l h).) */
+/* FP8 casts around one block's linears (workload.c fp8_casts), GPT-style h = 1024, 16 heads
+ * (kv = h), ffn f = 4096, one micro-batch of T = 2048 tokens. Elements per token: linear
+ * inputs qkv h + proj h + fc1 h + fc2 f = 7168; output gradients qkv 3h + proj h + fc1 f +
+ * fc2 h = 9216; weights 3h^2 + h^2 + hf + fh = 12582912.
+ *   Transformer Engine (megatron): cast_transpose 4 B of every input forward, of every
+ *     output gradient backward: 4 x 7168 x 2048 = 58720256; 4 x 9216 x 2048 = 75497472.
+ *   torchao tensorwise (fsdp2): 5 B of every input forward: 73400320; backward 7 B of every
+ *     input and output gradient plus 2 B per weight: 7 x 16384 x 2048 + 2 x 12582912
+ *     = 234881024 + 25165824 = 260046848.
+ * The output layer stays bf16 (both recipes), the block's GEMMs fp8. */
+START_TEST(test_fp8_cast_bytes_one_block)
+{
+    spec_model m = gpt(2, 1024, 16, 2048, 32000);
+    spec_training t16 = training(1, PREC_BF16, CKPT_NONE, 1), t8 = training(1, PREC_FP8, CKPT_NONE, 1);
+    static wl w16, w8;
+    const int fws[2] = {FW_MEGATRON, FW_FSDP2};
+    const double fwd[2] = {58720256.0, 73400320.0}, bwd[2] = {75497472.0, 260046848.0};
+    for (int i = 0; i < 2; i++) {
+        t16.framework = t8.framework = (spec_framework)fws[i];
+        wl_build(&m, &t16, &w16);
+        wl_build(&m, &t8, &w8);
+        const wl_layer *b16 = find(&w16, WL_BLOCK), *b8 = find(&w8, WL_BLOCK);
+        ck_assert_double_eq_tol(b8->ew_fwd_bytes - b16->ew_fwd_bytes, fwd[i], 1);
+        ck_assert_double_eq_tol(b8->ew_bwd_bytes - b16->ew_bwd_bytes, bwd[i], 1);
+        ck_assert_int_eq(b8->gemm_dtype, KD_FP8);
+        ck_assert_int_eq(find(&w8, WL_HEAD)->gemm_dtype, KD_BF16);
+        ck_assert_double_eq(b16->fp8_rep_bwd_bytes, 0);
+    }
+    /* the row-parallel output gradients (proj, fc2: 2h wide) stay whole under sequence
+     * parallelism: torchao (the last built) 7 x 2h x T = 7 x 2048 x 2048 */
+    ck_assert_double_eq_tol(find(&w8, WL_BLOCK)->fp8_rep_bwd_bytes, 7 * 2048.0 * 2048, 1);
+}
+END_TEST
+
 static double model_flops_formula(double B, double s, double l, double h, double V)
 {
     return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
@@ -415,6 +450,7 @@ Suite *workload_suite(void)
     tcase_add_test(a, test_activations_korthikanti);
     tcase_add_test(a, test_activations_gpt3);
     tcase_add_test(a, test_logits_fused_linear_ce);
+    tcase_add_test(a, test_fp8_cast_bytes_one_block);
     suite_add_tcase(s, a);
     return s;
 }
