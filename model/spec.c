@@ -156,8 +156,8 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         return rc;
     static const char *const nk[] = {"gpus", "fabric", "pcie_bandwidth_GBps", "nics", "nic_bandwidth_Gbps",
                                      "host_memory_GiB", "cpu_adam_Gparams_per_s", "nvme_read_GBps",
-                                     "nvme_write_GBps", "nvme_capacity_GB", NULL};
-    double adam_G = SPEC_CPU_ADAM_DEFAULT / 1e9;
+                                     "nvme_write_GBps", "nvme_capacity_GB", "host_memory_bandwidth_GBps", NULL};
+    double adam_G = 0;
     if ((rc = jr_only_keys(r, node, "$.node", nk)) ||
         (rc = jr_int(r, node, "$.node", "gpus", 1, SPEC_MAX_GPUS_PER_NODE, 1, &c->gpus_per_node)) ||
         (rc = jr_pos(r, node, "$.node", "pcie_bandwidth_GBps", 1, &c->pcie_bw_Bps)) ||
@@ -167,7 +167,8 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         (rc = jr_pos(r, node, "$.node", "cpu_adam_Gparams_per_s", 0, &adam_G)) ||
         (rc = jr_pos(r, node, "$.node", "nvme_read_GBps", 0, &c->nvme_read_Bps)) ||
         (rc = jr_pos(r, node, "$.node", "nvme_write_GBps", 0, &c->nvme_write_Bps)) ||
-        (rc = jr_pos(r, node, "$.node", "nvme_capacity_GB", 0, &c->nvme_bytes)))
+        (rc = jr_pos(r, node, "$.node", "nvme_capacity_GB", 0, &c->nvme_bytes)) ||
+        (rc = jr_pos(r, node, "$.node", "host_memory_bandwidth_GBps", 0, &c->host_mem_bw_Bps)))
         return rc;
     if ((c->nvme_read_Bps > 0) != (c->nvme_write_Bps > 0) || (c->nvme_read_Bps > 0) != (c->nvme_bytes > 0))
         return jr_bad(r, "$.node.nvme_read_GBps", "nvme_read_GBps, nvme_write_GBps and nvme_capacity_GB together",
@@ -175,7 +176,11 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
     c->nvme_read_Bps *= 1e9;
     c->nvme_write_Bps *= 1e9;
     c->nvme_bytes *= 1e9;
-    c->cpu_adam_params_per_s = adam_G * 1e9;
+    c->host_mem_bw_Bps *= 1e9;
+    /* CPU Adam: the cluster's rate, else scaled by its host DRAM bandwidth, else the default (spec.h) */
+    c->cpu_adam_params_per_s = adam_G > 0 ? adam_G * 1e9
+                               : c->host_mem_bw_Bps > 0 ? SPEC_CPU_ADAM_REF_RATE * c->host_mem_bw_Bps / SPEC_CPU_ADAM_REF_BW
+                                                        : SPEC_CPU_ADAM_DEFAULT;
     c->pcie_bw_Bps *= 1e9;
     c->nic_bw_Bps *= 1e9 / 8.0;
     c->host_mem_bytes *= GiB;

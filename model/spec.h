@@ -59,6 +59,17 @@ typedef struct spec_innet {
  * [recall]: CPU-Adam updates 1e9 parameters in about 1.2 s on a DGX-2 host (2x Xeon 8168). */
 #define SPEC_CPU_ADAM_DEFAULT 0.8e9
 
+/* CPU Adam scaled by the host's DRAM bandwidth, where a cluster gives $.node.host_memory_bandwidth_GBps
+ * and no cpu_adam_Gparams_per_s (DeepSpeedCPUAdam streams fp32 master, grad, m, v in and master, m,
+ * v out, 28 B per parameter, a few flops each: bandwidth-bound [assumption: the rate scales with the
+ * host's peak DRAM bandwidth]). Reference: deepspeedai/DeepSpeed PR #735 (2021-02-08, R. Yazdani
+ * Aminabadi): DeepSpeed CPU-Adam "reduces the optimizer time from 56 seconds to 8.2 seconds" for an
+ * 11.6B-parameter GPT-2 = 1.41e9 parameters/s, on the ZeRO-Offload authors' DGX-2 host
+ * (2x Xeon Platinum 8168, ZeRO-Offload s6.1), 6 channels of DDR4-2666 per socket [Intel ark]:
+ * 2 x 6 x 2666e6 x 8 B = 255.9 GB/s peak. */
+#define SPEC_CPU_ADAM_REF_RATE (11.6e9 / 8.2)
+#define SPEC_CPU_ADAM_REF_BW (2 * 6 * 2666e6 * 8)
+
 typedef struct spec_cluster {
     char name[SPEC_NAME_MAX];
     char source[SPEC_SOURCE_MAX];
@@ -70,6 +81,7 @@ typedef struct spec_cluster {
     double nic_bw_Bps;        /* one NIC, one direction, B/s                             */
     double host_mem_bytes;    /* host DRAM per node, bytes (0 = not given)               */
     double cpu_adam_params_per_s; /* host CPU Adam throughput per node, parameters/s      */
+    double host_mem_bw_Bps;   /* host DRAM peak bandwidth per node, B/s (0 = not given)  */
     /* local NVMe of a node (ZeRO-Infinity offload; 0 = none given): sustained sequential
      * throughput of all its drives together, as DeepSpeed's async I/O reaches it, B/s, and
      * their capacity, B                                                                    */

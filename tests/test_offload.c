@@ -412,6 +412,24 @@ START_TEST(test_spec_innet)
 }
 END_TEST
 
+/* CPU Adam from the host's DRAM bandwidth (spec.h): the DGX-2 reference rate 11.6e9 / 8.2 s =
+ * 1.4146e9 parameters/s at 2 x 6 x 2666e6 x 8 B = 255.936 GB/s; a host with twice that bandwidth
+ * (511.872 GB/s) gets twice the rate, 2.8293e9/s; a given cpu_adam_Gparams_per_s wins over it. */
+START_TEST(test_spec_host_bw_adam)
+{
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(parse(", \"host_memory_bandwidth_GBps\": 511.872", "", &c, &err) == 0, "%s", err.text);
+    ck_assert_double_eq_tol(c.host_mem_bw_Bps, 511.872e9, 1);
+    ck_assert_double_eq_tol(c.cpu_adam_params_per_s, 2 * 11.6e9 / 8.2, 1e3);
+    ck_assert_msg(parse(", \"host_memory_bandwidth_GBps\": 511.872, \"cpu_adam_Gparams_per_s\": 3", "", &c, &err) == 0,
+                  "%s", err.text);
+    ck_assert_double_eq(c.cpu_adam_params_per_s, 3e9);
+    ck_assert_int_eq(parse(", \"host_memory_bandwidth_GBps\": -1", "", &c, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.node.host_memory_bandwidth_GBps");
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -426,6 +444,7 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_luwu_no_interference);
     tcase_add_test(tc, test_memory);
     tcase_add_test(tc, test_spec_innet);
+    tcase_add_test(tc, test_spec_host_bw_adam);
     suite_add_tcase(s, tc);
     return s;
 }
