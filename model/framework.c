@@ -304,10 +304,17 @@ static int runs(spec_framework f, spec_layout_kind k)
     const layout_kind_row *r = layout_kind_row_of(k);
     return f == FW_IDEAL || (r && (r->frameworks & LR_FW(f)));
 }
-static const char *const RUNS_TEXT[N_FRAMEWORKS] = {
-    "", "ddp, zero1, zero2, zero3, mics, zeropp, zero3-offload",
-    "ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2",
-    "ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2, raf", "ddp, zero1 (distributed optimizer), tp, megatron"};
+/* "ddp, zero3, ...": the kinds framework f runs, in the grammar's order, from the rows (a new
+ * kind's row is the only place that says which frameworks run it). */
+static void runs_text(spec_framework f, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = 0;
+    const char *name;
+    for (int k = 0; (name = spec_layout_kind_name((spec_layout_kind)k)) != NULL && n < len; k++)
+        if (runs(f, (spec_layout_kind)k))
+            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", name);
+}
 
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 {
@@ -315,7 +322,8 @@ int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
         const layout_kind_row *r = row_of(l);
         return r->fw_check ? r->fw_check(l, f, err) : 0;
     }
-    char name[64];
+    char name[64], kinds[160];
+    runs_text(f, kinds, sizeof kinds);
     return sc_err_set(err, SC_EINPUT, "--framework", "", "%s does not run layout %s (it runs %s)",
-                      spec_framework_str(f), spec_layout_str(l, name, sizeof name), RUNS_TEXT[f]);
+                      spec_framework_str(f), spec_layout_str(l, name, sizeof name), kinds);
 }

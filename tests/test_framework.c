@@ -711,8 +711,14 @@ START_TEST(test_fw_check)
     sc_err err;
     spec_layout l = lay("mics:p=8");
     ck_assert_int_eq(fw_check(FW_FSDP, &l, &err), SC_EINPUT);
-    ck_assert_str_eq(err.text, "fsdp does not run layout mics:p=8 (it runs ddp, zero3 (FULL_SHARD), hsdp "
-                               "(HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2)");
+    /* the list comes from the rows' frameworks, in the grammar's order */
+    ck_assert_str_eq(err.text, "fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, shard_grad_op, "
+                               "hybrid_shard_zero2)");
+    l = lay("luwu");
+    ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2 does not run layout luwu (it runs ddp, zero3, hsdp, shard_grad_op, "
+                               "hybrid_shard_zero2, raf)");
+    l = lay("mics:p=8");
     ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), 0);
     l = lay("zero3");
     ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), SC_EINPUT);

@@ -674,7 +674,7 @@ expect framework-ideal-mics 0 "mics:p=8                 5.219" -- "$BIN" predict
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
-expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3 (FULL_SHARD), hsdp (HYBRID_SHARD), shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
+expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
 expect framework-ds-zero2-p 2 "zero2:p=8: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zero2:p=8 --framework deepspeed
 expect layout-zeropp-canon 0 "zeropp:qwz=1,qgz=1" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zeropp:qgz=1,qwz=1 --engine model
 expect memory-shard-grad-op 0 "shard_grad_op              0.37     0.37     2.24     1.52    24.15" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 8 --layout shard_grad_op
