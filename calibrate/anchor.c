@@ -234,7 +234,7 @@ static int fit_loop(actx *a, cal_anchor_report *rep, int *st, double *sd, sc_err
              * for less time than any efficiency gives, so it is past the upper bound, not the
              * lower (held at the lower, an emulated 2-node anchor predicted its steps 2.6-3.8x
              * too slow: docs/CALIBRATE.md) */
-            int past_hi = a->v[p] > hi || (inverse(p) && !(a->v[p] > 0));
+            int past_hi = a->v[p] > hi || (inverse(p) && a->v[p] <= 0); /* NaN: not past, undetermined */
             if (past_hi || a->v[p] < lo) { /* ran past its range (a flat Jacobian out there too) */
                 st[p] = COST_ANCHOR_BOUND, a->v[p] = past_hi ? hi : lo;
                 hold(a, j, 0), again = 1;
@@ -367,8 +367,8 @@ int cal_anchor_unreproduced(const cal_anchor_report *rep, const cal_anchor_run *
          * fitted, s_rel is the unexplained residual itself */
         double fit_scale = rep->n_free > 0 && rep->dof > 0 ? rep->s_rel : 0;
         double a = runs[i].spread_rel > 0 ? 2 * runs[i].spread_rel : fit_scale > 0 ? 2 * fit_scale : 1e-6;
-        double over = fabs(rep->resid[i]) - a;
-        if (over > excess)
+        double over = isfinite(rep->resid[i]) ? fabs(rep->resid[i]) - a : INFINITY; /* NaN: not reproduced */
+        if (over > excess || (worst < 0 && over == INFINITY))
             worst = i, excess = over, *allowed = a;
     }
     return worst;
