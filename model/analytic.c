@@ -764,6 +764,18 @@ static int sink_lag(const an_timed *t, const state *s, const snap *a, const snap
     return -1;
 }
 
+/* Under the overlap slowdown (slow_dyn) a sinking stream's micro-steps repeat only once every
+ * compute item runs fully slowed: its wall time min(w + a sl/(1+sl), w(1+sl)) stops depending on
+ * the lag a. Sufficient: at the measured micro-step's start (snapshot a) the sinking stream already
+ * ended at least one micro-step (lambda) past the compute. Each item i then sees a_i >= its own
+ * wall time, and a >= w + a sl/(1+sl) forces a >= w(1+sl), the saturated case; the stream sinks
+ * further each micro-step (m > lambda), so every later one stays saturated. */
+static int sink_saturated(const snap *a, int q, int D, double lambda)
+{
+    const int iv = q ? D + q : 0;
+    return a->v[iv] - a->v[1] >= lambda * (1 + 1e-12);
+}
+
 /* After jump() moved everything by J lambda: sink q (and its tiers) by J m instead. */
 static void sink_advance(state *s, int q, unsigned qt, double J, double lambda, double m)
 {
@@ -966,7 +978,10 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
         } else if (!gathers && !(t->slow_dyn > 0)) {
             mcap = decoupled(w->mprev, w->mcur, mwork, &lambda, &lambda_comm);
         }
-        if (!mcap && !(t->slow_dyn > 0) && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0) {
+        if (!mcap && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0 && t->slow_dyn > 0 &&
+            !sink_saturated(w->mprev, sq, D, lambda))
+            sq = -1;
+        if (sq >= 0) {
             lambda_comm = lambda;
             mcap = LONG_MAX;
         }
