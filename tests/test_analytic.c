@@ -1105,6 +1105,16 @@ static void close_to(double a, double b, double tol, const char *what, const cha
     ck_assert_msg(fabs(a - b) <= tol, "%s: %s jump %.17g vs full %.17g", cfg, what, a, b);
 }
 
+/* The jumping run a against the walk b: step, compute and every exposed collective within tol
+ * (each test adds the fields its graphs track exactly, e.g. optimizer and idle time). */
+static void close_result(const an_result *a, const an_result *b, double tol, const char *cfg)
+{
+    close_to(a->step_s, b->step_s, tol, "step_s", cfg);
+    close_to(a->compute_s, b->compute_s, tol, "compute_s", cfg);
+    for (int i = 0; i < N_COLLS; i++)
+        close_to(a->exposed_s[i], b->exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+}
+
 START_TEST(test_jumps_exact)
 {
     /* an_run (jumping over runs of identical copies and micro-steps) against an_run_full (copy
@@ -1149,12 +1159,9 @@ START_TEST(test_jumps_exact)
                         snprintf(cfg, sizeof cfg, "%s%s nodes %d ga %d pf %d", LAYOUTS8[li], fast ? " fastnic" : "",
                                  NODES[ni], GA[gi], PF[pi]);
                         double tol = REL * b.step_s;
-                        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-                        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                        close_result(&a, &b, tol, cfg);
                         close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
                         close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
-                        for (int i = 0; i < N_COLLS; i++)
-                            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
                         n++;
                     }
     }
@@ -1203,11 +1210,8 @@ START_TEST(test_jumps_exact_tiny)
                         snprintf(cfg, sizeof cfg, "tiny40 %s%s nodes %d ga %d pf %d", L[li], fast ? " fast" : "", nodes,
                                  ga, pf);
                         double tol = REL * b.step_s;
-                        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-                        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                        close_result(&a, &b, tol, cfg);
                         close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
-                        for (int i = 0; i < N_COLLS; i++)
-                            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
                         n++;
                     }
     }
@@ -1282,11 +1286,8 @@ START_TEST(test_jumps_random)
         snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
                  t.n_items);
         double tol = REL * b.step_s;
-        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        close_result(&a, &b, tol, cfg);
         close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
-        for (int i = 0; i < N_COLLS; i++)
-            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
         n++;
     }
     gsl_rng_free(rng);
@@ -1326,10 +1327,7 @@ START_TEST(test_jumps_random_slowdown)
         snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
                  t.n_items);
         double tol = REL * b.step_s;
-        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
-        for (int i = 0; i < N_COLLS; i++)
-            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        close_result(&a, &b, tol, cfg);
         ck_assert_msg(a.step_s >= z.step_s * (1 - 1e-12), "%s: faster with interference", cfg);
         slower += a.step_s > z.step_s * (1 + 1e-9);
         n++;
@@ -1464,8 +1462,7 @@ START_TEST(test_jumps_sink_slowdown)
                 /* one multiplication against up to 1000 additions of the same period: rounding
                  * alone reaches 1.3e-12 of the step at ga 1000 (fsdp2 hsdp:p=2), so 1e-11 here */
                 double tol = 1e-11 * b.step_s;
-                close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-                close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                close_result(&a, &b, tol, cfg);
                 close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
             }
 }
@@ -1513,12 +1510,9 @@ START_TEST(test_jumps_sink_stream)
                             snprintf(cfg, sizeof cfg, "%s %s %s %s nodes %d ga %d", CL[ci], MD[mi],
                                      fw ? "fsdp2" : "fsdp", L[li], NODES[ni], GA[gi]);
                             double tol = REL * b.step_s;
-                            close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-                            close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                            close_result(&a, &b, tol, cfg);
                             close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
                             close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
-                            for (int i = 0; i < N_COLLS; i++)
-                                close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
                             n++;
                         }
         }
@@ -1565,11 +1559,8 @@ START_TEST(test_jumps_random_streams)
         snprintf(cfg, sizeof cfg, "random 3-stream graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum,
                  t.prefetch, t.n_items);
         double tol = REL * b.step_s;
-        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+        close_result(&a, &b, tol, cfg);
         close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
-        for (int i = 0; i < N_COLLS; i++)
-            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
         n++;
     }
     gsl_rng_free(rng);
@@ -1631,11 +1622,8 @@ START_TEST(test_jumps_prefetch_var)
                                 snprintf(cfg, sizeof cfg, "%s %s bp %d lag %d %s nodes %d ga %d", CL[ci],
                                          fw ? "fsdp2" : "fsdp", bp, lag, L[li], nodes, GA[gi]);
                                 double tol = REL * b.step_s;
-                                close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-                                close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
+                                close_result(&a, &b, tol, cfg);
                                 close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
-                                for (int i = 0; i < N_COLLS; i++)
-                                    close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
                                 n++;
                             }
     }
@@ -1663,10 +1651,7 @@ START_TEST(test_jumps_prefetch_var)
         char cfg[96];
         snprintf(cfg, sizeof cfg, "random var graph %d (ga %d, prefetch %d)", it, t.grad_accum, t.prefetch);
         double tol = REL * b.step_s;
-        close_to(a.step_s, b.step_s, tol, "step_s", cfg);
-        close_to(a.compute_s, b.compute_s, tol, "compute_s", cfg);
-        for (int i = 0; i < N_COLLS; i++)
-            close_to(a.exposed_s[i], b.exposed_s[i], tol, layout_coll_name((cost_coll)i), cfg);
+        close_result(&a, &b, tol, cfg);
         nr++;
     }
     gsl_rng_free(rng);
