@@ -18,6 +18,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 EMU="$ROOT/calibrate/emulate"
+. "$EMU/mpiargs.sh"
 TOL=0.10
 OUT=out/emulate-anchor
 LAYERS=2
@@ -73,21 +74,7 @@ H2=$(echo "$H4" | cut -d, -f1-2)
 H2B=$(echo "$H4" | cut -d, -f3-4)
 say "cluster: $SCEMU_NODES nodes at $SCEMU_HOSTS, htb $SCEMU_RATE; $(nproc) cores shared by all ranks"
 
-# the mpirun options of run.sh (why each: calibrate/emulate/README.md)
-mpi() {
-    echo --mpi-arg --host --mpi-arg "$1" \
-        --mpi-arg --mca --mpi-arg plm_rsh_agent --mpi-arg "$SCEMU_AGENT" \
-        --mpi-arg --mca --mpi-arg plm_rsh_no_tree_spawn --mpi-arg 1 \
-        --mpi-arg --mca --mpi-arg oob_tcp_if_include --mpi-arg "$SCEMU_SUBNET" \
-        --mpi-arg --mca --mpi-arg btl_tcp_if_include --mpi-arg "$SCEMU_SUBNET" \
-        --mpi-arg --mca --mpi-arg btl --mpi-arg tcp,self,vader \
-        --mpi-arg --bind-to --mpi-arg none \
-        --mpi-arg --mca --mpi-arg mpi_yield_when_idle --mpi-arg 1 \
-        --mpi-arg --mca --mpi-arg btl_tcp_links --mpi-arg 2 \
-        --mpi-arg --mca --mpi-arg coll_tuned_use_dynamic_rules --mpi-arg 1 \
-        --mpi-arg --mca --mpi-arg coll_tuned_allgather_algorithm --mpi-arg 4 \
-        --mpi-arg --mca --mpi-arg coll_tuned_allreduce_algorithm --mpi-arg 4
-}
+mpi() { scemu_mpi_args "$1"; } # the mpirun options every emulated run passes (mpiargs.sh)
 STEP="--step zero3,mics:p=2 --layers $LAYERS --hidden $HIDDEN --seq $SEQ --steps 5"
 M2="$OUT/m2.json"
 M4="$OUT/m4.json"

@@ -18,6 +18,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 EMU="$ROOT/calibrate/emulate"
+. "$EMU/mpiargs.sh"
 
 STRICT=""
 TOL=0.15
@@ -107,19 +108,8 @@ for h in $(echo "$SCEMU_HOSTS" | tr ',' ' '); do HOSTS="$HOSTS${HOSTS:+,}$h:2"; 
 M="$OUT/measurements.json"
 CAL="$OUT/calibration.json"
 rm -f "$M" "$CAL"
-set -- \
-    --mpi-arg --host --mpi-arg "$HOSTS" \
-    --mpi-arg --mca --mpi-arg plm_rsh_agent --mpi-arg "$SCEMU_AGENT" \
-    --mpi-arg --mca --mpi-arg plm_rsh_no_tree_spawn --mpi-arg 1 \
-    --mpi-arg --mca --mpi-arg oob_tcp_if_include --mpi-arg "$SCEMU_SUBNET" \
-    --mpi-arg --mca --mpi-arg btl_tcp_if_include --mpi-arg "$SCEMU_SUBNET" \
-    --mpi-arg --mca --mpi-arg btl --mpi-arg tcp,self,vader \
-    --mpi-arg --bind-to --mpi-arg none \
-    --mpi-arg --mca --mpi-arg mpi_yield_when_idle --mpi-arg 1 \
-    --mpi-arg --mca --mpi-arg btl_tcp_links --mpi-arg 2 \
-    --mpi-arg --mca --mpi-arg coll_tuned_use_dynamic_rules --mpi-arg 1 \
-    --mpi-arg --mca --mpi-arg coll_tuned_allgather_algorithm --mpi-arg 4 \
-    --mpi-arg --mca --mpi-arg coll_tuned_allreduce_algorithm --mpi-arg 4
+# shellcheck disable=SC2046
+set -- $(scemu_mpi_args "$HOSTS")
 say "measuring: 4 ranks (2 nodes x 2) on $(nproc) cores; collectives 4K..$MAXB, GEMMs, zero3 and mics:p=2 steps ($LAYERS layers, hidden $HIDDEN, seq $SEQ)"
 # in the background, so that a signal reaches the trap at once (sh runs traps only between commands)
 # shellcheck disable=SC2086
