@@ -122,7 +122,7 @@ expect bad-p-divide 2 "expected a group size dividing the 16 GPUs" -- \
     "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout mics:p=32
 expect bad-nodes 2 "--nodes: expected an integer from 1 to 1000000, got \"0\"" -- \
     "$BIN" memory --cluster p4d.24xlarge --nodes 0 --model gpt2-1.5b
-expect bad-nodes-max 2 "--nodes: expected at most 1 nodes of h100-workstation, got 2" -- \
+expect bad-nodes-max 2 "--nodes: expected at most 1 node of h100-workstation, got 2" -- \
     "$BIN" memory --cluster h100-workstation --nodes 2 --model gpt2-1.5b
 expect missing-cluster 2 "--cluster: required" -- "$BIN" memory --nodes 2 --model gpt2-1.5b
 
@@ -169,14 +169,14 @@ expect plan-luwu 0 "luwu" -- "$BIN" plan --scenario luwu-175b-100g
 expect plan-basic 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --grad-accum 4
 # gpt3-175b on one p4d node fits only with ZeRO-Infinity (issue 18): parameters and Adam states on
 # the node's 8 TB of NVMe, 18 B x 174.6e9 = 3.14 TB (before it: no layout fitted)
-expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme on 1 nodes" -- \
+expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme on 1 node" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --confirm 1
 # llama3.1-405b on one p4d node: nothing fits. The closest, zero3-offload:param=cpu (nothing of
 # the states on the GPU): activations 126 blocks x 256 MiB checkpoints + one block's 4192 MiB +
 # fp32 logits 128256 x 8192 x 4 B and the head's input = 39.76 GiB; gathered 2 x 2 B x 3.1877e9
 # (a block and its prefetch) + 2 B x 3.1877e9 (its gradient) = 17.81 GiB; reserve 2: 59.57 GiB,
 # 23.6 over the 36 GiB left after 4 GiB headroom
-expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 nodes (micro-batch 1), needs 59.6 GiB per GPU, short by 23.6 GiB" -- \
+expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 node (micro-batch 1), needs 59.6 GiB per GPU, short by 23.6 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 # ---- ZeRO-Infinity (issue 18): zero3-offload:param=..,opt=.. on the LuWu testbeds ---------------
