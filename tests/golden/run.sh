@@ -1144,6 +1144,10 @@ expect raf-ideal 0 "raf:p=8                  1.505      21.26" -- "$BIN" predict
 expect raf-as-zeropp 0 "zeropp:hpz=8             1.505      21.26" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout zeropp:hpz=8 --framework ideal
 expect raf-fsdp2 0 "raf:p=8" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=8 --framework fsdp2 --engine sim
 expect raf-fsdp1-refused 2 "--framework: fsdp does not run layout raf:p=8" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=8 --framework fsdp
+# plan searches raf: every valid group size under FSDP2 (before: "no layout of those asked for is
+# valid", the kind had no candidates); p = 8 and 4 tie on the step (the shards are gathered within a
+# node either way), the smaller memory of p = 8 does not enter the throughput objective
+expect plan-raf-fsdp2 0 " * raf:p=8                  4     1         1     1.592      20.10" -- "$BIN" plan --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layouts raf --framework fsdp2 --confirm 0
 expect raf-p-world 2 "layout: raf:p=32: expected a group size p dividing the 32 GPUs, 1 < p < 32 (reshard_after_forward=1 is shard_grad_op, =32 zero3), got 32" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=32 --framework fsdp2
 expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.52     1.76     2.00    11.26" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
 expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --help
