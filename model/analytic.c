@@ -454,6 +454,10 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
             if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
                 t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
+            /* DeepSpeed's per-tensor gradient checks before the step (fw_ds_step_checks): the
+             * GPU idle for each round trip, their casts and reductions at HBM speed */
+            t->b_dur[i] += g->sched.step_syncs * (2 * cal->kern.launch_s + FW_DS_SYNC_S) +
+                           g->sched.step_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         } else {
             double lat, share_w;
             int tier;
