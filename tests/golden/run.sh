@@ -571,6 +571,16 @@ bad_case accuracy-bad-ran-missing 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "d
 # length, and pick/best per compare group (fix-alpha's group and fix-beta's: see the fixtures' notes)
 expect accuracy-field 0 "bias by framework and by stack (macro: each source one vote)" -- "$BIN" accuracy "$V" --engine model
 expect accuracy-seqlen 0 "<= 2k " -- "$BIN" accuracy "$V" --engine model
+# stack27d: the torch.compile gain where one source measured the same job eager and compiled
+# (torchtitan's 8-GPU FSDP rows: 6667 / 5762 - 1 = +15.7 %), and --check's guard: with the compiled
+# row's measurement set to the eager one's (gain 0) the predicted gain is > 5 points off: exit 1
+rm -rf "$TMP/vc"; mkdir -p "$TMP/vc/clusters" "$TMP/vc/models" "$TMP/vc/torchtitan-perf-docs"
+cp validation/clusters/grand-teton-h100-96gb.json "$TMP/vc/clusters/"; cp validation/models/nemo-llama3-8b.json "$TMP/vc/models/"
+cp validation/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-8gpu.json validation/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-compile-8gpu.json "$TMP/vc/torchtitan-perf-docs/"
+expect accuracy-compile 0 "titan-gt-h100-llama3-fsdp-8gpu                  +15.7" -- "$BIN" accuracy "$TMP/vc" --engine model
+sed -i 's/"value": 6667.0/"value": 5762.0/' "$TMP/vc/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-compile-8gpu.json"
+"$BIN" accuracy "$TMP/vc" --engine model --write-figures "$TMP/vc-fig.json" >/dev/null 2>&1
+expect accuracy-compile-guard 1 "torch.compile gain of titan-gt-h100-llama3-fsdp-compile-8gpu over titan-gt-h100-llama3-fsdp-8gpu predicted" -- "$BIN" accuracy "$TMP/vc" --engine model --check "$TMP/vc-fig.json"
 expect accuracy-pickbest 0 "pick/best per source" -- "$BIN" accuracy "$V" --engine model
 if grep -q '"pick_best": ' "$TMP/acc.json" && grep -q '"by_framework": ' "$TMP/acc.json" && grep -q '"bias_macro_pct": ' "$TMP/acc.json"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-json-field"; fail=$((fail + 1)); fi
