@@ -99,7 +99,10 @@ static void fetch_add(double n, double thr, double *sizes, int *k)
 /* The linear layers' weights are the block's partitioned parameters: q, k, v as separate
  * nn.Linear modules (BERT, LLaMA, OPT in Hugging Face; a fused qkv GEMM here), o, the MLP's
  * (gate and up separate under SwiGLU); norms (2h) and biases (<= f) stay below 1e5 elements at
- * every shape shardcast ships (h, f < 1e5). */
+ * every shape shardcast ships (h, f < 1e5). Megatron-DeepSpeed (training.ds_mpu) builds q, k
+ * and v as one ColumnParallelLinear, query_key_value: one fetch (deepspeedai/Megatron-DeepSpeed
+ * @f4157bea megatron/model/transformer.py L580; dense L632, dense_h_to_4h L117, dense_4h_to_h
+ * L151: four fetches per block). */
 int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *sizes)
 {
     const double thr = t->persist_threshold > 0 ? t->persist_threshold : FW_DS_PERSIST;
@@ -120,7 +123,9 @@ int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *s
     }
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *g = &L->gemm[i];
-        if (!strcmp(g->name, "qkv")) {
+        if (!strcmp(g->name, "qkv") && t->ds_mpu > 0) {
+            fetch_add(h * h + 2 * h * kv, thr, sizes, &k);
+        } else if (!strcmp(g->name, "qkv")) {
             fetch_add(h * h, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);

@@ -666,6 +666,15 @@ START_TEST(test_ds_mpu_one_stream)
         build(&x, cases[i].l, 2, &g);
         ck_assert_msg(bwd_reduce_stream(&g) == cases[i].on, "%s on", cases[i].l);
     }
+    /* Megatron's query_key_value is one Linear: the tiny block's fetches q, k, v, o, fc1, fc2
+     * (6) become qkv, o, fc1, fc2 (4); its hooks stay 6 (4 linear GEMMs + 2 norms) */
+    x.t.ds_mpu = 1;
+    build(&x, "zero3", 2, &g);
+    for (int i = 0; i < g.last.n_items; i++)
+        if (x.w.layer[g.last.item[i].layer].kind == WL_BLOCK) {
+            ck_assert_int_eq(g.last.item[i].gather[0].chunks, 4);
+            ck_assert_int_eq(g.last.item[i].hooks, 6);
+        }
     static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge"};
     for (int ci = 0; ci < 2; ci++) {
         char path[128];
