@@ -49,7 +49,7 @@ def layouts(g, nodes, luwu):
     n = g * nodes
     out = ["ddp", "zero1", "zero2", "zero3", "shard_grad_op", "zeropp", "zeropp:qwz=1,qgz=1",
            "zero3-offload", "zero3-offload:param=cpu", "zero3-offload:opt=nvme", "zero3:cp=2"]
-    for p in sorted({g // 2, g, 2 * g}):
+    for p in sorted({g // 2, g, 2 * g, 4 * g}):
         if 2 <= p <= n and n % p == 0:
             out += ["mics:p=%d" % p, "hsdp:p=%d" % p, "raf:p=%d" % p, "hybrid_shard_zero2:p=%d" % p]
             if p > g:
@@ -114,7 +114,7 @@ def point(args):
     for l in lays:
         if l in s and l in a:
             ss, aa = s[l]["step_s"], a[l]["step_s"]
-            rows.append((calib, fw, model, nodes, l, ss, aa, (aa - ss) / ss))
+            rows.append((calib, fw, model, nodes, l, ss, aa, (aa - ss) / ss, s[l], a[l]))
     return rows, [(calib, fw, model, nodes, l, e) for l, e in refused]
 
 
@@ -157,6 +157,22 @@ def summary(rows, top):
             100 * r[7], r[0], r[1], r[2], r[3], r[4], r[5], r[6]))
 
 
+BREAKDOWN = ["step_s", "compute_s", "exposed_allgather_s", "exposed_reducescatter_s", "exposed_allreduce_s",
+             "optimizer_s", "idle_s"]
+
+
+def explain(rows):
+    """Both engines' breakdowns of every pair over 3 %: where they price the step differently."""
+    over = sorted([r for r in rows if abs(r[7]) > 0.03], key=lambda r: -abs(r[7]))
+    if not over:
+        return
+    print("breakdowns of the pairs over 3 %% (s; sim / model): %s" % " ".join(b[:-2] for b in BREAKDOWN))
+    for r in over:
+        print("  %s %s %s@%d %s:" % (r[0], r[1], r[4], r[3], r[2]))
+        for name, p in (("sim", r[8]), ("model", r[9])):
+            print("    %-5s %s" % (name, " ".join("%9.4f" % p.get(b, 0.0) for b in BREAKDOWN)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="one model (gpt3-1.3b)")
@@ -180,11 +196,12 @@ def main():
         with open(tmp, "w") as f:
             f.write("calibration,framework,model,nodes,layout,sim_step_s,model_step_s,gap\n")
             for r in rows:
-                f.write("%s,%s,%s,%d,\"%s\",%.9g,%.9g,%.6f\n" % r)
+                f.write("%s,%s,%s,%d,\"%s\",%.9g,%.9g,%.6f\n" % r[:8])
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, o.csv)
     summary(rows, o.top)
+    explain(rows)
     kinds = {}
     for r in refused:
         kinds.setdefault(r[5], 0)
