@@ -233,7 +233,7 @@ int an_training_same(const spec_training *a, const spec_training *b)
            SAME(ga_from_batch) && SAME(reduce_dtype) && SAME(opt_impl) && SAME(norm_fp32) && SAME(rope_fp32) &&
            SAME(repeat_kv) && SAME(loss_fp32) && SAME(swiglu_unfused) && SAME(gelu_unfused) && SAME(mask_unfused) &&
            SAME(autocast) && SAME(tp_comm_overlap) && SAME(overlap_param_gather) && SAME(fused_linear_ce) &&
-           SAME(framework_version) && SAME(reduce_scatter) && SAME(persist_threshold);
+           SAME(framework_version) && SAME(reduce_scatter) && SAME(persist_threshold) && SAME(ds_mpu);
 }
 
 int an_model_same(const spec_model *a, const spec_model *b)
@@ -463,6 +463,10 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
             if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
                 t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
+            /* DeepSpeed's per-tensor gradient checks before the step (fw_ds_step_checks): the
+             * GPU idle for each round trip, their casts and reductions at HBM speed */
+            t->b_dur[i] += g->sched.step_syncs * (2 * cal->kern.launch_s + FW_DS_SYNC_S) +
+                           g->sched.step_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         } else {
             double lat, share_w;
             int tier;
