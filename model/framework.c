@@ -82,6 +82,8 @@ int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *s
     return k;
 }
 
+static int ds_one_group(const spec_training *t, const spec_layout *l);
+
 const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n)
 {
     buf[0] = 0;
@@ -106,7 +108,9 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
                                      : "ZeRO-1/2",
              f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
              f.allgather_bucket_bytes / e, f.prefetch,
-             f.owner_reduce ? ", gradients reduced to owners" : "");
+             f.owner_reduce ? ", gradients reduced to owners"
+             : ds_one_group(t, l) ? ", gathers and reductions on one process group (mpu)"
+                                  : "");
     return buf;
 }
 
@@ -252,6 +256,30 @@ static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
         f->grad_allreduce = 1;
 }
 
+/* Whether DeepSpeed ZeRO-3's parameter all-gathers and gradient reduce-scatters run on one
+ * process group, and so in issue order on one CUDA stream: PyTorch's ProcessGroupNCCL launches
+ * every collective of a group on that group's own NCCL stream, one per device, whatever stream
+ * the caller is on (pytorch/pytorch@0007e752d518810f0f8942a830dbbbfc69f34577
+ * torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp: ncclStreams_, "The CUDA streams used by NCCL
+ * kernels", keyed by the devices; the class comment: each call on a stream other than the
+ * caller's). DeepSpeed's __allgather_stream and reduce_and_partition_stream only order the
+ * copies around them. Which groups: the all-gathers use zero.Init's data_parallel_group, else the
+ * world group (deepspeedai/DeepSpeed v0.10.0 partition_parameters.py L805-808, L961; v0.6.2
+ * L675-678, L797); the reduce-scatters the engine's data-parallel group (stage3.py L206, L1195
+ * at v0.10.0; L350, L1561 at v0.6.2), which is the mpu's when one is given and otherwise a clone
+ * of the world group, a second communicator (utils/groups.py L353-360 at v0.10.0). Megatron-
+ * DeepSpeed passes the mpu's group to both (deepspeedai/Megatron-DeepSpeed@4efb479d pretrain_gpt.py
+ * L46, megatron/training.py L542 with --no-pipeline-parallel, which its ZeRO-3 recipes set:
+ * examples_deepspeed/azure/run-175b.sh L103): training.ds_mpu. ZeRO++'s qgZ all-to-alls and hpZ's
+ * secondary gathers use groups of their own, so only zeropp without both shares it. (zero3-offload's
+ * graph, layout_offload.c, keeps every collective on one stream already.) */
+static int ds_one_group(const spec_training *t, const spec_layout *l)
+{
+    if (t->ds_mpu <= 0 || fw_ds_before(t, FW_DS_OVERLAP))
+        return 0;
+    return l->kind == LAYOUT_ZERO3 || (l->kind == LAYOUT_ZEROPP && !l->qgz && l->p <= 1);
+}
+
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *f)
 {
     memset(f, 0, sizeof *f);
@@ -276,6 +304,8 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->submodule = 1;
         f->allgather_bucket_bytes = t->allgather_bucket_bytes > 0 ? t->allgather_bucket_bytes : 5e8 * w->elem_bytes;
         ds_era(t, l, f);
+        if (ds_one_group(t, l))
+            f->reduce_stream = f->gather_stream;
         break;
     case FW_FSDP:
     case FW_FSDP2:

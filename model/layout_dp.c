@@ -389,6 +389,13 @@ static int hsdp_zero2_cands(const layout_cand_in *in, int p, spec_layout *out, i
     return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1}) : n;
 }
 
+/* FSDP2's reshard_after_forward=p: every valid group size p (partition_ok), as hsdp's. */
+static int raf_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_RAF, .p = p, .hier = 1}) : n;
+}
+
 /* ZeRO++: without hpZ (quantized collectives only), and hpZ inside a node with and without them. */
 static int zeropp_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
 {
@@ -522,10 +529,10 @@ const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};
 /* FSDP2's reshard_after_forward=p: zeropp's hpZ memory (the post-forward shards of every layer
- * are held from its forward to its backward: at the backward's start, all of them). No plan
- * candidates: plan's families stay as they were. */
+ * are held from its forward to its backward: at the backward's start, all of them). plan's
+ * candidates: every valid group size (`--layouts raf`, or all under --framework fsdp2). */
 const layout_kind_row layout_row_raf = {.check = raf_check, .build = dp_build, .shard = dp_shard,
-                                        .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
+                                        .candidates = raf_cands, .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
                                         .gathers_params = 1, .mem_states = zeropp_memory};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                                .candidates = hsdp_zero2_cands, .explain = all_explain,
