@@ -46,7 +46,7 @@ static double model_tensors(const wl *w)
     return n;
 }
 
-/* DeepSpeed's fp16 ZeRO-1/2 step, before the optimizer, walks the gradients one tensor at a
+/* DeepSpeed's fp16 (and bf16: below) ZeRO-1/2 step, before the optimizer, walks the gradients one tensor at a
  * time twice (overflow check, then the norm for clipping), each tensor a cast, a reduction
  * and a host round trip (float() / .item()), so each waits for the GPU:
  *  - ZeRO-1 before v0.4.0 (stage1.py at v0.3.0 L616, L636 -> runtime/utils.py L91-124
@@ -61,7 +61,10 @@ static double model_tensors(const wl *w)
  *    element; get_grad_norm_direct (v0.3.0 L1250; 9caa74e5 L1506) g.double().norm(2).item(),
  *    2 + 8 + 8 = 18 B per element; tensors in a partition: T / n + 1 (one split at its edge).
  * The norm's loop left the host with v0.13.2 (61daaa1e), the overflow's with v0.13.3
- * (1c9e5ef2). Only fp16: bf16 ZeRO-1 runs another optimizer (bf16_optimizer.py, not read).
+ * (1c9e5ef2). bf16 runs stage_1_and_2.py as well (engine.py v0.11.1 L1151-1153: BF16_Optimizer,
+ * not read, only for ZeRO-1 with grad_accum_dtype fp32, which is not its default under ZeRO,
+ * get_data_types L873-877; no shardcast key says it): its step checked overflow for every dtype
+ * until v0.11.2 (244040c18, #4512: `if self.dtype == torch.float16`), the norm as fp16's.
  * Any 16-bit precision before v0.12.4: the updated parameters are all-gathered into a list of
  * per-rank shards (stage1.py v0.3.0 L696-700; stage2.py 9caa74e5 L1716-1748; utils.py
  * all_gather_dp_groups from 56c52238, v0.6.2), which torch's NCCL process group gathers into a
@@ -76,17 +79,21 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
     const double T = model_tensors(w), psi = w->params;
     if (fw_ds_before(t, FW_DS_BUCKET_AR))
         *bytes += 2 * w->elem_bytes * psi; /* the gathered list copied out */
-    if (t->precision != PREC_FP16 || !fw_ds_before(t, FW_DS_OVF_DEVICE))
-        return;
+    const int fp16 = t->precision == PREC_FP16, bf16 = t->precision == PREC_BF16;
+    const int ovf = fw_ds_before(t, fp16 ? FW_DS_OVF_DEVICE : FW_DS_BF16_NO_OVF);
     const int norm = fw_ds_before(t, FW_DS_NORM_DEVICE);
+    if (!(fp16 || bf16) || !(ovf || norm))
+        return;
     if (z1 && fw_ds_before(t, FW_DS_Z1_REFRESH)) {
+        if (!fp16) /* stage1.py: no bf16 */
+            return;
         *syncs = 2 * T;
         *bytes += (10 + 10 + 12) * psi;
         return;
     }
     const double part = l->p ? l->p : n; /* the optimizer's partition */
-    *syncs = (1 + norm) * (T / part + 1);
-    *bytes += (10 + 18 * norm) * psi / part;
+    *syncs = (ovf + norm) * (T / part + 1);
+    *bytes += (10 * ovf + 18 * norm) * psi / part;
 }
 
 /* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */

@@ -56,7 +56,7 @@ typedef struct fw_sched {
     double fetch_host_s;   /* host time per fetch while the GPU idles, beyond the hook (s)   */
     int owner_reduce;      /* DeepSpeed < 0.12.4 ZeRO-1/2: each bucket slice reduced to its
                               owner (dist.reduce), not all-reduced                             */
-    double step_syncs;     /* DeepSpeed fp16 ZeRO-1/2 < 0.13.3: host round trips before the
+    double step_syncs;     /* DeepSpeed 16-bit ZeRO-1/2 < 0.13.3: host round trips before the
                               optimizer, each after two kernel launches (fw_ds_step_checks;
                               set by the layout builder, which knows the ranks)               */
     double step_hbm_bytes; /* their casts' and reductions' HBM bytes per rank, and < 0.12.4
@@ -72,6 +72,8 @@ typedef struct fw_sched {
                                stage2.py's optimizer (partition_grads off); before, stage1.py  */
 #define FW_DS_NORM_DEVICE 1302 /* v0.13.2, 61daaa1e (#4974): ZeRO-1/2 gradient norm summed on
                                  the device, no .item() per gradient                          */
+#define FW_DS_BF16_NO_OVF 1102 /* v0.11.2, 244040c18 (#4512, "Don't check overflow for bf16
+                                 data type"): bf16 ZeRO-1/2 no longer walks the overflow loop  */
 #define FW_DS_OVF_DEVICE 1303  /* v0.13.3, 1c9e5ef2 (#5115): overflow counted on the device,
                                  no host sync per gradient                                    */
 /* One host round trip of a .item() / float() on a CUDA scalar beyond its kernels' launches, s:
@@ -88,7 +90,7 @@ typedef struct fw_sched {
 int fw_ds_before(const spec_training *t, int v);
 /* The per-step work of DeepSpeed's ZeRO-1/2 optimizer that later releases removed, on n ranks
  * (fw_ds_step_checks in framework.c: which loops and copies, with sources): fp16's per-tensor
- * gradient checks before v0.13.2/3, host round trips (each after two kernels: a cast and a
+ * gradient checks before v0.13.2/3 (bf16's before v0.11.2 / v0.13.2), host round trips (each after two kernels: a cast and a
  * reduction) into *syncs, and their HBM bytes plus, before v0.12.4, the copy out of the
  * list-output parameter all-gather into *bytes, per rank per step; zeros for any other
  * framework, release, layout or precision. */

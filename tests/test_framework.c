@@ -532,6 +532,22 @@ START_TEST(test_ds_step_checks)
     build(&x, "zero1", 2, &g);
     ck_assert(g.sched.step_syncs == 0);
     rel(g.sched.step_hbm_bytes, 4 * psi);
+    /* bf16 runs stage_1_and_2.py too (the engine picks BF16_Optimizer only for ZeRO-1 with
+     * grad_accum_dtype fp32, not its default under ZeRO): before v0.11.2 (244040c18, #4512) its
+     * step checked overflow for every dtype, so both loops: 2 (T/N + 1) round trips,
+     * 28 psi / N + the copy-out 4 psi; v0.11.2 - v0.13.1 the norm's loop alone: T/N + 1,
+     * 18 psi / N (+ 4 psi before v0.12.4); v0.13.2: none */
+    x.t.framework_version = 1101;
+    build(&x, "zero1", 2, &g);
+    rel(g.sched.step_syncs, 2 * (T / N + 1));
+    rel(g.sched.step_hbm_bytes, 28 * psi / N + 4 * psi);
+    x.t.framework_version = 1102;
+    build(&x, "zero2", 2, &g);
+    rel(g.sched.step_syncs, T / N + 1);
+    rel(g.sched.step_hbm_bytes, 18 * psi / N + 4 * psi);
+    x.t.framework_version = 1302;
+    build(&x, "zero2", 2, &g);
+    ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0);
     const int none[][2] = {{1303, PREC_FP16}, {0, PREC_FP16}};
     for (int i = 0; i < 2; i++) {
         x.t.framework_version = none[i][0];
