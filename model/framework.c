@@ -59,7 +59,8 @@ static double model_tensors(const wl *w)
  *    rank's own partition: has_overflow_partitioned_grads_serial (v0.3.0 L1521; 9caa74e5
  *    (0.5.7) L1798, step's check_overflow() defaults to it) float(x.float().sum()), 10 B per
  *    element; get_grad_norm_direct (v0.3.0 L1250; 9caa74e5 L1506) g.double().norm(2).item(),
- *    2 + 8 + 8 = 18 B per element; tensors in a partition: T / n + 1 (one split at its edge).
+ *    2 + 8 + 8 = 18 B per element; tensors in a partition: T / n + 1 (one split at its edge;
+ *    T on one rank, where the loops run as well).
  * The norm's loop left the host with v0.13.2 (61daaa1e), the overflow's with v0.13.3
  * (1c9e5ef2). bf16 runs stage_1_and_2.py as well (engine.py v0.11.1 L1151-1153: BF16_Optimizer,
  * not read, only for ZeRO-1 with grad_accum_dtype fp32, which is not its default under ZeRO,
@@ -74,10 +75,10 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
 {
     *syncs = *bytes = 0;
     const int z1 = l->kind == LAYOUT_ZERO1, z2 = l->kind == LAYOUT_ZERO2;
-    if (!(z1 || z2) || n < 2 || SPEC_PREC_IS_FP32(t->precision))
+    if (!(z1 || z2) || n < 1 || SPEC_PREC_IS_FP32(t->precision))
         return;
     const double T = model_tensors(w), psi = w->params;
-    if (fw_ds_before(t, FW_DS_BUCKET_AR))
+    if (n > 1 && fw_ds_before(t, FW_DS_BUCKET_AR)) /* one rank: no all-gather (layout_dp.c) */
         *bytes += 2 * w->elem_bytes * psi; /* the gathered list copied out */
     const int fp16 = t->precision == PREC_FP16, bf16 = t->precision == PREC_BF16;
     const int ovf = fw_ds_before(t, fp16 ? FW_DS_OVF_DEVICE : FW_DS_BF16_NO_OVF);
@@ -92,7 +93,7 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
         return;
     }
     const double part = l->p ? l->p : n; /* the optimizer's partition */
-    *syncs = (ovf + norm) * (T / part + 1);
+    *syncs = (ovf + norm) * (T / part + (part > 1)); /* the loops run on one rank too */
     *bytes += (10 * ovf + 18 * norm) * psi / part;
 }
 

@@ -559,6 +559,18 @@ START_TEST(test_ds_step_checks)
     x.t.precision = PREC_FP16;
     build(&x, "zero3", 2, &g);
     ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0);
+    /* one rank (ZeRO-2 on one GPU, as the ZeRO-Offload tutorial runs it): the step's loops
+     * do not depend on the ranks: the partition is the whole model, T tensors, no edge split:
+     * 2 T round trips, 28 psi bytes at v0.5.7; no list all-gather (the builder issues none on
+     * one rank), so no copy-out */
+    x.c.gpus_per_node = 1;
+    x.t.framework_version = 507;
+    build(&x, "zero2", 1, &g);
+    ck_assert_int_eq(g.n_ranks, 1);
+    rel(g.sched.step_syncs, 2 * T);
+    rel(g.sched.step_hbm_bytes, 28 * psi);
+    x.c.gpus_per_node = 2;
+    x.t.framework_version = 300;
     /* the optimizer op grows by syncs x (2 launches + FW_DS_SYNC_S) + bytes / HBM (the tiny
      * calibration: no launch cost, hbm_eff 1), the same in both engines */
     an_timed a16, a0;
