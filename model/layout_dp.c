@@ -286,6 +286,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
         g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
+    fw_ds_step_checks(t, l, w, N, &g->sched.step_syncs, &g->sched.step_hbm_bytes); /* DeepSpeed fp16 < 0.13.3 */
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
      * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && shard > 1) {

@@ -37,6 +37,14 @@ static int flag_on(int v, int dflt) { return v < 0 ? dflt : v; }
  *    type_as: 16+2e, 3 kernels; backward 20+2e.
  *  rope_fp32, complex rotary on q and k: float (e+4), complex multiply (8), type_as (4+e) per
  *    element, both passes: 16+2e against 2e, 3 kernels each of q and k instead of one.
+ *  rope_unfused (when rope_fp32 is off), rotary as e-byte tensor arithmetic, Hugging Face
+ *    apply_rotary_pos_emb (huggingface/transformers@002272831fba modeling_llama.py: q * cos +
+ *    rotate_half(q) * sin, rotate_half = cat(-x2, x1) of the two halves), per q or k element
+ *    (cos and sin are per token, broadcast over heads: left out): forward mul 2e, neg of the
+ *    half e, cat 2e, mul 2e, add 3e = 10e against 2e, 5 kernels instead of one; backward (the
+ *    add passes the gradient on): mul by cos 2e, by sin 2e, neg e, each half's slice_backward
+ *    (zeros then copy into the slice: e + e) 4e, the three gradients of q summed by two adds
+ *    6e = 15e against 2e, 9 kernels instead of one.
  *  repeat_kv (and SDPA's head-major layout): K and V expanded to all heads (read kv e, write
  *    h e each; backward the sum back: the same bytes), only when kv < h; the attention output
  *    transposed back by a copy (2he, backward 2he).
@@ -58,6 +66,9 @@ static void ew_impl_extra(const spec_model *m, const spec_training *t, double e,
     if (!comp && rot && flag_on(t->rope_fp32, 0)) {
         *fw += 16 * (h + kv), *bw += 16 * (h + kv);
         *kf += 5, *kb += 5;
+    } else if (!comp && rot && flag_on(t->rope_unfused, 0)) {
+        *fw += 8 * e * (h + kv), *bw += 13 * e * (h + kv);
+        *kf += 9, *kb += 17;
     }
     if (flag_on(t->repeat_kv, 0)) {
         double rk = kv < h ? 2 * (kv + h) * e : 0;

@@ -201,6 +201,44 @@ START_TEST(test_elementwise_flags)
 }
 END_TEST
 
+/* rope_unfused (workload.c ew_impl_extra), Llama-3-8B (h 4096, kv 8 x 128 = 1024), bf16 (e 2),
+ * per token: forward 10e against 2e per q/k element: + 8 e (h + kv) = 16 x 5120 = 81,920 B;
+ * backward 15e against 2e: + 13 e (h + kv) = 26 x 5120 = 133,120 B; kernels +9 / +17; no
+ * activations. fp32 (e 4) doubles both. rope_fp32 on as well: rope_fp32's 16 (h + kv) = 81,920
+ * both ways, not the sum. Compiled: nothing. A model with learned positions (no rotary): nothing. */
+START_TEST(test_rope_unfused)
+{
+    spec_model m = llama3_8b();
+    spec_training t0, t;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    const double T = 8192;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    t = t0;
+    t.rope_unfused = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 81920 * T);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 133120 * T);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 9);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 17);
+    ck_assert_rel(block(&w1)->act_bytes, block(&w0)->act_bytes);
+    t.rope_fp32 = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 81920 * T);
+    t.rope_fp32 = -1;
+    t.execution = t0.execution = EXEC_COMPILED;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    m.learned_positions = 1;
+    t.execution = t0.execution = EXEC_EAGER;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes, block(&w0)->ew_bwd_bytes);
+}
+END_TEST
+
 /* gelu_unfused and mask_unfused (workload.c), GPT-2 1.5B (h 1600, f 6400, 25 heads, s 1024),
  * fp16 (e 2), micro-batch 1, unfused attention, eager, per block:
  *  gelu_unfused: + 16 f e = 204,800 B per token forward, + 25 f e = 320,000 backward (18e and
@@ -480,6 +518,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_op_sac_gelu_unfused);
     tcase_add_test(b, test_elementwise_flags);
     tcase_add_test(b, test_gelu_mask_unfused);
+    tcase_add_test(b, test_rope_unfused);
     tcase_add_test(b, test_autocast);
     suite_add_tcase(s, b);
     return s;

@@ -571,6 +571,16 @@ bad_case accuracy-bad-ran-missing 's/"nodes": 2,/"nodes": 2, "ran": {"stack": "d
 # length, and pick/best per compare group (fix-alpha's group and fix-beta's: see the fixtures' notes)
 expect accuracy-field 0 "bias by framework and by stack (macro: each source one vote)" -- "$BIN" accuracy "$V" --engine model
 expect accuracy-seqlen 0 "<= 2k " -- "$BIN" accuracy "$V" --engine model
+# stack27d: the torch.compile gain where one source measured the same job eager and compiled
+# (torchtitan's 8-GPU FSDP rows: 6667 / 5762 - 1 = +15.7 %), and --check's guard: with the compiled
+# row's measurement set to the eager one's (gain 0) the predicted gain is > 5 points off: exit 1
+rm -rf "$TMP/vc"; mkdir -p "$TMP/vc/clusters" "$TMP/vc/models" "$TMP/vc/torchtitan-perf-docs"
+cp validation/clusters/grand-teton-h100-96gb.json "$TMP/vc/clusters/"; cp validation/models/nemo-llama3-8b.json "$TMP/vc/models/"
+cp validation/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-8gpu.json validation/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-compile-8gpu.json "$TMP/vc/torchtitan-perf-docs/"
+expect accuracy-compile 0 "titan-gt-h100-llama3-fsdp-8gpu                  +15.7" -- "$BIN" accuracy "$TMP/vc" --engine model
+sed -i 's/"value": 6667.0/"value": 5762.0/' "$TMP/vc/torchtitan-perf-docs/titan-gt-h100-llama3-fsdp-compile-8gpu.json"
+"$BIN" accuracy "$TMP/vc" --engine model --write-figures "$TMP/vc-fig.json" >/dev/null 2>&1
+expect accuracy-compile-guard 1 "torch.compile gain of titan-gt-h100-llama3-fsdp-compile-8gpu over titan-gt-h100-llama3-fsdp-8gpu predicted" -- "$BIN" accuracy "$TMP/vc" --engine model --check "$TMP/vc-fig.json"
 expect accuracy-pickbest 0 "pick/best per source" -- "$BIN" accuracy "$V" --engine model
 if grep -q '"pick_best": ' "$TMP/acc.json" && grep -q '"by_framework": ' "$TMP/acc.json" && grep -q '"bias_macro_pct": ' "$TMP/acc.json"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-json-field"; fail=$((fail + 1)); fi
@@ -881,7 +891,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 17 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 18 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -1000,7 +1010,7 @@ expect framework-version-not-ds 2 'shardcast: --framework: expected a release on
 expect mics-author-bert10b 0 "total parameters      10.075 B" -- "$BIN" describe --model bert-10b-mics
 expect mics-p3dn-era-ratio 0 "mics:p=8                 7.584     135.03" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
 expect mics-p3dn-era-header 0 "zero3: DeepSpeed v0.3.16: synchronous per-parameter fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model
-expect ds-zero2-vs-zero3-2021 0 "zero2                    7.868     130.15" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 16 --training deepspeed-zero-tutorial --framework deepspeed@0.3.16 --layout zero2 --layout zero3 --engine model
+expect ds-zero2-vs-zero3-2021 0 "zero2                    7.871     130.10" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 16 --training deepspeed-zero-tutorial --framework deepspeed@0.3.16 --layout zero2 --layout zero3 --engine model
 expect training-framework-version-bad 2 "\$.framework_version: expected a release such as" -- "$BIN" predict --cluster p3dn.24xlarge --model bert-10b-mics --nodes 2 --training tests/fixtures/training_bad_version.json --layout zero3
 # the 2020 p3dn network (NCCL's node-boundary ring latency, refitted to the public 2020 nccl-tests runs)
 expect p3dn-2020-calibration 0 "mics:p=8                10.911      93.85" -- "$BIN" predict --scenario mics-p3dn-bert10b-gbs1024 --nodes 16 --grad-accum 1 --engine model --calibration p3dn.24xlarge-2020
@@ -1166,6 +1176,14 @@ a=$("$BIN" $HFP --stack atorch 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; 
 b=$("$BIN" $HFP 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
 if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
     pass=$((pass + 1)); else echo "FAIL stack-atorch-slower: step with --stack atorch $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
+# stack27d: the Hugging Face stacks name rope_unfused (16-bit rotary as five eager kernels), not
+# rope_fp32; --rope-unfused on lengthens the step (+16 B forward, +26 B backward per q/k element)
+expect describe-stack-atorch-rope 0 "rope_unfused       on           Hugging Face transformers apply_rotary_pos_emb" -- "$BIN" describe --stack atorch
+expect describe-stack-hf-fsdp-rope 0 "rope_unfused       on" -- "$BIN" describe --stack hf-accelerate-fsdp
+a=$("$BIN" $HFP --rope-unfused on 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
+if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
+    pass=$((pass + 1)); else echo "FAIL rope-unfused-slower: step with --rope-unfused on $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
+expect rope-unfused-bad 2 "shardcast: --rope-unfused: expected on or off, got \"maybe\"" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --rope-unfused maybe
 # Fair ratios (issue 30 item 1; arch26r): predict's speed-up is a throughput ratio, and the heading says
 # each row's global batch when they differ. cp=2 takes its ranks from the replicas: at micro-batch 1 x 1
 # on 16 GPUs megatron:t=2,p=1,cp=2 runs 16 / (2 x 2) = 4 sequences a step and megatron:t=2,p=1 runs
