@@ -223,6 +223,10 @@ typedef struct spec_training {
     int fused_linear_ce;    /* the head's projection fused with the cross-entropy in token chunks
                                (Liger-Kernel LigerFusedLinearCrossEntropy): no whole fp32 logits
                                tensor (model/workload.c wl_logits_bytes); -1 = default (off)  */
+    int loss_fusion;        /* the cross-entropy as one fused kernel (Megatron
+                               --cross-entropy-loss-fusion): 1 fused, 0 the framework's unfused
+                               kernels (model/workload.c ew_head); -1 = the execution's (fused
+                               when compiled)                                                   */
     int framework_version;  /* the framework's release, major * 10000 + minor * 100 + patch
                                (0.5 -> 500, 0.12.4 -> 1204; parts not given are 0); 0 = today's */
     int reduce_scatter;     /* DeepSpeed ZeRO-1/2 reduce_scatter (-1 = default true; 0: all-reduce) */
