@@ -54,6 +54,7 @@ typedef struct psim {
     int b, u;          /* exact symmetry: nodes per stage, of which simulated (u < b); 0, 0: full */
     int S_rep;         /* ranks per stage simulated: u G, or S                                  */
     double bucket_bytes;
+    const spec_fabric *fab; /* the node's NVLink fabric: rings use every link (coll.h)       */
     lo_pipe_op *ops;
     int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
     int *rq;           /* per stage: v slots of the reduce queue                            */
@@ -327,7 +328,10 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     const lo_pipe *pp = &s->g->pipe;
     const cost_group *geo = &s->g->group[GRP_AX3];
     double S = s->st[q].cur_bytes;
-    double edge = cost_coll_edge_bytes(s->cal, kind, (cost_algo)e->ver, S, geo);
+    /* issued in buckets as boundary_coll priced it: that many NCCL calls of S / buckets, each
+       with its own chunk efficiency (exec.c on_start does the same) */
+    int ch = an_pipe_buckets(S, s->bucket_bytes);
+    double edge = cost_coll_edge_bytes_n(s->cal, kind, (cost_algo)e->ver, S, ch, geo);
     int t = s->g->layout.t, dp = pp->dp;
     int *mem = malloc(sizeof(int) * (size_t)dp);
     if (!mem)
@@ -338,7 +342,7 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
         for (int i = 0; i < dp; i++)
             mem[i] = prank(s, q * s->S + j + i * t);
         /* a quotient run: the edges leaving the represented members, the first u G / t */
-        coll_ring_flows_from(mem, dp, s->u ? s->S_rep / t : dp, s->G, s->nics, edge, drv_add_flow, &f);
+        coll_ring_flows_fabric(mem, dp, s->u ? s->S_rep / t : dp, s->G, s->nics, s->fab, edge, drv_add_flow, &f);
     }
     free(mem);
     if (drv_end(&f))
@@ -431,6 +435,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.n_ops = 2 * s.m * pp->v;
     s.G = g->gpus_per_node;
     s.nics = c->nics_per_node;
+    s.fab = &c->fabric;
     s.S = g->n_ranks / s.p;
     s.bucket_bytes = fw_dp_bucket_bytes(tr, g->pipe.dp, g->layout.overlap, g->elem_bytes);
     int unit = exec_pipe_symmetry_unit(g, c, o);
