@@ -38,7 +38,7 @@ START_TEST(test_memo_key_fields)
         ((unsigned char *)&tb)[i] = 1;
         ign += an_training_same(&ta, &tb);
     }
-    ck_assert_int_eq(ign, 8 + (int)sizeof ta.stack - 1);
+    ck_assert_int_eq(ign, 4 + (int)sizeof ta.stack - 1);
     spec_model ma, mb;
     memset(&ma, 0, sizeof ma);
     ign = 0;
