@@ -202,8 +202,8 @@ static void on_skip(void *ctx, const ps_cand *c, const char *why_not)
 {
     (void)ctx;
     char lay[96];
-    fprintf(stderr, "plan: not simulating %s on %d nodes (kept the analytical answer): %s\n",
-            spec_layout_str(&c->pt.layout, lay, sizeof lay), c->pt.nodes, why_not);
+    fprintf(stderr, "plan: not simulating %s on %d node%s (kept the analytical answer): %s\n",
+            spec_layout_str(&c->pt.layout, lay, sizeof lay), c->pt.nodes, c->pt.nodes == 1 ? "" : "s", why_not);
 }
 
 /* The options and files: 1 when the command is done (help, or an error: *rc says which), else 0
@@ -273,7 +273,8 @@ static void verdict_text(const pl_plan *p, const pl_verdict *v, char *out, size_
     int ks = v->j.sens;
     char runner[96], who[160];
     spec_layout_str(&r->pt.layout, runner, sizeof runner);
-    snprintf(who, sizeof who, "%s (%d nodes, micro-batch %d; %s)", runner, r->pt.nodes, r->pt.training.micro_batch,
+    snprintf(who, sizeof who, "%s (%d node%s, micro-batch %d; %s)", runner, r->pt.nodes,
+             r->pt.nodes == 1 ? "" : "s", r->pt.training.micro_batch,
              ps_engine_both(v->engine));
     if (v->j.verdict == PS_TOO_CLOSE)
         snprintf(out, len,
@@ -309,16 +310,18 @@ static void none_text(const cli_setup *s, const opts *o, const pl_stats *st, dou
         if (where && strcmp(where, "GPU")) /* fits the GPUs, not the offload tier */
             snprintf(none, len,
                      "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom) and its offload "
-                     "tiers: the closest, %s on %d nodes (micro-batch %d), fits the GPU but needs %.1f GiB of %s "
+                     "tiers: the closest, %s on %d node%s (micro-batch %d), fits the GPU but needs %.1f GiB of %s "
                      "per node, short by %.1f GiB; try more nodes",
                      cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, c->pt.nodes,
+                     c->pt.nodes == 1 ? "" : "s",
                      c->pt.training.micro_batch, cli_gib(need), !strcmp(where, "host") ? "host memory" : where,
                      cli_gib(sb));
         else
             snprintf(none, len,
                      "no layout fits in %.1f GiB per GPU (%.0f GiB HBM less %.1f GiB headroom): the closest, %s on %d "
-                     "nodes (micro-batch %d), needs %.1f GiB per GPU, short by %.1f GiB; try more nodes%s",
+                     "node%s (micro-batch %d), needs %.1f GiB per GPU, short by %.1f GiB; try more nodes%s",
                      cli_gib(hbm - headroom), cli_gib(hbm), cli_gib(headroom), lay, c->pt.nodes,
+                     c->pt.nodes == 1 ? "" : "s",
                      c->pt.training.micro_batch, cli_gib(c->pt.r.mem.total), cli_gib(c->pt.r.mem.short_by),
                      s->training.act_ckpt ? "" : " or --checkpointing on");
     } else if (st->over_budget == s->n_nodes) {
@@ -465,7 +468,8 @@ int cmd_plan(int argc, char **argv)
     const ps_cand *w = pl_cand(p, 0);
     char lay[64];
     spec_layout_str(&w->pt.layout, lay, sizeof lay);
-    printf("\nrecommended: %s on %d nodes, micro-batch %d x %d: %s\n", lay, w->pt.nodes, w->pt.training.micro_batch,
+    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d: %s\n", lay, w->pt.nodes,
+           w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch,
            w->pt.training.grad_accum, pl_why(p));
     if (verdict[0])
         printf("%s\n", verdict);

@@ -233,7 +233,7 @@ int an_training_same(const spec_training *a, const spec_training *b)
            SAME(ga_from_batch) && SAME(reduce_dtype) && SAME(opt_impl) && SAME(norm_fp32) && SAME(rope_fp32) &&
            SAME(repeat_kv) && SAME(loss_fp32) && SAME(swiglu_unfused) && SAME(gelu_unfused) && SAME(mask_unfused) &&
            SAME(autocast) && SAME(tp_comm_overlap) && SAME(overlap_param_gather) && SAME(fused_linear_ce) &&
-           SAME(framework_version) && SAME(reduce_scatter) && SAME(persist_threshold);
+           SAME(framework_version) && SAME(reduce_scatter) && SAME(persist_threshold) && SAME(ds_mpu);
 }
 
 int an_model_same(const spec_model *a, const spec_model *b)
@@ -348,12 +348,21 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
     }
 }
 
+/* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
+ * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
+ * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
+ * item's timing equal, so the copy is the same bits as timing it again. */
 static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const double *fwd,
-                       const double *bwd, const double *rec, memo *mm, const lo_micro *m, an_titem *out)
+                       const double *bwd, const double *rec, memo *mm, const lo_micro *m, an_titem *out,
+                       const lo_micro *same, const an_titem *same_out)
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
         an_titem *o = &out[i]; /* zeroed with the rest of an_timed (an_time_memo) */
+        if (same && i < same->n_items && !memcmp(it, &same->item[i], sizeof *it)) {
+            *o = same_out[i];
+            continue;
+        }
         o->count = it->count;
         o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
@@ -442,8 +451,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     memo mm;
     mm.n = 0;
     mm.sweep = sw;
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro);
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last);
+    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
+    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
     if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
         t->slow_dyn = cal->overlap_slowdown.v;
     t->n_boundary = g->n_boundary;
@@ -454,6 +463,10 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
             if (b->opt_where == OPT_GPU && g->sched.opt_scale > 0) /* the AdamW implementation (framework.h) */
                 t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
+            /* DeepSpeed's per-tensor gradient checks before the step (fw_ds_step_checks): the
+             * GPU idle for each round trip, their casts and reductions at HBM speed */
+            t->b_dur[i] += g->sched.step_syncs * (2 * cal->kern.launch_s + FW_DS_SYNC_S) +
+                           g->sched.step_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
         } else {
             double lat, share_w;
             int tier;

@@ -37,6 +37,49 @@ int fw_ds_before(const spec_training *t, int v)
     return t->framework == FW_DEEPSPEED && t->framework_version > 0 && t->framework_version < v;
 }
 
+/* Parameter tensors of the whole model (fw_param_tensors over every layer copy). */
+static double model_tensors(const wl *w)
+{
+    double n = 0;
+    for (int i = 0; i < w->n_layers; i++)
+        n += (double)fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
+    return n;
+}
+
+/* DeepSpeed's fp16 ZeRO-1/2 step, before the optimizer, walks the gradients one tensor at a
+ * time twice (overflow check, then the norm for clipping), each tensor a cast, a reduction
+ * and a host round trip (float() / .item()), so each waits for the GPU:
+ *  - ZeRO-1 before v0.4.0 (stage1.py at v0.3.0 L616, L636 -> runtime/utils.py L91-124
+ *    CheckOverflow.has_overflow_serial: float(x.float().sum()); L154-195 get_grad_norm:
+ *    p.grad.float().norm().item()): every tensor of the model, 2 + 4 + 4 = 10 B per element
+ *    each (read fp16, write fp32, read fp32); and reduce_scatter_gradients (L530-610) copies
+ *    the gradients into per-rank flat sub-partitions, flattens that list for dist.reduce_scatter
+ *    and scales every partition by 1/n: three read + write passes, 12 B per element;
+ *  - stage2.py (ZeRO-2 from v0.3.0; ZeRO-1 too from v0.4.0, partition_grads off): over the
+ *    rank's own partition: has_overflow_partitioned_grads_serial (v0.3.0 L1521; 9caa74e5
+ *    (0.5.7) L1798, step's check_overflow() defaults to it) float(x.float().sum()), 10 B per
+ *    element; get_grad_norm_direct (v0.3.0 L1250; 9caa74e5 L1506) g.double().norm(2).item(),
+ *    2 + 8 + 8 = 18 B per element; tensors in a partition: T / n + 1 (one split at its edge).
+ * The norm's loop left the host with v0.13.2 (61daaa1e), the overflow's with v0.13.3
+ * (1c9e5ef2). Only fp16: bf16 ZeRO-1 runs another optimizer (bf16_optimizer.py, not read). */
+void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w, int n, double *syncs, double *bytes)
+{
+    *syncs = *bytes = 0;
+    const int z1 = l->kind == LAYOUT_ZERO1, z2 = l->kind == LAYOUT_ZERO2;
+    if (!(z1 || z2) || t->precision != PREC_FP16 || !fw_ds_before(t, FW_DS_OVF_DEVICE) || n < 1)
+        return;
+    const double T = model_tensors(w), psi = w->params;
+    const int norm = fw_ds_before(t, FW_DS_NORM_DEVICE);
+    if (z1 && fw_ds_before(t, FW_DS_Z1_REFRESH)) {
+        *syncs = 2 * T;
+        *bytes = (10 + 10 + 12) * psi;
+        return;
+    }
+    const double part = l->p ? l->p : n; /* the optimizer's partition */
+    *syncs = (1 + norm) * (T / part + 1);
+    *bytes = (10 + 18 * norm) * psi / part;
+}
+
 /* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */
 static void fetch_add(double n, double thr, double *sizes, int *k)
 {
@@ -82,6 +125,8 @@ int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *s
     return k;
 }
 
+static int ds_one_group(const spec_training *t, const spec_layout *l);
+
 const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n)
 {
     buf[0] = 0;
@@ -106,7 +151,9 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
                                      : "ZeRO-1/2",
              f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
              f.allgather_bucket_bytes / e, f.prefetch,
-             f.owner_reduce ? ", gradients reduced to owners" : "");
+             f.owner_reduce ? ", gradients reduced to owners"
+             : ds_one_group(t, l) ? ", gathers and reductions on one process group (mpu)"
+                                  : "");
     return buf;
 }
 
@@ -248,8 +295,39 @@ static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
     }
     if (fw_ds_before(t, FW_DS_BUCKET_AR) && (era & LR_DS_OWNER_REDUCE) && t->reduce_scatter != 0)
         f->owner_reduce = 1;
+    /* ZeRO-1 before v0.4.0 (stage1.py at v0.3.0 L530-590; the engine asserts reduce_scatter,
+     * engine.py L758-763): dist.reduce_scatter of the flat gradients in reduce_bucket_size
+     * intervals, after the backward */
+    if (l->kind == LAYOUT_ZERO1 && fw_ds_before(t, FW_DS_Z1_REFRESH) && f->owner_reduce) {
+        f->owner_reduce = 0;
+        f->grad_allreduce = 0;
+    }
     if (t->reduce_scatter == 0) /* reduce_scatter false: a plain all-reduce of each bucket */
         f->grad_allreduce = 1;
+}
+
+/* Whether DeepSpeed ZeRO-3's parameter all-gathers and gradient reduce-scatters run on one
+ * process group, and so in issue order on one CUDA stream: PyTorch's ProcessGroupNCCL launches
+ * every collective of a group on that group's own NCCL stream, one per device, whatever stream
+ * the caller is on (pytorch/pytorch@0007e752d518810f0f8942a830dbbbfc69f34577
+ * torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp: ncclStreams_, "The CUDA streams used by NCCL
+ * kernels", keyed by the devices; the class comment: each call on a stream other than the
+ * caller's). DeepSpeed's __allgather_stream and reduce_and_partition_stream only order the
+ * copies around them. Which groups: the all-gathers use zero.Init's data_parallel_group, else the
+ * world group (deepspeedai/DeepSpeed v0.10.0 partition_parameters.py L805-808, L961; v0.6.2
+ * L675-678, L797); the reduce-scatters the engine's data-parallel group (stage3.py L206, L1195
+ * at v0.10.0; L350, L1561 at v0.6.2), which is the mpu's when one is given and otherwise a clone
+ * of the world group, a second communicator (utils/groups.py L353-360 at v0.10.0). Megatron-
+ * DeepSpeed passes the mpu's group to both (deepspeedai/Megatron-DeepSpeed@4efb479d pretrain_gpt.py
+ * L46, megatron/training.py L542 with --no-pipeline-parallel, which its ZeRO-3 recipes set:
+ * examples_deepspeed/azure/run-175b.sh L103): training.ds_mpu. ZeRO++'s qgZ all-to-alls and hpZ's
+ * secondary gathers use groups of their own, so only zeropp without both shares it. (zero3-offload's
+ * graph, layout_offload.c, keeps every collective on one stream already.) */
+static int ds_one_group(const spec_training *t, const spec_layout *l)
+{
+    if (t->ds_mpu <= 0 || fw_ds_before(t, FW_DS_OVERLAP))
+        return 0;
+    return l->kind == LAYOUT_ZERO3 || (l->kind == LAYOUT_ZEROPP && !l->qgz && l->p <= 1);
 }
 
 void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_sched *f)
@@ -276,6 +354,8 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->submodule = 1;
         f->allgather_bucket_bytes = t->allgather_bucket_bytes > 0 ? t->allgather_bucket_bytes : 5e8 * w->elem_bytes;
         ds_era(t, l, f);
+        if (ds_one_group(t, l))
+            f->reduce_stream = f->gather_stream;
         break;
     case FW_FSDP:
     case FW_FSDP2:

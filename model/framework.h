@@ -56,6 +56,10 @@ typedef struct fw_sched {
     double fetch_host_s;   /* host time per fetch while the GPU idles, beyond the hook (s)   */
     int owner_reduce;      /* DeepSpeed < 0.12.4 ZeRO-1/2: each bucket slice reduced to its
                               owner (dist.reduce), not all-reduced                             */
+    double step_syncs;     /* DeepSpeed fp16 ZeRO-1/2 < 0.13.3: host round trips before the
+                              optimizer, each after two kernel launches (fw_ds_step_checks;
+                              set by the layout builder, which knows the ranks)               */
+    double step_hbm_bytes; /* their casts' and reductions' HBM bytes per rank                 */
 } fw_sched;
 
 /* DeepSpeed releases whose schedule changed (spec_training.framework_version encoding). */
@@ -63,12 +67,29 @@ typedef struct fw_sched {
                                sub-module, no norm() debug sync, no explicit copy            */
 #define FW_DS_OVERLAP 600   /* v0.6.0, a32e9b33: all-gather stream, prefetch buckets         */
 #define FW_DS_BUCKET_AR 1204 /* v0.12.4, 2afa1c7f: use_multi_rank_bucket_allreduce           */
+#define FW_DS_Z1_REFRESH 400 /* v0.4.0, cfa63f5d (#1042, "ZeRO stage 1 refresh"): stage 1 runs
+                               stage2.py's optimizer (partition_grads off); before, stage1.py  */
+#define FW_DS_NORM_DEVICE 1302 /* v0.13.2, 61daaa1e (#4974): ZeRO-1/2 gradient norm summed on
+                                 the device, no .item() per gradient                          */
+#define FW_DS_OVF_DEVICE 1303  /* v0.13.3, 1c9e5ef2 (#5115): overflow counted on the device,
+                                 no host sync per gradient                                    */
+/* One host round trip of a .item() / float() on a CUDA scalar beyond its kernels' launches, s:
+ * half of (synchronous - asynchronous fetch) of the repository's H100 fetch loop, two
+ * torch.cuda.synchronize() apart (bench/gpu-results/2026-11-27-h100-sxm/fetch_loop.json: 38.89 -
+ * 24.65 = 14.2 us at 1024 elements, 38.86 - 21.47 = 17.4 us at 4M; mean 7.9 us each). A lower
+ * bound for a 2020-22 host (torch 2.11 on a 2026 host). */
+#define FW_DS_SYNC_S 7.9e-6
 /* DeepSpeed stage3_param_persistence_threshold default, elements (constants.py L112 at bc7778ea;
  * config.py L221 at edaa7221): smaller parameters stay whole on every rank, never gathered */
 #define FW_DS_PERSIST 1e5
 
 /* Whether t is DeepSpeed at a release before v (a release given and older). */
 int fw_ds_before(const spec_training *t, int v);
+/* The per-step gradient checks of DeepSpeed's fp16 ZeRO-1/2 optimizer before v0.13.2/3 on n
+ * ranks (fw_ds_step_checks in framework.c: which loops, with sources): host round trips (each
+ * after two kernels: a cast and a reduction) into *syncs and their HBM bytes into *bytes, per
+ * rank per step; zeros for any other framework, release, layout or precision. */
+void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w, int n, double *syncs, double *bytes);
 /* Partitioned sub-modules of one copy of a layer that DeepSpeed ZeRO-3 gathers: those whose
  * parameters reach t's persist_threshold (FW_DS_PERSIST by default) (a block's q, k, v, o and MLP linears; not its norms; an
  * embedding; a head with an untied projection); their parameters, in order, into sizes[]

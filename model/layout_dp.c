@@ -286,6 +286,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     if (replica && N / l->p > 1 && (g->framework == FW_IDEAL || (!f->replica_in_bwd && !z12)))
         g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
+    fw_ds_step_checks(t, l, w, N, &g->sched.step_syncs, &g->sched.step_hbm_bytes); /* DeepSpeed fp16 < 0.13.3 */
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
      * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && shard > 1) {
@@ -387,6 +388,13 @@ static int hsdp_zero2_cands(const layout_cand_in *in, int p, spec_layout *out, i
 {
     (void)in;
     return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_HSDP_ZERO2, .p = p, .hier = 1}) : n;
+}
+
+/* FSDP2's reshard_after_forward=p: every valid group size p (partition_ok), as hsdp's. */
+static int raf_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return p ? layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_RAF, .p = p, .hier = 1}) : n;
 }
 
 /* ZeRO++: without hpZ (quantized collectives only), and hpZ inside a node with and without them. */
@@ -522,10 +530,10 @@ const layout_kind_row layout_row_shard_grad_op = {.build = dp_build, .shard = dp
                                                   .explain = all_explain, .frameworks = FW_TORCH,
                                                   .gathers_params = 1};
 /* FSDP2's reshard_after_forward=p: zeropp's hpZ memory (the post-forward shards of every layer
- * are held from its forward to its backward: at the backward's start, all of them). No plan
- * candidates: plan's families stay as they were. */
+ * are held from its forward to its backward: at the backward's start, all of them). plan's
+ * candidates: every valid group size (`--layouts raf`, or all under --framework fsdp2). */
 const layout_kind_row layout_row_raf = {.check = raf_check, .build = dp_build, .shard = dp_shard,
-                                        .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
+                                        .candidates = raf_cands, .explain = zeropp_explain, .frameworks = LR_FW(FW_FSDP2),
                                         .gathers_params = 1, .mem_states = zeropp_memory};
 const layout_kind_row layout_row_hsdp_zero2 = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                                .candidates = hsdp_zero2_cands, .explain = all_explain,

@@ -98,7 +98,7 @@ int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *e
 static const spec_layout_kind CAND_FIRST[] = {LAYOUT_DDP, LAYOUT_ZERO1, LAYOUT_ZERO2, LAYOUT_ZERO3,
                                               LAYOUT_SHARD_GRAD_OP, LAYOUT_ZEROPP};
 static const spec_layout_kind CAND_GROUPED[] = {LAYOUT_MICS, LAYOUT_HSDP, LAYOUT_ZEROPP, LAYOUT_HSDP_ZERO2,
-                                                LAYOUT_ZERO1, LAYOUT_ZERO2};
+                                                LAYOUT_ZERO1, LAYOUT_ZERO2, LAYOUT_RAF};
 static const spec_layout_kind CAND_LAST[] = {LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, LAYOUT_TP, LAYOUT_AXONN,
                                              LAYOUT_MEGATRON};
 #define N_OF(a) (int)(sizeof a / sizeof a[0])

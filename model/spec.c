@@ -302,6 +302,7 @@ void spec_training_defaults(spec_training *t)
     t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = t->tp_comm_overlap = -1;
     t->gelu_unfused = t->mask_unfused = t->autocast = -1; /* ds27: off unless a stack or key says */ /* issue 27: the defaults of workload.c */
     t->overlap_param_gather = t->fused_linear_ce = -1; /* mega27: off unless a stack or key says */
+    t->ds_mpu = -1; /* z3scale30: off unless the case or spec says */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -385,7 +386,8 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "mask_unfused", &t->mask_unfused)) ||
         (rc = jr_bool(r, o, base, "autocast", &t->autocast)) ||
         (rc = jr_bool(r, o, base, "overlap_param_gather", &t->overlap_param_gather)) ||
-        (rc = jr_bool(r, o, base, "fused_linear_ce", &t->fused_linear_ce)))
+        (rc = jr_bool(r, o, base, "fused_linear_ce", &t->fused_linear_ce)) ||
+        (rc = jr_bool(r, o, base, "ds_mpu", &t->ds_mpu)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -429,7 +431,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused",
                                     "tp_comm_overlap", "framework_version", "name", "source", "stack",
                                     "gelu_unfused", "mask_unfused", "autocast",
-                                    "overlap_param_gather", "fused_linear_ce", NULL};
+                                    "overlap_param_gather", "fused_linear_ce", "ds_mpu", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

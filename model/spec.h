@@ -224,6 +224,9 @@ typedef struct spec_training {
     int framework_version;  /* the framework's release, major * 10000 + minor * 100 + patch
                                (0.5 -> 500, 0.12.4 -> 1204; parts not given are 0); 0 = today's */
     int reduce_scatter;     /* DeepSpeed ZeRO-1/2 reduce_scatter (-1 = default true; 0: all-reduce) */
+    int ds_mpu;             /* DeepSpeed given an mpu (Megatron-DeepSpeed --no-pipeline-parallel):
+                               ZeRO-3's all-gathers and reduce-scatters on its one data-parallel
+                               process group, so one NCCL stream (model/framework.c); -1 = off */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
 } spec_training;
 

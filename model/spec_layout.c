@@ -555,8 +555,8 @@ int spec_nodes_check(const spec_cluster *c, int nodes, const char *source, sc_er
     if (nodes < 1)
         return sc_err_set(err, SC_EINPUT, source, "", "expected a node count >= 1, got %d", nodes);
     if (c->max_nodes && nodes > c->max_nodes)
-        return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d nodes of %s, got %d", c->max_nodes, c->name,
-                          nodes);
+        return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d node%s of %s, got %d", c->max_nodes,
+                          c->max_nodes == 1 ? "" : "s", c->name, nodes);
     return 0;
 }
 

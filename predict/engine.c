@@ -67,14 +67,14 @@ int pred_sim_budget(const spec_cluster *c, const spec_model *m, const spec_train
     pred_sim_estimate(c, m, tr, nodes, l, so, &t, &b);
     if (limit_s > 0 && t > limit_s)
         return sc_err_set(err, SC_EINPUT, "budget", "",
-                          "simulating %d GPUs (%d nodes) would take about %.0f s, over the limit of %.0f s; "
+                          "simulating %d GPUs (%d node%s) would take about %.0f s, over the limit of %.0f s; "
                           "--engine model answers in microseconds, or %s goes on",
-                          nodes * c->gpus_per_node, nodes, t, limit_s, go_on);
+                          nodes * c->gpus_per_node, nodes, nodes == 1 ? "" : "s", t, limit_s, go_on);
     if (limit_s > 0 && b > mem)
         return sc_err_set(err, SC_EINPUT, "budget", "",
-                          "simulating %d GPUs (%d nodes) needs about %.0f MiB, over the %.0f MiB this process may "
+                          "simulating %d GPUs (%d node%s) needs about %.0f MiB, over the %.0f MiB this process may "
                           "use; --engine model needs none, or %s goes on",
-                          nodes * c->gpus_per_node, nodes, b / 1048576, mem / 1048576, go_on);
+                          nodes * c->gpus_per_node, nodes, nodes == 1 ? "" : "s", b / 1048576, mem / 1048576, go_on);
     return 0;
 }
 

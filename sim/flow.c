@@ -62,8 +62,37 @@ static heap_ent heap_pop(net_t *net)
  * same per component whether solved alone or with others. Writes fsol[0..nf).new_rate.
  * A link's res, nun, stamp and pushed are lsol[its comp_ix], a flow's new_rate and frozen
  * fsol[its comp_ix]: dense, and fresh for each solve. */
+/* A component of at most one flow, solved without the heap: no flow, nothing to give; one flow
+ * alone on every link of its path (nfl 1: a second crossing of one link would count twice)
+ * gets the least of their shares cap / 1, the key water-filling would pop first (ties by link
+ * id give the same value). Returns 0 where the general filling is needed. */
+static int waterfill_alone(net_t *net, int nf)
+{
+    if (nf == 0)
+        return 1;
+    if (nf > 1)
+        return 0;
+    const net_flow *f = &net->flows[net->comp_flows[0]];
+    if (f->nl == 0)
+        return 0;
+    double x = INFINITY;
+    for (int k = 0; k < f->nl; k++) {
+        const net_link *l = &net->links[f->lk[k]];
+        if (l->nfl != 1)
+            return 0;
+        double key = l->cap / l->nfl;
+        if (key < x)
+            x = key;
+    }
+    net->fsol[0].new_rate = x;
+    net->fsol[0].frozen = ++net->round;
+    return 1;
+}
+
 static void waterfill(net_t *net, int nf, int nl)
 {
+    if (waterfill_alone(net, nf))
+        return;
     net_lsol *sol = net->lsol;
     net->heap_n = 0;
     for (int i = 0; i < nl; i++) {

@@ -681,6 +681,11 @@ START_TEST(ran_table)
     ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed@0.5.", v, sizeof v), 0);
     ck_assert_str_eq(v, "0.5"); /* the trailing dot is not part of it */
     ck_assert_int_eq(acc_ran_deepspeed_version("Megatron-LM-v1.1.5-ZeRO3 (DeepSpeedExamples)", v, sizeof v), -1);
+    /* the two 2020-21 sources' texts (validation/deepspeed-zero-tutorials, ds-autotuning-hf) */
+    ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed 0.3.0 (DeepSpeedExamples Megatron-LM GPT-2 of 2020-09)", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0.3.0");
+    ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed 0.5.7, transformers 4.12 (run_clm.py)", v, sizeof v), 0);
+    ck_assert_str_eq(v, "0.5.7");
     ck_assert_int_eq(acc_ran_deepspeed_version("unstated", v, sizeof v), -1);
     ck_assert_int_eq(acc_ran_deepspeed_version("deepspeed 0.11.0", v, 4), -1); /* does not fit */
 }

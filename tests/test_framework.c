@@ -488,6 +488,70 @@ START_TEST(test_ds_owner_reduce)
 }
 END_TEST
 
+START_TEST(test_ds_step_checks)
+{
+    /* DeepSpeed's fp16 ZeRO-1/2 per-tensor checks before the step (framework.c
+     * fw_ds_step_checks). The tiny model's tensors: embedding 1; block: four bias-free linears
+     * (fused qkv, out, fc1, fc2: its workload's GEMMs) + two LayerNorms of weight and bias = 8;
+     * head: LayerNorm 2 + untied projection 1 = 3; T = 12. On N ranks:
+     *   ZeRO-1 v0.3.0 (stage1.py): overflow + norm over every tensor: 2 T = 24 round trips,
+     *     10 + 10 B per element for the two loops + 12 B for reduce_scatter_gradients' three
+     *     copies: 32 psi bytes;
+     *   ZeRO-1 v0.5.7 (stage2.py): both loops over the partition: 2 (T/N + 1) round trips,
+     *     (10 + 18) psi / N bytes (the norm in fp64);
+     *   ZeRO-2 v0.13.2 (norm on the device): the overflow loop only: T/N + 1, 10 psi / N;
+     *   v0.13.3, bf16, no release given, zero3: none. */
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.precision = PREC_FP16;
+    const double T = 12, psi = x.w.params;
+    lo_graph g;
+    x.t.framework_version = 300;
+    build(&x, "zero1", 2, &g);
+    const double N = g.n_ranks;
+    rel(g.sched.step_syncs, 2 * T);
+    rel(g.sched.step_hbm_bytes, 32 * psi);
+    ck_assert(!g.sched.owner_reduce && !g.sched.grad_allreduce); /* stage1.py: reduce_scatter */
+    x.t.framework_version = 507;
+    build(&x, "zero1", 2, &g);
+    rel(g.sched.step_syncs, 2 * (T / N + 1));
+    rel(g.sched.step_hbm_bytes, 28 * psi / N);
+    ck_assert(g.sched.owner_reduce);
+    x.t.framework_version = 1302;
+    build(&x, "zero2", 2, &g);
+    rel(g.sched.step_syncs, T / N + 1);
+    rel(g.sched.step_hbm_bytes, 10 * psi / N);
+    const int none[][2] = {{1303, PREC_FP16}, {300, PREC_BF16}, {0, PREC_FP16}};
+    for (int i = 0; i < 3; i++) {
+        x.t.framework_version = none[i][0];
+        x.t.precision = (spec_precision)none[i][1];
+        build(&x, "zero1", 2, &g);
+        ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0);
+    }
+    x.t.framework_version = 300;
+    x.t.precision = PREC_FP16;
+    build(&x, "zero3", 2, &g);
+    ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0);
+    /* the optimizer op grows by syncs x (2 launches + FW_DS_SYNC_S) + bytes / HBM (the tiny
+     * calibration: no launch cost, hbm_eff 1), the same in both engines */
+    an_timed a16, a0;
+    build(&x, "zero1", 2, &g);
+    an_time(&g, &x.w, &x.k, &x.c, &a16);
+    lo_graph g0 = g;
+    g0.sched.step_syncs = g0.sched.step_hbm_bytes = 0;
+    an_time(&g0, &x.w, &x.k, &x.c, &a0);
+    double d = 0;
+    for (int i = 0; i < a16.n_boundary; i++)
+        d += a16.b_is_opt[i] ? a16.b_dur[i] - a0.b_dur[i] : 0;
+    rel(d, 2 * T * FW_DS_SYNC_S + 32 * psi / x.c.gpu.hbm_bw_Bps);
+    an_result ar;
+    exec_result sr;
+    an(&x, "zero1", 2, &ar);
+    sim(&x, "zero1", 2, &sr);
+    ck_assert_msg(fabs(ar.step_s - sr.step_s) <= 1e-9 * ar.step_s, "analytic %.9g sim %.9g", ar.step_s, sr.step_s);
+}
+END_TEST
+
 START_TEST(test_version_parse)
 {
     /* M.m.p -> M*10000 + m*100 + p; missing parts 0; malformed -1 */
@@ -555,6 +619,65 @@ START_TEST(test_engines_agree_two_streams)
             if (cases[i].ver == 500 && !strcmp(cases[i].l, "zero3")) /* one stream, no overlap: exact */
                 ck_assert_msg(fabs(a.step_s - s.step_s) <= 1e-9 * s.step_s, "%s v0.5 zero3", clusters[ci]);
         }
+}
+END_TEST
+
+/* training.ds_mpu (Megatron-DeepSpeed hands DeepSpeed its mpu): ZeRO-3's all-gathers and
+ * reduce-scatters share the mpu's data-parallel process group, so PyTorch issues both on that
+ * group's one NCCL stream (model/framework.c ds_one_group, its sources). Expected: off, the
+ * reduce-scatters on the reduce_and_partition stream (1); on, on the gathers' stream (0), for
+ * zero3 and zero3-offload and zeropp without qgZ and hpZ; zeropp with qgZ (all-to-all groups of
+ * its own) or hpZ (a secondary group for the backward's gathers) keeps stream 1. Then both
+ * engines within 3 % with the one stream (p3dn, p4d: gpt3-1.3b, 2 nodes, as the test above). */
+static int bwd_reduce_stream(const lo_graph *g)
+{
+    for (int i = 0; i < g->last.n_items; i++)
+        if (g->last.item[i].pass == LO_BWD && g->last.item[i].n_reduce)
+            return g->last.item[i].reduce[0].stream;
+    return -1;
+}
+
+START_TEST(test_ds_mpu_one_stream)
+{
+    static const struct {
+        const char *l;
+        int off, on;
+    } cases[] = {{"zero3", 1, 0}, {"zeropp", 1, 0},
+                 {"zeropp:qgz=1", 1, 1}, {"zeropp:hpz=2", 1, 1}};
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    lo_graph g;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        x.t.ds_mpu = -1;
+        build(&x, cases[i].l, 2, &g);
+        ck_assert_msg(bwd_reduce_stream(&g) == cases[i].off, "%s off", cases[i].l);
+        x.t.ds_mpu = 1;
+        build(&x, cases[i].l, 2, &g);
+        ck_assert_msg(bwd_reduce_stream(&g) == cases[i].on, "%s on", cases[i].l);
+    }
+    static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge"};
+    for (int ci = 0; ci < 2; ci++) {
+        char path[128];
+        sc_err err;
+        snprintf(path, sizeof path, "configs/clusters/%s.json", clusters[ci]);
+        ck_assert_msg(spec_load_cluster(path, &x.c, &err) == 0, "%s: %s", path, err.text);
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", clusters[ci]);
+        ck_assert_msg(cost_calib_load(path, &x.k, &err) == 0, "%s: %s", path, err.text);
+        ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0, "%s", err.text);
+        spec_training_defaults(&x.t);
+        x.t.framework = FW_DEEPSPEED;
+        x.t.ds_mpu = 1;
+        x.t.micro_batch = 4;
+        x.t.grad_accum = 2;
+        x.t.precision = PREC_FP16;
+        wl_build(&x.m, &x.t, &x.w);
+        an_result a;
+        exec_result s;
+        an(&x, "zero3", 2, &a);
+        sim(&x, "zero3", 2, &s);
+        ck_assert_msg(fabs(a.step_s - s.step_s) <= 0.03 * s.step_s, "%s: analytic %.4f sim %.4f", clusters[ci],
+                      a.step_s, s.step_s);
+    }
 }
 END_TEST
 
@@ -1003,8 +1126,10 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_fw_check);
     tcase_add_test(sch, test_ds_v05_sync_fetch_closed_form);
     tcase_add_test(sch, test_ds_owner_reduce);
+    tcase_add_test(sch, test_ds_step_checks);
     tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_engines_agree_two_streams);
+    tcase_add_test(sch, test_ds_mpu_one_stream);
     tcase_add_test(sch, test_engines_agree_mesh_mics);
     tcase_add_test(sch, test_engines_agree_weighted_share);
     tcase_add_test(sch, test_engines_agree_slowdown);

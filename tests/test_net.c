@@ -445,6 +445,37 @@ START_TEST(test_incremental_equals_full)
 }
 END_TEST
 
+/* Issue 32: a component of one flow is solved without the heap (flow.c waterfill_alone). A flow
+ * alone on its path gets its narrowest link's capacity, the key water-filling pops first
+ * (cap / 1 = cap exactly), so bit for bit: compared with the minimum over its path computed here
+ * and with the general filling (net_solve_full: both flows at once, nf = 2), with ==. Cases: an
+ * inter-node flow (GPU, NIC, leaf links of unequal capacity) and an NVSwitch flow beside it. */
+START_TEST(test_alone_equals_filling)
+{
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 2, &EFF08);
+    const int src[2] = {0, 1}, dst[2] = {8, 2};
+    int id[2];
+    double alone[2];
+    for (int f = 0; f < 2; f++) {
+        ck_assert_int_eq(net_flow_add(net, 0.0, src[f], dst[f], 0, 1e9, (uint64_t)f, &id[f]), 0);
+        alone[f] = net_flow_rate(net, id[f]);
+        int path[NET_PATH_MAX], n = net_path(net, src[f], dst[f], 0, path, NET_PATH_MAX);
+        ck_assert_int_gt(n, 1);
+        double least = INFINITY;
+        for (int k = 0; k < n; k++)
+            least = net_link_capacity(net, path[k]) < least ? net_link_capacity(net, path[k]) : least;
+        ck_assert_msg(alone[f] == least, "flow %d: %.17g, narrowest link %.17g", f, alone[f], least);
+    }
+    ck_assert_msg(alone[0] != alone[1], "the two flows' bottlenecks differ (%.17g)", alone[0]);
+    net_solve_full(net);
+    for (int f = 0; f < 2; f++)
+        ck_assert_msg(net_flow_rate(net, id[f]) == alone[f], "flow %d: full %.17g, alone %.17g", f,
+                      net_flow_rate(net, id[f]), alone[f]);
+    net_free(net);
+}
+END_TEST
+
 /* Issue 22 item 2: batches keep their seed links in a sparse set (struck out as their component
  * is solved) and components by index instead of marks. Property: after every batch of 1-12
  * random adds and removes at one instant (flows of the batch among them), every live rate equals
@@ -787,6 +818,7 @@ Suite *net_suite(void)
     tcase_add_test(tc, test_degenerate_flows);
     tcase_add_test(tc, test_incremental_equals_full);
     tcase_add_test(tc, test_batches_equal_full);
+    tcase_add_test(tc, test_alone_equals_filling);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
