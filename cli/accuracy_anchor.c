@@ -64,10 +64,11 @@ static json_t *to_json(const acc_anchor_sum *a, int runs)
     return root;
 }
 
-/* The Markdown section (between the markers). */
-static char *section(const acc_anchor_sum *a)
+/* The Markdown section (between the markers); notes (may be NULL): DIR/anchored-notes.md, the
+ * hand-written word on what each source's anchored error leaves (kept across regenerations). */
+static char *section(const acc_anchor_sum *a, const char *notes)
 {
-    size_t cap = 8192 + (size_t)a->n_src * 512, l = 0;
+    size_t cap = 8192 + (size_t)a->n_src * 512 + (notes ? strlen(notes) : 0), l = 0;
     char *b = malloc(cap);
     if (!b)
         return NULL;
@@ -93,16 +94,30 @@ static char *section(const acc_anchor_sum *a)
     ADD("| **overall** | | %d | **%.1f** | %+.1f | %.1f | |\n\n", a->n, 100 * a->mape, 100 * a->bias,
         100 * a->shipped_mape);
     ADD("Bias is the median signed error (+: too optimistic). `make check` guards these figures\n"
-        "(`validation/figures-anchored.json`) as it guards the shipped ones.\n%s\n", MARK_END);
+        "(`validation/figures-anchored.json`) as it guards the shipped ones.\n");
+    if (notes && notes[0])
+        ADD("\n%s%s", notes, notes[strlen(notes) - 1] == '\n' ? "" : "\n");
+    ADD("%s\n", MARK_END);
 #undef ADD
     return b;
 }
 
-/* docs/ACCURACY.md with its anchored section replaced (or appended when it has none). */
-static int write_markdown(const acc_anchor_sum *a, const char *path, sc_err *err)
+/* docs/ACCURACY.md with its anchored section replaced (or appended when it has none); DIR's
+ * anchored-notes.md, when there is one, closes the section. */
+static int write_markdown(const acc_anchor_sum *a, const char *dir, const char *path, sc_err *err)
 {
-    char *old = NULL, *sec = section(a);
-    size_t len = 0;
+    char *old = NULL, *notes = NULL, npath[4200];
+    size_t len = 0, nlen = 0;
+    snprintf(npath, sizeof npath, "%s/anchored-notes.md", dir);
+    FILE *nf = fopen(npath, "rb");
+    if (nf) {
+        fclose(nf);
+        int rc = jr_slurp(npath, JR_MAX_FILE, &notes, &nlen, err);
+        if (rc)
+            return rc;
+    }
+    char *sec = section(a, notes);
+    free(notes);
     if (!sec)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory");
     FILE *f = fopen(path, "rb");
@@ -190,7 +205,7 @@ int cli_acc_anchored(const cli_acc_run *r)
         else
             print_text(a);
     }
-    if (!status && r->o->markdown && (rc = write_markdown(a, r->o->markdown, &err)))
+    if (!status && r->o->markdown && (rc = write_markdown(a, r->dir, r->o->markdown, &err)))
         status = cli_fail(&err, rc);
     if (!status && r->o->figures) {
         json_t *fig = to_json(a, 0);

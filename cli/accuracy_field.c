@@ -163,6 +163,7 @@ void cli_acc_print_field(const cli_acc_run *r)
 {
     for (int k = 0; k < r->n_eng; k++)
         field_engine(stdout, 0, r, k);
+    cli_acc_print_compile(r);
     if (r->sum[0].decisions.n_groups)
         decisions_block(stdout, 0, r);
 }
@@ -202,6 +203,7 @@ void cli_acc_markdown_field(const cli_acc_run *r, FILE *f)
     ran_census(f, r);
     for (int k = 0; k < r->n_eng; k++)
         field_engine(f, 1, r, k);
+    cli_acc_markdown_compile(r, f); /* stack27d: the torch.compile gain, cli/accuracy_compile.c */
     fputs("## Decision quality: pick / best\n\n"
           "For every compare group (several layouts of one model on one cluster, measured by one source):\n"
           "the measured tokens/s of the layout shardcast predicts fastest, over the measured best, among\n"

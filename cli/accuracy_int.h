@@ -62,6 +62,16 @@ void cli_acc_markdown_field(const cli_acc_run *r, FILE *f);
 /* The same for engine index k as a JSON object (NULL when out of memory). */
 json_t *cli_acc_field_json(const cli_acc_run *r, int k);
 
+/* ---- the torch.compile gain (cli/accuracy_compile.c) ------------------------------------------ */
+
+/* Text on stdout / a Markdown section: every eager / compiled pair of one source, measured and
+ * predicted gain per engine, the difference in points. */
+void cli_acc_print_compile(const cli_acc_run *r);
+void cli_acc_markdown_compile(const cli_acc_run *r, FILE *f);
+/* --check's guard: each pair predicted more than ACC_COMPILE_TOL_PTS off, one line on stderr
+ * naming path; the count. */
+int cli_acc_check_compile(const cli_acc_run *r, const char *path);
+
 /* ---- report files (cli/accuracy_report.c): each whole or absent (base/atomic) -------------- */
 
 /* -o: every case and engine as CSV (RFC 4180). */

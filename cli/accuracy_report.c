@@ -392,5 +392,6 @@ int cli_acc_check_figures(const cli_acc_run *r, const char *path)
         sc_err_set(&err, SC_EINPUT, path, "$.engines", "expected figures of an engine that was run");
         return cli_fail(&err, SC_EINPUT);
     }
+    worse_all += cli_acc_check_compile(r, path); /* stack27d: the torch.compile gain within 5 points */
     return worse_all ? 1 : 0;
 }

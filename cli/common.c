@@ -24,7 +24,7 @@ void cli_setup_init(cli_setup *s, const char *argv0)
 {
     memset(s, 0, sizeof *s);
     s->act_ckpt = -1;
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < CLI_N_EW; i++)
         s->ew_flag[i] = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
@@ -91,7 +91,8 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 {
     static const char *const EW[] = {"--norm-fp32", "--rope-fp32", "--repeat-kv", "--loss-fp32", "--swiglu-unfused",
                                      "--tp-comm-overlap", "--gelu-unfused", "--mask-unfused",
-                                     "--autocast", "--overlap-param-gather", "--fused-linear-ce"};
+                                     "--autocast", "--overlap-param-gather", "--fused-linear-ce",
+                                     "--rope-unfused"};
     switch (opt) {
     case 1040:
         if (!strcmp(arg, "fp32"))
@@ -137,6 +138,7 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1050:
     case 1051:
     case 1052:
+    case 1053:
         if (strcmp(arg, "on") && strcmp(arg, "off"))
             return sc_err_set(err, SC_EINPUT, EW[opt - 1042], "", "expected on or off, got \"%s\"", arg);
         s->ew_flag[opt - 1042] = !strcmp(arg, "on");
@@ -468,14 +470,15 @@ static int setup_training(cli_setup *s, sc_err *err)
         s->training.reduce_dtype = s->reduce_dtype;
     if (s->opt_impl)
         s->training.opt_impl = s->opt_impl;
-    int *ew[11] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
+    int *ew[CLI_N_EW] = {&s->training.norm_fp32, &s->training.rope_fp32, &s->training.repeat_kv, &s->training.loss_fp32,
                    &s->training.swiglu_unfused, &s->training.tp_comm_overlap, &s->training.gelu_unfused,
                    &s->training.mask_unfused, &s->training.autocast, &s->training.overlap_param_gather,
-                   &s->training.fused_linear_ce};
-    static const unsigned ew_given[11] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
+                   &s->training.fused_linear_ce, &s->training.rope_unfused};
+    static const unsigned ew_given[CLI_N_EW] = {SPEC_GIVEN_NORM, SPEC_GIVEN_ROPE, SPEC_GIVEN_RKV, SPEC_GIVEN_LOSS,
                                           SPEC_GIVEN_SWIGLU, SPEC_GIVEN_TPO, SPEC_GIVEN_GELU, SPEC_GIVEN_MASK,
-                                          SPEC_GIVEN_AMP, SPEC_GIVEN_OPG, SPEC_GIVEN_FLCE};
-    for (int i = 0; i < 11; i++)
+                                          SPEC_GIVEN_AMP, SPEC_GIVEN_OPG, SPEC_GIVEN_FLCE,
+                                          SPEC_GIVEN_ROPEU};
+    for (int i = 0; i < CLI_N_EW; i++)
         if (s->ew_flag[i] >= 0) {
             *ew[i] = s->ew_flag[i];
             s->training.given |= ew_given[i];

@@ -12,6 +12,7 @@
 
 #define CLI_MAX_NODES 64
 #define CLI_MAX_LAYOUTS 64
+#define CLI_N_EW 12 /* the on|off implementation flags, --norm-fp32 (1042) .. --rope-unfused (1053) */
 
 /* Raw option values, applied in a fixed order by cli_setup_load: scenario, then training and
  * ds-config files, then single flags (flags override files). */
@@ -32,7 +33,7 @@ typedef struct cli_setup {
     int accel_layout;                      /* index of the layout it gave, -1 none         */
     int strict;                            /* --strict: a ds_config key not modelled is an error */
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
-    int ew_flag[11];                       /* --norm-fp32 .. --fused-linear-ce: -1 not given */
+    int ew_flag[CLI_N_EW];                 /* --norm-fp32 .. --rope-unfused: -1 not given */
     int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
@@ -70,6 +71,7 @@ typedef struct cli_setup {
         {"gelu-unfused", required_argument, 0, 1048}, {"mask-unfused", required_argument, 0, 1049},          \
         {"autocast", required_argument, 0, 1050},                                                  \
         {"overlap-param-gather", required_argument, 0, 1051}, {"fused-linear-ce", required_argument, 0, 1052}, \
+        {"rope-unfused", required_argument, 0, 1053},                                              \
         {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061}
 
 #define CLI_COMMON_HELP                                                                               \
@@ -118,6 +120,8 @@ typedef struct cli_setup {
     "                         default: foreach for fsdp / fsdp2 (torch.optim), else fused\n"      \
     "  --norm-fp32 on|off     eager norms in fp32 as separate kernels (default off)\n"            \
     "  --rope-fp32 on|off     eager rotary through complex fp32 (default off)\n"                  \
+    "  --rope-unfused on|off  eager 16-bit rotary as five kernels, Hugging Face\n"                \
+    "                         apply_rotary_pos_emb (default off; --rope-fp32 wins)\n"        \
     "  --repeat-kv on|off     GQA K/V repeated in HBM + attention output copied (default off)\n"  \
     "  --loss-fp32 on|off     eager loss: on logits.float() + cross_entropy kernels, off 16-bit\n" \
     "                         (default: fp32 inside the loss, as Megatron / DeepSpeed)\n"         \

@@ -61,23 +61,32 @@ static double model_tensors(const wl *w)
  *    element; get_grad_norm_direct (v0.3.0 L1250; 9caa74e5 L1506) g.double().norm(2).item(),
  *    2 + 8 + 8 = 18 B per element; tensors in a partition: T / n + 1 (one split at its edge).
  * The norm's loop left the host with v0.13.2 (61daaa1e), the overflow's with v0.13.3
- * (1c9e5ef2). Only fp16: bf16 ZeRO-1 runs another optimizer (bf16_optimizer.py, not read). */
+ * (1c9e5ef2). Only fp16: bf16 ZeRO-1 runs another optimizer (bf16_optimizer.py, not read).
+ * Any 16-bit precision before v0.12.4: the updated parameters are all-gathered into a list of
+ * per-rank shards (stage1.py v0.3.0 L696-700; stage2.py 9caa74e5 L1716-1748; utils.py
+ * all_gather_dp_groups from 56c52238, v0.6.2), which torch's NCCL process group gathers into a
+ * flat buffer and copies out (read + write 2e per parameter), "additional ... D2D operations"
+ * that fd0a52c1 (#4705, v0.12.4) removed with all_gather_into_tensor. */
 void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w, int n, double *syncs, double *bytes)
 {
     *syncs = *bytes = 0;
     const int z1 = l->kind == LAYOUT_ZERO1, z2 = l->kind == LAYOUT_ZERO2;
-    if (!(z1 || z2) || t->precision != PREC_FP16 || !fw_ds_before(t, FW_DS_OVF_DEVICE) || n < 1)
+    if (!(z1 || z2) || n < 2 || SPEC_PREC_IS_FP32(t->precision))
         return;
     const double T = model_tensors(w), psi = w->params;
+    if (fw_ds_before(t, FW_DS_BUCKET_AR))
+        *bytes += 2 * w->elem_bytes * psi; /* the gathered list copied out */
+    if (t->precision != PREC_FP16 || !fw_ds_before(t, FW_DS_OVF_DEVICE))
+        return;
     const int norm = fw_ds_before(t, FW_DS_NORM_DEVICE);
     if (z1 && fw_ds_before(t, FW_DS_Z1_REFRESH)) {
         *syncs = 2 * T;
-        *bytes = (10 + 10 + 12) * psi;
+        *bytes += (10 + 10 + 12) * psi;
         return;
     }
     const double part = l->p ? l->p : n; /* the optimizer's partition */
     *syncs = (1 + norm) * (T / part + 1);
-    *bytes = (10 + 18 * norm) * psi / part;
+    *bytes += (10 + 18 * norm) * psi / part;
 }
 
 /* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */
@@ -90,7 +99,10 @@ static void fetch_add(double n, double thr, double *sizes, int *k)
 /* The linear layers' weights are the block's partitioned parameters: q, k, v as separate
  * nn.Linear modules (BERT, LLaMA, OPT in Hugging Face; a fused qkv GEMM here), o, the MLP's
  * (gate and up separate under SwiGLU); norms (2h) and biases (<= f) stay below 1e5 elements at
- * every shape shardcast ships (h, f < 1e5). */
+ * every shape shardcast ships (h, f < 1e5). Megatron-DeepSpeed (training.ds_mpu) builds q, k
+ * and v as one ColumnParallelLinear, query_key_value: one fetch (deepspeedai/Megatron-DeepSpeed
+ * @f4157bea megatron/model/transformer.py L580; dense L632, dense_h_to_4h L117, dense_4h_to_h
+ * L151: four fetches per block). */
 int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *sizes)
 {
     const double thr = t->persist_threshold > 0 ? t->persist_threshold : FW_DS_PERSIST;
@@ -111,7 +123,9 @@ int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *s
     }
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *g = &L->gemm[i];
-        if (!strcmp(g->name, "qkv")) {
+        if (!strcmp(g->name, "qkv") && t->ds_mpu > 0) {
+            fetch_add(h * h + 2 * h * kv, thr, sizes, &k);
+        } else if (!strcmp(g->name, "qkv")) {
             fetch_add(h * h, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);
@@ -353,6 +367,13 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         f->replica_in_bwd = 1;
         f->submodule = 1;
         f->allgather_bucket_bytes = t->allgather_bucket_bytes > 0 ? t->allgather_bucket_bytes : 5e8 * w->elem_bytes;
+        /* ZeRO-1/2 hand the client optimizer one flat fp32 partition per parameter group
+         * (stage2.py 9caa74e5 L326-337: param_group['params'] = [single_partition_of_fp32_groups[i]];
+         * stage_1_and_2.py the same today): a for-loop / foreach AdamW launches per group, not per
+         * tensor; two groups, weight decay and none (transformers v4.12 Trainer.create_optimizer,
+         * Megatron's get_params_for_weight_decay_optimization) */
+        if (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2)
+            f->opt_launches = wl_opt_passes(f->opt_impl) * 2;
         ds_era(t, l, f);
         if (ds_one_group(t, l))
             f->reduce_stream = f->gather_stream;

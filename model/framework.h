@@ -59,7 +59,8 @@ typedef struct fw_sched {
     double step_syncs;     /* DeepSpeed fp16 ZeRO-1/2 < 0.13.3: host round trips before the
                               optimizer, each after two kernel launches (fw_ds_step_checks;
                               set by the layout builder, which knows the ranks)               */
-    double step_hbm_bytes; /* their casts' and reductions' HBM bytes per rank                 */
+    double step_hbm_bytes; /* their casts' and reductions' HBM bytes per rank, and < 0.12.4
+                              the all-gather's list copy-out (fw_ds_step_checks)              */
 } fw_sched;
 
 /* DeepSpeed releases whose schedule changed (spec_training.framework_version encoding). */
@@ -85,10 +86,12 @@ typedef struct fw_sched {
 
 /* Whether t is DeepSpeed at a release before v (a release given and older). */
 int fw_ds_before(const spec_training *t, int v);
-/* The per-step gradient checks of DeepSpeed's fp16 ZeRO-1/2 optimizer before v0.13.2/3 on n
- * ranks (fw_ds_step_checks in framework.c: which loops, with sources): host round trips (each
- * after two kernels: a cast and a reduction) into *syncs and their HBM bytes into *bytes, per
- * rank per step; zeros for any other framework, release, layout or precision. */
+/* The per-step work of DeepSpeed's ZeRO-1/2 optimizer that later releases removed, on n ranks
+ * (fw_ds_step_checks in framework.c: which loops and copies, with sources): fp16's per-tensor
+ * gradient checks before v0.13.2/3, host round trips (each after two kernels: a cast and a
+ * reduction) into *syncs, and their HBM bytes plus, before v0.12.4, the copy out of the
+ * list-output parameter all-gather into *bytes, per rank per step; zeros for any other
+ * framework, release, layout or precision. */
 void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w, int n, double *syncs, double *bytes);
 /* Partitioned sub-modules of one copy of a layer that DeepSpeed ZeRO-3 gathers: those whose
  * parameters reach t's persist_threshold (FW_DS_PERSIST by default) (a block's q, k, v, o and MLP linears; not its norms; an

@@ -302,7 +302,9 @@ void spec_training_defaults(spec_training *t)
     t->norm_fp32 = t->rope_fp32 = t->repeat_kv = t->loss_fp32 = t->swiglu_unfused = t->tp_comm_overlap = -1;
     t->gelu_unfused = t->mask_unfused = t->autocast = -1; /* ds27: off unless a stack or key says */ /* issue 27: the defaults of workload.c */
     t->overlap_param_gather = t->fused_linear_ce = -1; /* mega27: off unless a stack or key says */
+    t->loss_fusion = -1;                                /* shape29c: the execution's */
     t->ds_mpu = -1; /* z3scale30: off unless the case or spec says */
+    t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -387,7 +389,9 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "autocast", &t->autocast)) ||
         (rc = jr_bool(r, o, base, "overlap_param_gather", &t->overlap_param_gather)) ||
         (rc = jr_bool(r, o, base, "fused_linear_ce", &t->fused_linear_ce)) ||
-        (rc = jr_bool(r, o, base, "ds_mpu", &t->ds_mpu)))
+        (rc = jr_bool(r, o, base, "ds_mpu", &t->ds_mpu)) ||
+        (rc = jr_bool(r, o, base, "rope_unfused", &t->rope_unfused)) ||
+        (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -431,7 +435,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "norm_fp32", "rope_fp32", "repeat_kv", "loss_fp32", "swiglu_unfused",
                                     "tp_comm_overlap", "framework_version", "name", "source", "stack",
                                     "gelu_unfused", "mask_unfused", "autocast",
-                                    "overlap_param_gather", "fused_linear_ce", "ds_mpu", NULL};
+                                    "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
+                                    "loss_fusion", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -499,7 +504,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "autocast") ? SPEC_GIVEN_AMP : 0u) |
                 (json_object_get(o, "overlap_param_gather") ? SPEC_GIVEN_OPG : 0u) |
                 (json_object_get(o, "bucket_MB") ? SPEC_GIVEN_BUCKET : 0u) |
-                (json_object_get(o, "fused_linear_ce") ? SPEC_GIVEN_FLCE : 0u);
+                (json_object_get(o, "fused_linear_ce") ? SPEC_GIVEN_FLCE : 0u) |
+                (json_object_get(o, "rope_unfused") ? SPEC_GIVEN_ROPEU : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

@@ -159,7 +159,7 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        SPEC_GIVEN_TPO = 2048 /* tp_comm_overlap */, SPEC_GIVEN_GELU = 4096 /* gelu_unfused */,
        SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */,
        SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
-       SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */ };
+       SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -203,6 +203,8 @@ typedef struct spec_training {
      * upcasts (norm, rope, loss) but still materialises repeat_kv                          */
     int norm_fp32;          /* RMSNorm / LayerNorm computed in fp32 by separate kernels       */
     int rope_fp32;          /* rotary embedding through complex fp32 (view_as_complex)        */
+    int rope_unfused;       /* rotary embedding as 16-bit eager tensor arithmetic (Hugging Face
+                               apply_rotary_pos_emb: mul, neg, cat, mul, add); rope_fp32 wins */
     int repeat_kv;          /* GQA K and V repeated to all heads in HBM before attention      */
     int loss_fp32;          /* logits upcast to fp32 before the cross-entropy                 */
     int swiglu_unfused;     /* SwiGLU as separate silu and mul kernels                        */
@@ -221,12 +223,17 @@ typedef struct spec_training {
     int fused_linear_ce;    /* the head's projection fused with the cross-entropy in token chunks
                                (Liger-Kernel LigerFusedLinearCrossEntropy): no whole fp32 logits
                                tensor (model/workload.c wl_logits_bytes); -1 = default (off)  */
+    int loss_fusion;        /* the cross-entropy as one fused kernel (Megatron
+                               --cross-entropy-loss-fusion): 1 fused, 0 the framework's unfused
+                               kernels (model/workload.c ew_head); -1 = the execution's (fused
+                               when compiled)                                                   */
     int framework_version;  /* the framework's release, major * 10000 + minor * 100 + patch
                                (0.5 -> 500, 0.12.4 -> 1204; parts not given are 0); 0 = today's */
     int reduce_scatter;     /* DeepSpeed ZeRO-1/2 reduce_scatter (-1 = default true; 0: all-reduce) */
-    int ds_mpu;             /* DeepSpeed given an mpu (Megatron-DeepSpeed --no-pipeline-parallel):
-                               ZeRO-3's all-gathers and reduce-scatters on its one data-parallel
-                               process group, so one NCCL stream (model/framework.c); -1 = off */
+    int ds_mpu;             /* Megatron-DeepSpeed's model code, which hands DeepSpeed its mpu
+                               (--no-pipeline-parallel): ZeRO-3's all-gathers and reduce-scatters
+                               on its one data-parallel process group, so one NCCL stream, and
+                               q, k, v one Linear, one fetch (model/framework.c); -1 = off */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
 } spec_training;
 

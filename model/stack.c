@@ -94,6 +94,7 @@ static int set_mask(const char *v, spec_training *t) { return set_flag(v, &t->ma
 static int set_amp(const char *v, spec_training *t) { return set_flag(v, &t->autocast); }
 static int set_opg(const char *v, spec_training *t) { return set_flag(v, &t->overlap_param_gather); }
 static int set_flce(const char *v, spec_training *t) { return set_flag(v, &t->fused_linear_ce); }
+static int set_ropeu(const char *v, spec_training *t) { return set_flag(v, &t->rope_unfused); }
 
 typedef struct stack_key {
     const char *name;
@@ -121,6 +122,7 @@ static const stack_key KEYS[] = {
     {"autocast", SPEC_GIVEN_AMP, set_amp, "on or off"},
     {"overlap_param_gather", SPEC_GIVEN_OPG, set_opg, "on or off"},
     {"fused_linear_ce", SPEC_GIVEN_FLCE, set_flce, "on or off"},
+    {"rope_unfused", SPEC_GIVEN_ROPEU, set_ropeu, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

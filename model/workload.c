@@ -37,6 +37,14 @@ static int flag_on(int v, int dflt) { return v < 0 ? dflt : v; }
  *    type_as: 16+2e, 3 kernels; backward 20+2e.
  *  rope_fp32, complex rotary on q and k: float (e+4), complex multiply (8), type_as (4+e) per
  *    element, both passes: 16+2e against 2e, 3 kernels each of q and k instead of one.
+ *  rope_unfused (when rope_fp32 is off), rotary as e-byte tensor arithmetic, Hugging Face
+ *    apply_rotary_pos_emb (huggingface/transformers@002272831fba modeling_llama.py: q * cos +
+ *    rotate_half(q) * sin, rotate_half = cat(-x2, x1) of the two halves), per q or k element
+ *    (cos and sin are per token, broadcast over heads: left out): forward mul 2e, neg of the
+ *    half e, cat 2e, mul 2e, add 3e = 10e against 2e, 5 kernels instead of one; backward (the
+ *    add passes the gradient on): mul by cos 2e, by sin 2e, neg e, each half's slice_backward
+ *    (zeros then copy into the slice: e + e) 4e, the three gradients of q summed by two adds
+ *    6e = 15e against 2e, 9 kernels instead of one.
  *  repeat_kv (and SDPA's head-major layout): K and V expanded to all heads (read kv e, write
  *    h e each; backward the sum back: the same bytes), only when kv < h; the attention output
  *    transposed back by a copy (2he, backward 2he).
@@ -58,6 +66,9 @@ static void ew_impl_extra(const spec_model *m, const spec_training *t, double e,
     if (!comp && rot && flag_on(t->rope_fp32, 0)) {
         *fw += 16 * (h + kv), *bw += 16 * (h + kv);
         *kf += 5, *kb += 5;
+    } else if (!comp && rot && flag_on(t->rope_unfused, 0)) {
+        *fw += 8 * e * (h + kv), *bw += 13 * e * (h + kv);
+        *kf += 9, *kb += 17;
     }
     if (flag_on(t->repeat_kv, 0)) {
         double rk = kv < h ? 2 * (kv + h) * e : 0;
@@ -219,8 +230,8 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
 /* The head's final norm (2he / 3he) and the loss, per token. Default (loss_fp32 not given):
  * eager upcasts the logits to fp32 inside the loss (read e, write 4, read 4 for the
  * log-softmax; backward reads them (4) and writes the gradient (e): Megatron / DeepSpeed);
- * compiled (fused cross-entropy) reads the e-byte logits once and writes the gradient in place
- * (2e backward). loss_fp32 true, eager: logits.float() then F.cross_entropy as separate
+ * compiled, or loss_fusion true (fused cross-entropy), reads the e-byte logits once and writes
+ * the gradient in place (2e backward). loss_fp32 true, eager: logits.float() then F.cross_entropy as separate
  * kernels (torchtitan@9dec370 train.py; Hugging Face LlamaForCausalLM): cast e+4, log_softmax
  * 16 (cunn_SoftMaxForward reads its row three times: max, sum, output, and writes it), nll;
  * backward nll 4 (the zero-filled fp32 gradient), log_softmax 16 (cunn_SoftMaxBackward), cast
@@ -229,16 +240,32 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
  * main 10bd884; 8192 tokens x 128256: SoftMaxForward 5.56 ms, SoftMaxBackward 5.73 ms,
  * the fp32 fill 1.27 ms at the 2.84 TB/s copy rate: 15.0, 15.5 and 3.4 B per entry).
  * false, eager: a 16-bit loss, log_softmax 2e, backward 4e. */
+/* Megatron's loss (framework megatron, loss_fp32 not given, the loss not fused: loss_fusion
+ * false, or not given and the execution eager): tensor_parallel's
+ * vocab_parallel_cross_entropy over the 16-bit vocabulary-parallel logits, its own kernels
+ * (--cross-entropy-loss-fusion is opt-in, store_true; Megatron's other fusions are the
+ * blocks'): NVIDIA/Megatron-LM@f2e5db402c44ae309aa6448bcb4ae87e8ae0f5f4
+ * (the README's H100 scaling commit) megatron/core/tensor_parallel/cross_entropy.py and
+ * megatron/training/arguments.py L1134. Bytes per vocabulary entry of a token, fp32 after the
+ * cast: forward .float() (e + 4), max (4), -= max in place (8), exp out= in place (8), sum (4),
+ * div_ by the sum in place (8): e + 36; backward grad_input.mul_ in place (8), then the cast's
+ * backward to the 16-bit dtype (4 + e): e + 12. The gathers of the target logit and the mask
+ * are per token, not per entry (left out). The legacy GPT model calls the same
+ * function on output.float() (megatron/legacy/model/gpt_model.py L36, same commit): same bytes. */
+enum { MEGATRON_CE_FWD_B = 36, MEGATRON_CE_BWD_B = 12 };
+
 static void ew_head(const spec_model *m, const spec_training *t, double e, wl_layer *H)
 {
     const double h = m->hidden, V = m->vocab, T = H->gemm[0].m;
-    int lf = flag_on(t->loss_fp32, -1);
+    int lf = flag_on(t->loss_fp32, -1), fused = flag_on(t->loss_fusion, t->execution == EXEC_COMPILED);
     double f = e + 8, bk = 4 + e;
     int k = 3;
     if (lf == 1) /* eager even when compiled: torchtitan@9dec370 apply_compile compiles the
                     transformer blocks only, the loss stays in train.py */
         f = e + 20, bk = e + 24, k = 4;
-    else if (t->execution == EXEC_COMPILED)
+    else if (lf < 0 && t->framework == FW_MEGATRON && !fused)
+        f = e + MEGATRON_CE_FWD_B, bk = e + MEGATRON_CE_BWD_B, k = 6;
+    else if (fused)
         f = e, bk = 2 * e, k = 2;
     else if (lf == 0)
         f = 2 * e, bk = 4 * e, k = 3;

@@ -26,7 +26,13 @@ static int on_flow(void *ctx, const ev_event *e, ev_engine *eng)
         d->plug.flow_ended(d->plug.ctx, id, now);
     if (fev_remove(d->net, eng, d->instant_kind, &d->instant_pending, id, now))
         return SC_ERUNTIME;
-    return d->plug.flow_done(d->plug.ctx, tag, now);
+    int rc = d->plug.flow_done(d->plug.ctx, tag, now), kind;
+    int32_t next;
+    /* the flows of a collective end together: the next event is most often another flow's end,
+     * whose record (past the caches at scale) is fetched while the queue is popped */
+    if (ev_engine_peek(eng, &kind, &next) && kind == d->flow_kind)
+        net_flow_prefetch(d->net, next);
+    return rc;
 }
 
 /* The end of an instant at which flows ended: re-rate the network once (queued after every

@@ -79,6 +79,9 @@ uint64_t ev_engine_retimed(const ev_engine *eng);
  * a handler's non-zero return (that event counts as processed); SC_ERUNTIME for an event whose
  * kind has no handler (consumed, not counted). The clock stays at the last popped event's time. */
 int ev_engine_run(ev_engine *eng, double t_stop);
+/* The next event's kind and a, without taking it: 1, or 0 when none is queued (for a handler to
+ * prefetch what the next one will touch). */
+int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a);
 /* Current simulated time, s: the time of the last dispatched event (0 before any). */
 double ev_engine_now(const ev_engine *eng);
 /* Events dispatched so far, over all runs. */

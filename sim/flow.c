@@ -484,6 +484,14 @@ void net_changed(const net_t *net, const int **ids, int *n)
     *n = net->n_changed;
 }
 
+void net_flow_prefetch(const net_t *net, int id)
+{
+    if (id >= 0 && id < net->flow_hw) {
+        __builtin_prefetch(&net->flows[id]);
+        __builtin_prefetch(&net->fclk[id]);
+    }
+}
+
 int net_flow_live(const net_t *net, int id)
 {
     return flow_ok(net, id);

@@ -112,6 +112,8 @@ int net_flow_remove(net_t *net, double now, int id) SC_MUST_CHECK;
 void net_changed(const net_t *net, const int **ids, int *n);
 
 int net_flow_live(const net_t *net, int id); /* 1 when id names a flow not yet removed */
+/* A hint: flow id's record and clock are about to be read (no effect on any result). */
+void net_flow_prefetch(const net_t *net, int id);
 int net_n_flows(const net_t *net);           /* live flows                           */
 /* Properties of a live flow (NAN / 0 for an id that is not live). */
 double net_flow_rate(const net_t *net, int id);                /* B/s                */

@@ -13,6 +13,7 @@
 #include "../model/analytic.h"
 #include "../model/workload.h"
 #include "../predict/accuracy.h"
+#include "../predict/accuracy_compile.h"
 #include "../predict/accuracy_floor.h"
 #include "support.h"
 
@@ -822,6 +823,43 @@ START_TEST(floor_check)
 }
 END_TEST
 
+/* The torch.compile pairs (predict/accuracy_compile.h): three hand-made cases of one source, eager
+ * 1000 tokens/s measured / 1100 predicted, compiled 1160 / 1298, and a compiled one at another
+ * micro-batch (no partner). Measured gain 1160 / 1000 - 1 = +16.0 %, predicted 1298 / 1100 - 1
+ * = +18.0 %: +2.0 points. Another source's compiled twin does not pair; a compiled case without
+ * a prediction leaves the predicted gain NAN (not judged). */
+START_TEST(compile_pairs)
+{
+    static acc_case c[4];
+    memset(c, 0, sizeof c);
+    acc_row rows[4];
+    memset(rows, 0, sizeof rows);
+    const double meas[4] = {1000, 1160, 1200, 1160}, pred[4] = {1100, 1298, 1300, 1290};
+    for (int i = 0; i < 4; i++) {
+        snprintf(c[i].source_id, sizeof c[i].source_id, "%s", i == 3 ? "other" : "src");
+        snprintf(c[i].layout_str, sizeof c[i].layout_str, "zero3");
+        spec_training_defaults(&c[i].training);
+        c[i].training.execution = i ? EXEC_COMPILED : EXEC_EAGER;
+        c[i].model.seq_len = 8192;
+        c[i].nodes = 1;
+        rows[i].ok = 1, rows[i].measured = meas[i], rows[i].predicted = pred[i];
+    }
+    c[2].training.micro_batch = 2;
+    const acc_case *cs[4] = {&c[0], &c[1], &c[2], &c[3]};
+    acc_compile_pair p[4];
+    ck_assert_int_eq(acc_compile_pairs(cs, rows, 4, p, 4), 1);
+    ck_assert_int_eq(p[0].eager, 0);
+    ck_assert_int_eq(p[0].compiled, 1);
+    ck_assert_rel(p[0].measured_gain_pct, 16.0);
+    ck_assert_rel(p[0].predicted_gain_pct, 18.0);
+    ck_assert_rel(p[0].diff_pts, 2.0);
+    rows[1].ok = 0;
+    ck_assert_int_eq(acc_compile_pairs(cs, rows, 4, p, 4), 1);
+    ck_assert(isnan(p[0].predicted_gain_pct) && isnan(p[0].diff_pts));
+    ck_assert_int_eq(acc_compile_pairs(cs, rows, 4, p, 0), 1); /* counted, none written */
+}
+END_TEST
+
 Suite *accuracy_suite(void)
 {
     Suite *s = suite_create("accuracy");
@@ -843,6 +881,7 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, ran_apply);
     tcase_add_test(tc, ran_fixture);
     tcase_add_test(tc, floor_check);
+    tcase_add_test(tc, compile_pairs);
     suite_add_tcase(s, tc);
     return s;
 }

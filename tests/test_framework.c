@@ -496,11 +496,13 @@ START_TEST(test_ds_step_checks)
      * head: LayerNorm 2 + untied projection 1 = 3; T = 12. On N ranks:
      *   ZeRO-1 v0.3.0 (stage1.py): overflow + norm over every tensor: 2 T = 24 round trips,
      *     10 + 10 B per element for the two loops + 12 B for reduce_scatter_gradients' three
-     *     copies: 32 psi bytes;
+     *     copies + 2e = 4 B for the all-gather's list copy-out: 36 psi bytes;
      *   ZeRO-1 v0.5.7 (stage2.py): both loops over the partition: 2 (T/N + 1) round trips,
-     *     (10 + 18) psi / N bytes (the norm in fp64);
+     *     (10 + 18) psi / N bytes (the norm in fp64) + the copy-out 4 psi;
+     *   ZeRO-2 v0.12.4: the list copy gone (all_gather_into_tensor), both loops: 2 (T/N + 1),
+     *     28 psi / N;
      *   ZeRO-2 v0.13.2 (norm on the device): the overflow loop only: T/N + 1, 10 psi / N;
-     *   v0.13.3, bf16, no release given, zero3: none. */
+     *   bf16 at v0.3.0: the copy-out alone, 4 psi; v0.13.3, no release given, zero3: none. */
     fx x;
     fx_setup(&x, FW_DEEPSPEED);
     x.t.precision = PREC_FP16;
@@ -510,19 +512,28 @@ START_TEST(test_ds_step_checks)
     build(&x, "zero1", 2, &g);
     const double N = g.n_ranks;
     rel(g.sched.step_syncs, 2 * T);
-    rel(g.sched.step_hbm_bytes, 32 * psi);
+    rel(g.sched.step_hbm_bytes, 36 * psi);
     ck_assert(!g.sched.owner_reduce && !g.sched.grad_allreduce); /* stage1.py: reduce_scatter */
     x.t.framework_version = 507;
     build(&x, "zero1", 2, &g);
     rel(g.sched.step_syncs, 2 * (T / N + 1));
-    rel(g.sched.step_hbm_bytes, 28 * psi / N);
+    rel(g.sched.step_hbm_bytes, 28 * psi / N + 4 * psi);
     ck_assert(g.sched.owner_reduce);
+    x.t.framework_version = 1204;
+    build(&x, "zero2", 2, &g);
+    rel(g.sched.step_syncs, 2 * (T / N + 1));
+    rel(g.sched.step_hbm_bytes, 28 * psi / N);
     x.t.framework_version = 1302;
     build(&x, "zero2", 2, &g);
     rel(g.sched.step_syncs, T / N + 1);
     rel(g.sched.step_hbm_bytes, 10 * psi / N);
-    const int none[][2] = {{1303, PREC_FP16}, {300, PREC_BF16}, {0, PREC_FP16}};
-    for (int i = 0; i < 3; i++) {
+    x.t.framework_version = 300;
+    x.t.precision = PREC_BF16;
+    build(&x, "zero1", 2, &g);
+    ck_assert(g.sched.step_syncs == 0);
+    rel(g.sched.step_hbm_bytes, 4 * psi);
+    const int none[][2] = {{1303, PREC_FP16}, {0, PREC_FP16}};
+    for (int i = 0; i < 2; i++) {
         x.t.framework_version = none[i][0];
         x.t.precision = (spec_precision)none[i][1];
         build(&x, "zero1", 2, &g);
@@ -543,7 +554,7 @@ START_TEST(test_ds_step_checks)
     double d = 0;
     for (int i = 0; i < a16.n_boundary; i++)
         d += a16.b_is_opt[i] ? a16.b_dur[i] - a0.b_dur[i] : 0;
-    rel(d, 2 * T * FW_DS_SYNC_S + 32 * psi / x.c.gpu.hbm_bw_Bps);
+    rel(d, 2 * T * FW_DS_SYNC_S + 36 * psi / x.c.gpu.hbm_bw_Bps);
     an_result ar;
     exec_result sr;
     an(&x, "zero1", 2, &ar);
@@ -655,6 +666,15 @@ START_TEST(test_ds_mpu_one_stream)
         build(&x, cases[i].l, 2, &g);
         ck_assert_msg(bwd_reduce_stream(&g) == cases[i].on, "%s on", cases[i].l);
     }
+    /* Megatron's query_key_value is one Linear: the tiny block's fetches q, k, v, o, fc1, fc2
+     * (6) become qkv, o, fc1, fc2 (4); its hooks stay 6 (4 linear GEMMs + 2 norms) */
+    x.t.ds_mpu = 1;
+    build(&x, "zero3", 2, &g);
+    for (int i = 0; i < g.last.n_items; i++)
+        if (x.w.layer[g.last.item[i].layer].kind == WL_BLOCK) {
+            ck_assert_int_eq(g.last.item[i].gather[0].chunks, 4);
+            ck_assert_int_eq(g.last.item[i].hooks, 6);
+        }
     static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge"};
     for (int ci = 0; ci < 2; ci++) {
         char path[128];

@@ -150,6 +150,47 @@ START_TEST(test_op_sac_gelu_unfused)
 }
 END_TEST
 
+/* Megatron's unfused loss (workload.c ew_head; Megatron-LM@f2e5db40 tensor_parallel/cross_entropy.py),
+ * Llama-3-8B (V 128256), bf16 (e 2), per token and vocabulary entry: forward .float() 2 + 4,
+ * max 4, -= 8, exp 8, sum 4, div_ 8 = 38 B; backward mul_ 8, the cast back 4 + 2 = 14 B.
+ * Against the eager default (e + 8 = 10, 4 + e = 6): +28 V and +8 V per token. Fused
+ * (loss_fusion true, or compiled without the key): e = 2 and 2e = 4, as compiled execution.
+ * Other frameworks keep the eager default when loss_fusion is false. */
+START_TEST(test_megatron_loss)
+{
+    spec_model m = llama3_8b();
+    spec_training t0;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    const double T = 8192, V = 128256;
+    wl w0, w1, w2, w3;
+    wl_build(&m, &t0, &w0); /* framework ideal, eager: e + 8 / 4 + e */
+    spec_training t = t0;
+    t.framework = FW_MEGATRON;
+    wl_build(&m, &t, &w1); /* eager, loss_fusion not given: Megatron's kernels */
+    ck_assert_rel(head(&w1)->ew_fwd_bytes - head(&w0)->ew_fwd_bytes, 28 * V * T);
+    ck_assert_rel(head(&w1)->ew_bwd_bytes - head(&w0)->ew_bwd_bytes, 8 * V * T);
+    ck_assert_rel(head(&w1)->ew_tp_fwd_bytes, 38 * V * T);
+    ck_assert_rel(head(&w1)->ew_tp_bwd_bytes, 14 * V * T);
+    t.execution = EXEC_COMPILED; /* the stack's fused kernels: the fused loss, as before */
+    wl_build(&m, &t, &w2);
+    ck_assert_rel(head(&w2)->ew_tp_fwd_bytes, 2 * V * T);
+    ck_assert_rel(head(&w2)->ew_tp_bwd_bytes, 4 * V * T);
+    t.loss_fusion = 0; /* compiled blocks, the loss unfused (--cross-entropy-loss-fusion off) */
+    wl_build(&m, &t, &w3);
+    ck_assert_rel(head(&w3)->ew_tp_fwd_bytes, 38 * V * T);
+    ck_assert_rel(head(&w3)->ew_tp_bwd_bytes, 14 * V * T);
+    spec_training ti = t0; /* framework ideal, eager, loss_fusion on: the fused bytes */
+    ti.loss_fusion = 1;
+    wl_build(&m, &ti, &w3);
+    ck_assert_rel(head(&w3)->ew_tp_fwd_bytes, 2 * V * T);
+    ti.loss_fusion = 0; /* off, not Megatron: the eager default */
+    wl_build(&m, &ti, &w3);
+    ck_assert_rel(head(&w3)->ew_tp_fwd_bytes, 10 * V * T);
+    ck_assert_rel(head(&w3)->ew_tp_bwd_bytes, 6 * V * T);
+}
+END_TEST
+
 /* Eager element-wise extras per token (workload.c ew_impl_extra), Llama-3-8B, bf16 (e 2):
  *  norm_fp32: 2 norms x (28 + 4e - 2e) h = 2 x 32 x 4096 = 262,144 fwd; 2 x (52 + 6e - 3e) h
  *    = 2 x 58 x 4096 = 475,136 bwd; activations + 2 x (4 - e) h = 16,384 (the fp32 input
@@ -198,6 +239,44 @@ START_TEST(test_elementwise_flags)
         if (i == 4)
             ck_assert(head(&wc1)->ew_fwd_bytes > head(&wc0)->ew_fwd_bytes);
     }
+}
+END_TEST
+
+/* rope_unfused (workload.c ew_impl_extra), Llama-3-8B (h 4096, kv 8 x 128 = 1024), bf16 (e 2),
+ * per token: forward 10e against 2e per q/k element: + 8 e (h + kv) = 16 x 5120 = 81,920 B;
+ * backward 15e against 2e: + 13 e (h + kv) = 26 x 5120 = 133,120 B; kernels +9 / +17; no
+ * activations. fp32 (e 4) doubles both. rope_fp32 on as well: rope_fp32's 16 (h + kv) = 81,920
+ * both ways, not the sum. Compiled: nothing. A model with learned positions (no rotary): nothing. */
+START_TEST(test_rope_unfused)
+{
+    spec_model m = llama3_8b();
+    spec_training t0, t;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    const double T = 8192;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    t = t0;
+    t.rope_unfused = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 81920 * T);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 133120 * T);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 9);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 17);
+    ck_assert_rel(block(&w1)->act_bytes, block(&w0)->act_bytes);
+    t.rope_fp32 = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 81920 * T);
+    t.rope_fp32 = -1;
+    t.execution = t0.execution = EXEC_COMPILED;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    m.learned_positions = 1;
+    t.execution = t0.execution = EXEC_EAGER;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes, block(&w0)->ew_bwd_bytes);
 }
 END_TEST
 
@@ -479,7 +558,9 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_op_sac_llama3_8b);
     tcase_add_test(b, test_op_sac_gelu_unfused);
     tcase_add_test(b, test_elementwise_flags);
+    tcase_add_test(b, test_megatron_loss);
     tcase_add_test(b, test_gelu_mask_unfused);
+    tcase_add_test(b, test_rope_unfused);
     tcase_add_test(b, test_autocast);
     suite_add_tcase(s, b);
     return s;

@@ -1068,6 +1068,18 @@ START_TEST(test_stacks_shipped_and_precedence)
     ck_assert_int_eq(t.framework, FW_FSDP2);
     ck_assert_int_eq(t.attn_kernel, AK_FA2);
     ck_assert_int_eq(t.execution, EXEC_EAGER);
+    /* stack27d: the Hugging Face Llama stacks name rope_unfused (what they run), not rope_fp32;
+     * a spec's own rope_unfused: false wins over the bundle */
+    ck_assert_int_eq(stack_load("configs/stacks/atorch.json", &b, &err), 0);
+    spec_training_defaults(&t);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.rope_unfused, 1);
+    ck_assert_int_eq(t.rope_fp32, -1);
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_parse_training("{\"rope_unfused\": false}", "t", &t, &err), 0);
+    ck_assert(t.given & SPEC_GIVEN_ROPEU);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.rope_unfused, 0);
 }
 END_TEST
 
