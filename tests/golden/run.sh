@@ -1015,6 +1015,12 @@ printf '{"fused_linear_ce": "on"}' >"$TMP/flce.json"
 expect flce-key-bad 2 "$TMP/flce.json: \$.fused_linear_ce: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/flce.json"
 # DeepSpeed releases (issue 28): the release named in the header, its schedule, a bad release
 expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter fetch, overlap_comm on (its default)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.5 --engine model
+# training.ds_mpu (Megatron-DeepSpeed hands DeepSpeed its mpu): the header says ZeRO-3's gathers and
+# reductions share one process group (one NCCL stream); a value that is not a boolean is exit 2
+printf '{"ds_mpu": true, "framework": "deepspeed", "micro_batch": 1}' >"$TMP/mpu.json"
+expect ds-mpu-header 0 "prefetch depth 1 layer(s), gathers and reductions on one process group (mpu)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --training "$TMP/mpu.json" --layout zero3 --engine model
+printf '{"ds_mpu": "yes"}' >"$TMP/mpu_bad.json"
+expect ds-mpu-bad 2 "$TMP/mpu_bad.json: \$.ds_mpu: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mpu_bad.json"
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
 expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
 # a release is modelled for DeepSpeed only: fsdp@0.5 is refused, not run as today's FSDP
