@@ -234,6 +234,10 @@ typedef struct spec_training {
                                (--no-pipeline-parallel): ZeRO-3's all-gathers and reduce-scatters
                                on its one data-parallel process group, so one NCCL stream, and
                                q, k, v one Linear, one fetch (model/framework.c); -1 = off */
+    int megatron_ce;        /* the loss is Megatron's tensor_parallel vocab_parallel_cross_entropy
+                               over output.float() (Megatron-DeepSpeed's and DeepSpeedExamples'
+                               Megatron model code too): its unfused kernels when the loss is not
+                               fused (model/workload.c ew_head); -1 = framework megatron's       */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
 } spec_training;
 

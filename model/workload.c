@@ -251,7 +251,16 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
  * div_ by the sum in place (8): e + 36; backward grad_input.mul_ in place (8), then the cast's
  * backward to the 16-bit dtype (4 + e): e + 12. The gathers of the target logit and the mask
  * are per token, not per entry (left out). The legacy GPT model calls the same
- * function on output.float() (megatron/legacy/model/gpt_model.py L36, same commit): same bytes. */
+ * function on output.float() (megatron/legacy/model/gpt_model.py L36, same commit): same bytes.
+ * Megatron-DeepSpeed's model code (framework deepspeed, training.megatron_ce) calls it on
+ * output.float() too unless --fp16-lm-cross-entropy, with no loss-fusion flag:
+ * microsoft/Megatron-DeepSpeed@1afe3541 (2022-09) megatron/model/gpt_model.py
+ * post_language_model_processing and megatron/mpu/cross_entropy.py (sub_ in place: 8),
+ * @c74cb684 (2023-06) megatron/core/tensor_parallel/cross_entropy.py (logits - max into a new
+ * fp32 tensor: also 8): e + 36 and e + 12 both. The 2020 copy (microsoft/DeepSpeedExamples
+ * @b989b41b Megatron-LM/pretrain_gpt2.py L300, mpu/cross_entropy.py) clones the fp32 logits
+ * first (8 more) and exps out of place (8, as in place): e + 44 forward; not modelled (the
+ * 8 B per entry left out for those cases). */
 enum { MEGATRON_CE_FWD_B = 36, MEGATRON_CE_BWD_B = 12 };
 
 static void ew_head(const spec_model *m, const spec_training *t, double e, wl_layer *H)
@@ -263,7 +272,7 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
     if (lf == 1) /* eager even when compiled: torchtitan@9dec370 apply_compile compiles the
                     transformer blocks only, the loss stays in train.py */
         f = e + 20, bk = e + 24, k = 4;
-    else if (lf < 0 && t->framework == FW_MEGATRON && !fused)
+    else if (lf < 0 && flag_on(t->megatron_ce, t->framework == FW_MEGATRON) && !fused)
         f = e + MEGATRON_CE_FWD_B, bk = e + MEGATRON_CE_BWD_B, k = 6;
     else if (fused)
         f = e, bk = 2 * e, k = 2;

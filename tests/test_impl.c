@@ -191,6 +191,42 @@ START_TEST(test_megatron_loss)
 }
 END_TEST
 
+/* megatron_ce (ce28d): Megatron-DeepSpeed's model code under framework deepspeed calls the same
+ * vocab_parallel_cross_entropy on output.float() (microsoft/Megatron-DeepSpeed@1afe3541
+ * megatron/model/gpt_model.py). GPT-3-like fp16 head, h 12288, V 50257, seq 2048, micro-batch 1
+ * (T 2048), e 2. Key on, eager: forward 2 + 4 + 4 + 8 + 8 + 4 + 8 = 38 B, backward 8 + 4 + 2 = 14 B
+ * per entry; key off (or not given, framework deepspeed): e + 8 = 10, 4 + e = 6. Head forward
+ * element-wise bytes = T (2 h e) + T V f: on 2048 (49152 + 1909766) = 4,011,864,064;
+ * off 2048 (49152 + 502570) = 1,129,926,656. Key off with framework megatron: the default loss. */
+START_TEST(test_megatron_ce_key)
+{
+    spec_model m = llama3_8b();
+    m.hidden = 12288, m.heads = 96, m.kv_heads = 96, m.ffn = 4 * 12288, m.vocab = 50257, m.seq_len = 2048;
+    m.swiglu = 0, m.rmsnorm = 0, m.layers = 2;
+    spec_training t;
+    spec_training_defaults(&t);
+    t.act_ckpt = CKPT_NONE, t.precision = PREC_FP16, t.micro_batch = 1, t.framework = FW_DEEPSPEED;
+    const double T = 2048, V = 50257;
+    wl w;
+    wl_build(&m, &t, &w); /* not given: DeepSpeed's own (the eager default) */
+    ck_assert_rel(head(&w)->ew_fwd_bytes, 1129926656.0);
+    ck_assert_rel(head(&w)->ew_tp_bwd_bytes, 6 * V * T);
+    t.megatron_ce = 1;
+    wl_build(&m, &t, &w);
+    ck_assert_rel(head(&w)->ew_fwd_bytes, 4011864064.0);
+    ck_assert_rel(head(&w)->ew_tp_fwd_bytes, 38 * V * T);
+    ck_assert_rel(head(&w)->ew_tp_bwd_bytes, 14 * V * T);
+    ck_assert_int_eq(head(&w)->ew_fwd_kernels, 6);
+    t.loss_fusion = 1; /* a fused loss wins: e and 2e */
+    wl_build(&m, &t, &w);
+    ck_assert_rel(head(&w)->ew_tp_fwd_bytes, 2 * V * T);
+    t.loss_fusion = -1, t.megatron_ce = 0, t.framework = FW_MEGATRON; /* off: not Megatron's loss */
+    wl_build(&m, &t, &w);
+    ck_assert_rel(head(&w)->ew_tp_fwd_bytes, 10 * V * T);
+    ck_assert_rel(head(&w)->ew_tp_bwd_bytes, 6 * V * T);
+}
+END_TEST
+
 /* Eager element-wise extras per token (workload.c ew_impl_extra), Llama-3-8B, bf16 (e 2):
  *  norm_fp32: 2 norms x (28 + 4e - 2e) h = 2 x 32 x 4096 = 262,144 fwd; 2 x (52 + 6e - 3e) h
  *    = 2 x 58 x 4096 = 475,136 bwd; activations + 2 x (4 - e) h = 16,384 (the fp32 input
@@ -559,6 +595,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_op_sac_gelu_unfused);
     tcase_add_test(b, test_elementwise_flags);
     tcase_add_test(b, test_megatron_loss);
+    tcase_add_test(b, test_megatron_ce_key);
     tcase_add_test(b, test_gelu_mask_unfused);
     tcase_add_test(b, test_rope_unfused);
     tcase_add_test(b, test_autocast);
