@@ -1219,5 +1219,14 @@ expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.546' -- "$BIN" $
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
 expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.101      19.87     23.1    7.4    9.1     0.030    0.035    0.034    0.000   0.002       2.5      3.7     0.26x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
 expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
+# ce28d: training.megatron_ce (Megatron-DeepSpeed's model code: Megatron's vocab-parallel loss under
+# framework deepspeed, eager): gpt3-1.3b on one p4d, 2048 tokens x 50257 entries x (28 + 8) B more
+# = 3.7 GB per step at A100's ~1.5 TB/s: ~2.5 ms, 0.158 -> 0.161 s; not a boolean: exit 2
+printf '{"framework": "deepspeed", "micro_batch": 1}' >"$TMP/mce0.json"
+printf '{"megatron_ce": true, "framework": "deepspeed", "micro_batch": 1}' >"$TMP/mce.json"
+expect megatron-ce-off 0 "zero3                    0.158" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model --training "$TMP/mce0.json"
+expect megatron-ce-on 0 "zero3                    0.161" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model --training "$TMP/mce.json"
+printf '{"megatron_ce": "yes"}' >"$TMP/mce_bad.json"
+expect megatron-ce-bad 2 "$TMP/mce_bad.json: \$.megatron_ce: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mce_bad.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
