@@ -68,13 +68,8 @@ static void section(FILE *f, int md, const cli_acc_run *r)
         fputs(n ? "(out of memory)\n\n" : "No source measured the same job eager and compiled.\n\n", f);
     } else {
         if (md) {
-            fputs("| source | eager case | compiled case | measured gain % |", f);
-            for (int k = 0; k < r->n_eng; k++)
-                fprintf(f, " %s gain %% | %s diff pts |", pred_engine_name(r->eng[k]), pred_engine_name(r->eng[k]));
-            fputs("\n|---|---|---|---:|", f);
-            for (int k = 0; k < r->n_eng; k++)
-                fputs("---:|---:|", f);
-            fputs("\n", f);
+            cli_acc_md_engine_head(f, r, "| source | eager case | compiled case | measured gain % |", "|---|---|---|---:|",
+                                   "gain %", "diff pts");
         } else {
             fprintf(f, "%-26s %-44s %8s", "source", "eager case", "measured");
             for (int k = 0; k < r->n_eng; k++)

@@ -99,13 +99,7 @@ static void pickbest_summary(FILE *f, int md, const cli_acc_run *r)
     const acc_decisions *d0 = &r->sum[0].decisions;
     char b1[64], b2[64];
     if (md) {
-        fputs("| source | groups |", f);
-        for (int k = 0; k < r->n_eng; k++)
-            fprintf(f, " %s median | %s min |", pred_engine_name(r->eng[k]), pred_engine_name(r->eng[k]));
-        fputs("\n|---|---:|", f);
-        for (int k = 0; k < r->n_eng; k++)
-            fputs("---:|---:|", f);
-        fputs("\n", f);
+        cli_acc_md_engine_head(f, r, "| source | groups |", "|---|---:|", "median", "min");
     } else {
         fprintf(f, "\npick/best per source\n%-28s %6s\n", "source", "groups");
     }

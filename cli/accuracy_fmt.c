@@ -49,6 +49,18 @@ void cli_acc_status_text(const cli_acc_run *r, int i, char *buf, size_t n)
     }
 }
 
+void cli_acc_md_engine_head(FILE *f, const cli_acc_run *r, const char *lead, const char *align, const char *a,
+                            const char *b)
+{
+    fputs(lead, f);
+    for (int k = 0; k < r->n_eng; k++)
+        fprintf(f, " %s %s | %s %s |", pred_engine_name(r->eng[k]), a, pred_engine_name(r->eng[k]), b);
+    fprintf(f, "\n%s", align);
+    for (int k = 0; k < r->n_eng; k++)
+        fputs("---:|---:|", f);
+    fputs("\n", f);
+}
+
 const char *cli_acc_pair_word(acc_pair_state s)
 {
     return s == ACC_PAIR_RIGHT ? "right" : s == ACC_PAIR_WRONG ? "WRONG" : s == ACC_PAIR_TIE ? "tie" : "not run";

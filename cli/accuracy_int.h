@@ -41,6 +41,10 @@ const char *cli_acc_fmt_num(char *buf, size_t n, int sign, int dec, double v);
 void cli_acc_status_text(const cli_acc_run *r, int i, char *buf, size_t n);
 /* "right", "WRONG", "tie" or "not run". */
 const char *cli_acc_pair_word(acc_pair_state s);
+/* A markdown table's two header lines: lead (e.g. "| source | groups |"), then for each engine of r
+ * "<engine> a | <engine> b |"; align (e.g. "|---|---:|"), then "---:|---:|" per engine. */
+void cli_acc_md_engine_head(FILE *f, const cli_acc_run *r, const char *lead, const char *align, const char *a,
+                            const char *b);
 /* The clusters predicted with built-in default calibrations, as "a, b (k cases)" into buf; 0
  * when none. */
 int cli_acc_default_calibs(const cli_acc_run *r, char *buf, size_t n);
