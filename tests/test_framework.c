@@ -38,6 +38,28 @@ static void fx_setup(fx *x, spec_framework f)
     wl_build(&x->m, &x->t, &x->w);
 }
 
+/* Shipped files: configs/clusters/<cluster>.json, configs/calibrations/<calib>.json and
+ * configs/models/<model>.json, with the engine-agreement tests' training (fp16, grad_accum 2,
+ * micro-batch mb, framework f at release ver); the caller builds the workload (wl_build). */
+static void fx_shipped(fx *x, const char *cluster, const char *calib, const char *model, spec_framework f, int ver,
+                       int mb)
+{
+    char path[128];
+    sc_err err;
+    snprintf(path, sizeof path, "configs/clusters/%s.json", cluster);
+    ck_assert_msg(spec_load_cluster(path, &x->c, &err) == 0, "%s: %s", path, err.text);
+    snprintf(path, sizeof path, "configs/calibrations/%s.json", calib);
+    ck_assert_msg(cost_calib_load(path, &x->k, &err) == 0, "%s: %s", path, err.text);
+    snprintf(path, sizeof path, "configs/models/%s.json", model);
+    ck_assert_msg(spec_load_model(path, &x->m, &err) == 0, "%s: %s", path, err.text);
+    spec_training_defaults(&x->t);
+    x->t.framework = f;
+    x->t.framework_version = ver;
+    x->t.micro_batch = mb;
+    x->t.grad_accum = 2;
+    x->t.precision = PREC_FP16;
+}
+
 static spec_layout lay(const char *s)
 {
     spec_layout l;
@@ -635,19 +657,7 @@ START_TEST(test_engines_agree_two_streams)
     for (int ci = 0; ci < 2; ci++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             fx x;
-            char path[128];
-            sc_err err;
-            snprintf(path, sizeof path, "configs/clusters/%s.json", clusters[ci]);
-            ck_assert_msg(spec_load_cluster(path, &x.c, &err) == 0, "%s: %s", path, err.text);
-            snprintf(path, sizeof path, "configs/calibrations/%s.json", clusters[ci]);
-            ck_assert_msg(cost_calib_load(path, &x.k, &err) == 0, "%s: %s", path, err.text);
-            ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0, "%s", err.text);
-            spec_training_defaults(&x.t);
-            x.t.framework = cases[i].f;
-            x.t.framework_version = cases[i].ver;
-            x.t.micro_batch = 4;
-            x.t.grad_accum = 2;
-            x.t.precision = PREC_FP16;
+            fx_shipped(&x, clusters[ci], clusters[ci], "gpt3-1.3b", cases[i].f, cases[i].ver, 4);
             wl_build(&x.m, &x.t, &x.w);
             an_result a;
             exec_result s;
@@ -705,19 +715,8 @@ START_TEST(test_ds_mpu_one_stream)
         }
     static const char *const clusters[] = {"p3dn.24xlarge", "p4d.24xlarge"};
     for (int ci = 0; ci < 2; ci++) {
-        char path[128];
-        sc_err err;
-        snprintf(path, sizeof path, "configs/clusters/%s.json", clusters[ci]);
-        ck_assert_msg(spec_load_cluster(path, &x.c, &err) == 0, "%s: %s", path, err.text);
-        snprintf(path, sizeof path, "configs/calibrations/%s.json", clusters[ci]);
-        ck_assert_msg(cost_calib_load(path, &x.k, &err) == 0, "%s: %s", path, err.text);
-        ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &x.m, &err) == 0, "%s", err.text);
-        spec_training_defaults(&x.t);
-        x.t.framework = FW_DEEPSPEED;
+        fx_shipped(&x, clusters[ci], clusters[ci], "gpt3-1.3b", FW_DEEPSPEED, 0, 4);
         x.t.ds_mpu = 1;
-        x.t.micro_batch = 4;
-        x.t.grad_accum = 2;
-        x.t.precision = PREC_FP16;
         wl_build(&x.m, &x.t, &x.w);
         an_result a;
         exec_result s;
@@ -754,19 +753,7 @@ START_TEST(test_engines_agree_mesh_mics)
                     if (nodes == 2 && !strcmp(L[li], "mics:p=32"))
                         continue;
                     fx x;
-                    char path[128];
-                    sc_err err;
-                    ck_assert_msg(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &x.c, &err) == 0, "%s",
-                                  err.text);
-                    snprintf(path, sizeof path, "configs/calibrations/%s.json", cal[ci]);
-                    ck_assert_msg(cost_calib_load(path, &x.k, &err) == 0, "%s: %s", path, err.text);
-                    ck_assert_msg(spec_load_model("configs/models/bert-10b.json", &x.m, &err) == 0, "%s", err.text);
-                    spec_training_defaults(&x.t);
-                    x.t.framework = fw[fi].f;
-                    x.t.framework_version = fw[fi].ver;
-                    x.t.micro_batch = 8;
-                    x.t.grad_accum = 2;
-                    x.t.precision = PREC_FP16;
+                    fx_shipped(&x, "p3dn.24xlarge", cal[ci], "bert-10b", fw[fi].f, fw[fi].ver, 8);
                     wl_build(&x.m, &x.t, &x.w);
                     an_result a;
                     exec_result s;
@@ -857,15 +844,7 @@ START_TEST(test_engines_agree_weighted_share)
     static const char *const L[] = {"mics:p=32", "zeropp:hpz=8", "mics:p=16"};
     for (size_t li = 0; li < sizeof L / sizeof L[0]; li++) {
         fx x;
-        sc_err err;
-        ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &x.c, &err) == 0, "%s", err.text);
-        ck_assert_msg(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &x.k, &err) == 0, "%s", err.text);
-        ck_assert_msg(spec_load_model("configs/models/bert-10b.json", &x.m, &err) == 0, "%s", err.text);
-        spec_training_defaults(&x.t);
-        x.t.framework = FW_DEEPSPEED;
-        x.t.micro_batch = 4;
-        x.t.grad_accum = 2;
-        x.t.precision = PREC_FP16;
+        fx_shipped(&x, "p4d.24xlarge", "p4d.24xlarge", "bert-10b", FW_DEEPSPEED, 0, 4);
         wl_build(&x.m, &x.t, &x.w);
         an_result a;
         exec_result s;
