@@ -652,6 +652,29 @@ static long decoupled(const snap *a, const snap *b, double comm_work, double *lc
     return reps > 0 ? (reps > 1e15 ? LONG_MAX : (long)reps) : 0;
 }
 
+/* The decoupled regime under the overlap slowdown (slow_dyn): a compute's wall time is constant,
+ * work (1 + sl), only while saturated, i.e. while the communication's lag a at its start is at least
+ * that (slowed). In the decoupled regime (no gathers: the compute starts at the previous compute's
+ * end) a is at least the comm stream's lag behind compute at the transition's start (what is issued
+ * then only adds to comm_end), so if that lag was at least W (the transition's saturated compute:
+ * one copy's, or a micro-step's lambda, by sink_saturated's argument) at both snapshots, the
+ * measured transition was saturated, and so is each repetition whose starting lag, b's lag
+ * - j (l - m) after j of them, stays at least W: all of them when the lag grows (m >= l), else the
+ * first floor((lag_b - W) / (l - m)) (one fewer than the bound: a margin). W carries a relative
+ * margin of 1e-9 against the rounding of the jumped times. Returns the repetitions allowed (at most
+ * cap, decoupled's). */
+static long saturated_reps(const snap *a, const snap *b, long cap, double W, double l, double m)
+{
+    const double need = W * (1 + 1e-9), lag_a = a->v[0] - a->v[1], lag_b = b->v[0] - b->v[1];
+    if (!(lag_a >= need && lag_b >= need))
+        return 0;
+    if (m >= l)
+        return cap;
+    double reps = floor((lag_b - need) / (l - m));
+    long r = reps > 1e15 ? LONG_MAX : (long)reps;
+    return r < cap ? r : cap;
+}
+
 /* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
 static int uniform_shift(const snap *a, const snap *b, double *lambda)
 {
@@ -916,10 +939,13 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
-        } else if ((!lit || lit->ng == 0) && !mit->ni && !(t->slow_dyn > 0)) {
-            /* (slow_dyn: the compute's length follows the communication's lag, not a
-             * constant: only uniform shifts repeat) */
+        } else if ((!lit || lit->ng == 0) && !mit->ni) {
+            /* (slow_dyn: the compute's length follows the communication's lag: constant
+             * only while saturated) */
             cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);
+            if (t->slow_dyn > 0 && cap > 0)
+                cap = saturated_reps(w->prev, w->cur, cap, (mit->comp - mit->overlap_s) * (1 + t->slow_dyn), lambda,
+                                     lambda_comm);
             periodic = cap > 0;
         }
     }
@@ -989,8 +1015,10 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
         if (uniform_shift(w->mprev, w->mcur, &lambda)) {
             lambda_comm = lambda;
             mcap = LONG_MAX;
-        } else if (!gathers && !(t->slow_dyn > 0)) {
+        } else if (!gathers) {
             mcap = decoupled(w->mprev, w->mcur, mwork, &lambda, &lambda_comm);
+            if (t->slow_dyn > 0 && mcap > 0)
+                mcap = saturated_reps(w->mprev, w->mcur, mcap, lambda, lambda, lambda_comm);
         }
         if (!mcap && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0 && t->slow_dyn > 0 &&
             !sink_saturated(w->mprev, sq, D, lambda))
