@@ -16,6 +16,7 @@ typedef struct memo {
     int n;
     lo_coll key[16];
     double t[16], lat[16];
+    cost_coll_cache cc; /* the communicators' NCCL tables, shared by their collectives */
 } memo;
 
 /* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
@@ -159,7 +160,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one;
  * *lat: its latency part, the same for 1 byte. */
-static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, const lo_coll *c, double *lat)
+static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, cost_coll_cache *cc, const lo_coll *c,
+                        double *lat)
 {
     const cost_group *geo = &g->group[c->group];
     memo_coll *e = NULL;
@@ -184,7 +186,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         m->coll_misses++;
     }
     double tb, t1;
-    cost_coll_best_lat(cal, c->kind, c->bytes, c->chunks, geo, &tb, &t1);
+    cost_coll_best_lat_c(cal, c->kind, c->bytes, c->chunks, geo, cc, &tb, &t1);
     double t = tb + c->chunks * cal->fw_coll_s[g->framework].v;
     *lat = t1 + c->chunks * cal->fw_coll_s[g->framework].v;
     if (*lat > t)
@@ -341,7 +343,7 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
         }
     }
     /* the framework's per-collective bookkeeping, once per piece issued */
-    *t = coll_time(g, cal, mm->sweep, c, lat);
+    *t = coll_time(g, cal, mm->sweep, &mm->cc, c, lat);
     if (mm->n < 16) {
         mm->key[mm->n] = *c;
         mm->lat[mm->n] = *lat;
@@ -451,6 +453,7 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     }
     memo mm;
     mm.n = 0;
+    mm.cc.n = 0;
     mm.sweep = sw;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
