@@ -862,12 +862,10 @@ static inline int graph_shares(const an_timed *t)
 }
 
 /* What the jumps over repeated copies and micro-steps remember: the latest two snapshots at copy
- * and micro-step level (swapped, not copied), what the copy-level one was taken after (sig_prev),
- * and the look cursor's lead at the last micro-step (mlag_prev). The cursors, the copy count and
- * the prefetch stay apart, in run_impl's registers. */
+ * and micro-step level (swapped, not copied) and the look cursor's lead at the last micro-step
+ * (mlag_prev). The cursors, the copy count and the prefetch stay apart, in run_impl's registers. */
 typedef struct jumps {
     snap *prev, *cur, *mprev, *mcur;
-    const void *sig_prev[3];
     int have_prev, have_mprev;
     long mlag_prev;
 } jumps;
@@ -923,9 +921,15 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
 }
 
 /* Copy-level jump over identical copies, after a copy of mit (signature sig: it, the gathers
- * issued with it, the reduces before it) in micro-step m_before: when the last two transitions
- * were the same and the state shifted uniformly (or in the decoupled regime), the copies left
- * that repeat it are advanced at once. */
+ * issued with it, the reduces before it) in micro-step m_before: when that copy's transition
+ * (prev, the snapshot just before it, to cur) shifted the state uniformly (or in the decoupled
+ * regime), the copies left that repeat it are advanced at once. One transition suffices: the
+ * recurrence is max-plus and homogeneous, so a map that shifts x uniformly shifts x + lambda by
+ * the same lambda; the copies jumped over apply the same map when their signature is the measured
+ * one's: the same item (counted below), the reduces before them its own (sig[2] == mit: not the
+ * previous item's, as for the first copy of a run), and the same look-ahead item (counted
+ * below). (Until 2026-11-27 the two latest transitions had to have equal signatures: one more
+ * copy walked per run of copies.) */
 static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
                                   cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
                                   int m_before)
@@ -937,8 +941,7 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
-    if (w->have_prev && main->m == m_before && sig[0] == w->sig_prev[0] &&
-        sig[1] == w->sig_prev[1] && sig[2] == w->sig_prev[2]) {
+    if (w->have_prev && main->m == m_before && sig[2] == mit) {
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
@@ -978,7 +981,6 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
     w->prev = w->cur;
     w->cur = tmp;
     w->have_prev = 1;
-    memcpy(w->sig_prev, sig, sizeof w->sig_prev);
 }
 
 /* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
@@ -1095,7 +1097,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         s.gend[q] = -INFINITY;
     s.share = graph_shares(t);
     snap buf[4];
-    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], {0, 0, 0}, 0, 0, -1};
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1};
     cursor main = {0, 0, 0}, look = {0, 0, 0};
     long c = 0, lidx = 0;
     walk_prime(t, &s, var, d, &look, &lidx);
