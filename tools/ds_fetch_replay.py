@@ -34,7 +34,7 @@ import collections
 import json
 
 BUCKET = 5e7      # stage3_prefetch_bucket_size default (elements): runtime/zero/config.py
-LIMITS = {"live": 1e9, "reuse": 1e9}  # stage3_max_live_parameters, stage3_max_reuse_distance defaults
+LIVE = REUSE = 1e9  # stage3_max_live_parameters, stage3_max_reuse_distance defaults (elements)
 MAX_EVENTS = 2    # __max_ongoing_fetch_events
 
 
@@ -57,7 +57,7 @@ def trace_times(path, blocks):
 
 
 def replay(mode, nblk, h, fwd_ms, bwd_ms, g_lat, g_ms_per_elem_f, g_ms_per_elem_b, rs_ms, one_stream, attn_share,
-           host_ms=0.05):
+           host_ms=0.05, live=LIVE, reuse=REUSE):
     """All-gather time the GPU waits for in one micro-step (ms). Megatron block sub-modules:
     query_key_value, dense, dense_h_to_4h, dense_4h_to_h weights (elements; the biases and norms are
     below stage3_param_persistence_threshold); the GPU work between consecutive hooks split by
@@ -103,7 +103,7 @@ def replay(mode, nblk, h, fwd_ms, bwd_ms, g_lat, g_ms_per_elem_f, g_ms_per_elem_
     def reused_soon(k, p):
         seen = 0.0
         for q, _, _, _ in tr[k + 1:]:
-            if seen > LIMITS['reuse']:
+            if seen > reuse:
                 return False
             if q == p:
                 return True
@@ -161,7 +161,7 @@ def replay(mode, nblk, h, fwd_ms, bwd_ms, g_lat, g_ms_per_elem_f, g_ms_per_elem_
         # discard it from the queue, then prefetch while < BUCKET elements
         while queue and queue[0] == p:
             queue.popleft()
-        lim = min(LIMITS['live'] - n_avail, BUCKET)
+        lim = min(live - n_avail, BUCKET)
         pre, n = [], 0.0
         while queue and n < lim:
             q = queue.popleft()
@@ -208,12 +208,11 @@ def main():
     ap.add_argument("--one-stream", type=int, default=1)
     ap.add_argument("--fetch-lat-ms", type=float, required=True)
     ap.add_argument("--fetch-lat-b-ms", type=float, default=None, help="backward gathers' (hpZ: in the node)")
-    ap.add_argument("--max-live", type=float, default=1e9)
-    ap.add_argument("--max-reuse", type=float, default=1e9)
+    ap.add_argument("--max-live", type=float, default=LIVE)
+    ap.add_argument("--max-reuse", type=float, default=REUSE)
     ap.add_argument("--attn-share", type=float, default=0.167, help="core attention FLOPs / 2 s h^2 per token")
     ap.add_argument("--host-ms", type=float, default=0.05, help="host time per sub-module hook (ms)")
     a = ap.parse_args()
-    LIMITS["live"], LIMITS["reuse"] = a.max_live, a.max_reuse
     fb, bb, gf, gb, rs = trace_times(a.trace, a.blocks)
     blk = 12 * a.h * a.h
     per_f = (gf - 4 * a.fetch_lat_ms) / blk
@@ -221,7 +220,8 @@ def main():
     per_b = (gb - 4 * lat_b) / blk
     print(f"block: fwd {fb:.2f} ms, bwd {bb:.2f} ms; gathers {gf:.2f} / {gb:.2f} ms; reduce-scatter {rs:.2f} ms")
     for mode in ("layer", "gpu", "host"):
-        e = replay(mode, a.blocks, a.h, fb, bb, (a.fetch_lat_ms, lat_b), per_f, per_b, rs, a.one_stream, a.attn_share, a.host_ms)
+        e = replay(mode, a.blocks, a.h, fb, bb, (a.fetch_lat_ms, lat_b), per_f, per_b, rs, a.one_stream, a.attn_share, a.host_ms,
+                   a.max_live, a.max_reuse)
         print(f"{mode:6s} exposed all-gather per micro-step: {e / 1e3:.3f} s")
 
 
