@@ -983,6 +983,24 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
     w->have_prev = 1;
 }
 
+/* Whether the last micro-step's first n copies issue the gathers of the regular micro-step's
+ * first n (same items' copy counts, gathers equal value for value): then a jump over the regular
+ * micro-steps may take the last regular one too, whose look-ahead reaches those copies. */
+static int last_gathers_same(const an_timed *t, long n)
+{
+    for (int i = 0; i < t->n_items && n > 0; i++) {
+        const an_titem *a = &t->micro[i], *b = &t->last[i];
+        if (a->count != b->count || a->ng != b->ng)
+            return 0;
+        for (int k = 0; k < a->ng; k++)
+            if (a->g[k] != b->g[k] || a->gk[k] != b->gk[k] || a->glat[k] != b->glat[k] || a->gtier[k] != b->gtier[k] ||
+                a->gw[k] != b->gw[k] || a->gs[k] != b->gs[k])
+                return 0;
+        n -= a->count;
+    }
+    return 1;
+}
+
 /* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
  * shift over the last two micro-steps (uniform, decoupled, or one stream sinking behind) advances
  * the regular micro-steps left whose gathers stay inside the step. */
@@ -998,8 +1016,11 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     for (int i = 0; i < t->n_items; i++)
         per += t->micro[i].count;
     /* the jumped micro-steps must issue the gathers the measured one did: their
-     * look-ahead (d copies on) has to stay inside the step */
+     * look-ahead (d copies on) has to stay inside the step, and among the regular micro-steps
+     * unless the last one's first dv copies gather as the regular ones do */
     long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main->m;
+    if (!var && dv > 0 && dv <= per && last_gathers_same(t, dv))
+        jl = (long)(t->grad_accum - 1) - main->m;
     if (J > jl)
         J = jl;
     /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */

@@ -1376,6 +1376,54 @@ START_TEST(test_jumps_random_saturated)
 }
 END_TEST
 
+START_TEST(test_jumps_last_gathers)
+{
+    /* The micro-step jump takes the last regular micro-step too when the last micro-step's first
+     * d copies gather as the regular ones (last_gathers_same): random graphs (prefetch 0-8, with
+     * and without the overlap slowdown) whose last micro-step's gathers are, for half of them,
+     * changed in one item (another duration, so the look-ahead into it differs): an_run =
+     * an_run_full to 1e-12 of the step. (Mutation check: without last_gathers_same's test, i.e.
+     * jumping the last regular micro-step whatever the last one gathers, this fails.) */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261129);
+    int n = 0, changed = 0;
+    for (int it = 0; it < 4000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 8);
+        int per = 0, inl = 0;
+        for (int i = 0; i < t.n_items; i++) {
+            per += t.micro[i].count;
+            inl |= t.micro[i].ni || t.last[i].ni;
+        }
+        if (t.prefetch >= per || inl)
+            continue;
+        if (gsl_rng_uniform_int(rng, 2)) {
+            an_titem *b = &t.last[gsl_rng_uniform_int(rng, (unsigned long)t.n_items)];
+            if (b->ng > 0) {
+                b->g[0] = b->g[0] * 0.25 + 0.125;
+                changed++;
+            }
+        }
+        if (gsl_rng_uniform_int(rng, 2))
+            t.slow_dyn = 0.189;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
+                 t.n_items);
+        double tol = REL * b.step_s;
+        close_result(&a, &b, tol, cfg);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 1000);
+    ck_assert_int_gt(changed, n / 4);
+}
+END_TEST
+
 /* BUG (model/analytic.c, run_impl, micro-step jump): when the prefetch depth reaches past the end
  * of the step during the micro-steps jumped over, the jump still replays the measured micro-step,
  * which issued gathers d copies ahead. The communication stream is advanced by gathers that are
@@ -2123,6 +2171,7 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_jumps_sink_slowdown);
     tcase_add_test(jump, test_jumps_saturated);
     tcase_add_test(jump, test_jumps_random_saturated);
+    tcase_add_test(jump, test_jumps_last_gathers);
     tcase_add_test(jump, test_jumps_random_streams);
     tcase_add_test(jump, test_jumps_prefetch_var);
     suite_add_tcase(s, jump);
