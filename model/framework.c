@@ -115,7 +115,7 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
 void fw_trainer_step(const spec_training *t, const wl *w, double shard, double *syncs, double *bytes, double *launches)
 {
     *syncs = *bytes = *launches = 0;
-    if (t->framework == FW_DEEPSPEED || SPEC_PREC_IS_FP32(t->precision))
+    if (t->framework == FW_DEEPSPEED) /* (fp32 / tf32: no GradScaler below, the clip on 4 B) */
         return;
     const int amp = t->autocast > 0;
     const double part = shard > 1 ? shard : 1, psi = w->params / part;

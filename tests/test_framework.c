@@ -521,6 +521,8 @@ START_TEST(test_trainer_step)
      *     (20 psi), 2 T + 3 = 27 launches;
      *   grad_clip without autocast: 16-bit gradients, 3 x 2 = 6 psi, 27 launches, no round trip;
      *   bf16 autocast: no GradScaler: the clip's 12 psi alone;
+     *   fp32 without autocast: no GradScaler, the clip on 4-byte gradients: 3 x 4 = 12 psi, 27
+     *     launches (torch clips fp32 training too);
      *   DeepSpeed (today's release: none of its own step checks): the engine clips, nothing. */
     fx x;
     fx_setup(&x, FW_IDEAL);
@@ -549,6 +551,14 @@ START_TEST(test_trainer_step)
     build(&x, "ddp", 1, &g);
     ck_assert(g.sched.step_syncs == 0);
     rel(g.sched.step_hbm_bytes, 12 * psi);
+    x.t.autocast = -1;
+    x.t.precision = PREC_FP32;
+    wl_build(&x.m, &x.t, &x.w); /* 4-byte elements */
+    build(&x, "ddp", 1, &g);
+    ck_assert(g.sched.step_syncs == 0);
+    rel(g.sched.step_hbm_bytes, 12 * psi);
+    ck_assert_int_eq(g.sched.opt_launches, 27);
+    x.t.autocast = 1;
     x.t.precision = PREC_FP16;
     x.t.framework = FW_DEEPSPEED;
     build(&x, "zero1", 1, &g);
