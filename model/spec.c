@@ -507,7 +507,9 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "overlap_param_gather") ? SPEC_GIVEN_OPG : 0u) |
                 (json_object_get(o, "bucket_MB") ? SPEC_GIVEN_BUCKET : 0u) |
                 (json_object_get(o, "fused_linear_ce") ? SPEC_GIVEN_FLCE : 0u) |
-                (json_object_get(o, "rope_unfused") ? SPEC_GIVEN_ROPEU : 0u);
+                (json_object_get(o, "rope_unfused") ? SPEC_GIVEN_ROPEU : 0u) |
+                (json_object_get(o, "loss_fusion") ? SPEC_GIVEN_LOSSF : 0u) |
+                (json_object_get(o, "megatron_ce") ? SPEC_GIVEN_MCE : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

@@ -159,7 +159,8 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        SPEC_GIVEN_TPO = 2048 /* tp_comm_overlap */, SPEC_GIVEN_GELU = 4096 /* gelu_unfused */,
        SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */,
        SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
-       SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */ };
+       SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */,
+       SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no

@@ -95,6 +95,8 @@ static int set_amp(const char *v, spec_training *t) { return set_flag(v, &t->aut
 static int set_opg(const char *v, spec_training *t) { return set_flag(v, &t->overlap_param_gather); }
 static int set_flce(const char *v, spec_training *t) { return set_flag(v, &t->fused_linear_ce); }
 static int set_ropeu(const char *v, spec_training *t) { return set_flag(v, &t->rope_unfused); }
+static int set_lossf(const char *v, spec_training *t) { return set_flag(v, &t->loss_fusion); }
+static int set_mce(const char *v, spec_training *t) { return set_flag(v, &t->megatron_ce); }
 
 typedef struct stack_key {
     const char *name;
@@ -123,6 +125,8 @@ static const stack_key KEYS[] = {
     {"overlap_param_gather", SPEC_GIVEN_OPG, set_opg, "on or off"},
     {"fused_linear_ce", SPEC_GIVEN_FLCE, set_flce, "on or off"},
     {"rope_unfused", SPEC_GIVEN_ROPEU, set_ropeu, "on or off"},
+    {"loss_fusion", SPEC_GIVEN_LOSSF, set_lossf, "on or off"},
+    {"megatron_ce", SPEC_GIVEN_MCE, set_mce, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

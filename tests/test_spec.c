@@ -1080,6 +1080,24 @@ START_TEST(test_stacks_shipped_and_precedence)
     ck_assert(t.given & SPEC_GIVEN_ROPEU);
     stack_apply(&b, &t);
     ck_assert_int_eq(t.rope_unfused, 0);
+    /* Megatron-DeepSpeed 2022 runs fused block kernels (execution compiled) but its loss is
+     * vocab_parallel_cross_entropy in eager torch ops: the bundle says loss_fusion off and
+     * megatron_ce on (both -1, "not given", after the defaults); a spec's loss_fusion: true wins */
+    ck_assert_int_eq(stack_load("configs/stacks/megatron-deepspeed-2022.json", &b, &err), 0);
+    spec_training_defaults(&t);
+    ck_assert_int_eq(t.loss_fusion, -1);
+    ck_assert_int_eq(t.megatron_ce, -1);
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.execution, EXEC_COMPILED);
+    ck_assert_int_eq(t.loss_fusion, 0);
+    ck_assert_int_eq(t.megatron_ce, 1);
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_parse_training("{\"loss_fusion\": true}", "t", &t, &err), 0);
+    ck_assert(t.given & SPEC_GIVEN_LOSSF);
+    ck_assert(!(t.given & SPEC_GIVEN_MCE));
+    stack_apply(&b, &t);
+    ck_assert_int_eq(t.loss_fusion, 1);
+    ck_assert_int_eq(t.megatron_ce, 1);
 }
 END_TEST
 
