@@ -608,6 +608,12 @@ expect predict-defaults 0 "calibration: built-in defaults" -- "$BIN" predict --c
 "$BIN" describe --help >"$TMP/dh" 2>&1
 if grep -q -- "--cluster\|--layout\|--nodes\|--scenario" "$TMP/dh"; then echo "FAIL describe-help-own: lists options of other commands"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect describe-help 0 "--checkpointing on|off" -- "$BIN" describe --help
+# sweep --engine sim progress by wall time (base/pace.h, a line every 2 s): --progress always
+# prints the final count, even on a grid done in under a period; without --progress and with
+# stderr not a terminal (as here) there is no progress line at all
+expect sweep-progress-final 0 "sweep: 2/2 points" -- "$BIN" sweep --engine sim --progress --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 -o "$TMP/prog.csv"
+"$BIN" sweep --engine sim --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 -o "$TMP/prog.csv" >/dev/null 2>"$TMP/prog.err"
+if [ -s "$TMP/prog.csv" ] && ! grep -q "points" "$TMP/prog.err"; then pass=$((pass + 1)); else echo "FAIL sweep-no-progress: $(cat "$TMP/prog.err")"; fail=$((fail + 1)); fi
 # sweep keeps going past an invalid point: the row is marked, the reason on stderr, exit 1
 expect sweep-invalid-point 1 "sweep: mics:p=16 on 1 node, micro-batch 1: skipped: mics:p=16: expected a group size dividing the 8 GPUs" -- \
     "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 --layout mics:p=16 -o "$TMP/inv.csv"
@@ -950,11 +956,20 @@ expect gelu-unfused-on 0 "zero1                    0.312      25.67     33.8   2
 expect mask-unfused-on 0 "zero1                    0.302      26.47     34.8   27.9   27.9     0.264" -- "$BIN" $G27 --mask-unfused on
 expect gelu-mask-stack 0 "zero1                    0.340      23.53     30.9   24.7   24.7     0.302" -- "$BIN" $G27 --stack hf-trainer-deepspeed --framework ideal
 # --autocast on (torch.cuda.amp): +12 / +14 B per s x s element (fp32 softmax output, fp32
-# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s
-expect autocast-on 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" $G27 --autocast on
+# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s;
+# at the step (ds33) GradScaler's unscale of the rank's fp32 gradients, 1.56e9 / 8 x 8 B = 1.56 GB
+# at 900 GB/s x 0.8 = 2.2 ms, and found_inf's round trip: 0.344 -> 0.346 s
+expect autocast-on 0 "zero1                    0.346      23.09     30.4   24.3   24.3     0.307" -- "$BIN" $G27 --autocast on
 # the same keys in a training file: autocast true prices as --autocast on; a non-boolean is one error
 printf '{"autocast": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/amp.json"
-expect autocast-key 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+expect autocast-key 0 "zero1                    0.346      23.09     30.4   24.3   24.3     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+# training.grad_clip (torch < 2.0 clip_grad_norm_, ds33): a norm and a mul_ per fp32 gradient of the
+# rank's 1/8, 12 B x 1.56e9 / 8 = 2.34 GB at 720 GB/s = 3.2 ms, + 2 launches per tensor (580 / 8 + 1)
+# + 3 = 150 x 2.5 us = 0.4 ms: 0.346 -> 0.350 s; a non-boolean is one error
+printf '{"autocast": true, "grad_clip": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/clip.json"
+expect grad-clip-key 0 "zero1                    0.350      22.85     30.1   24.0   24.0     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/clip.json"
+printf '{"grad_clip": "yes"}' >"$TMP/clip_bad.json"
+expect grad-clip-bad 2 "$TMP/clip_bad.json: \$.grad_clip: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/clip_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
