@@ -414,7 +414,7 @@ static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, 
     const int i = cc->n++;
     cc->e[i].g = g;
     cc->e[i].kind = (int)kind;
-    cc->e[i].chunks = 0;
+    cc->e[i].chunks = -1; /* no 1-byte time yet: not a piece count (0 is one: one piece) */
     nccl_shape_of(cal, kind, g, &cc->e[i].s);
     nccl_tab_of(&cal->nccl, &cc->e[i].s, &cc->e[i].tab);
     return i;

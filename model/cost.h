@@ -185,7 +185,7 @@ typedef struct cost_coll_cache {
     int n;
     struct {
         const cost_group *g;
-        int kind, chunks; /* chunks: the piece count `one` is for (0: none yet)  */
+        int kind, chunks; /* chunks: the piece count `one` is for (-1: none yet) */
         double one;       /* the 1-byte time of `chunks` pieces                 */
         nccl_shape s;
         nccl_tab tab;

@@ -514,6 +514,34 @@ START_TEST(test_best_lat_cache_bits)
 }
 END_TEST
 
+START_TEST(test_best_lat_cache_zero_pieces)
+{
+    /* A collective of 0 pieces (chunks < 1 counts as one piece, n = 1) met first by a fresh cache
+     * entry: its 1-byte time is computed, not read from the entry's unset `one` (the entry's
+     * "none yet" marker must not be a piece count a caller can pass). The cache's memory is filled
+     * with 0xff first (`one` reads as NaN if never set); the result must be cost_coll_best_lat's
+     * bits, as test_best_lat_cache_bits asks for counts >= 1. */
+    spec_cluster c;
+    cost_calib cal;
+    sc_err e;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &e), 0);
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &cal, &e), 0);
+    ck_assert(cal.nccl.on); /* the cached path */
+    int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    cost_group g;
+    cost_group_make(&c, 4, locals, 8, 1, &g);
+    cost_coll_cache cc;
+    memset(&cc, 0xff, sizeof cc);
+    cc.n = 0;
+    double t, t1, u, u1;
+    cost_coll_best_lat_c(&cal, COLL_ALLREDUCE, 1e6, 0, &g, &cc, &t, &t1);
+    cost_coll_best_lat(&cal, COLL_ALLREDUCE, 1e6, 0, &g, &u, &u1);
+    ck_assert_int_eq(cc.n, 1);
+    ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1), "%.17g/%.17g vs %.17g/%.17g", t, t1, u,
+                  u1);
+}
+END_TEST
+
 Suite *nccl_suite(void)
 {
     Suite *s = suite_create("nccl");
@@ -532,6 +560,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_calib_parse);
     tcase_add_test(tc, test_best_lat_bits);
     tcase_add_test(tc, test_best_lat_cache_bits);
+    tcase_add_test(tc, test_best_lat_cache_zero_pieces);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
