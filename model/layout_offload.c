@@ -29,6 +29,66 @@ static lo_coll offloaded(cost_coll kind, lo_group_kind grp, double bytes)
  * all-gather and compute of successive layers at once). */
 #define FETCH_STREAM (FW_STREAMS - 1)
 
+/* DeepSpeed's stage3_max_reuse_distance default, elements (deepspeedai/DeepSpeed v0.6.2, 32d97976,
+ * runtime/zero/constants.py L102-103: ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT 1000000000). */
+#define OFFLOAD_DS_REUSE 1e9
+/* v0.15.4 (ff1c5435, PR #6670, "fix memcpy issue on backward for zero-infinity"): the gradient
+ * partition's copy to the host's fp32 gradients became non-blocking through a pinned buffer; its
+ * message: before, "the D2H memcpy will be the bottleneck during the final backward pass of each
+ * iteration for ZeRO-Infinity(offload)". */
+#define OFFLOAD_DS_ASYNC_GRAD 1504
+
+/* The elements of a checkpointed block that DeepSpeed gathers a second time for its backward:
+ * after the recompute, release_sub_module releases a sub-module's parameters unless the trace
+ * uses them again within stage3_max_reuse_distance elements (__params_to_release: the modules
+ * after the current one in the trace, each counted whole while the elements seen so far are
+ * <= the distance; deepspeedai/DeepSpeed v0.6.2 partitioned_param_coordinator.py L358-378,
+ * release_sub_module L302-312). The trace after sub-module i's recompute is the recompute's
+ * later sub-modules, then the backward from the last one down: i's backward use lies
+ * sum(sz[i+1..k-1]) + sum(sz[i+1..k-1]) elements on (the last sub-module's is next: kept). The
+ * persistent parameters in between (norms, biases: < 1e5 elements) are left out. sz: the
+ * block's partitioned sub-modules in forward order (fw_fetches); *n: how many re-gathered. */
+double offload_regather(const double *sz, int k, double reuse, int *n)
+{
+    double out = 0;
+    *n = 0;
+    for (int i = 0; i < k; i++) {
+        double seen = 0;
+        int kept = 0;
+        for (int j = i + 1; j < 2 * k && seen <= reuse; j++) {
+            int m = j < k ? j : 2 * k - 1 - j; /* j >= k: the backward, last sub-module first */
+            if (j >= k && m == i) {
+                kept = 1;
+                break;
+            }
+            seen += sz[m];
+        }
+        if (!kept) {
+            out += sz[i];
+            (*n)++;
+        }
+    }
+    return out;
+}
+
+/* DeepSpeed ZeRO-3's reduce-scatters of a block's gradients: the ipg bucket is reduced when the
+ * next gradient would overflow reduce_bucket_size, so a gradient at or above it goes alone
+ * (v0.6.2 stage3.py reduce_ready_partitions_and_remove_grads L1470-1490, L1495-1510). sz in
+ * the backward's order (last sub-module first); bucket in elements. */
+static int offload_reduces(const double *sz, int k, double bucket)
+{
+    int n = 0;
+    double cur = 0;
+    for (int i = k - 1; i >= 0; i--) {
+        if (cur > 0 && cur + sz[i] > bucket) {
+            n++;
+            cur = 0;
+        }
+        cur += sz[i];
+    }
+    return n + (cur > 0);
+}
+
 /* One layer copy's collectives. zero3-offload: ZeRO-3's all-gather before forward and backward
  * and reduce-scatter after backward (NCCL on the GPUs), then the rank's gradient shard (S/N)
  * copied to host memory every micro-step (DeepSpeed accumulates it there in fp32). With
@@ -37,19 +97,22 @@ static lo_coll offloaded(cost_coll kind, lo_group_kind grp, double bytes)
  * over its PCIe link, then the shards are all-gathered as in ZeRO-3. luwu: the
  * full layer fetched from the optimizer node (multicast) before forward and backward, its
  * gradient pushed to it (aggregated in the switch) after backward; on the last micro-step
- * the node runs the layer's update as its gradient arrives (GRP_INNET_UPD). */
-static void item_colls(const lo_graph *g, int last, lo_item *it, double S)
+ * the node runs the layer's update as its gradient arrives (GRP_INNET_UPD).
+ * Under framework deepspeed (offload_ds below) the world collectives go in DeepSpeed's pieces
+ * and a checkpointed block's backward gathers what the recompute released: R more elements. */
+static void item_colls(const lo_graph *g, int last, lo_item *it, double S, double R, int pieces[2])
 {
     const int N = g->n_ranks;
     if (g->layout.kind == LAYOUT_ZERO3_OFFLOAD) {
+        const double Sg = S + R; /* bytes gathered for this pass */
         if (g->layout.off_param != OFF_GPU) {
-            lo_coll f = offloaded(COLL_ALLGATHER, g->layout.off_param == OFF_NVME ? GRP_NVME : GRP_HOST, S / N);
+            lo_coll f = offloaded(COLL_ALLGATHER, g->layout.off_param == OFF_NVME ? GRP_NVME : GRP_HOST, Sg / N);
             f.stream = FETCH_STREAM;
             it->gather[it->n_gather++] = f;
         }
-        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, 1);
+        it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, Sg, pieces[0]);
         if (it->pass == LO_BWD) {
-            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, 1);
+            it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, S, pieces[1]);
             it->reduce[it->n_reduce++] = offloaded(COLL_REDUCESCATTER, GRP_HOST, S / N);
         }
         return;
@@ -59,10 +122,54 @@ static void item_colls(const lo_graph *g, int last, lo_item *it, double S)
         it->reduce[it->n_reduce++] = offloaded(COLL_REDUCESCATTER, last ? GRP_INNET_UPD : GRP_INNET, S);
 }
 
+/* DeepSpeed's ZeRO-3 with offload_optimizer, as zero3's graph has it (layout_dp.c dp_item):
+ * one fetch per partitioned sub-module (fw_fetches), the gradients reduce-scattered in
+ * reduce_bucket_size pieces, a hook per sub-module; a checkpointed block's sub-modules that the
+ * recompute released gathered again (offload_regather). Before v0.15.4, on the last micro-step
+ * (the accumulation boundary) every gradient partition is copied into the host's fp32
+ * gradients by a blocking copy_ on the reduce stream (v0.6.2 stage3.py __partition_grads
+ * L1700-1704: fp32_grad_tensor.copy_(grad_buffer), no non_blocking), after the partition went
+ * to the pinned fp16 buffer on the host and back to the GPU (L1657-1661: copy_, then .to(device))
+ * and its norm (L1686-1689): the host waits for the reduce-scatter and the copies before it runs
+ * the rest of the backward, so the compute stream waits for them: the reduce-scatter and the
+ * copies run inline, after the block's compute (fp16 out, fp16 back, fp32 out: 4 x S/N bytes).
+ * With opt=nvme the gradients go to the swapper instead (L1690-1697): not this path. */
+static void offload_ds(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
+{
+    const wl_layer *L = &w->layer[it->layer];
+    const double e = g->elem_bytes, S = L->params * e;
+    double sz[WL_MAX_GEMMS + 2];
+    const int k = fw_fetches(t, w, L, sz);
+    double R = 0;
+    int nre = 0;
+    if (it->recompute && k > 0)
+        R = offload_regather(sz, k, t->max_reuse_params > 0 ? t->max_reuse_params : OFFLOAD_DS_REUSE, &nre) * e;
+    const double bucket = g->sched.reduce_bucket_bytes / e;
+    int pieces[2] = {k + (it->pass == LO_BWD ? nre : 0), k > 0 ? offload_reduces(sz, k, bucket) : 1};
+    if (k == 0) /* nothing partitioned (a tied head): nothing gathered */
+        pieces[0] = 0;
+    item_colls(g, last, it, S, it->pass == LO_BWD ? R : 0, pieces);
+    if (k == 0)
+        it->n_gather = 0;
+    it->hooks = fw_submodules(L);
+    if (last && it->pass == LO_BWD && g->layout.off_opt != OFF_NVME && t->framework_version > 0 &&
+        t->framework_version < OFFLOAD_DS_ASYNC_GRAD) {
+        lo_coll host = offloaded(COLL_REDUCESCATTER, GRP_HOST, 4 * S / g->n_ranks);
+        it->inl[it->n_inline++] = it->reduce[0];
+        it->inl[it->n_inline++] = host;
+        it->inline_overlap = 0;
+        it->n_reduce = 0;
+    }
+}
+
 static void offload_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
-    (void)t;
-    item_colls(g, last, it, w->layer[it->layer].params * g->elem_bytes);
+    if (g->layout.kind == LAYOUT_ZERO3_OFFLOAD && g->framework == FW_DEEPSPEED) {
+        offload_ds(g, w, t, last, it);
+        return;
+    }
+    int one[2] = {1, 1};
+    item_colls(g, last, it, w->layer[it->layer].params * g->elem_bytes, 0, one);
 }
 
 void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
