@@ -73,7 +73,8 @@ double offload_regather(const double *sz, int k, double reuse, int *n)
 
 /* DeepSpeed ZeRO-3's reduce-scatters of a block's gradients: the ipg bucket is reduced when the
  * next gradient would overflow reduce_bucket_size, so a gradient at or above it goes alone
- * (v0.6.2 stage3.py reduce_ready_partitions_and_remove_grads L1470-1490, L1495-1510). sz in
+ * (v0.6.2 stage3.py reduce_independent_p_g_buckets_and_remove_grads L1469-1490,
+ * __add_grad_to_ipg_bucket L1493-1509). sz in
  * the backward's order (last sub-module first); bucket in elements. */
 static int offload_reduces(const double *sz, int k, double bucket)
 {
@@ -128,12 +129,12 @@ static void item_colls(const lo_graph *g, int last, lo_item *it, double S, doubl
  * recompute released gathered again (offload_regather). Before v0.15.4, on the last micro-step
  * (the accumulation boundary) every gradient partition is copied into the host's fp32
  * gradients by a blocking copy_ on the reduce stream (v0.6.2 stage3.py __partition_grads
- * L1700-1704: fp32_grad_tensor.copy_(grad_buffer), no non_blocking), after the partition went
+ * L1702-1706: fp32_grad_tensor.copy_(grad_buffer), no non_blocking), after the partition went
  * to the pinned fp16 buffer on the host and back to the GPU (L1657-1661: copy_, then .to(device))
- * and its norm (L1686-1689): the host waits for the reduce-scatter and the copies before it runs
+ * and its norm (L1691-1692): the host waits for the reduce-scatter and the copies before it runs
  * the rest of the backward, so the compute stream waits for them: the reduce-scatter and the
  * copies run inline, after the block's compute (fp16 out, fp16 back, fp32 out: 4 x S/N bytes).
- * With opt=nvme the gradients go to the swapper instead (L1690-1697): not this path. */
+ * With opt=nvme the gradients go to the swapper instead (L1694-1699): not this path. */
 static void offload_ds(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
     const wl_layer *L = &w->layer[it->layer];
@@ -345,10 +346,86 @@ static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *
     o->innet = (bp + bg + bo) * w->params;
 }
 
+/* DeepSpeed's gathered parameters at their peak over one checkpointed block's recompute and
+ * backward, then the previous block's (the steady state), elements: the coordinator's
+ * __n_available_params as v0.6.2 moves it (partitioned_param_coordinator.py): a sub-module's hook
+ * gathers its parameters whatever the limits (fetch_sub_module L219-224), then prefetches from
+ * the trace while fewer than min(stage3_max_live_parameters - available,
+ * stage3_prefetch_bucket_size) elements are taken, counting ones already available (L277-293);
+ * release_sub_module frees them unless reused within the distance (offload_regather's rule;
+ * L302-312, L358-378). The forward's peak (a sub-module and the next) is not above this. */
+static double ds_live_peak(const double *sz, int k, double live, double reuse, double bucket)
+{
+    int tr[4 * WL_MAX_GEMMS], n = 0;
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < k; i++)
+            tr[n++] = b * k + i; /* recompute, forward order; block b = 1 is the one before */
+        for (int i = k - 1; i >= 0; i--)
+            tr[n++] = b * k + i; /* backward */
+    }
+    int avail[2 * WL_MAX_GEMMS] = {0}, qp = 0;
+    double have = 0, peak = 0;
+    for (int p = 0; p < n; p++) {
+        int x = tr[p];
+        if (!avail[x])
+            avail[x] = 1, have += sz[x % k];
+        if (qp < p + 1)
+            qp = p + 1;
+        double lim = live - have < bucket ? live - have : bucket, taken = 0;
+        while (qp < n && taken < lim) {
+            int y = tr[qp++];
+            taken += sz[y % k];
+            if (!avail[y])
+                avail[y] = 1, have += sz[y % k];
+        }
+        peak = have > peak ? have : peak;
+        double seen = 0; /* released unless used again within the distance */
+        int reused = 0;
+        for (int q = p + 1; q < n && seen <= reuse && !reused; q++) {
+            reused = tr[q] == x;
+            seen += sz[tr[q] % k];
+        }
+        if (!reused && avail[x])
+            avail[x] = 0, have -= sz[x % k];
+    }
+    return peak;
+}
+
+/* zero3-offload under DeepSpeed: the largest block's gathered sub-modules at the coordinator's
+ * peak (ds_live_peak), 16-bit, plus its unsharded gradients: a gradient waits in the ipg bucket
+ * until the next one arrives (v0.6.2 stage3.py reduce_independent_p_g_buckets_and_remove_grads
+ * L1469-1490), so two adjacent sub-modules' gradients at once, and the contiguous bucket buffer
+ * of reduce_bucket_size elements (L525-529). Other frameworks: memory.c's whole layers. */
+static double offload_gathered(const wl *w, const spec_training *t, const spec_layout *l)
+{
+    (void)l;
+    if (t->framework != FW_DEEPSPEED)
+        return -1;
+    double bp, bg, bo, sz[WL_MAX_GEMMS + 2], best = 0;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    const double e = w->elem_bytes;
+    const double live = t->max_live_params > 0 ? t->max_live_params : 1e9;
+    const double reuse = t->max_reuse_params > 0 ? t->max_reuse_params : OFFLOAD_DS_REUSE;
+    const double pre = t->prefetch_bucket_bytes > 0 ? t->prefetch_bucket_bytes / e : 5e7;
+    const double bucket = fw_reduce_bucket(t, w) / e;
+    for (int i = 0; i < w->n_layers; i++) {
+        const int k = fw_fetches(t, w, &w->layer[i], sz);
+        if (k < 1 || k > WL_MAX_GEMMS)
+            continue;
+        double g2 = sz[0];
+        for (int j = 1; j < k; j++)
+            g2 = sz[j] + sz[j - 1] > g2 ? sz[j] + sz[j - 1] : g2;
+        double b = ds_live_peak(sz, k, live, reuse, pre) * bp + (g2 + bucket) * bg;
+        best = b > best ? b : best;
+    }
+    return best;
+}
+
 /* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
 const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
                                                   .candidates = offload_cands, .explain = offload_explain,
                                                   .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory,
+                                                  .mem_gathered = offload_gathered,
                                                   .states_at = SPEC_AT_HOST};
 const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
                                          .explain = luwu_explain, .mem_states = luwu_memory, .states_at = SPEC_AT_INNET};

@@ -563,6 +563,50 @@ START_TEST(test_ds_offload_agree)
 }
 END_TEST
 
+START_TEST(test_ds_offload_memory)
+{
+    /* DeepSpeed bounds zero3-offload's gathered parameters by its coordinator (offload_gathered):
+     * tiny model (qkv 12288, dense 4096, fc1 and fc2 16384 elements), every parameter partitioned,
+     * no live limit (1e30), prefetch bucket 1 element (one sub-module ahead), reuse 1e4, reduce
+     * bucket 1000 elements. By hand over recompute and backward: qkv gathered + dense prefetched
+     * (16384), qkv released; dense + fc1 (20480), dense released; fc1 + fc2 (32768), fc1
+     * released (its next use lies past fc2 16384 + 16384 > 1e4); fc2 kept for its backward,
+     * which prefetches fc1 again: 32768; the smaller ones after. Peak 32768 elements x 2 B =
+     * 65536 B; gradients: two adjacent ones, fc1 + fc2 = 32768, + the 1000-element bucket: 2 x
+     * 33768 = 67536 B. Total 133072 B. Without DeepSpeed memory.c's whole layers stay. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.framework = FW_DEEPSPEED;
+    t.persist_threshold = 1;
+    t.ds_mpu = 1;
+    t.max_live_params = 1e30;
+    t.max_reuse_params = 1e4;
+    t.prefetch_bucket_bytes = 2; /* 1 element x 2 B */
+    t.reduce_bucket_bytes = 2000;
+    spec_model m = test_tiny_model(2);
+    wl w;
+    wl_build(&m, &t, &w);
+    spec_layout lz = {.kind = LAYOUT_ZERO3_OFFLOAD};
+    mem_breakdown z;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 133072, 1e-6);
+    /* the live limit is checked before each prefetch, not after: at 2e4, fc1's hook has 16384
+     * available, 2e4 - 16384 = 3616 > 0, so fc2 still comes beside it: peak 32768 again */
+    t.max_live_params = 2e4;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 133072, 1e-6);
+    /* a live limit below every sub-module: no prefetch at all, one sub-module at a time except
+     * fc2 kept through its backward: peak fc2 16384 (then fc1 fetched after fc2's release) */
+    t.max_live_params = 1;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 16384 * 2 + 67536, 1e-6);
+    t.framework = FW_IDEAL;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert(z.gathered > 2 * 2 * 49408 - 1); /* memory.c: whole layers, gathered and gradient */
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -581,6 +625,7 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_ds_regather);
     tcase_add_test(tc, test_ds_offload_graph);
     tcase_add_test(tc, test_ds_offload_agree);
+    tcase_add_test(tc, test_ds_offload_memory);
     suite_add_tcase(s, tc);
     return s;
 }
