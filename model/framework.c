@@ -97,6 +97,39 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
     *bytes += (10 * ovf + 18 * norm) * psi / part;
 }
 
+/* The trainer's own step work outside DeepSpeed (whose engine unscales and clips itself; Hugging
+ * Face's Trainer skips its clip under DeepSpeed), per rank, on the gradients it holds (psi / shard):
+ *  - torch.cuda.amp fp16 (autocast): GradScaler.unscale_ walks every gradient once with
+ *    torch._amp_foreach_non_finite_check_and_unscale_ (read + write the fp32 gradient, 8 B per
+ *    element), and GradScaler.step reads found_inf on the host (`sum(v.item() for v in
+ *    optimizer_state["found_inf_per_device"].values())`): one round trip (pytorch/pytorch v1.10.0
+ *    torch/cuda/amp/grad_scaler.py, _unscale_grads_ and _maybe_opt_step); transformers v4.12.0
+ *    Trainer.train calls scaler.unscale_ before clipping under amp;
+ *  - grad_clip: torch's clip_grad_norm_ before 2.0 (v1.10.0 torch/nn/utils/clip_grad.py: one
+ *    torch.norm per gradient, torch.stack and the norm of the norms, clamp, then one mul_ per
+ *    gradient; the foreach path came with v2.0): 2 launches per tensor + 3, and a read (norm)
+ *    plus a read + write (mul_) of each gradient, 3 x its bytes per element (4 under amp, whose
+ *    parameters and so gradients are fp32). transformers v4.12.0 TrainingArguments.max_grad_norm
+ *    defaults to 1.0: its Trainer clips every step unless DeepSpeed runs.
+ * The syncs go into *syncs, HBM bytes into *bytes, launches into *launches (added to the step's). */
+void fw_trainer_step(const spec_training *t, const wl *w, double shard, double *syncs, double *bytes, double *launches)
+{
+    *syncs = *bytes = *launches = 0;
+    if (t->framework == FW_DEEPSPEED || SPEC_PREC_IS_FP32(t->precision))
+        return;
+    const int amp = t->autocast > 0;
+    const double part = shard > 1 ? shard : 1, psi = w->params / part;
+    const double T = model_tensors(w) / part + (part > 1); /* one split at a shard's edge */
+    if (amp && t->precision == PREC_FP16) {
+        *bytes += 8 * psi;
+        *syncs += 1;
+    }
+    if (t->grad_clip > 0) {
+        *bytes += 3 * (amp ? 4.0 : w->elem_bytes) * psi;
+        *launches += 2 * T + 3;
+    }
+}
+
 /* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */
 static void fetch_add(double n, double thr, double *sizes, int *k)
 {

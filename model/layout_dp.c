@@ -287,6 +287,11 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
         g->boundary[g->n_boundary++] = (lo_bop){.coll = lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, psi * er / l->p, 1)};
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
     fw_ds_step_checks(t, l, w, N, &g->sched.step_syncs, &g->sched.step_hbm_bytes); /* DeepSpeed fp16 < 0.13.3 */
+    double tr_syncs, tr_bytes, tr_launches; /* amp's unscale and the trainer's clip (fw_trainer_step) */
+    fw_trainer_step(t, w, shard, &tr_syncs, &tr_bytes, &tr_launches);
+    g->sched.step_syncs += tr_syncs;
+    g->sched.step_hbm_bytes += tr_bytes;
+    g->sched.opt_launches += (int)tr_launches;
     /* ZeRO-1/2: updated parameter shards all-gathered after the step (ZeRO §5.1-5.2), in
      * DeepSpeed's allgather_bucket_size buckets (all_gather_dp_groups). */
     if ((l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2) && shard > 1) {

@@ -215,6 +215,8 @@ typedef struct spec_training {
                                three kernels instead of one (Hugging Face GPT-2 _attn)         */
     int autocast;           /* torch.cuda.amp: fp32 parameters cast per forward, the unfused
                                softmax and its dropout in fp32 (model/workload.c)              */
+    int grad_clip;          /* the trainer clips the gradient norm with torch's per-parameter
+                               clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */

@@ -510,6 +510,52 @@ START_TEST(test_ds_owner_reduce)
 }
 END_TEST
 
+START_TEST(test_trainer_step)
+{
+    /* The trainer's step work outside DeepSpeed (framework.c fw_trainer_step). The tiny model has
+     * T = 12 parameter tensors (test_ds_step_checks). DDP (every rank holds every gradient), fp16:
+     *   nothing asked: no round trip, no bytes, no launches (fused AdamW: none of its own);
+     *   autocast (torch.cuda.amp: GradScaler): unscale_ reads + writes each fp32 gradient, 8 psi
+     *     bytes, and found_inf's .item(): 1 round trip;
+     *   + grad_clip: a norm (read) and a mul_ (read + write) per fp32 gradient, 12 psi more
+     *     (20 psi), 2 T + 3 = 27 launches;
+     *   grad_clip without autocast: 16-bit gradients, 3 x 2 = 6 psi, 27 launches, no round trip;
+     *   bf16 autocast: no GradScaler: the clip's 12 psi alone;
+     *   DeepSpeed (today's release: none of its own step checks): the engine clips, nothing. */
+    fx x;
+    fx_setup(&x, FW_IDEAL);
+    x.t.precision = PREC_FP16;
+    const double psi = x.w.params;
+    lo_graph g;
+    build(&x, "ddp", 1, &g);
+    ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0 && g.sched.opt_launches == 0);
+    x.t.autocast = 1;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_syncs, 1);
+    rel(g.sched.step_hbm_bytes, 8 * psi);
+    ck_assert_int_eq(g.sched.opt_launches, 0);
+    x.t.grad_clip = 1;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_syncs, 1);
+    rel(g.sched.step_hbm_bytes, 20 * psi);
+    ck_assert_int_eq(g.sched.opt_launches, 27);
+    x.t.autocast = -1;
+    build(&x, "ddp", 1, &g);
+    ck_assert(g.sched.step_syncs == 0);
+    rel(g.sched.step_hbm_bytes, 6 * psi);
+    ck_assert_int_eq(g.sched.opt_launches, 27);
+    x.t.autocast = 1;
+    x.t.precision = PREC_BF16;
+    build(&x, "ddp", 1, &g);
+    ck_assert(g.sched.step_syncs == 0);
+    rel(g.sched.step_hbm_bytes, 12 * psi);
+    x.t.precision = PREC_FP16;
+    x.t.framework = FW_DEEPSPEED;
+    build(&x, "zero1", 1, &g);
+    ck_assert(g.sched.step_syncs == 0 && g.sched.step_hbm_bytes == 0 && g.sched.opt_launches == 0);
+}
+END_TEST
+
 START_TEST(test_ds_step_checks)
 {
     /* DeepSpeed's fp16 ZeRO-1/2 per-tensor checks before the step (framework.c
@@ -1157,6 +1203,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_ds_v05_sync_fetch_closed_form);
     tcase_add_test(sch, test_ds_owner_reduce);
     tcase_add_test(sch, test_ds_step_checks);
+    tcase_add_test(sch, test_trainer_step);
     tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_engines_agree_two_streams);
     tcase_add_test(sch, test_ds_mpu_one_stream);

@@ -950,11 +950,20 @@ expect gelu-unfused-on 0 "zero1                    0.312      25.67     33.8   2
 expect mask-unfused-on 0 "zero1                    0.302      26.47     34.8   27.9   27.9     0.264" -- "$BIN" $G27 --mask-unfused on
 expect gelu-mask-stack 0 "zero1                    0.340      23.53     30.9   24.7   24.7     0.302" -- "$BIN" $G27 --stack hf-trainer-deepspeed --framework ideal
 # --autocast on (torch.cuda.amp): +12 / +14 B per s x s element (fp32 softmax output, fp32
-# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s
-expect autocast-on 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" $G27 --autocast on
+# dropout, the casts) and 6 B per parameter each way for the weight casts: 0.236 -> 0.307 s;
+# at the step (ds33) GradScaler's unscale of the rank's fp32 gradients, 1.56e9 / 8 x 8 B = 1.56 GB
+# at 900 GB/s x 0.8 = 2.2 ms, and found_inf's round trip: 0.344 -> 0.346 s
+expect autocast-on 0 "zero1                    0.346      23.09     30.4   24.3   24.3     0.307" -- "$BIN" $G27 --autocast on
 # the same keys in a training file: autocast true prices as --autocast on; a non-boolean is one error
 printf '{"autocast": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/amp.json"
-expect autocast-key 0 "zero1                    0.344      23.24     30.6   24.4   24.4     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+expect autocast-key 0 "zero1                    0.346      23.09     30.4   24.3   24.3     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/amp.json"
+# training.grad_clip (torch < 2.0 clip_grad_norm_, ds33): a norm and a mul_ per fp32 gradient of the
+# rank's 1/8, 12 B x 1.56e9 / 8 = 2.34 GB at 720 GB/s = 3.2 ms, + 2 launches per tensor (580 / 8 + 1)
+# + 3 = 150 x 2.5 us = 0.4 ms: 0.346 -> 0.350 s; a non-boolean is one error
+printf '{"autocast": true, "grad_clip": true, "micro_batch": 1, "precision": "fp16", "checkpointing": "none", "attention_kernel": "unfused"}' >"$TMP/clip.json"
+expect grad-clip-key 0 "zero1                    0.350      22.85     30.1   24.0   24.0     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/clip.json"
+printf '{"grad_clip": "yes"}' >"$TMP/clip_bad.json"
+expect grad-clip-bad 2 "$TMP/clip_bad.json: \$.grad_clip: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/clip_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
@@ -1228,5 +1237,16 @@ expect megatron-ce-off 0 "zero3                    0.158" -- "$BIN" predict --cl
 expect megatron-ce-on 0 "zero3                    0.161" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model --training "$TMP/mce.json"
 printf '{"megatron_ce": "yes"}' >"$TMP/mce_bad.json"
 expect megatron-ce-bad 2 "$TMP/mce_bad.json: \$.megatron_ce: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mce_bad.json"
+# other33 (issue 27): the PaddleNLP stack (FlagPerf's 2023 Paddle runs): SiLU * up and the rotary
+# as separate eager kernels, fp32 logits in the loss, each sourced; the RMSNorm path stays per case
+# (use_fused_rms_norm), so the bundle does not set norm_fp32. The same run with the bundle is
+# slower (only element-wise bytes are added)
+expect describe-stack-paddlenlp 0 "swiglu_unfused     on           PaddlePaddle/PaddleNLP paddlenlp/transformers/llama/modeling.py" -- "$BIN" describe --stack paddlenlp
+expect describe-stack-paddlenlp-norm 0 "paddlenlp leaves norm_fp32 to the case" -- sh -c 'if "$0" describe --stack paddlenlp | grep -q "^norm_fp32 "; then echo "paddlenlp sets norm_fp32"; exit 1; fi; echo "paddlenlp leaves norm_fp32 to the case"' "$BIN"
+PDP="predict --cluster validation/clusters/dgx-a100-40g.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout zero2 --micro-batch 2 --precision fp16 --engine model --json"
+a=$("$BIN" $PDP --stack paddlenlp 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
+b=$("$BIN" $PDP 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
+if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
+    pass=$((pass + 1)); else echo "FAIL stack-paddlenlp-slower: step with --stack paddlenlp $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
