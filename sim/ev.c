@@ -202,6 +202,8 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
     if (q->free_head >= 0) {
         i = q->free_head;
         q->free_head = q->node[i].a;
+        if (q->free_head >= 0) /* the next push's slot: a completion's flows queue together */
+            __builtin_prefetch(&q->node[q->free_head], 1);
     } else {
         i = q->hw++;
     }

@@ -286,15 +286,24 @@ static int reserve_flow(net_t *net)
     return 0;
 }
 
+/* Room for one more flow on link l: its arena slot (NET_FL_SLOT entries), then its own array,
+ * doubled as needed (the entries and their order unchanged). */
 static int reserve_link(net_link *l)
 {
     if (l->nfl < l->capfl)
         return 0;
     if (l->capfl > INT_MAX / 2)
         return SC_ERUNTIME;
-    int cap = l->capfl ? 2 * l->capfl : 4;
-    if (grow((void **)&l->fl, (size_t)cap, sizeof *l->fl))
+    int cap = 2 * l->capfl;
+    if (l->capfl <= NET_FL_SLOT) { /* leaving the arena: the slot is not freed */
+        int *own = malloc((size_t)cap * sizeof *own);
+        if (!own)
+            return SC_ERUNTIME;
+        memcpy(own, l->fl, (size_t)l->nfl * sizeof *own);
+        l->fl = own;
+    } else if (grow((void **)&l->fl, (size_t)cap, sizeof *l->fl)) {
         return SC_ERUNTIME;
+    }
     l->capfl = cap;
     return 0;
 }
@@ -392,6 +401,12 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
     int fid;
     if (net->free_head >= 0) {
         fid = net->free_ids[net->free_head--];
+        /* the flows of a collective are added one after another: the next one takes the next
+         * free slot, whose lines (past the caches at scale) are fetched while this one is set */
+        if (net->free_head >= 0) {
+            __builtin_prefetch(&net->flows[net->free_ids[net->free_head]], 1);
+            __builtin_prefetch(&net->fclk[net->free_ids[net->free_head]], 1);
+        }
     } else {
         fid = net->flow_hw++;
         net->flows[fid].version = 0;

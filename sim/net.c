@@ -145,11 +145,17 @@ static int net_alloc_links(net_t *net, const spec_cluster *c, int nodes, int uni
     if (net->links)
         memset(net->links, 0, lbytes);
     net->lsol = malloc((size_t)net->n_links * sizeof *net->lsol);
+    size_t abytes = ((size_t)net->n_links * NET_FL_SLOT * sizeof(int) + 63) / 64 * 64;
+    net->fl_arena = aligned_alloc(64, abytes);
+    for (int i = 0; net->links && net->fl_arena && i < net->n_links; i++) {
+        net->links[i].fl = net->fl_arena + (size_t)i * NET_FL_SLOT; /* grown out of by flow.c */
+        net->links[i].capfl = NET_FL_SLOT;
+    }
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
     net->pend = malloc((size_t)net->n_links * sizeof *net->pend);
     net->heap = malloc((size_t)net->n_links * sizeof *net->heap);
-    if (!net->links || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend)
+    if (!net->links || !net->fl_arena || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend)
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory for %d links", nodes);
     return 0;
 }
@@ -265,8 +271,10 @@ void net_free(net_t *net)
         return;
     if (net->links)
         for (int i = 0; i < net->n_links; i++)
-            free(net->links[i].fl);
+            if (net->links[i].capfl > NET_FL_SLOT) /* its own array, else a slot of fl_arena */
+                free(net->links[i].fl);
     free(net->links);
+    free(net->fl_arena);
     free(net->names);
     free(net->mesh_id);
     free(net->mesh_via);

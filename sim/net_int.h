@@ -11,6 +11,9 @@
 #include "topo.h"
 
 #define NAME_LEN 48
+/* Flow-list entries each link has in the arena before it needs its own array (4 ints: four
+ * links' lists to a cache line; most links carry a few flows at once). */
+#define NET_FL_SLOT 4
 
 /* A link is one 64-byte line (the array is 64-byte aligned): what adding, removing, collecting a
  * component and filling touch. The scratch of a solve is apart (net_lsol, by component index). */
@@ -20,7 +23,9 @@ typedef struct net_link {
     double bytes; /* carried from time 0 to t, B                                            */
     double t;     /* time `bytes` is accounted up to, s                                     */
     double load;  /* sum of the rates of the flows on it since t, B/s                       */
-    int *fl;      /* ids of the flows crossing it                                           */
+    int *fl;      /* ids of the flows crossing it: its NET_FL_SLOT-int slot of the net's arena
+                     (fl_arena, in link order: a node's links' lists share a few lines) until
+                     it outgrows it, then its own heap array (capfl > NET_FL_SLOT)          */
     int nfl, capfl;
     /* sparse-set memberships (no clearing between uses): valid only while the array they
      * index holds this link's id there, within its current length */
@@ -88,6 +93,7 @@ struct net {
     int *mesh_id;  /* [i * gpn + j]: offset of link i>j inside a node block, -1 = none       */
     int *mesh_via; /* [i * gpn + j]: intermediate GPU for i>j, -1 = direct                  */
     net_link *links;
+    int *fl_arena; /* NET_FL_SLOT ints per link, link i's at i * NET_FL_SLOT (64-byte aligned) */
     char (*names)[NAME_LEN];
 
     /* per-flow arrays, flow_cap entries each, in one allocation that starts at flows (flow.c) */

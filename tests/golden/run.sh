@@ -608,6 +608,12 @@ expect predict-defaults 0 "calibration: built-in defaults" -- "$BIN" predict --c
 "$BIN" describe --help >"$TMP/dh" 2>&1
 if grep -q -- "--cluster\|--layout\|--nodes\|--scenario" "$TMP/dh"; then echo "FAIL describe-help-own: lists options of other commands"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect describe-help 0 "--checkpointing on|off" -- "$BIN" describe --help
+# sweep --engine sim progress by wall time (base/pace.h, a line every 2 s): --progress always
+# prints the final count, even on a grid done in under a period; without --progress and with
+# stderr not a terminal (as here) there is no progress line at all
+expect sweep-progress-final 0 "sweep: 2/2 points" -- "$BIN" sweep --engine sim --progress --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 -o "$TMP/prog.csv"
+"$BIN" sweep --engine sim --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3 -o "$TMP/prog.csv" >/dev/null 2>"$TMP/prog.err"
+if [ -s "$TMP/prog.csv" ] && ! grep -q "points" "$TMP/prog.err"; then pass=$((pass + 1)); else echo "FAIL sweep-no-progress: $(cat "$TMP/prog.err")"; fail=$((fail + 1)); fi
 # sweep keeps going past an invalid point: the row is marked, the reason on stderr, exit 1
 expect sweep-invalid-point 1 "sweep: mics:p=16 on 1 node, micro-batch 1: skipped: mics:p=16: expected a group size dividing the 8 GPUs" -- \
     "$BIN" sweep --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1,2 --layout zero3 --layout mics:p=16 -o "$TMP/inv.csv"
