@@ -976,7 +976,8 @@ START_TEST(test_ds_hf_config_nothing_lost)
 {
     /* A Hugging Face Trainer ds_config (the transformers docs' ZeRO-3 example): every key is
      * honoured, resolved ("auto") or reported. Reported: contiguous_gradients, sub_group_size,
-     * stage3_param_persistence_threshold, stage3_max_reuse_distance. "auto" buckets: Hugging
+     * stage3_param_persistence_threshold; stage3_max_reuse_distance (1e9) is read (zero3-offload's
+     * re-gathers, layout_offload.c). "auto" buckets: Hugging
      * Face's hidden^2 (reduce) and 0.9 hidden^2 (prefetch) elements; hidden 64, bf16 kept. */
     spec_training t;
     spec_layout l;
@@ -990,16 +991,16 @@ START_TEST(test_ds_hf_config_nothing_lost)
     ck_assert_int_eq(t.framework, FW_DEEPSPEED);
     ck_assert_int_eq(t.overlap_comm, 1);
     ck_assert(t.max_live_params == 1e9);
+    ck_assert(t.max_reuse_params == 1e9);
     ck_assert_int_eq(t.micro_batch, 3); /* "auto": shardcast's values */
     ck_assert_int_eq(t.grad_accum, 5);
     ck_assert_int_eq(t.train_batch, 0);
     ck_assert(rep.auto_mb && rep.auto_ga && rep.auto_batch && rep.auto_bucket && rep.auto_prefetch);
     ck_assert_int_eq(t.precision, PREC_BF16);
     static const char *const want[] = {"$.zero_optimization.contiguous_gradients", "$.zero_optimization.sub_group_size",
-                                       "$.zero_optimization.stage3_param_persistence_threshold",
-                                       "$.zero_optimization.stage3_max_reuse_distance"};
-    ck_assert_int_eq(rep.n, 4);
-    for (int i = 0; i < 4; i++) {
+                                       "$.zero_optimization.stage3_param_persistence_threshold"};
+    ck_assert_int_eq(rep.n, 3);
+    for (int i = 0; i < 3; i++) {
         int found = 0;
         for (int j = 0; j < rep.n; j++)
             found |= !strcmp(rep.path[j], want[i]);
@@ -1044,7 +1045,8 @@ START_TEST(test_ds_unknown_keys)
 {
     /* a key DeepSpeed does not know is an error with the nearest known key (edit distance 1);
      * DeepSpeed's plain names beside the stage3_ aliases are read as the aliases: prefetch
-     * 1e8 elements x 2 B (bf16) = 2e8 B, max live 3e8 parameters; nvme_path is quiet. */
+     * 1e8 elements x 2 B (bf16) = 2e8 B, max live 3e8 parameters, max reuse distance 2e9;
+     * nvme_path is quiet. */
     spec_training t;
     spec_layout l;
     spec_ds_report rep;
@@ -1062,6 +1064,7 @@ START_TEST(test_ds_unknown_keys)
     ck_assert_msg(spec_load_ds_config_ex("tests/fixtures/ds_alias_ok.json", &t, &l, &rep, &err) == 0, "%s", err.text);
     ck_assert(t.prefetch_bucket_bytes == 2e8);
     ck_assert(t.max_live_params == 3e8);
+    ck_assert(t.max_reuse_params == 2e9);
     ck_assert_int_eq(rep.n, 0);
 }
 END_TEST
