@@ -16,6 +16,7 @@ typedef struct memo {
     int n;
     lo_coll key[16];
     double t[16], lat[16];
+    cost_coll_cache cc; /* the communicators' NCCL tables, shared by their collectives */
 } memo;
 
 /* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
@@ -159,7 +160,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one;
  * *lat: its latency part, the same for 1 byte. */
-static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, const lo_coll *c, double *lat)
+static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, cost_coll_cache *cc, const lo_coll *c,
+                        double *lat)
 {
     const cost_group *geo = &g->group[c->group];
     memo_coll *e = NULL;
@@ -184,7 +186,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         m->coll_misses++;
     }
     double tb, t1;
-    cost_coll_best_lat(cal, c->kind, c->bytes, c->chunks, geo, &tb, &t1);
+    cost_coll_best_lat_c(cal, c->kind, c->bytes, c->chunks, geo, cc, &tb, &t1);
     double t = tb + c->chunks * cal->fw_coll_s[g->framework].v;
     *lat = t1 + c->chunks * cal->fw_coll_s[g->framework].v;
     if (*lat > t)
@@ -341,7 +343,7 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
         }
     }
     /* the framework's per-collective bookkeeping, once per piece issued */
-    *t = coll_time(g, cal, mm->sweep, c, lat);
+    *t = coll_time(g, cal, mm->sweep, &mm->cc, c, lat);
     if (mm->n < 16) {
         mm->key[mm->n] = *c;
         mm->lat[mm->n] = *lat;
@@ -451,6 +453,7 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     }
     memo mm;
     mm.n = 0;
+    mm.cc.n = 0;
     mm.sweep = sw;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
@@ -652,6 +655,29 @@ static long decoupled(const snap *a, const snap *b, double comm_work, double *lc
     return reps > 0 ? (reps > 1e15 ? LONG_MAX : (long)reps) : 0;
 }
 
+/* The decoupled regime under the overlap slowdown (slow_dyn): a compute's wall time is constant,
+ * work (1 + sl), only while saturated, i.e. while the communication's lag a at its start is at least
+ * that (slowed). In the decoupled regime (no gathers: the compute starts at the previous compute's
+ * end) a is at least the comm stream's lag behind compute at the transition's start (what is issued
+ * then only adds to comm_end), so if that lag was at least W (the transition's saturated compute:
+ * one copy's, or a micro-step's lambda, by sink_saturated's argument) at both snapshots, the
+ * measured transition was saturated, and so is each repetition whose starting lag, b's lag
+ * - j (l - m) after j of them, stays at least W: all of them when the lag grows (m >= l), else the
+ * first floor((lag_b - W) / (l - m)) (one fewer than the bound: a margin). W carries a relative
+ * margin of 1e-9 against the rounding of the jumped times. Returns the repetitions allowed (at most
+ * cap, decoupled's). */
+static long saturated_reps(const snap *a, const snap *b, long cap, double W, double l, double m)
+{
+    const double need = W * (1 + 1e-9), lag_a = a->v[0] - a->v[1], lag_b = b->v[0] - b->v[1];
+    if (!(lag_a >= need && lag_b >= need))
+        return 0;
+    if (m >= l)
+        return cap;
+    double reps = floor((lag_b - need) / (l - m));
+    long r = reps > 1e15 ? LONG_MAX : (long)reps;
+    return r < cap ? r : cap;
+}
+
 /* All finite components shifted by the same amount (relative 1e-13), infinities unchanged. */
 static int uniform_shift(const snap *a, const snap *b, double *lambda)
 {
@@ -836,12 +862,10 @@ static inline int graph_shares(const an_timed *t)
 }
 
 /* What the jumps over repeated copies and micro-steps remember: the latest two snapshots at copy
- * and micro-step level (swapped, not copied), what the copy-level one was taken after (sig_prev),
- * and the look cursor's lead at the last micro-step (mlag_prev). The cursors, the copy count and
- * the prefetch stay apart, in run_impl's registers. */
+ * and micro-step level (swapped, not copied) and the look cursor's lead at the last micro-step
+ * (mlag_prev). The cursors, the copy count and the prefetch stay apart, in run_impl's registers. */
 typedef struct jumps {
     snap *prev, *cur, *mprev, *mcur;
-    const void *sig_prev[3];
     int have_prev, have_mprev;
     long mlag_prev;
 } jumps;
@@ -897,9 +921,15 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
 }
 
 /* Copy-level jump over identical copies, after a copy of mit (signature sig: it, the gathers
- * issued with it, the reduces before it) in micro-step m_before: when the last two transitions
- * were the same and the state shifted uniformly (or in the decoupled regime), the copies left
- * that repeat it are advanced at once. */
+ * issued with it, the reduces before it) in micro-step m_before: when that copy's transition
+ * (prev, the snapshot just before it, to cur) shifted the state uniformly (or in the decoupled
+ * regime), the copies left that repeat it are advanced at once. One transition suffices: the
+ * recurrence is max-plus and homogeneous, so a map that shifts x uniformly shifts x + lambda by
+ * the same lambda; the copies jumped over apply the same map when their signature is the measured
+ * one's: the same item (counted below), the reduces before them its own (sig[2] == mit: not the
+ * previous item's, as for the first copy of a run), and the same look-ahead item (counted
+ * below). (Until 2026-11-27 the two latest transitions had to have equal signatures: one more
+ * copy walked per run of copies.) */
 static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
                                   cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
                                   int m_before)
@@ -911,15 +941,17 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
-    if (w->have_prev && main->m == m_before && sig[0] == w->sig_prev[0] &&
-        sig[1] == w->sig_prev[1] && sig[2] == w->sig_prev[2]) {
+    if (w->have_prev && main->m == m_before && sig[2] == mit) {
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
-        } else if ((!lit || lit->ng == 0) && !mit->ni && !(t->slow_dyn > 0)) {
-            /* (slow_dyn: the compute's length follows the communication's lag, not a
-             * constant: only uniform shifts repeat) */
+        } else if ((!lit || lit->ng == 0) && !mit->ni) {
+            /* (slow_dyn: the compute's length follows the communication's lag: constant
+             * only while saturated) */
             cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);
+            if (t->slow_dyn > 0 && cap > 0)
+                cap = saturated_reps(w->prev, w->cur, cap, (mit->comp - mit->overlap_s) * (1 + t->slow_dyn), lambda,
+                                     lambda_comm);
             periodic = cap > 0;
         }
     }
@@ -949,7 +981,24 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
     w->prev = w->cur;
     w->cur = tmp;
     w->have_prev = 1;
-    memcpy(w->sig_prev, sig, sizeof w->sig_prev);
+}
+
+/* Whether the last micro-step's first n copies issue the gathers of the regular micro-step's
+ * first n (same items' copy counts, gathers equal value for value): then a jump over the regular
+ * micro-steps may take the last regular one too, whose look-ahead reaches those copies. */
+static int last_gathers_same(const an_timed *t, long n)
+{
+    for (int i = 0; i < t->n_items && n > 0; i++) {
+        const an_titem *a = &t->micro[i], *b = &t->last[i];
+        if (a->count != b->count || a->ng != b->ng)
+            return 0;
+        for (int k = 0; k < a->ng; k++)
+            if (a->g[k] != b->g[k] || a->gk[k] != b->gk[k] || a->glat[k] != b->glat[k] || a->gtier[k] != b->gtier[k] ||
+                a->gw[k] != b->gw[k] || a->gs[k] != b->gs[k])
+                return 0;
+        n -= a->count;
+    }
+    return 1;
 }
 
 /* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
@@ -967,8 +1016,11 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     for (int i = 0; i < t->n_items; i++)
         per += t->micro[i].count;
     /* the jumped micro-steps must issue the gathers the measured one did: their
-     * look-ahead (d copies on) has to stay inside the step */
+     * look-ahead (d copies on) has to stay inside the step, and among the regular micro-steps
+     * unless the last one's first dv copies gather as the regular ones do */
     long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main->m;
+    if (!var && dv > 0 && dv <= per && last_gathers_same(t, dv))
+        jl = (long)(t->grad_accum - 1) - main->m;
     if (J > jl)
         J = jl;
     /* var: the look cursor as far ahead of main at both boundaries (then it repeats) */
@@ -989,8 +1041,10 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
         if (uniform_shift(w->mprev, w->mcur, &lambda)) {
             lambda_comm = lambda;
             mcap = LONG_MAX;
-        } else if (!gathers && !(t->slow_dyn > 0)) {
+        } else if (!gathers) {
             mcap = decoupled(w->mprev, w->mcur, mwork, &lambda, &lambda_comm);
+            if (t->slow_dyn > 0 && mcap > 0)
+                mcap = saturated_reps(w->mprev, w->mcur, mcap, lambda, lambda, lambda_comm);
         }
         if (!mcap && (sq = sink_lag(t, s, w->mprev, w->mcur, D, &lambda, &sm, &sqt)) >= 0 && t->slow_dyn > 0 &&
             !sink_saturated(w->mprev, sq, D, lambda))
@@ -1064,7 +1118,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         s.gend[q] = -INFINITY;
     s.share = graph_shares(t);
     snap buf[4];
-    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], {0, 0, 0}, 0, 0, -1};
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1};
     cursor main = {0, 0, 0}, look = {0, 0, 0};
     long c = 0, lidx = 0;
     walk_prime(t, &s, var, d, &look, &lidx);

@@ -48,9 +48,10 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
     const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
     o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
+    const double er = g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
     for (int k = 0; k < V && pp->dp > 1; k++) {
-        double S = pp->vstage_params[k] * e;
-        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, B), dp, NULL);
+        double S = pp->vstage_params[k] * er;
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, B * er / e), dp, NULL);
     }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;

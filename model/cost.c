@@ -400,18 +400,54 @@ double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int c
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                         double *t, double *t_one)
 {
+    cost_coll_best_lat_c(cal, kind, bytes, chunks, g, NULL, t, t_one);
+}
+
+/* The cache's entry for (kind, g), made (its shape's tables taken) if new; NULL when full. */
+static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, cost_coll_cache *cc)
+{
+    for (int i = 0; i < cc->n; i++)
+        if (cc->e[i].g == g && cc->e[i].kind == (int)kind)
+            return i;
+    if (cc->n == COST_CC_N)
+        return -1;
+    const int i = cc->n++;
+    cc->e[i].g = g;
+    cc->e[i].kind = (int)kind;
+    cc->e[i].chunks = 0;
+    nccl_shape_of(cal, kind, g, &cc->e[i].s);
+    nccl_tab_of(&cal->nccl, &cc->e[i].s, &cc->e[i].tab);
+    return i;
+}
+
+void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                          cost_coll_cache *cc, double *t, double *t_one)
+{
     /* a pinned NCCL_ALGO (nccl.h pin_algo) goes through cost_coll_best, which honours it */
     if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0) || cal->nccl.pin_algo > 0) {
         *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
         *t_one = cost_coll_best(cal, kind, 1, chunks, g, NULL);
         return;
     }
-    nccl_shape s;
-    nccl_shape_of(cal, kind, g, &s);
-    double a, b;
-    nccl_best_pair(&cal->nccl, &s, piece(bytes, chunks), piece(1, chunks), &a, &b);
-    *t = (chunks < 1 ? 1 : chunks) * a;
-    *t_one = (chunks < 1 ? 1 : chunks) * b;
+    const int i = cc ? cc_entry(cal, kind, g, cc) : -1;
+    const double n = chunks < 1 ? 1 : chunks;
+    if (i < 0) {
+        nccl_shape s;
+        nccl_shape_of(cal, kind, g, &s);
+        double a, b;
+        nccl_best_pair(&cal->nccl, &s, piece(bytes, chunks), piece(1, chunks), &a, &b);
+        *t = n * a;
+        *t_one = n * b;
+        return;
+    }
+    const nccl_shape *s = &cc->e[i].s;
+    const nccl_tab *tab = &cc->e[i].tab;
+    *t = n * nccl_best_tab(&cal->nccl, s, tab, piece(bytes, chunks));
+    if (cc->e[i].chunks != chunks) { /* the 1-byte time depends on the shape and the pieces only */
+        cc->e[i].chunks = chunks;
+        cc->e[i].one = n * nccl_best_tab(&cal->nccl, s, tab, piece(1, chunks));
+    }
+    *t_one = cc->e[i].one;
 }
 
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp)
@@ -524,10 +560,11 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
                         const wl_layer *l, double eb, int bwd)
 {
     const wl_gemm *sc = NULL, *cx = NULL;
-    for (int i = 0; i < l->n_gemm; i++) {
-        if (!strcmp(l->gemm[i].name, "scores"))
+    for (int i = 0; i < l->n_gemm; i++) { /* the first letter before strcmp, as is_core */
+        const char *nm = l->gemm[i].name;
+        if (nm[0] == 's' && !strcmp(nm, "scores"))
             sc = &l->gemm[i];
-        if (!strcmp(l->gemm[i].name, "context"))
+        if (nm[0] == 'c' && !strcmp(nm, "context"))
             cx = &l->gemm[i];
     }
     if (!sc || !cx)

@@ -175,6 +175,24 @@ double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int c
  * two calls, the NCCL shape's usability and latencies taken once. */
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                         double *t, double *t_one);
+/* The collectives of one estimate share their communicators: the NCCL shape's tables (nccl_tab)
+ * of each (kind, communicator) met, and its latest 1-byte time per piece count, kept here and
+ * reused (cost_coll_best_lat_c; the same bits as cost_coll_best_lat). Keyed by the communicator's
+ * address and kind: one cache per estimate (n = 0 to start), over groups that do not change
+ * while it lives; the calibration the same throughout. */
+#define COST_CC_N 8
+typedef struct cost_coll_cache {
+    int n;
+    struct {
+        const cost_group *g;
+        int kind, chunks; /* chunks: the piece count `one` is for (0: none yet)  */
+        double one;       /* the 1-byte time of `chunks` pieces                 */
+        nccl_shape s;
+        nccl_tab tab;
+    } e[COST_CC_N];
+} cost_coll_cache;
+void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                          cost_coll_cache *cc, double *t, double *t_one);
 /* The same with the algorithm pinned (force: an nccl_algo, as NCCL_ALGO pins it; -1 = free): the
  * best protocol of that algorithm. Without an "nccl" calibration, ring (0) or tree (1). */
 double cost_coll_pick(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g, int force,

@@ -121,11 +121,11 @@ static void tpo_block(double act, int fwd, int bwd, lo_item *it)
  * and an all-gather out of it, the same ring bytes: forward g-bar (all-gather) before QKV and fc1,
  * g (reduce-scatter) after proj and fc2; backward the reverse; the embedding's output
  * reduce-scattered, the head's input all-gathered. Returns 1 when it filled the item. */
-static int sp_item(const lo_graph *g, const wl_layer *L, double act, lo_item *it)
+static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
-    int fwd = it->pass == LO_FWD || it->recompute;
+    int fwd = it->pass == LO_FWD || rec;
     if (L->kind == WL_BLOCK) {
         if (fwd) {
             ag = add_bytes(ag, 2 * act, 2);
@@ -151,10 +151,22 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, lo_item *it
     return 1;
 }
 
+/* Whether a backward copy re-runs the block's forward collectives: a full recompute does;
+ * selective recompute (Megatron --recompute-granularity selective, what --recompute-activations
+ * sets: NVIDIA/Megatron-LM@e9b61f78 megatron/arguments.py L124-126) re-runs attention's core
+ * alone, which sits between the tensor-parallel collectives and holds none (Korthikanti et al.
+ * 2022 s5; NVIDIA/Megatron-LM@e9b61f78 megatron/core/transformer/attention.py L81, L258-259:
+ * _checkpointed_attention_forward wraps core_attention alone). Its FLOPs: workload.c. */
+static int tp_recompute_comm(const spec_training *t, const lo_item *it)
+{
+    return it->recompute && t->act_ckpt != CKPT_SELECTIVE;
+}
+
 void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
+    const int rec = tp_recompute_comm(t, it);
     /* tp: the replica runs t x the micro-batch; megatron: the micro-batch is the replica's */
     const double e = g->elem_bytes, T = (l->kind == LAYOUT_MEGATRON ? 1 : l->t) * lw->tokens, h = lw->model.hidden;
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
@@ -162,14 +174,14 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     ar.chunks = 0;
     if (lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0 && L->kind == WL_BLOCK) {
         int bwd = it->pass == LO_BWD;
-        tpo_block(act, !bwd || it->recompute, bwd, it);
-        it->inline_overlap = linear_fraction(L, bwd, it->recompute);
+        tpo_block(act, !bwd || rec, bwd, it);
+        it->inline_overlap = linear_fraction(L, bwd, rec);
         goto dp;
     }
     if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {
-        sp_item(g, L, act, it);
+        sp_item(g, L, act, rec, it);
         if (it->pass == LO_BWD)
-            it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 1) : 0;
+            it->inline_overlap = l->overlap ? dw_fraction(L, rec, 1) : 0;
         goto dp;
     }
     if (it->pass == LO_FWD) {
@@ -182,18 +194,21 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
             ar = add_bytes(ar, 2 * act, 2); /* f before attention and before the MLP */
         else if (L->kind == WL_HEAD)
             ar = add_bytes(ar, act, 1); /* input gradient of the column-parallel head */
-        if (it->recompute)
+        if (rec)
             ar = add_bytes(ar, 2 * act, 2);
-        it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 1) : 0;
+        it->inline_overlap = l->overlap ? dw_fraction(L, rec, 1) : 0;
     }
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;
 dp:
     cp_item(g, lw, it, 0); /* context parallelism's ring (cp.h), beside every step; nothing when cp = 1 */
     if (it->pass == LO_BWD && last) {
-        double S = L->params * e; /* this rank's slice of the layer's gradients */
+        /* this rank's slice of the layer's gradients, in the dtype they are reduced in
+         * (reduce_dtype; Megatron's buckets count elements, so the same number of buckets) */
+        const double er = g->sched.reduce_elem_bytes;
+        double S = L->params * er;
         cost_coll k = l->zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
-        double B = fw_dp_bucket_bytes(t, g->ax_size[AX_D], l->overlap, e); /* framework.h */
+        double B = fw_dp_bucket_bytes(t, g->ax_size[AX_D], l->overlap, er); /* framework.h */
         lo_coll c = lo_coll_make(k, GRP_AX3, S, lo_buckets(S, B));
         c.stream = g->sched.reduce_stream; /* framework megatron: the data-parallel communicator's
                                               own stream, not the tensor-parallel one's */

@@ -252,21 +252,20 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     return isfinite(best) ? best : 0;
 }
 
-/* One size's choice over the per-shape usability, latencies and raw bandwidths (nccl_best_pair):
+/* One size's choice over the per-shape usability, latencies and raw bandwidths (nccl_tab_of):
  * nccl_best_of's loop, unforced, operation for operation. */
-static double best_given(const nccl_params *p, const nccl_shape *s, double S, const int (*ok)[NCCL_N_PROTOS],
-                         const double (*lats)[NCCL_N_PROTOS], const double *raw)
+double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *tab, double S)
 {
     double best = INFINITY;
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         double xfer = -1, eff = -1;
         for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
             const nccl_proto q = (nccl_proto)qi;
-            if (!ok[a][qi])
+            if (!tab->ok[a][qi])
                 continue;
             if (xfer < 0)
-                xfer = algo_bytes(s, (nccl_algo)a, S) / raw[a];
-            double lat = lats[a][qi];
+                xfer = algo_bytes(s, (nccl_algo)a, S) / tab->raw[a];
+            double lat = tab->lats[a][qi];
             if (lat >= best)
                 continue;
             double tq = xfer / p->proto_bw[q];
@@ -282,19 +281,23 @@ static double best_given(const nccl_params *p, const nccl_shape *s, double S, co
     return isfinite(best) ? best : 0;
 }
 
-void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2)
+void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
 {
-    int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
-    double lats[NCCL_N_ALGOS][NCCL_N_PROTOS], raw[NCCL_N_ALGOS];
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         int any = 0;
         for (int q = 0; q < NCCL_N_PROTOS; q++) {
-            ok[a][q] = usable(p, s, (nccl_algo)a, (nccl_proto)q);
-            lats[a][q] = ok[a][q] ? nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q) : 0;
-            any |= ok[a][q];
+            t->ok[a][q] = usable(p, s, (nccl_algo)a, (nccl_proto)q);
+            t->lats[a][q] = t->ok[a][q] ? nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q) : 0;
+            any |= t->ok[a][q];
         }
-        raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
+        t->raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
     }
-    *t1 = best_given(p, s, S1, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
-    *t2 = best_given(p, s, S2, (const int (*)[NCCL_N_PROTOS])ok, (const double (*)[NCCL_N_PROTOS])lats, raw);
+}
+
+void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2)
+{
+    nccl_tab tab;
+    nccl_tab_of(p, s, &tab);
+    *t1 = nccl_best_tab(p, s, &tab, S1);
+    *t2 = nccl_best_tab(p, s, &tab, S2);
 }

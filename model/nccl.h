@@ -88,6 +88,16 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double bytes, int
  * bandwidths are the shape's and are taken once (the analytical engine asks each collective's
  * time and its 1-byte latency). */
 void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double S2, double *t1, double *t2);
+/* The shape's part of nccl_best (usability, the 15 latencies, the raw bandwidths), taken once and
+ * shared by the collectives of one communicator and kind (cost_coll_cache): nccl_best_tab of any
+ * size over nccl_tab_of(s) is the bits of nccl_best for it. */
+typedef struct nccl_tab {
+    int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
+    double lats[NCCL_N_ALGOS][NCCL_N_PROTOS];
+    double raw[NCCL_N_ALGOS];
+} nccl_tab;
+void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t);
+double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S);
 
 const char *nccl_algo_name(nccl_algo a);
 const char *nccl_proto_name(nccl_proto p);

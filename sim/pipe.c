@@ -244,7 +244,7 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
 
 /* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
  * t groups (members s*S + j + i*t, i < dp). Returns 0 when there is none. */
-static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
+static int boundary_coll(psim *s, int q, cost_coll kind, double S, double elem_bytes, double now)
 {
     const lo_pipe *pp = &s->g->pipe;
     if (pp->dp < 2 || S <= 0)
@@ -253,7 +253,8 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double S, double now)
     s->st[q].coll_t0 = now;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
-    int ch = an_pipe_buckets(S, s->bucket_bytes);
+    /* Megatron's buckets count elements: bucket_bytes is in parameter bytes */
+    int ch = an_pipe_buckets(S, s->bucket_bytes * elem_bytes / s->g->elem_bytes);
     cost_coll_best(s->cal, kind, S, ch, geo, &algo);
     double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
     if (ev_engine_push(s->drv.eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
@@ -271,8 +272,9 @@ static void kick_reduce(psim *s, int q, double now)
     cost_coll kind = s->g->layout.zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
     while (k->r_active < 0 && k->rq_head < k->rq_tail) {
         int c = s->rq[(size_t)q * pp->v + k->rq_head++];
-        double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * s->g->elem_bytes;
-        if (boundary_coll(s, q, kind, S, now))
+        const double er = s->g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
+        double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * er;
+        if (boundary_coll(s, q, kind, S, er, now))
             k->r_active = c;
         else
             k->r_done++;
@@ -310,7 +312,7 @@ static void boundary_next(psim *s, int q, double now)
                 s->drv.err_rc = SC_ERUNTIME;
             return;
         } else if (k->phase == B_GATHER) {
-            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, now))
+            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, s->g->elem_bytes, now))
                 return;
         } else {
             k->end_t = now;

@@ -1300,7 +1300,8 @@ START_TEST(test_jumps_random_slowdown)
 {
     /* The same random graphs with the overlap slowdown applied in the recurrence (an_timed
      * slow_dyn 0.189, each copy's comp its work at full speed): a copy's compute length now
-     * follows the streams' lag, so only uniform-shift jumps are taken, and they stay exact:
+     * follows the streams' lag, so only uniform-shift jumps and decoupled ones while every compute
+     * runs fully slowed (saturated_reps) are taken, and they stay exact:
      * an_run = an_run_full to 1e-12 of the step. Graphs with inline collectives are skipped
      * (an_time never sets slow_dyn for them). And a property: never faster than without. */
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -1336,6 +1337,90 @@ START_TEST(test_jumps_random_slowdown)
     gsl_rng_free(rng);
     ck_assert_int_gt(n, 500);
     ck_assert_int_gt(slower, n / 2);
+}
+END_TEST
+
+START_TEST(test_jumps_random_saturated)
+{
+    /* Random graphs without gathers (the decoupled regime's precondition: reduces only, so
+     * compute never waits) under the overlap slowdown (slow_dyn 0.189): copy- and micro-step
+     * jumps are taken only while every compute jumped over runs fully slowed (saturated_reps);
+     * an_run = an_run_full to 1e-12 of the step. */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261128);
+    int n = 0;
+    for (int it = 0; it < 3000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 0);
+        int inl = 0;
+        for (int i = 0; i < t.n_items; i++) {
+            t.micro[i].ng = t.last[i].ng = 0;
+            inl |= t.micro[i].ni || t.last[i].ni;
+        }
+        if (inl)
+            continue;
+        t.slow_dyn = 0.189;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random graph %d (ga %d, %d items)", it, t.grad_accum, t.n_items);
+        double tol = REL * b.step_s;
+        close_result(&a, &b, tol, cfg);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 500);
+}
+END_TEST
+
+START_TEST(test_jumps_last_gathers)
+{
+    /* The micro-step jump takes the last regular micro-step too when the last micro-step's first
+     * d copies gather as the regular ones (last_gathers_same): random graphs (prefetch 0-8, with
+     * and without the overlap slowdown) whose last micro-step's gathers are, for half of them,
+     * changed in one item (another duration, so the look-ahead into it differs): an_run =
+     * an_run_full to 1e-12 of the step. (Mutation check: without last_gathers_same's test, i.e.
+     * jumping the last regular micro-step whatever the last one gathers, this fails.) */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20261129);
+    int n = 0, changed = 0;
+    for (int it = 0; it < 4000; it++) {
+        an_timed t;
+        random_timed(rng, &t, 8);
+        int per = 0, inl = 0;
+        for (int i = 0; i < t.n_items; i++) {
+            per += t.micro[i].count;
+            inl |= t.micro[i].ni || t.last[i].ni;
+        }
+        if (t.prefetch >= per || inl)
+            continue;
+        if (gsl_rng_uniform_int(rng, 2)) {
+            an_titem *b = &t.last[gsl_rng_uniform_int(rng, (unsigned long)t.n_items)];
+            if (b->ng > 0) {
+                b->g[0] = b->g[0] * 0.25 + 0.125;
+                changed++;
+            }
+        }
+        if (gsl_rng_uniform_int(rng, 2))
+            t.slow_dyn = 0.189;
+        an_result a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        an_run(&t, &a);
+        an_run_full(&t, &b);
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "random graph %d (ga %d, prefetch %d, %d items)", it, t.grad_accum, t.prefetch,
+                 t.n_items);
+        double tol = REL * b.step_s;
+        close_result(&a, &b, tol, cfg);
+        n++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_gt(n, 1000);
+    ck_assert_int_gt(changed, n / 4);
 }
 END_TEST
 
@@ -1518,6 +1603,68 @@ START_TEST(test_jumps_sink_stream)
                         }
         }
     ck_assert_int_gt(n, 300);
+}
+END_TEST
+
+/* The decoupled regime under the overlap slowdown (saturated_reps, model/analytic.c): DDP, ZeRO-1
+ * and ZeRO-2 reduce behind a compute that runs fully slowed (the reduces lag it by more than a
+ * copy's saturated wall time), and the forward after a backward drains the reduces' backlog
+ * fully slowed too; both are jumped while the lag keeps every compute saturated. Shipped
+ * calibrations (each with overlap_slowdown > 0: slow_dyn set wherever the graph allows), every
+ * framework that accepts the layout, grad-accum 1/4/16/64: an_run = an_run_full to 1e-12 of the
+ * step in every field. (saturated_reps's lag test is a guard: no case here or below reaches a
+ * decoupled transition that is not saturated, so dropping it passes too; the equality is what is
+ * tested.) */
+START_TEST(test_jumps_saturated)
+{
+    static const char *const CL[] = {"p4d.24xlarge", "p5.48xlarge", "dgx-a100"};
+    static const int GA[] = {1, 4, 16, 64}, NODES[] = {2, 16};
+    int n = 0, dyn = 0;
+    for (int ci = 0; ci < 3; ci++) {
+        spec_cluster c;
+        spec_model m;
+        load_cm(CL[ci], "gpt3-13b", &c, &m);
+        cost_calib k;
+        char path[256];
+        sc_err err;
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+        ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s: %s", path, err.text);
+        ck_assert(k.overlap_slowdown.v > 0);
+        for (int fw = 0; fw < N_FRAMEWORKS; fw++)
+            for (int li = 0; li < N_LAYOUTS8; li++)
+                for (int ni = 0; ni < 2; ni++)
+                    for (int gi = 0; gi < 4; gi++) {
+                        spec_layout l = parse_layout(LAYOUTS8[li]);
+                        if (spec_layout_check(&l, &c, NODES[ni], NULL) || fw_check((spec_framework)fw, &l, NULL))
+                            continue;
+                        spec_training t;
+                        spec_training_defaults(&t);
+                        t.framework = (spec_framework)fw;
+                        t.grad_accum = GA[gi];
+                        wl w;
+                        wl_build(&m, &t, &w);
+                        lo_graph g;
+                        layout_build(&w, &t, &l, &c, NODES[ni], &g);
+                        an_timed tm;
+                        an_time(&g, &w, &k, &c, &tm);
+                        an_result a, b;
+                        memset(&a, 0, sizeof a);
+                        memset(&b, 0, sizeof b);
+                        an_run(&tm, &a);
+                        an_run_full(&tm, &b);
+                        char cfg[160];
+                        snprintf(cfg, sizeof cfg, "%s framework %d %s nodes %d ga %d", CL[ci], fw, LAYOUTS8[li],
+                                 NODES[ni], GA[gi]);
+                        double tol = REL * b.step_s;
+                        close_result(&a, &b, tol, cfg);
+                        close_to(a.optimizer_s, b.optimizer_s, tol, "optimizer_s", cfg);
+                        close_to(a.idle_s, b.idle_s, tol, "idle_s", cfg);
+                        dyn += tm.slow_dyn > 0;
+                        n++;
+                    }
+    }
+    ck_assert_int_gt(n, 800);
+    ck_assert_int_gt(dyn, n / 2);
 }
 END_TEST
 
@@ -2022,6 +2169,9 @@ Suite *analytic_suite(void)
     tcase_add_test(jump, test_bug_prefetch_past_step_end);
     tcase_add_test(jump, test_jumps_sink_stream);
     tcase_add_test(jump, test_jumps_sink_slowdown);
+    tcase_add_test(jump, test_jumps_saturated);
+    tcase_add_test(jump, test_jumps_random_saturated);
+    tcase_add_test(jump, test_jumps_last_gathers);
     tcase_add_test(jump, test_jumps_random_streams);
     tcase_add_test(jump, test_jumps_prefetch_var);
     suite_add_tcase(s, jump);

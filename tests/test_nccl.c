@@ -469,6 +469,51 @@ START_TEST(test_best_lat_bits)
 }
 END_TEST
 
+START_TEST(test_best_lat_cache_bits)
+{
+    /* cost_coll_best_lat_c through one cache per calibration (the tables of each kind x
+     * communicator taken once, the 1-byte time kept per piece count) gives the bits of
+     * cost_coll_best_lat: the shipped calibrations, three kinds x 12 communicators (more than the
+     * cache's 8 entries: the rest computed without it), sizes and piece counts interleaved so that
+     * entries are revisited with other sizes and piece counts. */
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0, hit = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        char path[256];
+        spec_cluster c;
+        cost_calib cal;
+        sc_err e;
+        snprintf(path, sizeof path, "configs/clusters/%s.json", cl[ci]);
+        ck_assert_int_eq(spec_load_cluster(path, &c, &e), 0);
+        snprintf(path, sizeof path, "configs/calibrations/%s.json", cl[ci]);
+        ck_assert_int_eq(cost_calib_load(path, &cal, &e), 0);
+        cost_group g[12];
+        int ng = 0, locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        for (int k = 1; k <= 64 && ng < 12; k *= 4)
+            for (int m = 1; m <= c.gpus_per_node && ng < 12; m *= 2)
+                cost_group_make(&c, k, locals, m, 1, &g[ng++]);
+        cost_coll_cache cc;
+        cc.n = 0;
+        for (double b = 1; b < 2e10; b *= 7.3)
+            for (int ch = 1; ch <= 64; ch *= 4)
+                for (int gi = 0; gi < ng; gi++)
+                    for (int kind = 0; kind < N_COLLS; kind++) {
+                        double t, t1, u, u1;
+                        cost_coll_best_lat_c(&cal, (cost_coll)kind, b, ch, &g[gi], &cc, &t, &t1);
+                        cost_coll_best_lat(&cal, (cost_coll)kind, b, ch, &g[gi], &u, &u1);
+                        ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
+                                      "%s kind %d group %d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", cl[ci],
+                                      kind, gi, b, ch, t, t1, u, u1);
+                        n++;
+                    }
+        ck_assert(cc.n == 0 || cc.n == COST_CC_N); /* 0: a calibration without the NCCL model */
+        hit += cc.n;
+    }
+    ck_assert_int_gt(n, 5000); /* 8,640: 5 calibrations x 16 sizes x 4 piece counts x 3 kinds x their groups (9 on average) */
+    ck_assert_int_ge(hit, 3 * COST_CC_N);
+}
+END_TEST
+
 Suite *nccl_suite(void)
 {
     Suite *s = suite_create("nccl");
@@ -486,6 +531,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_calib_parse);
     tcase_add_test(tc, test_best_lat_bits);
+    tcase_add_test(tc, test_best_lat_cache_bits);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

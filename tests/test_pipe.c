@@ -499,6 +499,53 @@ START_TEST(test_engines_agree)
 }
 END_TEST
 
+/* Gradients reduced in fp32 (reduce_dtype) on a pipeline's data-parallel boundary:
+ * megatron:t=2,p=2 on 4 duo nodes (dp = 2 across nodes), NIC 1e9 B/s so the boundary counts.
+ * Each stage's reduce-scatter moves twice the bytes in the same number of buckets, the
+ * all-gather of the bf16 parameters the same: the step grows in both engines, by the same
+ * amount where nothing contends (p = 2 stages, one per node pair: the simulator is never faster). */
+static void both_rd(int rd, double *an, double *sim)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.grad_accum = 4;
+    tr.reduce_dtype = rd;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e9);
+    cost_calib k = test_tiny_calib();
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &c, 4, &err) == 0, "%s", err.text);
+    an_result r;
+    an_predict(&w, &tr, &l, &c, 4, &k, &r);
+    *an = r.step_s;
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 4, g);
+    ck_assert_double_eq_tol(g->sched.reduce_elem_bytes, (rd == REDUCE_FP32 ? 4.0 : 2.0), 1e-12);
+    exec_opts o = {0};
+    o.seed = 1;
+    exec_result x;
+    ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+    *sim = x.step_s;
+    free(g);
+}
+
+START_TEST(test_pipe_reduce_dtype_fp32)
+{
+    double a16, s16, a32, s32;
+    both_rd(REDUCE_DEFAULT, &a16, &s16);
+    both_rd(REDUCE_FP32, &a32, &s32);
+    ck_assert_msg(a32 > a16 * (1 + 1e-6), "model: fp32 %.9g bf16 %.9g", a32, a16);
+    ck_assert_msg(s32 > s16 * (1 + 1e-6), "sim: fp32 %.9g bf16 %.9g", s32, s16);
+    ck_assert_msg(fabs((s32 - s16) - (a32 - a16)) <= 0.02 * (a32 - a16), "growth: model %.9g sim %.9g", a32 - a16,
+                  s32 - s16);
+    ck_assert_msg(s32 >= a32 * (1 - 1e-9), "model %.12g sim %.12g", a32, s32);
+}
+END_TEST
+
 /* Both engines on shipped files: p3dn.24xlarge (hybrid cube mesh, one 100 Gbps NIC) with its
  * dated 2020 calibration (NCCL's tuning model: chunk efficiency, tree on 2 nodes), gpt3-1.3b,
  * micro-batch 4, grad_accum 2. */
@@ -1050,6 +1097,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_pp1_equals_tp);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_engines_agree_boundary_p3dn);
+    tcase_add_test(tc, test_pipe_reduce_dtype_fp32);
     tcase_add_test(tc, test_tp_comm_overlap);
     tcase_add_test(tc, test_trace_reads_back);
     tcase_add_test(tc, test_param_gather_overlap_pipe);

@@ -152,6 +152,72 @@ START_TEST(test_tp_bytes_per_axis)
 }
 END_TEST
 
+START_TEST(test_tp_selective_recompute_comm)
+{
+    /* tp:t=2 on 2 duo nodes, as test_tp_bytes_per_axis (x: 40960 B without checkpointing).
+     * Full recompute re-runs each block's forward in its backward copy, its 2 all-reduces of
+     * 4096 B included: + 2 blocks x 2 x 4096 = 16384 -> 57344 B. Selective recompute re-runs
+     * attention's core alone (Megatron _checkpointed_attention_forward), which holds no
+     * collective: 40960 B, as without checkpointing. */
+    static const int ck[3] = {CKPT_NONE, CKPT_FULL, CKPT_SELECTIVE};
+    static const double want[3] = {40960, 57344, 40960};
+    for (int i = 0; i < 3; i++) {
+        cfg x;
+        tiny_cfg(&x);
+        x.tr.act_ckpt = ck[i];
+        wl_build(&x.m, &x.tr, &x.w);
+        lo_graph *g = graph(&x, "tp:t=2", 2);
+        double by[N_GROUPS];
+        layout_comm_bytes_by_group(g, by);
+        ck_assert_msg(fabs(by[GRP_AX0] - want[i]) < 1e-6, "ckpt %d: %.1f B, want %.1f", ck[i], by[GRP_AX0], want[i]);
+        free(g);
+    }
+}
+END_TEST
+
+START_TEST(test_megatron_sp_selective_recompute_comm)
+{
+    /* megatron:t=2 (sequence parallel) on 2 duo nodes, micro-batch 1 per replica: one [tokens,
+     * hidden] activation act = 16 x 64 x 2 = 2048 B; all-gathers and reduce-scatters move
+     * (t - 1) / t = 1/2 of their size. Per block forward 2 all-gathers + 2 reduce-scatters of
+     * act (8192 B, 4096 moved), backward the same; the embedding's forward reduce-scatter and
+     * the head's forward all-gather and backward reduce-scatter, 1024 moved each:
+     * 2 x (4096 + 4096) + 3 x 1024 = 19456 B. Full recompute re-runs the blocks' forward
+     * collectives: + 2 x 4096 = 27648 B; selective (attention's core only): 19456 B. */
+    static const int ck[3] = {CKPT_NONE, CKPT_FULL, CKPT_SELECTIVE};
+    static const double want[3] = {19456, 27648, 19456};
+    for (int i = 0; i < 3; i++) {
+        cfg x;
+        tiny_cfg(&x);
+        x.tr.act_ckpt = ck[i];
+        wl_build(&x.m, &x.tr, &x.w);
+        lo_graph *g = graph(&x, "megatron:t=2,p=1", 2);
+        double by[N_GROUPS];
+        layout_comm_bytes_by_group(g, by);
+        ck_assert_msg(fabs(by[GRP_AX0] - want[i]) < 1e-6, "ckpt %d: %.1f B, want %.1f", ck[i], by[GRP_AX0], want[i]);
+        free(g);
+    }
+}
+END_TEST
+
+START_TEST(test_tp_reduce_dtype_fp32)
+{
+    /* tp:t=2 on 2 duo nodes (test_tp_bytes_per_axis: d = 57664 B reduce-scatter + 57664 B
+     * all-gather). Gradients reduced in fp32 (reduce_dtype fp32; Megatron-LM with --bf16 sets
+     * accumulate_allreduce_grads_in_fp32) double the reduce-scatter, 115328 B; the all-gather
+     * of the updated bf16 parameters stays 57664 B: 172992 B. */
+    cfg x;
+    tiny_cfg(&x);
+    x.tr.reduce_dtype = REDUCE_FP32;
+    lo_graph *g = graph(&x, "tp:t=2", 2);
+    double by[N_GROUPS];
+    layout_comm_bytes_by_group(g, by);
+    ck_assert_double_eq_tol(by[GRP_AX3], 172992, 1e-6);
+    ck_assert_double_eq_tol(by[GRP_AX0], 40960, 1e-6); /* activations: unchanged */
+    free(g);
+}
+END_TEST
+
 START_TEST(test_tp_across_nodes)
 {
     /* tp:t=4 on 2 duo nodes (2 GPUs each): one tensor group of 4 ranks, 2 per node, over both
@@ -418,6 +484,9 @@ Suite *tensor_suite(void)
     tcase_add_test(t, test_axonn_bytes_per_axis);
     tcase_add_test(t, test_tp_bytes_per_axis);
     tcase_add_test(t, test_tp_across_nodes);
+    tcase_add_test(t, test_tp_selective_recompute_comm);
+    tcase_add_test(t, test_tp_reduce_dtype_fp32);
+    tcase_add_test(t, test_megatron_sp_selective_recompute_comm);
     tcase_add_test(t, test_degenerate_grid_is_ddp);
     tcase_add_test(t, test_depth_axis_is_zero3);
     tcase_add_test(t, test_overlap_switch);
