@@ -98,6 +98,7 @@ typedef struct rank_hot {
     int gpending[];       /* per gather slot (D, ring-indexed by copy): gathers outstanding */
 } rank_hot;
 _Static_assert(offsetof(rank_hot, active) == 64, "rank_hot: line 0 is the streams' 64 bytes");
+_Static_assert(MAXD <= 256 && N_COLLS <= 256, "rank_hot: a gather slot and a collective kind fit a byte");
 
 typedef struct rank_comp {
     _Alignas(64) double comp_rate; /* the running compute's speed (1, or slowed beside a collective) */
