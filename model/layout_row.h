@@ -80,6 +80,10 @@ typedef struct layout_kind_row {
     void (*mem_states)(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
                        mem_breakdown *o);
     double (*mem_gathered_mult)(const spec_layout *l);
+    /* the gathered parameters and unsharded gradients at their peak, bytes, where the framework
+     * bounds them below memory.c's whole layers (zero3-offload under DeepSpeed:
+     * layout_offload.c); < 0 or NULL: memory.c's */
+    double (*mem_gathered)(const wl *w, const spec_training *t, const spec_layout *l);
     /* where the optimizer states live and are updated (spec.h's spec_states_at): on the GPUs,
      * on the host CPU (zero3-offload) or on an in-network optimizer node (luwu) */
     spec_states_at states_at;

@@ -76,6 +76,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
             o->gathered += big * rb;
         if (keep_full) /* the whole model gathered at the end of the forward, minus its own shard */
             o->gathered = bp * psi * (1 - 1 / sp) + big * bg;
+        double own = r && r->mem_gathered ? r->mem_gathered(w, t, l) : -1;
+        if (own >= 0) /* the framework's own bound (layout_row.h) */
+            o->gathered = own;
     } else {
         o->buckets = 2 * fw_reduce_bucket(t, w); /* one reducing, one filling (DDP; ZeRO-1/2 reduce +
                                                     gather; DeepSpeed's two ipg buffers)   */

@@ -395,7 +395,9 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "grad_clip", &t->grad_clip)) ||
         (rc = jr_bool(r, o, base, "rope_unfused", &t->rope_unfused)) ||
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
-        (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)))
+        (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
+        (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
+        (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -440,7 +442,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "tp_comm_overlap", "framework_version", "name", "source", "stack",
                                     "gelu_unfused", "mask_unfused", "autocast",
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
-                                    "loss_fusion", "megatron_ce", "grad_clip", NULL};
+                                    "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
+                                    "max_live_parameters", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

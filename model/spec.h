@@ -242,6 +242,9 @@ typedef struct spec_training {
                                Megatron model code too): its unfused kernels when the loss is not
                                fused (model/workload.c ew_head); -1 = framework megatron's       */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
+    double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
+                                 parameters are released unless the trace uses them again within
+                                 it (model/layout_offload.c offload_regather)                    */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */

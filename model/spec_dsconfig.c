@@ -81,7 +81,8 @@ static const char *const Z_READ[] = {"stage", "mics_shard_size", "mics_hierarchi
                                      "zero_hpz_partition_size", "reduce_bucket_size", "allgather_bucket_size",
                                      "overlap_comm", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
                                      "offload_optimizer", "offload_param", "zero_quantized_weights",
-                                     "zero_quantized_gradients", "reduce_scatter", "allgather_partitions", NULL};
+                                     "zero_quantized_gradients", "reduce_scatter", "allgather_partitions",
+                                     "stage3_max_reuse_distance", NULL};
 /* checkpoint-time only, or no effect on a step */
 static const char *const Z_QUIET[] = {"stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
                                       "elastic_checkpoint", "load_from_fp32_weights", "ignore_unused_parameters",
@@ -134,6 +135,7 @@ static const char *const DS_OFFLOAD_PARAM_KNOWN[] = {"device", "nvme_path", "buf
 /* names DeepSpeed takes beside their stage3_ aliases (populate_by_name): read as the alias */
 static const char *const DS_ZERO_ALIAS[][2] = {{"prefetch_bucket_size", "stage3_prefetch_bucket_size"},
                                                {"max_live_parameters", "stage3_max_live_parameters"},
+                                               {"max_reuse_distance", "stage3_max_reuse_distance"},
                                                {"gather_16bit_weights_on_model_save",
                                                 "stage3_gather_16bit_weights_on_model_save"}};
 
@@ -317,7 +319,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
     const char *B = "$.zero_optimization";
     int rc, stage = 0, shard = 0, hpz = 1, hier = 0; /* DeepSpeed: mics_hierarchical_params_gather defaults to false */
     int qw = 0, qg = 0, overlap = -1, rs = 1, agp = 1, auto_b = 0, auto_p = 0;
-    double bucket = 0, agb = 0, pre = 0, live = 0;
+    double bucket = 0, agb = 0, pre = 0, live = 0, reuse = 0;
     if ((rc = jr_int(r, z, B, "stage", 0, 3, 0, &stage)) || (rc = jr_int(r, z, B, "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
         (rc = jr_bool(r, z, B, "mics_hierarchical_params_gather", &hier)) ||
         (rc = jr_int(r, z, B, "zero_hpz_partition_size", 1, 1 << 20, 0, &hpz)) ||
@@ -325,6 +327,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         (rc = jr_min(r, z, B, "allgather_bucket_size", 0.0, 0, &agb)) || (rc = jr_bool(r, z, B, "overlap_comm", &overlap)) ||
         (rc = num_or_auto(r, z, B, "stage3_prefetch_bucket_size", &pre, &auto_p)) ||
         (rc = jr_min(r, z, B, "stage3_max_live_parameters", 0.0, 0, &live)) ||
+        (rc = jr_min(r, z, B, "stage3_max_reuse_distance", 0.0, 0, &reuse)) ||
         (rc = jr_bool(r, z, B, "zero_quantized_weights", &qw)) || (rc = jr_bool(r, z, B, "zero_quantized_gradients", &qg)) ||
         (rc = jr_bool(r, z, B, "reduce_scatter", &rs)) || (rc = jr_bool(r, z, B, "allgather_partitions", &agp)))
         return rc;
@@ -337,6 +340,8 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         t->prefetch_bucket_bytes = pre * e;
     if (live > 0)
         t->max_live_params = live;
+    if (reuse > 0)
+        t->max_reuse_params = reuse;
     if (overlap >= 0)
         t->overlap_comm = overlap;
     if (rep) {

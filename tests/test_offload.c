@@ -6,6 +6,7 @@
 
 #include "../model/analytic.h"
 #include "../model/layout.h"
+#include "../model/layout_offload.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
 #include "../sim/coll.h"
@@ -430,6 +431,182 @@ START_TEST(test_spec_host_bw_adam)
 }
 END_TEST
 
+
+/* ---- DeepSpeed ZeRO-3 with offload_optimizer, as v0.6.2 ran it (azoff33) --------------------- */
+START_TEST(test_ds_regather)
+{
+    /* offload_regather over Megatron blocks (query_key_value 3h^2, dense h^2, dense_h_to_4h and
+     * dense_4h_to_h 4h^2 each). 530B, h 20480 (h^2 = 419430400), reuse 3e9 (the Azure recipe):
+     * after qkv's recompute the trace holds dense 0.42e9, fc1 -> 2.10e9, fc2 -> 3.78e9 > 3e9
+     * before qkv's backward use: released; dense: fc1 1.68e9, fc2 3.36e9 > 3e9: released; fc1:
+     * fc2 1.68e9, fc2's backward 3.36e9 > 3e9 before fc1's: released; fc2's backward use is next:
+     * kept. Re-gathered 3h^2 + h^2 + 4h^2 = 8h^2 = 3355443200, 3 sub-modules. */
+    double h2 = 20480.0 * 20480.0, sz[4] = {3 * h2, h2, 4 * h2, 4 * h2};
+    int n = -1;
+    ck_assert_double_eq_tol(offload_regather(sz, 4, 3e9, &n), 8 * h2, 1e-3);
+    ck_assert_int_eq(n, 3);
+    /* 175B, h 12288 (h^2 = 150994944), 3e9: qkv's backward use comes after dense, fc1, fc2,
+     * fc2, fc1, dense = 2(h^2 + 4h^2 + 4h^2) = 18h^2 = 2.72e9 <= 3e9: every sub-module kept
+     * (pick33's replay: nothing re-gathered at the recipe's 3e9). */
+    double g2 = 12288.0 * 12288.0, sg[4] = {3 * g2, g2, 4 * g2, 4 * g2};
+    ck_assert_double_eq_tol(offload_regather(sg, 4, 3e9, &n), 0, 1e-9);
+    ck_assert_int_eq(n, 0);
+    /* 175B at DeepSpeed's default 1e9: qkv sees h^2 + 4h^2 + 4h^2 = 1.36e9 > 1e9 before its use,
+     * dense 8h^2 = 1.21e9, fc1 8h^2: all three released (pick33: "three of its four
+     * sub-modules gathered again" with the defaults). */
+    ck_assert_double_eq_tol(offload_regather(sg, 4, 1e9, &n), 8 * g2, 1e-3);
+    ck_assert_int_eq(n, 3);
+    /* an unbounded distance keeps everything; one sub-module is always kept (used next) */
+    ck_assert_double_eq_tol(offload_regather(sz, 4, 1e30, &n), 0, 1e-9);
+    double one[1] = {5e9};
+    ck_assert_double_eq_tol(offload_regather(one, 1, 0, &n), 0, 1e-9);
+}
+END_TEST
+
+/* The tiny model (h 64, ffn 256: qkv 12288, dense 4096, fc1 and fc2 16384 elements) under
+ * DeepSpeed at version ver with every parameter partitioned (threshold 1), Megatron's one
+ * query_key_value, full checkpointing, reuse distance 1e4 elements. */
+static void prepare_ds(run *x, const spec_cluster *c, const cost_calib *k, int ga, int ver)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3-offload", &l, &err) == 0);
+    spec_training_defaults(&x->tr);
+    x->tr.grad_accum = ga;
+    x->tr.framework = FW_DEEPSPEED;
+    x->tr.framework_version = ver;
+    x->tr.persist_threshold = 1;
+    x->tr.ds_mpu = 1;
+    x->tr.max_reuse_params = 1e4;
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, &x->tr, &x->w);
+    layout_build(&x->w, &x->tr, &l, c, 2, &x->g);
+    an_time(&x->g, &x->w, k, c, &x->t);
+}
+
+START_TEST(test_ds_offload_graph)
+{
+    /* Re-gathers at reuse 1e4: qkv's backward use lies past dense 4096 + fc1 16384 = 20480 >
+     * 1e4 (released), dense's past fc1 16384 (released), fc1's past fc2 16384 (released), fc2
+     * kept: R = 12288 + 4096 + 16384 = 32768 elements. A block: forward 4 fetches of S = 49152
+     * weights + the two norms' 2 x 2 x 64 = 256 elements (no biases; the layer's bytes, as
+     * zero3's graph gathers them) = 49408 (98816 B, bf16), backward 4 + 3 = 7 fetches
+     * of S + R = 82176 elements (164352 B);
+     * gradients reduce-scattered in 1 piece (all under the 5e8-element bucket). DeepSpeed 0.6.2's
+     * last micro-step: the reduce-scatter and the host copy (fp16 out, back, fp32 out: 4 S / N
+     * = 4 x 98816 / 4 B) inline after the block's compute, no reduce left; the first micro-step
+     * keeps both on their streams. Today's DeepSpeed (ver 0): no inline on either. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    prepare_ds(x, &c, &k, 2, 602);
+    int blocks = 0;
+    for (int m = 0; m < 2; m++) {
+        const lo_micro *mi = m ? &x->g.last : &x->g.micro;
+        for (int i = 0; i < mi->n_items; i++) {
+            const lo_item *it = &mi->item[i];
+            if (x->w.layer[it->layer].kind != WL_BLOCK)
+                continue;
+            blocks++;
+            ck_assert_int_eq(it->n_gather, 1);
+            ck_assert_double_eq_tol(it->gather[0].bytes, it->pass == LO_FWD ? 98816 : 164352, 1e-9);
+            ck_assert_int_eq(it->gather[0].chunks, it->pass == LO_FWD ? 4 : 7);
+            if (it->pass == LO_FWD)
+                continue;
+            if (m) {
+                ck_assert_int_eq(it->n_inline, 2);
+                ck_assert_int_eq(it->n_reduce, 0);
+                ck_assert_double_eq_tol(it->inl[0].bytes, 98816, 1e-9);
+                ck_assert_int_eq(it->inl[0].group, GRP_WORLD);
+                ck_assert_double_eq_tol(it->inl[1].bytes, 4 * 98816 / 4.0, 1e-9);
+                ck_assert(it->inline_overlap == 0);
+            } else {
+                ck_assert_int_eq(it->n_inline, 0);
+                ck_assert_int_eq(it->n_reduce, 2);
+                ck_assert_int_eq(it->reduce[0].chunks, 1);
+            }
+        }
+    }
+    ck_assert_int_eq(blocks, 2 * 2);
+    prepare_ds(x, &c, &k, 1, 0);
+    for (int i = 0; i < x->g.last.n_items; i++)
+        ck_assert_int_eq(x->g.last.item[i].n_inline, 0);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_ds_offload_agree)
+{
+    /* The engines on DeepSpeed's offload graph (inline reduce-scatter and host copy on the last
+     * micro-step at 0.6.2; today's without): within 1e-9, as test_agree_no_contention. The
+     * inline copy adds to the step: 0.6.2 is slower than today's at the same inputs. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib kt = test_tiny_calib(), kd;
+    cost_calib_defaults(&c, &kd);
+    const cost_calib *ks[2] = {&kt, &kd};
+    run *x = malloc(sizeof *x);
+    for (int ki = 0; ki < 2; ki++)
+        for (int ga = 1; ga <= 2; ga++) {
+            double step[2];
+            for (int v = 0; v < 2; v++) {
+                exec_result s;
+                an_result a;
+                prepare_ds(x, &c, ks[ki], ga, v ? 602 : 0);
+                sim_and_model(x, ks[ki], &c, &s, &a);
+                ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "k%d ga%d v%d: %.17g vs %.17g", ki, ga, v,
+                              s.step_s, a.step_s);
+                step[v] = a.step_s;
+            }
+            ck_assert(step[1] > step[0]);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_ds_offload_memory)
+{
+    /* DeepSpeed bounds zero3-offload's gathered parameters by its coordinator (offload_gathered):
+     * tiny model (qkv 12288, dense 4096, fc1 and fc2 16384 elements), every parameter partitioned,
+     * no live limit (1e30), prefetch bucket 1 element (one sub-module ahead), reuse 1e4, reduce
+     * bucket 1000 elements. By hand over recompute and backward: qkv gathered + dense prefetched
+     * (16384), qkv released; dense + fc1 (20480), dense released; fc1 + fc2 (32768), fc1
+     * released (its next use lies past fc2 16384 + 16384 > 1e4); fc2 kept for its backward,
+     * which prefetches fc1 again: 32768; the smaller ones after. Peak 32768 elements x 2 B =
+     * 65536 B; gradients: two adjacent ones, fc1 + fc2 = 32768, + the 1000-element bucket: 2 x
+     * 33768 = 67536 B. Total 133072 B. Without DeepSpeed memory.c's whole layers stay. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.framework = FW_DEEPSPEED;
+    t.persist_threshold = 1;
+    t.ds_mpu = 1;
+    t.max_live_params = 1e30;
+    t.max_reuse_params = 1e4;
+    t.prefetch_bucket_bytes = 2; /* 1 element x 2 B */
+    t.reduce_bucket_bytes = 2000;
+    spec_model m = test_tiny_model(2);
+    wl w;
+    wl_build(&m, &t, &w);
+    spec_layout lz = {.kind = LAYOUT_ZERO3_OFFLOAD};
+    mem_breakdown z;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 133072, 1e-6);
+    /* the live limit is checked before each prefetch, not after: at 2e4, fc1's hook has 16384
+     * available, 2e4 - 16384 = 3616 > 0, so fc2 still comes beside it: peak 32768 again */
+    t.max_live_params = 2e4;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 133072, 1e-6);
+    /* a live limit below every sub-module: no prefetch at all, one sub-module at a time except
+     * fc2 kept through its backward: peak fc2 16384 (then fc1 fetched after fc2's release) */
+    t.max_live_params = 1;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq_tol(z.gathered, 16384 * 2 + 67536, 1e-6);
+    t.framework = FW_IDEAL;
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert(z.gathered > 2 * 2 * 49408 - 1); /* memory.c: whole layers, gathered and gradient */
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -445,6 +622,10 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_memory);
     tcase_add_test(tc, test_spec_innet);
     tcase_add_test(tc, test_spec_host_bw_adam);
+    tcase_add_test(tc, test_ds_regather);
+    tcase_add_test(tc, test_ds_offload_graph);
+    tcase_add_test(tc, test_ds_offload_agree);
+    tcase_add_test(tc, test_ds_offload_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -206,7 +206,9 @@ def main():
     for r in refused:
         kinds.setdefault(r[5], 0)
         kinds[r[5]] += 1
-    print("%d pairs compared; %d layout runs refused by the CLI (not compared):" % (len(rows), len(refused)))
+    print("%d pairs compared (%d exact to 1e-9, %d over 1 %%, %d over 3 %%); %d layout runs refused by the CLI "
+          "(not compared):" % (len(rows), sum(abs(r[7]) <= 1e-9 for r in rows), sum(abs(r[7]) > 0.01 for r in rows),
+                               sum(abs(r[7]) > 0.03 for r in rows), len(refused)))
     for e, n in sorted(kinds.items(), key=lambda x: -x[1])[:12]:
         print("  %4d x %s" % (n, e[:150]))
     if not rows:
