@@ -30,6 +30,7 @@
 #include "exec.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,41 +61,69 @@ typedef struct qop {
     long dep_seq;        /* ... and that op's issue number                                */
 } qop;
 
-/* One communication stream of a rank: a FIFO ring of issued, not yet started collectives
- * (grows when communication falls behind: nothing throttles reduces), and the one running. */
-typedef struct cstream {
+/* One communication stream's queue: a FIFO ring of issued, not yet started collectives (grows
+ * when communication falls behind: nothing throttles reduces). The stream's running op and its
+ * flags are in rank_hot (cur_*, busy, active), its queue length there too (qn). */
+typedef struct cqueue {
     qop *q;
-    int qh, qn, qcap;
-    int busy, active; /* an op taken from the queue / its collective running (an NCCL kernel) */
-    qop cur;
-    double arrive_t, start_t;
-} cstream;
+    int qh, qcap;
+} cqueue;
 
-typedef struct rank_st {
-    cursor main, look;
-    long c;               /* next copy to compute                                   */
-    long lidx;            /* copy index of the look cursor (next gathers to issue)   */
-    int waiting;          /* the host reached copy c; compute waits for its gathers  */
-    int comp_busy, comp_is_opt;
-    int phase;            /* compute of a copy with inline collectives: 0 before them, 1 beside */
-    int ipending, post_done; /* inline collectives outstanding; the compute beside them ended */
-    int copy_ready;       /* the last inline collective completed: move on                  */
-    double post_end;
-    double comp_free;     /* when the compute stream last became free                */
-    double comp_start, comp_rem, comp_rate, comp_mark; /* running compute: work left (s at full speed) */
+/* A rank's state, split by how often an event touches it (a collective's completion and start
+ * walk every member, so what they touch is laid out per rank in as few cache lines as it fits):
+ *   rank_hot  (s->hot, 64-byte aligned, stride s->hot_stride): two lines, then the gather
+ *             counts: what kick_comm, coll_complete, coll_arrive's member loop, try_boundary
+ *             and comp_rerate read or write on every event;
+ *   rank_comp (s->rc, one line): the running compute's rate and clock, the arrival times and
+ *             the skew sum, touched when a collective starts or a compute is re-timed;
+ *   rank_cold (s->rk): the rest (queues, cursors, accumulators, the trace's times). */
+typedef struct rank_hot {
+    /* line 0: the streams as kick_comm and coll_complete read them */
+    _Alignas(64) long done_seq[NS]; /* the last completed op per stream (FIFO: in order)  */
+    long cur_seq[NS];     /* the running op's issue number                                */
+    int qn[NS];           /* ops queued, not started                                     */
+    uint8_t busy[NS];     /* an op taken from the queue                                  */
+    uint8_t comp_busy;
+    /* line 1 */
+    uint8_t active[NS];   /* its collective running (an NCCL kernel)                     */
+    uint8_t cur_type[NS], cur_slot[NS]; /* the running op's queue type and gather slot (< MAXD) */
+    uint8_t last_kind;    /* kind of the last collective completed                       */
+    uint8_t waiting;      /* the host reached copy c; compute waits for its gathers      */
+    uint8_t in_boundary, done, b_inflight, copy_ready, post_done, comp_is_opt, phase;
+    /* phase: compute of a copy with inline collectives, 0 before them, 1 beside; post_done:
+     * the compute beside them ended; copy_ready: the last inline collective completed */
+    int ipending;         /* inline collectives outstanding                              */
+    long c;               /* next copy to compute                                        */
+    int b_idx;            /* boundary op running or next                                 */
+    int gpending[];       /* per gather slot (D, ring-indexed by copy): gathers outstanding */
+} rank_hot;
+_Static_assert(offsetof(rank_hot, active) == 64, "rank_hot: line 0 is the streams' 64 bytes");
+_Static_assert(MAXD <= 256 && N_COLLS <= 256, "rank_hot: a gather slot and a collective kind fit a byte");
+
+typedef struct rank_comp {
+    _Alignas(64) double comp_rate; /* the running compute's speed (1, or slowed beside a collective) */
+    double comp_rem, comp_mark; /* its work left (s at full speed) as of comp_mark      */
     uint32_t comp_ver;
-    int32_t comp_ev;      /* its queued end event (re-timed in place), -1 = none       */
+    int32_t comp_ev;      /* its queued end event (re-timed in place), -1 = none        */
+    double skew;
+    double arrive_t[NS];  /* when the rank reached the running collective, per stream    */
+} rank_comp;
+_Static_assert(sizeof(rank_comp) == 64, "rank_comp: one cache line");
+
+typedef struct rank_cold {
+    cqueue cq[NS];
+    long seq;             /* ops issued                                                  */
+    cursor main, look;
+    long lidx;            /* copy index of the look cursor (next gathers to issue)       */
+    const lo_item *prev_item; /* copy c-1, whose reduces are issued at the next host step */
     const char *comp_name;
-    int *gpending, *gkind; /* per gather slot (D, ring-indexed by copy): gathers outstanding,
-                              their kind; in sim.gslots, so a rank's state stays small         */
-    cstream cs[NS];
-    long seq, done_seq[NS]; /* ops issued; the last completed per stream (FIFO: in order)  */
-    int last_kind;
-    int in_boundary, b_idx, b_inflight, done;
+    double comp_start, comp_free; /* the running compute's start; when the stream last became free */
+    double post_end;
+    double start_t[NS];   /* when the running collective started, per stream (the trace)  */
+    int *gkind;           /* per gather slot: the gathers' kind (in sim.gslots)          */
     double end_t, slow;
-    double busy, opt, exposed[N_COLLS], skew;
-    const lo_item *prev_item; /* copy c-1, whose reduces are issued at the next host step   */
-} rank_st;
+    double busy, opt, exposed[N_COLLS];
+} rank_cold;
 
 typedef struct group_st {
     int *members, n; /* members ascending, n of them; a quotient run keeps only the first
@@ -121,8 +150,11 @@ typedef struct sim {
     int R;      /* ranks simulated: N, or the represented ranks 0..R-1 of an exact-symmetric run */
     int orbit;  /* copies of each represented rank: N / R                                     */
     long per_micro, total; /* copies per micro-step; per step (the host's last copy + 1)        */
-    rank_st *rk;
-    int *gslots; /* every rank's gpending and gkind: 2 D ints per rank                  */
+    unsigned char *hot; /* rank r's rank_hot at hot + r hot_stride (its gpending after it)     */
+    size_t hot_stride;
+    rank_comp *rc;
+    rank_cold *rk;
+    int *gslots; /* every rank's gkind: D ints per rank                                 */
     group_st *grp[NS][N_GROUPS]; /* per stream: ranks match their ops stream by stream   */
     group_st **made;             /* the groups whose members were listed (freed at the end): */
     int n_made, cap_made;        /* the tables above are touched only there                  */
@@ -187,21 +219,23 @@ static group_st *group_of(sim *s, int st, lo_group_kind k, int r)
 }
 
 /* ---- compute stream --------------------------------------------------------------------- */
-static int comm_active(const rank_st *k)
+static rank_hot *hot_of(const sim *s, int r) { return (rank_hot *)(void *)(s->hot + (size_t)r * s->hot_stride); }
+
+static int comm_active(const rank_hot *h)
 {
     for (int i = 0; i < NS; i++)
-        if (k->cs[i].active)
+        if (h->active[i])
             return 1;
     return 0;
 }
 
 static void comp_schedule(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
-    k->comp_ver++;
-    double end = now + k->comp_rem / k->comp_rate;
-    int rc = k->comp_ev >= 0 ? ev_engine_retime(s->drv.eng, k->comp_ev, end, k->comp_ver)
-                             : ev_engine_push_id(s->drv.eng, end, EV_COMP, r, 0, k->comp_ver, &k->comp_ev);
+    rank_comp *m = &s->rc[r];
+    m->comp_ver++;
+    double end = now + m->comp_rem / m->comp_rate;
+    int rc = m->comp_ev >= 0 ? ev_engine_retime(s->drv.eng, m->comp_ev, end, m->comp_ver)
+                             : ev_engine_push_id(s->drv.eng, end, EV_COMP, r, 0, m->comp_ver, &m->comp_ev);
     if (rc)
         s->drv.err_rc = SC_ERUNTIME;
 }
@@ -209,34 +243,37 @@ static void comp_schedule(sim *s, int r, double now)
 /* Start compute of `dur` seconds at full speed; slowed while a collective runs on the rank. */
 static void comp_begin(sim *s, int r, double now, double dur, int is_opt, const char *name)
 {
-    rank_st *k = &s->rk[r];
+    rank_hot *h = hot_of(s, r);
+    rank_comp *m = &s->rc[r];
+    rank_cold *k = &s->rk[r];
     dur *= drv_jitter(&s->drv, s->o->jitter);
     dur *= k->slow;
-    k->comp_busy = 1;
-    k->comp_is_opt = is_opt;
-    k->comp_start = k->comp_mark = now;
-    k->comp_rem = dur;
+    h->comp_busy = 1;
+    h->comp_is_opt = (uint8_t)is_opt;
+    k->comp_start = m->comp_mark = now;
+    m->comp_rem = dur;
     k->comp_name = name;
     double sl = s->cal->overlap_slowdown.v;
-    k->comp_rate = comm_active(k) && sl > 0 ? 1 / (1 + sl) : 1;
+    m->comp_rate = comm_active(h) && sl > 0 ? 1 / (1 + sl) : 1;
     comp_schedule(s, r, now);
 }
 
 /* The rank's communication became active or idle: rescale a running compute. */
 static void comp_rerate(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
+    rank_hot *h = hot_of(s, r);
     double sl = s->cal->overlap_slowdown.v;
-    if (!k->comp_busy || sl <= 0)
+    if (!h->comp_busy || sl <= 0)
         return;
-    double rate = comm_active(k) ? 1 / (1 + sl) : 1;
-    if (rate == k->comp_rate)
+    rank_comp *m = &s->rc[r];
+    double rate = comm_active(h) ? 1 / (1 + sl) : 1;
+    if (rate == m->comp_rate)
         return;
-    k->comp_rem -= (now - k->comp_mark) * k->comp_rate;
-    if (k->comp_rem < 0)
-        k->comp_rem = 0;
-    k->comp_mark = now;
-    k->comp_rate = rate;
+    m->comp_rem -= (now - m->comp_mark) * m->comp_rate;
+    if (m->comp_rem < 0)
+        m->comp_rem = 0;
+    m->comp_mark = now;
+    m->comp_rate = rate;
     comp_schedule(s, r, now);
 }
 
@@ -246,17 +283,18 @@ static void copy_done(sim *s, int r, double now);
 
 static void try_compute(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
-    if (!k->waiting || k->comp_busy || k->gpending[k->c % s->D])
+    rank_hot *h = hot_of(s, r);
+    if (!h->waiting || h->comp_busy || h->gpending[h->c % s->D])
         return;
+    rank_cold *k = &s->rk[r];
     double wait = now - k->comp_free;
     if (wait > 0)
-        k->exposed[k->gkind[k->c % s->D]] += wait;
-    k->waiting = 0;
+        k->exposed[k->gkind[h->c % s->D]] += wait;
+    h->waiting = 0;
     const lo_item *it = litem(s, &k->main);
     const an_titem *ti = titem(s, &k->main); /* at full speed: comp_begin applies the slowdown */
     double dur = ti->comp - ti->overlap_s;
-    k->phase = 0;
+    h->phase = 0;
     comp_begin(s, r, now, ti->ni ? (1 - ti->inl_f) * dur : dur, 0, it->pass == LO_FWD ? "forward" : "backward");
 }
 
@@ -264,16 +302,17 @@ static void try_compute(sim *s, int r, double now)
  * Returns its issue number. */
 static long enqueue(sim *s, int r, const lo_coll *op, int type, int slot, int dep_st, long dep_seq)
 {
-    rank_st *k = &s->rk[r];
-    cstream *c = &k->cs[op->stream];
-    if (c->qn == c->qcap) {
+    rank_cold *k = &s->rk[r];
+    int *qn = &hot_of(s, r)->qn[op->stream];
+    cqueue *c = &k->cq[op->stream];
+    if (*qn == c->qcap) {
         int cap = c->qcap ? 2 * c->qcap : 8;
         qop *q = malloc(sizeof(qop) * (size_t)cap);
         if (!q) {
             s->drv.err_rc = SC_ERUNTIME;
             return 0;
         }
-        for (int i = 0; i < c->qn; i++)
+        for (int i = 0; i < *qn; i++)
             q[i] = c->q[(c->qh + i) % c->qcap];
         free(c->q);
         c->q = q;
@@ -281,14 +320,14 @@ static long enqueue(sim *s, int r, const lo_coll *op, int type, int slot, int de
         c->qcap = cap;
     }
     long seq = ++k->seq;
-    c->q[(c->qh + c->qn++) % c->qcap] = (qop){op, type, slot, seq, dep_st, dep_seq};
+    c->q[(c->qh + (*qn)++) % c->qcap] = (qop){op, type, slot, seq, dep_st, dep_seq};
     return seq;
 }
 
-static int comm_idle(const rank_st *k)
+static int comm_idle(const rank_hot *h)
 {
     for (int i = 0; i < NS; i++)
-        if (k->cs[i].busy || k->cs[i].qn)
+        if (h->busy[i] || h->qn[i])
             return 0;
     return 1;
 }
@@ -302,11 +341,12 @@ static int depth_at(const sim *s, const cursor *c)
 /* Issue the gathers of every copy j not issued yet with j - d(j) <= upto. */
 static void issue_lookahead(sim *s, int r, long upto)
 {
-    rank_st *k = &s->rk[r];
+    rank_cold *k = &s->rk[r];
+    int *gpending = hot_of(s, r)->gpending;
     while (k->look.m < s->S && k->lidx - depth_at(s, &k->look) <= upto) {
         const lo_item *li = litem(s, &k->look);
         int slot = (int)(k->lidx % s->D);
-        k->gpending[slot] = li->n_gather;
+        gpending[slot] = li->n_gather;
         long prev = 0;
         for (int i = 0; i < li->n_gather; i++) { /* in order: on another stream, after the previous */
             int dep = i && li->gather[i].stream != li->gather[i - 1].stream ? li->gather[i - 1].stream : -1;
@@ -321,7 +361,8 @@ static void issue_lookahead(sim *s, int r, long upto)
 /* The host reaches copy c (compute c-1 ended, or the step starts). */
 static void host_step(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
+    rank_cold *k = &s->rk[r];
+    rank_hot *h = hot_of(s, r);
     if (k->prev_item) {
         long prev = 0;
         for (int i = 0; i < k->prev_item->n_reduce; i++) {
@@ -331,47 +372,52 @@ static void host_step(sim *s, int r, double now)
         }
     }
     k->prev_item = NULL;
-    issue_lookahead(s, r, k->c); /* uniform depth d: exactly copy c + d */
-    if (k->c < s->total) {
-        k->waiting = 1;
+    issue_lookahead(s, r, h->c); /* uniform depth d: exactly copy c + d */
+    if (h->c < s->total) {
+        h->waiting = 1;
         try_compute(s, r, now);
     } else {
-        k->in_boundary = 1;
+        h->in_boundary = 1;
     }
     kick_comm(s, r, now);
     try_boundary(s, r, now);
 }
 
 /* ---- collectives ------------------------------------------------------------------------ */
+/* What one member does when its collective on stream st completes. */
+static void member_complete(sim *s, const group_st *gs, int st, int r, double now)
+{
+    rank_hot *h = hot_of(s, r);
+    exec_trace_coll_span(s->tr, r, st, s->rk[r].start_t[st], now);
+    h->busy[st] = h->active[st] = 0;
+    h->done_seq[st] = h->cur_seq[st];
+    h->last_kind = (uint8_t)gs->op->kind;
+    comp_rerate(s, r, now);
+    int slot = h->cur_slot[st];
+    if (h->cur_type[st] == Q_GATHER) {
+        if (--h->gpending[slot] == 0 && slot == h->c % s->D)
+            try_compute(s, r, now);
+    } else if (h->cur_type[st] == Q_BOUNDARY) {
+        h->b_idx++;
+        h->b_inflight = 0;
+    } else if (h->cur_type[st] == Q_INLINE && --h->ipending == 0 && h->post_done) {
+        rank_cold *k = &s->rk[r];
+        if (now > k->post_end)
+            k->exposed[gs->op->kind] += now - k->post_end;
+        h->copy_ready = 1;
+    }
+}
+
 static void coll_complete(sim *s, group_st *gs, int st, double now)
 {
     exec_trace_coll_begin(s->tr, gs->op);
-    for (int i = 0; i < gs->n_here; i++) {
-        int r = gs->members[i];
-        rank_st *k = &s->rk[r];
-        cstream *c = &k->cs[st];
-        exec_trace_coll_span(s->tr, r, st, c->start_t, now);
-        c->busy = c->active = 0;
-        k->done_seq[st] = c->cur.seq;
-        k->last_kind = (int)gs->op->kind;
-        comp_rerate(s, r, now);
-        if (c->cur.type == Q_GATHER) {
-            if (--k->gpending[c->cur.slot] == 0 && c->cur.slot == k->c % s->D)
-                try_compute(s, r, now);
-        } else if (c->cur.type == Q_BOUNDARY) {
-            k->b_idx++;
-            k->b_inflight = 0;
-        } else if (c->cur.type == Q_INLINE && --k->ipending == 0 && k->post_done) {
-            if (now > k->post_end)
-                k->exposed[gs->op->kind] += now - k->post_end;
-            k->copy_ready = 1;
-        }
-    }
+    for (int i = 0; i < gs->n_here; i++)
+        member_complete(s, gs, st, gs->members[i], now);
     /* after the loop above: moving on may start another collective on this same group */
     for (int i = 0; i < gs->n_here; i++) {
-        rank_st *k = &s->rk[gs->members[i]];
-        if (k->copy_ready) {
-            k->copy_ready = 0;
+        rank_hot *h = hot_of(s, gs->members[i]);
+        if (h->copy_ready) {
+            h->copy_ready = 0;
             copy_done(s, gs->members[i], now);
         }
         kick_comm(s, gs->members[i], now);
@@ -379,17 +425,15 @@ static void coll_complete(sim *s, group_st *gs, int st, double now)
     }
 }
 
-static void coll_arrive(sim *s, int r, int st, double now)
+static void coll_arrive(sim *s, int r, int st, const lo_coll *op, double now)
 {
-    rank_st *k = &s->rk[r];
-    cstream *c = &k->cs[st];
-    group_st *gs = group_of(s, st, c->cur.op->group, r);
+    group_st *gs = group_of(s, st, op->group, r);
     if (!gs) {
         s->drv.err_rc = SC_ERUNTIME;
         return;
     }
     if (gs->arrived == 0)
-        gs->op = c->cur.op;
+        gs->op = op;
     /* late: strictly after every other member (arrivals come in time order; a tie is no one's) */
     /* (ties within rounding, 1e-12 of the time, are ties: where a contended spine re-rates the
      * copies of one flow in another order, their ends differ in the last bits) */
@@ -397,7 +441,7 @@ static void coll_arrive(sim *s, int r, int st, double now)
     gs->arrived++;
     gs->t_last = now;
     gs->last_rank = r;
-    c->arrive_t = now;
+    s->rc[r].arrive_t[st] = now;
     if (gs->arrived < gs->n_here)
         return;
     /* everyone is here: the collective runs (a quotient run: the represented members; the others
@@ -410,11 +454,12 @@ static void coll_arrive(sim *s, int r, int st, double now)
     if (late && whole)
         s->late[gs->last_rank]++;
     for (int i = 0; i < gs->n_here; i++) {
-        rank_st *m = &s->rk[gs->members[i]];
-        m->skew += now - m->cs[st].arrive_t;
-        m->cs[st].start_t = now;
-        m->cs[st].active = !gs->op->offload;
-        comp_rerate(s, gs->members[i], now);
+        int q = gs->members[i];
+        rank_comp *m = &s->rc[q];
+        m->skew += now - m->arrive_t[st];
+        s->rk[q].start_t[st] = now;
+        hot_of(s, q)->active[st] = !gs->op->offload;
+        comp_rerate(s, q, now);
     }
     const cost_group *geo = &s->g->group[gs->op->group];
     cost_algo algo;
@@ -430,42 +475,46 @@ static void coll_arrive(sim *s, int r, int st, double now)
 /* Start the head of each idle stream whose dependency has ended. */
 static void kick_comm(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
+    rank_hot *h = hot_of(s, r);
     for (int st = 0; st < NS; st++) {
-        cstream *c = &k->cs[st];
-        if (c->busy || !c->qn)
+        if (h->busy[st] || !h->qn[st])
             continue;
-        const qop *h = &c->q[c->qh];
-        if (h->dep_st >= 0 && k->done_seq[h->dep_st] < h->dep_seq)
+        cqueue *c = &s->rk[r].cq[st];
+        const qop *q = &c->q[c->qh];
+        if (q->dep_st >= 0 && h->done_seq[q->dep_st] < q->dep_seq)
             continue;
-        c->cur = *h;
+        const lo_coll *op = q->op;
+        h->cur_seq[st] = q->seq;
+        h->cur_type[st] = (uint8_t)q->type;
+        h->cur_slot[st] = (uint8_t)q->slot;
         c->qh = (c->qh + 1) % c->qcap;
-        c->qn--;
-        c->busy = 1;
-        coll_arrive(s, r, st, now);
+        h->qn[st]--;
+        h->busy[st] = 1;
+        coll_arrive(s, r, st, op, now);
     }
 }
 
 /* ---- the accumulation boundary ---------------------------------------------------------- */
 static void try_boundary(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
-    if (!k->in_boundary || k->done || k->comp_busy || k->b_inflight || !comm_idle(k))
+    rank_hot *h = hot_of(s, r);
+    if (!h->in_boundary || h->done || h->comp_busy || h->b_inflight || !comm_idle(h))
         return;
-    if (k->b_idx == s->g->n_boundary) {
-        k->done = 1;
+    rank_cold *k = &s->rk[r];
+    if (h->b_idx == s->g->n_boundary) {
+        h->done = 1;
         k->end_t = now;
         if (now > k->comp_free)
-            k->exposed[k->last_kind] += now - k->comp_free;
+            k->exposed[h->last_kind] += now - k->comp_free;
         s->n_done++;
         return;
     }
-    const lo_bop *b = &s->g->boundary[k->b_idx];
-    k->b_inflight = 1;
+    const lo_bop *b = &s->g->boundary[h->b_idx];
+    h->b_inflight = 1;
     if (b->is_optimizer) {
         if (now > k->comp_free)
-            k->exposed[k->last_kind] += now - k->comp_free;
-        comp_begin(s, r, now, s->t->b_dur[k->b_idx], 1, "optimizer");
+            k->exposed[h->last_kind] += now - k->comp_free;
+        comp_begin(s, r, now, s->t->b_dur[h->b_idx], 1, "optimizer");
     } else {
         enqueue(s, r, &b->coll, Q_BOUNDARY, 0, -1, 0);
         kick_comm(s, r, now);
@@ -476,10 +525,10 @@ static void try_boundary(sim *s, int r, double now)
 /* Copy c is finished (its compute and its inline collectives): the host moves on. */
 static void copy_done(sim *s, int r, double now)
 {
-    rank_st *k = &s->rk[r];
+    rank_cold *k = &s->rk[r];
     k->comp_free = now;
     k->prev_item = litem(s, &k->main);
-    k->c++;
+    hot_of(s, r)->c++;
     next(s, &k->main);
     host_step(s, r, now);
 }
@@ -487,10 +536,9 @@ static void copy_done(sim *s, int r, double now)
 /* The compute beside a copy's inline collectives ended: its tails go out (lo_item.inline_tail). */
 static int post_end(sim *s, int r, const lo_item *it, double now)
 {
-    rank_st *k = &s->rk[r];
     int n = 0;
-    k->post_done = 1;
-    k->post_end = now;
+    hot_of(s, r)->post_done = 1;
+    s->rk[r].post_end = now;
     for (int i = 0; i < it->n_inline; i++)
         if ((it->inline_tail >> i) & 1u) {
             enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
@@ -499,50 +547,59 @@ static int post_end(sim *s, int r, const lo_item *it, double now)
     return n;
 }
 
+/* A copy's compute reached its inline collectives: they go out now (those that are not tails),
+ * and the rest of the compute runs beside them. */
+static void inline_begin(sim *s, int r, const an_titem *ti, double now)
+{
+    rank_hot *h = hot_of(s, r);
+    const lo_item *it = litem(s, &s->rk[r].main);
+    h->phase = 1;
+    h->ipending = it->n_inline;
+    h->post_done = 0;
+    for (int i = 0; i < it->n_inline; i++)
+        if (!((it->inline_tail >> i) & 1u))
+            enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
+    double post = ti->inl_f * (ti->comp - ti->overlap_s);
+    if (post > 0)
+        comp_begin(s, r, now, post, 0, it->pass == LO_FWD ? "forward" : "backward");
+    else
+        (void)post_end(s, r, it, now);
+    kick_comm(s, r, now);
+}
+
 static int on_comp(void *ctx, const ev_event *e, ev_engine *eng)
 {
     sim *s = ctx;
     int r = e->a;
-    rank_st *k = &s->rk[r];
-    if (e->ver != k->comp_ver || !k->comp_busy || e->id != k->comp_ev) {
+    rank_hot *h = hot_of(s, r);
+    rank_comp *m = &s->rc[r];
+    rank_cold *k = &s->rk[r];
+    if (e->ver != m->comp_ver || !h->comp_busy || e->id != m->comp_ev) {
         s->drv.stale++; /* never, with events re-timed in place: counted to prove it */
         return 0;
     }
-    k->comp_ev = -1;
+    m->comp_ev = -1;
     double now = ev_engine_now(eng);
-    k->comp_busy = 0;
+    h->comp_busy = 0;
     k->comp_free = now;
     exec_trace_compute(s->tr, r, k->comp_name, k->comp_start, now);
-    if (k->comp_is_opt) {
+    if (h->comp_is_opt) {
         k->opt += now - k->comp_start;
-        k->b_idx++;
-        k->b_inflight = 0;
+        h->b_idx++;
+        h->b_inflight = 0;
         try_boundary(s, r, now);
         return s->drv.err_rc;
     }
     k->busy += now - k->comp_start;
     const an_titem *ti = titem(s, &k->main);
-    if (ti->ni && k->phase == 0) {
-        /* the inline collectives go out now; the rest of the compute runs beside them */
-        const lo_item *it = litem(s, &k->main);
-        k->phase = 1;
-        k->ipending = it->n_inline;
-        k->post_done = 0;
-        for (int i = 0; i < it->n_inline; i++)
-            if (!((it->inline_tail >> i) & 1u))
-                enqueue(s, r, &it->inl[i], Q_INLINE, 0, -1, 0);
-        double post = ti->inl_f * (ti->comp - ti->overlap_s);
-        if (post > 0)
-            comp_begin(s, r, now, post, 0, it->pass == LO_FWD ? "forward" : "backward");
-        else
-            (void)post_end(s, r, it, now);
-        kick_comm(s, r, now);
+    if (ti->ni && h->phase == 0) {
+        inline_begin(s, r, ti, now);
         return s->drv.err_rc;
     }
     if (ti->ni) {
         if (post_end(s, r, litem(s, &k->main), now))
             kick_comm(s, r, now);
-        if (k->ipending)
+        if (h->ipending)
             return s->drv.err_rc;
     }
     copy_done(s, r, now);
@@ -606,8 +663,10 @@ static void sim_free(sim *s)
     if (s->rk)
         for (int r = 0; r < s->R; r++)
             for (int st = 0; st < NS; st++)
-                free(s->rk[r].cs[st].q);
+                free(s->rk[r].cq[st].q);
     free(s->rk);
+    free(s->rc);
+    free(s->hot);
     free(s->gslots);
     for (int i = 0; i < s->n_made; i++)
         free(s->made[i]->members);
@@ -621,6 +680,23 @@ static void sim_free(sim *s)
     drv_close(&s->drv);
 }
 
+/* The ranks' state (rank_hot, rank_comp, rank_cold, the gather kinds), zeroed. 0, or -1 when
+ * out of memory (sim_free frees what was allocated). */
+static int sim_alloc_ranks(sim *s)
+{
+    size_t R = (size_t)s->R, line = 64;
+    s->hot_stride = (offsetof(rank_hot, gpending) + sizeof(int) * (size_t)s->D + line - 1) / line * line;
+    s->hot = aligned_alloc(line, R * s->hot_stride);
+    s->rc = aligned_alloc(line, R * sizeof *s->rc);
+    s->rk = calloc(R, sizeof *s->rk);
+    s->gslots = calloc(R * (size_t)s->D, sizeof *s->gslots);
+    if (!s->hot || !s->rc || !s->rk || !s->gslots)
+        return -1;
+    memset(s->hot, 0, R * s->hot_stride);
+    memset(s->rc, 0, R * sizeof *s->rc);
+    return 0;
+}
+
 /* The step's result from the simulated ranks (a quotient run: every other rank is a copy of one
  * of these): the slowest and first end, the means per rank, the counters. */
 static void sim_collect(const sim *s, exec_result *res)
@@ -629,7 +705,7 @@ static void sim_collect(const sim *s, exec_result *res)
     res->first_end_s = INFINITY;
     long most = -1;
     for (int r = 0; r < s->R; r++) {
-        const rank_st *k = &s->rk[r];
+        const rank_cold *k = &s->rk[r];
         if (k->end_t > res->step_s) {
             res->step_s = k->end_t;
             res->slowest_rank = r;
@@ -638,7 +714,7 @@ static void sim_collect(const sim *s, exec_result *res)
             res->first_end_s = k->end_t;
         res->compute_s += k->busy / s->R;
         res->optimizer_s += k->opt / s->R;
-        res->skew_s += k->skew / s->R;
+        res->skew_s += s->rc[r].skew / s->R;
         for (int i = 0; i < N_COLLS; i++)
             res->exposed_s[i] += k->exposed[i] / s->R;
         if (s->late[r] > most) {
@@ -704,11 +780,9 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     }
     const drv_plug plug = {&s, flow_started, flow_ended, flow_done};
     int drv_rc = drv_open(&s.drv, s.drv.net, (size_t)s.R * 8, o->seed, EV_FLOW, EV_SOLVE, &plug);
-    s.rk = calloc((size_t)s.R, sizeof *s.rk);
     s.late = calloc((size_t)s.R, sizeof *s.late);
-    s.gslots = calloc((size_t)s.R * 2 * (size_t)s.D, sizeof *s.gslots);
     s.members_tmp = malloc(sizeof(int) * (size_t)s.N);
-    int ok = !drv_rc && s.rk && s.late && s.members_tmp && s.gslots; /* grp: allocated by group_of */
+    int ok = !drv_rc && !sim_alloc_ranks(&s) && s.late && s.members_tmp; /* grp: allocated by group_of */
     if (!ok) {
         sim_free(&s);
         return sc_err_set(err, SC_ERUNTIME, "simulator", "", "out of memory for %d ranks", s.N);
@@ -717,10 +791,9 @@ int exec_run(const lo_graph *g, const an_timed *t, const cost_calib *cal, const 
     ev_engine_register(s.drv.eng, EV_START, on_start, &s);
     ev_engine_register(s.drv.eng, EV_SAMPLE, on_sample, &s);
     for (int r = 0; r < s.R; r++) {
-        s.rk[r].gpending = s.gslots + (size_t)r * 2 * (size_t)s.D;
-        s.rk[r].gkind = s.rk[r].gpending + s.D;
+        s.rk[r].gkind = s.gslots + (size_t)r * (size_t)s.D;
         s.rk[r].slow = 1;
-        s.rk[r].comp_ev = -1;
+        s.rc[r].comp_ev = -1;
         for (int i = 0; i < o->n_stragglers; i++)
             if (o->straggler_rank[i] == r)
                 s.rk[r].slow = o->straggler_factor[i];
