@@ -718,7 +718,10 @@ static long decoupled(const snap *a, const snap *b, double comm_work, double *lc
  * - j (l - m) after j of them, stays at least W: all of them when the lag grows (m >= l), else the
  * first floor((lag_b - W) / (l - m)) (one fewer than the bound: a margin). W carries a relative
  * margin of 1e-9 against the rounding of the jumped times. Returns the repetitions allowed (at most
- * cap, decoupled's). */
+ * cap, decoupled's). Belt and braces: review9 found decoupled's own preconditions (lag >= 0, m >= l,
+ * reduces issued at the compute's start; or its floor(lag / (l - m)) - 1 bound when the lag shrinks)
+ * already imply this bound on every graph probed (60,000 random ones), so removing the lag test
+ * fails no test; it stays as the stated condition of the jump's exactness. */
 static long saturated_reps(const snap *a, const snap *b, long cap, double W, double l, double m)
 {
     const double need = W * (1 + 1e-9), lag_a = a->v[0] - a->v[1], lag_b = b->v[0] - b->v[1];
@@ -982,7 +985,9 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
  * one's: the same item (counted below), the reduces before them its own (sig[2] == mit: not the
  * previous item's, as for the first copy of a run), and the same look-ahead item (counted
  * below). (Until 2026-11-27 the two latest transitions had to have equal signatures: one more
- * copy walked per run of copies.) */
+ * copy walked per run of copies.) As the callers stand, have_prev is reset whenever the item
+ * changes, so sig[2] == mit holds whenever have_prev does: a cheap guard kept against a caller
+ * that stops resetting it, which no test can make fail today (review9's mutation). */
 static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
                                   cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
                                   int m_before)
