@@ -49,9 +49,12 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
     o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
     const double er = g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
+    /* the reduce's bucket as layout_tensor.c prices it: Megatron's default counts elements (the
+     * same buckets in any reduce dtype), a given bucket_MB is bytes of the reduced gradient */
+    const double Br = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, er);
     for (int k = 0; k < V && pp->dp > 1; k++) {
         double S = pp->vstage_params[k] * er;
-        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, B * er / e), dp, NULL);
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, Br), dp, NULL);
     }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;

@@ -38,6 +38,7 @@ typedef struct pstage {
     int rq_head, rq_tail;  /* chunks whose gradients are complete, waiting to be reduced      */
     int r_active, r_done;  /* the chunk being reduced (-1: none); chunks reduced so far       */
     double cur_bytes;      /* S of the data-parallel collective in flight                    */
+    int cur_pieces;        /* its NCCL calls (buckets), as boundary_coll priced it           */
     double coll_t0;        /* when it was issued (traces)                                    */
     double slow, op_start, phase_start, end_t;
     double first_end;      /* end of the stage's first op (hides --overlap-param-gather)     */
@@ -53,7 +54,10 @@ typedef struct psim {
     int p, V, m, n_ops, G, nics, S; /* S: ranks per stage (t x dp) */
     int b, u;          /* exact symmetry: nodes per stage, of which simulated (u < b); 0, 0: full */
     int S_rep;         /* ranks per stage simulated: u G, or S                                  */
-    double bucket_bytes;
+    double bucket_bytes;        /* the parameter all-gather's bucket (parameter dtype)          */
+    double reduce_bucket_bytes; /* the gradient reduce's, as layout_tensor.c prices it (reduce_dtype:
+                                   Megatron's default counts elements, the same buckets in any
+                                   dtype; a given bucket_MB is bytes of the reduced gradient)  */
     const spec_fabric *fab; /* the node's NVLink fabric: rings use every link (coll.h)       */
     lo_pipe_op *ops;
     int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
@@ -244,7 +248,7 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
 
 /* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
  * t groups (members s*S + j + i*t, i < dp). Returns 0 when there is none. */
-static int boundary_coll(psim *s, int q, cost_coll kind, double S, double elem_bytes, double now)
+static int boundary_coll(psim *s, int q, cost_coll kind, double S, double bucket, double now)
 {
     const lo_pipe *pp = &s->g->pipe;
     if (pp->dp < 2 || S <= 0)
@@ -253,8 +257,8 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double S, double elem_b
     s->st[q].coll_t0 = now;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
-    /* Megatron's buckets count elements: bucket_bytes is in parameter bytes */
-    int ch = an_pipe_buckets(S, s->bucket_bytes * elem_bytes / s->g->elem_bytes);
+    int ch = an_pipe_buckets(S, bucket); /* the caller's bucket, in the collective's dtype */
+    s->st[q].cur_pieces = ch;
     cost_coll_best(s->cal, kind, S, ch, geo, &algo);
     double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
     if (ev_engine_push(s->drv.eng, now + lat, PV_BSTART, q, (int32_t)kind, (uint32_t)algo))
@@ -274,7 +278,7 @@ static void kick_reduce(psim *s, int q, double now)
         int c = s->rq[(size_t)q * pp->v + k->rq_head++];
         const double er = s->g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
         double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * er;
-        if (boundary_coll(s, q, kind, S, er, now))
+        if (boundary_coll(s, q, kind, S, s->reduce_bucket_bytes, now))
             k->r_active = c;
         else
             k->r_done++;
@@ -312,7 +316,7 @@ static void boundary_next(psim *s, int q, double now)
                 s->drv.err_rc = SC_ERUNTIME;
             return;
         } else if (k->phase == B_GATHER) {
-            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, s->g->elem_bytes, now))
+            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, s->bucket_bytes, now))
                 return;
         } else {
             k->end_t = now;
@@ -332,7 +336,7 @@ static int on_bstart(void *ctx, const ev_event *e, ev_engine *eng)
     double S = s->st[q].cur_bytes;
     /* issued in buckets as boundary_coll priced it: that many NCCL calls of S / buckets, each
        with its own chunk efficiency (exec.c on_start does the same) */
-    int ch = an_pipe_buckets(S, s->bucket_bytes);
+    int ch = s->st[q].cur_pieces;
     double edge = cost_coll_edge_bytes_n(s->cal, kind, (cost_algo)e->ver, S, ch, geo);
     int t = s->g->layout.t, dp = pp->dp;
     int *mem = malloc(sizeof(int) * (size_t)dp);
@@ -440,6 +444,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
     s.fab = &c->fabric;
     s.S = g->n_ranks / s.p;
     s.bucket_bytes = fw_dp_bucket_bytes(tr, g->pipe.dp, g->layout.overlap, g->elem_bytes);
+    s.reduce_bucket_bytes = fw_dp_bucket_bytes(tr, g->pipe.dp, g->layout.overlap, g->sched.reduce_elem_bytes);
     int unit = exec_pipe_symmetry_unit(g, c, o);
     if (unit < g->nodes) { /* stages of whole nodes (exec_pipe_symmetry_unit) */
         s.b = s.S / s.G;

@@ -7,6 +7,8 @@
 #include "support.h"
 
 #include "../model/analytic.h"
+#include "../model/analytic_pipe.h"
+#include "../model/cost.h"
 #include "../model/layout.h"
 #include "../model/layout_kind.h"
 #include "../model/memory.h"
@@ -532,6 +534,51 @@ static void both_rd(int rd, double *an, double *sim)
     *sim = x.step_s;
     free(g);
 }
+
+/* A given bucket_MB is bytes of the reduced gradient, as layout_tensor.c prices a tp layout's
+ * reduce (fw_dp_bucket_bytes with the reduce dtype): megatron:t=2,p=2 on 4 duo nodes, fp32
+ * reduce of bf16 parameters, bucket_MB 0.01 (1e4 B, given). A virtual stage's fp32 gradients S
+ * are cut in ceil(S / 1e4) NCCL calls, not ceil(S / 2e4) (the bucket scaled by 4 / 2 as
+ * Megatron's element-counted default is): the reduce costs cost_coll_best at that count. Failed
+ * before (the pipeline scaled a given bucket too, halving the calls). */
+START_TEST(test_pipe_given_bucket_is_reduce_bytes)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.grad_accum = 4;
+    tr.reduce_dtype = REDUCE_FP32;
+    tr.bucket_bytes = 1e4;
+    tr.given |= SPEC_GIVEN_BUCKET;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e9);
+    cost_calib k = test_tiny_calib();
+    for (int a = 0; a < N_ALGOS; a++)
+        k.base_lat_s[a].v = 1e-3; /* each NCCL call pays 1 ms: the call count shows */
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &c, 4, &err) == 0, "%s", err.text);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 4, g);
+    an_pipe_timed *o = malloc(sizeof *o);
+    ck_assert_ptr_nonnull(o);
+    an_pipe_time_comm(g, &tr, &k, &c, o);
+    ck_assert_int_eq(g->pipe.dp, 2);
+    for (int v = 0; v < g->pipe.n_vstages; v++) {
+        double S = g->pipe.vstage_params[v] * 4.0;
+        int n = (int)ceil(S / 1e4), half = (int)ceil(S / 2e4);
+        ck_assert_int_gt(n, half); /* the two readings differ here */
+        double want = cost_coll_best(&k, o->reduce_kind, S, n, &g->group[GRP_AX3], NULL);
+        double other = cost_coll_best(&k, o->reduce_kind, S, half, &g->group[GRP_AX3], NULL);
+        ck_assert(want > other); /* the reading is visible in the time */
+        ck_assert_msg(o->reduce_s[v] == want, "vstage %d: %.12g want %.12g (%d calls)", v, o->reduce_s[v], want, n);
+    }
+    free(o);
+    free(g);
+}
+END_TEST
 
 START_TEST(test_pipe_reduce_dtype_fp32)
 {
@@ -1098,6 +1145,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_engines_agree_boundary_p3dn);
     tcase_add_test(tc, test_pipe_reduce_dtype_fp32);
+    tcase_add_test(tc, test_pipe_given_bucket_is_reduce_bytes);
     tcase_add_test(tc, test_tp_comm_overlap);
     tcase_add_test(tc, test_trace_reads_back);
     tcase_add_test(tc, test_param_gather_overlap_pipe);
