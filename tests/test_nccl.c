@@ -429,6 +429,17 @@ START_TEST(test_calib_parse)
 }
 END_TEST
 
+/* A shipped cluster and its calibration of the same name (configs/clusters, configs/calibrations). */
+static void load_shipped(const char *name, spec_cluster *c, cost_calib *cal)
+{
+    char path[256];
+    sc_err e;
+    snprintf(path, sizeof path, "configs/clusters/%s.json", name);
+    ck_assert_int_eq(spec_load_cluster(path, c, &e), 0);
+    snprintf(path, sizeof path, "configs/calibrations/%s.json", name);
+    ck_assert_int_eq(cost_calib_load(path, cal, &e), 0);
+}
+
 START_TEST(test_best_lat_bits)
 {
     /* cost_coll_best_lat (one pass over the shape's algorithms and protocols for a collective's
@@ -438,14 +449,9 @@ START_TEST(test_best_lat_bits)
     static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
     long n = 0;
     for (int ci = 0; ci < 5; ci++) {
-        char path[256];
         spec_cluster c;
         cost_calib cal;
-        sc_err e;
-        snprintf(path, sizeof path, "configs/clusters/%s.json", cl[ci]);
-        ck_assert_int_eq(spec_load_cluster(path, &c, &e), 0);
-        snprintf(path, sizeof path, "configs/calibrations/%s.json", cl[ci]);
-        ck_assert_int_eq(cost_calib_load(path, &cal, &e), 0);
+        load_shipped(cl[ci], &c, &cal);
         for (int kind = 0; kind < N_COLLS; kind++)
             for (int k = 1; k <= 64; k *= 4)
                 for (int m = 1; m <= c.gpus_per_node; m *= 2) {
@@ -479,14 +485,9 @@ START_TEST(test_best_lat_cache_bits)
     static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
     long n = 0, hit = 0;
     for (int ci = 0; ci < 5; ci++) {
-        char path[256];
         spec_cluster c;
         cost_calib cal;
-        sc_err e;
-        snprintf(path, sizeof path, "configs/clusters/%s.json", cl[ci]);
-        ck_assert_int_eq(spec_load_cluster(path, &c, &e), 0);
-        snprintf(path, sizeof path, "configs/calibrations/%s.json", cl[ci]);
-        ck_assert_int_eq(cost_calib_load(path, &cal, &e), 0);
+        load_shipped(cl[ci], &c, &cal);
         cost_group g[12];
         int ng = 0, locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
         for (int k = 1; k <= 64 && ng < 12; k *= 4)
