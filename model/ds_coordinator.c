@@ -10,6 +10,8 @@
  * where v0.6.2 releases it, a tie no shape here meets. Not here: the timing of the fetches. */
 #include "ds_coordinator.h"
 
+#include <string.h>
+
 #include "framework.h"
 #include "memory_states.h"
 
@@ -132,4 +134,110 @@ double dsc_gathered(const wl *w, const spec_training *t)
         best = b > best ? b : best;
     }
     return best;
+}
+
+/* DeepSpeed ZeRO-3's ipg bucket: a gradient's hook flushes the bucket when it holds something and
+ * the gradient would overflow reduce_bucket_size, then adds the gradient, so one at or above the
+ * bucket goes alone and whole; a flushed bucket is one reduce-scatter (reduce_scatter_coalesced).
+ * The same test in every release: v0.3.12 (35fd7ccd) stage3.py L1424 (without the "holds
+ * something" guard, but an empty flush issues nothing), v0.6.2 (32d97976) L1477,
+ * v0.9.0 (0b5252bb) L1012, v0.10.0 (f5c834a6) L1076, v0.19.6 (edaa7221) L1533 (a bucket per
+ * communication dtype, one here). sz in forward order; the backward reduces the last first. */
+int dsc_reduce_calls(const double *sz, int k, double bucket)
+{
+    int n = 0;
+    double cur = 0;
+    for (int i = k - 1; i >= 0; i--) {
+        if (cur > 0 && cur + sz[i] > bucket) {
+            n++;
+            cur = 0;
+        }
+        cur += sz[i];
+    }
+    return n + (cur > 0);
+}
+
+/* Adds a linear's weight (n x k) and, with biases, its bias (n) to g. */
+static int grad_linear(const spec_model *m, double n, double k, double *g, int c)
+{
+    g[c++] = n * k;
+    if (m->bias)
+        g[c++] = n;
+    return c;
+}
+
+/* A norm's weight, and its bias unless RMSNorm. */
+static int grad_norm(const spec_model *m, double *g, int c)
+{
+    g[c++] = m->hidden;
+    if (!m->rmsnorm)
+        g[c++] = m->hidden;
+    return c;
+}
+
+/* workload.c's layers: an embedding (token, learned positions), a block (norm, qkv: one
+ * query_key_value under Megatron-DeepSpeed, fw_fetches, else q, k and v; proj; norm; fc1 or
+ * gate and up; fc2), the head (final norm, the untied output weight). */
+int dsc_grad_tensors(const spec_training *t, const wl *w, const wl_layer *L, double *g)
+{
+    const spec_model *m = &w->model;
+    const double h = m->hidden, kv = m->heads > 0 ? m->kv_heads * (h / m->heads) : h;
+    int c = 0;
+    if (L->kind == WL_EMBED) {
+        g[c++] = m->vocab * h;
+        if (m->learned_positions)
+            g[c++] = m->seq_len * h;
+        return c;
+    }
+    if (L->kind == WL_HEAD) {
+        c = grad_norm(m, g, c);
+        if (!m->tied_embeddings)
+            g[c++] = m->vocab * h;
+        return c;
+    }
+    c = grad_norm(m, g, c);
+    for (int i = 0; i < L->n_gemm && c < DSC_MAX_GRADS - 8; i++) {
+        const wl_gemm *x = &L->gemm[i];
+        if (!strcmp(x->name, "scores") || !strcmp(x->name, "context"))
+            continue; /* no parameters */
+        if (!strcmp(x->name, "gate_up") || !strcmp(x->name, "fc1"))
+            c = grad_norm(m, g, c); /* the MLP's norm */
+        if (!strcmp(x->name, "qkv") && t->ds_mpu <= 0) {
+            c = grad_linear(m, h, h, g, c);
+            c = grad_linear(m, kv, h, g, c);
+            c = grad_linear(m, kv, h, g, c);
+        } else if (!strcmp(x->name, "gate_up")) {
+            c = grad_linear(m, x->n / 2, x->k, g, c);
+            c = grad_linear(m, x->n / 2, x->k, g, c);
+        } else {
+            c = grad_linear(m, x->n, x->k, g, c);
+        }
+    }
+    return c;
+}
+
+/* Per copy of a layer. From v0.6.0 one call per flushed bucket; repeated blocks share the bucket
+ * across their boundary (nothing flushes it between layers), so a block's count is the steady
+ * state, two copies' calls less one copy's: a block below the bucket shares calls with its
+ * neighbours, counted here as one (the graph's item needs one; an over-count of latency only).
+ * v0.4.3-v0.5.x: contiguous_gradients on by default (constants.py L64 at v0.4.3, bc451c09) and
+ * reduce_scatter true: reduce_ipg_grads -> average_tensor -> reduce_gradients_at_owner ->
+ * _reduce_scatter_gradients, a dist.reduce_scatter per gradient tensor (v0.5.7, a8a17f23:
+ * stage3.py L2225-2241, L2010-2025, partition_parameters.py L1050-1059). Before v0.4.3
+ * contiguous_gradients was off (constants.py L63-64 at v0.3.16, a12aaedc): buffered_reduce_fallback
+ * reduces each flushed bucket in one call (stage3.py L2162, L2319 at v0.3.16). */
+int dsc_layer_reduces(const spec_training *t, const wl *w, const wl_layer *L, double bucket)
+{
+    double g[2 * DSC_MAX_GRADS];
+    const int k = dsc_grad_tensors(t, w, L, g);
+    if (k < 1)
+        return 1;
+    if (fw_ds_before(t, DSC_COALESCED) && !fw_ds_before(t, DSC_CONTIGUOUS))
+        return k;
+    int n = dsc_reduce_calls(g, k, bucket);
+    if (L->count > 1) {
+        memcpy(g + k, g, (size_t)k * sizeof g[0]);
+        n = dsc_reduce_calls(g, 2 * k, bucket) - n;
+    }
+    return n > 1 ? n : 1;
 }

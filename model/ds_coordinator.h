@@ -21,6 +21,14 @@
  * flat buffer (framework.h's release numbering) */
 #define DSC_CONTIGUOUS 403
 
+/* v0.6.0 (a32e9b33): a flushed ipg bucket's gradients reduce-scattered in one coalesced call
+ * (stage3.py L25, __avg_scatter_grads L1877: reduce_scatter_coalesced); before, with
+ * contiguous_gradients, one reduce-scatter per gradient tensor (dsc_layer_reduces). */
+#define DSC_COALESCED 600
+/* Gradient tensors of one layer (dsc_grad_tensors): norms' weights and biases, linears' weights
+ * and biases; a block has at most 18. */
+#define DSC_MAX_GRADS 24
+
 /* The training's stage3_max_reuse_distance, elements (its default when unset). */
 double dsc_reuse(const spec_training *t);
 
@@ -40,5 +48,18 @@ double dsc_live_peak(const double *sz, int k, double live, double reuse, double 
  * ZeRO-3 (the largest layer's dsc_live_peak in 16-bit, two adjacent sub-modules' gradients and
  * the ipg bucket buffer); -1 for any other framework (layout_row.h's mem_gathered). */
 double dsc_gathered(const wl *w, const spec_training *t);
+
+/* Reduce-scatters DeepSpeed ZeRO-3 issues for gradients of sz[0..k-1] elements (forward order;
+ * the backward reduces them last first) under reduce_bucket_size `bucket` elements: the ipg
+ * bucket is flushed when the next gradient would overflow it, and at the end (ds_coordinator.c). */
+int dsc_reduce_calls(const double *sz, int k, double bucket);
+
+/* A layer's gradient tensors in forward order, elements (every parameter's: DeepSpeed hooks each
+ * one, persistent or not); returns how many (<= DSC_MAX_GRADS). */
+int dsc_grad_tensors(const spec_training *t, const wl *w, const wl_layer *L, double *g);
+
+/* Reduce-scatter calls per copy of layer L under DeepSpeed ZeRO-3 (zero3, zero3-offload, MiCS,
+ * ZeRO++ without qgZ) at `bucket` elements, at t's release; at least 1. */
+int dsc_layer_reduces(const spec_training *t, const wl *w, const wl_layer *L, double bucket);
 
 #endif

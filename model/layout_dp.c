@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define buckets lo_buckets
+/* DeepSpeed-MiCS (runtime/zero/mics.py) arrived in v0.9 (layout_row_mics.ds_since) */
+#define MICS_DS_SINCE 900
 
 /* The optimizer shard on n ranks (every row's shard): ddp 1; mics, hsdp, hybrid_shard_zero2 p;
  * zero1:p / zero2:p p; zero1-3, zeropp and raf (the primary shard; the secondary copy is
@@ -146,8 +148,13 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
      * stage3_param_persistence_threshold; the rest stay whole on every rank) */
     double fsz[WL_MAX_GEMMS + 2];
     const int chunks = f->submodule ? fw_fetches(t, w, L, fsz) : 1;
-    /* DeepSpeed ZeRO-3 reduce-scatters per reduce_bucket_size: a layer above it goes in pieces */
-    const int rchunks = f->submodule ? buckets(S, f->reduce_bucket_bytes) : 1;
+    /* DeepSpeed ZeRO-3 (zero3, MiCS from v0.9, ZeRO++ without qgZ): one reduce-scatter per
+     * flushed ipg bucket (ds_coordinator.c dsc_layer_reduces); MiCS before v0.9 (the paper's
+     * implementation) per reduce_bucket_size piece */
+    const int rchunks = !f->submodule ? 1
+                        : l->kind == LAYOUT_MICS && fw_ds_before(t, MICS_DS_SINCE)
+                            ? buckets(S, f->reduce_bucket_bytes)
+                            : dsc_layer_reduces(t, w, L, f->reduce_bucket_bytes / g->elem_bytes);
     switch (l->kind) {
     case LAYOUT_DDP:
     case LAYOUT_ZERO1:
@@ -189,7 +196,9 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
              * reduced bucket, on the reduce stream, inside the last micro-step's backward */
             if (f->replica_in_bwd && last && N / l->p > 1)
-                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
+                it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p,
+                                                             fw_ds_before(t, MICS_DS_SINCE) ? 1 : rchunks),
+                                                f->replica_stream); /* per flushed bucket (partition_grads) */
         }
         break;
     case LAYOUT_HSDP:
@@ -538,7 +547,7 @@ const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model 
                                           .localize = zero3_localize, .mem_gathered = zero3_gathered};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
-                                         .gathers_params = 1, .hier_gather = 1, .ds_since = 900,
+                                         .gathers_params = 1, .hier_gather = 1, .ds_since = MICS_DS_SINCE,
                                          .ds_paper = MICS_PAPER};
 const layout_kind_row layout_row_hsdp = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = hsdp_cands, .explain = hsdp_explain, .frameworks = FW_TORCH,

@@ -36,25 +36,6 @@ static lo_coll offloaded(cost_coll kind, lo_group_kind grp, double bytes)
  * iteration for ZeRO-Infinity(offload)". */
 #define OFFLOAD_DS_ASYNC_GRAD 1504
 
-/* DeepSpeed ZeRO-3's reduce-scatters of a block's gradients: the ipg bucket is reduced when the
- * next gradient would overflow reduce_bucket_size, so a gradient at or above it goes alone
- * (v0.6.2 stage3.py reduce_independent_p_g_buckets_and_remove_grads L1469-1490,
- * __add_grad_to_ipg_bucket L1493-1509). sz in
- * the backward's order (last sub-module first); bucket in elements. */
-static int offload_reduces(const double *sz, int k, double bucket)
-{
-    int n = 0;
-    double cur = 0;
-    for (int i = k - 1; i >= 0; i--) {
-        if (cur > 0 && cur + sz[i] > bucket) {
-            n++;
-            cur = 0;
-        }
-        cur += sz[i];
-    }
-    return n + (cur > 0);
-}
-
 /* One layer copy's collectives. zero3-offload: ZeRO-3's all-gather before forward and backward
  * and reduce-scatter after backward (NCCL on the GPUs), then the rank's gradient shard (S/N)
  * copied to host memory every micro-step (DeepSpeed accumulates it there in fp32). With
@@ -89,9 +70,9 @@ static void item_colls(const lo_graph *g, int last, lo_item *it, double S, doubl
 }
 
 /* DeepSpeed's ZeRO-3 with offload_optimizer, as zero3's graph has it (layout_dp.c dp_item):
- * one fetch per partitioned sub-module (fw_fetches), the gradients reduce-scattered in
- * reduce_bucket_size pieces, a hook per sub-module; a checkpointed block's sub-modules that the
- * recompute released gathered again (ds_coordinator.c). Before v0.15.4, on the last micro-step
+ * one fetch per partitioned sub-module (fw_fetches), the gradients reduce-scattered as DeepSpeed's
+ * ipg bucket flushes them (ds_coordinator.c dsc_layer_reduces), a hook per sub-module; a
+ * checkpointed block's sub-modules that the recompute released gathered again (ds_coordinator.c). Before v0.15.4, on the last micro-step
  * (the accumulation boundary) every gradient partition is copied into the host's fp32
  * gradients by a blocking copy_ on the reduce stream (v0.6.2 stage3.py __partition_grads
  * L1702-1706: fp32_grad_tensor.copy_(grad_buffer), no non_blocking), after the partition went
@@ -109,7 +90,7 @@ static void offload_ds(const lo_graph *g, const wl *w, const spec_training *t, i
     int nre = 0;
     const double R = dsc_backward_regather(t, sz, k, it->recompute, &nre) * e;
     const double bucket = g->sched.reduce_bucket_bytes / e;
-    int pieces[2] = {k + (it->pass == LO_BWD ? nre : 0), k > 0 ? offload_reduces(sz, k, bucket) : 1};
+    int pieces[2] = {k + (it->pass == LO_BWD ? nre : 0), dsc_layer_reduces(t, w, L, bucket)};
     if (k == 0) /* nothing partitioned (a tied head): nothing gathered */
         pieces[0] = 0;
     item_colls(g, last, it, S, it->pass == LO_BWD ? R : 0, pieces);
