@@ -515,6 +515,46 @@ START_TEST(test_best_lat_cache_bits)
 }
 END_TEST
 
+START_TEST(test_pow_memo_bits)
+{
+    /* nccl_best_tab_m through one power memo (the chunk efficiency's (h / c)^e kept by base) gives
+     * nccl_best_tab's bits without it: every shipped calibration whose exponent is not 1, the three
+     * kinds x 1-16 nodes x 1-8 GPUs, sizes from 1 B to 16 GiB with repeats (the memo's 8 bases fill
+     * and later bases are computed without it), one memo per calibration across all of them, each
+     * 1-byte size asked again after every size (a held base read back: a wrong entry fails). */
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0, memo_used = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(cl[ci], &c, &cal);
+        if (!cal.nccl.on || cal.nccl.chunk_exp == 1)
+            continue;
+        nccl_pow_memo pm;
+        pm.n = 0;
+        for (int kind = 0; kind < 3; kind++)
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    nccl_shape s = {.kind = kind, .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_tab tab;
+                    nccl_tab_of(&cal.nccl, &s, &tab);
+                    for (double b = 1; b < 2e10; b *= 9.1)
+                        for (int rep = 0; rep < 2; rep++) {
+                            double S = rep ? 1 : b, x = nccl_best_tab_m(&cal.nccl, &s, &tab, S, &pm);
+                            double y = nccl_best_tab(&cal.nccl, &s, &tab, S);
+                            double z = nccl_best(&cal.nccl, &s, S, NULL, NULL);
+                            ck_assert_msg(!memcmp(&x, &y, sizeof x) && !memcmp(&y, &z, sizeof y),
+                                          "%s kind %d %dx%d %g B: %a / %a / %a", cl[ci], kind, k, m, S, x, y, z);
+                            n++;
+                        }
+                }
+        memo_used += pm.n;
+    }
+    ck_assert_int_gt(n, 2000);
+    ck_assert_int_gt(memo_used, 0);
+}
+END_TEST
+
 START_TEST(test_best_lat_cache_zero_pieces)
 {
     /* A collective of 0 pieces (chunks < 1 counts as one piece, n = 1) met first by a fresh cache
@@ -558,6 +598,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_more_bandwidth_never_slower);
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
+    tcase_add_test(tc, test_pow_memo_bits);
     tcase_add_test(tc, test_calib_parse);
     tcase_add_test(tc, test_best_lat_bits);
     tcase_add_test(tc, test_best_lat_cache_bits);
