@@ -306,7 +306,9 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     eff *= s / (s + s0 * (causal ? 2.2 : 1.0));
     double blocks = bh * ceil(s / 128.0), waves = ceil(blocks / sms);
     eff *= blocks / (waves * sms);
-    double peak = kern_peak(c, KD_BF16) > 0 ? kern_peak(c, KD_BF16) : kern_peak(c, KD_FP16);
+    double peak = kern_peak(c, KD_BF16); /* asked once: the same bits as asking again */
+    if (!(peak > 0))
+        peak = kern_peak(c, KD_FP16);
     double clk = c->gpu.clock_ratio > 0 ? c->gpu.clock_ratio : 1.0, at = k->fa_clock > 0 ? k->fa_clock : 1.0;
     peak *= (clk < at ? clk : at) / (at * clk); /* the sustained clock, relative to the benchmark's */
     return k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);
