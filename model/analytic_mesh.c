@@ -3,9 +3,10 @@
  * mesh they differ (p3dn: AxoNN's y pairs {0,4}, {1,5} have 2 NVLinks, {2,6}, {3,7} one). The
  * recurrence (analytic.c) follows one rank whose every collective runs at its axis's slowest
  * group (cost_group_make); here each local index's own chain of the copy's inline collectives is
- * timed at its own groups' rates, which gives (1) the slowest chain any rank waits on, max over
- * local indices of the sum of its own groups' times, at most the sum of the per-axis maxima, and
- * (2) how much earlier each other local index ends the copy (its lead), whose network
+ * timed at its own groups' rates, a collective starting when its group's last member is ready
+ * (max-plus, as the simulator runs it), which gives (1) the slowest chain any rank waits on (with
+ * two axes, max over local indices of the sum of its own groups' times), at most the sum of the
+ * per-axis maxima, and (2) how much earlier each other local index ends the copy (its lead), whose network
  * collectives then start on the node's shared NICs before the slowest index's (an_titem.lead,
  * applied in analytic.c). Not here: the recurrence, groups spanning nodes (their intra-node part
  * keeps the slowest translate), chains on several streams or with tails (no lead: unchanged). */
@@ -14,29 +15,32 @@
 #include <math.h>
 #include <string.h>
 
-/* The local indices of l's group on axis a inside a node (stride s, size n, s * n | G). */
-static void members(int l, int s, int n, int *out)
+/* The local indices on l's node of l's group on axis a (stride s, size n): inside a node its n
+ * members; one member per node (s >= G): l alone; spanning nodes with G / s members on each: those. */
+static int members(int l, int s, int n, int G, int *out)
 {
-    int base = l / (s * n) * (s * n) + l % s;
-    for (int j = 0; j < n; j++)
-        out[j] = base + j * s;
+    if ((long long)s * n <= G) {
+        int base = l / (s * n) * (s * n) + l % s;
+        for (int j = 0; j < n; j++)
+            out[j] = base + j * s;
+        return n;
+    }
+    int m = s >= G ? 1 : G / s;
+    for (int j = 0; j < m; j++)
+        out[j] = l % s + j * s;
+    return m;
 }
 
-/* Inline collective k's time for local index l: the rank's own group's rate (never below the
- * axis's slowest, which `in` was timed at), the framework's per-call cost as coll_time adds it. */
-static double own_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_coll *q, int l,
-                       double in)
+/* Inline collective q's time for local index l (its group's members on the node in mem[0..m-1]):
+ * an axis group inside a node at its own rate (never below the axis's slowest, which `in` was
+ * timed at), with the framework's per-call cost as coll_time adds it; any other, in. */
+static double own_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_coll *q,
+                       const int *mem, int m, double in)
 {
-    const int grp = (int)q->group, a = grp - GRP_AX0;
-    if (a < 0 || a > 3 || q->offload)
+    const cost_group *geo = &g->group[q->group];
+    if (geo->k != 1 || m < 2)
         return in;
-    const cost_group *geo = &g->group[grp];
-    const int s = g->ax_stride[a], n = g->ax_size[a];
-    if (geo->k != 1 || n < 2 || (long long)s * n > c->gpus_per_node)
-        return in;
-    int mem[SPEC_MAX_GPUS_PER_NODE];
-    members(l, s, n, mem);
-    double bw = cost_mesh_group_bw(c, mem, n);
+    double bw = cost_mesh_group_bw(c, mem, m);
     if (!(bw > geo->intra_bw_Bps))
         return in;
     cost_group own = *geo;
@@ -44,6 +48,38 @@ static double own_time(const lo_graph *g, const cost_calib *cal, const spec_clus
     double tb, t1;
     cost_coll_best_lat_c(cal, q->kind, q->bytes, q->chunks, &own, NULL, &tb, &t1);
     return tb + q->chunks * cal->fw_coll_s[g->framework].v;
+}
+
+/* The chain's end on each local index, all starting at 0 (max-plus, the simulator's rule): a
+ * collective starts on a group when its last member is ready and takes that group's time. A
+ * group of no strided axis (not known per index) waits for the whole node. */
+static void chain_ends(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_item *it,
+                       const an_titem *o, double *end)
+{
+    const int G = c->gpus_per_node;
+    double nx[SPEC_MAX_GPUS_PER_NODE];
+    int mem[SPEC_MAX_GPUS_PER_NODE];
+    for (int l = 0; l < G; l++)
+        end[l] = 0;
+    for (int k = 0; k < it->n_inline; k++) {
+        const lo_coll *q = &it->inl[k];
+        const int a = (int)q->group - GRP_AX0;
+        double all = -INFINITY;
+        for (int l = 0; l < G; l++)
+            all = end[l] > all ? end[l] : all;
+        for (int l = 0; l < G; l++) {
+            if (a < 0 || a > 3) {
+                nx[l] = all + o->in[k];
+                continue;
+            }
+            int m = members(l, g->ax_stride[a], g->ax_size[a], G, mem);
+            double ready = -INFINITY;
+            for (int j = 0; j < m; j++)
+                ready = end[mem[j]] > ready ? end[mem[j]] : ready;
+            nx[l] = ready + own_time(g, cal, c, q, mem, m, o->in[k]);
+        }
+        memcpy(end, nx, (size_t)G * sizeof *end);
+    }
 }
 
 /* Whether the item's inline collectives form one chain that per-index times can replace: all on
@@ -66,12 +102,9 @@ void an_mesh_leads(const lo_graph *g, const cost_calib *cal, const spec_cluster 
     double e[SPEC_MAX_GPUS_PER_NODE], sum = 0, emax = -INFINITY;
     for (int k = 0; k < it->n_inline; k++)
         sum += o->in[k];
-    for (int l = 0; l < G; l++) {
-        e[l] = 0;
-        for (int k = 0; k < it->n_inline; k++)
-            e[l] += own_time(g, cal, c, &it->inl[k], l, o->in[k]);
+    chain_ends(g, cal, c, it, o, e);
+    for (int l = 0; l < G; l++)
         emax = e[l] > emax ? e[l] : emax;
-    }
     /* leads: distinct values ascending; lead_f[i] = the fraction of local indices whose lead is
      * at most lead[i] (they start their network work at or after that class) */
     int n = 0;
