@@ -2135,14 +2135,16 @@ START_TEST(test_memo_graphs_across_grad_accum)
 END_TEST
 
 /* ---- a copy's inline chain per local index on an NVLink mesh (analytic_mesh.c) --------------- */
-/* The forward block item of `layout` on `nodes` nodes of c (test_tiny_model(1), the tiny
- * calibration: efficiencies 1, latencies 0), timed; its lo_item in *li. */
-static an_titem mesh_fwd_block(const spec_cluster *c, const char *layout, int nodes, lo_item *li)
+/* The forward block item of `layout` on `nodes` nodes of c (test_tiny_model(4), grad_accum 5,
+ * the tiny calibration: efficiencies 1, latencies 0), timed; its lo_item in *li, the whole
+ * graph's timings in *all. */
+static an_titem mesh_fwd_block(const spec_cluster *c, const char *layout, int nodes, lo_item *li, const an_timed **all)
 {
-    spec_model m = test_tiny_model(1);
+    spec_model m = test_tiny_model(4);
     cost_calib k = test_tiny_calib();
     spec_training tr;
     spec_training_defaults(&tr);
+    tr.grad_accum = 5;
     spec_layout l = parse_layout(layout);
     ck_assert_msg(spec_layout_check(&l, c, nodes, NULL) == 0, "%s", layout);
     static wl w;
@@ -2151,6 +2153,7 @@ static an_titem mesh_fwd_block(const spec_cluster *c, const char *layout, int no
     wl_build(&m, &tr, &w);
     layout_build(&w, &tr, &l, c, nodes, &g);
     an_time(&g, &w, &k, c, &t);
+    *all = &t;
     for (int i = 0; i < g.micro.n_items; i++)
         if (g.micro.item[i].pass == LO_FWD && w.layer[g.micro.item[i].layer].kind == WL_BLOCK) {
             *li = g.micro.item[i];
@@ -2176,7 +2179,8 @@ START_TEST(test_mesh_chain_per_index)
     sc_err err;
     ck_assert(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &c, &err) == 0);
     lo_item li;
-    an_titem o = mesh_fwd_block(&c, "axonn:x=4,y=2,z=2", 2, &li);
+    const an_timed *t;
+    an_titem o = mesh_fwd_block(&c, "axonn:x=4,y=2,z=2", 2, &li, &t);
     ck_assert_int_eq(o.ni, 2);
     ck_assert_int_eq(li.inl[1].group, GRP_AX1);
     rel_eq_msg(o.in[1], li.inl[1].bytes / 25e9, "y at one link");
@@ -2186,6 +2190,14 @@ START_TEST(test_mesh_chain_per_index)
     ck_assert_double_eq(o.lead_f[0], 0.5);
     ck_assert_double_eq(o.lead_f[1], 1);
     ck_assert_double_eq(o.igain, 0);
+    /* the leads carried from copy to copy: the jumps over identical copies and micro-steps
+     * still repeat the copy-by-copy walk */
+    an_result a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    an_run(t, &a);
+    an_run_full(t, &b);
+    rel_eq_msg(a.step_s, b.step_s, "jumped step with leads");
     /* 2. A synthetic mesh whose slow groups share no rank: x pairs {0,1} 1 link, {2,3}, {4,5},
      *    {6,7} 2; y pairs {4,6} 1 link, {0,2}, {1,3}, {5,7} 2; z pairs {i, i+4} 1 (a gather, not
      *    inline); axonn:x=2,y=2,z=2 on 1 node. tx = in[0], ty = in[1] (one link each; tx = 3.5 ty:
@@ -2199,7 +2211,7 @@ START_TEST(test_mesh_chain_per_index)
                                {1, 3, 2}, {5, 7, 2}, {0, 4, 1}, {1, 5, 1}, {2, 6, 1}, {3, 7, 1}};
     for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
         c.fabric.links[L[i][0]][L[i][1]] = c.fabric.links[L[i][1]][L[i][0]] = (unsigned char)L[i][2];
-    o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 1, &li);
+    o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 1, &li, &t);
     const double tx = o.in[0], ty = o.in[1];
     rel_eq_msg(tx, li.inl[0].bytes / 25e9, "x at one link");
     rel_eq_msg(tx, 3.5 * ty, "x / y bytes");
@@ -2216,7 +2228,7 @@ START_TEST(test_mesh_chain_per_index)
     static const char *const other[] = {"configs/clusters/p4d.24xlarge.json", "configs/clusters/perlmutter-gpu.json"};
     for (int i = 0; i < 2; i++) {
         ck_assert(spec_load_cluster(other[i], &c, &err) == 0);
-        o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 2, &li);
+        o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 2, &li, &t);
         ck_assert_msg(o.nlead == 0 && o.igain == 0, "%s", other[i]);
     }
 }
