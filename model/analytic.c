@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,8 +455,12 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 {
     if (sw)
         memo_bind(sw, cal, c);
-    memset(t, 0, sizeof *t);
+    /* zero what the run reads: the items in use (an_titem is ~0.5 KB, the arrays hold
+     * LO_MAX_ITEMS) and the fields after them */
     t->n_items = g->micro.n_items;
+    memset(t->micro, 0, (size_t)t->n_items * sizeof t->micro[0]);
+    memset(t->last, 0, (size_t)t->n_items * sizeof t->last[0]);
+    memset(&t->grad_accum, 0, sizeof *t - offsetof(an_timed, grad_accum));
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
     t->prefetch_var = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, 1) != g->prefetch;
