@@ -486,7 +486,7 @@ int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
 /* Megatron exchanges a stage's activations and gradients in blocking calls, one per micro-batch
  * and direction, between its ops: Megatron-LM v2.0 (be473a5b) megatron/training.py L347-349,
  * v2.5 / v2.6 (e269e200 / 3860e995, as at 50a4b5fa, the SC'21 README commit)
- * megatron/p2p_communication.py `_communicate` L106-112 (L126-130 at v2.6):
+ * megatron/p2p_communication.py `_communicate` L108-112 (L126-130 at v2.6):
  * torch.distributed.batch_isend_irecv, req.wait() on every request, then
  * torch.cuda.synchronize() "to protect against race condition", in every schedule; so the stage
  * runs its next op only after its own send has completed. With scatter-gather on (the v2.5
