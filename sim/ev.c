@@ -143,6 +143,22 @@ static void sift_up(ev_queue *q, size_t i, ev_hent e)
     place(q, i, e);
 }
 
+/* The 16 grandchildren of slot i, four lines from 16 i + 5 (line-aligned as heap[1] is), fetched
+ * while its children are compared, so that the next level's line is on its way whichever child
+ * wins (at 8k+ ranks the lower levels are past the L2). A macro: gcc 12 finds a function that
+ * only prefetches "pure" and deletes its calls. Ordering is not touched. */
+#define PREFETCH_GRANDCHILDREN(q, i)                                                              \
+    do {                                                                                          \
+        size_t g0_ = ARITY * (ARITY * (i) + 1) + 1;                                               \
+        if (g0_ + 3 * ARITY < (q)->n) {                                                           \
+            const ev_hent *g_ = (q)->heap + g0_;                                                  \
+            __builtin_prefetch(g_);                                                               \
+            __builtin_prefetch(g_ + ARITY);                                                       \
+            __builtin_prefetch(g_ + 2 * ARITY);                                                   \
+            __builtin_prefetch(g_ + 3 * ARITY);                                                   \
+        }                                                                                         \
+    } while (0)
+
 static void sift_down(ev_queue *q, size_t i, ev_hent e)
 {
     size_t n = q->n;
@@ -150,6 +166,7 @@ static void sift_down(ev_queue *q, size_t i, ev_hent e)
         size_t c0 = ARITY * i + 1;
         if (c0 >= n)
             break;
+        PREFETCH_GRANDCHILDREN(q, i);
         size_t end = c0 + ARITY < n ? c0 + ARITY : n, c = c0;
         for (size_t k = c0 + 1; k < end; k++)
             if (before(&q->heap[k], &q->heap[c]))
@@ -396,6 +413,21 @@ int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a)
     *kind = nd->kind;
     *a = nd->a;
     return 1;
+}
+
+void ev_engine_prefetch_pos(const ev_engine *eng, int32_t id)
+{
+    if (id >= 0 && id < eng->q->hw)
+        __builtin_prefetch(&eng->q->pos[id]);
+}
+
+void ev_engine_prefetch_entry(const ev_engine *eng, int32_t id)
+{
+    const ev_queue *q = eng->q;
+    if (id >= 0 && id < q->hw && q->pos[id] != NOPOS) {
+        __builtin_prefetch(&q->heap[q->pos[id]]);
+        __builtin_prefetch(&q->node[id], 1);
+    }
 }
 
 double ev_engine_now(const ev_engine *eng)

@@ -289,6 +289,38 @@ START_TEST(test_engine_stop)
 }
 END_TEST
 
+/* Issue 32 item 1: the prefetch hints (ev_engine_prefetch_pos / _entry) change nothing and
+ * ignore ids that name no queued event (negative, never used, popped): three events at t = 3, 1,
+ * 2 (ids 0, 1, 2) with hints on every id from -1 to 5 before and after a pop still pop as
+ * 1, 2, 3 (a = 1, 2, 0), with 3 then 2 pending. */
+START_TEST(test_engine_prefetch_hints)
+{
+    ev_engine *eng = ev_engine_new(2);
+    log_ctx lg = {.stop_at_a = -1};
+    ev_engine_register(eng, 0, h_log, &lg);
+    int32_t id[3];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ev_engine_push_id(eng, i == 0 ? 3.0 : (double)i, 0, i, 0, 0, &id[i]), 0);
+    for (int32_t k = -1; k <= 5; k++) {
+        ev_engine_prefetch_pos(eng, k);
+        ev_engine_prefetch_entry(eng, k);
+    }
+    ck_assert_uint_eq(ev_engine_pending(eng), 3);
+    ck_assert_int_eq(ev_engine_run(eng, 1.5), 0);
+    for (int32_t k = -1; k <= 5; k++) { /* id[1] is free now */
+        ev_engine_prefetch_pos(eng, k);
+        ev_engine_prefetch_entry(eng, k);
+    }
+    ck_assert_uint_eq(ev_engine_pending(eng), 2);
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), 0);
+    ck_assert_int_eq(lg.n, 3);
+    const int want[3] = {1, 2, 0};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(lg.a[i], want[i]);
+    ev_engine_free(eng);
+}
+END_TEST
+
 Suite *ev_suite(void)
 {
     Suite *s = suite_create("ev");
@@ -300,6 +332,7 @@ Suite *ev_suite(void)
     tcase_add_test(tc, test_queue_retime_equals_lazy);
     tcase_add_test(tc, test_engine_dispatch);
     tcase_add_test(tc, test_engine_stop);
+    tcase_add_test(tc, test_engine_prefetch_hints);
     suite_add_tcase(s, tc);
     return s;
 }
