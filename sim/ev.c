@@ -41,7 +41,7 @@ static int32_t ent_id(const ev_hent *e)
 /* Payload by id, touched on push and pop only; the heap positions live apart (pos[]), so the
  * position updates of a sift write a dense array of 4-byte slots (struct of arrays). */
 typedef struct ev_node {
-    int32_t kind, a, b; /* a: next free id while the id is free                     */
+    int32_t kind, a, b;
     uint32_t ver;
 } ev_node;
 
@@ -50,8 +50,11 @@ struct ev_queue {
     void *heap_mem;
     ev_node *node; /* cap entries; ids [0, hw) have been used                     */
     uint32_t *pos; /* cap entries: index in heap, NOPOS when the id is free       */
+    int32_t *free_ids; /* cap entries: a stack of the free ids below hw, last freed on top (an
+                          array, not a list through node[]: the next ids to reuse are known
+                          ahead, so their slots are fetched while a batch of pushes runs)   */
     size_t n, cap;
-    int32_t hw, free_head;
+    int32_t hw, n_free;
     uint64_t next_seq;
     uint64_t retimed, cancelled;
 };
@@ -99,11 +102,12 @@ ev_queue *ev_queue_new(size_t capacity)
     int hrc = heap_alloc(q, q->cap, 0);
     q->node = malloc(q->cap * sizeof *q->node);
     q->pos = malloc(q->cap * sizeof *q->pos);
-    q->free_head = -1;
-    if (hrc || !q->node || !q->pos) {
+    q->free_ids = malloc(q->cap * sizeof *q->free_ids);
+    if (hrc || !q->node || !q->pos || !q->free_ids) {
         free(q->heap_mem);
         free(q->node);
         free(q->pos);
+        free(q->free_ids);
         free(q);
         return NULL;
     }
@@ -117,6 +121,7 @@ void ev_queue_free(ev_queue *q)
     free(q->heap_mem);
     free(q->node);
     free(q->pos);
+    free(q->free_ids);
     free(q);
 }
 
@@ -203,6 +208,10 @@ static int grow(ev_queue *q)
     if (!ps)
         return SC_ERUNTIME;
     q->pos = ps;
+    int32_t *fi = realloc(q->free_ids, cap * sizeof *fi);
+    if (!fi)
+        return SC_ERUNTIME;
+    q->free_ids = fi;
     q->cap = cap;
     return 0;
 }
@@ -213,14 +222,16 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
         return SC_EINPUT;
     if (q->next_seq > SEQ_MAX)
         return SC_ERUNTIME;
-    if (q->free_head < 0 && (size_t)q->hw == q->cap && grow(q))
+    if (q->n_free == 0 && (size_t)q->hw == q->cap && grow(q))
         return SC_ERUNTIME;
     int32_t i;
-    if (q->free_head >= 0) {
-        i = q->free_head;
-        q->free_head = q->node[i].a;
-        if (q->free_head >= 0) /* the next push's slot: a completion's flows queue together */
-            __builtin_prefetch(&q->node[q->free_head], 1);
+    if (q->n_free > 0) {
+        i = q->free_ids[--q->n_free];
+        /* a completion's flows queue together: the slots of the pushes 3 ahead are fetched */
+        if (q->n_free >= 3) {
+            __builtin_prefetch(&q->node[q->free_ids[q->n_free - 3]], 1);
+            __builtin_prefetch(&q->pos[q->free_ids[q->n_free - 3]], 1);
+        }
     } else {
         i = q->hw++;
     }
@@ -264,8 +275,7 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
 static void release(ev_queue *q, int32_t id)
 {
     q->pos[id] = NOPOS;
-    q->node[id].a = q->free_head;
-    q->free_head = id;
+    q->free_ids[q->n_free++] = id;
 }
 
 int ev_cancel(ev_queue *q, int32_t id)
