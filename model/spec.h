@@ -217,6 +217,8 @@ typedef struct spec_training {
                                softmax and its dropout in fp32 (model/workload.c)              */
     int grad_clip;          /* the trainer clips the gradient norm with torch's per-parameter
                                clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
+    int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
+                               gradient copied into its bucket and back (fw_trainer_step); -1 = off */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */
@@ -244,7 +246,7 @@ typedef struct spec_training {
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within
-                                 it (model/layout_offload.c offload_regather)                    */
+                                 it (model/ds_coordinator.c dsc_regather)                        */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */
