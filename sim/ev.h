@@ -82,6 +82,11 @@ int ev_engine_run(ev_engine *eng, double t_stop);
 /* The next event's kind and a, without taking it: 1, or 0 when none is queued (for a handler to
  * prefetch what the next one will touch). */
 int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a);
+/* Hints for an owner about to re-time or cancel event id (a queued one, or nothing is done): the
+ * first fetches its heap position, the second (once the position is cached) its heap entry and
+ * payload. Neither changes anything. */
+void ev_engine_prefetch_pos(const ev_engine *eng, int32_t id);
+void ev_engine_prefetch_entry(const ev_engine *eng, int32_t id);
 /* Current simulated time, s: the time of the last dispatched event (0 before any). */
 double ev_engine_now(const ev_engine *eng);
 /* Events dispatched so far, over all runs. */

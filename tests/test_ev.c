@@ -289,6 +289,74 @@ START_TEST(test_engine_stop)
 }
 END_TEST
 
+/* Issue 32 item 1: the prefetch hints (ev_engine_prefetch_pos / _entry) change nothing and
+ * ignore ids that name no queued event (negative, never used, popped): three events at t = 3, 1,
+ * 2 (ids 0, 1, 2) with hints on every id from -1 to 5 before and after a pop still pop as
+ * 1, 2, 3 (a = 1, 2, 0), with 3 then 2 pending. */
+START_TEST(test_engine_prefetch_hints)
+{
+    ev_engine *eng = ev_engine_new(2);
+    log_ctx lg = {.stop_at_a = -1};
+    ev_engine_register(eng, 0, h_log, &lg);
+    int32_t id[3];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ev_engine_push_id(eng, i == 0 ? 3.0 : (double)i, 0, i, 0, 0, &id[i]), 0);
+    for (int32_t k = -1; k <= 5; k++) {
+        ev_engine_prefetch_pos(eng, k);
+        ev_engine_prefetch_entry(eng, k);
+    }
+    ck_assert_uint_eq(ev_engine_pending(eng), 3);
+    ck_assert_int_eq(ev_engine_run(eng, 1.5), 0);
+    for (int32_t k = -1; k <= 5; k++) { /* id[1] is free now */
+        ev_engine_prefetch_pos(eng, k);
+        ev_engine_prefetch_entry(eng, k);
+    }
+    ck_assert_uint_eq(ev_engine_pending(eng), 2);
+    ck_assert_int_eq(ev_engine_run(eng, INFINITY), 0);
+    ck_assert_int_eq(lg.n, 3);
+    const int want[3] = {1, 2, 0};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(lg.a[i], want[i]);
+    ev_engine_free(eng);
+}
+END_TEST
+
+/* Issue 32 item 1: free ids are kept on a stack (an array since then; a list through the
+ * payloads before), reused last freed first, as before. Ids 0, 1, 2 at t = 2, 0, 1; popping
+ * frees 1 (t 0) then 2 (t 1); the next pushes get 2, then 1, then the never used 3; 600 more
+ * pushes grow the queue past its capacity of 4 and still pop in order. */
+START_TEST(test_queue_free_ids_lifo)
+{
+    ev_queue *q = ev_queue_new(4);
+    int32_t id;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ev_push_id(q, i == 0 ? 2.0 : i - 1.0, 0, i, 0, 0, &id), 0);
+        ck_assert_int_eq(id, i);
+    }
+    ev_event e;
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.id, 1);
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.id, 2);
+    const int32_t want[3] = {2, 1, 3};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ev_push_id(q, 5.0 + i, 0, 10 + i, 0, 0, &id), 0);
+        ck_assert_int_eq(id, want[i]);
+    }
+    for (int i = 0; i < 600; i++)
+        ck_assert_int_eq(ev_push(q, 100.0 - i * 0.125, 0, 100 + i, 0, 0), 0);
+    double last = -1;
+    size_t n = 0;
+    while (ev_pop(q, &e)) {
+        ck_assert(e.t >= last);
+        last = e.t;
+        n++;
+    }
+    ck_assert_uint_eq(n, 604);
+    ev_queue_free(q);
+}
+END_TEST
+
 Suite *ev_suite(void)
 {
     Suite *s = suite_create("ev");
@@ -300,6 +368,8 @@ Suite *ev_suite(void)
     tcase_add_test(tc, test_queue_retime_equals_lazy);
     tcase_add_test(tc, test_engine_dispatch);
     tcase_add_test(tc, test_engine_stop);
+    tcase_add_test(tc, test_engine_prefetch_hints);
+    tcase_add_test(tc, test_queue_free_ids_lifo);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -531,6 +531,43 @@ START_TEST(test_batches_equal_full)
 }
 END_TEST
 
+/* Issue 32 item 1: a link that loses its last flow in a batch is settled at once (its bytes
+ * accounted, load 0) and keeps its place among the batch's seeds, so a flow added to it later in
+ * the batch is solved where the link was first deferred. p4d, 3 nodes under one leaf, EFF08:
+ * A = GPU 0 -> GPU 8 on NIC 0 (links n0.nic0>leaf, n1.leaf>nic0), alone from t = 0 at the NIC's
+ * X = 100 Gbps x 0.8 = 1e10 B/s. At t = 1 one batch removes A (both its links emptied), adds
+ * B = GPU 0 -> GPU 1 (NVSwitch, unrelated), then C = GPU 16 -> GPU 8 on NIC 0 (n2.nic0>leaf and
+ * A's n1.leaf>nic0). Seeds in first-deferred order: A's two links, B's, C's first: so C's
+ * component is solved before B's and the changed flows are C, B (appended on refill, it would
+ * be B, C). Bytes: n0.nic0>leaf carried X x 1 s and nothing after; n1.leaf>nic0 X x 1 s, then C
+ * at X for 1 s: 2X at t = 2, exactly. */
+START_TEST(test_batch_emptied_link_keeps_place)
+{
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 3, &EFF08);
+    int a, b, cc, la[NET_PATH_MAX];
+    ck_assert_int_eq(net_path(net, 0, 8, 0, la, NET_PATH_MAX), 2);
+    ck_assert_int_eq(net_flow_add(net, 0.0, 0, 8, 0, 1e12, 1, &a), 0);
+    double x = net_flow_rate(net, a);
+    ck_assert_msg(x == 1e10, "A alone at the NIC's 1e10 B/s, got %.17g", x);
+    net_batch_begin(net);
+    ck_assert_int_eq(net_flow_remove(net, 1.0, a), 0);
+    ck_assert_msg(net_link_bytes(net, la[0], 1.0) == x, "%.17g", net_link_bytes(net, la[0], 1.0));
+    ck_assert_int_eq(net_flow_add(net, 1.0, 0, 1, 0, 1e12, 2, &b), 0);
+    ck_assert_int_eq(net_flow_add(net, 1.0, 16, 8, 0, 1e12, 3, &cc), 0);
+    ck_assert_int_eq(net_batch_end(net, 1.0), 0);
+    const int *ids;
+    int n;
+    net_changed(net, &ids, &n);
+    ck_assert_int_eq(n, 2);
+    ck_assert_msg(ids[0] == cc && ids[1] == b, "changed %d, %d: expected C %d then B %d", ids[0], ids[1], cc, b);
+    ck_assert_msg(net_flow_rate(net, cc) == x, "C %.17g", net_flow_rate(net, cc));
+    ck_assert_msg(net_link_bytes(net, la[0], 2.0) == x, "emptied link %.17g", net_link_bytes(net, la[0], 2.0));
+    ck_assert_msg(net_link_bytes(net, la[1], 2.0) == 2 * x, "refilled link %.17g", net_link_bytes(net, la[1], 2.0));
+    net_free(net);
+}
+END_TEST
+
 /* ---- issue 15 item 4: the network the rings run on ------------------------------------- */
 
 /* A tiny NVSwitch cluster: 2 GPUs per node (links 1e10 B/s), 2 NICs of 1e9 B/s, pods of
@@ -818,6 +855,7 @@ Suite *net_suite(void)
     tcase_add_test(tc, test_degenerate_flows);
     tcase_add_test(tc, test_incremental_equals_full);
     tcase_add_test(tc, test_batches_equal_full);
+    tcase_add_test(tc, test_batch_emptied_link_keeps_place);
     tcase_add_test(tc, test_alone_equals_filling);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
