@@ -334,6 +334,7 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
             md_source_row(r, f, r->sum[0].sources[j].source_id);
         md_cases(r, f);
         md_order(r, f);
+        cli_acc_markdown_fit(r, f);
     }
     md_caveats(r, f);
     return at_commit(af, AT_CHECK_NONE, err);

@@ -496,6 +496,11 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *  - per collective issued: DeepSpeed 20 us (flatten / narrow / partition bookkeeping around
  *    each bucket or fetch), FSDP 10 us, FSDP2 10 us, Megatron 5 us [estimate]; the NCCL launch
  *    itself is already in the algorithms' base latency.
+ * The hook costs of DeepSpeed (40), FSDP2 (30) and Megatron (5) were fitted to validation/
+ * leave-one-source-out (configs/fitted/framework-host.json, `make fit-host`, docs/ACCURACY.md
+ * "Fitted values"): DeepSpeed's and FSDP2's fits were worse on the held-out sources than these
+ * estimates (rejected), Megatron's is undetermined (no case it acts on), so the estimates stay;
+ * tests/test_accuracy_fit.c checks that these equal the table's shipped values (value_us).
  * A calibration file may replace any of them ("frameworks": {"deepspeed": {"hook_us": ...}}). */
 void cost_calib_framework_defaults(cost_calib *k)
 {
