@@ -151,7 +151,7 @@ FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor fitted
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:

@@ -22,7 +22,9 @@ int cli_acc_fitted_load(cli_acc_run *r, const char *const *roots, int n_roots)
         return 0;
     if (opt) {
         snprintf(r->fit_path, sizeof r->fit_path, "%s", opt);
-    } else { /* the shipped table beside the configs; none there: the built-in values */
+        snprintf(r->fit_shown, sizeof r->fit_shown, "%s", opt);
+    } else {
+        snprintf(r->fit_shown, sizeof r->fit_shown, "configs/%s", FITTED_REL); /* the shipped table beside the configs; none there: the built-in values */
         struct stat st;
         int k = 0;
         while (k < n_roots && (snprintf(r->fit_path, sizeof r->fit_path, "%.4000s/%s", roots[k], FITTED_REL),
@@ -49,8 +51,8 @@ static const char *at_bound(const acc_fit_param *p, double v_s)
 
 static void print_fit(const acc_fit_param *p)
 {
-    printf("%s hook_us: %s; fit on every source %.2f us, shipped %.2f us (estimate %.0f us, range %.0f-%.0f us)\n",
-           spec_framework_str(p->fw), acc_fit_status_name(p->status), p->fit_s * 1e6, p->value_s * 1e6,
+    printf("%s %s: %s; fit on every source %.2f us, shipped %.2f us (estimate %.0f us, range %.0f-%.0f us)\n",
+           spec_framework_str(p->fw), acc_fit_key_name(p->key), acc_fit_status_name(p->status), p->fit_s * 1e6, p->value_s * 1e6,
            p->estimate_s * 1e6, p->lo_s * 1e6, p->hi_s * 1e6);
     for (int k = 0; k < p->n_fold; k++) {
         const acc_fit_fold *f = &p->fold[k];
@@ -70,11 +72,13 @@ int cli_acc_fit_host(cli_acc_run *r)
     time_t now = time(NULL);
     struct tm tm;
     strftime(t.date, sizeof t.date, "%Y-%m-%d", gmtime_r(&now, &tm));
-    const spec_framework *fws;
-    int n = acc_fit_frameworks(&fws), rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
-        fprintf(stderr, "accuracy: fitting %s hook_us leave-one-source-out\n", spec_framework_str(fws[i]));
-        if (!(rc = acc_fit_host(r->s, fws[i], &t.p[t.n], &err)))
+    int rc = 0;
+    for (int i = 0; i < acc_fit_n_targets() && !rc; i++) {
+        spec_framework fw;
+        acc_fit_key key;
+        acc_fit_target(i, &fw, &key);
+        fprintf(stderr, "accuracy: fitting %s %s leave-one-source-out\n", spec_framework_str(fw), acc_fit_key_name(key));
+        if (!(rc = acc_fit_host(r->s, fw, key, &t.p[t.n], &err)))
             print_fit(&t.p[t.n++]);
     }
     char cmd[8400];
@@ -101,20 +105,25 @@ void cli_acc_markdown_fit(const cli_acc_run *r, FILE *f)
         return;
     }
     fprintf(f,
-            "The framework host cost per hook invocation (`hook_us`: DeepSpeed's per sub-module fetch / release "
-            "hooks, FSDP2's per module, Megatron's per bucketed layer) has no public measurement, so it is fitted to "
-            "the cases under the rules of issue 27, from `%s` (fitted %s; `make fit-host` regenerates it): per "
-            "framework, a 1-D minimisation (log-spaced grid, then GSL Brent) of the squared ln(predicted / "
-            "measured) over the framework's cases the value acts on, each source weighing 1, analytical engine. "
-            "**Every case above is predicted with the value fitted without its source** (the held-out value); "
-            "`predict` ships the value fitted on every source. Before = the former estimate, after = the held-out "
-            "value; errors over the source's cases of the framework (n, in brackets those the value acts on). A "
-            "value whose held-out error is worse than the estimate's is rejected and the estimate kept; one the "
-            "cases cannot determine keeps the estimate.\n\n",
-            r->fit_path, r->fit.date);
+            "The frameworks' host costs per hook invocation (`hook_us`: DeepSpeed's per sub-module fetch / "
+            "release hooks, FSDP2's per module, Megatron's per bucketed layer) and per collective issued "
+            "(`collective_us`) have no public measurement, so they are fitted to the cases under the rules of "
+            "issue 27, from `%s` (fitted %s; `make fit-host` regenerates it): per framework and value, a 1-D "
+            "minimisation (log-spaced grid, then GSL Brent) of the squared ln(predicted / measured), averaged per "
+            "source over its cases of the framework and then over the sources the value acts on (each source "
+            "weighs 1), the framework's other value at its estimate, analytical engine, inside a stated physical "
+            "range. **Every case above is predicted with the value fitted without its source** (the held-out "
+            "value); `predict` ships the value fitted on every source. Before = the former estimate, after = "
+            "the value fitted without the source; errors over the source's cases of the framework (n, in "
+            "brackets those the value acts on). A value is kept only when, held out, it lowers the mean MAPE "
+            "over sources by at least 0.5 points (the accuracy guard's tolerance) and the fit on every source "
+            "lies inside the range; otherwise the estimate stays and every case is predicted with it. What "
+            "the fits say: docs/DEEPSPEED-RESIDUALS.md \"Host costs fitted leave-one-source-out\".\n\n",
+            r->fit_shown, r->fit.date);
     for (int i = 0; i < r->fit.n; i++) {
         const acc_fit_param *p = &r->fit.p[i];
-        fprintf(f, "### %s `hook_us`: %s\n\n", spec_framework_str(p->fw), acc_fit_status_name(p->status));
+        fprintf(f, "### %s `%s`: %s\n\n", spec_framework_str(p->fw), acc_fit_key_name(p->key),
+                acc_fit_status_name(p->status));
         fprintf(f, "Fitted on every source: %.1f us (shipped: %.1f us; former estimate %.0f us; range %.0f-%.0f us).",
                 p->fit_s * 1e6, p->value_s * 1e6, p->estimate_s * 1e6, p->lo_s * 1e6, p->hi_s * 1e6);
         if (!p->n_fold) {

@@ -34,6 +34,7 @@ typedef struct cli_acc_run {
     int have_fit;                    /* fit holds the table the cases were predicted with */
     acc_fit_table fit;
     char fit_path[4096];
+    char fit_shown[256];             /* fit_path as the report names it (configs/... when shipped) */
 } cli_acc_run;
 
 /* ---- printing helpers (cli/accuracy.c) ------------------------------------------------------ */

@@ -33,28 +33,40 @@ static const char *const RANGE_1 =
     "bench/gpu-results/2026-11-27-h100-sxm/fetch_loop.json; the ceiling is about 20x the slowest per-fetch "
     "host path measured there (sync+norm, 107 us)";
 
-/* The fitted frameworks with their former estimates (model/calib.c before the fit) and ranges. */
+/* The fitted values with their former estimates (model/calib.c before the fit) and ranges. */
 static const struct {
     spec_framework fw;
+    acc_fit_key key;
     double estimate_us, lo_us, hi_us;
     const char *const *why;
 } FITTED[] = {
-    {FW_DEEPSPEED, 40, 20, 2000, &RANGE_DS},
-    {FW_FSDP2, 30, 1, 2000, &RANGE_1},
-    {FW_MEGATRON, 5, 1, 2000, &RANGE_1},
+    {FW_DEEPSPEED, ACC_FIT_HOOK, 40, 20, 2000, &RANGE_DS}, {FW_FSDP2, ACC_FIT_HOOK, 30, 1, 2000, &RANGE_1},
+    {FW_MEGATRON, ACC_FIT_HOOK, 5, 1, 2000, &RANGE_1},     {FW_DEEPSPEED, ACC_FIT_COLL, 20, 1, 2000, &RANGE_1},
+    {FW_FSDP, ACC_FIT_COLL, 10, 1, 2000, &RANGE_1},        {FW_FSDP2, ACC_FIT_COLL, 10, 1, 2000, &RANGE_1},
+    {FW_MEGATRON, ACC_FIT_COLL, 5, 1, 2000, &RANGE_1},
 };
 #define N_FITTED ((int)(sizeof FITTED / sizeof FITTED[0]))
 
-int acc_fit_frameworks(const spec_framework **out)
+int acc_fit_n_targets(void) { return N_FITTED; }
+
+void acc_fit_target(int i, spec_framework *fw, acc_fit_key *key)
 {
-    static const spec_framework fws[N_FITTED] = {FW_DEEPSPEED, FW_FSDP2, FW_MEGATRON};
-    *out = fws;
-    return N_FITTED;
+    *fw = FITTED[i].fw;
+    *key = FITTED[i].key;
+}
+
+const char *acc_fit_key_name(acc_fit_key key) { return key == ACC_FIT_HOOK ? "hook_us" : "collective_us"; }
+
+cost_param *acc_fit_slot(cost_calib *cal, spec_framework fw, acc_fit_key key)
+{
+    return key == ACC_FIT_HOOK ? &cal->fw_hook_s[fw] : &cal->fw_coll_s[fw];
 }
 
 const char *acc_fit_status_name(acc_fit_status st)
 {
-    static const char *const names[] = {ACC_FIT_STATUS, "undetermined", "rejected (held-out error worse than the estimate)"};
+    static const char *const names[] = {ACC_FIT_STATUS, "undetermined",
+                                        "rejected (held out, not better than the estimate by 0.5 points of MAPE)",
+                                        "at a bound of its range (not a value the mechanism can have)"};
     return names[st];
 }
 
@@ -121,23 +133,36 @@ int acc_fit_min1(double (*f)(double x, void *ctx), void *ctx, double lo, double 
 typedef struct {
     acc_suite *s;
     spec_framework fw;
+    acc_fit_key key;
     int n;
     int *idx;          /* the framework's cases the value acts on        */
     int *src;          /* their source index into names                  */
     char (*names)[128];
     int n_src;
     int exclude;       /* source index left out, -1 none                 */
+    /* per source, its runnable cases of the framework the value does not act on: their
+       squared log errors (a constant of the objective) and their count */
+    double fixed_sum[ACC_FIT_MAX_SRC];
+    int fixed_n[ACC_FIT_MAX_SRC];
 } fit_ctx;
 
-/* log(predicted / measured) of case i with hook cost v_s; 0 when it does not run. */
-static int case_log_err(acc_suite *s, int i, spec_framework fw, double v_s, double *out)
+/* log(predicted / measured) of case i with x's value at v_s and the framework's other fitted
+ * values at their estimates (each value is fitted alone: the fit does not depend on what
+ * model/calib.c ships); 0 when it does not run. */
+static int case_log_err(const fit_ctx *x, int i, double v_s, double *out)
 {
-    acc_case *c = acc_case_mut(s, i);
-    const double keep = c->cal.fw_hook_s[fw].v;
+    acc_case *c = acc_case_mut(x->s, i);
+    cost_param keep[ACC_FIT_N_KEYS];
     acc_outcome o;
-    c->cal.fw_hook_s[fw].v = v_s;
+    for (int k = 0; k < ACC_FIT_N_KEYS; k++)
+        keep[k] = *acc_fit_slot(&c->cal, x->fw, (acc_fit_key)k);
+    for (int f = 0; f < N_FITTED; f++)
+        if (FITTED[f].fw == x->fw)
+            acc_fit_slot(&c->cal, x->fw, FITTED[f].key)->v = FITTED[f].estimate_us * 1e-6;
+    acc_fit_slot(&c->cal, x->fw, x->key)->v = v_s;
     acc_run_case(c, PRED_MODEL, &o);
-    c->cal.fw_hook_s[fw].v = keep;
+    for (int k = 0; k < ACC_FIT_N_KEYS; k++)
+        *acc_fit_slot(&c->cal, x->fw, (acc_fit_key)k) = keep[k];
     if (o.status != ACC_OK)
         return 0;
     *out = log1p(o.error);
@@ -155,32 +180,45 @@ static int src_index(fit_ctx *x, const char *id)
     return x->n_src++;
 }
 
-/* The framework's cases whose prediction moves between the range's ends. */
+/* The framework's cases whose prediction moves between the range's ends; then, for their sources,
+ * the framework's runnable cases it does not move (they weigh in their source's mean). */
 static int acting_cases(fit_ctx *x, double lo_s, double hi_s, sc_err *err)
 {
     const int n = acc_n_cases(x->s);
     x->idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
     x->src = malloc(sizeof(int) * (size_t)(n ? n : 1));
     x->names = malloc(sizeof x->names[0] * ACC_FIT_MAX_SRC);
-    if (!x->idx || !x->src || !x->names)
-        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
-    for (int i = 0; i < n; i++) {
+    char *fixed = calloc((size_t)(n ? n : 1), 1);
+    double *fe = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    int rc = !x->idx || !x->src || !x->names || !fixed || !fe ? sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory") : 0;
+    for (int i = 0; i < n && !rc; i++) {
         const acc_case *c = acc_case_at(x->s, i);
         double a, b;
-        if (c->training.framework != x->fw || !case_log_err(x->s, i, x->fw, lo_s, &a) ||
-            !case_log_err(x->s, i, x->fw, hi_s, &b) || fabs(a - b) < ACT_MIN)
+        if (c->training.framework != x->fw || !case_log_err(x, i, lo_s, &a) ||
+            !case_log_err(x, i, hi_s, &b))
             continue;
+        if (fabs(a - b) < ACT_MIN) {
+            fixed[i] = 1, fe[i] = a;
+            continue;
+        }
         int k = src_index(x, c->source_id);
         if (k < 0)
-            return sc_err_set(err, SC_ERUNTIME, "fit", "", "more than %d sources", ACC_FIT_MAX_SRC);
+            rc = sc_err_set(err, SC_ERUNTIME, "fit", "", "more than %d sources", ACC_FIT_MAX_SRC);
         x->idx[x->n] = i;
         x->src[x->n++] = k;
     }
-    return 0;
+    for (int i = 0; i < n && !rc; i++)
+        for (int k = 0; fixed[i] && k < x->n_src; k++)
+            if (!strcmp(x->names[k], acc_case_at(x->s, i)->source_id))
+                x->fixed_sum[k] += fe[i] * fe[i], x->fixed_n[k]++;
+    free(fixed);
+    free(fe);
+    return rc;
 }
 
 /* The objective at x = ln(hook cost in s): per source (but the excluded one) the mean squared
- * log error of its acting cases, averaged over sources (each source weighs 1). */
+ * log error of its runnable cases of the framework, averaged over the sources the value acts on
+ * (each source weighs 1, its cases 1 / n_source each). */
 static double objective(double xv, void *p)
 {
     fit_ctx *x = p;
@@ -188,12 +226,12 @@ static double objective(double xv, void *p)
     int cnt[ACC_FIT_MAX_SRC] = {0}, ns = 0;
     for (int j = 0; j < x->n; j++) {
         double e;
-        if (x->src[j] != x->exclude && case_log_err(x->s, x->idx[j], x->fw, exp(xv), &e))
+        if (x->src[j] != x->exclude && case_log_err(x, x->idx[j], exp(xv), &e))
             sum[x->src[j]] += e * e, cnt[x->src[j]]++;
     }
     for (int k = 0; k < x->n_src; k++)
         if (cnt[k])
-            tot += sum[k] / cnt[k], ns++;
+            tot += (sum[k] + x->fixed_sum[k]) / (cnt[k] + x->fixed_n[k]), ns++;
     return ns ? tot / ns : 0;
 }
 
@@ -209,7 +247,7 @@ static int source_errors(fit_ctx *x, const char *source, double v_s, double *map
         return -1;
     for (int i = 0; i < n; i++) {
         const acc_case *c = acc_case_at(x->s, i);
-        if (c->training.framework == x->fw && !strcmp(c->source_id, source) && case_log_err(x->s, i, x->fw, v_s, &le))
+        if (c->training.framework == x->fw && !strcmp(c->source_id, source) && case_log_err(x, i, v_s, &le))
             e[m] = expm1(le), sa += fabs(e[m]), m++;
     }
     if (m) {
@@ -261,7 +299,8 @@ static int fold_at(fit_ctx *x, acc_fit_param *p, int k, sc_err *err)
     return 0;
 }
 
-/* Keep the fit only where the held-out error is no worse than the estimate's (issue 27). */
+/* Keep the fit only where, held out, it beats the estimate by ACC_FIT_GAIN_MIN (issue 27: no
+ * worse than what it replaces) and is inside its range; else the estimate stays. */
 static void settle(acc_fit_param *p, int determined)
 {
     double b = 0, a = 0;
@@ -272,24 +311,29 @@ static void settle(acc_fit_param *p, int determined)
     int any = 0;
     for (int k = 0; k < p->n_fold; k++)
         any |= p->fold[k].determined;
+    const int bound = fabs(p->fit_s - p->lo_s) < 1e-3 * p->lo_s || fabs(p->fit_s - p->hi_s) < 1e-3 * p->hi_s;
     p->status = !determined || !any ? ACC_FIT_UNDETERMINED
-                : p->held_mape_after > p->held_mape_before ? ACC_FIT_REJECTED : ACC_FIT_FITTED;
+                : bound                                                  ? ACC_FIT_BOUND
+                : p->held_mape_after > p->held_mape_before - ACC_FIT_GAIN_MIN ? ACC_FIT_REJECTED
+                                                                         : ACC_FIT_FITTED;
     p->value_s = p->status == ACC_FIT_FITTED ? p->fit_s : p->estimate_s;
     for (int k = 0; k < p->n_fold; k++)
         p->fold[k].value_s = p->status == ACC_FIT_FITTED ? p->fold[k].fit_s : p->estimate_s;
 }
 
-int acc_fit_host(acc_suite *s, spec_framework fw, acc_fit_param *out, sc_err *err)
+int acc_fit_host(acc_suite *s, spec_framework fw, acc_fit_key key, acc_fit_param *out, sc_err *err)
 {
     int f = 0;
-    while (f < N_FITTED && FITTED[f].fw != fw)
+    while (f < N_FITTED && (FITTED[f].fw != fw || FITTED[f].key != key))
         f++;
     if (f == N_FITTED)
-        return sc_err_set(err, SC_EINPUT, "fit", "", "expected a fitted framework, got %s", spec_framework_str(fw));
+        return sc_err_set(err, SC_EINPUT, "fit", "", "expected a fitted value, got %s %s", spec_framework_str(fw),
+                          acc_fit_key_name(key));
     memset(out, 0, sizeof *out);
-    *out = (acc_fit_param){.fw = fw, .estimate_s = FITTED[f].estimate_us * 1e-6, .lo_s = FITTED[f].lo_us * 1e-6,
-                           .hi_s = FITTED[f].hi_us * 1e-6, .range_why = *FITTED[f].why};
-    fit_ctx x = {.s = s, .fw = fw, .exclude = -1};
+    *out = (acc_fit_param){.fw = fw, .key = key, .estimate_s = FITTED[f].estimate_us * 1e-6, .lo_s = FITTED[f].lo_us * 1e-6,
+                           .hi_s = FITTED[f].hi_us * 1e-6};
+    snprintf(out->range_why, sizeof out->range_why, "%s", *FITTED[f].why);
+    fit_ctx x = {.s = s, .fw = fw, .key = key, .exclude = -1};
     int rc = acting_cases(&x, out->lo_s, out->hi_s, err), det = 0;
     if (!rc && x.n_src >= 2) /* leave-one-source-out needs a source to fit on */
         rc = fit_one(&x, out, -1, &out->fit_s, &out->objective, &det, err);
@@ -308,11 +352,11 @@ int acc_fit_host(acc_suite *s, spec_framework fw, acc_fit_param *out, sc_err *er
 
 /* ---- the stored table ------------------------------------------------------------------------ */
 
-int acc_fit_value_for(const acc_fit_table *t, const acc_case *c, double *out_s)
+int acc_fit_value_for(const acc_fit_table *t, const acc_case *c, acc_fit_key key, double *out_s)
 {
     for (int i = 0; i < t->n; i++) {
         const acc_fit_param *p = &t->p[i];
-        if (p->fw != c->training.framework)
+        if (p->fw != c->training.framework || p->key != key)
             continue;
         *out_s = p->value_s;
         for (int k = 0; k < p->n_fold; k++)
@@ -328,8 +372,9 @@ void acc_fit_apply(acc_suite *s, const acc_fit_table *t)
     for (int i = 0; i < acc_n_cases(s); i++) {
         acc_case *c = acc_case_mut(s, i);
         double v;
-        if (acc_fit_value_for(t, c, &v))
-            c->cal.fw_hook_s[c->training.framework].v = v;
+        for (int k = 0; k < ACC_FIT_N_KEYS; k++)
+            if (acc_fit_value_for(t, c, (acc_fit_key)k, &v))
+                acc_fit_slot(&c->cal, c->training.framework, (acc_fit_key)k)->v = v;
     }
 }
 
@@ -352,9 +397,9 @@ static json_t *param_json(const acc_fit_param *p)
         json_array_append_new(on, json_string(p->fold[k].source));
     }
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:[o,o], s:s, s:o, s:o, s:o, s:o, s:o}", "framework",
-                     spec_framework_str(p->fw), "key", "hook_us", "status", acc_fit_status_name(p->status), "value_us",
+                     spec_framework_str(p->fw), "key", acc_fit_key_name(p->key), "status", acc_fit_status_name(p->status), "value_us",
                      us(p->value_s), "fit_us", us(p->fit_s), "estimate_us", us(p->estimate_s), "bounds_us",
-                     us(p->lo_s), us(p->hi_s), "bounds_why", p->range_why ? p->range_why : "", "objective",
+                     us(p->lo_s), us(p->hi_s), "bounds_why", p->range_why, "objective",
                      isfinite(p->objective) ? json_real(p->objective) : json_null(), "held_out_mape_before_pct",
                      pct(p->held_mape_before), "held_out_mape_after_pct", pct(p->held_mape_after), "fitted_on", on,
                      "held_out", held);
@@ -367,7 +412,8 @@ int acc_fit_write(const char *path, const acc_fit_table *t, const char *command,
         json_array_append_new(ps, param_json(&t->p[i]));
     json_t *root = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:o}", "schema", ACC_FIT_SCHEMA, "what",
-        "framework host cost per hook invocation (cost_calib fw_hook_s), " ACC_FIT_STATUS
+        "framework host costs per hook invocation (hook_us, cost_calib fw_hook_s) and per collective issued "
+        "(collective_us, fw_coll_s), " ACC_FIT_STATUS
         ": per framework the value fitted on every source of validation/ (value_us: what predict ships, "
         "model/calib.c) and per source the value fitted without it (held_out: what shardcast accuracy "
         "predicts that source with); errors over the source's cases of the framework, before = the former "
@@ -442,14 +488,32 @@ static int fold_from(jr *r, const json_t *o, const char *at, acc_fit_fold *f)
     return 0;
 }
 
+/* "bounds_us": [lo, hi] with 0 < lo < hi, into seconds. */
+static int bounds_from(jr *r, const json_t *o, const char *at, double *lo_s, double *hi_s)
+{
+    char p[160];
+    jr_subpath(p, sizeof p, at, "bounds_us");
+    const json_t *b = json_object_get(o, "bounds_us");
+    if (!b)
+        return jr_missing(r, p, "[lo, hi] in us");
+    const json_t *l = json_array_get(b, 0), *h = json_array_get(b, 1);
+    if (!json_is_array(b) || json_array_size(b) != 2 || !json_is_number(l) || !json_is_number(h) ||
+        !(json_number_value(l) > 0) || !(json_number_value(h) > json_number_value(l)) ||
+        !jr_plausible(json_number_value(l)) || !jr_plausible(json_number_value(h)))
+        return jr_bad(r, p, "[lo, hi] in us with 0 < lo < hi", b);
+    *lo_s = json_number_value(l) * 1e-6;
+    *hi_s = json_number_value(h) * 1e-6;
+    return 0;
+}
+
 static int param_from(jr *r, const json_t *o, const char *at, acc_fit_param *p)
 {
     static const char *const keys[] = {"framework", "key", "status", "value_us", "fit_us", "estimate_us", "bounds_us",
                                        "bounds_why", "objective", "held_out_mape_before_pct", "held_out_mape_after_pct",
                                        "fitted_on", "held_out", NULL};
-    static const char *const hook[] = {"hook_us", NULL};
+    static const char *const hook[] = {"hook_us", "collective_us", NULL};
     const char *st[] = {acc_fit_status_name(ACC_FIT_FITTED), acc_fit_status_name(ACC_FIT_UNDETERMINED),
-                        acc_fit_status_name(ACC_FIT_REJECTED), NULL};
+                        acc_fit_status_name(ACC_FIT_REJECTED), acc_fit_status_name(ACC_FIT_BOUND), NULL};
     char fw[32], sub[160];
     int rc, k = 0, s = 0;
     if (!json_is_object(o))
@@ -461,11 +525,15 @@ static int param_from(jr *r, const json_t *o, const char *at, acc_fit_param *p)
         (rc = num_or_null(r, o, at, "held_out_mape_before_pct", &p->held_mape_before)) ||
         (rc = num_or_null(r, o, at, "held_out_mape_after_pct", &p->held_mape_after)))
         return rc;
+    if ((rc = jr_str(r, o, at, "bounds_why", 1, p->range_why, sizeof p->range_why)) ||
+        (rc = bounds_from(r, o, at, &p->lo_s, &p->hi_s)))
+        return rc;
     int f = spec_framework_parse(fw);
     jr_subpath(sub, sizeof sub, at, "framework");
     if (f <= FW_IDEAL)
         return sc_err_set(r->err, SC_EINPUT, r->src, sub, "expected deepspeed, fsdp, fsdp2 or megatron, got \"%s\"", fw);
     p->fw = (spec_framework)f;
+    p->key = (acc_fit_key)k;
     p->status = (acc_fit_status)s;
     p->held_mape_before /= 100, p->held_mape_after /= 100;
     const json_t *h = json_object_get(o, "held_out");
@@ -494,16 +562,16 @@ int acc_fit_load(const char *path, acc_fit_table *t, sc_err *err)
     const json_t *ps = json_object_get(root, "params");
     if (!(rc = jr_only_keys(&r, root, "$", keys)) && !(rc = jr_enum(&r, root, "$", "schema", schema, 1, &sch)) &&
         !(rc = jr_str(&r, root, "$", "date", 1, t->date, sizeof t->date)) &&
-        (!json_is_array(ps) || json_array_size(ps) > N_FRAMEWORKS))
-        rc = ps ? jr_bad(&r, "$.params", "an array of at most 5 frameworks", ps) : jr_missing(&r, "$.params", "an array");
+        (!json_is_array(ps) || json_array_size(ps) > N_FRAMEWORKS * ACC_FIT_N_KEYS))
+        rc = ps ? jr_bad(&r, "$.params", "an array of at most 10 values", ps) : jr_missing(&r, "$.params", "an array");
     for (size_t i = 0; !rc && i < json_array_size(ps); i++) {
         char at[64];
         snprintf(at, sizeof at, "$.params[%zu]", i);
         rc = param_from(&r, json_array_get(ps, i), at, &t->p[t->n]);
         for (int j = 0; !rc && j < t->n; j++)
-            if (t->p[j].fw == t->p[t->n].fw)
-                rc = sc_err_set(err, SC_EINPUT, path, at, "expected one entry per framework, got %s twice",
-                                spec_framework_str(t->p[j].fw));
+            if (t->p[j].fw == t->p[t->n].fw && t->p[j].key == t->p[t->n].key)
+                rc = sc_err_set(err, SC_EINPUT, path, at, "expected one entry per framework and key, got %s %s twice",
+                                spec_framework_str(t->p[j].fw), acc_fit_key_name(t->p[j].key));
         t->n += !rc;
     }
     json_decref(root);
