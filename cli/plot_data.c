@@ -185,6 +185,25 @@ static int series_budget(const table *t, const groups *g, sc_err *err)
                       PD_MAX_SERIES, g->n);
 }
 
+/* The series of t (grouped by G_SERIES; at most PD_MAX_SERIES when lines is set, since each
+ * series is then a gnuplot line) and a member buffer m of t->n rows; on success the caller frees
+ * both (free(*m), groups_free(g)). */
+static int series_open(const table *t, int lines, groups *g, int **m, sc_err *err)
+{
+    int rc = group_rows(t, G_SERIES, g, err);
+    if (rc)
+        return rc;
+    if (lines && (rc = series_budget(t, g, err))) {
+        groups_free(g);
+        return rc;
+    }
+    if (!(*m = malloc(sizeof(int) * (size_t)t->n))) {
+        groups_free(g);
+        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
+    }
+    return 0;
+}
+
 /* ---- the four CSV kinds ------------------------------------------------------------------- */
 /* Each writes the data file (data) and the -e assignments (vars) its script documents. */
 
@@ -192,18 +211,10 @@ static int series_budget(const table *t, const groups *g, sc_err *err)
 int pd_scaling(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
     groups g;
-    int rc = group_rows(t, G_SERIES, &g, err);
+    int *m;
+    int rc = series_open(t, 1, &g, &m, err);
     if (rc)
         return rc;
-    if ((rc = series_budget(t, &g, err))) {
-        groups_free(&g);
-        return rc;
-    }
-    int *m = malloc(sizeof(int) * (size_t)t->n);
-    if (!m) {
-        groups_free(&g);
-        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
-    }
     for (int k = 0; k < g.n; k++) {
         int c = members(t, &g, k, m);
         for (int i = 0; i < c; i++) {
@@ -229,18 +240,10 @@ int pd_scaling(const table *t, FILE *data, FILE *vars, char *title, size_t tn, s
 int pd_efficiency(const table *t, FILE *data, FILE *vars, char *title, size_t tn, sc_err *err)
 {
     groups g;
-    int rc = group_rows(t, G_SERIES, &g, err);
+    int *m;
+    int rc = series_open(t, 1, &g, &m, err);
     if (rc)
         return rc;
-    if ((rc = series_budget(t, &g, err))) {
-        groups_free(&g);
-        return rc;
-    }
-    int *m = malloc(sizeof(int) * (size_t)t->n);
-    if (!m) {
-        groups_free(&g);
-        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
-    }
     double top = 0;
     int valid = 0;
     for (int k = 0; k < g.n; k++) {
@@ -338,14 +341,10 @@ int pd_breakdown(const table *t, FILE *data, FILE *vars, char *title, size_t tn,
 {
     static const int PART[6] = {RES_COMPUTE, RES_AG, RES_RS, RES_AR, RES_OPT, RES_IDLE};
     groups g;
-    int rc = group_rows(t, G_SERIES, &g, err);
+    int *m;
+    int rc = series_open(t, 0, &g, &m, err);
     if (rc)
         return rc;
-    int *m = malloc(sizeof(int) * (size_t)t->n);
-    if (!m) {
-        groups_free(&g);
-        return sc_err_set(err, SC_ERUNTIME, t->path, "", "out of memory");
-    }
     /* one bar per layout: the tics name the layouts; else GPU counts under bars, layouts under groups */
     int single = g.n == t->n;
     double x = 0, top = 0, gap = single ? 0 : 0.6;

@@ -7,6 +7,7 @@
  * memory copy. Not here: their memory columns (spec_layout.c's KINDS, memory.c). */
 #include "layout_row.h"
 #include "cp.h"
+#include "ds_coordinator.h"
 #include "layout_ops.h"
 
 #include <math.h>
@@ -157,14 +158,21 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
         return;
     case LAYOUT_ZERO3:
-    case LAYOUT_SHARD_GRAD_OP:
+    case LAYOUT_SHARD_GRAD_OP: {
+        /* DeepSpeed ZeRO-3: a checkpointed block's backward gathers again, in nre more fetches,
+         * the sub-modules the coordinator released after its recompute (ds_coordinator.c) */
+        int nre = 0;
+        const double R = l->kind == LAYOUT_ZERO3 && pass == LO_BWD && f->submodule
+                             ? dsc_backward_regather(t, fsz, chunks, it->recompute, &nre) * g->elem_bytes : 0;
         /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
         if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
-            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S, chunks), gs);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S + R, chunks + nre), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
         cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h); nothing when cp = 1 */
-        break;
+        fw_item(g, w, L, S, chunks + nre, it);
+        return;
+    }
     case LAYOUT_MICS:
         if (!chunks) {
             /* nothing partitioned to gather (a tied head's norm) */
@@ -475,6 +483,14 @@ static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout
  * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
  * fw_check has always listed them. */
+/* zero3 under DeepSpeed: the coordinator's live parameters and unsharded gradients
+ * (ds_coordinator.c dsc_gathered); other frameworks memory.c's whole layers. */
+static double zero3_gathered(const wl *w, const spec_training *t, const spec_layout *l)
+{
+    (void)l;
+    return dsc_gathered(w, t);
+}
+
 /* DeepSpeed's ZeRO-1/2 shard over every data-parallel rank (no partition group). */
 static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 {
@@ -519,7 +535,7 @@ const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model 
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
                                           .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
-                                          .localize = zero3_localize};
+                                          .localize = zero3_localize, .mem_gathered = zero3_gathered};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
                                          .gathers_params = 1, .hier_gather = 1, .ds_since = 900,

@@ -6,6 +6,7 @@
  * Not here: their costs (model/cost.c transports) or the memory every kind shares (model/memory.c). */
 #include <string.h>
 
+#include "ds_coordinator.h"
 #include "layout.h" /* layout_offload_traffic is declared there */
 #include "layout_offload.h"
 #include "layout_ops.h"
@@ -29,47 +30,11 @@ static lo_coll offloaded(cost_coll kind, lo_group_kind grp, double bytes)
  * all-gather and compute of successive layers at once). */
 #define FETCH_STREAM (FW_STREAMS - 1)
 
-/* DeepSpeed's stage3_max_reuse_distance default, elements (deepspeedai/DeepSpeed v0.6.2, 32d97976,
- * runtime/zero/constants.py L102-103: ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT 1000000000). */
-#define OFFLOAD_DS_REUSE 1e9
 /* v0.15.4 (ff1c5435, PR #6670, "fix memcpy issue on backward for zero-infinity"): the gradient
  * partition's copy to the host's fp32 gradients became non-blocking through a pinned buffer; its
  * message: before, "the D2H memcpy will be the bottleneck during the final backward pass of each
  * iteration for ZeRO-Infinity(offload)". */
 #define OFFLOAD_DS_ASYNC_GRAD 1504
-
-/* The elements of a checkpointed block that DeepSpeed gathers a second time for its backward:
- * after the recompute, release_sub_module releases a sub-module's parameters unless the trace
- * uses them again within stage3_max_reuse_distance elements (__params_to_release: the modules
- * after the current one in the trace, each counted whole while the elements seen so far are
- * <= the distance; deepspeedai/DeepSpeed v0.6.2 partitioned_param_coordinator.py L358-378,
- * release_sub_module L302-312). The trace after sub-module i's recompute is the recompute's
- * later sub-modules, then the backward from the last one down: i's backward use lies
- * sum(sz[i+1..k-1]) + sum(sz[i+1..k-1]) elements on (the last sub-module's is next: kept). The
- * persistent parameters in between (norms, biases: < 1e5 elements) are left out. sz: the
- * block's partitioned sub-modules in forward order (fw_fetches); *n: how many re-gathered. */
-double offload_regather(const double *sz, int k, double reuse, int *n)
-{
-    double out = 0;
-    *n = 0;
-    for (int i = 0; i < k; i++) {
-        double seen = 0;
-        int kept = 0;
-        for (int j = i + 1; j < 2 * k && seen <= reuse; j++) {
-            int m = j < k ? j : 2 * k - 1 - j; /* j >= k: the backward, last sub-module first */
-            if (j >= k && m == i) {
-                kept = 1;
-                break;
-            }
-            seen += sz[m];
-        }
-        if (!kept) {
-            out += sz[i];
-            (*n)++;
-        }
-    }
-    return out;
-}
 
 /* DeepSpeed ZeRO-3's reduce-scatters of a block's gradients: the ipg bucket is reduced when the
  * next gradient would overflow reduce_bucket_size, so a gradient at or above it goes alone
@@ -126,7 +91,7 @@ static void item_colls(const lo_graph *g, int last, lo_item *it, double S, doubl
 /* DeepSpeed's ZeRO-3 with offload_optimizer, as zero3's graph has it (layout_dp.c dp_item):
  * one fetch per partitioned sub-module (fw_fetches), the gradients reduce-scattered in
  * reduce_bucket_size pieces, a hook per sub-module; a checkpointed block's sub-modules that the
- * recompute released gathered again (offload_regather). Before v0.15.4, on the last micro-step
+ * recompute released gathered again (ds_coordinator.c). Before v0.15.4, on the last micro-step
  * (the accumulation boundary) every gradient partition is copied into the host's fp32
  * gradients by a blocking copy_ on the reduce stream (v0.6.2 stage3.py __partition_grads
  * L1702-1706: fp32_grad_tensor.copy_(grad_buffer), no non_blocking), after the partition went
@@ -141,10 +106,8 @@ static void offload_ds(const lo_graph *g, const wl *w, const spec_training *t, i
     const double e = g->elem_bytes, S = L->params * e;
     double sz[WL_MAX_GEMMS + 2];
     const int k = fw_fetches(t, w, L, sz);
-    double R = 0;
     int nre = 0;
-    if (it->recompute && k > 0)
-        R = offload_regather(sz, k, t->max_reuse_params > 0 ? t->max_reuse_params : OFFLOAD_DS_REUSE, &nre) * e;
+    const double R = dsc_backward_regather(t, sz, k, it->recompute, &nre) * e;
     const double bucket = g->sched.reduce_bucket_bytes / e;
     int pieces[2] = {k + (it->pass == LO_BWD ? nre : 0), k > 0 ? offload_reduces(sz, k, bucket) : 1};
     if (k == 0) /* nothing partitioned (a tied head): nothing gathered */
@@ -346,79 +309,12 @@ static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *
     o->innet = (bp + bg + bo) * w->params;
 }
 
-/* DeepSpeed's gathered parameters at their peak over one checkpointed block's recompute and
- * backward, then the previous block's (the steady state), elements: the coordinator's
- * __n_available_params as v0.6.2 moves it (partitioned_param_coordinator.py): a sub-module's hook
- * gathers its parameters whatever the limits (fetch_sub_module L219-224), then prefetches from
- * the trace while fewer than min(stage3_max_live_parameters - available,
- * stage3_prefetch_bucket_size) elements are taken, counting ones already available (L277-293);
- * release_sub_module frees them unless reused within the distance (offload_regather's rule;
- * L302-312, L358-378). The forward's peak (a sub-module and the next) is not above this. */
-static double ds_live_peak(const double *sz, int k, double live, double reuse, double bucket)
-{
-    int tr[4 * WL_MAX_GEMMS], n = 0;
-    for (int b = 0; b < 2; b++) {
-        for (int i = 0; i < k; i++)
-            tr[n++] = b * k + i; /* recompute, forward order; block b = 1 is the one before */
-        for (int i = k - 1; i >= 0; i--)
-            tr[n++] = b * k + i; /* backward */
-    }
-    int avail[2 * WL_MAX_GEMMS] = {0}, qp = 0;
-    double have = 0, peak = 0;
-    for (int p = 0; p < n; p++) {
-        int x = tr[p];
-        if (!avail[x])
-            avail[x] = 1, have += sz[x % k];
-        if (qp < p + 1)
-            qp = p + 1;
-        double lim = live - have < bucket ? live - have : bucket, taken = 0;
-        while (qp < n && taken < lim) {
-            int y = tr[qp++];
-            taken += sz[y % k];
-            if (!avail[y])
-                avail[y] = 1, have += sz[y % k];
-        }
-        peak = have > peak ? have : peak;
-        double seen = 0; /* released unless used again within the distance */
-        int reused = 0;
-        for (int q = p + 1; q < n && seen <= reuse && !reused; q++) {
-            reused = tr[q] == x;
-            seen += sz[tr[q] % k];
-        }
-        if (!reused && avail[x])
-            avail[x] = 0, have -= sz[x % k];
-    }
-    return peak;
-}
-
-/* zero3-offload under DeepSpeed: the largest block's gathered sub-modules at the coordinator's
- * peak (ds_live_peak), 16-bit, plus its unsharded gradients: a gradient waits in the ipg bucket
- * until the next one arrives (v0.6.2 stage3.py reduce_independent_p_g_buckets_and_remove_grads
- * L1469-1490), so two adjacent sub-modules' gradients at once, and the contiguous bucket buffer
- * of reduce_bucket_size elements (L525-529). Other frameworks: memory.c's whole layers. */
+/* zero3-offload under DeepSpeed: the coordinator's bound (ds_coordinator.c dsc_gathered); other
+ * frameworks: memory.c's whole layers. */
 static double offload_gathered(const wl *w, const spec_training *t, const spec_layout *l)
 {
     (void)l;
-    if (t->framework != FW_DEEPSPEED)
-        return -1;
-    double bp, bg, bo, sz[WL_MAX_GEMMS + 2], best = 0;
-    mem_state_bytes(t->precision, &bp, &bg, &bo);
-    const double e = w->elem_bytes;
-    const double live = t->max_live_params > 0 ? t->max_live_params : 1e9;
-    const double reuse = t->max_reuse_params > 0 ? t->max_reuse_params : OFFLOAD_DS_REUSE;
-    const double pre = t->prefetch_bucket_bytes > 0 ? t->prefetch_bucket_bytes / e : 5e7;
-    const double bucket = fw_reduce_bucket(t, w) / e;
-    for (int i = 0; i < w->n_layers; i++) {
-        const int k = fw_fetches(t, w, &w->layer[i], sz);
-        if (k < 1 || k > WL_MAX_GEMMS)
-            continue;
-        double g2 = sz[0];
-        for (int j = 1; j < k; j++)
-            g2 = sz[j] + sz[j - 1] > g2 ? sz[j] + sz[j - 1] : g2;
-        double b = ds_live_peak(sz, k, live, reuse, pre) * bp + (g2 + bucket) * bg;
-        best = b > best ? b : best;
-    }
-    return best;
+    return dsc_gathered(w, t);
 }
 
 /* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */

@@ -81,8 +81,8 @@ typedef struct layout_kind_row {
                        mem_breakdown *o);
     double (*mem_gathered_mult)(const spec_layout *l);
     /* the gathered parameters and unsharded gradients at their peak, bytes, where the framework
-     * bounds them below memory.c's whole layers (zero3-offload under DeepSpeed:
-     * layout_offload.c); < 0 or NULL: memory.c's */
+     * bounds them below memory.c's whole layers (zero3 and zero3-offload under DeepSpeed:
+     * ds_coordinator.c); < 0 or NULL: memory.c's */
     double (*mem_gathered)(const wl *w, const spec_training *t, const spec_layout *l);
     /* where the optimizer states live and are updated (spec.h's spec_states_at): on the GPUs,
      * on the host CPU (zero3-offload) or on an in-network optimizer node (luwu) */

@@ -244,7 +244,7 @@ typedef struct spec_training {
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within
-                                 it (model/layout_offload.c offload_regather)                    */
+                                 it (model/ds_coordinator.c dsc_regather)                        */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */

@@ -1,11 +1,13 @@
 /* test_offload.c — the offloading layouts (zero3-offload, luwu): their op graphs' bytes, the
  * host / in-network transports' costs and flows, memory on host and optimizer node, the new
- * cluster keys, and the engines agreeing on them. Expected values are derived in comments. */
+ * cluster keys, and the engines agreeing on them; DeepSpeed's ZeRO-3 coordinator
+ * (ds_coordinator.c) under zero3-offload and zero3. Expected values are derived in comments. */
 #include "suites.h"
 #include "support.h"
 
 #include "../model/analytic.h"
 #include "../model/layout.h"
+#include "../model/ds_coordinator.h"
 #include "../model/layout_offload.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
@@ -435,7 +437,7 @@ END_TEST
 /* ---- DeepSpeed ZeRO-3 with offload_optimizer, as v0.6.2 ran it (azoff33) --------------------- */
 START_TEST(test_ds_regather)
 {
-    /* offload_regather over Megatron blocks (query_key_value 3h^2, dense h^2, dense_h_to_4h and
+    /* dsc_regather over Megatron blocks (query_key_value 3h^2, dense h^2, dense_h_to_4h and
      * dense_4h_to_h 4h^2 each). 530B, h 20480 (h^2 = 419430400), reuse 3e9 (the Azure recipe):
      * after qkv's recompute the trace holds dense 0.42e9, fc1 -> 2.10e9, fc2 -> 3.78e9 > 3e9
      * before qkv's backward use: released; dense: fc1 1.68e9, fc2 3.36e9 > 3e9: released; fc1:
@@ -443,23 +445,23 @@ START_TEST(test_ds_regather)
      * kept. Re-gathered 3h^2 + h^2 + 4h^2 = 8h^2 = 3355443200, 3 sub-modules. */
     double h2 = 20480.0 * 20480.0, sz[4] = {3 * h2, h2, 4 * h2, 4 * h2};
     int n = -1;
-    ck_assert_double_eq_tol(offload_regather(sz, 4, 3e9, &n), 8 * h2, 1e-3);
+    ck_assert_double_eq_tol(dsc_regather(sz, 4, 3e9, &n), 8 * h2, 1e-3);
     ck_assert_int_eq(n, 3);
     /* 175B, h 12288 (h^2 = 150994944), 3e9: qkv's backward use comes after dense, fc1, fc2,
      * fc2, fc1, dense = 2(h^2 + 4h^2 + 4h^2) = 18h^2 = 2.72e9 <= 3e9: every sub-module kept
      * (pick33's replay: nothing re-gathered at the recipe's 3e9). */
     double g2 = 12288.0 * 12288.0, sg[4] = {3 * g2, g2, 4 * g2, 4 * g2};
-    ck_assert_double_eq_tol(offload_regather(sg, 4, 3e9, &n), 0, 1e-9);
+    ck_assert_double_eq_tol(dsc_regather(sg, 4, 3e9, &n), 0, 1e-9);
     ck_assert_int_eq(n, 0);
     /* 175B at DeepSpeed's default 1e9: qkv sees h^2 + 4h^2 + 4h^2 = 1.36e9 > 1e9 before its use,
      * dense 8h^2 = 1.21e9, fc1 8h^2: all three released (pick33: "three of its four
      * sub-modules gathered again" with the defaults). */
-    ck_assert_double_eq_tol(offload_regather(sg, 4, 1e9, &n), 8 * g2, 1e-3);
+    ck_assert_double_eq_tol(dsc_regather(sg, 4, 1e9, &n), 8 * g2, 1e-3);
     ck_assert_int_eq(n, 3);
     /* an unbounded distance keeps everything; one sub-module is always kept (used next) */
-    ck_assert_double_eq_tol(offload_regather(sz, 4, 1e30, &n), 0, 1e-9);
+    ck_assert_double_eq_tol(dsc_regather(sz, 4, 1e30, &n), 0, 1e-9);
     double one[1] = {5e9};
-    ck_assert_double_eq_tol(offload_regather(one, 1, 0, &n), 0, 1e-9);
+    ck_assert_double_eq_tol(dsc_regather(one, 1, 0, &n), 0, 1e-9);
 }
 END_TEST
 
@@ -607,6 +609,154 @@ START_TEST(test_ds_offload_memory)
 }
 END_TEST
 
+/* ---- DeepSpeed ZeRO-3 without offload: the same coordinator (z3live34, ds_coordinator.c) ------ */
+
+/* A 175B-shaped model (GPT-3 175B's block: h 12288, 96 heads, ffn 4h; no biases, LayerNorm:
+ * 2 x 2h = 49152 norm elements, persistent below 1e5) with one block, a tiny sequence and
+ * vocabulary, under DeepSpeed zero3 on 2 nodes of the duo cluster, full checkpointing. */
+static void prepare_z3_175b(run *x, const spec_cluster *c, double reuse)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3", &l, &err) == 0);
+    spec_training_defaults(&x->tr);
+    x->tr.framework = FW_DEEPSPEED;
+    x->tr.max_reuse_params = reuse;
+    x->tr.ds_mpu = 1; /* Megatron's one query_key_value */
+    ck_assert(x->tr.act_ckpt == CKPT_FULL);
+    spec_model m = test_tiny_model(1);
+    m.hidden = 12288;
+    m.heads = m.kv_heads = 96;
+    m.ffn = 4 * 12288;
+    wl_build(&m, &x->tr, &x->w);
+    layout_build(&x->w, &x->tr, &l, c, 2, &x->g);
+}
+
+START_TEST(test_z3_regather_175b)
+{
+    /* zero3 under DeepSpeed re-gathers what the coordinator released after the recompute, as
+     * zero3-offload does (before z3live34 its backward gathered the block once). h^2 =
+     * 150994944; sub-modules qkv 3h^2, dense h^2, fc1 4h^2, fc2 4h^2; the block's S = 12h^2 +
+     * 4h = 1811988480 elements (3623976960 B in bf16). At the default 1e9: qkv's backward use
+     * lies past dense + fc1 + fc2 = 9h^2 = 1.36e9 > 1e9 (released), dense's past fc1 + fc2 =
+     * 8h^2 = 1.21e9 (released), fc1's past fc2 + fc2 = 8h^2 (released), fc2's next: the
+     * backward gathers S + 8h^2 = 3019898880 elements (6039797760 B) in 4 + 3 = 7 fetches. At
+     * the Azure recipe's 3e9 every sub-module is kept (qkv's use 18h^2 = 2.72e9 <= 3e9): S in
+     * 4 fetches. The forward gathers S in 4 either way. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    run *x = malloc(sizeof *x);
+    const double h2 = 12288.0 * 12288.0, S = 2 * (12 * h2 + 4 * 12288.0);
+    for (int r = 0; r < 2; r++) {
+        prepare_z3_175b(x, &c, r ? 3e9 : 0 /* 0: DeepSpeed's default, 1e9 */);
+        int seen = 0;
+        for (int i = 0; i < x->g.micro.n_items; i++) {
+            const lo_item *it = &x->g.micro.item[i];
+            if (x->w.layer[it->layer].kind != WL_BLOCK)
+                continue;
+            seen++;
+            int bwd = it->pass == LO_BWD;
+            ck_assert_int_eq(it->n_gather, 1);
+            ck_assert_double_eq_tol(it->gather[0].bytes, S + (bwd && !r ? 2 * 8 * h2 : 0), 1e-3);
+            ck_assert_int_eq(it->gather[0].chunks, bwd && !r ? 7 : 4);
+        }
+        ck_assert_int_eq(seen, 2);
+    }
+    /* selective checkpointing reruns no sub-module: nothing gathered again */
+    prepare_z3_175b(x, &c, 0);
+    x->tr.act_ckpt = CKPT_SELECTIVE;
+    spec_layout l = {.kind = LAYOUT_ZERO3, .hier = 1};
+    layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+    for (int i = 0; i < x->g.micro.n_items; i++)
+        if (x->w.layer[x->g.micro.item[i].layer].kind == WL_BLOCK)
+            ck_assert_int_eq(x->g.micro.item[i].gather[0].chunks, 4);
+    /* FSDP's zero3 has no coordinator: one gather of S per pass */
+    x->tr.act_ckpt = CKPT_FULL;
+    x->tr.framework = FW_FSDP;
+    layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+    for (int i = 0; i < x->g.micro.n_items; i++)
+        if (x->w.layer[x->g.micro.item[i].layer].kind == WL_BLOCK)
+            ck_assert_double_eq_tol(x->g.micro.item[i].gather[0].bytes, S, 1e-3);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z3_live_memory_175b)
+{
+    /* zero3's gathered memory under DeepSpeed is the coordinator's (dsc_gathered), as
+     * zero3-offload's. The 175B-shaped block (units u = h^2 = 150994944: qkv 3u, dense u, fc1
+     * and fc2 4u), live limit 1e9 = 6.62u, prefetch bucket 5e7 = 0.33u (defaults). Replayed by
+     * hand over the recompute then the backward:
+     *  - reuse 1e9: qkv gathered, dense prefetched (4u), qkv released (its use lies 9u on);
+     *    dense + fc1 prefetched (5u), dense released; fc1 + fc2 (8u), fc1 released (8u on:
+     *    fc2, fc2); fc2 kept for its backward, fc1 prefetched again (8u); then down. Peak 8u.
+     *  - reuse 3e9 = 19.9u: qkv, dense, fc1 kept (their uses lie 18u, 16u, 8u on); at fc1's hook
+     *    8u are live, over the 6.62u limit: no prefetch, fc2 gathered at its hook: 12u, the
+     *    whole block. Peak 12u.
+     * Gradients: two adjacent sub-modules at most, fc1 + fc2 = 8u, plus the 5e8-element ipg
+     * bucket buffer (reduce_bucket_size's default). In bf16 (2 B each): 1e9: 2 x 8u + 2 x (8u +
+     * 5e8) = 32u + 1e9 = 5831838208 B; 3e9: 40u + 1e9 = 7039797760 B. memory.c's whole layers
+     * (depth 0: 12u > the live limit) were 2 x S + 2 x S = 48u + 16 x 12288 = 7247953920 B. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    run *x = malloc(sizeof *x);
+    const double u = 12288.0 * 12288.0;
+    mem_breakdown m;
+    for (int r = 0; r < 2; r++) {
+        prepare_z3_175b(x, &c, r ? 3e9 : 0);
+        mem_plan(&x->w, &x->tr, &x->g.layout, 4, &c, &m);
+        ck_assert_double_eq_tol(m.gathered, (r ? 40 : 32) * u + 1e9, 1e-3);
+    }
+    x->tr.framework = FW_IDEAL; /* memory.c's whole layers: the block gathered and its gradient */
+    mem_plan(&x->w, &x->tr, &x->g.layout, 4, &c, &m);
+    ck_assert(m.gathered >= 2 * 2 * (12 * u + 4 * 12288.0) - 1);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z3_regather_agree)
+{
+    /* The engines on DeepSpeed zero3's graph with re-gathers (tiny model, reuse 1e4: qkv, dense,
+     * fc1 gathered again, test_ds_offload_graph's count; Megatron-DeepSpeed's one process group,
+     * ds_mpu, so one stream and no contention): within 1e-9, as test_ds_offload_agree, at
+     * 0.6.2 and 0.5.4 (synchronous fetches: the host cost per fetch counts the 3 re-gathers) and
+     * today's. A step is never faster than with an unbounded distance (nothing gathered again), and
+     * slower with the tiny calibration (no hook cost to hide the gathers behind) and at 0.5.4,
+     * where every fetch waits (the default calibration's hooks hide the re-gathers at 0.6+). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib kt = test_tiny_calib(), kd;
+    cost_calib_defaults(&c, &kd);
+    const cost_calib *ks[2] = {&kt, &kd};
+    const int vers[3] = {0, 602, 504};
+    run *x = malloc(sizeof *x);
+    spec_layout l = {.kind = LAYOUT_ZERO3, .hier = 1};
+    for (int ki = 0; ki < 2; ki++)
+        for (int v = 0; v < 3; v++) {
+            double step[2];
+            for (int r = 0; r < 2; r++) {
+                spec_training_defaults(&x->tr);
+                x->tr.framework = FW_DEEPSPEED;
+                x->tr.framework_version = vers[v];
+                x->tr.persist_threshold = 1;
+                x->tr.ds_mpu = 1;
+                x->tr.max_reuse_params = r ? 1e30 : 1e4;
+                spec_model m = test_tiny_model(2);
+                wl_build(&m, &x->tr, &x->w);
+                layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+                an_time(&x->g, &x->w, ks[ki], &c, &x->t);
+                exec_result s;
+                an_result a;
+                sim_and_model(x, ks[ki], &c, &s, &a);
+                ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "k%d v%d r%d: %.17g vs %.17g", ki,
+                              vers[v], r, s.step_s, a.step_s);
+                step[r] = a.step_s;
+            }
+            ck_assert_msg(step[0] >= step[1], "k%d v%d: %.17g vs %.17g", ki, vers[v], step[0], step[1]);
+            if (ki == 0 || vers[v] == 504) /* else the overlapped gathers hide behind the hooks */
+                ck_assert_msg(step[0] > step[1], "k%d v%d: %.17g vs %.17g", ki, vers[v], step[0], step[1]);
+        }
+    free(x);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -626,6 +776,9 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_ds_offload_graph);
     tcase_add_test(tc, test_ds_offload_agree);
     tcase_add_test(tc, test_ds_offload_memory);
+    tcase_add_test(tc, test_z3_regather_175b);
+    tcase_add_test(tc, test_z3_live_memory_175b);
+    tcase_add_test(tc, test_z3_regather_agree);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -385,6 +385,38 @@ START_TEST(test_activations_gpt3)
 }
 END_TEST
 
+START_TEST(test_ew_gpt3_block_dropout)
+{
+    /* One GPT-3 175B block (h = 12288, f = 4h = 49152, learned positions: no rotary), bf16
+     * (e = 2), micro-batch 1 x 2048 tokens, compiled (the megatron-core-te stack's fused path),
+     * bytes per token from workload.c ew_block:
+     *   forward: 2 x (dropout + residual + norm: 4he + the 1-byte dropout mask h) + GELU 2fe
+     *          = 2 x (8 x 12288 + 12288) + 4 x 49152 = 221184 + 196608 = 417792;
+     *   backward: the same 221184 + GELU 3fe = 294912: 516096.
+     * x 2048 tokens: 855638016 and 1056964608 B, 3 kernels each way. The GELU recipes' hidden
+     * dropout (NeMo gpt3_175b hidden_dropout 0.1) is the 2h of masks per token each way: a
+     * non-GELU block of the same shape (SwiGLU with the same f, no dropout) has none. */
+    spec_model m;
+    load("gpt3-175b", &m);
+    spec_training t = training(1, PREC_BF16, 0, 1);
+    t.execution = EXEC_COMPILED;
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *B = find(&w, WL_BLOCK);
+    ck_assert_double_eq(B->ew_fwd_bytes, 417792.0 * 2048);
+    ck_assert_double_eq(B->ew_fwd_bytes, 855638016.0);
+    ck_assert_double_eq(B->ew_bwd_bytes, 1056964608.0);
+    ck_assert_int_eq(B->ew_fwd_kernels, 3);
+    ck_assert_int_eq(B->ew_bwd_kernels, 3);
+    /* SwiGLU, same h and f: 2 x 4he + 3fe forward, 2 x 4he + 5fe backward, no masks */
+    m.swiglu = 1;
+    wl_build(&m, &t, &w);
+    B = find(&w, WL_BLOCK);
+    ck_assert_double_eq(B->ew_fwd_bytes, (2 * 8 * 12288.0 + 6 * 49152.0) * 2048);
+    ck_assert_double_eq(B->ew_bwd_bytes, (2 * 8 * 12288.0 + 10 * 49152.0) * 2048);
+}
+END_TEST
+
 START_TEST(test_published_totals)
 {
     /* every shipped model that quotes a total is within 2% of it when counted from its shape
@@ -451,6 +483,7 @@ Suite *workload_suite(void)
     tcase_add_test(a, test_activations_gpt3);
     tcase_add_test(a, test_logits_fused_linear_ce);
     tcase_add_test(a, test_fp8_cast_bytes_one_block);
+    tcase_add_test(a, test_ew_gpt3_block_dropout);
     suite_add_tcase(s, a);
     return s;
 }
