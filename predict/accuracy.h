@@ -4,7 +4,8 @@
  * rows. The statistics (n, MAPE, median bias, Spearman, layout order within compare groups) and
  * the committed figures (validation/figures.json) are accuracy_stats.h, included here.
  * Not here: printing, CSV or Markdown (cli/accuracy*.c); fitting anything to the cases — they are
- * the validation set, and no calibration parameter may ever be derived from them. */
+ * the validation set, and no calibration parameter may be derived from them except the
+ * frameworks' host costs, leave-one-source-out (accuracy_fit.h). */
 #ifndef SC_PRED_ACCURACY_H
 #define SC_PRED_ACCURACY_H
 
