@@ -411,6 +411,8 @@ static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, 
             return i;
     if (cc->n == COST_CC_N)
         return -1;
+    if (cc->n == 0) /* a new cache: its powers too */
+        cc->pm.n = 0;
     const int i = cc->n++;
     cc->e[i].g = g;
     cc->e[i].kind = (int)kind;
@@ -442,10 +444,10 @@ void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, i
     }
     const nccl_shape *s = &cc->e[i].s;
     const nccl_tab *tab = &cc->e[i].tab;
-    *t = n * nccl_best_tab(&cal->nccl, s, tab, piece(bytes, chunks));
+    *t = n * nccl_best_tab_m(&cal->nccl, s, tab, piece(bytes, chunks), &cc->pm);
     if (cc->e[i].chunks != chunks) { /* the 1-byte time depends on the shape and the pieces only */
         cc->e[i].chunks = chunks;
-        cc->e[i].one = n * nccl_best_tab(&cal->nccl, s, tab, piece(1, chunks));
+        cc->e[i].one = n * nccl_best_tab_m(&cal->nccl, s, tab, piece(1, chunks), &cc->pm);
     }
     *t_one = cc->e[i].one;
 }
@@ -531,6 +533,8 @@ typedef struct gemm_memo {
     int n;
     kern_dtype d[GEMM_MEMO];
     double key[GEMM_MEMO][4], t[GEMM_MEMO];
+    unsigned rated;              /* bit d: rate[d] taken (the GPU's rate in math d, for the call) */
+    kern_gemm_rate rate[KD_N];
 } gemm_memo;
 
 static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
@@ -543,7 +547,11 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
         if (gm->d[i] == d && gm->key[i][0] == lo && gm->key[i][1] == hi && gm->key[i][2] == kk &&
             gm->key[i][3] == batch)
             return gm->t[i];
-    double t = kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
+    if (!(gm->rated & 1u << d)) {
+        kern_gemm_rate_of(k, c, d, &gm->rate[d]);
+        gm->rated |= 1u << d;
+    }
+    double t = kern_gemm_time_r(&gm->rate[d], m, n, kk, batch, eb, hbm);
     if (gm->n < GEMM_MEMO) {
         gm->d[gm->n] = d;
         gm->key[gm->n][0] = lo;
@@ -705,6 +713,7 @@ void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_lay
 {
     gemm_memo gm;
     gm.n = 0;
+    gm.rated = 0;
     *fwd = layer_fwd(&gm, cal, c, l, elem_bytes);
     *bwd = layer_bwd(&gm, cal, c, l, elem_bytes);
     *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);

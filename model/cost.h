@@ -179,7 +179,8 @@ void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int
  * of each (kind, communicator) met, and its latest 1-byte time per piece count, kept here and
  * reused (cost_coll_best_lat_c; the same bits as cost_coll_best_lat). Keyed by the communicator's
  * address and kind: one cache per estimate (n = 0 to start), over groups that do not change
- * while it lives; the calibration the same throughout. */
+ * while it lives; the calibration the same throughout. The powers of the chunk efficiency are
+ * shared by all its entries (nccl_pow_memo). */
 #define COST_CC_N 8
 typedef struct cost_coll_cache {
     int n;
@@ -190,6 +191,7 @@ typedef struct cost_coll_cache {
         nccl_shape s;
         nccl_tab tab;
     } e[COST_CC_N];
+    nccl_pow_memo pm; /* the chunk efficiency's powers (emptied with the first entry) */
 } cost_coll_cache;
 void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                           cost_coll_cache *cc, double *t, double *t_one);

@@ -110,14 +110,27 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
  *    gradient; the foreach path came with v2.0): 2 launches per tensor + 3, and a read (norm)
  *    plus a read + write (mul_) of each gradient, 3 x its bytes per element (4 under amp, whose
  *    parameters and so gradients are fp32). transformers v4.12.0 TrainingArguments.max_grad_norm
- *    defaults to 1.0: its Trainer clips every step unless DeepSpeed runs.
+ *    defaults to 1.0: its Trainer clips every step unless DeepSpeed runs;
+ *  - ddp_bucket_copy: torch DistributedDataParallel with gradient_as_bucket_view false (its
+ *    default, torch/nn/parallel/distributed.py, v1.10.0 to today) copies each gradient into its
+ *    bucket, scaled by 1/world on the way (Reducer::mark_variable_ready_dense: at::mul_out(
+ *    bucket_view, grad, 1/div_factor)), and after the all-reduce copies the bucket back into the
+ *    gradient (finalize_bucket_dense -> copy_bucket_to_grad): a read and a write each way, 4 x the
+ *    gradient's bytes per element (torch/csrc/distributed/c10d/reducer.cpp, BucketReplica form of
+ *    v1.9/v1.10 and pytorch/pytorch@ad78a7b3 alike). Once per step under the Hugging Face
+ *    Trainer, whose no_sync skips the hooks on the micro-steps before the boundary. Only the
+ *    plain-PyTorch DDP layout (framework ideal) on more than one rank: fsdp's ddp is FSDP
+ *    NO_SHARD (its own gradient path), DeepSpeed and Megatron reduce from their own buffers.
  * The syncs go into *syncs, HBM bytes into *bytes, launches into *launches (added to the step's). */
-void fw_trainer_step(const spec_training *t, const wl *w, double shard, double *syncs, double *bytes, double *launches)
+void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, int n, double shard, double *syncs,
+                     double *bytes, double *launches)
 {
     *syncs = *bytes = *launches = 0;
     if (t->framework == FW_DEEPSPEED) /* (fp32 / tf32: no GradScaler below, the clip on 4 B) */
         return;
     const int amp = t->autocast > 0;
+    if (t->ddp_bucket_copy > 0 && l->kind == LAYOUT_DDP && n > 1 && t->framework == FW_IDEAL)
+        *bytes += 4 * (amp ? 4.0 : w->elem_bytes) * w->params;
     const double part = shard > 1 ? shard : 1, psi = w->params / part;
     const double T = model_tensors(w) / part + (part > 1); /* one split at a shard's edge */
     if (amp && t->precision == PREC_FP16) {

@@ -97,9 +97,12 @@ int fw_ds_before(const spec_training *t, int v);
 void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w, int n, double *syncs, double *bytes);
 /* The trainer's step work outside DeepSpeed (fw_trainer_step in framework.c, with sources): amp
  * fp16's GradScaler unscale pass and its found_inf round trip; with t->grad_clip, torch's
- * per-parameter clip_grad_norm_ loop. Per rank over the gradients of psi / shard parameters:
- * host round trips into *syncs, HBM bytes into *bytes, kernel launches into *launches. */
-void fw_trainer_step(const spec_training *t, const wl *w, double shard, double *syncs, double *bytes, double *launches);
+ * per-parameter clip_grad_norm_ loop; with t->ddp_bucket_copy, torch DDP's copies of every
+ * gradient into its bucket and back (layout l DDP on n > 1 ranks). Per rank over the gradients
+ * of psi / shard parameters: host round trips into *syncs, HBM bytes into *bytes, kernel
+ * launches into *launches. */
+void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, int n, double shard, double *syncs,
+                     double *bytes, double *launches);
 /* Partitioned sub-modules of one copy of a layer that DeepSpeed ZeRO-3 gathers: those whose
  * parameters reach t's persist_threshold (FW_DS_PERSIST by default) (a block's q, k, v, o and MLP linears; not its norms; an
  * embedding; a head with an untied projection); their parameters, in order, into sizes[]

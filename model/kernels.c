@@ -165,12 +165,10 @@ static const struct {
  * cost per GEMM is kept low without changing a bit of the result: ceil(m / bm) is taken once
  * per edge (x / 256 is x x 2^-8 exactly), and of a pair of tiles with the same rel and the same
  * bm bn only the one with fewer waves is divided out (ceil, / sms, x and / round monotonically,
- * so the smaller count gives the smaller time, and an equal count the same bits). */
-double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
-                      double batch, double elem_bytes, double hbm_Bps)
+ * so the smaller count gives the smaller time, and an equal count the same bits). What depends
+ * on the calibration, the GPU and the math only is kern_gemm_rate_of's. */
+void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d, kern_gemm_rate *r)
 {
-    if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0)
-        return 0;
     int sms = kern_sms(k, c);
     double peak = kern_peak(c, d);
     if (peak <= 0) { /* refused at the edge (spec_training_check); a library caller gets the
@@ -179,27 +177,111 @@ double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, 
         peak = kern_peak(c, d);
     }
     double eff = k->gemm_eff_dtype[d] > 0 ? k->gemm_eff_dtype[d] : k->gemm_eff;
-    double per_sm = peak / sms * eff, best = INFINITY, K = kk + k->gemm_k0;
-    double cm[3], cn[3];
-    for (int e = 0; e < 3; e++) {
-        cm[e] = ceil(m / EDGES[e]);
-        cn[e] = ceil(n / EDGES[e]);
+    double per_sm = peak / sms * eff;
+    r->sms = sms;
+    r->inv_sms = 1.0 / sms;
+    for (int i = 0; i < 4; i++) {
+        r->den[i] = per_sm * TILES[i].rel;
+        r->inv_den[i] = 1.0 / r->den[i];
     }
-    for (size_t i = 0; i < sizeof TILES / sizeof TILES[0]; i++) {
+    r->k0 = k->gemm_k0;
+    r->fixed_s = k->gemm_fixed_s;
+}
+
+/* ceil(x / 256), ceil(x / 128), ceil(x / 64) for x > 0: in integers when x is a whole number
+ * below 2^52 (the usual shapes; (i + 2^s - 1) >> s is the ceil of i / 2^s), else as written. */
+static void tile_counts(double x, double cnt[3])
+{
+    if (x < 0x1p52) {
+        const long long i = (long long)x;
+        if ((double)i == x) {
+            cnt[0] = (double)((i + 255) >> 8);
+            cnt[1] = (double)((i + 127) >> 7);
+            cnt[2] = (double)((i + 63) >> 6);
+            return;
+        }
+    }
+    for (int e = 0; e < 3; e++)
+        cnt[e] = ceil(x / EDGES[e]);
+}
+
+/* ceil(nt / sms) for nt > 0. When nt is a whole number below 2^52 the quotient nt / sms,
+ * if not whole, lies at least 1 / sms from every integer while its rounding moves it by at
+ * most nt / sms x 2^-53 < 1 / sms: its ceil is the integer ceil of nt / sms, found here from
+ * a first guess by multiplication, corrected in integers (no division). */
+static double waves_of(const kern_gemm_rate *r, double nt)
+{
+    if (nt < 0x1p52) {
+        const long long t = (long long)nt;
+        if ((double)t == nt) {
+            const long long s = r->sms;
+            long long q = (long long)(nt * r->inv_sms) + 1; /* the floor's guess + 1 */
+            while (q > 1 && (q - 1) * s >= t)
+                q--;
+            while (q * s < t)
+                q++;
+            return (double)q;
+        }
+    }
+    return ceil(nt / r->sms);
+}
+
+/* The least of the four pair times num / den. Each is first estimated as num x (1 / den),
+ * within 3 ulp of the quotient where the numbers are normal; a tile whose estimate exceeds the
+ * least estimate by more than 1e-12 (relative) has a larger quotient, hence a rounded time no
+ * smaller than the least one's, so only the tiles within the margin (almost always one) are
+ * divided out; the least of those is the least of all four, bit for bit. Outside the normal
+ * range every tile is divided. */
+static double least_time(const kern_gemm_rate *r, const double num[4])
+{
+    double est[4], emin = INFINITY, best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        est[i] = num[i] * r->inv_den[i];
+        if (est[i] < emin)
+            emin = est[i];
+    }
+    const int all = !(emin > 0x1p-900 && emin < 0x1p900 && r->den[3] > 0x1p-900 && r->den[0] < 0x1p900);
+    const double cut = emin * (1 + 1e-12);
+    for (int i = 0; i < 4; i++)
+        if (all || est[i] <= cut) {
+            double t = num[i] / r->den[i];
+            if (t < best)
+                best = t;
+        }
+    return best;
+}
+
+double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, double batch, double elem_bytes,
+                        double hbm_Bps)
+{
+    if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0)
+        return 0;
+    double K = kk + r->k0, cm[3], cn[3], num[4];
+    tile_counts(m, cm);
+    tile_counts(n, cn);
+    for (int i = 0; i < 4; i++) {
         double nt = cm[TILES[i].a1] * cn[TILES[i].b1] * batch;
         if (TILES[i].a2 >= 0) {
             double nt2 = cm[TILES[i].a2] * cn[TILES[i].b2] * batch;
             nt = nt2 < nt ? nt2 : nt;
         }
-        double waves = ceil(nt / sms);
-        double t = waves * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K / (per_sm * TILES[i].rel);
-        if (t < best)
-            best = t;
+        num[i] = waves_of(r, nt) * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K;
     }
+    double best = least_time(r, num);
     double bytes = (m * kk + kk * n + m * n) * batch * elem_bytes;
     if (hbm_Bps > 0 && bytes / hbm_Bps > best)
         best = bytes / hbm_Bps;
-    return k->gemm_fixed_s + best;
+    return r->fixed_s + best;
+}
+
+double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
+                      double batch, double elem_bytes, double hbm_Bps)
+{
+    if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0)
+        return 0;
+    kern_gemm_rate r;
+    kern_gemm_rate_of(k, c, d, &r);
+    return kern_gemm_time_r(&r, m, n, kk, batch, elem_bytes, hbm_Bps);
 }
 
 double kern_attn_flops(double bh, double s, double d, int causal, int bwd)
@@ -224,7 +306,9 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     eff *= s / (s + s0 * (causal ? 2.2 : 1.0));
     double blocks = bh * ceil(s / 128.0), waves = ceil(blocks / sms);
     eff *= blocks / (waves * sms);
-    double peak = kern_peak(c, KD_BF16) > 0 ? kern_peak(c, KD_BF16) : kern_peak(c, KD_FP16);
+    double peak = kern_peak(c, KD_BF16); /* asked once: the same bits as asking again */
+    if (!(peak > 0))
+        peak = kern_peak(c, KD_FP16);
     double clk = c->gpu.clock_ratio > 0 ? c->gpu.clock_ratio : 1.0, at = k->fa_clock > 0 ? k->fa_clock : 1.0;
     peak *= (clk < at ? clk : at) / (at * clk); /* the sustained clock, relative to the benchmark's */
     return k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);

@@ -55,6 +55,20 @@ const char *kern_dtype_str(kern_dtype d);
  * HBM rate; plus the fixed cost. hbm_Bps: achieved HBM B/s. */
 double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                       double batch, double elem_bytes, double hbm_Bps);
+/* The same split in two, for a caller that times several GEMMs of one math on one GPU: what
+ * depends on (calibration, GPU, math) only, taken once by kern_gemm_rate_of, and the GEMM's
+ * time from it (kern_gemm_time_r: the same bits as kern_gemm_time). Plain data, no pointers. */
+typedef struct kern_gemm_rate {
+    int sms;          /* SMs the tiles are spread over                                    */
+    double inv_sms;   /* 1 / sms (a first guess of the waves, checked in integers)        */
+    double den[4];    /* per-SM rate x rel of each tile pair (kernels.c TILES), FLOP/s     */
+    double inv_den[4];/* 1 / den (to rank the tiles; the winner is divided exactly)       */
+    double k0;        /* gemm_k0                                                          */
+    double fixed_s;   /* gemm_fixed_s                                                     */
+} kern_gemm_rate;
+void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d, kern_gemm_rate *r);
+double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, double batch, double elem_bytes,
+                        double hbm_Bps);
 
 /* Fused attention over bh = batch x heads (query heads), sequence s, head dim d:
  * forward FLOPs 4 bh s^2 d (half with a causal mask), backward 2.5x (FlashAttention's

@@ -296,7 +296,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = psi / shard};
     fw_ds_step_checks(t, l, w, N, &g->sched.step_syncs, &g->sched.step_hbm_bytes); /* DeepSpeed fp16 < 0.13.3 */
     double tr_syncs, tr_bytes, tr_launches; /* amp's unscale and the trainer's clip (fw_trainer_step) */
-    fw_trainer_step(t, w, shard, &tr_syncs, &tr_bytes, &tr_launches);
+    fw_trainer_step(t, l, w, N, shard, &tr_syncs, &tr_bytes, &tr_launches);
     g->sched.step_syncs += tr_syncs;
     g->sched.step_hbm_bytes += tr_bytes;
     g->sched.opt_launches += (int)tr_launches;

@@ -252,37 +252,66 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
     return isfinite(best) ? best : 0;
 }
 
-/* One size's choice over the per-shape usability, latencies and raw bandwidths (nccl_tab_of):
- * nccl_best_of's loop, unforced, operation for operation. */
-double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *tab, double S)
+/* pow(x, e) through the memo (an equal base: the same call, the same bits) */
+static double pow_m(double x, double e, nccl_pow_memo *pm)
 {
-    double best = INFINITY;
-    for (int a = 0; a < NCCL_N_ALGOS; a++) {
-        double xfer = -1, eff = -1;
-        for (int qi = NCCL_N_PROTOS - 1; qi >= 0; qi--) {
-            const nccl_proto q = (nccl_proto)qi;
-            if (!tab->ok[a][qi])
-                continue;
-            if (xfer < 0)
-                xfer = algo_bytes(s, (nccl_algo)a, S) / tab->raw[a];
-            double lat = tab->lats[a][qi];
-            if (lat >= best)
-                continue;
-            double tq = xfer / p->proto_bw[q];
-            if (lat + tq >= best)
-                continue;
-            if (eff < 0)
-                eff = chunk_eff(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S);
-            double t = lat + tq / eff;
-            if (t < best)
-                best = t;
+    for (int i = 0; i < pm->n; i++)
+        if (pm->x[i] == x)
+            return pm->y[i];
+    double y = pow(x, e);
+    if (pm->n < NCCL_POW_N) {
+        pm->x[pm->n] = x;
+        pm->y[pm->n++] = y;
+    }
+    return y;
+}
+
+/* chunk_eff, its pow through the memo when there is one */
+static double chunk_eff_m(const nccl_params *p, nccl_algo a, double c, nccl_pow_memo *pm)
+{
+    double h = p->chunk_half_B[a];
+    if (!pm || p->chunk_exp == 1 || !(h > 0) || !(c > 0))
+        return chunk_eff(p, a, c);
+    return 1.0 / (1.0 + pow_m(h / c, p->chunk_exp, pm));
+}
+
+/* One size's choice over the per-shape usable pairs, latencies and raw bandwidths (nccl_tab_of):
+ * nccl_best_of's loop, unforced, operation for operation (the pairs nccl_best_of skips as
+ * unusable are not in the list; each algorithm's bytes / bandwidth is taken at its first). */
+double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab *tab, double S, nccl_pow_memo *pm)
+{
+    double best = INFINITY, xfer = 0, eff = -1;
+    int cur = -1;
+    for (int j = 0; j < tab->nc; j++) {
+        const int a = tab->ca[j];
+        if (a != cur) {
+            cur = a;
+            xfer = algo_bytes(s, (nccl_algo)a, S) / tab->raw[a];
+            eff = -1;
         }
+        double lat = tab->cl[j];
+        if (lat >= best)
+            continue;
+        double tq = xfer / p->proto_bw[tab->cq[j]];
+        if (lat + tq >= best)
+            continue;
+        if (eff < 0)
+            eff = chunk_eff_m(p, (nccl_algo)a, a == NCCL_RING || a == NCCL_PAT ? S / s->n : S, pm);
+        double t = lat + tq / eff;
+        if (t < best)
+            best = t;
     }
     return isfinite(best) ? best : 0;
 }
 
+double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *tab, double S)
+{
+    return nccl_best_tab_m(p, s, tab, S, NULL);
+}
+
 void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
 {
+    t->nc = 0;
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         int any = 0;
         for (int q = 0; q < NCCL_N_PROTOS; q++) {
@@ -291,6 +320,12 @@ void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
             any |= t->ok[a][q];
         }
         t->raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
+        for (int q = NCCL_N_PROTOS - 1; q >= 0; q--) /* nccl_best_of's order: Simple first */
+            if (t->ok[a][q]) {
+                t->ca[t->nc] = (unsigned char)a;
+                t->cq[t->nc] = (unsigned char)q;
+                t->cl[t->nc++] = t->lats[a][q];
+            }
     }
 }
 

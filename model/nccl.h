@@ -95,9 +95,23 @@ typedef struct nccl_tab {
     int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
     double lats[NCCL_N_ALGOS][NCCL_N_PROTOS];
     double raw[NCCL_N_ALGOS];
+    /* the usable pairs alone, in nccl_best_of's order (algorithm up, Simple first): nc of them */
+    int nc;
+    unsigned char ca[NCCL_N_ALGOS * NCCL_N_PROTOS], cq[NCCL_N_ALGOS * NCCL_N_PROTOS];
+    double cl[NCCL_N_ALGOS * NCCL_N_PROTOS]; /* their latencies, s */
 } nccl_tab;
 void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t);
 double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S);
+/* The chunk efficiency's powers (h / c)^chunk_exp met within one estimate, by their base: the
+ * collectives of one estimate repeat bases (a reduce-scatter and an all-gather of the same bytes on
+ * one communicator, the 1-byte latencies of every kind on it). n = 0 to start; for one nccl_params
+ * throughout. nccl_best_tab_m is nccl_best_tab with it (NULL: none), the same bits. */
+#define NCCL_POW_N 8
+typedef struct nccl_pow_memo {
+    int n;
+    double x[NCCL_POW_N], y[NCCL_POW_N];
+} nccl_pow_memo;
+double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S, nccl_pow_memo *pm);
 
 const char *nccl_algo_name(nccl_algo a);
 const char *nccl_proto_name(nccl_proto p);

@@ -217,6 +217,8 @@ typedef struct spec_training {
                                softmax and its dropout in fp32 (model/workload.c)              */
     int grad_clip;          /* the trainer clips the gradient norm with torch's per-parameter
                                clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
+    int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
+                               gradient copied into its bucket and back (fw_trainer_step); -1 = off */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */

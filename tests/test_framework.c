@@ -566,6 +566,51 @@ START_TEST(test_trainer_step)
 }
 END_TEST
 
+START_TEST(test_ddp_bucket_copy)
+{
+    /* torch DDP's bucket copies (framework.c fw_trainer_step, training.ddp_bucket_copy): each
+     * gradient read and written into its bucket, then read and written back after the
+     * all-reduce: 4 x the gradient's bytes per element, once per step. Tiny model, one node of
+     * 2 ranks (test_duo_cluster), framework ideal (plain PyTorch), fp16:
+     *   key off: 0 bytes (test_trainer_step's first build);
+     *   on, 16-bit gradients: 4 x 2 = 8 psi;
+     *   grad_accum 4: the same 8 psi (the Trainer's no_sync: one copy per step, not per micro-step);
+     *   + autocast (amp: fp32 gradients): 4 x 4 = 16 psi, + GradScaler's unscale 8 psi = 24 psi,
+     *     still 1 round trip and no launches of its own;
+     *   zero1 (not DDP) with autocast: GradScaler's 8 B over the rank's half, 4 psi, alone;
+     *   one rank (gpus_per_node 1): no all-reduce, no copies: 8 psi alone;
+     *   framework fsdp (its ddp is FSDP NO_SHARD, not torch DDP): 8 psi alone. */
+    fx x;
+    fx_setup(&x, FW_IDEAL);
+    x.t.precision = PREC_FP16;
+    const double psi = x.w.params;
+    lo_graph g;
+    build(&x, "ddp", 1, &g);
+    ck_assert(g.sched.step_hbm_bytes == 0);
+    x.t.ddp_bucket_copy = 1;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_hbm_bytes, 8 * psi);
+    x.t.grad_accum = 4;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_hbm_bytes, 8 * psi);
+    x.t.grad_accum = 1;
+    x.t.autocast = 1;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_hbm_bytes, 24 * psi);
+    rel(g.sched.step_syncs, 1);
+    ck_assert_int_eq(g.sched.opt_launches, 0);
+    build(&x, "zero1", 1, &g);
+    rel(g.sched.step_hbm_bytes, 8 * psi / 2);
+    x.c.gpus_per_node = 1;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_hbm_bytes, 8 * psi);
+    x.c.gpus_per_node = 2;
+    x.t.framework = FW_FSDP;
+    build(&x, "ddp", 1, &g);
+    rel(g.sched.step_hbm_bytes, 8 * psi);
+}
+END_TEST
+
 START_TEST(test_ds_step_checks)
 {
     /* DeepSpeed's fp16 ZeRO-1/2 per-tensor checks before the step (framework.c
@@ -1257,6 +1302,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_ds_owner_reduce);
     tcase_add_test(sch, test_ds_step_checks);
     tcase_add_test(sch, test_trainer_step);
+    tcase_add_test(sch, test_ddp_bucket_copy);
     tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_engines_agree_two_streams);
     tcase_add_test(sch, test_ds_mpu_one_stream);

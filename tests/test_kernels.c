@@ -488,6 +488,57 @@ START_TEST(test_gemm_formula_bits)
 }
 END_TEST
 
+START_TEST(test_gemm_rate_random_bits)
+{
+    /* kern_gemm_time_r over kern_gemm_rate_of (tile counts and waves in integers for whole
+     * shapes, tiles ranked by x (1 / rate) and only the winner divided out) is bit for bit the
+     * formula of kernels.h, on random shapes: whole and fractional m, fractional batches (the
+     * ceil path), sizes up to 2^40 (waves past 2^52: the ceil path), dims that are multiples of
+     * the tile edges (ties between tiles), with and without k0 and the HBM floor, every arch and
+     * math. A tile ranked wrongly or a wave count off by one fails. */
+    static const char *const arch[] = {"volta", "ampere", "hopper", "cpu"};
+    unsigned long long st = 0x9e3779b97f4a7c15ull;
+    long n = 0;
+    for (int a = 0; a < 4; a++) {
+        spec_cluster c = toy();
+        snprintf(c.gpu.arch, sizeof c.gpu.arch, "%s", arch[a]);
+        c.gpu.sms = a == 3 ? 0 : a == 2 ? 132 : 108;
+        kern_calib k;
+        kern_defaults(arch[a], &k);
+        k.gemm_k0 = a == 1 ? 64 : 0;
+        for (int d = KD_FP32; d < KD_N; d++) {
+            if (kern_peak(&c, (kern_dtype)d) <= 0)
+                continue;
+            kern_gemm_rate r;
+            kern_gemm_rate_of(&k, &c, (kern_dtype)d, &r);
+            for (int i = 0; i < 20000; i++) {
+                double u[6];
+                for (int j = 0; j < 6; j++) { /* a 64-bit LCG (Knuth's MMIX constants) */
+                    st = st * 6364136223846793005ull + 1442695040888963407ull;
+                    u[j] = (double)(st >> 11) * 0x1p-53;
+                }
+                double m = floor(pow(2, 1 + 24 * u[0]) * u[1]) + 1, nn = floor(pow(2, 1 + 24 * u[2])) + 1;
+                double kk = floor(pow(2, 1 + 16 * u[3])) + 1, b = floor(1 + 96 * u[4]);
+                switch (i % 5) {
+                case 1: m += 0.5 * u[5]; break;
+                case 2: b = 0.25 + 10 * u[5]; break;
+                case 3: m = floor(pow(2, 40 * u[0])), nn = floor(pow(2, 40 * u[2])), b = floor(pow(2, 20 * u[5])); break;
+                case 4: m = 64 * floor(1 + 300 * u[0]), nn = 128 * floor(1 + 300 * u[2]); break;
+                default: break;
+                }
+                double hbm = i & 8 ? 1.5e12 : 0, eb = i & 16 ? 4 : 2;
+                double got = kern_gemm_time_r(&r, m, nn, kk, b, eb, hbm);
+                double want = gemm_formula(&k, &c, (kern_dtype)d, m, nn, kk, b, eb, hbm);
+                ck_assert_msg(!memcmp(&got, &want, sizeof got), "%s %s %.17g x %.17g x %.17g x %.17g: %a vs %a",
+                              arch[a], kern_dtype_str((kern_dtype)d), m, nn, kk, b, got, want);
+                n++;
+            }
+        }
+    }
+    ck_assert_int_gt(n, 200000);
+}
+END_TEST
+
 START_TEST(test_layer_times_bits)
 {
     /* cost_layer_times (one GEMM table for the call, full checkpointing's recompute = the
@@ -555,6 +606,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
     tcase_add_test(t, test_gemm_formula_bits);
+    tcase_add_test(t, test_gemm_rate_random_bits);
     tcase_add_test(t, test_layer_times_bits);
     suite_add_tcase(s, t);
     t = tcase_create("attention");

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../model/cost.h"
+#include "../model/framework.h"
+#include "../model/layout.h"
 #include "../model/nccl.h"
 #include "../model/spec.h"
 #include "suites.h"
@@ -515,6 +517,142 @@ START_TEST(test_best_lat_cache_bits)
 }
 END_TEST
 
+START_TEST(test_pow_memo_bits)
+{
+    /* nccl_best_tab_m through one power memo (the chunk efficiency's (h / c)^e kept by base) gives
+     * nccl_best_tab's bits without it: every shipped calibration whose exponent is not 1, the three
+     * kinds x 1-16 nodes x 1-8 GPUs, sizes from 1 B to 16 GiB with repeats (the memo's 8 bases fill
+     * and later bases are computed without it), one memo per calibration across all of them, each
+     * 1-byte size asked again after every size (a held base read back: a wrong entry fails). */
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0, memo_used = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(cl[ci], &c, &cal);
+        if (!cal.nccl.on || cal.nccl.chunk_exp == 1)
+            continue;
+        nccl_pow_memo pm;
+        pm.n = 0;
+        for (int kind = 0; kind < 3; kind++)
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    nccl_shape s = {.kind = kind, .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_tab tab;
+                    nccl_tab_of(&cal.nccl, &s, &tab);
+                    for (double b = 1; b < 2e10; b *= 9.1)
+                        for (int rep = 0; rep < 2; rep++) {
+                            double S = rep ? 1 : b, x = nccl_best_tab_m(&cal.nccl, &s, &tab, S, &pm);
+                            double y = nccl_best_tab(&cal.nccl, &s, &tab, S);
+                            double z = nccl_best(&cal.nccl, &s, S, NULL, NULL);
+                            ck_assert_msg(!memcmp(&x, &y, sizeof x) && !memcmp(&y, &z, sizeof y),
+                                          "%s kind %d %dx%d %g B: %a / %a / %a", cl[ci], kind, k, m, S, x, y, z);
+                            n++;
+                        }
+                }
+        memo_used += pm.n;
+    }
+    ck_assert_int_gt(n, 2000);
+    ck_assert_int_gt(memo_used, 0);
+}
+END_TEST
+
+/* One estimate's layer times and collectives through the caches an estimate uses (the GEMM
+ * table of cost_layer_times with its per-math rates; one cost_coll_cache with its NCCL tables and
+ * powers across all the graph's collectives, as an_time_memo) against the same without them. */
+static long estimate_caches_check(const spec_cluster *c, const cost_calib *cal, const wl *w, const lo_graph *g,
+                                  const char *what)
+{
+    long n = 0;
+    for (int i = 0; i < w->n_layers; i++) {
+        const wl_layer *L = layout_layer(g, w, i);
+        double f, b, r;
+        cost_layer_times(cal, c, L, w->elem_bytes, &f, &b, &r);
+        double f0 = cost_layer_fwd_time(cal, c, L, w->elem_bytes), b0 = cost_layer_bwd_time(cal, c, L, w->elem_bytes);
+        double r0 = cost_layer_recompute_time(cal, c, L, w->elem_bytes);
+        ck_assert_msg(!memcmp(&f, &f0, sizeof f) && !memcmp(&b, &b0, sizeof b) && !memcmp(&r, &r0, sizeof r),
+                      "%s layer %d: %a %a %a vs %a %a %a", what, i, f, b, r, f0, b0, r0);
+        n++;
+    }
+    cost_coll_cache cc;
+    cc.n = 0;
+    const lo_micro *ms[2] = {&g->micro, &g->last};
+    for (int mi = 0; mi < 2; mi++)
+        for (int i = 0; i < ms[mi]->n_items; i++) {
+            const lo_item *it = &ms[mi]->item[i];
+            const lo_coll *cs[9];
+            int nc = 0;
+            for (int k = 0; k < it->n_gather; k++)
+                cs[nc++] = &it->gather[k];
+            for (int k = 0; k < it->n_inline; k++)
+                cs[nc++] = &it->inl[k];
+            for (int k = 0; k < it->n_reduce; k++)
+                cs[nc++] = &it->reduce[k];
+            for (int k = 0; k < nc; k++) {
+                const cost_group *gr = &g->group[cs[k]->group];
+                double t, t1, u, u1;
+                cost_coll_best_lat_c(cal, cs[k]->kind, cs[k]->bytes, cs[k]->chunks, gr, &cc, &t, &t1);
+                cost_coll_best_lat(cal, cs[k]->kind, cs[k]->bytes, cs[k]->chunks, gr, &u, &u1);
+                ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1), "%s collective %d/%d/%d: %a/%a vs %a/%a",
+                              what, mi, i, k, t, t1, u, u1);
+                n++;
+            }
+        }
+    return n;
+}
+
+START_TEST(test_estimate_caches_bits)
+{
+    /* The caches of one estimate give the uncached bits on real graphs: p4d, p5 and dgx-h100 with
+     * their shipped calibrations (NCCL model, chunk exponents, kernel models) x gpt3-13b and
+     * llama3-8b x tp 1/2/8 and sharded layouts x every framework that runs the layout x grad-accum
+     * 1/4/16 x checkpointing none/full/selective, 4 nodes: every layer time and every collective
+     * (its time and 1-byte latency) of the regular and the last micro-step. */
+    static const char *const cl[] = {"p4d.24xlarge", "p5.48xlarge", "dgx-h100"};
+    static const char *const models[] = {"gpt3-13b", "llama3-8b"};
+    static const char *const lays[] = {"tp:t=1", "tp:t=2", "tp:t=8", "zero3", "mics:p=8", "hsdp:p=8", "zero2"};
+    static const int acc[] = {1, 4, 16}, ckpt[] = {CKPT_NONE, CKPT_FULL, CKPT_SELECTIVE};
+    long n = 0, graphs = 0;
+    for (int ci = 0; ci < 3; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(cl[ci], &c, &cal);
+        for (int mi = 0; mi < 2; mi++) {
+            char path[256];
+            spec_model m;
+            sc_err e;
+            snprintf(path, sizeof path, "configs/models/%s.json", models[mi]);
+            ck_assert_int_eq(spec_load_model(path, &m, &e), 0);
+            for (int li = 0; li < 7; li++)
+                for (int fw = 0; fw < N_FRAMEWORKS; fw++)
+                    for (int k = 0; k < 9; k++) {
+                        spec_layout l;
+                        ck_assert_int_eq(spec_layout_parse(lays[li], &l, &e), 0);
+                        spec_training t;
+                        spec_training_defaults(&t);
+                        t.framework = (spec_framework)fw;
+                        t.grad_accum = acc[k % 3];
+                        t.act_ckpt = ckpt[k / 3];
+                        if (spec_layout_check(&l, &c, 4, &e) || spec_layout_check_model(&l, &m, &e) ||
+                            spec_layout_check_training(&l, &t, &e) || fw_check(t.framework, &l, &e))
+                            continue;
+                        wl w;
+                        wl_build(&m, &t, &w);
+                        lo_graph g;
+                        layout_build(&w, &t, &l, &c, 4, &g);
+                        char what[160];
+                        snprintf(what, sizeof what, "%s %s %s fw %d ga %d ckpt %d", cl[ci], models[mi], lays[li], fw,
+                                 t.grad_accum, t.act_ckpt);
+                        n += estimate_caches_check(&c, &cal, &w, &g, what);
+                        graphs++;
+                    }
+        }
+    }
+    ck_assert_int_gt(graphs, 300);
+    ck_assert_int_gt(n, 5000);
+}
+END_TEST
+
 START_TEST(test_best_lat_cache_zero_pieces)
 {
     /* A collective of 0 pieces (chunks < 1 counts as one piece, n = 1) met first by a fresh cache
@@ -558,6 +696,8 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_more_bandwidth_never_slower);
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
+    tcase_add_test(tc, test_pow_memo_bits);
+    tcase_add_test(tc, test_estimate_caches_bits);
     tcase_add_test(tc, test_calib_parse);
     tcase_add_test(tc, test_best_lat_bits);
     tcase_add_test(tc, test_best_lat_cache_bits);

@@ -994,6 +994,15 @@ printf '{"autocast": true, "grad_clip": true, "micro_batch": 1, "precision": "fp
 expect grad-clip-key 0 "zero1                    0.350      22.85     30.1   24.0   24.0     0.307" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/clip.json"
 printf '{"grad_clip": "yes"}' >"$TMP/clip_bad.json"
 expect grad-clip-bad 2 "$TMP/clip_bad.json: \$.grad_clip: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/clip_bad.json"
+# training.ddp_bucket_copy (torch DDP, gradient_as_bucket_view off, dsat34): every fp32 gradient
+# (autocast) copied into its bucket and back, 4 x 4 B x 1.316e9 = 21.06 GB at 900 GB/s x 0.8 = 29.2 ms
+# on the step's optimizer column: 0.647 -> 0.677 s (0.089 -> 0.118); a non-boolean is one error
+printf '{"autocast": true, "grad_clip": true, "micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/ddp0.json"
+printf '{"autocast": true, "grad_clip": true, "ddp_bucket_copy": true, "micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/ddp1.json"
+expect ddp-copy-off 0 "ddp                      0.647      12.36     28.7   23.0   30.1     0.553    0.000    0.000    0.006   0.089" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout ddp --engine model --training "$TMP/ddp0.json"
+expect ddp-copy-on 0 "ddp                      0.677      11.82     27.5   22.0   28.8     0.553    0.000    0.000    0.006   0.118" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout ddp --engine model --training "$TMP/ddp1.json"
+printf '{"ddp_bucket_copy": 1}' >"$TMP/ddp_bad.json"
+expect ddp-copy-bad 2 "$TMP/ddp_bad.json: \$.ddp_bucket_copy: expected true or false, got 1" -- "$BIN" describe --model llama2-7b --training "$TMP/ddp_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
