@@ -1,9 +1,11 @@
 /* analytic.c — the closed-form engine (see analytic.h; execution rules in layout.h). */
 #include "analytic.h"
+#include "analytic_mesh.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,6 +354,14 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
     }
 }
 
+/* A network collective (tier 1) whose group has one member per node, G such groups on each: each
+ * local index runs its own (an_titem.gnet). */
+static int net_own(const lo_graph *g, const spec_cluster *c, const lo_coll *q, int tier)
+{
+    const cost_group *geo = &g->group[q->group];
+    return tier == 1 && geo->m == 1 && geo->concurrent == c->gpus_per_node;
+}
+
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
  * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
  * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
@@ -386,6 +396,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
         for (int k = 0; k < it->n_gather; k++) {
             time_coll(g, cal, mm, &it->gather[k], &o->g[k], &o->gk[k], &o->glat[k], &o->gtier[k], &o->gw[k]);
             o->gs[k] = it->gather[k].stream;
+            o->gnet[k] = (unsigned char)net_own(g, c, &it->gather[k], o->gtier[k]);
             comm += it->gather[k].offload ? 0 : o->g[k];
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
@@ -395,10 +406,12 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
         }
+        an_mesh_leads(g, cal, c, it, o); /* per local index on a mesh (analytic_mesh.c) */
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k], &o->rw[k]);
             o->rs[k] = it->reduce[k].stream;
+            o->rnet[k] = (unsigned char)net_own(g, c, &it->reduce[k], o->rtier[k]);
             comm += it->reduce[k].offload ? 0 : o->r[k];
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
@@ -442,8 +455,12 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 {
     if (sw)
         memo_bind(sw, cal, c);
-    memset(t, 0, sizeof *t);
+    /* zero what the run reads: the items in use (an_titem is ~0.5 KB, the arrays hold
+     * LO_MAX_ITEMS) and the fields after them */
     t->n_items = g->micro.n_items;
+    memset(t->micro, 0, (size_t)t->n_items * sizeof t->micro[0]);
+    memset(t->last, 0, (size_t)t->n_items * sizeof t->last[0]);
+    memset(&t->grad_accum, 0, sizeof *t - offsetof(an_timed, grad_accum));
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
     t->prefetch_var = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, 1) != g->prefetch;
@@ -487,6 +504,18 @@ typedef struct cursor {
 
 #define NS FW_STREAMS
 
+/* On an NVLink mesh whose groups of an axis differ (an_titem.lead), the copy just walked ended
+ * earlier on other local indices than on the slowest one this recurrence follows, so their network
+ * collectives with one member per node (G groups sharing the node's NICs) go out earlier and have
+ * the NICs to themselves until the slowest index's follow: src the item whose leads apply (NULL:
+ * none), cap the most of a lead usable (the compute's end, or this rank's own network work
+ * still queued, bounds it); at, b, red: the chain of such collectives issued at the next copy's
+ * start (the next one's start, its bandwidth work so far, the time cut from it so far). */
+typedef struct lead_credit {
+    const an_titem *src;
+    double cap, at, b, red;
+} lead_credit;
+
 typedef struct state {
     double comm[NS], comp;      /* end of the communication streams and compute stream     */
     double last_end;            /* end of the latest-ending collective so far              */
@@ -502,6 +531,7 @@ typedef struct state {
     int link_st[2];             /* the stream of the collective that ends when the tier frees
                                    (its weight link_w, its kind link_kind); -1 none            */
     int link_kind[2];
+    lead_credit cr;             /* other local indices' head start on the NICs (lead_cut)    */
 } state;
 
 static const an_titem *item_at(const an_timed *t, const cursor *c)
@@ -586,6 +616,45 @@ static double put(state *s, int st, double t0, double dur, double lat, int tier,
     return s->comm[st];
 }
 
+/* The time cut from a network collective's bandwidth part B, one member per node, issued in the
+ * chain after a copy with leads (lead_credit). Fluid sharing of the node's NICs, equal work per
+ * local index (B / G of the NICs' time each, the chain's bandwidth work so far bc): the class that
+ * starts last (lead 0) ends when the NICs finish the work released at or after each class's start,
+ * max over classes i of bc lead_f[i] - lead[i] after its own start (a work-conserving server's
+ * makespan: the latest-released of equal jobs ends last), instead of bc. */
+static double lead_cut(lead_credit *cr, double B)
+{
+    const an_titem *o = cr->src;
+    if (!(B > 0))
+        return 0;
+    double bc = cr->b + B, end = -INFINITY;
+    for (int i = 0; i < o->nlead; i++) {
+        double d = o->lead[i] < cr->cap ? o->lead[i] : cr->cap, e = bc * o->lead_f[i] - d;
+        end = e > end ? e : end;
+    }
+    double cut = bc - end - cr->red;
+    cut = cut < 0 ? 0 : cut > B ? B : cut;
+    cr->b = bc;
+    cr->red += cut;
+    return cut;
+}
+
+/* put(), for a gather or reduce: a network collective of one member per node (net) in the chain
+ * after a copy with leads starts where the slowest index's does, shortened by lead_cut; any other
+ * network collective, or one that starts later (a gap), ends the chain. */
+static double put_net(state *s, int st, double t0, double dur, double lat, int tier, double w, int kind, int net)
+{
+    lead_credit *cr = &s->cr;
+    if (!cr->src || tier != 1)
+        return put(s, st, t0, dur, lat, tier, w, kind);
+    const double start = s->comm[st] > t0 ? s->comm[st] : t0;
+    if (!net || start != cr->at) {
+        cr->src = NULL;
+        return put(s, st, t0, dur, lat, tier, w, kind);
+    }
+    return cr->at = put(s, st, t0, dur - lead_cut(cr, dur - lat), lat, tier, w, kind);
+}
+
 static double comm_end(const state *s)
 {
     double e = s->comm[0];
@@ -616,7 +685,8 @@ static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx
     int kind = COLL_ALLGATHER;
     for (int k = 0; k < it->ng; k++) {
         kind = (int)it->gk[k];
-        end = put(s, it->gs[k], k ? end : t_issue, it->g[k], it->glat[k], it->gtier[k], it->gw[k], kind); /* hierarchical: in order */
+        end = put_net(s, it->gs[k], k ? end : t_issue, it->g[k], it->glat[k], it->gtier[k], it->gw[k], kind,
+                      it->gnet[k]); /* hierarchical: in order */
     }
     s->gend[idx % D] = end;
     s->gkind[idx % D] = kind;
@@ -627,8 +697,8 @@ static void issue_reduces(state *s, const an_titem *it, double t_issue)
 {
     double prev = t_issue;
     for (int k = 0; k < it->nr; k++)
-        prev = put(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], it->rlat[k], it->rtier[k],
-                   it->rw[k], (int)it->rk[k]);
+        prev = put_net(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], it->rlat[k],
+                       it->rtier[k], it->rw[k], (int)it->rk[k], it->rnet[k]);
 }
 
 /* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
@@ -639,6 +709,8 @@ typedef struct snap {
     int n;
     int link_st[2], link_kind[2]; /* the tiers' queued collective (state.link_st): a jump */
     double link_w[2];             /* repeats a transition only where these are the same   */
+    const an_titem *lead_src;     /* and the leads pending (state.cr), the same likewise   */
+    double lead_cap;
 } snap;
 
 /* Normalise the state without changing what follows: the next collective starts no earlier
@@ -675,6 +747,8 @@ static void take(state *s, long c, int D, snap *o)
         o->link_kind[q] = s->link_kind[q];
         o->link_w[q] = s->link_w[q];
     }
+    o->lead_src = s->cr.src;
+    o->lead_cap = s->cr.src ? s->cr.cap : 0;
 }
 
 /* The tiers' queued collectives the same in both snapshots (which stream, kind and weight). */
@@ -683,7 +757,7 @@ static int same_queue(const snap *a, const snap *b)
     for (int q = 0; q < 2; q++)
         if (a->link_st[q] != b->link_st[q] || a->link_kind[q] != b->link_kind[q] || a->link_w[q] != b->link_w[q])
             return 0;
-    return 1;
+    return a->lead_src == b->lead_src && a->lead_cap == b->lead_cap;
 }
 
 /* Decoupled regime: no gathers pending or to come, so compute never waits on communication,
@@ -938,6 +1012,31 @@ static inline void walk_prime(const an_timed *t, state *s, int var, int d, curso
             issue_gathers(s, item_at(t, look), 0, *lidx, d + 1);
 }
 
+/* After a copy's inline collectives on a mesh whose groups differ (an_titem.lead; one stream, no
+ * tails, analytic_mesh.c), ending at iend at the slowest group of each axis: the slowest local
+ * index's own chain ends igain earlier (without streams sharing the tiers, the one stream ran the
+ * chain back to back; with them, kept), and the other indices' leads, as far as the compute and
+ * this rank's own queued network work allow, are left for the next copy's network collectives
+ * (lead_credit). Returns the chain's end. */
+static double mesh_chain(state *s, const an_titem *mit, double iend)
+{
+    const int st = mit->is[0];
+    if (!s->share && mit->igain > 0 && s->comm[st] == iend) {
+        if (s->last_end == iend)
+            s->last_end -= mit->igain;
+        iend -= mit->igain;
+        s->comm[st] = iend;
+    }
+    double cap = iend - s->comp;
+    if (s->share && iend - s->link[1] < cap)
+        cap = iend - s->link[1];
+    if (mit->nlead > 1 && cap > 0) {
+        s->cr.src = mit;
+        s->cr.cap = cap;
+    }
+    return iend;
+}
+
 /* One copy of item mit: the previous copy's reduces (pend) and the gathers ahead (lit, or var's)
  * issued when it starts, its compute after its own gathers, its inline collectives. */
 static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c, cursor *look, long *lidx,
@@ -945,12 +1044,15 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
 {
     const int D = d + 1;
     double t_issue = s->comp;
+    s->cr.at = t_issue; /* the previous copy's leads, if any, for what goes out now */
+    s->cr.b = s->cr.red = 0;
     if (pend)
         issue_reduces(s, pend, t_issue);
     if (lit)
         issue_gathers(s, lit, t_issue, c + d, D);
     for (; var && look->m < t->grad_accum && *lidx - item_at(t, look)->d <= c; (*lidx)++, next(t, look))
         issue_gathers(s, item_at(t, look), t_issue, *lidx, D);
+    s->cr.src = NULL;
     double ge = s->gend[c % D], start = s->comp;
     if (ge > start) {
         s->exposed[s->gkind[c % D]] += ge - start;
@@ -967,6 +1069,8 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
             double e = put(s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], mit->iw[k], (int)mit->ik[k]);
             iend = e > iend ? e : iend;
         }
+        if (mit->nlead)
+            iend = mesh_chain(s, mit, iend);
         if (iend > s->comp) {
             s->exposed[mit->ik[mit->ni - 1]] += iend - s->comp;
             s->comp = iend;

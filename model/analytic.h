@@ -6,7 +6,8 @@
  * Three files, one way: analytic.c (the recurrence, the sweep memo, throughput) and
  * analytic_pipe.c (pipelines: sends, boundary, the schedule; analytic_pipe.h) call neither each
  * other nor up; analytic_predict.c (an_predict, an_pipe_time, an_derive_layout) calls both. The
- * result type is analytic_result.h, below both. */
+ * result type is analytic_result.h, below both. analytic_mesh.c, below analytic.c, times a copy's
+ * inline collectives per local index where an NVLink mesh's groups of an axis differ. */
 #ifndef SC_ANALYTIC_H
 #define SC_ANALYTIC_H
 
@@ -15,6 +16,8 @@
 #include "cost.h"
 #include "layout.h"
 #include "memory.h"
+
+#define AN_MAX_LEADS 8 /* lead classes kept per item (an_titem.lead) */
 
 /* Durations of one layer copy's ops, seconds. */
 typedef struct an_titem {
@@ -43,6 +46,17 @@ typedef struct an_titem {
      * group's `concurrent`), 1 inside a node (one edge per member link). The simulator's
      * max-min sharing gives each flow an equal part of a link. */
     double gw[2], rw[3], iw[4];
+    /* network collectives (tier 1) whose group has one member per node: each local index runs
+     * its own copy, so one whose copy ended earlier (lead below) starts it earlier */
+    unsigned char gnet[2], rnet[3];
+    /* On an NVLink mesh whose groups of an axis differ (analytic_mesh.c): each local index's
+     * own chain of the inline collectives. igain: the sum of in[] less the slowest index's chain
+     * (0 where one index is slowest on every axis). lead[0..nlead-1]: ascending, how much
+     * earlier (s) the local indices of a class end the copy than the slowest (lead[0] = 0),
+     * lead_f[i] the fraction of local indices with a lead at most lead[i]; nlead 0: all alike. */
+    int nlead;
+    double igain;
+    double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS];
 } an_titem;
 
 typedef struct an_timed {

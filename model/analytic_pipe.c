@@ -12,9 +12,16 @@
 /* One point-to-point send of `bytes` between rank r and rank r + stride (the next stage):
  * one NCCL step over the tier joining them (cost_p2p_latency: the hop latency the collectives
  * use) at the pair's bandwidth; the stage's G ranks of a
- * node send at once across nodes and share its NICs (cost_group_make). */
-static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, an_pipe_timed *o)
+ * node send at once across nodes and share its NICs (cost_group_make). Where the framework
+ * blocks on its sends (fw_mg_p2p_blocking), the sender holds its stream for the send and the
+ * host synchronize after it (p2p_hold_s); the scatter-gather's all-gather of the 1/t pieces
+ * inside the node is not priced (NVLink, a t-th of the send's bytes per rank). */
+static void p2p_time(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
+                     an_pipe_timed *o)
 {
+    int div;
+    int blocking = fw_mg_p2p_blocking(tr, &g->layout, &o->p2p_sync_s, &div);
+    o->p2p_bytes = g->pipe.p2p_bytes / div;
     int G = g->gpus_per_node, stride = g->n_ranks / g->pipe.p;
     cost_group pair;
     if (stride >= G) {
@@ -25,7 +32,8 @@ static void p2p_time(const lo_graph *g, const cost_calib *cal, const spec_cluste
     }
     o->p2p_lat_s = cost_p2p_latency(cal, &pair);
     o->p2p_Bps = cost_group_busbw(cal, &pair);
-    o->p2p_s = g->pipe.p2p_bytes > 0 ? o->p2p_lat_s + g->pipe.p2p_bytes / o->p2p_Bps : 0;
+    o->p2p_s = o->p2p_bytes > 0 ? o->p2p_lat_s + o->p2p_bytes / o->p2p_Bps : 0;
+    o->p2p_hold_s = blocking && o->p2p_bytes > 0 ? o->p2p_s + o->p2p_sync_s : 0;
 }
 
 int an_pipe_buckets(double bytes, double bucket_bytes)
@@ -41,7 +49,7 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     o->pipe = g->pipe;
     const lo_pipe *pp = &g->pipe;
     const int V = pp->n_vstages;
-    p2p_time(g, cal, c, o);
+    p2p_time(g, tr, cal, c, o);
     const double e = g->elem_bytes;
     const int zero1 = g->layout.zero1;
     const cost_group *dp = &g->group[GRP_AX3];
@@ -147,6 +155,8 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
                 if (op->bwd)
                     lastb[k] = freet[s];
+                if (op->bwd ? k > 0 : k < V - 1) /* it sends on: a blocking send holds the stage */
+                    freet[s] += t->p2p_hold_s;
                 o->busy += d->busy;
                 for (int q = 0; q < N_COLLS; q++)
                     o->exposed[q] += d->exposed[q];

@@ -15,8 +15,9 @@
  * in order on its compute stream; an op's duration is that of its virtual stage's op graph
  * (layout_pipe_stage) run by an_run, forward or backward, tensor-parallel collectives included;
  * a forward of virtual stage k > 0 starts once the forward of k - 1 has ended and its output has
- * arrived (a send of p2p_bytes per rank, not blocking the sender: Megatron-LM's batched
- * isend/irecv); a backward of k starts once the backward of k + 1 has ended and its gradient
+ * arrived (a send of p2p_bytes per rank; it does not block the sender (Megatron-Core's
+ * overlap_p2p_comm) except where fw_mg_p2p_blocking says the framework waits for it: Megatron-LM
+ * v2.x, whose stage then runs its next op p2p_hold_s after the op that sent); a backward of k starts once the backward of k + 1 has ended and its gradient
  * has arrived (the last virtual stage: once its own forward has ended). A stage reduces each
  * model chunk's gradients over its data-parallel group (reduce-scatter with the distributed
  * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
@@ -36,6 +37,12 @@ typedef struct an_pipe_timed {
     double p2p_s;                 /* one send between neighbouring stages, s               */
     double p2p_lat_s;             /* its latency part                                      */
     double p2p_Bps;               /* its bandwidth part (one rank pair), B/s               */
+    double p2p_bytes;             /* what each rank sends (pipe.p2p_bytes / send_div), B   */
+    double p2p_hold_s;            /* blocking sends (fw_mg_p2p_blocking): how long a stage's
+                                     stream waits after each op whose output or input gradient
+                                     it sends before its next op: p2p_s + p2p_sync_s; 0 when the
+                                     sends overlap the sender's later ops                     */
+    double p2p_sync_s;            /* of which the host synchronize after the send, s       */
     double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
     double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
     cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
@@ -46,6 +53,7 @@ typedef struct an_pipe_timed {
 } an_pipe_timed;
 
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
+ * p2p_bytes, p2p_hold_s, p2p_sync_s,
  * reduce_s, reduce_kind, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *out);

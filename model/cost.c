@@ -51,6 +51,11 @@ static double mesh_bw(const spec_cluster *c, const int *locals, int m, int concu
     return slowest < bw ? slowest : bw;
 }
 
+double cost_mesh_group_bw(const spec_cluster *c, const int *locals, int m)
+{
+    return c->fabric.kind == FABRIC_NVLINK_MESH && m > 1 ? mesh_group_bw(c, locals, m) : 0;
+}
+
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g)
 {
     memset(g, 0, sizeof *g);

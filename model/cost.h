@@ -123,6 +123,11 @@ typedef struct cost_group {
 /* Group geometry on cluster c with `nodes` nodes: k nodes spanned, the local GPU indices of one
  * group's members on a node (m of them), and how many such groups share a node. */
 void cost_group_make(const spec_cluster *c, int k, const int *locals, int m, int concurrent, cost_group *g);
+/* On an NVLink mesh: the per-rank ring rate (B/s) of the one group whose members have these
+ * local indices (its slowest member's links to the others; a member with none relays over half a
+ * link), where cost_group_make gives every group of a shape its slowest translate's rate. 0 on
+ * other fabrics. (AxoNN's copies per local index, an_titem.lead in model/analytic.h.) */
+double cost_mesh_group_bw(const spec_cluster *c, const int *locals, int m);
 
 /* The network between nodes. leaf_factor of a group (<= 1) whose k nodes are node_stride nodes
  * apart (1: consecutive), all groups of its shape running at once: the share of a node's NIC

@@ -482,3 +482,35 @@ int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
     return sc_err_set(err, SC_EINPUT, "--framework", "", "%s does not run layout %s (it runs %s)",
                       spec_framework_str(f), spec_layout_str(l, name, sizeof name), kinds);
 }
+
+/* Megatron exchanges a stage's activations and gradients in blocking calls, one per micro-batch
+ * and direction, between its ops: Megatron-LM v2.0 (be473a5b) megatron/training.py L347-349,
+ * v2.5 / v2.6 (e269e200 / 3860e995, as at 50a4b5fa, the SC'21 README commit)
+ * megatron/p2p_communication.py `_communicate` L108-112 (L126-130 at v2.6):
+ * torch.distributed.batch_isend_irecv, req.wait() on every request, then
+ * torch.cuda.synchronize() "to protect against race condition", in every schedule; so the stage
+ * runs its next op only after its own send has completed. With scatter-gather on (the v2.5
+ * default, arguments.py L581 at 50a4b5fa: --no-scatter-gather-tensors-in-pipeline), each tensor
+ * rank sends 1/t of the s x b x h output (split_tensor_into_1d_equal_chunks). Megatron-Core
+ * (versions 0.x, and an unversioned megatron) keeps the wait and the synchronize where
+ * batch_p2p_comm is on without overlap_p2p_comm (p2p_communication.py L363-371 at core_v0.8.0,
+ * L411-419 at core_v0.19.0; batch_p2p_sync defaults true, model_parallel_config.py): Megatron-LM
+ * sets batch_p2p_comm = not overlap_p2p_comm and turns overlap_p2p_comm off without the
+ * interleaved schedule (training/arguments.py L271-277 and L621 at core_v0.8.0, L978 at
+ * core_v0.19.0), so the non-interleaved 1F1B blocks; the interleaved schedule overlaps its
+ * sends (--no-overlap-p2p-communication: on by default; NeMo recipes set it, e.g.
+ * dgxc-benchmarking@35a9aecc nemo_megatron/gpt3_175b_hydra.yaml L91-92), all but its cool-down's
+ * send_backward_recv_backward (schedules.py at core_v0.7.0 L1010-1015; not priced here). */
+int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *sync_s, int *send_div)
+{
+    *sync_s = 0;
+    *send_div = 1;
+    const int lm2 = t->framework_version >= FW_MG_LM2; /* Megatron-LM's own v2.x numbering */
+    if (t->framework != FW_MEGATRON || l->pp <= 1 || (l->vp > 1 && !lm2))
+        return 0;
+    if (!lm2 || t->framework_version >= FW_MG_LM25)
+        *sync_s = FW_DS_SYNC_S; /* one torch.cuda.synchronize(): the calibrated host round trip */
+    if (t->framework_version >= FW_MG_LM25 && !l->sp && l->t > 1)
+        *send_div = l->t;
+    return 1;
+}

@@ -163,4 +163,18 @@ double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduc
  * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). */
 int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp);
 
+/* Megatron-LM's own releases (tags v2.0 .. v2.6, 2021: NVIDIA/Megatron-LM), numbered above
+ * Megatron-Core's, which restarted at 0.x: a megatron framework_version >= 2.0 names one of them. */
+#define FW_MG_LM2 20000
+#define FW_MG_LM25 20500 /* v2.5 (e269e200, 2021-08-10): scatter-gather sends (on by default since
+                            72e4230b, 2021-02-16) and p2p_communication.py's synchronize */
+/* How Megatron hands a pipeline stage's output on (fw_mg_p2p_blocking in framework.c, with
+ * sources): 1 when the sending stage's compute stream and host wait for every send before its
+ * next op: Megatron-LM v2.x (framework_version >= 2.0) in every schedule, Megatron-Core (0.x or
+ * unversioned) in the non-interleaved 1F1B (vp 1); 0 for the interleaved schedule of
+ * Megatron-Core (overlap_p2p_comm), other frameworks and no pipeline. *sync_s: the host round
+ * trip after each exchange (torch.cuda.synchronize); *send_div: the divisor of the activation
+ * bytes each rank sends (Megatron-LM >= v2.5's scatter-gather without sequence parallel: t). */
+int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *sync_s, int *send_div);
+
 #endif

@@ -21,7 +21,7 @@
 #include "drive.h"
 #include "ev.h"
 
-enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT };
+enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT, PV_HOLD };
 enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
 #define TAG_XFER (1ull << 62)
 #define TAG_BND (2ull << 62)
@@ -31,6 +31,7 @@ typedef struct xfer {
     double t0; /* when it was sent (traces) */
     int bwd, mb, k_dst; /* the op its arrival unblocks */
     int s_src, s_dst;
+    int hold;  /* a blocking send (an_pipe_timed.p2p_hold_s): s_src's stream waits for it */
 } xfer;
 
 typedef struct pstage {
@@ -167,7 +168,7 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
         s->cap_x = cap;
     }
     xfer *x = &s->x[s->n_x];
-    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p};
+    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p, s->t->p2p_hold_s > 0};
     if (ev_engine_push(s->drv.eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
         s->drv.err_rc = SC_ERUNTIME;
     s->n_x++;
@@ -184,6 +185,29 @@ static void xfer_done(psim *s, int xi, double now)
     }
     (x->bwd ? s->bin : s->fin)[(size_t)x->k_dst * s->m + x->mb] = now;
     try_stage(s, x->s_dst, now);
+    /* a blocking send: its sender runs on after the host synchronize (an_pipe_walk's hold) */
+    if (x->hold && ev_engine_push(s->drv.eng, now + s->t->p2p_sync_s, PV_HOLD, x->s_src, 0, 0))
+        s->drv.err_rc = SC_ERUNTIME;
+}
+
+/* Stage q's stream is free again at `now`: its next op, or the boundary after its last. */
+static void stage_resume(psim *s, int q, double now)
+{
+    pstage *k = &s->st[q];
+    k->busy = 0;
+    if (k->idx == s->n_ops) {
+        k->phase_start = now;
+        boundary_next(s, q, now);
+    } else {
+        try_stage(s, q, now);
+    }
+}
+
+static int on_hold(void *ctx, const ev_event *e, ev_engine *eng)
+{
+    psim *s = ctx;
+    stage_resume(s, e->a, ev_engine_now(eng));
+    return s->drv.err_rc;
 }
 
 static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
@@ -194,7 +218,7 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     pstage *k = &s->st[q];
     const lo_pipe_op *op = cur_op(s, q);
     int v = layout_pipe_vstage(&s->g->pipe, q, op->chunk);
-    k->busy = 0;
+    int held = 0; /* a blocking send keeps the stream busy until it arrives (on_hold) */
     if (op->bwd && k->idx == s->lastidx[(size_t)q * s->g->pipe.v + op->chunk]) {
         /* the chunk's gradients are complete: queue its data-parallel reduce */
         s->rq[(size_t)q * s->g->pipe.v + k->rq_tail++] = op->chunk;
@@ -207,17 +231,15 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     }
     if (!op->bwd && v == s->V - 1)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
-    else if (op->bwd ? v > 0 : v < s->V - 1)
+    else if (op->bwd ? v > 0 : v < s->V - 1) {
         send(s, q, op, v, now);
+        held = s->t->p2p_hold_s > 0;
+    }
     if (k->idx == 0)
         k->first_end = now;
     k->idx++;
-    if (k->idx == s->n_ops) {
-        k->phase_start = now;
-        boundary_next(s, q, now);
-    } else {
-        try_stage(s, q, now);
-    }
+    if (!held)
+        stage_resume(s, q, now);
     return s->drv.err_rc;
 }
 
@@ -228,7 +250,7 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
     xfer *x = &s->x[xi];
     drv_batch f;
     drv_begin(&s->drv, &f, TAG_XFER | (uint64_t)xi, ev_engine_now(eng));
-    double bytes = s->g->pipe.p2p_bytes;
+    double bytes = s->t->p2p_bytes; /* per rank, as an_pipe_time_comm priced it */
     for (int j = 0; j < s->S_rep; j++) { /* a quotient run: the represented ranks' sends */
         int a = prank(s, x->s_src * s->S + j), b = prank(s, x->s_dst * s->S + j);
         if (a / s->G == b / s->G) {
@@ -416,6 +438,32 @@ static void psim_free(psim *s)
     drv_close(&s->drv);
 }
 
+/* Each stage's op order, the index of each chunk's last backward, its straggler factor; the
+ * event handlers. */
+static void stages_init(psim *s, const lo_pipe *pp, const exec_opts *o)
+{
+    lo_pipe sched = *pp;
+    sched.m = s->m;
+    for (int q = 0; q < s->p; q++) {
+        layout_pipe_order(&sched, q, s->ops + (size_t)q * s->n_ops);
+        for (int i = 0; i < s->n_ops; i++) {
+            const lo_pipe_op *op = &s->ops[(size_t)q * s->n_ops + i];
+            if (op->bwd)
+                s->lastidx[(size_t)q * pp->v + op->chunk] = i;
+        }
+        s->st[q].r_active = -1;
+        s->st[q].slow = 1;
+        for (int i = 0; i < o->n_stragglers; i++)
+            if (o->straggler_rank[i] / s->S == q && o->straggler_factor[i] > s->st[q].slow)
+                s->st[q].slow = o->straggler_factor[i];
+    }
+    ev_engine_register(s->drv.eng, PV_OP, on_op, s);
+    ev_engine_register(s->drv.eng, PV_XSTART, on_xstart, s);
+    ev_engine_register(s->drv.eng, PV_BSTART, on_bstart, s);
+    ev_engine_register(s->drv.eng, PV_OPT, on_opt, s);
+    ev_engine_register(s->drv.eng, PV_HOLD, on_hold, s);
+}
+
 int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const cost_calib *cal,
                   const spec_cluster *c, const exec_opts *o, exec_result *res, sc_err *err)
 {
@@ -474,25 +522,7 @@ int exec_pipe_run(const lo_graph *g, const wl *w, const spec_training *tr, const
         s.fin[i] = NAN;
     for (int i = 0; i < s.m; i++)
         s.fin[i] = 0; /* virtual stage 0 reads its micro-batches at once */
-    lo_pipe sched = *pp;
-    sched.m = s.m;
-    for (int q = 0; q < s.p; q++) {
-        layout_pipe_order(&sched, q, s.ops + (size_t)q * s.n_ops);
-        for (int i = 0; i < s.n_ops; i++) {
-            const lo_pipe_op *op = &s.ops[(size_t)q * s.n_ops + i];
-            if (op->bwd)
-                s.lastidx[(size_t)q * pp->v + op->chunk] = i;
-        }
-        s.st[q].r_active = -1;
-        s.st[q].slow = 1;
-        for (int i = 0; i < o->n_stragglers; i++)
-            if (o->straggler_rank[i] / s.S == q && o->straggler_factor[i] > s.st[q].slow)
-                s.st[q].slow = o->straggler_factor[i];
-    }
-    ev_engine_register(s.drv.eng, PV_OP, on_op, &s);
-    ev_engine_register(s.drv.eng, PV_XSTART, on_xstart, &s);
-    ev_engine_register(s.drv.eng, PV_BSTART, on_bstart, &s);
-    ev_engine_register(s.drv.eng, PV_OPT, on_opt, &s);
+    stages_init(&s, pp, o);
     if (o->trace)
         trace_names(&s, g->n_ranks);
     for (int q = 0; q < s.p; q++)

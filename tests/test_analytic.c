@@ -2134,6 +2134,106 @@ START_TEST(test_memo_graphs_across_grad_accum)
 }
 END_TEST
 
+/* ---- a copy's inline chain per local index on an NVLink mesh (analytic_mesh.c) --------------- */
+/* The forward block item of `layout` on `nodes` nodes of c (test_tiny_model(4), grad_accum 5,
+ * the tiny calibration: efficiencies 1, latencies 0), timed; its lo_item in *li, the whole
+ * graph's timings in *all. */
+static an_titem mesh_fwd_block(const spec_cluster *c, const char *layout, int nodes, lo_item *li, const an_timed **all)
+{
+    spec_model m = test_tiny_model(4);
+    cost_calib k = test_tiny_calib();
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 5;
+    spec_layout l = parse_layout(layout);
+    ck_assert_msg(spec_layout_check(&l, c, nodes, NULL) == 0, "%s", layout);
+    static wl w;
+    static lo_graph g;
+    static an_timed t;
+    wl_build(&m, &tr, &w);
+    layout_build(&w, &tr, &l, c, nodes, &g);
+    an_time(&g, &w, &k, c, &t);
+    *all = &t;
+    for (int i = 0; i < g.micro.n_items; i++)
+        if (g.micro.item[i].pass == LO_FWD && w.layer[g.micro.item[i].layer].kind == WL_BLOCK) {
+            *li = g.micro.item[i];
+            return t.micro[i];
+        }
+    ck_abort_msg("%s: no forward block", layout);
+    return t.micro[0];
+}
+
+START_TEST(test_mesh_chain_per_index)
+{
+    /* An 8-GPU NVLink-mesh node (p3dn's file: 25e9 B/s per link), latencies 0, efficiencies 1:
+     * an all-reduce of S bytes over a pair moves S per member (ring, 2 (n - 1) / n S), so it takes
+     * S / (links x 25e9) s; a group waits for its last member. The forward block of an AxoNN
+     * layer all-reduces along x (inl[0], X T (nq + ffn) e bytes), then along y (inl[1],
+     * Y T 2h e); in[] is each timed at its axis's slowest group.
+     * 1. p3dn's hybrid cube mesh, axonn:x=4,y=2,z=2 on 2 nodes: x groups {0..3}, {4..7}, every
+     *    member with >= 4 links to the others (GPU 0: 1 + 1 + 2): alike; y pairs {0,4}, {1,5}
+     *    2 links, {2,6}, {3,7} one. Chains: indices 2, 3, 6, 7: x + y (= in[0] + in[1], the
+     *    slowest); 0, 1, 4, 5: x + y / 2. Leads {0, in[1] / 2}, fractions at most {4/8, 8/8};
+     *    the slowest chain is the sum: igain 0. */
+    spec_cluster c;
+    sc_err err;
+    ck_assert(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &c, &err) == 0);
+    lo_item li;
+    const an_timed *t;
+    an_titem o = mesh_fwd_block(&c, "axonn:x=4,y=2,z=2", 2, &li, &t);
+    ck_assert_int_eq(o.ni, 2);
+    ck_assert_int_eq(li.inl[1].group, GRP_AX1);
+    rel_eq_msg(o.in[1], li.inl[1].bytes / 25e9, "y at one link");
+    ck_assert_int_eq(o.nlead, 2);
+    ck_assert_double_eq(o.lead[0], 0);
+    rel_eq_msg(o.lead[1], o.in[1] / 2, "lead of the 2-link pairs");
+    ck_assert_double_eq(o.lead_f[0], 0.5);
+    ck_assert_double_eq(o.lead_f[1], 1);
+    ck_assert_double_eq(o.igain, 0);
+    /* the leads carried from copy to copy: the jumps over identical copies and micro-steps
+     * still repeat the copy-by-copy walk */
+    an_result a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    an_run(t, &a);
+    an_run_full(t, &b);
+    rel_eq_msg(a.step_s, b.step_s, "jumped step with leads");
+    /* 2. A synthetic mesh whose slow groups share no rank: x pairs {0,1} 1 link, {2,3}, {4,5},
+     *    {6,7} 2; y pairs {4,6} 1 link, {0,2}, {1,3}, {5,7} 2; z pairs {i, i+4} 1 (a gather, not
+     *    inline); axonn:x=2,y=2,z=2 on 1 node. tx = in[0], ty = in[1] (one link each; tx = 3.5 ty:
+     *    nq + ffn = 3h + 4h against 2h). Ends: 0, 1: tx, then y with 2 (tx / 2, waits for 0) or 3:
+     *    tx + ty / 2; 2, 3: the same (their y pair waits for 0 / 1); 4, 6: tx / 2 + ty; 5, 7:
+     *    tx / 2 + ty / 2. Slowest tx + ty / 2, not tx + ty: igain ty / 2; leads 0 (4 of 8),
+     *    tx / 2 - ty / 2 (4, 6: 6 of 8 at most), tx / 2 (5, 7: 8 of 8). Before, the engine ran
+     *    tx + ty on every copy. */
+    memset(c.fabric.links, 0, sizeof c.fabric.links);
+    static const int L[][3] = {{0, 1, 1}, {2, 3, 2}, {4, 5, 2}, {6, 7, 2}, {4, 6, 1}, {0, 2, 2},
+                               {1, 3, 2}, {5, 7, 2}, {0, 4, 1}, {1, 5, 1}, {2, 6, 1}, {3, 7, 1}};
+    for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+        c.fabric.links[L[i][0]][L[i][1]] = c.fabric.links[L[i][1]][L[i][0]] = (unsigned char)L[i][2];
+    o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 1, &li, &t);
+    const double tx = o.in[0], ty = o.in[1];
+    rel_eq_msg(tx, li.inl[0].bytes / 25e9, "x at one link");
+    rel_eq_msg(tx, 3.5 * ty, "x / y bytes");
+    rel_eq_msg(o.igain, ty / 2, "slowest chain tx + ty / 2");
+    ck_assert_int_eq(o.nlead, 3);
+    ck_assert_double_eq(o.lead[0], 0);
+    rel_eq_msg(o.lead[1], tx / 2 - ty / 2, "lead of 4 and 6");
+    rel_eq_msg(o.lead[2], tx / 2, "lead of 5 and 7");
+    ck_assert_double_eq(o.lead_f[0], 0.5);
+    ck_assert_double_eq(o.lead_f[1], 0.75);
+    ck_assert_double_eq(o.lead_f[2], 1);
+    /* 3. Where every group of an axis is alike (NVSwitch; perlmutter's all-to-all mesh) nothing
+     *    is kept: the engine runs as before, bit for bit. */
+    static const char *const other[] = {"configs/clusters/p4d.24xlarge.json", "configs/clusters/perlmutter-gpu.json"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert(spec_load_cluster(other[i], &c, &err) == 0);
+        o = mesh_fwd_block(&c, "axonn:x=2,y=2,z=2", 2, &li, &t);
+        ck_assert_msg(o.nlead == 0 && o.igain == 0, "%s", other[i]);
+    }
+}
+END_TEST
+
 Suite *analytic_suite(void)
 {
     Suite *s = suite_create("analytic");
@@ -2162,6 +2262,7 @@ Suite *analytic_suite(void)
     tcase_add_test(sched, test_step_mics_p4_hier);
     tcase_add_test(sched, test_step_hsdp_p2);
     tcase_add_test(sched, test_step_zeropp_hpz2);
+    tcase_add_test(sched, test_mesh_chain_per_index);
     suite_add_tcase(s, sched);
     TCase *jump = tcase_create("jumps");
     tcase_set_timeout(jump, 120);

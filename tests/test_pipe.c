@@ -91,6 +91,80 @@ static double run(int p, int v, int m, spec_pipe_sched sched, double F, double B
     return r->step_s;
 }
 
+/* run() with blocking sends: each op that sends on holds its stage for `hold` after it. */
+static double run_hold(int p, int m, double F, double B, double X, double hold)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = p, .v = 1, .m = m, .sched = PIPE_1F1B, .n_vstages = p};
+    for (int k = 0; k < p; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = F;
+        t->bwd[k].dur = t->bwd[k].busy = B;
+    }
+    t->p2p_s = X;
+    t->p2p_hold_s = hold;
+    an_result r, w;
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_int_eq(an_pipe_walk(t, &w), 0);
+    ck_assert_double_eq_tol(r.step_s, w.step_s, 1e-12 * w.step_s);
+    free(t);
+    return r.step_s;
+}
+
+START_TEST(test_blocking_sends_hand)
+{
+    /* 1F1B, p = 2, m = 4, F = 1, B = 2, sends X = 0.1. Orders: stage 0 F0 F1 B0 F2 B1 F3 B2 B3,
+     * stage 1 F0 B0 F1 B1 F2 B2 F3 B3. Overlapped sends (hold 0): S0 F0 0-1, F1 1-2; S1 F0
+     * 1.1-2.1, B0 2.1-4.1; S0 B0 4.2-6.2; S1 F1 4.1-5.1, B1 5.1-7.1; S0 F2 6.2-7.2, B1
+     * 7.2-9.2; S1 F2 7.3-8.3, B2 8.3-10.3; S0 F3 9.2-10.2, B2 10.4-12.4; S1 F3 10.3-11.3, B3
+     * 11.3-13.3; S0 B3 13.4-15.4: step 15.4.
+     * Blocking (Megatron's wait + synchronize), hold H = X + sync = 0.15 after every op that
+     * sends on (stage 0's forwards, stage 1's backwards): S0 F0 0-1 (free 1.15), F1 1.15-2.15
+     * (free 2.30); S1 F0 1.1-2.1, B0 2.1-4.1 (free 4.25); S0 B0 4.2-6.2; S1 F1 4.25-5.25, B1
+     * 5.25-7.25 (free 7.40); S0 F2 6.2-7.2 (free 7.35), B1 7.35-9.35; S1 F2 7.40-8.40, B2
+     * 8.40-10.40 (free 10.55); S0 F3 9.35-10.35 (free 10.50), B2 10.50-12.50; S1 F3
+     * 10.55-11.55, B3 11.55-13.55; S0 B3 13.65-15.65: step 15.65. */
+    ck_assert_double_eq_tol(run_hold(2, 4, 1, 2, 0.1, 0), 15.4, 1e-12);
+    ck_assert_double_eq_tol(run_hold(2, 4, 1, 2, 0.1, 0.15), 15.65, 1e-12);
+    /* the closed form (past its probes) still equals the walk with holds: run_hold checks */
+    run_hold(4, 200, 1, 2, 0.1, 0.15);
+}
+END_TEST
+
+/* Which Megatron releases and schedules block on their sends (fw_mg_p2p_blocking). */
+START_TEST(test_blocking_predicate)
+{
+    spec_training tr;
+    spec_training_defaults(&tr);
+    spec_layout l = parse("megatron:t=8,p=4,sp=0");
+    double sync;
+    int div;
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &l, &sync, &div), 0); /* framework ideal */
+    tr.framework = FW_MEGATRON; /* Megatron-Core, unversioned: 1F1B blocks, with the sync */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &l, &sync, &div), 1);
+    ck_assert_double_eq(sync, FW_DS_SYNC_S);
+    ck_assert_int_eq(div, 1);
+    spec_layout li = parse("megatron:t=8,p=4,vp=2,sp=0"); /* interleaved: overlap_p2p_comm */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &li, &sync, &div), 0);
+    tr.framework_version = 800; /* core 0.8: the same */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &li, &sync, &div), 0);
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &l, &sync, &div), 1);
+    tr.framework_version = FW_MG_LM25; /* Megatron-LM v2.5: every schedule, scatter-gather 1/t */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &li, &sync, &div), 1);
+    ck_assert_int_eq(div, 8);
+    ck_assert_double_eq(sync, FW_DS_SYNC_S);
+    spec_layout ls = parse("megatron:t=8,p=4"); /* sequence parallel: already 1/t */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &ls, &sync, &div), 1);
+    ck_assert_int_eq(div, 1);
+    tr.framework_version = FW_MG_LM2; /* v2.0: wait, no synchronize, whole tensors */
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &li, &sync, &div), 1);
+    ck_assert_double_eq(sync, 0);
+    ck_assert_int_eq(div, 1);
+    spec_layout l1 = parse("megatron:t=8,p=1");
+    ck_assert_int_eq(fw_mg_p2p_blocking(&tr, &l1, &sync, &div), 0); /* no pipeline */
+}
+END_TEST
+
 START_TEST(test_bubble)
 {
     an_result r;
@@ -446,13 +520,17 @@ START_TEST(test_pp1_equals_tp)
 }
 END_TEST
 
-/* Analytical and simulated step of a layout string on the duo cluster (NIC nic_Bps). */
-static void both(const char *layout, int nodes, int m, double nic_Bps, double *an, double *sim)
+/* Analytical and simulated step of a layout string on the duo cluster (NIC nic_Bps), scheduled
+ * by framework fw at release ver (0: unversioned). */
+static void both_fw(const char *layout, int nodes, int m, double nic_Bps, spec_framework fw, int ver, double *an,
+                    double *sim)
 {
     spec_model mo;
     spec_training tr;
     tiny4(&mo, &tr, 8);
     tr.grad_accum = m;
+    tr.framework = fw;
+    tr.framework_version = ver;
     spec_cluster c = test_duo_cluster("duo", 5e10, nic_Bps);
     cost_calib k = test_tiny_calib();
     k.base_lat_s[ALGO_RING].v = 1e-6; /* sends have a latency the schedule must carry */
@@ -476,6 +554,11 @@ static void both(const char *layout, int nodes, int m, double nic_Bps, double *a
     free(g);
 }
 
+static void both(const char *layout, int nodes, int m, double nic_Bps, double *an, double *sim)
+{
+    both_fw(layout, nodes, m, nic_Bps, FW_IDEAL, 0, an, sim);
+}
+
 START_TEST(test_engines_agree)
 {
     /* t = 2 inside each duo node, p = 2 stages on 2 nodes, dp = 1: stage 0 sends forward over
@@ -497,6 +580,33 @@ START_TEST(test_engines_agree)
     both("megatron:t=2,p=2,vp=2", 2, 4, 1e9, &an, &sim);
     ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
     both("megatron:t=2,p=2,vp=2", 4, 4, 1e9, &an, &sim); /* chunk reduces beside the sends */
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+}
+END_TEST
+
+START_TEST(test_engines_agree_blocking)
+{
+    /* test_engines_agree's duo setting scheduled by Megatron (1F1B: blocking sends): the
+     * simulator holds the sender until its flows arrive plus the synchronize, the recurrence for
+     * p2p_s + sync; nothing contends, so they agree, and each blocking step is longer than the
+     * overlapped one (ideal schedule) by the holds on its critical path. */
+    double an, sim, an0, sim0;
+    for (int m = 1; m <= 6; m++) {
+        both_fw("megatron:t=2,p=2", 2, m, 1e11, FW_MEGATRON, 0, &an, &sim);
+        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "m=%d: model %.12g sim %.12g", m, an, sim);
+        both("megatron:t=2,p=2", 2, m, 1e11, &an0, &sim0);
+        /* m = 1: no hold is on the critical path (stage 0 waits for the gradient anyway, stage
+         * 1's last hold ends before stage 0's backward does) */
+        ck_assert_msg(m == 1 ? fabs(an - an0) <= 1e-12 * an0 : an > an0 + FW_DS_SYNC_S,
+                      "m=%d: blocking %.12g overlapped %.12g", m, an, an0);
+    }
+    /* Megatron-Core's interleaved schedule overlaps: the same as the ideal schedule */
+    both_fw("megatron:t=2,p=2,vp=2", 2, 4, 1e9, FW_MEGATRON, 0, &an, &sim);
+    both("megatron:t=2,p=2,vp=2", 2, 4, 1e9, &an0, &sim0);
+    ck_assert_double_eq_tol(an, an0, 1e-12 * an0);
+    ck_assert_double_eq_tol(sim, sim0, 1e-12 * sim0);
+    /* Megatron-LM v2.5 blocks there too, sending 1/t (sp=0): the simulator is never faster */
+    both_fw("megatron:t=2,p=2,vp=2,sp=0", 2, 4, 1e9, FW_MEGATRON, FW_MG_LM25, &an, &sim);
     ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
 }
 END_TEST
@@ -1133,6 +1243,9 @@ Suite *pipe_suite(void)
     TCase *tc = tcase_create("megatron");
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_bubble);
+    tcase_add_test(tc, test_blocking_sends_hand);
+    tcase_add_test(tc, test_blocking_predicate);
+    tcase_add_test(tc, test_engines_agree_blocking);
     tcase_add_test(tc, test_schedules_complete);
     tcase_add_test(tc, test_reduce_overlap);
     tcase_add_test(tc, test_closed_form_equals_walk);
