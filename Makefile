@@ -22,7 +22,7 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu bench-gpu-portable emulate install clean help
+.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report fit-host demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu bench-gpu-portable emulate install clean help
 
 all: shardcast bench-cpu
 
@@ -31,6 +31,7 @@ help:
 	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, the accuracy guard, archcheck"
 	@echo "make demo       install deps, build, run the main demo"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
+	@echo "make fit-host   the framework hook costs fitted leave-one-source-out: configs/fitted/framework-host.json"
 	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py); no function over 120 lines outside tests/ (tools/funclen.py)"
 	@echo "make asan       the test suite under ASan + UBSan"
 	@echo "make fuzz       build the libFuzzer targets, one per parser (clang; tests/fuzz)"
@@ -95,6 +96,11 @@ accuracy-check: shardcast
 	./shardcast accuracy validation --engine model --check validation/figures.json --floor validation/decision-floor.json >/dev/null
 	./shardcast accuracy validation --anchored --check validation/figures-anchored.json >/dev/null
 
+# fit-host: the framework hook costs fitted leave-one-source-out (issue 27 rules) into
+# configs/fitted/framework-host.json; run it before accuracy-report when the model changes.
+fit-host: shardcast
+	./shardcast accuracy validation --fit-host configs/fitted/framework-host.json
+
 accuracy-report: shardcast
 	@mkdir -p $(BUILD)
 	./shardcast accuracy validation --engine both --markdown docs/ACCURACY.md --plot-data $(BUILD)/accuracy.dat \
@@ -145,7 +151,7 @@ FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor
+FUZZ_TARGETS := spec layout ds_config scenario calib meas csv trace cli hf accelerate import ds_engine fw_engine floor fitted
 CLI_LIB_OBJ   = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 
 fuzz:

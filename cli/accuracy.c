@@ -59,6 +59,12 @@ static const char HELP[] =
     "                         MAPE and bias per source (model engine). --markdown replaces its section\n"
     "                         of the file; --write-figures / --check use their own figures file;\n"
     "                         --json also lists every held-out run with its anchor and errors\n"
+    "  --fitted FILE          the fitted framework host costs to predict with (default: the shipped\n"
+    "                         configs/fitted/framework-host.json; \"none\": the built-in values): each\n"
+    "                         case gets the value fitted without its source (leave-one-source-out)\n"
+    "  --fit-host FILE        fit the framework hook costs (hook_us, us per hook invocation) to the\n"
+    "                         cases leave-one-source-out (analytical engine; every source), print the\n"
+    "                         held-out errors and write FILE (whole or not at all; make fit-host)\n"
     "  --progress             progress on stderr as one updating line even when it is not a terminal\n"
     "                         (without it, off a terminal: a line at every tenth of the cases)\n\n"
     "Exit status: 0 ok; 1 a case failed to evaluate, --check found a regression or --floor a breach;\n"
@@ -289,6 +295,7 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
         {"plot-data", required_argument, 0, 'p'}, {"progress", no_argument, 0, 'P'},
         {"source", required_argument, 0, 's'}, {"anchored", no_argument, 0, 'A'},
         {"floor", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+        {"fit-host", required_argument, 0, 'H'}, {"fitted", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     sc_err err;
     optind = 1;
@@ -313,6 +320,8 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
         case 's': o->source = optarg; break;
         case 'A': o->anchored = 1; break;
         case 'F': o->floor = optarg; break;
+        case 'H': o->fit_host = optarg; break;
+        case 'T': o->fitted = optarg; break;
         default: return cli_getopt_error("accuracy", opt, argv);
         }
     }
@@ -325,6 +334,10 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
     }
     if (o->source && (o->check || o->figures)) {
         sc_err_set(&err, SC_EINPUT, "--source", "", "expected without --check and --write-figures (they cover every source)");
+        return cli_fail(&err, SC_EINPUT);
+    }
+    if (o->fit_host && (o->source || o->anchored || o->check || o->figures || o->markdown || o->csv || o->floor)) {
+        sc_err_set(&err, SC_EINPUT, "--fit-host", "", "expected alone (it fits on every source and writes only FILE)");
         return cli_fail(&err, SC_EINPUT);
     }
     if (o->floor && (o->source || o->anchored)) {
@@ -427,6 +440,15 @@ int cmd_accuracy(int argc, char **argv)
     if (rc)
         return cli_fail(&err, rc);
     r.n = acc_n_cases(r.s);
+    if (o.fit_host) { /* cli/accuracy_fit.c */
+        st = cli_acc_fit_host(&r);
+        acc_suite_free(r.s);
+        return st;
+    }
+    if ((st = cli_acc_fitted_load(&r, roots, 2))) {
+        acc_suite_free(r.s);
+        return st;
+    }
     if (o.anchored) { /* cli/accuracy_anchor.c */
         st = cli_acc_anchored(&r);
         acc_suite_free(r.s);

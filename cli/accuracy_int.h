@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../predict/accuracy.h"
+#include "../predict/accuracy_fit.h"
 #include "../predict/accuracy_floor.h"
 
 typedef struct cli_acc_opts {
@@ -18,6 +19,7 @@ typedef struct cli_acc_opts {
     int json, progress, engines[PRED_N_ENGINES]; /* engines[e]: run engine e */
     int anchored;                                /* --anchored (cli/accuracy_anchor.c) */
     const char *floor;                           /* --floor (cli/accuracy_floor.c)     */
+    const char *fit_host, *fitted;               /* --fit-host, --fitted (cli/accuracy_fit.c) */
 } cli_acc_opts;
 
 typedef struct cli_acc_run {
@@ -29,6 +31,10 @@ typedef struct cli_acc_run {
     acc_summary sum[PRED_N_ENGINES]; /* by index into eng[] */
     acc_row *rows[PRED_N_ENGINES];
     char dir[4096];
+    int have_fit;                    /* fit holds the table the cases were predicted with */
+    acc_fit_table fit;
+    char fit_path[4096];
+    char fit_shown[256];             /* fit_path as the report names it (configs/... when shipped) */
 } cli_acc_run;
 
 /* ---- printing helpers (cli/accuracy.c) ------------------------------------------------------ */
@@ -93,6 +99,17 @@ SC_MUST_CHECK int cli_acc_check_figures(const cli_acc_run *r, const char *path);
 /* --anchored: the anchored figures instead of the shipped ones (cli/accuracy_anchor.c): text or
  * --json, --markdown (its section of the file), --write-figures, --check. Returns the exit status. */
 int cli_acc_anchored(const cli_acc_run *r);
+
+/* ---- fitted host costs (cli/accuracy_fit.c) ------------------------------------------------ */
+
+/* --fitted FILE (default: configs/fitted/framework-host.json under a config root, if there; "none":
+ * no table): load it and put each case's held-out value into its calibration. The exit status
+ * of bad input, else 0. */
+int cli_acc_fitted_load(cli_acc_run *r, const char *const *roots, int n_roots);
+/* --fit-host FILE: fit, print, write FILE. The exit status. */
+int cli_acc_fit_host(cli_acc_run *r);
+/* The report's section "Fitted values (leave-one-source-out)". */
+void cli_acc_markdown_fit(const cli_acc_run *r, FILE *f);
 
 /* --floor FILE (cli/accuracy_floor.c): load it before the run (exit 2 on bad input) ... */
 int cli_acc_floor_load(const char *path, acc_floor *f);

@@ -128,8 +128,10 @@ static void md_intro(FILE *f)
           "Every case under [`validation/`](../validation/README.md) is one published measurement of a real\n"
           "training run (a paper's table, a framework's benchmark page, a vendor's report), described in\n"
           "shardcast's terms with its source and a confidence note. `shardcast accuracy` predicts each one\n"
-          "with the shipped calibrations — which come from datasheets and microbenchmarks only; no\n"
-          "parameter is ever fitted to these cases — and compares in tokens/s per GPU (each measured metric\n"
+          "with the shipped calibrations — which come from datasheets and microbenchmarks; the one kind of\n"
+          "value fitted to these cases, the frameworks' host costs, is fitted leave-one-source-out and each\n"
+          "case is predicted with the value fitted without its source (section \"Fitted values\") — and\n"
+          "compares in tokens/s per GPU (each measured metric\n"
           "is converted as `validation/README.md` says, with the source's FLOP convention for TFLOPS and\n"
           "MFU). The error of a case is `predicted / measured - 1`: positive means shardcast is too\n"
           "optimistic. Per source and overall: n (cases predicted), the cases that could not be (and why),\n"
@@ -304,7 +306,9 @@ static void md_caveats(const cli_acc_run *r, FILE *f)
           "  JSON output names the calibration of every case.\n"
           "- The sources are not a random sample of training runs: published numbers favour tuned setups and\n"
           "  the systems their authors propose. Spearman needs at least 3 cases of a source.\n"
-          "- Nothing here was used to set a calibration parameter. A cost-model change is justified by the\n"
+          "- Nothing here was used to set a calibration parameter but the frameworks' host costs, fitted\n"
+          "  leave-one-source-out (section \"Fitted values\": no source's error comes from a fit that saw\n"
+          "  it). A cost-model change is justified by the\n"
           "  physics it models and by microbenchmarks, then checked here.\n",
           f);
     char dc[1024];
@@ -334,6 +338,7 @@ int cli_acc_write_markdown(const cli_acc_run *r, const char *path, sc_err *err)
             md_source_row(r, f, r->sum[0].sources[j].source_id);
         md_cases(r, f);
         md_order(r, f);
+        cli_acc_markdown_fit(r, f);
     }
     md_caveats(r, f);
     return at_commit(af, AT_CHECK_NONE, err);

@@ -449,6 +449,7 @@ void acc_suite_free(acc_suite *s)
 
 int acc_n_cases(const acc_suite *s) { return s->n; }
 const acc_case *acc_case_at(const acc_suite *s, int i) { return &s->cases[i]; }
+acc_case *acc_case_mut(acc_suite *s, int i) { return &s->cases[i]; }
 const acc_outcome *acc_outcome_at(const acc_suite *s, int i, pred_engine e) { return &s->outcomes[e][i]; }
 
 static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }

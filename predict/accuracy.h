@@ -4,7 +4,8 @@
  * rows. The statistics (n, MAPE, median bias, Spearman, layout order within compare groups) and
  * the committed figures (validation/figures.json) are accuracy_stats.h, included here.
  * Not here: printing, CSV or Markdown (cli/accuracy*.c); fitting anything to the cases — they are
- * the validation set, and no calibration parameter may ever be derived from them. */
+ * the validation set, and no calibration parameter may be derived from them except the
+ * frameworks' host costs, leave-one-source-out (accuracy_fit.h). */
 #ifndef SC_PRED_ACCURACY_H
 #define SC_PRED_ACCURACY_H
 
@@ -143,6 +144,8 @@ SC_MUST_CHECK int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err)
 void acc_suite_free(acc_suite *s);
 int acc_n_cases(const acc_suite *s);
 const acc_case *acc_case_at(const acc_suite *s, int i);
+/* The same, to change (predict/accuracy_fit.c puts a fitted value into its calibration). */
+acc_case *acc_case_mut(acc_suite *s, int i);
 
 /* Run every case with engine e; progress (may be NULL) is called after each case. */
 typedef void (*acc_progress_fn)(void *ctx, int done, int total, const acc_case *c);

@@ -10,6 +10,7 @@
 static Suite *(*const SUITES[])(void) = {
     spec_suite,
     anchor_suite,
+    accuracy_fit_suite,
     spec_hf_suite,
     layout_suite,
     workload_suite,

@@ -42,5 +42,6 @@ Suite *impl_suite(void);     /* tests/test_impl.c: issue 27: FSDP gradient path,
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 
 Suite *anchor_suite(void);    /* tests/test_anchor.c: calibrate anchor's fit, bounds, sd, the anchor object */
+Suite *accuracy_fit_suite(void); /* tests/test_accuracy_fit.c: host costs fitted leave-one-source-out, held-out values, the shipped table */
 
 #endif
