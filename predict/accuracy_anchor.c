@@ -1,9 +1,8 @@
 /* accuracy_anchor.c — cases as anchor runs, and the anchored accuracy (see accuracy_anchor.h).
  * Not here: the statistics of the shipped calibrations (accuracy_stats.c). */
 #include "accuracy_anchor.h"
+#include "accuracy_field.h"
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,15 +133,8 @@ static int anchor_group(const acc_suite *s, member *m, int n, double *err_out, d
     return 0;
 }
 
-static double mape_of(const double *e, int n)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += fabs(e[i]);
-    return n ? s / n : 0;
-}
-
-static double median_of(double *e, int n)
+/* The median of e[0..n) without reordering e (acc_median_sort on a copy); 0 when n = 0. */
+static double median_of(const double *e, int n)
 {
     if (!n)
         return 0;
@@ -150,8 +142,7 @@ static double median_of(double *e, int n)
     if (!t)
         return NAN;
     memcpy(t, e, sizeof(double) * (size_t)n);
-    gsl_sort(t, 1, (size_t)n);
-    double v = gsl_stats_median_from_sorted_data(t, 1, (size_t)n);
+    double v = acc_median_sort(t, n);
     free(t);
     return v;
 }
@@ -197,14 +188,14 @@ int acc_anchored(const acc_suite *s, acc_anchor_sum *out, sc_err *err)
         double prev_abs = src->mape * src->n, prev_ship = src->shipped_mape * src->n;
         src->groups++;
         src->n += k - k0;
-        src->mape = (prev_abs + mape_of(all + k0, k - k0) * (k - k0)) / src->n;
-        src->shipped_mape = (prev_ship + mape_of(ship + k0, k - k0) * (k - k0)) / src->n;
+        src->mape = (prev_abs + acc_mape(all + k0, k - k0) * (k - k0)) / src->n;
+        src->shipped_mape = (prev_ship + acc_mape(ship + k0, k - k0) * (k - k0)) / src->n;
     }
     if (!rc) {
         out->n = k;
-        out->mape = mape_of(all, k);
+        out->mape = acc_mape(all, k);
         out->bias = median_of(all, k);
-        out->shipped_mape = mape_of(ship, k);
+        out->shipped_mape = acc_mape(ship, k);
     }
     /* per-source bias: the median of its errors */
     for (int q = 0; q < out->n_src && !rc; q++) {

@@ -79,16 +79,24 @@ int acc_ran_load(jr *r, const json_t *root, acc_ran *out)
 
 /* ---- small statistics ------------------------------------------------------------------------ */
 
+double acc_mape(const double *e, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += fabs(e[i]);
+    return n > 0 ? s / n : 0;
+}
+
+double acc_median_sort(double *v, int n)
+{
+    if (n <= 0)
+        return NAN;
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+}
+
 static double err_of(const acc_row *r) { return r->predicted / r->measured - 1; }
 
-/* Median of v[0..k) (sorts v); NAN when k = 0. */
-static double median_of(double *v, int k)
-{
-    if (k <= 0)
-        return NAN;
-    gsl_sort(v, 1, (size_t)k);
-    return gsl_stats_median_from_sorted_data(v, 1, (size_t)k);
-}
 
 static const char *str_or(const char *s, const char *dflt) { return s && s[0] ? s : dflt; }
 
@@ -125,12 +133,12 @@ static void macro_fill(const acc_row *rows, int n, acc_by by, acc_macro *m, doub
                 one[k] = err_of(&rows[j]);
                 abs_sum += fabs(one[k++]);
             }
-        sum_bias += median_of(one, k);
+        sum_bias += acc_median_sort(one, k);
         sum_mape += abs_sum / k;
         m->n_sources++;
     }
     m->n = k_all;
-    m->bias_pooled_pct = 100 * median_of(all, k_all);
+    m->bias_pooled_pct = 100 * acc_median_sort(all, k_all);
     m->bias_macro_pct = m->n_sources ? 100 * sum_bias / m->n_sources : NAN;
     m->mape_macro_pct = m->n_sources ? 100 * sum_mape / m->n_sources : NAN;
 }
@@ -190,7 +198,7 @@ int acc_seq_bands(const acc_row *rows, int n, acc_seqband out[ACC_N_SEQ_BANDS], 
             abs_sum += fabs(v[x->n++]);
         }
         x->mape_pct = x->n ? 100 * abs_sum / x->n : NAN;
-        x->median_pct = 100 * median_of(v, x->n);
+        x->median_pct = 100 * acc_median_sort(v, x->n);
     }
     free(v);
     return 0;
@@ -241,7 +249,7 @@ static void pickbest_of(const acc_decisions *d, const char *id, acc_pickbest *pb
         v[pb->groups++] = x->pick_best;
         pb->min = isfinite(pb->min) && pb->min < x->pick_best ? pb->min : x->pick_best;
     }
-    pb->median = median_of(v, pb->groups);
+    pb->median = acc_median_sort(v, pb->groups);
 }
 
 int acc_decide(const acc_row *rows, int n, acc_decisions *out, sc_err *err)

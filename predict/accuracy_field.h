@@ -14,6 +14,13 @@
 #include "../base/err.h"
 #include "../base/jsonrd.h"
 
+/* The suite's two error statistics, one home for every caller: acc_mape, the mean of |e[i]|
+ * (0 when n = 0); acc_median_sort, the median of v[0..n) by GSL, sorting v in place (NAN when
+ * n <= 0). Fractions in, fractions out. */
+double acc_mape(const double *e, int n);
+double acc_median_sort(double *v, int n);
+
+
 struct acc_row;
 
 /* ---- what a case's source ran ("ran" object of a case, validation/README.md) -------------- */

@@ -6,8 +6,6 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_min.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 
 #include "../base/atomic.h"
 #include "../base/jsonrd.h"
+#include "accuracy_field.h"
 
 /* Below this change of log(predicted) between the range's ends a case is not acted on. */
 #define ACT_MIN 1e-4
@@ -241,19 +240,18 @@ static double objective(double xv, void *p)
 static int source_errors(fit_ctx *x, const char *source, double v_s, double *mape, double *bias)
 {
     const int n = acc_n_cases(x->s);
-    double *e = malloc(sizeof(double) * (size_t)(n ? n : 1)), sa = 0, le;
+    double *e = malloc(sizeof(double) * (size_t)(n ? n : 1)), le;
     int m = 0;
     if (!e)
         return -1;
     for (int i = 0; i < n; i++) {
         const acc_case *c = acc_case_at(x->s, i);
         if (c->training.framework == x->fw && !strcmp(c->source_id, source) && case_log_err(x, i, v_s, &le))
-            e[m] = expm1(le), sa += fabs(e[m]), m++;
+            e[m++] = expm1(le);
     }
     if (m) {
-        gsl_sort(e, 1, (size_t)m);
-        *mape = sa / m;
-        *bias = gsl_stats_median_from_sorted_data(e, 1, (size_t)m);
+        *mape = acc_mape(e, m);
+        *bias = acc_median_sort(e, m);
     }
     free(e);
     return m;
