@@ -113,8 +113,9 @@ double dsc_live_peak(const double *sz, int k, double live, double reuse, double 
  * L64 at v0.4.3), off before (L58-59 at v0.3.12; the gradients then wait in the bucket as
  * their own tensors, the two counted). The same with and without offload_optimizer: the
  * bucket is reduce-scattered on the GPU either way. */
-double dsc_gathered(const wl *w, const spec_training *t)
+double dsc_gathered(const wl *w, const spec_training *t, const spec_layout *l)
 {
+    (void)l;
     if (t->framework != FW_DEEPSPEED)
         return -1;
     double bp, bg, bo, sz[WL_MAX_GEMMS + 2], best = 0;

@@ -46,8 +46,10 @@ double dsc_live_peak(const double *sz, int k, double live, double reuse, double 
 
 /* Bytes of gathered parameters and unsharded gradients at their peak on one GPU under DeepSpeed
  * ZeRO-3 (the largest layer's dsc_live_peak in 16-bit, two adjacent sub-modules' gradients and
- * the ipg bucket buffer); -1 for any other framework (layout_row.h's mem_gathered). */
-double dsc_gathered(const wl *w, const spec_training *t);
+ * the ipg bucket buffer); -1 for any other framework (memory.c's whole layers then). The
+ * signature is layout_row.h's mem_gathered, so zero3's and zero3-offload's rows point at it (l
+ * unused: the bound is the same for both). */
+double dsc_gathered(const wl *w, const spec_training *t, const spec_layout *l);
 
 /* Reduce-scatters DeepSpeed ZeRO-3 issues for gradients of sz[0..k-1] elements (forward order;
  * the backward reduces them last first) under reduce_bucket_size `bucket` elements: the ipg

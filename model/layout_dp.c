@@ -492,13 +492,6 @@ static void zeropp_memory(const wl *w, const spec_training *t, const spec_layout
  * and FSDP2's sharding strategies (NO_SHARD as ddp, FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2); Megatron-LM's DDP and distributed optimizer (zero1), as framework.c's
  * fw_check has always listed them. */
-/* zero3 under DeepSpeed: the coordinator's live parameters and unsharded gradients
- * (ds_coordinator.c dsc_gathered); other frameworks memory.c's whole layers. */
-static double zero3_gathered(const wl *w, const spec_training *t, const spec_layout *l)
-{
-    (void)l;
-    return dsc_gathered(w, t);
-}
 
 /* DeepSpeed's ZeRO-1/2 shard over every data-parallel rank (no partition group). */
 static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
@@ -544,7 +537,7 @@ const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model 
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
                                           .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
-                                          .localize = zero3_localize, .mem_gathered = zero3_gathered};
+                                          .localize = zero3_localize, .mem_gathered = dsc_gathered};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
                                          .gathers_params = 1, .hier_gather = 1, .ds_since = MICS_DS_SINCE,

@@ -97,8 +97,8 @@ static void offload_ds(const lo_graph *g, const wl *w, const spec_training *t, i
     if (k == 0)
         it->n_gather = 0;
     it->hooks = fw_submodules(L);
-    if (last && it->pass == LO_BWD && g->layout.off_opt != OFF_NVME && t->framework_version > 0 &&
-        t->framework_version < OFFLOAD_DS_ASYNC_GRAD) {
+    if (last && it->pass == LO_BWD && g->layout.off_opt != OFF_NVME &&
+        fw_ds_before(t, OFFLOAD_DS_ASYNC_GRAD)) {
         lo_coll host = offloaded(COLL_REDUCESCATTER, GRP_HOST, 4 * S / g->n_ranks);
         it->inl[it->n_inline++] = it->reduce[0];
         it->inl[it->n_inline++] = host;
@@ -290,19 +290,12 @@ static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *
     o->innet = (bp + bg + bo) * w->params;
 }
 
-/* zero3-offload under DeepSpeed: the coordinator's bound (ds_coordinator.c dsc_gathered); other
- * frameworks: memory.c's whole layers. */
-static double offload_gathered(const wl *w, const spec_training *t, const spec_layout *l)
-{
-    (void)l;
-    return dsc_gathered(w, t);
-}
 
 /* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
 const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
                                                   .candidates = offload_cands, .explain = offload_explain,
                                                   .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory,
-                                                  .mem_gathered = offload_gathered,
+                                                  .mem_gathered = dsc_gathered, /* the coordinator's bound under DeepSpeed */
                                                   .states_at = SPEC_AT_HOST};
 const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
                                          .explain = luwu_explain, .mem_states = luwu_memory, .states_at = SPEC_AT_INNET};
