@@ -1,5 +1,6 @@
 /* framework.c — per-framework schedule parameters (see framework.h for what and sources). */
 #include "framework.h"
+#include "ds_coordinator.h"
 #include "layout_kind.h"
 
 #include <math.h>
@@ -287,8 +288,8 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
          * (at least one: below a layer DeepSpeed still prefetches the next sub-modules);
          * stage3_max_live_parameters: the current and prefetched layers must fit under it. */
         const double e = w->elem_bytes, layer = wl_max_layer_params(w);
-        double bucket = t->prefetch_bucket_bytes > 0 ? t->prefetch_bucket_bytes / e : 5e7;
-        double live = t->max_live_params > 0 ? t->max_live_params : 1e9;
+        double bucket = t->prefetch_bucket_bytes > 0 ? t->prefetch_bucket_bytes / e : DSC_PREFETCH_DEFAULT;
+        double live = t->max_live_params > 0 ? t->max_live_params : DSC_LIVE_DEFAULT;
         int d = layer > 0 ? (int)floor(bucket / layer) : 1;
         if (d < 1)
             d = 1;
