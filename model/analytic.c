@@ -527,6 +527,11 @@ typedef struct state {
     double link[2];             /* per tier (0 inside a node, 1 the network): when its
                                    bandwidth is free (a collective's bandwidth part queues
                                    behind the other streams'; latency parts overlap)          */
+    double link_q0[2];          /* per tier: since when its bandwidth is busy without a gap
+                                   until link (a queued collective's bandwidth part starts
+                                   after its latency part: nothing shares the tier before)  */
+    double link_gap[2];         /* ... and since when it is idle before link_q0 (the end of
+                                   its previous busy period, or of work put into the gap)    */
     double link_w[2];           /* the share weight (an_titem gw) of the work queued there   */
     int link_st[2];             /* the stream of the collective that ends when the tier frees
                                    (its weight link_w, its kind link_kind); -1 none            */
@@ -589,6 +594,27 @@ static double put(state *s, int st, double t0, double dur, double lat, int tier,
          * whose forward all-gathers of the second micro-step shared in halves with a rail
          * all-gather that had ended, not 8:1 with the reduce-scatter backlog). */
         double b0 = start + lat, B = dur - lat, R = s->link[tier] - b0;
+        const double q0 = s->link_q0[tier];
+        if (R > 0 && q0 - b0 > 1e-12 * q0 && b0 >= s->link_gap[tier]) {
+            /* the tier is idle at b0: the queued work's bandwidth part has not begun (its
+             * latency part, which holds the framework's host time per collective, still runs,
+             * as in the simulator, where a collective's flows start after its latency):
+             * this one has the tier to itself until q0, then shares what is left of it (a
+             * difference within rounding, 1e-12 of the time, is a tie, as in sim/exec.c) */
+            if (B <= q0 - b0) {
+                s->link_gap[tier] = b0 + B; /* the tier's idle gap now starts after it */
+                s->comm[st] = end;
+                if (end >= s->last_end) {
+                    s->last_end = end;
+                    s->last_kind = kind;
+                }
+                return end;
+            }
+            B -= q0 - b0;
+            s->link_q0[tier] = b0;
+            b0 = q0;
+            R = s->link[tier] - q0;
+        }
         if (R > 0) {
             const double wq = s->link_w[tier], f = w + wq > 0 ? w / (w + wq) : 0.5, alone = B / f;
             const double prev = s->link[tier];
@@ -602,7 +628,9 @@ static double put(state *s, int st, double t0, double dur, double lat, int tier,
                 s->link_kind[tier] = kind;
             }
         } else {
+            s->link_gap[tier] = s->link[tier];
             s->link[tier] = end;
+            s->link_q0[tier] = b0;
             s->link_st[tier] = st;
             s->link_w[tier] = w;
             s->link_kind[tier] = kind;
@@ -704,7 +732,7 @@ static void issue_reduces(state *s, const an_titem *it, double t_issue)
 /* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
  * gathers' ends of copies c .. c+d-1. */
 typedef struct snap {
-    double v[MAXD + 2 + NS + 2];
+    double v[MAXD + 2 + NS + 6];
     double busy, exposed[N_COLLS];
     int n;
     int link_st[2], link_kind[2]; /* the tiers' queued collective (state.link_st): a jump */
@@ -728,12 +756,24 @@ static void take(state *s, long c, int D, snap *o)
     }
     o->n = D + NS;
     o->v[1] = comp;
-    if (s->share) /* the tiers' free times, raised to the compute end as the streams' */
+    if (s->share) { /* the tiers' free times, raised to the compute end as the streams', then
+                       their busy periods' starts (what is issued later has b0 >= comp) */
         for (int q = 0; q < 2; q++) {
             if (s->link[q] < comp)
                 s->link[q] = comp;
             o->v[o->n++] = s->link[q];
         }
+        for (int q = 0; q < 2; q++) {
+            if (s->link_q0[q] < comp)
+                s->link_q0[q] = comp;
+            o->v[o->n++] = s->link_q0[q];
+        }
+        for (int q = 0; q < 2; q++) {
+            if (s->link_gap[q] < comp)
+                s->link_gap[q] = comp;
+            o->v[o->n++] = s->link_gap[q];
+        }
+    }
     for (int q = 0; q < D - 1; q++) {
         double *g = &s->gend[(c + q) % D];
         if (*g < s->comp)
@@ -836,8 +876,11 @@ static void jump(state *s, long *c, int D, const snap *prev, const snap *cur, do
     s->comm[0] += J * lambda_comm;
     for (int q = 1; q < NS; q++)
         s->comm[q] += J * lambda;
-    for (int q = 0; q < 2 && s->share; q++) /* uniform, or idle (at the compute end) */
+    for (int q = 0; q < 2 && s->share; q++) { /* uniform, or idle (at the compute end) */
         s->link[q] += J * lambda;
+        s->link_q0[q] += J * lambda;
+        s->link_gap[q] += J * lambda;
+    }
     s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
     s->comp += J * lambda;
     double g[MAXD];
@@ -920,7 +963,7 @@ static int sink_lag(const an_timed *t, const state *s, const snap *a, const snap
             continue;
         int ok = 1;
         for (int p = 0; p < a->n && ok; p++) {
-            int own = p == iv || (p >= D + NS && (*qt >> (p - D - NS) & 1u));
+            int own = p == iv || (p >= D + NS && (*qt >> ((p - D - NS) & 1) & 1u)); /* tier k's link, q0, gap */
             ok = shifted_by(a, b, p, own ? mq : l);
         }
         for (int p = 0; p < NS && ok; p++)
@@ -951,8 +994,11 @@ static void sink_advance(state *s, int q, unsigned qt, double J, double lambda, 
 {
     s->comm[q] += J * (m - lambda);
     for (int k = 0; k < 2; k++)
-        if (qt >> k & 1u)
+        if (qt >> k & 1u) {
             s->link[k] += J * (m - lambda);
+            s->link_q0[k] += J * (m - lambda);
+            s->link_gap[k] += J * (m - lambda);
+        }
     s->last_end = comm_end(s) > s->last_end ? comm_end(s) : s->last_end;
 }
 
