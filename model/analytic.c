@@ -161,7 +161,16 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* cost_coll_best + the framework's per-piece cost, through the sweep memo when there is one;
- * *lat: its latency part, the same for 1 byte. */
+ * *lat: its latency part, the same for 1 byte.
+ * The host cost per collective issued (cost_calib.fw_coll_s, per piece) is the one rule both
+ * engines share (sim/exec.c coll_arrive): part of the collective's latency, on its stream, once
+ * the stream reaches it and every member has arrived, before its bandwidth part; put() lets the
+ * other streams have the tier meanwhile. DeepSpeed's code does this work on the host thread
+ * when it issues the gather (partitioned_param_coordinator.py fetch_sub_module, v0.6.2 L219-293
+ * and today: __all_gather_params inside the hook, the launch on the all-gather stream), so a
+ * collective queued behind others on its stream would have had its host work done already:
+ * this rule serialises that work behind the stream's backlog, a pessimistic reading left as it
+ * is (docs/DEEPSPEED-RESIDUALS.md, hostagree35). */
 static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, cost_coll_cache *cc, const lo_coll *c,
                         double *lat)
 {

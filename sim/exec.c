@@ -464,7 +464,8 @@ static void coll_arrive(sim *s, int r, int st, const lo_coll *op, double now)
     const cost_group *geo = &s->g->group[gs->op->group];
     cost_algo algo;
     cost_coll_best(s->cal, gs->op->kind, gs->op->bytes, gs->op->chunks, geo, &algo);
-    /* + the framework's per-collective bookkeeping (as in an_time) */
+    /* + the framework's per-collective bookkeeping (the rule both engines share: model/analytic.c
+     * coll_time); the other streams' flows have the network meanwhile */
     double lat = cost_coll_latency(s->cal, gs->op->kind, algo, gs->op->chunks, geo) +
                  gs->op->chunks * s->cal->fw_coll_s[s->g->framework].v;
     int gid = group_id(s, gs->op->group, r);
