@@ -216,7 +216,9 @@ double kern_gemm_kfactor(double kk)
     int i = 0;
     while (kk > KSWEEP_K[i + 1])
         i++;
-    double x = (log2(kk) - log2(KSWEEP_K[i])) / (log2(KSWEEP_K[i + 1]) - log2(KSWEEP_K[i]));
+    /* the fraction of the way from K_i to K_i+1 in log2: one log2 per call (every interval but
+     * the first, 768 -> 1024, is one doubling) */
+    double x = log2(kk / KSWEEP_K[i]) / (i == 0 ? log2(1024.0 / 768.0) : 1.0);
     return (KSWEEP_TF[i] + x * (KSWEEP_TF[i + 1] - KSWEEP_TF[i])) / KSWEEP_TF[KSWEEP_REF];
 }
 
