@@ -19,6 +19,7 @@ typedef struct memo {
     lo_coll key[16];
     double t[16], lat[16];
     cost_coll_cache cc; /* the communicators' NCCL tables, shared by their collectives */
+    const an_mesh_plan *mesh; /* the graph's per-index groups on a mesh (analytic_mesh.c) */
 } memo;
 
 /* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
@@ -372,11 +373,14 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
-        an_titem *o = &out[i]; /* zeroed with the rest of an_timed (an_time_memo) */
+        an_titem *o = &out[i];
         if (same && i < same->n_items && !memcmp(it, &same->item[i], sizeof *it)) {
             *o = same_out[i];
             continue;
         }
+        /* zeroed one item at a time: what is not set below reads 0 (one memset of all the items
+         * at once ran as `rep stosb`, byte by byte) */
+        memset(o, 0, sizeof *o);
         o->count = it->count;
         o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
@@ -406,7 +410,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
         }
-        an_mesh_leads(g, cal, c, it, o); /* per local index on a mesh (analytic_mesh.c) */
+        if (mm->mesh->on) /* per local index where a mesh's groups differ (analytic_mesh.c) */
+            an_mesh_leads(g, cal, c, mm->mesh, it, o);
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k], &o->rw[k]);
@@ -455,11 +460,12 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 {
     if (sw)
         memo_bind(sw, cal, c);
-    /* zero what the run reads: the items in use (an_titem is ~0.5 KB, the arrays hold
-     * LO_MAX_ITEMS) and the fields after them */
+    /* zero what the run reads: the fields after the items (time_micro zeroes each item it
+     * times; an_titem is ~0.5 KB and the arrays hold LO_MAX_ITEMS), and any item of the last
+     * micro-step past its own count (the builders give both micro-steps the same count) */
     t->n_items = g->micro.n_items;
-    memset(t->micro, 0, (size_t)t->n_items * sizeof t->micro[0]);
-    memset(t->last, 0, (size_t)t->n_items * sizeof t->last[0]);
+    for (int i = g->last.n_items; i < t->n_items; i++)
+        memset(&t->last[i], 0, sizeof t->last[i]);
     memset(&t->grad_accum, 0, sizeof *t - offsetof(an_timed, grad_accum));
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
@@ -473,6 +479,9 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     mm.n = 0;
     mm.cc.n = 0;
     mm.sweep = sw;
+    an_mesh_plan mesh;
+    an_mesh_plan_make(g, c, &mesh); /* once per graph: whether any axis's groups differ */
+    mm.mesh = &mesh;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
     if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
@@ -1080,20 +1089,20 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
     s->gend[c % D] = -INFINITY;
 }
 
-/* Copy-level jump over identical copies, after a copy of mit (signature sig: it, the gathers
- * issued with it, the reduces before it) in micro-step m_before: when that copy's transition
+/* Copy-level jump over identical copies, after a copy of mit (issued with the gathers of lit and
+ * the reduces of `before`) in micro-step m_before: when that copy's transition
  * (prev, the snapshot just before it, to cur) shifted the state uniformly (or in the decoupled
  * regime), the copies left that repeat it are advanced at once. One transition suffices: the
  * recurrence is max-plus and homogeneous, so a map that shifts x uniformly shifts x + lambda by
  * the same lambda; the copies jumped over apply the same map when their signature is the measured
- * one's: the same item (counted below), the reduces before them its own (sig[2] == mit: not the
+ * one's: the same item (counted below), the reduces before them its own (before == mit: not the
  * previous item's, as for the first copy of a run), and the same look-ahead item (counted
  * below). (Until 2026-11-27 the two latest transitions had to have equal signatures: one more
  * copy walked per run of copies.) As the callers stand, have_prev is reset whenever the item
- * changes, so sig[2] == mit holds whenever have_prev does: a cheap guard kept against a caller
+ * changes, so before == mit holds whenever have_prev does: a cheap guard kept against a caller
  * that stops resetting it, which no test can make fail today (review9's mutation). */
 static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
-                                  cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
+                                  cursor *look, const an_titem *mit, const an_titem *lit, const an_titem *before,
                                   int m_before)
 {
     take(s, *c, D, w->cur);
@@ -1103,7 +1112,7 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
-    if (w->have_prev && main->m == m_before && sig[2] == mit && same_queue(w->prev, w->cur)) {
+    if (w->have_prev && main->m == m_before && before == mit && same_queue(w->prev, w->cur)) {
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
@@ -1289,7 +1298,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(t, &main);
         const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
-        const void *sig[3] = {mit, lit, pend};
+        const an_titem *before = pend; /* the reduces issued with this copy */
         walk_copy(t, &s, var, d, c, &look, &lidx, mit, lit, pend);
         pend = mit;
         c++;
@@ -1302,7 +1311,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2)
             k.have_prev = 0;
         else
-            walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, sig, m_before);
+            walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, before, m_before);
         if (main.m != m_before && main.j == 0 && main.i == 0)
             walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
     }
