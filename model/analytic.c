@@ -379,8 +379,9 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             continue;
         }
         /* zeroed one item at a time: what is not set below reads 0 (one memset of all the items
-         * at once ran as `rep stosb`, byte by byte) */
-        memset(o, 0, sizeof *o);
+         * at once ran as `rep stosb`, byte by byte); lead[] and lead_f[], the last fields, are
+         * read only below nlead (0 here unless an_mesh_leads sets them) */
+        memset(o, 0, offsetof(an_titem, lead));
         o->count = it->count;
         o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
@@ -508,7 +509,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 
 /* ---- the recurrence ------------------------------------------------------------------ */
 typedef struct cursor {
-    int m, i, j; /* micro-step, item, copy within the item */
+    int m, i, j;          /* micro-step, item, copy within the item */
+    const an_titem *it;   /* its item (cur_set: kept in step with m and i) */
 } cursor;
 
 #define NS FW_STREAMS
@@ -543,19 +545,27 @@ typedef struct state {
     lead_credit cr;             /* other local indices' head start on the NICs (lead_cut)    */
 } state;
 
+/* The cursor's item: the last micro-step's in the last one, else the regular one's. */
+static void cur_set(const an_timed *t, cursor *c)
+{
+    c->it = c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
+}
+
 static const an_titem *item_at(const an_timed *t, const cursor *c)
 {
-    return c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
+    (void)t;
+    return c->it;
 }
 
 static void next(const an_timed *t, cursor *c)
 {
-    if (++c->j >= item_at(t, c)->count) {
+    if (++c->j >= c->it->count) {
         c->j = 0;
         if (++c->i >= t->n_items) {
             c->i = 0;
             c->m++;
         }
+        cur_set(t, c);
     }
 }
 
@@ -1007,6 +1017,12 @@ typedef struct jumps {
     snap *prev, *cur, *mprev, *mcur;
     int have_prev, have_mprev;
     long mlag_prev;
+    /* the regular micro-step's constants, taken at the first micro-step boundary (micro_consts):
+     * its copies, its gathers (and inline collectives), its stream-0 reduce work, and whether
+     * the last micro-step's first dv copies gather as its own (last_gathers_same) */
+    int mc_set, gathers, last_same;
+    long per;
+    double mwork;
 } jumps;
 
 /* The gathers issued before the step starts: the first d copies' (uniform), or every copy whose
@@ -1172,6 +1188,24 @@ static int last_gathers_same(const an_timed *t, long n)
     return 1;
 }
 
+/* The regular micro-step's constants for walk_micro_jump, once per run (they depend on the
+ * timings and dv only). */
+static void micro_consts(const an_timed *t, jumps *w, int var, int dv)
+{
+    w->per = 0;
+    for (int i = 0; i < t->n_items; i++)
+        w->per += t->micro[i].count;
+    w->last_same = !var && dv > 0 && dv <= w->per && last_gathers_same(t, dv);
+    w->gathers = 0;
+    w->mwork = 0;
+    for (int i = 0; i < t->n_items; i++) {
+        w->gathers += t->micro[i].ng + t->micro[i].ni;
+        for (int k = 0; k < t->micro[i].nr; k++)
+            w->mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
+    }
+    w->mc_set = 1;
+}
+
 /* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
  * shift over the last two micro-steps (uniform, decoupled, or one stream sinking behind) advances
  * the regular micro-steps left whose gathers stay inside the step. */
@@ -1181,16 +1215,16 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     double lambda, lambda_comm = 0;
     take(s, *c, D, w->mcur);
     long J = (long)(t->grad_accum - 1) - main->m; /* regular micro-steps left */
-    double mwork = 0;
-    int gathers = 0;
-    long per = 0;
-    for (int i = 0; i < t->n_items; i++)
-        per += t->micro[i].count;
+    if (!w->mc_set)
+        micro_consts(t, w, var, dv);
+    const long per = w->per;
+    const double mwork = w->mwork;
+    const int gathers = w->gathers;
     /* the jumped micro-steps must issue the gathers the measured one did: their
      * look-ahead (d copies on) has to stay inside the step, and among the regular micro-steps
      * unless the last one's first dv copies gather as the regular ones do */
     long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main->m;
-    if (!var && dv > 0 && dv <= per && last_gathers_same(t, dv))
+    if (w->last_same)
         jl = (long)(t->grad_accum - 1) - main->m;
     if (J > jl)
         J = jl;
@@ -1199,11 +1233,6 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     if (var && mlag != w->mlag_prev)
         J = 0;
     w->mlag_prev = mlag;
-    for (int i = 0; i < t->n_items; i++) {
-        gathers += t->micro[i].ng + t->micro[i].ni;
-        for (int k = 0; k < t->micro[i].nr; k++)
-            mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
-    }
     long mcap = 0;
     int sq = -1;
     unsigned sqt = 0;
@@ -1233,6 +1262,8 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
             sink_advance(s, sq, sqt, (double)J, lambda, sm);
         main->m += (int)J;
         look->m += (int)J;
+        cur_set(t, main);
+        cur_set(t, look);
         if (var)
             *lidx += J * per;
         take(s, *c, D, w->mcur);
@@ -1290,8 +1321,10 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     s.share = graph_shares(t);
     s.link_st[0] = s.link_st[1] = -1;
     snap buf[4];
-    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1};
-    cursor main = {0, 0, 0}, look = {0, 0, 0};
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1, 0, 0, 0, 0, 0};
+    cursor main = {0, 0, 0, NULL}, look = {0, 0, 0, NULL};
+    cur_set(t, &main);
+    cur_set(t, &look);
     long c = 0, lidx = 0;
     walk_prime(t, &s, var, d, &look, &lidx);
     const an_titem *pend = NULL;

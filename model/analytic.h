@@ -56,7 +56,7 @@ typedef struct an_titem {
      * lead_f[i] the fraction of local indices with a lead at most lead[i]; nlead 0: all alike. */
     int nlead;
     double igain;
-    double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS];
+    double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS]; /* the last fields: set below nlead only */
 } an_titem;
 
 typedef struct an_timed {

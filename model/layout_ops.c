@@ -52,7 +52,7 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     int p = g->layout.p ? g->layout.p : N, locals[SPEC_MAX_GPUS_PER_NODE];
     block_group(c, N, &g->group[GRP_WORLD]);
     block_group(c, p, &g->group[GRP_PARTITION]);
-    block_group(c, p, &g->group[GRP_SECONDARY]);
+    g->group[GRP_SECONDARY] = g->group[GRP_PARTITION]; /* block_group(c, p): the same geometry */
     /* replica: ranks r, r+p, r+2p, ...: p >= G gives one per node over N/p nodes; p < G gives
      * G/p per node on every node, p such groups per node. */
     if (p >= G) {

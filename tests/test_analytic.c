@@ -2370,9 +2370,9 @@ START_TEST(test_mesh_plan_cached)
                             an_titem r;
                             memset(&r, 0, sizeof r);
                             ref_mesh_leads(&g, &k, &c, it, o, &r);
+                            const size_t nb = (size_t)(o->nlead > 0 ? o->nlead : 0) * sizeof r.lead[0];
                             ck_assert_msg(r.nlead == o->nlead && !memcmp(&r.igain, &o->igain, sizeof r.igain) &&
-                                              !memcmp(r.lead, o->lead, sizeof r.lead) &&
-                                              !memcmp(r.lead_f, o->lead_f, sizeof r.lead_f),
+                                              !memcmp(r.lead, o->lead, nb) && !memcmp(r.lead_f, o->lead_f, nb),
                                           "%s/%d %s %d nodes item %d%s: nlead %d vs %d, igain %.17g vs %.17g",
                                           CL[ci], ki, LAY[li], nodes, i, last ? " (last)" : "", o->nlead, r.nlead,
                                           o->igain, r.igain);
