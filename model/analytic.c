@@ -33,7 +33,7 @@ typedef struct memo_layer {
 } memo_layer;
 
 typedef struct memo_coll {
-    int used;
+    long used; /* the memo's generation when kept (an_memo.gen): an older one is empty */
     int kind, chunks, framework;
     double bytes;
     cost_group g;
@@ -50,7 +50,8 @@ typedef struct memo_coll {
 #define MEMO_WAYS 4
 
 typedef struct memo_graph {
-    int used, wl, nodes, n_ranks;
+    long used;        /* as memo_coll.used */
+    int wl, nodes, n_ranks;
     long stamp;       /* last use */
     spec_layout l;
     spec_training tr; /* grad_accum 0 */
@@ -74,11 +75,15 @@ struct an_memo {
     spec_training wl_tr[MEMO_WLS];
     memo_graph graph[MEMO_GRAPHS];
     long clock;
+    long gen; /* entries whose `used` is not gen are empty: an_memo_reset empties all at once */
 };
 
 an_memo *an_memo_new(void)
 {
-    return calloc(1, sizeof(an_memo));
+    an_memo *m = calloc(1, sizeof(an_memo));
+    if (m)
+        m->gen = 1;
+    return m;
 }
 
 void an_memo_free(an_memo *m)
@@ -91,11 +96,8 @@ void an_memo_reset(an_memo *m)
     m->cal = NULL;
     m->c = NULL;
     m->n_layers = m->next_layer = 0;
-    for (int i = 0; i < MEMO_COLLS; i++)
-        m->coll[i].used = 0;
     m->n_wls = m->next_wl = 0;
-    for (int i = 0; i < MEMO_GRAPHS; i++)
-        m->graph[i].used = 0;
+    m->gen++; /* every collective and graph kept so far empty (before: 4,224 stores over 2 MB) */
 }
 
 void an_memo_stats(const an_memo *m, long *lh, long *lm, long *ch, long *cm)
@@ -180,7 +182,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         h *= 0xc4ceb9fe1a85ec53ull;
         h ^= h >> 33;
         e = &m->coll[h % MEMO_COLLS];
-        if (e->used && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
+        if (e->used == m->gen && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
             e->framework == (int)g->framework && group_eq(&e->g, geo)) {
             m->coll_hits++;
             *lat = e->lat;
@@ -195,7 +197,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
     if (*lat > t)
         *lat = t;
     if (e) {
-        e->used = 1;
+        e->used = m->gen;
         e->kind = (int)c->kind;
         e->chunks = c->chunks;
         e->bytes = c->bytes;
@@ -300,13 +302,13 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     m->clock++;
     for (int i = 0; i < MEMO_WAYS; i++) {
         memo_graph *e = &set[i];
-        if (*wi >= 0 && e->used && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
+        if (*wi >= 0 && e->used == m->gen && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
             an_training_same(&e->tr, key)) {
             e->stamp = m->clock;
             *hit = 1;
             return e;
         }
-        if (victim->used && (!e->used || e->stamp < victim->stamp))
+        if (victim->used == m->gen && (e->used != m->gen || e->stamp < victim->stamp))
             victim = e;
     }
     *hit = 0;
@@ -322,7 +324,7 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
         memmove(&m->wls[wi], w, sizeof *w); /* w may be a slot of ours left from before a reset */
         m->keyed[wi] = 0;
     }
-    e->used = 1;
+    e->used = m->gen;
     e->stamp = m->clock;
     e->wl = wi;
     e->nodes = nodes;

@@ -2035,6 +2035,53 @@ START_TEST(test_predict_memo_identical)
 }
 END_TEST
 
+START_TEST(test_memo_reset_generations)
+{
+    /* an_memo_reset empties the memo by a generation count (no entry is cleared): a calibration
+     * changed in place between resets, many times over, must never be answered from an entry
+     * kept before the last reset. p4d + gpt3-13b, zero3 / mics:p=8 / ddp, 2 and 4 nodes,
+     * grad-accum 1 and 4 (graphs and collectives kept, then looked up in the same generation),
+     * 200 generations, each with the GEMM efficiency and DeepSpeed's per-collective cost moved:
+     * every an_result byte equals an_predict's. Fails when reset keeps any collective or graph. */
+    spec_cluster c;
+    spec_model m;
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &m);
+    static cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    static const char *const L[] = {"zero3", "mics:p=8", "ddp"};
+    an_memo *memo = an_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    const double eff0 = k.kern.gemm_eff, coll0 = k.fw_coll_s[FW_DEEPSPEED].v;
+    for (int gen = 0; gen < 200; gen++) {
+        k.kern.gemm_eff = eff0 * (1 - 0.002 * (gen % 7));
+        k.fw_coll_s[FW_DEEPSPEED].v = coll0 + 1e-6 * (gen % 5);
+        an_memo_reset(memo);
+        for (int acc = 1; acc <= 4; acc *= 4)
+            for (int nodes = 2; nodes <= 4; nodes *= 2)
+                for (int li = 0; li < 3; li++) {
+                    spec_layout l = parse_layout(L[li]);
+                    t.grad_accum = acc;
+                    an_result a, b;
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    an_predict(&w, &t, &l, &c, nodes, &k, &a);
+                    an_predict_memo(memo, &w, &t, &l, &c, nodes, &k, &b);
+                    ck_assert_msg(!memcmp(&a, &b, sizeof a), "generation %d, %s, %d nodes, grad-accum %d", gen, L[li],
+                                  nodes, acc);
+                }
+    }
+    long lh, lm, ch, cm;
+    an_memo_stats(memo, &lh, &lm, &ch, &cm);
+    ck_assert(ch > 0 && cm > 0);
+    an_memo_free(memo);
+}
+END_TEST
+
 START_TEST(test_volume_terms_any_grad_accum)
 {
     /* layout_volume taken from a graph built with grad_accum 1 gives, for any grad_accum S,
@@ -2416,6 +2463,7 @@ Suite *analytic_suite(void)
     tcase_add_test(sched, test_step_zeropp_hpz2);
     tcase_add_test(sched, test_mesh_chain_per_index);
     tcase_add_test(sched, test_mesh_plan_cached);
+    tcase_add_test(sched, test_memo_reset_generations);
     suite_add_tcase(s, sched);
     TCase *jump = tcase_create("jumps");
     tcase_set_timeout(jump, 120);
