@@ -91,11 +91,6 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     }
 }
 
-lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
-{
-    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0, 0};
-}
-
 
 int lo_buckets(double bytes, double bucket)
 {
