@@ -464,8 +464,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 {
     if (sw)
         memo_bind(sw, cal, c);
-    /* zero what the run reads: the fields after the items (time_micro zeroes each item it
-     * times; an_titem is ~0.5 KB and the arrays hold LO_MAX_ITEMS), and any item of the last
+    /* zero what the run reads: the fields after the items (time_micro sets every field of an
+     * item read; an_titem is ~0.5 KB and the arrays hold LO_MAX_ITEMS), and any item of the last
      * micro-step past its own count (the builders give both micro-steps the same count) */
     t->n_items = g->micro.n_items;
     for (int i = g->last.n_items; i < t->n_items; i++)

@@ -19,7 +19,8 @@
 
 #define AN_MAX_LEADS 8 /* lead classes kept per item (an_titem.lead) */
 
-/* Durations of one layer copy's ops, seconds. */
+/* Durations of one layer copy's ops, seconds. The per-collective arrays are set below ng, nr
+ * and ni only (an_time leaves the rest unwritten): read no further. */
 typedef struct an_titem {
     int count;
     double comp;          /* compute (recompute + backward, or forward), incl. slowdown */
