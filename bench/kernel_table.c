@@ -11,7 +11,8 @@
 static spec_cluster C; static cost_calib K; static kern_calib KK; static double HBM;
 static void load(const char*n){ sc_err e; char p[256]; snprintf(p,256,"configs/clusters/%s.json",n);
  if(spec_load_cluster(p,&C,&e)){printf("%s\n",e.text);exit(1);} snprintf(p,256,"configs/calibrations/%s.json",n);
- if(cost_calib_load(p,&K,&e)){printf("%s\n",e.text);exit(1);} KK=K.kern; HBM=C.gpu.hbm_bw_Bps*K.hbm_eff.v;}
+ if(cost_calib_load(p,&K,&e)){printf("%s\n",e.text);exit(1);} KK=K.kern; HBM=C.gpu.hbm_bw_Bps*K.hbm_eff.v;
+ C.gpu.clock_ratio=1; /* the published points are short bursts: compare at burst clock (the cluster's sustained clock_ratio is for whole steps) */}
 static double gemm_tf(kern_dtype d,double m,double n,double k,double b){ double eb=d==KD_FP32||d==KD_TF32?4:2;
  return 2*m*n*k*b/kern_gemm_time(&KK,&C,d,m,n,k,b,eb,HBM)/1e12;}
 static double best_sq(kern_dtype d){double mx=0; int s[]={1024,2048,4096,8192,10240}; for(int i=0;i<5;i++){double t=gemm_tf(d,s[i],s[i],s[i],1); if(t>mx)mx=t;} return mx;}

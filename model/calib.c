@@ -83,6 +83,7 @@ static const calib_nested_def NESTED[] = {
     KN("gemm_efficiency_fp8", gemm_eff_dtype[KD_FP8], 1, 0, 1.0, 1),
     KN("gemm_k0", gemm_k0, 1, 1, 1e6, 0),
     KN("gemm_fixed_us", gemm_fixed_s, 1e6, 1, INFINITY, 0),
+    {"$.kernels", "gemm_ksweep", offsetof(cost_calib, kern.gemm_ksweep), CALIB_FLAG, 1, 1, 1.0, 1}, /* kernels.h */
     KN("fa_fwd_efficiency", fa_fwd_eff, 1, 0, 1.0, 0),
     KN("fa_bwd_efficiency", fa_bwd_eff, 1, 0, 1.0, 0),
     KN("fa_causal", fa_causal, 1, 0, 2.0, 0),

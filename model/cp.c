@@ -21,6 +21,8 @@
  * sub-SDPA; read in a stored copy of the Dec 2024 file, commit not pinned): the same bytes as
  * the ring, but only the first of the cp attention steps runs beside them; the same load
  * balancing (round-robin 2 cp chunks), the backward twice the forward's bytes as above.
+ * zero3 also pays PyTorch's element-wise work around the steps (cp_torch_ring: fp32 output
+ * merges forward, fp32 dQ / dK / dV accumulation backward, the K / V and dK / dV concatenations).
  * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
  * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
  * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
@@ -189,4 +191,60 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
      * the tensor-parallel ones are exposed: the core's rest then hides them too) */
     double f = it->inline_overlap + cp_core_fraction(L) / (first_step ? l->cp : 1);
     it->inline_overlap = f < 1 ? f : 1;
+}
+
+/* PyTorch's ring attention, torch/distributed/tensor/experimental/_attention.py (stored copy at
+ * pytorch/pytorch@0123248a, 2025; the Dec 2024 file torchtitan's rows ran is not stored [assumed
+ * the same]): _ContextParallelOptions convert_to_f32 = True, enable_load_balance = True.
+ * Forward (_templated_ring_attention), per step i of cp: _SDPAMerger.step casts the step's output
+ * to fp32 (read e, write 4 per element); from step 1, _merge_one's out - sigmoid(lse' - lse) *
+ * (out - block_out) is three fp32 element-wise kernels (12 + 8 + 12 = 32 B per element); with
+ * load balancing, steps i > rank run half the queries (partial: the three kernels over half,
+ * then _partial_update's torch.cat rewrites the whole output, 8 B per element): on average over
+ * the ranks half the steps from 1 on are partial, (32 + (16 + 8)) / 2 = 28 B and a cast of
+ * (e + 4) * 3/4; results() casts back (4 + e); steps 0..cp-2 concatenate K and V for the
+ * rotation (torch.cat of both flattened: read + write e each). Backward
+ * (_templated_ring_attention_backward): fp32 zeros for dQ, dK, dV; dQ += the step's (read 4 + e,
+ * write 4) or, on partial steps, the add over half and the cat of the whole (8 + e) / 2 + 8;
+ * dK and dV the same from step 1 on with partial on steps i <= rank (step 0 a plain add); every
+ * step concatenates dK and dV in fp32 for the next rank (read + write 4 each); steps 0..cp-2 the
+ * K / V cat as forward; at the end dQ and the received dK / dV cast to e bytes. The log-sum-exp
+ * terms (one value per row) are left out. */
+double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp)
+{
+    if (cp <= 1)
+        return 0;
+    const double n = cp - 1, acc = 4.0 + e;
+    return T * q * (acc + n * (0.75 * acc + 28.0) + acc) + n * 4.0 * e * T * kv;
+}
+
+double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp)
+{
+    if (cp <= 1)
+        return 0;
+    const double n = cp - 1, add = 8.0 + e, part = add / 2 + 8.0, avg = (add + part) / 2;
+    double dq = 4.0 + add + n * avg + (4.0 + e);               /* zeros, step 0, steps 1.., cast */
+    double dkv = 2 * (4.0 + add + n * avg + 8.0 + (4.0 + e)) + /* per tensor, as dq; + its cat */
+                 n * 2 * 8.0;                                   /* the remaining cats: 8 each  */
+    return T * q * dq + T * kv * dkv + n * 4.0 * e * T * kv;
+}
+
+void cp_torch_ring(wl *w, int cp)
+{
+    if (cp <= 1)
+        return;
+    const spec_model *m = &w->model;
+    const double d = m->hidden / m->heads, q = m->heads * d, e = w->elem_bytes;
+    const double kv = (w->kv_repeat ? m->heads : m->kv_heads) * d;
+    for (int i = 0; i < w->n_layers; i++) {
+        wl_layer *L = &w->layer[i];
+        if (L->kind != WL_BLOCK || !L->flash)
+            continue;
+        /* per step: the cast, the merge's kernels and the cat (forward); the adds and cats
+         * (backward): 6 launches each way [counted from the code above] */
+        L->ew_fwd_bytes += cp_torch_ring_fwd_bytes(w->tokens, q, kv, e, cp);
+        L->ew_bwd_bytes += cp_torch_ring_bwd_bytes(w->tokens, q, kv, e, cp);
+        L->ew_fwd_kernels += 6 * cp;
+        L->ew_bwd_kernels += 6 * cp;
+    }
 }

@@ -18,6 +18,18 @@
  * work); parameters and model_flops (the replica's) unchanged. */
 void cp_localize(wl *w, int cp);
 
+/* In place, after cp_localize, zero3 only (PyTorch's context_parallel): the element-wise HBM
+ * traffic its ring adds around the cp SDPA steps of every fused-attention block, per rank:
+ * forward (and the recomputed forward) each step's output cast to fp32 and merged into the
+ * running fp32 output by its log-sum-exp, and K / V concatenated for the next step; backward
+ * dQ / dK / dV accumulated in fp32 and dK / dV concatenated for the next rank (cp.c gives the
+ * bytes and their source). cp <= 1 or no fused attention: nothing. */
+void cp_torch_ring(wl *w, int cp);
+/* Its bytes per attention call for T local tokens, query width q and K / V width kv (elements;
+ * all heads when repeated), e-byte activations, cp steps: forward, backward. */
+double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp);
+double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp);
+
 /* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
  * (an all-gather's ring volume over GRP_AX1, run beside attention's core: all of it for the P2P
  * ring, first_step = 0, Megatron's; the first of cp steps for the all-gather, first_step = 1,

@@ -81,9 +81,16 @@ void kern_defaults(const char *arch, kern_calib *k)
      * V100: best square FP16 88.92 TFLOPS on a V100S (130 TF, 80 SMs) (zzc0721 database.md)
      *   -> 0.684. Per math: H100 TF32 402.2 at 4096^3 (#79) -> 0.8485, FP32 51.9 best square
      *   (hardware.md s1b) -> 0.80, FP8 MAMF 1402.6 (stas00) -> 0.735; A100 FP32 19.18
-     *   (zzc0721 database.md, A100 SXM4 80GB) -> 0.9855; V100S FP32 13.55 of 16.4 -> 0.8265. */
+     *   (zzc0721 database.md, A100 SXM4 80GB) -> 0.9855; V100S FP32 13.55 of 16.4 -> 0.8265.
+     * Hopper's 16-bit GEMMs take the lent H100's sustained K sweep (kern_gemm_kfactor, issue 27
+     * tok35), and its fixed cost is #79's 2048^3 refitted with it: 25.391 us - 22.587 us ->
+     * 2.804 us (the other arches keep 4.15 us, the value before the K sweep). */
     k->gemm_k0 = 0;
     k->gemm_fixed_s = 4.15e-6;
+    if (arch_is(arch, "hopper")) {
+        k->gemm_ksweep = 1;
+        k->gemm_fixed_s = 2.804e-6;
+    }
     if (volta) {
         k->gemm_eff = 0.684;
         k->gemm_eff_dtype[KD_FP32] = 0.8265;
@@ -186,6 +193,33 @@ void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d,
     }
     r->k0 = k->gemm_k0;
     r->fixed_s = k->gemm_fixed_s;
+    r->ksweep = k->gemm_ksweep && (d == KD_BF16 || d == KD_FP16);
+}
+
+/* The lent H100 SXM's sustained bf16 GEMMs at M = N = 8192 by K (randn operands, 700 W cap,
+ * ~1350 MHz; bench/gpu-results/2026-11-27-h100-sxm/sustained_gemm.json "k-sweep" rows,
+ * TFLOP/s): 608.9 / 616.7 / 627.0 / 651.8 / 666.7 / 679.1 at K 768 / 1024 / 2048 / 4096 /
+ * 8192 / 16384. The factor is each over the K = 8192 point, the K the GEMM constants and the
+ * cluster's clock_ratio stand for (the 8192^3 fit point). Measured for bf16 only: FP8 and
+ * TF32 GEMMs do not take it (no sweep). */
+static const double KSWEEP_K[] = {768, 1024, 2048, 4096, 8192, 16384};
+static const double KSWEEP_TF[] = {608.948, 616.684, 626.950, 651.837, 666.666, 679.142};
+#define KSWEEP_N ((int)(sizeof KSWEEP_K / sizeof KSWEEP_K[0]))
+#define KSWEEP_REF 4 /* K = 8192 */
+
+double kern_gemm_kfactor(double kk)
+{
+    if (!(kk > KSWEEP_K[0]))
+        return KSWEEP_TF[0] / KSWEEP_TF[KSWEEP_REF];
+    if (kk >= KSWEEP_K[KSWEEP_N - 1])
+        return KSWEEP_TF[KSWEEP_N - 1] / KSWEEP_TF[KSWEEP_REF];
+    int i = 0;
+    while (kk > KSWEEP_K[i + 1])
+        i++;
+    /* the fraction of the way from K_i to K_i+1 in log2: one log2 per call (every interval but
+     * the first, 768 -> 1024, is one doubling) */
+    double x = log2(kk / KSWEEP_K[i]) / (i == 0 ? log2(1024.0 / 768.0) : 1.0);
+    return (KSWEEP_TF[i] + x * (KSWEEP_TF[i + 1] - KSWEEP_TF[i])) / KSWEEP_TF[KSWEEP_REF];
 }
 
 /* ceil(x / 256), ceil(x / 128), ceil(x / 64) for x > 0: in integers when x is a whole number
@@ -268,6 +302,8 @@ double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, 
         num[i] = waves_of(r, nt) * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K;
     }
     double best = least_time(r, num);
+    if (r->ksweep)
+        best /= kern_gemm_kfactor(kk);
     double bytes = (m * kk + kk * n + m * n) * batch * elem_bytes;
     if (hbm_Bps > 0 && bytes / hbm_Bps > best)
         best = bytes / hbm_Bps;

@@ -20,6 +20,8 @@ typedef struct kern_calib {
     double gemm_eff_dtype[KD_N]; /* efficiency in that math where it differs (0 = gemm_eff)  */
     double gemm_k0;          /* K elements of pipeline fill: a tile runs K / (K + k0)         */
     double gemm_fixed_s;     /* launch + prologue/epilogue per GEMM, s                         */
+    int gemm_ksweep;         /* 1: 16-bit GEMMs run at the measured sustained rate by K
+                                (kern_gemm_kfactor, Hopper), 0: no K dependence but k0         */
     double fa_fwd_eff;       /* fused attention forward, fraction of 16-bit peak, head dim 128 */
     double fa_bwd_eff;       /* backward (FLOPs counted as 2.5 x forward, FlashAttention's)    */
     double fa_causal;        /* efficiency factor with a causal mask                           */
@@ -47,12 +49,19 @@ double kern_peak(const spec_cluster *c, kern_dtype d);
 kern_dtype kern_gemm_dtype(spec_precision p);
 const char *kern_dtype_str(kern_dtype d);
 
+/* With gemm_ksweep, a 16-bit GEMM's compute time is divided by this factor of its inner
+ * dimension K: the lent H100's sustained bf16 K sweep at M = N = 8192 over its K = 8192 point
+ * (bench/gpu-results/2026-11-27-h100-sxm/sustained_gemm.json), piecewise linear in log2 K
+ * between the measured K (768 .. 16384), clamped at the ends: 0.913 at K <= 768, 0.940 at 2048,
+ * 0.978 at 4096, 1 at 8192, 1.019 at K >= 16384. */
+double kern_gemm_kfactor(double kk);
 /* One GEMM C[m x n] = A[m x k] B[k x n], `batch` copies: the best of the tile shapes
  * (bm x bn) in {256x128, 128x256, 128x128, 128x64, 64x128, 64x64}: waves =
  * ceil(ceil(m/bm) ceil(n/bn) batch / SMs), each wave one tile's time
  * 2 bm bn (k + k0) / (peak/SMs x eff x rel(tile)), rel = sqrt(I(tile) / I(256x128)) with
  * I = bm bn / (bm + bn) (arithmetic intensity); bounded below by its bytes at the achieved
- * HBM rate; plus the fixed cost. hbm_Bps: achieved HBM B/s. */
+ * HBM rate; plus the fixed cost. With gemm_ksweep (16-bit maths) the tile time is divided by
+ * kern_gemm_kfactor(k) before the HBM bound. hbm_Bps: achieved HBM B/s. */
 double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                       double batch, double elem_bytes, double hbm_Bps);
 /* The same split in two, for a caller that times several GEMMs of one math on one GPU: what
@@ -65,6 +74,7 @@ typedef struct kern_gemm_rate {
     double inv_den[4];/* 1 / den (to rank the tiles; the winner is divided exactly)       */
     double k0;        /* gemm_k0                                                          */
     double fixed_s;   /* gemm_fixed_s                                                     */
+    int ksweep;       /* gemm_ksweep and a 16-bit math: divide by kern_gemm_kfactor(k)    */
 } kern_gemm_rate;
 void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d, kern_gemm_rate *r);
 double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, double batch, double elem_bytes,

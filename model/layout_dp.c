@@ -256,6 +256,7 @@ static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, 
         return w;
     *out = *w;
     cp_localize(out, l->cp);
+    cp_torch_ring(out, l->cp); /* PyTorch's ring: its fp32 merges and accumulations (cp.h) */
     return out;
 }
 

@@ -465,6 +465,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
     H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
     w->fused_ce = t->fused_linear_ce > 0;
+    w->kv_repeat = flag_on(t->repeat_kv, 0) && m->kv_heads < m->heads;
     w->logits_bytes = wl_logits_bytes(T, V, h, e, w->fused_ce);
     ew_head(m, t, e, H);
 

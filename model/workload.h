@@ -78,6 +78,8 @@ typedef struct wl {
     double logits_bytes;    /* fp32 logits for the loss, B                                   */
     int fused_ce;           /* 1: logits_bytes is wl_logits_bytes' fused (Liger) form, whose head
                                gradient [V, h] does not shrink with the tokens (cp.c)         */
+    int kv_repeat;          /* 1: K and V expanded to all query heads before attention
+                               (training repeat_kv): the width PyTorch's ring handles (cp.c)   */
     double tokens;          /* micro_batch x seq_len                                         */
 } wl;
 

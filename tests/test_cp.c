@@ -372,6 +372,79 @@ START_TEST(test_zero3_cp_properties)
 }
 END_TEST
 
+START_TEST(test_torch_ring_bytes)
+{
+    /* cp.c cp_torch_ring_*_bytes by hand, T = 8 tokens, q = kv = 64, e = 2, cp = 2 (n = 1):
+     * forward: casts (2 + 4) at step 0, 0.75 x 6 at step 1 (half the steps from 1 on run half
+     * the queries), the merge's 28 B on average, the cast back 6: 8 x 64 x (6 + 4.5 + 28 + 6)
+     * = 22784, plus the K / V cat of step 0: 1 x 4 x 2 x 8 x 64 = 4096 -> 26880.
+     * backward: add = 4 + 2 + 4 = 10, partial = 10 / 2 + 8 = 13, average 11.5; dQ: zeros 4 +
+     * step 0 10 + 11.5 + cast 6 = 31.5 per element; dK, dV each 4 + 10 + 11.5 + cat 8 + cast 6
+     * = 39.5, and the step-1 cats 2 x 8: 2 x 39.5 + 16 = 95; K / V cat 4096:
+     * 512 x 31.5 + 512 x 95 + 4096 = 16128 + 48640 + 4096 = 68864. */
+    ck_assert_double_eq_tol(cp_torch_ring_fwd_bytes(8, 64, 64, 2, 2), 26880, 1e-9);
+    ck_assert_double_eq_tol(cp_torch_ring_bwd_bytes(8, 64, 64, 2, 2), 68864, 1e-9);
+    ck_assert_double_eq(cp_torch_ring_fwd_bytes(8, 64, 64, 2, 1), 0);
+    ck_assert_double_eq(cp_torch_ring_bwd_bytes(8, 64, 64, 2, 1), 0);
+    /* per local token, more steps never cost less */
+    for (int c = 2; c < 16; c *= 2) {
+        ck_assert(cp_torch_ring_fwd_bytes(8, 64, 16, 2, 2 * c) > cp_torch_ring_fwd_bytes(8, 64, 16, 2, c));
+        ck_assert(cp_torch_ring_bwd_bytes(8, 64, 16, 2, 2 * c) > cp_torch_ring_bwd_bytes(8, 64, 16, 2, c));
+    }
+
+    /* on the tiny model's fused blocks (one head: q = kv = 64) after cp_localize(2), 8 local
+     * tokens: exactly those bytes added, 6 launches per step each way; cp = 1 and unfused
+     * attention untouched, bit for bit */
+    spec_model m;
+    spec_training tr;
+    wl w, w0;
+    tiny(&m, &tr, &w);
+    tr.flash_attention = 1;
+    wl_build(&m, &tr, &w);
+    w0 = w;
+    cp_torch_ring(&w, 1);
+    ck_assert(memcmp(&w, &w0, sizeof w) == 0);
+    cp_localize(&w, 2);
+    w0 = w;
+    cp_torch_ring(&w, 2);
+    for (int i = 0; i < w.n_layers; i++) {
+        const wl_layer *L = &w.layer[i], *L0 = &w0.layer[i];
+        double df = L->kind == WL_BLOCK ? 26880 : 0, db = L->kind == WL_BLOCK ? 68864 : 0;
+        ck_assert_double_eq_tol(L->ew_fwd_bytes - L0->ew_fwd_bytes, df, 1e-6);
+        ck_assert_double_eq_tol(L->ew_bwd_bytes - L0->ew_bwd_bytes, db, 1e-6);
+        ck_assert_int_eq(L->ew_fwd_kernels - L0->ew_fwd_kernels, L->kind == WL_BLOCK ? 12 : 0);
+    }
+    tr.flash_attention = 0;
+    wl_build(&m, &tr, &w);
+    cp_localize(&w, 2);
+    w0 = w;
+    cp_torch_ring(&w, 2);
+    ck_assert(memcmp(&w, &w0, sizeof w) == 0);
+
+    /* GQA (llama3-8b: 32 heads, 8 KV heads of 128): the ring handles K / V at the width SDPA
+     * gets them, 1024 as they are, 4096 when repeat_kv expands them (torchtitan) */
+    sc_err err;
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    spec_training_defaults(&tr);
+    tr.flash_attention = 1;
+    for (int rep = 0; rep < 2; rep++) {
+        tr.repeat_kv = rep;
+        wl_build(&m, &tr, &w);
+        ck_assert_int_eq(w.kv_repeat, rep);
+        cp_localize(&w, 4);
+        w0 = w;
+        cp_torch_ring(&w, 4);
+        const wl_layer *L = &w.layer[1], *L0 = &w0.layer[1];
+        ck_assert_int_eq(L->kind, WL_BLOCK);
+        double T = w.tokens, kv = rep ? 4096 : 1024;
+        ck_assert_double_eq_tol(L->ew_fwd_bytes - L0->ew_fwd_bytes, cp_torch_ring_fwd_bytes(T, 4096, kv, 2, 4),
+                                1e-3);
+        ck_assert_double_eq_tol(L->ew_bwd_bytes - L0->ew_bwd_bytes, cp_torch_ring_bwd_bytes(T, 4096, kv, 2, 4),
+                                1e-3);
+    }
+}
+END_TEST
+
 START_TEST(test_optimizer_group_dp_x_cp)
 {
     /* Megatron-Core's distributed optimizer shards over the data-parallel group with cp: on 8
@@ -498,6 +571,7 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_checks);
     tcase_add_test(tc, test_zero3_cp);
     tcase_add_test(tc, test_zero3_cp_properties);
+    tcase_add_test(tc, test_torch_ring_bytes);
     tcase_add_test(tc, test_optimizer_group_dp_x_cp);
     tcase_add_test(tc, test_fused_ce_head_grad_kept);
     tcase_add_test(tc, test_autocast_casts_per_param);

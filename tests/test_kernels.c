@@ -84,6 +84,43 @@ START_TEST(test_gemm_wave_quantization)
 }
 END_TEST
 
+START_TEST(test_gemm_ksweep)
+{
+    /* kern_gemm_kfactor: the lent H100's sustained bf16 TFLOP/s at M = N = 8192 by K over its
+     * K = 8192 point 666.666 (sustained_gemm.json): K 8192 -> 1; K 2048 -> 626.950 / 666.666 =
+     * 0.940425; K 4096 -> 651.837 / 666.666 = 0.977757; K 2^11.5 = 2896.3 (half way in log2)
+     * -> (626.950 + 651.837) / 2 / 666.666 = 0.959091; clamped: K 100 -> 608.948 / 666.666 =
+     * 0.913423, K 1e6 -> 679.142 / 666.666 = 1.018714. */
+    rel_eq(kern_gemm_kfactor(8192), 1.0, "K 8192");
+    rel_eq(kern_gemm_kfactor(2048), 626.950 / 666.666, "K 2048");
+    rel_eq(kern_gemm_kfactor(4096), 651.837 / 666.666, "K 4096");
+    rel_eq(kern_gemm_kfactor(pow(2, 11.5)), (626.950 + 651.837) / 2 / 666.666, "K 2^11.5");
+    rel_eq(kern_gemm_kfactor(100), 608.948 / 666.666, "K 100 (clamped)");
+    rel_eq(kern_gemm_kfactor(1e6), 679.142 / 666.666, "K 1e6 (clamped)");
+    /* monotone over the swept range */
+    for (double kk = 512; kk < 32768; kk *= 1.25)
+        ck_assert(kern_gemm_kfactor(kk * 1.25) >= kern_gemm_kfactor(kk));
+    /* With gemm_ksweep the 256x128x1000 GEMM of test_gemm_one_wave (16.384 us x sqrt(2) on
+     * the toy GPU) takes 1 / kfactor(1000) longer in bf16 and fp16 (+ the fixed cost once),
+     * K 1000 between 768 and 1024: x = log2(1000/768) / log2(1024/768) = 0.91757,
+     * (608.948 + 0.91757 x 7.736 = 616.046) / 666.666 = 0.924070; fp8 and tf32 do not take it. */
+    spec_cluster c = toy();
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "hopper"); /* a GPU with fp8 (2x the 16-bit peak) */
+    kern_calib k = unit_calib();
+    double f8 = kern_gemm_time(&k, &c, KD_FP8, 256, 128, 1000, 1, 2, 0);
+    k.gemm_ksweep = 1;
+    k.gemm_fixed_s = 1e-6;
+    double x = log2(1000.0 / 768) / log2(1024.0 / 768), f = (608.948 + x * (616.684 - 608.948)) / 666.666;
+    ck_assert_msg(fabs(f - 0.924070) < 1e-6, "kfactor(1000) by hand: %.7f", f);
+    rel_eq(kern_gemm_kfactor(1000), f, "K 1000");
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 1000, 1, 2, 0), 1e-6 + 16.384e-6 * sqrt(2.0) / f, "bf16 K 1000");
+    rel_eq(kern_gemm_time(&k, &c, KD_FP16, 256, 128, 1000, 1, 2, 0), 1e-6 + 16.384e-6 * sqrt(2.0) / f, "fp16 K 1000");
+    rel_eq(kern_gemm_time(&k, &c, KD_FP8, 256, 128, 1000, 1, 2, 0), 1e-6 + f8, "fp8: no K sweep");
+    /* the HBM floor is not scaled: 64^3 at 1e9 B/s stays 24.576 us (+ fixed) */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 64, 64, 64, 1, 2, 1e9), 1e-6 + 24.576e-6, "64^3 memory-bound");
+}
+END_TEST
+
 START_TEST(test_gemm_headdim64_not_doubled)
 {
     /* Attention's context GEMM at head dim 64: m = s = 512, n = d = 64, k = s = 512. A 128-wide
@@ -418,7 +455,7 @@ START_TEST(test_defaults_match_files)
                                    {f->fa_s0, d.fa_s0},             {f->fa_s0_bwd, d.fa_s0_bwd},
                                    {f->fa_hd64, d.fa_hd64},         {f->fa_hd64_bwd, d.fa_hd64_bwd},
                                    {f->fa3_fwd_eff + 1, d.fa3_fwd_eff + 1}, {f->fa3_s0 + 1, d.fa3_s0 + 1},
-                                   {f->launch_s, d.launch_s},
+                                   {f->launch_s, d.launch_s}, {f->gemm_ksweep + 1.0, d.gemm_ksweep + 1.0},
                                    {f->gemm_eff_dtype[KD_FP32], d.gemm_eff_dtype[KD_FP32]},
                                    {f->gemm_eff_dtype[KD_FP8] + 1, d.gemm_eff_dtype[KD_FP8] + 1}};
         for (size_t j = 0; j < sizeof pairs / sizeof pairs[0]; j++)
@@ -444,6 +481,8 @@ static double gemm_formula(const kern_calib *k, const spec_cluster *c, kern_dtyp
         double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * sqrt(I / Imax));
         best = t < best ? t : best;
     }
+    if (k->gemm_ksweep && (d == KD_BF16 || d == KD_FP16))
+        best /= kern_gemm_kfactor(kk);
     double bytes = (m * kk + kk * n + m * n) * batch * eb;
     if (hbm > 0 && bytes / hbm > best)
         best = bytes / hbm;
@@ -603,6 +642,7 @@ Suite *kernels_suite(void)
     TCase *t = tcase_create("gemm");
     tcase_add_test(t, test_gemm_one_wave);
     tcase_add_test(t, test_gemm_wave_quantization);
+    tcase_add_test(t, test_gemm_ksweep);
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
     tcase_add_test(t, test_gemm_formula_bits);

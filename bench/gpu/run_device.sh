@@ -34,7 +34,7 @@ timeout 100 ./shardcast-bench-gpu --skip collectives --gemm-max 8192 \
 log "harness exit $?"
 
 cd "$HERE" || exit 1
-for part in sustained_gemm:60 attention:110 fetch_loop:40 fsdp_grad:80 eager_block:150; do
+for part in sustained_gemm:60 attention:110 fetch_loop:40 fsdp_grad:80 eager_block:150 ub_chunks:120; do
     name=${part%%:*}; lim=${part##*:}
     log "$name (limit ${lim}s)"
     timeout "$lim" python3 "$name.py" > "$OUT/$name.log" 2>&1
