@@ -26,6 +26,7 @@ void cli_setup_init(cli_setup *s, const char *argv0)
     s->act_ckpt = -1;
     for (int i = 0; i < CLI_N_EW; i++)
         s->ew_flag[i] = -1;
+    s->dropout[0] = s->dropout[1] = -1;
     spec_training_defaults(&s->training);
     char exe[4096];
     proc_self_dir(argv0, exe, sizeof exe);
@@ -121,6 +122,16 @@ static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             }
         return sc_err_set(err, SC_EINPUT, "--nccl-algo", "", "expected ring, tree, nvls, nvls-tree or pat, got \"%s\"",
                           arg);
+    case 1062:
+    case 1063: {
+        const char *name = opt == 1062 ? "--hidden-dropout" : "--attention-dropout";
+        char *end;
+        double p = strtod(arg, &end);
+        if (end == arg || *end || !(p >= 0 && p < 1))
+            return sc_err_set(err, SC_EINPUT, name, "", "expected a probability from 0 to below 1, got \"%s\"", arg);
+        s->dropout[opt - 1062] = p;
+        return 1;
+    }
     case 1061:
         if (strcasecmp(arg, "simple"))
             return sc_err_set(err, SC_EINPUT, "--nccl-proto", "",
@@ -483,6 +494,10 @@ static int setup_training(cli_setup *s, sc_err *err)
             *ew[i] = s->ew_flag[i];
             s->training.given |= ew_given[i];
         }
+    if (s->dropout[0] >= 0)
+        s->training.hidden_dropout = s->dropout[0];
+    if (s->dropout[1] >= 0)
+        s->training.attention_dropout = s->dropout[1];
     if (s->precision) {
         static const char *const pn[] = {"bf16", "fp16", "fp32", "tf32", "fp8"};
         for (int i = 0; i < 5; i++)
@@ -559,8 +574,13 @@ static int setup_model(cli_setup *s, sc_err *err)
         return sc_err_set(err, SC_EINPUT, "--model", "", "required (a name such as gpt3-175b, or a file)");
     if (!strncmp(model, SPEC_HF_PREFIX, strlen(SPEC_HF_PREFIX))) {
         char derived[1024];
-        if ((rc = spec_hf_arg(model + strlen(SPEC_HF_PREFIX), &s->model, derived, sizeof derived, err)))
+        double drop[2];
+        if ((rc = spec_hf_arg_dropout(model + strlen(SPEC_HF_PREFIX), &s->model, drop, derived, sizeof derived, err)))
             return rc;
+        if (s->training.hidden_dropout < 0) /* the config states it; a key or option given wins */
+            s->training.hidden_dropout = drop[0];
+        if (s->training.attention_dropout < 0)
+            s->training.attention_dropout = drop[1];
         fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
     } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
                (rc = spec_load_model(path, &s->model, err))) {

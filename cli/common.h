@@ -35,6 +35,7 @@ typedef struct cli_setup {
     int reduce_dtype, opt_impl;            /* --reduce-dtype, --optimizer (0: not given)   */
     int ew_flag[CLI_N_EW];                 /* --norm-fp32 .. --rope-unfused: -1 not given */
     int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
+    double dropout[2];                     /* --hidden-dropout, --attention-dropout (-1: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     /* loaded */
     spec_cluster cluster;
@@ -72,7 +73,8 @@ typedef struct cli_setup {
         {"autocast", required_argument, 0, 1050},                                                  \
         {"overlap-param-gather", required_argument, 0, 1051}, {"fused-linear-ce", required_argument, 0, 1052}, \
         {"rope-unfused", required_argument, 0, 1053},                                              \
-        {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061}
+        {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061},     \
+        {"hidden-dropout", required_argument, 0, 1062}, {"attention-dropout", required_argument, 0, 1063}
 
 #define CLI_COMMON_HELP                                                                               \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
@@ -139,6 +141,11 @@ typedef struct cli_setup {
     "                         (default off: after the optimizer; framework megatron, zero1)\n" \
     "  --fused-linear-ce on|off the head's projection and the cross-entropy fused in token chunks\n" \
     "                         (Liger-Kernel): no whole fp32 logits in memory (default off)\n" \
+    "  --hidden-dropout P     dropout after attention's projection and the MLP, 0 to < 1 (0: no\n" \
+    "                         kernels, no masks; default: framework megatron 0.1, else 0.1 for a\n" \
+    "                         GELU model, 0 for SwiGLU; a Hugging Face config.json states it)\n" \
+    "  --attention-dropout P  dropout on the attention probabilities, same defaults (unfused\n" \
+    "                         attention prices its kernel; inside FlashAttention it is not priced)\n" \
     "  --nccl-algo A          NCCL_ALGO as the run pinned it: ring | tree | nvls | nvls-tree | pat;\n" \
     "                         every collective uses it where it applies (default: NCCL's choice)\n" \
     "  --nccl-proto simple    NCCL_PROTO=Simple as the run pinned it (LL / LL128 pins not modelled)\n" \

@@ -22,6 +22,10 @@ static const char HELP[] =
     "  --micro-batch B        sequences per micro-step (default 1)\n"
     "  --precision P          bf16 | fp16 | fp32\n"
     "  --checkpointing on|off full activation checkpointing (default on)\n"
+    "  --hidden-dropout P, --attention-dropout P  dropout probabilities (0: no kernels, no masks;\n"
+    "                         default: framework megatron 0.1, else 0.1 for GELU, 0 for SwiGLU;\n"
+    "                         a Hugging Face config states them); the line under the model\n"
+    "                         shows those in effect\n"
     "  --json                 machine-readable output on stdout\n";
 
 /* describe --stack: the bundle, one value per line with its source. */
@@ -77,17 +81,19 @@ int cmd_describe(int argc, char **argv)
                                                     "bwd_flops", l->bwd_flops, "act_bytes", l->act_bytes,
                                                     "ckpt_bytes", l->ckpt_bytes, "fwd_hbm_bytes", l->fwd_hbm_bytes));
         }
-        json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:o}", "model", m->name, "params", (json_int_t)w.params,
-                              "published_params", (json_int_t)m->published_params, "micro_batch", w.micro_batch, "seq_len",
-                              m->seq_len, "model_flops_per_micro_step", w.model_flops, "hw_flops_per_micro_step",
-                              w.hw_flops, "layers", layers);
+        json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:i, s:f, s:f, s:f, s:f, s:o}", "model", m->name, "params",
+                              (json_int_t)w.params, "published_params", (json_int_t)m->published_params, "micro_batch",
+                              w.micro_batch, "seq_len", m->seq_len, "model_flops_per_micro_step", w.model_flops,
+                              "hw_flops_per_micro_step", w.hw_flops, "hidden_dropout", w.hidden_dropout,
+                              "attention_dropout", w.attention_dropout, "layers", layers);
         return cli_print_json(o);
     }
     printf("%s (%s): %d layers, hidden %d, %d heads (kv %d), ffn %d%s, seq %d, vocab %d\n", m->name,
            m->encoder ? "encoder" : "decoder", m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->swiglu ? " SwiGLU" : "", m->seq_len, m->vocab);
-    printf("micro-batch %d x %d tokens, %s, activation checkpointing %s\n\n", w.micro_batch, m->seq_len,
-           spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt));
+    printf("micro-batch %d x %d tokens, %s, activation checkpointing %s, dropout hidden %g / attention %g\n\n",
+           w.micro_batch, m->seq_len, spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
+           w.hidden_dropout, w.attention_dropout);
     printf("%-10s %6s %14s %12s %12s %12s %12s\n", "layer", "count", "params", "fwd GFLOP", "bwd GFLOP",
            "act MiB", "ckpt MiB");
     for (int i = 0; i < w.n_layers; i++) {

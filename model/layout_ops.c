@@ -110,6 +110,23 @@ void lo_item_drop_trivial(const lo_graph *g, lo_item *it)
     it->n_reduce = keep(g, it->reduce, it->n_reduce);
 }
 
+/* A collective that sits inside a linear layer's forward runs again when, and only when, a
+ * recompute runs that linear again. AxoNN: AsyncLinear.forward all-reduces its output over the
+ * forward group right after the matmul (dist.all_reduce, axonn-ai/axonn@0b6328ca6018dc64fcf29de08973e36c36d4c04a
+ * axonn/intra_layer/fully_connected.py), so the checkpointed forward the model's own
+ * torch.utils.checkpoint re-runs repeats it; Megatron's f / g sit in Column/RowParallelLinear the
+ * same way. Full recompute re-runs the whole block, its collectives with it. Selective
+ * recompute (Korthikanti et al. 2022 s5; Megatron --recompute-granularity selective,
+ * NVIDIA/Megatron-LM@e9b61f78 megatron/core/transformer/attention.py L81, L258-259:
+ * _checkpointed_attention_forward wraps core_attention alone) re-runs attention's core, which
+ * lies between the linears and holds none. checkpointing op recomputes some of the block's
+ * linears (workload.c op_sac): counted as re-running the block's forward collectives whole, as
+ * before this rule (an upper bound; the share is not modelled). */
+int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it)
+{
+    return it->pass == LO_BWD && it->recompute && t->act_ckpt != CKPT_SELECTIVE;
+}
+
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
     memset(mi, 0, sizeof *mi);

@@ -17,5 +17,9 @@ typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
+/* Whether a backward item re-runs its layer's forward collectives (the tensor-parallel ones
+ * inside the linear layers: Megatron's f / g, AxoNN's forward all-reduces) before its own: the
+ * one rule for every tensor-parallel builder (layout_tensor.c, layout_pipe.c through it). */
+int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it);
 
 #endif

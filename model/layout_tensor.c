@@ -151,22 +151,11 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
     return 1;
 }
 
-/* Whether a backward copy re-runs the block's forward collectives: a full recompute does;
- * selective recompute (Megatron --recompute-granularity selective, what --recompute-activations
- * sets: NVIDIA/Megatron-LM@e9b61f78 megatron/arguments.py L124-126) re-runs attention's core
- * alone, which sits between the tensor-parallel collectives and holds none (Korthikanti et al.
- * 2022 s5; NVIDIA/Megatron-LM@e9b61f78 megatron/core/transformer/attention.py L81, L258-259:
- * _checkpointed_attention_forward wraps core_attention alone). Its FLOPs: workload.c. */
-static int tp_recompute_comm(const spec_training *t, const lo_item *it)
-{
-    return it->recompute && t->act_ckpt != CKPT_SELECTIVE;
-}
-
 void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    const int rec = tp_recompute_comm(t, it);
+    const int rec = lo_fwd_comm_rerun(t, it); /* layout_ops.c: one rule for every builder */
     /* tp: the replica runs t x the micro-batch; megatron: the micro-batch is the replica's */
     const double e = g->elem_bytes, T = (l->kind == LAYOUT_MEGATRON ? 1 : l->t) * lw->tokens, h = lw->model.hidden;
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
@@ -240,7 +229,8 @@ static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, 
     lo_coll arx = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0), ary = lo_coll_make(COLL_ALLREDUCE, GRP_AX1, 0, 0);
     arx.chunks = ary.chunks = 0;
     it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_AX2, W, gemms);
-    int fwd_ar = it->pass == LO_FWD || it->recompute;
+    const int rec = lo_fwd_comm_rerun(t, it); /* layout_ops.c: selective re-runs none of them */
+    int fwd_ar = it->pass == LO_FWD || rec;
     if (fwd_ar && L->kind == WL_BLOCK) {
         arx = add_bytes(arx, X * T * (nq + mlp_in) * e, 2); /* qkv, fc1: [m/Z, n/Y] along x */
         ary = add_bytes(ary, Y * T * 2 * h * e, 2);         /* proj, fc2: [m/Z, h/X] along y */
@@ -254,7 +244,7 @@ static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, 
         } else if (L->kind == WL_HEAD) {
             ary = add_bytes(ary, Y * T * h * e, 1);
         }
-        it->inline_overlap = l->overlap ? dw_fraction(L, it->recompute, 0) : 0;
+        it->inline_overlap = l->overlap ? dw_fraction(L, rec, 0) : 0;
     }
     if (arx.chunks)
         it->inl[it->n_inline++] = arx;

@@ -308,6 +308,7 @@ void spec_training_defaults(spec_training *t)
     t->ddp_bucket_copy = -1; /* dsat34: off unless the case or spec says */
     t->megatron_ce = -1; /* ce28d: framework megatron's loss unless the case or spec says */
     t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
+    t->hidden_dropout = t->attention_dropout = -1; /* knobs35: the framework's / model's (wl_dropout) */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -377,6 +378,20 @@ const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : 
 
 /* Issue 27's implementation keys: reduce_dtype (bf16 / fp16 read as "param", the 16-bit
  * parameter dtype), optimizer, and the element-wise upcasts. */
+/* A probability from 0 to below 1 (a dropout rate) at base.key, when present. */
+static int spec_prob(jr *r, const json_t *o, const char *base, const char *key, double *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) < 1))
+        return jr_bad(r, p, "a probability from 0 to below 1", v);
+    *out = json_number_value(v);
+    return 0;
+}
+
 static int training_impl_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
     static const char *const RD[] = {"default", "param", "fp32", "bf16", "fp16", NULL};
@@ -399,7 +414,9 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
-        (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)))
+        (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
+        (rc = spec_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
+        (rc = spec_prob(r, o, base, "attention_dropout", &t->attention_dropout)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -445,7 +462,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "gelu_unfused", "mask_unfused", "autocast",
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
-                                    "max_live_parameters", "ddp_bucket_copy", NULL};
+                                    "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
+                                    "attention_dropout", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

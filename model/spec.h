@@ -247,6 +247,13 @@ typedef struct spec_training {
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within
                                  it (model/ds_coordinator.c dsc_regather)                        */
+    /* dropout probabilities, 0 to < 1 (knobs35; model/workload.c wl_dropout: their kernels and
+     * masks when > 0, none at 0; the probability itself changes no byte); -1 = the default of
+     * the framework / model family (wl_dropout). A config reader that states them sets them. */
+    double hidden_dropout;    /* after attention's projection and after the MLP (Megatron
+                                 --hidden-dropout, HF resid_pdrop / hidden_dropout)             */
+    double attention_dropout; /* on the attention probabilities (Megatron --attention-dropout,
+                                 HF attn_pdrop / attention_dropout)                             */
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */

@@ -1,8 +1,9 @@
 /* spec_hf.c — Hugging Face config.json -> spec_model for the common decoder families.
  * Each family reads the keys its transformers Config class defines, with that class's defaults
  * (transformers v4.4x: LlamaConfig, MistralConfig, Qwen2Config, GPTNeoXConfig, MptConfig,
- * GPT2Config, FalconConfig); other keys (dropout, rope scaling, token ids) do not change the
- * shape and are ignored. Not here: MoE, multimodal configs, anything not in spec_model. */
+ * GPT2Config, FalconConfig); the dropout probabilities they state go to the training
+ * (spec_hf_arg_dropout; knobs35); other keys (rope scaling, token ids) do not change the shape
+ * and are ignored. Not here: MoE, multimodal configs, anything not in spec_model. */
 #include "spec_hf.h"
 
 #include <stdio.h>
@@ -182,6 +183,8 @@ typedef struct hf_shape {
     int layers, hidden, heads, kv, ffn, vocab, seq;
     const char *mlp_note, *pos_note;
     char defaults[256], win_note[160];
+    double drop[2];             /* hidden, attention dropout (hf_dropout) */
+    const char *drop_key[2];    /* the keys they came from, NULL: the class default */
 } hf_shape;
 
 /* $.model_type, one of the families shardcast reads, into *t (an index of TYPES). */
@@ -387,7 +390,57 @@ static int hf_heads_check(jr *r, json_t *root, const hf_shape *h)
     return 0;
 }
 
-static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *summary, size_t sn)
+/* A probability key of o (0 to below 1), absent or null = the default; *used names it. */
+static int hf_prob(jr *r, const json_t *o, const char *path, const char *key, double *out, const char **used)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v))
+        return 0;
+    char p[96];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) < 1))
+        return jr_bad(r, p, "a probability from 0 to below 1", v);
+    *out = json_number_value(v);
+    *used = key;
+    return 0;
+}
+
+/* The dropout the config states, with its Config class's defaults (transformers v4.4x
+ * configuration_*.py): LlamaConfig, MistralConfig, Qwen2Config attention_dropout 0.0, and no
+ * hidden dropout in their decoder layers; GPTNeoXConfig and FalconConfig hidden_dropout and
+ * attention_dropout 0.0; MptConfig resid_pdrop 0.0 and attn_config.attn_pdrop 0.0; GPT2Config
+ * resid_pdrop and attn_pdrop 0.1. The embedding output's dropout (embd_pdrop, emb_pdrop) is
+ * not modelled (one h-wide kernel per token against a block's two). */
+static int hf_dropout(jr *r, json_t *root, hf_shape *h)
+{
+    const char *hk = NULL, *ak = NULL;
+    h->drop[0] = h->drop[1] = h->fam == FAM_GPT2 ? 0.1 : 0.0;
+    h->drop_key[0] = h->drop_key[1] = NULL;
+    int rc = 0;
+    switch (h->fam) {
+    case FAM_LLAMA: case FAM_MISTRAL: case FAM_QWEN2:
+        rc = hf_prob(r, root, "$", "attention_dropout", &h->drop[1], &ak);
+        break;
+    case FAM_NEOX: case FAM_FALCON:
+        if (!(rc = hf_prob(r, root, "$", "hidden_dropout", &h->drop[0], &hk)))
+            rc = hf_prob(r, root, "$", "attention_dropout", &h->drop[1], &ak);
+        break;
+    case FAM_MPT: {
+        json_t *ac = json_object_get(root, "attn_config");
+        if (!(rc = hf_prob(r, root, "$", "resid_pdrop", &h->drop[0], &hk)) && json_is_object(ac))
+            rc = hf_prob(r, ac, "$.attn_config", "attn_pdrop", &h->drop[1], &ak);
+        break;
+    }
+    case FAM_GPT2:
+        if (!(rc = hf_prob(r, root, "$", "resid_pdrop", &h->drop[0], &hk)))
+            rc = hf_prob(r, root, "$", "attn_pdrop", &h->drop[1], &ak);
+        break;
+    }
+    h->drop_key[0] = hk, h->drop_key[1] = ak;
+    return rc;
+}
+
+static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, double *drop, char *summary, size_t sn)
 {
     memset(m, 0, sizeof *m);
     size_t t;
@@ -398,8 +451,10 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
     const char *mt = TYPES[t].model_type; /* the config's $.model_type, matched */
     hf_family_defaults(TYPES[t].fam, &h, m);
     if ((rc = hf_dims(r, root, &h)) || (rc = hf_ffn(r, root, &h)) || (rc = hf_kv(r, root, &h)) ||
-        (rc = hf_flags(r, root, &h, m)) || (rc = hf_heads_check(r, root, &h)))
+        (rc = hf_flags(r, root, &h, m)) || (rc = hf_heads_check(r, root, &h)) || (rc = hf_dropout(r, root, &h)))
         return rc;
+    if (drop)
+        drop[0] = h.drop[0], drop[1] = h.drop[1];
     m->layers = h.layers, m->hidden = h.hidden, m->heads = h.heads, m->kv_heads = h.kv, m->ffn = h.ffn,
     m->vocab = h.vocab;
     m->seq_len = h.seq;
@@ -421,10 +476,15 @@ static int hf_from(jr *r, json_t *root, const char *path, spec_model *m, char *s
         if (l < sn)
             snprintf(summary + l, sn - l, "%s", h.win_note);
     }
+    size_t l = summary && sn ? strlen(summary) : sn;
+    if (l < sn)
+        snprintf(summary + l, sn - l, "; dropout: hidden %g (%s), attention %g (%s)", h.drop[0],
+                 h.drop_key[0] ? h.drop_key[0] : "default", h.drop[1], h.drop_key[1] ? h.drop_key[1] : "default");
     return 0;
 }
 
-int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
+static int hf_parse(const char *json, const char *path, spec_model *out, double *drop, char *summary, size_t n,
+                    sc_err *err)
 {
     jr r = {path ? path : "<input>", err};
     if (has_control(r.src)) /* the path names the model and is printed with it */
@@ -433,17 +493,28 @@ int spec_parse_hf(const char *json, const char *path, spec_model *out, char *sum
     int rc = jr_load_root(&r, json, &root);
     if (rc)
         return rc;
-    rc = hf_from(&r, root, r.src, out, summary, n);
+    rc = hf_from(&r, root, r.src, out, drop, summary, n);
     json_decref(root);
     return rc;
 }
 
+int spec_parse_hf(const char *json, const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
+{
+    return hf_parse(json, path, out, NULL, summary, n, err);
+}
+
 int spec_load_hf(const char *path, spec_model *out, char *summary, size_t n, sc_err *err)
 {
-    return spec_parse_hf(NULL, path, out, summary, n, err);
+    return hf_parse(NULL, path, out, NULL, summary, n, err);
 }
 
 int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_err *err)
+{
+    double drop[2];
+    return spec_hf_arg_dropout(arg, out, drop, summary, n, err);
+}
+
+int spec_hf_arg_dropout(const char *arg, spec_model *out, double drop[2], char *summary, size_t n, sc_err *err)
 {
     char path[4096];
     int seq = 0;
@@ -458,7 +529,7 @@ int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_er
         seq = (int)v;
         *c = '\0';
     }
-    int rc = spec_load_hf(path, out, summary, n, err);
+    int rc = hf_parse(NULL, path, out, drop, summary, n, err);
     if (rc || !seq)
         return rc;
     int win = hf_window_of(path);

@@ -23,5 +23,10 @@ int spec_load_hf(const char *path, spec_model *out, char *summary, size_t n, sc_
 /* The text after "hf:" on the command line: FILE, or FILE,seq=N to train at sequence length N
  * rather than the config's max_position_embeddings (Llama 3.1: 131072). */
 int spec_hf_arg(const char *arg, spec_model *out, char *summary, size_t n, sc_err *err) SC_MUST_CHECK;
+/* spec_hf_arg, and the dropout probabilities the config states (its Config class's defaults
+ * where it does not): drop[0] hidden (resid_pdrop / hidden_dropout), drop[1] attention
+ * (attn_pdrop / attention_dropout), for the training keys of the same names (knobs35). */
+int spec_hf_arg_dropout(const char *arg, spec_model *out, double drop[2], char *summary, size_t n, sc_err *err)
+    SC_MUST_CHECK;
 
 #endif

@@ -173,6 +173,31 @@ static void fp8_casts(const spec_model *m, const spec_training *t, double T, wl_
     B->ew_bwd_kernels += ao ? 28 : 4; /* per linear: X and G amax + cast + copy, W copy */
 }
 
+/* Dropout defaults (knobs35), where the training key is not given:
+ *  framework megatron: 0.1 hidden, 0.1 attention for every model: Megatron-LM
+ *    --hidden-dropout / --attention-dropout default 0.1 (NVIDIA/Megatron-LM@e9b61f78
+ *    megatron/arguments.py L733-736; core_v0.6.0 and @f2e5db402c44ae309aa6448bcb4ae87e8ae0f5f4
+ *    megatron/training/arguments.py L947-950), Megatron-Core TransformerConfig hidden_dropout /
+ *    attention_dropout = 0.1 (@f2e5db40 megatron/core/transformer/transformer_config.py
+ *    L43-46); NeMo 2.0's GPTConfig inherits them (GPTConfig175B keeps 0.1 / 0.1), its Llama
+ *    configs set 0 / 0: a recipe that sets them says so in the case or spec;
+ *  otherwise the model family's released config: a GELU MLP 0.1 / 0.1 (transformers
+ *    GPT2Config resid_pdrop / attn_pdrop = 0.1; BertConfig hidden_dropout_prob /
+ *    attention_probs_dropout_prob = 0.1; GPT-3 as Megatron-DeepSpeed's arguments.py, the
+ *    same 0.1), SwiGLU 0 / 0 (LlamaConfig attention_dropout = 0.0, no hidden dropout in
+ *    LlamaDecoderLayer). Families that break the rule (Falcon, MPT, GPT-NeoX: GELU, 0 / 0)
+ *    get theirs from the Hugging Face reader (spec_hf.c) or the key. DeepSpeed and FSDP have
+ *    no dropout setting of their own: the model's. */
+double wl_dropout(const spec_model *m, const spec_training *t, int attention)
+{
+    double p = attention ? t->attention_dropout : t->hidden_dropout;
+    if (p >= 0)
+        return p;
+    if (t->framework == FW_MEGATRON)
+        return 0.1;
+    return m->swiglu ? 0 : 0.1;
+}
+
 /* Memory-bound kernels of a block, bytes read + written per token (e-byte elements; dropout
  * masks 1 byte), forward and backward:
  *  eager: norm x2 (2he; bwd reads x, dy, writes dx: 3he), rotary on q and k (2(h+kv)e both
@@ -182,7 +207,11 @@ static void fp8_casts(const spec_model *m, const spec_training *t, double T, wl_
  *  compiled (torch.compile / fused kernels): dropout + residual + next norm as one kernel
  *  (reads x and the branch, writes the sum and the normed: 4he (+h mask); bwd 4he (+h)), x2
  *  per block, rotary and the activation as above.
- * Dropout where the model is GPT/BERT-style (GELU MLP); LLaMA-style (SwiGLU) trains without.
+ * Hidden dropout x2 where its probability (wl_dropout) is > 0, none at 0; the probability
+ * changes no byte (the whole mask is drawn and applied). Attention-probability dropout: in the
+ * unfused path below where its probability is > 0; inside FlashAttention (FA2 dropout_p > 0:
+ * Philox per s x s element, forward and again in backward) it has a cost no public A100 / H100
+ * measurement gives (docs/COMPUTE.md): not priced, the kernel's no-dropout rate stands.
  * Unfused attention (no FlashAttention) adds per head s^2 elements: scale + mask 2e, softmax
  * 2e, dropout 2e+1 (eager) or one fused softmax 2e (+1) (compiled, Megatron's fused
  * scale-mask-softmax); bwd softmax 3e (+ dropout 2e+1). The implementation's own kernels
@@ -191,7 +220,8 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
 {
     const double h = m->hidden, f = m->ffn, s = m->seq_len, a = m->heads;
     const double kv = (double)m->kv_heads * (m->hidden / m->heads), T = b * s;
-    int drop = !m->swiglu, rot = !m->learned_positions, comp = t->execution == EXEC_COMPILED;
+    int drop = wl_dropout(m, t, 0) > 0, adrop = wl_dropout(m, t, 1) > 0;
+    int rot = !m->learned_positions, comp = t->execution == EXEC_COMPILED;
     double act_f = m->swiglu ? 3 * f * e : 2 * f * e, act_b = m->swiglu ? 5 * f * e : 3 * f * e;
     double rotb = rot ? 2 * (h + kv) * e : 0, dmask = drop ? h : 0;
     double fw, bw, xf, xb;
@@ -226,18 +256,18 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
          * training/benchmarks/baichuan2_13b/deepspeed/model/modeling_baichuan.py: / sqrt(d),
          * + the ALiBi mask, torch.max(finfo.min); its per-head mask read is left out) */
         int mk = !comp && flag_on(t->mask_unfused, 0), amp = amp_core(t);
-        double cf = comp ? 2 * e + drop : 2 * e + 2 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
-        double cb = 3 * e + (drop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
-        int nk = comp ? 1 : 2 + drop + (mk ? 2 : 0) + amp;
+        double cf = comp ? 2 * e + adrop : 2 * e + 2 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
+        double cb = 3 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
+        int nk = comp ? 1 : 2 + adrop + (mk ? 2 : 0) + amp;
         if (amp)
-            cf += 2 + (drop ? 4 : 0) + 6, cb += 6 + (drop ? 4 : 0) + 4;
+            cf += 2 + (adrop ? 4 : 0) + 6, cb += 6 + (adrop ? 4 : 0) + 4;
         B->core_ew_fwd_bytes = cf * ss;
         B->core_ew_fwd_kernels = nk;
         B->ew_fwd_bytes += cf * ss;
         B->ew_bwd_bytes += cb * ss;
         B->ew_tp_fwd_bytes += cf * ss, B->ew_tp_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
-        B->ew_bwd_kernels += 1 + drop + (mk ? 2 : 0) + amp;
+        B->ew_bwd_kernels += 1 + adrop + (mk ? 2 : 0) + amp;
     }
 }
 
@@ -362,6 +392,38 @@ static int layer_dtype(const wl_layer *l, const spec_training *t)
     return (int)kern_gemm_dtype(t->precision);
 }
 
+/* A block's activations kept for backward (act_bytes, act_core_bytes) and the dropout in effect
+ * (w's hidden_dropout, attention_dropout). */
+static void block_acts(const spec_model *m, const spec_training *t, double e, double b, wl *w, wl_layer *B)
+{
+    const double h = m->hidden, f = m->ffn, s = m->seq_len, a = m->heads;
+    const double kv = (double)m->kv_heads * (m->hidden / m->heads);
+    /* Activations (Korthikanti eq. 1, by part, in units of s*b*h*2 bytes for 16-bit):
+     * attention 11 sbh = QKV input 2 + Q 2 + K 2 + V 2 + proj input 2 + dropout mask 1,
+     *   + 5 a s^2 b for scores, softmax and its dropout (dropped with a fused kernel);
+     * MLP 19 sbh for ffn = 4h = input 2 + fc1 out 2f/h + GeLU out 2f/h + dropout mask 1;
+     *   SwiGLU: input 2 + gate 2f/h + up 2f/h + product 2f/h;
+     * norms 4 sbh. Element size scales the 16-bit terms; masks stay 1 byte. */
+    double sb = s * b, half = e / 2.0;
+    /* dropout masks (1 byte per element) only where that dropout runs (wl_dropout > 0): the
+     * hidden ones after the projection and after fc2, the attention one per s x s element */
+    w->hidden_dropout = wl_dropout(m, t, 0), w->attention_dropout = wl_dropout(m, t, 1);
+    const double hmask = w->hidden_dropout > 0 ? sb * h : 0, amask = w->attention_dropout > 0 ? 1 : 0;
+    double attn_act = half * (2 * sb * h + 2 * sb * h + 2 * sb * kv + 2 * sb * kv + 2 * sb * h) + hmask;
+    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) /* scores 2, softmax 2 (scaled),
+                                                    dropout mask 1 byte: a s^2 b each */
+        attn_act += (4 * half + amask) * a * s * s * b;
+    double mlp_act = m->swiglu ? half * (2 * sb * h + 6 * sb * f) + hmask : half * (2 * sb * h + 4 * sb * f) + hmask;
+    double norm_act = half * 4 * sb * h;
+    /* (FlashAttention also keeps the softmax log-sum-exp, 4 a s b bytes: < 1% of a block's
+     * stash at head dim 64 and up, left out) */
+    /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path */
+    const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
+    if (!fused)
+        B->act_core_bytes = (4 * half + amask) * a * s * s * b;
+    B->act_bytes = attn_act + mlp_act + norm_act;
+}
+
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
 {
     memset(w, 0, sizeof *w);
@@ -404,26 +466,10 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     }
     add_gemm(B, "fc2", T, h, f, 1);
     B->bwd_flops = 2 * B->fwd_flops;
-    /* Activations (Korthikanti eq. 1, by part, in units of s*b*h*2 bytes for 16-bit):
-     * attention 11 sbh = QKV input 2 + Q 2 + K 2 + V 2 + proj input 2 + dropout mask 1,
-     *   + 5 a s^2 b for scores, softmax and its dropout (dropped with a fused kernel);
-     * MLP 19 sbh for ffn = 4h = input 2 + fc1 out 2f/h + GeLU out 2f/h + dropout mask 1;
-     *   SwiGLU: input 2 + gate 2f/h + up 2f/h + product 2f/h;
-     * norms 4 sbh. Element size scales the 16-bit terms; masks stay 1 byte. */
-    double sb = s * b, half = e / 2.0;
-    double attn_act = half * (2 * sb * h + 2 * sb * h + 2 * sb * kv + 2 * sb * kv + 2 * sb * h) + sb * h;
-    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) /* scores 2, softmax 2 (scaled),
-                                                    dropout mask 1 byte: a s^2 b each */
-        attn_act += (4 * half + 1) * a * s * s * b;
-    double mlp_act = m->swiglu ? half * (2 * sb * h + 6 * sb * f) : half * (2 * sb * h + 4 * sb * f) + sb * h;
-    double norm_act = half * 4 * sb * h;
-    /* (FlashAttention also keeps the softmax log-sum-exp, 4 a s b bytes: < 1% of a block's
-     * stash at head dim 64 and up, left out) */
+    block_acts(m, t, e, b, w, B);
     /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path */
     const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
-    if (!fused)
-        B->act_core_bytes = (4 * half + 1) * a * s * s * b;
-    B->act_bytes = attn_act + mlp_act + norm_act;
+    const double sb = s * b, half = e / 2.0;
     B->ckpt_bytes = 2 * sb * h * half;
     B->fwd_hbm_bytes = B->params * e + 2 * B->act_bytes; /* weights once, activations written and read */
     B->core_fwd_flops = 2.0 * (2.0 * s * s * d * b * a);

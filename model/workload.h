@@ -81,7 +81,16 @@ typedef struct wl {
     int kv_repeat;          /* 1: K and V expanded to all query heads before attention
                                (training repeat_kv): the width PyTorch's ring handles (cp.c)   */
     double tokens;          /* micro_batch x seq_len                                         */
+    double hidden_dropout, attention_dropout; /* in effect (wl_dropout): > 0 runs its kernels and
+                                                 keeps its 1-byte masks                        */
 } wl;
+
+/* The dropout probability a run trains with (attention = 0: hidden dropout, after attention's
+ * projection and after the MLP; 1: on the attention probabilities): the training key when
+ * given (>= 0), else framework megatron's 0.1 (Megatron-LM arguments.py, Megatron-Core
+ * TransformerConfig), else the model family's released configs: 0.1 for a GELU MLP (GPT-2,
+ * GPT-3, BERT), 0 for SwiGLU (Llama). workload.c names the commits. */
+double wl_dropout(const spec_model *m, const spec_training *t, int attention);
 
 /* Build the workload of a model at a micro-batch and training settings. Cannot fail on a
  * validated spec. */

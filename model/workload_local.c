@@ -18,7 +18,7 @@ double wl_tp_replicated_act(const wl *w)
 {
     const spec_model *m = &w->model;
     double sbh = (double)m->seq_len * w->micro_batch * m->hidden, half = w->elem_bytes / 2.0;
-    return half * 8 * sbh + (m->swiglu ? 1 : 2) * sbh;
+    return half * 8 * sbh + (w->hidden_dropout > 0 ? 2 : 0) * sbh; /* the masks where it runs (wl_dropout) */
 }
 
 static void scale_gemm(wl_gemm *g, double fm, double fn, double fk, double fb)

@@ -1,10 +1,16 @@
-/* ev.c — indexed 4-ary min-heap event queue ordered by (t, seq), with re-timing and
- * cancellation in place, and the dispatching engine. 4-ary: half the depth of a binary heap, and
- * the four children of a slot are 16-byte entries in one 64-byte cache line (the array is placed
- * so that slots 4i+1..4i+4 start a line), so each level of a sift-down (most re-timings move an
- * event later) reads one line.
- * Each queued event has an id (a slot of a node table that records its heap position), so an
- * owner can move or delete its pending event in O(log n) instead of leaving a stale copy behind.
+/* ev.c — the event queue, ordered by (t, seq), with re-timing and cancellation in place, and the
+ * dispatching engine. Events are grouped by time: a group holds events of one time value in seq
+ * order (a doubly linked list through the events' records), and a 4-ary min-heap orders the
+ * groups by (t, seq of the group's first event). A push or re-time to time t appends to the
+ * newest group of value t when a small direct-mapped table (time -> group) still names it, else
+ * opens a new group; since seqs only grow, an append keeps its group in seq order, and groups of
+ * one value hold disjoint seq ranges in the order they were opened, so pops come out in exactly
+ * (t, seq) order. The simulator queues thousands of events per time value (a collective's flows
+ * end together; ranks compute in step), so most pushes, pops and re-timings are list operations
+ * and the heap holds a few groups instead of every event (cost per event flat in the number
+ * pending).
+ * Each queued event has an id (a slot of the record table), so an owner can move or delete its
+ * pending event without leaving a stale copy behind.
  * Not here: the meaning of event kinds. */
 #include "ev.h"
 
@@ -15,22 +21,23 @@
 #include "../base/err.h"
 
 #define NOPOS UINT32_MAX
+#define NIL (-1)
 #define ARITY 4
-/* An entry's second key packs (seq << ID_BITS) | id: seqs are unique, so comparing the packed
- * word orders as seq alone, and an entry is 16 bytes. Bounds: 2^27 ids queued at once (4 GiB of
- * queue) and 2^37 pushes and re-timings per queue (over 7 hours at 5 M/s); past them push and
- * re-time fail with SC_ERUNTIME instead of misordering. */
+/* A heap entry's second key packs (seq << ID_BITS) | group: seqs are unique, so comparing the
+ * packed word orders as seq alone, and an entry is 16 bytes. Bounds: 2^27 ids queued at once and
+ * 2^37 pushes and re-timings per queue (over 7 hours at 5 M/s); past them push and re-time fail
+ * with SC_ERUNTIME instead of misordering. Groups never outnumber queued events. */
 #define ID_BITS 27
 #define ID_MASK ((UINT64_C(1) << ID_BITS) - 1)
 #define SEQ_MAX (UINT64_MAX >> ID_BITS)
 #define ID_CAP ((size_t)1 << ID_BITS)
 #define LINE 64
+#define MAP_BITS0 10 /* 2^10 time -> group table slots at first; doubled past half the groups used */
 
-/* Heap entries carry their keys, so sifting reads one contiguous array; the payload stays in
- * the node table, indexed by id, and is touched only on push and pop. */
+/* Group heap entries carry their keys, so sifting reads one contiguous array. */
 typedef struct ev_hent {
     double t;
-    uint64_t key; /* seq << ID_BITS | id */
+    uint64_t key; /* seq of the group's first event << ID_BITS | group */
 } ev_hent;
 
 static int32_t ent_id(const ev_hent *e)
@@ -38,23 +45,44 @@ static int32_t ent_id(const ev_hent *e)
     return (int32_t)(e->key & ID_MASK);
 }
 
-/* Payload by id, touched on push and pop only; the heap positions live apart (pos[]), so the
- * position updates of a sift write a dense array of 4-byte slots (struct of arrays). */
+/* One event's record by id (48 bytes): its key, payload and place in its group's list. */
 typedef struct ev_node {
+    double t;
+    uint64_t seq;
     int32_t kind, a, b;
     uint32_t ver;
+    int32_t next, prev; /* neighbours in its group's list (seq order), NIL at the ends */
+    int32_t grp;        /* its group; NIL when the id is free                          */
+    int32_t pad_;
 } ev_node;
 
+/* A group: queued events of one time value, head the lowest seq. */
+typedef struct ev_grp {
+    double t;
+    int32_t head, tail;
+    uint32_t n;
+    uint32_t hpos; /* index in the group heap */
+} ev_grp;
+
+/* A slot of the time -> group table: the newest open group of value t (g NIL: none). */
+typedef struct ev_map {
+    double t;
+    int32_t g;
+} ev_map;
+
 struct ev_queue {
-    ev_hent *heap; /* heap[0] is 3 entries into heap_mem, so that heap[1] starts a line  */
+    ev_hent *heap; /* groups; heap[0] is 3 entries into heap_mem, so that heap[1] starts a line */
     void *heap_mem;
     ev_node *node; /* cap entries; ids [0, hw) have been used                     */
-    uint32_t *pos; /* cap entries: index in heap, NOPOS when the id is free       */
-    int32_t *free_ids; /* cap entries: a stack of the free ids below hw, last freed on top (an
-                          array, not a list through node[]: the next ids to reuse are known
-                          ahead, so their slots are fetched while a batch of pushes runs)   */
-    size_t n, cap;
-    int32_t hw, n_free;
+    ev_grp *grp;   /* cap entries; group ids [0, ghw) have been used              */
+    int32_t *free_ids; /* cap entries: a stack of the free ids below hw, last freed on top (the
+                          next ids to reuse are known ahead, so their records are fetched
+                          while a batch of pushes runs)                                    */
+    int32_t *free_grp; /* cap entries: the same for group ids                               */
+    ev_map *map;       /* map_n entries, a power of two                                    */
+    size_t n, ng, cap, map_n;
+    int32_t hw, n_free, ghw, n_gfree;
+    int map_shift;
     uint64_t next_seq;
     uint64_t retimed, cancelled;
 };
@@ -72,7 +100,7 @@ struct ev_engine {
     uint64_t events;
 };
 
-/* ---- queue --------------------------------------------------------------------------- */
+/* ---- queue: storage ------------------------------------------------------------------ */
 #define HEAP_PAD (LINE / sizeof(ev_hent) - 1) /* entries before heap[0] in its block */
 
 /* A heap array for cap entries placed as described above, the first n copied from old. */
@@ -91,6 +119,23 @@ static int heap_alloc(ev_queue *q, size_t cap, size_t n)
     return 0;
 }
 
+/* An empty time -> group table of 2^bits slots (replacing the old one: a group it forgets is
+ * still queued, later pushes of its time open a newer group, which keeps the order). */
+static int map_alloc(ev_queue *q, int bits)
+{
+    size_t n = (size_t)1 << bits;
+    ev_map *m = malloc(n * sizeof *m);
+    if (!m)
+        return SC_ERUNTIME;
+    for (size_t i = 0; i < n; i++)
+        m[i] = (ev_map){0, NIL};
+    free(q->map);
+    q->map = m;
+    q->map_n = n;
+    q->map_shift = 64 - bits;
+    return 0;
+}
+
 ev_queue *ev_queue_new(size_t capacity)
 {
     ev_queue *q = calloc(1, sizeof *q);
@@ -99,16 +144,13 @@ ev_queue *ev_queue_new(size_t capacity)
     q->cap = capacity ? capacity : 64;
     if (q->cap > ID_CAP)
         q->cap = ID_CAP;
-    int hrc = heap_alloc(q, q->cap, 0);
+    int hrc = heap_alloc(q, q->cap, 0), mrc = map_alloc(q, MAP_BITS0);
     q->node = malloc(q->cap * sizeof *q->node);
-    q->pos = malloc(q->cap * sizeof *q->pos);
+    q->grp = malloc(q->cap * sizeof *q->grp);
     q->free_ids = malloc(q->cap * sizeof *q->free_ids);
-    if (hrc || !q->node || !q->pos || !q->free_ids) {
-        free(q->heap_mem);
-        free(q->node);
-        free(q->pos);
-        free(q->free_ids);
-        free(q);
+    q->free_grp = malloc(q->cap * sizeof *q->free_grp);
+    if (hrc || mrc || !q->node || !q->grp || !q->free_ids || !q->free_grp) {
+        ev_queue_free(q);
         return NULL;
     }
     return q;
@@ -120,11 +162,42 @@ void ev_queue_free(ev_queue *q)
         return;
     free(q->heap_mem);
     free(q->node);
-    free(q->pos);
+    free(q->grp);
     free(q->free_ids);
+    free(q->free_grp);
+    free(q->map);
     free(q);
 }
 
+/* Every array to cap entries (the heap first: each step leaves the queue consistent). */
+static int grow(ev_queue *q)
+{
+    if (q->cap >= ID_CAP) /* ids are ID_BITS wide: 2^27 queued at once at most */
+        return SC_ERUNTIME;
+    size_t cap = q->cap * 2 < ID_CAP ? q->cap * 2 : ID_CAP;
+    if (heap_alloc(q, cap, q->ng))
+        return SC_ERUNTIME;
+    ev_node *nd = realloc(q->node, cap * sizeof *nd);
+    if (!nd)
+        return SC_ERUNTIME; /* heap is larger, cap unchanged: still consistent */
+    q->node = nd;
+    ev_grp *gr = realloc(q->grp, cap * sizeof *gr);
+    if (!gr)
+        return SC_ERUNTIME;
+    q->grp = gr;
+    int32_t *fi = realloc(q->free_ids, cap * sizeof *fi);
+    if (!fi)
+        return SC_ERUNTIME;
+    q->free_ids = fi;
+    int32_t *fg = realloc(q->free_grp, cap * sizeof *fg);
+    if (!fg)
+        return SC_ERUNTIME;
+    q->free_grp = fg;
+    q->cap = cap;
+    return 0;
+}
+
+/* ---- queue: the group heap ----------------------------------------------------------- */
 static int before(const ev_hent *x, const ev_hent *y)
 {
     return x->t < y->t || (x->t == y->t && x->key < y->key);
@@ -133,7 +206,7 @@ static int before(const ev_hent *x, const ev_hent *y)
 static void place(ev_queue *q, size_t i, ev_hent e)
 {
     q->heap[i] = e;
-    q->pos[ent_id(&e)] = (uint32_t)i;
+    q->grp[ent_id(&e)].hpos = (uint32_t)i;
 }
 
 static void sift_up(ev_queue *q, size_t i, ev_hent e)
@@ -148,30 +221,13 @@ static void sift_up(ev_queue *q, size_t i, ev_hent e)
     place(q, i, e);
 }
 
-/* The 16 grandchildren of slot i, four lines from 16 i + 5 (line-aligned as heap[1] is), fetched
- * while its children are compared, so that the next level's line is on its way whichever child
- * wins (at 8k+ ranks the lower levels are past the L2). A macro: gcc 12 finds a function that
- * only prefetches "pure" and deletes its calls. Ordering is not touched. */
-#define PREFETCH_GRANDCHILDREN(q, i)                                                              \
-    do {                                                                                          \
-        size_t g0_ = ARITY * (ARITY * (i) + 1) + 1;                                               \
-        if (g0_ + 3 * ARITY < (q)->n) {                                                           \
-            const ev_hent *g_ = (q)->heap + g0_;                                                  \
-            __builtin_prefetch(g_);                                                               \
-            __builtin_prefetch(g_ + ARITY);                                                       \
-            __builtin_prefetch(g_ + 2 * ARITY);                                                   \
-            __builtin_prefetch(g_ + 3 * ARITY);                                                   \
-        }                                                                                         \
-    } while (0)
-
 static void sift_down(ev_queue *q, size_t i, ev_hent e)
 {
-    size_t n = q->n;
+    size_t n = q->ng;
     for (;;) {
         size_t c0 = ARITY * i + 1;
         if (c0 >= n)
             break;
-        PREFETCH_GRANDCHILDREN(q, i);
         size_t end = c0 + ARITY < n ? c0 + ARITY : n, c = c0;
         for (size_t k = c0 + 1; k < end; k++)
             if (before(&q->heap[k], &q->heap[c]))
@@ -184,38 +240,92 @@ static void sift_down(ev_queue *q, size_t i, ev_hent e)
     place(q, i, e);
 }
 
-/* Put e (already holding its new key) at heap index i, moving it up or down. */
-static void resettle(ev_queue *q, size_t i, ev_hent e)
+/* ---- queue: groups ------------------------------------------------------------------- */
+/* The table slot of time value t (0 and -0 are one value: they compare equal). */
+static size_t map_slot(const ev_queue *q, double t)
 {
-    if (i > 0 && before(&e, &q->heap[(i - 1) / ARITY]))
-        sift_up(q, i, e);
+    uint64_t bits = 0;
+    if (t != 0)
+        memcpy(&bits, &t, sizeof bits);
+    return (size_t)((bits * UINT64_C(0x9E3779B97F4A7C15)) >> q->map_shift);
+}
+
+/* A new group of value t whose first event has seq `seq`, queued in the heap and named in the
+ * table as the newest group of its value. Room: groups <= queued events <= cap. */
+static int32_t grp_open(ev_queue *q, double t, uint64_t seq, size_t slot)
+{
+    int32_t g = q->n_gfree > 0 ? q->free_grp[--q->n_gfree] : q->ghw++;
+    q->grp[g] = (ev_grp){t, NIL, NIL, 0, 0};
+    sift_up(q, q->ng++, (ev_hent){t, seq << ID_BITS | (uint64_t)g});
+    q->map[slot] = (ev_map){t, g};
+    return g;
+}
+
+/* Group g has lost its last event: out of the heap and the table, its id free. */
+static void grp_close(ev_queue *q, int32_t g)
+{
+    size_t slot = map_slot(q, q->grp[g].t);
+    if (q->map[slot].g == g)
+        q->map[slot].g = NIL;
+    size_t i = q->grp[g].hpos;
+    ev_hent last = q->heap[--q->ng];
+    if (i < q->ng) {
+        if (i > 0 && before(&last, &q->heap[(i - 1) / ARITY]))
+            sift_up(q, i, last);
+        else
+            sift_down(q, i, last);
+    }
+    q->free_grp[q->n_gfree++] = g;
+}
+
+/* Event id (t and seq set, seq the largest so far) at the tail of the newest group of its time
+ * value, opened when the table names none. */
+static void link_in(ev_queue *q, int32_t id)
+{
+    ev_node *nd = &q->node[id];
+    size_t slot = map_slot(q, nd->t);
+    int32_t g = q->map[slot].g;
+    if (g == NIL || !(q->map[slot].t == nd->t))
+        g = grp_open(q, nd->t, nd->seq, slot);
+    ev_grp *gr = &q->grp[g];
+    nd->grp = g;
+    nd->next = NIL;
+    nd->prev = gr->tail;
+    if (gr->tail != NIL)
+        q->node[gr->tail].next = id;
     else
-        sift_down(q, i, e);
+        gr->head = id;
+    gr->tail = id;
+    gr->n++;
 }
 
-static int grow(ev_queue *q)
+/* Event id out of its group's list; the group closed when it empties. */
+static void link_out(ev_queue *q, int32_t id)
 {
-    if (q->cap >= ID_CAP) /* ids are ID_BITS wide: 2^27 queued at once at most */
-        return SC_ERUNTIME;
-    size_t cap = q->cap * 2 < ID_CAP ? q->cap * 2 : ID_CAP;
-    if (heap_alloc(q, cap, q->n))
-        return SC_ERUNTIME;
-    ev_node *nd = realloc(q->node, cap * sizeof *nd);
-    if (!nd)
-        return SC_ERUNTIME; /* heap is larger, cap unchanged: still consistent */
-    q->node = nd;
-    uint32_t *ps = realloc(q->pos, cap * sizeof *ps);
-    if (!ps)
-        return SC_ERUNTIME;
-    q->pos = ps;
-    int32_t *fi = realloc(q->free_ids, cap * sizeof *fi);
-    if (!fi)
-        return SC_ERUNTIME;
-    q->free_ids = fi;
-    q->cap = cap;
-    return 0;
+    ev_node *nd = &q->node[id];
+    int32_t g = nd->grp;
+    ev_grp *gr = &q->grp[g];
+    if (nd->prev != NIL)
+        q->node[nd->prev].next = nd->next;
+    else
+        gr->head = nd->next;
+    if (nd->next != NIL)
+        q->node[nd->next].prev = nd->prev;
+    else
+        gr->tail = nd->prev;
+    if (--gr->n == 0)
+        grp_close(q, g);
 }
 
+/* The table doubled (and emptied) once the groups ever used pass half its slots. */
+static int map_fit(ev_queue *q)
+{
+    if ((size_t)q->ghw < q->map_n / 2 || q->map_n >= ID_CAP)
+        return 0;
+    return map_alloc(q, 64 - q->map_shift + 1);
+}
+
+/* ---- queue: operations --------------------------------------------------------------- */
 int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver, int32_t *id)
 {
     if (isnan(t))
@@ -224,20 +334,26 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
         return SC_ERUNTIME;
     if (q->n_free == 0 && (size_t)q->hw == q->cap && grow(q))
         return SC_ERUNTIME;
+    if (map_fit(q))
+        return SC_ERUNTIME;
     int32_t i;
     if (q->n_free > 0) {
         i = q->free_ids[--q->n_free];
-        /* a completion's flows queue together: the slots of the pushes 3 ahead are fetched */
-        if (q->n_free >= 3) {
+        /* a completion's flows queue together: the records of the pushes 3 ahead are fetched */
+        if (q->n_free >= 3)
             __builtin_prefetch(&q->node[q->free_ids[q->n_free - 3]], 1);
-            __builtin_prefetch(&q->pos[q->free_ids[q->n_free - 3]], 1);
-        }
     } else {
         i = q->hw++;
     }
-    q->node[i] = (ev_node){kind, a, b, ver};
-    ev_hent e = {t, q->next_seq++ << ID_BITS | (uint64_t)i};
-    sift_up(q, q->n++, e);
+    ev_node *nd = &q->node[i];
+    nd->t = t;
+    nd->seq = q->next_seq++;
+    nd->kind = kind;
+    nd->a = a;
+    nd->b = b;
+    nd->ver = ver;
+    link_in(q, i);
+    q->n++;
     if (id)
         *id = i;
     return 0;
@@ -250,7 +366,7 @@ int ev_push(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t ver)
 
 static int id_ok(const ev_queue *q, int32_t id)
 {
-    return id >= 0 && id < q->hw && q->pos[id] != NOPOS;
+    return id >= 0 && id < q->hw && q->node[id].grp != NIL;
 }
 
 int ev_queued(const ev_queue *q, int32_t id)
@@ -264,61 +380,70 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
         return SC_EINPUT;
     if (q->next_seq > SEQ_MAX)
         return SC_ERUNTIME;
-    q->node[id].ver = ver;
-    size_t i = q->pos[id];
-    ev_hent e = {t, q->next_seq++ << ID_BITS | (uint64_t)id}; /* ordered as if pushed now */
-    resettle(q, i, e);
+    if (map_fit(q))
+        return SC_ERUNTIME;
+    link_out(q, id);
+    ev_node *nd = &q->node[id];
+    nd->ver = ver;
+    nd->t = t;
+    nd->seq = q->next_seq++; /* ordered as if pushed now */
+    link_in(q, id);
     q->retimed++;
     return 0;
 }
 
 static void release(ev_queue *q, int32_t id)
 {
-    q->pos[id] = NOPOS;
+    q->node[id].grp = NIL;
     q->free_ids[q->n_free++] = id;
+    q->n--;
 }
 
 int ev_cancel(ev_queue *q, int32_t id)
 {
     if (!id_ok(q, id))
         return SC_EINPUT;
-    size_t i = q->pos[id];
+    link_out(q, id);
     release(q, id);
-    ev_hent last = q->heap[--q->n];
-    if (i < q->n)
-        resettle(q, i, last);
     q->cancelled++;
     return 0;
+}
+
+/* The earliest queued event's id (the queue is not empty). */
+static int32_t first_id(const ev_queue *q)
+{
+    return q->grp[ent_id(&q->heap[0])].head;
 }
 
 int ev_pop(ev_queue *q, ev_event *out)
 {
     if (q->n == 0)
         return 0;
-    ev_hent top = q->heap[0];
-    int32_t id = ent_id(&top);
+    int32_t id = first_id(q);
     const ev_node *nd = &q->node[id];
-    *out = (ev_event){.t = top.t, .seq = top.key >> ID_BITS, .kind = nd->kind, .a = nd->a, .b = nd->b,
-                      .ver = nd->ver, .id = id};
+    *out = (ev_event){.t = nd->t, .seq = nd->seq, .kind = nd->kind, .a = nd->a, .b = nd->b, .ver = nd->ver, .id = id};
+    link_out(q, id);
     release(q, id);
-    ev_hent last = q->heap[--q->n];
-    if (q->n > 0) {
-        sift_down(q, 0, last);
-        /* the next pop reads the new top's payload: fetched while this event is handled (at
-         * 16k+ ranks the node table is past the caches; ordering is not touched) */
-        __builtin_prefetch(&q->node[ent_id(&q->heap[0])]);
-    }
+    /* the next pop reads the new first event's record: fetched while this event is handled
+     * (at 16k+ ranks the record table is past the caches; ordering is not touched) */
+    if (q->n > 0)
+        __builtin_prefetch(&q->node[first_id(q)]);
     return 1;
 }
 
 double ev_peek_time(const ev_queue *q)
 {
-    return q->n ? q->heap[0].t : INFINITY;
+    return q->n ? q->node[first_id(q)].t : INFINITY;
 }
 
 size_t ev_len(const ev_queue *q)
 {
     return q->n;
+}
+
+size_t ev_groups(const ev_queue *q)
+{
+    return q->ng;
 }
 
 uint64_t ev_retimed(const ev_queue *q)
@@ -419,7 +544,7 @@ int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a)
     const ev_queue *q = eng->q;
     if (q->n == 0)
         return 0;
-    const ev_node *nd = &q->node[ent_id(&q->heap[0])];
+    const ev_node *nd = &q->node[first_id(q)];
     *kind = nd->kind;
     *a = nd->a;
     return 1;
@@ -428,15 +553,19 @@ int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a)
 void ev_engine_prefetch_pos(const ev_engine *eng, int32_t id)
 {
     if (id >= 0 && id < eng->q->hw)
-        __builtin_prefetch(&eng->q->pos[id]);
+        __builtin_prefetch(&eng->q->node[id], 1);
 }
 
 void ev_engine_prefetch_entry(const ev_engine *eng, int32_t id)
 {
     const ev_queue *q = eng->q;
-    if (id >= 0 && id < q->hw && q->pos[id] != NOPOS) {
-        __builtin_prefetch(&q->heap[q->pos[id]]);
-        __builtin_prefetch(&q->node[id], 1);
+    if (id >= 0 && id < q->hw && q->node[id].grp != NIL) {
+        const ev_node *nd = &q->node[id];
+        if (nd->prev != NIL)
+            __builtin_prefetch(&q->node[nd->prev], 1);
+        if (nd->next != NIL)
+            __builtin_prefetch(&q->node[nd->next], 1);
+        __builtin_prefetch(&q->grp[nd->grp], 1);
     }
 }
 

@@ -1,6 +1,7 @@
-/* ev.h — the discrete-event core: an indexed 4-ary min-heap of timestamped events with
- * deterministic tie-breaking (same time: push order), re-timing and cancellation in place (so no
- * stale copy is ever popped), and an engine that dispatches them to one handler per kind.
+/* ev.h — the discrete-event core: a queue of timestamped events (grouped by time value, a heap
+ * over the groups) with deterministic tie-breaking (same time: push order), re-timing and
+ * cancellation in place (so no stale copy is ever popped), and an engine that dispatches them to
+ * one handler per kind.
  * Not here: what an event means (the executor), flows and links (net), randomness (callers). */
 #ifndef SC_EV_H
 #define SC_EV_H
@@ -23,7 +24,7 @@ typedef struct ev_event {
 typedef struct ev_queue ev_queue;
 
 /* A queue with room for `capacity` events before it grows (0 = a small default); NULL when out
- * of memory. The heap doubles as needed. */
+ * of memory. Its tables double as needed. */
 ev_queue *ev_queue_new(size_t capacity);
 void ev_queue_free(ev_queue *q);
 /* 0; SC_ERUNTIME when growing fails or would pass 2^27 queued events, or after 2^37 pushes and
@@ -49,6 +50,9 @@ int ev_pop(ev_queue *q, ev_event *out);
 /* Time of the earliest event, INFINITY when empty. */
 double ev_peek_time(const ev_queue *q);
 size_t ev_len(const ev_queue *q);
+/* Groups queued: at least the number of distinct time values queued, more when a value's newest
+ * group was no longer in the time -> group table when it was pushed again (order is kept). */
+size_t ev_groups(const ev_queue *q);
 
 /* ---- engine -------------------------------------------------------------------------- */
 typedef struct ev_engine ev_engine;
@@ -83,8 +87,8 @@ int ev_engine_run(ev_engine *eng, double t_stop);
  * prefetch what the next one will touch). */
 int ev_engine_peek(const ev_engine *eng, int *kind, int32_t *a);
 /* Hints for an owner about to re-time or cancel event id (a queued one, or nothing is done): the
- * first fetches its heap position, the second (once the position is cached) its heap entry and
- * payload. Neither changes anything. */
+ * first fetches its record, the second (once the record is cached) its neighbours in the queue
+ * and its group. Neither changes anything. */
 void ev_engine_prefetch_pos(const ev_engine *eng, int32_t id);
 void ev_engine_prefetch_entry(const ev_engine *eng, int32_t id);
 /* Current simulated time, s: the time of the last dispatched event (0 before any). */

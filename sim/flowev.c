@@ -8,13 +8,14 @@ int fev_push_changed(net_t *net, ev_engine *eng, int flow_kind)
     net_changed(net, &ids, &n);
     for (int i = 0; i < n; i++) {
         /* a batch changes thousands of flows at scale, their lines long evicted: fetched ahead
-         * in three steps (the flow, then its event's heap position, then the heap entry) */
+         * in three steps (the flow, then its event's record, then the event's neighbours and
+         * group), each step's line asked for 4 flows before the next step reads it */
+        if (i + 12 < n)
+            net_flow_prefetch(net, ids[i + 12]);
         if (i + 8 < n)
-            net_flow_prefetch(net, ids[i + 8]);
+            ev_engine_prefetch_pos(eng, net_flow_event(net, ids[i + 8]));
         if (i + 4 < n)
-            ev_engine_prefetch_pos(eng, net_flow_event(net, ids[i + 4]));
-        if (i + 2 < n)
-            ev_engine_prefetch_entry(eng, net_flow_event(net, ids[i + 2]));
+            ev_engine_prefetch_entry(eng, net_flow_event(net, ids[i + 4]));
         int id = ids[i];
         double t = net_flow_finish_time(net, id);
         uint32_t ver = net_flow_version(net, id);

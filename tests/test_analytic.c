@@ -26,7 +26,8 @@ START_TEST(test_memo_key_fields)
      * padding and the string tails (a zeroed string is "", so its bytes 1.. lie after its end).
      * LP64: spec_training has a 4-byte hole after prefetch_layers and, since ddp_bucket_copy
      * (dsat34) made the ints before persist_threshold odd in number again, a 4-byte hole before
-     * persist_threshold, + stack[1..63]: 4 + 4 + 63 = 71;
+     * persist_threshold, + stack[1..63]: 4 + 4 + 63 = 71 (knobs35's hidden_dropout and
+     * attention_dropout, two doubles after max_reuse_params, add no padding: still 71);
      * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
      * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
      * count (only one laid exactly into a hole would not). Every other byte must count. */

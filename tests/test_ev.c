@@ -7,6 +7,9 @@
 
 #include "../base/err.h"
 #include "../sim/ev.h"
+#include "ev_heap_ref.h"
+#include <float.h>
+#include <string.h>
 
 START_TEST(test_queue_order)
 {
@@ -357,6 +360,177 @@ START_TEST(test_queue_free_ids_lifo)
 }
 END_TEST
 
+/* Issue 32 item 1: the grouped queue pops exactly what the old indexed heap (tests/ev_heap_ref.h)
+ * pops, field for field (t to the bit, so -0 stays -0; seq; payload; id, since both reuse free
+ * ids last freed first), on random sequences of pushes, pops, re-timings (earlier and later) and
+ * cancellations whose times mix ties on a coarse grid, the current instant, +inf, 0 and -0, the
+ * far future (1e300, DBL_MAX), continuous times and a pool of 3000 distinct values (so that
+ * thousands of groups are queued at once, the time -> group table doubles and forgets groups).
+ * Each seed grows the queue to thousands of events from a capacity of 4, then drains it. */
+static double ref_time(gsl_rng *r, double now, const double *pool)
+{
+    switch (gsl_rng_uniform_int(r, 9)) {
+    case 0:
+    case 1:
+        return now + (double)gsl_rng_uniform_int(r, 8) * 0.5;
+    case 2:
+        return now;
+    case 3:
+        return INFINITY;
+    case 4:
+        return gsl_rng_uniform_int(r, 2) ? 0.0 : -0.0;
+    case 5:
+        return gsl_rng_uniform_int(r, 2) ? 1e300 : DBL_MAX;
+    case 6:
+        return now + gsl_rng_uniform(r) * 100;
+    default:
+        return pool[gsl_rng_uniform_int(r, 3000)];
+    }
+}
+
+static void ref_check_pop(ev_queue *q, evref_q *ref)
+{
+    ev_event e, f;
+    int got = ev_pop(q, &e);
+    /* checked without ck_assert on success: each passing assertion costs Check a write */
+    if (got != evref_pop(ref, &f))
+        ck_abort_msg("pop: %d events against the reference's %d", got, !got);
+    if (got && (memcmp(&e.t, &f.t, sizeof e.t) || e.seq != f.seq || e.kind != f.kind || e.a != f.a ||
+                e.b != f.b || e.ver != f.ver || e.id != f.id))
+        ck_abort_msg("pop: t %g seq %llu a %d id %d against the reference's t %g seq %llu a %d id %d", e.t,
+                     (unsigned long long)e.seq, e.a, e.id, f.t, (unsigned long long)f.seq, f.a, f.id);
+}
+
+/* ids[k] out of the unordered list (the last one takes its place). */
+static void ids_drop(int32_t *ids, int *where, int *n, int k)
+{
+    ids[k] = ids[--*n];
+    where[ids[k]] = k;
+}
+
+START_TEST(test_queue_matches_heap_ref)
+{
+    enum { STEPS = 60000, CAP = STEPS + 8 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    double *pool = malloc(3000 * sizeof *pool);
+    int32_t *ids = malloc(CAP * sizeof *ids); /* queued ids, in no order */
+    int *where = malloc(CAP * sizeof *where); /* index in ids[] by id      */
+    size_t max_groups = 0;
+    for (unsigned long seed = 1; seed <= 3; seed++) {
+        gsl_rng_set(r, seed);
+        for (int i = 0; i < 3000; i++)
+            pool[i] = gsl_rng_uniform(r) * 1e4;
+        ev_queue *q = ev_queue_new(4);
+        evref_q ref = evref_new(CAP);
+        double now = 0;
+        int n_ids = 0;
+        for (int step = 0; step < 2 * STEPS; step++) {
+            int grow = step < STEPS;
+            unsigned op = (unsigned)gsl_rng_uniform_int(r, 20);
+            if (n_ids > 0 && op < (grow ? 4u : 12u)) { /* pop */
+                double tp = ev_peek_time(q), tr = ref.heap[0].t;
+                if (memcmp(&tp, &tr, sizeof tp))
+                    ck_abort_msg("peek %g against %g", tp, tr);
+                int32_t id = ref.heap[0].id;
+                ref_check_pop(q, &ref);
+                ids_drop(ids, where, &n_ids, where[id]);
+                now = isfinite(tr) ? tr : now;
+            } else if (n_ids > 0 && op < (grow ? 9u : 17u)) { /* re-time or cancel */
+                int k = (int)gsl_rng_uniform_int(r, (unsigned long)n_ids);
+                if (op % 4 == 0) {
+                    if (ev_cancel(q, ids[k]))
+                        ck_abort_msg("cancel %d refused", ids[k]);
+                    evref_remove_at(&ref, ids[k]);
+                    ids_drop(ids, where, &n_ids, k);
+                } else {
+                    double t = ref_time(r, now, pool);
+                    uint32_t ver = (uint32_t)step;
+                    if (ev_retime(q, ids[k], t, ver))
+                        ck_abort_msg("re-time %d refused", ids[k]);
+                    evref_retime(&ref, ids[k], t, ver);
+                }
+            } else if (grow || op < 19) { /* push */
+                double t = ref_time(r, now, pool);
+                int32_t id;
+                int rc = ev_push_id(q, t, step % 5, step, -step, (uint32_t)step, &id);
+                if (rc || id != evref_push(&ref, t, step % 5, step, -step, (uint32_t)step))
+                    ck_abort_msg("push: rc %d, id %d not the reference's", rc, id);
+                where[id] = n_ids;
+                ids[n_ids++] = id;
+            }
+            if (ev_len(q) != ref.n)
+                ck_abort_msg("%zu queued against the reference's %zu", ev_len(q), ref.n);
+            if (ev_groups(q) > max_groups)
+                max_groups = ev_groups(q);
+        }
+        while (ref.n > 0)
+            ref_check_pop(q, &ref);
+        ref_check_pop(q, &ref);
+        ck_assert_uint_eq(ev_groups(q), 0);
+        ev_queue_free(q);
+        evref_free(&ref);
+    }
+    ck_assert_uint_gt(max_groups, 1024); /* past the table's first size: it doubled */
+    free(pool);
+    free(ids);
+    free(where);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Issue 32 item 1: groups by hand. 1000 events at t = 1 are one group; t = 2 and then t = 1 again
+ * make two (the table still names t = 1's group); -0 then +0 are one value, popped in push
+ * order with their own signs. A forgotten group: t = 0, 1, ..., 599 open 600 groups; the
+ * 513th push (512 group ids used, half the table's 1024 slots) doubles the table and empties
+ * it, so a second push at t = 0 opens a 601st group, and still pops right after the first
+ * (a = 0, then a = 600, then 1, 2, ...). */
+START_TEST(test_queue_groups)
+{
+    ev_queue *q = ev_queue_new(0);
+    for (int i = 0; i < 1000; i++)
+        ck_assert_int_eq(ev_push(q, 1.0, 0, i, 0, 0), 0);
+    ck_assert_uint_eq(ev_groups(q), 1);
+    ev_push(q, 2.0, 0, 1000, 0, 0);
+    ev_push(q, 1.0, 0, 1001, 0, 0);
+    ck_assert_uint_eq(ev_groups(q), 2);
+    ev_push(q, -0.0, 0, 2000, 0, 0);
+    ev_push(q, 0.0, 0, 2001, 0, 0);
+    ck_assert_uint_eq(ev_groups(q), 3);
+    ev_event e;
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert(e.a == 2000 && signbit(e.t));
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert(e.a == 2001 && e.t == 0 && !signbit(e.t));
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, i);
+    }
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.a, 1001);
+    ck_assert_int_eq(ev_pop(q, &e), 1);
+    ck_assert_int_eq(e.a, 1000);
+    ck_assert_uint_eq(ev_groups(q), 0);
+    ev_queue_free(q);
+
+    q = ev_queue_new(0);
+    for (int i = 0; i < 600; i++)
+        ev_push(q, (double)i, 0, i, 0, 0);
+    ck_assert_uint_eq(ev_groups(q), 600);
+    ev_push(q, 0.0, 0, 600, 0, 0);
+    ck_assert_uint_eq(ev_groups(q), 601);
+    const int first[3] = {0, 600, 1};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, first[i]);
+    }
+    for (int i = 2; i < 600; i++) {
+        ck_assert_int_eq(ev_pop(q, &e), 1);
+        ck_assert_int_eq(e.a, i);
+    }
+    ev_queue_free(q);
+}
+END_TEST
+
 Suite *ev_suite(void)
 {
     Suite *s = suite_create("ev");
@@ -370,6 +544,8 @@ Suite *ev_suite(void)
     tcase_add_test(tc, test_engine_stop);
     tcase_add_test(tc, test_engine_prefetch_hints);
     tcase_add_test(tc, test_queue_free_ids_lifo);
+    tcase_add_test(tc, test_queue_matches_heap_ref);
+    tcase_add_test(tc, test_queue_groups);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -296,6 +296,21 @@ START_TEST(test_training_defaults_and_overrides)
     ck_assert_int_eq(t.prefetch_layers, 0);
     ck_assert_double_eq(t.bucket_bytes, 200e6); /* 200 MB x 1e6 */
     ck_assert_double_eq(t.reserve_bytes, 0.0);  /* reserve may be 0 (a number >= 0) */
+    /* knobs35: dropout probabilities, -1 (the framework's / model's) until given; 0 to below 1 */
+    ck_assert_double_eq(t.hidden_dropout, -1);
+    ck_assert_double_eq(t.attention_dropout, -1);
+    ck_assert_int_eq(spec_parse_training("{\"hidden_dropout\": 0, \"attention_dropout\": 0.1}", "t.json", &t, &err), 0);
+    ck_assert_double_eq(t.hidden_dropout, 0);
+    ck_assert_double_eq(t.attention_dropout, 0.1);
+    {
+        spec_training u;
+        spec_training_defaults(&u);
+        ck_assert_int_eq(spec_parse_training("{\"hidden_dropout\": 1}", "t.json", &u, &err), SC_EINPUT);
+        ck_assert_str_eq(err.path, "$.hidden_dropout");
+        ck_assert_int_eq(spec_parse_training("{\"attention_dropout\": -0.1}", "t.json", &u, &err), SC_EINPUT);
+        ck_assert_str_eq(err.path, "$.attention_dropout");
+        ck_assert_int_eq(spec_parse_training("{\"attention_dropout\": \"0.1\"}", "t.json", &u, &err), SC_EINPUT);
+    }
     ck_assert_str_eq(spec_precision_str(PREC_BF16), "bf16");
     ck_assert_str_eq(spec_precision_str(PREC_FP16), "fp16");
     ck_assert_str_eq(spec_precision_str(PREC_FP32), "fp32");

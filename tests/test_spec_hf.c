@@ -84,6 +84,40 @@ START_TEST(test_llama31_405b_seq)
 }
 END_TEST
 
+/* knobs35: the dropout each config states, else its Config class's default (spec_hf.c
+ * hf_dropout): GPT-2 XL resid_pdrop / attn_pdrop 0.1; Falcon-7B hidden_dropout /
+ * attention_dropout 0.0; MPT-7B resid_pdrop 0 and attn_config.attn_pdrop 0; GPT-NeoX-20B states
+ * neither (GPTNeoXConfig's 0.0); Llama 3 attention_dropout 0.0 and no hidden dropout. */
+START_TEST(test_dropout)
+{
+    static const struct {
+        const char *dir;
+        double h, a;
+    } want[] = {{"gpt2-xl", 0.1, 0.1}, {"falcon-7b", 0, 0}, {"mpt-7b", 0, 0}, {"gpt-neox-20b", 0, 0},
+                {"Meta-Llama-3-8B", 0, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[256], summary[1024], msg[600];
+        snprintf(path, sizeof path, "tests/fixtures/hf/%s/config.json", want[i].dir);
+        spec_model m;
+        double d[2] = {-1, -1};
+        sc_err err;
+        ck_assert_msg(spec_hf_arg_dropout(path, &m, d, summary, sizeof summary, &err) == 0, "%s",
+                      sc_err_str(&err, msg, sizeof msg));
+        ck_assert_msg(d[0] == want[i].h && d[1] == want[i].a, "%s: %g / %g", want[i].dir, d[0], d[1]);
+        ck_assert_ptr_nonnull(strstr(summary, "; dropout: hidden"));
+    }
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"gpt2\", \"resid_pdrop\": 1.5}", "g.json", &m, NULL, 0, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.resid_pdrop");
+    ck_assert_int_eq(spec_parse_hf("{\"model_type\": \"mpt\", \"attn_config\": {\"attn_pdrop\": -1}}", "p.json", &m, NULL,
+                                   0, &err),
+                     SC_EINPUT);
+    ck_assert_str_eq(err.path, "$.attn_config.attn_pdrop");
+}
+END_TEST
+
 START_TEST(test_mistral_qwen2)
 {
     spec_model m = hf("Mistral-7B-v0.1");
@@ -216,6 +250,7 @@ Suite *spec_hf_suite(void)
     tcase_add_test(tc, test_gpt2_xl);
     tcase_add_test(tc, test_falcon);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_dropout);
     tcase_add_test(tc, test_suggest);
     suite_add_tcase(s, tc);
     return s;

@@ -175,6 +175,33 @@ START_TEST(test_tp_selective_recompute_comm)
 }
 END_TEST
 
+START_TEST(test_axonn_selective_recompute_comm)
+{
+    /* axonn:x=2,y=2,z=2 on 4 duo nodes, as test_axonn_bytes_per_axis (x 106496 B, y 36864 B
+     * without checkpointing). AxoNN's forward all-reduces sit inside AsyncLinear.forward
+     * (layout_ops.c lo_fwd_comm_rerun): a full recompute re-runs them in each block's backward
+     * copy, x: + 2 blocks x 28672 = 163840 B, y: + 2 x 8192 = 53248 B; selective recompute
+     * re-runs attention's core alone, no linear: 106496 and 36864 B, as without checkpointing
+     * (before the one rule, AxoNN's builder re-ran them under selective too: 163840 / 53248).
+     * The z all-gathers / reduce-scatters (weights) do not change with checkpointing: 86496. */
+    static const int ck[3] = {CKPT_NONE, CKPT_FULL, CKPT_SELECTIVE};
+    static const double want_x[3] = {106496, 163840, 106496}, want_y[3] = {36864, 53248, 36864};
+    for (int i = 0; i < 3; i++) {
+        cfg x;
+        tiny_cfg(&x);
+        x.tr.act_ckpt = ck[i];
+        wl_build(&x.m, &x.tr, &x.w);
+        lo_graph *g = graph(&x, "axonn:x=2,y=2,z=2", 4);
+        double by[N_GROUPS];
+        layout_comm_bytes_by_group(g, by);
+        ck_assert_msg(fabs(by[GRP_AX0] - want_x[i]) < 1e-6, "ckpt %d: x %.1f B, want %.1f", ck[i], by[GRP_AX0], want_x[i]);
+        ck_assert_msg(fabs(by[GRP_AX1] - want_y[i]) < 1e-6, "ckpt %d: y %.1f B, want %.1f", ck[i], by[GRP_AX1], want_y[i]);
+        ck_assert_double_eq_tol(by[GRP_AX2], 86496, 1e-6);
+        free(g);
+    }
+}
+END_TEST
+
 START_TEST(test_megatron_sp_selective_recompute_comm)
 {
     /* megatron:t=2 (sequence parallel) on 2 duo nodes, micro-batch 1 per replica: one [tokens,
@@ -485,6 +512,7 @@ Suite *tensor_suite(void)
     tcase_add_test(t, test_tp_bytes_per_axis);
     tcase_add_test(t, test_tp_across_nodes);
     tcase_add_test(t, test_tp_selective_recompute_comm);
+    tcase_add_test(t, test_axonn_selective_recompute_comm);
     tcase_add_test(t, test_tp_reduce_dtype_fp32);
     tcase_add_test(t, test_megatron_sp_selective_recompute_comm);
     tcase_add_test(t, test_degenerate_grid_is_ddp);

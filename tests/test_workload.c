@@ -417,6 +417,92 @@ START_TEST(test_ew_gpt3_block_dropout)
 }
 END_TEST
 
+START_TEST(test_dropout_keys)
+{
+    /* knobs35: dropout follows the training keys, not the MLP. The GPT-3 175B block of
+     * test_ew_gpt3_block_dropout (h = 12288, f = 49152, bf16, 2048 tokens, no flash: unfused
+     * attention, a = 96 heads, s = 2048), h per token = 12288.
+     * Compiled, hidden_dropout 0: the two 1-byte masks go, 2h = 24576 B per token each way:
+     *   forward (417792 - 24576) x 2048 = 805306368 + the unfused core's 2e + 1 (dropout mask)
+     *   per s x s element and head; attention_dropout 0 takes that 1 B away too.
+     * Eager, the same block: each hidden dropout is one kernel of h(2e + 1) = 5h B per token;
+     * without it 2 x 5h = 122880 B and 2 kernels less each way.
+     * Activations: each hidden mask is 1 B per token and h (after the projection and after fc2):
+     * 2 s h = 50331648 B less; the attention mask 1 B per s x s element and head: a s^2 =
+     * 402653184 B less (act_core_bytes too). */
+    spec_model m;
+    load("gpt3-175b", &m);
+    spec_training t = training(1, PREC_BF16, 0, 0);
+    t.execution = EXEC_COMPILED;
+    wl on, off;
+    wl_build(&m, &t, &on);
+    ck_assert_double_eq(on.hidden_dropout, 0.1); /* a GELU model, framework ideal: 0.1 */
+    ck_assert_double_eq(on.attention_dropout, 0.1);
+    t.hidden_dropout = 0;
+    wl_build(&m, &t, &off);
+    const wl_layer *Bn = find(&on, WL_BLOCK), *Bf = find(&off, WL_BLOCK);
+    const double ss = 96.0 * 2048 * 2048;
+    ck_assert_double_eq(Bn->ew_fwd_bytes - Bf->ew_fwd_bytes, 24576.0 * 2048);
+    ck_assert_double_eq(Bn->ew_bwd_bytes - Bf->ew_bwd_bytes, 24576.0 * 2048);
+    ck_assert_double_eq(Bf->ew_fwd_bytes, 805306368.0 + (2 * 2 + 1) * ss);
+    ck_assert_double_eq(Bn->act_bytes - Bf->act_bytes, 2.0 * 2048 * 12288);
+    ck_assert_double_eq(Bn->act_core_bytes, Bf->act_core_bytes);
+    t.attention_dropout = 0;
+    wl_build(&m, &t, &off);
+    Bf = find(&off, WL_BLOCK);
+    ck_assert_double_eq(Bf->ew_fwd_bytes, 805306368.0 + 2 * 2 * ss);
+    ck_assert_double_eq(Bn->act_bytes - Bf->act_bytes, 2.0 * 2048 * 12288 + ss);
+    ck_assert_double_eq(Bn->act_core_bytes - Bf->act_core_bytes, ss);
+    /* eager: 2 x 5h B and 2 kernels per token each way (the attention core's kernels as above) */
+    t = training(1, PREC_BF16, 0, 1);
+    wl_build(&m, &t, &on);
+    t.hidden_dropout = 0;
+    wl_build(&m, &t, &off);
+    Bn = find(&on, WL_BLOCK), Bf = find(&off, WL_BLOCK);
+    ck_assert_double_eq(Bn->ew_fwd_bytes - Bf->ew_fwd_bytes, 2 * 5 * 12288.0 * 2048);
+    ck_assert_double_eq(Bn->ew_bwd_bytes - Bf->ew_bwd_bytes, 2 * 5 * 12288.0 * 2048);
+    ck_assert_int_eq(Bn->ew_fwd_kernels - Bf->ew_fwd_kernels, 2);
+    ck_assert_int_eq(Bn->ew_bwd_kernels - Bf->ew_bwd_kernels, 2);
+    /* the probability changes no byte: 0.5 prices as 0.1 */
+    t.hidden_dropout = 0.5;
+    wl_build(&m, &t, &off);
+    ck_assert_double_eq(find(&off, WL_BLOCK)->ew_fwd_bytes, Bn->ew_fwd_bytes);
+}
+END_TEST
+
+START_TEST(test_dropout_defaults)
+{
+    /* wl_dropout: the key when given; framework megatron 0.1 / 0.1 for every model
+     * (Megatron-LM arguments.py); otherwise 0.1 for a GELU MLP, 0 for SwiGLU. */
+    spec_model g, l;
+    load("gpt3-175b", &g);
+    load("llama3-8b", &l);
+    spec_training t;
+    spec_training_defaults(&t);
+    ck_assert_double_eq(wl_dropout(&g, &t, 0), 0.1);
+    ck_assert_double_eq(wl_dropout(&g, &t, 1), 0.1);
+    ck_assert_double_eq(wl_dropout(&l, &t, 0), 0);
+    ck_assert_double_eq(wl_dropout(&l, &t, 1), 0);
+    t.framework = FW_MEGATRON;
+    ck_assert_double_eq(wl_dropout(&l, &t, 0), 0.1);
+    ck_assert_double_eq(wl_dropout(&l, &t, 1), 0.1);
+    t.hidden_dropout = 0, t.attention_dropout = 0.2;
+    ck_assert_double_eq(wl_dropout(&l, &t, 0), 0);
+    ck_assert_double_eq(wl_dropout(&l, &t, 1), 0.2);
+    t.framework = FW_FSDP;
+    t.hidden_dropout = -1;
+    ck_assert_double_eq(wl_dropout(&g, &t, 0), 0.1);
+    /* a SwiGLU block under megatron defaults gains the two 1-byte masks in its activations
+     * (2 s h per sequence: llama3-8b, s 8192, h 4096: 67108864 B) */
+    spec_training a = training(1, PREC_BF16, 0, 1), b = a;
+    b.framework = FW_MEGATRON;
+    wl wa, wb;
+    wl_build(&l, &a, &wa);
+    wl_build(&l, &b, &wb);
+    ck_assert_double_eq(find(&wb, WL_BLOCK)->act_bytes - find(&wa, WL_BLOCK)->act_bytes, 2.0 * 8192 * 4096);
+}
+END_TEST
+
 START_TEST(test_published_totals)
 {
     /* every shipped model that quotes a total is within 2% of it when counted from its shape
@@ -484,6 +570,8 @@ Suite *workload_suite(void)
     tcase_add_test(a, test_logits_fused_linear_ce);
     tcase_add_test(a, test_fp8_cast_bytes_one_block);
     tcase_add_test(a, test_ew_gpt3_block_dropout);
+    tcase_add_test(a, test_dropout_keys);
+    tcase_add_test(a, test_dropout_defaults);
     suite_add_tcase(s, a);
     return s;
 }
