@@ -19,6 +19,7 @@ typedef struct memo {
     lo_coll key[16];
     double t[16], lat[16];
     cost_coll_cache cc; /* the communicators' NCCL tables, shared by their collectives */
+    const an_mesh_plan *mesh; /* the graph's per-index groups on a mesh (analytic_mesh.c) */
 } memo;
 
 /* ---- the sweep memo (analytic.h) -------------------------------------------------------- */
@@ -32,7 +33,7 @@ typedef struct memo_layer {
 } memo_layer;
 
 typedef struct memo_coll {
-    int used;
+    long used; /* the memo's generation when kept (an_memo.gen): an older one is empty */
     int kind, chunks, framework;
     double bytes;
     cost_group g;
@@ -49,7 +50,8 @@ typedef struct memo_coll {
 #define MEMO_WAYS 4
 
 typedef struct memo_graph {
-    int used, wl, nodes, n_ranks;
+    long used;        /* as memo_coll.used */
+    int wl, nodes, n_ranks;
     long stamp;       /* last use */
     spec_layout l;
     spec_training tr; /* grad_accum 0 */
@@ -73,11 +75,15 @@ struct an_memo {
     spec_training wl_tr[MEMO_WLS];
     memo_graph graph[MEMO_GRAPHS];
     long clock;
+    long gen; /* entries whose `used` is not gen are empty: an_memo_reset empties all at once */
 };
 
 an_memo *an_memo_new(void)
 {
-    return calloc(1, sizeof(an_memo));
+    an_memo *m = calloc(1, sizeof(an_memo));
+    if (m)
+        m->gen = 1;
+    return m;
 }
 
 void an_memo_free(an_memo *m)
@@ -90,11 +96,8 @@ void an_memo_reset(an_memo *m)
     m->cal = NULL;
     m->c = NULL;
     m->n_layers = m->next_layer = 0;
-    for (int i = 0; i < MEMO_COLLS; i++)
-        m->coll[i].used = 0;
     m->n_wls = m->next_wl = 0;
-    for (int i = 0; i < MEMO_GRAPHS; i++)
-        m->graph[i].used = 0;
+    m->gen++; /* every collective and graph kept so far empty (before: 4,224 stores over 2 MB) */
 }
 
 void an_memo_stats(const an_memo *m, long *lh, long *lm, long *ch, long *cm)
@@ -188,7 +191,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
         h *= 0xc4ceb9fe1a85ec53ull;
         h ^= h >> 33;
         e = &m->coll[h % MEMO_COLLS];
-        if (e->used && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
+        if (e->used == m->gen && e->kind == (int)c->kind && e->chunks == c->chunks && e->bytes == c->bytes &&
             e->framework == (int)g->framework && group_eq(&e->g, geo)) {
             m->coll_hits++;
             *lat = e->lat;
@@ -203,7 +206,7 @@ static double coll_time(const lo_graph *g, const cost_calib *cal, an_memo *m, co
     if (*lat > t)
         *lat = t;
     if (e) {
-        e->used = 1;
+        e->used = m->gen;
         e->kind = (int)c->kind;
         e->chunks = c->chunks;
         e->bytes = c->bytes;
@@ -308,13 +311,13 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     m->clock++;
     for (int i = 0; i < MEMO_WAYS; i++) {
         memo_graph *e = &set[i];
-        if (*wi >= 0 && e->used && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
+        if (*wi >= 0 && e->used == m->gen && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
             an_training_same(&e->tr, key)) {
             e->stamp = m->clock;
             *hit = 1;
             return e;
         }
-        if (victim->used && (!e->used || e->stamp < victim->stamp))
+        if (victim->used == m->gen && (e->used != m->gen || e->stamp < victim->stamp))
             victim = e;
     }
     *hit = 0;
@@ -330,7 +333,7 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
         memmove(&m->wls[wi], w, sizeof *w); /* w may be a slot of ours left from before a reset */
         m->keyed[wi] = 0;
     }
-    e->used = 1;
+    e->used = m->gen;
     e->stamp = m->clock;
     e->wl = wi;
     e->nodes = nodes;
@@ -381,11 +384,16 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
-        an_titem *o = &out[i]; /* zeroed with the rest of an_timed (an_time_memo) */
+        an_titem *o = &out[i];
         if (same && i < same->n_items && !memcmp(it, &same->item[i], sizeof *it)) {
             *o = same_out[i];
             continue;
         }
+        /* not zeroed (before: every item, 8.9 KB a call, then 0.4 KB each, as `rep stos`): every
+         * scalar is set below, and the recurrence, the simulator and the tests read the per-
+         * collective arrays only below ng, nr and ni, and lead[] / lead_f[] only below nlead */
+        o->nlead = 0;
+        o->igain = 0;
         o->count = it->count;
         o->d = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, it->pass == LO_BWD);
         /* forward, or backward (cost_layer_bwd_time) plus what checkpointing recomputes */
@@ -415,7 +423,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
         }
-        an_mesh_leads(g, cal, c, it, o); /* per local index on a mesh (analytic_mesh.c) */
+        if (mm->mesh->on) /* per local index where a mesh's groups differ (analytic_mesh.c) */
+            an_mesh_leads(g, cal, c, mm->mesh, it, o);
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
         for (int k = 0; k < it->n_reduce; k++) {
             time_coll(g, cal, mm, &it->reduce[k], &o->r[k], &o->rk[k], &o->rlat[k], &o->rtier[k], &o->rw[k]);
@@ -464,11 +473,12 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 {
     if (sw)
         memo_bind(sw, cal, c);
-    /* zero what the run reads: the items in use (an_titem is ~0.5 KB, the arrays hold
-     * LO_MAX_ITEMS) and the fields after them */
+    /* zero what the run reads: the fields after the items (time_micro sets every field of an
+     * item read; an_titem is ~0.5 KB and the arrays hold LO_MAX_ITEMS), and any item of the last
+     * micro-step past its own count (the builders give both micro-steps the same count) */
     t->n_items = g->micro.n_items;
-    memset(t->micro, 0, (size_t)t->n_items * sizeof t->micro[0]);
-    memset(t->last, 0, (size_t)t->n_items * sizeof t->last[0]);
+    for (int i = g->last.n_items; i < t->n_items; i++)
+        memset(&t->last[i], 0, sizeof t->last[i]);
     memset(&t->grad_accum, 0, sizeof *t - offsetof(an_timed, grad_accum));
     t->grad_accum = g->grad_accum;
     t->prefetch = g->prefetch;
@@ -482,6 +492,9 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     mm.n = 0;
     mm.cc.n = 0;
     mm.sweep = sw;
+    an_mesh_plan mesh;
+    an_mesh_plan_make(g, c, &mesh); /* once per graph: whether any axis's groups differ */
+    mm.mesh = &mesh;
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
     time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
     if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
@@ -508,7 +521,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 
 /* ---- the recurrence ------------------------------------------------------------------ */
 typedef struct cursor {
-    int m, i, j; /* micro-step, item, copy within the item */
+    int m, i, j;          /* micro-step, item, copy within the item */
+    const an_titem *it;   /* its item (cur_set: kept in step with m and i) */
 } cursor;
 
 #define NS FW_STREAMS
@@ -548,19 +562,27 @@ typedef struct state {
     lead_credit cr;             /* other local indices' head start on the NICs (lead_cut)    */
 } state;
 
-static const an_titem *item_at(const an_timed *t, const cursor *c)
+/* The cursor's item: the last micro-step's in the last one, else the regular one's. */
+static inline void cur_set(const an_timed *t, cursor *c)
 {
-    return c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
+    c->it = c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
 }
 
-static void next(const an_timed *t, cursor *c)
+static const an_titem *item_at(const an_timed *t, const cursor *c)
 {
-    if (++c->j >= item_at(t, c)->count) {
+    (void)t;
+    return c->it;
+}
+
+static inline void next(const an_timed *t, cursor *c)
+{
+    if (++c->j >= c->it->count) {
         c->j = 0;
         if (++c->i >= t->n_items) {
             c->i = 0;
             c->m++;
         }
+        cur_set(t, c);
     }
 }
 
@@ -1053,6 +1075,12 @@ typedef struct jumps {
     snap *prev, *cur, *mprev, *mcur;
     int have_prev, have_mprev;
     long mlag_prev;
+    /* the regular micro-step's constants, taken at the first micro-step boundary (micro_consts):
+     * its copies, its gathers (and inline collectives), its stream-0 reduce work, and whether
+     * the last micro-step's first dv copies gather as its own (last_gathers_same) */
+    int mc_set, gathers, last_same;
+    long per;
+    double mwork;
 } jumps;
 
 /* The gathers issued before the step starts: the first d copies' (uniform), or every copy whose
@@ -1135,20 +1163,20 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
     s->gend[c % D] = -INFINITY;
 }
 
-/* Copy-level jump over identical copies, after a copy of mit (signature sig: it, the gathers
- * issued with it, the reduces before it) in micro-step m_before: when that copy's transition
+/* Copy-level jump over identical copies, after a copy of mit (issued with the gathers of lit and
+ * the reduces of `before`) in micro-step m_before: when that copy's transition
  * (prev, the snapshot just before it, to cur) shifted the state uniformly (or in the decoupled
  * regime), the copies left that repeat it are advanced at once. One transition suffices: the
  * recurrence is max-plus and homogeneous, so a map that shifts x uniformly shifts x + lambda by
  * the same lambda; the copies jumped over apply the same map when their signature is the measured
- * one's: the same item (counted below), the reduces before them its own (sig[2] == mit: not the
+ * one's: the same item (counted below), the reduces before them its own (before == mit: not the
  * previous item's, as for the first copy of a run), and the same look-ahead item (counted
  * below). (Until 2026-11-27 the two latest transitions had to have equal signatures: one more
  * copy walked per run of copies.) As the callers stand, have_prev is reset whenever the item
- * changes, so sig[2] == mit holds whenever have_prev does: a cheap guard kept against a caller
+ * changes, so before == mit holds whenever have_prev does: a cheap guard kept against a caller
  * that stops resetting it, which no test can make fail today (review9's mutation). */
 static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, long *c, cursor *main,
-                                  cursor *look, const an_titem *mit, const an_titem *lit, const void *const *sig,
+                                  cursor *look, const an_titem *mit, const an_titem *lit, const an_titem *before,
                                   int m_before)
 {
     take(s, *c, D, w->cur);
@@ -1158,7 +1186,7 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
         rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
-    if (w->have_prev && main->m == m_before && sig[2] == mit && same_queue(w->prev, w->cur)) {
+    if (w->have_prev && main->m == m_before && before == mit && same_queue(w->prev, w->cur)) {
         if (uniform_shift(w->prev, w->cur, &lambda)) {
             lambda_comm = lambda;
             periodic = 1;
@@ -1218,6 +1246,24 @@ static int last_gathers_same(const an_timed *t, long n)
     return 1;
 }
 
+/* The regular micro-step's constants for walk_micro_jump, once per run (they depend on the
+ * timings and dv only). */
+static void micro_consts(const an_timed *t, jumps *w, int var, int dv)
+{
+    w->per = 0;
+    for (int i = 0; i < t->n_items; i++)
+        w->per += t->micro[i].count;
+    w->last_same = !var && dv > 0 && dv <= w->per && last_gathers_same(t, dv);
+    w->gathers = 0;
+    w->mwork = 0;
+    for (int i = 0; i < t->n_items; i++) {
+        w->gathers += t->micro[i].ng + t->micro[i].ni;
+        for (int k = 0; k < t->micro[i].nr; k++)
+            w->mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
+    }
+    w->mc_set = 1;
+}
+
 /* Micro-step-level jump over identical regular micro-steps, at a micro-step's start: the same
  * shift over the last two micro-steps (uniform, decoupled, or one stream sinking behind) advances
  * the regular micro-steps left whose gathers stay inside the step. */
@@ -1227,16 +1273,16 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     double lambda, lambda_comm = 0;
     take(s, *c, D, w->mcur);
     long J = (long)(t->grad_accum - 1) - main->m; /* regular micro-steps left */
-    double mwork = 0;
-    int gathers = 0;
-    long per = 0;
-    for (int i = 0; i < t->n_items; i++)
-        per += t->micro[i].count;
+    if (!w->mc_set)
+        micro_consts(t, w, var, dv);
+    const long per = w->per;
+    const double mwork = w->mwork;
+    const int gathers = w->gathers;
     /* the jumped micro-steps must issue the gathers the measured one did: their
      * look-ahead (d copies on) has to stay inside the step, and among the regular micro-steps
      * unless the last one's first dv copies gather as the regular ones do */
     long jl = dv < 0 ? 0 : ((long)(t->grad_accum - 1) * per - dv) / per - main->m;
-    if (!var && dv > 0 && dv <= per && last_gathers_same(t, dv))
+    if (w->last_same)
         jl = (long)(t->grad_accum - 1) - main->m;
     if (J > jl)
         J = jl;
@@ -1245,11 +1291,6 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
     if (var && mlag != w->mlag_prev)
         J = 0;
     w->mlag_prev = mlag;
-    for (int i = 0; i < t->n_items; i++) {
-        gathers += t->micro[i].ng + t->micro[i].ni;
-        for (int k = 0; k < t->micro[i].nr; k++)
-            mwork += t->micro[i].rs[k] == 0 ? t->micro[i].count * t->micro[i].r[k] : 0;
-    }
     long mcap = 0;
     int sq = -1;
     unsigned sqt = 0;
@@ -1279,6 +1320,8 @@ static inline void walk_micro_jump(const an_timed *t, state *s, jumps *w, int D,
             sink_advance(s, sq, sqt, (double)J, lambda, sm);
         main->m += (int)J;
         look->m += (int)J;
+        cur_set(t, main);
+        cur_set(t, look);
         if (var)
             *lidx += J * per;
         take(s, *c, D, w->mcur);
@@ -1336,15 +1379,17 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     s.share = graph_shares(t);
     s.link_st[0] = s.link_st[1] = -1;
     snap buf[4];
-    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1};
-    cursor main = {0, 0, 0}, look = {0, 0, 0};
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1, 0, 0, 0, 0, 0};
+    cursor main = {0, 0, 0, NULL}, look = {0, 0, 0, NULL};
+    cur_set(t, &main);
+    cur_set(t, &look);
     long c = 0, lidx = 0;
     walk_prime(t, &s, var, d, &look, &lidx);
     const an_titem *pend = NULL;
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(t, &main);
         const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
-        const void *sig[3] = {mit, lit, pend};
+        const an_titem *before = pend; /* the reduces issued with this copy */
         walk_copy(t, &s, var, d, c, &look, &lidx, mit, lit, pend);
         pend = mit;
         c++;
@@ -1357,7 +1402,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
         if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2)
             k.have_prev = 0;
         else
-            walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, sig, m_before);
+            walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, before, m_before);
         if (main.m != m_before && main.j == 0 && main.i == 0)
             walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
     }

@@ -19,7 +19,8 @@
 
 #define AN_MAX_LEADS 8 /* lead classes kept per item (an_titem.lead) */
 
-/* Durations of one layer copy's ops, seconds. */
+/* Durations of one layer copy's ops, seconds. The per-collective arrays are set below ng, nr
+ * and ni only (an_time leaves the rest unwritten): read no further. */
 typedef struct an_titem {
     int count;
     double comp;          /* compute (recompute + backward, or forward), incl. slowdown */
@@ -56,7 +57,7 @@ typedef struct an_titem {
      * lead_f[i] the fraction of local indices with a lead at most lead[i]; nlead 0: all alike. */
     int nlead;
     double igain;
-    double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS];
+    double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS]; /* the last fields: set below nlead only */
 } an_titem;
 
 typedef struct an_timed {

@@ -9,52 +9,85 @@
  * per-axis maxima, and (2) how much earlier each other local index ends the copy (its lead), whose network
  * collectives then start on the node's shared NICs before the slowest index's (an_titem.lead,
  * applied in analytic.c). Not here: the recurrence, groups spanning nodes (their intra-node part
- * keeps the slowest translate), chains on several streams or with tails (no lead: unchanged). */
+ * keeps the slowest translate), chains on several streams or with tails (no lead: unchanged).
+ * Which local indices' groups are faster than their axis's slowest is decided once per graph
+ * (an_mesh_plan_make: where none is, nothing here runs), and each distinct rate is priced once per
+ * collective, not once per local index. */
 #include "analytic_mesh.h"
 
 #include <math.h>
 #include <string.h>
 
-/* The local indices on l's node of l's group on axis a (stride s, size n): inside a node its n
- * members; one member per node (s >= G): l alone; spanning nodes with G / s members on each: those. */
-static int members(int l, int s, int n, int G, int *out)
+/* The local indices on node 0 of local index l's group on axis a: the group's members
+ * (layout_group_members) where it lies inside a node; spanning nodes, its members on l's node:
+ * l alone (stride >= G) or G / stride of them, every stride-th from l % stride. */
+static int on_node(const lo_graph *g, int a, int l, int *out)
 {
-    if ((long long)s * n <= G) {
-        int base = l / (s * n) * (s * n) + l % s;
-        for (int j = 0; j < n; j++)
-            out[j] = base + j * s;
-        return n;
-    }
+    const int G = g->gpus_per_node, s = g->ax_stride[a];
+    if ((long long)s * g->ax_size[a] <= G)
+        return layout_group_members(g, (lo_group_kind)(GRP_AX0 + a), l, out);
     int m = s >= G ? 1 : G / s;
     for (int j = 0; j < m; j++)
         out[j] = l % s + j * s;
     return m;
 }
 
-/* Inline collective q's time for local index l (its group's members on the node in mem[0..m-1]):
- * an axis group inside a node at its own rate (never below the axis's slowest, which `in` was
- * timed at), with the framework's per-call cost as coll_time adds it; any other, in. */
-static double own_time(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_coll *q,
-                       const int *mem, int m, double in)
+void an_mesh_plan_make(const lo_graph *g, const spec_cluster *c, an_mesh_plan *p)
 {
-    const cost_group *geo = &g->group[q->group];
-    if (geo->k != 1 || m < 2)
+    const int G = c->gpus_per_node;
+    p->on = 0;
+    if (c->fabric.kind != FABRIC_NVLINK_MESH || G > SPEC_MAX_GPUS_PER_NODE)
+        return;
+    int mem[SPEC_MAX_GPUS_PER_NODE];
+    for (int a = 0; a < 4; a++) {
+        const cost_group *geo = &g->group[GRP_AX0 + a];
+        for (int l = 0; l < G; l++) {
+            p->bw[a][l] = 0;
+            if (g->ax_size[a] < 2 || geo->k != 1)
+                continue; /* one member, or spanning nodes: timed as it is */
+            int m = on_node(g, a, l, mem);
+            double bw = m < 2 ? 0 : cost_mesh_group_bw(c, mem, m);
+            if (bw > geo->intra_bw_Bps) {
+                p->bw[a][l] = bw;
+                p->on = 1;
+            }
+        }
+    }
+}
+
+/* The rates met so far for one collective and its times at them (a group's members share one
+ * rate, and the translates of a shape take few values): each rate priced once. */
+typedef struct own_seen {
+    int n;
+    double bw[SPEC_MAX_GPUS_PER_NODE], t[SPEC_MAX_GPUS_PER_NODE];
+} own_seen;
+
+/* Inline collective q's time on a local index whose own group's rate is bw (an_mesh_plan; 0:
+ * in, the axis's slowest group's time, as q was timed), with the framework's per-call cost as
+ * coll_time adds it. */
+static double own_time(const lo_graph *g, const cost_calib *cal, const lo_coll *q, double bw, double in,
+                       own_seen *seen)
+{
+    if (bw == 0)
         return in;
-    double bw = cost_mesh_group_bw(c, mem, m);
-    if (!(bw > geo->intra_bw_Bps))
-        return in;
-    cost_group own = *geo;
+    for (int i = 0; i < seen->n; i++)
+        if (seen->bw[i] == bw)
+            return seen->t[i];
+    cost_group own = g->group[q->group];
     own.intra_bw_Bps = bw;
     double tb, t1;
     cost_coll_best_lat_c(cal, q->kind, q->bytes, q->chunks, &own, NULL, &tb, &t1);
-    return tb + q->chunks * cal->fw_coll_s[g->framework].v;
+    double t = tb + q->chunks * cal->fw_coll_s[g->framework].v;
+    seen->bw[seen->n] = bw;
+    seen->t[seen->n++] = t;
+    return t;
 }
 
 /* The chain's end on each local index, all starting at 0 (max-plus, the simulator's rule): a
  * collective starts on a group when its last member is ready and takes that group's time. A
  * group of no strided axis (not known per index) waits for the whole node. */
-static void chain_ends(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_item *it,
-                       const an_titem *o, double *end)
+static void chain_ends(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const an_mesh_plan *p,
+                       const lo_item *it, const an_titem *o, double *end)
 {
     const int G = c->gpus_per_node;
     double nx[SPEC_MAX_GPUS_PER_NODE];
@@ -67,16 +100,18 @@ static void chain_ends(const lo_graph *g, const cost_calib *cal, const spec_clus
         double all = -INFINITY;
         for (int l = 0; l < G; l++)
             all = end[l] > all ? end[l] : all;
+        own_seen seen;
+        seen.n = 0;
         for (int l = 0; l < G; l++) {
             if (a < 0 || a > 3) {
                 nx[l] = all + o->in[k];
                 continue;
             }
-            int m = members(l, g->ax_stride[a], g->ax_size[a], G, mem);
+            int m = on_node(g, a, l, mem);
             double ready = -INFINITY;
             for (int j = 0; j < m; j++)
                 ready = end[mem[j]] > ready ? end[mem[j]] : ready;
-            nx[l] = ready + own_time(g, cal, c, q, mem, m, o->in[k]);
+            nx[l] = ready + own_time(g, cal, q, p->bw[a][l], o->in[k], &seen);
         }
         memcpy(end, nx, (size_t)G * sizeof *end);
     }
@@ -92,17 +127,18 @@ static int one_chain(const lo_item *it)
     return it->n_inline > 0;
 }
 
-void an_mesh_leads(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_item *it, an_titem *o)
+void an_mesh_leads(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const an_mesh_plan *p,
+                   const lo_item *it, an_titem *o)
 {
     o->nlead = 0;
     o->igain = 0;
     const int G = c->gpus_per_node;
-    if (c->fabric.kind != FABRIC_NVLINK_MESH || G > SPEC_MAX_GPUS_PER_NODE || !one_chain(it))
+    if (!p->on || !one_chain(it))
         return;
     double e[SPEC_MAX_GPUS_PER_NODE], sum = 0, emax = -INFINITY;
     for (int k = 0; k < it->n_inline; k++)
         sum += o->in[k];
-    chain_ends(g, cal, c, it, o, e);
+    chain_ends(g, cal, c, p, it, o, e);
     for (int l = 0; l < G; l++)
         emax = e[l] > emax ? e[l] : emax;
     /* leads: distinct values ascending; lead_f[i] = the fraction of local indices whose lead is

@@ -43,16 +43,23 @@ static void strided_group(const spec_cluster *c, int stride, int size, cost_grou
 
 void lo_make_groups(lo_graph *g, const spec_cluster *c)
 {
+    /* (a geometry made with the same arguments as one already made is copied: the same bytes) */
+    int unit = -1;
     for (int a = 0; a < 4; a++)
         if (g->ax_size[a] > 1)
             strided_group(c, g->ax_stride[a], g->ax_size[a], &g->group[GRP_AX0 + a]);
+        else if (unit >= 0)
+            g->group[GRP_AX0 + a] = g->group[unit];
         else
-            cost_group_make(c, 1, (int[]){0}, 1, 1, &g->group[GRP_AX0 + a]);
+            cost_group_make(c, 1, (int[]){0}, 1, 1, &g->group[unit = GRP_AX0 + a]);
     int G = c->gpus_per_node, N = g->n_ranks, K = g->nodes;
     int p = g->layout.p ? g->layout.p : N, locals[SPEC_MAX_GPUS_PER_NODE];
     block_group(c, N, &g->group[GRP_WORLD]);
-    block_group(c, p, &g->group[GRP_PARTITION]);
-    block_group(c, p, &g->group[GRP_SECONDARY]);
+    if (p == N)
+        g->group[GRP_PARTITION] = g->group[GRP_WORLD];
+    else
+        block_group(c, p, &g->group[GRP_PARTITION]);
+    g->group[GRP_SECONDARY] = g->group[GRP_PARTITION]; /* block_group(c, p): the same geometry */
     /* replica: ranks r, r+p, r+2p, ...: p >= G gives one per node over N/p nodes; p < G gives
      * G/p per node on every node, p such groups per node. */
     if (p >= G) {
@@ -67,7 +74,10 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     locals[0] = 0;
     cost_group_make(c, p > G ? p / G : 1, locals, 1, G, &g->group[GRP_RAIL]);
     block_group(c, p < G ? p : G, &g->group[GRP_INTRA]);
-    block_group(c, G, &g->group[GRP_NODE]);
+    if (p >= G)
+        g->group[GRP_NODE] = g->group[GRP_INTRA];
+    else
+        block_group(c, G, &g->group[GRP_NODE]);
     locals[0] = 0;
     cost_group_make(c, K, locals, 1, G, &g->group[GRP_XRAIL]);
     cost_group_host(c, &g->group[GRP_HOST]);
@@ -79,11 +89,6 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
         cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
         cost_group_innet(c, K, 1, g->elem_bytes, &g->group[GRP_INNET_UPD]);
     }
-}
-
-lo_coll lo_coll_make(cost_coll kind, lo_group_kind grp, double bytes, int chunks)
-{
-    return (lo_coll){kind, grp, bytes, chunks < 1 ? 1 : chunks, 0, 0};
 }
 
 

@@ -57,12 +57,6 @@ static void ew_impl_extra(const spec_model *m, const spec_training *t, double e,
     const int comp = t->execution == EXEC_COMPILED, rot = !m->learned_positions;
     *fw = *bw = 0;
     *kf = *kb = 0;
-    if (!comp && flag_on(t->norm_fp32, 0)) {
-        double nf = m->rmsnorm ? 28 + 4 * e : 16 + 2 * e, nb = m->rmsnorm ? 52 + 6 * e : 20 + 2 * e;
-        int k = m->rmsnorm ? 8 : 3;
-        *fw += 2 * (nf - 2 * e) * h, *bw += 2 * (nb - 3 * e) * h;
-        *kf += 2 * (k - 1), *kb += 2 * (k + 1);
-    }
     if (!comp && rot && flag_on(t->rope_fp32, 0)) {
         *fw += 16 * (h + kv), *bw += 16 * (h + kv);
         *kf += 5, *kb += 5;
@@ -82,6 +76,23 @@ static void ew_impl_extra(const spec_model *m, const spec_training *t, double e,
     if (!comp && !m->swiglu && flag_on(t->gelu_unfused, 0)) { /* gelu_unfused (below): 18e / 28e against 2e / 3e */
         *fw += 16 * f * e, *bw += 25 * f * e;
         *kf += 7, *kb += 10;
+    }
+}
+
+/* norm_fp32's extra bytes (above): over the whole hidden vector, so replicated on every
+ * tensor-parallel rank without sequence parallelism, unlike the rest of ew_impl_extra, which
+ * runs over heads (rotary, repeat_kv) or FFN columns (the activation) and is the rank's 1/t
+ * (workload_local.c split_ew; flag35: it used to be counted whole on every rank). */
+static void ew_norm_extra(const spec_model *m, const spec_training *t, double e, double *fw, double *bw, int *kf,
+                          int *kb)
+{
+    *fw = *bw = 0;
+    *kf = *kb = 0;
+    if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) {
+        double nf = m->rmsnorm ? 28 + 4 * e : 16 + 2 * e, nb = m->rmsnorm ? 52 + 6 * e : 20 + 2 * e;
+        int k = m->rmsnorm ? 8 : 3;
+        *fw = 2 * (nf - 2 * e) * m->hidden, *bw = 2 * (nb - 3 * e) * m->hidden;
+        *kf = 2 * (k - 1), *kb = 2 * (k + 1);
     }
 }
 
@@ -224,13 +235,16 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         bw = 2 * 3 * h * e + rotb + (drop ? 2 * h * (2 * e + 1) : 0) + 2 * 3 * h * e + act_b;
         kf = kb = 5 + rot + 2 * drop;
     }
+    double nf, nb;
+    int nkf, nkb;
     ew_impl_extra(m, t, e, &xf, &xb, &xkf, &xkb);
-    B->ew_fwd_bytes = (fw + xf) * T;
-    B->ew_bwd_bytes = (bw + xb) * T;
-    B->ew_fwd_kernels = kf + xkf;
-    B->ew_bwd_kernels = kb + xkb;
-    B->ew_tp_fwd_bytes = (rotb + act_f) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
-    B->ew_tp_bwd_bytes = (rotb + act_b) * T;
+    ew_norm_extra(m, t, e, &nf, &nb, &nkf, &nkb);
+    B->ew_fwd_bytes = (fw + nf + xf) * T;
+    B->ew_bwd_bytes = (bw + nb + xb) * T;
+    B->ew_fwd_kernels = kf + nkf + xkf;
+    B->ew_bwd_kernels = kb + nkb + xkb;
+    B->ew_tp_fwd_bytes = (rotb + act_f + xf) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
+    B->ew_tp_bwd_bytes = (rotb + act_b + xb) * T;
     if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
         double ss = a * s * s * b;
         /* mask_unfused, eager (huggingface/transformers v4.12.0 models/gpt2/modeling_gpt2.py

@@ -2036,6 +2036,53 @@ START_TEST(test_predict_memo_identical)
 }
 END_TEST
 
+START_TEST(test_memo_reset_generations)
+{
+    /* an_memo_reset empties the memo by a generation count (no entry is cleared): a calibration
+     * changed in place between resets, many times over, must never be answered from an entry
+     * kept before the last reset. p4d + gpt3-13b, zero3 / mics:p=8 / ddp, 2 and 4 nodes,
+     * grad-accum 1 and 4 (graphs and collectives kept, then looked up in the same generation),
+     * 200 generations, each with the GEMM efficiency and DeepSpeed's per-collective cost moved:
+     * every an_result byte equals an_predict's. Fails when reset keeps any collective or graph. */
+    spec_cluster c;
+    spec_model m;
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &m);
+    static cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    static const char *const L[] = {"zero3", "mics:p=8", "ddp"};
+    an_memo *memo = an_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    const double eff0 = k.kern.gemm_eff, coll0 = k.fw_coll_s[FW_DEEPSPEED].v;
+    for (int gen = 0; gen < 200; gen++) {
+        k.kern.gemm_eff = eff0 * (1 - 0.002 * (gen % 7));
+        k.fw_coll_s[FW_DEEPSPEED].v = coll0 + 1e-6 * (gen % 5);
+        an_memo_reset(memo);
+        for (int acc = 1; acc <= 4; acc *= 4)
+            for (int nodes = 2; nodes <= 4; nodes *= 2)
+                for (int li = 0; li < 3; li++) {
+                    spec_layout l = parse_layout(L[li]);
+                    t.grad_accum = acc;
+                    an_result a, b;
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    an_predict(&w, &t, &l, &c, nodes, &k, &a);
+                    an_predict_memo(memo, &w, &t, &l, &c, nodes, &k, &b);
+                    ck_assert_msg(!memcmp(&a, &b, sizeof a), "generation %d, %s, %d nodes, grad-accum %d", gen, L[li],
+                                  nodes, acc);
+                }
+    }
+    long lh, lm, ch, cm;
+    an_memo_stats(memo, &lh, &lm, &ch, &cm);
+    ck_assert(ch > 0 && cm > 0);
+    an_memo_free(memo);
+}
+END_TEST
+
 START_TEST(test_volume_terms_any_grad_accum)
 {
     /* layout_volume taken from a graph built with grad_accum 1 gives, for any grad_accum S,
@@ -2235,6 +2282,158 @@ START_TEST(test_mesh_chain_per_index)
 }
 END_TEST
 
+/* The reference for analytic_mesh.c's per-graph plan and price-once rates: a copy's leads as
+ * agree34 first computed them, for every item of every graph, each local index's own groups
+ * found by their stride and size and each member priced on its own (cost_coll_best_lat_c at the
+ * group's own mesh rate where it beats the axis's slowest). Fills what an_mesh_leads fills. */
+static void ref_mesh_leads(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const lo_item *it,
+                           const an_titem *o, an_titem *r)
+{
+    const int G = c->gpus_per_node;
+    r->nlead = 0;
+    r->igain = 0;
+    int chain = c->fabric.kind == FABRIC_NVLINK_MESH && it->n_inline > 0;
+    for (int k = 0; k < it->n_inline; k++)
+        chain &= !it->inl[k].offload && !(it->inline_tail >> k & 1u) && it->inl[k].stream == it->inl[0].stream;
+    if (!chain)
+        return;
+    double end[SPEC_MAX_GPUS_PER_NODE] = {0}, nx[SPEC_MAX_GPUS_PER_NODE], sum = 0, emax = -INFINITY;
+    for (int k = 0; k < it->n_inline; k++) {
+        const lo_coll *q = &it->inl[k];
+        const int a = (int)q->group - GRP_AX0;
+        double all = -INFINITY;
+        for (int l = 0; l < G; l++)
+            all = fmax(all, end[l]);
+        for (int l = 0; l < G; l++) {
+            if (a < 0 || a > 3) {
+                nx[l] = all + o->in[k];
+                continue;
+            }
+            int s = g->ax_stride[a], n = g->ax_size[a], mem[SPEC_MAX_GPUS_PER_NODE], m;
+            if (s * n <= G) {
+                for (m = 0; m < n; m++)
+                    mem[m] = l / (s * n) * (s * n) + l % s + m * s;
+            } else {
+                for (m = 0; m < (s >= G ? 1 : G / s); m++)
+                    mem[m] = l % s + m * s;
+            }
+            double ready = -INFINITY, t = o->in[k];
+            for (int j = 0; j < m; j++)
+                ready = fmax(ready, end[mem[j]]);
+            cost_group own = g->group[q->group];
+            double bw = cost_mesh_group_bw(c, mem, m);
+            if (own.k == 1 && m >= 2 && bw > own.intra_bw_Bps) {
+                double tb, t1;
+                own.intra_bw_Bps = bw;
+                cost_coll_best_lat_c(cal, q->kind, q->bytes, q->chunks, &own, NULL, &tb, &t1);
+                t = tb + q->chunks * cal->fw_coll_s[g->framework].v;
+            }
+            nx[l] = ready + t;
+        }
+        memcpy(end, nx, sizeof end);
+    }
+    for (int k = 0; k < it->n_inline; k++)
+        sum += o->in[k];
+    for (int l = 0; l < G; l++)
+        emax = fmax(emax, end[l]);
+    int n = 0; /* distinct leads ascending, by insertion */
+    for (int l = 0; l < G; l++) {
+        double d = emax - end[l];
+        int at = 0;
+        while (at < n && r->lead[at] < d)
+            at++;
+        if (at < n && r->lead[at] == d)
+            continue;
+        if (n == AN_MAX_LEADS)
+            return;
+        memmove(&r->lead[at + 1], &r->lead[at], (size_t)(n - at) * sizeof r->lead[0]);
+        r->lead[at] = d;
+        n++;
+    }
+    if (n < 2 && !(emax < sum))
+        return;
+    for (int i = 0; i < n; i++) {
+        int cnt = 0;
+        for (int l = 0; l < G; l++)
+            cnt += emax - end[l] <= r->lead[i];
+        r->lead_f[i] = (double)cnt / G;
+    }
+    r->nlead = n;
+    r->igain = sum - emax > 0 ? sum - emax : 0;
+}
+
+START_TEST(test_mesh_plan_cached)
+{
+    /* Cached == uncached on a grid: p3dn's hybrid cube mesh, a synthetic mesh whose slow pairs
+     * share no rank (test_mesh_chain_per_index's, but x pair {4,5} with 3 links: an axis with two
+     * rates above its slowest), perlmutter's all-to-all mesh and p4d's NVSwitch
+     * x the tiny and each cluster's shipped (or p3dn's) calibration x AxoNN, tp and zero3 layouts
+     * x 1-4 nodes: every item's leads, fractions and gain from an_time (plan decided once per
+     * graph, each rate priced once) equal, bit for bit, ref_mesh_leads's per-member ones; and at
+     * least one graph on a mesh keeps leads (the test reaches the path). Fails when the plan
+     * drops an axis, when a collective's rates share one price, or when a price is kept from one
+     * collective to the next. */
+    static const char *const CL[] = {"p3dn.24xlarge", "p3dn.24xlarge", "perlmutter-gpu", "p4d.24xlarge"};
+    static const char *const LAY[] = {"axonn:x=4,y=2,z=2", "axonn:x=2,y=2,z=2", "axonn:x=2,y=4,z=1", "axonn:x=8,y=1,z=2",
+                                      "axonn:x=2,y=2,z=4", "tp:t=2", "tp:t=4", "tp:t=8", "zero3"};
+    static const int L[][3] = {{0, 1, 1}, {2, 3, 2}, {4, 5, 3}, {6, 7, 2}, {4, 6, 1}, {0, 2, 2},
+                               {1, 3, 2}, {5, 7, 2}, {0, 4, 1}, {1, 5, 1}, {2, 6, 1}, {3, 7, 1}};
+    spec_model mdl = test_tiny_model(4);
+    static wl w;
+    static lo_graph g;
+    static an_timed t;
+    int kept = 0, graphs = 0;
+    for (int ci = 0; ci < 4; ci++) {
+        spec_cluster c;
+        sc_err err;
+        char path[128];
+        snprintf(path, sizeof path, "configs/clusters/%s.json", CL[ci]);
+        ck_assert_msg(spec_load_cluster(path, &c, &err) == 0, "%s", err.text);
+        if (ci == 1) { /* the synthetic mesh */
+            memset(c.fabric.links, 0, sizeof c.fabric.links);
+            for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+                c.fabric.links[L[i][0]][L[i][1]] = c.fabric.links[L[i][1]][L[i][0]] = (unsigned char)L[i][2];
+        }
+        for (int ki = 0; ki < 2; ki++) {
+            cost_calib k = test_tiny_calib();
+            snprintf(path, sizeof path, "configs/calibrations/%s.json", CL[ci]);
+            if (ki == 1)
+                ck_assert_msg(cost_calib_load(path, &k, &err) == 0, "%s", err.text);
+            for (size_t li = 0; li < sizeof LAY / sizeof LAY[0]; li++)
+                for (int nodes = 1; nodes <= 4; nodes *= 2) {
+                    spec_layout l = parse_layout(LAY[li]);
+                    if (spec_layout_check(&l, &c, nodes, NULL))
+                        continue;
+                    spec_training tr;
+                    spec_training_defaults(&tr);
+                    tr.grad_accum = 3;
+                    wl_build(&mdl, &tr, &w);
+                    layout_build(&w, &tr, &l, &c, nodes, &g);
+                    an_time(&g, &w, &k, &c, &t);
+                    graphs++;
+                    for (int last = 0; last < 2; last++)
+                        for (int i = 0; i < g.micro.n_items; i++) {
+                            const lo_item *it = last ? &g.last.item[i] : &g.micro.item[i];
+                            const an_titem *o = last ? &t.last[i] : &t.micro[i];
+                            an_titem r;
+                            memset(&r, 0, sizeof r);
+                            ref_mesh_leads(&g, &k, &c, it, o, &r);
+                            const size_t nb = (size_t)(o->nlead > 0 ? o->nlead : 0) * sizeof r.lead[0];
+                            ck_assert_msg(r.nlead == o->nlead && !memcmp(&r.igain, &o->igain, sizeof r.igain) &&
+                                              !memcmp(r.lead, o->lead, nb) && !memcmp(r.lead_f, o->lead_f, nb),
+                                          "%s/%d %s %d nodes item %d%s: nlead %d vs %d, igain %.17g vs %.17g",
+                                          CL[ci], ki, LAY[li], nodes, i, last ? " (last)" : "", o->nlead, r.nlead,
+                                          o->igain, r.igain);
+                            kept += o->nlead > 0;
+                        }
+                }
+        }
+    }
+    ck_assert_int_ge(graphs, 100);
+    ck_assert_int_gt(kept, 0);
+}
+END_TEST
+
 Suite *analytic_suite(void)
 {
     Suite *s = suite_create("analytic");
@@ -2264,6 +2463,8 @@ Suite *analytic_suite(void)
     tcase_add_test(sched, test_step_hsdp_p2);
     tcase_add_test(sched, test_step_zeropp_hpz2);
     tcase_add_test(sched, test_mesh_chain_per_index);
+    tcase_add_test(sched, test_mesh_plan_cached);
+    tcase_add_test(sched, test_memo_reset_generations);
     suite_add_tcase(s, sched);
     TCase *jump = tcase_create("jumps");
     tcase_set_timeout(jump, 120);

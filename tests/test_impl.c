@@ -316,6 +316,43 @@ START_TEST(test_rope_unfused)
 }
 END_TEST
 
+/* flag35: Megatron tensor parallelism without sequence parallelism (workload_local.c split_ew)
+ * splits the element-wise bytes that run over heads or FFN columns and keeps those over the
+ * whole hidden vector. Llama-3-8B, bf16 (e 2), eager, T = 8192, megatron:t=4,sp=0, per rank:
+ *  rope_unfused's extra 8 e (h + kv) = 81,920 B per token forward (test_rope_unfused) is over
+ *    the q / k heads: 81,920 T / 4 (it was counted whole on every rank);
+ *  swiglu_unfused's + 2 f e = 57,344 B per token (test_impl_elementwise) is over the FFN
+ *    columns: 57,344 T / 4;
+ *  norm_fp32's 2 (28 + 4e - 2e) h = 262,144 B per token is over the hidden vector, which
+ *    every rank holds whole without sp: 262,144 T;
+ *  with sp, every element-wise byte is the rank's 1/4: 262,144 T / 4. */
+START_TEST(test_impl_tp_split)
+{
+    spec_model m = llama3_8b();
+    spec_training t0, t;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    const double T = 8192;
+    spec_layout nosp, sp;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("megatron:t=4,p=1,sp=0", &nosp, &err), 0);
+    ck_assert_int_eq(spec_layout_parse("megatron:t=4,p=1", &sp, &err), 0);
+    wl w0, w1, l0, l1;
+    wl_build(&m, &t0, &w0);
+    const double base = block(wl_localize_megatron(&w0, &nosp, &l0))->ew_fwd_bytes;
+    int *flag[3] = {&t.rope_unfused, &t.swiglu_unfused, &t.norm_fp32};
+    const double per_rank[3] = {81920 * T / 4, 57344 * T / 4, 262144 * T};
+    for (int i = 0; i < 3; i++) {
+        t = t0;
+        *flag[i] = 1;
+        wl_build(&m, &t, &w1);
+        ck_assert_rel(block(wl_localize_megatron(&w1, &nosp, &l1))->ew_fwd_bytes - base, per_rank[i]);
+    }
+    const double base_sp = block(wl_localize_megatron(&w0, &sp, &l0))->ew_fwd_bytes;
+    ck_assert_rel(block(wl_localize_megatron(&w1, &sp, &l1))->ew_fwd_bytes - base_sp, 262144 * T / 4);
+}
+END_TEST
+
 /* gelu_unfused and mask_unfused (workload.c), GPT-2 1.5B (h 1600, f 6400, 25 heads, s 1024),
  * fp16 (e 2), micro-batch 1, unfused attention, eager, per block:
  *  gelu_unfused: + 16 f e = 204,800 B per token forward, + 25 f e = 320,000 backward (18e and
@@ -598,6 +635,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_megatron_ce_key);
     tcase_add_test(b, test_gelu_mask_unfused);
     tcase_add_test(b, test_rope_unfused);
+    tcase_add_test(b, test_impl_tp_split);
     tcase_add_test(b, test_autocast);
     suite_add_tcase(s, b);
     return s;
