@@ -130,6 +130,21 @@ int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double l
     return 0;
 }
 
+/* A probability from 0 to below 1 (a dropout rate); absent: *out untouched (knobs35's dropout keys,
+ * read by the spec and the Hugging Face loaders). */
+int jr_prob(jr *r, const json_t *obj, const char *base, const char *key, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    char p[128];
+    jr_subpath(p, sizeof p, base, key);
+    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) < 1))
+        return jr_bad(r, p, "a probability from 0 to below 1", v);
+    *out = json_number_value(v);
+    return 0;
+}
+
 /* Integer in [lo, hi]. */
 int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required,
                    int *out)

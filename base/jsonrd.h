@@ -37,6 +37,8 @@ int jr_plausible(double x);
 int jr_pos(jr *r, const json_t *obj, const char *base, const char *key, int required, double *out) SC_MUST_CHECK;
 int jr_min(jr *r, const json_t *obj, const char *base, const char *key, double lo, int required, double *out)
     SC_MUST_CHECK;
+/* A probability from 0 to below 1; absent: *out untouched. */
+int jr_prob(jr *r, const json_t *obj, const char *base, const char *key, double *out) SC_MUST_CHECK;
 int jr_int(jr *r, const json_t *obj, const char *base, const char *key, long lo, long hi, int required, int *out)
     SC_MUST_CHECK;
 int jr_bool(jr *r, const json_t *obj, const char *base, const char *key, int *out) SC_MUST_CHECK;

@@ -378,20 +378,6 @@ const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : 
 
 /* Issue 27's implementation keys: reduce_dtype (bf16 / fp16 read as "param", the 16-bit
  * parameter dtype), optimizer, and the element-wise upcasts. */
-/* A probability from 0 to below 1 (a dropout rate) at base.key, when present. */
-static int spec_prob(jr *r, const json_t *o, const char *base, const char *key, double *out)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v)
-        return 0;
-    char p[128];
-    jr_subpath(p, sizeof p, base, key);
-    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) < 1))
-        return jr_bad(r, p, "a probability from 0 to below 1", v);
-    *out = json_number_value(v);
-    return 0;
-}
-
 static int training_impl_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
     static const char *const RD[] = {"default", "param", "fp32", "bf16", "fp16", NULL};
@@ -415,8 +401,8 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
-        (rc = spec_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
-        (rc = spec_prob(r, o, base, "attention_dropout", &t->attention_dropout)))
+        (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
+        (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);

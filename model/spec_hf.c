@@ -396,13 +396,10 @@ static int hf_prob(jr *r, const json_t *o, const char *path, const char *key, do
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return 0;
-    char p[96];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) < 1))
-        return jr_bad(r, p, "a probability from 0 to below 1", v);
-    *out = json_number_value(v);
-    *used = key;
-    return 0;
+    int rc = jr_prob(r, o, path, key, out); /* the spec's training keys' reader (jsonrd.c) */
+    if (!rc)
+        *used = key;
+    return rc;
 }
 
 /* The dropout the config states, with its Config class's defaults (transformers v4.4x
