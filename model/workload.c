@@ -410,17 +410,16 @@ static void block_acts(const spec_model *m, const spec_training *t, double e, do
     w->hidden_dropout = wl_dropout(m, t, 0), w->attention_dropout = wl_dropout(m, t, 1);
     const double hmask = w->hidden_dropout > 0 ? sb * h : 0, amask = w->attention_dropout > 0 ? 1 : 0;
     double attn_act = half * (2 * sb * h + 2 * sb * h + 2 * sb * kv + 2 * sb * kv + 2 * sb * h) + hmask;
-    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) /* scores 2, softmax 2 (scaled),
-                                                    dropout mask 1 byte: a s^2 b each */
-        attn_act += (4 * half + amask) * a * s * s * b;
+    /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path, which keeps
+     * scores 2, softmax 2 (scaled), dropout mask 1 byte: a s^2 b each (act_core_bytes) */
+    if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
+        B->act_core_bytes = (4 * half + amask) * a * s * s * b;
+        attn_act += B->act_core_bytes;
+    }
     double mlp_act = m->swiglu ? half * (2 * sb * h + 6 * sb * f) + hmask : half * (2 * sb * h + 4 * sb * f) + hmask;
     double norm_act = half * 4 * sb * h;
     /* (FlashAttention also keeps the softmax log-sum-exp, 4 a s b bytes: < 1% of a block's
      * stash at head dim 64 and up, left out) */
-    /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path */
-    const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
-    if (!fused)
-        B->act_core_bytes = (4 * half + amask) * a * s * s * b;
     B->act_bytes = attn_act + mlp_act + norm_act;
 }
 
