@@ -568,9 +568,9 @@ static inline void cur_set(const an_timed *t, cursor *c)
     c->it = c->m == t->grad_accum - 1 ? &t->last[c->i] : &t->micro[c->i];
 }
 
-static const an_titem *item_at(const an_timed *t, const cursor *c)
+/* The cursor's item, as cur_set keeps it. */
+static const an_titem *item_at(const cursor *c)
 {
-    (void)t;
     return c->it;
 }
 
@@ -1089,10 +1089,10 @@ static inline void walk_prime(const an_timed *t, state *s, int var, int d, curso
 {
     if (!var)
         for (int q = 0; q < d && look->m < t->grad_accum; q++, next(t, look))
-            issue_gathers(s, item_at(t, look), 0, q, d + 1);
+            issue_gathers(s, item_at(look), 0, q, d + 1);
     else
-        for (; look->m < t->grad_accum && *lidx - item_at(t, look)->d <= -1; (*lidx)++, next(t, look))
-            issue_gathers(s, item_at(t, look), 0, *lidx, d + 1);
+        for (; look->m < t->grad_accum && *lidx - item_at(look)->d <= -1; (*lidx)++, next(t, look))
+            issue_gathers(s, item_at(look), 0, *lidx, d + 1);
 }
 
 /* After a copy's inline collectives on a mesh whose groups differ (an_titem.lead; one stream, no
@@ -1133,8 +1133,8 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
         issue_reduces(s, pend, t_issue);
     if (lit)
         issue_gathers(s, lit, t_issue, c + d, D);
-    for (; var && look->m < t->grad_accum && *lidx - item_at(t, look)->d <= c; (*lidx)++, next(t, look))
-        issue_gathers(s, item_at(t, look), t_issue, *lidx, D);
+    for (; var && look->m < t->grad_accum && *lidx - item_at(look)->d <= c; (*lidx)++, next(t, look))
+        issue_gathers(s, item_at(look), t_issue, *lidx, D);
     s->cr.src = NULL;
     double ge = s->gend[c % D], start = s->comp;
     if (ge > start) {
@@ -1203,8 +1203,8 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
     if (periodic) {
         /* copies left that repeat this transition, keeping the last of each item for
          * the explicit step that moves the cursors on */
-        long J = item_at(t, main) == mit ? mit->count - main->j - 1 : 0;
-        if (lit && look->m < t->grad_accum && item_at(t, look) == lit) {
+        long J = item_at(main) == mit ? mit->count - main->j - 1 : 0;
+        if (lit && look->m < t->grad_accum && item_at(look) == lit) {
             long Jl = lit->count - look->j - 1;
             if (Jl < J)
                 J = Jl;
@@ -1387,8 +1387,8 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     walk_prime(t, &s, var, d, &look, &lidx);
     const an_titem *pend = NULL;
     while (main.m < t->grad_accum) {
-        const an_titem *mit = item_at(t, &main);
-        const an_titem *lit = !var && look.m < t->grad_accum ? item_at(t, &look) : NULL;
+        const an_titem *mit = item_at(&main);
+        const an_titem *lit = !var && look.m < t->grad_accum ? item_at(&look) : NULL;
         const an_titem *before = pend; /* the reduces issued with this copy */
         walk_copy(t, &s, var, d, c, &look, &lidx, mit, lit, pend);
         pend = mit;
@@ -1399,7 +1399,7 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             next(t, &look);
         /* copy-level jump over identical copies; a copy whose item has no copies left to
          * jump over (embeddings, heads, the last of a run) needs no snapshot */
-        if (!copy_jump || main.m != m_before || item_at(t, &main) != mit || mit->count - main.j < 2)
+        if (!copy_jump || main.m != m_before || item_at(&main) != mit || mit->count - main.j < 2)
             k.have_prev = 0;
         else
             walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, before, m_before);
