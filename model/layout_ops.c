@@ -91,7 +91,6 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     }
 }
 
-
 int lo_buckets(double bytes, double bucket)
 {
     double n = ceil(bytes / bucket);

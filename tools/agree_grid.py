@@ -173,6 +173,23 @@ def explain(rows):
             print("    %-5s %s" % (name, " ".join("%9.4f" % p.get(b, 0.0) for b in BREAKDOWN)))
 
 
+def write_csv(path, header, lines):
+    """Writes header and lines to path whole or not at all: a unique temporary file beside it,
+    fsync, rename (the project's rule for outputs; host_agree_grid.py writes through it too)."""
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(header + "\n")
+            for line in lines:
+                f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="one model (gpt3-1.3b)")
@@ -192,14 +209,8 @@ def main():
             refused += f
     shutil.rmtree(tmpd, ignore_errors=True)
     if o.csv:
-        tmp = o.csv + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("calibration,framework,model,nodes,layout,sim_step_s,model_step_s,gap\n")
-            for r in rows:
-                f.write("%s,%s,%s,%d,\"%s\",%.9g,%.9g,%.6f\n" % r[:8])
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, o.csv)
+        write_csv(o.csv, "calibration,framework,model,nodes,layout,sim_step_s,model_step_s,gap",
+                  ("%s,%s,%s,%d,\"%s\",%.9g,%.9g,%.6f" % r[:8] for r in rows))
     summary(rows, o.top)
     explain(rows)
     kinds = {}

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from agree_grid import write_csv  # tools/ is the script's own folder: sys.path[0]
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "shardcast")
 CLUSTERS = [("p5.48xlarge", 8), ("p4d.24xlarge", 8), ("dgx-h100", 8)]
@@ -142,14 +144,8 @@ def main():
             refused += f
     shutil.rmtree(tmpd, ignore_errors=True)
     if o.csv:
-        tmp = o.csv + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("cluster,framework,model,nodes,grad_accum,layout,sim_step_s,model_step_s,gap,gap_no_host\n")
-            for r in rows:
-                f.write("%s,%s,%s,%d,%d,\"%s\",%.9g,%.9g,%.6f,%.6f\n" % (r[:9] + (r[11],)))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, o.csv)
+        write_csv(o.csv, "cluster,framework,model,nodes,grad_accum,layout,sim_step_s,model_step_s,gap,gap_no_host",
+                  ("%s,%s,%s,%d,%d,\"%s\",%.9g,%.9g,%.6f,%.6f" % (r[:9] + (r[11],)) for r in rows))
     def judged(r):
         return abs(r[8]) - r[11]
 
