@@ -56,6 +56,7 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
     const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
     o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
+    o->reduce_after_flush = fw_mg_reduce_after_flush(tr);
     const double er = g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
     /* the reduce's bucket as layout_tensor.c prices it: Megatron's default counts elements (the
      * same buckets in any reduce dtype), a given bucket_MB is bytes of the reduced gradient */
@@ -93,7 +94,7 @@ static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *fr
                 order[j] = order[j - 1];
             order[j] = k;
         }
-        double comm = 0;
+        double comm = t->reduce_after_flush ? freet[s] : 0; /* Megatron-LM v2.x: after the flush */
         for (int j = 0; j < n; j++)
             comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
         double done = comm > freet[s] ? comm : freet[s];

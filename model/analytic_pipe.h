@@ -50,11 +50,13 @@ typedef struct an_pipe_timed {
                                      all-gather hidden, up to its length, behind the next step's
                                      start of that stage: the pipeline fill before its first op
                                      and that op (its first forward), i.e. the end of that op */
+    int reduce_after_flush;       /* fw_mg_reduce_after_flush: a stage's reduces start after its
+                                     last op (and its hold), not as each chunk's gradients end */
 } an_pipe_timed;
 
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
  * p2p_bytes, p2p_hold_s, p2p_sync_s,
- * reduce_s, reduce_kind, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
+ * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *out);
 /* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */
