@@ -155,6 +155,25 @@ static int amp_core(const spec_training *t)
     return t->execution != EXEC_COMPILED && !SPEC_PREC_IS_FP32(t->precision) && flag_on(t->autocast, 0);
 }
 
+/* Hugging Face GPT-2's eager attention core under autocast, per s x s element (dsv36), read op by
+ * op at v4.12 (transformers PR #13573, merged before 2021-10-11 and so in v4.12.0 of
+ * 2021-10-28, downcasts the probabilities to V's dtype after the softmax; read in
+ * VasudevGupta7/huggingface-transformers@9ded9cd5 models/gpt2/modeling_gpt2.py _attn), with the
+ * padding mask in the parameters' dtype, fp32 under amp (GPT2Model.forward
+ * `attention_mask.to(dtype=self.dtype)`), so the mask add promotes the fp16 scores to fp32:
+ * forward / sqrt(d) and where in e bytes (2e + 2e), + mask (e + 4), softmax fp32 in and out (8),
+ * .type(value.dtype) (4 + e), dropout in e bytes (2e + 1): 33 B at e = 2; backward dropout
+ * (2e + 1), the cast's backward (e + 4), softmax backward in fp32 (12), the add's fp32 gradient
+ * cast to the e-byte branch (4 + e), where and the division (2e + 2e): 37 B; 5 kernels each
+ * way + dropout's. (The generic autocast terms in ew_block, for a model without this mask chain,
+ * give 33 and 33.) */
+static void amp_mask_chain(double e, int adrop, double *cf, double *cb)
+{
+    double drop = adrop ? 2 * e + 1 : 0;
+    *cf = 4 * e + (e + 4) + 8 + (4 + e) + drop;
+    *cb = drop + (e + 4) + 12 + (4 + e) + 4 * e;
+}
+
 /* FP8 training's casts around the linear layers' GEMMs (precision fp8), HBM bytes per block
  * and micro-step, one element of the named tensor each (T tokens; a linear's input X is
  * T x k, its output gradient G T x n, its weight W n x k). The GEMMs themselves run at the
@@ -288,8 +307,10 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         int mk = !comp && flag_on(t->mask_unfused, 0), amp = amp_core(t);
         double cf = comp ? 2 * e + adrop : 2 * e + 2 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
         double cb = 3 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
-        int nk = comp ? 1 : 2 + adrop + (mk ? 2 : 0) + amp;
-        if (amp)
+        int nk = comp ? 1 : 2 + adrop + (mk ? 2 : 0) + amp, core_kb = 1 + adrop + (mk ? 2 : 0) + amp;
+        if (amp && mk) /* amp_mask_chain (below): the v4.12 chain as it runs under autocast */
+            amp_mask_chain(e, adrop, &cf, &cb), core_kb = 5 + adrop;
+        else if (amp)
             cf += 2 + (adrop ? 4 : 0) + 6, cb += 6 + (adrop ? 4 : 0) + 4;
         B->core_ew_fwd_bytes = cf * ss;
         B->core_ew_fwd_kernels = nk;
@@ -297,7 +318,7 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         B->ew_bwd_bytes += cb * ss;
         B->ew_tp_fwd_bytes += cf * ss, B->ew_tp_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
-        B->ew_bwd_kernels += 1 + adrop + (mk ? 2 : 0) + amp;
+        B->ew_bwd_kernels += core_kb;
     }
 }
 

@@ -510,6 +510,20 @@ START_TEST(test_autocast)
     ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, 2 * ss);
     ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
     ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 2);
+    /* with mask_unfused, HF GPT-2's chain (workload.c amp_mask_chain, e 2, dropout on): 16-bit
+     * 4 + 4 + 4 + 4 + 5 = 21 B forward, 5 + 6 + 4 + 4 = 19 backward; under autocast
+     * 4 + 4 + 6 + 8 + 6 + 5 = 33 forward (+12), 5 + 6 + 12 + 6 + 4 + 4 = 37 backward (+18, the
+     * generic terms' +14 and the fp32 mask add's gradient cast), one more backward kernel */
+    spec_training tm0 = t0, tm1 = t0;
+    tm0.mask_unfused = tm1.mask_unfused = 1;
+    tm1.autocast = 1;
+    wl_build(&m, &tm0, &w0);
+    wl_build(&m, &tm1, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 12 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 18 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->core_ew_fwd_bytes - block(&w0)->core_ew_fwd_bytes, 12 * ss);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 3);
     t0.execution = EXEC_COMPILED;
     t = t0;
     t.autocast = 1;
