@@ -484,6 +484,13 @@ int fw_check(spec_framework f, const spec_layout *l, sc_err *err)
                       spec_framework_str(f), spec_layout_str(l, name, sizeof name), kinds);
 }
 
+/* Megatron-LM's own 2.x releases (framework_version >= 2.0; Megatron-Core's are 0.x): the rules
+ * of fw_mg_p2p_blocking, fw_mg_tp_ar_async and fw_mg_reduce_after_flush (framework.h). */
+static int fw_mg_lm2(const spec_training *t)
+{
+    return t->framework == FW_MEGATRON && t->framework_version >= FW_MG_LM2;
+}
+
 /* Megatron exchanges a stage's activations and gradients in blocking calls, one per micro-batch
  * and direction, between its ops: Megatron-LM v2.0 (be473a5b) megatron/training.py L347-349,
  * v2.5 / v2.6 (e269e200 / 3860e995, as at 50a4b5fa, the SC'21 README commit)
@@ -506,7 +513,7 @@ int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *syn
 {
     *sync_s = 0;
     *send_div = 1;
-    const int lm2 = t->framework_version >= FW_MG_LM2; /* Megatron-LM's own v2.x numbering */
+    const int lm2 = fw_mg_lm2(t);
     if (t->framework != FW_MEGATRON || l->pp <= 1 || (l->vp > 1 && !lm2))
         return 0;
     if (!lm2 || t->framework_version >= FW_MG_LM25)
@@ -514,12 +521,6 @@ int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *syn
     if (t->framework_version >= FW_MG_LM25 && !l->sp && l->t > 1)
         *send_div = l->t;
     return 1;
-}
-
-/* Megatron-LM's own 2.x releases: the rules above (framework.h). */
-static int fw_mg_lm2(const spec_training *t)
-{
-    return t->framework == FW_MEGATRON && t->framework_version >= FW_MG_LM2;
 }
 
 int fw_mg_tp_ar_async(const spec_training *t) { return !fw_mg_lm2(t); }
