@@ -1386,15 +1386,7 @@ START_TEST(test_prefetch_bound)
 }
 END_TEST
 
-/* training.atorch_tp (atorch36; model/layout_tensor.c tp_block_bwd): ATorch's TPInfo shards q, k,
- * v and each of the MLP's input matrices as its own ColumnParallelLinear, whose copy_to_group
- * all-reduces that layer's [tokens, hidden] input gradient in backward, blocking. The block's
- * backward item under megatron:t=2,sp=0: Megatron's two f all-reduces beside the column wgrad GEMMs
- * (inline_overlap > 0) become 3 + 1 (the tiny model's GELU MLP: fc1 only) = 4, or 3 + 2 = 5
- * with SwiGLU (gate, up), none overlapped. act = tokens x hidden x e (megatron: the replica's
- * micro-batch), so on - off = 2 act (GELU), 3 act (SwiGLU); the recompute's two g's and the
- * forward's two are the same both ways. */
-/* The tensor-parallel all-reduce (GRP_AX0) among item it's inline collectives. */
+/* The tensor-parallel all-reduce (GRP_AX0) among the item's inline collectives; NULL if none. */
 static const lo_coll *tp_ar(const lo_item *it)
 {
     const lo_coll *c = NULL;
@@ -1406,6 +1398,14 @@ static const lo_coll *tp_ar(const lo_item *it)
     return c;
 }
 
+/* training.atorch_tp (atorch36; model/layout_tensor.c tp_block_bwd): ATorch's TPInfo shards q, k,
+ * v and each of the MLP's input matrices as its own ColumnParallelLinear, whose copy_to_group
+ * all-reduces that layer's [tokens, hidden] input gradient in backward, blocking. The block's
+ * backward item under megatron:t=2,sp=0: Megatron's two f all-reduces beside the column wgrad GEMMs
+ * (inline_overlap > 0) become 3 + 1 (the tiny model's GELU MLP: fc1 only) = 4, or 3 + 2 = 5
+ * with SwiGLU (gate, up), none overlapped. act = tokens x hidden x e (megatron: the replica's
+ * micro-batch), so on - off = 2 act (GELU), 3 act (SwiGLU); the recompute's two g's and the
+ * forward's two are the same both ways. */
 START_TEST(test_atorch_tp_key)
 {
     for (int swiglu = 0; swiglu <= 1; swiglu++) {
