@@ -1181,9 +1181,6 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
 {
     take(s, *c, D, w->cur);
     double lambda, lambda_comm = 0;
-    double rwork = 0;
-    for (int k = 0; k < mit->nr; k++)
-        rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
     if (w->have_prev && main->m == m_before && before == mit && same_queue(w->prev, w->cur)) {
@@ -1191,6 +1188,9 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
             lambda_comm = lambda;
             periodic = 1;
         } else if ((!lit || lit->ng == 0) && !mit->ni) {
+            double rwork = 0; /* the copy's stream-0 reduce work (summed only here: perfan36) */
+            for (int k = 0; k < mit->nr; k++)
+                rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
             /* (slow_dyn: the compute's length follows the communication's lag: constant
              * only while saturated) */
             cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);

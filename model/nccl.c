@@ -125,7 +125,7 @@ static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
 }
 
 /* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
-static double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
+static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
 {
     double f = (double)(s->n - 1) / s->n;
     switch (a) {
