@@ -243,15 +243,16 @@ static void tile_counts(double x, double cnt[3])
  * if not whole, lies at least 1 / sms from every integer while its rounding moves it by at
  * most nt / sms x 2^-53 < 1 / sms: its ceil is the integer ceil of nt / sms, found here from
  * a first guess by multiplication, corrected in integers (no division). */
+/* ceil(t / sms) for a whole t in [1, 2^52) without a division. The guess t x (1 / sms) is within
+ * 1 / sms of x = t / sms (two roundings of relative 2^-53 on a quotient below 2^52 / sms; exact
+ * for sms = 1). So g, its floor, is x - 1 or x where x is whole, and floor(x) where it is not
+ * (x then lies at least 1 / sms from either integer): rem = t - g sms is sms or 0 in the first
+ * case, in (0, sms) in the second, and the ceil is g + (rem > 0) (perfan36: this replaces two
+ * correcting loops; the same integers). */
 static long long waves_int(const kern_gemm_rate *r, long long t)
 {
-    const long long s = r->sms;
-    long long q = (long long)((double)t * r->inv_sms) + 1; /* the floor's guess + 1 */
-    while (q > 1 && (q - 1) * s >= t)
-        q--;
-    while (q * s < t)
-        q++;
-    return q;
+    const long long g = (long long)((double)t * r->inv_sms), rem = t - g * r->sms;
+    return g + (rem > 0);
 }
 
 static double waves_of(const kern_gemm_rate *r, double nt)

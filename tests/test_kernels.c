@@ -614,6 +614,18 @@ START_TEST(test_gemm_whole_edges)
                         n++;
                     }
                 }
+            /* waves_int: tile counts that are whole multiples of the SMs (the guess t x (1 / sms)
+             * may round below the whole quotient: g = x - 1, rem = sms) and one past them, up to
+             * 2^34 tiles (fails with g + (rem >= 0) or g + 1 for the ceil) */
+            for (double j = 1; j < 0x1p34 / r.sms; j = floor(j * 1.003) + 1)
+                for (double e = 0; e < 2; e++) {
+                    double mm = 64 * (r.sms * j + e); /* past 2^31: the general path, its waves_int */
+                    double got = kern_gemm_time_r(&r, mm, 64, 4096, 1, 2, 0);
+                    double want = gemm_formula(&k, &c, (kern_dtype)d, mm, 64, 4096, 1, 2, 0);
+                    ck_assert_msg(!memcmp(&got, &want, sizeof got), "%s %s multiple %.17g: %a vs %a", arch[a],
+                                  kern_dtype_str((kern_dtype)d), mm, got, want);
+                    n++;
+                }
         }
     }
     ck_assert_int_gt(n, 3000);
