@@ -300,14 +300,13 @@ static int gemm_nums_whole(const kern_gemm_rate *r, double m, double n, double b
  * range every tile is divided. */
 static double least_time(const kern_gemm_rate *r, const double num[4])
 {
-    double est[4], emin = INFINITY, best = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        est[i] = num[i] * r->inv_den[i];
-        if (est[i] < emin)
-            emin = est[i];
-    }
+    const double e0 = num[0] * r->inv_den[0], e1 = num[1] * r->inv_den[1], e2 = num[2] * r->inv_den[2],
+                 e3 = num[3] * r->inv_den[3];
+    double emin = e0 < e1 ? e0 : e1, best = INFINITY;
+    emin = e2 < emin ? e2 : emin;
+    emin = e3 < emin ? e3 : emin;
     const int all = !(emin > 0x1p-900 && emin < 0x1p900 && r->den[3] > 0x1p-900 && r->den[0] < 0x1p900);
-    const double cut = emin * (1 + 1e-12);
+    const double cut = emin * (1 + 1e-12), est[4] = {e0, e1, e2, e3};
     for (int i = 0; i < 4; i++)
         if (all || est[i] <= cut) {
             double t = num[i] / r->den[i];
