@@ -1402,7 +1402,8 @@ static void prefix_keep(const an_timed *t, run_prefix *pre, const state *s, cons
 }
 
 /* The walk from its start (an_run, an_run_full), or, with a prefix kept for this graph (pre->ok,
- * the memo's), from micro-step 2 where this grad_accum allows it; a prefix not yet kept is kept. */
+ * the memo's), from micro-step 2 where this grad_accum allows it; a prefix not yet kept is kept.
+ */
 static void run_from(const an_timed *t, an_result *r, int allow_jump, run_prefix *pre)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
@@ -1430,18 +1431,18 @@ static void run_from(const an_timed *t, an_result *r, int allow_jump, run_prefix
         pre = NULL; /* kept already */
         cur_set(t, &main); /* the regular items, as when kept */
         cur_set(t, &look);
-        /* kept where micro-step 2 starts, before its micro-step jump: that jump now */
-        walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
-    } else {
-        memset(&s, 0, sizeof s);
-        for (int q = 0; q < MAXD; q++)
-            s.gend[q] = -INFINITY;
-        s.share = graph_shares(t);
-        s.link_st[0] = s.link_st[1] = -1;
-        cur_set(t, &main);
-        cur_set(t, &look);
-        walk_prime(t, &s, var, d, &look, &lidx);
+        goto resume; /* kept where micro-step 2 starts, before its micro-step jump: that jump first
+                        (one call site: a second one kept walk_micro_jump out of line, +300
+                        instructions for every estimate) */
     }
+    memset(&s, 0, sizeof s);
+    for (int q = 0; q < MAXD; q++)
+        s.gend[q] = -INFINITY;
+    s.share = graph_shares(t);
+    s.link_st[0] = s.link_st[1] = -1;
+    cur_set(t, &main);
+    cur_set(t, &look);
+    walk_prime(t, &s, var, d, &look, &lidx);
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(&main);
         const an_titem *lit = !var && look.m < t->grad_accum ? item_at(&look) : NULL;
@@ -1462,6 +1463,7 @@ static void run_from(const an_timed *t, an_result *r, int allow_jump, run_prefix
         if (main.m != m_before && main.j == 0 && main.i == 0) {
             if (pre && !pre->ok && main.m == 2)
                 prefix_keep(t, pre, &s, &k, &main, &look, c, lidx, pend);
+        resume:
             walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
         }
     }
