@@ -3,7 +3,8 @@
  * a collective at a time and end in about that order, so giving each new flow the lowest free
  * slot keeps a collective's records in ascending, mostly adjacent lines, in the order its events
  * will touch them (a stack of freed ids hands them out in whatever order earlier collectives
- * ended). Which id a flow gets is a handle only: no result depends on it.
+ * ended). Which id a flow gets is a handle only: no result depends on it. A second bitmap marks
+ * the words with a free bit, so finding the lowest costs a few word reads however sparse they are.
  * Not here: what the ids name (the owner's arrays), growing the owner's arrays. */
 #ifndef SC_IDPOOL_H
 #define SC_IDPOOL_H
@@ -14,7 +15,10 @@
 
 typedef struct idp_pool {
     uint64_t *w; /* bit i of w[i / 64]: id i is free                                      */
-    int32_t nw;  /* words                                                                 */
+    uint64_t *s; /* bit k of s[k / 64]: w[k] has a free bit (so a search skips full words
+                    64 at a time: a queue that reuses its low ids while high ones stay free
+                    would otherwise rescan the same empty words at every take)            */
+    int32_t nw;  /* words of w                                                            */
     int32_t lo;  /* no word below lo has a free bit                                       */
     int32_t n;   /* free ids                                                              */
 } idp_pool;
@@ -25,11 +29,17 @@ static inline int idp_reserve(idp_pool *p, int32_t nw)
 {
     if (nw <= p->nw)
         return 0;
+    int32_t ns = (nw + 63) / 64, os = (p->nw + 63) / 64;
     uint64_t *w = realloc(p->w, (size_t)nw * sizeof *w);
     if (!w)
         return -1;
-    memset(w + p->nw, 0, (size_t)(nw - p->nw) * sizeof *w);
     p->w = w;
+    uint64_t *s = realloc(p->s, (size_t)ns * sizeof *s);
+    if (!s)
+        return -1; /* w larger, nw unchanged: still consistent */
+    p->s = s;
+    memset(w + p->nw, 0, (size_t)(nw - p->nw) * sizeof *w);
+    memset(s + os, 0, (size_t)(ns - os) * sizeof *s);
     p->nw = nw;
     return 0;
 }
@@ -37,6 +47,7 @@ static inline int idp_reserve(idp_pool *p, int32_t nw)
 static inline void idp_free_all(idp_pool *p)
 {
     free(p->w);
+    free(p->s);
     *p = (idp_pool){0};
 }
 
@@ -45,18 +56,24 @@ static inline void idp_put(idp_pool *p, int32_t id)
 {
     int32_t k = id >> 6;
     p->w[k] |= UINT64_C(1) << (id & 63);
+    p->s[k >> 6] |= UINT64_C(1) << (k & 63);
     if (k < p->lo)
         p->lo = k;
     p->n++;
 }
 
-/* The lowest free id, -1 when none (nothing changes). */
+/* The lowest free id, -1 when none (nothing changes but the hint). */
 static inline int32_t idp_peek(idp_pool *p)
 {
     if (p->n == 0)
         return -1;
-    while (!p->w[p->lo]) /* a free bit exists at or above lo */
-        p->lo++;
+    if (!p->w[p->lo]) { /* the first word with a free bit above lo (one exists: n > 0) */
+        int32_t j = p->lo >> 6;
+        uint64_t m = p->s[j] & (~UINT64_C(0) << (p->lo & 63));
+        while (!m)
+            m = p->s[++j];
+        p->lo = (j << 6) + __builtin_ctzll(m);
+    }
     return (p->lo << 6) + __builtin_ctzll(p->w[p->lo]);
 }
 
@@ -65,7 +82,10 @@ static inline int32_t idp_take(idp_pool *p)
 {
     int32_t id = idp_peek(p);
     if (id >= 0) {
-        p->w[p->lo] &= p->w[p->lo] - 1; /* its lowest set bit is id's */
+        uint64_t *w = &p->w[p->lo];
+        *w &= *w - 1; /* its lowest set bit is id's */
+        if (!*w)
+            p->s[p->lo >> 6] &= ~(UINT64_C(1) << (p->lo & 63));
         p->n--;
     }
     return id;
