@@ -217,6 +217,20 @@ START_TEST(test_schedules_complete)
 }
 END_TEST
 
+/* test_reduce_overlap's pipeline: p = 2, v = 2, m = 2, 1F1B, each chunk's forward 0.5 and backward
+ * 1 (busy the same), no sends, reduces or gathers; calloc'd, the caller frees it. */
+static an_pipe_timed *pipe_2x2x2(void)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 0.5;
+        t->bwd[k].dur = t->bwd[k].busy = 1;
+    }
+    return t;
+}
+
 START_TEST(test_reduce_overlap)
 {
     /* p = 2, v = 2, m = 2, chunk forward 0.5, backward 1, no sends, by hand (k = c p + s):
@@ -227,13 +241,7 @@ START_TEST(test_reduce_overlap)
      * Reduces of 0.75 per chunk: stage 0 reduces k2 after its last backward, 5.5-6.25, beside
      * the compute, and k0 at 7.5-8.25: step 8.25 (not 7.5 + 2 x 0.75 = 9); exposed 0.75 on each
      * stage (stage 1: k3 4.5-5.25, k1 6.5-7.25). */
-    an_pipe_timed *t = calloc(1, sizeof *t);
-    ck_assert_ptr_nonnull(t);
-    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
-    for (int k = 0; k < 4; k++) {
-        t->fwd[k].dur = t->fwd[k].busy = 0.5;
-        t->bwd[k].dur = t->bwd[k].busy = 1;
-    }
+    an_pipe_timed *t = pipe_2x2x2();
     an_result r;
     memset(&r, 0, sizeof r);
     ck_assert_int_eq(an_pipe_run(t, &r), 0);
@@ -850,13 +858,7 @@ END_TEST
  * (6.5). Step 7.8, all-gather exposed (0.3 + 0) / 2 stages = 0.15. */
 START_TEST(test_param_gather_overlap_pipe)
 {
-    an_pipe_timed *t = calloc(1, sizeof *t);
-    ck_assert_ptr_nonnull(t);
-    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
-    for (int k = 0; k < 4; k++) {
-        t->fwd[k].dur = t->fwd[k].busy = 0.5;
-        t->bwd[k].dur = t->bwd[k].busy = 1;
-    }
+    an_pipe_timed *t = pipe_2x2x2();
     t->gather_s[0] = t->gather_s[1] = 0.8;
     an_result r;
     memset(&r, 0, sizeof r);
@@ -1245,14 +1247,9 @@ END_TEST
  * exposed (1.5 + 1.5) / 2 = 1.5 per stage. */
 START_TEST(test_reduce_after_flush)
 {
-    an_pipe_timed *t = calloc(1, sizeof *t);
-    ck_assert_ptr_nonnull(t);
-    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
-    for (int k = 0; k < 4; k++) {
-        t->fwd[k].dur = t->fwd[k].busy = 0.5;
-        t->bwd[k].dur = t->bwd[k].busy = 1;
+    an_pipe_timed *t = pipe_2x2x2();
+    for (int k = 0; k < 4; k++)
         t->reduce_s[k] = 0.75;
-    }
     t->reduce_kind = COLL_ALLREDUCE;
     t->reduce_after_flush = 1;
     an_result r, w;
