@@ -79,7 +79,8 @@ struct ev_queue {
     idp_pool free_ids; /* the free ids below hw, the lowest reused first (idpool.h: the events
                           queued together, a batch of flows' ends, take ascending records
                           in the order they will pop)                                      */
-    int32_t *free_grp; /* cap entries: the same for group ids                               */
+    int32_t *free_grp; /* cap entries: a stack of the free group ids below ghw (n_gfree of
+                          them), last freed on top                                       */
     ev_map *map;       /* map_n entries, a power of two                                    */
     size_t n, ng, cap, map_n;
     int32_t hw, ghw, n_gfree;
