@@ -370,7 +370,7 @@ int spec_framework_parse_at(const char *s, int *version)
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", "save_dot_except_mlpwi", "save_qkv_proj", NULL};
 static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
 static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
 const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
@@ -624,7 +624,7 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 }
 
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
-const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 3 ? CKPTS[ckpt] : "?"; }
+const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 5 ? CKPTS[ckpt] : "?"; }
 
 /* Which GPUs a kernel runs on: FA3 Hopper only (flash-attention hopper/ README: "H100 / H800
  * GPU"); FA1 Turing/Ampere+ (flash-attention 1.x README: "Turing or Ampere GPUs"), FA2 and its

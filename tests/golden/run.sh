@@ -442,7 +442,8 @@ one_line_err bf16-on-v100-one-line "$BIN" predict --cluster p3dn.24xlarge --node
 expect fp8-on-a100 2 "got fp8, which needs a Hopper or newer GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --precision fp8
 expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
-expect checkpointing-bad 2 "expected on, off, full, none, selective or op" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
+expect checkpointing-bad 2 "expected on, off, full, none, selective, op, save_dot_except_mlpwi or save_qkv_proj" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
+expect checkpointing-maxtext 0 "checkpointing save_qkv_proj" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing save_qkv_proj --engine model
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
 expect predict-axonn 0 "axonn:x=2,y=2,z=4       15.653" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
 expect predict-tp 0 "tp:t=4                  13.061" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
