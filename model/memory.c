@@ -30,6 +30,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
                                    gathered from its forward to its backward (SHARD_GRAD_OP) */
     o->params = bp * psi / sp;
     o->grads = bg * psi / sg;
+    bo = mem_optim_bytes(t);
     o->optim = bo * psi / so;
     o->host_cap = c->host_mem_bytes;
     o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;

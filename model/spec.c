@@ -373,6 +373,7 @@ static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL}
 static const char *const CKPTS[] = {"none", "full", "selective", "op", "save_dot_except_mlpwi", "save_qkv_proj", NULL};
 static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
 static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
+static const char *const OPT_STATE_DTYPES[] = {"fp32", "bf16", NULL}; /* index = opt_state_bf16 */
 const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
 const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
 
@@ -399,6 +400,7 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "rope_unfused", &t->rope_unfused)) ||
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
+        (rc = jr_enum(r, o, base, "optimizer_state_dtype", OPT_STATE_DTYPES, 0, &t->opt_state_bf16)) ||
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
@@ -449,7 +451,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
-                                    "attention_dropout", NULL};
+                                    "attention_dropout", "optimizer_state_dtype", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

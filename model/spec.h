@@ -255,6 +255,10 @@ typedef struct spec_training {
                                over output.float() (Megatron-DeepSpeed's and DeepSpeedExamples'
                                Megatron model code too): its unfused kernels when the loss is not
                                fused (model/workload.c ew_head); -1 = framework megatron's       */
+    int opt_state_bf16;     /* Adam's state in bf16 and no fp32 master copy (training key
+                               optimizer_state_dtype bf16; model/memory_states.c mem_optim_bytes):
+                               NeMo's Apex distributed_fused_adam with optim dtype bf16 on a bf16
+                               model; 0 = fp32 master + m + v (ZeRO's 12 B/param)              */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within

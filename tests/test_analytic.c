@@ -27,7 +27,8 @@ START_TEST(test_memo_key_fields)
      * LP64: spec_training has a 4-byte hole after prefetch_layers and, since ddp_bucket_copy
      * (dsat34) made the ints before persist_threshold odd in number again, a 4-byte hole before
      * persist_threshold, + stack[1..63]: 4 + 4 + 63 = 71 (knobs35's hidden_dropout and
-     * attention_dropout, two doubles after max_reuse_params, add no padding: still 71);
+     * attention_dropout, two doubles after max_reuse_params, add no padding: still 71; mem36's
+     * opt_state_bf16, an int after megatron_ce, fills the hole before persist_threshold: 67);
      * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
      * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
      * count (only one laid exactly into a hole would not). Every other byte must count. */
@@ -39,7 +40,7 @@ START_TEST(test_memo_key_fields)
         ((unsigned char *)&tb)[i] = 1;
         ign += an_training_same(&ta, &tb);
     }
-    ck_assert_int_eq(ign, 4 + 4 + (int)sizeof ta.stack - 1);
+    ck_assert_int_eq(ign, 4 + (int)sizeof ta.stack - 1);
     spec_model ma, mb;
     memset(&ma, 0, sizeof ma);
     ign = 0;

@@ -1,7 +1,8 @@
 /* test_remat.c — MaxText's named remat policies (checkpointing save_dot_except_mlpwi and
  * save_qkv_proj, model/workload.c maxtext_sac) against bytes and FLOPs derived by hand, and
  * memory-plan properties the memory audit (brief mem36) relies on: activations monotone in the
- * micro-batch and in what a policy keeps, MiCS at p = N equal to ZeRO-3 on N GPUs.
+ * micro-batch and in what a policy keeps, MiCS at p = N equal to ZeRO-3 on N GPUs, and the
+ * bf16 optimizer state (training optimizer_state_dtype, model/memory_states.c).
  * Not here: torchtitan's op SAC (test_impl.c) or the pipeline's stage peaks (test_pipe.c). */
 #include "suites.h"
 
@@ -147,6 +148,39 @@ START_TEST(test_mics_pn_is_zero3)
 }
 END_TEST
 
+/* optimizer_state_dtype bf16 (NeMo's distributed_fused_adam, optim dtype bf16, store_params
+ * False): m and v in bf16, no fp32 master: 4 B/param against 12. ZeRO-3 on 128 GPUs: optim =
+ * 4 x params / 128, a third of the default's; fp32 training keeps its 8 B (m, v; the
+ * parameters are the master). Megatron t4 p4 on 16 GPUs (dp 1, the SFT case): the stage's
+ * optimizer bytes a third as well, parameters and gradients unchanged. */
+START_TEST(test_opt_state_bf16)
+{
+    spec_model m = llama2_70b();
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    spec_cluster c = dgx_h100();
+    spec_layout z, mg;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("zero3", &z, &err), 0);
+    ck_assert_int_eq(spec_layout_parse("megatron:t=4,p=4", &mg, &err), 0);
+    mem_breakdown a, b, pa, pb;
+    mem_plan(&w, &t, &z, 128, &c, &a);
+    mem_plan(&w, &t, &mg, 16, &c, &pa);
+    ck_assert_rel(a.optim, 12 * w.params / 128);
+    t.opt_state_bf16 = 1;
+    mem_plan(&w, &t, &z, 128, &c, &b);
+    mem_plan(&w, &t, &mg, 16, &c, &pb);
+    ck_assert_rel(b.optim, 4 * w.params / 128);
+    ck_assert_rel(pb.optim, pa.optim / 3);
+    ck_assert_rel(pb.params, pa.params);
+    ck_assert_rel(pb.grads, pa.grads);
+    t.precision = PREC_FP32;
+    ck_assert_rel(mem_optim_bytes(&t), 8);
+}
+END_TEST
+
 Suite *remat_suite(void)
 {
     Suite *s = suite_create("remat");
@@ -155,6 +189,7 @@ Suite *remat_suite(void)
     tcase_add_test(a, test_qkv_llama2_70b);
     tcase_add_test(a, test_acts_monotone);
     tcase_add_test(a, test_mics_pn_is_zero3);
+    tcase_add_test(a, test_opt_state_bf16);
     suite_add_tcase(s, a);
     return s;
 }
