@@ -172,7 +172,8 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */,
        SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
        SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */,
-       SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */ };
+       SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */,
+       SPEC_GIVEN_ATP = 2097152 /* atorch_tp */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -231,6 +232,10 @@ typedef struct spec_training {
                                clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
     int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
                                gradient copied into its bucket and back (fw_trainer_step); -1 = off */
+    int bias_unfused;       /* eager torch before the cuBLASLt bias epilogue of addmm: each biased
+                               projection's bias copied into its output before the GEMM, and its
+                               gradient summed over the tokens by a separate kernel
+                               (model/workload.c ew_bias_unfused); -1 = off                     */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */
@@ -255,6 +260,10 @@ typedef struct spec_training {
                                over output.float() (Megatron-DeepSpeed's and DeepSpeedExamples'
                                Megatron model code too): its unfused kernels when the loss is not
                                fused (model/workload.c ew_head); -1 = framework megatron's       */
+    int atorch_tp;          /* ATorch's manual tensor parallelism (TPInfo shard_col / shard_row):
+                               q, k, v, gate and up each their own ColumnParallelLinear, each
+                               all-reducing its input gradient in backward, synchronously
+                               (model/layout_tensor.c tp_block_bwd); -1 = off (Megatron's)      */
     int opt_state_bf16;     /* Adam's state in bf16 and no fp32 master copy (training key
                                optimizer_state_dtype bf16; model/memory_states.c mem_optim_bytes):
                                NeMo's Apex distributed_fused_adam with optim dtype bf16 on a bf16

@@ -24,11 +24,12 @@ START_TEST(test_memo_key_fields)
      * padding (issue 31 item 8: memcmp of whole structs read uninitialised padding; valgrind).
      * Each byte of a zeroed struct set in turn: the bytes the comparison ignores are exactly the
      * padding and the string tails (a zeroed string is "", so its bytes 1.. lie after its end).
-     * LP64: spec_training has a 4-byte hole after prefetch_layers and, since ddp_bucket_copy
-     * (dsat34) made the ints before persist_threshold odd in number again, a 4-byte hole before
-     * persist_threshold, + stack[1..63]: 4 + 4 + 63 = 71 (knobs35's hidden_dropout and
-     * attention_dropout, two doubles after max_reuse_params, add no padding: still 71; mem36's
-     * opt_state_bf16, an int after megatron_ce, fills the hole before persist_threshold: 67);
+     * LP64: spec_training has a 4-byte hole after prefetch_layers, + stack[1..63]: 4 + 63 = 67
+     * (dsat34's ddp_bucket_copy had made the ints before persist_threshold odd in number, a
+     * 4-byte hole before it, 71; dsv36's bias_unfused, one more int there, fills it; knobs35's
+     * hidden_dropout and attention_dropout, two doubles after max_reuse_params, add none);
+     * atorch36's atorch_tp, one more int there, opens the hole again: 4 + 4 + 63 = 71;
+     * mem36's opt_state_bf16, one more int there, fills it again: 4 + 63 = 67;
      * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
      * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
      * count (only one laid exactly into a hole would not). Every other byte must count. */

@@ -958,7 +958,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 20 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 21 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -1034,6 +1034,16 @@ expect ddp-copy-off 0 "ddp                      0.647      12.36     28.7   23.0
 expect ddp-copy-on 0 "ddp                      0.677      11.82     27.5   22.0   28.8     0.553    0.000    0.000    0.006   0.118" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout ddp --engine model --training "$TMP/ddp1.json"
 printf '{"ddp_bucket_copy": 1}' >"$TMP/ddp_bad.json"
 expect ddp-copy-bad 2 "$TMP/ddp_bad.json: \$.ddp_bucket_copy: expected true or false, got 1" -- "$BIN" describe --model llama2-7b --training "$TMP/ddp_bad.json"
+# training.bias_unfused (eager torch before addmm's cuBLASLt path, dsv36): GPT-2 1.5B, fp16, micro-batch 1,
+# per block 28,800 B per token each way (qkv 3h + fc1 f split, proj + fc2 2h, x 2 B) x 1024 tokens =
+# 29.49 MB and 4 kernels, over 48 blocks forward, backward and the full-checkpointing recompute:
+# 3 x (1.4156 GB / (900 GB/s x 0.8) + 192 x 2.5 us) = 3 x 2.45 ms = 7.3 ms of compute, 0.321 -> 0.328 s
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/bias0.json"
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused", "bias_unfused": true}' >"$TMP/bias1.json"
+expect bias-unfused-off 0 "zero1                    0.358      22.33     29.4   23.5   30.9     0.321" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias0.json"
+expect bias-unfused-on 0 "zero1                    0.366      21.88     28.8   23.0   30.3     0.328" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias1.json"
+printf '{"bias_unfused": "yes"}' >"$TMP/bias_bad.json"
+expect bias-unfused-bad 2 "$TMP/bias_bad.json: \$.bias_unfused: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/bias_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
@@ -1326,5 +1336,19 @@ a=$("$BIN" $PDP --stack paddlenlp 2>/dev/null | awk -F': ' '/"step_s"/{print $2+
 b=$("$BIN" $PDP 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
 if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
     pass=$((pass + 1)); else echo "FAIL stack-paddlenlp-slower: step with --stack paddlenlp $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
+# atorch36: training.atorch_tp (ATorch's manual TP: q, k, v, gate, up each a ColumnParallelLinear
+# whose copy_to_group all-reduces its input gradient, blocking). Llama-2-7B t=2 on one A100 node,
+# 8 x 4096 tokens x 64 micro-steps: 3 more all-reduces of 8 x 4096 x 4096 x 2 B = 268.4 MB per
+# block backward (5 not 2), each moving S per rank at t=2 (ring: 2 (t-1)/t S): 3 x 32 x 64 x
+# 0.2684 GB = 1649.3 GB more than 3343.0 = 4992.3; none beside the wgrad GEMMs, so the exposed
+# all-reduce time grows 4.918 -> 21.943 s (9 blocking all-reduces per block and micro-step at
+# ~1.19 ms, 225 GB/s); the stack sets it (describe --stack atorch); not a boolean: exit 2
+ATP="predict --cluster validation/clusters/a100-80g-800gbps.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero1=1 --framework megatron --micro-batch 8 --grad-accum 64 --precision fp16 --engine model"
+printf '{"atorch_tp": true}' >"$TMP/atp.json"
+expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   282.980       7.24    170.8   54.7   68.2   278.023    0.024    0.000    4.918   0.014    3343.0" -- "$BIN" $ATP
+expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   298.160       6.87    162.1   51.9   64.7   276.178    0.024    0.000   21.943   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
+expect describe-stack-atorch-tp 0 "atorch_tp          on           dlrover@11bf2fbf atorch/examples/llama2/ds_3d_llama2.py L63-69" -- "$BIN" describe --stack atorch
+printf '{"atorch_tp": "on"}' >"$TMP/atp_bad.json"
+expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/atp_bad.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
