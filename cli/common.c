@@ -190,9 +190,14 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
             s->act_ckpt = CKPT_SELECTIVE;
         else if (!strcmp(arg, "op"))
             s->act_ckpt = CKPT_OP;
+        else if (!strcmp(arg, "save_dot_except_mlpwi"))
+            s->act_ckpt = CKPT_MT_DOTS;
+        else if (!strcmp(arg, "save_qkv_proj"))
+            s->act_ckpt = CKPT_MT_QKV;
         else
             return sc_err_set(err, SC_EINPUT, "--checkpointing", "",
-                              "expected on, off, full, none, selective or op, got \"%s\"", arg);
+                              "expected on, off, full, none, selective, op, save_dot_except_mlpwi or "
+                              "save_qkv_proj, got \"%s\"", arg);
         return 1;
     case 1011: return cli_parse_int(arg, "--prefetch", 0, 64, &s->prefetch, err) ? SC_EINPUT : 1;
     case 1012: s->json = 1; return 1;

@@ -113,9 +113,11 @@ typedef struct cli_setup {
     "  --micro-batch B        sequences per GPU per micro-step (megatron: per model replica)\n"                                    \
     "  --grad-accum S         micro-steps per optimizer step\n"                                      \
     "  --precision P          bf16 | fp16 | fp32 (FP32 math) | tf32 | fp8 (Hopper); the GPU must have it\n" \
-    "  --checkpointing C      on|full, off|none, selective (attention core only) or op\n"          \
+    "  --checkpointing C      on|full, off|none, selective (attention core only), op\n"             \
     "                         (torchtitan's op-level SAC: every second matmul and the\n"          \
-    "                         element-wise ops recomputed) (default full)\n"                      \
+    "                         element-wise ops recomputed), save_dot_except_mlpwi or\n"          \
+    "                         save_qkv_proj (MaxText remat policies: q, k, v, out_proj and the\n" \
+    "                         MLP output kept, or q, k, v only; the rest recomputed) (default full)\n" \
     "  --reduce-dtype D       gradient reductions in fp32 or param (the 16-bit dtype); default:\n" \
     "                         the framework's (FSDP / FSDP2 MixedPrecision: param_dtype)\n"       \
     "  --optimizer O          AdamW: fused (28 B/param), foreach or forloop (80 B/param);\n"       \

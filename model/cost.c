@@ -691,7 +691,7 @@ static double layer_rec(gemm_memo *gm, const cost_calib *cal, const spec_cluster
         return 0;
     if (l->ckpt == CKPT_FULL)
         return fwd >= 0 ? fwd : layer_fwd(gm, cal, c, l, elem_bytes);
-    if (l->ckpt == CKPT_OP)
+    if (CKPT_IS_OPLIKE(l->ckpt))
         return op_recompute_time(gm, cal, c, l, elem_bytes);
     if (l->flash && elem_bytes < 4)
         return 0; /* FlashAttention's backward recomputes the core itself (in its time) */

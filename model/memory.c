@@ -30,6 +30,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
                                    gathered from its forward to its backward (SHARD_GRAD_OP) */
     o->params = bp * psi / sp;
     o->grads = bg * psi / sg;
+    bo = mem_optim_bytes(t);
     o->optim = bo * psi / so;
     o->host_cap = c->host_mem_bytes;
     o->innet_cap = c->innet.present ? c->innet.mem_bytes : 0;
@@ -52,9 +53,10 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     double act = w->logits_bytes + (head ? head->act_bytes : 0);
     if (blk)
         act += t->act_ckpt == CKPT_FULL ? blk->count * blk->ckpt_bytes + blk->act_bytes
-               /* op-level (torchtitan): every block's input and saved matmul / attention
-                  outputs (workload.c op_sac), one block's whole stash while it recomputes */
-               : t->act_ckpt == CKPT_OP ? blk->count * (blk->ckpt_bytes + blk->op_act_bytes) + blk->act_bytes
+               /* op-level (torchtitan) and MaxText's named remat policies: every block's
+                  input and saved matmul / attention outputs (workload.c op_sac,
+                  maxtext_sac), one block's whole stash while it recomputes */
+               : CKPT_IS_OPLIKE(t->act_ckpt) ? blk->count * (blk->ckpt_bytes + blk->op_act_bytes) + blk->act_bytes
                : t->act_ckpt == CKPT_SELECTIVE
                    /* every block's stash without attention's s x s tensors, one block's
                       recomputed during its backward (Korthikanti et al. 2022 s5) */

@@ -99,7 +99,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         }
         m.params = bp * P;
         m.grads = bg * P;
-        m.optim = bo * P / (l->zero1 ? dp : 1);
+        m.optim = mem_optim_bytes(t) * P / (l->zero1 ? dp : 1);
         double peak = stage_peak(&pp, lw, t->act_ckpt, s);
         if (peak < 0)
             peak = 0;

@@ -13,3 +13,10 @@ void mem_state_bytes(spec_precision p, double *param, double *grad, double *opti
         *optim = 12;
     }
 }
+
+double mem_optim_bytes(const spec_training *t)
+{
+    double p, g, o;
+    mem_state_bytes(t->precision, &p, &g, &o);
+    return t->opt_state_bf16 && !SPEC_PREC_IS_FP32(t->precision) ? 4 : o;
+}

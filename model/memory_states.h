@@ -38,4 +38,10 @@ typedef struct mem_breakdown {
  * fp32 training: 4 + 4 + 8 (momentum, variance) = 16. */
 void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim);
 
+/* Optimizer-state bytes per parameter of training t: mem_state_bytes's, or with
+ * opt_state_bf16 in 16-bit training Adam's m and v in bf16 and no fp32 master: 2 + 2 = 4
+ * (Apex DistributedFusedAdam's state in its dtype; NeMo@8e3d65dc megatron_base_model.py
+ * L791-807 passes optim dtype bf16 and, equal to the bf16 model's, store_params False). */
+double mem_optim_bytes(const spec_training *t);
+
 #endif

@@ -372,9 +372,10 @@ int spec_framework_parse_at(const char *s, int *version)
 }
 
 static const char *const PRECS[] = {"bf16", "fp16", "fp32", "tf32", "fp8", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", "save_dot_except_mlpwi", "save_qkv_proj", NULL};
 static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
 static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
+static const char *const OPT_STATE_DTYPES[] = {"fp32", "bf16", NULL}; /* index = opt_state_bf16 */
 const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
 const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
 
@@ -403,6 +404,7 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
         (rc = jr_bool(r, o, base, "atorch_tp", &t->atorch_tp)) ||
+        (rc = jr_enum(r, o, base, "optimizer_state_dtype", OPT_STATE_DTYPES, 0, &t->opt_state_bf16)) ||
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
@@ -453,7 +455,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
-                                    "attention_dropout", "bias_unfused", "atorch_tp", NULL};
+                                    "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -629,7 +631,7 @@ int spec_parse_training(const char *json, const char *source, spec_training *out
 }
 
 const char *spec_precision_str(spec_precision p) { return PRECS[p]; }
-const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 3 ? CKPTS[ckpt] : "?"; }
+const char *spec_ckpt_str(int ckpt) { return ckpt >= 0 && ckpt <= 5 ? CKPTS[ckpt] : "?"; }
 
 /* Which GPUs a kernel runs on: FA3 Hopper only (flash-attention hopper/ README: "H100 / H800
  * GPU"); FA1 Turing/Ampere+ (flash-attention 1.x README: "Turing or Ampere GPUs"), FA2 and its

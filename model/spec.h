@@ -123,8 +123,20 @@ typedef enum { PREC_BF16, PREC_FP16, PREC_FP32, PREC_TF32, PREC_FP8 } spec_preci
 #define SPEC_PREC_IS_FP32(p) ((p) == PREC_FP32 || (p) == PREC_TF32)
 
 /* op: torchtitan's operator-level selective checkpointing (every second matmul and every
- * non-matmul op recomputed; model/workload.c wl_op_recompute_frac) */
-typedef enum { CKPT_NONE = 0, CKPT_FULL = 1, CKPT_SELECTIVE = 2, CKPT_OP = 3 } spec_ckpt;
+ * non-matmul op recomputed; model/workload.c wl_op_recompute_frac); save_dot_except_mlpwi and
+ * save_qkv_proj: MaxText's remat policies of those names (q, k, v, out_proj and the MLP's output
+ * projection saved; q, k, v only; everything else recomputed: model/workload.c maxtext_sac).
+ * CKPT_IS_OPLIKE: the ones whose saved stash and recomputed share per GEMM are the block's
+ * op_act_bytes and op_rec. */
+typedef enum {
+    CKPT_NONE = 0,
+    CKPT_FULL = 1,
+    CKPT_SELECTIVE = 2,
+    CKPT_OP = 3,
+    CKPT_MT_DOTS = 4,
+    CKPT_MT_QKV = 5
+} spec_ckpt;
+#define CKPT_IS_OPLIKE(c) ((c) == CKPT_OP || (c) == CKPT_MT_DOTS || (c) == CKPT_MT_QKV)
 /* Gradient reduction dtype (FSDP MixedPrecision.reduce_dtype / FSDP2 MixedPrecisionPolicy):
  * the framework's default (model/framework.c fw_reduce_elem_bytes), the 16-bit parameter dtype,
  * or fp32. */
@@ -252,6 +264,10 @@ typedef struct spec_training {
                                q, k, v, gate and up each their own ColumnParallelLinear, each
                                all-reducing its input gradient in backward, synchronously
                                (model/layout_tensor.c tp_block_bwd); -1 = off (Megatron's)      */
+    int opt_state_bf16;     /* Adam's state in bf16 and no fp32 master copy (training key
+                               optimizer_state_dtype bf16; model/memory_states.c mem_optim_bytes):
+                               NeMo's Apex distributed_fused_adam with optim dtype bf16 on a bf16
+                               model; 0 = fp32 master + m + v (ZeRO's 12 B/param)              */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within

@@ -10,7 +10,7 @@
 #include "../base/jsonrd.h"
 
 static const char *const EXECS[] = {"eager", "compiled", NULL};
-static const char *const CKPTS[] = {"none", "full", "selective", "op", NULL};
+static const char *const CKPTS[] = {"none", "full", "selective", "op", "save_dot_except_mlpwi", "save_qkv_proj", NULL};
 static const char *const REDUCES[] = {"default", "param", "fp32", NULL};     /* spec_reduce_dtype */
 static const char *const OPTS[] = {"default", "fused", "foreach", "forloop", NULL}; /* spec_opt_impl */
 
@@ -111,7 +111,7 @@ static const stack_key KEYS[] = {
      "fa1, triton2022, xformers, fa2, fa3, sdpa-flash, sdpa-cudnn, sdpa-efficient or unfused"},
     {"framework", SPEC_GIVEN_FW, set_fw, "ideal, deepspeed, fsdp, fsdp2 or megatron"},
     {"execution", SPEC_GIVEN_EXEC, set_exec, "eager or compiled"},
-    {"checkpointing", SPEC_GIVEN_CKPT, set_ckpt, "none, full, selective or op"},
+    {"checkpointing", SPEC_GIVEN_CKPT, set_ckpt, "none, full, selective, op, save_dot_except_mlpwi or save_qkv_proj"},
     {"reduce_dtype", SPEC_GIVEN_RD, set_rd, "param or fp32"},
     {"optimizer", SPEC_GIVEN_OPT, set_opt, "fused, foreach or forloop"},
     {"norm_fp32", SPEC_GIVEN_NORM, set_norm, "on or off"},

@@ -395,8 +395,33 @@ static void ew_head(const spec_model *m, const spec_training *t, double e, wl_la
  * proj 1, gate_up 1/2 (w3), fc1 0, fc2 1 (GELU) or 0 (SwiGLU). Unfused attention's bmm and
  * softmax are not in the save list: recomputed. Stash per block: q, v, attention output,
  * w1 / fc1 output (f), w2 output (SwiGLU), e bytes each; the block input is ckpt_bytes. */
+/* checkpointing save_dot_except_mlpwi / save_qkv_proj: MaxText's remat policies
+ * (AI-Hypercomputer/maxtext@b5a034417fbfee8cca5beeff35513ae9c69f6d90 MaxText/layers/models.py
+ * get_remat_policy: jax.checkpoint_policies.save_only_these_names of "query_proj", "value_proj",
+ * "key_proj", "qkv_proj", "out_proj", "mlpwo", resp. of the first four; the names tag the q, k,
+ * v projections' and the attention output projection's outputs (attentions.py) and MlpBlock's
+ * wo output (linears.py)). Saved per block: q (h), k and v (kv each), and for the first also
+ * out_proj (h) and mlpwo (h), e bytes each, beside the block input (ckpt_bytes: the scanned
+ * layer's carry). Everything unnamed is recomputed in the backward: the MLP's input projections
+ * (and with save_qkv_proj the output projections too), the attention core's forward (its
+ * output, "context", is not saved), every element-wise op. */
+static void maxtext_sac(const spec_model *m, const spec_training *t, double e, double b, wl_layer *B)
+{
+    const double h = m->hidden, kv = (double)m->kv_heads * (m->hidden / m->heads);
+    const int dots = t->act_ckpt == CKPT_MT_DOTS;
+    for (int i = 0; i < B->n_gemm; i++) {
+        const char *n = B->gemm[i].name;
+        B->op_rec[i] = strcmp(n, "qkv") && !(dots && (!strcmp(n, "proj") || !strcmp(n, "fc2")));
+    }
+    B->op_act_bytes = b * m->seq_len * e * (h + 2 * kv + (dots ? 2 * h : 0));
+}
+
 static void op_sac(const spec_model *m, const spec_training *t, double e, double b, wl_layer *B)
 {
+    if (t->act_ckpt == CKPT_MT_DOTS || t->act_ckpt == CKPT_MT_QKV) {
+        maxtext_sac(m, t, e, b, B);
+        return;
+    }
     const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
     const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
     for (int i = 0; i < B->n_gemm; i++) {
@@ -584,7 +609,7 @@ double wl_recompute_flops(const wl_layer *l)
         return 0;
     if (l->ckpt == CKPT_FULL)
         return l->fwd_flops;
-    if (l->ckpt == CKPT_OP) {
+    if (CKPT_IS_OPLIKE(l->ckpt)) {
         double fl = 0;
         for (int i = 0; i < l->n_gemm; i++) {
             const wl_gemm *g = &l->gemm[i];

@@ -28,7 +28,7 @@ const char *const ACC_ATTENTION_KERNELS[] = {"unfused", "megatron-fused-softmax"
                                              "xformers", "sdpa", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient",
                                              "te-cudnn", "unstated", NULL};
 static const char *const REDUCE[] = {"fp32", "bf16", "fp16", "unstated", NULL};
-static const char *const CKPT[] = {"none", "full", "selective", "op", "partial", "unstated", NULL};
+static const char *const CKPT[] = {"none", "full", "selective", "op", "save_dot_except_mlpwi", "save_qkv_proj", "partial", "unstated", NULL};
 
 /* One of choices at $.ran.<key> into out. Not jr_enum: its message keeps the first 160
  * characters of the list, and the attention kernels and the stacks need more. */

@@ -47,6 +47,8 @@ static const ran_row ROWS[] = {
     {ACC_RAN_CKPT, "full", "full"},                 /* every layer recomputed                           */
     {ACC_RAN_CKPT, "selective", "selective"},       /* attention core recomputed (Korthikanti 2022)      */
     {ACC_RAN_CKPT, "op", "op"},                     /* operator-level selective (torchtitan's "op" SAC)  */
+    {ACC_RAN_CKPT, "save_dot_except_mlpwi", "save_dot_except_mlpwi"}, /* MaxText remat policy        */
+    {ACC_RAN_CKPT, "save_qkv_proj", "save_qkv_proj"}, /* MaxText remat policy                           */
     {ACC_RAN_CKPT, "partial", NULL},                /* some layers only: the engine has no fraction     */
     {ACC_RAN_CKPT, "unstated", ""},                 /* nothing to map                                   */
 };

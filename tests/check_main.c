@@ -38,6 +38,7 @@ static Suite *(*const SUITES[])(void) = {
     step_suite,
     impl_suite,
     cp_suite,
+    remat_suite,
 };
 
 /* Without CK_RUN_SUITE each suite runs on its own runner, so its result line comes when it

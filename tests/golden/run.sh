@@ -442,7 +442,14 @@ one_line_err bf16-on-v100-one-line "$BIN" predict --cluster p3dn.24xlarge --node
 expect fp8-on-a100 2 "got fp8, which needs a Hopper or newer GPU" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --precision fp8
 expect v100-default-fp16 0 "fp16, checkpointing full" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect checkpointing-selective 0 "checkpointing selective" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing selective --engine model
-expect checkpointing-bad 2 "expected on, off, full, none, selective or op" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
+expect checkpointing-bad 2 "expected on, off, full, none, selective, op, save_dot_except_mlpwi or save_qkv_proj" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing some
+expect checkpointing-maxtext 0 "checkpointing save_qkv_proj" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama2-7b --layout zero3 --checkpointing save_qkv_proj --engine model
+# mem36: optimizer_state_dtype bf16 (NeMo distributed_fused_adam, optim dtype bf16): 4 B/param of
+# 68.98e9 / 16 parameters on a t4 p4 stage (dp 1) = 16.18 GiB against 48.55 at 12 B
+printf '{"micro_batch": 1, "checkpointing": "none", "optimizer_state_dtype": "bf16"}' >"$TMP/tr_osd.json"
+expect opt-state-bf16 0 "megatron:t=4,p=4           8.09     8.09    16.18" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama2-70b --layout megatron:t=4,p=4 --training "$TMP/tr_osd.json"
+printf '{"micro_batch": 1, "optimizer_state_dtype": "fp16"}' >"$TMP/tr_osd_bad.json"
+expect opt-state-bad 2 'tr_osd_bad.json: $.optimizer_state_dtype: expected one of "fp32", "bf16", got "fp16"' -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama2-70b --layout megatron:t=4,p=4 --training "$TMP/tr_osd_bad.json"
 # tensor-parallel layouts (issue 8): the shipped Perlmutter scenario, the overlap switch, errors, plan over families
 expect predict-axonn 0 "axonn:x=2,y=2,z=4       15.653" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=4 --engine model
 expect predict-tp 0 "tp:t=4                  13.061" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=4 --engine model
