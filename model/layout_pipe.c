@@ -265,13 +265,14 @@ static int megatron_check_first_last(const spec_layout *l, const spec_model *m, 
             return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected %s=%d divisible by vp = %d", name,
                               i ? "last" : "first", n, v);
     }
-    int mid = m->layers - l->first - l->last, stages = p - given;
+    long long fl = (long long)l->first + l->last, mid = m->layers - fl;
+    int stages = p - given;
     if (mid < 0 || (mid > 0) != (stages > 0))
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: first + last = %d of the %d layers of %s leave %d for %d middle stages",
-                          name, l->first + l->last, m->layers, m->name, mid, stages);
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: first + last = %lld of the %d layers of %s leave %lld for %d middle stages",
+                          name, fl, m->layers, m->name, mid, stages);
     if (stages > 0 && (mid % stages || (mid / stages) % v))
         return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: the %d middle layers of %s must split evenly over %d middle stages x vp = %d chunks", name,
+                          "%s: the %lld middle layers of %s must split evenly over %d middle stages x vp = %d chunks", name,
                           mid, m->name, stages, v);
     return 0;
 }
@@ -287,8 +288,8 @@ static int megatron_check_split(const spec_layout *l, const spec_model *m, const
     int p = l->pp, v = l->vp > 1 ? l->vp : 1, n = m->layers + l->split_embed + l->split_loss;
     if (n % p || (n / p) % v)
         return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "%s: the %d layers of %s with the embedding / loss counted (%d) must split evenly over p x vp = %d",
-                          name, m->layers, m->name, n, p * v);
+                          "%s: the %d layers of %s with the embedding / loss counted (%d) must split evenly over p x vp = %lld",
+                          name, m->layers, m->name, n, (long long)p * v);
     return 0;
 }
 

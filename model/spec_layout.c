@@ -560,7 +560,7 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         break;
     }
     case LAYOUT_MEGATRON: {
-        char vp[16] = "", cp[16] = "", sp[48] = "";
+        char vp[16] = "", cp[16] = "", sp[64] = "";
         if (l->vp > 1)
             snprintf(vp, sizeof vp, ",vp=%d", l->vp);
         if (l->cp > 1)
