@@ -14,8 +14,10 @@
  * use) at the pair's bandwidth; the stage's G ranks of a
  * node send at once across nodes and share its NICs (cost_group_make). Where the framework
  * blocks on its sends (fw_mg_p2p_blocking), the sender holds its stream for the send and the
- * host synchronize after it (p2p_hold_s); the scatter-gather's all-gather of the 1/t pieces
- * inside the node is not priced (NVLink, a t-th of the send's bytes per rank). */
+ * host synchronize after it (p2p_hold_s); with the scatter-gather (send_div t) the receiver
+ * all-gathers the t pieces over its tensor-parallel group before using them (recv_gather_s:
+ * Megatron-LM v2.5 p2p_communication.py L132-141 after the synchronize, mpu/random.py
+ * gather_split_1d_tensor L113-124: torch.distributed.all_gather of the whole [s, b, h]). */
 static void p2p_time(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                      an_pipe_timed *o)
 {
@@ -34,6 +36,8 @@ static void p2p_time(const lo_graph *g, const spec_training *tr, const cost_cali
     o->p2p_Bps = cost_group_busbw(cal, &pair);
     o->p2p_s = o->p2p_bytes > 0 ? o->p2p_lat_s + o->p2p_bytes / o->p2p_Bps : 0;
     o->p2p_hold_s = blocking && o->p2p_bytes > 0 ? o->p2p_s + o->p2p_sync_s : 0;
+    if (blocking && div > 1 && g->pipe.p2p_bytes > 0)
+        o->recv_gather_s = cost_coll_best(cal, COLL_ALLGATHER, g->pipe.p2p_bytes, 1, &g->group[GRP_AX0], NULL);
 }
 
 int an_pipe_buckets(double bytes, double bucket_bytes)
@@ -56,6 +60,7 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     o->reduce_kind = zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
     const double B = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, e); /* framework.h */
     o->gather_overlap = fw_param_gather_overlap(tr, &g->layout, pp->dp);
+    o->reduce_after_flush = fw_mg_reduce_after_flush(tr);
     const double er = g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
     /* the reduce's bucket as layout_tensor.c prices it: Megatron's default counts elements (the
      * same buckets in any reduce dtype), a given bucket_MB is bytes of the reduced gradient */
@@ -93,7 +98,7 @@ static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *fr
                 order[j] = order[j - 1];
             order[j] = k;
         }
-        double comm = 0;
+        double comm = t->reduce_after_flush ? freet[s] : 0; /* Megatron-LM v2.x: after the flush */
         for (int j = 0; j < n; j++)
             comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
         double done = comm > freet[s] ? comm : freet[s];
@@ -149,7 +154,9 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
                     break;
                 const an_pipe_op_t *d = op->bwd ? &t->bwd[k] : &t->fwd[k];
                 double start = freet[s] > ready ? freet[s] : ready;
-                freet[s] = start + d->dur;
+                double gth = (op->bwd ? k < V - 1 : k > 0) ? t->recv_gather_s : 0; /* its input's pieces */
+                freet[s] = start + gth + d->dur;
+                o->exposed[COLL_ALLGATHER] += gth;
                 if (idx[s] == 0)
                     first[s] = freet[s];
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
@@ -311,6 +318,7 @@ int an_pipe_closed(const an_pipe_timed *t, an_result *r)
             for (int c = 0; c < N_COLLS; c++)
                 exposed[c] += t->fwd[k].exposed[c] + t->bwd[k].exposed[c];
         }
+        exposed[COLL_ALLGATHER] += 2.0 * (pp->n_vstages - 1) * t->recv_gather_s; /* ops that received */
         pipe_tot o = a;
         o.step = a.step + g * lambda;
         o.busy = a.busy + g * q * busy;

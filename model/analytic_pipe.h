@@ -18,11 +18,14 @@
  * arrived (a send of p2p_bytes per rank; it does not block the sender (Megatron-Core's
  * overlap_p2p_comm) except where fw_mg_p2p_blocking says the framework waits for it: Megatron-LM
  * v2.x, whose stage then runs its next op p2p_hold_s after the op that sent); a backward of k starts once the backward of k + 1 has ended and its gradient
- * has arrived (the last virtual stage: once its own forward has ended). A stage reduces each
+ * has arrived (the last virtual stage: once its own forward has ended); an op that received its
+ * input runs recv_gather_s longer (Megatron-LM v2.5's scatter-gather: the pieces all-gathered
+ * on the receiver's stream first, counted as exposed all-gather). A stage reduces each
  * model chunk's gradients over its data-parallel group (reduce-scatter with the distributed
  * optimizer, else all-reduce) once the chunk's last backward has ended, in that order on its
  * communication stream, beside its later ops (Megatron-LM's --overlap-grad-reduce; with one
- * chunk the reduce follows the stage's last op); after its last op and its reduces it runs Adam
+ * chunk the reduce follows the stage's last op; Megatron-LM v2.x: every reduce after the
+ * stage's last op, reduce_after_flush); after its last op and its reduces it runs Adam
  * on its shard and all-gathers the updated parameters (not overlapped, except with
  * --overlap-param-gather: gather_overlap below); the step ends when the last stage is done. */
 typedef struct an_pipe_op_t {
@@ -43,6 +46,9 @@ typedef struct an_pipe_timed {
                                      it sends before its next op: p2p_s + p2p_sync_s; 0 when the
                                      sends overlap the sender's later ops                     */
     double p2p_sync_s;            /* of which the host synchronize after the send, s       */
+    double recv_gather_s;         /* scatter-gather sends (send_div > 1): the all-gather of the
+                                     t pieces over the tensor-parallel group that a receiving
+                                     op runs on its stream before it starts, s; 0 otherwise   */
     double reduce_s[LO_MAX_VSTAGES]; /* data-parallel reduce of each virtual stage's gradients */
     double opt_s[LO_MAX_STAGES], gather_s[LO_MAX_STAGES];
     cost_coll reduce_kind;        /* reduce-scatter (distributed optimizer) or all-reduce   */
@@ -50,11 +56,13 @@ typedef struct an_pipe_timed {
                                      all-gather hidden, up to its length, behind the next step's
                                      start of that stage: the pipeline fill before its first op
                                      and that op (its first forward), i.e. the end of that op */
+    int reduce_after_flush;       /* fw_mg_reduce_after_flush: a stage's reduces start after its
+                                     last op (and its hold), not as each chunk's gradients end */
 } an_pipe_timed;
 
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
- * p2p_bytes, p2p_hold_s, p2p_sync_s,
- * reduce_s, reduce_kind, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
+ * p2p_bytes, p2p_hold_s, p2p_sync_s, recv_gather_s,
+ * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *out);
 /* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */

@@ -515,3 +515,13 @@ int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *syn
         *send_div = l->t;
     return 1;
 }
+
+/* Megatron-LM's own 2.x releases: the rules above (framework.h). */
+static int fw_mg_lm2(const spec_training *t)
+{
+    return t->framework == FW_MEGATRON && t->framework_version >= FW_MG_LM2;
+}
+
+int fw_mg_tp_ar_async(const spec_training *t) { return !fw_mg_lm2(t); }
+
+int fw_mg_reduce_after_flush(const spec_training *t) { return fw_mg_lm2(t); }

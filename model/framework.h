@@ -177,4 +177,17 @@ int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp
  * bytes each rank sends (Megatron-LM >= v2.5's scatter-gather without sequence parallel: t). */
 int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *sync_s, int *send_div);
 
+/* Megatron-LM v2.x (framework_version >= 2.0, the 2021 releases; NVIDIA/Megatron-LM tag v2.5 =
+ * e269e200, v2.6 = 3860e995): 0 where the tensor-parallel all-reduce of a column-parallel
+ * layer's input gradient runs synchronously on the compute stream (mpu/mappings.py
+ * _CopyToModelParallelRegion.backward -> _reduce, L88-89 at v2.5; the asynchronous all-reduce
+ * beside the weight-gradient GEMM came with 16c90445, 2021-09-02, after v2.6, behind
+ * --async-tensor-model-parallel-allreduce); 1 otherwise (Megatron-Core, other frameworks). */
+int fw_mg_tp_ar_async(const spec_training *t);
+/* 1 where each stage's data-parallel gradient all-reduce starts only after its last backward
+ * (the pipeline flush): Megatron-LM v2.x, whose train_step calls forward_backward_func and then
+ * each model chunk's allreduce_gradients (training.py L360-370 at v2.5); 0 otherwise (each
+ * chunk's reduce beside the later ops, Megatron-Core's --overlap-grad-reduce). */
+int fw_mg_reduce_after_flush(const spec_training *t);
+
 #endif

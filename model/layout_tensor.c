@@ -185,7 +185,8 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
             ar = add_bytes(ar, act, 1); /* input gradient of the column-parallel head */
         if (rec)
             ar = add_bytes(ar, 2 * act, 2);
-        it->inline_overlap = l->overlap ? dw_fraction(L, rec, 1) : 0;
+        /* beside the weight-gradient GEMMs where the framework issues it asynchronously */
+        it->inline_overlap = l->overlap && fw_mg_tp_ar_async(t) ? dw_fraction(L, rec, 1) : 0;
     }
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;

@@ -219,6 +219,10 @@ typedef struct spec_training {
                                clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
     int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
                                gradient copied into its bucket and back (fw_trainer_step); -1 = off */
+    int bias_unfused;       /* eager torch before the cuBLASLt bias epilogue of addmm: each biased
+                               projection's bias copied into its output before the GEMM, and its
+                               gradient summed over the tokens by a separate kernel
+                               (model/workload.c ew_bias_unfused); -1 = off                     */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */

@@ -96,6 +96,33 @@ static void ew_norm_extra(const spec_model *m, const spec_training *t, double e,
     }
 }
 
+/* bias_unfused (dsv36): eager torch before pytorch/pytorch#72148 (2022), which first routed
+ * addmm through cuBLASLt (whose epilogue adds the bias), ran a biased projection's bias as kernels
+ * of its own. CUDA addmm (aten/src/ATen/native/cuda/Blas.cpp addmm_out_cuda_impl) copies the
+ * expanded bias into the output (`at::native::copy_(result, *self_)`, kept today only where the
+ * Lt path does not apply), then runs a beta = 1 GEMM; Hugging Face GPT-2's Conv1D is
+ * `torch.addmm(self.bias, x.view(-1, nx), self.weight)` (transformers modeling_utils / pytorch_utils
+ * Conv1D, every 4.x release). Backward, the gradient of the expanded bias is reduced over the
+ * tokens by a separate kernel (autograd's sum_to to the bias's shape). Per token, e-byte
+ * elements, for each biased projection of output width n: forward the copy writes n e (its
+ * n-wide bias read is left out, as is the GEMM's read of C, inside a compute-bound GEMM),
+ * backward the reduction reads n e; one kernel each way per projection. The projections: qkv
+ * (h + 2 kv) and the first MLP GEMM (f, or 2f for a gated one), split over tensor ranks with
+ * their columns; the attention output projection and the second MLP GEMM (h each), whole on
+ * every rank. Eager only, models with biases only. */
+static void ew_bias_unfused(const spec_model *m, const spec_training *t, double e, double *split, double *whole,
+                            int *k)
+{
+    const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
+    *split = *whole = 0;
+    *k = 0;
+    if (!m->bias || t->execution == EXEC_COMPILED || !flag_on(t->bias_unfused, 0))
+        return;
+    *split = (h + 2 * kv + (m->swiglu ? 2 * f : f)) * e;
+    *whole = 2 * h * e;
+    *k = 4;
+}
+
 /* gelu_unfused: the tanh-approximation GELU written as tensor arithmetic, each operator one
  * eager kernel (huggingface/transformers activations.py gelu_new / NewGELUActivation, GPT-2's
  * default activation_function "gelu_new", unchanged from v4.12.0 to today:
@@ -126,6 +153,25 @@ static void ew_norm_extra(const spec_model *m, const spec_training *t, double e,
 static int amp_core(const spec_training *t)
 {
     return t->execution != EXEC_COMPILED && !SPEC_PREC_IS_FP32(t->precision) && flag_on(t->autocast, 0);
+}
+
+/* Hugging Face GPT-2's eager attention core under autocast, per s x s element (dsv36), read op by
+ * op at v4.12 (transformers PR #13573, merged before 2021-10-11 and so in v4.12.0 of
+ * 2021-10-28, downcasts the probabilities to V's dtype after the softmax; read in
+ * VasudevGupta7/huggingface-transformers@9ded9cd5 models/gpt2/modeling_gpt2.py _attn), with the
+ * padding mask in the parameters' dtype, fp32 under amp (GPT2Model.forward
+ * `attention_mask.to(dtype=self.dtype)`), so the mask add promotes the fp16 scores to fp32:
+ * forward / sqrt(d) and where in e bytes (2e + 2e), + mask (e + 4), softmax fp32 in and out (8),
+ * .type(value.dtype) (4 + e), dropout in e bytes (2e + 1): 33 B at e = 2; backward dropout
+ * (2e + 1), the cast's backward (e + 4), softmax backward in fp32 (12), the add's fp32 gradient
+ * cast to the e-byte branch (4 + e), where and the division (2e + 2e): 37 B; 5 kernels each
+ * way + dropout's. (The generic autocast terms in ew_block, for a model without this mask chain,
+ * give 33 and 33.) */
+static void amp_mask_chain(double e, int adrop, double *cf, double *cb)
+{
+    double drop = adrop ? 2 * e + 1 : 0;
+    *cf = 4 * e + (e + 4) + 8 + (4 + e) + drop;
+    *cb = drop + (e + 4) + 12 + (4 + e) + 4 * e;
 }
 
 /* FP8 training's casts around the linear layers' GEMMs (precision fp8), HBM bytes per block
@@ -237,14 +283,17 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
     }
     double nf, nb;
     int nkf, nkb;
+    double bs, bwh;
+    int bk;
     ew_impl_extra(m, t, e, &xf, &xb, &xkf, &xkb);
     ew_norm_extra(m, t, e, &nf, &nb, &nkf, &nkb);
-    B->ew_fwd_bytes = (fw + nf + xf) * T;
-    B->ew_bwd_bytes = (bw + nb + xb) * T;
-    B->ew_fwd_kernels = kf + nkf + xkf;
-    B->ew_bwd_kernels = kb + nkb + xkb;
-    B->ew_tp_fwd_bytes = (rotb + act_f + xf) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
-    B->ew_tp_bwd_bytes = (rotb + act_b + xb) * T;
+    ew_bias_unfused(m, t, e, &bs, &bwh, &bk);
+    B->ew_fwd_bytes = (fw + nf + xf + bs + bwh) * T;
+    B->ew_bwd_bytes = (bw + nb + xb + bs + bwh) * T;
+    B->ew_fwd_kernels = kf + nkf + xkf + bk;
+    B->ew_bwd_kernels = kb + nkb + xkb + bk;
+    B->ew_tp_fwd_bytes = (rotb + act_f + xf + bs) * T; /* per head / per FFN column (Shoeybi et al. 2019 s3) */
+    B->ew_tp_bwd_bytes = (rotb + act_b + xb + bs) * T;
     if (!t->flash_attention || SPEC_PREC_IS_FP32(t->precision)) {
         double ss = a * s * s * b;
         /* mask_unfused, eager (huggingface/transformers v4.12.0 models/gpt2/modeling_gpt2.py
@@ -258,8 +307,10 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         int mk = !comp && flag_on(t->mask_unfused, 0), amp = amp_core(t);
         double cf = comp ? 2 * e + adrop : 2 * e + 2 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
         double cb = 3 * e + (adrop ? 2 * e + 1 : 0) + (mk ? 4 * e : 0);
-        int nk = comp ? 1 : 2 + adrop + (mk ? 2 : 0) + amp;
-        if (amp)
+        int nk = comp ? 1 : 2 + adrop + (mk ? 2 : 0) + amp, core_kb = 1 + adrop + (mk ? 2 : 0) + amp;
+        if (amp && mk) /* amp_mask_chain (below): the v4.12 chain as it runs under autocast */
+            amp_mask_chain(e, adrop, &cf, &cb), core_kb = 5 + adrop;
+        else if (amp)
             cf += 2 + (adrop ? 4 : 0) + 6, cb += 6 + (adrop ? 4 : 0) + 4;
         B->core_ew_fwd_bytes = cf * ss;
         B->core_ew_fwd_kernels = nk;
@@ -267,7 +318,7 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
         B->ew_bwd_bytes += cb * ss;
         B->ew_tp_fwd_bytes += cf * ss, B->ew_tp_bwd_bytes += cb * ss;
         B->ew_fwd_kernels += nk;
-        B->ew_bwd_kernels += 1 + adrop + (mk ? 2 : 0) + amp;
+        B->ew_bwd_kernels += core_kb;
     }
 }
 

@@ -144,6 +144,9 @@ static void try_stage(psim *s, int q, double now)
     const an_pipe_op_t *d = op->bwd ? &s->t->bwd[v] : &s->t->fwd[v];
     double dur = d->dur * k->slow;
     dur *= drv_jitter(&s->drv, s->o->jitter);
+    double gth = (op->bwd ? v < s->V - 1 : v > 0) ? s->t->recv_gather_s : 0; /* an_pipe_walk's rule */
+    dur += gth;
+    k->exposed[COLL_ALLGATHER] += gth;
     k->busy = 1;
     k->op_start = now;
     k->busy_s += d->busy;
@@ -296,6 +299,8 @@ static void kick_reduce(psim *s, int q, double now)
     pstage *k = &s->st[q];
     const lo_pipe *pp = &s->g->pipe;
     cost_coll kind = s->g->layout.zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE;
+    if (s->t->reduce_after_flush && k->phase < B_REDUCE)
+        return; /* Megatron-LM v2.x: the reduces wait for the flush (boundary_next) */
     while (k->r_active < 0 && k->rq_head < k->rq_tail) {
         int c = s->rq[(size_t)q * pp->v + k->rq_head++];
         const double er = s->g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
@@ -331,6 +336,8 @@ static void boundary_next(psim *s, int q, double now)
         k->phase++;
         k->phase_start = now;
         if (k->phase == B_REDUCE) {
+            if (s->t->reduce_after_flush)
+                kick_reduce(s, q, now);
             if (k->r_done < s->g->pipe.v)
                 return; /* chunk reduces still running: the last one's end moves on */
         } else if (k->phase == B_OPT) {

@@ -424,6 +424,59 @@ START_TEST(test_gelu_mask_unfused)
 }
 END_TEST
 
+/* bias_unfused (workload.c ew_bias_unfused), GPT-2 1.5B (h 1600, 25 heads so kv width 1600,
+ * f 6400, biases), fp16 (e 2), micro-batch 1 (T 1024), eager, per block and token, each way:
+ * qkv 3h + fc1 f = 4800 + 6400 = 11,200 elements split over tensor ranks (22,400 B), proj and fc2
+ * 2h = 3,200 elements whole (6,400 B): 28,800 B x 1024 = 29,491,200 B forward (the bias copies)
+ * and the same backward (the bias-gradient reductions); 4 kernels each way. Under
+ * megatron:t=4,sp=0 a rank pays 22,400 / 4 + 6,400 = 12,000 B per token. Compiled execution
+ * and a model without biases (Llama-3-8B): nothing. */
+START_TEST(test_bias_unfused)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt2-1.5b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    ck_assert(m.bias);
+    spec_training t0, t;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    t0.micro_batch = 1;
+    t0.precision = PREC_FP16;
+    const double T = 1024;
+    wl w0, w1, l0, l1;
+    wl_build(&m, &t0, &w0);
+    t = t0;
+    t.bias_unfused = 1;
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 28800 * T);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 28800 * T);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 4);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 4);
+    ck_assert_rel(head(&w1)->ew_fwd_bytes, head(&w0)->ew_fwd_bytes); /* the tied lm_head has no bias */
+    spec_layout nosp;
+    ck_assert_int_eq(spec_layout_parse("megatron:t=4,p=1,sp=0", &nosp, &err), 0);
+    ck_assert_rel(block(wl_localize_megatron(&w1, &nosp, &l1))->ew_fwd_bytes -
+                      block(wl_localize_megatron(&w0, &nosp, &l0))->ew_fwd_bytes,
+                  12000 * T);
+    t0.execution = EXEC_COMPILED; /* compiled: nothing */
+    t = t0;
+    t.bias_unfused = 1;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    spec_model l = llama3_8b(); /* no biases: nothing */
+    t0.execution = EXEC_EAGER;
+    t = t0;
+    t.bias_unfused = 1;
+    wl_build(&l, &t0, &w0);
+    wl_build(&l, &t, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes, block(&w0)->ew_fwd_bytes);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes, block(&w0)->ew_bwd_bytes);
+}
+END_TEST
+
 /* autocast (workload.c amp_core), GPT-2 1.5B as above (fp16, unfused, eager, dropout on: a GELU
  * model): per s x s element softmax's fp32 output +2, dropout in fp32 +4, the cast before the
  * context bmm +6 = +12 B forward; the cast's backward +6, dropout +4, softmax's backward +4 =
@@ -457,6 +510,20 @@ START_TEST(test_autocast)
     ck_assert_rel(block(&w1)->act_bytes - block(&w0)->act_bytes, 2 * ss);
     ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
     ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 2);
+    /* with mask_unfused, HF GPT-2's chain (workload.c amp_mask_chain, e 2, dropout on): 16-bit
+     * 4 + 4 + 4 + 4 + 5 = 21 B forward, 5 + 6 + 4 + 4 = 19 backward; under autocast
+     * 4 + 4 + 6 + 8 + 6 + 5 = 33 forward (+12), 5 + 6 + 12 + 6 + 4 + 4 = 37 backward (+18, the
+     * generic terms' +14 and the fp32 mask add's gradient cast), one more backward kernel */
+    spec_training tm0 = t0, tm1 = t0;
+    tm0.mask_unfused = tm1.mask_unfused = 1;
+    tm1.autocast = 1;
+    wl_build(&m, &tm0, &w0);
+    wl_build(&m, &tm1, &w1);
+    ck_assert_rel(block(&w1)->ew_fwd_bytes - block(&w0)->ew_fwd_bytes, 12 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->ew_bwd_bytes - block(&w0)->ew_bwd_bytes, 18 * ss + 6 * P);
+    ck_assert_rel(block(&w1)->core_ew_fwd_bytes - block(&w0)->core_ew_fwd_bytes, 12 * ss);
+    ck_assert_int_eq(block(&w1)->ew_fwd_kernels - block(&w0)->ew_fwd_kernels, 2);
+    ck_assert_int_eq(block(&w1)->ew_bwd_kernels - block(&w0)->ew_bwd_kernels, 3);
     t0.execution = EXEC_COMPILED;
     t = t0;
     t.autocast = 1;
@@ -637,6 +704,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_rope_unfused);
     tcase_add_test(b, test_impl_tp_split);
     tcase_add_test(b, test_autocast);
+    tcase_add_test(b, test_bias_unfused);
     suite_add_tcase(s, b);
     return s;
 }

@@ -1365,6 +1365,181 @@ START_TEST(test_split_engines)
 }
 END_TEST
 
+/* Megatron-LM v2.x (sc36): each stage's data-parallel reduces start after its last op (train_step
+ * calls allreduce_gradients after forward_backward_func, training.py L360-370 at v2.5).
+ * test_reduce_overlap's pipeline (p = 2, v = 2, m = 2, chunk forward 0.5, backward 1, reduces
+ * 0.75 per chunk): stage 0's last op ends at 7.5, its two reduces run 7.5-9.0; stage 1's at
+ * 6.5, reduces 6.5-8.0: step 9.0 (8.25 with each chunk's reduce started as its gradients end),
+ * exposed (1.5 + 1.5) / 2 = 1.5 per stage. */
+START_TEST(test_reduce_after_flush)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 2, .m = 2, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 0.5;
+        t->bwd[k].dur = t->bwd[k].busy = 1;
+        t->reduce_s[k] = 0.75;
+    }
+    t->reduce_kind = COLL_ALLREDUCE;
+    t->reduce_after_flush = 1;
+    an_result r, w;
+    memset(&r, 0, sizeof r);
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_double_eq_tol(r.step_s, 9.0, 1e-12);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_ALLREDUCE], 1.5, 1e-12);
+    ck_assert_int_eq(an_pipe_walk(t, &w), 0);
+    ck_assert_double_eq_tol(w.step_s, 9.0, 1e-12);
+    free(t);
+}
+END_TEST
+
+/* The scatter-gather's all-gather on the receiver (recv_gather_s, Megatron-LM v2.5). 1F1B, p = 2,
+ * m = 1, F = 1, B = 2, send X = 0.1, gather G = 0.05, no hold: S0 F0 0-1; S1 receives at 1.1,
+ * gathers 1.1-1.15, F0 1.15-2.15, B0 2.15-4.15 (the last stage's backward takes no input from a
+ * send: no gather); S0 receives the gradient at 4.25, gathers 4.25-4.30, B0 4.30-6.30: step
+ * 6.30 (6.20 without), exposed all-gather (0.05 + 0.05) / 2 = 0.05. With m = 200 on 4 stages
+ * the closed form still equals the walk. */
+START_TEST(test_recv_gather_hand)
+{
+    an_pipe_timed *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->pipe = (lo_pipe){.p = 2, .v = 1, .m = 1, .sched = PIPE_1F1B, .n_vstages = 2};
+    for (int k = 0; k < 2; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 1;
+        t->bwd[k].dur = t->bwd[k].busy = 2;
+    }
+    t->p2p_s = 0.1;
+    an_result r, w;
+    ck_assert_int_eq(an_pipe_walk(t, &w), 0);
+    ck_assert_double_eq_tol(w.step_s, 6.2, 1e-12);
+    t->recv_gather_s = 0.05;
+    ck_assert_int_eq(an_pipe_walk(t, &w), 0);
+    ck_assert_double_eq_tol(w.step_s, 6.3, 1e-12);
+    ck_assert_double_eq_tol(w.exposed_s[COLL_ALLGATHER], 0.05, 1e-12);
+    t->pipe = (lo_pipe){.p = 4, .v = 1, .m = 200, .sched = PIPE_1F1B, .n_vstages = 4};
+    for (int k = 0; k < 4; k++) {
+        t->fwd[k].dur = t->fwd[k].busy = 1;
+        t->bwd[k].dur = t->bwd[k].busy = 2;
+    }
+    t->p2p_hold_s = 0.15;
+    ck_assert_int_eq(an_pipe_run(t, &r), 0);
+    ck_assert_int_eq(an_pipe_walk(t, &w), 0);
+    ck_assert_double_eq_tol(r.step_s, w.step_s, 1e-12 * w.step_s);
+    ck_assert_double_eq_tol(r.exposed_s[COLL_ALLGATHER], w.exposed_s[COLL_ALLGATHER], 1e-9);
+    free(t);
+}
+END_TEST
+
+/* Which releases run the 2021 rules (framework.h): Megatron-LM v2.x only. */
+START_TEST(test_lm2_predicates)
+{
+    spec_training tr;
+    spec_training_defaults(&tr);
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 1); /* framework ideal */
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 0);
+    tr.framework = FW_MEGATRON; /* Megatron-Core, unversioned */
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 1);
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 0);
+    tr.framework_version = 800; /* core 0.8 */
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 1);
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 0);
+    tr.framework_version = FW_MG_LM2; /* v2.0 */
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 0);
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 1);
+    tr.framework_version = FW_MG_LM25;
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 0);
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 1);
+    tr.framework = FW_DEEPSPEED; /* a version number of another framework means nothing here */
+    ck_assert_int_eq(fw_mg_tp_ar_async(&tr), 1);
+    ck_assert_int_eq(fw_mg_reduce_after_flush(&tr), 0);
+}
+END_TEST
+
+/* The backward block's inline all-reduces beside the weight-gradient GEMMs: a fraction of the
+ * compute for Megatron-Core (the asynchronous input-gradient all-reduce), none for Megatron-LM
+ * v2.5 (synchronous); the step of megatron:t=2,p=1,sp=0 on one duo node grows by it. */
+static double tp_bwd_overlap(int ver, double *step)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.framework = FW_MEGATRON;
+    tr.framework_version = ver;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=1,sp=0");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, &c, 1, &err) == 0, "%s", err.text);
+    an_result r;
+    an_predict(&w, &tr, &l, &c, 1, &k, &r);
+    *step = r.step_s;
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &c, 1, g);
+    double ov = -1;
+    for (int i = 0; i < g->micro.n_items; i++) {
+        const lo_item *it = &g->micro.item[i];
+        if (it->pass == LO_BWD && w.layer[it->layer].kind == WL_BLOCK)
+            ov = it->inline_overlap;
+    }
+    free(g);
+    return ov;
+}
+
+START_TEST(test_lm2_tp_allreduce_sync)
+{
+    double s_core, s_lm;
+    ck_assert_double_gt(tp_bwd_overlap(0, &s_core), 0);
+    ck_assert_double_eq(tp_bwd_overlap(FW_MG_LM25, &s_lm), 0);
+    ck_assert_double_gt(s_lm, s_core);
+}
+END_TEST
+
+/* Both engines on Megatron-LM v2.5's pipeline rules (scatter-gather all-gather on receive,
+ * reduces after the flush): recv_gather_s is the tensor-parallel all-gather of one whole send
+ * (cost_coll_best of p2p_bytes over GRP_AX0), only with the scatter-gather (sp = 0, t > 1);
+ * where nothing contends (dp = 1) the engines agree; with dp = 2 the simulator is never faster. */
+START_TEST(test_engines_agree_lm2)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    tr.framework = FW_MEGATRON;
+    tr.framework_version = FW_MG_LM25;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    cost_calib k = test_tiny_calib();
+    wl w;
+    wl_build(&mo, &tr, &w);
+    static const char *const L[] = {"megatron:t=2,p=2,sp=0", "megatron:t=2,p=2"};
+    for (int i = 0; i < 2; i++) {
+        spec_layout l = parse(L[i]);
+        lo_graph *g = malloc(sizeof *g);
+        ck_assert_ptr_nonnull(g);
+        layout_build(&w, &tr, &l, &c, 2, g);
+        an_pipe_timed *t = malloc(sizeof *t);
+        ck_assert_ptr_nonnull(t);
+        an_pipe_time_comm(g, &tr, &k, &c, t);
+        double want = i == 0 ? cost_coll_best(&k, COLL_ALLGATHER, g->pipe.p2p_bytes, 1, &g->group[GRP_AX0], NULL) : 0;
+        ck_assert_double_eq_tol(t->recv_gather_s, want, 1e-15);
+        ck_assert_int_eq(t->reduce_after_flush, 1);
+        if (i == 0)
+            ck_assert_double_gt(t->recv_gather_s, 0);
+        free(t);
+        free(g);
+    }
+    double an, sim;
+    for (int m = 1; m <= 4; m++) {
+        both_fw("megatron:t=2,p=2,sp=0", 2, m, 1e11, FW_MEGATRON, FW_MG_LM25, &an, &sim);
+        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "dp 1 m=%d: model %.12g sim %.12g", m, an, sim);
+        both_fw("megatron:t=2,p=2,sp=0,zero1=0", 4, m, 1e9, FW_MEGATRON, FW_MG_LM25, &an, &sim);
+        ck_assert_msg(sim >= an * (1 - 1e-9), "dp 2 m=%d: model %.12g sim %.12g", m, an, sim);
+    }
+}
+END_TEST
+
 Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -1395,6 +1570,11 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_param_gather_overlap_pipe);
     tcase_add_test(tc, test_param_gather_overlap_layout);
     tcase_add_test(tc, test_tp_elementwise_split);
+    tcase_add_test(tc, test_reduce_after_flush);
+    tcase_add_test(tc, test_recv_gather_hand);
+    tcase_add_test(tc, test_lm2_predicates);
+    tcase_add_test(tc, test_lm2_tp_allreduce_sync);
+    tcase_add_test(tc, test_engines_agree_lm2);
     suite_add_tcase(s, tc);
     TCase *sym = tcase_create("pipe_symmetry");
     tcase_set_timeout(sym, 60);

@@ -1038,6 +1038,16 @@ expect ddp-copy-off 0 "ddp                      0.647      12.36     28.7   23.0
 expect ddp-copy-on 0 "ddp                      0.677      11.82     27.5   22.0   28.8     0.553    0.000    0.000    0.006   0.118" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout ddp --engine model --training "$TMP/ddp1.json"
 printf '{"ddp_bucket_copy": 1}' >"$TMP/ddp_bad.json"
 expect ddp-copy-bad 2 "$TMP/ddp_bad.json: \$.ddp_bucket_copy: expected true or false, got 1" -- "$BIN" describe --model llama2-7b --training "$TMP/ddp_bad.json"
+# training.bias_unfused (eager torch before addmm's cuBLASLt path, dsv36): GPT-2 1.5B, fp16, micro-batch 1,
+# per block 28,800 B per token each way (qkv 3h + fc1 f split, proj + fc2 2h, x 2 B) x 1024 tokens =
+# 29.49 MB and 4 kernels, over 48 blocks forward, backward and the full-checkpointing recompute:
+# 3 x (1.4156 GB / (900 GB/s x 0.8) + 192 x 2.5 us) = 3 x 2.45 ms = 7.3 ms of compute, 0.321 -> 0.328 s
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/bias0.json"
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused", "bias_unfused": true}' >"$TMP/bias1.json"
+expect bias-unfused-off 0 "zero1                    0.358      22.33     29.4   23.5   30.9     0.321" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias0.json"
+expect bias-unfused-on 0 "zero1                    0.366      21.88     28.8   23.0   30.3     0.328" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias1.json"
+printf '{"bias_unfused": "yes"}' >"$TMP/bias_bad.json"
+expect bias-unfused-bad 2 "$TMP/bias_bad.json: \$.bias_unfused: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/bias_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
