@@ -250,7 +250,7 @@ int an_training_same(const spec_training *a, const spec_training *b)
            SAME(repeat_kv) && SAME(loss_fp32) && SAME(swiglu_unfused) && SAME(gelu_unfused) && SAME(mask_unfused) &&
            SAME(autocast) && SAME(grad_clip) && SAME(ddp_bucket_copy) && SAME(bias_unfused) && SAME(tp_comm_overlap) && SAME(overlap_param_gather) && SAME(fused_linear_ce) &&
            SAME(rope_unfused) && SAME(loss_fusion) && SAME(framework_version) && SAME(reduce_scatter) &&
-           SAME(persist_threshold) && SAME(ds_mpu) && SAME(megatron_ce) &&
+           SAME(persist_threshold) && SAME(ds_mpu) && SAME(megatron_ce) && SAME(atorch_tp) &&
            SAME(max_reuse_params) && SAME(hidden_dropout) && SAME(attention_dropout);
 }
 

@@ -151,6 +151,26 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
     return 1;
 }
 
+/* The input-gradient all-reduces of a block's backward (the f operators, Shoeybi et al. 2019
+ * s3): Megatron fuses q, k, v into one column-parallel layer and the MLP's first matrices into
+ * another, so two, the async one beside the weight-gradient GEMMs (overlap: dw_fraction).
+ * training.atorch_tp (ATorch's manual TP, the DS 3D Llama example's TPInfo):
+ * intelligent-machine-learning/dlrover@11bf2fbfa2e9625073a4bcb6d2dea3c5e0ce1d44
+ * atorch/examples/llama2/ds_3d_llama2.py L63-69 shards q_proj, k_proj, v_proj, gate_proj and
+ * up_proj each as its own ColumnParallelLinear (TPInfo.shard_col, no kwargs); in
+ * atorch/atorch/modules/distributed_modules/layers.py L425 async_grad_allreduce defaults to
+ * False, so forward L533-536 wraps each layer's input in copy_to_group, whose backward
+ * (mappings.py L318-334 _CopyToGroup, L23-39 _reduce) is a blocking torch.distributed.all_reduce
+ * of that layer's [tokens, hidden] input gradient: one per column-parallel linear (3 in
+ * attention, 2 in a SwiGLU MLP, 1 in a GELU one), none of them beside a GEMM. The row-parallel
+ * g operators (o_proj, down_proj: RowParallelLinear forward, reduce_from_group L388) are
+ * Megatron's two. Returns the number of all-reduces; *sync = 1 when none may overlap. */
+static int tp_block_bwd(const wl *lw, const spec_training *t, int *sync)
+{
+    *sync = t->atorch_tp > 0;
+    return *sync ? 3 + (lw->model.swiglu ? 2 : 1) : 2;
+}
+
 void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
@@ -179,14 +199,15 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
         else if (L->kind == WL_EMBED)
             ar = add_bytes(ar, act, 1); /* vocabulary-parallel embedding */
     } else {
+        int sync, nf = tp_block_bwd(lw, t, &sync);
         if (L->kind == WL_BLOCK)
-            ar = add_bytes(ar, 2 * act, 2); /* f before attention and before the MLP */
+            ar = add_bytes(ar, nf * act, nf); /* f before attention and before the MLP */
         else if (L->kind == WL_HEAD)
             ar = add_bytes(ar, act, 1); /* input gradient of the column-parallel head */
         if (rec)
             ar = add_bytes(ar, 2 * act, 2);
         /* beside the weight-gradient GEMMs where the framework issues it asynchronously */
-        it->inline_overlap = l->overlap && fw_mg_tp_ar_async(t) ? dw_fraction(L, rec, 1) : 0;
+        it->inline_overlap = l->overlap && !sync && fw_mg_tp_ar_async(t) ? dw_fraction(L, rec, 1) : 0;
     }
     if (ar.chunks)
         it->inl[it->n_inline++] = ar;

@@ -308,6 +308,7 @@ void spec_training_defaults(spec_training *t)
     t->ddp_bucket_copy = -1; /* dsat34: off unless the case or spec says */
     t->bias_unfused = -1; /* dsv36: off unless the case or spec says */
     t->megatron_ce = -1; /* ce28d: framework megatron's loss unless the case or spec says */
+    t->atorch_tp = -1;   /* atorch36: Megatron's f operators unless a stack or key says */
     t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
     t->hidden_dropout = t->attention_dropout = -1; /* knobs35: the framework's / model's (wl_dropout) */
 }
@@ -401,6 +402,7 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "rope_unfused", &t->rope_unfused)) ||
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
+        (rc = jr_bool(r, o, base, "atorch_tp", &t->atorch_tp)) ||
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
@@ -451,7 +453,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
-                                    "attention_dropout", "bias_unfused", NULL};
+                                    "attention_dropout", "bias_unfused", "atorch_tp", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;
@@ -522,7 +524,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "fused_linear_ce") ? SPEC_GIVEN_FLCE : 0u) |
                 (json_object_get(o, "rope_unfused") ? SPEC_GIVEN_ROPEU : 0u) |
                 (json_object_get(o, "loss_fusion") ? SPEC_GIVEN_LOSSF : 0u) |
-                (json_object_get(o, "megatron_ce") ? SPEC_GIVEN_MCE : 0u);
+                (json_object_get(o, "megatron_ce") ? SPEC_GIVEN_MCE : 0u) |
+                (json_object_get(o, "atorch_tp") ? SPEC_GIVEN_ATP : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

@@ -160,7 +160,8 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        SPEC_GIVEN_MASK = 8192 /* mask_unfused */, SPEC_GIVEN_AMP = 16384 /* autocast */,
        SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
        SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */,
-       SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */ };
+       SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */,
+       SPEC_GIVEN_ATP = 2097152 /* atorch_tp */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -247,6 +248,10 @@ typedef struct spec_training {
                                over output.float() (Megatron-DeepSpeed's and DeepSpeedExamples'
                                Megatron model code too): its unfused kernels when the loss is not
                                fused (model/workload.c ew_head); -1 = framework megatron's       */
+    int atorch_tp;          /* ATorch's manual tensor parallelism (TPInfo shard_col / shard_row):
+                               q, k, v, gate and up each their own ColumnParallelLinear, each
+                               all-reducing its input gradient in backward, synchronously
+                               (model/layout_tensor.c tp_block_bwd); -1 = off (Megatron's)      */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within

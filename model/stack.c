@@ -97,6 +97,7 @@ static int set_flce(const char *v, spec_training *t) { return set_flag(v, &t->fu
 static int set_ropeu(const char *v, spec_training *t) { return set_flag(v, &t->rope_unfused); }
 static int set_lossf(const char *v, spec_training *t) { return set_flag(v, &t->loss_fusion); }
 static int set_mce(const char *v, spec_training *t) { return set_flag(v, &t->megatron_ce); }
+static int set_atp(const char *v, spec_training *t) { return set_flag(v, &t->atorch_tp); }
 
 typedef struct stack_key {
     const char *name;
@@ -127,6 +128,7 @@ static const stack_key KEYS[] = {
     {"rope_unfused", SPEC_GIVEN_ROPEU, set_ropeu, "on or off"},
     {"loss_fusion", SPEC_GIVEN_LOSSF, set_lossf, "on or off"},
     {"megatron_ce", SPEC_GIVEN_MCE, set_mce, "on or off"},
+    {"atorch_tp", SPEC_GIVEN_ATP, set_atp, "on or off"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

@@ -1386,6 +1386,64 @@ START_TEST(test_prefetch_bound)
 }
 END_TEST
 
+/* training.atorch_tp (atorch36; model/layout_tensor.c tp_block_bwd): ATorch's TPInfo shards q, k,
+ * v and each of the MLP's input matrices as its own ColumnParallelLinear, whose copy_to_group
+ * all-reduces that layer's [tokens, hidden] input gradient in backward, blocking. The block's
+ * backward item under megatron:t=2,sp=0: Megatron's two f all-reduces beside the column wgrad GEMMs
+ * (inline_overlap > 0) become 3 + 1 (the tiny model's GELU MLP: fc1 only) = 4, or 3 + 2 = 5
+ * with SwiGLU (gate, up), none overlapped. act = tokens x hidden x e (megatron: the replica's
+ * micro-batch), so on - off = 2 act (GELU), 3 act (SwiGLU); the recompute's two g's and the
+ * forward's two are the same both ways. */
+/* The tensor-parallel all-reduce (GRP_AX0) among item it's inline collectives. */
+static const lo_coll *tp_ar(const lo_item *it)
+{
+    const lo_coll *c = NULL;
+    for (int j = 0; j < it->n_inline; j++)
+        if (it->inl[j].kind == COLL_ALLREDUCE && it->inl[j].group == GRP_AX0) {
+            ck_assert_msg(c == NULL, "two tensor-parallel all-reduces in one item");
+            c = &it->inl[j];
+        }
+    return c;
+}
+
+START_TEST(test_atorch_tp_key)
+{
+    for (int swiglu = 0; swiglu <= 1; swiglu++) {
+        fx x;
+        fx_setup(&x, FW_MEGATRON);
+        x.m.swiglu = swiglu;
+        wl_build(&x.m, &x.t, &x.w);
+        lo_graph off, on;
+        build(&x, "megatron:t=2,p=1,sp=0", 1, &off);
+        x.t.atorch_tp = 1;
+        build(&x, "megatron:t=2,p=1,sp=0", 1, &on);
+        ck_assert_int_eq(on.last.n_items, off.last.n_items);
+        double act = x.w.tokens * x.m.hidden * x.w.elem_bytes;
+        int blocks = 0;
+        for (int i = 0; i < on.last.n_items; i++) {
+            const lo_item *a = &off.last.item[i], *b = &on.last.item[i];
+            const lo_coll *ca = tp_ar(a), *cb = tp_ar(b);
+            int blk_bwd = b->pass == LO_BWD && layout_layer(&on, &x.w, b->layer)->kind == WL_BLOCK;
+            if (!ca) {
+                ck_assert(cb == NULL);
+                continue;
+            }
+            ck_assert(cb != NULL);
+            if (!blk_bwd) { /* the forward's g all-reduces, the embedding's and the head's: the same */
+                rel(cb->bytes, ca->bytes);
+                continue;
+            }
+            blocks++;
+            rel(cb->bytes - ca->bytes, (swiglu ? 3 : 2) * act);
+            ck_assert_int_eq(cb->chunks - ca->chunks, swiglu ? 3 : 2);
+            ck_assert(a->inline_overlap > 0);
+            ck_assert(b->inline_overlap == 0);
+        }
+        ck_assert_int_eq(blocks, x.m.layers);
+    }
+}
+END_TEST
+
 Suite *framework_suite(void)
 {
     Suite *s = suite_create("framework");
@@ -1424,6 +1482,7 @@ Suite *framework_suite(void)
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);
     tcase_add_test(ds, test_accelerate_fsdp);
     tcase_add_test(ds, test_ds_reduce_scatter_key);
+    tcase_add_test(ds, test_atorch_tp_key);
     suite_add_tcase(s, ds);
     return s;
 }

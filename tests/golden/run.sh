@@ -962,7 +962,7 @@ expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
 expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 20 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 21 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
@@ -1340,5 +1340,19 @@ a=$("$BIN" $PDP --stack paddlenlp 2>/dev/null | awk -F': ' '/"step_s"/{print $2+
 b=$("$BIN" $PDP 2>/dev/null | awk -F': ' '/"step_s"/{print $2+0; exit}')
 if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}'; then
     pass=$((pass + 1)); else echo "FAIL stack-paddlenlp-slower: step with --stack paddlenlp $a s, without $b s (expected more)"; fail=$((fail + 1)); fi
+# atorch36: training.atorch_tp (ATorch's manual TP: q, k, v, gate, up each a ColumnParallelLinear
+# whose copy_to_group all-reduces its input gradient, blocking). Llama-2-7B t=2 on one A100 node,
+# 8 x 4096 tokens x 64 micro-steps: 3 more all-reduces of 8 x 4096 x 4096 x 2 B = 268.4 MB per
+# block backward (5 not 2), each moving S per rank at t=2 (ring: 2 (t-1)/t S): 3 x 32 x 64 x
+# 0.2684 GB = 1649.3 GB more than 3343.0 = 4992.3; none beside the wgrad GEMMs, so the exposed
+# all-reduce time grows 4.918 -> 21.943 s (9 blocking all-reduces per block and micro-step at
+# ~1.19 ms, 225 GB/s); the stack sets it (describe --stack atorch); not a boolean: exit 2
+ATP="predict --cluster validation/clusters/a100-80g-800gbps.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero1=1 --framework megatron --micro-batch 8 --grad-accum 64 --precision fp16 --engine model"
+printf '{"atorch_tp": true}' >"$TMP/atp.json"
+expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   282.980       7.24    170.8   54.7   68.2   278.023    0.024    0.000    4.918   0.014    3343.0" -- "$BIN" $ATP
+expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   298.160       6.87    162.1   51.9   64.7   276.178    0.024    0.000   21.943   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
+expect describe-stack-atorch-tp 0 "atorch_tp          on           dlrover@11bf2fbf atorch/examples/llama2/ds_3d_llama2.py L63-69" -- "$BIN" describe --stack atorch
+printf '{"atorch_tp": "on"}' >"$TMP/atp_bad.json"
+expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/atp_bad.json"
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
