@@ -11,6 +11,91 @@
 
 #define MAXD 66 /* prefetch depth + 1 */
 
+/* ---- the recurrence's types (its functions below) ------------------------------------- */
+typedef struct cursor {
+    int m, i, j;          /* micro-step, item, copy within the item */
+    const an_titem *it;   /* its item (cur_set: kept in step with m and i) */
+} cursor;
+
+#define NS FW_STREAMS
+
+/* On an NVLink mesh whose groups of an axis differ (an_titem.lead), the copy just walked ended
+ * earlier on other local indices than on the slowest one this recurrence follows, so their network
+ * collectives with one member per node (G groups sharing the node's NICs) go out earlier and have
+ * the NICs to themselves until the slowest index's follow: src the item whose leads apply (NULL:
+ * none), cap the most of a lead usable (the compute's end, or this rank's own network work
+ * still queued, bounds it); at, b, red: the chain of such collectives issued at the next copy's
+ * start (the next one's start, its bandwidth work so far, the time cut from it so far). */
+typedef struct lead_credit {
+    const an_titem *src;
+    double cap, at, b, red;
+} lead_credit;
+
+typedef struct state {
+    double comm[NS], comp;      /* end of the communication streams and compute stream     */
+    double last_end;            /* end of the latest-ending collective so far              */
+    double gend[MAXD];          /* gathers' end per copy slot (copy % D); -inf = none      */
+    int gkind[MAXD];
+    int last_kind;              /* kind of the latest-ending collective                    */
+    double busy, exposed[N_COLLS];
+    int share;                  /* collectives on several streams: they share the tiers     */
+    double link[2];             /* per tier (0 inside a node, 1 the network): when its
+                                   bandwidth is free (a collective's bandwidth part queues
+                                   behind the other streams'; latency parts overlap)          */
+    double link_q0[2];          /* per tier: since when its bandwidth is busy without a gap
+                                   until link (a queued collective's bandwidth part starts
+                                   after its latency part: nothing shares the tier before)  */
+    double link_gap[2];         /* ... and since when it is idle before link_q0 (the end of
+                                   its previous busy period, or of work put into the gap)    */
+    double link_w[2];           /* the share weight (an_titem gw) of the work queued there   */
+    int link_st[2];             /* the stream of the collective that ends when the tier frees
+                                   (its weight link_w, its kind link_kind); -1 none            */
+    int link_kind[2];
+    lead_credit cr;             /* other local indices' head start on the NICs (lead_cut)    */
+} state;
+
+/* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
+ * gathers' ends of copies c .. c+d-1. */
+typedef struct snap {
+    double v[MAXD + 2 + NS + 6];
+    double busy, exposed[N_COLLS];
+    int n;
+    int link_st[2], link_kind[2]; /* the tiers' queued collective (state.link_st): a jump */
+    double link_w[2];             /* repeats a transition only where these are the same   */
+    const an_titem *lead_src;     /* and the leads pending (state.cr), the same likewise   */
+    double lead_cap;
+} snap;
+
+/* What the jumps over repeated copies and micro-steps remember: the latest two snapshots at copy
+ * and micro-step level (swapped, not copied) and the look cursor's lead at the last micro-step
+ * (mlag_prev). The cursors, the copy count and the prefetch stay apart, in run_impl's registers. */
+typedef struct jumps {
+    snap *prev, *cur, *mprev, *mcur;
+    int have_prev, have_mprev;
+    long mlag_prev;
+    /* the regular micro-step's constants, taken at the first micro-step boundary (micro_consts):
+     * its copies, its gathers (and inline collectives), its stream-0 reduce work, and whether
+     * the last micro-step's first dv copies gather as its own (last_gathers_same) */
+    int mc_set, gathers, last_same;
+    long per;
+    double mwork;
+} jumps;
+
+/* The recurrence's state where micro-step 2 starts, before its micro-step jump (run_from): a graph's
+ * walk of micro-steps 0 and 1 reads nothing that depends on grad_accum while neither cursor has
+ * reached the last micro-step (items are the regular ones', every `m < grad_accum` test holds),
+ * so the sweep memo keeps it per graph and every later grad_accum > look.m + 1 resumes from it:
+ * the same operations on the same values, the same bits (perfan36). ok 0: none kept. */
+typedef struct run_prefix {
+    int ok;
+    state s;
+    snap mprev;                 /* the snapshot at micro-step 1's start (jumps.mprev) */
+    jumps k;                    /* its scalars (the snapshot pointers are the run's own) */
+    cursor main, look;
+    long c, lidx;
+    int pend;                   /* the pending reduces' item (in t->micro), -1 none */
+} run_prefix;
+
 /* Collective durations repeat across items (same layer sizes, forward and backward): a small
  * memo keeps an_time at a handful of cost calls per configuration. */
 typedef struct memo {
@@ -57,6 +142,7 @@ typedef struct memo_graph {
     spec_training tr; /* grad_accum 0 */
     an_timed t;       /* grad_accum set before each run */
     lo_volume vol;
+    run_prefix pre;   /* the walk's first two micro-steps, for every grad_accum that can use them */
 } memo_graph;
 
 struct an_memo {
@@ -520,48 +606,6 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
 }
 
 /* ---- the recurrence ------------------------------------------------------------------ */
-typedef struct cursor {
-    int m, i, j;          /* micro-step, item, copy within the item */
-    const an_titem *it;   /* its item (cur_set: kept in step with m and i) */
-} cursor;
-
-#define NS FW_STREAMS
-
-/* On an NVLink mesh whose groups of an axis differ (an_titem.lead), the copy just walked ended
- * earlier on other local indices than on the slowest one this recurrence follows, so their network
- * collectives with one member per node (G groups sharing the node's NICs) go out earlier and have
- * the NICs to themselves until the slowest index's follow: src the item whose leads apply (NULL:
- * none), cap the most of a lead usable (the compute's end, or this rank's own network work
- * still queued, bounds it); at, b, red: the chain of such collectives issued at the next copy's
- * start (the next one's start, its bandwidth work so far, the time cut from it so far). */
-typedef struct lead_credit {
-    const an_titem *src;
-    double cap, at, b, red;
-} lead_credit;
-
-typedef struct state {
-    double comm[NS], comp;      /* end of the communication streams and compute stream     */
-    double last_end;            /* end of the latest-ending collective so far              */
-    double gend[MAXD];          /* gathers' end per copy slot (copy % D); -inf = none      */
-    int gkind[MAXD];
-    int last_kind;              /* kind of the latest-ending collective                    */
-    double busy, exposed[N_COLLS];
-    int share;                  /* collectives on several streams: they share the tiers     */
-    double link[2];             /* per tier (0 inside a node, 1 the network): when its
-                                   bandwidth is free (a collective's bandwidth part queues
-                                   behind the other streams'; latency parts overlap)          */
-    double link_q0[2];          /* per tier: since when its bandwidth is busy without a gap
-                                   until link (a queued collective's bandwidth part starts
-                                   after its latency part: nothing shares the tier before)  */
-    double link_gap[2];         /* ... and since when it is idle before link_q0 (the end of
-                                   its previous busy period, or of work put into the gap)    */
-    double link_w[2];           /* the share weight (an_titem gw) of the work queued there   */
-    int link_st[2];             /* the stream of the collective that ends when the tier frees
-                                   (its weight link_w, its kind link_kind); -1 none            */
-    int link_kind[2];
-    lead_credit cr;             /* other local indices' head start on the NICs (lead_cut)    */
-} state;
-
 /* The cursor's item: the last micro-step's in the last one, else the regular one's. */
 static inline void cur_set(const an_timed *t, cursor *c)
 {
@@ -759,18 +803,6 @@ static void issue_reduces(state *s, const an_titem *it, double t_issue)
         prev = put_net(s, it->rs[k], k && it->rs[k] != it->rs[k - 1] ? prev : t_issue, it->r[k], it->rlat[k],
                        it->rtier[k], it->rw[k], (int)it->rk[k], it->rnet[k]);
 }
-
-/* State as a vector relative to copy index c (the next copy to run): comm, comp, then the
- * gathers' ends of copies c .. c+d-1. */
-typedef struct snap {
-    double v[MAXD + 2 + NS + 6];
-    double busy, exposed[N_COLLS];
-    int n;
-    int link_st[2], link_kind[2]; /* the tiers' queued collective (state.link_st): a jump */
-    double link_w[2];             /* repeats a transition only where these are the same   */
-    const an_titem *lead_src;     /* and the leads pending (state.cr), the same likewise   */
-    double lead_cap;
-} snap;
 
 /* Normalise the state without changing what follows: the next collective starts no earlier
  * than the current compute end (it is issued then), and the next computes start no earlier
@@ -1068,21 +1100,6 @@ static inline int graph_shares(const an_timed *t)
     return 0;
 }
 
-/* What the jumps over repeated copies and micro-steps remember: the latest two snapshots at copy
- * and micro-step level (swapped, not copied) and the look cursor's lead at the last micro-step
- * (mlag_prev). The cursors, the copy count and the prefetch stay apart, in run_impl's registers. */
-typedef struct jumps {
-    snap *prev, *cur, *mprev, *mcur;
-    int have_prev, have_mprev;
-    long mlag_prev;
-    /* the regular micro-step's constants, taken at the first micro-step boundary (micro_consts):
-     * its copies, its gathers (and inline collectives), its stream-0 reduce work, and whether
-     * the last micro-step's first dv copies gather as its own (last_gathers_same) */
-    int mc_set, gathers, last_same;
-    long per;
-    double mwork;
-} jumps;
-
 /* The gathers issued before the step starts: the first d copies' (uniform), or every copy whose
  * item's depth puts it before copy 0 (var). */
 static inline void walk_prime(const an_timed *t, state *s, int var, int d, cursor *look, long *lidx)
@@ -1181,9 +1198,6 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
 {
     take(s, *c, D, w->cur);
     double lambda, lambda_comm = 0;
-    double rwork = 0;
-    for (int k = 0; k < mit->nr; k++)
-        rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
     long cap = LONG_MAX;
     int periodic = 0;
     if (w->have_prev && main->m == m_before && before == mit && same_queue(w->prev, w->cur)) {
@@ -1191,6 +1205,9 @@ static inline void walk_copy_jump(const an_timed *t, state *s, jumps *w, int D, 
             lambda_comm = lambda;
             periodic = 1;
         } else if ((!lit || lit->ng == 0) && !mit->ni) {
+            double rwork = 0; /* the copy's stream-0 reduce work (summed only here: perfan36) */
+            for (int k = 0; k < mit->nr; k++)
+                rwork += mit->rs[k] == 0 ? mit->r[k] : 0;
             /* (slow_dyn: the compute's length follows the communication's lag: constant
              * only while saturated) */
             cap = decoupled(w->prev, w->cur, rwork, &lambda, &lambda_comm);
@@ -1364,7 +1381,30 @@ static inline void walk_finish(const an_timed *t, state *s, const an_titem *pend
     r->idle_s = end - acc > 1e-9 * end ? end - acc : 0; /* below that: rounding */
 }
 
-static void run_impl(const an_timed *t, an_result *r, int allow_jump)
+/* Keep the walk's state at micro-step 2's start (run_prefix) where a later grad_accum can resume
+ * from it: this run's cursors never reached the last micro-step (look.m + 1 < grad_accum, look
+ * being at least as far on as main) and the pending reduces are a regular item's. */
+static void prefix_keep(const an_timed *t, run_prefix *pre, const state *s, const jumps *k, const cursor *main,
+                        const cursor *look, long c, long lidx, const an_titem *pend)
+{
+    const long pi = pend ? pend - t->micro : -1;
+    if (look->m + 1 >= t->grad_accum || (pend && (pi < 0 || pi >= t->n_items)))
+        return;
+    pre->s = *s;
+    pre->k = *k;
+    pre->mprev = *k->mprev;
+    pre->main = *main;
+    pre->look = *look;
+    pre->c = c;
+    pre->lidx = lidx;
+    pre->pend = (int)pi;
+    pre->ok = 1;
+}
+
+/* The walk from its start (an_run, an_run_full), or, with a prefix kept for this graph (pre->ok,
+ * the memo's), from micro-step 2 where this grad_accum allows it; a prefix not yet kept is kept.
+ */
+static void run_from(const an_timed *t, an_result *r, int allow_jump, run_prefix *pre)
 {
     /* prefetch_var: each copy j's gathers go out when the host reaches copy j - d(j) (d of its
      * pass), ahead of step start when negative; the uniform case is j = c + d (walk_copy) */
@@ -1373,19 +1413,36 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
     const int copy_jump = allow_jump && !var;
     const int dv = var ? var_lookahead(t, d) : d;
     state s;
+    snap buf[4];
+    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1, 0, 0, 0, 0, 0};
+    cursor main = {0, 0, 0, NULL}, look = {0, 0, 0, NULL};
+    long c = 0, lidx = 0;
+    const an_titem *pend = NULL;
+    if (pre && pre->ok && pre->look.m + 1 < t->grad_accum) {
+        s = pre->s;
+        k = pre->k;
+        k.prev = &buf[0], k.cur = &buf[1], k.mprev = &buf[2], k.mcur = &buf[3];
+        buf[2] = pre->mprev;
+        main = pre->main;
+        look = pre->look;
+        c = pre->c;
+        lidx = pre->lidx;
+        pend = pre->pend < 0 ? NULL : &t->micro[pre->pend];
+        pre = NULL; /* kept already */
+        cur_set(t, &main); /* the regular items, as when kept */
+        cur_set(t, &look);
+        goto resume; /* kept where micro-step 2 starts, before its micro-step jump: that jump first
+                        (one call site: a second one kept walk_micro_jump out of line, +300
+                        instructions for every estimate) */
+    }
     memset(&s, 0, sizeof s);
     for (int q = 0; q < MAXD; q++)
         s.gend[q] = -INFINITY;
     s.share = graph_shares(t);
     s.link_st[0] = s.link_st[1] = -1;
-    snap buf[4];
-    jumps k = {&buf[0], &buf[1], &buf[2], &buf[3], 0, 0, -1, 0, 0, 0, 0, 0};
-    cursor main = {0, 0, 0, NULL}, look = {0, 0, 0, NULL};
     cur_set(t, &main);
     cur_set(t, &look);
-    long c = 0, lidx = 0;
     walk_prime(t, &s, var, d, &look, &lidx);
-    const an_titem *pend = NULL;
     while (main.m < t->grad_accum) {
         const an_titem *mit = item_at(&main);
         const an_titem *lit = !var && look.m < t->grad_accum ? item_at(&look) : NULL;
@@ -1403,11 +1460,17 @@ static void run_impl(const an_timed *t, an_result *r, int allow_jump)
             k.have_prev = 0;
         else
             walk_copy_jump(t, &s, &k, D, &c, &main, &look, mit, lit, before, m_before);
-        if (main.m != m_before && main.j == 0 && main.i == 0)
+        if (main.m != m_before && main.j == 0 && main.i == 0) {
+            if (pre && !pre->ok && main.m == 2)
+                prefix_keep(t, pre, &s, &k, &main, &look, c, lidx, pend);
+        resume:
             walk_micro_jump(t, &s, &k, D, var, dv, allow_jump, &c, &main, &look, &lidx);
+        }
     }
     walk_finish(t, &s, pend, r);
 }
+
+static void run_impl(const an_timed *t, an_result *r, int allow_jump) { run_from(t, r, allow_jump, NULL); }
 
 void an_run(const an_timed *t, an_result *r) { run_impl(t, r, 1); }
 void an_run_full(const an_timed *t, an_result *r) { run_impl(t, r, 0); }
@@ -1434,7 +1497,7 @@ int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const sp
     if (!hit)
         return -1;
     e->t.grad_accum = tr->grad_accum;
-    an_run(&e->t, r);
+    run_from(&e->t, r, 1, &e->pre); /* from the graph's kept prefix where this grad_accum allows */
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
     return e->n_ranks;
 }
@@ -1444,7 +1507,8 @@ void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const
 {
     memo_graph *e = slot->e;
     an_time_memo(g, w, cal, c, m, &e->t);
-    an_run(&e->t, r);
+    e->pre.ok = 0;
+    run_from(&e->t, r, 1, &e->pre);
     layout_volume(g, &e->vol);
     e->n_ranks = g->n_ranks;
     graph_keep(m, e, w, &slot->key, l, nodes, slot->wi);

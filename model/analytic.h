@@ -99,7 +99,8 @@ void an_derive_layout(const wl *w, const spec_training *tr, const spec_layout *l
  * shape and element size: every layout and node count without tensor parallelism shares them)
  * and collective times (by kind, bytes, pieces, group geometry and framework: repeated across
  * grad-accum values and layouts), and each graph's timings and volume (by workload, training
- * without grad_accum, layout and node count: a grad-accum axis re-runs only the recurrence;
+ * without grad_accum, layout and node count: a grad-accum axis re-runs only the recurrence, from
+ * the graph's kept walk of its first two micro-steps where that grad_accum allows;
  * pipelines, whose schedule depends on grad_accum, are not kept). Results are bit-identical to
  * an_time / an_predict (the same cost calls, looked up by exact keys). The calibration and cluster are keyed by address: their
  * contents must not change while a memo is used with them (an_memo_reset after changing them;

@@ -243,21 +243,53 @@ static void tile_counts(double x, double cnt[3])
  * if not whole, lies at least 1 / sms from every integer while its rounding moves it by at
  * most nt / sms x 2^-53 < 1 / sms: its ceil is the integer ceil of nt / sms, found here from
  * a first guess by multiplication, corrected in integers (no division). */
+/* ceil(t / sms) for a whole t in [1, 2^52) without a division. The guess t x (1 / sms) is within
+ * 1 / sms of x = t / sms (two roundings of relative 2^-53 on a quotient below 2^52 / sms; exact
+ * for sms = 1). So g, its floor, is x - 1 or x where x is whole, and floor(x) where it is not
+ * (x then lies at least 1 / sms from either integer): rem = t - g sms is sms or 0 in the first
+ * case, in (0, sms) in the second, and the ceil is g + (rem > 0) (perfan36: this replaces two
+ * correcting loops; the same integers). */
+static long long waves_int(const kern_gemm_rate *r, long long t)
+{
+    const long long g = (long long)((double)t * r->inv_sms), rem = t - g * r->sms;
+    return g + (rem > 0);
+}
+
 static double waves_of(const kern_gemm_rate *r, double nt)
 {
     if (nt < 0x1p52) {
         const long long t = (long long)nt;
-        if ((double)t == nt) {
-            const long long s = r->sms;
-            long long q = (long long)(nt * r->inv_sms) + 1; /* the floor's guess + 1 */
-            while (q > 1 && (q - 1) * s >= t)
-                q--;
-            while (q * s < t)
-                q++;
-            return (double)q;
-        }
+        if ((double)t == nt)
+            return (double)waves_int(r, t);
     }
     return ceil(nt / r->sms);
+}
+
+/* The four pair numerators (waves x 2 bm bn x K) for whole m, n and batch below 2^31 whose
+ * finest tile count m64 n64 batch is below 2^52 (the usual shapes): the tile counts, the pairs'
+ * least and the waves in integers, unrolled (perfan36: ~40 % of the GEMM's instructions were
+ * the general loop's table lookups and double conversions). The same bits as the general path:
+ * every count is below 2^52, so its products in doubles were exact and equal these; waves_of is
+ * waves_int there; and waves x 2 bm bn is exact either way (a power of two), so one rounding, by
+ * K, in both. Returns 0 (num untouched) outside that range. */
+static int gemm_nums_whole(const kern_gemm_rate *r, double m, double n, double batch, double K, double num[4])
+{
+    if (!(m < 0x1p31 && n < 0x1p31 && batch < 0x1p31))
+        return 0;
+    const long long mi = (long long)m, ni = (long long)n, bi = (long long)batch;
+    if ((double)mi != m || (double)ni != n || (double)bi != batch)
+        return 0;
+    const long long m8 = (mi + 255) >> 8, m7 = (mi + 127) >> 7, m6 = (mi + 63) >> 6;
+    const long long n8 = (ni + 255) >> 8, n7 = (ni + 127) >> 7, n6 = (ni + 63) >> 6;
+    const long long t3 = m6 * n6; /* < 2^50; the coarser tiles' counts are no larger */
+    if (!((double)t3 * batch < 0x1p52))
+        return 0;
+    const long long a0 = m8 * n7, b0 = m7 * n8, a2 = m7 * n6, b2 = m6 * n7;
+    num[0] = (double)waves_int(r, (a0 < b0 ? a0 : b0) * bi) * 65536.0 * K; /* 2 x 256 x 128 */
+    num[1] = (double)waves_int(r, m7 * n7 * bi) * 32768.0 * K;              /* 2 x 128 x 128 */
+    num[2] = (double)waves_int(r, (a2 < b2 ? a2 : b2) * bi) * 16384.0 * K; /* 2 x 128 x 64 */
+    num[3] = (double)waves_int(r, t3 * bi) * 8192.0 * K;                    /* 2 x 64 x 64 */
+    return 1;
 }
 
 /* The least of the four pair times num / den. Each is first estimated as num x (1 / den),
@@ -268,14 +300,13 @@ static double waves_of(const kern_gemm_rate *r, double nt)
  * range every tile is divided. */
 static double least_time(const kern_gemm_rate *r, const double num[4])
 {
-    double est[4], emin = INFINITY, best = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        est[i] = num[i] * r->inv_den[i];
-        if (est[i] < emin)
-            emin = est[i];
-    }
+    const double e0 = num[0] * r->inv_den[0], e1 = num[1] * r->inv_den[1], e2 = num[2] * r->inv_den[2],
+                 e3 = num[3] * r->inv_den[3];
+    double emin = e0 < e1 ? e0 : e1, best = INFINITY;
+    emin = e2 < emin ? e2 : emin;
+    emin = e3 < emin ? e3 : emin;
     const int all = !(emin > 0x1p-900 && emin < 0x1p900 && r->den[3] > 0x1p-900 && r->den[0] < 0x1p900);
-    const double cut = emin * (1 + 1e-12);
+    const double cut = emin * (1 + 1e-12), est[4] = {e0, e1, e2, e3};
     for (int i = 0; i < 4; i++)
         if (all || est[i] <= cut) {
             double t = num[i] / r->den[i];
@@ -291,15 +322,17 @@ double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, 
     if (m <= 0 || n <= 0 || kk <= 0 || batch <= 0)
         return 0;
     double K = kk + r->k0, cm[3], cn[3], num[4];
-    tile_counts(m, cm);
-    tile_counts(n, cn);
-    for (int i = 0; i < 4; i++) {
-        double nt = cm[TILES[i].a1] * cn[TILES[i].b1] * batch;
-        if (TILES[i].a2 >= 0) {
-            double nt2 = cm[TILES[i].a2] * cn[TILES[i].b2] * batch;
-            nt = nt2 < nt ? nt2 : nt;
+    if (!gemm_nums_whole(r, m, n, batch, K, num)) {
+        tile_counts(m, cm);
+        tile_counts(n, cn);
+        for (int i = 0; i < 4; i++) {
+            double nt = cm[TILES[i].a1] * cn[TILES[i].b1] * batch;
+            if (TILES[i].a2 >= 0) {
+                double nt2 = cm[TILES[i].a2] * cn[TILES[i].b2] * batch;
+                nt = nt2 < nt ? nt2 : nt;
+            }
+            num[i] = waves_of(r, nt) * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K;
         }
-        num[i] = waves_of(r, nt) * 2.0 * EDGES[TILES[i].a1] * EDGES[TILES[i].b1] * K;
     }
     double best = least_time(r, num);
     if (r->ksweep)

@@ -125,7 +125,7 @@ static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
 }
 
 /* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
-static double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
+static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
 {
     double f = (double)(s->n - 1) / s->n;
     switch (a) {
@@ -309,23 +309,48 @@ double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *
     return nccl_best_tab_m(p, s, tab, S, NULL);
 }
 
+/* usable()'s algorithm part: whether algorithm a runs this shape with some protocol, and in *simple
+ * whether with Simple only (NVLS, NVLS-tree and PAT). */
+static int algo_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, int *simple)
+{
+    const int ar = s->kind == 2;
+    *simple = a == NCCL_NVLS || a == NCCL_NVLS_TREE || a == NCCL_PAT;
+    switch (a) {
+    case NCCL_RING: return 1;
+    case NCCL_TREE: return ar && s->k > 1;
+    case NCCL_NVLS: return ar && p->nvls && s->k == 1 && s->m > 1;
+    case NCCL_NVLS_TREE: return ar && p->nvls && s->k > 1 && s->m > 1;
+    case NCCL_PAT: return !ar && s->m == 1 && s->k > 1;
+    default: return 0;
+    }
+}
+
+/* usable() split in two (the protocols the parameters allow, in nccl_best_of's order, Simple
+ * first; then each algorithm's own rule) so that only the usable pairs are visited: on p4d 1-3 of
+ * the 15 (perfan36: 643 -> ~150 instructions a table). The same pairs, order and values. */
 void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
 {
     t->nc = 0;
+    nccl_proto qs[NCCL_N_PROTOS];
+    int nq = 0;
+    qs[nq++] = NCCL_SIMPLE;
+    if (!p->simple_only) {
+        if (p->ll128)
+            qs[nq++] = NCCL_LL128;
+        qs[nq++] = NCCL_LL;
+    }
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
-        int any = 0;
-        for (int q = 0; q < NCCL_N_PROTOS; q++) {
-            t->ok[a][q] = usable(p, s, (nccl_algo)a, (nccl_proto)q);
-            t->lats[a][q] = t->ok[a][q] ? nccl_latency(p, s, (nccl_algo)a, (nccl_proto)q) : 0;
-            any |= t->ok[a][q];
+        int simple;
+        if (s->n < 2 || !algo_usable(p, s, (nccl_algo)a, &simple)) {
+            t->raw[a] = 0;
+            continue;
         }
-        t->raw[a] = any ? algo_bw_raw(p, s, (nccl_algo)a) : 0;
-        for (int q = NCCL_N_PROTOS - 1; q >= 0; q--) /* nccl_best_of's order: Simple first */
-            if (t->ok[a][q]) {
-                t->ca[t->nc] = (unsigned char)a;
-                t->cq[t->nc] = (unsigned char)q;
-                t->cl[t->nc++] = t->lats[a][q];
-            }
+        t->raw[a] = algo_bw_raw(p, s, (nccl_algo)a);
+        for (int j = 0; j < (simple ? 1 : nq); j++) {
+            t->ca[t->nc] = (unsigned char)a;
+            t->cq[t->nc] = (unsigned char)qs[j];
+            t->cl[t->nc++] = nccl_latency(p, s, (nccl_algo)a, qs[j]);
+        }
     }
 }
 

@@ -92,9 +92,7 @@ void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double
  * shared by the collectives of one communicator and kind (cost_coll_cache): nccl_best_tab of any
  * size over nccl_tab_of(s) is the bits of nccl_best for it. */
 typedef struct nccl_tab {
-    int ok[NCCL_N_ALGOS][NCCL_N_PROTOS];
-    double lats[NCCL_N_ALGOS][NCCL_N_PROTOS];
-    double raw[NCCL_N_ALGOS];
+    double raw[NCCL_N_ALGOS]; /* algo_bw_raw of each usable algorithm, 0 for the others */
     /* the usable pairs alone, in nccl_best_of's order (algorithm up, Simple first): nc of them */
     int nc;
     unsigned char ca[NCCL_N_ALGOS * NCCL_N_PROTOS], cq[NCCL_N_ALGOS * NCCL_N_PROTOS];

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../base/err.h"
+#include "idpool.h"
 
 #define NOPOS UINT32_MAX
 #define NIL (-1)
@@ -75,13 +76,13 @@ struct ev_queue {
     void *heap_mem;
     ev_node *node; /* cap entries; ids [0, hw) have been used                     */
     ev_grp *grp;   /* cap entries; group ids [0, ghw) have been used              */
-    int32_t *free_ids; /* cap entries: a stack of the free ids below hw, last freed on top (the
-                          next ids to reuse are known ahead, so their records are fetched
-                          while a batch of pushes runs)                                    */
+    idp_pool free_ids; /* the free ids below hw, the lowest reused first (idpool.h: the events
+                          queued together, a batch of flows' ends, take ascending records
+                          in the order they will pop)                                      */
     int32_t *free_grp; /* cap entries: the same for group ids                               */
     ev_map *map;       /* map_n entries, a power of two                                    */
     size_t n, ng, cap, map_n;
-    int32_t hw, n_free, ghw, n_gfree;
+    int32_t hw, ghw, n_gfree;
     int map_shift;
     uint64_t next_seq;
     uint64_t retimed, cancelled;
@@ -147,9 +148,9 @@ ev_queue *ev_queue_new(size_t capacity)
     int hrc = heap_alloc(q, q->cap, 0), mrc = map_alloc(q, MAP_BITS0);
     q->node = malloc(q->cap * sizeof *q->node);
     q->grp = malloc(q->cap * sizeof *q->grp);
-    q->free_ids = malloc(q->cap * sizeof *q->free_ids);
+    int frc = idp_reserve(&q->free_ids, (int32_t)((q->cap + 63) / 64));
     q->free_grp = malloc(q->cap * sizeof *q->free_grp);
-    if (hrc || mrc || !q->node || !q->grp || !q->free_ids || !q->free_grp) {
+    if (hrc || mrc || frc || !q->node || !q->grp || !q->free_grp) {
         ev_queue_free(q);
         return NULL;
     }
@@ -163,7 +164,7 @@ void ev_queue_free(ev_queue *q)
     free(q->heap_mem);
     free(q->node);
     free(q->grp);
-    free(q->free_ids);
+    idp_free_all(&q->free_ids);
     free(q->free_grp);
     free(q->map);
     free(q);
@@ -185,10 +186,8 @@ static int grow(ev_queue *q)
     if (!gr)
         return SC_ERUNTIME;
     q->grp = gr;
-    int32_t *fi = realloc(q->free_ids, cap * sizeof *fi);
-    if (!fi)
+    if (idp_reserve(&q->free_ids, (int32_t)((cap + 63) / 64)))
         return SC_ERUNTIME;
-    q->free_ids = fi;
     int32_t *fg = realloc(q->free_grp, cap * sizeof *fg);
     if (!fg)
         return SC_ERUNTIME;
@@ -332,16 +331,17 @@ int ev_push_id(ev_queue *q, double t, int kind, int32_t a, int32_t b, uint32_t v
         return SC_EINPUT;
     if (q->next_seq > SEQ_MAX)
         return SC_ERUNTIME;
-    if (q->n_free == 0 && (size_t)q->hw == q->cap && grow(q))
+    if (q->free_ids.n == 0 && (size_t)q->hw == q->cap && grow(q))
         return SC_ERUNTIME;
     if (map_fit(q))
         return SC_ERUNTIME;
     int32_t i;
-    if (q->n_free > 0) {
-        i = q->free_ids[--q->n_free];
-        /* a completion's flows queue together: the records of the pushes 3 ahead are fetched */
-        if (q->n_free >= 3)
-            __builtin_prefetch(&q->node[q->free_ids[q->n_free - 3]], 1);
+    if (q->free_ids.n > 0) {
+        i = idp_take(&q->free_ids);
+        /* a completion's flows queue together: the next push's record is fetched */
+        int32_t nx = idp_peek(&q->free_ids);
+        if (nx >= 0)
+            __builtin_prefetch(&q->node[nx], 1);
     } else {
         i = q->hw++;
     }
@@ -395,7 +395,7 @@ int ev_retime(ev_queue *q, int32_t id, double t, uint32_t ver)
 static void release(ev_queue *q, int32_t id)
 {
     q->node[id].grp = NIL;
-    q->free_ids[q->n_free++] = id;
+    idp_put(&q->free_ids, id);
     q->n--;
 }
 

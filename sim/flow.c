@@ -116,8 +116,9 @@ static void waterfill(net_t *net, int nf, int nl)
             continue;
         double x = top.key;
         uint64_t round = ++net->round;
+        const int *lfl = net_link_cfl(l);
         for (int j = 0; j < l->nfl; j++) {
-            const net_flow *f = &net->flows[l->fl[j]];
+            const net_flow *f = &net->flows[lfl[j]];
             net_fsol *g = &fs[f->comp_ix];
             if (g->frozen)
                 continue;
@@ -133,7 +134,7 @@ static void waterfill(net_t *net, int nf, int nl)
         }
         ls->stamp++;
         for (int j = 0; j < l->nfl; j++) {
-            const net_flow *f = &net->flows[l->fl[j]];
+            const net_flow *f = &net->flows[lfl[j]];
             if (fs[f->comp_ix].frozen != round)
                 continue;
             for (int k = 0; k < f->nl; k++) {
@@ -181,8 +182,9 @@ static void apply(net_t *net, double now, int nf, int nl)
     for (int i = 0; i < nl; i++) {
         net_link *l = &net->links[net->comp_links[i]];
         double s = 0;
+        const int *lfl = net_link_cfl(l);
         for (int j = 0; j < l->nfl; j++)
-            s += net->fclk[l->fl[j]].rate;
+            s += net->fclk[lfl[j]].rate;
         l->load = s;
     }
 }
@@ -207,8 +209,9 @@ static void collect(net_t *net, const int *seeds, int n_seeds, int *nf_out, int 
     }
     for (int i = 0; i < nl; i++) {
         const net_link *l = &net->links[net->comp_links[i]];
+        const int *lfl = net_link_cfl(l);
         for (int j = 0; j < l->nfl; j++) {
-            int id = l->fl[j];
+            int id = lfl[j];
             net_flow *f = &net->flows[id];
             if (f->comp_ix >= 0 && f->comp_ix < nf && net->comp_flows[f->comp_ix] == id)
                 continue;
@@ -238,40 +241,38 @@ static int grow(void **p, size_t n, size_t size)
 }
 
 /* The per-flow arrays for cap flows in one 64-byte aligned block (net_flow first, so each
- * flow is one cache line; then the clocks, the solve scratch and the free ids), the first
- * flow_hw entries copied from the old block (scratch is not kept),
- * which is freed. net_free frees the block through net->flows. */
+ * flow is one cache line; then the clocks and the solve scratch), the first flow_hw entries
+ * copied from the old block (scratch is not kept), which is freed; the free ids' bitmap grown
+ * to cap. net_free frees the block through net->flows. */
 static int grow_flows(net_t *net, int cap)
 {
     size_t n = (size_t)cap, hw = (size_t)net->flow_hw;
     size_t o_clk = n * sizeof(net_flow), o_sol = o_clk + n * sizeof(net_fclk);
-    size_t o_free = o_sol + n * sizeof(net_fsol), size = o_free + n * sizeof(int);
+    size_t size = o_sol + n * sizeof(net_fsol);
     size = (size + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
+    if (idp_reserve(&net->free_ids, (int32_t)((n + 63) / 64)))
+        return SC_ERUNTIME;
     char *b = aligned_alloc(64, size);
     if (!b)
         return SC_ERUNTIME;
     net_flow *fl = (net_flow *)b;
     net_fclk *clk = (net_fclk *)(b + o_clk);
     net_fsol *sol = (net_fsol *)(b + o_sol);
-    int *ids = (int *)(b + o_free);
     if (hw) {
         memcpy(fl, net->flows, hw * sizeof *fl);
         memcpy(clk, net->fclk, hw * sizeof *clk);
     }
-    if (net->free_head >= 0)
-        memcpy(ids, net->free_ids, (size_t)(net->free_head + 1) * sizeof *ids);
     free(net->flows);
     net->flows = fl;
     net->fclk = clk;
     net->fsol = sol;
-    net->free_ids = ids;
     return 0;
 }
 
 /* Room for one more flow in every per-flow buffer. flow_cap moves only once all have grown. */
 static int reserve_flow(net_t *net)
 {
-    if (net->free_head >= 0 || net->flow_hw < net->flow_cap)
+    if (net->free_ids.n > 0 || net->flow_hw < net->flow_cap)
         return 0;
     if (net->flow_cap > INT_MAX / 2 / NET_PATH_MAX - net->n_links)
         return SC_ERUNTIME;
@@ -286,7 +287,7 @@ static int reserve_flow(net_t *net)
     return 0;
 }
 
-/* Room for one more flow on link l: its arena slot (NET_FL_SLOT entries), then its own array,
+/* Room for one more flow on link l: its inline list (NET_FL_SLOT entries), then its own array,
  * doubled as needed (the entries and their order unchanged). */
 static int reserve_link(net_link *l)
 {
@@ -295,13 +296,13 @@ static int reserve_link(net_link *l)
     if (l->capfl > INT_MAX / 2)
         return SC_ERUNTIME;
     int cap = 2 * l->capfl;
-    if (l->capfl <= NET_FL_SLOT) { /* leaving the arena: the slot is not freed */
+    if (l->capfl <= NET_FL_SLOT) { /* leaving the record: the inline entries copied out */
         int *own = malloc((size_t)cap * sizeof *own);
         if (!own)
             return SC_ERUNTIME;
-        memcpy(own, l->fl, (size_t)l->nfl * sizeof *own);
-        l->fl = own;
-    } else if (grow((void **)&l->fl, (size_t)cap, sizeof *l->fl)) {
+        memcpy(own, l->fl.in, (size_t)l->nfl * sizeof *own);
+        l->fl.own = own;
+    } else if (grow((void **)&l->fl.own, (size_t)cap, sizeof *l->fl.own)) {
         return SC_ERUNTIME;
     }
     l->capfl = cap;
@@ -384,9 +385,10 @@ int net_batch_end(net_t *net, double now)
             __builtin_prefetch(&net->links[net->pend[i + 4]]);
         if (i + 2 < net->n_pend && net->pend[i + 2] >= 0) {
             const net_link *p = &net->links[net->pend[i + 2]];
+            const int *pfl = net_link_cfl(p);
             for (int j = 0; j < p->nfl && j < NET_FL_SLOT; j++) {
-                __builtin_prefetch(&net->flows[p->fl[j]]);
-                __builtin_prefetch(&net->fclk[p->fl[j]]); /* apply's first read */
+                __builtin_prefetch(&net->flows[pfl[j]]);
+                __builtin_prefetch(&net->fclk[pfl[j]]); /* apply's first read */
             }
         }
         if (net->pend[i] < 0)
@@ -421,13 +423,14 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
             return SC_ERUNTIME;
 
     int fid;
-    if (net->free_head >= 0) {
-        fid = net->free_ids[net->free_head--];
+    if (net->free_ids.n > 0) {
+        fid = idp_take(&net->free_ids);
         /* the flows of a collective are added one after another: the next one takes the next
          * free slot, whose lines (past the caches at scale) are fetched while this one is set */
-        if (net->free_head >= 0) {
-            __builtin_prefetch(&net->flows[net->free_ids[net->free_head]], 1);
-            __builtin_prefetch(&net->fclk[net->free_ids[net->free_head]], 1);
+        int nx = idp_peek(&net->free_ids);
+        if (nx >= 0) {
+            __builtin_prefetch(&net->flows[nx], 1);
+            __builtin_prefetch(&net->fclk[nx], 1);
         }
     } else {
         fid = net->flow_hw++;
@@ -447,7 +450,7 @@ int net_flow_add(net_t *net, double now, int src, int dst, int ch, double bytes,
         net_link *l = &net->links[path[k]];
         f->lk[k] = path[k];
         f->pos[k] = l->nfl;
-        l->fl[l->nfl++] = fid;
+        net_link_fl(l)[l->nfl++] = fid;
     }
     net->n_live++;
     net->now = now;
@@ -494,10 +497,11 @@ int net_flow_remove(net_t *net, double now, int id)
     for (int k = 0; k < ns; k++) { /* detach: swap the link's last flow into our place */
         net_link *l = &net->links[f->lk[k]];
         seeds[k] = f->lk[k];
-        int last = l->fl[--l->nfl];
+        int *lfl = net_link_fl(l);
+        int last = lfl[--l->nfl];
         if (last != id) {
             int p = f->pos[k];
-            l->fl[p] = last;
+            lfl[p] = last;
             net_flow *g = &net->flows[last];
             for (int kk = 0; kk < g->nl; kk++)
                 if (g->lk[kk] == f->lk[k])
@@ -506,7 +510,7 @@ int net_flow_remove(net_t *net, double now, int id)
     }
     f->live = 0;
     f->nl = 0;
-    net->free_ids[++net->free_head] = id;
+    idp_put(&net->free_ids, id);
     net->n_live--;
     net->now = now;
     if (!net->batching)

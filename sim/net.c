@@ -18,7 +18,7 @@ static int bad_eff(double e)
 static void set_link(net_t *net, int id, double cap, double lat, const char *name)
 {
     net->links[id].cap = cap;
-    net->links[id].lat = lat;
+    net->lat[id] = lat;
     snprintf(net->names[id], NAME_LEN, "%s", name);
 }
 
@@ -145,17 +145,14 @@ static int net_alloc_links(net_t *net, const spec_cluster *c, int nodes, int uni
     if (net->links)
         memset(net->links, 0, lbytes);
     net->lsol = malloc((size_t)net->n_links * sizeof *net->lsol);
-    size_t abytes = ((size_t)net->n_links * NET_FL_SLOT * sizeof(int) + 63) / 64 * 64;
-    net->fl_arena = aligned_alloc(64, abytes);
-    for (int i = 0; net->links && net->fl_arena && i < net->n_links; i++) {
-        net->links[i].fl = net->fl_arena + (size_t)i * NET_FL_SLOT; /* grown out of by flow.c */
-        net->links[i].capfl = NET_FL_SLOT;
-    }
+    net->lat = calloc((size_t)net->n_links, sizeof *net->lat);
+    for (int i = 0; net->links && i < net->n_links; i++)
+        net->links[i].capfl = NET_FL_SLOT; /* the list inline; flow.c grows it out */
     net->names = calloc((size_t)net->n_links, sizeof *net->names);
     net->comp_links = malloc((size_t)net->n_links * sizeof *net->comp_links);
     net->pend = malloc((size_t)net->n_links * sizeof *net->pend);
     net->heap = malloc((size_t)net->n_links * sizeof *net->heap);
-    if (!net->links || !net->fl_arena || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend)
+    if (!net->links || !net->lat || !net->names || !net->comp_links || !net->lsol || !net->heap || !net->pend)
         return sc_err_set(err, SC_ERUNTIME, src, "", "out of memory for %d links", nodes);
     return 0;
 }
@@ -238,7 +235,6 @@ int net_build_quotient(const spec_cluster *c, int nodes, int unit, const net_par
     net->n_gpus = unit * net->gpn;
     net->full_gpus = nodes * net->gpn;
     net->kind = c->fabric.kind;
-    net->free_head = -1;
     if (net->kind == FABRIC_NVLINK_MESH) {
         if ((rc = build_mesh(net, c, err))) {
             net_free(net);
@@ -271,14 +267,15 @@ void net_free(net_t *net)
         return;
     if (net->links)
         for (int i = 0; i < net->n_links; i++)
-            if (net->links[i].capfl > NET_FL_SLOT) /* its own array, else a slot of fl_arena */
-                free(net->links[i].fl);
+            if (net->links[i].capfl > NET_FL_SLOT) /* its own array, else inline */
+                free(net->links[i].fl.own);
     free(net->links);
-    free(net->fl_arena);
+    free(net->lat);
     free(net->names);
     free(net->mesh_id);
     free(net->mesh_via);
     free(net->flows);
+    idp_free_all(&net->free_ids);
     free(net->comp_flows);
     free(net->comp_links);
     free(net->lsol);
@@ -316,7 +313,7 @@ double net_link_capacity(const net_t *net, int link)
 
 double net_link_latency(const net_t *net, int link)
 {
-    return link_ok(net, link) ? net->links[link].lat : NAN;
+    return link_ok(net, link) ? net->lat[link] : NAN;
 }
 
 double net_link_bytes(const net_t *net, int link, double now)

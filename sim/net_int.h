@@ -7,31 +7,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idpool.h"
 #include "net.h"
 #include "topo.h"
 
 #define NAME_LEN 48
-/* Flow-list entries each link has in the arena before it needs its own array (4 ints: four
- * links' lists to a cache line; most links carry a few flows at once). */
+/* Flow-list entries a link holds inline, in its own record, before it needs its own array (4 ints:
+ * most links carry a few flows at once). */
 #define NET_FL_SLOT 4
 
 /* A link is one 64-byte line (the array is 64-byte aligned): what adding, removing, collecting a
- * component and filling touch. The scratch of a solve is apart (net_lsol, by component index). */
+ * component and filling touch, its flow list included while it fits inline (so adding or removing
+ * a flow touches one line per link). Its latency, read only when routes are priced, is apart
+ * (net.lat). The scratch of a solve is apart too (net_lsol, by component index). */
 typedef struct net_link {
     _Alignas(64) double cap; /* capacity, B/s                                               */
-    double lat;   /* latency, s                                                             */
     double bytes; /* carried from time 0 to t, B                                            */
     double t;     /* time `bytes` is accounted up to, s                                     */
     double load;  /* sum of the rates of the flows on it since t, B/s                       */
-    int *fl;      /* ids of the flows crossing it: its NET_FL_SLOT-int slot of the net's arena
-                     (fl_arena, in link order: a node's links' lists share a few lines) until
-                     it outgrows it, then its own heap array (capfl > NET_FL_SLOT)          */
-    int nfl, capfl;
+    int nfl, capfl; /* flows on it; room in its list (NET_FL_SLOT: inline, more: own array)  */
     /* sparse-set memberships (no clearing between uses): valid only while the array they
      * index holds this link's id there, within its current length */
     int comp_ix; /* in comp_links: the component being collected or solved                   */
     int pend_ix; /* in pend: the open batch's seed links                                      */
+    union {      /* ids of the flows crossing it (net_link_fl): inline until the list outgrows
+                    NET_FL_SLOT entries, then its own heap array (capfl > NET_FL_SLOT)       */
+        int in[NET_FL_SLOT];
+        int *own;
+    } fl;
 } net_link;
+
+/* Link l's flow list (nfl entries). */
+static inline int *net_link_fl(net_link *l)
+{
+    return l->capfl > NET_FL_SLOT ? l->fl.own : l->fl.in;
+}
+static inline const int *net_link_cfl(const net_link *l)
+{
+    return l->capfl > NET_FL_SLOT ? l->fl.own : l->fl.in;
+}
 
 /* A link's scratch during one solve, indexed by its place in comp_links. */
 typedef struct net_lsol {
@@ -93,15 +107,15 @@ struct net {
     int *mesh_id;  /* [i * gpn + j]: offset of link i>j inside a node block, -1 = none       */
     int *mesh_via; /* [i * gpn + j]: intermediate GPU for i>j, -1 = direct                  */
     net_link *links;
-    int *fl_arena; /* NET_FL_SLOT ints per link, link i's at i * NET_FL_SLOT (64-byte aligned) */
+    double *lat;   /* per link: its latency, s                                              */
     char (*names)[NAME_LEN];
 
     /* per-flow arrays, flow_cap entries each, in one allocation that starts at flows (flow.c) */
     net_flow *flows;
     net_fclk *fclk;
     net_fsol *fsol;    /* comp_flows' scratch                                                    */
-    int *free_ids;     /* stack of free ids, [0, free_head]                                      */
-    int flow_cap, flow_hw, n_live, free_head;
+    idp_pool free_ids; /* the free ids below flow_hw, the lowest taken first (idpool.h)         */
+    int flow_cap, flow_hw, n_live;
     int *comp_flows;  /* flow_cap entries                                                   */
     int *comp_links;  /* n_links entries                                                    */
     net_lsol *lsol;   /* n_links entries: comp_links' scratch                                */

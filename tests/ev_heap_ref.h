@@ -1,7 +1,8 @@
 /* ev_heap_ref.h — for tests/test_ev.c only: the event queue as it was before issue 32's grouped
  * queue (an indexed 4-ary min-heap of every event ordered by (t, seq), re-timing as a fresh push,
- * free ids reused last freed first), kept as the reference the grouped queue must match pop for
- * pop. Not a queue for the simulator: no growth limits, no error paths beyond NaN. */
+ * free ids reused lowest first since perfsim36: a binary min-heap of them here, last freed first
+ * before), kept as the reference the grouped queue must match pop for pop. Not a queue for the
+ * simulator: no growth limits, no error paths beyond NaN. */
 #ifndef SC_EV_HEAP_REF_H
 #define SC_EV_HEAP_REF_H
 
@@ -18,7 +19,7 @@ typedef struct evref_q {
     } *heap;
     ev_event *node; /* payload by id (t, seq, id unused here) */
     uint32_t *pos;  /* heap index by id, UINT32_MAX when free */
-    int32_t *free_ids;
+    int32_t *free_ids; /* a binary min-heap of n_free ids */
     size_t n, cap;
     int32_t hw, n_free;
     uint64_t next_seq;
@@ -89,9 +90,36 @@ static void evref_free(evref_q *q)
     free(q->free_ids);
 }
 
+/* The free ids' min-heap: put one, take the least. */
+static void evref_id_put(evref_q *q, int32_t id)
+{
+    int32_t *h = q->free_ids, i = q->n_free++;
+    for (; i > 0 && h[(i - 1) / 2] > id; i = (i - 1) / 2)
+        h[i] = h[(i - 1) / 2];
+    h[i] = id;
+}
+
+static int32_t evref_id_take(evref_q *q)
+{
+    int32_t *h = q->free_ids, top = h[0], last = h[--q->n_free], i = 0;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= q->n_free)
+            break;
+        if (c + 1 < q->n_free && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= last)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = last;
+    return top;
+}
+
 static int32_t evref_push(evref_q *q, double t, int kind, int32_t a, int32_t b, uint32_t ver)
 {
-    int32_t i = q->n_free > 0 ? q->free_ids[--q->n_free] : q->hw++;
+    int32_t i = q->n_free > 0 ? evref_id_take(q) : q->hw++;
     q->node[i] = (ev_event){.kind = kind, .a = a, .b = b, .ver = ver};
     evref_up(q, q->n++, (struct evref_ent){t, q->next_seq++, i});
     return i;
@@ -107,7 +135,7 @@ static void evref_remove_at(evref_q *q, int32_t id)
 {
     size_t i = q->pos[id];
     q->pos[id] = UINT32_MAX;
-    q->free_ids[q->n_free++] = id;
+    evref_id_put(q, id);
     struct evref_ent last = q->heap[--q->n];
     if (i < q->n)
         evref_settle(q, i, last);

@@ -2183,6 +2183,58 @@ START_TEST(test_memo_graphs_across_grad_accum)
 }
 END_TEST
 
+START_TEST(test_memo_prefix_bits)
+{
+    /* The memo keeps each graph's walk of micro-steps 0 and 1 (analytic.c run_prefix) and resumes
+     * later grad_accums from it where neither cursor reached the last micro-step. A 4-layer model
+     * (a micro-step of ~10 copies) with prefetch depths 0 to 12 layers, so that the look-ahead
+     * ends micro-step 1 inside micro-step 2, 3 or 4, under every framework (FSDP's backward depth
+     * differs: prefetch_var) and the sharded layouts, p4d's shipped calibration (overlap
+     * slowdown): grad_accum in an order that keeps the prefix at 16 and resumes at the smallest
+     * one allowed and below it (2, 3, 4, 5), then 64 and back. Every an_result byte equals
+     * an_predict's. Fails when the prefix is kept before the micro-step jump and resumed after it,
+     * or resumed where the look-ahead had reached the last micro-step. */
+    spec_cluster c;
+    spec_model unused;
+    load_cm("p4d.24xlarge", "gpt3-13b", &c, &unused);
+    const spec_model m = test_tiny_model(4);
+    static cost_calib k;
+    sc_err e;
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p4d.24xlarge.json", &k, &e), 0);
+    static const char *const lays[] = {"zero3", "zero2", "ddp", "mics:p=4", "hsdp:p=8"};
+    static const int accs[] = {16, 2, 3, 4, 5, 6, 64, 3, 4, 1, 8};
+    an_memo *memo = an_memo_new();
+    ck_assert_ptr_nonnull(memo);
+    long checked = 0;
+    for (int fw = 0; fw < 4; fw++)
+        for (int pf = 0; pf <= 12; pf += 3)
+            for (int li = 0; li < 5; li++)
+                for (int ai = 0; ai < (int)(sizeof accs / sizeof accs[0]); ai++) {
+                    spec_layout l = parse_layout(lays[li]);
+                    spec_training t;
+                    spec_training_defaults(&t);
+                    t.framework = (spec_framework)fw;
+                    t.prefetch_layers = pf;
+                    t.grad_accum = accs[ai];
+                    if (spec_layout_check(&l, &c, 2, NULL) || spec_layout_check_model(&l, &m, NULL) ||
+                        spec_layout_check_training(&l, &t, NULL))
+                        continue;
+                    wl w;
+                    wl_build(&m, &t, &w);
+                    an_result a, b;
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    an_predict(&w, &t, &l, &c, 2, &k, &a);
+                    an_predict_memo(memo, &w, &t, &l, &c, 2, &k, &b);
+                    ck_assert_msg(!memcmp(&a, &b, sizeof a), "framework %d, prefetch %d, %s, grad-accum %d: %.17g vs %.17g",
+                                  fw, pf, lays[li], accs[ai], a.step_s, b.step_s);
+                    checked++;
+                }
+    ck_assert_int_ge(checked, 500);
+    an_memo_free(memo);
+}
+END_TEST
+
 /* ---- a copy's inline chain per local index on an NVLink mesh (analytic_mesh.c) --------------- */
 /* The forward block item of `layout` on `nodes` nodes of c (test_tiny_model(4), grad_accum 5,
  * the tiny calibration: efficiencies 1, latencies 0), timed; its lo_item in *li, the whole
@@ -2490,6 +2542,7 @@ Suite *analytic_suite(void)
     tcase_add_test(prop, test_predict_derived_fields);
     tcase_add_test(prop, test_predict_memo_identical);
     tcase_add_test(prop, test_memo_graphs_across_grad_accum);
+    tcase_add_test(prop, test_memo_prefix_bits);
     tcase_add_test(prop, test_memo_key_fields);
     suite_add_tcase(s, prop);
     return s;

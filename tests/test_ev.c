@@ -324,11 +324,11 @@ START_TEST(test_engine_prefetch_hints)
 }
 END_TEST
 
-/* Issue 32 item 1: free ids are kept on a stack (an array since then; a list through the
- * payloads before), reused last freed first, as before. Ids 0, 1, 2 at t = 2, 0, 1; popping
- * frees 1 (t 0) then 2 (t 1); the next pushes get 2, then 1, then the never used 3; 600 more
- * pushes grow the queue past its capacity of 4 and still pop in order. */
-START_TEST(test_queue_free_ids_lifo)
+/* Issue 32 item 1: free ids are reused lowest first (perfsim36, sim/idpool.h; last freed first
+ * before). Ids 0, 1, 2 at t = 2, 0, 1; popping frees 1 (t 0) then 2 (t 1); the next pushes get
+ * 1, then 2, then the never used 3; 600 more pushes grow the queue past its capacity of 4 and
+ * still pop in order. */
+START_TEST(test_queue_free_ids_lowest)
 {
     ev_queue *q = ev_queue_new(4);
     int32_t id;
@@ -341,7 +341,7 @@ START_TEST(test_queue_free_ids_lifo)
     ck_assert_int_eq(e.id, 1);
     ck_assert_int_eq(ev_pop(q, &e), 1);
     ck_assert_int_eq(e.id, 2);
-    const int32_t want[3] = {2, 1, 3};
+    const int32_t want[3] = {1, 2, 3};
     for (int i = 0; i < 3; i++) {
         ck_assert_int_eq(ev_push_id(q, 5.0 + i, 0, 10 + i, 0, 0, &id), 0);
         ck_assert_int_eq(id, want[i]);
@@ -543,7 +543,7 @@ Suite *ev_suite(void)
     tcase_add_test(tc, test_engine_dispatch);
     tcase_add_test(tc, test_engine_stop);
     tcase_add_test(tc, test_engine_prefetch_hints);
-    tcase_add_test(tc, test_queue_free_ids_lifo);
+    tcase_add_test(tc, test_queue_free_ids_lowest);
     tcase_add_test(tc, test_queue_matches_heap_ref);
     tcase_add_test(tc, test_queue_groups);
     suite_add_tcase(s, tc);

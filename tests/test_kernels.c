@@ -578,6 +578,60 @@ START_TEST(test_gemm_rate_random_bits)
 }
 END_TEST
 
+START_TEST(test_gemm_whole_edges)
+{
+    /* kern_gemm_time_r's integer path for whole shapes (perfan36: m, n and batch below 2^31 and the
+     * finest tile count m64 n64 batch below 2^52) and the general path on either side of its
+     * guards, bit for bit kernels.h's formula: m and n at 2^31 - 1, 2^31 and odd sizes near them
+     * and near 2^20, batches putting m64 n64 batch just below, at and just above 2^52, and batches
+     * at 2^31 - 1 and 2^31. A product taken past 2^52 in the integer path, or a guard off by one
+     * that sends such a shape there, fails (waves past 2^52 are not exact in doubles). */
+    static const char *const arch[] = {"volta", "ampere", "hopper", "cpu"};
+    static const double dims[] = {0x1p31 - 1, 0x1p31, 0x1p31 - 65, 0x1p30 + 3, 0x1p20 + 1, 0x1p20 - 63, 12288};
+    long n = 0;
+    for (int a = 0; a < 4; a++) {
+        spec_cluster c = toy();
+        snprintf(c.gpu.arch, sizeof c.gpu.arch, "%s", arch[a]);
+        c.gpu.sms = a == 3 ? 0 : a == 2 ? 132 : 108;
+        kern_calib k;
+        kern_defaults(arch[a], &k);
+        for (int d = KD_FP32; d < KD_N; d++) {
+            if (kern_peak(&c, (kern_dtype)d) <= 0)
+                continue;
+            kern_gemm_rate r;
+            kern_gemm_rate_of(&k, &c, (kern_dtype)d, &r);
+            for (int i = 0; i < 7; i++)
+                for (int j = 0; j < 7; j++) {
+                    const double t64 = ceil(dims[i] / 64) * ceil(dims[j] / 64), edge = floor(0x1p52 / t64);
+                    const double bs[] = {1, 3, edge - 1, edge, edge + 1, 0x1p31 - 1, 0x1p31};
+                    for (int q = 0; q < 7; q++) {
+                        if (!(bs[q] >= 1))
+                            continue;
+                        double got = kern_gemm_time_r(&r, dims[i], dims[j], 4096, bs[q], 2, 0);
+                        double want = gemm_formula(&k, &c, (kern_dtype)d, dims[i], dims[j], 4096, bs[q], 2, 0);
+                        ck_assert_msg(!memcmp(&got, &want, sizeof got), "%s %s %.17g x %.17g x %.17g: %a vs %a",
+                                      arch[a], kern_dtype_str((kern_dtype)d), dims[i], dims[j], bs[q], got, want);
+                        n++;
+                    }
+                }
+            /* waves_int: tile counts that are whole multiples of the SMs (the guess t x (1 / sms)
+             * may round below the whole quotient: g = x - 1, rem = sms) and one past them, up to
+             * 2^34 tiles (fails with g + (rem >= 0) or g + 1 for the ceil) */
+            for (double j = 1; j < 0x1p34 / r.sms; j = floor(j * 1.003) + 1)
+                for (double e = 0; e < 2; e++) {
+                    double mm = 64 * (r.sms * j + e); /* past 2^31: the general path, its waves_int */
+                    double got = kern_gemm_time_r(&r, mm, 64, 4096, 1, 2, 0);
+                    double want = gemm_formula(&k, &c, (kern_dtype)d, mm, 64, 4096, 1, 2, 0);
+                    ck_assert_msg(!memcmp(&got, &want, sizeof got), "%s %s multiple %.17g: %a vs %a", arch[a],
+                                  kern_dtype_str((kern_dtype)d), mm, got, want);
+                    n++;
+                }
+        }
+    }
+    ck_assert_int_gt(n, 3000);
+}
+END_TEST
+
 START_TEST(test_layer_times_bits)
 {
     /* cost_layer_times (one GEMM table for the call, full checkpointing's recompute = the
@@ -647,6 +701,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
     tcase_add_test(t, test_gemm_formula_bits);
     tcase_add_test(t, test_gemm_rate_random_bits);
+    tcase_add_test(t, test_gemm_whole_edges);
     tcase_add_test(t, test_layer_times_bits);
     suite_add_tcase(s, t);
     t = tcase_create("attention");

@@ -557,6 +557,52 @@ START_TEST(test_pow_memo_bits)
 }
 END_TEST
 
+START_TEST(test_tab_pairs)
+{
+    /* nccl_tab_of (perfan36: usability split into the protocols the parameters allow and each
+     * algorithm's rule) lists exactly the pairs nccl_usable accepts out of the 15, in nccl_best_of's
+     * order (algorithm up, Simple then LL128 then LL), each with nccl_latency's bits, and raw 0 for
+     * an algorithm with none: every combination of simple_only, ll128 and nvls x the three kinds x
+     * 1-16 nodes x 1-8 GPUs (incl. n = 1, nothing usable). Fails when a protocol is listed out of
+     * order (LL before LL128) or one the parameters refuse is kept. */
+    long pairs = 0;
+    for (int v = 0; v < 8; v++) {
+        nccl_params p;
+        nccl_params_defaults(&p);
+        p.simple_only = v & 1;
+        p.ll128 = !(v & 2);
+        p.nvls = (v & 4) != 0;
+        for (int kind = 0; kind < 3; kind++)
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    nccl_shape s = {.kind = kind, .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_tab t;
+                    nccl_tab_of(&p, &s, &t);
+                    int j = 0;
+                    for (int a = 0; a < NCCL_N_ALGOS; a++) {
+                        int any = 0;
+                        for (int q = NCCL_N_PROTOS - 1; q >= 0; q--) {
+                            if (!nccl_usable(&p, &s, (nccl_algo)a, (nccl_proto)q))
+                                continue;
+                            any = 1;
+                            double lat = nccl_latency(&p, &s, (nccl_algo)a, (nccl_proto)q);
+                            ck_assert_int_lt(j, t.nc);
+                            ck_assert_msg(t.ca[j] == a && t.cq[j] == q && !memcmp(&t.cl[j], &lat, sizeof lat),
+                                          "v %d kind %d %dx%d pair %d: %d/%d %a vs %d/%d %a", v, kind, k, m, j, t.ca[j],
+                                          t.cq[j], t.cl[j], a, q, lat);
+                            j++;
+                        }
+                        ck_assert_msg(any || t.raw[a] == 0, "v %d kind %d %dx%d algo %d: raw %g", v, kind, k, m, a,
+                                      t.raw[a]);
+                    }
+                    ck_assert_int_eq(j, t.nc);
+                    pairs += j;
+                }
+    }
+    ck_assert_int_gt(pairs, 1000); /* 8 x 3 x 20 shapes, 1-8 pairs each */
+}
+END_TEST
+
 /* One estimate's layer times and collectives through the caches an estimate uses (the GEMM
  * table of cost_layer_times with its per-math rates; one cost_coll_cache with its NCCL tables and
  * powers across all the graph's collectives, as an_time_memo) against the same without them. */
@@ -697,6 +743,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_pow_memo_bits);
+    tcase_add_test(tc, test_tab_pairs);
     tcase_add_test(tc, test_estimate_caches_bits);
     tcase_add_test(tc, test_calib_parse);
     tcase_add_test(tc, test_best_lat_bits);

@@ -11,6 +11,7 @@
 #include "../model/spec.h"
 #include "../model/cost.h"
 #include "../sim/coll.h"
+#include "../sim/idpool.h"
 #include "../sim/net.h"
 
 static const net_params EFF08 = {0.8, 0.8, 0.8};
@@ -834,6 +835,112 @@ START_TEST(test_spread_properties)
 }
 END_TEST
 
+/* Issue 32 item 1 (perfsim36): a link's flow list lives inline in its record up to NET_FL_SLOT (4)
+ * entries, then in its own array; a removal swaps the list's last flow into the removed one's
+ * place. The order is observable: an unbatched add or remove on a path whose two links carry the
+ * same flows re-rates all of them (cap / n each, exactly: every flow freezes at the first link the
+ * filling pops, key cap / n), and net_changed lists them in the first link's list order (collect
+ * walks it; apply keeps that order). Reference: an array per path, append on add, last into the
+ * hole on remove. Four NVSwitch paths on one p4d node (GPU 2p -> 2p+1) capped at 3, 4, 5 and 9
+ * flows: one list always inline, one filling the slot exactly, two leaving it (and shrinking
+ * back below it in their own arrays); 3,000 random operations. */
+START_TEST(test_link_lists_keep_order)
+{
+    spec_cluster c = load("p4d.24xlarge");
+    net_t *net = build(&c, 1, &EFF08);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 36);
+    enum { P = 4, MAXF = 9 };
+    const int lim[P] = {3, 4, 5, MAXF};
+    int ref[P][MAXF], n[P] = {0};
+    double cap[P];
+    for (int p = 0; p < P; p++) {
+        int path[NET_PATH_MAX];
+        ck_assert_int_eq(net_path(net, 2 * p, 2 * p + 1, 0, path, NET_PATH_MAX), 2);
+        cap[p] = net_link_capacity(net, path[0]);
+        ck_assert(cap[p] == net_link_capacity(net, path[1]));
+    }
+    double now = 0;
+    for (int op = 0; op < 3000; op++) {
+        int p = (int)gsl_rng_uniform_int(r, P);
+        now += 1e-6;
+        if (n[p] == 0 || (n[p] < lim[p] && gsl_rng_uniform(r) < 0.55)) {
+            int id;
+            ck_assert_int_eq(net_flow_add(net, now, 2 * p, 2 * p + 1, 0, 1e12, (uint64_t)op, &id), 0);
+            ref[p][n[p]++] = id;
+        } else {
+            int k = (int)gsl_rng_uniform_int(r, (unsigned long)n[p]);
+            ck_assert_int_eq(net_flow_remove(net, now, ref[p][k]), 0);
+            ref[p][k] = ref[p][--n[p]];
+        }
+        const int *ch;
+        int nch;
+        net_changed(net, &ch, &nch);
+        ck_assert_int_eq(nch, n[p]);
+        for (int i = 0; i < n[p]; i++) {
+            ck_assert_msg(ch[i] == ref[p][i], "op %d path %d: changed[%d] = %d, list has %d", op, p, i, ch[i],
+                          ref[p][i]);
+            ck_assert(net_flow_rate(net, ch[i]) == cap[p] / n[p]);
+        }
+    }
+    gsl_rng_free(r);
+    net_free(net);
+}
+END_TEST
+
+/* Issue 32 item 1 (perfsim36): flows and events take the lowest free slot (sim/idpool.h).
+ * Against a reference (a flag per id, the lowest set one found by a linear scan): 40,000 random
+ * takes and puts in four phases of 10,000 (takes 90 %, 20 %, 90 %, 55 %), so the ids pass 64
+ * words (the summary's second word) and the free ones thin out far above the lowest; every take
+ * and peek equal to the reference's lowest free id (-1 when none), the count of free ids equal. */
+START_TEST(test_idpool_lowest_first)
+{
+    enum { MAXID = 9000 };
+    unsigned char isfree[MAXID] = {0};
+    int hw = 0, nfree = 0; /* ids [0, hw) handed out or free, as net_flow_add does */
+    idp_pool p = {0};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    const double p_take[4] = {0.9, 0.2, 0.9, 0.55};
+    for (int op = 0; op < 40000; op++) {
+        int want = -1;
+        for (int i = 0; i < hw && want < 0; i++)
+            if (isfree[i])
+                want = i;
+        ck_assert_int_eq(idp_peek(&p), want);
+        ck_assert_int_eq(p.n, nfree);
+        if (gsl_rng_uniform(r) < p_take[op / 10000] && (want >= 0 || hw < MAXID)) {
+            int got = idp_take(&p);
+            if (want < 0) { /* none free: a new id, with room made for its bit */
+                ck_assert_int_eq(got, -1);
+                got = hw++;
+                ck_assert_int_eq(idp_reserve(&p, (hw + 63) / 64), 0);
+            } else {
+                ck_assert_int_eq(got, want);
+                isfree[got] = 0;
+                nfree--;
+            }
+        } else {
+            int used = hw - nfree;
+            if (used == 0)
+                continue;
+            int k = (int)gsl_rng_uniform_int(r, (unsigned long)used), id = -1;
+            for (int i = 0; i < hw; i++) /* the k-th id in use */
+                if (!isfree[i] && k-- == 0) {
+                    id = i;
+                    break;
+                }
+            idp_put(&p, id);
+            isfree[id] = 1;
+            nfree++;
+        }
+    }
+    ck_assert_int_gt(hw, 64 * 64); /* the summary's second word was used */
+    idp_free_all(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
 Suite *net_suite(void)
 {
     Suite *s = suite_create("net");
@@ -857,6 +964,8 @@ Suite *net_suite(void)
     tcase_add_test(tc, test_batches_equal_full);
     tcase_add_test(tc, test_batch_emptied_link_keeps_place);
     tcase_add_test(tc, test_alone_equals_filling);
+    tcase_add_test(tc, test_link_lists_keep_order);
+    tcase_add_test(tc, test_idpool_lowest_first);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
