@@ -90,7 +90,10 @@ typedef struct cli_setup {
     "                         megatron:t=T,p=P[,vp=V][,sp=0][,zero1=0][,sched=gpipe] (Megatron-LM\n"  \
     "                         3D: tensor t, pipeline p, interleaved with vp chunks per stage,\n"    \
     "                         sequence parallel, distributed optimizer; micro-batch = per replica;\n" \
-    "                         cp=C context parallel: sequence / C, ring attention)\n"               \
+    "                         cp=C context parallel: sequence / C, ring attention;\n"               \
+    "                         split=embed+loss|embed|loss|even, first=N, last=N: Megatron-Core's\n"  \
+    "                         uneven pipeline split, embedding / loss counted as a layer, or N\n"   \
+    "                         layers on the first / last stage)\n"                                 \
     "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
     "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
     "                         luwu (in-network optimizer node)\n"                                   \

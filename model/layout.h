@@ -80,6 +80,10 @@ double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_
 /* Blocks of each of the p x v virtual stages: layers / (p v) each, the remainder one more to
  * the virtual stages after the first (which carries the embedding), in order. */
 void layout_pipe_split(int layers, int p, int v, int *blocks);
+/* Blocks of each virtual stage as layout l splits them: layout_pipe_split, or Megatron-Core's
+ * uneven split (split=embed|loss|embed+loss, first=N, last=N; layout_pipe.c). l passed
+ * spec_layout_check_model. */
+void layout_pipe_split_layout(const spec_layout *l, int layers, int *blocks);
 /* The ops of stage s in the order its rank runs them (2 m v of them, into out): GPipe: all
  * forwards, then all backwards; 1F1B (PipeDream-Flush, Narayanan et al. SC'21 §2.2): p - s - 1
  * warm-up forwards, then one forward and one backward alternately, then the cool-down

@@ -30,6 +30,36 @@ void layout_pipe_split(int layers, int p, int v, int *blocks)
         blocks[0] += extra;
 }
 
+/* Megatron-Core's uneven splits (NVIDIA/Megatron-LM@d98e8a64ddf34856e74b24714e3bedb2f5a39553
+ * megatron/core/transformer/transformer_block.py get_num_layers_to_build, L76-203): with
+ * first / last (num_layers_in_first / last_pipeline_stage) the first / last stage holds that many
+ * layers and the other stages (layers - first - last) / (p - given) each (L103-146), every
+ * stage's layers in vp equal chunks (L161-183); with split=embed / loss the embedding / the
+ * loss count as one layer each: (layers + e + l) / (p vp) per virtual stage (L147-159, L161-183),
+ * one fewer on the first virtual stage of the first stage / the last of the last (L188-201).
+ * Layouts megatron_check_split accepts; none given: layout_pipe_split. */
+void layout_pipe_split_layout(const spec_layout *l, int layers, int *blocks)
+{
+    int p = l->pp > 0 ? l->pp : 1, v = l->vp > 1 ? l->vp : 1, V = p * v;
+    if (l->first > 0 || l->last > 0) {
+        int given = (l->first > 0) + (l->last > 0);
+        int per = p > given ? (layers - l->first - l->last) / (p - given) : 0;
+        for (int s = 0; s < p; s++) {
+            int n = s == 0 && l->first > 0 ? l->first : s == p - 1 && l->last > 0 ? l->last : per;
+            for (int c = 0; c < v; c++)
+                blocks[c * p + s] = n / v;
+        }
+    } else if (l->split_embed || l->split_loss) {
+        int per = (layers + l->split_embed + l->split_loss) / V;
+        for (int k = 0; k < V; k++)
+            blocks[k] = per;
+        blocks[0] -= l->split_embed;
+        blocks[V - 1] -= l->split_loss;
+    } else {
+        layout_pipe_split(layers, p, v, blocks);
+    }
+}
+
 int layout_pipe_vstage(const lo_pipe *pp, int s, int c) { return c * pp->p + s; }
 
 double layout_pipe_bubble(int p, int v, int m)
@@ -140,7 +170,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     pp->sched = l->sched;
     pp->n_vstages = pp->p * pp->v;
     pp->dp = N / megatron_replicas(l) * (l->cp > 1 ? l->cp : 1); /* dp x cp: the gradient group (cp.h) */
-    layout_pipe_split(w->model.layers, pp->p, pp->v, pp->blocks);
+    layout_pipe_split_layout(l, w->model.layers, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
     if (l->cp > 1) /* context parallelism: each rank sends its s / cp tokens (cp.h) */
@@ -214,6 +244,52 @@ static int megatron_check(const spec_layout *l, const spec_cluster *c, int n, in
                           "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
     if (l->vp > 1 && pp < 2)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: virtual stages (vp=%d) need p >= 2", name, l->vp);
+    int uneven = l->split_embed || l->split_loss || l->first > 0 || l->last > 0;
+    if (uneven && pp < 2)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: an uneven pipeline split (split, first, last) needs p >= 2",
+                          name);
+    /* Megatron-Core transformer_config.py (d98e8a64, L2229-2239) refuses both at once */
+    if ((l->split_embed || l->split_loss) && (l->first > 0 || l->last > 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected split=... or first=/last=, not both", name);
+    return 0;
+}
+
+/* first / last: Megatron-Core transformer_config.py __post_init__'s uneven checks (d98e8a64,
+ * L2294-2364): each given stage's layers in vp chunks, the rest over the middle stages evenly. */
+static int megatron_check_first_last(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    int p = l->pp, v = l->vp > 1 ? l->vp : 1, given = (l->first > 0) + (l->last > 0);
+    for (int i = 0; i < 2; i++) {
+        int n = i ? l->last : l->first;
+        if (n > 0 && n % v)
+            return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected %s=%d divisible by vp = %d", name,
+                              i ? "last" : "first", n, v);
+    }
+    long long fl = (long long)l->first + l->last, mid = m->layers - fl;
+    int stages = p - given;
+    if (mid < 0 || (mid > 0) != (stages > 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: first + last = %lld of the %d layers of %s leave %lld for %d middle stages",
+                          name, fl, m->layers, m->name, mid, stages);
+    if (stages > 0 && (mid % stages || (mid / stages) % v))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: the %lld middle layers of %s must split evenly over %d middle stages x vp = %d chunks", name,
+                          mid, m->name, stages, v);
+    return 0;
+}
+
+/* split=embed / loss: Megatron-Core transformer_config.py (d98e8a64, L2370-2415): the layers
+ * with the embedding / loss counted divisible by p, each stage's by vp. */
+static int megatron_check_split(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (l->first > 0 || l->last > 0)
+        return megatron_check_first_last(l, m, name, err);
+    if (!l->split_embed && !l->split_loss)
+        return 0;
+    int p = l->pp, v = l->vp > 1 ? l->vp : 1, n = m->layers + l->split_embed + l->split_loss;
+    if (n % p || (n / p) % v)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: the %d layers of %s with the embedding / loss counted (%d) must split evenly over p x vp = %lld",
+                          name, m->layers, m->name, n, (long long)p * v);
     return 0;
 }
 
@@ -223,10 +299,16 @@ static int megatron_check_model(const spec_layout *l, const spec_model *m, const
     if (m->layers < v)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages x virtual stages, but %s has %d layers",
                           name, v, m->name, m->layers);
-    /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp */
-    if (l->vp > 1 && m->layers % v)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: interleaving needs the %d layers of %s divisible by p x vp = %d",
+    /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp, unless split unevenly */
+    int uneven = l->split_embed || l->split_loss || l->first > 0 || l->last > 0;
+    if (l->vp > 1 && m->layers % v && !uneven)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: interleaving needs the %d layers of %s divisible by p x vp = %d (or an uneven split: "
+                          "split=embed+loss, first=N, last=N)",
                           name, m->layers, m->name, v);
+    int src = megatron_check_split(l, m, name, err);
+    if (src)
+        return src;
     if (m->ffn % l->t || m->hidden % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
                           m->ffn, m->name, l->t);

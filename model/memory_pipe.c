@@ -75,7 +75,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     /* the distributed optimizer's shard group: the replicas x cp (Megatron-Core's data-parallel
      * group with context parallelism, model/cp.h) */
     int dp = n_ranks / spec_layout_replicas(l) * (l->cp > 1 ? l->cp : 1);
-    layout_pipe_split(w->model.layers, pp.p, pp.v, pp.blocks);
+    layout_pipe_split_layout(l, w->model.layers, pp.blocks);
     wl lwb;
     const wl *lw = wl_localize_megatron(w, l, &lwb);
     const wl_layer *blk = NULL;

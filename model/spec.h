@@ -340,6 +340,11 @@ typedef struct spec_layout {
      * states live (offload_optimizer.device; the update always runs on the host CPU) */
     spec_offload off_param; /* OFF_GPU (default: not offloaded), OFF_CPU, OFF_NVME          */
     spec_offload off_opt;   /* OFF_CPU (default; OFF_GPU read as OFF_CPU), OFF_NVME          */
+    /* Megatron 3D's uneven pipeline split (layout_pipe.c layout_pipe_split_layout): split_embed /
+     * split_loss count the embedding / the loss as one layer each (Megatron-Core
+     * account_for_embedding_in_pipeline_split / _loss_), first / last the transformer layers of
+     * the first / last stage (num_layers_in_first / last_pipeline_stage; 0: not given) */
+    int split_embed, split_loss, first, last;
 } spec_layout;
 
 /* ---- scenario ------------------------------------------------------------------------ */

@@ -74,7 +74,7 @@ static const struct kind_def {
     [LAYOUT_HSDP_ZERO2] = {"hybrid_shard_zero2", "p", 1, "hybrid_shard_zero2:p=8", "hybrid_shard_zero2:p=P", DIV_P,
                            DIV_P, DIV_P, USE_MODEL},
     /* pipeline stages: memory_pipe.c, not these columns */
-    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
+    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp,split,first,last", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
                          DIV_1, DIV_1, USE_WHOLE},
     /* FSDP2's reshard_after_forward=p: zero3's columns (+ the post-forward shards, layout_dp.c) */
     [LAYOUT_RAF] = {"raf", "p", 1, "raf:p=8", "raf:p=P", DIV_N, DIV_N, DIV_N, USE_LAYER},
@@ -317,6 +317,19 @@ static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
     return 0;
 }
 
+/* split=even|embed|loss|embed+loss: Megatron-Core's account_for_embedding_in_pipeline_split /
+ * account_for_loss_in_pipeline_split (layout_pipe.c layout_pipe_split_layout). */
+static int parse_split(const char *s, const char *val, spec_layout *out, sc_err *err)
+{
+    int e = !strcmp(val, "embed") || !strcmp(val, "embed+loss"), lo = !strcmp(val, "loss") || !strcmp(val, "embed+loss");
+    if (!e && !lo && strcmp(val, "even"))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": expected split=even, embed, loss or embed+loss, got \"%s\"", s, val);
+    out->split_embed = e;
+    out->split_loss = lo;
+    return 0;
+}
+
 /* One key=value of layout s (kind, the key's index ki in its kind's keys) into out; raf=0 into
  * *raf. */
 static int layout_option(const char *s, int kind, int ki, const char *key, const char *val, spec_layout *out,
@@ -329,6 +342,10 @@ static int layout_option(const char *s, int kind, int ki, const char *key, const
         num = &out->vp;
     else if (!strcmp(key, "cp"))
         num = &out->cp;
+    else if (!strcmp(key, "first"))
+        num = &out->first;
+    else if (!strcmp(key, "last"))
+        num = &out->last;
     else if (!strcmp(key, "p") || !strcmp(key, "hpz"))
         num = &out->p;
     else if (!strcmp(key, "t"))
@@ -346,6 +363,8 @@ static int layout_option(const char *s, int kind, int ki, const char *key, const
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected sched=1f1b or sched=gpipe, got \"%s\"",
                               s, val);
         out->sched = !strcmp(val, "gpipe") ? PIPE_GPIPE : PIPE_1F1B;
+    } else if (!strcmp(key, "split")) {
+        rc = parse_split(s, val, out, err);
     } else if (!strcmp(key, "raf")) {
         rc = parse_bool(s, key, val, raf, err);
     } else if (!strcmp(key, "hier")) {
@@ -454,7 +473,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     if (colon[1] && (colon[1] == ',' || strstr(colon + 1, ",,") || colon[strlen(colon + 1)] == ','))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected key=value options separated by single commas", s);
     char *save = NULL;
-    int seen[8] = {0}, raf = 1;
+    int seen[16] = {0}, raf = 1;
     for (char *opt = strtok_r(colon + 1, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(opt, '=');
         if (!eq)
@@ -463,7 +482,7 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
         const char *key = opt, *val = eq + 1;
         int ki = key_index(ko->keys, key);
         if (ki < 0) {
-            char list[64] = "";
+            char list[96] = "";
             for (const char *p = ko->keys; *p; p++)
                 snprintf(list + strlen(list), sizeof list - strlen(list), *p == ',' ? ", " : "%c", *p);
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": unknown option \"%s\" (expected %s)", s, key, list);
@@ -475,6 +494,19 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
             return rc;
     }
     return layout_finish(s, kind, ko, seen, raf, out, err);
+}
+
+/* megatron's split options as its string ends with them: ",split=embed+loss", ",first=N,last=M" */
+static void megatron_split_str(const spec_layout *l, char *out, size_t n)
+{
+    int o = 0;
+    out[0] = 0;
+    if (l->split_embed || l->split_loss)
+        o = snprintf(out, n, ",split=%s", l->split_embed && l->split_loss ? "embed+loss" : l->split_embed ? "embed" : "loss");
+    if (l->first > 0 && o >= 0 && (size_t)o < n)
+        o += snprintf(out + o, n - (size_t)o, ",first=%d", l->first);
+    if (l->last > 0 && o >= 0 && (size_t)o < n)
+        snprintf(out + o, n - (size_t)o, ",last=%d", l->last);
 }
 
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
@@ -528,13 +560,14 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         break;
     }
     case LAYOUT_MEGATRON: {
-        char vp[16] = "", cp[16] = "";
+        char vp[16] = "", cp[16] = "", sp[64] = "";
         if (l->vp > 1)
             snprintf(vp, sizeof vp, ",vp=%d", l->vp);
         if (l->cp > 1)
             snprintf(cp, sizeof cp, ",cp=%d", l->cp);
-        snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
-                 l->zero1 ? "" : ",zero1=0", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "", cp);
+        megatron_split_str(l, sp, sizeof sp);
+        snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
+                 l->zero1 ? "" : ",zero1=0", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "", cp, sp);
         break;
     }
     case LAYOUT_ZERO3_OFFLOAD: {

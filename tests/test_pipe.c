@@ -1239,6 +1239,134 @@ START_TEST(test_pipe_symmetry_unit)
 }
 END_TEST
 
+/* Blocks per stage s of a layout over `layers` (sum of its vp chunks), via layout_pipe_split_layout. */
+static int stage_blocks(const char *layout, int layers, int s, int *blocks)
+{
+    spec_layout l = parse(layout);
+    layout_pipe_split_layout(&l, layers, blocks);
+    int n = 0;
+    for (int c = 0; c < (l.vp > 1 ? l.vp : 1); c++)
+        n += blocks[c * l.pp + s];
+    return n;
+}
+
+START_TEST(test_split_counts)
+{
+    int b[LO_MAX_VSTAGES];
+    /* Llama-3.1-405B (126 layers), p = 8, vp = 8, split=embed+loss (Megatron-Core
+     * get_num_layers_to_build): (126 + 2) / 8 = 16 per stage, 16 / 8 = 2 per virtual stage; the
+     * first virtual stage (stage 0, chunk 0: k = 0) holds the embedding and 2 - 1 = 1 block, the
+     * last (stage 7, chunk 7: k = 63) the loss and 1 block: stages 0 and 7 hold 1 + 7 x 2 = 15,
+     * stages 1..6 16; 15 + 6 x 16 + 15 = 126 */
+    const char *L = "megatron:t=8,p=8,vp=8,split=embed+loss";
+    ck_assert_int_eq(stage_blocks(L, 126, 0, b), 15);
+    ck_assert_int_eq(b[0], 1);
+    ck_assert_int_eq(b[63], 1);
+    for (int k = 1; k < 63; k++)
+        ck_assert_int_eq(b[k], 2);
+    ck_assert_int_eq(stage_blocks(L, 126, 7, b), 15);
+    for (int s = 1; s < 7; s++)
+        ck_assert_int_eq(stage_blocks(L, 126, s, b), 16);
+    /* first=16,last=14 over 126, p = 8, vp = 2: the 126 - 30 = 96 middle layers over 6 stages,
+     * 16 each, 8 per chunk; stage 0 8 + 8, stage 7 7 + 7 */
+    L = "megatron:t=8,p=8,vp=2,first=16,last=14";
+    ck_assert_int_eq(stage_blocks(L, 126, 0, b), 16);
+    ck_assert_int_eq(b[0], 8);
+    ck_assert_int_eq(b[8], 8);
+    ck_assert_int_eq(stage_blocks(L, 126, 7, b), 14);
+    ck_assert_int_eq(b[7], 7);
+    ck_assert_int_eq(b[15], 7);
+    for (int s = 1; s < 7; s++)
+        ck_assert_int_eq(stage_blocks(L, 126, s, b), 16);
+    /* last alone: 7 layers, p = 4, last = 1: (7 - 1) / 3 = 2 on stages 0..2 */
+    ck_assert_int_eq(stage_blocks("megatron:t=1,p=4,last=1", 7, 3, b), 1);
+    ck_assert_int_eq(b[0] + b[1] + b[2], 6);
+    /* split=embed alone, 7 layers, p = 4: (7 + 1) / 4 = 2 each, the first one fewer */
+    ck_assert_int_eq(stage_blocks("megatron:t=1,p=4,split=embed", 7, 0, b), 1);
+    ck_assert_int_eq(b[1] + b[2] + b[3], 6);
+    /* split=loss: the last one fewer */
+    ck_assert_int_eq(stage_blocks("megatron:t=1,p=4,split=loss", 7, 3, b), 1);
+    /* split=even: layout_pipe_split's blocks, every entry */
+    int e[LO_MAX_VSTAGES];
+    stage_blocks("megatron:t=8,p=8,vp=4,split=even", 100, 0, b);
+    layout_pipe_split(100, 8, 4, e);
+    ck_assert_int_eq(memcmp(b, e, sizeof(int) * 32), 0);
+}
+END_TEST
+
+START_TEST(test_split_parse_errors)
+{
+    char buf[96];
+    spec_layout l = parse("megatron:t=8,p=8,vp=8,cp=2,split=embed+loss");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss");
+    l = parse("megatron:t=8,p=8,vp=2,last=14,first=16");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "megatron:t=8,p=8,vp=2,first=16,last=14");
+    l = parse("megatron:t=8,p=8,split=even");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "megatron:t=8,p=8");
+    sc_err err;
+    spec_layout bad;
+    ck_assert_int_eq(spec_layout_parse("megatron:t=8,p=8,split=head", &bad, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=8,p=8,split=head\": expected split=even, embed, loss or embed+loss, got \"head\"");
+    ck_assert_int_eq(spec_layout_parse("megatron:t=8,p=8,first=0", &bad, &err), SC_EINPUT);
+
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    l = parse("megatron:t=2,p=2,split=embed,first=2");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=2,p=2,split=embed,first=2: expected split=... or first=/last=, not both");
+    l = parse("megatron:t=2,p=1,last=2");
+    ck_assert_int_eq(spec_layout_check(&l, &c, 2, &err), SC_EINPUT);
+    spec_model m = test_tiny_model(8);
+    /* 8 + 1 = 9 layers counted do not split over p = 2 */
+    l = parse("megatron:t=1,p=2,split=embed");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=1,p=2,split=embed: the 8 layers of tiny8 with the embedding / loss counted (9) "
+                               "must split evenly over p x vp = 2");
+    /* first = 3 with vp = 2: 3 chunks of 1.5 */
+    l = parse("megatron:t=1,p=2,vp=2,first=3");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=1,p=2,vp=2,first=3: expected first=3 divisible by vp = 2");
+    /* p = 2, first = 4 and last = 2 leave 2 layers for no middle stage */
+    l = parse("megatron:t=1,p=2,first=4,last=2");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron:t=1,p=2,first=4,last=2: first + last = 6 of the 8 layers of tiny8 leave 2 for 0 "
+                               "middle stages");
+    l = parse("megatron:t=1,p=2,first=4,last=4");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+    l = parse("megatron:t=1,p=2,split=embed+loss"); /* 10 / 2 = 5 per stage */
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+}
+END_TEST
+
+START_TEST(test_split_engines)
+{
+    /* an even split spelled as first/last (8 layers, p = 2, vp = 2: 4 per stage, 2 per chunk)
+     * and as split=even: the old even split bit for bit, in both engines */
+    double an0, sim0, an, sim;
+    both("megatron:t=2,p=2,vp=2", 2, 4, 1e11, &an0, &sim0);
+    both("megatron:t=2,p=2,vp=2,first=4,last=4", 2, 4, 1e11, &an, &sim);
+    ck_assert(an == an0 && sim == sim0);
+    both("megatron:t=2,p=2,vp=2,split=even", 2, 4, 1e11, &an, &sim);
+    ck_assert(an == an0 && sim == sim0);
+    /* uneven stages (3 and 5 blocks) on test_engines_agree's uncontended duo setting: the
+     * engines agree; the slower stage (5 blocks) sets the pace, so the step is longer than the
+     * even split's (4 and 4) and no shorter than moving a block the other way (5 and 3) */
+    double an1, sim1;
+    both("megatron:t=2,p=2", 2, 6, 1e11, &an0, &sim0);
+    for (int m = 1; m <= 6; m++) {
+        both("megatron:t=2,p=2,first=3,last=5", 2, m, 1e11, &an, &sim);
+        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "m=%d: model %.12g sim %.12g", m, an, sim);
+    }
+    ck_assert_msg(an > an0, "uneven %.12g even %.12g", an, an0);
+    both("megatron:t=2,p=2,first=5,last=3", 2, 6, 1e11, &an1, &sim1);
+    ck_assert_msg(an1 > an0, "uneven %.12g even %.12g", an1, an0);
+    ck_assert_msg(fabs(sim1 - an1) <= 1e-9 * an1, "model %.12g sim %.12g", an1, sim1);
+    /* split=embed+loss over 8 layers, p = 2: (8 + 2) / 2 = 5 per stage, 4 blocks each: the
+     * blocks of the even split, so the same step in both engines */
+    both("megatron:t=2,p=2,split=embed+loss", 2, 6, 1e11, &an, &sim);
+    ck_assert(an == an0 && sim == sim0);
+}
+END_TEST
+
 /* Megatron-LM v2.x (sc36): each stage's data-parallel reduces start after its last op (train_step
  * calls allreduce_gradients after forward_backward_func, training.py L360-370 at v2.5).
  * test_reduce_overlap's pipeline (p = 2, v = 2, m = 2, chunk forward 0.5, backward 1, reduces
@@ -1426,6 +1554,9 @@ Suite *pipe_suite(void)
     Suite *s = suite_create("pipe");
     TCase *tc = tcase_create("megatron");
     tcase_add_test(tc, test_parse);
+    tcase_add_test(tc, test_split_counts);
+    tcase_add_test(tc, test_split_parse_errors);
+    tcase_add_test(tc, test_split_engines);
     tcase_add_test(tc, test_bubble);
     tcase_add_test(tc, test_blocking_sends_hand);
     tcase_add_test(tc, test_blocking_predicate);

@@ -494,6 +494,17 @@ expect predict-megatron-trace 0 "trace: $TMP/pt.json" -- "$BIN" predict --cluste
 # sends are communication spans of traces/schema.h (issue 26: they were "cat":"send", which the reader dropped)
 if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"name":"send gradient of mb 7 from stage 1","cat":"collective"' "$TMP/pt.json"; then pass=$((pass + 1)); else echo "FAIL megatron-trace-content"; fail=$((fail + 1)); fi
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
+# Megatron-Core's uneven pipeline split (split36): split=embed+loss (Llama-3.1-405B, 126 layers on p 8 x vp 8) and first/last
+S405="--cluster dgx-h100 --nodes 128 --model llama3.1-405b --micro-batch 1 --grad-accum 64 --engine model"
+expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.509" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
+expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    53.405" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
+expect megatron-split-bad 2 'in "megatron:t=8,p=8,split=head": expected split=even, embed, loss or embed+loss, got "head"' -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=head
+expect megatron-split-count 2 "layout: megatron:t=8,p=8,cp=2,split=embed: the 126 layers of llama3.1-405b with the embedding / loss counted (127) must split evenly over p x vp = 8" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,cp=2,split=embed
+expect megatron-split-both 2 "layout: megatron:t=8,p=8,split=loss,last=14: expected split=... or first=/last=, not both" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=loss,last=14
+expect megatron-split-p1 2 "layout: megatron:t=8,p=1,split=embed: an uneven pipeline split (split, first, last) needs p >= 2" -- "$BIN" predict $S405 --layout megatron:t=8,p=1,split=embed
+expect megatron-first-vp 2 "layout: megatron:t=8,p=8,vp=2,first=15: expected first=15 divisible by vp = 2" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=15
+expect megatron-first-middle 2 "layout: megatron:t=8,p=8,vp=2,first=14,last=14: the 98 middle layers of llama3.1-405b must split evenly over 6 middle stages x vp = 2 chunks" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=14,last=14
+expect megatron-vp-layers-hint 2 "(or an uneven split: split=embed+loss, first=N, last=N)" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2
 expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128: tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
