@@ -65,6 +65,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     memset(o, 0, sizeof *o);
     double bp, bg, bo;
     mem_state_bytes(t->precision, &bp, &bg, &bo);
+    bo = mem_optim_bytes(t); /* the optimizer state's bytes per parameter (its dtype: memory.c) */
     lo_pipe pp;
     memset(&pp, 0, sizeof pp);
     pp.p = l->pp > 0 ? l->pp : 1;
@@ -99,7 +100,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         }
         m.params = bp * P;
         m.grads = bg * P;
-        m.optim = mem_optim_bytes(t) * P / (l->zero1 ? dp : 1);
+        m.optim = bo * P / (l->zero1 ? dp : 1);
         double peak = stage_peak(&pp, lw, t->act_ckpt, s);
         if (peak < 0)
             peak = 0;
