@@ -154,7 +154,7 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
                     break;
                 const an_pipe_op_t *d = op->bwd ? &t->bwd[k] : &t->fwd[k];
                 double start = freet[s] > ready ? freet[s] : ready;
-                double gth = (op->bwd ? k < V - 1 : k > 0) ? t->recv_gather_s : 0; /* its input's pieces */
+                double gth = an_pipe_op_gather(t, op->bwd, k, V); /* its input's pieces */
                 freet[s] = start + gth + d->dur;
                 o->exposed[COLL_ALLGATHER] += gth;
                 if (idx[s] == 0)

@@ -60,6 +60,14 @@ typedef struct an_pipe_timed {
                                      last op (and its hold), not as each chunk's gradients end */
 } an_pipe_timed;
 
+/* The all-gather an op of virtual stage k (of V) runs before it starts: recv_gather_s where the op
+ * received its input from a neighbour (a forward past the first virtual stage, a backward before
+ * the last), 0 otherwise. The one rule of the walk, the closed form and sim/pipe.c. */
+static inline double an_pipe_op_gather(const an_pipe_timed *t, int bwd, int k, int V)
+{
+    return (bwd ? k < V - 1 : k > 0) ? t->recv_gather_s : 0;
+}
+
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
  * p2p_bytes, p2p_hold_s, p2p_sync_s, recv_gather_s,
  * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */

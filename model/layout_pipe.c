@@ -60,6 +60,12 @@ void layout_pipe_split_layout(const spec_layout *l, int layers, int *blocks)
     }
 }
 
+/* 1 where l asks for one of Megatron-Core's uneven splits (split=, first=, last=) */
+static int pipe_uneven(const spec_layout *l)
+{
+    return l->split_embed || l->split_loss || l->first > 0 || l->last > 0;
+}
+
 int layout_pipe_vstage(const lo_pipe *pp, int s, int c) { return c * pp->p + s; }
 
 double layout_pipe_bubble(int p, int v, int m)
@@ -244,8 +250,7 @@ static int megatron_check(const spec_layout *l, const spec_cluster *c, int n, in
                           "%s: virtual stages (vp) need the interleaved 1F1B schedule; drop sched=gpipe or vp", name);
     if (l->vp > 1 && pp < 2)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: virtual stages (vp=%d) need p >= 2", name, l->vp);
-    int uneven = l->split_embed || l->split_loss || l->first > 0 || l->last > 0;
-    if (uneven && pp < 2)
+    if (pipe_uneven(l) && pp < 2)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: an uneven pipeline split (split, first, last) needs p >= 2",
                           name);
     /* Megatron-Core transformer_config.py (d98e8a64, L2229-2239) refuses both at once */
@@ -300,8 +305,7 @@ static int megatron_check_model(const spec_layout *l, const spec_model *m, const
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages x virtual stages, but %s has %d layers",
                           name, v, m->name, m->layers);
     /* Megatron-LM: the interleaved schedule needs layers divisible by p x vp, unless split unevenly */
-    int uneven = l->split_embed || l->split_loss || l->first > 0 || l->last > 0;
-    if (l->vp > 1 && m->layers % v && !uneven)
+    if (l->vp > 1 && m->layers % v && !pipe_uneven(l))
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: interleaving needs the %d layers of %s divisible by p x vp = %d (or an uneven split: "
                           "split=embed+loss, first=N, last=N)",

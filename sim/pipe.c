@@ -144,7 +144,7 @@ static void try_stage(psim *s, int q, double now)
     const an_pipe_op_t *d = op->bwd ? &s->t->bwd[v] : &s->t->fwd[v];
     double dur = d->dur * k->slow;
     dur *= drv_jitter(&s->drv, s->o->jitter);
-    double gth = (op->bwd ? v < s->V - 1 : v > 0) ? s->t->recv_gather_s : 0; /* an_pipe_walk's rule */
+    double gth = an_pipe_op_gather(s->t, op->bwd, v, s->V); /* the walk's rule */
     dur += gth;
     k->exposed[COLL_ALLGATHER] += gth;
     k->busy = 1;
