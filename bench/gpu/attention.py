@@ -12,7 +12,8 @@ import torch.nn.functional as F
 
 from common import Recorder, timed_for
 
-SEQS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+SEQS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+LONG = 65536  # beyond this only d 128 causal, flash and cuDNN (the long-context cases' kernels)
 
 
 def backends():
@@ -54,7 +55,7 @@ def main():
     for d, causal in ((128, True), (64, True), (128, False)):
         heads = 2048 // d
         for s in SEQS:
-            if not causal and s > 16384:
+            if (not causal and s > 16384) or (s > LONG and d != 128):
                 continue
             batch = max(1, 16384 // s)
             try:
@@ -66,7 +67,7 @@ def main():
                 continue
             fwd_flop = 4.0 * s * s * d * heads * batch / (2.0 if causal else 1.0)
             for name, fn in bk:
-                if name == "sdpa-math" and s > 4096:
+                if (name == "sdpa-math" and s > 4096) or (s > LONG and name == "sdpa-efficient"):
                     continue
                 try:
                     _, t_f = timed_for(torch, lambda: fn(q, k, v, causal), 0.25)

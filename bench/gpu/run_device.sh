@@ -26,15 +26,17 @@ fi
 ldd ./shardcast-bench-gpu > "$OUT/harness-ldd.txt" 2>&1
 
 log "harness (shardcast-bench-gpu, one rank)"
-timeout 100 ./shardcast-bench-gpu --skip collectives --gemm-max 8192 \
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+timeout "${HARNESS_S:-100}" ./shardcast-bench-gpu --skip collectives --gemm-max 8192 \
     --gemm-model configs/models/llama3-8b.json --membw-max 4G --step zero3 \
     --layers 4 --hidden 4096 --seq 2048 --steps 5 \
-    --note "lent H100 machine, one GPU, one rank (no collectives measured: world of 1)" \
+    --note "lent ${gpu:-GPU} machine, one GPU, one rank (no collectives measured: world of 1)" \
     -o "$OUT/harness-measurements.json" > "$OUT/harness.log" 2>&1
 log "harness exit $?"
 
 cd "$HERE" || exit 1
-for part in sustained_gemm:60 attention:110 fetch_loop:40 fsdp_grad:80 eager_block:150 ub_chunks:120; do
+# PARTS overrides which parts run and each one's limit in seconds (name:limit ...)
+for part in ${PARTS:-sustained_gemm:60 attention:110 fetch_loop:40 fsdp_grad:80 eager_block:150 ub_chunks:120}; do
     name=${part%%:*}; lim=${part##*:}
     log "$name (limit ${lim}s)"
     timeout "$lim" python3 "$name.py" > "$OUT/$name.log" 2>&1

@@ -12,7 +12,7 @@ three streams hide is what this measures. No communication is run (one GPU): the
 Not here: the collectives, SM sharing with the communication kernels (calibrated elsewhere).
 
 Per shape and M: whole GEMM; chunks serial on one stream; chunks round-robin over 3 streams
-(as TE); each after >= 1 s of the same loop (sustained clock), randn operands, bf16."""
+(as TE); each after >= 0.5 s of the same loop (sustained clock), randn operands, bf16."""
 import sys
 import time
 
@@ -32,7 +32,7 @@ SHAPES = {  # (name, N, K, chunks, how) per TE method; M = tokens
 }
 
 
-def sustained(torch, fn, warm_s=1.0, iters=20):
+def sustained(torch, fn, warm_s=0.5, iters=20):
     t0 = time.time()
     while time.time() - t0 < warm_s:
         fn()
