@@ -36,6 +36,8 @@ typedef struct wl_layer {
     int causal;           /* decoder: causal mask                                            */
     int ckpt;             /* spec_ckpt of the training                                       */
     int gemm_dtype;       /* kern_dtype of the linear layers' GEMMs                          */
+    int tc_align8;        /* training.tc_align8: 16-bit GEMMs with m, n or k not a multiple of 8
+                             run FP32 math (cuBLAS < 11.0; model/cost.c gemm_math)             */
     double act_core_bytes;/* of act_bytes, attention's s x s tensors (0 when fused), B       */
     double core_fwd_flops;/* attention core (scores + context) forward FLOPs                  */
     /* memory-bound kernels of one copy (norms, rotary, activation, dropout, residuals, loss,

@@ -1055,6 +1055,17 @@ expect bias-unfused-off 0 "zero1                    0.358      22.33     29.4   
 expect bias-unfused-on 0 "zero1                    0.366      21.88     28.8   23.0   30.3     0.328" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias1.json"
 printf '{"bias_unfused": "yes"}' >"$TMP/bias_bad.json"
 expect bias-unfused-bad 2 "$TMP/bias_bad.json: \$.bias_unfused: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/bias_bad.json"
+# training.tc_align8 (cuBLAS < 11.0: 16-bit GEMMs with a size not a multiple of 8 run FP32 math, dsv37):
+# the ZeRO tutorial's GPT-2 1.5B (16 heads of 100) on p3dn, fp16, micro-batch 1, full checkpointing:
+# attention's two batched GEMMs per pass (scores 1024x1024x100, context 1024x100x1024, 16 heads,
+# 3.36 GFLOP each) move from the tensor cores to V100's FP32 rate (15.7 TFLOPS x 0.8265): per block
+# +0.578 ms forward, +0.578 ms recompute, +1.280 ms backward, x 48 = +0.117 s of compute, 0.289 -> 0.406 s
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/tc0.json"
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused", "tc_align8": true}' >"$TMP/tc1.json"
+expect tc-align8-off 0 "zero1                    0.327      24.49     32.2   25.8   33.9     0.289" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model validation/models/megatron-gpt2-1.5b.json --layout zero1 --engine model --training "$TMP/tc0.json"
+expect tc-align8-on 0 "zero1                    0.444      18.03     23.7   19.0   25.0     0.406" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model validation/models/megatron-gpt2-1.5b.json --layout zero1 --engine model --training "$TMP/tc1.json"
+printf '{"tc_align8": 1}' >"$TMP/tc_bad.json"
+expect tc-align8-bad 2 "$TMP/tc_bad.json: \$.tc_align8: expected true or false, got 1" -- "$BIN" describe --model llama2-7b --training "$TMP/tc_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
