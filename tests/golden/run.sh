@@ -1000,9 +1000,12 @@ expect impl-fsdp-default 0 "zero3                    1.206" -- "$BIN" $F27
 # the same latency); an unknown dtype is one error line, exit 2. Step 2.088 -> 2.110 s (ds28c): before v0.12.4
 # the post-step all-gather into a list of shards is copied out of torch's flat buffer, 2 x 2 B x 6.7e9 at HBM speed.
 # Step 2.120 -> 2.176 s, RS 0.684 -> 0.723 s: DeepSpeed's per-collective host cost fitted (20 us -> 1.19 ms per bucket)
+# Step 2.120 -> 2.164 s (dsv37): v0.5's stage2.py with contiguous_gradients (its default from v0.4.3) and
+# overlap_comm off copies each gradient into the ipg bucket, divides the bucket in place and copies the
+# rank's slice out: (4 + 2/16) x 2 B x 6.738e9 = 55.6 GB at 1555 GB/s x 0.8 = 0.045 s of compute (1.075 -> 1.120)
 printf '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "communication_data_type": "fp32", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt.json"
-expect ds-comm-dtype-fp32 0 "zero2                    2.120       7.55     89.0   28.5   35.6     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
-expect ds-comm-dtype-flag-same 0 "zero2                    2.120       7.55     89.0   28.5   35.6     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
+expect ds-comm-dtype-fp32 0 "zero2                    2.164       7.39     87.2   28.0   34.8     1.120    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
+expect ds-comm-dtype-flag-same 0 "zero2                    2.164       7.39     87.2   28.0   34.8     1.120    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
 printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
 expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
