@@ -203,11 +203,43 @@ double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_
     return tot;
 }
 
+/* layout_volume_bytes over layout_volume's terms, fused: the same terms in the same order, each
+ * b = times x count x bytes (the same operations on the same values: the same bits), without
+ * the 148-term table; a micro-step with no copies (grad_accum 1) is skipped unread, as there. */
 static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_group[N_GROUPS])
 {
-    lo_volume v;
-    layout_volume(g, &v);
-    return layout_volume_bytes(&v, g->grad_accum, by_kind, by_group);
+    if (by_kind)
+        memset(by_kind, 0, sizeof(double) * N_COLLS);
+    if (by_group)
+        memset(by_group, 0, sizeof(double) * N_GROUPS);
+    double tot = 0;
+    for (int last = 0; last < 3; last++) {
+        const lo_micro *m = last == 1 ? &g->last : &g->micro;
+        const double times = last ? 1 : g->grad_accum - 1;
+        const int n_items = last == 2 ? g->n_boundary : m->n_items;
+        if (!(times > 0))
+            continue;
+        for (int i = 0; i < n_items; i++) {
+            const lo_item *it = last < 2 ? &m->item[i] : NULL;
+            if (!it && g->boundary[i].is_optimizer)
+                continue;
+            const lo_coll *lists[3] = {it ? it->gather : &g->boundary[i].coll, it ? it->inl : NULL,
+                                       it ? it->reduce : NULL};
+            const int ns[3] = {it ? it->n_gather : 1, it ? it->n_inline : 0, it ? it->n_reduce : 0};
+            const double count = it ? it->count : 1;
+            for (int k = 0; k < 3; k++)
+                for (int j = 0; j < ns[k]; j++) {
+                    const lo_coll *c = &lists[k][j];
+                    double b = times * count * cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
+                    if (by_kind)
+                        by_kind[c->kind] += b;
+                    if (by_group)
+                        by_group[c->group] += b;
+                    tot += b;
+                }
+        }
+    }
+    return tot;
 }
 
 double layout_comm_bytes(const lo_graph *g, double by_kind[N_COLLS])
