@@ -539,9 +539,10 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     if (!gm)
         return kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
     double lo = m < n ? m : n, hi = m < n ? n : m;
-    for (int i = 0; i < gm->n; i++)
-        if (gm->d[i] == d && gm->key[i][0] == lo && gm->key[i][1] == hi && gm->key[i][2] == kk &&
-            gm->key[i][3] == batch)
+    for (int i = 0; i < gm->n; i++) /* the larger edge and K first: they tell a layer's shapes
+                                        apart, the smaller edge (the tokens) mostly does not */
+        if (gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
+            gm->d[i] == d)
             return gm->t[i];
     if (!(gm->rated & 1u << d)) {
         kern_gemm_rate_of(k, c, d, &gm->rate[d]);

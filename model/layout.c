@@ -203,6 +203,21 @@ double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_
     return tot;
 }
 
+/* One list of collectives into the step's sums (step_bytes): b = times x count x bytes each. */
+static inline double add_colls(const lo_graph *g, const lo_coll *c, int n, double times, double count,
+                               double by_kind[N_COLLS], double by_group[N_GROUPS], double tot)
+{
+    for (int j = 0; j < n; j++) {
+        double b = times * count * cost_rank_bytes(c[j].kind, &g->group[c[j].group], c[j].bytes);
+        if (by_kind)
+            by_kind[c[j].kind] += b;
+        if (by_group)
+            by_group[c[j].group] += b;
+        tot += b;
+    }
+    return tot;
+}
+
 /* layout_volume_bytes over layout_volume's terms, fused: the same terms in the same order, each
  * b = times x count x bytes (the same operations on the same values: the same bits), without
  * the 148-term table; a micro-step with no copies (grad_accum 1) is skipped unread, as there. */
@@ -213,32 +228,22 @@ static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_g
     if (by_group)
         memset(by_group, 0, sizeof(double) * N_GROUPS);
     double tot = 0;
-    for (int last = 0; last < 3; last++) {
-        const lo_micro *m = last == 1 ? &g->last : &g->micro;
+    for (int last = 0; last < 2; last++) {
+        const lo_micro *m = last ? &g->last : &g->micro;
         const double times = last ? 1 : g->grad_accum - 1;
-        const int n_items = last == 2 ? g->n_boundary : m->n_items;
         if (!(times > 0))
             continue;
-        for (int i = 0; i < n_items; i++) {
-            const lo_item *it = last < 2 ? &m->item[i] : NULL;
-            if (!it && g->boundary[i].is_optimizer)
-                continue;
-            const lo_coll *lists[3] = {it ? it->gather : &g->boundary[i].coll, it ? it->inl : NULL,
-                                       it ? it->reduce : NULL};
-            const int ns[3] = {it ? it->n_gather : 1, it ? it->n_inline : 0, it ? it->n_reduce : 0};
-            const double count = it ? it->count : 1;
-            for (int k = 0; k < 3; k++)
-                for (int j = 0; j < ns[k]; j++) {
-                    const lo_coll *c = &lists[k][j];
-                    double b = times * count * cost_rank_bytes(c->kind, &g->group[c->group], c->bytes);
-                    if (by_kind)
-                        by_kind[c->kind] += b;
-                    if (by_group)
-                        by_group[c->group] += b;
-                    tot += b;
-                }
+        for (int i = 0; i < m->n_items; i++) {
+            const lo_item *it = &m->item[i];
+            const double count = it->count;
+            tot = add_colls(g, it->gather, it->n_gather, times, count, by_kind, by_group, tot);
+            tot = add_colls(g, it->inl, it->n_inline, times, count, by_kind, by_group, tot);
+            tot = add_colls(g, it->reduce, it->n_reduce, times, count, by_kind, by_group, tot);
         }
     }
+    for (int i = 0; i < g->n_boundary; i++)
+        if (!g->boundary[i].is_optimizer)
+            tot = add_colls(g, &g->boundary[i].coll, 1, 1, 1, by_kind, by_group, tot);
     return tot;
 }
 
