@@ -190,6 +190,11 @@ double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_
     for (int part = 0, k = 0; part < 3; k = end[part++]) {
         if (!(times[part] > 0))
             continue;
+        if (!by_kind && !by_group) { /* the memo's call for every configuration: the total alone */
+            for (; k < end[part]; k++)
+                tot += times[part] * v->term[k].count * v->term[k].bytes;
+            continue;
+        }
         for (; k < end[part]; k++) {
             const lo_vol_term *t = &v->term[k];
             double b = times[part] * t->count * t->bytes;
