@@ -492,9 +492,9 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    1.071 ms, reshard's _use_sharded_views ~2.75 ms: 8.09 ms / 400 = 20 us per parameter per
  *    unshard + reshard, which FSDP does once per pass (a CPU microbenchmark, not a training
  *    throughput).
- *  - FSDP2: 755.15 us per module per pass, fitted leave-one-source-out (make fit-host,
- *    configs/fitted/framework-host.json: held out, olmo-core-readme 1319.55 us, torchtitan-perf-docs
- *    729.11 us; held-out MAPE 8.02 -> 7.51 %), shipped since the torchtitan 2-D cases (fsdp2:dp=D,t=T)
+ *  - FSDP2: 753.74 us per module per pass, fitted leave-one-source-out (make fit-host,
+ *    configs/fitted/framework-host.json: held out, olmo-core-readme 1268.7 us, torchtitan-perf-docs
+ *    729.11 us; held-out MAPE 7.87 -> 7.31 %), shipped since the torchtitan 2-D cases (fsdp2:dp=D,t=T)
  *    joined the fit; the estimate it replaced: 30 us (fewer Python layers, no FlatParameter views).
  *  - Megatron-LM: 5 us per layer (a gradient-ready hook per bucket, no parameter fetch) [estimate].
  *  - per collective issued: DeepSpeed 20 us (flatten / narrow / partition bookkeeping around
@@ -512,7 +512,7 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  * A calibration file may replace any of them ("frameworks": {"deepspeed": {"hook_us": ...}}). */
 void cost_calib_framework_defaults(cost_calib *k)
 {
-    static const double hook_us[N_FRAMEWORKS] = {0, 40, 20, 755.15, 5};
+    static const double hook_us[N_FRAMEWORKS] = {0, 40, 20, 753.74, 5};
     static const double coll_us[N_FRAMEWORKS] = {0, 20, 10, 10, 5};
     for (int f = 0; f < N_FRAMEWORKS; f++) {
         k->fw_hook_s[f] = P(hook_us[f] * 1e-6);

@@ -193,21 +193,41 @@ static void atp_block(double act, double t, int fwd, int bwd, lo_item *it)
     it->hbm_bytes += 2 * n * act * (1 + 1 / t); /* reduce_partials of the two reduce-scatters */
 }
 
+/* Float8 linears (precision fp8): torchtitan's apply_tp swaps in torchao's Float8ColwiseParallel /
+ * Float8RowwiseParallel / PrepareFloat8ModuleInput (parallelize_llama.py at 004b3148a92b565e,
+ * as at the cases' commits), which cast a block's sequence-parallel input to float8 before its
+ * all-gather (torchtitan docs/float8.md: "float8 all-gather ... for TP (by default for
+ * Float8Linear)"): the forward's (and recompute's) two all-gathers move 1-byte elements, half of
+ * sp_item's 2-byte bytes. The output layer stays bf16 (not a Float8Linear); the reduce-scatters
+ * (bf16 outputs and input gradients) and the backward's all-gathers are left at 2 bytes. */
+static void fp8_tp_gathers(const wl_layer *L, int fwd, double act, lo_item *it)
+{
+    if (L->kind != WL_BLOCK || !fwd)
+        return;
+    for (int i = 0; i < it->n_inline; i++)
+        if (it->inl[i].kind == COLL_ALLGATHER && it->inl[i].group == GRP_AX0) {
+            it->inl[i].bytes -= act; /* 2 x act / 2 */
+            return;
+        }
+}
+
 void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    const int rec = lo_fwd_comm_rerun(t, it);
+    const int rec = lo_fwd_comm_rerun(t, it), fwd = it->pass == LO_FWD || rec;
     const double act = lw->tokens * lw->model.hidden * g->elem_bytes; /* the replica's [tokens, hidden] */
     if (l->t <= 1)
         return;
     if (l->atp && L->kind == WL_BLOCK) {
         int bwd = it->pass == LO_BWD;
-        atp_block(act, l->t, !bwd || rec, bwd, it);
+        atp_block(act, l->t, fwd, bwd, it);
         it->inline_overlap = linear_fraction(L, bwd, rec);
-        return;
+    } else {
+        sp_item(g, L, act, rec, it);
     }
-    sp_item(g, L, act, rec, it);
+    if (t->precision == PREC_FP8)
+        fp8_tp_gathers(L, fwd, act, it);
 }
 
 /* The input-gradient all-reduces of a block's backward (the f operators, Shoeybi et al. 2019

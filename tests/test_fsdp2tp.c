@@ -203,6 +203,37 @@ START_TEST(test_block_bytes)
 }
 END_TEST
 
+/* Float8 linears (precision fp8): the forward's two sequence-parallel all-gathers cast to float8
+ * first (torchao's PrepareFloat8ModuleInput): 2 x 2048 B / 2 = 2048 B; the backward's stay at
+ * 2 bytes, 4096 B; the reduce-scatters 4096 B either way. */
+START_TEST(test_fp8_gathers)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    tr.precision = PREC_FP8;
+    wl_build(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    spec_layout l = parse("fsdp2:dp=2,t=2");
+    layout_build(&w, &tr, &l, &duo, 2, g);
+    const double want_ag[2] = {2048.0, 4096.0};
+    for (int p = 0; p < 2; p++) {
+        const lo_item *it = first_block(&g->last, &w, p ? LO_BWD : LO_FWD);
+        ck_assert_ptr_nonnull(it);
+        const lo_coll *ag = find(it->inl, it->n_inline, COLL_ALLGATHER, GRP_AX0);
+        const lo_coll *rs = find(it->inl, it->n_inline, COLL_REDUCESCATTER, GRP_AX0);
+        ck_assert_ptr_nonnull(ag);
+        ck_assert_ptr_nonnull(rs);
+        ck_assert_double_eq_tol(ag->bytes, want_ag[p], 1e-9);
+        ck_assert_double_eq_tol(rs->bytes, 4096.0, 1e-9);
+    }
+    free(g);
+}
+END_TEST
+
 /* Memory of fsdp2:dp=2,t=2 on 4 GPUs, by hand: parameters, gradients and optimizer states
  * sharded over all D x T = 4 ranks (each TP slice over the 2 FSDP ranks): psi x (2, 2, opt) / 4;
  * the gathered layer is a TP slice, half the whole block zero3 gathers; activations with
@@ -312,6 +343,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_grammar);
     tcase_add_test(tc, test_checks);
     tcase_add_test(tc, test_block_bytes);
+    tcase_add_test(tc, test_fp8_gathers);
     tcase_add_test(tc, test_memory_by_hand);
     tcase_add_test(tc, test_t1_is_zero3);
     tcase_add_test(tc, test_engines_agree);

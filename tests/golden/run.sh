@@ -479,7 +479,7 @@ expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48
 expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a divisor or multiple of the 8 GPUs per node" -- "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 # zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
-# (longseq35: PyTorch's ring's fp32 merges and dQ/dK/dV adds now charged, cp.c cp_torch_ring: 0.683 / 0.679 -> 0.716 / 0.712 s) (titan2d37: FSDP2 hook 30 -> 755.15 us, shipped by make fit-host once the 2-D torchtitan cases joined its fit: -> 0.765 / 0.761 s)
+# (longseq35: PyTorch's ring's fp32 merges and dQ/dK/dV adds now charged, cp.c cp_torch_ring: 0.683 / 0.679 -> 0.716 / 0.712 s) (titan2d37: FSDP2 hook 30 -> 753.74 us, shipped by make fit-host once the 2-D torchtitan cases joined its fit: -> 0.765 / 0.761 s)
 expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.765" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
 expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.761" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
@@ -1379,9 +1379,9 @@ expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false,
 # reduce-scatter wait (RS s 0.069 -> 0.003); states over all 16 ranks, activations 1/4 of zero3's
 # (7.04 / 4 = 1.76 GiB); the grammar's refusals, exit 2
 F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --layout fsdp2:dp=4,t=4,asynctp=1 --framework fsdp2"
-expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.458       8.73    258.8   26.2   31.0     0.372    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.458       8.73    258.9   26.2   31.0     0.372    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
 expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.398      10.05    297.9   30.1   35.7     0.378    0.002    0.003    0.000   0.015      28.5     12.0     1.15x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.455       8.79    260.7   26.3   31.2     0.369    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
+expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.455       8.79    260.7   26.4   31.2     0.369    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.76     0.73     2.00    11.97" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
 expect fsdp2-tp-cp 2 'in "fsdp2:dp=2,t=4,cp=2": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2
