@@ -598,6 +598,20 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
     return t;
 }
 
+/* A linear layer's forward GEMM (dgrad = 0: [m x n] from k) or its data gradient (dgrad = 1:
+ * [m x k] from n) as it runs. Where Transformer Engine's userbuffers split it into
+ * wl_ub_chunks(l, g, dgrad) > 1 GEMMs of m / chunks (workload.h), the whole GEMM's time x the
+ * measured chunk factor (kernels.h kern_gemm_chunk_factor: chunks one after another; the lent
+ * H200 found TE's three streams no faster than one, docs/COMPUTE.md). FP8 the same. */
+static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
+                         const wl_gemm *g, kern_dtype d, int dgrad, double eb, double hbm)
+{
+    const int ch = wl_ub_chunks(l, g, dgrad);
+    const double t = dgrad ? gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm)
+                           : gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+    return ch > 1 ? t * kern_gemm_chunk_factor(c, g->m / ch) : t;
+}
+
 static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
                           const wl_layer *l, double eb, int bwd)
 {
@@ -608,10 +622,9 @@ static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *
             continue;
         kern_dtype d = gemm_math(l, g, eb);
         if (!bwd)
-            t += gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
-        else
-            t += gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
-                 gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+            t += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
+        else /* the weight gradient [k x n] from m runs whole */
+            t += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
     return t;
 }
@@ -675,7 +688,7 @@ static double op_recompute_time(gemm_memo *gm, const cost_calib *cal, const spec
         if (is_core(g))
             core += l->op_rec[i];
         else if (l->op_rec[i] > 0)
-            t += l->op_rec[i] * gemm_t(gm, k, c, gemm_math(l, g, elem_bytes), g->m, g->n, g->k, g->batch, elem_bytes, hbm);
+            t += l->op_rec[i] * lin_gemm_t(gm, k, c, l, g, gemm_math(l, g, elem_bytes), 0, elem_bytes, hbm);
     }
     if (core > 0) /* unfused attention: its bmm pair recomputed */
         t += core_time(gm, k, cal, c, l, elem_bytes, 0);

@@ -222,6 +222,30 @@ double kern_gemm_kfactor(double kk)
     return (KSWEEP_TF[i] + x * (KSWEEP_TF[i + 1] - KSWEEP_TF[i])) / KSWEEP_TF[KSWEEP_REF];
 }
 
+/* The lent H200's Transformer Engine chunk measurement (bench/gpu/ub_chunks.py; bench/gpu-results/
+ * 2026-11-27-h200/ub_chunks.json, bf16, randn, sustained clock, no communication): a GEMM run as
+ * 4 chunks of m / 4 one after another over the same GEMM whole, at m 2048 / 4096 / 8192 (chunk
+ * rows 512 / 1024 / 2048), the median over the ten TE-chunked GEMM shapes measured (GPT-3 175B
+ * qkv / proj / fc1 / fc2 fprop and proj / fc2 dgrad, Llama-3 70B qkv / proj / fc1 / fc2 fprop,
+ * t = 4): 1.0657 / 1.0238 / 1.0055 (serial_over_whole; each model's own median within 0.024 of
+ * it). The H200's dense GEMM rate equals the H100's (666 vs 668 TFLOP/s sustained, 132 SMs
+ * both; bench/RESULTS.md): taken for Hopper [transfer H200 -> H100]. */
+static const double UBCH_ROWS[] = {512, 1024, 2048};
+static const double UBCH_RATIO[] = {1.0657, 1.0238, 1.0055};
+
+double kern_gemm_chunk_factor(const spec_cluster *c, double rows)
+{
+    if (!arch_is(c->gpu.arch, "hopper"))
+        return 1;
+    if (!(rows > UBCH_ROWS[0]))
+        return UBCH_RATIO[0];
+    if (rows >= UBCH_ROWS[2])
+        return UBCH_RATIO[2];
+    const int i = rows > UBCH_ROWS[1];
+    const double x = log2(rows / UBCH_ROWS[i]); /* each interval one doubling */
+    return UBCH_RATIO[i] + x * (UBCH_RATIO[i + 1] - UBCH_RATIO[i]);
+}
+
 /* ceil(x / 256), ceil(x / 128), ceil(x / 64) for x > 0: in integers when x is a whole number
  * below 2^52 (the usual shapes; (i + 2^s - 1) >> s is the ceil of i / 2^s), else as written. */
 static void tile_counts(double x, double cnt[3])
