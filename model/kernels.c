@@ -31,11 +31,17 @@ static int arch_is(const char *arch, const char *name)
     return arch[0] == name[0] && !strcmp(arch, name);
 }
 
-static double dtype_ratio(const char *arch, kern_dtype d)
+/* arch_is for a cluster's arch (spec_gpu.arch is char[16]): its first sizeof NAME bytes, the
+ * terminator included, compared without a library call (strcmp's answer; kern_peak and
+ * kern_sms ask for every GEMM rate and fused attention call) */
+#define ARCH16_IS(arch16, NAME) (!memcmp((arch16), NAME, sizeof NAME))
+_Static_assert(sizeof(((const spec_cluster *)0)->gpu.arch) >= sizeof "ampere", "arch holds the names compared");
+
+static double dtype_ratio(const char arch[16], kern_dtype d)
 {
-    if (arch_is(arch, "cpu"))
+    if (ARCH16_IS(arch, "cpu"))
         return 1.0;
-    int volta = arch_is(arch, "volta"), ampere = arch_is(arch, "ampere");
+    int volta = ARCH16_IS(arch, "volta"), ampere = ARCH16_IS(arch, "ampere");
     switch (d) {
     case KD_FP32: return volta ? 15.7 / 125 : ampere ? 19.5 / 312 : 66.9 / 989.4;
     case KD_TF32: return volta ? 0 : 0.5;
@@ -65,7 +71,7 @@ int kern_sms(const kern_calib *k, const spec_cluster *c)
         return k->sms;
     /* datasheets: V100 80 SMs, A100 108, H100 SXM5 132 (hardware.md s1 "Clocks") */
     const char *a = c->gpu.arch;
-    return arch_is(a, "volta") ? 80 : arch_is(a, "ampere") ? 108 : arch_is(a, "cpu") ? 1 : 132;
+    return ARCH16_IS(a, "volta") ? 80 : ARCH16_IS(a, "ampere") ? 108 : ARCH16_IS(a, "cpu") ? 1 : 132;
 }
 
 void kern_defaults(const char *arch, kern_calib *k)
@@ -571,7 +577,7 @@ int kern_attn_resolve(int ak, const char *arch)
 double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
                       int bwd)
 {
-    int hopper = arch_is(c->gpu.arch, "hopper");
+    int hopper = ARCH16_IS(c->gpu.arch, "hopper");
     switch (ak) {
     case AK_DEFAULT:
     case AK_FA2:
