@@ -77,7 +77,8 @@ static const char *const TOP_QUIET[] = {"scheduler", "gradient_clipping", "steps
                                         "flops_profiler", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
                                         "dump_state", "checkpoint", "memory_breakdown", "prescale_gradients",
                                         "gradient_predivide_factor", "seed", NULL};
-static const char *const Z_READ[] = {"stage", "mics_shard_size", "mics_hierarchical_params_gather",
+/* contiguous_gradients first: stage 3 passes Z_READ + 1 (ds_zero_keys), so there it is noted */
+static const char *const Z_READ[] = {"contiguous_gradients", "stage", "mics_shard_size", "mics_hierarchical_params_gather",
                                      "zero_hpz_partition_size", "reduce_bucket_size", "allgather_bucket_size",
                                      "overlap_comm", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
                                      "offload_optimizer", "offload_param", "zero_quantized_weights",
@@ -305,7 +306,10 @@ static int ds_zero_keys(jr *r, json_t *z, spec_ds_report *rep)
 {
     static const char *const off_read[] = {"device", "pin_memory", NULL};
     static const char *const off_quiet[] = {"nvme_path", NULL}; /* where: the cluster's NVMe is modelled */
-    int rc = ds_keys(r, z, "$.zero_optimization", Z_READ, Z_QUIET, DS_ZERO_KNOWN, rep);
+    /* contiguous_gradients is priced for stages 1-2 (stage2.py, framework.c ds_era); stage 3's
+     * contiguous gradient buffer (stage3.py) is not modelled: noted there */
+    const int stage3 = json_integer_value(json_object_get(z, "stage")) == 3;
+    int rc = ds_keys(r, z, "$.zero_optimization", Z_READ + stage3, Z_QUIET, DS_ZERO_KNOWN, rep);
     const json_t *oo = json_object_get(z, "offload_optimizer"), *op = json_object_get(z, "offload_param");
     if (!rc && json_is_object(oo))
         rc = ds_keys(r, oo, "$.zero_optimization.offload_optimizer", off_read, off_quiet, DS_OFFLOAD_KNOWN, rep);
@@ -318,7 +322,7 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
 {
     const char *B = "$.zero_optimization";
     int rc, stage = 0, shard = 0, hpz = 1, hier = 0; /* DeepSpeed: mics_hierarchical_params_gather defaults to false */
-    int qw = 0, qg = 0, overlap = -1, rs = 1, agp = 1, auto_b = 0, auto_p = 0;
+    int qw = 0, qg = 0, overlap = -1, rs = 1, agp = 1, auto_b = 0, auto_p = 0, cg = -1;
     double bucket = 0, agb = 0, pre = 0, live = 0, reuse = 0;
     if ((rc = jr_int(r, z, B, "stage", 0, 3, 0, &stage)) || (rc = jr_int(r, z, B, "mics_shard_size", -1, 1 << 20, 0, &shard)) ||
         (rc = jr_bool(r, z, B, "mics_hierarchical_params_gather", &hier)) ||
@@ -329,7 +333,8 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         (rc = jr_min(r, z, B, "stage3_max_live_parameters", 0.0, 0, &live)) ||
         (rc = jr_min(r, z, B, "stage3_max_reuse_distance", 0.0, 0, &reuse)) ||
         (rc = jr_bool(r, z, B, "zero_quantized_weights", &qw)) || (rc = jr_bool(r, z, B, "zero_quantized_gradients", &qg)) ||
-        (rc = jr_bool(r, z, B, "reduce_scatter", &rs)) || (rc = jr_bool(r, z, B, "allgather_partitions", &agp)))
+        (rc = jr_bool(r, z, B, "reduce_scatter", &rs)) || (rc = jr_bool(r, z, B, "allgather_partitions", &agp)) ||
+        (rc = jr_bool(r, z, B, "contiguous_gradients", &cg)))
         return rc;
     const double e = SPEC_PREC_IS_FP32(t->precision) ? 4 : 2; /* DeepSpeed counts buckets in elements */
     if (bucket > 0)
@@ -344,6 +349,8 @@ static int ds_zero(jr *r, json_t *z, spec_training *t, spec_layout *l, spec_ds_r
         t->max_reuse_params = reuse;
     if (overlap >= 0)
         t->overlap_comm = overlap;
+    if (cg >= 0 && stage < 3) /* training.contiguous_gradients; stage 3: noted (ds_zero_keys) */
+        t->contiguous_gradients = cg;
     if (rep) {
         rep->auto_bucket = auto_b;
         rep->auto_prefetch = auto_p;

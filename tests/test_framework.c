@@ -1311,6 +1311,36 @@ START_TEST(test_ds_reduce_scatter_key)
 }
 END_TEST
 
+START_TEST(test_ds_contiguous_gradients_key)
+{
+    /* review37: zero_optimization.contiguous_gradients sets training.contiguous_gradients with
+     * stages 1-2 (priced through stage2.py, framework.c ds_era) and is not reported; with stage 3
+     * it is reported (stage3.py's buffer is not modelled) and the training key keeps its default
+     * (-1). The tutorial's stage 2 says true (1); a stage-2 file saying false gives 0. */
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_int_eq(t.contiguous_gradients, -1);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero2_tutorial.json", &t, &l, &rep, &err), 0);
+    ck_assert_int_eq(t.contiguous_gradients, 1);
+    ck_assert_int_eq(rep.n, 0);
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_zero1_contig_off.json", &t, &l, &rep, &err), 0);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO1);
+    ck_assert_int_eq(t.contiguous_gradients, 0);
+    ck_assert_int_eq(rep.n, 0);
+    spec_training_defaults(&t);
+    ck_assert_int_eq(spec_load_ds_config_ex("tests/fixtures/ds_hf_zero3.json", &t, &l, &rep, &err), 0);
+    ck_assert_int_eq(t.contiguous_gradients, -1);
+    int noted = 0;
+    for (int j = 0; j < rep.n; j++)
+        noted |= !strcmp(rep.path[j], "$.zero_optimization.contiguous_gradients");
+    ck_assert(noted);
+}
+END_TEST
+
 START_TEST(test_accelerate_fsdp)
 {
     /* accelerate's HYBRID_SHARD YAML: fsdp, hsdp over one node (8 GPUs), bf16, checkpointing,
@@ -1532,6 +1562,7 @@ Suite *framework_suite(void)
     suite_add_tcase(s, sch);
     TCase *ds = tcase_create("ds_config");
     tcase_add_test(ds, test_ds_hf_config_nothing_lost);
+    tcase_add_test(ds, test_ds_contiguous_gradients_key);
     tcase_add_test(ds, test_ds_zeropp_offload_keys);
     tcase_add_test(ds, test_ds_unknown_keys);
     tcase_add_test(ds, test_ds_batch_mismatch_and_offload);

@@ -777,6 +777,12 @@ expect ds-batch-mismatch 2 "tests/fixtures/ds_zero2_offload_batch.json: \$.train
 expect ds-hf-notes 0 "\$.zero_optimization.sub_group_size: ignored: not modelled" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --engine model
 expect ds-hf-strict 2 "tests/fixtures/ds_hf_zero3.json: \$.zero_optimization.contiguous_gradients: not modelled (--strict" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
 one_line_err ds-hf-strict-one-line "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_hf_zero3.json --strict
+# review37: zero_optimization.contiguous_gradients with stage 2 is read (training.contiguous_gradients),
+# so --strict passes; under DeepSpeed 0.3.16 (default off) true adds stage2.py's gradient copies:
+# 3.183 s with true, 3.170 s with false (the release's default, as before this was read)
+expect ds-contig-read 0 '"step_s": 3.183451016' -- "$BIN" predict --cluster p3dn.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_tutorial.json --strict --framework deepspeed@0.3.16 --engine model --json
+sed 's/"contiguous_gradients": true/"contiguous_gradients": false/' tests/fixtures/ds_zero2_tutorial.json >"$TMP/ds_contig_off.json"
+expect ds-contig-off 0 '"step_s": 3.170022098' -- "$BIN" predict --cluster p3dn.24xlarge --model gpt3-1.3b --nodes 2 --ds-config "$TMP/ds_contig_off.json" --strict --framework deepspeed@0.3.16 --engine model --json
 # issue 30: a key DeepSpeed does not know is an error naming the nearest (it would silently
 # turn MiCS into ZeRO-3 or DDP); a Hugging Face model config is not a ds_config
 expect ds-typo-mics 2 "tests/fixtures/ds_typo_mics.json: \$.zero_optimization.mics_shard_sise: not a DeepSpeed key; did you mean \"mics_shard_size\"?" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_typo_mics.json
