@@ -235,7 +235,9 @@ double kern_gemm_kfactor(double kk)
  * qkv / proj / fc1 / fc2 fprop and proj / fc2 dgrad, Llama-3 70B qkv / proj / fc1 / fc2 fprop,
  * t = 4): 1.0657 / 1.0238 / 1.0055 (serial_over_whole; each model's own median within 0.024 of
  * it). The H200's dense GEMM rate equals the H100's (666 vs 668 TFLOP/s sustained, 132 SMs
- * both; bench/RESULTS.md): taken for Hopper [transfer H200 -> H100]. */
+ * both; bench/RESULTS.md): taken for Hopper [transfer H200 -> H100]. FP8 GEMMs, which TE chunks
+ * the same way, take the bf16 factor [transfer bf16 -> fp8: FP8 chunks not measured]; more chunks
+ * than the 4 measured (ring_exchange at t = 8) take it by their rows, below 512 clamped. */
 static const double UBCH_ROWS[] = {512, 1024, 2048};
 static const double UBCH_RATIO[] = {1.0657, 1.0238, 1.0055};
 
