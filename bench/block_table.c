@@ -2,7 +2,7 @@
  * (2 x 4096 tokens, fwd + bwd) timed by the model (model/workload + model/cost, the dgx-h100
  * calibration) on the H100 SXM and H200 clusters, eager and compiled, by kernel class, beside the
  * lent GPUs' profiles (bench/gpu-results/2026-11-27-{h100-sxm,h200}/eager_block.json). Nothing is
- * fitted here. Not a benchmark: no rule builds or runs it; from the repository root:
+ * fitted here. Not a benchmark: `make bench` builds it, nothing runs it; from the repository root:
  *   make build/bench/block_table && build/bench/block_table */
 #include <stdio.h>
 #include <stdlib.h>
