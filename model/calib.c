@@ -97,6 +97,8 @@ static const calib_nested_def NESTED[] = {
     KN("fa3_s0", fa3_s0, 1, 1, 1e6, 1),
     KN("launch_us", launch_s, 1e6, 1, INFINITY, 0),
     KN("fa_clock_ratio", fa_clock, 1, 0, 1.0, 1), /* the clock the fa_* were measured at (kernels.h) */
+    KN("attn_sustained_ratio", attn_sustained, 1, 0, 1.0, 1), /* attention's sustained / short-run rate (kernels.h) */
+    KN("attn_sustained_clock_ratio", attn_clock, 1, 0, 1.5, 1), /* the dense clock_ratio of that run (kernels.h) */
     NC("$.nccl", "nvls", nvls, CALIB_FLAG, 1, 1, 1.0),
     NC("$.nccl", "simple_only", simple_only, CALIB_FLAG, 1, 1, 1.0),
     NC("$.nccl", "ll128", ll128, CALIB_FLAG, 1, 1, 1.0),

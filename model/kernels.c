@@ -378,8 +378,16 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     double peak = kern_peak(c, KD_BF16); /* asked once: the same bits as asking again */
     if (!(peak > 0))
         peak = kern_peak(c, KD_FP16);
+    /* peak is the datasheet's x clk; attention runs at its own sustained fraction `a` where the
+     * calibration measured one (attn_sustained; below the measuring run's dense clock, a lower
+     * power cap, in proportion to the cluster's clk [assumed: no measurement below 700 W]), else
+     * at clk, relative to the clock its fa_* benchmarks ran at (absent: the same operations, so
+     * the same bits, as before) */
     double clk = c->gpu.clock_ratio > 0 ? c->gpu.clock_ratio : 1.0, at = k->fa_clock > 0 ? k->fa_clock : 1.0;
-    peak *= (clk < at ? clk : at) / (at * clk); /* the sustained clock, relative to the benchmark's */
+    double a = clk;
+    if (k->attn_sustained > 0)
+        a = k->attn_sustained * (k->attn_clock > clk ? clk / k->attn_clock : 1.0);
+    peak *= (a < at ? a : at) / (at * clk);
     return k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);
 }
 

@@ -244,6 +244,62 @@ START_TEST(test_attention_generations)
 }
 END_TEST
 
+/* Attention's own sustained factor (kernels.h attn_sustained, attn_clock): on the toy GPU
+ * (4e12 FLOP/s, 4 SMs) at clock_ratio 0.5, bh 2, s 1024, d 128 (4 full waves, eff 0.5, 2^30
+ * forward FLOPs):
+ * - absent: the cluster's clock, 2^30 / (4e12 x 0.5 x 0.5) = 2^30 / 1e12, and the same bits as
+ *   the rule before the key (peak x min(clk, at) / (at clk), written out below);
+ * - attn_sustained 0.8: the datasheet x 0.8 instead, 2^30 / (4e12 x 0.8 x 0.5) = 2^30 / 1.6e12;
+ * - attn_clock 0.625 above the cluster's 0.5 (a lower cap): 0.8 x 0.5 / 0.625 = 0.64,
+ *   2^30 / 1.28e12; attn_clock 0.4 below it: 0.8 unchanged;
+ * - with fa_clock 0.7 (the benchmark's own clock): a = 0.8 >= 0.7, min(0.8, 0.7) / 0.7 = 1,
+ *   2^30 / 2e12; a = 0.56: 0.8, 2^30 / 1.6e12 (the one rule of kernels.h);
+ * - every generation is FA2's or FA3's time / its ratio: its time less the launch scales by
+ *   clk / attn_sustained = 0.5 / 0.8 against the absent case, fwd and bwd, on Hopper. */
+START_TEST(test_attn_sustained)
+{
+    spec_cluster c = toy();
+    c.gpu.clock_ratio = 0.5;
+    kern_calib k = unit_calib();
+    const double F = 1073741824.0;
+    double t0 = kern_flash_time(&k, &c, 2, 1024, 128, 0, 0);
+    rel_eq(t0, F / 1e12, "absent: the cluster's clock");
+    /* the rule before the key, as it was written */
+    double peak = kern_peak(&c, KD_BF16), clk = 0.5, at = 1.0;
+    peak *= (clk < at ? clk : at) / (at * clk);
+    ck_assert_msg(t0 == k.launch_s + F / (peak * 0.5), "absent: bits changed");
+    k.attn_sustained = 0.8;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), F / 1.6e12, "attn_sustained 0.8");
+    rel_eq(kern_flash3_time(&k, &c, 2, 1024, 128, 0, 0), F / 1.6e12, "FA3 falls back to FA2's, same factor");
+    k.attn_clock = 0.625;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), F / 1.28e12, "below the measuring clock");
+    k.attn_clock = 0.4;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), F / 1.6e12, "above the measuring clock");
+    k.attn_clock = 0;
+    k.fa_clock = 0.7;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), F / 2e12, "fa_clock 0.7, a 0.8");
+    k.attn_sustained = 0.56;
+    rel_eq(kern_flash_time(&k, &c, 2, 1024, 128, 0, 0), F / 1.6e12, "fa_clock 0.7, a 0.56");
+    /* every generation on a Hopper toy (FA3 constants present, launch 2.5 us) */
+    kern_calib h;
+    kern_defaults("hopper", &h);
+    h.attn_sustained = 0;
+    h.attn_clock = 0;
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "hopper");
+    static const int AK[] = {AK_FA2, AK_SDPA_FLASH, AK_FA3, AK_FA1, AK_TRITON2022, AK_XFORMERS, AK_SDPA_EFFICIENT,
+                             AK_SDPA_CUDNN};
+    for (size_t i = 0; i < sizeof AK / sizeof AK[0]; i++)
+        for (int bwd = 0; bwd < 2; bwd++) {
+            kern_calib hs = h;
+            hs.attn_sustained = 0.8;
+            double ta = kern_attn_time(&h, &c, AK[i], 64, 8192, 128, 1, bwd);
+            double ts = kern_attn_time(&hs, &c, AK[i], 64, 8192, 128, 1, bwd);
+            ck_assert_msg(fabs((ts - h.launch_s) / (ta - h.launch_s) - 0.5 / 0.8) < 1e-12, "kernel %d bwd %d: %g", AK[i],
+                          bwd, (ts - h.launch_s) / (ta - h.launch_s));
+        }
+}
+END_TEST
+
 static spec_model llama_tiny(void)
 {
     spec_model m;
@@ -707,6 +763,7 @@ Suite *kernels_suite(void)
     t = tcase_create("attention");
     tcase_add_test(t, test_flash_flops_and_time);
     tcase_add_test(t, test_attention_generations);
+    tcase_add_test(t, test_attn_sustained);
     suite_add_tcase(s, t);
     t = tcase_create("layer");
     tcase_add_test(t, test_elementwise_bytes);
