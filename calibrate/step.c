@@ -35,6 +35,10 @@ void cal_step_workload(const cal_step_shape *s, double elem_bytes, wl *w)
     snprintf(L->name, sizeof L->name, "block");
     L->count = s->layers;
     L->params = params;
+    /* the harness's GEMMs run in the step's dtype (meas_step.c: cuBLAS bf16 with fp32
+     * accumulation on the GPU, fp32 on the CPU backend); left 0 the layer read as KD_FP32 and a
+     * bf16 step was priced at the fp32 non-tensor rate (15x slow on an H100) */
+    L->gemm_dtype = elem_bytes >= 4 ? KD_FP32 : KD_BF16;
     for (int i = 0; i < CAL_STEP_GEMMS; i++) {
         wl_gemm *x = &L->gemm[L->n_gemm++];
         snprintf(x->name, sizeof x->name, "gemm%d", i); /* not g[i].name: no tensor-parallel rule applies */

@@ -188,21 +188,35 @@ static int validate_steps(vrun *v, sc_err *err)
 {
     const cal_meas *m = v->m;
     int rc;
+    /* a step measured on part of one node (the lent GPU machines, a workstation's first GPU) is
+     * the same cluster with that many GPUs in its node: the node's links per GPU are unchanged */
+    spec_cluster part = *v->cluster;
+    const spec_cluster *c = v->cluster;
+    if (m->nodes == 1 && m->ranks == m->ranks_per_node && m->ranks_per_node >= 1 &&
+        m->ranks_per_node < c->gpus_per_node) {
+        part.nics_per_node = c->nics_per_node * m->ranks_per_node / c->gpus_per_node;
+        if (part.nics_per_node < 1)
+            part.nics_per_node = 1;
+        part.gpus_per_node = m->ranks_per_node;
+        c = &part;
+    }
     for (int i = 0; i < m->n_step; i++) {
         const cal_step_m *x = &m->step[i];
-        if (m->ranks_per_node != v->cluster->gpus_per_node || m->ranks != m->nodes * m->ranks_per_node)
-            return sc_err_set(err, SC_EINPUT, v->file, "$.host", "expected %d ranks per node as on %s, got %d",
-                              v->cluster->gpus_per_node, v->cluster->name, m->ranks_per_node);
-        if ((rc = spec_layout_check(&x->layout, v->cluster, m->nodes, err)))
+        if (m->ranks_per_node != c->gpus_per_node || m->ranks != m->nodes * m->ranks_per_node)
+            return sc_err_set(err, SC_EINPUT, v->file, "$.host",
+                              "expected %d ranks per node as on %s (or one node's subset), got %d on %d nodes",
+                              c->gpus_per_node, c->name, m->ranks_per_node, m->nodes);
+        if ((rc = spec_layout_check(&x->layout, c, m->nodes, err)))
             return rc;
         wl w;
         lo_graph g;
         double sim_step_s = 0;
-        if ((rc = cal_step_graph(&x->shape, x->elem_bytes, &x->layout, v->cluster, m->nodes, v->file, &w, &g, err)) ||
-            (rc = pred_graph_sim_step(&g, &w, v->cal, v->cluster, &sim_step_s, err)))
+        if ((rc = cal_step_graph(&x->shape, x->elem_bytes, &x->layout, c, m->nodes, v->file, &w, &g, err)) ||
+            (rc = pred_graph_sim_step(&g, &w, v->cal, c, &sim_step_s, err)))
             return rc;
-        char what[96];
-        snprintf(what, sizeof what, "step %s, %d layers, hidden %d", x->layout_str, x->shape.layers, x->shape.hidden);
+        char what[128];
+        snprintf(what, sizeof what, "step %s, %d layers, hidden %d%s", x->layout_str, x->shape.layers, x->shape.hidden,
+                 c == &part ? " (part of a node)" : "");
         add(&v->step, v->rows, "step", what, sim_step_s, x->step_s, v->show);
     }
     return 0;

@@ -121,6 +121,34 @@ START_TEST(test_gemm_ksweep)
 }
 END_TEST
 
+/* The Hopper clusters' clock_ratio is a lent GPU's sustained 8192^3 bf16 rate over the kernel
+ * model's burst rate at that shape (clock 1, dgx-h100 kernels): 2048 tiles of 256x128 (64 x 32)
+ * over 132 SMs = 16 waves of 2 x 256 x 128 x 8192 FLOP at 989.4e12 / 132 x 0.843 per SM =
+ * 84.97 us (128x128: 32 waves of 49.06 us at rel sqrt(64 / 85.33) = 0.866, slower); K sweep 1
+ * at K 8192; + 2.804 us fixed: 1362.3 us for 2 x 8192^3 FLOP = 807.1 TFLOPS. H200 (h200c37):
+ * 666.0 / 807.1 = 0.8252, shipped 0.825; H100 SXM: 668.0 / 807.1 = 0.8277, shipped 0.828 (taken
+ * when the model gave 806.3). A change to the GEMM model that moves the burst rate by more than
+ * ~0.2 % fails here: recompute those clock_ratios (and their clock_source strings). */
+START_TEST(test_hopper_clock_from_burst)
+{
+    const char *cl[2] = {"validation/clusters/h200-node.json", "configs/clusters/dgx-h100.json"};
+    const double meas[2] = {666.0, 668.0};
+    for (int i = 0; i < 2; i++) {
+        spec_cluster c;
+        cost_calib cal;
+        sc_err e;
+        ck_assert_msg(spec_load_cluster(cl[i], &c, &e) == 0, "%s", e.text);
+        ck_assert_msg(cost_calib_load("configs/calibrations/dgx-h100.json", &cal, &e) == 0, "%s", e.text);
+        double shipped = c.gpu.clock_ratio;
+        c.gpu.clock_ratio = 1;
+        double n = 8192, burst = 2 * n * n * n / kern_gemm_time(&cal.kern, &c, KD_BF16, n, n, n, 1, 2, 0) / 1e12;
+        ck_assert_msg(fabs(burst - 807.1) < 0.1, "%s: burst 8192^3 %.2f TFLOPS, derived 807.1", cl[i], burst);
+        ck_assert_msg(fabs(meas[i] / burst - shipped) < 0.002, "%s: clock_ratio %.4f, %.1f / %.2f = %.4f", cl[i],
+                      shipped, meas[i], burst, meas[i] / burst);
+    }
+}
+END_TEST
+
 START_TEST(test_gemm_headdim64_not_doubled)
 {
     /* Attention's context GEMM at head dim 64: m = s = 512, n = d = 64, k = s = 512. A 128-wide
@@ -753,6 +781,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_one_wave);
     tcase_add_test(t, test_gemm_wave_quantization);
     tcase_add_test(t, test_gemm_ksweep);
+    tcase_add_test(t, test_hopper_clock_from_burst);
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);
     tcase_add_test(t, test_gemm_formula_bits);

@@ -52,6 +52,12 @@ START_TEST(test_step_workload)
     ck_assert_double_eq(w.elem_bytes, 4);
     ck_assert_int_eq(w.micro_batch, 2);
     ck_assert_int_eq(w.model.seq_len, 32);
+    ck_assert_int_eq(L->gemm_dtype, KD_FP32); /* the CPU backend's fp32 step */
+    /* the GPU harness's bf16 step: its GEMMs are bf16 math (they read as fp32 before: 15x slow) */
+    wl w2;
+    cal_step_workload(&s, 2, &w2);
+    ck_assert_int_eq(w2.layer[0].gemm_dtype, KD_BF16);
+    ck_assert_double_eq(w2.elem_bytes, 2);
     for (int i = 0; i < L->n_gemm; i++) {
         ck_assert_double_eq(L->gemm[i].m, 64);
         ck_assert_double_eq(L->gemm[i].batch, 1);
