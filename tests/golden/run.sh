@@ -480,8 +480,8 @@ expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel gr
 one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 # zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
 # (longseq35: PyTorch's ring's fp32 merges and dQ/dK/dV adds now charged, cp.c cp_torch_ring: 0.683 / 0.679 -> 0.716 / 0.712 s)
-expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.716" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
-expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.712" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
+expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.688" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.684" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
 expect fsdp2-composite 2 'FSDP2 composed with tensor or pipeline parallelism (t, p, asynctp, schedule) is not modelled' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8
 expect fsdp2-dp-cp 2 "layout: fsdp2:dp=3,cp=2: expected dp x cp = 8 GPUs, got 3 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=3,cp=2
@@ -496,8 +496,8 @@ if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"name":"s
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
 # Megatron-Core's uneven pipeline split (split36): split=embed+loss (Llama-3.1-405B, 126 layers on p 8 x vp 8) and first/last
 S405="--cluster dgx-h100 --nodes 128 --model llama3.1-405b --micro-batch 1 --grad-accum 64 --engine model"
-expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.509" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
-expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    53.405" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
+expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.063" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
+expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    52.526" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
 expect megatron-split-bad 2 'in "megatron:t=8,p=8,split=head": expected split=even, embed, loss or embed+loss, got "head"' -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=head
 expect megatron-split-count 2 "layout: megatron:t=8,p=8,cp=2,split=embed: the 126 layers of llama3.1-405b with the embedding / loss counted (127) must split evenly over p x vp = 8" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,cp=2,split=embed
 expect megatron-split-both 2 "layout: megatron:t=8,p=8,split=loss,last=14: expected split=... or first=/last=, not both" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=loss,last=14
@@ -1005,7 +1005,7 @@ expect stack-ew-bad 2 "stk4.json: \$.repeat_kv.value: expected on or off, got \"
 # issue 27's sustained clock ratio); op-level checkpointing between none (0.943) and full; fp32 reduction: RS bytes +8.03e9 x 2 x 15/16 = 15.1 GB per
 # GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
 F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
-expect impl-fsdp-default 0 "zero3                    1.206" -- "$BIN" $F27
+expect impl-fsdp-default 0 "zero3                    1.154" -- "$BIN" $F27
 # ds_config communication_data_type (DeepSpeed's gradient reduce dtype): "fp32" prices exactly as
 # --reduce-dtype fp32 (DeepSpeed v0.5 owner reduce, ZeRO-2: RS 0.346 s -> 0.684 s, 2x the bytes plus
 # the same latency); an unknown dtype is one error line, exit 2. Step 2.088 -> 2.110 s (ds28c): before v0.12.4
@@ -1017,7 +1017,7 @@ expect ds-comm-dtype-flag-same 0 "zero2                    2.120       7.55     
 printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
 expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
-expect impl-ckpt-op 0 "zero3                    1.022" -- "$BIN" $F27 --checkpointing op
+expect impl-ckpt-op 0 "zero3                    0.982" -- "$BIN" $F27 --checkpointing op
 expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
 expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
 expect impl-reduce-bad 2 "--reduce-dtype: expected fp32, param, bf16 or fp16, got \"fp64\"" -- "$BIN" $F27 --reduce-dtype fp64
@@ -1092,9 +1092,9 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 # 0.235 / 0.200 / 0.198 -> 0.237 / 0.202 / 0.200, opg-on 11.90 -> 11.77 samples/s (0.168 -> 0.170 s,
 # simulator 0.166 -> 0.168), zero1=0 0.213 -> 0.214; --hidden-dropout 0 gives 0.235 again.
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.237" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.202" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.200" -- "$BIN" $T27 --tp-comm-overlap on
+expect tpo-off 0 "megatron:t=8,p=1         0.315" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.252" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.249" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
@@ -1109,9 +1109,9 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
 # it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.170      11.77    262.7   26.5   33.5     0.149    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
-expect opg-on-sim 0 "megatron:t=8,p=1         0.168" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
-expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.214" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-on 0 "megatron:t=8,p=1         0.210       9.52    212.5   21.5   27.1     0.150    0.002" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.207" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.286" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
 expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
 # issue 30 (dec30): on, where no layout of the run can act on them, they are said to be ignored
 expect opg-ignored-framework 0 "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed optimizer (a megatron or tp layout with zero1) under --framework megatron, and the framework is not megatron" -- "$BIN" predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout zero3 --engine model --overlap-param-gather on
@@ -1273,7 +1273,7 @@ NP="predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout ddp"
 expect nccl-algo-free 0 "ddp                      0.434     295.07" -- "$BIN" $NP --engine model
 expect nccl-algo-tree 0 "ddp                      0.445     287.34" -- "$BIN" $NP --engine model --nccl-algo tree
 expect nccl-algo-tree-sim 0 "ddp                      0.445     287.34" -- "$BIN" $NP --nccl-algo Tree
-expect nccl-proto-simple 0 "zero3                    0.064    1005.40" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
+expect nccl-proto-simple 0 "zero3                    0.062    1024.19" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
 expect nccl-algo-bad 2 '--nccl-algo: expected ring, tree, nvls, nvls-tree or pat, got "foo"' -- "$BIN" $NP --nccl-algo foo
 expect nccl-proto-bad 2 '--nccl-proto: expected simple (LL and LL128 pins are not modelled), got "ll128"' -- "$BIN" $NP --nccl-proto ll128
 # nccl-tests logs from before the root column (2020; "Rank R Pid P on HOST" without Group): the
@@ -1331,9 +1331,9 @@ expect rope-unfused-bad 2 "shardcast: --rope-unfused: expected on or off, got \"
 # sequences against zero3's 16: 19.87 / 75.79 samples/s = 0.26x, where main printed 2.10x (0.211 / 0.101 s).
 CPP="predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=1,cp=2 --layout megatron:t=2,p=1"
 expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequences): megatron:t=2,p=1,cp=2 4, megatron:t=2,p=1 8" -- "$BIN" $CPP
-expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.045     178.35    207.1   20.9   25.8     0.030    0.010    0.004    0.000   0.001       3.5      5.8     1.54x" -- "$BIN" $CPP
+expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.89    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.5      5.8     1.55x" -- "$BIN" $CPP
 expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
-expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.536' -- "$BIN" $CPP --json
+expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.554' -- "$BIN" $CPP --json
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
 expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.101      19.87     23.1    7.4    9.1     0.030    0.035    0.034    0.000   0.002       2.5      3.7     0.26x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
 expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
@@ -1367,8 +1367,8 @@ if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}';
 # ~1.19 ms, 225 GB/s); the stack sets it (describe --stack atorch); not a boolean: exit 2
 ATP="predict --cluster validation/clusters/a100-80g-800gbps.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero1=1 --framework megatron --micro-batch 8 --grad-accum 64 --precision fp16 --engine model"
 printf '{"atorch_tp": true}' >"$TMP/atp.json"
-expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   282.980       7.24    170.8   54.7   68.2   278.023    0.024    0.000    4.918   0.014    3343.0" -- "$BIN" $ATP
-expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   298.160       6.87    162.1   51.9   64.7   276.178    0.024    0.000   21.943   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
+expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   283.880       7.21    170.2   54.6   68.0   278.267    0.037    0.001    5.560   0.014    3343.0" -- "$BIN" $ATP
+expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   301.040       6.80    160.5   51.4   64.1   276.181    0.037    0.001   24.807   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
 expect describe-stack-atorch-tp 0 "atorch_tp          on           dlrover@11bf2fbf atorch/examples/llama2/ds_3d_llama2.py L63-69" -- "$BIN" describe --stack atorch
 printf '{"atorch_tp": "on"}' >"$TMP/atp_bad.json"
 expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/atp_bad.json"
