@@ -437,7 +437,7 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
     *w = *tier == 1 ? g->group[c->group].concurrent : 1;
     for (int i = 0; i < mm->n; i++) {
         const lo_coll *q = &mm->key[i];
-        if (q->kind == c->kind && q->group == c->group && q->bytes == c->bytes && q->chunks == c->chunks) {
+        if (q->bytes == c->bytes && q->kind == c->kind && q->group == c->group && q->chunks == c->chunks) {
             *t = mm->t[i];
             *lat = mm->lat[i];
             return;

@@ -506,17 +506,13 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  * range (2 ms) in at least one fold, so the data do not determine them (DeepSpeed's all-sources
  * fit, 1.19 ms, sits where one flagperf case bends; held out it lowered the DeepSpeed sources'
  * mean MAPE 42.0 -> 38.2 %: a per-collective cost the model lacks, not yet a value to ship);
- * Megatron's hook cost acts on no case. Megatron's per-collective cost is the exception since
- * attnclk37: with attention at its own sustained rate on Hopper (kernels.h attn_sustained) the
- * Megatron sources' held-out mean MAPE goes 9.76 -> 9.23 % with it (more than the 0.5-point
- * rule), so `make fit-host` ships its all-sources fit, 159.3 us [fitted, leave-one-source-out;
- * the 5-us estimate above stays its prior]; held out, megatron-core-h100 worsens 5.7 -> 10.9 %.
+ * Megatron's hook cost acts on no case.
  * tests/test_accuracy_fit.c checks that these values are the table's shipped values (value_us).
  * A calibration file may replace any of them ("frameworks": {"deepspeed": {"hook_us": ...}}). */
 void cost_calib_framework_defaults(cost_calib *k)
 {
     static const double hook_us[N_FRAMEWORKS] = {0, 40, 20, 30, 5};
-    static const double coll_us[N_FRAMEWORKS] = {0, 20, 10, 10, 159.3};
+    static const double coll_us[N_FRAMEWORKS] = {0, 20, 10, 10, 5};
     for (int f = 0; f < N_FRAMEWORKS; f++) {
         k->fw_hook_s[f] = P(hook_us[f] * 1e-6);
         k->fw_coll_s[f] = P(coll_us[f] * 1e-6);

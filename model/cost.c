@@ -210,26 +210,11 @@ static double xport_time(const cost_calib *cal, const cost_group *g, cost_coll k
     return t;
 }
 
-double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
-{
-    if (g->transport == XPORT_NCCL)
-        return cost_busbw_factor(kind, g->n) * bytes;
-    return (kind == COLL_ALLREDUCE ? 2 : 1) * bytes;
-}
-
 double cost_group_busbw(const cost_calib *cal, const cost_group *g)
 {
     double intra = g->intra_bw_Bps * cal->bw_eff[g->intra_tier].v;
     double inter = g->inter_bw_Bps * cal->bw_eff[TIER_NET].v * g->leaf_factor;
     return intra < inter ? intra : inter;
-}
-
-double cost_busbw_factor(cost_coll kind, int n)
-{
-    if (n <= 1)
-        return 0;
-    double f = (double)(n - 1) / n;
-    return kind == COLL_ALLREDUCE ? 2 * f : f;
 }
 
 /* ---- NCCL's algorithms and protocols (model/nccl.c) --------------------------------------- */
@@ -508,10 +493,16 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
     return kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, elem_bytes, hbm_rate(cal, c));
 }
 
-/* the first letter decides most GEMMs without a strcmp (every GEMM of every layer asks) */
+/* The name compared as the name array's first bytes, the terminator included: strcmp's answer
+ * (name is char[16], so the 7 / 8 bytes read are in it) without a library call (every GEMM of
+ * every layer asks, 2,600 calls in 324 estimates). */
+static int name_is_scores(const char name[16]) { return !memcmp(name, "scores", 7); }
+static int name_is_context(const char name[16]) { return !memcmp(name, "context", 8); }
+_Static_assert(sizeof(((const wl_gemm *)0)->name) >= sizeof "context", "a GEMM's name holds the names compared");
+
 static int is_core(const wl_gemm *g)
 {
-    return (g->name[0] == 's' && !strcmp(g->name, "scores")) || (g->name[0] == 'c' && !strcmp(g->name, "context"));
+    return name_is_scores(g->name) || name_is_context(g->name);
 }
 
 /* The math of a GEMM: the layer's for linear layers; attention's core in 16-bit (fp32 in
@@ -548,9 +539,10 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     if (!gm)
         return kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
     double lo = m < n ? m : n, hi = m < n ? n : m;
-    for (int i = 0; i < gm->n; i++)
-        if (gm->d[i] == d && gm->key[i][0] == lo && gm->key[i][1] == hi && gm->key[i][2] == kk &&
-            gm->key[i][3] == batch)
+    for (int i = 0; i < gm->n; i++) /* the larger edge and K first: they tell a layer's shapes
+                                        apart, the smaller edge (the tokens) mostly does not */
+        if (gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
+            gm->d[i] == d)
             return gm->t[i];
     if (!(gm->rated & 1u << d)) {
         kern_gemm_rate_of(k, c, d, &gm->rate[d]);
@@ -573,11 +565,10 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
                         const wl_layer *l, double eb, int bwd)
 {
     const wl_gemm *sc = NULL, *cx = NULL;
-    for (int i = 0; i < l->n_gemm; i++) { /* the first letter before strcmp, as is_core */
-        const char *nm = l->gemm[i].name;
-        if (nm[0] == 's' && !strcmp(nm, "scores"))
+    for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
+        if (name_is_scores(l->gemm[i].name))
             sc = &l->gemm[i];
-        if (nm[0] == 'c' && !strcmp(nm, "context"))
+        if (name_is_context(l->gemm[i].name))
             cx = &l->gemm[i];
     }
     if (!sc || !cx)
@@ -598,6 +589,20 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
     return t;
 }
 
+/* A linear layer's forward GEMM (dgrad = 0: [m x n] from k) or its data gradient (dgrad = 1:
+ * [m x k] from n) as it runs. Where Transformer Engine's userbuffers split it into
+ * wl_ub_chunks(l, g, dgrad) > 1 GEMMs of m / chunks (workload.h), the whole GEMM's time x the
+ * measured chunk factor (kernels.h kern_gemm_chunk_factor: chunks one after another; the lent
+ * H200 found TE's three streams no faster than one, docs/COMPUTE.md). FP8 the same. */
+static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
+                         const wl_gemm *g, kern_dtype d, int dgrad, double eb, double hbm)
+{
+    const int ch = wl_ub_chunks(l, g, dgrad);
+    const double t = dgrad ? gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm)
+                           : gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
+    return ch > 1 ? t * kern_gemm_chunk_factor(c, g->m / ch) : t;
+}
+
 static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
                           const wl_layer *l, double eb, int bwd)
 {
@@ -608,10 +613,9 @@ static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *
             continue;
         kern_dtype d = gemm_math(l, g, eb);
         if (!bwd)
-            t += gemm_t(gm, k, c, d, g->m, g->n, g->k, g->batch, eb, hbm);
-        else
-            t += gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
-                 gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+            t += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
+        else /* the weight gradient [k x n] from m runs whole */
+            t += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
     return t;
 }
@@ -675,7 +679,7 @@ static double op_recompute_time(gemm_memo *gm, const cost_calib *cal, const spec
         if (is_core(g))
             core += l->op_rec[i];
         else if (l->op_rec[i] > 0)
-            t += l->op_rec[i] * gemm_t(gm, k, c, gemm_math(l, g, elem_bytes), g->m, g->n, g->k, g->batch, elem_bytes, hbm);
+            t += l->op_rec[i] * lin_gemm_t(gm, k, c, l, g, gemm_math(l, g, elem_bytes), 0, elem_bytes, hbm);
     }
     if (core > 0) /* unfused attention: its bmm pair recomputed */
         t += core_time(gm, k, cal, c, l, elem_bytes, 0);

@@ -154,7 +154,13 @@ double cost_group_busbw(const cost_calib *cal, const cost_group *g);
 
 /* nccl-tests bus-bandwidth factor: (n-1)/n for all-gather and reduce-scatter, 2(n-1)/n for
  * all-reduce (nccl-tests doc/PERFORMANCE.md). */
-double cost_busbw_factor(cost_coll kind, int n);
+static inline double cost_busbw_factor(cost_coll kind, int n)
+{
+    if (n <= 1)
+        return 0;
+    double f = (double)(n - 1) / n;
+    return kind == COLL_ALLREDUCE ? 2 * f : f;
+}
 
 /* Time of one collective of `bytes` (nccl-tests S: all-gather output, reduce-scatter input,
  * all-reduce buffer) with an algorithm; chunks > 1 issues it as that many equal pieces. */
@@ -242,7 +248,12 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
 double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params);
 /* Bytes one member moves over its own link for a collective of S = bytes: NCCL: busbw factor
  * x S; host / in-network: S each way (x 2 for all-reduce). */
-double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes);
+static inline double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+{
+    if (g->transport == XPORT_NCCL)
+        return cost_busbw_factor(kind, g->n) * bytes;
+    return (kind == COLL_ALLREDUCE ? 2 : 1) * bytes;
+}
 
 /* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */
 int cost_calib_load(const char *path, cost_calib *out, sc_err *err) SC_MUST_CHECK;

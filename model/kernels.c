@@ -31,11 +31,17 @@ static int arch_is(const char *arch, const char *name)
     return arch[0] == name[0] && !strcmp(arch, name);
 }
 
-static double dtype_ratio(const char *arch, kern_dtype d)
+/* arch_is for a cluster's arch (spec_gpu.arch is char[16]): its first sizeof NAME bytes, the
+ * terminator included, compared without a library call (strcmp's answer; kern_peak and
+ * kern_sms ask for every GEMM rate and fused attention call) */
+#define ARCH16_IS(arch16, NAME) (!memcmp((arch16), NAME, sizeof NAME))
+_Static_assert(sizeof(((const spec_cluster *)0)->gpu.arch) >= sizeof "ampere", "arch holds the names compared");
+
+static double dtype_ratio(const char arch[16], kern_dtype d)
 {
-    if (arch_is(arch, "cpu"))
+    if (ARCH16_IS(arch, "cpu"))
         return 1.0;
-    int volta = arch_is(arch, "volta"), ampere = arch_is(arch, "ampere");
+    int volta = ARCH16_IS(arch, "volta"), ampere = ARCH16_IS(arch, "ampere");
     switch (d) {
     case KD_FP32: return volta ? 15.7 / 125 : ampere ? 19.5 / 312 : 66.9 / 989.4;
     case KD_TF32: return volta ? 0 : 0.5;
@@ -65,7 +71,7 @@ int kern_sms(const kern_calib *k, const spec_cluster *c)
         return k->sms;
     /* datasheets: V100 80 SMs, A100 108, H100 SXM5 132 (hardware.md s1 "Clocks") */
     const char *a = c->gpu.arch;
-    return arch_is(a, "volta") ? 80 : arch_is(a, "ampere") ? 108 : arch_is(a, "cpu") ? 1 : 132;
+    return ARCH16_IS(a, "volta") ? 80 : ARCH16_IS(a, "ampere") ? 108 : ARCH16_IS(a, "cpu") ? 1 : 132;
 }
 
 void kern_defaults(const char *arch, kern_calib *k)
@@ -229,6 +235,30 @@ double kern_gemm_kfactor(double kk)
      * the first, 768 -> 1024, is one doubling) */
     double x = log2(kk / KSWEEP_K[i]) / (i == 0 ? log2(1024.0 / 768.0) : 1.0);
     return (KSWEEP_TF[i] + x * (KSWEEP_TF[i + 1] - KSWEEP_TF[i])) / KSWEEP_TF[KSWEEP_REF];
+}
+
+/* The lent H200's Transformer Engine chunk measurement (bench/gpu/ub_chunks.py; bench/gpu-results/
+ * 2026-11-27-h200/ub_chunks.json, bf16, randn, sustained clock, no communication): a GEMM run as
+ * 4 chunks of m / 4 one after another over the same GEMM whole, at m 2048 / 4096 / 8192 (chunk
+ * rows 512 / 1024 / 2048), the median over the ten TE-chunked GEMM shapes measured (GPT-3 175B
+ * qkv / proj / fc1 / fc2 fprop and proj / fc2 dgrad, Llama-3 70B qkv / proj / fc1 / fc2 fprop,
+ * t = 4): 1.0657 / 1.0238 / 1.0055 (serial_over_whole; each model's own median within 0.024 of
+ * it). The H200's dense GEMM rate equals the H100's (666 vs 668 TFLOP/s sustained, 132 SMs
+ * both; bench/RESULTS.md): taken for Hopper [transfer H200 -> H100]. */
+static const double UBCH_ROWS[] = {512, 1024, 2048};
+static const double UBCH_RATIO[] = {1.0657, 1.0238, 1.0055};
+
+double kern_gemm_chunk_factor(const spec_cluster *c, double rows)
+{
+    if (!arch_is(c->gpu.arch, "hopper"))
+        return 1;
+    if (!(rows > UBCH_ROWS[0]))
+        return UBCH_RATIO[0];
+    if (rows >= UBCH_ROWS[2])
+        return UBCH_RATIO[2];
+    const int i = rows > UBCH_ROWS[1];
+    const double x = log2(rows / UBCH_ROWS[i]); /* each interval one doubling */
+    return UBCH_RATIO[i] + x * (UBCH_RATIO[i + 1] - UBCH_RATIO[i]);
 }
 
 /* ceil(x / 256), ceil(x / 128), ceil(x / 64) for x > 0: in integers when x is a whole number
@@ -564,7 +594,7 @@ int kern_attn_resolve(int ak, const char *arch)
 double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
                       int bwd)
 {
-    int hopper = arch_is(c->gpu.arch, "hopper");
+    int hopper = ARCH16_IS(c->gpu.arch, "hopper");
     switch (ak) {
     case AK_DEFAULT:
     case AK_FA2:

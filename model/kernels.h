@@ -61,6 +61,13 @@ const char *kern_dtype_str(kern_dtype d);
  * between the measured K (768 .. 16384), clamped at the ends: 0.913 at K <= 768, 0.940 at 2048,
  * 0.978 at 4096, 1 at 8192, 1.019 at K >= 16384. */
 double kern_gemm_kfactor(double kk);
+/* A GEMM that Transformer Engine's userbuffers run as chunks of `rows` rows one after another
+ * (workload.h wl_ub_chunks) takes this factor times the whole GEMM's time: the lent H200's
+ * measured chunked / whole ratio by chunk rows (kernels.c: 1.0657 / 1.0238 / 1.0055 at 512 /
+ * 1024 / 2048 rows), piecewise linear in log2 rows, clamped at the ends; on Hopper only (1
+ * elsewhere: not measured). Not the kernel model's own chunks: its waves put 4 chunks of 512
+ * rows at 1.16-1.40x the whole GEMM where the GPU measured 1.05-1.08x (docs/COMPUTE.md). */
+double kern_gemm_chunk_factor(const spec_cluster *c, double rows);
 /* One GEMM C[m x n] = A[m x k] B[k x n], `batch` copies: the best of the tile shapes
  * (bm x bn) in {256x128, 128x256, 128x128, 128x64, 64x128, 64x64}: waves =
  * ceil(ceil(m/bm) ceil(n/bn) batch / SMs), each wave one tile's time

@@ -151,6 +151,7 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
     out->n_boundary = 0;
     memset(out->lw, 0, sizeof out->lw);
     memcpy(out->lw, lw_out->layer, sizeof(wl_layer) * (size_t)lw_out->n_layers);
+    lo_tp_ub_mark(&g->layout, t, out->lw, lw_out->n_layers); /* TE's chunked GEMMs (layout_tensor.h) */
     lo_build_micro(out, lw_out, t, 0, &out->micro, lo_tp_item);
     out->last = out->micro;
 }
@@ -163,6 +164,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     const wl *lw = wl_localize_megatron(w, l, &buf);
     g->local_layers = 1;
     memcpy(g->lw, lw->layer, sizeof g->lw);
+    lo_tp_ub_mark(l, t, g->lw, lw->n_layers); /* TE's chunked GEMMs (layout_tensor.h) */
     int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
     (void)axes_rc; /* 0: layout_build requires spec_layout_check, which checked these axes */
     g->prefetch = 0;

@@ -79,7 +79,13 @@ static void place(lo_item *it, int overlap, lo_coll c)
  * tails (lo_item.inline_tail). Not modelled: the output layer and embedding collectives
  * (Megatron's own, not TE modules: exposed as before); the backward re-gather of the saved
  * sequence-parallel input for wgrad (not in sp_item either; TE bulk-overlaps it). */
-enum { TPO_SPLITS = 4 }; /* num_splits of the pipeline method, TE base.py above */
+enum { TPO_SPLITS = WL_UB_SPLITS }; /* num_splits of the pipeline method, TE base.py above (workload.h) */
+
+/* --tp-comm-overlap in force: asked for, and acting on this layout (lo_tp_comm_overlap_acts) */
+static int tpo_on(const spec_layout *l, const spec_training *t)
+{
+    return lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0;
+}
 
 static double linear_fraction(const wl_layer *L, int bwd, int recompute)
 {
@@ -181,7 +187,7 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     const double act = T * h * e; /* one [tokens, hidden] activation of the replica */
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
-    if (lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0 && L->kind == WL_BLOCK) {
+    if (tpo_on(l, t) && L->kind == WL_BLOCK) {
         int bwd = it->pass == LO_BWD;
         tpo_block(act, !bwd || rec, bwd, it);
         it->inline_overlap = linear_fraction(L, bwd, rec);
@@ -309,6 +315,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     wl buf;
     const wl *lw = tensor_localize(w, l, N, &buf);
     memcpy(g->lw, lw->layer, sizeof g->lw);
+    lo_tp_ub_mark(l, t, g->lw, lw->n_layers); /* TE's chunked GEMMs where --tp-comm-overlap acts */
     g->local_layers = 1;
     int axes_rc = spec_layout_axes(l, N, g->ax_size, g->ax_stride);
     (void)axes_rc; /* 0: layout_build requires spec_layout_check, which checked these axes */
@@ -570,6 +577,13 @@ const layout_kind_row layout_row_axonn = {.check = axonn_check, .check_model = a
                                           .localize = tensor_localize};
 
 int lo_tp_comm_overlap_acts(const spec_layout *l) { return l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1; }
+
+void lo_tp_ub_mark(const spec_layout *l, const spec_training *t, wl_layer *lw, int n)
+{
+    const int on = tpo_on(l, t);
+    for (int i = 0; i < n; i++)
+        lw[i].ub_tp = on && lw[i].kind == WL_BLOCK ? l->t : 0;
+}
 
 int lo_param_gather_acts(const spec_training *t, const spec_layout *l)
 {

@@ -622,6 +622,19 @@ double wl_recompute_flops(const wl_layer *l)
     return l->flash ? 0 : l->core_fwd_flops;
 }
 
+/* Rule and sources in workload.h. */
+int wl_ub_chunks(const wl_layer *L, const wl_gemm *g, int dgrad)
+{
+    if (L->ub_tp < 2)
+        return 1;
+    const char *n = g->name;
+    const int col = !strcmp(n, "qkv") || !strcmp(n, "fc1") || !strcmp(n, "gate_up"); /* column parallel */
+    const int row = !strcmp(n, "proj") || !strcmp(n, "fc2");                         /* row parallel */
+    if (dgrad)
+        return row ? L->ub_tp : 1; /* proj_dgrad, fc2_dgrad: ring_exchange; qkv / fc1: bulk */
+    return col ? L->ub_tp : row ? WL_UB_SPLITS : 1;
+}
+
 double wl_max_layer_params(const wl *w)
 {
     double mx = 0;

@@ -36,6 +36,9 @@ typedef struct wl_layer {
     int causal;           /* decoder: causal mask                                            */
     int ckpt;             /* spec_ckpt of the training                                       */
     int gemm_dtype;       /* kern_dtype of the linear layers' GEMMs                          */
+    int ub_tp;            /* Transformer Engine userbuffers in force (Megatron --tp-comm-overlap,
+                             layout_tensor.c lo_tp_ub_mark): the tensor-parallel size t, whose
+                             chunks wl_ub_chunks gives; 0: every GEMM runs whole             */
     double act_core_bytes;/* of act_bytes, attention's s x s tensors (0 when fused), B       */
     double core_fwd_flops;/* attention core (scores + context) forward FLOPs                  */
     /* memory-bound kernels of one copy (norms, rotary, activation, dropout, residuals, loss,
@@ -64,6 +67,18 @@ typedef struct wl_layer {
 } wl_layer;
 
 #define WL_MAX_LAYERS 4
+
+/* Transformer Engine's userbuffers (Megatron --tp-comm-overlap) run some of a block's GEMMs as
+ * chunks along m (the tokens), one GEMM per chunk of m / chunks, one after another
+ * (NVIDIA/TransformerEngine@0004dbd0 transformer_engine/pytorch/module/base.py initialize_ub's
+ * default methods; comm_gemm_overlap.h split_overlap_ag / split_overlap_rs, m_chunk = m /
+ * num_splits, one te_gemm per chunk): ring_exchange (t chunks of m / t, t = L->ub_tp) for
+ * the forward of qkv and fc1 (gate_up) and the data gradient of proj and fc2; pipeline
+ * (WL_UB_SPLITS chunks) for the forward of proj and fc2; the other data gradients (bulk) and
+ * every weight gradient whole. The chunks of gemm g of layer L in its forward (dgrad = 0) or
+ * its data gradient (dgrad = 1); 1 = whole (always where L->ub_tp < 2). FP8 the same. */
+enum { WL_UB_SPLITS = 4 }; /* num_splits of the pipeline method (base.py above) */
+int wl_ub_chunks(const wl_layer *L, const wl_gemm *g, int dgrad);
 
 typedef struct wl {
     spec_model model;

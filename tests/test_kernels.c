@@ -821,6 +821,218 @@ START_TEST(test_layer_times_bits)
 }
 END_TEST
 
+/* ---- Transformer Engine's userbuffers chunks (issue 27 item 8, ubchunk37) ------------------- */
+
+START_TEST(test_ub_chunk_factor)
+{
+    /* kern_gemm_chunk_factor: the lent H200's median chunked / whole (4 chunks, serial) over the
+     * ten TE-chunked shapes of ub_chunks.json, by chunk rows: 512 -> 1.0657, 1024 -> 1.0238,
+     * 2048 -> 1.0055; between, linear in log2 rows: 2^9.5 = 724.08 -> (1.0657 + 1.0238) / 2 =
+     * 1.04475; 1536 = 2^10.585 -> 1.0238 - 0.58496 x 0.0183 = 1.013095; clamped at
+     * the ends (256 -> 1.0657, 8192 -> 1.0055); not Hopper (A100): 1. */
+    spec_cluster c = toy();
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "hopper");
+    rel_eq(kern_gemm_chunk_factor(&c, 512), 1.0657, "512 rows");
+    rel_eq(kern_gemm_chunk_factor(&c, 1024), 1.0238, "1024 rows");
+    rel_eq(kern_gemm_chunk_factor(&c, 2048), 1.0055, "2048 rows");
+    rel_eq(kern_gemm_chunk_factor(&c, pow(2, 9.5)), (1.0657 + 1.0238) / 2, "2^9.5 rows");
+    ck_assert(fabs(kern_gemm_chunk_factor(&c, 1536) - 1.013095) < 1e-6);
+    rel_eq(kern_gemm_chunk_factor(&c, 256), 1.0657, "256 rows (clamped)");
+    rel_eq(kern_gemm_chunk_factor(&c, 8192), 1.0055, "8192 rows (clamped)");
+    for (double r = 384; r < 4096; r *= 1.1) /* fewer rows per chunk never cheaper */
+        ck_assert(kern_gemm_chunk_factor(&c, r) >= kern_gemm_chunk_factor(&c, r * 1.1));
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "ampere");
+    rel_eq(kern_gemm_chunk_factor(&c, 512), 1.0, "ampere: not measured");
+}
+END_TEST
+
+/* H100 SXM at burst clock with the shipped Hopper kernel constants: 989.4e12 bf16 peak, 132
+ * SMs, eff 0.843: per SM per 256x128-tile rate 989.4e12 x 0.843 / 132 = 6.31867e12 FLOP/s, each
+ * tile shape x rel = sqrt(I / I(256x128)), I = bm bn / (bm + bn): 128x128 sqrt(0.75). */
+static void h100_burst(spec_cluster *c, kern_calib *k)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->gpu.arch, sizeof c->gpu.arch, "hopper");
+    c->gpu.peak_flops = 989.4e12;
+    c->gpu.hbm_bw_Bps = 3.35e12; /* H100 SXM datasheet (memory-bound kernels only) */
+    c->gpu.sms = 132;
+    kern_defaults("hopper", k);
+}
+
+START_TEST(test_ub_kernel_model_chunks)
+{
+    /* Why the chunks take the measured factor, not the kernel model's own chunks (docs/COMPUTE.md,
+     * held-out table): at GPT-3 175B t = 4, 2048 tokens, its tile waves put 4 chunks of 512 rows at
+     * ~1.4x the whole GEMM where the H200 measured 1.046 (qkv) and 1.069 (proj dgrad).
+     * K = 12288 for both: K factor (666.666 + log2(1.5) x 12.476) / 666.666 = 1.010947; fixed
+     * cost 2.804 us per GEMM; S = 6.31867e12 x 1.010947 FLOP/s per SM-tile.
+     * qkv fprop 2048 x 9216: 256x128 -> 8 x 72 = 576 tiles, ceil(576 / 132) = 5 waves, 5 x 2 x
+     *   256 x 128 x K / S = 630.343 us (128x128: 1152 tiles, 9 waves x 1 / sqrt(.75): 654.9 us;
+     *   128x64: 2304 tiles, 18 waves / sqrt(.5): 802.0 us; 64x64: 35 waves: 900 us): 633.147 us.
+     *   chunk 512 x 9216: 256x128 -> 144 tiles, 2 waves: 252.1 us; 128x128 -> 288 tiles, 3 waves
+     *   x 2 x 128^2 x K / S / sqrt(.75) = 218.357 us (128x64: 576, 5 waves / sqrt(.5): 222.8 us;
+     *   64x64: 1152, 9 waves / sqrt(.375): 231.5 us): 4 x (2.804 + 218.357) = 884.645 us;
+     *   ratio 1.39722.
+     * proj dgrad 2048 x 3072: 256x128 -> 192 tiles, 2 waves: 252.1 us; 128x128 -> 384 tiles,
+     *   3 waves: 218.357 us (128x64: 768, 6 waves: 267.4 us): 221.161 us; chunk 512 x 3072:
+     *   128x128 -> 96 tiles, 1 wave: 72.786 us (256x128 48 tiles 1 wave: 126.0; 64x64: 384
+     *   tiles, 3 waves: 77.2 us): 4 x (2.804 + 72.786) = 302.359 us; ratio 1.36714. */
+    spec_cluster c;
+    kern_calib k;
+    h100_burst(&c, &k);
+    const double K = 12288, S = 989.4e12 * 0.843 / 132 * kern_gemm_kfactor(K), fx = 2.804e-6;
+    const double w256 = 2.0 * 256 * 128 * K / S, w128 = 2.0 * 128 * 128 * K / S / sqrt(0.75);
+    rel_eq(kern_gemm_kfactor(K), (666.666 + log2(1.5) * (679.142 - 666.666)) / 666.666, "K 12288");
+    double qw = kern_gemm_time(&k, &c, KD_BF16, 2048, 9216, K, 1, 2, 0);
+    double qc = kern_gemm_time(&k, &c, KD_BF16, 512, 9216, K, 1, 2, 0);
+    rel_eq(qw, fx + 5 * w256, "qkv whole: 5 waves of 256x128");
+    rel_eq(qc, fx + 3 * w128, "qkv chunk: 3 waves of 128x128");
+    ck_assert_msg(fabs(4 * qc / qw - 1.39722) < 1e-5, "qkv ratio %.6f", 4 * qc / qw);
+    double pw = kern_gemm_time(&k, &c, KD_BF16, 2048, 3072, K, 1, 2, 0);
+    double pc = kern_gemm_time(&k, &c, KD_BF16, 512, 3072, K, 1, 2, 0);
+    rel_eq(pw, fx + 3 * w128, "proj dgrad whole: 3 waves of 128x128");
+    rel_eq(pc, fx + w128, "proj dgrad chunk: 1 wave of 128x128");
+    ck_assert_msg(fabs(4 * pc / pw - 1.36714) < 1e-5, "proj dgrad ratio %.6f", 4 * pc / pw);
+}
+END_TEST
+
+/* GPT-3 175B's block (micro-batch 1, 2048 tokens, whole shapes: every chunk 512 rows at ub_tp 4)
+ * on the H100 above in a precision. */
+static void gpt3_block(spec_precision p, wl *w, const wl_layer **B)
+{
+    spec_model m;
+    sc_err e;
+    ck_assert_int_eq(spec_load_model("configs/models/gpt3-175b.json", &m, &e), 0);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.precision = p;
+    t.act_ckpt = CKPT_FULL;
+    wl_build(&m, &t, w);
+    *B = NULL;
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == WL_BLOCK)
+            *B = &w->layer[i];
+    ck_assert_ptr_nonnull(*B);
+}
+
+START_TEST(test_ub_layer_times)
+{
+    /* wl_ub_chunks (TE base.py initialize_ub's methods): forward qkv / fc1 t chunks (ring
+     * exchange), proj / fc2 4 (pipeline); data gradient proj / fc2 t, qkv / fc1 whole (bulk);
+     * the attention core and every GEMM where ub_tp < 2 whole. Then the layer's times: with
+     * ub_tp = 4 at 2048 tokens each chunked GEMM runs 512-row chunks, x 1.0657 (test above), so
+     * forward + (1.0657 - 1) x (qkv + proj + fc1 + fc2 forward GEMMs), backward + 0.0657 x
+     * (proj and fc2 data gradients, [m x k] from n), full checkpointing's recompute as the
+     * forward; bf16 and FP8 alike (TE chunks FP8 GEMMs the same way). */
+    spec_cluster c;
+    kern_calib kd;
+    h100_burst(&c, &kd);
+    cost_calib cal;
+    cost_calib_defaults(&c, &cal);
+    const spec_precision P[2] = {PREC_BF16, PREC_FP8};
+    for (int pi = 0; pi < 2; pi++) {
+        wl w;
+        const wl_layer *B0;
+        gpt3_block(P[pi], &w, &B0);
+        wl_layer B = *B0;
+        for (int i = 0; i < B.n_gemm; i++) {
+            const wl_gemm *g = &B.gemm[i];
+            ck_assert_int_eq(wl_ub_chunks(&B, g, 0), 1);
+            ck_assert_int_eq(wl_ub_chunks(&B, g, 1), 1);
+        }
+        double f0, b0, r0, f1, b1, r1;
+        cost_layer_times(&cal, &c, &B, w.elem_bytes, &f0, &b0, &r0);
+        B.ub_tp = 4;
+        double df = 0, db = 0, hbm = c.gpu.hbm_bw_Bps * cal.hbm_eff.v;
+        const kern_dtype d = (kern_dtype)B.gemm_dtype;
+        int seen = 0;
+        for (int i = 0; i < B.n_gemm; i++) {
+            const wl_gemm *g = &B.gemm[i];
+            const char *n = g->name;
+            int col = !strcmp(n, "qkv") || !strcmp(n, "fc1"), row = !strcmp(n, "proj") || !strcmp(n, "fc2");
+            ck_assert_int_eq(wl_ub_chunks(&B, g, 0), col ? 4 : row ? WL_UB_SPLITS : 1);
+            ck_assert_int_eq(wl_ub_chunks(&B, g, 1), row ? 4 : 1);
+            if (col || row) {
+                df += 0.0657 * kern_gemm_time(&kd, &c, d, g->m, g->n, g->k, g->batch, w.elem_bytes, hbm);
+                seen++;
+            }
+            if (row)
+                db += 0.0657 * kern_gemm_time(&kd, &c, d, g->m, g->k, g->n, g->batch, w.elem_bytes, hbm);
+        }
+        ck_assert_int_eq(seen, 4); /* qkv, proj, fc1, fc2 */
+        cost_layer_times(&cal, &c, &B, w.elem_bytes, &f1, &b1, &r1);
+        ck_assert_msg(fabs((f1 - f0) - df) <= 1e-9 * df, "prec %d fwd: %.12g vs %.12g", pi, f1 - f0, df);
+        ck_assert_msg(fabs((b1 - b0) - db) <= 1e-9 * db, "prec %d bwd: %.12g vs %.12g", pi, b1 - b0, db);
+        ck_assert_msg(fabs((r1 - r0) - df) <= 1e-9 * df, "prec %d recompute", pi);
+        ck_assert(df > 0.03 * f0 && df < 0.07 * f0); /* ~0.0657 x the GEMM share of the forward */
+    }
+}
+END_TEST
+
+/* Both engines time the chunks (layout_tensor.h lo_tp_ub_mark on every megatron builder): one
+ * dgx-h100 node (NVSwitch, nothing contends), gpt3-1.3b, bf16, micro-batch 2, --tp-comm-overlap
+ * on. megatron:t=8,p=1 (lo_build_tensor) and t=4,p=2 (lo_build_pipe and each stage graph): the
+ * closed form and the simulator give the same step; the blocks carry ub_tp = t; the step is
+ * longer than with the chunks unpriced (ub_tp cleared by hand: the chunks cost > 0). */
+START_TEST(test_ub_engines_agree)
+{
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s", err.text);
+    cost_calib k;
+    ck_assert_msg(cost_calib_load("configs/calibrations/dgx-h100.json", &k, &err) == 0, "%s", err.text);
+    k.overlap_slowdown.v = 0; /* as test_engines_agree_kernels: the engines' interference models differ */
+    spec_model m;
+    ck_assert_msg(spec_load_model("configs/models/gpt3-1.3b.json", &m, &err) == 0, "%s", err.text);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.framework = FW_MEGATRON;
+    t.micro_batch = 2;
+    t.grad_accum = 4;
+    t.tp_comm_overlap = 1;
+    wl w;
+    wl_build(&m, &t, &w);
+    static const char *const L[] = {"megatron:t=8,p=1", "megatron:t=4,p=2"};
+    for (int li = 0; li < 2; li++) {
+        spec_layout l;
+        ck_assert_int_eq(spec_layout_parse(L[li], &l, &err), 0);
+        ck_assert_msg(spec_layout_check(&l, &c, 1, &err) == 0, "%s", err.text);
+        static lo_graph g;
+        layout_build(&w, &t, &l, &c, 1, &g);
+        for (int i = 0; i < w.n_layers; i++)
+            ck_assert_int_eq(g.lw[i].ub_tp, g.lw[i].kind == WL_BLOCK ? l.t : 0);
+        an_result a;
+        an_predict(&w, &t, &l, &c, 1, &k, &a);
+        exec_opts o;
+        memset(&o, 0, sizeof o);
+        o.seed = 1;
+        exec_result x;
+        if (l.pp > 1) {
+            static lo_graph sg; /* a stage's graph, the one both engines time (an_pipe_time) */
+            wl sw;
+            layout_pipe_stage(&g, &w, &t, 0, &sg, &sw);
+            for (int i = 0; i < sw.n_layers; i++)
+                ck_assert_int_eq(sg.lw[i].ub_tp, sg.lw[i].kind == WL_BLOCK ? l.t : 0);
+            ck_assert_msg(exec_pipe_run(&g, &w, &t, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+        } else {
+            static an_timed tm;
+            an_time(&g, &w, &k, &c, &tm);
+            ck_assert_int_eq(exec_run(&g, &tm, &k, &c, &o, &x, &err), 0);
+            /* the same graph with the mark cleared: no chunk cost, a shorter step */
+            for (int i = 0; i < w.n_layers; i++)
+                g.lw[i].ub_tp = 0;
+            an_time(&g, &w, &k, &c, &tm);
+            an_result b;
+            memset(&b, 0, sizeof b);
+            an_run(&tm, &b);
+            ck_assert_msg(a.step_s > b.step_s * (1 + 1e-4), "chunks %.12g whole %.12g", a.step_s, b.step_s);
+        }
+        ck_assert_msg(fabs(x.step_s - a.step_s) <= 1e-9 * a.step_s, "%s: model %.12g sim %.12g", L[li], a.step_s,
+                      x.step_s);
+    }
+}
+END_TEST
+
 Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -835,6 +1047,9 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_rate_random_bits);
     tcase_add_test(t, test_gemm_whole_edges);
     tcase_add_test(t, test_layer_times_bits);
+    tcase_add_test(t, test_ub_chunk_factor);
+    tcase_add_test(t, test_ub_kernel_model_chunks);
+    tcase_add_test(t, test_ub_layer_times);
     suite_add_tcase(s, t);
     t = tcase_create("attention");
     tcase_add_test(t, test_flash_flops_and_time);
@@ -848,6 +1063,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_precision_refused);
     tcase_add_test(t, test_engines_agree_kernels);
     tcase_add_test(t, test_defaults_match_files);
+    tcase_add_test(t, test_ub_engines_agree);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;

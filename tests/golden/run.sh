@@ -1091,10 +1091,18 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 # 4096 x 40 blocks = 8.4 GB per micro-step forward and backward, before the tensor split:
 # 0.235 / 0.200 / 0.198 -> 0.237 / 0.202 / 0.200, opg-on 11.90 -> 11.77 samples/s (0.168 -> 0.170 s,
 # simulator 0.166 -> 0.168), zero1=0 0.213 -> 0.214; --hidden-dropout 0 gives 0.235 again.
+# ubchunk37: with the overlap on, Transformer Engine's chunked GEMMs (workload.h wl_ub_chunks) take
+# the lent H200's measured chunk factor (kernels.h kern_gemm_chunk_factor): at 4096 tokens and t = 8
+# qkv / gate_up forward and proj / fc2 data gradients run as 8 chunks of 512 rows (x 1.0657), proj /
+# fc2 forward as 4 of 1024 (x 1.0238), the recomputed forward too: compute 0.144 -> 0.147 s, tpo-on
+# 0.202 -> 0.205 s, simulator 0.200 -> 0.203, opg-on 11.77 -> 11.55 samples/s (0.170 -> 0.173 s,
+# simulator 0.168 -> 0.171); tpo-off unchanged. attnclk37: Hopper attention at its own sustained
+# rate (datasheet x 0.978, was x clock_ratio 0.828): tpo-off / tpo-on / sim 0.237 / 0.205 / 0.203 ->
+# 0.233 / 0.201 / 0.199 s, opg-on 0.173 -> 0.169 s (sim 0.171 -> 0.166), zero1=0 0.214 -> 0.210.
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.315" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.252" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.249" -- "$BIN" $T27 --tp-comm-overlap on
+expect tpo-off 0 "megatron:t=8,p=1         0.233" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.201" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.199" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
@@ -1109,9 +1117,9 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
 # it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.210       9.52    212.5   21.5   27.1     0.150    0.002" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
-expect opg-on-sim 0 "megatron:t=8,p=1         0.207" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
-expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.286" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-on 0 "megatron:t=8,p=1         0.169      11.86    264.8   26.8   33.8     0.147    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.166" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.210" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
 expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
 # issue 30 (dec30): on, where no layout of the run can act on them, they are said to be ignored
 expect opg-ignored-framework 0 "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed optimizer (a megatron or tp layout with zero1) under --framework megatron, and the framework is not megatron" -- "$BIN" predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout zero3 --engine model --overlap-param-gather on
@@ -1367,8 +1375,8 @@ if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{exit !(a > b)}';
 # ~1.19 ms, 225 GB/s); the stack sets it (describe --stack atorch); not a boolean: exit 2
 ATP="predict --cluster validation/clusters/a100-80g-800gbps.json --calibration dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero1=1 --framework megatron --micro-batch 8 --grad-accum 64 --precision fp16 --engine model"
 printf '{"atorch_tp": true}' >"$TMP/atp.json"
-expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   283.880       7.21    170.2   54.6   68.0   278.267    0.037    0.001    5.560   0.014    3343.0" -- "$BIN" $ATP
-expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   301.040       6.80    160.5   51.4   64.1   276.181    0.037    0.001   24.807   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
+expect atorch-tp-off 0 "megatron:t=2,p=1,sp=0   282.980       7.24    170.8   54.7   68.2   278.023    0.024    0.000    4.918   0.014    3343.0" -- "$BIN" $ATP
+expect atorch-tp-on 0 "megatron:t=2,p=1,sp=0   298.160       6.87    162.1   51.9   64.7   276.178    0.024    0.000   21.943   0.014    4992.3" -- "$BIN" $ATP --training "$TMP/atp.json"
 expect describe-stack-atorch-tp 0 "atorch_tp          on           dlrover@11bf2fbf atorch/examples/llama2/ds_3d_llama2.py L63-69" -- "$BIN" describe --stack atorch
 printf '{"atorch_tp": "on"}' >"$TMP/atp_bad.json"
 expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false, got \"on\"" -- "$BIN" describe --model llama2-7b --training "$TMP/atp_bad.json"
