@@ -337,7 +337,8 @@ int an_training_same(const spec_training *a, const spec_training *b)
            SAME(autocast) && SAME(grad_clip) && SAME(ddp_bucket_copy) && SAME(bias_unfused) && SAME(tp_comm_overlap) && SAME(overlap_param_gather) && SAME(fused_linear_ce) &&
            SAME(rope_unfused) && SAME(loss_fusion) && SAME(framework_version) && SAME(reduce_scatter) &&
            SAME(persist_threshold) && SAME(ds_mpu) && SAME(megatron_ce) && SAME(atorch_tp) && SAME(opt_state_bf16) &&
-           SAME(max_reuse_params) && SAME(hidden_dropout) && SAME(attention_dropout);
+           SAME(max_reuse_params) && SAME(hidden_dropout) && SAME(attention_dropout) && SAME(tc_align8) &&
+           SAME(contiguous_gradients);
 }
 
 int an_model_same(const spec_model *a, const spec_model *b)

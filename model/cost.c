@@ -505,6 +505,20 @@ static int is_core(const wl_gemm *g)
     return name_is_scores(g->name) || name_is_context(g->name);
 }
 
+/* tc_align8 (dsv37): with cuBLAS before 11.0 a 16-bit GEMM uses the tensor cores only when its
+ * m, n and k are multiples of 8 (NVIDIA, "Matrix Multiplication Background User's Guide" s2.2
+ * "Tensor Core Requirements": cuBLAS < 11.0, FP16: multiples of 8; from 11.0 any size). PyTorch
+ * 1.x calls cublasGemmEx / cublasGemmStridedBatchedEx on fp16 data with CUDA_R_32F compute
+ * (aten/src/THC/THCBlas.cu THCudaBlas_HgemmStridedBatched), so the other path is FP32 FMA math
+ * at the FP32 rate: priced as that math's GEMM (kernels.c, FP32 efficiency). A backward GEMM
+ * permutes the same three sizes, so the forward GEMM decides all three. */
+static int tc_misaligned(const wl_layer *l, const wl_gemm *g, kern_dtype d)
+{
+    if (!l->tc_align8 || (d != KD_FP16 && d != KD_BF16))
+        return 0;
+    return fmod(g->m, 8) != 0 || fmod(g->n, 8) != 0 || fmod(g->k, 8) != 0;
+}
+
 /* The math of a GEMM: the layer's for linear layers; attention's core in 16-bit (fp32 in
  * fp32 training), as FP8 recipes keep attention in bf16 (Transformer Engine). */
 static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_bytes)
@@ -513,6 +527,8 @@ static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_byt
     if (is_core(g) && d == KD_FP8)
         return KD_BF16;
     if (elem_bytes >= 4 && d != KD_TF32)
+        return KD_FP32;
+    if (tc_misaligned(l, g, d))
         return KD_FP32;
     return d;
 }

@@ -373,6 +373,14 @@ static void ds_era(const spec_training *t, const spec_layout *l, fw_sched *f)
     }
     if (t->reduce_scatter == 0) /* reduce_scatter false: a plain all-reduce of each bucket */
         f->grad_allreduce = 1;
+    /* stage2.py's contiguous-gradient path (ZeRO-2, and ZeRO-1 from v0.4.0 when stage 1 runs
+     * through stage2.py): read at v0.3.0 (2dea61f2's tag; L640-646, L733, L945) and v0.5.7
+     * (L815-821, L935, L1174), so applied before v0.6.0 only; contiguous_gradients defaults off
+     * before v0.4.3 (constants.py L52 at v0.3.0) and on from it (DSC_CONTIGUOUS) */
+    int contig = t->contiguous_gradients >= 0 ? t->contiguous_gradients : !fw_ds_before(t, DSC_CONTIGUOUS);
+    if (contig && fw_ds_before(t, FW_DS_OVERLAP) &&
+        (l->kind == LAYOUT_ZERO2 || (l->kind == LAYOUT_ZERO1 && !fw_ds_before(t, FW_DS_Z1_REFRESH))))
+        f->ds_contig = 1;
 }
 
 /* Whether DeepSpeed ZeRO-3's parameter all-gathers and gradient reduce-scatters run on one

@@ -56,6 +56,10 @@ typedef struct fw_sched {
     double fetch_host_s;   /* host time per fetch while the GPU idles, beyond the hook (s)   */
     int owner_reduce;      /* DeepSpeed < 0.12.4 ZeRO-1/2: each bucket slice reduced to its
                               owner (dist.reduce), not all-reduced                             */
+    int ds_contig;         /* DeepSpeed stage2.py ZeRO-1/2 with contiguous_gradients (read at
+                              v0.3.0 and v0.5.7: applied before v0.6.0): gradients copied into
+                              the ipg buffer, divided in place, the own slice copied out
+                              (model/layout_dp.c; dsv37)                                       */
     double step_syncs;     /* DeepSpeed 16-bit ZeRO-1/2 < 0.13.3: host round trips before the
                               optimizer, each after two kernel launches (fw_ds_step_checks;
                               set by the layout builder, which knows the ranks)               */

@@ -133,6 +133,20 @@ static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S,
                                                       dp_shard(&g->layout, g->n_ranks));
 }
 
+/* DeepSpeed stage2.py, contiguous_gradients (framework.c ds_era; dsv37): in the gradient hook,
+ * on the compute stream, each gradient copied into the ipg bucket (read + write S); the bucket
+ * divided by the world size in place (2S) and the rank's own slice copied into its partition
+ * buffer (2S / N), on the reduction stream with overlap_comm (hidden there), else on the compute
+ * stream. ZeRO-2 every micro-step (partition_gradients), ZeRO-1 at the accumulation boundary
+ * (reduce_ready_partitions_and_remove_grads, v0.5.7 L1235-1237). S: the layer's gradient bytes. */
+static double ds_contig_bytes(const lo_graph *g, double S, int last, lo_pass pass)
+{
+    const fw_sched *f = &g->sched;
+    if (!f->ds_contig || pass != LO_BWD || (g->layout.kind != LAYOUT_ZERO2 && !last))
+        return 0;
+    return 2 * S + (f->overlap ? 0 : 2 * S + 2 * S / g->n_ranks);
+}
+
 /* One item of the data-parallel and sharded layouts. */
 static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
@@ -161,6 +175,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
     case LAYOUT_ZERO2:
         if (pass == LO_BWD)
             grad_sync(g, t, last, Sr, w->params * f->reduce_elem_bytes, it);
+        it->hbm_bytes += ds_contig_bytes(g, S, last, pass);
         if (g->framework == FW_MEGATRON || g->framework == FW_FSDP || g->framework == FW_FSDP2)
             it->hooks = pass == LO_BWD; /* DDP / Megatron gradient-ready hooks per bucketed layer */
         return;

@@ -307,6 +307,8 @@ void spec_training_defaults(spec_training *t)
     t->grad_clip = -1; /* ds33: off unless the case or spec says */
     t->ddp_bucket_copy = -1; /* dsat34: off unless the case or spec says */
     t->bias_unfused = -1; /* dsv36: off unless the case or spec says */
+    t->tc_align8 = -1;    /* dsv37: off unless the case or spec says */
+    t->contiguous_gradients = -1; /* dsv37: the DeepSpeed release's default */
     t->megatron_ce = -1; /* ce28d: framework megatron's loss unless the case or spec says */
     t->atorch_tp = -1;   /* atorch36: Megatron's f operators unless a stack or key says */
     t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
@@ -400,6 +402,8 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_bool(r, o, base, "grad_clip", &t->grad_clip)) ||
         (rc = jr_bool(r, o, base, "ddp_bucket_copy", &t->ddp_bucket_copy)) ||
         (rc = jr_bool(r, o, base, "bias_unfused", &t->bias_unfused)) ||
+        (rc = jr_bool(r, o, base, "tc_align8", &t->tc_align8)) ||
+        (rc = jr_bool(r, o, base, "contiguous_gradients", &t->contiguous_gradients)) ||
         (rc = jr_bool(r, o, base, "rope_unfused", &t->rope_unfused)) ||
         (rc = jr_bool(r, o, base, "loss_fusion", &t->loss_fusion)) ||
         (rc = jr_bool(r, o, base, "megatron_ce", &t->megatron_ce)) ||
@@ -455,7 +459,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "overlap_param_gather", "fused_linear_ce", "ds_mpu", "rope_unfused",
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
-                                    "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype", NULL};
+                                    "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype",
+                                    "tc_align8", "contiguous_gradients", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

@@ -236,6 +236,12 @@ typedef struct spec_training {
                                projection's bias copied into its output before the GEMM, and its
                                gradient summed over the tokens by a separate kernel
                                (model/workload.c ew_bias_unfused); -1 = off                     */
+    int tc_align8;          /* cuBLAS before 11.0 (CUDA 10.x): a 16-bit GEMM takes the tensor cores
+                               only when m, n and k are multiples of 8, else it runs FP32 math
+                               (model/cost.c gemm_math; dsv37); -1 = off                       */
+    int contiguous_gradients; /* DeepSpeed ZeRO-1/2 contiguous_gradients: each gradient copied into
+                               the ipg bucket buffer (model/framework.c ds_era, dsv37); -1 = the
+                               release's default (on from v0.4.3)                              */
     int tp_comm_overlap;    /* Megatron --tp-comm-overlap (Transformer Engine userbuffers): the
                                sequence-parallel all-gathers / reduce-scatters run beside their
                                GEMMs (model/layout_tensor.c); -1 = default (off)              */

@@ -597,6 +597,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
         l->causal = !m->encoder;
         l->ckpt = t->act_ckpt;
         l->gemm_dtype = layer_dtype(l, t);
+        l->tc_align8 = flag_on(t->tc_align8, 0);
         w->params += l->params * l->count;
         w->model_flops += (l->fwd_flops + l->bwd_flops) * l->count;
     }

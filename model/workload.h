@@ -36,6 +36,8 @@ typedef struct wl_layer {
     int causal;           /* decoder: causal mask                                            */
     int ckpt;             /* spec_ckpt of the training                                       */
     int gemm_dtype;       /* kern_dtype of the linear layers' GEMMs                          */
+    int tc_align8;        /* training.tc_align8: 16-bit GEMMs with m, n or k not a multiple of 8
+                             run FP32 math (cuBLAS < 11.0; model/cost.c gemm_math)             */
     int ub_tp;            /* Transformer Engine userbuffers in force (Megatron --tp-comm-overlap,
                              layout_tensor.c lo_tp_ub_mark): the tensor-parallel size t, whose
                              chunks wl_ub_chunks gives; 0: every GEMM runs whole             */

@@ -30,6 +30,7 @@ START_TEST(test_memo_key_fields)
      * hidden_dropout and attention_dropout, two doubles after max_reuse_params, add none);
      * atorch36's atorch_tp, one more int there, opens the hole again: 4 + 4 + 63 = 71;
      * mem36's opt_state_bf16, one more int there, fills it again: 4 + 63 = 67;
+     * dsv37's tc_align8 and contiguous_gradients, two more ints there, leave it as it was: 4 + 63 = 67;
      * spec_model a 4-byte hole before published_params, + name[1..63] + source[1..511]:
      * 4 + 63 + 511 = 578. A field added to either struct and not to the comparison raises the
      * count (only one laid exactly into a hole would not). Every other byte must count. */

@@ -84,6 +84,60 @@ static void rel(double got, double want)
 /* Ψ e of the tiny model (its 3 layers' parameters x 2 B) */
 static double psi_e(const fx *x) { return x->w.params * x->w.elem_bytes; }
 
+/* DeepSpeed stage2.py's contiguous-gradient path (framework.c ds_era, layout_dp.c; dsv37): per
+ * parameter, the copy into the ipg bucket (read + write: 2 S) on the compute stream, and without
+ * overlap_comm the in-place division of the bucket (2 S) and the rank's slice copied into its
+ * partition (2 S / N) too: (4 + 2 / N) S. Tiny model on 2 duo nodes (N = 4 ranks), 2 micro-steps,
+ * overlap_comm off: ZeRO-2 at v0.3.0 with contiguous_gradients true every micro-step, 2 x 4.5 Ψe;
+ * ZeRO-1 at v0.5.7 (stage 1 through stage2.py from v0.4.0; contiguous by default from v0.4.3) at
+ * the boundary only, 4.5 Ψe; with overlap_comm on, the copy alone (2 Ψe). None at v0.3.0's
+ * default (off), for ZeRO-1 through v0.3.0's stage1.py, or at releases not read (>= 0.6). */
+static double graph_hbm(const lo_graph *g)
+{
+    double b = 0;
+    for (int i = 0; i < g->last.n_items; i++)
+        b += g->last.item[i].hbm_bytes * g->last.item[i].count;
+    for (int i = 0; i < g->micro.n_items; i++)
+        b += (g->grad_accum - 1) * g->micro.item[i].hbm_bytes * g->micro.item[i].count;
+    return b;
+}
+
+START_TEST(test_ds_contiguous_grads)
+{
+    fx x;
+    fx_setup(&x, FW_DEEPSPEED);
+    x.t.grad_accum = 2;
+    lo_graph g0, g1;
+    double E = psi_e(&x);
+    x.t.framework_version = 300;
+    build(&x, "zero2", 2, &g0);
+    x.t.contiguous_gradients = 1;
+    build(&x, "zero2", 2, &g1);
+    ck_assert(!g0.sched.ds_contig && g1.sched.ds_contig);
+    rel(graph_hbm(&g1) - graph_hbm(&g0), 2 * 4.5 * E);
+    x.t.overlap_comm = 1;
+    build(&x, "zero2", 2, &g0);
+    x.t.contiguous_gradients = 0;
+    build(&x, "zero2", 2, &g1);
+    rel(graph_hbm(&g0) - graph_hbm(&g1), 2 * 2 * E);
+    x.t.overlap_comm = -1;
+    x.t.contiguous_gradients = -1;
+    x.t.framework_version = 507;
+    build(&x, "zero1", 2, &g1);
+    x.t.contiguous_gradients = 0;
+    build(&x, "zero1", 2, &g0);
+    ck_assert(g1.sched.ds_contig && !g0.sched.ds_contig);
+    rel(graph_hbm(&g1) - graph_hbm(&g0), 4.5 * E);
+    x.t.contiguous_gradients = 1;
+    x.t.framework_version = 300; /* stage1.py: not this path */
+    build(&x, "zero1", 2, &g1);
+    ck_assert(!g1.sched.ds_contig);
+    x.t.framework_version = 0; /* today's release: not read, not priced */
+    build(&x, "zero2", 2, &g1);
+    ck_assert(!g1.sched.ds_contig);
+}
+END_TEST
+
 START_TEST(test_ds_zero2_bytes)
 {
     /* nccl-tests bus volume per rank: reduce-scatter (n-1)/n S, all-reduce 2 (n-1)/n S
@@ -1449,6 +1503,7 @@ Suite *framework_suite(void)
     Suite *s = suite_create("framework");
     TCase *sch = tcase_create("schedules");
     tcase_add_test(sch, test_ds_zero2_bytes);
+    tcase_add_test(sch, test_ds_contiguous_grads);
     tcase_add_test(sch, test_ds_zero12_overlap_comm);
     tcase_add_test(sch, test_ds_zero3_submodules_prefetch);
     tcase_add_test(sch, test_mics_replica_in_last_backward);

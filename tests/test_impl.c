@@ -5,6 +5,8 @@
 #include "suites.h"
 
 #include "../model/analytic.h"
+#include "../model/cost.h"
+#include "../model/kernels.h"
 #include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/memory.h"
@@ -477,6 +479,65 @@ START_TEST(test_bias_unfused)
 }
 END_TEST
 
+/* tc_align8 (cost.c gemm_math, dsv37): cuBLAS < 11.0 takes the tensor cores for a 16-bit GEMM
+ * only when m, n and k are multiples of 8. The DeepSpeed ZeRO tutorial's GPT-2 1.5B (h 1600,
+ * 16 heads: head dim 100), fp16, micro-batch 1 (s 1024) on p3dn's V100 calibration: attention's
+ * scores (1024 x 1024 x 100, 16 heads) and context (1024 x 100 x 1024) GEMMs are misaligned,
+ * every linear GEMM (1600, 4800, 6400, 1024) is aligned. So a block's forward grows by exactly
+ * the two core GEMMs' FP32-math time less their FP16 time, and its backward by the same for the
+ * four backward shapes; the head (vocab 50304) does not move. Each FP32 GEMM is at least its
+ * FLOPs over V100's FP32 peak x efficiency: 2 x 1024 x 1024 x 100 x 16 = 3.355e9 FLOP /
+ * (15.7e12 x 0.8265) = 0.2586 ms. With 25 heads (head dim 64) or the key off: no change. */
+START_TEST(test_tc_align8)
+{
+    char msg[600];
+    sc_err err;
+    spec_model m;
+    spec_cluster c;
+    cost_calib cal;
+    ck_assert_msg(spec_load_model("validation/models/megatron-gpt2-1.5b.json", &m, &err) == 0, "%s",
+                  sc_err_str(&err, msg, sizeof msg));
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p3dn.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(cost_calib_load("configs/calibrations/p3dn.24xlarge.json", &cal, &err), 0);
+    spec_training t0, t;
+    spec_training_defaults(&t0);
+    t0.act_ckpt = CKPT_NONE;
+    t0.micro_batch = 1;
+    t0.precision = PREC_FP16;
+    t0.flash_attention = 0;
+    t = t0;
+    t.tc_align8 = 1;
+    wl w0, w1;
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    double f0, b0, r0, f1, b1, r1;
+    cost_layer_times(&cal, &c, block(&w0), w0.elem_bytes, &f0, &b0, &r0);
+    cost_layer_times(&cal, &c, block(&w1), w1.elem_bytes, &f1, &b1, &r1);
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(&cal, &c, &tmp);
+    double hbm = c.gpu.hbm_bw_Bps * cal.hbm_eff.v, s = 1024, d = 100, hd = 16, e = 2;
+    double sc32 = kern_gemm_time(k, &c, KD_FP32, s, s, d, hd, e, hbm), sc16 = kern_gemm_time(k, &c, KD_FP16, s, s, d, hd, e, hbm);
+    double cx32 = kern_gemm_time(k, &c, KD_FP32, s, d, s, hd, e, hbm), cx16 = kern_gemm_time(k, &c, KD_FP16, s, d, s, hd, e, hbm);
+    ck_assert_double_eq_tol(f1 - f0, (sc32 - sc16) + (cx32 - cx16), 1e-12);
+    double bw32 = kern_gemm_time(k, &c, KD_FP32, s, d, s, hd, e, hbm) + kern_gemm_time(k, &c, KD_FP32, d, s, s, hd, e, hbm) +
+                  kern_gemm_time(k, &c, KD_FP32, s, s, d, hd, e, hbm) + kern_gemm_time(k, &c, KD_FP32, s, d, s, hd, e, hbm);
+    double bw16 = kern_gemm_time(k, &c, KD_FP16, s, d, s, hd, e, hbm) + kern_gemm_time(k, &c, KD_FP16, d, s, s, hd, e, hbm) +
+                  kern_gemm_time(k, &c, KD_FP16, s, s, d, hd, e, hbm) + kern_gemm_time(k, &c, KD_FP16, s, d, s, hd, e, hbm);
+    ck_assert_double_eq_tol(b1 - b0, bw32 - bw16, 1e-12);
+    ck_assert(sc32 >= 2 * s * s * d * hd / (15.7e12 * 0.8265) * (1 - 1e-9));
+    ck_assert(sc32 > 3 * sc16); /* FP32 math: the tensor cores' 8x peak lost */
+    cost_layer_times(&cal, &c, head(&w0), w0.elem_bytes, &f0, &b0, &r0);
+    cost_layer_times(&cal, &c, head(&w1), w1.elem_bytes, &f1, &b1, &r1);
+    ck_assert(f1 == f0 && b1 == b0); /* 1024 x 50304 x 1600: aligned */
+    m.heads = m.kv_heads = 25; /* head dim 64: aligned, nothing moves */
+    wl_build(&m, &t0, &w0);
+    wl_build(&m, &t, &w1);
+    cost_layer_times(&cal, &c, block(&w0), w0.elem_bytes, &f0, &b0, &r0);
+    cost_layer_times(&cal, &c, block(&w1), w1.elem_bytes, &f1, &b1, &r1);
+    ck_assert(f1 == f0 && b1 == b0);
+}
+END_TEST
+
 /* autocast (workload.c amp_core), GPT-2 1.5B as above (fp16, unfused, eager, dropout on: a GELU
  * model): per s x s element softmax's fp32 output +2, dropout in fp32 +4, the cast before the
  * context bmm +6 = +12 B forward; the cast's backward +6, dropout +4, softmax's backward +4 =
@@ -705,6 +766,7 @@ Suite *impl_suite(void)
     tcase_add_test(b, test_impl_tp_split);
     tcase_add_test(b, test_autocast);
     tcase_add_test(b, test_bias_unfused);
+    tcase_add_test(b, test_tc_align8);
     suite_add_tcase(s, b);
     return s;
 }

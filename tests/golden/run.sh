@@ -1011,9 +1011,12 @@ expect impl-fsdp-default 0 "zero3                    1.154" -- "$BIN" $F27
 # the same latency); an unknown dtype is one error line, exit 2. Step 2.088 -> 2.110 s (ds28c): before v0.12.4
 # the post-step all-gather into a list of shards is copied out of torch's flat buffer, 2 x 2 B x 6.7e9 at HBM speed.
 # Step 2.120 -> 2.176 s, RS 0.684 -> 0.723 s: DeepSpeed's per-collective host cost fitted (20 us -> 1.19 ms per bucket)
+# Step 2.120 -> 2.164 s (dsv37): v0.5's stage2.py with contiguous_gradients (its default from v0.4.3) and
+# overlap_comm off copies each gradient into the ipg bucket, divides the bucket in place and copies the
+# rank's slice out: (4 + 2/16) x 2 B x 6.738e9 = 55.6 GB at 1555 GB/s x 0.8 = 0.045 s of compute (1.075 -> 1.120)
 printf '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "communication_data_type": "fp32", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt.json"
-expect ds-comm-dtype-fp32 0 "zero2                    2.120       7.55     89.0   28.5   35.6     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
-expect ds-comm-dtype-flag-same 0 "zero2                    2.120       7.55     89.0   28.5   35.6     1.075    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
+expect ds-comm-dtype-fp32 0 "zero2                    2.164       7.39     87.2   28.0   34.8     1.120    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --engine model
+expect ds-comm-dtype-flag-same 0 "zero2                    2.164       7.39     87.2   28.0   34.8     1.120    0.320    0.684" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt.json" --framework deepspeed@0.5 --reduce-dtype fp32 --engine model
 printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
 expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
@@ -1066,6 +1069,17 @@ expect bias-unfused-off 0 "zero1                    0.358      22.33     29.4   
 expect bias-unfused-on 0 "zero1                    0.366      21.88     28.8   23.0   30.3     0.328" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/bias1.json"
 printf '{"bias_unfused": "yes"}' >"$TMP/bias_bad.json"
 expect bias-unfused-bad 2 "$TMP/bias_bad.json: \$.bias_unfused: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/bias_bad.json"
+# training.tc_align8 (cuBLAS < 11.0: 16-bit GEMMs with a size not a multiple of 8 run FP32 math, dsv37):
+# the ZeRO tutorial's GPT-2 1.5B (16 heads of 100) on p3dn, fp16, micro-batch 1, full checkpointing:
+# attention's two batched GEMMs per pass (scores 1024x1024x100, context 1024x100x1024, 16 heads,
+# 3.36 GFLOP each) move from the tensor cores to V100's FP32 rate (15.7 TFLOPS x 0.8265): per block
+# +0.578 ms forward, +0.578 ms recompute, +1.280 ms backward, x 48 = +0.117 s of compute, 0.289 -> 0.406 s
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused"}' >"$TMP/tc0.json"
+printf '{"micro_batch": 1, "precision": "fp16", "attention_kernel": "unfused", "tc_align8": true}' >"$TMP/tc1.json"
+expect tc-align8-off 0 "zero1                    0.327      24.49     32.2   25.8   33.9     0.289" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model validation/models/megatron-gpt2-1.5b.json --layout zero1 --engine model --training "$TMP/tc0.json"
+expect tc-align8-on 0 "zero1                    0.444      18.03     23.7   19.0   25.0     0.406" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model validation/models/megatron-gpt2-1.5b.json --layout zero1 --engine model --training "$TMP/tc1.json"
+printf '{"tc_align8": 1}' >"$TMP/tc_bad.json"
+expect tc-align8-bad 2 "$TMP/tc_bad.json: \$.tc_align8: expected true or false, got 1" -- "$BIN" describe --model llama2-7b --training "$TMP/tc_bad.json"
 printf '{"mask_unfused": "yes"}' >"$TMP/mk.json"
 expect mask-unfused-key-bad 2 "mk.json: \$.mask_unfused: expected true or false, got \"yes\"" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt2-1.5b --layout zero1 --engine model --training "$TMP/mk.json"
 expect gelu-unfused-bad 2 "--gelu-unfused: expected on or off, got \"yes\"" -- "$BIN" $G27 --gelu-unfused yes
