@@ -494,14 +494,20 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    1.071 ms, reshard's _use_sharded_views ~2.75 ms: 8.09 ms / 400 = 20 us per parameter per
  *    unshard + reshard, which FSDP does once per pass (a CPU microbenchmark, not a training
  *    throughput).
- *  - FSDP2: 30 us per module per pass (fewer Python layers, no FlatParameter views) [estimate].
+ *  - FSDP2: 30 us per module per pass [estimate] since attnclk37 (Hopper attention at its
+ *    measured sustained rate): the re-run make fit-host's fold without olmo-core-readme runs to
+ *    the range's top (2000 us), so the data no longer determine it and the estimate is shipped.
+ *    Before: 753.74 us per module per pass, fitted leave-one-source-out (make fit-host,
+ *    configs/fitted/framework-host.json: held out, olmo-core-readme 1268.7 us, torchtitan-perf-docs
+ *    729.11 us; held-out MAPE 7.87 -> 7.31 %), shipped since the torchtitan 2-D cases (fsdp2:dp=D,t=T)
+ *    joined the fit; the estimate it replaced: 30 us (fewer Python layers, no FlatParameter views).
  *  - Megatron-LM: 5 us per layer (a gradient-ready hook per bucket, no parameter fetch) [estimate].
  *  - per collective issued: DeepSpeed 20 us (flatten / narrow / partition bookkeeping around
  *    each bucket or fetch), FSDP 10 us, FSDP2 10 us, Megatron 5 us [estimate]; the NCCL launch
  *    itself is already in the algorithms' base latency.
  * Every value but FSDP1's hook was fitted to validation/ leave-one-source-out (`make fit-host`,
- * configs/fitted/framework-host.json, docs/ACCURACY.md "Fitted values") and none is kept: the
- * DeepSpeed and FSDP2 hook costs and Megatron's per-collective cost were no better held out than
+ * configs/fitted/framework-host.json, docs/ACCURACY.md "Fitted values") and none is kept: FSDP2's hook (above), the
+ * DeepSpeed hook cost and Megatron's per-collective cost were no better held out than
  * these estimates; DeepSpeed's, FSDP's and FSDP2's per-collective costs ran to the top of their
  * range (2 ms) in at least one fold, so the data do not determine them (DeepSpeed's all-sources
  * fit, 1.19 ms, sits where one flagperf case bends; held out it lowered the DeepSpeed sources'

@@ -9,6 +9,7 @@
 #include "cp.h"
 #include "ds_coordinator.h"
 #include "layout_ops.h"
+#include "layout_tensor.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,6 +33,12 @@ static int dp_shard(const spec_layout *l, int n_ranks)
     default: return n_ranks;
     }
 }
+
+/* zero3 with t > 1 (fsdp2:dp=D,t=T): FSDP2 shards each rank's TP slice over the D ranks of
+ * its data-parallel group (GRP_AX3; torchtitan's dp mesh), not the world; D x T ranks shard the
+ * states (dp_shard: every rank). */
+static int fsdp_tp(const spec_layout *l) { return l->kind == LAYOUT_ZERO3 && l->t > 1; }
+static lo_group_kind fsdp_group(const lo_graph *g) { return fsdp_tp(&g->layout) ? GRP_AX3 : GRP_WORLD; }
 
 /* A collective on stream st. */
 static lo_coll on(lo_coll c, int st)
@@ -130,7 +137,8 @@ static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S,
     if (f->grad_path && pass == LO_BWD)
         it->hbm_bytes += WL_GRAD_PATH_EXPOSED * L->params *
                          wl_grad_path_bytes_per_param(g->framework, g->elem_bytes, f->reduce_elem_bytes,
-                                                      dp_shard(&g->layout, g->n_ranks));
+                                                      fsdp_tp(&g->layout) ? g->n_ranks / g->layout.t
+                                                                          : dp_shard(&g->layout, g->n_ranks));
 }
 
 /* DeepSpeed stage2.py, contiguous_gradients (framework.c ds_era; dsv37): in the gradient hook,
@@ -188,10 +196,11 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
                              ? dsc_backward_regather(t, fsz, chunks, it->recompute, &nre) * g->elem_bytes : 0;
         /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
         if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
-            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, GRP_WORLD, S + R, chunks + nre), gs);
+            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S + R, chunks + nre), gs);
         if (pass == LO_BWD)
-            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, Sr, rchunks), rs);
+            it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, fsdp_group(g), Sr, rchunks), rs);
         cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h); nothing when cp = 1 */
+        lo_fsdp2_tp_item(g, w, t, it); /* fsdp2:dp=D,t=T: the TP collectives (layout_tensor.c); nothing when t <= 1 */
         fw_item(g, w, L, S, chunks + nre, it);
         return;
     }
@@ -263,10 +272,23 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
 }
 
 
-/* zero3:cp=C: the layers as one rank of the cp group runs them (cp.h); else the model's own. */
+/* zero3:cp=C: the layers as one rank of the cp group runs them (cp.h); fsdp2:dp=D,t=T: as one
+ * rank of the TP group with sequence parallelism (Megatron's split: torchtitan's plan shards the
+ * same linears, norms and vocabulary; workload_local.c); else the model's own. */
 static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
 {
     (void)n_ranks;
+    if (l->t > 1) {
+        spec_layout ml = *l;
+        ml.sp = 1;
+        wl_localize_megatron(w, &ml, out);
+        /* op-level checkpointing's saved tensors (torchtitan's _save_list: matmul outputs, the
+         * column-parallel ones [tokens, n / t], and the reduce-scatters' sequence-split outputs):
+         * a rank's 1 / t, as the rest of the stash under sequence parallelism */
+        for (int i = 0; i < out->n_layers; i++)
+            out->layer[i].op_act_bytes /= l->t;
+        return out;
+    }
     if (l->cp <= 1)
         return w;
     *out = *w;
@@ -284,12 +306,12 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
     wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
     const wl *dw = w;
-    if (l->kind == LAYOUT_ZERO3 && l->cp > 1) {
+    if (l->kind == LAYOUT_ZERO3 && (l->cp > 1 || l->t > 1)) {
         dw = zero3_localize(w, l, g->n_ranks, &cpw);
         memcpy(g->lw, dw->layer, sizeof g->lw);
         g->local_layers = 1;
         int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
-        (void)axes_rc; /* 0: cp_check_zero3 made cp divide the GPUs */
+        (void)axes_rc; /* 0: zero3_check made cp and t divide the GPUs */
     }
     lo_make_groups(g, c);
     lo_build_micro(g, dw, t, 0, &g->micro, dp_item);
@@ -521,16 +543,47 @@ static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
                       spec_layout_str(l, name, sizeof name));
 }
 
-/* zero3:cp=C: torchtitan's context parallelism over FSDP2 (cp.h). */
+/* zero3:cp=C and fsdp2:dp=D,t=T: torchtitan's context / tensor parallelism over FSDP2 (cp.h). */
 static int zero3_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 {
     char name[64];
-    if (l->cp <= 1 || f == FW_FSDP2 || f == FW_IDEAL)
+    if ((l->cp <= 1 && l->t <= 1) || f == FW_FSDP2 || f == FW_IDEAL)
         return 0;
     return sc_err_set(err, SC_EINPUT, "--framework", "",
-                      "%s: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
-                      spec_layout_str(l, name, sizeof name), spec_framework_str(f));
+                      "%s: %s parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
+                      spec_layout_str(l, name, sizeof name), l->t > 1 ? "tensor" : "context", spec_framework_str(f));
 }
+
+/* fsdp2:dp=D,t=T: D x T = the GPUs, the T ranks of a TP group inside one node (torchtitan's tp
+ * mesh innermost; its DTensor collectives ride NVLink); else zero3:cp's check (cp.h). */
+static int zero3_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
+{
+    if (l->t <= 1)
+        return cp_check_zero3(l, c, n, g, name, err);
+    if ((long long)l->dp * l->t != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected dp x t = %d GPUs, got %d x %d", name, n, l->dp,
+                          l->t);
+    if (g % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected t dividing the %d GPUs per node (tensor parallelism inside a node is "
+                          "modelled), got %d", name, g, l->t);
+    return 0;
+}
+
+/* fsdp2:dp=D,t=T splits hidden, ffn and the heads T ways (as tp); zero3:cp its sequence. */
+static int zero3_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (l->t <= 1)
+        return cp_check_model(l, m, name, err);
+    if (m->ffn % l->t || m->hidden % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
+                          m->ffn, m->name, l->t);
+    return layout_row_check_heads(m, name, l->t, err);
+}
+
+/* The GPUs sharing one micro-batch: a TP group (torchtitan's local batch is per data-parallel
+ * rank) or a cp group. */
+static int zero3_replicas(const spec_layout *l) { return l->t > 1 ? l->t : cp_replicas(l); }
 
 /* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
  * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS
@@ -548,8 +601,8 @@ const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_buil
                                           .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS,
                                           .ds_era = LR_DS_OWNER_REDUCE, .fw_check = zero12_fw_check};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
-const layout_kind_row layout_row_zero3 = {.check = cp_check_zero3, .check_model = cp_check_model, .build = dp_build,
-                                          .replicas = cp_replicas, .batch_per_replica = 1, .shard = dp_shard,
+const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = zero3_check_model, .build = dp_build,
+                                          .replicas = zero3_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
                                           .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,

@@ -157,6 +157,85 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
     return 1;
 }
 
+/* ---- FSDP2 composed with DTensor tensor parallelism (torchtitan, fsdp2:dp=D,t=T) ------------ */
+/* torchtitan's apply_tp (pytorch/torchtitan@d4c86e3758a84cf23e2e879ab3c995cba9d5e410 and
+ * @3faaa1a0dee68ce028400e3dafd1735d152cb4f8, torchtitan/parallelisms/parallelize_llama.py): the
+ * embedding RowwiseParallel with Shard(1) output, every norm SequenceParallel, attention and
+ * feed_forward inputs redistributed Shard(1) -> Replicate (PrepareModuleInput), wq / wk / wv and
+ * w1 / w3 ColwiseParallel, wo and w2 RowwiseParallel with Shard(1) output, the output layer
+ * ColwiseParallel from Shard(1) with loss parallelism (vocabulary-sharded logits): Megatron's
+ * sequence parallelism collective for collective (sp_item: per block two all-gathers and two
+ * reduce-scatters of the replica's [tokens, hidden] each way), run eagerly by DTensor, the
+ * compute waiting on each (no overlap: the backward's reduce-scatter follows the summed input
+ * gradients of the three / two column-parallel linears, after their weight gradients).
+ *
+ * Async TP (asynctp=1: torch._inductor.config._micro_pipeline_tp with symmetric memory on the TP
+ * group, torchtitan's maybe_enable_async_tp; it needs torch.compile): the compiler fuses each
+ * all-gather -> matmul and matmul -> reduce-scatter of the forward and backward graphs into
+ * fused_all_gather_matmul / fused_matmul_reduce_scatter (pytorch/pytorch
+ * torch/_inductor/fx_passes/micro_pipeline_tp.py; the pipelines in
+ * torch/distributed/_symmetric_memory/__init__.py, read at 006b161f8e5a26c8618dee34ee4d6b5dcaf578c0:
+ * _pipelined_all_gather_and_consume consumes the local shard first and pulls the t - 1 remote
+ * shards with peer-to-peer copies, each beside the previous shard's matmul;
+ * _pipelined_produce_and_all2all produces the t - 1 remote chunks, each copied by its owner
+ * beside the next chunk's matmul, and its own chunk last, then sums the t partials
+ * (reduce_partials). Priced with --tp-comm-overlap's machinery (tpo_block): the same bytes as
+ * sp_item, inline beside the item's linear-layer GEMMs (linear_fraction), moved by the copy
+ * engines (offload: no SM interference). What differs from Transformer Engine's: no exposed
+ * tail (the own chunk is produced last, nothing left to send after the GEMM), the backward's
+ * collectives micro-pipelined as the forward's (no bulk overlap), and each reduce-scatter's
+ * partial sum, read t chunks of act / t and write one: act (1 + 1/t) HBM bytes. Not modelled:
+ * the barriers, the split GEMMs' efficiency, the embedding's backward all-gather (as sp_item). */
+static void atp_block(double act, double t, int fwd, int bwd, lo_item *it)
+{
+    lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
+    ag.chunks = rs.chunks = 0;
+    ag.offload = rs.offload = 1; /* peer-to-peer copies over the copy engines */
+    int n = fwd + bwd;
+    ag = add_bytes(ag, 2 * act * n, 2 * n);
+    rs = add_bytes(rs, 2 * act * n, 2 * n);
+    it->inl[it->n_inline++] = ag;
+    it->inl[it->n_inline++] = rs;
+    it->hbm_bytes += 2 * n * act * (1 + 1 / t); /* reduce_partials of the two reduce-scatters */
+}
+
+/* Float8 linears (precision fp8): torchtitan's apply_tp swaps in torchao's Float8ColwiseParallel /
+ * Float8RowwiseParallel / PrepareFloat8ModuleInput (parallelize_llama.py at 004b3148a92b565e,
+ * as at the cases' commits), which cast a block's sequence-parallel input to float8 before its
+ * all-gather (torchtitan docs/float8.md: "float8 all-gather ... for TP (by default for
+ * Float8Linear)"): the forward's (and recompute's) two all-gathers move 1-byte elements, half of
+ * sp_item's 2-byte bytes. The output layer stays bf16 (not a Float8Linear); the reduce-scatters
+ * (bf16 outputs and input gradients) and the backward's all-gathers are left at 2 bytes. */
+static void fp8_tp_gathers(const wl_layer *L, int fwd, double act, lo_item *it)
+{
+    if (L->kind != WL_BLOCK || !fwd)
+        return;
+    for (int i = 0; i < it->n_inline; i++)
+        if (it->inl[i].kind == COLL_ALLGATHER && it->inl[i].group == GRP_AX0) {
+            it->inl[i].bytes -= act; /* 2 x act / 2 */
+            return;
+        }
+}
+
+void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const wl_layer *L = &lw->layer[it->layer];
+    const int rec = lo_fwd_comm_rerun(t, it), fwd = it->pass == LO_FWD || rec;
+    const double act = lw->tokens * lw->model.hidden * g->elem_bytes; /* the replica's [tokens, hidden] */
+    if (l->t <= 1)
+        return;
+    if (l->atp && L->kind == WL_BLOCK) {
+        int bwd = it->pass == LO_BWD;
+        atp_block(act, l->t, fwd, bwd, it);
+        it->inline_overlap = linear_fraction(L, bwd, rec);
+    } else {
+        sp_item(g, L, act, rec, it);
+    }
+    if (t->precision == PREC_FP8)
+        fp8_tp_gathers(L, fwd, act, it);
+}
+
 /* The input-gradient all-reduces of a block's backward (the f operators, Shoeybi et al. 2019
  * s3): Megatron fuses q, k, v into one column-parallel layer and the MLP's first matrices into
  * another, so two, the async one beside the weight-gradient GEMMs (overlap: dw_fraction).

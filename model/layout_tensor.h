@@ -9,6 +9,10 @@
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c);
 /* One item of Megatron-LM tensor parallelism (tp, and megatron's stages). */
 void lo_tp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
+/* FSDP2 + TP (torchtitan's fsdp2:dp=D,t=T, zero3 with t > 1; layout_dp.c calls it after an
+ * item's FSDP collectives): the item's sequence-parallel TP collectives over GRP_AX0, eager or,
+ * with asynctp=1, micro-pipelined beside the linear layers' GEMMs. Nothing when t <= 1. */
+void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_item *it);
 /* Where the two Megatron overlap options act (one home: lo_tp_item and the CLI's note on an option
  * nothing acts on ask these): --tp-comm-overlap on megatron layouts with sequence parallelism and
  * t > 1; --overlap-param-gather on the distributed optimizer (megatron or tp with zero1) under

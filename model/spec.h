@@ -341,6 +341,8 @@ typedef struct spec_layout {
     spec_pipe_sched sched;
     int dp;            /* zero3 spelled fsdp2:dp=D,cp=C (torchtitan): D as given (0: not
                           given); zero3 with cp > 1 shards over all D x cp ranks (cp.h)     */
+    int atp;           /* zero3 with t > 1 (fsdp2:dp=D,t=T, layout_dp.c): torchtitan's async
+                          TP (asynctp=1), its TP collectives micro-pipelined with the GEMMs */
     /* zero3-offload (ZeRO-Offload / ZeRO-Infinity, layout_infinity.c): where the 16-bit
      * parameter shards live (DeepSpeed offload_param.device) and where the fp32 optimizer
      * states live (offload_optimizer.device; the update always runs on the host CPU) */

@@ -229,6 +229,17 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
         stride[a] = st;
         st *= size[a];
     }
+    if (l->kind == LAYOUT_ZERO3 && l->t > 1) { /* fsdp2:dp=D,t=T: torchtitan's mesh, tp innermost */
+        if (n_ranks % l->t)
+            return -1;
+        size[0] = l->t;
+        size[3] = n_ranks / l->t;
+        stride[0] = 1;
+        stride[3] = l->t;
+        for (int a = 1; a < SPEC_AXES - 1; a++)
+            size[a] = stride[a] = 1;
+        return 0;
+    }
     if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* cp adjacent on y, the rest of the ranks on d */
         if (n_ranks % l->cp)
             return -1;
@@ -264,8 +275,10 @@ static int parse_placement(const char *s, const char *val, char *out, sc_err *er
 }
 
 /* torchtitan's spelling, fsdp2:dp=D[,cp=C][,t=T][,p=P][,asynctp=0|1][,schedule=S] (FSDP2 over
- * dp_shard x cp, its parallelize_llama): with t = p = 1 and no async TP it is zero3 over all
- * D x cp ranks with context parallelism (cp.h); composites with TP or PP are not modelled. */
+ * dp_shard x cp, its parallelize_llama): with t = p = 1 it is zero3 over all D x cp ranks with
+ * context parallelism (cp.h); with t = T > 1 (cp = 1) zero3 over the D data-parallel ranks of
+ * each tensor-parallel group of T, composed with sequence-parallel TP (asynctp=1: async TP;
+ * layout_dp.c). Pipelines (p, schedule) and TP with cp are not modelled. */
 static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
 {
     char buf[128];
@@ -307,13 +320,22 @@ static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
     }
     if (!(seen & 1))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing dp=D (e.g. \"fsdp2:dp=4,cp=2\")", s);
-    if (t > 1 || p > 1 || atp || (seen & 32))
+    if (p > 1 || (seen & 32))
         return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": FSDP2 composed with tensor or pipeline parallelism (t, p, asynctp, schedule) is "
-                          "not modelled; fsdp2:dp=D,cp=C (zero3 over D x C ranks with context parallelism) is", s);
+                          "in \"%s\": FSDP2 composed with pipeline parallelism (p, schedule) is not modelled; "
+                          "fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are", s);
+    if (t > 1 && cp > 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; "
+                          "fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are", s);
+    if (atp && t <= 1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")", s);
     out->kind = LAYOUT_ZERO3;
     out->dp = dp;
     out->cp = cp;
+    out->t = t > 1 ? t : 0;
+    out->atp = atp;
     return 0;
 }
 
@@ -540,7 +562,9 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         snprintf(buf, n, "raf:p=%d", l->p);
         break;
     case LAYOUT_ZERO3:
-        if (l->dp)
+        if (l->dp && l->t > 1)
+            snprintf(buf, n, "fsdp2:dp=%d,t=%d%s", l->dp, l->t, l->atp ? ",asynctp=1" : "");
+        else if (l->dp)
             snprintf(buf, n, "fsdp2:dp=%d,cp=%d", l->dp, l->cp > 1 ? l->cp : 1);
         else if (l->cp > 1)
             snprintf(buf, n, "zero3:cp=%d", l->cp);

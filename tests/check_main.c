@@ -38,6 +38,7 @@ static Suite *(*const SUITES[])(void) = {
     step_suite,
     impl_suite,
     cp_suite,
+    fsdp2tp_suite,
     remat_suite,
 };
 

@@ -39,6 +39,7 @@ Suite *accuracy_suite(void); /* tests/test_accuracy.c: cases, metric conversion,
 Suite *base_suite(void);     /* tests/test_base.c: base/ helpers (str_trim, proc_self_dir)        */
 Suite *cp_suite(void);       /* tests/test_cp.c: context parallelism: rank workload, ring, groups, properties */
 Suite *impl_suite(void);     /* tests/test_impl.c: issue 27: FSDP gradient path, reduce_dtype, op SAC, element-wise flags, AdamW */
+Suite *fsdp2tp_suite(void);   /* tests/test_fsdp2tp.c: FSDP2 + tensor parallelism (fsdp2:dp=D,t=T): grammar, bytes, memory, engines */
 Suite *remat_suite(void);    /* tests/test_remat.c: MaxText remat policies' bytes and FLOPs; activation and sharding properties */
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 

@@ -1,0 +1,352 @@
+/* test_fsdp2tp.c — FSDP2 composed with tensor parallelism (torchtitan's fsdp2:dp=D,t=T: zero3
+ * with t > 1, model/layout_dp.c and layout_tensor.c's lo_fsdp2_tp_item): the grammar and its
+ * canonical name, the checks, one block's collectives by hand (eager and async TP), memory by
+ * hand, t = 1 is today's zero3, and the two engines agree where nothing contends. */
+#include "suites.h"
+#include "support.h"
+
+#include "../model/analytic.h"
+#include "../model/framework.h"
+#include "../model/layout.h"
+#include "../model/layout_kind.h"
+#include "../model/memory.h"
+#include "../model/memory_states.h"
+#include "../model/spec.h"
+#include "../model/workload.h"
+#include "../sim/exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Suite *fsdp2tp_suite(void);
+
+static spec_layout parse(const char *s)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
+    return l;
+}
+
+static void parse_err(const char *s, const char *want)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse(s, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, want);
+}
+
+/* The tiny model with 2 heads (head dim 32) so that t = 2 splits them: hidden 64, ffn 256 GeLU,
+ * seq 16, vocab 128, 2 blocks; micro-batch 1, bf16, fsdp2, no checkpointing, one micro-step. */
+static void tiny2(spec_model *m, spec_training *tr, wl *w)
+{
+    *m = test_tiny_model(2);
+    m->heads = m->kv_heads = 2;
+    spec_training_defaults(tr);
+    tr->framework = FW_FSDP2;
+    tr->act_ckpt = 0;
+    tr->grad_accum = 1;
+    wl_build(m, tr, w);
+}
+
+static const lo_item *first_block(const lo_micro *mi, const wl *w, lo_pass pass)
+{
+    for (int i = 0; i < mi->n_items; i++)
+        if (mi->item[i].pass == pass && w->layer[mi->item[i].layer].kind == WL_BLOCK)
+            return &mi->item[i];
+    return NULL;
+}
+
+static const lo_coll *find(const lo_coll *c, int n, cost_coll kind, lo_group_kind grp)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i].kind == kind && c[i].group == grp)
+            return &c[i];
+    return NULL;
+}
+
+START_TEST(test_grammar)
+{
+    char buf[64];
+    spec_layout l = parse("fsdp2:dp=16,t=8");
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO3);
+    ck_assert_int_eq(l.dp, 16);
+    ck_assert_int_eq(l.t, 8);
+    ck_assert_int_eq(l.atp, 0);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=16,t=8");
+    l = parse("fsdp2:t=8,asynctp=1,dp=16"); /* any order; the canonical name has one */
+    ck_assert_int_eq(l.atp, 1);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=16,t=8,asynctp=1");
+    l = parse("fsdp2:dp=16,t=8,asynctp=0");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=16,t=8");
+    /* t = 1 is the 1-D spelling, as before */
+    l = parse("fsdp2:dp=16,t=1");
+    ck_assert_int_eq(l.t, 0);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=16,cp=1");
+    /* the canonical name parses back to the same layout */
+    spec_layout a = parse("fsdp2:dp=4,t=2,asynctp=1"), b = parse(spec_layout_str(&a, buf, sizeof buf));
+    ck_assert(memcmp(&a, &b, sizeof a) == 0);
+    parse_err("fsdp2:dp=4,asynctp=1",
+              "in \"fsdp2:dp=4,asynctp=1\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")");
+    parse_err("fsdp2:dp=4,t=2,cp=2", "in \"fsdp2:dp=4,t=2,cp=2\": FSDP2 with both tensor (t) and context (cp) "
+                                    "parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
+    parse_err("fsdp2:dp=4,t=2,schedule=1f1b",
+              "in \"fsdp2:dp=4,t=2,schedule=1f1b\": FSDP2 composed with pipeline parallelism (p, schedule) is not "
+              "modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
+    parse_err("fsdp2:dp=4,t=0", "in \"fsdp2:dp=4,t=0\": expected t to be a positive integer, got \"0\"");
+}
+END_TEST
+
+START_TEST(test_checks)
+{
+    sc_err err;
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10); /* 2 GPUs per node */
+    spec_layout l = parse("fsdp2:dp=2,t=2");
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 2, &err), 0);
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 1, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=2,t=2: expected dp x t = 2 GPUs, got 2 x 2");
+    l = parse("fsdp2:dp=1,t=4"); /* a TP group across the two nodes */
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=1,t=4: expected t dividing the 2 GPUs per node (tensor parallelism inside "
+                               "a node is modelled), got 4");
+    /* the tiny model's 1 head does not split */
+    spec_model m = test_tiny_model(2);
+    l = parse("fsdp2:dp=2,t=2");
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), SC_EINPUT);
+    m.heads = m.kv_heads = 2;
+    ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+    /* frameworks: torchtitan's (fsdp2) and ideal */
+    ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), 0);
+    ck_assert_int_eq(fw_check(FW_IDEAL, &l, &err), 0);
+    ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=2,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, "
+                               "not deepspeed");
+    /* one micro-batch per TP group (torchtitan's local batch is per data-parallel rank) */
+    ck_assert_int_eq(spec_layout_replicas(&l), 2);
+    ck_assert_int_eq(spec_layout_batch_share(&l), 2);
+    ck_assert_int_eq(spec_layout_shard(&l, 4), 4); /* states over all D x T ranks */
+}
+END_TEST
+
+/* One block's collectives on 2 duo nodes (4 GPUs), fsdp2:dp=2,t=2, by hand:
+ *  - block parameters: qkv 64 x (64 + 2 x 64) = 12288, proj 64 x 64 = 4096, fc1 and fc2
+ *    64 x 256 = 16384 each, two LayerNorms' scale and shift 4 x 64 = 256 (no linear biases):
+ *    49408; a TP rank's slice 24704, 2-byte parameters: the FSDP all-gather over the 2 ranks of
+ *    the data axis (GRP_AX3) moves a 49408-byte buffer, the reduce-scatter the slice's gradients
+ *    as reduced (reduce_elem_bytes each);
+ *  - the TP group's activation [16 tokens, 64] x 2 B = 2048 B: forward two all-gathers (before
+ *    attention and the MLP) and two reduce-scatters (after proj and fc2) of it, 4096 B and 2
+ *    calls each, on GRP_AX0; the backward the same; eager: the compute waits (overlap 0);
+ *  - asynctp=1: the same bytes, moved by the copy engines (offload), beside the linear GEMMs,
+ *    plus the two reduce-scatters' partial sums, 2 x 2048 x (1 + 1/2) = 6144 HBM bytes. */
+START_TEST(test_block_bytes)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    ck_assert_double_eq_tol(w.layer[1].params, 49408.0, 1e-9);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g), *ga = malloc(sizeof *ga);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(ga);
+    spec_layout l = parse("fsdp2:dp=2,t=2"), la = parse("fsdp2:dp=2,t=2,asynctp=1");
+    layout_build(&w, &tr, &l, &duo, 2, g);
+    layout_build(&w, &tr, &la, &duo, 2, ga);
+    int mem[4];
+    ck_assert_int_eq(layout_group_members(g, GRP_AX0, 0, mem), 2); /* TP: ranks 0 and 1, one node */
+    ck_assert_int_eq(mem[0], 0);
+    ck_assert_int_eq(mem[1], 1);
+    ck_assert_int_eq(layout_group_members(g, GRP_AX3, 0, mem), 2); /* FSDP: ranks 0 and 2 */
+    ck_assert_int_eq(mem[1], 2);
+    const double er = g->sched.reduce_elem_bytes;
+    for (int p = 0; p < 2; p++) {
+        lo_pass pass = p ? LO_BWD : LO_FWD;
+        const lo_item *it = first_block(&g->last, &w, pass), *ia = first_block(&ga->last, &w, pass);
+        ck_assert_ptr_nonnull(it);
+        ck_assert_ptr_nonnull(ia);
+        const lo_coll *ag = find(it->gather, it->n_gather, COLL_ALLGATHER, GRP_AX3);
+        ck_assert_ptr_nonnull(ag);
+        ck_assert_double_eq_tol(ag->bytes, 49408.0, 1e-9);
+        ck_assert_ptr_null(find(it->gather, it->n_gather, COLL_ALLGATHER, GRP_WORLD));
+        const lo_coll *rs = find(it->reduce, it->n_reduce, COLL_REDUCESCATTER, GRP_AX3);
+        if (pass == LO_BWD) {
+            ck_assert_ptr_nonnull(rs);
+            ck_assert_double_eq_tol(rs->bytes, 24704.0 * er, 1e-9);
+        } else {
+            ck_assert_ptr_null(rs);
+        }
+        const lo_coll *tag = find(it->inl, it->n_inline, COLL_ALLGATHER, GRP_AX0);
+        const lo_coll *trs = find(it->inl, it->n_inline, COLL_REDUCESCATTER, GRP_AX0);
+        ck_assert_ptr_nonnull(tag);
+        ck_assert_ptr_nonnull(trs);
+        ck_assert_double_eq_tol(tag->bytes, 4096.0, 1e-9);
+        ck_assert_double_eq_tol(trs->bytes, 4096.0, 1e-9);
+        ck_assert_int_eq(tag->chunks, 2);
+        ck_assert_int_eq(trs->chunks, 2);
+        ck_assert(!tag->offload && !trs->offload);
+        ck_assert(it->inline_overlap == 0);
+        const lo_coll *aag = find(ia->inl, ia->n_inline, COLL_ALLGATHER, GRP_AX0);
+        const lo_coll *ars = find(ia->inl, ia->n_inline, COLL_REDUCESCATTER, GRP_AX0);
+        ck_assert_ptr_nonnull(aag);
+        ck_assert_ptr_nonnull(ars);
+        ck_assert_double_eq_tol(aag->bytes, 4096.0, 1e-9);
+        ck_assert_double_eq_tol(ars->bytes, 4096.0, 1e-9);
+        ck_assert(aag->offload && ars->offload);
+        ck_assert(ia->inline_overlap > 0 && ia->inline_overlap < 1);
+        ck_assert_uint_eq(ia->inline_tail, 0);
+        ck_assert_double_eq_tol(ia->hbm_bytes - it->hbm_bytes, 6144.0, 1e-6);
+    }
+    free(g);
+    free(ga);
+}
+END_TEST
+
+/* Float8 linears (precision fp8): the forward's two sequence-parallel all-gathers cast to float8
+ * first (torchao's PrepareFloat8ModuleInput): 2 x 2048 B / 2 = 2048 B; the backward's stay at
+ * 2 bytes, 4096 B; the reduce-scatters 4096 B either way. */
+START_TEST(test_fp8_gathers)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    tr.precision = PREC_FP8;
+    wl_build(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    spec_layout l = parse("fsdp2:dp=2,t=2");
+    layout_build(&w, &tr, &l, &duo, 2, g);
+    const double want_ag[2] = {2048.0, 4096.0};
+    for (int p = 0; p < 2; p++) {
+        const lo_item *it = first_block(&g->last, &w, p ? LO_BWD : LO_FWD);
+        ck_assert_ptr_nonnull(it);
+        const lo_coll *ag = find(it->inl, it->n_inline, COLL_ALLGATHER, GRP_AX0);
+        const lo_coll *rs = find(it->inl, it->n_inline, COLL_REDUCESCATTER, GRP_AX0);
+        ck_assert_ptr_nonnull(ag);
+        ck_assert_ptr_nonnull(rs);
+        ck_assert_double_eq_tol(ag->bytes, want_ag[p], 1e-9);
+        ck_assert_double_eq_tol(rs->bytes, 4096.0, 1e-9);
+    }
+    free(g);
+}
+END_TEST
+
+/* Memory of fsdp2:dp=2,t=2 on 4 GPUs, by hand: parameters, gradients and optimizer states
+ * sharded over all D x T = 4 ranks (each TP slice over the 2 FSDP ranks): psi x (2, 2, opt) / 4;
+ * the gathered layer is a TP slice, half the whole block zero3 gathers; activations with
+ * sequence parallelism a rank's 1 / t of all of them (Korthikanti et al. 2022 Table 2:
+ * sbh(34/t + 5as/(ht)); the stored inputs, the head's input and the vocabulary-split fp32
+ * logits / t): half of zero3's at the same micro-batch. */
+START_TEST(test_memory_by_hand)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    tr.act_ckpt = CKPT_FULL;
+    wl_build(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout l = parse("fsdp2:dp=2,t=2"), z = parse("zero3");
+    mem_breakdown a, b;
+    mem_plan(&w, &tr, &l, 4, &duo, &a);
+    mem_plan(&w, &tr, &z, 4, &duo, &b);
+    const double psi = w.params;
+    ck_assert_double_eq_tol(a.params, 2 * psi / 4, 1e-6);
+    ck_assert_double_eq_tol(a.grads, 2 * psi / 4, 1e-6);
+    ck_assert_double_eq_tol(a.optim, mem_optim_bytes(&tr) * psi / 4, 1e-6);
+    ck_assert_double_eq_tol(a.activations, b.activations / 2, 1e-6);
+    ck_assert_double_eq_tol(a.gathered, b.gathered / 2, 1e-6);
+}
+END_TEST
+
+/* fsdp2:dp=N,t=1 is today's zero3: the same items, boundary and step. */
+START_TEST(test_t1_is_zero3)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g0 = calloc(1, sizeof *g0), *g1 = calloc(1, sizeof *g1);
+    ck_assert_ptr_nonnull(g0);
+    ck_assert_ptr_nonnull(g1);
+    spec_layout a = parse("zero3"), b = parse("fsdp2:dp=4,t=1");
+    layout_build(&w, &tr, &a, &duo, 2, g0);
+    layout_build(&w, &tr, &b, &duo, 2, g1);
+    ck_assert(memcmp(&g0->micro, &g1->micro, sizeof g0->micro) == 0);
+    ck_assert(memcmp(&g0->last, &g1->last, sizeof g0->last) == 0);
+    ck_assert(memcmp(g0->boundary, g1->boundary, sizeof g0->boundary) == 0);
+    cost_calib k = test_tiny_calib();
+    an_timed t0, t1;
+    an_result r0, r1;
+    memset(&r0, 0, sizeof r0);
+    memset(&r1, 0, sizeof r1);
+    an_time(g0, &w, &k, &duo, &t0);
+    an_run(&t0, &r0);
+    an_time(g1, &w, &k, &duo, &t1);
+    an_run(&t1, &r1);
+    ck_assert(r0.step_s == r1.step_s);
+    free(g0);
+    free(g1);
+}
+END_TEST
+
+/* fsdp2:dp=2,t=4 and its async-TP twin on one p4d node (NVLink only, the default calibration):
+ * the simulator and the analytical engine give the same step; async TP is no slower. */
+START_TEST(test_engines_agree)
+{
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
+    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.framework = FW_FSDP2;
+    tr.grad_accum = 2;
+    wl w;
+    wl_build(&m, &tr, &w);
+    double step[2];
+    const char *names[2] = {"fsdp2:dp=2,t=4", "fsdp2:dp=2,t=4,asynctp=1"};
+    for (int i = 0; i < 2; i++) {
+        spec_layout l = parse(names[i]);
+        ck_assert_int_eq(spec_layout_check(&l, &c, 1, &err), 0);
+        lo_graph *g = malloc(sizeof *g);
+        ck_assert_ptr_nonnull(g);
+        layout_build(&w, &tr, &l, &c, 1, g);
+        an_timed t;
+        an_result ar;
+        memset(&ar, 0, sizeof ar);
+        an_time(g, &w, &k, &c, &t);
+        an_run(&t, &ar);
+        exec_opts o;
+        exec_result r;
+        memset(&o, 0, sizeof o);
+        ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+        ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "%s: sim %.9g model %.9g", names[i], r.step_s, ar.step_s);
+        step[i] = ar.step_s;
+        free(g);
+    }
+    ck_assert(step[1] <= step[0]);
+}
+END_TEST
+
+Suite *fsdp2tp_suite(void)
+{
+    Suite *s = suite_create("fsdp2tp");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_grammar);
+    tcase_add_test(tc, test_checks);
+    tcase_add_test(tc, test_block_bytes);
+    tcase_add_test(tc, test_fp8_gathers);
+    tcase_add_test(tc, test_memory_by_hand);
+    tcase_add_test(tc, test_t1_is_zero3);
+    tcase_add_test(tc, test_engines_agree);
+    suite_add_tcase(s, tc);
+    return s;
+}
