@@ -154,6 +154,15 @@ void kern_defaults(const char *arch, kern_calib *k)
         k->fa3_bwd_eff = 0.5985;
         k->fa3_causal = 1.0;
         k->fa3_s0 = 302;
+        /* Attention's own sustained rate at the 700 W cap: fwd+bwd d128 causal ~10 s back to
+         * back over the same backend's 0.25-s rate, lent H200 SXM (bench/gpu-results/
+         * 2026-11-27-h200/attn_sustained.json over attention.json): cuDNN 537.1 / 558.2 = 0.962
+         * (32k), 535.9 / 547.8 = 0.978 (128k); FA2 322.0 / 324.0 = 0.994, 321.1 / 328.7 = 0.977;
+         * mean 0.978 (H100 SXM: the same GH100 die and cap [transferred]); the same run's
+         * dense 8192^3 GEMM: 666.7 TFLOP/s (mean of its three 2-s spans) / the model's burst
+         * 807.1 = 0.826, the clock below which attention is scaled down with the cluster's */
+        k->attn_sustained = 0.978;
+        k->attn_clock = 0.826;
     }
     /* Launch / inter-kernel gap of a small kernel on a busy stream: 2.5 us [recall: NVIDIA
      * "Getting Started with CUDA Graphs" (A. Gray, 2019): a few us per kernel launch]. */
@@ -410,8 +419,16 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     double peak = kern_peak(c, KD_BF16); /* asked once: the same bits as asking again */
     if (!(peak > 0))
         peak = kern_peak(c, KD_FP16);
+    /* peak is the datasheet's x clk; attention runs at its own sustained fraction `a` where the
+     * calibration measured one (attn_sustained; below the measuring run's dense clock, a lower
+     * power cap, in proportion to the cluster's clk [assumed: no measurement below 700 W]), else
+     * at clk, relative to the clock its fa_* benchmarks ran at (absent: the same operations, so
+     * the same bits, as before) */
     double clk = c->gpu.clock_ratio > 0 ? c->gpu.clock_ratio : 1.0, at = k->fa_clock > 0 ? k->fa_clock : 1.0;
-    peak *= (clk < at ? clk : at) / (at * clk); /* the sustained clock, relative to the benchmark's */
+    double a = clk;
+    if (k->attn_sustained > 0)
+        a = k->attn_sustained * (k->attn_clock > clk ? clk / k->attn_clock : 1.0);
+    peak *= (a < at ? a : at) / (at * clk);
     return k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);
 }
 

@@ -33,7 +33,13 @@ typedef struct kern_calib {
     /* FlashAttention-3 (Hopper only; 0 = none): same meaning as the fa_* above            */
     double fa3_fwd_eff, fa3_bwd_eff, fa3_causal, fa3_s0;
     double fa_clock;         /* clock / datasheet clock at which the fa_* were measured (0 = 1):
-                                attention slows only where the cluster's clock_ratio is lower   */
+                                attention slows only where its sustained clock is lower         */
+    double attn_sustained;   /* fused attention's own sustained rate under the power cap over
+                                its short-run rate (0 = none: the cluster's clock_ratio, the
+                                dense GEMMs', stands for attention's sustained clock too)      */
+    double attn_clock;       /* the dense clock_ratio of the run that measured attn_sustained
+                                (0 = none): a cluster whose clock_ratio is lower (a lower power
+                                cap) scales attn_sustained by clock_ratio / attn_clock          */
     double launch_s;         /* one memory-bound kernel's launch / gap, s                      */
 } kern_calib;
 
@@ -91,7 +97,11 @@ double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, 
  * forward FLOPs 4 bh s^2 d (half with a causal mask), backward 2.5x (FlashAttention's
  * benchmark convention, recompute included); time = launch + FLOPs / (peak16 x eff), eff =
  * fa_*_eff x (causal ? fa_causal : 1) x (d <= 64 ? fa_hd64 : 1) x s / (s + s0') x wave
- * utilisation of bh x ceil(s/128) row blocks over the SMs. */
+ * utilisation of bh x ceil(s/128) row blocks over the SMs. peak16 is the datasheet peak x
+ * min(a, fa_clock) / fa_clock, a = attention's sustained fraction: attn_sustained where the
+ * calibration measured one (x clock_ratio / attn_clock where the cluster's clock_ratio is below
+ * the measuring run's attn_clock), else the cluster's clock_ratio (every attention generation
+ * takes FA2's or FA3's time, so this one rule applies to all of them). */
 double kern_attn_flops(double bh, double s, double d, int causal, int bwd);
 double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                        int bwd);

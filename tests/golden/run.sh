@@ -480,8 +480,8 @@ expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel gr
 one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 # zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
 # (longseq35: PyTorch's ring's fp32 merges and dQ/dK/dV adds now charged, cp.c cp_torch_ring: 0.683 / 0.679 -> 0.716 / 0.712 s) (titan2d37: FSDP2 hook 30 -> 753.74 us, shipped by make fit-host once the 2-D torchtitan cases joined its fit: -> 0.765 / 0.761 s)
-expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.765" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
-expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.761" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
+expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.688" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.684" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
 expect fsdp2-composite 2 'FSDP2 composed with pipeline parallelism (p, schedule) is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
 expect fsdp2-dp-cp 2 "layout: fsdp2:dp=3,cp=2: expected dp x cp = 8 GPUs, got 3 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=3,cp=2
@@ -496,8 +496,8 @@ if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"name":"s
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
 # Megatron-Core's uneven pipeline split (split36): split=embed+loss (Llama-3.1-405B, 126 layers on p 8 x vp 8) and first/last
 S405="--cluster dgx-h100 --nodes 128 --model llama3.1-405b --micro-batch 1 --grad-accum 64 --engine model"
-expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.509" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
-expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    53.405" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
+expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.063" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
+expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    52.526" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
 expect megatron-split-bad 2 'in "megatron:t=8,p=8,split=head": expected split=even, embed, loss or embed+loss, got "head"' -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=head
 expect megatron-split-count 2 "layout: megatron:t=8,p=8,cp=2,split=embed: the 126 layers of llama3.1-405b with the embedding / loss counted (127) must split evenly over p x vp = 8" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,cp=2,split=embed
 expect megatron-split-both 2 "layout: megatron:t=8,p=8,split=loss,last=14: expected split=... or first=/last=, not both" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=loss,last=14
@@ -1011,7 +1011,7 @@ expect stack-ew-bad 2 "stk4.json: \$.repeat_kv.value: expected on or off, got \"
 # issue 27's sustained clock ratio); op-level checkpointing between none (0.943) and full; fp32 reduction: RS bytes +8.03e9 x 2 x 15/16 = 15.1 GB per
 # GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
 F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
-expect impl-fsdp-default 0 "zero3                    1.206" -- "$BIN" $F27
+expect impl-fsdp-default 0 "zero3                    1.154" -- "$BIN" $F27
 # ds_config communication_data_type (DeepSpeed's gradient reduce dtype): "fp32" prices exactly as
 # --reduce-dtype fp32 (DeepSpeed v0.5 owner reduce, ZeRO-2: RS 0.346 s -> 0.684 s, 2x the bytes plus
 # the same latency); an unknown dtype is one error line, exit 2. Step 2.088 -> 2.110 s (ds28c): before v0.12.4
@@ -1026,7 +1026,7 @@ expect ds-comm-dtype-flag-same 0 "zero2                    2.164       7.39     
 printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
 expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
-expect impl-ckpt-op 0 "zero3                    1.022" -- "$BIN" $F27 --checkpointing op
+expect impl-ckpt-op 0 "zero3                    0.982" -- "$BIN" $F27 --checkpointing op
 expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
 expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
 expect impl-reduce-bad 2 "--reduce-dtype: expected fp32, param, bf16 or fp16, got \"fp64\"" -- "$BIN" $F27 --reduce-dtype fp64
@@ -1116,11 +1116,13 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 # qkv / gate_up forward and proj / fc2 data gradients run as 8 chunks of 512 rows (x 1.0657), proj /
 # fc2 forward as 4 of 1024 (x 1.0238), the recomputed forward too: compute 0.144 -> 0.147 s, tpo-on
 # 0.202 -> 0.205 s, simulator 0.200 -> 0.203, opg-on 11.77 -> 11.55 samples/s (0.170 -> 0.173 s,
-# simulator 0.168 -> 0.171); tpo-off unchanged.
+# simulator 0.168 -> 0.171); tpo-off unchanged. attnclk37: Hopper attention at its own sustained
+# rate (datasheet x 0.978, was x clock_ratio 0.828): tpo-off / tpo-on / sim 0.237 / 0.205 / 0.203 ->
+# 0.233 / 0.201 / 0.199 s, opg-on 0.173 -> 0.169 s (sim 0.171 -> 0.166), zero1=0 0.214 -> 0.210.
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.237" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.205" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.203" -- "$BIN" $T27 --tp-comm-overlap on
+expect tpo-off 0 "megatron:t=8,p=1         0.233" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.201" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.199" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
@@ -1135,9 +1137,9 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
 # it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.173      11.55    257.9   26.1   32.9     0.152    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
-expect opg-on-sim 0 "megatron:t=8,p=1         0.171" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
-expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.214" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-on 0 "megatron:t=8,p=1         0.169      11.86    264.8   26.8   33.8     0.147    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.166" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.210" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
 expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
 # issue 30 (dec30): on, where no layout of the run can act on them, they are said to be ignored
 expect opg-ignored-framework 0 "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed optimizer (a megatron or tp layout with zero1) under --framework megatron, and the framework is not megatron" -- "$BIN" predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout zero3 --engine model --overlap-param-gather on
@@ -1299,7 +1301,7 @@ NP="predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout ddp"
 expect nccl-algo-free 0 "ddp                      0.434     295.07" -- "$BIN" $NP --engine model
 expect nccl-algo-tree 0 "ddp                      0.445     287.34" -- "$BIN" $NP --engine model --nccl-algo tree
 expect nccl-algo-tree-sim 0 "ddp                      0.445     287.34" -- "$BIN" $NP --nccl-algo Tree
-expect nccl-proto-simple 0 "zero3                    0.064    1005.40" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
+expect nccl-proto-simple 0 "zero3                    0.062    1024.19" -- "$BIN" predict --cluster dgx-h100 --nodes 8 --model gpt3-1.3b --layout zero3 --engine model --nccl-proto simple
 expect nccl-algo-bad 2 '--nccl-algo: expected ring, tree, nvls, nvls-tree or pat, got "foo"' -- "$BIN" $NP --nccl-algo foo
 expect nccl-proto-bad 2 '--nccl-proto: expected simple (LL and LL128 pins are not modelled), got "ll128"' -- "$BIN" $NP --nccl-proto ll128
 # nccl-tests logs from before the root column (2020; "Rank R Pid P on HOST" without Group): the
@@ -1322,7 +1324,7 @@ expect raf-fsdp1-refused 2 "--framework: fsdp does not run layout raf:p=8" -- "$
 # plan searches raf: every valid group size under FSDP2 (before: "no layout of those asked for is
 # valid", the kind had no candidates); p = 8 and 4 tie on the step (the shards are gathered within a
 # node either way), the smaller memory of p = 8 does not enter the throughput objective (titan2d37: 1.592 -> 1.624 s, the FSDP2 hook cost fitted by make fit-host)
-expect plan-raf-fsdp2 0 " * raf:p=8                  4     1         1     1.624      19.71" -- "$BIN" plan --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layouts raf --framework fsdp2 --confirm 0
+expect plan-raf-fsdp2 0 "* raf:p=8                  4     1         1     1.592      20.10" -- "$BIN" plan --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layouts raf --framework fsdp2 --confirm 0
 expect raf-p-world 2 "layout: raf:p=32: expected a group size p dividing the 32 GPUs, 1 < p < 32 (reshard_after_forward=1 is shard_grad_op, =32 zero3), got 32" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=32 --framework fsdp2
 expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.52     1.76     2.00    11.26" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
 expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --help
@@ -1357,9 +1359,9 @@ expect rope-unfused-bad 2 "shardcast: --rope-unfused: expected on or off, got \"
 # sequences against zero3's 16: 19.87 / 75.79 samples/s = 0.26x, where main printed 2.10x (0.211 / 0.101 s).
 CPP="predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=1,cp=2 --layout megatron:t=2,p=1"
 expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequences): megatron:t=2,p=1,cp=2 4, megatron:t=2,p=1 8" -- "$BIN" $CPP
-expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.045     178.35    207.1   20.9   25.8     0.030    0.010    0.004    0.000   0.001       3.5      5.8     1.54x" -- "$BIN" $CPP
+expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.89    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.5      5.8     1.55x" -- "$BIN" $CPP
 expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
-expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.536' -- "$BIN" $CPP --json
+expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.0,' -- "$BIN" $CPP --json
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
 expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.101      19.87     23.1    7.4    9.1     0.030    0.035    0.034    0.000   0.002       2.5      3.7     0.26x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
 expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
@@ -1405,9 +1407,9 @@ expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false,
 # reduce-scatter wait (RS s 0.069 -> 0.003); states over all 16 ranks, activations 1/4 of zero3's
 # (7.04 / 4 = 1.76 GiB); the grammar's refusals, exit 2
 F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --layout fsdp2:dp=4,t=4,asynctp=1 --framework fsdp2"
-expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.458       8.73    258.9   26.2   31.0     0.372    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.398      10.05    297.9   30.1   35.7     0.378    0.002    0.003    0.000   0.015      28.5     12.0     1.15x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.455       8.79    260.7   26.4   31.2     0.369    0.002    0.069    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
+expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.397      10.09    299.1   30.2   35.8     0.310    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.337      11.87    352.0   35.6   42.2     0.316    0.002    0.004    0.000   0.015      28.5     12.0     1.18x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.393      10.17    301.5   30.5   36.1     0.306    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.76     0.73     2.00    11.97" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
 expect fsdp2-tp-cp 2 'in "fsdp2:dp=2,t=4,cp=2": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2
