@@ -342,7 +342,7 @@ typedef struct setup_said {
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
 
 /* Options given on (flag or training key) that no layout of the run can act on are said, not
- * dropped silently: --tp-comm-overlap acts on megatron layouts with sequence parallelism and
+ * dropped silently (and a combination the framework itself refuses, async TP without compile): --tp-comm-overlap acts on megatron layouts with sequence parallelism and
  * t > 1 (layout_tensor.c), --overlap-param-gather on the distributed optimizer under
  * --framework megatron (model/layout_tensor.h says where each acts). */
 static void ignored_option_notes(const cli_setup *s)
@@ -356,6 +356,16 @@ static void ignored_option_notes(const cli_setup *s)
             tpo = 0;
         if (lo_param_gather_acts(t, l))
             opg = 0;
+    }
+    /* torchtitan refuses async TP in eager mode (parallelize_llama.py: "Async TP requires
+     * --training.compile"): said, and priced as given */
+    for (int i = 0; i < s->n_layouts; i++) {
+        char lay[96];
+        if (s->layouts[i].atp && t->execution != EXEC_COMPILED)
+            fprintf(stderr,
+                    "shardcast: note: %s with eager execution: torchtitan runs async TP only under torch.compile "
+                    "(--stack torchtitan-compile); priced as given, with eager element-wise kernels\n",
+                    spec_layout_str(&s->layouts[i], lay, sizeof lay));
     }
     if (tpo)
         fprintf(stderr, "shardcast: note: --tp-comm-overlap on is ignored: it acts only on megatron layouts with "

@@ -1411,6 +1411,11 @@ expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.397      10.09    299.1   30.2
 expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.337      11.87    352.0   35.6   42.2     0.316    0.002    0.004    0.000   0.015      28.5     12.0     1.18x" -- "$BIN" $F2T --engine model
 expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.393      10.17    301.5   30.5   36.1     0.306    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.76     0.73     2.00    11.97" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
+# async TP without torch.compile: torchtitan refuses it (parallelize_llama.py "Async TP requires
+# --training.compile"); shardcast says so and prices it as given; with the compile stack, no note
+expect fsdp2-atp-eager-note 0 "shardcast: note: fsdp2:dp=4,t=4,asynctp=1 with eager execution" -- "$BIN" $F2T --engine model
+"$BIN" $F2T --engine model --stack torchtitan-compile >/dev/null 2>"$TMP/atpc"
+if grep -q "async TP only under" "$TMP/atpc"; then echo "FAIL fsdp2-atp-compile-quiet: noted under compile"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
 expect fsdp2-tp-cp 2 'in "fsdp2:dp=2,t=4,cp=2": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2
 expect fsdp2-tp-dp 2 "layout: fsdp2:dp=8,t=4: expected dp x t = 16 GPUs, got 8 x 4" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=8,t=4 --framework fsdp2
