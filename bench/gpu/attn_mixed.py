@@ -9,16 +9,14 @@ each segment bracketed by CUDA events, ~8 s per backend after the segments ran a
 each. Reported: each segment's mean time alone and in the mix (the mix's last 6 s), and the SM
 clock per phase from nvidia-smi every 100 ms.
 Not here: attention's short-run tables (attention.py), its clock alone (attn_sustained.py)."""
-import os
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-from common import Recorder, out_dir
-from sustained_gemm import parse_smi, phase_stats, smi_fields
+from common import Recorder
+from sustained_gemm import print_phases, smi_start, smi_stop
 
 T, H, FFN, HEADS, D = 32768, 4096, 14336, 32, 128
 
@@ -79,9 +77,7 @@ def main():
     from torch.nn.attention import SDPBackend
     rec = Recorder("attn_mixed", torch, tokens=T, heads=HEADS, d=D,
                    note="segments timed with CUDA events; clock from nvidia-smi -lms 100")
-    smi_path = os.path.join(out_dir(), "attn_mixed_smi.csv")
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + smi_fields(), "--format=csv,noheader,nounits",
-                            "-lms", "100", "-f", smi_path])
+    smi, smi_path, _ = smi_start("attn_mixed")
     phases = []
     try:
         time.sleep(0.5)
@@ -111,18 +107,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         rec.error("run", e)
     finally:
-        time.sleep(0.3)
-        smi.terminate()
-        smi.wait()
-    try:
-        rows = parse_smi(smi_path)
-        rec.doc["phases"] = {k: phase_stats(rows, a, b) for k, a, b in phases}
-        rec.flush()
-        for k, v in rec.doc["phases"].items():
-            if v:
-                print(k, v["sm_MHz_median"], "MHz", v["power_W_median"], "W", flush=True)
-    except Exception as e:  # noqa: BLE001
-        rec.error("smi-parse", e)
+        print_phases(smi_stop(rec, smi, smi_path, phases), reasons=False)
     return 0
 
 

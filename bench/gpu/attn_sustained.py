@@ -9,16 +9,14 @@ Shape: Llama-3.1-8B's attention (d 128, causal, batch 1, heads not grouped), 32 
 8 at 128k (each call well under a second); backends SDPA cuDNN (Hopper wgmma kernels, FA3-class) and SDPA flash (FA2 kernels).
 Rates count causal as half and bwd as 2.5 x fwd (attention.py's convention).
 Not here: short-run kernel tables (attention.py), GEMM K dependence (sustained_gemm.py)."""
-import os
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-from common import Recorder, out_dir, timed_for
-from sustained_gemm import gemm_fn, parse_smi, phase_stats, smi_fields
+from common import Recorder, timed_for
+from sustained_gemm import gemm_fn, print_phases, smi_start, smi_stop
 
 SPAN_S = 2.0   # one timed span; five per point
 SPANS = 5
@@ -42,10 +40,7 @@ def main():
     from torch.nn.attention import SDPBackend
     rec = Recorder("attn_sustained", torch, spans=SPANS, span_s=SPAN_S,
                    note="clock/power from nvidia-smi -lms 100; power limit as found, not changed")
-    smi_path = os.path.join(out_dir(), "attn_sustained_smi.csv")
-    q = smi_fields()
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits",
-                            "-lms", "100", "-f", smi_path])
+    smi, smi_path, _ = smi_start("attn_sustained")
     phases = []
     try:
         time.sleep(1.0)
@@ -81,18 +76,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         rec.error("run", e)
     finally:
-        time.sleep(0.3)
-        smi.terminate()
-        smi.wait()
-    try:
-        rows = parse_smi(smi_path)
-        rec.doc["phases"] = {name: phase_stats(rows, a, b) for name, a, b in phases}
-        rec.flush()
-        for k, v in rec.doc["phases"].items():
-            if v:
-                print(k, v["sm_MHz_median"], "MHz", v["power_W_median"], "W", v["reasons"], flush=True)
-    except Exception as e:  # noqa: BLE001
-        rec.error("smi-parse", e)
+        print_phases(smi_stop(rec, smi, smi_path, phases), reasons=True)
     return 0
 
 

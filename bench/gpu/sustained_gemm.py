@@ -59,6 +59,39 @@ def phase_stats(smi, t0, t1):
             "reasons": sorted({r["reasons"] for r in sel})}
 
 
+def smi_start(name):
+    """nvidia-smi polled every 100 ms into $OUT/<name>_smi.csv: (process, path, query fields)."""
+    path = os.path.join(out_dir(), name + "_smi.csv")
+    q = smi_fields()
+    proc = subprocess.Popen(["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits",
+                             "-lms", "100", "-f", path])
+    return proc, path, q
+
+
+def smi_stop(rec, proc, path, phases):
+    """Stop the poller; each (name, t0, t1) phase's clock and power into rec.doc["phases"]
+    (flushed). An unreadable log is recorded as an error, not raised; returns the phases or None."""
+    time.sleep(0.3)
+    proc.terminate()
+    proc.wait()
+    try:
+        rows = parse_smi(path)
+        rec.doc["phases"] = {name: phase_stats(rows, a, b) for name, a, b in phases}
+        rec.flush()
+        return rec.doc["phases"]
+    except Exception as e:  # noqa: BLE001 - keep what was measured
+        rec.error("smi-parse", e)
+        return None
+
+
+def print_phases(ph, reasons):
+    """One line per phase: median SM clock, median power (and the throttle reasons)."""
+    for k, v in (ph or {}).items():
+        if v:
+            print(k, v["sm_MHz_median"], "MHz", v["power_W_median"], "W", *([v["reasons"]] if reasons else []),
+                  flush=True)
+
+
 def gemm_fn(m, n, k, zeros=False):
     mk = torch.zeros if zeros else torch.randn
     a = mk(m, k, device="cuda", dtype=torch.bfloat16)
@@ -70,11 +103,8 @@ def gemm_fn(m, n, k, zeros=False):
 def main():
     rec = Recorder("sustained_gemm", torch, dtype="bf16", data="randn unless noted",
                    note="clock/power from nvidia-smi -lms 100; power limit as found, not changed")
-    smi_path = os.path.join(out_dir(), "sustained_gemm_smi.csv")
-    q = smi_fields()
+    smi, smi_path, q = smi_start("sustained_gemm")
     rec.doc["meta"]["smi_fields"] = q
-    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=" + q, "--format=csv,noheader,nounits",
-                            "-lms", "100", "-f", smi_path])
     phases = []
     try:
         time.sleep(1.0)  # idle clock before load
@@ -118,16 +148,9 @@ def main():
     except Exception as e:  # noqa: BLE001 - keep what was measured
         rec.error("gemm", e)
     finally:
-        time.sleep(0.3)
-        smi.terminate()
-        smi.wait()
-    try:
-        smi_rows = parse_smi(smi_path)
-        rec.doc["phases"] = {name: phase_stats(smi_rows, a, b) for name, a, b in phases}
-        rec.flush()
-        print("phases", rec.doc["phases"], flush=True)
-    except Exception as e:  # noqa: BLE001
-        rec.error("smi-parse", e)
+        ph = smi_stop(rec, smi, smi_path, phases)
+    if ph is not None:
+        print("phases", ph, flush=True)
     return 0
 
 
