@@ -1,6 +1,7 @@
 /* support.c — shared test fixtures (see support.h). */
 #include "support.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,4 +55,13 @@ cost_calib test_tiny_calib(void)
         k.bw_eff[t].v = 1;
     k.tree_bw_factor.v = 0.92;
     return k;
+}
+
+void test_p4d_llama3_8b(spec_cluster *c, spec_model *m, cost_calib *k)
+{
+    sc_err err;
+    ck_assert_msg(spec_load_cluster("configs/clusters/p4d.24xlarge.json", c, &err) == 0, "%s", err.text);
+    ck_assert_msg(spec_load_model("configs/models/llama3-8b.json", m, &err) == 0, "%s", err.text);
+    if (k)
+        cost_calib_defaults(c, k);
 }

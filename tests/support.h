@@ -19,4 +19,9 @@ spec_model test_tiny_model(int layers);
  * overhead 0, Adam 16 B per parameter, tree factor 0.92, no overlap slowdown. */
 cost_calib test_tiny_calib(void);
 
+/* The shipped p4d.24xlarge cluster and Llama-3-8B into c and m, and the default calibration for
+ * that cluster into k unless it is NULL: the fixture the context- and tensor-parallel engine
+ * tests run on (a load that fails fails the test). */
+void test_p4d_llama3_8b(spec_cluster *c, spec_model *m, cost_calib *k);
+
 #endif

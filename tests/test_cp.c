@@ -176,8 +176,7 @@ START_TEST(test_more_cp_less_activation)
     spec_cluster c;
     spec_model m;
     sc_err err;
-    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
-    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
+    test_p4d_llama3_8b(&c, &m, NULL);
     for (int ck = 0; ck < 2; ck++)
         for (int r = 0; r < 2; r++) {
             spec_training tr;
@@ -207,10 +206,8 @@ START_TEST(test_engines_agree)
     spec_cluster c;
     spec_model m;
     sc_err err;
-    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
-    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
     cost_calib k;
-    cost_calib_defaults(&c, &k);
+    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
     spec_training_defaults(&tr);
     tr.grad_accum = 2;
@@ -335,10 +332,8 @@ START_TEST(test_zero3_cp_properties)
     spec_cluster c;
     spec_model m;
     sc_err err;
-    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
-    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
     cost_calib k;
-    cost_calib_defaults(&c, &k);
+    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
     spec_training_defaults(&tr);
     tr.grad_accum = 2;

@@ -301,10 +301,8 @@ START_TEST(test_engines_agree)
     spec_cluster c;
     spec_model m;
     sc_err err;
-    ck_assert_int_eq(spec_load_cluster("configs/clusters/p4d.24xlarge.json", &c, &err), 0);
-    ck_assert_int_eq(spec_load_model("configs/models/llama3-8b.json", &m, &err), 0);
     cost_calib k;
-    cost_calib_defaults(&c, &k);
+    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
     spec_training_defaults(&tr);
     tr.framework = FW_FSDP2;
