@@ -252,7 +252,7 @@ static const double UBCH_RATIO[] = {1.0657, 1.0238, 1.0055};
 
 double kern_gemm_chunk_factor(const spec_cluster *c, double rows)
 {
-    if (!arch_is(c->gpu.arch, "hopper"))
+    if (!ARCH16_IS(c->gpu.arch, "hopper"))
         return 1;
     if (!(rows > UBCH_ROWS[0]))
         return UBCH_RATIO[0];
