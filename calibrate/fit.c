@@ -588,6 +588,35 @@ static int fit_gemms(const cal_meas *m, const spec_cluster *c, const cost_calib 
     return 0;
 }
 
+/* The GEMM rows that can fit the back-to-back GEMM time (an isolated launch-bound call cannot:
+ * measure.h cal_gemm_launch_bound; counted in rep->gemm_isolated), fitted when there are 3. */
+static int fit_gemm_rows(const cal_meas *m, const spec_cluster *c, const cost_calib *start, int have_base,
+                         cost_calib *out, cal_fit_report *rep, sc_err *err)
+{
+    cal_gemm_m *kept = malloc(sizeof(cal_gemm_m) * (size_t)(m->n_gemm > 0 ? m->n_gemm : 1));
+    if (!kept)
+        return sc_err_set(err, SC_ERUNTIME, "fit", "", "out of memory");
+    int n = 0;
+    for (int i = 0; i < m->n_gemm; i++)
+        if (!cal_gemm_launch_bound(m, &m->gemm[i]))
+            kept[n++] = m->gemm[i];
+    rep->gemm_isolated = m->n_gemm - n;
+    int rc = 0;
+    if (n >= 3) {
+        cal_meas sub = *m;
+        sub.gemm = kept;
+        sub.n_gemm = n;
+        rc = fit_gemms(&sub, c, start, out, rep, err);
+    } else if (!have_base) {
+        rc = sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
+                        "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d%s (or give --base)", n,
+                        rep->gemm_isolated ? " timed back to back (isolated calls under 100 us are left out)" : "");
+    }
+    free(kept);
+    return rc;
+}
+
+
 /* Memory bandwidth: the efficiency of the largest copies. */
 static int fit_membw(const cal_meas *m, const spec_cluster *c, cost_calib *out, cal_fit_report *rep, sc_err *err)
 {
@@ -654,14 +683,8 @@ int cal_fit(const cal_meas *m, const spec_cluster *c, const cost_calib *base, co
             (rc = fit_coll_out(&f, np->on, v, sd, out, rep, err)))
             return rc;
     }
-    if (m->n_gemm >= 3) {
-        if ((rc = fit_gemms(m, c, &start, out, rep, err)))
-            return rc;
-    } else if (!base) {
-        return sc_err_set(err, SC_EINPUT, m->path, "$.gemms",
-                          "expected at least 3 GEMM measurements to fit the GEMM efficiency, got %d (or give --base)",
-                          m->n_gemm);
-    }
+    if ((rc = fit_gemm_rows(m, c, &start, base != NULL, out, rep, err)))
+        return rc;
     if (m->n_membw >= 1 && (rc = fit_membw(m, c, out, rep, err)))
         return rc;
     int rc_i = fit_interference(m, out, rep, err);

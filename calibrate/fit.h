@@ -25,6 +25,8 @@ typedef struct cal_fit_report {
                                             because their sd was not below the value (named
                                             in undetermined), one bit each                  */
     int gemm_weak;                       /* GEMM overhead held likewise (1), or at 0 (2)     */
+    int gemm_isolated;                   /* GEMM rows left out: isolated launch-bound calls
+                                            (measure.h cal_gemm_launch_bound)               */
     int intra_tier;                      /* cost_tier the intra-node collectives used     */
     /* overlap_slowdown from the interference entries (0 points: kept from the base)          */
     int interf_points;                   /* entries it is the median of                    */

@@ -23,6 +23,7 @@ typedef struct cal_coll_m {
 
 typedef struct cal_gemm_m {
     double m, n, k, batch, elem_bytes, time_s;
+    int isolated; /* timed as one call (host launch inside the time), not back to back */
 } cal_gemm_m;
 
 typedef struct cal_membw_m {
@@ -68,6 +69,12 @@ int cal_meas_load(const char *path, cal_meas **out, sc_err *err) SC_MUST_CHECK;
 int cal_meas_from_json(json_t *root, const char *source, cal_meas **out, sc_err *err) SC_MUST_CHECK;
 /* Keep only the collectives measured on `cluster` (published sweeps); returns how many remain. */
 int cal_meas_keep_cluster(cal_meas *m, const char *cluster);
+
+/* Whether a measured GEMM's time is mostly the host's launch: timed as one isolated call on a GPU
+ * and under CAL_LAUNCH_BOUND_S. Such a row cannot test or fit the model's back-to-back GEMM time
+ * (validate shows it unscored, calibrate fit leaves it out). */
+#define CAL_LAUNCH_BOUND_S 100e-6
+int cal_gemm_launch_bound(const cal_meas *m, const cal_gemm_m *g);
 void cal_meas_free(cal_meas *m);
 /* Do the measurements fit the cluster (each group's m at most its GPUs per node)? Called by
  * cal_fit; callers that read cal_meas_group directly call it first. */

@@ -203,6 +203,10 @@ int cmd_calibrate_fit(int argc, char **argv)
            "interference: %d\n",
            rep.coll_points, rep.coll_rms_rel, rep.gemm_points, rep.gemm_rms_rel, rep.membw_points, rep.interf_points);
     param_rows(&out, &rep);
+    if (rep.gemm_isolated)
+        printf("GEMMs: %d rows left out: timed as one isolated call under %.0f us, the host's launch inside the time "
+               "(measure back to back: shardcast-bench since 2026-11-28)\n",
+               rep.gemm_isolated, CAL_LAUNCH_BOUND_S * 1e6);
     if (rep.interf_points)
         printf("interference: median of %d entries with concurrent %s%s%s\n", rep.interf_points, rep.interf_kind,
                rep.interf_fallback ? " (no NCCL entries: device copies stood in for a collective)" : "",

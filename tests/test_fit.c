@@ -75,8 +75,9 @@ static char *write_synth_k(const cost_calib *kp, int multi_node, double noise, u
     for (int s = 256; s <= 8192; s *= 2) {
         wl_gemm g = {"g", s, s, s, 1};
         double t = cost_gemm_time(&k, &P4D, &g, 2) * (1 + noise * gsl_ran_gaussian(r, 1));
-        fprintf(f, "%s{\"m\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"bf16\",\"time_us\":%.9g}", first ? "" : ",", s, s, s,
-                t * 1e6);
+        /* the model's back-to-back time, so timed back to back (not an isolated launch-bound call) */
+        fprintf(f, "%s{\"m\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"bf16\",\"time_us\":%.9g,\"timing\":\"back_to_back\"}",
+                first ? "" : ",", s, s, s, t * 1e6);
         first = 0;
     }
     /* 1 GB at hbm_frac of the HBM bandwidth */
@@ -144,6 +145,58 @@ START_TEST(test_fit_recovers_known_parameters)
     unlink(cal_path);
     cal_meas_free(m);
     unlink(path);
+}
+END_TEST
+
+/* Isolated launch-bound GEMM rows are left out of the fit (measure.h cal_gemm_launch_bound). Truth:
+ * eff 0.70, overhead 12 us (truth()). Rows 256^3, 512^3, 1024^3 timed as isolated calls with 10 us
+ * of launch added (each 22-23 us < 100 us: left out); 2048^3 and 4096^3 back to back at the model's
+ * time; 8192^3 isolated but ~5 ms (> 100 us: kept, at the model's time). The 3 kept rows lie on the
+ * truth, so the fit returns it exactly; had the isolated rows been fitted, the 10 us would have
+ * pulled the overhead up. A CPU file's isolated rows are never launch-bound (no launch). */
+START_TEST(test_fit_leaves_out_isolated_launch_bound)
+{
+    load_p4d();
+    cost_calib k;
+    truth(&k);
+    char path[] = "/tmp/sc_fitiso_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"schema\":\"shardcast-measurements/1\",\"host\":{\"backend\":\"gpu\",\"ranks\":1,\"nodes\":1,"
+               "\"ranks_per_node\":1},\"gemms\":[");
+    for (int s = 256, first = 1; s <= 8192; s *= 2, first = 0) {
+        wl_gemm g = {"g", s, s, s, 1};
+        int iso = s <= 1024 || s == 8192;
+        double t = cost_gemm_time(&k, &P4D, &g, 2) + (s <= 1024 ? 10e-6 : 0);
+        fprintf(f, "%s{\"m\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"bf16\",\"time_us\":%.12g%s}", first ? "" : ",", s, s,
+                s, t * 1e6, iso ? "" : ",\"timing\":\"back_to_back\",\"reps\":8");
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    cal_meas *m;
+    sc_err e;
+    ck_assert_msg(cal_meas_load(path, &m, &e) == 0, "%s: %s", e.path, e.text);
+    unlink(path);
+    ck_assert_int_eq(m->n_gemm, 6);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(cal_gemm_launch_bound(m, &m->gemm[i]), i < 3);
+    cost_calib out;
+    cal_fit_report rep;
+    /* one rank: no collective, so the base gives the rest; its GEMM values differ from the truth,
+     * so recovering the truth shows the GEMM rows were fitted, and on the right three */
+    cost_calib base = k;
+    base.gemm_eff.v = 0.5;
+    base.gemm_overhead_s.v = 5e-6;
+    int rc = cal_fit(m, &P4D, &base, "base", &out, &rep, &e);
+    ck_assert_msg(rc == 0, "%s: %s: %s", e.source, e.path, e.text);
+    ck_assert_int_eq(rep.gemm_isolated, 3);
+    ck_assert_int_eq(rep.gemm_points, 3);
+    ck_assert_double_eq_tol(out.gemm_eff.v, 0.70, 1e-6);
+    ck_assert_double_eq_tol(out.gemm_overhead_s.v, 12e-6, 1e-10);
+    snprintf(m->backend, sizeof m->backend, "cpu");
+    ck_assert_int_eq(cal_gemm_launch_bound(m, &m->gemm[0]), 0);
+    cal_meas_free(m);
 }
 END_TEST
 
@@ -782,6 +835,7 @@ Suite *fit_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_fit_recovers_known_parameters);
     tcase_add_test(tc, test_fit_without_noise_is_exact);
+    tcase_add_test(tc, test_fit_leaves_out_isolated_launch_bound);
     tcase_add_test(tc, test_fit_refuses_undetermined_network);
     tcase_add_test(tc, test_fit_holds_negative_latency_at_zero);
     tcase_add_test(tc, test_fit_held_by_table_row);

@@ -81,9 +81,13 @@ typedef struct bench_backend {
     int (*coll)(bench_comm *c, bench_coll kind, bench_dtype dt, const void *send, void *recv, size_t count,
                 double *t_s) SC_MUST_CHECK;
     /* Row-major C[m x n] = op(A)[m x k] op(B)[k x n], packed operands (A is k x m when ta), batch
-     * copies at strides m k, k n, m n. */
-    int (*gemm)(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, const void *A, const void *B, void *C,
-                double *t_s) SC_MUST_CHECK;
+     * copies at strides m k, k n, m n. reps >= 1: that many such GEMMs back to back, *t_s the time
+     * of one, the span over reps with no host launch inside it (gpu: enqueued behind a held stream;
+     * cpu: one call after another): how a training step's stream runs its GEMMs, and what the model
+     * prices (model/kernels.c launch_s: the gap of a kernel on a busy stream). reps = 0: one call
+     * timed in isolation, the host's launch inside the time (the step measurement's own GEMMs). */
+    int (*gemm)(bench_dtype dt, int ta, int tb, int m, int n, int k, int batch, int reps, const void *A, const void *B,
+                void *C, double *t_s) SC_MUST_CHECK;
     /* Copy `bytes` from src to dst through the memory system (reads + writes = 2 x bytes). */
     int (*membw)(void *dst, const void *src, size_t bytes, double *t_s) SC_MUST_CHECK;
     /* Interference of communication with computation. Optional: NULL = not supported (cpu.c).

@@ -61,7 +61,7 @@ static json_t *host_json(const bench_ctx *r)
                         h->blas_threads);
     if (len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
-                        "; per-op times after a world barrier (isolated, not pipelined), max over ranks");
+                        "; per-op times after a world barrier (isolated, not pipelined; GEMMs back to back), max over ranks");
     if (h->uneven_nodes && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len, "; WARNING: nodes hold different rank counts");
     if (r->o->note && len > 0 && (size_t)len < sizeof note)

@@ -62,7 +62,7 @@ static void step_gemm(step *s, const char *name, int layer, int ta, int tb, size
 {
     const bench_ctx *r = s->r;
     double t, t0 = r->be->now();
-    if (r->be->gemm(r->be->dtype, ta, tb, (int)m, (int)n, (int)k, 1, A, B, C, &t))
+    if (r->be->gemm(r->be->dtype, ta, tb, (int)m, (int)n, (int)k, 1, 0, A, B, C, &t))
         bench_die(r, "step GEMM");
     step_note(s, OP_COMPUTE, name, layer, t0, t, 2.0 * (double)m * (double)n * (double)k);
 }

@@ -747,6 +747,11 @@ for gv in "2026-11-27-h200 validation/clusters/h200-node.json" "2026-11-27-h100-
         --json >"$TMP/gv.json" 2>/dev/null
     if python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["rows"] if x["kind"]=="step"]; sys.exit(0 if len(r)==1 and abs(r[0]["error"])<0.10 and "part of a node" in r[0]["what"] else 1)' "$TMP/gv.json"; then
         pass=$((pass + 1)); else echo "FAIL validate-gpu-step $gdir: step row missing or over 10 %"; fail=$((fail + 1)); fi
+    # the same files' GEMMs were timed as isolated calls (no "timing" key): the five under 100 us
+    # (128^3 .. 2048^3, 11-32 us: the host's launch inside) shown unscored, the eight larger ones
+    # scored and within the 10 % tolerance, so the file validates (it failed at 23.6 % GEMM MAPE)
+    if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); g=[x for x in j["rows"] if x["kind"]=="gemm"]; u=[x for x in g if x.get("scored") is False]; sys.exit(0 if len(g)==13 and len(u)==5 and j["mape"]["gemm_unscored"]==5 and all(x["measured"]<100e-6 for x in u) and j["mape"]["gemm"]<0.10 and j["ok"] else 1)' "$TMP/gv.json"; then
+        pass=$((pass + 1)); else echo "FAIL validate-gpu-gemm-isolated $gdir"; fail=$((fail + 1)); fi
 done
 expect validate-published-tree 0 "all-reduce awsome-p5 n=16 k=2 8 B tree/Simple" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster p5.48xlarge --tolerance 0.5
 expect validate-published-dgx 0 "all-reduce stas-h200 n=8 k=1 16777216 B nvls/Simple" -- "$BIN" validate tests/fixtures/published_collectives.json --cluster dgx-h100 --tolerance 0.5
