@@ -14,7 +14,8 @@
  * use) at the pair's bandwidth; the stage's G ranks of a
  * node send at once across nodes and share its NICs (cost_group_make). Where the framework
  * blocks on its sends (fw_mg_p2p_blocking), the sender holds its stream for the send and the
- * host synchronize after it (p2p_hold_s); with the scatter-gather (send_div t) the receiver
+ * host synchronize after it (p2p_hold_s): after every op, or with Megatron-Core's interleaved
+ * schedule only around its steady phase (hold_edges, an_pipe_op_holds); with the scatter-gather (send_div t) the receiver
  * all-gathers the t pieces over its tensor-parallel group before using them (recv_gather_s:
  * Megatron-LM v2.5 p2p_communication.py L132-141 after the synchronize, mpu/random.py
  * gather_split_1d_tensor L113-124: torch.distributed.all_gather of the whole [s, b, h]). */
@@ -35,8 +36,9 @@ static void p2p_time(const lo_graph *g, const spec_training *tr, const cost_cali
     o->p2p_lat_s = cost_p2p_latency(cal, &pair);
     o->p2p_Bps = cost_group_busbw(cal, &pair);
     o->p2p_s = o->p2p_bytes > 0 ? o->p2p_lat_s + o->p2p_bytes / o->p2p_Bps : 0;
-    o->p2p_hold_s = blocking && o->p2p_bytes > 0 ? o->p2p_s + o->p2p_sync_s : 0;
-    if (blocking && div > 1 && g->pipe.p2p_bytes > 0)
+    o->p2p_hold_s = blocking != FW_P2P_OVERLAP && o->p2p_bytes > 0 ? o->p2p_s + o->p2p_sync_s : 0;
+    o->hold_edges = blocking == FW_P2P_BLOCK_EDGES;
+    if (blocking == FW_P2P_BLOCK && div > 1 && g->pipe.p2p_bytes > 0)
         o->recv_gather_s = cost_coll_best(cal, COLL_ALLGATHER, g->pipe.p2p_bytes, 1, &g->group[GRP_AX0], NULL);
 }
 
@@ -162,7 +164,8 @@ static int walk(const an_pipe_timed *t, const lo_pipe *pp, pipe_tot *o, double *
                 (op->bwd ? bend : fend)[(size_t)k * m + i] = freet[s];
                 if (op->bwd)
                     lastb[k] = freet[s];
-                if (op->bwd ? k > 0 : k < V - 1) /* it sends on: a blocking send holds the stage */
+                /* it sends on: a blocking send holds the stage (an_pipe_op_holds) */
+                if ((op->bwd ? k > 0 : k < V - 1) && an_pipe_op_holds(t, pp, s, idx[s]))
                     freet[s] += t->p2p_hold_s;
                 o->busy += d->busy;
                 for (int q = 0; q < N_COLLS; q++)
@@ -248,9 +251,7 @@ static int steady_end(const lo_pipe *pp, int need)
         return -1;
     }
     for (int s = 0; s < pp->p; s++) {
-        int warm = pp->v == 1 ? pp->p - s - 1 : (pp->p - s - 1) * 2 + (pp->v - 1) * pp->p;
-        if (warm > M)
-            warm = M;
+        int warm = layout_pipe_warmup(pp, s);
         layout_pipe_order(pp, s, ops);
         for (int n = 0; n < n_ops; n++)
             if (n < warm || n >= warm + 2 * (M - warm))

@@ -16,8 +16,11 @@
  * (layout_pipe_stage) run by an_run, forward or backward, tensor-parallel collectives included;
  * a forward of virtual stage k > 0 starts once the forward of k - 1 has ended and its output has
  * arrived (a send of p2p_bytes per rank; it does not block the sender (Megatron-Core's
- * overlap_p2p_comm) except where fw_mg_p2p_blocking says the framework waits for it: Megatron-LM
- * v2.x, whose stage then runs its next op p2p_hold_s after the op that sent); a backward of k starts once the backward of k + 1 has ended and its gradient
+ * overlap_p2p_comm) except where fw_mg_p2p_blocking says the framework waits for it
+ * (an_pipe_op_holds): Megatron-LM v2.x and Megatron-Core's 1F1B after every op that sends,
+ * Megatron-Core's interleaved 1F1B after its warm-up forwards, its last steady backward and its
+ * cool-down backwards; the stage then runs its next op p2p_hold_s after the op that sent); a
+ * backward of k starts once the backward of k + 1 has ended and its gradient
  * has arrived (the last virtual stage: once its own forward has ended); an op that received its
  * input runs recv_gather_s longer (Megatron-LM v2.5's scatter-gather: the pieces all-gathered
  * on the receiver's stream first, counted as exposed all-gather). A stage reduces each
@@ -46,6 +49,8 @@ typedef struct an_pipe_timed {
                                      it sends before its next op: p2p_s + p2p_sync_s; 0 when the
                                      sends overlap the sender's later ops                     */
     double p2p_sync_s;            /* of which the host synchronize after the send, s       */
+    int hold_edges;               /* FW_P2P_BLOCK_EDGES (Megatron-Core's interleaved schedule):
+                                     only the ops outside the steady phase hold (an_pipe_op_holds) */
     double recv_gather_s;         /* scatter-gather sends (send_div > 1): the all-gather of the
                                      t pieces over the tensor-parallel group that a receiving
                                      op runs on its stream before it starts, s; 0 otherwise   */
@@ -68,8 +73,25 @@ static inline double an_pipe_op_gather(const an_pipe_timed *t, int bwd, int k, i
     return (bwd ? k < V - 1 : k > 0) ? t->recv_gather_s : 0;
 }
 
+/* 1 where op n (its index in layout_pipe_order) of stage s of schedule pp holds the stage for
+ * p2p_hold_s after it, if it sends: every op of a blocking framework (hold_edges 0); with
+ * hold_edges, the warm-up forwards (n < w, w = layout_pipe_warmup), the last steady backward and
+ * the cool-down backwards (n >= 2 m v - w - 1): Megatron-Core waits for those sends before the
+ * next op, the steady phase's only after the op of the other direction that follows
+ * (framework.c fw_mg_p2p_blocking; hidden while that op outlasts the send: not priced). The one
+ * rule of the walk, the closed form and sim/pipe.c. */
+static inline int an_pipe_op_holds(const an_pipe_timed *t, const lo_pipe *pp, int s, int n)
+{
+    if (!(t->p2p_hold_s > 0))
+        return 0;
+    if (!t->hold_edges)
+        return 1;
+    int w = layout_pipe_warmup(pp, s);
+    return n < w || n >= 2 * pp->m * pp->v - w - 1;
+}
+
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
- * p2p_bytes, p2p_hold_s, p2p_sync_s, recv_gather_s,
+ * p2p_bytes, p2p_hold_s, p2p_sync_s, hold_edges, recv_gather_s,
  * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *out);

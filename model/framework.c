@@ -513,22 +513,37 @@ static int fw_mg_lm2(const spec_training *t)
  * L411-419 at core_v0.19.0; batch_p2p_sync defaults true, model_parallel_config.py): Megatron-LM
  * sets batch_p2p_comm = not overlap_p2p_comm and turns overlap_p2p_comm off without the
  * interleaved schedule (training/arguments.py L271-277 and L621 at core_v0.8.0, L978 at
- * core_v0.19.0), so the non-interleaved 1F1B blocks; the interleaved schedule overlaps its
+ * core_v0.19.0), so the non-interleaved 1F1B blocks. The interleaved schedule overlaps its
  * sends (--no-overlap-p2p-communication: on by default; NeMo recipes set it, e.g.
- * dgxc-benchmarking@35a9aecc nemo_megatron/gpt3_175b_hydra.yaml L91-92), all but its cool-down's
- * send_backward_recv_backward (schedules.py at core_v0.7.0 L1010-1015; not priced here). */
+ * dgxc-benchmarking@35a9aecc nemo_megatron/gpt3_175b_hydra.yaml L91-92, with batch_p2p_comm
+ * false, which overlap_p2p_comm requires: schedules.py L455-456 at core_v0.7.0, so no
+ * synchronize) in its steady phase only, where a forward's send is waited for after the
+ * backward that follows it (schedules.py L828-831 / L878-880 at core_v0.7.0, L1218-1219 /
+ * L1264-1265 at core_v0.10.0). In the warm-up, each forward's send is waited for before the
+ * next forward (core_v0.7.0 L714-718: fwd_wait_handles; core_v0.10.0 L1053-1078: a blocking
+ * send_forward_recv_forward, overlap_p2p_comm_warmup_flush off: its default,
+ * model_parallel_config.py L284 at core_v0.10.0, L422-425 at d98e8a64, set by none of the
+ * recipes cited), and in the cool-down each backward's (core_v0.7.0 L1010-1015, core_v0.10.0
+ * L1437-1439: a blocking send_backward_recv_backward), the last steady backward's before the
+ * first cool-down backward (core_v0.7.0 L994-996, core_v0.10.0 L1346-1348): FW_P2P_BLOCK_EDGES.
+ * The wait (torch Work.wait on an NCCL request) holds the compute stream, not the host:
+ * pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::wait -> synchronizeStream
+ * ("Block the current stream on the NCCL stream"; the host waits only with
+ * TORCH_NCCL_BLOCKING_WAIT). */
 int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *sync_s, int *send_div)
 {
     *sync_s = 0;
     *send_div = 1;
     const int lm2 = fw_mg_lm2(t);
-    if (t->framework != FW_MEGATRON || l->pp <= 1 || (l->vp > 1 && !lm2))
-        return 0;
+    if (t->framework != FW_MEGATRON || l->pp <= 1)
+        return FW_P2P_OVERLAP;
+    if (l->vp > 1 && !lm2)
+        return FW_P2P_BLOCK_EDGES;
     if (!lm2 || t->framework_version >= FW_MG_LM25)
         *sync_s = FW_DS_SYNC_S; /* one torch.cuda.synchronize(): the calibrated host round trip */
     if (t->framework_version >= FW_MG_LM25 && !l->sp && l->t > 1)
         *send_div = l->t;
-    return 1;
+    return FW_P2P_BLOCK;
 }
 
 int fw_mg_tp_ar_async(const spec_training *t) { return !fw_mg_lm2(t); }

@@ -173,12 +173,16 @@ int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp
 #define FW_MG_LM25 20500 /* v2.5 (e269e200, 2021-08-10): scatter-gather sends (on by default since
                             72e4230b, 2021-02-16) and p2p_communication.py's synchronize */
 /* How Megatron hands a pipeline stage's output on (fw_mg_p2p_blocking in framework.c, with
- * sources): 1 when the sending stage's compute stream and host wait for every send before its
- * next op: Megatron-LM v2.x (framework_version >= 2.0) in every schedule, Megatron-Core (0.x or
- * unversioned) in the non-interleaved 1F1B (vp 1); 0 for the interleaved schedule of
- * Megatron-Core (overlap_p2p_comm), other frameworks and no pipeline. *sync_s: the host round
- * trip after each exchange (torch.cuda.synchronize); *send_div: the divisor of the activation
+ * sources): FW_P2P_BLOCK when the sending stage's compute stream and host wait for every send
+ * before its next op: Megatron-LM v2.x (framework_version >= 2.0) in every schedule,
+ * Megatron-Core (0.x or unversioned) in the non-interleaved 1F1B (vp 1); FW_P2P_BLOCK_EDGES for
+ * the interleaved schedule of Megatron-Core (overlap_p2p_comm): its steady phase overlaps its
+ * sends, but the stream waits for each send of the warm-up forwards and of the cool-down
+ * backwards (and of the last steady backward) before its next op; FW_P2P_OVERLAP for other
+ * frameworks and no pipeline. *sync_s: the host round trip after each exchange
+ * (torch.cuda.synchronize; 0 for FW_P2P_BLOCK_EDGES); *send_div: the divisor of the activation
  * bytes each rank sends (Megatron-LM >= v2.5's scatter-gather without sequence parallel: t). */
+enum { FW_P2P_OVERLAP = 0, FW_P2P_BLOCK = 1, FW_P2P_BLOCK_EDGES = 2 };
 int fw_mg_p2p_blocking(const spec_training *t, const spec_layout *l, double *sync_s, int *send_div);
 
 /* Megatron-LM v2.x (framework_version >= 2.0, the 2021 releases; NVIDIA/Megatron-LM tag v2.5 =

@@ -91,6 +91,11 @@ void layout_pipe_split_layout(const spec_layout *l, int layers, int *blocks);
  * of p, forwards chunk by chunk within a group (backwards chunks in reverse), (p - s - 1) x 2 +
  * (v - 1) x p warm-up forwards. Returns the count. */
 int layout_pipe_order(const lo_pipe *pp, int s, lo_pipe_op *out);
+/* The warm-up forwards of stage s in layout_pipe_order (at most m v): GPipe all m v; 1F1B
+ * p - s - 1; interleaved 1F1B (p - s - 1) x 2 + (v - 1) x p (Megatron-Core schedules.py,
+ * NVIDIA/Megatron-LM@a645f896 (core_v0.7.0) megatron/core/pipeline_parallel/schedules.py
+ * L549-551). Its cool-down holds as many backwards. */
+int layout_pipe_warmup(const lo_pipe *pp, int s);
 /* Virtual stage of chunk c on stage s, and the neighbours of virtual stage k: the one feeding its
  * forward (k - 1) and the one feeding its backward (k + 1); -1 at the ends. */
 int layout_pipe_vstage(const lo_pipe *pp, int s, int c);

@@ -90,6 +90,15 @@ static void chunk_order(const lo_pipe *pp, int bwd, lo_pipe_op *out)
                 out[n++] = (lo_pipe_op){bwd, i, bwd ? v - 1 - cc : cc};
 }
 
+int layout_pipe_warmup(const lo_pipe *pp, int s)
+{
+    int M = pp->m * pp->v;
+    if (pp->sched == PIPE_GPIPE)
+        return M;
+    int warm = pp->v == 1 ? pp->p - s - 1 : (pp->p - s - 1) * 2 + (pp->v - 1) * pp->p;
+    return warm < M ? warm : M;
+}
+
 int layout_pipe_order(const lo_pipe *pp, int s, lo_pipe_op *out)
 {
     int M = pp->m * pp->v, n = 0;
@@ -99,12 +108,7 @@ int layout_pipe_order(const lo_pipe *pp, int s, lo_pipe_op *out)
     lo_pipe_op *b = f + M;
     chunk_order(pp, 0, f);
     chunk_order(pp, 1, b);
-    int warm = M;
-    if (pp->sched != PIPE_GPIPE) {
-        warm = pp->v == 1 ? pp->p - s - 1 : (pp->p - s - 1) * 2 + (pp->v - 1) * pp->p;
-        if (warm > M)
-            warm = M;
-    }
+    int warm = layout_pipe_warmup(pp, s);
     for (int i = 0; i < warm; i++)
         out[n++] = f[i];
     for (int j = 0; j < M - warm; j++) {

@@ -60,6 +60,7 @@ typedef struct psim {
                                    Megatron's default counts elements, the same buckets in any
                                    dtype; a given bucket_MB is bytes of the reduced gradient)  */
     const spec_fabric *fab; /* the node's NVLink fabric: rings use every link (coll.h)       */
+    lo_pipe sched;     /* the schedule simulated (its m: the step's micro-batches)              */
     lo_pipe_op *ops;
     int *lastidx;      /* per stage and chunk: the index of its last backward in the order */
     int *rq;           /* per stage: v slots of the reduce queue                            */
@@ -156,8 +157,9 @@ static void try_stage(psim *s, int q, double now)
         s->drv.err_rc = SC_ERUNTIME;
 }
 
-/* Send the output (or input gradient) of op `op` of virtual stage v on stage q onwards. */
-static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
+/* Send the output (or input gradient) of op `op` of virtual stage v on stage q onwards; `hold`:
+ * stage q's stream waits for it (an_pipe_op_holds). */
+static void send(psim *s, int q, const lo_pipe_op *op, int v, int hold, double now)
 {
     int vd = op->bwd ? v - 1 : v + 1;
     if (s->n_x == s->cap_x) {
@@ -171,7 +173,7 @@ static void send(psim *s, int q, const lo_pipe_op *op, int v, double now)
         s->cap_x = cap;
     }
     xfer *x = &s->x[s->n_x];
-    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p, s->t->p2p_hold_s > 0};
+    *x = (xfer){0, now, op->bwd, op->mb, vd, q, vd % s->p, hold};
     if (ev_engine_push(s->drv.eng, now + s->t->p2p_lat_s, PV_XSTART, s->n_x, 0, 0))
         s->drv.err_rc = SC_ERUNTIME;
     s->n_x++;
@@ -235,8 +237,8 @@ static int on_op(void *ctx, const ev_event *e, ev_engine *eng)
     if (!op->bwd && v == s->V - 1)
         s->bin[(size_t)v * s->m + op->mb] = now; /* the loss: its own backward may start */
     else if (op->bwd ? v > 0 : v < s->V - 1) {
-        send(s, q, op, v, now);
-        held = s->t->p2p_hold_s > 0;
+        held = an_pipe_op_holds(s->t, &s->sched, q, k->idx);
+        send(s, q, op, v, held, now);
     }
     if (k->idx == 0)
         k->first_end = now;
@@ -449,10 +451,10 @@ static void psim_free(psim *s)
  * event handlers. */
 static void stages_init(psim *s, const lo_pipe *pp, const exec_opts *o)
 {
-    lo_pipe sched = *pp;
-    sched.m = s->m;
+    s->sched = *pp;
+    s->sched.m = s->m;
     for (int q = 0; q < s->p; q++) {
-        layout_pipe_order(&sched, q, s->ops + (size_t)q * s->n_ops);
+        layout_pipe_order(&s->sched, q, s->ops + (size_t)q * s->n_ops);
         for (int i = 0; i < s->n_ops; i++) {
             const lo_pipe_op *op = &s->ops[(size_t)q * s->n_ops + i];
             if (op->bwd)
