@@ -317,6 +317,17 @@ START_TEST(test_t1_is_zero3)
 }
 END_TEST
 
+/* The engine tests' job: Llama-3 8B on p4d nodes (the default calibration) under torchtitan's
+ * fsdp2, two micro-steps, the default training (full checkpointing: spec_training_defaults). */
+static void p4d_fsdp2(spec_cluster *c, spec_model *m, cost_calib *k, spec_training *tr, wl *w)
+{
+    test_p4d_llama3_8b(c, m, k);
+    spec_training_defaults(tr);
+    tr->framework = FW_FSDP2;
+    tr->grad_accum = 2;
+    wl_build(m, tr, w);
+}
+
 /* fsdp2:dp=2,t=4 and its async-TP twin on one p4d node (NVLink only, the default calibration):
  * the simulator and the analytical engine give the same step; async TP is no slower. */
 START_TEST(test_engines_agree)
@@ -325,13 +336,9 @@ START_TEST(test_engines_agree)
     spec_model m;
     sc_err err;
     cost_calib k;
-    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
-    spec_training_defaults(&tr);
-    tr.framework = FW_FSDP2;
-    tr.grad_accum = 2;
     wl w;
-    wl_build(&m, &tr, &w);
+    p4d_fsdp2(&c, &m, &k, &tr, &w);
     double step[2];
     const char *names[2] = {"fsdp2:dp=2,t=4", "fsdp2:dp=2,t=4,asynctp=1"};
     for (int i = 0; i < 2; i++) {
@@ -389,14 +396,10 @@ START_TEST(test_atp_bounds)
     spec_cluster c;
     spec_model m;
     cost_calib k;
-    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
-    spec_training_defaults(&tr);
-    tr.framework = FW_FSDP2;
-    tr.act_ckpt = CKPT_FULL;
-    tr.grad_accum = 2;
     wl w;
-    wl_build(&m, &tr, &w);
+    p4d_fsdp2(&c, &m, &k, &tr, &w);
+    ck_assert_int_eq(tr.act_ckpt, CKPT_FULL);
     lo_graph *e = malloc(sizeof *e), *a = malloc(sizeof *a), *x = malloc(sizeof *x);
     ck_assert_ptr_nonnull(e);
     ck_assert_ptr_nonnull(a);
