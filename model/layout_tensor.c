@@ -191,16 +191,16 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  *    author, 2025-03-28: only forward matmul-reduce-scatters match, "in the backward graph, the
  *    reduce-scatters are receiving as input the addition of various scaled_mms"). So: forward
  *    (and its recompute) both all-gathers (into wq / wk / wv and w1 / w3) and both
- *    reduce-scatters (after wo and w2); backward the all-gathers of wo's and w2's output gradients, fused with their data-
- *    gradient GEMMs (the weight gradient reads the gathered tensor through a transpose, not as a
+ *    reduce-scatters (after wo and w2); backward the all-gathers of wo's and w2's output
+ *    gradients, fused with their data-gradient GEMMs (the weight gradient reads the gathered tensor through a transpose, not as a
  *    left operand: whole, after). The backward's two reduce-scatters are NOT fused: their input
  *    is the sum of the three (two) column-parallel data gradients (an add, not a matmul), so
  *    they stay NCCL reduce-scatters the compute waits for, as in eager (sp_item): priced as
  *    inline tails (issued when the item's compute ends, fully exposed, on the SMs).
  *  - How a fused op runs (torch/distributed/_symmetric_memory/__init__.py read at
  *    0e9ed9cf06a092ed60ec2d66a5a78d03322b5d7a, lines counted in the stored text; the same at
- *    006b161f8e5a26c8): each GEMM in t chunks of m / t, one per rank. _pipelined_multi_all_gather_and_consume (L139-282) copies
- *    the local shard into its p2p buffer and barriers before the first chunk ("giving up the
+ *    006b161f8e5a26c8): each GEMM in t chunks of m / t, one per rank.
+ *    _pipelined_multi_all_gather_and_consume (L139-282) copies the local shard into its p2p buffer and barriers before the first chunk ("giving up the
  *    chance to overlap mv and b with the first shard_consumer", L247-253): exposed, a copy of
  *    act / t read and written (hbm_bytes); then the own chunk's GEMM, then t - 1 steps of
  *    (peer copy, GEMM) alternating two streams (L260-269): the copies run beside the GEMMs of
