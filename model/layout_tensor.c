@@ -183,33 +183,33 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  * Async TP (asynctp=1: torch._inductor.config._micro_pipeline_tp with symmetric memory on the TP
  * group, torchtitan's maybe_enable_async_tp; it needs torch.compile), priced as the code runs:
  *  - What is fused (pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py, read at
- *    00122fb1c8e5cc0f and at 5f65158aefc31977): an all-gather whose result is the left operand
- *    of matmuls (_find_consumer_matmuls) becomes fused_all_gather_matmul; a reduce-scatter whose
- *    input is one matmul's output with no other user (fuse_matmul_reduce_scatter,
- *    _find_producer_matmul: mm / _scaled_mm or reshape-mm-reshape, else "no producer matmul
- *    found ... skipping") becomes fused_matmul_reduce_scatter (pytorch/pytorch#149946, the pass's
- *    author, 2025-03-28: only forward matmul-reduce-scatters match, "in the backward graph, the
- *    reduce-scatters are receiving as input the addition of various scaled_mms"). So: forward
- *    (and its recompute) both all-gathers (into wq / wk / wv and w1 / w3) and both
- *    reduce-scatters (after wo and w2); backward the all-gathers of wo's and w2's output
- *    gradients, fused with their data-gradient GEMMs (the weight gradient reads the gathered tensor through a transpose, not as a
- *    left operand: whole, after). The backward's two reduce-scatters are NOT fused: their input
- *    is the sum of the three (two) column-parallel data gradients (an add, not a matmul), so
- *    they stay NCCL reduce-scatters the compute waits for, as in eager (sp_item): priced as
- *    inline tails (issued when the item's compute ends, fully exposed, on the SMs).
+ *    00122fb1c8e5cc0f and at 5f65158aefc31977): an all-gather whose result is the left operand of
+ *    matmuls (_find_consumer_matmuls) becomes fused_all_gather_matmul; a reduce-scatter whose input
+ *    is one matmul's output with no other user (fuse_matmul_reduce_scatter, _find_producer_matmul:
+ *    mm / _scaled_mm or reshape-mm-reshape, else "no producer matmul found ... skipping") becomes
+ *    fused_matmul_reduce_scatter (pytorch/pytorch#149946, the pass's author, 2025-03-28: only
+ *    forward matmul-reduce-scatters match, "in the backward graph, the reduce-scatters are
+ *    receiving as input the addition of various scaled_mms"). So: forward (and its recompute) both
+ *    all-gathers (into wq / wk / wv and w1 / w3) and both reduce-scatters (after wo and w2);
+ *    backward the all-gathers of wo's and w2's output gradients, fused with their data-gradient
+ *    GEMMs (the weight gradient reads the gathered tensor through a transpose, not as a left
+ *    operand: whole, after). The backward's two reduce-scatters are NOT fused: their input is the
+ *    sum of the three (two) column-parallel data gradients (an add, not a matmul), so they stay
+ *    NCCL reduce-scatters the compute waits for, as in eager (sp_item): priced as inline tails
+ *    (issued when the item's compute ends, fully exposed, on the SMs).
  *  - How a fused op runs (torch/distributed/_symmetric_memory/__init__.py read at
  *    0e9ed9cf06a092ed60ec2d66a5a78d03322b5d7a, lines counted in the stored text; the same at
  *    006b161f8e5a26c8): each GEMM in t chunks of m / t, one per rank.
- *    _pipelined_multi_all_gather_and_consume (L139-282) copies the local shard into its p2p buffer and barriers before the first chunk ("giving up the
- *    chance to overlap mv and b with the first shard_consumer", L247-253): exposed, a copy of
- *    act / t read and written (hbm_bytes); then the own chunk's GEMM, then t - 1 steps of
- *    (peer copy, GEMM) alternating two streams (L260-269): the copies run beside the GEMMs of
- *    all chunks but the last. _pipelined_produce_and_all2all (L314-414): t - 1 steps of (GEMM,
- *    barrier, the peer's pull, barrier), then the own chunk's GEMM last: the copies run beside
- *    all chunks but the first; then reduce_partials sums the t partials (read t x act / t,
- *    write act / t: act (1 + 1/t) HBM bytes). The copies are Tensor.copy_ of same-dtype
- *    contiguous tensors (copy_device_to_device's memcpy path: cudaMemcpyAsync), the copy
- *    engines, hence `offload` (no SM interference).
+ *    _pipelined_multi_all_gather_and_consume (L139-282) copies the local shard into its p2p buffer
+ *    and barriers before the first chunk ("giving up the chance to overlap mv and b with the first
+ *    shard_consumer", L247-253): exposed, a copy of act / t read and written (hbm_bytes); then the
+ *    own chunk's GEMM, then t - 1 steps of (peer copy, GEMM) alternating two streams (L260-269):
+ *    the copies run beside the GEMMs of all chunks but the last. _pipelined_produce_and_all2all
+ *    (L314-414): t - 1 steps of (GEMM, barrier, the peer's pull, barrier), then the own chunk's
+ *    GEMM last: the copies run beside all chunks but the first; then reduce_partials sums the t
+ *    partials (read t x act / t, write act / t: act (1 + 1/t) HBM bytes). The copies are
+ *    Tensor.copy_ of same-dtype contiguous tensors (copy_device_to_device's memcpy path:
+ *    cudaMemcpyAsync), the copy engines, hence `offload` (no SM interference).
  *  - So the offloaded bytes run beside (t - 1) / t of the fused GEMMs' share of the item
  *    (atp_fraction), those GEMMs split in t chunks (lo_tp_ub_mark: ub_atp; the measured chunk
  *    factor, cost.c lin_gemm_t). Not modelled: the barriers (3 per all-gather, 2 t per reduce-
