@@ -309,6 +309,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
     if (l->kind == LAYOUT_ZERO3 && (l->cp > 1 || l->t > 1)) {
         dw = zero3_localize(w, l, g->n_ranks, &cpw);
         memcpy(g->lw, dw->layer, sizeof g->lw);
+        lo_tp_ub_mark(l, t, g->lw, dw->n_layers); /* async TP's chunked GEMMs (layout_tensor.h) */
         g->local_layers = 1;
         int axes_rc = spec_layout_axes(l, g->n_ranks, g->ax_size, g->ax_stride);
         (void)axes_rc; /* 0: zero3_check made cp and t divide the GPUs */

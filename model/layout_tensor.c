@@ -87,14 +87,25 @@ static int tpo_on(const spec_layout *l, const spec_training *t)
     return lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0;
 }
 
-static double linear_fraction(const wl_layer *L, int bwd, int recompute)
+/* Forward FLOPs of the layer's linear-layer GEMMs (not the attention core); row_only: of the
+ * row-parallel ones (proj, fc2) only. */
+static double lin_flops(const wl_layer *L, int row_only)
 {
-    double lin = 0; /* forward FLOPs of the linear layers (not the attention core) */
+    double lin = 0;
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *q = &L->gemm[i];
-        if (strcmp(q->name, "scores") && strcmp(q->name, "context"))
-            lin += 2.0 * q->m * q->n * q->k * q->batch;
+        if (!strcmp(q->name, "scores") || !strcmp(q->name, "context"))
+            continue;
+        if (row_only && strcmp(q->name, "proj") && strcmp(q->name, "fc2"))
+            continue;
+        lin += 2.0 * q->m * q->n * q->k * q->batch;
     }
+    return lin;
+}
+
+static double linear_fraction(const wl_layer *L, int bwd, int recompute)
+{
+    const double lin = lin_flops(L, 0); /* forward FLOPs of the linear layers */
     /* backward: dgrad + wgrad = 2 x forward; recompute adds the forward again */
     double num = bwd ? 2 * lin + (recompute ? lin : 0) : lin;
     double den = bwd ? L->bwd_flops + (recompute ? L->fwd_flops : 0) : L->fwd_flops;
@@ -170,33 +181,77 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  * gradients of the three / two column-parallel linears, after their weight gradients).
  *
  * Async TP (asynctp=1: torch._inductor.config._micro_pipeline_tp with symmetric memory on the TP
- * group, torchtitan's maybe_enable_async_tp; it needs torch.compile): the compiler fuses each
- * all-gather -> matmul and matmul -> reduce-scatter of the forward and backward graphs into
- * fused_all_gather_matmul / fused_matmul_reduce_scatter (pytorch/pytorch
- * torch/_inductor/fx_passes/micro_pipeline_tp.py; the pipelines in
- * torch/distributed/_symmetric_memory/__init__.py, read at 006b161f8e5a26c8618dee34ee4d6b5dcaf578c0:
- * _pipelined_all_gather_and_consume consumes the local shard first and pulls the t - 1 remote
- * shards with peer-to-peer copies, each beside the previous shard's matmul;
- * _pipelined_produce_and_all2all produces the t - 1 remote chunks, each copied by its owner
- * beside the next chunk's matmul, and its own chunk last, then sums the t partials
- * (reduce_partials). Priced with --tp-comm-overlap's machinery (tpo_block): the same bytes as
- * sp_item, inline beside the item's linear-layer GEMMs (linear_fraction), moved by the copy
- * engines (offload: no SM interference). What differs from Transformer Engine's: no exposed
- * tail (the own chunk is produced last, nothing left to send after the GEMM), the backward's
- * collectives micro-pipelined as the forward's (no bulk overlap), and each reduce-scatter's
- * partial sum, read t chunks of act / t and write one: act (1 + 1/t) HBM bytes. Not modelled:
- * the barriers, the split GEMMs' efficiency, the embedding's backward all-gather (as sp_item). */
+ * group, torchtitan's maybe_enable_async_tp; it needs torch.compile), priced as the code runs:
+ *  - What is fused (pytorch/pytorch torch/_inductor/fx_passes/micro_pipeline_tp.py, read at
+ *    00122fb1c8e5cc0f and at 5f65158aefc31977): an all-gather whose result is the left operand of
+ *    matmuls (_find_consumer_matmuls) becomes fused_all_gather_matmul; a reduce-scatter whose input
+ *    is one matmul's output with no other user (fuse_matmul_reduce_scatter, _find_producer_matmul:
+ *    mm / _scaled_mm or reshape-mm-reshape, else "no producer matmul found ... skipping") becomes
+ *    fused_matmul_reduce_scatter (pytorch/pytorch#149946, the pass's author, 2025-03-28: only
+ *    forward matmul-reduce-scatters match, "in the backward graph, the reduce-scatters are
+ *    receiving as input the addition of various scaled_mms"). So: forward (and its recompute) both
+ *    all-gathers (into wq / wk / wv and w1 / w3) and both reduce-scatters (after wo and w2);
+ *    backward the all-gathers of wo's and w2's output gradients, fused with their data-gradient
+ *    GEMMs (the weight gradient reads the gathered tensor through a transpose, not as a left
+ *    operand: whole, after). The backward's two reduce-scatters are NOT fused: their input is the
+ *    sum of the three (two) column-parallel data gradients (an add, not a matmul), so they stay
+ *    NCCL reduce-scatters the compute waits for, as in eager (sp_item): priced as inline tails
+ *    (issued when the item's compute ends, fully exposed, on the SMs).
+ *  - How a fused op runs (torch/distributed/_symmetric_memory/__init__.py read at
+ *    0e9ed9cf06a092ed60ec2d66a5a78d03322b5d7a, lines counted in the stored text; the same at
+ *    006b161f8e5a26c8): each GEMM in t chunks of m / t, one per rank.
+ *    _pipelined_multi_all_gather_and_consume (L139-282) copies the local shard into its p2p buffer
+ *    and barriers before the first chunk ("giving up the chance to overlap mv and b with the first
+ *    shard_consumer", L247-253): exposed, a copy of act / t read and written (hbm_bytes); then the
+ *    own chunk's GEMM, then t - 1 steps of (peer copy, GEMM) alternating two streams (L260-269):
+ *    the copies run beside the GEMMs of all chunks but the last. _pipelined_produce_and_all2all
+ *    (L314-414): t - 1 steps of (GEMM, barrier, the peer's pull, barrier), then the own chunk's
+ *    GEMM last: the copies run beside all chunks but the first; then reduce_partials sums the t
+ *    partials (read t x act / t, write act / t: act (1 + 1/t) HBM bytes). The copies are
+ *    Tensor.copy_ of same-dtype contiguous tensors (copy_device_to_device's memcpy path:
+ *    cudaMemcpyAsync), the copy engines, hence `offload` (no SM interference).
+ *  - So the offloaded bytes run beside (t - 1) / t of the fused GEMMs' share of the item
+ *    (atp_fraction), those GEMMs split in t chunks (lo_tp_ub_mark: ub_atp; the measured chunk
+ *    factor, cost.c lin_gemm_t). Not modelled: the barriers (3 per all-gather, 2 t per reduce-
+ *    scatter: no public measurement of their cost), the all-gather's second local copy (into
+ *    its output, beside the last GEMM), the embedding's backward all-gather (as sp_item).
+ *    Float8 (torchao): the forward's GEMMs are _scaled_mm; the stored 2024 pass
+ *    (00122fb1) matched aten.mm only, the 2025 one (5f65158a) _scaled_mm too: taken as fused,
+ *    the torch commit of the cases' runs not read. */
+/* The fused GEMMs' share of the item's FLOPs that the copies run beside: forward (fwd: the
+ * forward or its recompute) every linear layer's; backward the data gradients of proj and fc2;
+ * each (t - 1) / t (the first or last of t chunks has no copy beside it). */
+static double atp_fraction(const wl_layer *L, double t, int fwd, int bwd)
+{
+    double fused = (fwd ? lin_flops(L, 0) : 0) + (bwd ? lin_flops(L, 1) : 0);
+    double den = (bwd ? L->bwd_flops : 0) + (fwd ? L->fwd_flops : 0);
+    return den > 0 ? fused * (t - 1) / t / den : 0;
+}
+
+/* The block's TP collectives under async TP (above): fused all-gathers (forward two, backward
+ * two) and the forward's fused reduce-scatters over the copy engines, the backward's
+ * reduce-scatters as exposed tails; the local copies and partial sums as HBM bytes. */
 static void atp_block(double act, double t, int fwd, int bwd, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
+    lo_coll tail = rs;
     ag.offload = rs.offload = 1; /* peer-to-peer copies over the copy engines */
     int n = fwd + bwd;
     ag = add_bytes(ag, 2 * act * n, 2 * n);
-    rs = add_bytes(rs, 2 * act * n, 2 * n);
     it->inl[it->n_inline++] = ag;
-    it->inl[it->n_inline++] = rs;
-    it->hbm_bytes += 2 * n * act * (1 + 1 / t); /* reduce_partials of the two reduce-scatters */
+    if (fwd) {
+        rs = add_bytes(rs, 2 * act, 2);
+        it->inl[it->n_inline++] = rs;
+    }
+    if (bwd) { /* not fused: NCCL, after the compute */
+        tail = add_bytes(tail, 2 * act, 2);
+        it->inline_tail |= 1u << it->n_inline;
+        it->inl[it->n_inline++] = tail;
+    }
+    /* each fused all-gather's local shard copied (read + write act / t) before its first chunk;
+     * each fused reduce-scatter's reduce_partials */
+    it->hbm_bytes += 2 * n * (2 * act / t) + 2 * fwd * act * (1 + 1 / t);
 }
 
 /* Float8 linears (precision fp8): torchtitan's apply_tp swaps in torchao's Float8ColwiseParallel /
@@ -228,7 +283,7 @@ void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, l
     if (l->atp && L->kind == WL_BLOCK) {
         int bwd = it->pass == LO_BWD;
         atp_block(act, l->t, fwd, bwd, it);
-        it->inline_overlap = linear_fraction(L, bwd, rec);
+        it->inline_overlap = atp_fraction(L, l->t, fwd, bwd);
     } else {
         sp_item(g, L, act, rec, it);
     }
@@ -659,9 +714,12 @@ int lo_tp_comm_overlap_acts(const spec_layout *l) { return l->kind == LAYOUT_MEG
 
 void lo_tp_ub_mark(const spec_layout *l, const spec_training *t, wl_layer *lw, int n)
 {
-    const int on = tpo_on(l, t);
-    for (int i = 0; i < n; i++)
+    const int atp = l->kind == LAYOUT_ZERO3 && l->atp && l->t > 1; /* async TP (atp_block) */
+    const int on = tpo_on(l, t) || atp;
+    for (int i = 0; i < n; i++) {
         lw[i].ub_tp = on && lw[i].kind == WL_BLOCK ? l->t : 0;
+        lw[i].ub_atp = lw[i].ub_tp ? atp : 0;
+    }
 }
 
 int lo_param_gather_acts(const spec_training *t, const spec_layout *l)

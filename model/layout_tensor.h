@@ -21,8 +21,9 @@ int lo_tp_comm_overlap_acts(const spec_layout *l);
 int lo_param_gather_acts(const spec_training *t, const spec_layout *l);
 /* Where --tp-comm-overlap is in force (lo_tp_item's rule), mark the n local layers' blocks as
  * running Transformer Engine's chunked GEMMs (wl_layer.ub_tp = t, workload.h wl_ub_chunks);
- * elsewhere clear the mark. Every builder of a megatron graph's local layers calls it, so both
- * engines time the same chunks (cost.c). */
+ * under async TP (fsdp2:dp=D,t=T,asynctp=1) as running PyTorch's micro-pipelined ones (ub_tp = t,
+ * ub_atp = 1); elsewhere clear the marks. Every builder of a megatron graph's local layers and
+ * of an fsdp2 TP one calls it, so both engines time the same chunks (cost.c). */
 void lo_tp_ub_mark(const spec_layout *l, const spec_training *t, wl_layer *lw, int n);
 
 #endif

@@ -633,7 +633,7 @@ int wl_ub_chunks(const wl_layer *L, const wl_gemm *g, int dgrad)
     const int row = !strcmp(n, "proj") || !strcmp(n, "fc2");                         /* row parallel */
     if (dgrad)
         return row ? L->ub_tp : 1; /* proj_dgrad, fc2_dgrad: ring_exchange; qkv / fc1: bulk */
-    return col ? L->ub_tp : row ? WL_UB_SPLITS : 1;
+    return col || (row && L->ub_atp) ? L->ub_tp : row ? WL_UB_SPLITS : 1;
 }
 
 double wl_max_layer_params(const wl *w)

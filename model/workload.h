@@ -41,6 +41,9 @@ typedef struct wl_layer {
     int ub_tp;            /* Transformer Engine userbuffers in force (Megatron --tp-comm-overlap,
                              layout_tensor.c lo_tp_ub_mark): the tensor-parallel size t, whose
                              chunks wl_ub_chunks gives; 0: every GEMM runs whole             */
+    int ub_atp;           /* 1: PyTorch async TP's micro-pipelined GEMMs instead (torchtitan
+                             fsdp2:dp=D,t=T,asynctp=1, layout_tensor.c lo_tp_ub_mark): t chunks
+                             for every fused GEMM, the row-parallel forward ones included      */
     double act_core_bytes;/* of act_bytes, attention's s x s tensors (0 when fused), B       */
     double core_fwd_flops;/* attention core (scores + context) forward FLOPs                  */
     /* memory-bound kernels of one copy (norms, rotary, activation, dropout, residuals, loss,
@@ -78,7 +81,10 @@ typedef struct wl_layer {
  * the forward of qkv and fc1 (gate_up) and the data gradient of proj and fc2; pipeline
  * (WL_UB_SPLITS chunks) for the forward of proj and fc2; the other data gradients (bulk) and
  * every weight gradient whole. The chunks of gemm g of layer L in its forward (dgrad = 0) or
- * its data gradient (dgrad = 1); 1 = whole (always where L->ub_tp < 2). FP8 the same. */
+ * its data gradient (dgrad = 1); 1 = whole (always where L->ub_tp < 2). FP8 the same.
+ * PyTorch's async TP (L->ub_atp; layout_tensor.c atp_block) splits the same GEMMs in t chunks
+ * each, the forward of proj and fc2 too (_pipelined_produce_and_all2all: one chunk_producer call
+ * per rank); the other data gradients and every weight gradient run whole (not fused). */
 enum { WL_UB_SPLITS = 4 }; /* num_splits of the pipeline method (base.py above) */
 int wl_ub_chunks(const wl_layer *L, const wl_gemm *g, int dgrad);
 

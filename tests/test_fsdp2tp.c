@@ -138,8 +138,16 @@ END_TEST
  *  - the TP group's activation [16 tokens, 64] x 2 B = 2048 B: forward two all-gathers (before
  *    attention and the MLP) and two reduce-scatters (after proj and fc2) of it, 4096 B and 2
  *    calls each, on GRP_AX0; the backward the same; eager: the compute waits (overlap 0);
- *  - asynctp=1: the same bytes, moved by the copy engines (offload), beside the linear GEMMs,
- *    plus the two reduce-scatters' partial sums, 2 x 2048 x (1 + 1/2) = 6144 HBM bytes. */
+ *  - asynctp=1 (layout_tensor.c atp_block): the same bytes. Forward: both all-gathers and both
+ *    reduce-scatters fused (micro_pipeline_tp.py), over the copy engines (offload), beside
+ *    (t - 1) / t = 1/2 of the linear GEMMs: per rank qkv 2 x 16 x 96 x 64 = 196608 FLOPs, proj
+ *    2 x 16 x 64 x 32 = 65536, fc1 and fc2 2 x 16 x 128 x 64 = 262144 each: 786432 of the
+ *    layer's forward FLOPs; HBM: the two reduce-scatters' partial sums 2 x 2048 x (1 + 1/2) =
+ *    6144 plus the two all-gathers' local shard copies 2 x 2 x 2048 / 2 = 4096: 10240.
+ *    Backward (no recompute): the two all-gathers fused with the data gradients of proj and fc2
+ *    (65536 + 262144 = 327680 FLOPs, half beside the copies) over the copy engines; the two
+ *    reduce-scatters of the summed input gradients not fused: NCCL (not offload), a tail (issued
+ *    when the compute ends); HBM: the two local shard copies, 4096. */
 START_TEST(test_block_bytes)
 {
     spec_model m;
@@ -191,12 +199,27 @@ START_TEST(test_block_bytes)
         const lo_coll *ars = find(ia->inl, ia->n_inline, COLL_REDUCESCATTER, GRP_AX0);
         ck_assert_ptr_nonnull(aag);
         ck_assert_ptr_nonnull(ars);
+        ck_assert_int_eq(ia->n_inline, 2);
         ck_assert_double_eq_tol(aag->bytes, 4096.0, 1e-9);
         ck_assert_double_eq_tol(ars->bytes, 4096.0, 1e-9);
-        ck_assert(aag->offload && ars->offload);
-        ck_assert(ia->inline_overlap > 0 && ia->inline_overlap < 1);
-        ck_assert_uint_eq(ia->inline_tail, 0);
-        ck_assert_double_eq_tol(ia->hbm_bytes - it->hbm_bytes, 6144.0, 1e-6);
+        ck_assert_int_eq(aag->chunks, 2);
+        ck_assert_int_eq(ars->chunks, 2);
+        ck_assert(aag->offload);
+        const wl_layer *B = &ga->lw[ia->layer];
+        ck_assert_int_eq(B->ub_tp, 2); /* the fused GEMMs in t chunks */
+        ck_assert_int_eq(B->ub_atp, 1);
+        if (pass == LO_FWD) {
+            ck_assert(ars->offload);
+            ck_assert_uint_eq(ia->inline_tail, 0);
+            ck_assert_double_eq_tol(ia->inline_overlap, 0.5 * 786432.0 / B->fwd_flops, 1e-12);
+            ck_assert_double_eq_tol(ia->hbm_bytes - it->hbm_bytes, 10240.0, 1e-6);
+        } else {
+            ck_assert(!ars->offload);
+            ck_assert_uint_eq(ia->inline_tail, 1u << (ars - ia->inl));
+            ck_assert_double_eq_tol(ia->inline_overlap, 0.5 * 327680.0 / B->bwd_flops, 1e-12);
+            ck_assert_double_eq_tol(ia->hbm_bytes - it->hbm_bytes, 4096.0, 1e-6);
+        }
+        ck_assert_int_eq(g->lw[ia->layer].ub_tp, 0); /* eager: whole GEMMs */
     }
     free(g);
     free(ga);
@@ -294,6 +317,17 @@ START_TEST(test_t1_is_zero3)
 }
 END_TEST
 
+/* The engine tests' job: Llama-3 8B on p4d nodes (the default calibration) under torchtitan's
+ * fsdp2, two micro-steps, the default training (full checkpointing: spec_training_defaults). */
+static void p4d_fsdp2(spec_cluster *c, spec_model *m, cost_calib *k, spec_training *tr, wl *w)
+{
+    test_p4d_llama3_8b(c, m, k);
+    spec_training_defaults(tr);
+    tr->framework = FW_FSDP2;
+    tr->grad_accum = 2;
+    wl_build(m, tr, w);
+}
+
 /* fsdp2:dp=2,t=4 and its async-TP twin on one p4d node (NVLink only, the default calibration):
  * the simulator and the analytical engine give the same step; async TP is no slower. */
 START_TEST(test_engines_agree)
@@ -302,13 +336,9 @@ START_TEST(test_engines_agree)
     spec_model m;
     sc_err err;
     cost_calib k;
-    test_p4d_llama3_8b(&c, &m, &k);
     spec_training tr;
-    spec_training_defaults(&tr);
-    tr.framework = FW_FSDP2;
-    tr.grad_accum = 2;
     wl w;
-    wl_build(&m, &tr, &w);
+    p4d_fsdp2(&c, &m, &k, &tr, &w);
     double step[2];
     const char *names[2] = {"fsdp2:dp=2,t=4", "fsdp2:dp=2,t=4,asynctp=1"};
     for (int i = 0; i < 2; i++) {
@@ -334,6 +364,93 @@ START_TEST(test_engines_agree)
 }
 END_TEST
 
+/* The step of graph g by the analytical engine. */
+static double an_step(const lo_graph *g, const wl *w, const cost_calib *k, const spec_cluster *c)
+{
+    an_timed t;
+    an_result r;
+    memset(&r, 0, sizeof r);
+    an_time(g, w, k, c, &t);
+    an_run(&t, &r);
+    return r.step_s;
+}
+
+/* Bytes of kind `kind` over the TP group (GRP_AX0) among an item's inline collectives. */
+static double tp_bytes(const lo_item *it, cost_coll kind)
+{
+    double b = 0;
+    for (int i = 0; i < it->n_inline; i++)
+        if (it->inl[i].group == GRP_AX0 && it->inl[i].kind == kind)
+            b += it->inl[i].bytes;
+    return b;
+}
+
+/* Async TP's properties on fsdp2:dp=2,t=4 (p4d, Llama-3 8B, full checkpointing: the backward
+ * reruns the forward's fused ops): (1) every block item moves the eager item's all-gather and
+ * reduce-scatter bytes (fusion re-times collectives, it moves no byte more or less); (2) its
+ * step is shorter than the same graph with every inline collective fully exposed (inline_overlap
+ * 0: issued when the compute ends) and no shorter than with the copy-engine transfers removed
+ * (what is left: the compute, the unfused backward reduce-scatters, the FSDP collectives). */
+START_TEST(test_atp_bounds)
+{
+    spec_cluster c;
+    spec_model m;
+    cost_calib k;
+    spec_training tr;
+    wl w;
+    p4d_fsdp2(&c, &m, &k, &tr, &w);
+    ck_assert_int_eq(tr.act_ckpt, CKPT_FULL);
+    lo_graph *e = malloc(sizeof *e), *a = malloc(sizeof *a), *x = malloc(sizeof *x);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(x);
+    spec_layout le = parse("fsdp2:dp=2,t=4"), la = parse("fsdp2:dp=2,t=4,asynctp=1");
+    layout_build(&w, &tr, &le, &c, 1, e);
+    layout_build(&w, &tr, &la, &c, 1, a);
+    int blocks = 0;
+    for (int i = 0; i < a->micro.n_items; i++) {
+        const lo_item *ie = &e->micro.item[i], *ia = &a->micro.item[i];
+        if (w.layer[ia->layer].kind != WL_BLOCK)
+            continue;
+        blocks++;
+        ck_assert(tp_bytes(ia, COLL_ALLGATHER) > 0);
+        ck_assert_double_eq_tol(tp_bytes(ia, COLL_ALLGATHER), tp_bytes(ie, COLL_ALLGATHER), 1e-6);
+        ck_assert_double_eq_tol(tp_bytes(ia, COLL_REDUCESCATTER), tp_bytes(ie, COLL_REDUCESCATTER), 1e-6);
+    }
+    ck_assert_int_eq(blocks, 2); /* the block's forward and backward */
+    const double step = an_step(a, &w, &k, &c);
+    /* upper bound: nothing beside the compute */
+    *x = *a;
+    lo_micro *ms[2] = {&x->micro, &x->last};
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < ms[j]->n_items; i++)
+            ms[j]->item[i].inline_overlap = 0;
+    const double exposed = an_step(x, &w, &k, &c);
+    ck_assert_msg(step < exposed, "async %.9g, fully exposed %.9g", step, exposed);
+    /* lower bound: the copy-engine transfers free */
+    *x = *a;
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < ms[j]->n_items; i++) {
+            lo_item *it = &ms[j]->item[i];
+            int n = 0;
+            unsigned tail = 0;
+            for (int q = 0; q < it->n_inline; q++) {
+                if (it->inl[q].offload)
+                    continue;
+                tail |= ((it->inline_tail >> q) & 1u) << n;
+                it->inl[n++] = it->inl[q];
+            }
+            it->n_inline = n;
+            it->inline_tail = tail;
+        }
+    const double free_copies = an_step(x, &w, &k, &c);
+    ck_assert_msg(free_copies <= step, "copies free %.9g, async %.9g", free_copies, step);
+    free(e);
+    free(a);
+    free(x);
+}
+END_TEST
+
 Suite *fsdp2tp_suite(void)
 {
     Suite *s = suite_create("fsdp2tp");
@@ -345,6 +462,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_memory_by_hand);
     tcase_add_test(tc, test_t1_is_zero3);
     tcase_add_test(tc, test_engines_agree);
+    tcase_add_test(tc, test_atp_bounds);
     suite_add_tcase(s, tc);
     return s;
 }
