@@ -255,6 +255,10 @@ double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduc
 
 int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp)
 {
+    /* FSDP2 under pipeline stages: each unit's all-gather issued by its pre-forward hook in the
+     * stage's first forward, one unit ahead (layout_pipe.c fsdp2_pipe_item's note) */
+    if (t->framework == FW_FSDP2 && l->kind == LAYOUT_ZERO3 && l->pp > 1)
+        return dp > 1;
     return t->framework == FW_MEGATRON && t->overlap_param_gather > 0 && l->zero1 && dp > 1;
 }
 

@@ -164,7 +164,9 @@ double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduc
 /* 1 when Megatron-Core's --overlap-param-gather applies: framework megatron, the distributed
  * optimizer (zero1) over dp > 1 replicas, overlap_param_gather on. The updated parameters'
  * all-gather then runs in the next step's first forward, layer by layer, each layer waiting for
- * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). */
+ * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). Also 1
+ * for FSDP2 with pipeline stages (fsdp2:dp=D,t=T,p=P) over dp > 1: the first forward's unit
+ * all-gathers (layout_pipe.c). */
 int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp);
 
 /* Megatron-LM's own releases (tags v2.0 .. v2.6, 2021: NVIDIA/Megatron-LM), numbered above

@@ -9,6 +9,7 @@
 #include "cp.h"
 #include "ds_coordinator.h"
 #include "layout_ops.h"
+#include "layout_pipe.h"
 #include "layout_tensor.h"
 
 #include <math.h>
@@ -302,6 +303,10 @@ static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, 
 static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     const spec_layout *l = &g->layout;
+    if (l->pp > 1) { /* fsdp2:dp=D,t=T,p=P: torch.distributed.pipelining's stages (layout_pipe.c) */
+        lo_build_pipe(g, w, t, c);
+        return;
+    }
     g->prefetch = g->sched.prefetch;
     g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
     wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
@@ -547,17 +552,41 @@ static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 static int zero3_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 {
     char name[64];
-    if ((l->cp <= 1 && l->t <= 1) || f == FW_FSDP2 || f == FW_IDEAL)
+    if ((l->cp <= 1 && l->t <= 1 && l->pp <= 1) || f == FW_FSDP2 || f == FW_IDEAL)
         return 0;
     return sc_err_set(err, SC_EINPUT, "--framework", "",
                       "%s: %s parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
-                      spec_layout_str(l, name, sizeof name), l->t > 1 ? "tensor" : "context", spec_framework_str(f));
+                      spec_layout_str(l, name, sizeof name), l->pp > 1 ? "pipeline" : l->t > 1 ? "tensor" : "context",
+                      spec_framework_str(f));
+}
+
+/* fsdp2:dp=D,t=T,p=P: D x T x P = the GPUs (torchtitan's parallel_dims.py asserts the product,
+ * pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b L43-45), the T ranks of a TP group
+ * inside a node, a stage's D x T ranks a divisor or a multiple of a node (the pipeline engines
+ * pair stage neighbours rank by rank: megatron's rule, layout_pipe.c). */
+static int zero3_pipe_check(const spec_layout *l, int n, int g, const char *name, sc_err *err)
+{
+    if ((long long)l->dp * l->t * l->pp != n)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected dp x t x p = %d GPUs, got %d x %d x %d", name, n,
+                          l->dp, l->t, l->pp);
+    if (g % l->t)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: expected t dividing the %d GPUs per node (tensor parallelism inside a node is "
+                          "modelled), got %d", name, g, l->t);
+    int stage = n / l->pp;
+    if (!(g % stage == 0 || stage % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
+                          name, stage, g);
+    return 0;
 }
 
 /* fsdp2:dp=D,t=T: D x T = the GPUs, the T ranks of a TP group inside one node (torchtitan's tp
  * mesh innermost; its DTensor collectives ride NVLink); else zero3:cp's check (cp.h). */
 static int zero3_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
 {
+    if (l->pp > 1)
+        return zero3_pipe_check(l, n, g, name, err);
     if (l->t <= 1)
         return cp_check_zero3(l, c, n, g, name, err);
     if ((long long)l->dp * l->t != n)
@@ -573,6 +602,12 @@ static int zero3_check(const spec_layout *l, const spec_cluster *c, int n, int g
 /* fsdp2:dp=D,t=T splits hidden, ffn and the heads T ways (as tp); zero3:cp its sequence. */
 static int zero3_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
 {
+    /* torchtitan's generate_split_points: "Total stages cannot be greater than the number of
+     * layers" (pipelining_utils.py L34-35 at 9dec370ad26b5f8e9a7333a0e36165018262644b) */
+    int stages = l->pp * (l->vp > 1 ? l->vp : 1);
+    if (l->pp > 1 && m->layers < stages)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages (p x stages per rank), but %s has %d layers",
+                          name, stages, m->name, m->layers);
     if (l->t <= 1)
         return cp_check_model(l, m, name, err);
     if (m->ffn % l->t || m->hidden % l->t)
@@ -581,9 +616,12 @@ static int zero3_check_model(const spec_layout *l, const spec_model *m, const ch
     return layout_row_check_heads(m, name, l->t, err);
 }
 
-/* The GPUs sharing one micro-batch: a TP group (torchtitan's local batch is per data-parallel
- * rank) or a cp group. */
-static int zero3_replicas(const spec_layout *l) { return l->t > 1 ? l->t : cp_replicas(l); }
+/* The GPUs sharing one micro-batch: a TP group (x the P pipeline stages; torchtitan's local
+ * batch is per data-parallel rank) or a cp group. */
+static int zero3_replicas(const spec_layout *l)
+{
+    return l->pp > 1 ? (l->t > 1 ? l->t : 1) * l->pp : l->t > 1 ? l->t : cp_replicas(l);
+}
 
 /* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
  * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS

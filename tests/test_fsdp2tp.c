@@ -90,10 +90,10 @@ START_TEST(test_grammar)
     parse_err("fsdp2:dp=4,asynctp=1",
               "in \"fsdp2:dp=4,asynctp=1\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")");
     parse_err("fsdp2:dp=4,t=2,cp=2", "in \"fsdp2:dp=4,t=2,cp=2\": FSDP2 with both tensor (t) and context (cp) "
-                                    "parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
-    parse_err("fsdp2:dp=4,t=2,schedule=1f1b",
-              "in \"fsdp2:dp=4,t=2,schedule=1f1b\": FSDP2 composed with pipeline parallelism (p, schedule) is not "
-              "modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
+                                    "parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,p=P][,asynctp=1] are");
+    /* a schedule without stages (pipelines: tests/test_fsdp2pp.c) */
+    parse_err("fsdp2:dp=4,t=2,schedule=1f1b", "in \"fsdp2:dp=4,t=2,schedule=1f1b\": a pipeline schedule needs pipeline "
+                                             "stages, p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")");
     parse_err("fsdp2:dp=4,t=0", "in \"fsdp2:dp=4,t=0\": expected t to be a positive integer, got \"0\"");
 }
 END_TEST
