@@ -29,17 +29,25 @@ static int megatron_replicas(const spec_layout *l);
  * L102-111: virtual stage c p + s, as Megatron numbers them); micro-batches
  * pipeline_parallel_microbatches or the pp degree (pipelining_utils.py L79-81; here grad_accum,
  * micro_batch being one micro-batch). Schedule1F1B / ScheduleInterleaved1F1B / ScheduleGPipe of
- * torch.distributed.pipelining run the op orders of layout_pipe_order (1F1B: p - s forwards, then
- * backward and forward alternately, the same sequence as Megatron's p - s - 1 warm-up; the
- * interleaved warm-up (v - 1) x p + 2 (p - 1 - s) with rounds of p micro-batches; pytorch/pytorch
- * torch/distributed/pipelining/schedules.py at 1963fc83a1c32e162162e2414f78b043f0674bae, the
- * cases' torch). apply_fsdp with pp: reshard_after_forward=False for every block and the root
- * (parallelize_llama.py L326-339 at 9dec370: "avoid per-microbatch all-gathers"), and the stage's
- * backward_maybe_with_nosync (stage.py at 1963fc83) turns gradient sync and resharding off for
- * every micro-batch's backward and runs FSDP's post-backward (the reduce-scatter of each unit)
- * after the stage's last backward. So per step and virtual stage: its parameters all-gathered
- * once over dp before its first forward, held gathered through every micro-batch, its gradients
- * accumulated unsharded and reduce-scattered over dp (reduce_dtype) after its last backward,
+ * torch.distributed.pipelining run the op orders of layout_pipe_order: 1F1B warms up with
+ * min(m, p - s) forwards, then backward and forward alternately (Schedule1F1B._step_microbatches,
+ * pytorch/pytorch@00722e648b740f91d0e71494baa17891749fd291 torch/distributed/pipelining/
+ * schedules.py), the op sequence of Megatron's p - s - 1 warm-up + 1F1B; the interleaved warm-up
+ * is (v - 1) x (micro-batches per round, p at m = p) + 2 (p - 1 - s), rounds of p micro-batches
+ * chunk by chunk (ScheduleInterleaved1F1B._calculate_single_rank_operations, same file). Read at
+ * that later commit: the cases' torch 1963fc83 (Dec 2024) is not stored to read. apply_fsdp
+ * with pp: reshard_after_forward=False for every block and the root (parallelize_llama.py
+ * L326-339 at 9dec370: "avoid per-microbatch all-gathers"); the stage turns FSDP's gradient sync
+ * and resharding off for every micro-batch's backward (_PipelineStageBase.
+ * backward_maybe_with_nosync, pytorch/pytorch@0138610331c90b8053a0bfc6df0175b200a1cad2
+ * torch/distributed/pipelining/stage.py) and calls FSDP's post-backward (each unit's
+ * reduce-scatter, "Manually call post backward for FSDP": _post_backward, same file) after the
+ * stage's backwards. The engines start each virtual stage's reduce once its own last backward
+ * has ended (megatron's rule); where a torch release calls it after all of a rank's chunks, the
+ * interleaved schedule's first chunk's reduce is exposed instead (one chunk's reduce-scatter,
+ * ~1 % of the 405B cases' step). So per step and virtual stage: its parameters all-gathered once over dp before its
+ * first forward, held gathered through every micro-batch, its gradients accumulated unsharded
+ * and reduce-scattered over dp (reduce_dtype) after its last backward,
  * Adam on the 1 / dp shard: the engines' distributed-optimizer boundary (zero1 = 1,
  * analytic_pipe.c, sim/pipe.c; the all-gather hidden by the stage's first op:
  * fw_param_gather_overlap). Per micro-batch a stage runs its layers with torchtitan's TP
