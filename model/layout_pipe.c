@@ -60,6 +60,7 @@ static int megatron_replicas(const spec_layout *l);
 static void fsdp2_pipe_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     lo_fsdp2_tp_item(g, lw, t, it);
+    cp_item(g, lw, it, 1); /* cp > 1: PyTorch's K/V all-gather rotation beside the first step (cp.h) */
     const wl_layer *L = &lw->layer[it->layer];
     if (it->pass == LO_BWD && last && L->params > 0) { /* the unit's reduce-scatter (volumes, describe) */
         lo_coll c = lo_coll_make(COLL_REDUCESCATTER, GRP_AX3, L->params * g->sched.reduce_elem_bytes, 1);

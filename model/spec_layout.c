@@ -229,30 +229,26 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
         stride[a] = st;
         st *= size[a];
     }
-    if (l->kind == LAYOUT_ZERO3 && l->pp > 1) {
-        /* fsdp2:dp=D,t=T,p=P: torchtitan's mesh ["pp", "dp_shard", "tp"], tp innermost, pp outermost
-         * (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
-         * torchtitan/parallelisms/parallel_dims.py build_mesh L51-53): megatron's tp-dp-pp order above */
-        if (l->t < 1 || n_ranks % (l->t * l->pp))
+    if (l->kind == LAYOUT_ZERO3 && (l->t > 1 || l->pp > 1)) {
+        /* fsdp2:dp=D[,cp=C],t=T[,p=P]: torchtitan's mesh ["pp", "dp_shard", "cp", "tp"], tp
+         * innermost, pp outermost (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+         * torchtitan/parallelisms/parallel_dims.py build_mesh L51-53): megatron's "tp-cp-dp-pp";
+         * d holds a stage's t-strided ranks, dp x cp, FSDP2's dp_shard_cp (parallelize_llama.py
+         * L83-85 at 9dec370) */
+        int t = l->t > 1 ? l->t : 1, pp = l->pp > 1 ? l->pp : 1, cp = l->cp > 1 ? l->cp : 1;
+        if (n_ranks % (t * pp * cp))
             return -1;
         for (int a = 0; a < SPEC_AXES; a++)
             size[a] = stride[a] = 1;
-        size[0] = l->t;
-        size[2] = l->pp;
-        size[3] = n_ranks / (l->t * l->pp);
-        stride[3] = l->t;
-        stride[2] = l->t * size[3];
-        return 0;
-    }
-    if (l->kind == LAYOUT_ZERO3 && l->t > 1) { /* fsdp2:dp=D,t=T: torchtitan's mesh, tp innermost */
-        if (n_ranks % l->t)
-            return -1;
-        size[0] = l->t;
-        size[3] = n_ranks / l->t;
-        stride[0] = 1;
-        stride[3] = l->t;
-        for (int a = 1; a < SPEC_AXES - 1; a++)
-            size[a] = stride[a] = 1;
+        size[0] = t;
+        size[1] = cp;
+        size[2] = pp;
+        size[3] = n_ranks / (t * pp);
+        stride[3] = t;
+        if (cp > 1)
+            stride[1] = t;
+        if (pp > 1)
+            stride[2] = t * size[3];
         return 0;
     }
     if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* cp adjacent on y, the rest of the ranks on d */
@@ -296,8 +292,9 @@ static int parse_placement(const char *s, const char *val, char *out, sc_err *er
  * layout_dp.c); with p = P > 1 (cp = 1) torch.distributed.pipelining's stages over FSDP2 and TP
  * (layout_pipe.c lo_build_pipe): schedule=1f1b (the default), interleaved-1f1b (torchtitan's two
  * stages per rank: pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
- * torchtitan/parallelisms/pipelining_utils.py generate_split_points L24-27) or gpipe. TP with cp
- * is not modelled. */
+ * torchtitan/parallelisms/pipelining_utils.py generate_split_points L24-27) or gpipe; cp = C > 1
+ * with t or p: the ring over the C ranks of each context-parallel group (cp.h) composed with TP
+ * (each rank's heads / t) and the stages, FSDP2 over dp x cp (layout_dp.c). */
 static int parse_fsdp2_schedule(const char *s, const char *val, spec_layout *out, sc_err *err)
 {
     if (!strcmp(val, "1f1b") || !strcmp(val, "gpipe") || !strcmp(val, "interleaved-1f1b")) {
@@ -352,14 +349,6 @@ static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "in \"%s\": a pipeline schedule needs pipeline stages, p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")",
                           s);
-    if (t > 1 && cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; "
-                          "fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,p=P][,asynctp=1] are", s);
-    if (p > 1 && cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": FSDP2 with both pipeline (p) and context (cp) parallelism is not modelled; "
-                          "fsdp2:dp=D,t=T,p=P[,schedule=S] is", s);
     if (atp && t <= 1)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "in \"%s\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")", s);
@@ -598,11 +587,16 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         snprintf(buf, n, "raf:p=%d", l->p);
         break;
     case LAYOUT_ZERO3:
-        if (l->dp && l->pp > 1)
-            snprintf(buf, n, "fsdp2:dp=%d,t=%d,p=%d%s,schedule=%s", l->dp, l->t, l->pp, l->atp ? ",asynctp=1" : "",
-                     l->sched == PIPE_GPIPE ? "gpipe" : l->vp > 1 ? "interleaved-1f1b" : "1f1b");
-        else if (l->dp && l->t > 1)
-            snprintf(buf, n, "fsdp2:dp=%d,t=%d%s", l->dp, l->t, l->atp ? ",asynctp=1" : "");
+        if (l->dp && (l->pp > 1 || l->t > 1)) {
+            char cp[16] = "", pp[48] = "";
+            if (l->cp > 1)
+                snprintf(cp, sizeof cp, ",cp=%d", l->cp);
+            if (l->pp > 1)
+                snprintf(pp, sizeof pp, ",p=%d", l->pp);
+            snprintf(buf, n, "fsdp2:dp=%d%s,t=%d%s%s%s%s", l->dp, cp, l->t, pp, l->atp ? ",asynctp=1" : "",
+                     l->pp > 1 ? ",schedule=" : "",
+                     l->pp <= 1 ? "" : l->sched == PIPE_GPIPE ? "gpipe" : l->vp > 1 ? "interleaved-1f1b" : "1f1b");
+        }
         else if (l->dp)
             snprintf(buf, n, "fsdp2:dp=%d,cp=%d", l->dp, l->cp > 1 ? l->cp : 1);
         else if (l->cp > 1)

@@ -9,6 +9,7 @@
 
 #include "../model/analytic.h"
 #include "../model/analytic_pipe.h"
+#include "../model/cp.h"
 #include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/layout_kind.h"
@@ -82,8 +83,12 @@ START_TEST(test_grammar)
               "in \"fsdp2:dp=4,t=2,p=2,schedule=zb\": expected schedule=1f1b, interleaved-1f1b or gpipe, got \"zb\"");
     parse_err("fsdp2:dp=4,schedule=1f1b", "in \"fsdp2:dp=4,schedule=1f1b\": a pipeline schedule needs pipeline stages, "
                                           "p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")");
-    parse_err("fsdp2:dp=4,p=2,cp=2", "in \"fsdp2:dp=4,p=2,cp=2\": FSDP2 with both pipeline (p) and context (cp) "
-                                     "parallelism is not modelled; fsdp2:dp=D,t=T,p=P[,schedule=S] is");
+    /* 4-D: cp with t and p (torchtitan's order dp, cp, t, p in the canonical name) */
+    l = parse("fsdp2:p=8,t=8,cp=2,dp=4,asynctp=1");
+    ck_assert_int_eq(l.cp, 2);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2,t=8,p=8,asynctp=1,schedule=1f1b");
+    l = parse("fsdp2:dp=4,cp=2,t=2");
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2,t=2");
     parse_err("fsdp2:dp=4,p=0", "in \"fsdp2:dp=4,p=0\": expected p to be a positive integer, got \"0\"");
     parse_err("fsdp2:dp=4,p=2,p=2", "in \"fsdp2:dp=4,p=2,p=2\": option \"p\" given twice");
 }
@@ -319,6 +324,114 @@ START_TEST(test_engines_agree)
 }
 END_TEST
 
+static const lo_item *first_fwd_block(const lo_graph *g)
+{
+    for (int i = 0; i < g->micro.n_items; i++)
+        if (g->micro.item[i].pass == LO_FWD && g->lw[g->micro.item[i].layer].kind == WL_BLOCK)
+            return &g->micro.item[i];
+    return NULL;
+}
+
+static double coll_bytes(const lo_item *it, cost_coll kind, lo_group_kind grp)
+{
+    for (int i = 0; i < it->n_inline; i++)
+        if (it->inl[i].kind == kind && it->inl[i].group == grp)
+            return it->inl[i].bytes;
+    return -1;
+}
+
+/* fsdp2:dp=1,cp=2,t=2 on 2 duo nodes (torchtitan's mesh: tp innermost, then cp; FSDP over dp x
+ * cp): a block's forward moves, over the cp group (GRP_AX1, stride t), K and V of the whole
+ * sequence for the rank's kv heads / t: 2 x (16 / 2 local tokens x cp 2) x (4 kv heads x 16 / 2)
+ * x 2 B = 2048 B (cp_item); its TP collectives (GRP_AX0) carry the rank's s / cp tokens: half
+ * those of fsdp2:dp=2,t=2 on the same micro-batch. */
+START_TEST(test_tp_cp_bytes)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny(&mo, &tr, 4, 1);
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    sc_err err;
+    spec_layout l = parse("fsdp2:dp=1,cp=2,t=2"), l0 = parse("fsdp2:dp=2,t=2");
+    ck_assert_msg(spec_layout_check(&l, &duo, 2, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(spec_layout_check_model(&l, &mo, &err), 0);
+    lo_graph *g = malloc(sizeof *g), *g0 = malloc(sizeof *g0);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(g0);
+    layout_build(&w, &tr, &l, &duo, 2, g);
+    layout_build(&w, &tr, &l0, &duo, 2, g0);
+    ck_assert_int_eq(g->ax_size[0], 2);
+    ck_assert_int_eq(g->ax_stride[0], 1);
+    ck_assert_int_eq(g->ax_size[1], 2);
+    ck_assert_int_eq(g->ax_stride[1], 2);
+    ck_assert_int_eq(g->ax_size[3], 2); /* dp x cp */
+    ck_assert_int_eq(g->ax_stride[3], 2);
+    const lo_item *it = first_fwd_block(g), *it0 = first_fwd_block(g0);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_ptr_nonnull(it0);
+    ck_assert_double_eq_tol(coll_bytes(it, COLL_ALLGATHER, GRP_AX1), 2048, 1e-9);
+    double tp = coll_bytes(it, COLL_ALLGATHER, GRP_AX0), tp0 = coll_bytes(it0, COLL_ALLGATHER, GRP_AX0);
+    ck_assert(tp0 > 0);
+    ck_assert_double_eq_tol(tp, tp0 / 2, 1e-9 * tp0);
+    /* FSDP2's all-gather of the layer over dp x cp = 2 ranks: the rank's parameters / t, as
+     * without cp */
+    ck_assert_int_eq(it->gather[0].group, GRP_AX3);
+    ck_assert_double_eq_tol(it->gather[0].bytes, it0->gather[0].bytes, 1e-9);
+    free(g);
+    free(g0);
+}
+END_TEST
+
+/* PyTorch's ring's element-wise bytes on a TP rank (cp_torch_ring_tp): linear in the query and
+ * K / V widths (cp.c), so a rank with heads / 2 adds exactly half; t = 1 is cp_torch_ring. */
+START_TEST(test_torch_ring_tp)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny(&mo, &tr, 2, 1);
+    tr.flash_attention = 1;
+    wl w, a, b, c;
+    wl_build(&mo, &tr, &w);
+    a = b = c = w;
+    cp_torch_ring(&a, 4);
+    cp_torch_ring_tp(&b, 4, 1);
+    cp_torch_ring_tp(&c, 4, 2);
+    for (int i = 0; i < w.n_layers; i++) {
+        ck_assert(a.layer[i].ew_fwd_bytes == b.layer[i].ew_fwd_bytes);
+        ck_assert(a.layer[i].ew_bwd_bytes == b.layer[i].ew_bwd_bytes);
+        double df = a.layer[i].ew_fwd_bytes - w.layer[i].ew_fwd_bytes, db = a.layer[i].ew_bwd_bytes - w.layer[i].ew_bwd_bytes;
+        ck_assert_double_eq_tol(c.layer[i].ew_fwd_bytes - w.layer[i].ew_fwd_bytes, df / 2, 1e-9 * (df + 1));
+        ck_assert_double_eq_tol(c.layer[i].ew_bwd_bytes - w.layer[i].ew_bwd_bytes, db / 2, 1e-9 * (db + 1));
+        if (w.layer[i].kind == WL_BLOCK)
+            ck_assert(df > 0 && db > 0);
+    }
+}
+END_TEST
+
+START_TEST(test_4d_engines)
+{
+    /* dp = 1, cp = 2, t = 2, p = 2 on 4 duo nodes: a stage on 2 nodes, its cp ring across them;
+     * the simulator adds only contention */
+    double an, sim;
+    both("fsdp2:dp=1,cp=2,t=2,p=2", 4, 4, 1e11, &an, &sim);
+    ck_assert(an > 0);
+    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    sc_err err;
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout l = parse("fsdp2:dp=1,cp=2,t=2,p=2");
+    ck_assert_int_eq(spec_layout_check(&l, &duo, 2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=1,cp=2,t=2,p=2,schedule=1f1b: expected dp x cp x t x p = 4 GPUs, got 1 x 2 x 2 x 2");
+    spec_cluster quad = test_duo_cluster("quad", 5e10, 1e10);
+    quad.gpus_per_node = 4; /* a cp group of cp x t = 6 ranks on 4-GPU nodes */
+    l = parse("fsdp2:dp=1,cp=3,t=2,p=2");
+    ck_assert_int_eq(spec_layout_check(&l, &quad, 3, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=1,cp=3,t=2,p=2,schedule=1f1b: a context-parallel group spans cp x t = 6 "
+                               "ranks; expected a divisor or multiple of the 4 GPUs per node");
+}
+END_TEST
+
 Suite *fsdp2pp_suite(void)
 {
     Suite *s = suite_create("fsdp2pp");
@@ -330,6 +443,9 @@ Suite *fsdp2pp_suite(void)
     tcase_add_test(tc, test_dp_boundary);
     tcase_add_test(tc, test_stage_memory);
     tcase_add_test(tc, test_engines_agree);
+    tcase_add_test(tc, test_tp_cp_bytes);
+    tcase_add_test(tc, test_torch_ring_tp);
+    tcase_add_test(tc, test_4d_engines);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -89,8 +89,8 @@ START_TEST(test_grammar)
     ck_assert(memcmp(&a, &b, sizeof a) == 0);
     parse_err("fsdp2:dp=4,asynctp=1",
               "in \"fsdp2:dp=4,asynctp=1\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")");
-    parse_err("fsdp2:dp=4,t=2,cp=2", "in \"fsdp2:dp=4,t=2,cp=2\": FSDP2 with both tensor (t) and context (cp) "
-                                    "parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,p=P][,asynctp=1] are");
+    l = parse("fsdp2:dp=4,t=2,cp=2"); /* with context parallelism (tests/test_fsdp2pp.c) */
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2,t=2");
     /* a schedule without stages (pipelines: tests/test_fsdp2pp.c) */
     parse_err("fsdp2:dp=4,t=2,schedule=1f1b", "in \"fsdp2:dp=4,t=2,schedule=1f1b\": a pipeline schedule needs pipeline "
                                              "stages, p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")");

@@ -1428,7 +1428,11 @@ expect fsdp2-atp-eager-note 0 "shardcast: note: fsdp2:dp=4,t=4,asynctp=1 with ea
 "$BIN" $F2T --engine model --stack torchtitan-compile >/dev/null 2>"$TMP/atpc"
 if grep -q "async TP only under" "$TMP/atpc"; then echo "FAIL fsdp2-atp-compile-quiet: noted under compile"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
-expect fsdp2-tp-cp 2 'in "fsdp2:dp=2,t=4,cp=2": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,p=P][,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2
+# fsdp2 with t and cp (titan3d27): the cp ring on each rank's heads / t, TP on the rank's s / cp tokens; both engines
+expect fsdp2-tp-cp 0 "fsdp2:dp=2,cp=2,t=4      0.241" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-tp-cp-sim 0 "fsdp2:dp=2,cp=2,t=4      0.237" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine sim
+expect fsdp2-tp-cp-gpus 2 "layout: fsdp2:dp=2,cp=2,t=8: expected dp x cp x t = 16 GPUs, got 2 x 2 x 8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=8,cp=2 --framework fsdp2
+expect fsdp2-4d-gpus 2 "layout: fsdp2:dp=2,cp=2,t=4,p=2,schedule=1f1b: expected dp x cp x t x p = 16 GPUs, got 2 x 2 x 4 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,cp=2,t=4,p=2 --framework fsdp2
 expect fsdp2-tp-dp 2 "layout: fsdp2:dp=8,t=4: expected dp x t = 16 GPUs, got 8 x 4" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=8,t=4 --framework fsdp2
 expect fsdp2-tp-node 2 "layout: fsdp2:dp=1,t=16: expected t dividing the 8 GPUs per node (tensor parallelism inside a node is modelled), got 16" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=1,t=16 --framework fsdp2
 expect fsdp2-tp-deepspeed 2 "fsdp2:dp=4,t=4: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework deepspeed
