@@ -24,21 +24,8 @@
 
 Suite *fsdp2pp_suite(void);
 
-static spec_layout parse(const char *s)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
-    return l;
-}
-
-static void parse_err(const char *s, const char *want)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_int_eq(spec_layout_parse(s, &l, &err), SC_EINPUT);
-    ck_assert_str_eq(err.text, want);
-}
+#define parse test_parse_layout
+#define parse_err test_parse_layout_err
 
 /* The tiny model with `layers` blocks and 4 heads (t = 2 splits them), micro-batch 1, bf16,
  * framework fsdp2, no checkpointing, no flash attention, m micro-batches. */
@@ -244,20 +231,17 @@ END_TEST
 
 START_TEST(test_stage_memory)
 {
-    /* fsdp2:dp=1,t=1,p=4 over 8 blocks (2 per stage), 1F1B, m = 8, bf16, no checkpointing, one
-     * head per tiny_model (a = 1): the activations of test_pipe.c's megatron:t=1,p=4 (stage 0
-     * holds p = 4 micro-batches of its 2 blocks of 36096 B: 288768 B). States of stage 0
-     * (embedding 8192 + 2 blocks of 49408 parameters): unsharded bf16 parameters 2 B, gradients
-     * accumulated in reduce_dtype (the default: param_dtype, 2 B; fp32: 4 B), Adam 12 B over
-     * dp = 1: 16 B, or 18 B with fp32 gradients. */
-    spec_model m = test_tiny_model(8);
+    /* fsdp2:dp=1,t=1,p=4 over 8 blocks (2 per stage), 1F1B, m = 8, bf16, no checkpointing, 4
+     * heads: a block stores sbh (34 + 5 a s / h) = 1024 x (34 + 5 x 4 x 16 / 64) = 39936 B
+     * (Korthikanti et al. 2022 Table 2, t = 1), and stage 0 holds p = 4 micro-batches of its 2
+     * blocks: 4 x 2 x 39936 = 319488 B (its embedding stores nothing; the last stage's one
+     * micro-batch with the head is less). States of stage 0 (embedding 8192 + 2 blocks of 49408
+     * parameters): unsharded bf16 parameters 2 B, gradients accumulated in reduce_dtype (the
+     * default: param_dtype, 2 B; fp32: 4 B), Adam 12 B over dp = 1: 16 B, or 18 B with fp32
+     * gradients. */
+    spec_model m;
     spec_training tr;
-    spec_training_defaults(&tr);
-    tr.framework = FW_FSDP2;
-    tr.act_ckpt = 0;
-    tr.flash_attention = 0;
-    tr.micro_batch = 1;
-    tr.grad_accum = 8;
+    tiny(&m, &tr, 8, 8);
     spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
     wl w;
     wl_build(&m, &tr, &w);
@@ -265,7 +249,7 @@ START_TEST(test_stage_memory)
     mem_breakdown mb;
     mem_plan(&w, &tr, &l, 4, &c, &mb);
     const double P0 = 8192 + 2 * 49408.0;
-    ck_assert_double_eq_tol(mb.activations, 288768, 1e-9);
+    ck_assert_double_eq_tol(mb.activations, 319488, 1e-9);
     ck_assert_double_eq_tol(mb.params, 2 * P0, 1e-6);
     ck_assert_double_eq_tol(mb.params + mb.grads + mb.optim, 16 * P0, 1e-6);
     tr.reduce_dtype = REDUCE_FP32;
@@ -281,46 +265,15 @@ static void both(const char *layout, int nodes, int m, double nic_Bps, double *a
     spec_model mo;
     spec_training tr;
     tiny(&mo, &tr, 8, m);
-    spec_cluster c = test_duo_cluster("duo", 5e10, nic_Bps);
-    cost_calib k = test_tiny_calib();
-    k.base_lat_s[ALGO_RING].v = 1e-6; /* sends have a latency the schedule must carry */
-    wl w;
-    wl_build(&mo, &tr, &w);
-    spec_layout l = parse(layout);
-    sc_err err;
-    ck_assert_msg(spec_layout_check(&l, &c, nodes, &err) == 0, "%s", err.text);
-    an_result r;
-    an_predict(&w, &tr, &l, &c, nodes, &k, &r);
-    *an = r.step_s;
-    lo_graph *g = malloc(sizeof *g);
-    ck_assert_ptr_nonnull(g);
-    layout_build(&w, &tr, &l, &c, nodes, g);
-    ck_assert_int_eq(g->pipelined, 1);
-    exec_opts o = {0};
-    o.seed = 1;
-    exec_result x;
-    ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
-    *sim = x.step_s;
-    free(g);
+    test_pipe_both(&mo, &tr, layout, nodes, nic_Bps, an, sim);
 }
 
 START_TEST(test_engines_agree)
 {
-    /* t = 2 inside each duo node, p = 2 stages on 2 nodes, dp = 1: each send alone on its NIC
-     * (as test_pipe.c's megatron:t=2,p=2): the simulator's flows take the analytical time */
-    double an, sim;
-    for (int m = 1; m <= 5; m++) {
-        both("fsdp2:dp=1,t=2,p=2", 2, m, 1e11, &an, &sim);
-        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "m=%d: model %.12g sim %.12g", m, an, sim);
-    }
-    both("fsdp2:dp=1,t=2,p=2,schedule=gpipe", 2, 4, 1e11, &an, &sim);
-    ck_assert_double_eq_tol(sim, an, 1e-9 * an);
-    /* dp = 2 over nodes: the boundary's reduce-scatter can meet a send on a NIC; interleaved:
-     * sends both ways on each node: contention only slows the simulator */
-    both("fsdp2:dp=2,t=2,p=2", 4, 4, 1e11, &an, &sim);
-    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
-    both("fsdp2:dp=1,t=2,p=2,schedule=interleaved-1f1b", 2, 4, 1e9, &an, &sim);
-    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    /* megatron's agreement (test_pipe_agree, support.h) in torchtitan's spellings: the schedules
+     * and the sends are the shared engines', only the stage graphs and the boundary FSDP2's */
+    test_pipe_agree(both, "fsdp2:dp=1,t=2,p=2", "fsdp2:dp=1,t=2,p=2,schedule=gpipe", "fsdp2:dp=2,t=2,p=2",
+                    "fsdp2:dp=1,t=2,p=2,schedule=interleaved-1f1b", "fsdp2:dp=2,t=2,p=2,schedule=interleaved-1f1b");
 }
 END_TEST
 

@@ -21,21 +21,8 @@
 
 Suite *fsdp2tp_suite(void);
 
-static spec_layout parse(const char *s)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
-    return l;
-}
-
-static void parse_err(const char *s, const char *want)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_int_eq(spec_layout_parse(s, &l, &err), SC_EINPUT);
-    ck_assert_str_eq(err.text, want);
-}
+#define parse test_parse_layout
+#define parse_err test_parse_layout_err
 
 /* The tiny model with 2 heads (head dim 32) so that t = 2 splits them: hidden 64, ffn 256 GeLU,
  * seq 16, vocab 128, 2 blocks; micro-batch 1, bf16, fsdp2, no checkpointing, one micro-step. */
