@@ -314,7 +314,7 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
 int fw_depth(const spec_training *t, const spec_layout *l, const wl *w)
 {
     if (l->pp > 1)
-        return 0; /* pipelines (only megatron takes p stages): no gathers (layout_pipe.c) */
+        return 0; /* pipelines (megatron, fsdp2 with p): no per-layer gathers (layout_pipe.c) */
     if (row_of(l)->overlap_opt && !l->overlap)
         return 0; /* overlap=0: the gathers run inline (layout_tensor.c) */
     return fw_prefetch(t, l, w);

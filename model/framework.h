@@ -124,7 +124,7 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w);
  * are issued ahead of the layer computing (layout.h's execution rules).
  * fw_depth: the forward's depth of layout l, as its op graph's builder sets lo_graph.prefetch:
  * the framework's (fw_prefetch); none for the tensor-parallel layouts with overlap=0 (AxoNN's
- * and tp's gathers run inline) or for pipelines (megatron with p > 1). Also the layers memory
+ * and tp's gathers run inline) or for pipelines (megatron or fsdp2 with p > 1). Also the layers memory
  * keeps gathered ahead (mem_plan).
  * fw_depth_pass: the depth of one pass (bwd 0 forward, 1 backward) of a graph or schedule whose
  * forward depth is d and whose bwd_prefetch_p1 is p1 (0: the backward's is d too; else the

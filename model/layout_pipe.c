@@ -1,4 +1,5 @@
-/* layout_pipe.c — Megatron-LM 3D with pipeline stages (megatron:t=T,p=P[,vp=V]): the split of
+/* layout_pipe.c — Megatron-LM 3D with pipeline stages (megatron:t=T,p=P[,vp=V]) and torchtitan's
+ * FSDP2 with them (fsdp2:dp=D[,cp=C],t=T,p=P[,schedule=S], below): the split of
  * the layers into (virtual) stages, the schedules (GPipe, 1F1B, interleaved 1F1B) as per-stage op
  * orders, and the op graph of one micro-batch through one virtual stage. Both engines run the
  * same schedule over the same per-stage graphs (model/analytic_pipe.c as a max-plus recurrence,

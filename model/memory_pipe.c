@@ -1,4 +1,5 @@
-/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] (memory_pipe.h): each stage's model
+/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] and of fsdp2:dp=D,t=T,p=P
+ * (memory_pipe.h; FSDP2's gradients in reduce_dtype, below): each stage's model
  * states (its layers' parameters / t; Adam states also / dp under the distributed optimizer,
  * Megatron-LM's ZeRO-1), and its activations with the micro-batches in flight that the schedule
  * keeps (1F1B: min(p - s, m) on stage s, so p on the first; interleaved: (p - s - 1) x 2 +
