@@ -618,6 +618,20 @@ static int zero3_check_model(const spec_layout *l, const spec_model *m, const ch
     return layout_row_check_heads(m, name, l->t, err);
 }
 
+/* fsdp2 with the interleaved schedule: torch's ScheduleInterleaved1F1B runs the micro-batches in
+ * rounds (microbatches_per_round = m / max(1, m // p): _calculate_single_rank_operations,
+ * pytorch/pytorch@00722e648b740f91d0e71494baa17891749fd291 torch/distributed/pipelining/schedules.py),
+ * which are layout_pipe_order's groups of p when p divides m; other counts are refused, not
+ * priced with another order. */
+static int zero3_check_training(const spec_layout *l, const spec_training *t, const char *name, sc_err *err)
+{
+    if (l->pp <= 1 || l->vp <= 1 || t->grad_accum % l->pp == 0)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: the interleaved schedule is modelled for micro-batches per step (grad_accum %d) a multiple "
+                      "of p = %d", name, t->grad_accum, l->pp);
+}
+
 /* The GPUs sharing one micro-batch (torchtitan's local batch is per data-parallel rank): a TP
  * group x its cp group x the P pipeline stages. */
 static int zero3_replicas(const spec_layout *l)
@@ -641,7 +655,8 @@ const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_buil
                                           .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS,
                                           .ds_era = LR_DS_OWNER_REDUCE, .fw_check = zero12_fw_check};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
-const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = zero3_check_model, .build = dp_build,
+const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = zero3_check_model,
+                                          .check_training = zero3_check_training, .build = dp_build,
                                           .replicas = zero3_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,

@@ -106,6 +106,19 @@ START_TEST(test_checks)
                                "rank), but tiny4 has 4 layers");
     l = parse("fsdp2:dp=1,p=4");
     ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+    /* interleaved: micro-batches in rounds of p (torch's ScheduleInterleaved1F1B as modelled) */
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.grad_accum = 6;
+    l = parse("fsdp2:dp=1,p=4,schedule=interleaved-1f1b");
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=1,t=1,p=4,schedule=interleaved-1f1b: the interleaved schedule is modelled for "
+                               "micro-batches per step (grad_accum 6) a multiple of p = 4");
+    tr.grad_accum = 8;
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), 0);
+    tr.grad_accum = 6;
+    l = parse("fsdp2:dp=1,p=4"); /* 1F1B: any count */
+    ck_assert_int_eq(spec_layout_check_training(&l, &tr, &err), 0);
     /* FSDP2 with pipelines runs under fsdp2 or ideal */
     ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), SC_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.text, "pipeline parallelism over FSDP runs under fsdp2 (torchtitan) or ideal"));
