@@ -53,11 +53,15 @@ static int megatron_replicas(const spec_layout *l);
  * analytic_pipe.c, sim/pipe.c; the all-gather hidden by the stage's first op:
  * fw_param_gather_overlap). Per micro-batch a stage runs its layers with torchtitan's TP
  * collectives (lo_fsdp2_tp_item: sequence parallel, async TP, float8 all-gathers) and sends
- * [micro_batch, seq / t, hidden] (the blocks' Shard(1) outputs) with batched isend / irecv that
- * the consumer's stream waits on, the sender's compute running on (not blocking:
- * fw_mg_p2p_blocking is Megatron's). Not modelled: FSDP2's per-unit copy-in / copy-out and
- * hooks (once per step), the forward's first all-gathers issued one unit ahead rather than
- * hidden whole by the first op. */
+ * [micro_batch, seq / t, hidden] (the blocks' Shard(1) outputs) with batched isend / irecv
+ * (_batch_p2p) whose works the receiving op's stream waits on; the sender's compute runs on (not
+ * blocking: fw_mg_p2p_blocking is Megatron's host synchronize). Not modelled: Schedule1F1B's wait
+ * on the previous forward's send before the next send, and its fusing of the last warm-up send
+ * with the first backward's receive (schedules.py above): a stage's stream then also waits for
+ * its own send, which costs nothing while a send (134 MB at 50 GB/s: ~3 ms for the 405B cases)
+ * is shorter than the op it follows (0.5-2 s there); also not modelled: FSDP2's per-unit copy-in
+ * / copy-out and hooks (once per step), the forward's first all-gathers issued one unit ahead
+ * rather than hidden whole by the first op. */
 static void fsdp2_pipe_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
 {
     lo_fsdp2_tp_item(g, lw, t, it);
