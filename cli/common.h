@@ -84,8 +84,10 @@ typedef struct cli_setup {
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
     "  --layout L             layout, repeatable or comma-free list: ddp zero1[:p=P] zero2[:p=P]\n"  \
     "                         zero3[:cp=C] (= fsdp2:dp=D,cp=C) mics:p=P[,hier=0]\n"                  \
-    "                         fsdp2:dp=D,t=T[,asynctp=1] (torchtitan 2-D: FSDP2 over D x\n"         \
-    "                         sequence-parallel TP over T in a node; micro-batch = per TP group)\n" \
+    "                         fsdp2:dp=D[,cp=C],t=T[,p=P][,asynctp=1][,schedule=S] (torchtitan\n"  \
+    "                         2-D to 4-D: FSDP2 over D x C, sequence-parallel TP over T in a\n"     \
+    "                         node, P pipeline stages, S 1f1b|interleaved-1f1b|gpipe;\n"            \
+    "                         micro-batch = per T x C x P group, --grad-accum micro-batches)\n"    \
     "                         hsdp:p=P[,sync=boundary] raf:p=P (FSDP2 reshard_after_forward=P)\n"    \
     "                         zeropp[:hpz=P][,qwz=1][,qgz=1] shard_grad_op hybrid_shard_zero2:p=P\n" \
     "                         tp:t=T[,zero1=0][,overlap=0] axonn:x=X,y=Y,z=Z[,d=D][,overlap=0]\n"     \

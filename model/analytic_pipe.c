@@ -350,7 +350,7 @@ int an_pipe_run(const an_pipe_timed *t, an_result *r)
 
 int an_pipe_budget(const spec_layout *l, int m, int sim, sc_err *err)
 {
-    if (l->pp <= 1) /* no pipeline (only megatron takes p stages) */
+    if (l->pp <= 1) /* no pipeline (megatron and fsdp2 take p stages) */
         return 0;
     if (!sim && l->sched != PIPE_GPIPE) /* an_pipe_closed: a probe of O(p + q) micro-batches */
         return 0;

@@ -229,13 +229,16 @@ double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp)
     return T * q * dq + T * kv * dkv + n * 4.0 * e * T * kv;
 }
 
-void cp_torch_ring(wl *w, int cp)
+void cp_torch_ring(wl *w, int cp) { cp_torch_ring_tp(w, cp, 1); }
+
+void cp_torch_ring_tp(wl *w, int cp, int t)
 {
     if (cp <= 1)
         return;
     const spec_model *m = &w->model;
-    const double d = m->hidden / m->heads, q = m->heads * d, e = w->elem_bytes;
-    const double kv = (w->kv_repeat ? m->heads : m->kv_heads) * d;
+    const double tp = t > 1 ? t : 1; /* a tensor-parallel rank's attention: heads / t (cp_item's kv) */
+    const double d = m->hidden / m->heads, q = m->heads * d / tp, e = w->elem_bytes;
+    const double kv = (w->kv_repeat ? m->heads : m->kv_heads) * d / tp;
     for (int i = 0; i < w->n_layers; i++) {
         wl_layer *L = &w->layer[i];
         if (L->kind != WL_BLOCK || !L->flash)

@@ -25,6 +25,9 @@ void cp_localize(wl *w, int cp);
  * dQ / dK / dV accumulated in fp32 and dK / dV concatenated for the next rank (cp.c gives the
  * bytes and their source). cp <= 1 or no fused attention: nothing. */
 void cp_torch_ring(wl *w, int cp);
+/* The same for a rank of a t-way tensor-parallel group (fsdp2:dp=D,cp=C,t=T): its heads / t
+ * (t <= 1: cp_torch_ring's bytes, bit for bit). */
+void cp_torch_ring_tp(wl *w, int cp, int t);
 /* Its bytes per attention call for T local tokens, query width q and K / V width kv (elements;
  * all heads when repeated), e-byte activations, cp steps: forward, backward. */
 double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp);

@@ -255,6 +255,10 @@ double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduc
 
 int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp)
 {
+    /* FSDP2 under pipeline stages: each unit's all-gather issued by its pre-forward hook in the
+     * stage's first forward, one unit ahead (layout_pipe.c fsdp2_pipe_item's note) */
+    if (t->framework == FW_FSDP2 && l->kind == LAYOUT_ZERO3 && l->pp > 1)
+        return dp > 1;
     return t->framework == FW_MEGATRON && t->overlap_param_gather > 0 && l->zero1 && dp > 1;
 }
 
@@ -310,7 +314,7 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
 int fw_depth(const spec_training *t, const spec_layout *l, const wl *w)
 {
     if (l->pp > 1)
-        return 0; /* pipelines (only megatron takes p stages): no gathers (layout_pipe.c) */
+        return 0; /* pipelines (megatron, fsdp2 with p): no per-layer gathers (layout_pipe.c) */
     if (row_of(l)->overlap_opt && !l->overlap)
         return 0; /* overlap=0: the gathers run inline (layout_tensor.c) */
     return fw_prefetch(t, l, w);

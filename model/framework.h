@@ -124,7 +124,7 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w);
  * are issued ahead of the layer computing (layout.h's execution rules).
  * fw_depth: the forward's depth of layout l, as its op graph's builder sets lo_graph.prefetch:
  * the framework's (fw_prefetch); none for the tensor-parallel layouts with overlap=0 (AxoNN's
- * and tp's gathers run inline) or for pipelines (megatron with p > 1). Also the layers memory
+ * and tp's gathers run inline) or for pipelines (megatron or fsdp2 with p > 1). Also the layers memory
  * keeps gathered ahead (mem_plan).
  * fw_depth_pass: the depth of one pass (bwd 0 forward, 1 backward) of a graph or schedule whose
  * forward depth is d and whose bwd_prefetch_p1 is p1 (0: the backward's is d too; else the
@@ -164,7 +164,9 @@ double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduc
 /* 1 when Megatron-Core's --overlap-param-gather applies: framework megatron, the distributed
  * optimizer (zero1) over dp > 1 replicas, overlap_param_gather on. The updated parameters'
  * all-gather then runs in the next step's first forward, layer by layer, each layer waiting for
- * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). */
+ * its own (the forward pre-hook, distributed_data_parallel.py _make_forward_pre_hook). Also 1
+ * for FSDP2 with pipeline stages (fsdp2:dp=D,t=T,p=P) over dp > 1: the first forward's unit
+ * all-gathers (layout_pipe.c). */
 int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp);
 
 /* Megatron-LM's own releases (tags v2.0 .. v2.6, 2021: NVIDIA/Megatron-LM), numbered above

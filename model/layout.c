@@ -25,7 +25,7 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
      * the rest, lw (2.6 KB) is read only under local_layers, which every builder that sets it
      * fills whole, and micro and last (2.8 KB each) are zeroed whole by lo_build_micro, which
      * every builder calls, so only their item counts here (no item is read past n_items) */
-    const int pipelined = l->pp > 1; /* only megatron has pipeline stages */
+    const int pipelined = l->pp > 1; /* megatron and fsdp2 (zero3) take pipeline stages */
     if (pipelined) {
         memset(g, 0, sizeof *g);
     } else {

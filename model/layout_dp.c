@@ -9,6 +9,7 @@
 #include "cp.h"
 #include "ds_coordinator.h"
 #include "layout_ops.h"
+#include "layout_pipe.h"
 #include "layout_tensor.h"
 
 #include <math.h>
@@ -199,8 +200,9 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S + R, chunks + nre), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, fsdp_group(g), Sr, rchunks), rs);
-        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h); nothing when cp = 1 */
         lo_fsdp2_tp_item(g, w, t, it); /* fsdp2:dp=D,t=T: the TP collectives (layout_tensor.c); nothing when t <= 1 */
+        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h; after TP's, whose
+                                 share of the compute it adds to); nothing when cp = 1 */
         fw_item(g, w, L, S, chunks + nre, it);
         return;
     }
@@ -281,12 +283,13 @@ static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, 
     if (l->t > 1) {
         spec_layout ml = *l;
         ml.sp = 1;
-        wl_localize_megatron(w, &ml, out);
+        wl_localize_megatron(w, &ml, out); /* with cp: the rank's s / cp tokens too (cp_localize) */
         /* op-level checkpointing's saved tensors (torchtitan's _save_list: matmul outputs, the
          * column-parallel ones [tokens, n / t], and the reduce-scatters' sequence-split outputs):
          * a rank's 1 / t, as the rest of the stash under sequence parallelism */
         for (int i = 0; i < out->n_layers; i++)
             out->layer[i].op_act_bytes /= l->t;
+        cp_torch_ring_tp(out, l->cp, l->t); /* PyTorch's ring on the rank's heads / t (cp.h) */
         return out;
     }
     if (l->cp <= 1)
@@ -302,6 +305,10 @@ static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, 
 static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     const spec_layout *l = &g->layout;
+    if (l->pp > 1) { /* fsdp2:dp=D,t=T,p=P: torch.distributed.pipelining's stages (layout_pipe.c) */
+        lo_build_pipe(g, w, t, c);
+        return;
+    }
     g->prefetch = g->sched.prefetch;
     g->bwd_prefetch_p1 = g->sched.bwd_prefetch_p1;
     wl cpw; /* zero3:cp=C: the layers as one rank of the cp group runs them, its axes (cp.h) */
@@ -548,43 +555,90 @@ static int zero12_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 static int zero3_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
 {
     char name[64];
-    if ((l->cp <= 1 && l->t <= 1) || f == FW_FSDP2 || f == FW_IDEAL)
+    if ((l->cp <= 1 && l->t <= 1 && l->pp <= 1) || f == FW_FSDP2 || f == FW_IDEAL)
         return 0;
     return sc_err_set(err, SC_EINPUT, "--framework", "",
                       "%s: %s parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not %s",
-                      spec_layout_str(l, name, sizeof name), l->t > 1 ? "tensor" : "context", spec_framework_str(f));
+                      spec_layout_str(l, name, sizeof name), l->pp > 1 ? "pipeline" : l->t > 1 ? "tensor" : "context",
+                      spec_framework_str(f));
 }
 
-/* fsdp2:dp=D,t=T: D x T = the GPUs, the T ranks of a TP group inside one node (torchtitan's tp
- * mesh innermost; its DTensor collectives ride NVLink); else zero3:cp's check (cp.h). */
+/* torchtitan's N-D spellings, fsdp2:dp=D[,cp=C],t=T[,p=P] (t > 1 or p > 1): D x C x T x P = the
+ * GPUs (parallel_dims.py asserts the product: pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+ * L43-45), the T ranks of a TP group inside one node (its DTensor collectives ride NVLink), a
+ * context-parallel group's C x T consecutive ranks and a stage's D x C x T ranks each a divisor or
+ * a multiple of a node (the ring's and the pipeline's neighbours pair up rank by rank: megatron's
+ * rules, cp.c, layout_pipe.c). Else zero3:cp's check (cp.h). */
 static int zero3_check(const spec_layout *l, const spec_cluster *c, int n, int g, const char *name, sc_err *err)
 {
-    if (l->t <= 1)
+    if (l->t <= 1 && l->pp <= 1)
         return cp_check_zero3(l, c, n, g, name, err);
-    if ((long long)l->dp * l->t != n)
-        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected dp x t = %d GPUs, got %d x %d", name, n, l->dp,
-                          l->t);
+    const int cp = l->cp > 1 ? l->cp : 1, pp = l->pp > 1 ? l->pp : 1;
+    if ((long long)l->dp * cp * l->t * pp != n) {
+        char axes[32], vals[64];
+        snprintf(axes, sizeof axes, "dp%s x t%s", cp > 1 ? " x cp" : "", pp > 1 ? " x p" : "");
+        size_t o = (size_t)snprintf(vals, sizeof vals, "%d", l->dp);
+        if (cp > 1)
+            o += (size_t)snprintf(vals + o, sizeof vals - o, " x %d", cp);
+        o += (size_t)snprintf(vals + o, sizeof vals - o, " x %d", l->t);
+        if (pp > 1)
+            snprintf(vals + o, sizeof vals - o, " x %d", pp);
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: expected %s = %d GPUs, got %s", name, axes, n, vals);
+    }
     if (g % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "%s: expected t dividing the %d GPUs per node (tensor parallelism inside a node is "
                           "modelled), got %d", name, g, l->t);
+    int ring = cp * l->t, stage = n / pp;
+    if (cp > 1 && !(g % ring == 0 || ring % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a context-parallel group spans cp x t = %d ranks; expected a divisor or multiple of the "
+                          "%d GPUs per node", name, ring, g);
+    if (pp > 1 && !(g % stage == 0 || stage % g == 0))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "%s: a pipeline stage holds %d GPUs; expected a divisor or multiple of the %d GPUs per node",
+                          name, stage, g);
     return 0;
 }
 
 /* fsdp2:dp=D,t=T splits hidden, ffn and the heads T ways (as tp); zero3:cp its sequence. */
 static int zero3_check_model(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
 {
-    if (l->t <= 1)
-        return cp_check_model(l, m, name, err);
+    /* torchtitan's generate_split_points: "Total stages cannot be greater than the number of
+     * layers" (pipelining_utils.py L34-35 at 9dec370ad26b5f8e9a7333a0e36165018262644b) */
+    int stages = l->pp * (l->vp > 1 ? l->vp : 1);
+    if (l->pp > 1 && m->layers < stages)
+        return sc_err_set(err, SC_EINPUT, "layout", "", "%s: %d pipeline stages (p x stages per rank), but %s has %d layers",
+                          name, stages, m->name, m->layers);
+    int rc = cp_check_model(l, m, name, err);
+    if (rc || l->t <= 1)
+        return rc;
     if (m->ffn % l->t || m->hidden % l->t)
         return sc_err_set(err, SC_EINPUT, "layout", "", "%s: splits hidden %d and ffn %d of %s %d ways", name, m->hidden,
                           m->ffn, m->name, l->t);
     return layout_row_check_heads(m, name, l->t, err);
 }
 
-/* The GPUs sharing one micro-batch: a TP group (torchtitan's local batch is per data-parallel
- * rank) or a cp group. */
-static int zero3_replicas(const spec_layout *l) { return l->t > 1 ? l->t : cp_replicas(l); }
+/* fsdp2 with the interleaved schedule: torch's ScheduleInterleaved1F1B runs the micro-batches in
+ * rounds (microbatches_per_round = m / max(1, m // p): _calculate_single_rank_operations,
+ * pytorch/pytorch@00722e648b740f91d0e71494baa17891749fd291 torch/distributed/pipelining/schedules.py),
+ * which are layout_pipe_order's groups of p when p divides m; other counts are refused, not
+ * priced with another order. */
+static int zero3_check_training(const spec_layout *l, const spec_training *t, const char *name, sc_err *err)
+{
+    if (l->pp <= 1 || l->vp <= 1 || t->grad_accum % l->pp == 0)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: the interleaved schedule is modelled for micro-batches per step (grad_accum %d) a multiple "
+                      "of p = %d", name, t->grad_accum, l->pp);
+}
+
+/* The GPUs sharing one micro-batch (torchtitan's local batch is per data-parallel rank): a TP
+ * group x its cp group x the P pipeline stages. */
+static int zero3_replicas(const spec_layout *l)
+{
+    return (l->t > 1 ? l->t : 1) * cp_replicas(l) * (l->pp > 1 ? l->pp : 1);
+}
 
 /* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
  * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS
@@ -602,7 +656,8 @@ const layout_kind_row layout_row_zero2 = {.check = group_check, .build = dp_buil
                                           .candidates = zero2_cands, .explain = all_explain, .frameworks = FW_DS,
                                           .ds_era = LR_DS_OWNER_REDUCE, .fw_check = zero12_fw_check};
 /* zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): a micro-batch per group of cp ranks (cp.h) */
-const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = zero3_check_model, .build = dp_build,
+const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = zero3_check_model,
+                                          .check_training = zero3_check_training, .build = dp_build,
                                           .replicas = zero3_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,

@@ -1,4 +1,5 @@
-/* layout_pipe.c — Megatron-LM 3D with pipeline stages (megatron:t=T,p=P[,vp=V]): the split of
+/* layout_pipe.c — Megatron-LM 3D with pipeline stages (megatron:t=T,p=P[,vp=V]) and torchtitan's
+ * FSDP2 with them (fsdp2:dp=D[,cp=C],t=T,p=P[,schedule=S], below): the split of
  * the layers into (virtual) stages, the schedules (GPipe, 1F1B, interleaved 1F1B) as per-stage op
  * orders, and the op graph of one micro-batch through one virtual stage. Both engines run the
  * same schedule over the same per-stage graphs (model/analytic_pipe.c as a max-plus recurrence,
@@ -18,6 +19,69 @@
 #include "layout_tensor.h"
 
 static int megatron_replicas(const spec_layout *l);
+
+/* ---- FSDP2 with pipeline stages (torchtitan, fsdp2:dp=D,t=T,p=P[,schedule=S]) ---------------
+ * torchtitan's pipeline_llama_manual_split (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+ * torchtitan/parallelisms/pipeline_llama.py L67-116) cuts the model at generate_split_points
+ * (pipelining_utils.py L18-57: layers / stages each, one more to the middle stages while a
+ * remainder lasts: layout_pipe_split's split), the embedding on the first stage and the norm and
+ * output on the last (L75-92), stages per rank 1, or 2 for the looped (interleaved) schedules
+ * (L22-27), looped over the ranks (stage_ids_this_rank style "loop": stage pp_rank + s x pp,
+ * L102-111: virtual stage c p + s, as Megatron numbers them); micro-batches
+ * pipeline_parallel_microbatches or the pp degree (pipelining_utils.py L79-81; here grad_accum,
+ * micro_batch being one micro-batch). Schedule1F1B / ScheduleInterleaved1F1B / ScheduleGPipe of
+ * torch.distributed.pipelining run the op orders of layout_pipe_order: 1F1B warms up with
+ * min(m, p - s) forwards, then backward and forward alternately (Schedule1F1B._step_microbatches,
+ * pytorch/pytorch@00722e648b740f91d0e71494baa17891749fd291 torch/distributed/pipelining/
+ * schedules.py), the op sequence of Megatron's p - s - 1 warm-up + 1F1B; the interleaved warm-up
+ * is (v - 1) x (micro-batches per round, p at m = p) + 2 (p - 1 - s), rounds of p micro-batches
+ * chunk by chunk (ScheduleInterleaved1F1B._calculate_single_rank_operations, same file). Read at
+ * that later commit: the cases' torch 1963fc83 (Dec 2024) is not stored to read. apply_fsdp
+ * with pp: reshard_after_forward=False for every block and the root (parallelize_llama.py
+ * L326-339 at 9dec370: "avoid per-microbatch all-gathers"); the stage turns FSDP's gradient sync
+ * and resharding off for every micro-batch's backward (_PipelineStageBase.
+ * backward_maybe_with_nosync, pytorch/pytorch@0138610331c90b8053a0bfc6df0175b200a1cad2
+ * torch/distributed/pipelining/stage.py) and calls FSDP's post-backward (each unit's
+ * reduce-scatter, "Manually call post backward for FSDP": _post_backward, same file) after the
+ * stage's backwards. The engines start each virtual stage's reduce once its own last backward
+ * has ended (megatron's rule); where a torch release calls it after all of a rank's chunks, the
+ * interleaved schedule's first chunk's reduce is exposed instead (one chunk's reduce-scatter,
+ * ~1 % of the 405B cases' step). So per step and virtual stage: its parameters all-gathered once over dp before its
+ * first forward, held gathered through every micro-batch, its gradients accumulated unsharded
+ * and reduce-scattered over dp (reduce_dtype) after its last backward,
+ * Adam on the 1 / dp shard: the engines' distributed-optimizer boundary (zero1 = 1,
+ * analytic_pipe.c, sim/pipe.c; the all-gather hidden by the stage's first op:
+ * fw_param_gather_overlap). Per micro-batch a stage runs its layers with torchtitan's TP
+ * collectives (lo_fsdp2_tp_item: sequence parallel, async TP, float8 all-gathers) and sends
+ * [micro_batch, seq / t, hidden] (the blocks' Shard(1) outputs) with batched isend / irecv
+ * (_batch_p2p) whose works the receiving op's stream waits on; the sender's compute runs on (not
+ * blocking: fw_mg_p2p_blocking is Megatron's host synchronize). Not modelled: Schedule1F1B's wait
+ * on the previous forward's send before the next send, and its fusing of the last warm-up send
+ * with the first backward's receive (schedules.py above): a stage's stream then also waits for
+ * its own send, which costs nothing while a send (134 MB at 50 GB/s: ~3 ms for the 405B cases)
+ * is shorter than the op it follows (0.5-2 s there); also not modelled: FSDP2's per-unit copy-in
+ * / copy-out and hooks (once per step), the forward's first all-gathers issued one unit ahead
+ * rather than hidden whole by the first op. */
+static void fsdp2_pipe_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+{
+    lo_fsdp2_tp_item(g, lw, t, it);
+    cp_item(g, lw, it, 1); /* cp > 1: PyTorch's K/V all-gather rotation beside the first step (cp.h) */
+    const wl_layer *L = &lw->layer[it->layer];
+    if (it->pass == LO_BWD && last && L->params > 0) { /* the unit's reduce-scatter (volumes, describe) */
+        lo_coll c = lo_coll_make(COLL_REDUCESCATTER, GRP_AX3, L->params * g->sched.reduce_elem_bytes, 1);
+        c.stream = g->sched.reduce_stream;
+        it->reduce[it->n_reduce++] = c;
+    }
+}
+
+/* A pipelined kind's per-micro-batch items and its localized layers: megatron's, or FSDP2's
+ * (zero3 with p > 1: torchtitan's TP plan over the row's localize, layout_dp.c). */
+static lo_item_fn pipe_item_fn(const spec_layout *l) { return l->kind == LAYOUT_MEGATRON ? lo_tp_item : fsdp2_pipe_item; }
+
+static const wl *pipe_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
+{
+    return l->kind == LAYOUT_MEGATRON ? wl_localize_megatron(w, l, out) : layout_row_zero3.localize(w, l, n_ranks, out);
+}
 
 void layout_pipe_split(int layers, int p, int v, int *blocks)
 {
@@ -145,7 +209,7 @@ static void stage_layers(const lo_pipe *pp, const wl *lw, int k, int embed_only_
 void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, int k, lo_graph *out, wl *lw_out)
 {
     wl buf;
-    const wl *lw = wl_localize_megatron(w, &g->layout, &buf);
+    const wl *lw = pipe_localize(w, &g->layout, g->n_ranks, &buf);
     stage_layers(&g->pipe, lw, k, 1, lw_out);
     *out = *g;
     out->pipelined = 0;
@@ -156,7 +220,7 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
     memset(out->lw, 0, sizeof out->lw);
     memcpy(out->lw, lw_out->layer, sizeof(wl_layer) * (size_t)lw_out->n_layers);
     lo_tp_ub_mark(&g->layout, t, out->lw, lw_out->n_layers); /* TE's chunked GEMMs (layout_tensor.h) */
-    lo_build_micro(out, lw_out, t, 0, &out->micro, lo_tp_item);
+    lo_build_micro(out, lw_out, t, 0, &out->micro, pipe_item_fn(&g->layout));
     out->last = out->micro;
 }
 
@@ -165,7 +229,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     const spec_layout *l = &g->layout;
     const int N = g->n_ranks;
     wl buf;
-    const wl *lw = wl_localize_megatron(w, l, &buf);
+    const wl *lw = pipe_localize(w, l, N, &buf);
     g->local_layers = 1;
     memcpy(g->lw, lw->layer, sizeof g->lw);
     lo_tp_ub_mark(l, t, g->lw, lw->n_layers); /* TE's chunked GEMMs (layout_tensor.h) */
@@ -181,7 +245,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
     pp->m = t->grad_accum;
     pp->sched = l->sched;
     pp->n_vstages = pp->p * pp->v;
-    pp->dp = N / megatron_replicas(l) * (l->cp > 1 ? l->cp : 1); /* dp x cp: the gradient group (cp.h) */
+    pp->dp = N / spec_layout_replicas(l) * (l->cp > 1 ? l->cp : 1); /* dp x cp: the gradient group (cp.h) */
     layout_pipe_split_layout(l, w->model.layers, pp->blocks);
     const double e = g->elem_bytes;
     pp->p2p_bytes = (double)w->model.seq_len * w->micro_batch * w->model.hidden * e / (l->sp ? l->t : 1);
@@ -215,8 +279,8 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
             }
             s0.n_layers++;
         }
-    lo_build_micro(g, &s0, t, 0, &g->micro, lo_tp_item);
-    lo_build_micro(g, &s0, t, 1, &g->last, lo_tp_item);
+    lo_build_micro(g, &s0, t, 0, &g->micro, pipe_item_fn(l));
+    lo_build_micro(g, &s0, t, 1, &g->last, pipe_item_fn(l));
     double local = pp->stage_params[0];
     if (l->zero1) {
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / pp->dp};

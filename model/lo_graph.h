@@ -83,7 +83,7 @@ typedef struct lo_bop {
     cost_opt_where opt_where; /* where the optimizer runs (GPU = 0 unless offloaded)      */
 } lo_bop;
 
-/* Pipeline parallelism (megatron with p > 1; layout_pipe.c). Virtual stage k = c x p + s is
+/* Pipeline parallelism (megatron or fsdp2 with p > 1; layout_pipe.c). Virtual stage k = c x p + s is
  * model chunk c of stage (rank position) s, as Megatron-LM numbers them; one micro-batch runs
  * forward through k = 0 .. p v - 1 and backward the other way, each hop between different
  * stages a point-to-point send of p2p_bytes per rank (tensor-parallel rank to rank). */

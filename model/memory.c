@@ -17,6 +17,10 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         r->mem_plan(w, t, l, n_ranks, c, o);
         return;
     }
+    if (l->pp > 1) { /* fsdp2 with pipeline stages: memory_pipe.c's stages (layout_pipe.c's note) */
+        mem_plan_megatron(w, t, l, n_ranks, c, o);
+        return;
+    }
     memset(o, 0, sizeof *o);
     double bp, bg, bo;
     mem_state_bytes(t->precision, &bp, &bg, &bo);

@@ -1,4 +1,5 @@
-/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] (memory_pipe.h): each stage's model
+/* memory_pipe.c — memory per GPU of megatron:t=T,p=P[,vp=V] and of fsdp2:dp=D,t=T,p=P
+ * (memory_pipe.h; FSDP2's gradients in reduce_dtype, below): each stage's model
  * states (its layers' parameters / t; Adam states also / dp under the distributed optimizer,
  * Megatron-LM's ZeRO-1), and its activations with the micro-batches in flight that the schedule
  * keeps (1F1B: min(p - s, m) on stage s, so p on the first; interleaved: (p - s - 1) x 2 +
@@ -66,6 +67,15 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     double bp, bg, bo;
     mem_state_bytes(t->precision, &bp, &bg, &bo);
     bo = mem_optim_bytes(t); /* the optimizer state's bytes per parameter (its dtype: memory.c) */
+    /* FSDP2 under pipeline stages (fsdp2:dp=D,t=T,p=P, layout_pipe.c): the parameters stay
+     * unsharded all step (reshard_after_forward=False) and each micro-batch's gradients accumulate
+     * unsharded, upcast to reduce_dtype when it differs from the parameters' (FSDPParam.
+     * to_accumulated_grad_if_needed, pytorch/pytorch@010ae4a89516fa3be548ab16dff711414ec12d0b
+     * torch/distributed/fsdp/_fully_shard/_fsdp_param.py): reduce_dtype fp32, 4 B a parameter */
+    if (l->kind == LAYOUT_ZERO3) {
+        double br = fw_reduce_elem_bytes(t, w);
+        bg = br > bg ? br : bg;
+    }
     lo_pipe pp;
     memset(&pp, 0, sizeof pp);
     pp.p = l->pp > 0 ? l->pp : 1;

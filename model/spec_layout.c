@@ -229,15 +229,26 @@ int spec_layout_axes(const spec_layout *l, int n_ranks, int size[SPEC_AXES], int
         stride[a] = st;
         st *= size[a];
     }
-    if (l->kind == LAYOUT_ZERO3 && l->t > 1) { /* fsdp2:dp=D,t=T: torchtitan's mesh, tp innermost */
-        if (n_ranks % l->t)
+    if (l->kind == LAYOUT_ZERO3 && (l->t > 1 || l->pp > 1)) {
+        /* fsdp2:dp=D[,cp=C],t=T[,p=P]: torchtitan's mesh ["pp", "dp_shard", "cp", "tp"], tp
+         * innermost, pp outermost (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+         * torchtitan/parallelisms/parallel_dims.py build_mesh L51-53): megatron's "tp-cp-dp-pp";
+         * d holds a stage's t-strided ranks, dp x cp, FSDP2's dp_shard_cp (parallelize_llama.py
+         * L83-85 at 9dec370) */
+        int t = l->t > 1 ? l->t : 1, pp = l->pp > 1 ? l->pp : 1, cp = l->cp > 1 ? l->cp : 1;
+        if (n_ranks % (t * pp * cp))
             return -1;
-        size[0] = l->t;
-        size[3] = n_ranks / l->t;
-        stride[0] = 1;
-        stride[3] = l->t;
-        for (int a = 1; a < SPEC_AXES - 1; a++)
+        for (int a = 0; a < SPEC_AXES; a++)
             size[a] = stride[a] = 1;
+        size[0] = t;
+        size[1] = cp;
+        size[2] = pp;
+        size[3] = n_ranks / (t * pp);
+        stride[3] = t;
+        if (cp > 1)
+            stride[1] = t;
+        if (pp > 1)
+            stride[2] = t * size[3];
         return 0;
     }
     if (l->kind == LAYOUT_ZERO3 && l->cp > 1) { /* cp adjacent on y, the rest of the ranks on d */
@@ -278,7 +289,23 @@ static int parse_placement(const char *s, const char *val, char *out, sc_err *er
  * dp_shard x cp, its parallelize_llama): with t = p = 1 it is zero3 over all D x cp ranks with
  * context parallelism (cp.h); with t = T > 1 (cp = 1) zero3 over the D data-parallel ranks of
  * each tensor-parallel group of T, composed with sequence-parallel TP (asynctp=1: async TP;
- * layout_dp.c). Pipelines (p, schedule) and TP with cp are not modelled. */
+ * layout_dp.c); with p = P > 1 (cp = 1) torch.distributed.pipelining's stages over FSDP2 and TP
+ * (layout_pipe.c lo_build_pipe): schedule=1f1b (the default), interleaved-1f1b (torchtitan's two
+ * stages per rank: pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+ * torchtitan/parallelisms/pipelining_utils.py generate_split_points L24-27) or gpipe; cp = C > 1
+ * with t or p: the ring over the C ranks of each context-parallel group (cp.h) composed with TP
+ * (each rank's heads / t) and the stages, FSDP2 over dp x cp (layout_dp.c). */
+static int parse_fsdp2_schedule(const char *s, const char *val, spec_layout *out, sc_err *err)
+{
+    if (!strcmp(val, "1f1b") || !strcmp(val, "gpipe") || !strcmp(val, "interleaved-1f1b")) {
+        out->sched = val[0] == 'g' ? PIPE_GPIPE : PIPE_1F1B;
+        out->vp = val[0] == 'i' ? 2 : 1;
+        return 0;
+    }
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "in \"%s\": expected schedule=1f1b, interleaved-1f1b or gpipe, got \"%s\"", s, val);
+}
+
 static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
 {
     char buf[128];
@@ -309,33 +336,31 @@ static int parse_fsdp2(const char *s, spec_layout *out, sc_err *err)
         if (seen & bit)
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": option \"%s\" given twice", s, key);
         seen |= bit;
-        if (bit == 16) {
-            int rc = parse_bool(s, key, val, num, err);
-            if (rc)
-                return rc;
-        } else if (num && parse_pos_int(val, num)) {
+        int rc = bit == 16 ? parse_bool(s, key, val, num, err) : bit == 32 ? parse_fsdp2_schedule(s, val, out, err) : 0;
+        if (rc)
+            return rc;
+        if (num && bit != 16 && parse_pos_int(val, num))
             return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": expected %s to be a positive integer, got \"%s\"",
                               s, key, val);
-        }
     }
     if (!(seen & 1))
         return sc_err_set(err, SC_EINPUT, "layout", "", "in \"%s\": missing dp=D (e.g. \"fsdp2:dp=4,cp=2\")", s);
-    if (p > 1 || (seen & 32))
+    if ((seen & 32) && p <= 1)
         return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": FSDP2 composed with pipeline parallelism (p, schedule) is not modelled; "
-                          "fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are", s);
-    if (t > 1 && cp > 1)
-        return sc_err_set(err, SC_EINPUT, "layout", "",
-                          "in \"%s\": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; "
-                          "fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are", s);
+                          "in \"%s\": a pipeline schedule needs pipeline stages, p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")",
+                          s);
     if (atp && t <= 1)
         return sc_err_set(err, SC_EINPUT, "layout", "",
                           "in \"%s\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")", s);
     out->kind = LAYOUT_ZERO3;
     out->dp = dp;
     out->cp = cp;
-    out->t = t > 1 ? t : 0;
+    out->t = t > 1 || p > 1 ? t : 0; /* a pipeline's stage graph divides by t (layout_pipe.c) */
     out->atp = atp;
+    out->pp = p;
+    /* the stages' optimizer states sharded over dp (FSDP2): the pipeline engines' distributed
+     * optimizer (zero1: reduce-scatter, Adam on the shard, all-gather; analytic_pipe.c) */
+    out->zero1 = 1;
     return 0;
 }
 
@@ -562,8 +587,16 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         snprintf(buf, n, "raf:p=%d", l->p);
         break;
     case LAYOUT_ZERO3:
-        if (l->dp && l->t > 1)
-            snprintf(buf, n, "fsdp2:dp=%d,t=%d%s", l->dp, l->t, l->atp ? ",asynctp=1" : "");
+        if (l->dp && (l->pp > 1 || l->t > 1)) {
+            char cp[16] = "", pp[48] = "";
+            if (l->cp > 1)
+                snprintf(cp, sizeof cp, ",cp=%d", l->cp);
+            if (l->pp > 1)
+                snprintf(pp, sizeof pp, ",p=%d", l->pp);
+            snprintf(buf, n, "fsdp2:dp=%d%s,t=%d%s%s%s%s", l->dp, cp, l->t, pp, l->atp ? ",asynctp=1" : "",
+                     l->pp > 1 ? ",schedule=" : "",
+                     l->pp <= 1 ? "" : l->sched == PIPE_GPIPE ? "gpipe" : l->vp > 1 ? "interleaved-1f1b" : "1f1b");
+        }
         else if (l->dp)
             snprintf(buf, n, "fsdp2:dp=%d,cp=%d", l->dp, l->cp > 1 ? l->cp : 1);
         else if (l->cp > 1)

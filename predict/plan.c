@@ -320,7 +320,7 @@ static int keep_rival(const ps_cand *c, const void *ctx)
         return 0;
     if ((int)r->kind >= 0)
         return c->pt.layout.kind == r->kind;
-    return c->pt.layout.pp <= 1; /* only megatron's grammar sets a pipeline depth (spec.h) */
+    return c->pt.layout.pp <= 1; /* megatron's and fsdp2's grammars set a pipeline depth (spec.h) */
 }
 
 /* What layout_explain_in's comparison needs: the request, the winner, the candidates. */

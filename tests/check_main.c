@@ -39,6 +39,7 @@ static Suite *(*const SUITES[])(void) = {
     impl_suite,
     cp_suite,
     fsdp2tp_suite,
+    fsdp2pp_suite,
     remat_suite,
 };
 

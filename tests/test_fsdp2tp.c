@@ -21,21 +21,8 @@
 
 Suite *fsdp2tp_suite(void);
 
-static spec_layout parse(const char *s)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_msg(spec_layout_parse(s, &l, &err) == 0, "%s: %s", s, err.text);
-    return l;
-}
-
-static void parse_err(const char *s, const char *want)
-{
-    spec_layout l;
-    sc_err err;
-    ck_assert_int_eq(spec_layout_parse(s, &l, &err), SC_EINPUT);
-    ck_assert_str_eq(err.text, want);
-}
+#define parse test_parse_layout
+#define parse_err test_parse_layout_err
 
 /* The tiny model with 2 heads (head dim 32) so that t = 2 splits them: hidden 64, ffn 256 GeLU,
  * seq 16, vocab 128, 2 blocks; micro-batch 1, bf16, fsdp2, no checkpointing, one micro-step. */
@@ -89,11 +76,11 @@ START_TEST(test_grammar)
     ck_assert(memcmp(&a, &b, sizeof a) == 0);
     parse_err("fsdp2:dp=4,asynctp=1",
               "in \"fsdp2:dp=4,asynctp=1\": asynctp=1 needs tensor parallelism, t > 1 (e.g. \"fsdp2:dp=4,t=2,asynctp=1\")");
-    parse_err("fsdp2:dp=4,t=2,cp=2", "in \"fsdp2:dp=4,t=2,cp=2\": FSDP2 with both tensor (t) and context (cp) "
-                                    "parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
-    parse_err("fsdp2:dp=4,t=2,schedule=1f1b",
-              "in \"fsdp2:dp=4,t=2,schedule=1f1b\": FSDP2 composed with pipeline parallelism (p, schedule) is not "
-              "modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are");
+    l = parse("fsdp2:dp=4,t=2,cp=2"); /* with context parallelism (tests/test_fsdp2pp.c) */
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "fsdp2:dp=4,cp=2,t=2");
+    /* a schedule without stages (pipelines: tests/test_fsdp2pp.c) */
+    parse_err("fsdp2:dp=4,t=2,schedule=1f1b", "in \"fsdp2:dp=4,t=2,schedule=1f1b\": a pipeline schedule needs pipeline "
+                                             "stages, p > 1 (e.g. \"fsdp2:dp=8,t=8,p=8,schedule=1f1b\")");
     parse_err("fsdp2:dp=4,t=0", "in \"fsdp2:dp=4,t=0\": expected t to be a positive integer, got \"0\"");
 }
 END_TEST

@@ -629,27 +629,7 @@ static void both_fw(const char *layout, int nodes, int m, double nic_Bps, spec_f
     tr.grad_accum = m;
     tr.framework = fw;
     tr.framework_version = ver;
-    spec_cluster c = test_duo_cluster("duo", 5e10, nic_Bps);
-    cost_calib k = test_tiny_calib();
-    k.base_lat_s[ALGO_RING].v = 1e-6; /* sends have a latency the schedule must carry */
-    wl w;
-    wl_build(&mo, &tr, &w);
-    spec_layout l = parse(layout);
-    sc_err err;
-    ck_assert_msg(spec_layout_check(&l, &c, nodes, &err) == 0, "%s", err.text);
-    an_result r;
-    an_predict(&w, &tr, &l, &c, nodes, &k, &r);
-    *an = r.step_s;
-    lo_graph *g = malloc(sizeof *g);
-    ck_assert_ptr_nonnull(g);
-    layout_build(&w, &tr, &l, &c, nodes, g);
-    ck_assert_int_eq(g->pipelined, 1);
-    exec_opts o = {0};
-    o.seed = 1;
-    exec_result x;
-    ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
-    *sim = x.step_s;
-    free(g);
+    test_pipe_both(&mo, &tr, layout, nodes, nic_Bps, an, sim);
 }
 
 static void both(const char *layout, int nodes, int m, double nic_Bps, double *an, double *sim)
@@ -659,26 +639,11 @@ static void both(const char *layout, int nodes, int m, double nic_Bps, double *a
 
 START_TEST(test_engines_agree)
 {
-    /* t = 2 inside each duo node, p = 2 stages on 2 nodes, dp = 1: stage 0 sends forward over
-     * node 0's NIC, stage 1 sends backward over node 1's, never two at once on one link when a
-     * send (2 ranks x 1024 B over a 1e11 B/s NIC) is shorter than an op: nothing contends, and
-     * the simulator's flows take exactly the analytical send time. */
-    double an, sim;
-    for (int m = 1; m <= 6; m++) {
-        both("megatron:t=2,p=2", 2, m, 1e11, &an, &sim);
-        ck_assert_msg(fabs(sim - an) <= 1e-9 * an, "m=%d: model %.12g sim %.12g", m, an, sim);
-    }
-    both("megatron:t=2,p=2,sched=gpipe", 2, 4, 1e11, &an, &sim);
-    ck_assert_double_eq_tol(sim, an, 1e-9 * an);
-    /* with data parallelism (dp = 2 over nodes) the boundary's reduce-scatter of the last stage
-     * can meet its last send on the NIC: the simulator is never faster */
-    both("megatron:t=2,p=2", 4, 4, 1e11, &an, &sim);
-    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
-    /* interleaving: sends both ways on each node; contention only slows */
-    both("megatron:t=2,p=2,vp=2", 2, 4, 1e9, &an, &sim);
-    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
-    both("megatron:t=2,p=2,vp=2", 4, 4, 1e9, &an, &sim); /* chunk reduces beside the sends */
-    ck_assert_msg(sim >= an * (1 - 1e-9), "model %.12g sim %.12g", an, sim);
+    /* test_pipe_agree (support.h): the two engines agree where nothing contends (t = 2, p = 2
+     * on 2 duo nodes), the simulator only slower where sends meet the boundary's reduce-scatter
+     * (dp = 2 over 4 nodes) or each other (interleaved; on 4 nodes chunk reduces beside them) */
+    test_pipe_agree(both, "megatron:t=2,p=2", "megatron:t=2,p=2,sched=gpipe", "megatron:t=2,p=2", "megatron:t=2,p=2,vp=2",
+                    "megatron:t=2,p=2,vp=2");
 }
 END_TEST
 

@@ -483,7 +483,19 @@ one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --
 expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.688" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
 expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.684" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
-expect fsdp2-composite 2 'FSDP2 composed with pipeline parallelism (p, schedule) is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
+# FSDP2 with pipeline stages (titan3d27, layout_pipe.c): torchtitan's 3-D spelling, both engines, 4 micro-batches
+# (1F1B bubble (p - 1) / (m + p - 1) = 1/5), the interleaved schedule's two stages per rank, refusals
+FPP="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --framework fsdp2 --grad-accum 4"
+expect fsdp2-pp-json 0 '"layout": "fsdp2:dp=2,t=4,p=2,schedule=1f1b"' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-bubble 0 '"pipeline_bubble": 0.2' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-step 0 '"step_s": 0.8898772692' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.890" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
+expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.806" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
+expect fsdp2-pp-gpus 2 'layout: fsdp2:dp=16,t=8,p=2,schedule=1f1b: expected dp x t x p = 128 GPUs, got 16 x 8 x 2' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
+expect fsdp2-pp-stages 2 'layout: fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b: 32 pipeline stages (p x stages per rank), but gpt3-1.3b has 24 layers' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b --framework fsdp2
+expect fsdp2-pp-schedule 2 'in "fsdp2:dp=2,t=4,p=2,schedule=zb": expected schedule=1f1b, interleaved-1f1b or gpipe, got "zb"' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2,schedule=zb
+expect fsdp2-pp-deepspeed 2 'fsdp2:dp=2,t=4,p=2,schedule=1f1b: pipeline parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2 --framework deepspeed
+expect fsdp2-pp-interleaved-m 2 'layout: fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b: the interleaved schedule is modelled for micro-batches per step (grad_accum 3) a multiple of p = 2' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --framework fsdp2 --grad-accum 3 --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b
 expect fsdp2-dp-cp 2 "layout: fsdp2:dp=3,cp=2: expected dp x cp = 8 GPUs, got 3 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=3,cp=2
 expect zero3-cp-deepspeed 2 "zero3:cp=2: context parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework deepspeed
 expect megatron-no-p 2 'in "megatron:t=8": missing p=P (e.g. "megatron:t=8,p=4")' -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8
@@ -1422,7 +1434,11 @@ expect fsdp2-atp-eager-note 0 "shardcast: note: fsdp2:dp=4,t=4,asynctp=1 with ea
 "$BIN" $F2T --engine model --stack torchtitan-compile >/dev/null 2>"$TMP/atpc"
 if grep -q "async TP only under" "$TMP/atpc"; then echo "FAIL fsdp2-atp-compile-quiet: noted under compile"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
-expect fsdp2-tp-cp 2 'in "fsdp2:dp=2,t=4,cp=2": FSDP2 with both tensor (t) and context (cp) parallelism is not modelled; fsdp2:dp=D,cp=C and fsdp2:dp=D,t=T[,asynctp=1] are' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2
+# fsdp2 with t and cp (titan3d27): the cp ring on each rank's heads / t, TP on the rank's s / cp tokens; both engines
+expect fsdp2-tp-cp 0 "fsdp2:dp=2,cp=2,t=4      0.241" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-tp-cp-sim 0 "fsdp2:dp=2,cp=2,t=4      0.237" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine sim
+expect fsdp2-tp-cp-gpus 2 "layout: fsdp2:dp=2,cp=2,t=8: expected dp x cp x t = 16 GPUs, got 2 x 2 x 8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=8,cp=2 --framework fsdp2
+expect fsdp2-4d-gpus 2 "layout: fsdp2:dp=2,cp=2,t=4,p=2,schedule=1f1b: expected dp x cp x t x p = 16 GPUs, got 2 x 2 x 4 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,cp=2,t=4,p=2 --framework fsdp2
 expect fsdp2-tp-dp 2 "layout: fsdp2:dp=8,t=4: expected dp x t = 16 GPUs, got 8 x 4" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=8,t=4 --framework fsdp2
 expect fsdp2-tp-node 2 "layout: fsdp2:dp=1,t=16: expected t dividing the 8 GPUs per node (tensor parallelism inside a node is modelled), got 16" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=1,t=16 --framework fsdp2
 expect fsdp2-tp-deepspeed 2 "fsdp2:dp=4,t=4: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework deepspeed
