@@ -38,9 +38,9 @@ static double dw_fraction(const wl_layer *L, int recompute, int column_only)
     double dw = 0;
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *q = &L->gemm[i];
-        if (!strcmp(q->name, "scores") || !strcmp(q->name, "context"))
+        if (wl_role_core(q->role))
             continue;
-        if (column_only && (!strcmp(q->name, "proj") || !strcmp(q->name, "fc2")))
+        if (column_only && wl_role_row(q->role))
             continue;
         dw += 2.0 * q->m * q->n * q->k * q->batch;
     }
@@ -92,7 +92,7 @@ static double linear_fraction(const wl_layer *L, int bwd, int recompute)
     double lin = 0; /* forward FLOPs of the linear layers (not the attention core) */
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *q = &L->gemm[i];
-        if (strcmp(q->name, "scores") && strcmp(q->name, "context"))
+        if (!wl_role_core(q->role))
             lin += 2.0 * q->m * q->n * q->k * q->batch;
     }
     /* backward: dgrad + wgrad = 2 x forward; recompute adds the forward again */
