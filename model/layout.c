@@ -23,8 +23,9 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 {
     /* lo_pipe's per-stage arrays (~14 KB of the graph's 24) are read only when pipelined; of
      * the rest, lw (2.6 KB) is read only under local_layers, which every builder that sets it
-     * fills whole, and micro and last (2.8 KB each) are zeroed whole by lo_build_micro, which
-     * every builder calls, so only their item counts here (no item is read past n_items) */
+     * fills whole, and micro and last (2.8 KB each) have their items zeroed as lo_build_micro, which
+     * every builder calls, makes them, so only their item counts here (no item is read past
+     * n_items) */
     const int pipelined = l->pp > 1; /* only megatron has pipeline stages */
     if (pipelined) {
         memset(g, 0, sizeof *g);

@@ -133,12 +133,15 @@ int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it)
 
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
-    memset(mi, 0, sizeof *mi);
+    /* each item zeroed as it is made (fill relies on it; time_micro compares items by bytes),
+     * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8) */
+    mi->n_items = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < w->n_layers; j++) {
             int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
             const wl_layer *L = &w->layer[li];
             lo_item *it = &mi->item[mi->n_items++];
+            memset(it, 0, sizeof *it);
             it->pass = (lo_pass)pass;
             it->layer = li;
             it->count = L->count;
