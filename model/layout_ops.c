@@ -84,10 +84,16 @@ void lo_make_groups(lo_graph *g, const spec_cluster *c)
     if (c->nvme_read_Bps > 0) {
         cost_group_nvme(c, 1, &g->group[GRP_NVME]);
         cost_group_nvme(c, 0, &g->group[GRP_NVME_HOST]);
+    } else { /* absent: zero, as every group the cluster lacks (layout_build zeroes none) */
+        memset(&g->group[GRP_NVME], 0, sizeof g->group[GRP_NVME]);
+        memset(&g->group[GRP_NVME_HOST], 0, sizeof g->group[GRP_NVME_HOST]);
     }
     if (c->innet.present) {
         cost_group_innet(c, K, 0, g->elem_bytes, &g->group[GRP_INNET]);
         cost_group_innet(c, K, 1, g->elem_bytes, &g->group[GRP_INNET_UPD]);
+    } else {
+        memset(&g->group[GRP_INNET], 0, sizeof g->group[GRP_INNET]);
+        memset(&g->group[GRP_INNET_UPD], 0, sizeof g->group[GRP_INNET_UPD]);
     }
 }
 
