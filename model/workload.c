@@ -10,20 +10,20 @@
 #include <math.h>
 #include <string.h>
 
-const char *wl_gemm_role_name(wl_gemm_role r)
-{
-    static const char *const NAMES[WL_G_N] = {
-        [WL_G_OTHER] = "",      [WL_G_QKV] = "qkv",         [WL_G_SCORES] = "scores", [WL_G_CONTEXT] = "context",
-        [WL_G_PROJ] = "proj",   [WL_G_FC1] = "fc1",         [WL_G_GATE_UP] = "gate_up", [WL_G_FC2] = "fc2",
-        [WL_G_HEAD] = "lm_head"};
-    return r >= WL_G_OTHER && r < WL_G_N ? NAMES[r] : "";
-}
+/* each name in a field of the GEMM's name size: add_gemm copies it whole (a fixed-size copy,
+ * not snprintf of a string of unknown length: wl_build runs once per estimate in a sweep) */
+static const char ROLE_NAMES[WL_G_N][sizeof ((wl_gemm *)0)->name] = {
+    [WL_G_OTHER] = "",    [WL_G_QKV] = "qkv", [WL_G_SCORES] = "scores",   [WL_G_CONTEXT] = "context",
+    [WL_G_PROJ] = "proj", [WL_G_FC1] = "fc1", [WL_G_GATE_UP] = "gate_up", [WL_G_FC2] = "fc2",
+    [WL_G_HEAD] = "lm_head"};
+
+const char *wl_gemm_role_name(wl_gemm_role r) { return r >= WL_G_OTHER && r < WL_G_N ? ROLE_NAMES[r] : ""; }
 
 static void add_gemm(wl_layer *l, wl_gemm_role role, double m, double n, double k, double batch)
 {
     wl_gemm *g = &l->gemm[l->n_gemm++];
     g->role = role;
-    snprintf(g->name, sizeof g->name, "%s", wl_gemm_role_name(role));
+    memcpy(g->name, ROLE_NAMES[role], sizeof g->name);
     g->m = m;
     g->n = n;
     g->k = k;
