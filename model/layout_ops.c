@@ -104,12 +104,15 @@ int lo_buckets(double bytes, double bucket)
 }
 
 /* A collective over one rank moves nothing (a host copy does): drop it. */
-static int keep(const lo_graph *g, lo_coll *c, int n)
+static inline int keep(const lo_graph *g, lo_coll *c, int n)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
-        if ((g->group[c[i].group].n > 1 || g->group[c[i].group].transport != XPORT_NCCL) && c[i].bytes > 0)
-            c[k++] = c[i];
+        if ((g->group[c[i].group].n > 1 || g->group[c[i].group].transport != XPORT_NCCL) && c[i].bytes > 0) {
+            if (k != i) /* (a kept one in place stays: the same bytes) */
+                c[k] = c[i];
+            k++;
+        }
     return k;
 }
 
