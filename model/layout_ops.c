@@ -142,15 +142,21 @@ int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it)
 
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
-    /* each item zeroed as it is made (fill relies on it; time_micro compares items by bytes),
-     * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8) */
+    /* the items it makes zeroed first (fill relies on it; time_micro compares items by bytes),
+     * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
+     * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick);
+     * of a fixed size for wl_build's three layers, which gcc writes inline (a variable size goes
+     * to the library's `rep stosb`, which callgrind counts per byte: +3.7 k an estimate) */
     mi->n_items = 0;
+    if (w->n_layers == 3)
+        memset(mi->item, 0, 6 * sizeof mi->item[0]);
+    else
+        memset(mi->item, 0, (size_t)(2 * w->n_layers) * sizeof mi->item[0]);
     for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < w->n_layers; j++) {
             int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
             const wl_layer *L = &w->layer[li];
             lo_item *it = &mi->item[mi->n_items++];
-            memset(it, 0, sizeof *it);
             it->pass = (lo_pass)pass;
             it->layer = li;
             it->count = L->count;
