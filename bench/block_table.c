@@ -56,9 +56,10 @@ static cls_t predict(const spec_cluster *C, const cost_calib *K, const spec_mode
         double g = 0;
         for (int j = 0; j < l->n_gemm; j++) {
             const wl_gemm *x = &l->gemm[j];
-            if (!strcmp(x->name, "scores") || !strcmp(x->name, "context"))
+            if (wl_role_core(x->role))
                 continue;
-            wl_gemm dg = {"", x->m, x->k, x->n, x->batch}, wg = {"", x->k, x->n, x->m, x->batch};
+            wl_gemm dg = {.m = x->m, .n = x->k, .k = x->n, .batch = x->batch};
+            wl_gemm wg = {.m = x->k, .n = x->n, .k = x->m, .batch = x->batch};
             g += cost_gemm_time(K, C, x, eb) + cost_gemm_time(K, C, &dg, eb) + cost_gemm_time(K, C, &wg, eb);
         }
         double ew = kern_mem_time(&K->kern, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm) +

@@ -41,7 +41,8 @@ void cal_step_workload(const cal_step_shape *s, double elem_bytes, wl *w)
     L->gemm_dtype = elem_bytes >= 4 ? KD_FP32 : KD_BF16;
     for (int i = 0; i < CAL_STEP_GEMMS; i++) {
         wl_gemm *x = &L->gemm[L->n_gemm++];
-        snprintf(x->name, sizeof x->name, "gemm%d", i); /* not g[i].name: no tensor-parallel rule applies */
+        x->role = WL_G_OTHER; /* not g[i].name's role: no tensor-parallel rule applies */
+        snprintf(x->name, sizeof x->name, "gemm%d", i);
         x->m = T;
         x->n = (double)g[i].n;
         x->k = (double)g[i].k;

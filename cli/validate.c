@@ -180,7 +180,7 @@ static void validate_gemms(vrun *v)
     const cal_meas *m = v->m;
     for (int i = 0; i < m->n_gemm; i++) {
         const cal_gemm_m *x = &m->gemm[i];
-        wl_gemm g = {"gemm", x->m, x->n, x->k, x->batch};
+        wl_gemm g = {.name = "gemm", .m = x->m, .n = x->n, .k = x->k, .batch = x->batch};
         char what[96];
         int lb = cal_gemm_launch_bound(m, x);
         snprintf(what, sizeof what, "GEMM %.0fx%.0fx%.0f%s", x->m, x->n, x->k, lb ? " (isolated: not scored)" : "");

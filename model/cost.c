@@ -493,17 +493,7 @@ double cost_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_gem
     return kern_gemm_time(k, c, d, g->m, g->n, g->k, g->batch, elem_bytes, hbm_rate(cal, c));
 }
 
-/* The name compared as the name array's first bytes, the terminator included: strcmp's answer
- * (name is char[16], so the 7 / 8 bytes read are in it) without a library call (every GEMM of
- * every layer asks, 2,600 calls in 324 estimates). */
-static int name_is_scores(const char name[16]) { return !memcmp(name, "scores", 7); }
-static int name_is_context(const char name[16]) { return !memcmp(name, "context", 8); }
-_Static_assert(sizeof(((const wl_gemm *)0)->name) >= sizeof "context", "a GEMM's name holds the names compared");
-
-static int is_core(const wl_gemm *g)
-{
-    return name_is_scores(g->name) || name_is_context(g->name);
-}
+static int is_core(const wl_gemm *g) { return wl_role_core(g->role); }
 
 /* tc_align8 (dsv37): with cuBLAS before 11.0 a 16-bit GEMM uses the tensor cores only when its
  * m, n and k are multiples of 8 (NVIDIA, "Matrix Multiplication Background User's Guide" s2.2
@@ -582,9 +572,9 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
 {
     const wl_gemm *sc = NULL, *cx = NULL;
     for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
-        if (name_is_scores(l->gemm[i].name))
+        if (l->gemm[i].role == WL_G_SCORES)
             sc = &l->gemm[i];
-        if (name_is_context(l->gemm[i].name))
+        if (l->gemm[i].role == WL_G_CONTEXT)
             cx = &l->gemm[i];
     }
     if (!sc || !cx)

@@ -29,7 +29,6 @@
  * chunk running without a transfer beside it (the whole exchange is set beside the whole core). */
 #include "cp.h"
 
-#include <string.h>
 
 #include "layout_ops.h"
 
@@ -73,7 +72,7 @@ int cp_check_model(const spec_layout *l, const spec_model *m, const char *name, 
 
 int cp_replicas(const spec_layout *l) { return l->cp > 1 ? l->cp : 1; }
 
-static int is_core(const wl_gemm *g) { return !strcmp(g->name, "scores") || !strcmp(g->name, "context"); }
+static int is_core(const wl_gemm *g) { return wl_role_core(g->role); }
 
 static void refresh_flops(wl_layer *L)
 {
@@ -92,11 +91,11 @@ static void split_gemms(wl_layer *L, double c)
 {
     for (int j = 0; j < L->n_gemm; j++) {
         wl_gemm *g = &L->gemm[j];
-        if (!strcmp(g->name, "scores")) { /* [s x d] x [d x s] per head */
+        if (g->role == WL_G_SCORES) { /* [s x d] x [d x s] per head */
             g->m /= c;
             g->n /= c;
             g->batch *= c;
-        } else if (!strcmp(g->name, "context")) { /* [s x s] x [s x d] per head */
+        } else if (g->role == WL_G_CONTEXT) { /* [s x s] x [s x d] per head */
             g->m /= c;
             g->k /= c;
             g->batch *= c;

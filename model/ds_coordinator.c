@@ -199,15 +199,15 @@ int dsc_grad_tensors(const spec_training *t, const wl *w, const wl_layer *L, dou
     c = grad_norm(m, g, c);
     for (int i = 0; i < L->n_gemm && c < DSC_MAX_GRADS - 8; i++) {
         const wl_gemm *x = &L->gemm[i];
-        if (!strcmp(x->name, "scores") || !strcmp(x->name, "context"))
+        if (wl_role_core(x->role))
             continue; /* no parameters */
-        if (!strcmp(x->name, "gate_up") || !strcmp(x->name, "fc1"))
+        if (x->role == WL_G_GATE_UP || x->role == WL_G_FC1)
             c = grad_norm(m, g, c); /* the MLP's norm */
-        if (!strcmp(x->name, "qkv") && t->ds_mpu <= 0) {
+        if (x->role == WL_G_QKV && t->ds_mpu <= 0) {
             c = grad_linear(m, h, h, g, c);
             c = grad_linear(m, kv, h, g, c);
             c = grad_linear(m, kv, h, g, c);
-        } else if (!strcmp(x->name, "gate_up")) {
+        } else if (x->role == WL_G_GATE_UP) {
             c = grad_linear(m, x->n / 2, x->k, g, c);
             c = grad_linear(m, x->n / 2, x->k, g, c);
         } else {

@@ -28,7 +28,7 @@ int fw_submodules(const wl_layer *L)
         return 1;
     int n = 2; /* the two norms */
     for (int i = 0; i < L->n_gemm; i++)
-        if (strcmp(L->gemm[i].name, "scores") && strcmp(L->gemm[i].name, "context"))
+        if (!wl_role_core(L->gemm[i].role))
             n++;
     return n;
 }
@@ -178,16 +178,16 @@ int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *s
     }
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *g = &L->gemm[i];
-        if (!strcmp(g->name, "qkv") && t->ds_mpu > 0) {
+        if (g->role == WL_G_QKV && t->ds_mpu > 0) {
             fetch_add(h * h + 2 * h * kv, thr, sizes, &k);
-        } else if (!strcmp(g->name, "qkv")) {
+        } else if (g->role == WL_G_QKV) {
             fetch_add(h * h, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);
             fetch_add(h * kv, thr, sizes, &k);
-        } else if (!strcmp(g->name, "gate_up")) {
+        } else if (g->role == WL_G_GATE_UP) {
             fetch_add(g->n * g->k / 2, thr, sizes, &k);
             fetch_add(g->n * g->k / 2, thr, sizes, &k);
-        } else if (strcmp(g->name, "scores") && strcmp(g->name, "context")) {
+        } else if (!wl_role_core(g->role)) {
             fetch_add(g->n * g->k, thr, sizes, &k);
         }
     }

@@ -23,14 +23,17 @@ void layout_build(const wl *w, const spec_training *t, const spec_layout *l, con
 {
     /* lo_pipe's per-stage arrays (~14 KB of the graph's 24) are read only when pipelined; of
      * the rest, lw (2.6 KB) is read only under local_layers, which every builder that sets it
-     * fills whole, and micro and last (2.8 KB each) are zeroed whole by lo_build_micro, which
-     * every builder calls, so only their item counts here (no item is read past n_items) */
+     * fills whole; group (1.8 KB) lo_make_groups, which every builder calls, makes whole (each
+     * group, the absent ones zeroed); micro and last (2.8 KB each) have their items zeroed as
+     * lo_build_micro, which every builder calls, makes them, so only their item counts here (no
+     * item is read past n_items) */
     const int pipelined = l->pp > 1; /* megatron and fsdp2 (zero3) take pipeline stages */
     if (pipelined) {
         memset(g, 0, sizeof *g);
     } else {
         memset(g, 0, offsetof(lo_graph, lw));
-        memset(g->ax_stride, 0, offsetof(lo_graph, micro) - offsetof(lo_graph, ax_stride));
+        memset(g->ax_stride, 0, sizeof g->ax_stride);
+        memset(g->ax_size, 0, sizeof g->ax_size);
         g->micro.n_items = g->last.n_items = 0;
         memset(&g->n_boundary, 0, offsetof(lo_graph, pipe) - offsetof(lo_graph, n_boundary));
         memset(&g->pipe, 0, offsetof(lo_pipe, blocks));

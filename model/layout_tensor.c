@@ -38,9 +38,9 @@ static double dw_fraction(const wl_layer *L, int recompute, int column_only)
     double dw = 0;
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *q = &L->gemm[i];
-        if (!strcmp(q->name, "scores") || !strcmp(q->name, "context"))
+        if (wl_role_core(q->role))
             continue;
-        if (column_only && (!strcmp(q->name, "proj") || !strcmp(q->name, "fc2")))
+        if (column_only && wl_role_row(q->role))
             continue;
         dw += 2.0 * q->m * q->n * q->k * q->batch;
     }
@@ -94,9 +94,9 @@ static double lin_flops(const wl_layer *L, int row_only)
     double lin = 0;
     for (int i = 0; i < L->n_gemm; i++) {
         const wl_gemm *q = &L->gemm[i];
-        if (!strcmp(q->name, "scores") || !strcmp(q->name, "context"))
+        if (wl_role_core(q->role))
             continue;
-        if (row_only && strcmp(q->name, "proj") && strcmp(q->name, "fc2"))
+        if (row_only && !wl_role_row(q->role))
             continue;
         lin += 2.0 * q->m * q->n * q->k * q->batch;
     }

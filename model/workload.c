@@ -10,10 +10,20 @@
 #include <math.h>
 #include <string.h>
 
-static void add_gemm(wl_layer *l, const char *name, double m, double n, double k, double batch)
+/* each name in a field of the GEMM's name size: add_gemm copies it whole (a fixed-size copy,
+ * not snprintf of a string of unknown length: wl_build runs once per estimate in a sweep) */
+static const char ROLE_NAMES[WL_G_N][sizeof ((wl_gemm *)0)->name] = {
+    [WL_G_OTHER] = "",    [WL_G_QKV] = "qkv", [WL_G_SCORES] = "scores",   [WL_G_CONTEXT] = "context",
+    [WL_G_PROJ] = "proj", [WL_G_FC1] = "fc1", [WL_G_GATE_UP] = "gate_up", [WL_G_FC2] = "fc2",
+    [WL_G_HEAD] = "lm_head"};
+
+const char *wl_gemm_role_name(wl_gemm_role r) { return r >= WL_G_OTHER && r < WL_G_N ? ROLE_NAMES[r] : ""; }
+
+static void add_gemm(wl_layer *l, wl_gemm_role role, double m, double n, double k, double batch)
 {
     wl_gemm *g = &l->gemm[l->n_gemm++];
-    snprintf(g->name, sizeof g->name, "%s", name);
+    g->role = role;
+    memcpy(g->name, ROLE_NAMES[role], sizeof g->name);
     g->m = m;
     g->n = n;
     g->k = k;
@@ -410,8 +420,8 @@ static void maxtext_sac(const spec_model *m, const spec_training *t, double e, d
     const double h = m->hidden, kv = (double)m->kv_heads * (m->hidden / m->heads);
     const int dots = t->act_ckpt == CKPT_MT_DOTS;
     for (int i = 0; i < B->n_gemm; i++) {
-        const char *n = B->gemm[i].name;
-        B->op_rec[i] = strcmp(n, "qkv") && !(dots && (!strcmp(n, "proj") || !strcmp(n, "fc2")));
+        const wl_gemm_role r = B->gemm[i].role;
+        B->op_rec[i] = r != WL_G_QKV && !(dots && wl_role_row(r));
     }
     B->op_act_bytes = b * m->seq_len * e * (h + 2 * kv + (dots ? 2 * h : 0));
 }
@@ -425,13 +435,13 @@ static void op_sac(const spec_model *m, const spec_training *t, double e, double
     const double h = m->hidden, f = m->ffn, kv = (double)m->kv_heads * (m->hidden / m->heads);
     const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
     for (int i = 0; i < B->n_gemm; i++) {
-        const char *n = B->gemm[i].name;
-        B->op_rec[i] = !strcmp(n, "qkv")                                  ? kv / (h + 2 * kv)
-                       : !strcmp(n, "proj")                               ? 1
-                       : !strcmp(n, "gate_up")                            ? 0.5
-                       : !strcmp(n, "fc2")                                ? (m->swiglu ? 0 : 1)
-                       : !strcmp(n, "scores") || !strcmp(n, "context") ? (fused ? 0 : 1)
-                                                                          : 0;
+        const wl_gemm_role r = B->gemm[i].role;
+        B->op_rec[i] = r == WL_G_QKV       ? kv / (h + 2 * kv)
+                       : r == WL_G_PROJ    ? 1
+                       : r == WL_G_GATE_UP ? 0.5
+                       : r == WL_G_FC2     ? (m->swiglu ? 0 : 1)
+                       : wl_role_core(r)   ? (fused ? 0 : 1)
+                                           : 0;
     }
     B->op_act_bytes = b * m->seq_len * e * (h + kv + h + f + (m->swiglu ? h : 0));
 }
@@ -530,16 +540,16 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     double mlp_w = (m->swiglu ? 3 : 2) * h * f;
     double biases = m->bias ? (h + 2 * kv) + h + (m->swiglu ? 2 * f : f) + h : 0;
     B->params = attn_w + mlp_w + biases + 2 * ln;
-    add_gemm(B, "qkv", T, h + 2 * kv, h, 1);
-    add_gemm(B, "scores", s, s, d, b * a); /* Q K^T per head */
-    add_gemm(B, "context", s, d, s, b * a); /* softmax(QK^T) V */
-    add_gemm(B, "proj", T, h, h, 1);
+    add_gemm(B, WL_G_QKV, T, h + 2 * kv, h, 1);
+    add_gemm(B, WL_G_SCORES, s, s, d, b * a); /* Q K^T per head */
+    add_gemm(B, WL_G_CONTEXT, s, d, s, b * a); /* softmax(QK^T) V */
+    add_gemm(B, WL_G_PROJ, T, h, h, 1);
     if (m->swiglu) {
-        add_gemm(B, "gate_up", T, 2 * f, h, 1);
+        add_gemm(B, WL_G_GATE_UP, T, 2 * f, h, 1);
     } else {
-        add_gemm(B, "fc1", T, f, h, 1);
+        add_gemm(B, WL_G_FC1, T, f, h, 1);
     }
-    add_gemm(B, "fc2", T, h, f, 1);
+    add_gemm(B, WL_G_FC2, T, h, f, 1);
     B->bwd_flops = 2 * B->fwd_flops;
     block_acts(m, t, e, b, w, B);
     /* FlashAttention runs 16-bit only: fp32 / tf32 training takes the unfused path */
@@ -581,7 +591,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     snprintf(H->name, sizeof H->name, "head");
     H->count = 1;
     H->params = ln + (m->tied_embeddings ? 0 : V * h);
-    add_gemm(H, "lm_head", T, V, h, 1);
+    add_gemm(H, WL_G_HEAD, T, V, h, 1);
     H->bwd_flops = 2 * H->fwd_flops;
     H->act_bytes = H->ckpt_bytes = 2 * T * h * half; /* its input */
     H->fwd_hbm_bytes = V * h * e + T * V * e + T * h * e;
@@ -628,9 +638,7 @@ int wl_ub_chunks(const wl_layer *L, const wl_gemm *g, int dgrad)
 {
     if (L->ub_tp < 2)
         return 1;
-    const char *n = g->name;
-    const int col = !strcmp(n, "qkv") || !strcmp(n, "fc1") || !strcmp(n, "gate_up"); /* column parallel */
-    const int row = !strcmp(n, "proj") || !strcmp(n, "fc2");                         /* row parallel */
+    const int col = wl_role_col(g->role), row = wl_role_row(g->role);
     if (dgrad)
         return row ? L->ub_tp : 1; /* proj_dgrad, fc2_dgrad: ring_exchange; qkv / fc1: bulk */
     return col || (row && L->ub_atp) ? L->ub_tp : row ? WL_UB_SPLITS : 1;

@@ -9,11 +9,44 @@
 
 typedef enum { WL_EMBED, WL_BLOCK, WL_HEAD } wl_kind;
 
-/* One GEMM: C[m x n] = A[m x k] * B[k x n], `batch` independent copies. FLOPs = 2 m n k batch. */
+/* What a GEMM is in its layer: set once where the workload's GEMMs are built (wl_build), and
+ * read by every rule that depends on it (tensor-parallel splits, checkpointing, userbuffer
+ * chunks, the frameworks' parameter tensors, attention's kernels) instead of its name.
+ * WL_G_OTHER (0, a zeroed GEMM's): a bare GEMM no such rule applies to (calibrate's harness
+ * GEMMs, tests); the split rules treat it as column parallel, as they treat lm_head. */
+typedef enum {
+    WL_G_OTHER = 0,
+    WL_G_QKV,     /* Q, K and V projections, fused: column parallel                          */
+    WL_G_SCORES,  /* Q K^T per head: attention's core, no parameters                         */
+    WL_G_CONTEXT, /* softmax(Q K^T) V per head: attention's core, no parameters              */
+    WL_G_PROJ,    /* attention's output projection: row parallel                             */
+    WL_G_FC1,     /* the MLP's input projection (GELU): column parallel                      */
+    WL_G_GATE_UP, /* SwiGLU's gate and up projections, fused: column parallel                */
+    WL_G_FC2,     /* the MLP's output projection: row parallel                               */
+    WL_G_HEAD,    /* lm_head, the projection to the vocabulary                               */
+    WL_G_N
+} wl_gemm_role;
+
+/* One GEMM: C[m x n] = A[m x k] * B[k x n], `batch` independent copies. FLOPs = 2 m n k batch.
+ * The role comes first so that an initialiser without field names ({"qkv", m, n, k, batch})
+ * does not compile (a string for the role) instead of shifting every shape by one field; with
+ * the 12-byte name the struct has no padding (48 bytes: the memo compares layers by bytes). */
 typedef struct wl_gemm {
-    char name[16];
+    wl_gemm_role role;
+    char name[12]; /* for output: wl_gemm_role_name of the role where wl_build made it */
     double m, n, k, batch;
 } wl_gemm;
+_Static_assert(sizeof(wl_gemm) == sizeof(wl_gemm_role) + 12 + 4 * sizeof(double), "wl_gemm without padding");
+
+/* The name wl_build gives a GEMM of that role ("qkv", "scores", ..., "lm_head"; "" for
+ * WL_G_OTHER or a value out of range). */
+const char *wl_gemm_role_name(wl_gemm_role r);
+/* Attention's core (scores, context): run fused or as batched GEMMs, no parameters. */
+static inline int wl_role_core(wl_gemm_role r) { return r == WL_G_SCORES || r == WL_G_CONTEXT; }
+/* Megatron's row-parallel linears (proj, fc2: the contraction split over tensor ranks). */
+static inline int wl_role_row(wl_gemm_role r) { return r == WL_G_PROJ || r == WL_G_FC2; }
+/* Megatron's column-parallel linears of a block (qkv, fc1, gate_up: the outputs split). */
+static inline int wl_role_col(wl_gemm_role r) { return r == WL_G_QKV || r == WL_G_FC1 || r == WL_G_GATE_UP; }
 
 #define WL_MAX_GEMMS 8
 

@@ -7,7 +7,6 @@
  * pipeline split of the layers (layout_pipe.c). */
 #include "workload.h"
 
-#include <string.h>
 
 #include "cp.h"
 
@@ -48,7 +47,7 @@ static void scale_ew(wl_layer *L, double f)
     L->ew_bwd_bytes *= f;
     L->core_fwd_flops = 0;
     for (int i = 0; i < L->n_gemm; i++)
-        if (!strcmp(L->gemm[i].name, "scores") || !strcmp(L->gemm[i].name, "context"))
+        if (wl_role_core(L->gemm[i].role))
             L->core_fwd_flops += 2.0 * L->gemm[i].m * L->gemm[i].n * L->gemm[i].k * L->gemm[i].batch;
 }
 
@@ -60,10 +59,9 @@ static void localize_tp(wl *o, const wl *w, double t)
         L->params /= t;
         for (int j = 0; j < L->n_gemm; j++) {
             wl_gemm *g = &L->gemm[j];
-            const char *n = g->name;
-            if (!strcmp(n, "scores") || !strcmp(n, "context"))
+            if (wl_role_core(g->role))
                 scale_gemm(g, 1, 1, 1, 1); /* t x the sequences, 1/t of the heads */
-            else if (!strcmp(n, "proj") || !strcmp(n, "fc2"))
+            else if (wl_role_row(g->role))
                 scale_gemm(g, t, 1, 1 / t, 1);
             else /* qkv, fc1, gate_up, lm_head */
                 scale_gemm(g, t, 1 / t, 1, 1);
@@ -91,10 +89,9 @@ static void localize_axonn(wl *o, double X, double Y, double Z)
         L->params /= X * Y * Z;
         for (int j = 0; j < L->n_gemm; j++) {
             wl_gemm *g = &L->gemm[j];
-            const char *n = g->name;
-            if (!strcmp(n, "scores") || !strcmp(n, "context"))
+            if (wl_role_core(g->role))
                 scale_gemm(g, 1, 1, 1, X); /* XYZ x the sequences / Z, heads / Y */
-            else if (!strcmp(n, "proj") || !strcmp(n, "fc2"))
+            else if (wl_role_row(g->role))
                 scale_gemm(g, X * Y, 1 / X, 1 / Y, 1); /* rows Y, columns X */
             else
                 scale_gemm(g, X * Y, 1 / Y, 1 / X, 1); /* rows X, columns Y */
@@ -168,10 +165,9 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
         L->fwd_flops = 0;
         for (int j = 0; j < L->n_gemm; j++) {
             wl_gemm *g = &L->gemm[j];
-            const char *n = g->name;
-            if (!strcmp(n, "scores") || !strcmp(n, "context"))
+            if (wl_role_core(g->role))
                 g->batch /= t; /* heads / t */
-            else if (!strcmp(n, "proj") || !strcmp(n, "fc2"))
+            else if (wl_role_row(g->role))
                 g->k /= t; /* row parallel: the contraction split */
             else /* qkv, fc1, gate_up, lm_head: column parallel */
                 g->n /= t;

@@ -429,7 +429,7 @@ START_TEST(test_gemm_compute_bound)
      * 80.9 us: compute-bound. */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
-    wl_gemm g = {"sq", 4096, 4096, 4096, 1};
+    wl_gemm g = {.name = "sq", .m = 4096, .n = 4096, .k = 4096, .batch = 1};
     double want = 9e-6 + 2.0 * 4096 * 4096 * 4096 / (312e12 * 0.85);
     rel_eq(cost_gemm_time(&k, &c, &g, 2), want);
     /* batch 3: three times the FLOPs, one overhead */
@@ -445,7 +445,7 @@ START_TEST(test_gemm_memory_bound)
      * -> 107.92 us: memory-bound, t = bytes / (hbm x hbm_eff). */
     spec_cluster c = nvswitch8();
     cost_calib k = hand_calib();
-    wl_gemm g = {"gemv", 1, 8192, 8192, 1};
+    wl_gemm g = {.name = "gemv", .m = 1, .n = 8192, .k = 8192, .batch = 1};
     rel_eq(cost_gemm_time(&k, &c, &g, 2), 134250496.0 / (1555e9 * 0.8));
     /* fp32 elements double the bytes */
     rel_eq(cost_gemm_time(&k, &c, &g, 4), 2 * 134250496.0 / (1555e9 * 0.8));
@@ -464,8 +464,8 @@ START_TEST(test_layer_and_optimizer_time)
     L.kind = WL_BLOCK;
     L.count = 1;
     L.n_gemm = 2;
-    L.gemm[0] = (wl_gemm){"a", 4096, 4096, 4096, 1};
-    L.gemm[1] = (wl_gemm){"b", 4096, 4096, 4096, 1};
+    L.gemm[0] = (wl_gemm){.name = "a", .m = 4096, .n = 4096, .k = 4096, .batch = 1};
+    L.gemm[1] = (wl_gemm){.name = "b", .m = 4096, .n = 4096, .k = 4096, .batch = 1};
     L.act_bytes = 1e6;
     L.fwd_hbm_bytes = 4e6; /* read only for embeddings */
     double g1 = 9e-6 + 2.0 * 4096 * 4096 * 4096 / (312e12 * 0.85);
@@ -552,7 +552,7 @@ START_TEST(test_monotone_peak)
         for (size_t b = 0; b < 5; b++)
             for (size_t cdim = 0; cdim < 5; cdim++) {
                 spec_cluster c = nvswitch8();
-                wl_gemm g = {"g", D[a], D[b], D[cdim], 2};
+                wl_gemm g = {.name = "g", .m = D[a], .n = D[b], .k = D[cdim], .batch = 2};
                 for (int step = 0; step < 6; step++) {
                     double t0 = cost_gemm_time(&k, &c, &g, 2);
                     spec_cluster fast = c;
@@ -598,7 +598,9 @@ END_TEST
  * algorithm NCCL's model picks, and ring and tree pinned), pipeline sends. */
 static double probe(const cost_calib *k, const spec_cluster *c)
 {
-    static const wl_gemm gs[] = {{"a", 64, 64, 64, 1}, {"b", 2048, 15360, 5120, 1}, {"c", 100, 3000, 700, 8}};
+    static const wl_gemm gs[] = {{.name = "a", .m = 64, .n = 64, .k = 64, .batch = 1},
+                                  {.name = "b", .m = 2048, .n = 15360, .k = 5120, .batch = 1},
+                                  {.name = "c", .m = 100, .n = 3000, .k = 700, .batch = 8}};
     double t = 0, w = 1;
     for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++, w *= 1.37)
         t += w * (cost_gemm_time(k, c, &gs[i], 2) + cost_gemm_time(k, c, &gs[i], 4));

@@ -73,7 +73,7 @@ static char *write_synth_k(const cost_calib *kp, int multi_node, double noise, u
     fprintf(f, "],\"gemms\":[");
     first = 1;
     for (int s = 256; s <= 8192; s *= 2) {
-        wl_gemm g = {"g", s, s, s, 1};
+        wl_gemm g = {.name = "g", .m = s, .n = s, .k = s, .batch = 1};
         double t = cost_gemm_time(&k, &P4D, &g, 2) * (1 + noise * gsl_ran_gaussian(r, 1));
         /* the model's back-to-back time, so timed back to back (not an isolated launch-bound call) */
         fprintf(f, "%s{\"m\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"bf16\",\"time_us\":%.9g,\"timing\":\"back_to_back\"}",
@@ -166,7 +166,7 @@ START_TEST(test_fit_leaves_out_isolated_launch_bound)
     fprintf(f, "{\"schema\":\"shardcast-measurements/1\",\"host\":{\"backend\":\"gpu\",\"ranks\":1,\"nodes\":1,"
                "\"ranks_per_node\":1},\"gemms\":[");
     for (int s = 256, first = 1; s <= 8192; s *= 2, first = 0) {
-        wl_gemm g = {"g", s, s, s, 1};
+        wl_gemm g = {.name = "g", .m = s, .n = s, .k = s, .batch = 1};
         int iso = s <= 1024 || s == 8192;
         double t = cost_gemm_time(&k, &P4D, &g, 2) + (s <= 1024 ? 10e-6 : 0);
         fprintf(f, "%s{\"m\":%d,\"n\":%d,\"k\":%d,\"dtype\":\"bf16\",\"time_us\":%.12g%s}", first ? "" : ",", s, s,
@@ -504,7 +504,7 @@ START_TEST(test_fit_keeps_nested_objects)
     ck_assert_int_eq(back.kern.fa_version, base.kern.fa_version);
     ck_assert_int_eq(back.nccl.on, 1);
     /* compute unchanged: a GPT-3 13B QKV GEMM (2048 x 15360 x 5120, bf16) costs the same */
-    wl_gemm g = {"qkv", 2048, 15360, 5120, 1};
+    wl_gemm g = {.role = WL_G_QKV, .name = "qkv", .m = 2048, .n = 15360, .k = 5120, .batch = 1};
     double t0 = cost_gemm_time(&base, &P4D, &g, 2), t1 = cost_gemm_time(&back, &P4D, &g, 2);
     ck_assert_double_eq_tol(t1, t0, 1e-9 * t0);
     cost_calib roof = base;

@@ -409,7 +409,7 @@ START_TEST(test_gemm_tile_quantization)
      * (its 3 x ~4160 x 2 B of traffic take 0.025 us: compute-bound). Without tiles: 540800 FLOP. */
     cost_calib k = test_tiny_calib();
     spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
-    wl_gemm g = {"t", 65, 65, 64, 1};
+    wl_gemm g = {.name = "t", .m = 65, .n = 65, .k = 64, .batch = 1};
     ck_assert_double_eq_tol(cost_gemm_time(&k, &c, &g, 2), 540800e-12, 1e-18);
     k.gemm_tile.v = 64;
     ck_assert_double_eq_tol(cost_gemm_time(&k, &c, &g, 2), 2097152e-12, 1e-18);

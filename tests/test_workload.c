@@ -548,6 +548,46 @@ START_TEST(test_logits_fused_linear_ce)
 }
 END_TEST
 
+/* Each GEMM wl_build makes carries its role, and its name is the role's: a GELU block is qkv,
+ * scores, context, proj, fc1, fc2 (workload.c's add_gemm order), a SwiGLU block the same with
+ * gate_up for fc1, the head lm_head alone. The predicates split the roles as the rules they
+ * replace did by name: core = {scores, context}, row = {proj, fc2}, col = {qkv, fc1,
+ * gate_up}, disjoint; lm_head and WL_G_OTHER in none; names distinct, "" out of range. */
+START_TEST(test_gemm_roles)
+{
+    static const wl_gemm_role GELU[] = {WL_G_QKV, WL_G_SCORES, WL_G_CONTEXT, WL_G_PROJ, WL_G_FC1, WL_G_FC2};
+    static const char *const GELU_N[] = {"qkv", "scores", "context", "proj", "fc1", "fc2"};
+    for (int swiglu = 0; swiglu <= 1; swiglu++) {
+        spec_model m = gpt(2, 256, 4, 128, 1000);
+        m.swiglu = swiglu;
+        spec_training t = training(1, PREC_BF16, CKPT_NONE, 0);
+        wl w;
+        wl_build(&m, &t, &w);
+        const wl_layer *B = find(&w, WL_BLOCK), *H = find(&w, WL_HEAD);
+        ck_assert_int_eq(B->n_gemm, 6);
+        for (int i = 0; i < 6; i++) {
+            const wl_gemm_role want = swiglu && i == 4 ? WL_G_GATE_UP : GELU[i];
+            ck_assert_int_eq(B->gemm[i].role, want);
+            ck_assert_str_eq(B->gemm[i].name, swiglu && i == 4 ? "gate_up" : GELU_N[i]);
+        }
+        ck_assert_int_eq(H->n_gemm, 1);
+        ck_assert_int_eq(H->gemm[0].role, WL_G_HEAD);
+        ck_assert_str_eq(H->gemm[0].name, "lm_head");
+    }
+    for (int r = WL_G_OTHER; r < WL_G_N; r++) {
+        const wl_gemm_role x = (wl_gemm_role)r;
+        ck_assert_int_eq(wl_role_core(x) + wl_role_row(x) + wl_role_col(x), x != WL_G_OTHER && x != WL_G_HEAD);
+        ck_assert_int_eq(wl_gemm_role_name(x)[0] != 0, x != WL_G_OTHER);
+        for (int q = WL_G_OTHER; q < r; q++)
+            ck_assert_str_ne(wl_gemm_role_name((wl_gemm_role)q), wl_gemm_role_name(x));
+    }
+    ck_assert(wl_role_core(WL_G_SCORES) && wl_role_core(WL_G_CONTEXT));
+    ck_assert(wl_role_row(WL_G_PROJ) && wl_role_row(WL_G_FC2));
+    ck_assert(wl_role_col(WL_G_QKV) && wl_role_col(WL_G_FC1) && wl_role_col(WL_G_GATE_UP));
+    ck_assert_str_eq(wl_gemm_role_name(WL_G_N), "");
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
     Suite *s = suite_create("workload");
@@ -563,6 +603,7 @@ Suite *workload_suite(void)
     tcase_add_test(f, test_block_flops_small);
     tcase_add_test(f, test_model_flops_small);
     tcase_add_test(f, test_model_flops_gpt3);
+    tcase_add_test(f, test_gemm_roles);
     suite_add_tcase(s, f);
     TCase *a = tcase_create("activations");
     tcase_add_test(a, test_activations_korthikanti);
