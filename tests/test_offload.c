@@ -322,6 +322,18 @@ START_TEST(test_luwu_no_interference)
 END_TEST
 
 /* ---- memory --------------------------------------------------------------------------- */
+
+/* The tiny model with 2 blocks under t into w, and the memory of kinds ka and kb on n ranks of c. */
+static void mem_two(const spec_training *t, const spec_cluster *c, spec_layout_kind ka, spec_layout_kind kb, int n,
+                    wl *w, mem_breakdown *a, mem_breakdown *b)
+{
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, t, w);
+    spec_layout la = {.kind = ka}, lb = {.kind = kb};
+    mem_plan(w, t, &la, n, c, a);
+    mem_plan(w, t, &lb, n, c, b);
+}
+
 START_TEST(test_memory)
 {
     /* N = 4 ranks, G = 2 per node. zero3-offload: GPU keeps only its 2 B x Ψ / 4 parameter
@@ -330,13 +342,9 @@ START_TEST(test_memory)
     spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
     spec_training_defaults(&t);
-    spec_model m = test_tiny_model(2);
     wl w;
-    wl_build(&m, &t, &w);
-    spec_layout lz = {.kind = LAYOUT_ZERO3_OFFLOAD}, ll = {.kind = LAYOUT_LUWU};
     mem_breakdown z, l;
-    mem_plan(&w, &t, &lz, 4, &c, &z);
-    mem_plan(&w, &t, &ll, 4, &c, &l);
+    mem_two(&t, &c, LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, 4, &w, &z, &l);
     ck_assert_double_eq_tol(z.params, 2 * w.params / 4, 1e-9);
     ck_assert_double_eq(z.grads + z.optim, 0);
     ck_assert_double_eq_tol(z.host, 8 * w.params, 1e-6);
@@ -346,8 +354,7 @@ START_TEST(test_memory)
     /* host and node too small: OOM named where */
     c.host_mem_bytes = 4 * w.params;
     c.innet.mem_bytes = 10 * w.params;
-    mem_plan(&w, &t, &lz, 4, &c, &z);
-    mem_plan(&w, &t, &ll, 4, &c, &l);
+    mem_two(&t, &c, LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, 4, &w, &z, &l);
     double sb, need, cap;
     ck_assert(!z.fits && !l.fits);
     ck_assert_str_eq(mem_short_where(&z, &sb, &need, &cap), "host");
@@ -779,25 +786,20 @@ START_TEST(test_z2off_memory)
      * zero2) and no Adam states (12 B x Ψ/4); the node's host keeps 16 B x Ψ/4 x 2 = 8 Ψ. So it
      * never needs more GPU memory than zero2, here exactly (2 + 12) Ψ/4 = 3.5 Ψ less, for any
      * rank count. */
-    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
     spec_training_defaults(&t);
     t.precision = PREC_BF16;
-    spec_model m = test_tiny_model(2);
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     wl w;
-    wl_build(&m, &t, &w);
-    spec_layout lo = {.kind = LAYOUT_ZERO2_OFFLOAD}, lz = {.kind = LAYOUT_ZERO2};
     mem_breakdown o, z;
-    mem_plan(&w, &t, &lo, 4, &c, &o);
-    mem_plan(&w, &t, &lz, 4, &c, &z);
+    mem_two(&t, &c, LAYOUT_ZERO2_OFFLOAD, LAYOUT_ZERO2, 4, &w, &o, &z);
     ck_assert_double_eq_tol(o.params, 2 * w.params, 1e-9);
     ck_assert_double_eq(o.grads + o.optim, 0);
     ck_assert_double_eq_tol(o.host, 8 * w.params, 1e-6);
     ck_assert_double_eq(o.buckets, z.buckets);
     ck_assert_double_eq_tol(z.total - o.total, 3.5 * w.params, 1e-6);
     for (int n = 1; n <= 64; n *= 2) {
-        mem_plan(&w, &t, &lo, n, &c, &o);
-        mem_plan(&w, &t, &lz, n, &c, &z);
+        mem_two(&t, &c, LAYOUT_ZERO2_OFFLOAD, LAYOUT_ZERO2, n, &w, &o, &z);
         ck_assert(o.total <= z.total);
     }
 }
