@@ -1,4 +1,6 @@
 /* layout_offload.c — op graphs of the layouts that move model states off the GPUs:
+ * zero2-offload (ZeRO-2 with DeepSpeed's offload_optimizer: ZeRO-Offload as its paper and tutorial
+ * ran it, on ZeRO-2's graph from layout_dp.c),
  * zero3-offload (ZeRO-3 with DeepSpeed's offload_optimizer: ZeRO-Offload, Ren et al. 2021 §4;
  * with offload_param and NVMe: ZeRO-Infinity, Rajbhandari et al. SC'21 §5-6) and luwu (LuWu, arXiv 2409.00918: parameters and
  * optimizer on an in-network node, collectives by SmartNIC/SmartSwitch, not NCCL kernels).
@@ -153,7 +155,7 @@ void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const sp
  * v0.9.0 (4b6d7c15, #3097 "Disable Stage 1&2 CPUAdam pathways"), and for bf16 always (the tiled
  * path required dtype == torch.half), stage_1_and_2.py steps CPU Adam alone, then copies the
  * whole fp32 partition into the GPU's 16-bit partition (step: bit16_partitions[partition_id].data
- * .copy_(...), at v0.19.5 cf443004 L2310-2315 through a pinned 16-bit buffer): all of it exposed,
+ * .copy_(...), at v0.19.5 cf443004 L2311-2315 through a pinned 16-bit buffer): all of it exposed,
  * before the all-gather on the same stream. The ideal schedule pipelines it as zero3-offload's
  * sub-groups (OFFLOAD_SUBGROUP_PARAMS). */
 #define Z2OFF_DS_TILE_2_27 400
@@ -359,8 +361,8 @@ static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
 
 /* ---- memory (layout_row.h's mem_states, after memory.c put every state on the GPU) ---------- */
 
-/* zero3-offload and zero2-offload (ZeRO-Offload §3-4): the host keeps, for each of its G GPUs' shards (psi / N
- * parameters each), the fp32 master weights (the parameters themselves in fp32 training), Adam
+/* zero3-offload and zero2-offload (ZeRO-Offload §3-4): the host keeps, for each of its G GPUs'
+ * shards (psi / N parameters each), the fp32 master weights (the parameters themselves in fp32 training), Adam
  * momentum and variance and an fp32 gradient: 4 x 4 = 16 B/param; no gradients or optimizer
  * states on the GPU, and no parameters when they are offloaded too. */
 static void offload_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
