@@ -100,6 +100,8 @@ typedef struct cli_setup {
     "                         layers on the first / last stage)\n"                                 \
     "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
     "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
+    "                         zero2-offload (ZeRO-Offload on ZeRO-2: 16-bit parameters on every\n"  \
+    "                         GPU, gradient partitions and Adam on the host CPU)\n"              \
     "                         luwu (in-network optimizer node)\n"                                   \
     "  --placement P          AxoNN axes from inside a node outwards (default xyzd, the tensor\n"    \
     "                         axes on NVLink); applies to axonn layouts that do not set one\n"     \

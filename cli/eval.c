@@ -56,8 +56,9 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
             const char *name = out->path[0] ? out->path : "the calibration";
             if (off)
                 fprintf(stderr,
-                        "shardcast: note: %s was anchored on runs without offload: zero3-offload's optimizer "
-                        "step on the host is nothing its stack parameters describe\n", name);
+                        "shardcast: note: %s was anchored on runs without offload: %s's optimizer "
+                        "step on the host is nothing its stack parameters describe\n", name,
+                        spec_layout_kind_name(s->layouts[i].kind));
             else
                 fprintf(stderr,
                         "shardcast: note: %s was anchored on zero3-offload runs only: their host optimizer step "

@@ -92,8 +92,9 @@ int cmd_memory(int argc, char **argv)
                        strcmp(where, "GPU") ? where : "", cli_gib(sb));
             if (m.host > 0)
                 printf("%-22s host per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.host),
-                       !strcmp(name, "zero3-offload") ? "fp32 master, Adam m, v, fp32 grads"
-                                                      : "the tiers' share: 16-bit params, fp32 grads, swap buffers",
+                       !strcmp(name, "zero3-offload") || !strcmp(name, "zero2-offload")
+                           ? "fp32 master, Adam m, v, fp32 grads"
+                           : "the tiers' share: 16-bit params, fp32 grads, swap buffers",
                        cli_gib(m.host_cap));
             if (m.nvme > 0)
                 printf("%-22s NVMe per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.nvme),

@@ -116,7 +116,8 @@ int cost_anchor_read(jr *r, json_t *root, cost_calib *c)
     c->anchor.n_runs = (int)json_array_size(runs);
     for (size_t i = 0; i < json_array_size(runs); i++) {
         const char *lay = json_string_value(json_object_get(json_array_get(runs, i), "layout"));
-        c->anchor.host_runs += lay && !strncmp(lay, "zero3-offload", 13);
+        spec_layout l;
+        c->anchor.host_runs += lay && !spec_layout_parse(lay, &l, NULL) && spec_layout_states_at(l.kind) == SPEC_AT_HOST;
     }
     /* the file holds the base's values; the anchor's replace them */
     c->anchor.on = 1;

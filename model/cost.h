@@ -51,7 +51,7 @@ typedef struct cost_anchor {
     int framework;               /* spec_framework whose hook overhead it holds       */
     cost_param p[COST_N_STACK];
     int status[COST_N_STACK];
-    int n_runs, host_runs;       /* its runs; of them offloaded (zero3-offload: the optimizer
+    int n_runs, host_runs;       /* its runs; of them offloaded (zero3-, zero2-offload: the optimizer
                                     step on the host, which no stack parameter describes)  */
 } cost_anchor;
 

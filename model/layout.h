@@ -109,11 +109,13 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
 double layout_pipe_bubble(int p, int v, int m);
 
 /* Bytes one rank moves per step between its GPU, its host memory and its node's NVMe under
- * zero3-offload (ZeRO-Offload / ZeRO-Infinity); 0 for layouts that offload nothing. */
+ * zero3-offload (ZeRO-Offload / ZeRO-Infinity) and zero2-offload; 0 for layouts that offload nothing. */
 typedef struct lo_offload_traffic {
     double param_h2d;        /* 16-bit parameter shards fetched to the GPU over PCIe (param=cpu|nvme) */
     double param_nvme_read;  /* of which read from NVMe first (param=nvme)                  */
     double grad_d2h;         /* gradient shards copied to host memory over PCIe              */
+    double grad_h2d;         /* accumulated gradient shards brought back to the GPU (zero2-offload
+                                with grad_accum > 1: DeepSpeed sums them on the GPU)         */
     double update_h2d;       /* updated parameter shard copied back (param on the GPU; the last
                                 sub-group's copy: the rest overlaps the CPU step)              */
     double opt_nvme_read;    /* optimizer states + fp32 gradients read from NVMe (opt=nvme)   */

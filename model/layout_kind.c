@@ -21,6 +21,7 @@ static const layout_kind_row *const ROWS[] = {
     [LAYOUT_HSDP_ZERO2] = &layout_row_hsdp_zero2,
     [LAYOUT_MEGATRON] = &layout_row_megatron,
     [LAYOUT_RAF] = &layout_row_raf,
+    [LAYOUT_ZERO2_OFFLOAD] = &layout_row_zero2_offload,
 };
 #define N_ROWS (int)(sizeof ROWS / sizeof ROWS[0])
 
@@ -99,8 +100,8 @@ static const spec_layout_kind CAND_FIRST[] = {LAYOUT_DDP, LAYOUT_ZERO1, LAYOUT_Z
                                               LAYOUT_SHARD_GRAD_OP, LAYOUT_ZEROPP};
 static const spec_layout_kind CAND_GROUPED[] = {LAYOUT_MICS, LAYOUT_HSDP, LAYOUT_ZEROPP, LAYOUT_HSDP_ZERO2,
                                                 LAYOUT_ZERO1, LAYOUT_ZERO2, LAYOUT_RAF};
-static const spec_layout_kind CAND_LAST[] = {LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, LAYOUT_TP, LAYOUT_AXONN,
-                                             LAYOUT_MEGATRON};
+static const spec_layout_kind CAND_LAST[] = {LAYOUT_ZERO3_OFFLOAD, LAYOUT_ZERO2_OFFLOAD, LAYOUT_LUWU, LAYOUT_TP,
+                                             LAYOUT_AXONN, LAYOUT_MEGATRON};
 #define N_OF(a) (int)(sizeof a / sizeof a[0])
 
 /* GPUs can be sharded in groups of p where mics:p can: groups inside one node or spanning whole

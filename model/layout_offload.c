@@ -1,4 +1,6 @@
 /* layout_offload.c — op graphs of the layouts that move model states off the GPUs:
+ * zero2-offload (ZeRO-2 with DeepSpeed's offload_optimizer: ZeRO-Offload as its paper and tutorial
+ * ran it, on ZeRO-2's graph from layout_dp.c),
  * zero3-offload (ZeRO-3 with DeepSpeed's offload_optimizer: ZeRO-Offload, Ren et al. 2021 §4;
  * with offload_param and NVMe: ZeRO-Infinity, Rajbhandari et al. SC'21 §5-6) and luwu (LuWu, arXiv 2409.00918: parameters and
  * optimizer on an in-network node, collectives by SmartNIC/SmartSwitch, not NCCL kernels).
@@ -143,6 +145,104 @@ void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const sp
     }
 }
 
+/* ---- zero2-offload: ZeRO-2 with DeepSpeed's offload_optimizer (ZeRO-Offload, Ren et al. 2021) -- */
+
+/* DeepSpeed's releases that changed the copy of the updated 16-bit partition back to the GPU. With
+ * fp16 and DeepSpeedCPUAdam, before v0.9.0, CPU Adam writes each tile's 16-bit values to the GPU
+ * (launch_param_update on the CUDA stream) while it updates the next tile (csrc/adam/cpu_adam.cpp
+ * at v0.3.0 4b1df25a L64-109): only the last tile's copy is exposed; TILE is 2^30 elements at
+ * v0.3.x (csrc/includes/cpu_adam.h v0.3.0 L23), 2^27 from v0.4.0 (the same line at v0.4.0). From
+ * v0.9.0 (4b6d7c15, #3097 "Disable Stage 1&2 CPUAdam pathways"), and for bf16 always (the tiled
+ * path required dtype == torch.half), stage_1_and_2.py steps CPU Adam alone, then copies the
+ * whole fp32 partition into the GPU's 16-bit partition (step: bit16_partitions[partition_id].data
+ * .copy_(...), at v0.19.5 cf443004 L2311-2315 through a pinned 16-bit buffer): all of it exposed,
+ * before the all-gather on the same stream. The ideal schedule pipelines it as zero3-offload's
+ * sub-groups (OFFLOAD_SUBGROUP_PARAMS). */
+#define Z2OFF_DS_TILE_2_27 400
+#define Z2OFF_DS_WHOLE_COPY 900
+static double z2off_exposed_params(const spec_training *t, double shard)
+{
+    double piece = OFFLOAD_SUBGROUP_PARAMS;
+    if (t->framework == FW_DEEPSPEED) {
+        if (t->precision != PREC_FP16 || !fw_ds_before(t, Z2OFF_DS_WHOLE_COPY))
+            return shard;
+        piece = fw_ds_before(t, Z2OFF_DS_TILE_2_27) ? 1073741824.0 : 134217728.0;
+    }
+    return shard < piece ? shard : piece;
+}
+
+/* A host copy appended to an item's reductions: beside the compute on the reduction stream, or
+ * inline where the reduce-scatter is (DeepSpeed without overlap_comm copies on the current
+ * stream: stage2.py v0.3.0 L951-954, stage_1_and_2.py v0.19.5 reduce_ipg_grads). */
+static void z2off_push(const lo_graph *g, lo_item *it, lo_coll c)
+{
+    if (it->n_inline > 0) {
+        it->inl[it->n_inline++] = c;
+        return;
+    }
+    c.stream = g->sched.reduce_stream;
+    it->reduce[it->n_reduce++] = c;
+}
+
+/* Each backward item after ZeRO-2's reduce-scatter (DeepSpeed: reduce_ipg_grads, then
+ * copy_grads_in_partition for the rank's own gradients, stage2.py v0.3.0 L912-927, v0.19.5 the
+ * same function): with accumulation (gradient_accumulation_steps > 1; v0.19.5: micro_step_id > 0
+ * or not the boundary) async_accumulate_grad_in_cpu_via_gpu (v0.3.0 L801-824) brings the host's
+ * 16-bit sum back (H2D, every micro-step but the first), adds it on the GPU and, off the boundary,
+ * copies the sum out (D2H); on the boundary async_inplace_copy_grad_to_fp32_buffer_from_gpu
+ * (L869-880) copies the partition as fp32 (.float(), 4 B) into the host's pinned fp32 gradients,
+ * non_blocking. Bytes per rank: the layer's gradients / N. The restore's count over the
+ * ga - 1 regular micro-steps: ga - 2 of them (the first has nothing to restore). */
+static void z2off_items(lo_graph *g, const wl *w, lo_micro *m, int last)
+{
+    const double N = g->n_ranks, e = g->elem_bytes, ga = g->grad_accum;
+    for (int i = 0; i < m->n_items; i++) {
+        lo_item *it = &m->item[i];
+        if (it->pass != LO_BWD)
+            continue;
+        const double part = w->layer[it->layer].params / N;
+        if (ga > 1 && (last || ga > 2))
+            z2off_push(g, it, offloaded(COLL_ALLGATHER, GRP_HOST, part * e * (last ? 1 : (ga - 2) / (ga - 1))));
+        z2off_push(g, it, offloaded(COLL_REDUCESCATTER, GRP_HOST, part * (last ? 4 : e)));
+    }
+}
+
+/* ZeRO-2's graph (layout_dp.c, DeepSpeed's stage-2 schedule: stage2.py / stage_1_and_2.py run
+ * cpu_offload inside the same optimizer), with the gradients' host copies and the step moved to
+ * the host: CPU Adam (DeepSpeedCPUAdam, the host rate zero3-offload uses) over the node's G
+ * partitions, then the updated 16-bit partition copied back (z2off_exposed_params) before
+ * ZeRO-2's all-gather. cpu_offload forces contiguous_gradients (stage2.py v0.3.0 L303,
+ * stage_1_and_2.py v0.19.5 L259). Not modelled: the fp32 cast on the GPU before the copy (on
+ * the reduction stream with overlap_comm) and the unscale / clip on the host fp32 gradients. */
+static void lo_build_zero2_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    spec_layout z2 = g->layout;
+    z2.kind = LAYOUT_ZERO2;
+    fw_schedule(t, &z2, w, &g->sched);
+    if (fw_ds_before(t, FW_DS_OVERLAP))
+        g->sched.ds_contig = 1;
+    g->layout = z2;
+    layout_row_zero2.build(g, w, t, c);
+    g->layout.kind = LAYOUT_ZERO2_OFFLOAD;
+    z2off_items(g, w, &g->micro, 0);
+    z2off_items(g, w, &g->last, 1);
+    const double shard = w->params / g->n_ranks;
+    for (int i = 0; i < g->n_boundary; i++) {
+        lo_bop *b = &g->boundary[i];
+        if (!b->is_optimizer)
+            continue;
+        b->opt_where = OPT_HOST;
+        b->opt_params = shard * g->gpus_per_node;
+        if (g->n_boundary < (int)(sizeof g->boundary / sizeof g->boundary[0])) {
+            memmove(b + 2, b + 1, (size_t)(g->n_boundary - i - 1) * sizeof *b);
+            b[1] = (lo_bop){0, 0, offloaded(COLL_ALLGATHER, GRP_HOST, z2off_exposed_params(t, shard) * g->elem_bytes),
+                            OPT_GPU};
+            g->n_boundary++;
+        }
+        break;
+    }
+}
+
 void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
 {
     memset(o, 0, sizeof *o);
@@ -158,9 +258,11 @@ void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
                 if (c->group == GRP_NVME)
                     o->param_nvme_read += times * it->count * c->bytes;
             }
-            for (int j = 0; j < it->n_reduce; j++)
-                if (it->reduce[j].group == GRP_HOST)
-                    o->grad_d2h += times * it->count * it->reduce[j].bytes;
+            for (int j = 0; j < it->n_reduce + it->n_inline; j++) {
+                const lo_coll *c = j < it->n_reduce ? &it->reduce[j] : &it->inl[j - it->n_reduce];
+                if (c->group == GRP_HOST)
+                    *(c->kind == COLL_ALLGATHER ? &o->grad_h2d : &o->grad_d2h) += times * it->count * c->bytes;
+            }
         }
     }
     double per_rank = 0; /* parameters of the rank's shard (the optimizer op comes first) */
@@ -215,6 +317,13 @@ static int offload_cands(const layout_cand_in *in, int p, spec_layout *out, int 
     return n;
 }
 
+/* ZeRO-Offload over all GPUs: one candidate (no tiers to choose). */
+static int z2off_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
+{
+    (void)in;
+    return p ? n : layout_row_push(out, n, max, (spec_layout){.kind = LAYOUT_ZERO2_OFFLOAD, .hier = 1});
+}
+
 /* LuWu needs the cluster's in-network optimizer node. */
 static int luwu_cands(const layout_cand_in *in, int p, spec_layout *out, int n, int max)
 {
@@ -235,6 +344,14 @@ static void offload_explain(const layout_explain_in *x, char *out, size_t len)
     layout_row_say(x, "", where, out, len);
 }
 
+static void z2off_explain(const layout_explain_in *x, char *out, size_t len)
+{
+    char where[512];
+    snprintf(where, sizeof where, "16-bit parameters whole on each of %d GPUs, gradient partitions and Adam on the "
+             "host CPU", x->gpus);
+    layout_row_say(x, "", where, out, len);
+}
+
 static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
 {
     char where[512];
@@ -244,8 +361,8 @@ static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
 
 /* ---- memory (layout_row.h's mem_states, after memory.c put every state on the GPU) ---------- */
 
-/* zero3-offload (ZeRO-Offload §3-4): the host keeps, for each of its G GPUs' shards (psi / N
- * parameters each), the fp32 master weights (the parameters themselves in fp32 training), Adam
+/* zero3-offload and zero2-offload (ZeRO-Offload §3-4): the host keeps, for each of its G GPUs'
+ * shards (psi / N parameters each), the fp32 master weights (the parameters themselves in fp32 training), Adam
  * momentum and variance and an fp32 gradient: 4 x 4 = 16 B/param; no gradients or optimizer
  * states on the GPU, and no parameters when they are offloaded too. */
 static void offload_memory(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks,
@@ -296,6 +413,15 @@ const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build
                                                   .candidates = offload_cands, .explain = offload_explain,
                                                   .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory,
                                                   .mem_gathered = dsc_gathered, /* the coordinator's bound under DeepSpeed */
+                                                  .states_at = SPEC_AT_HOST};
+/* DeepSpeed runs zero2-offload (stage 2 with offload_optimizer; ZeRO-2's eras, framework.c's
+ * ds_era); its memory as zero3-offload's with the parameters on the GPU: ZeRO-2's whole 16-bit
+ * parameters and gradient buckets there (the kinds table), the fp32 master, Adam's m and v and
+ * the fp32 gradients of the rank's partition on the host (stage2.py v0.3.0 L164: the fp32
+ * partition on device 'cpu'; L334-341 and L419-427 the pinned gradient buffers). */
+const layout_kind_row layout_row_zero2_offload = {.build = lo_build_zero2_offload, .candidates = z2off_cands,
+                                                  .explain = z2off_explain, .frameworks = LR_FW(FW_DEEPSPEED),
+                                                  .mem_states = offload_memory, .ds_era = LR_DS_OWNER_REDUCE,
                                                   .states_at = SPEC_AT_HOST};
 const layout_kind_row layout_row_luwu = {.check = luwu_check, .build = lo_build_offload, .candidates = luwu_cands,
                                          .explain = luwu_explain, .mem_states = luwu_memory, .states_at = SPEC_AT_INNET};

@@ -85,7 +85,7 @@ typedef struct layout_kind_row {
      * ds_coordinator.c); < 0 or NULL: memory.c's */
     double (*mem_gathered)(const wl *w, const spec_training *t, const spec_layout *l);
     /* where the optimizer states live and are updated (spec.h's spec_states_at): on the GPUs,
-     * on the host CPU (zero3-offload) or on an in-network optimizer node (luwu) */
+     * on the host CPU (zero3-offload, zero2-offload) or on an in-network optimizer node (luwu) */
     spec_states_at states_at;
     /* 1: a group size p a config reader left 0 is one node (FSDP's HYBRID_SHARD shards inside
      * a node: spec_layout_default_group) */
@@ -122,7 +122,7 @@ extern const layout_kind_row layout_row_ddp, layout_row_zero1, layout_row_zero2,
     layout_row_hsdp, layout_row_zeropp, layout_row_shard_grad_op, layout_row_hsdp_zero2, layout_row_raf; /* layout_dp.c */
 extern const layout_kind_row layout_row_tp, layout_row_axonn;                            /* layout_tensor.c */
 extern const layout_kind_row layout_row_megatron;                                       /* layout_pipe.c */
-extern const layout_kind_row layout_row_zero3_offload, layout_row_luwu;                 /* layout_offload.c */
+extern const layout_kind_row layout_row_zero3_offload, layout_row_zero2_offload, layout_row_luwu; /* layout_offload.c */
 
 /* Append l to out[0..max) holding n; returns the new count (n when full). */
 static inline int layout_row_push(spec_layout *out, int n, int max, spec_layout l)

@@ -308,9 +308,12 @@ typedef enum {
     LAYOUT_MEGATRON, /* Megatron-LM 3D: tensor t x pipeline pp (vp virtual stages per rank) x
                        data parallel over the rest (zero1 = 1: distributed optimizer);
                        micro_batch = Megatron's micro-batch per model replica              */
-    LAYOUT_RAF      /* FSDP2 fully_shard(reshard_after_forward=p): sharded over all ranks,
+    LAYOUT_RAF,     /* FSDP2 fully_shard(reshard_after_forward=p): sharded over all ranks,
                        each layer resharded to p consecutive ranks after its forward and
                        all-gathered among those p in the backward (hpZ's schedule)         */
+    LAYOUT_ZERO2_OFFLOAD /* ZeRO-2 with DeepSpeed's offload_optimizer (ZeRO-Offload): 16-bit
+                            parameters whole on every GPU, gradient partitions copied to the
+                            host, CPU Adam there, the updated partition copied back        */
 } spec_layout_kind;
 
 typedef enum { PIPE_1F1B, PIPE_GPIPE } spec_pipe_sched;
@@ -400,7 +403,7 @@ int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MU
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
  * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu", "raf:p=8" (FSDP2's
- * reshard_after_forward=8). */
+ * reshard_after_forward=8), "zero2-offload" (ZeRO-Offload: ZeRO-2, optimizer on the host). */
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err) SC_MUST_CHECK;
 /* Canonical string of a layout ("mics:p=16,hier=0"), into buf. */
 const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n);
@@ -413,7 +416,7 @@ const char *spec_layout_kind_name(spec_layout_kind k);
  * parameters are sharded (gathered before use: model/memory counts gathered layers, not
  * buckets) and whether every layer stays gathered from its forward to its backward (keep_full:
  * SHARD_GRAD_OP). What is not a divisor stays in model/memory*.c: offloaded states (zero3-offload,
- * luwu), ZeRO++'s secondary copy, AxoNN's gathered block, pipelines (megatron). */
+ * zero2-offload, luwu), ZeRO++'s secondary copy, AxoNN's gathered block, pipelines (megatron). */
 typedef struct spec_layout_states {
     double div[3];
     int sharded, keep_full;

@@ -83,7 +83,7 @@ static const char *const Z_READ[] = {"contiguous_gradients", "stage", "mics_shar
                                      "overlap_comm", "stage3_prefetch_bucket_size", "stage3_max_live_parameters",
                                      "offload_optimizer", "offload_param", "zero_quantized_weights",
                                      "zero_quantized_gradients", "reduce_scatter", "allgather_partitions",
-                                     "stage3_max_reuse_distance", NULL};
+                                     "stage3_max_reuse_distance", "cpu_offload", NULL};
 /* checkpoint-time only, or no effect on a step */
 static const char *const Z_QUIET[] = {"stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
                                       "elastic_checkpoint", "load_from_fp32_weights", "ignore_unused_parameters",
@@ -260,7 +260,10 @@ static int ds_precision(jr *r, json_t *root, spec_training *t, spec_ds_report *r
 /* offload_optimizer / offload_param (DeepSpeed ZeRO-Offload and ZeRO-Infinity): with stage 3
  * the zero3-offload layout, its optimizer states on the host or NVMe (device), its parameter
  * shards on the GPU, the host or NVMe (offload_param.device; needs offload_optimizer, as
- * DeepSpeed requires). pin_memory false (pageable copies) is not modelled: pinned assumed. */
+ * DeepSpeed requires); with stage 2 and the optimizer on the CPU zero2-offload (ZeRO-Offload),
+ * also from the deprecated "cpu_offload": true (v0.3.0's key, constants.py L63; today's
+ * config.py maps it to offload_optimizer device cpu, v0.19.5 L202-210). pin_memory false
+ * (pageable copies) is not modelled: pinned assumed. */
 static int ds_offload(jr *r, json_t *z, int stage, int plain, spec_layout *l, spec_ds_report *rep)
 {
     static const char *const devices[] = {"none", "cpu", "nvme", NULL};
@@ -278,8 +281,11 @@ static int ds_offload(jr *r, json_t *z, int stage, int plain, spec_layout *l, sp
         if ((rc = jr_enum(r, op, "$.zero_optimization.offload_param", "device", devices, 0, &pdev)))
             return rc;
     }
-    if ((dev || pdev) && plain) { /* plain: stage 3 without MiCS or ZeRO++ */
-        if ((rc = spec_layout_make("zero3-offload", l, r->err)))
+    if (!oo && json_is_true(json_object_get(z, "cpu_offload")))
+        dev = 1;
+    const int z2 = dev == 1 && !pdev && stage == 2;
+    if (z2 || ((dev || pdev) && plain)) { /* plain: stage 3 without MiCS or ZeRO++ */
+        if ((rc = spec_layout_make(z2 ? "zero2-offload" : "zero3-offload", l, r->err)))
             return rc;
         l->off_opt = dev == 2 ? OFF_NVME : OFF_CPU;
         l->off_param = pdev == 2 ? OFF_NVME : pdev == 1 ? OFF_CPU : OFF_GPU;
@@ -295,8 +301,9 @@ static int ds_offload(jr *r, json_t *z, int stage, int plain, spec_layout *l, sp
     } else if (dev || pdev) {
         spec_ds_note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
              stage == 3 ? "offload with MiCS or ZeRO++ is not modelled"
-                        : dev ? "ZeRO-Offload with stage 1/2 is not modelled (only zero3-offload)"
-                              : "offload_param needs stage 3");
+                        : pdev ? "offload_param needs stage 3"
+                        : dev == 1 ? "ZeRO-Offload with stage 0/1 is not modelled (zero2-offload: stage 2)"
+                                   : "offload_optimizer to NVMe needs stage 3");
     }
     return 0;
 }

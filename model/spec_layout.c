@@ -78,6 +78,9 @@ static const struct kind_def {
                          DIV_1, DIV_1, USE_WHOLE},
     /* FSDP2's reshard_after_forward=p: zero3's columns (+ the post-forward shards, layout_dp.c) */
     [LAYOUT_RAF] = {"raf", "p", 1, "raf:p=8", "raf:p=P", DIV_N, DIV_N, DIV_N, USE_LAYER},
+    /* ZeRO-2's columns; its gradient partitions and optimizer states on the host (memory.c) */
+    [LAYOUT_ZERO2_OFFLOAD] = {"zero2-offload", "", 0, "zero2-offload", "zero2-offload", DIV_1, DIV_N, DIV_N,
+                              USE_WHOLE},
 };
 #define N_KINDS (int)(sizeof KINDS / sizeof KINDS[0])
 

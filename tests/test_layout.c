@@ -93,7 +93,7 @@ typedef struct reject_case {
 #define HINT                                                                                    \
     "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P], tp:t=T, " \
     "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P, " \
-    "raf:p=P"
+    "raf:p=P, zero2-offload"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"raf", "\"raf\" needs its group size, e.g. \"raf:p=8\""},
@@ -404,6 +404,8 @@ START_TEST(test_explain_rows)
         {"zeropp", 1, "sharded over all 16 GPUs (no secondary partition: hpZ off); vs zero3 (3)"},
         {"zeropp:hpz=8", 1, "secondary partition group of 8 inside one node (NVSwitch); vs zero3 (3)"},
         {"luwu", 1, "sharded over all 16 GPUs; vs zero3 (3)"},
+        {"zero2-offload", 1,
+         "16-bit parameters whole on each of 16 GPUs, gradient partitions and Adam on the host CPU; vs zero3 (3)"},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         spec_layout l;
@@ -424,7 +426,7 @@ END_TEST
 START_TEST(test_framework_runs)
 {
     static const char *const runs[N_FRAMEWORKS] = {
-        [FW_DEEPSPEED] = ",ddp,zero1,zero2,zero3,mics,zeropp,zero3-offload,",
+        [FW_DEEPSPEED] = ",ddp,zero1,zero2,zero3,mics,zeropp,zero3-offload,zero2-offload,",
         [FW_FSDP] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
         [FW_FSDP2] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,raf,",
         [FW_MEGATRON] = ",ddp,zero1,tp,megatron,"};

@@ -1,4 +1,4 @@
-/* test_offload.c — the offloading layouts (zero3-offload, luwu): their op graphs' bytes, the
+/* test_offload.c — the offloading layouts (zero3-offload, zero2-offload, luwu): their op graphs' bytes, the
  * host / in-network transports' costs and flows, memory on host and optimizer node, the new
  * cluster keys, and the engines agreeing on them; DeepSpeed's ZeRO-3 coordinator
  * (ds_coordinator.c) under zero3-offload and zero3. Expected values are derived in comments. */
@@ -322,6 +322,18 @@ START_TEST(test_luwu_no_interference)
 END_TEST
 
 /* ---- memory --------------------------------------------------------------------------- */
+
+/* The tiny model with 2 blocks under t into w, and the memory of kinds ka and kb on n ranks of c. */
+static void mem_two(const spec_training *t, const spec_cluster *c, spec_layout_kind ka, spec_layout_kind kb, int n,
+                    wl *w, mem_breakdown *a, mem_breakdown *b)
+{
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, t, w);
+    spec_layout la = {.kind = ka}, lb = {.kind = kb};
+    mem_plan(w, t, &la, n, c, a);
+    mem_plan(w, t, &lb, n, c, b);
+}
+
 START_TEST(test_memory)
 {
     /* N = 4 ranks, G = 2 per node. zero3-offload: GPU keeps only its 2 B x Ψ / 4 parameter
@@ -330,13 +342,9 @@ START_TEST(test_memory)
     spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
     spec_training_defaults(&t);
-    spec_model m = test_tiny_model(2);
     wl w;
-    wl_build(&m, &t, &w);
-    spec_layout lz = {.kind = LAYOUT_ZERO3_OFFLOAD}, ll = {.kind = LAYOUT_LUWU};
     mem_breakdown z, l;
-    mem_plan(&w, &t, &lz, 4, &c, &z);
-    mem_plan(&w, &t, &ll, 4, &c, &l);
+    mem_two(&t, &c, LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, 4, &w, &z, &l);
     ck_assert_double_eq_tol(z.params, 2 * w.params / 4, 1e-9);
     ck_assert_double_eq(z.grads + z.optim, 0);
     ck_assert_double_eq_tol(z.host, 8 * w.params, 1e-6);
@@ -346,8 +354,7 @@ START_TEST(test_memory)
     /* host and node too small: OOM named where */
     c.host_mem_bytes = 4 * w.params;
     c.innet.mem_bytes = 10 * w.params;
-    mem_plan(&w, &t, &lz, 4, &c, &z);
-    mem_plan(&w, &t, &ll, 4, &c, &l);
+    mem_two(&t, &c, LAYOUT_ZERO3_OFFLOAD, LAYOUT_LUWU, 4, &w, &z, &l);
     double sb, need, cap;
     ck_assert(!z.fits && !l.fits);
     ck_assert_str_eq(mem_short_where(&z, &sb, &need, &cap), "host");
@@ -606,6 +613,220 @@ START_TEST(test_ds_offload_memory)
     t.framework = FW_IDEAL;
     mem_plan(&w, &t, &lz, 4, &c, &z);
     ck_assert(z.gathered > 2 * 2 * 49408 - 1); /* memory.c: whole layers, gathered and gradient */
+}
+END_TEST
+
+/* ---- zero2-offload (ZeRO-Offload: ZeRO-2 with DeepSpeed's offload_optimizer) ---------------- */
+
+/* zero2-offload on `nodes` nodes of c under framework fw (DeepSpeed version ver), the tiny model
+ * with 2 blocks, grad_accum ga, precision prec, DeepSpeed's overlap_comm (-1: its default). */
+static void prepare_z2off(run *x, const spec_cluster *c, const cost_calib *k, const char *layout, int nodes, int ga,
+                          spec_framework fw, int ver, spec_precision prec, int overlap)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_msg(spec_layout_parse(layout, &l, &err) == 0, "%s", err.text);
+    spec_training_defaults(&x->tr);
+    x->tr.grad_accum = ga;
+    x->tr.framework = fw;
+    x->tr.framework_version = ver;
+    x->tr.precision = prec;
+    x->tr.overlap_comm = overlap;
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, &x->tr, &x->w);
+    layout_build(&x->w, &x->tr, &l, c, nodes, &x->g);
+    an_time(&x->g, &x->w, k, c, &x->t);
+}
+
+START_TEST(test_z2off_bytes)
+{
+    /* zero2-offload on N = 4 ranks (2 nodes x G = 2), bf16 (e = 2 B), today's DeepSpeed. Per rank
+     * over PCIe: grad_accum 1: the gradient partition as fp32 to the host, 4 B x Ψ/4 = Ψ, and the
+     * updated 16-bit partition back, 2 B x Ψ/4 = Ψ/2 (whole: today's copy after the CPU step);
+     * nothing restored. grad_accum 3: two micro-steps copy their 16-bit sum out (2 x 2 B x Ψ/4 =
+     * Ψ) and the last copies fp32 (Ψ): D2H 2Ψ; the second and the last bring the sum back: H2D
+     * 2 x 2 B x Ψ/4 = Ψ. The boundary: CPU Adam over the node's G = 2 partitions (Ψ/2 at 1e9/s,
+     * today's release has no GPU-side step checks), the copy back, ZeRO-2's all-gather of 2 B x Ψ
+     * in allgather buckets. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    lo_offload_traffic o;
+    prepare_z2off(x, &c, &k, "zero2-offload", 2, 1, FW_DEEPSPEED, 0, PREC_BF16, 1);
+    const double psi = x->w.params;
+    layout_offload_traffic(&x->g, &o);
+    ck_assert_double_eq_tol(o.grad_d2h, psi, 1e-6);
+    ck_assert_double_eq_tol(o.update_h2d, psi / 2, 1e-6);
+    ck_assert_double_eq(o.grad_h2d + o.param_h2d, 0);
+    ck_assert_int_eq(x->g.n_boundary, 3);
+    ck_assert_int_eq(x->g.boundary[0].is_optimizer, 1);
+    ck_assert_int_eq(x->g.boundary[0].opt_where, OPT_HOST);
+    ck_assert_double_eq_tol(x->g.boundary[0].opt_params, psi / 2, 1e-9);
+    ck_assert_double_eq_tol(x->t.b_dur[0], psi / 2 / 1e9, 1e-15);
+    ck_assert_int_eq(x->g.boundary[1].coll.group, GRP_HOST);
+    ck_assert_int_eq(x->g.boundary[1].coll.offload, 1);
+    ck_assert_double_eq_tol(x->g.boundary[1].coll.bytes, 2 * psi / 4, 1e-9);
+    ck_assert_int_eq(x->g.boundary[2].coll.kind, COLL_ALLGATHER);
+    ck_assert_int_eq(x->g.boundary[2].coll.group, GRP_WORLD);
+    ck_assert_double_eq_tol(x->g.boundary[2].coll.bytes, 2 * psi, 1e-9);
+    prepare_z2off(x, &c, &k, "zero2-offload", 2, 3, FW_DEEPSPEED, 0, PREC_BF16, 1);
+    layout_offload_traffic(&x->g, &o);
+    ck_assert_double_eq_tol(o.grad_d2h, 2 * psi, 1e-6);
+    ck_assert_double_eq_tol(o.grad_h2d, psi, 1e-6);
+    ck_assert_double_eq_tol(o.update_h2d, psi / 2, 1e-6);
+    /* the host copies ride the reduction stream beside the compute (overlap_comm), after the
+     * bucket's reduction: on the last micro-step a block's reductions are the reduce (all-
+     * reduce of the bucket), the restore and the fp32 copy out */
+    for (int i = 0; i < x->g.last.n_items; i++) {
+        const lo_item *it = &x->g.last.item[i];
+        if (it->pass != LO_BWD || x->w.layer[it->layer].kind != WL_BLOCK)
+            continue;
+        ck_assert_int_eq(it->n_reduce, 3);
+        ck_assert_int_eq(it->reduce[1].group, GRP_HOST);
+        ck_assert_int_eq(it->reduce[2].group, GRP_HOST);
+        ck_assert_int_eq(it->reduce[2].stream, it->reduce[0].stream);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z2off_one_gpu)
+{
+    /* One GPU (1 node of 1): no collective moves a byte; PCIe carries the fp32 gradients (4 B
+     * x Ψ) out and the bf16 parameters (2 B x Ψ) back: 6 Ψ in all, all of it GRP_HOST. The CPU
+     * Adam updates the whole model: Ψ at 1e9/s. The engines agree. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    c.gpus_per_node = 1;
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    prepare_z2off(x, &c, &k, "zero2-offload", 1, 1, FW_DEEPSPEED, 0, PREC_BF16, -1);
+    const double psi = x->w.params;
+    double by[N_GROUPS];
+    double tot = layout_comm_bytes_by_group(&x->g, by);
+    ck_assert_double_eq_tol(by[GRP_HOST], 6 * psi, 1e-6);
+    ck_assert_double_eq_tol(tot, 6 * psi, 1e-6);
+    ck_assert_double_eq_tol(x->t.b_dur[0], psi / 1e9, 1e-15);
+    exec_result s;
+    an_result a;
+    sim_and_model(x, &k, &c, &s, &a);
+    ck_assert_double_eq(a.exposed_s[COLL_ALLREDUCE], 0); /* the bucket's all-reduce over 1 rank: nothing */
+    ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "%.17g vs %.17g", s.step_s, a.step_s);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z2off_exposed_copy)
+{
+    /* The updated partition's copy back: DeepSpeed fp16 before v0.9.0 writes it tile by tile
+     * while CPU Adam runs (only the last tile exposed): 2^30 elements at v0.3 (ver 300), 2^27 from
+     * v0.4.0 (ver 500); whole from v0.9.0 and under bf16. A GPT-3-175B-shaped block (h 12288,
+     * ffn 4h, two LayerNorms of 2h: 12 h^2 + 4h = 1811988480 elements) + the tiny vocabulary's
+     * untied embedding and head (2 x 128 x 12288 = 3145728) + the final norm (2h = 24576): Ψ =
+     * 1815158784, Ψ/4 = 453789696 per rank: under 2^30 (whole), over 2^27 = 134217728. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    struct { int ver; spec_precision p; double params; } cs[] = {
+        {300, PREC_FP16, 453789696.0}, {500, PREC_FP16, 134217728.0}, {900, PREC_FP16, 453789696.0},
+        {500, PREC_BF16, 453789696.0}};
+    run *x = malloc(sizeof *x);
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        spec_layout l;
+        sc_err err;
+        ck_assert(spec_layout_parse("zero2-offload", &l, &err) == 0);
+        spec_training_defaults(&x->tr);
+        x->tr.framework = FW_DEEPSPEED;
+        x->tr.framework_version = cs[i].ver;
+        x->tr.precision = cs[i].p;
+        spec_model m = test_tiny_model(1);
+        m.hidden = 12288;
+        m.heads = m.kv_heads = 96;
+        m.ffn = 4 * 12288;
+        wl_build(&m, &x->tr, &x->w);
+        ck_assert_double_eq(x->w.params, 1815158784.0);
+        layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+        ck_assert_int_eq(x->g.boundary[1].coll.group, GRP_HOST);
+        ck_assert_double_eq_tol(x->g.boundary[1].coll.bytes, 2 * cs[i].params, 1e-3);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z2off_agree)
+{
+    /* The engines on zero2-offload's graph (DeepSpeed v0.3 with and without overlap_comm: the
+     * host copies on the reduction stream or inline; v0.4-v0.8, today's; ideal), grad_accum 1-3: within 1e-9,
+     * as test_ds_offload_agree. Without overlap_comm the copies hold up the compute: slower. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    run *x = malloc(sizeof *x);
+    for (int ga = 1; ga <= 3; ga++)
+        for (int v = 0; v < 4; v++) {
+            double step[2];
+            for (int ov = 0; ov < 2; ov++) {
+                exec_result s;
+                an_result a;
+                prepare_z2off(x, &c, &k, "zero2-offload", 2, ga, v == 3 ? FW_IDEAL : FW_DEEPSPEED,
+                              v == 0 ? 0 : v == 1 ? 300 : 500, PREC_FP16, ov);
+                sim_and_model(x, &k, &c, &s, &a);
+                ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "ga%d v%d ov%d: %.17g vs %.17g", ga, v, ov,
+                              s.step_s, a.step_s);
+                step[ov] = a.step_s;
+            }
+            if (v != 3)
+                ck_assert_msg(step[0] > step[1], "ga%d v%d: %.17g <= %.17g", ga, v, step[0], step[1]);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_z2off_memory)
+{
+    /* N = 4 ranks, G = 2 per node, bf16. zero2-offload keeps ZeRO-2's whole 16-bit parameters
+     * (2 B x Ψ) and its gradient buckets on the GPU, no gradient partition (2 B x Ψ/4 under
+     * zero2) and no Adam states (12 B x Ψ/4); the node's host keeps 16 B x Ψ/4 x 2 = 8 Ψ. So it
+     * never needs more GPU memory than zero2, here exactly (2 + 12) Ψ/4 = 3.5 Ψ less, for any
+     * rank count. */
+    spec_training t;
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16;
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    wl w;
+    mem_breakdown o, z;
+    mem_two(&t, &c, LAYOUT_ZERO2_OFFLOAD, LAYOUT_ZERO2, 4, &w, &o, &z);
+    ck_assert_double_eq_tol(o.params, 2 * w.params, 1e-9);
+    ck_assert_double_eq(o.grads + o.optim, 0);
+    ck_assert_double_eq_tol(o.host, 8 * w.params, 1e-6);
+    ck_assert_double_eq(o.buckets, z.buckets);
+    ck_assert_double_eq_tol(z.total - o.total, 3.5 * w.params, 1e-6);
+    for (int n = 1; n <= 64; n *= 2) {
+        mem_two(&t, &c, LAYOUT_ZERO2_OFFLOAD, LAYOUT_ZERO2, n, &w, &o, &z);
+        ck_assert(o.total <= z.total);
+    }
+}
+END_TEST
+
+START_TEST(test_z2off_spec)
+{
+    /* the layout string, its kind's row (states on the host, DeepSpeed only) and DeepSpeed's
+     * configs: stage 2 with offload_optimizer cpu, or v0.3's "cpu_offload": true, is zero2-offload;
+     * stage 1 with it stays zero1 (noted) */
+    spec_layout l;
+    sc_err err;
+    char buf[64];
+    ck_assert(spec_layout_parse("zero2-offload", &l, &err) == 0);
+    ck_assert_int_eq(l.kind, LAYOUT_ZERO2_OFFLOAD);
+    ck_assert_str_eq(spec_layout_str(&l, buf, sizeof buf), "zero2-offload");
+    ck_assert_int_eq(spec_layout_states_at(l.kind), SPEC_AT_HOST);
+    ck_assert_int_eq(spec_layout_parse("zero2-offload:p=8", &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "\"zero2-offload\" takes no options, got \"zero2-offload:p=8\"");
+    const char *files[] = {"tests/fixtures/ds_zero2_cpu_offload.json", "tests/fixtures/ds_zero2_cpu_offload_v03.json",
+                           "tests/fixtures/ds_zero1_cpu_offload.json"};
+    for (int i = 0; i < 3; i++) {
+        spec_training t;
+        spec_training_defaults(&t);
+        ck_assert_msg(spec_load_ds_config_ex(files[i], &t, &l, NULL, &err) == 0, "%s", err.text);
+        ck_assert_int_eq(l.kind, i < 2 ? LAYOUT_ZERO2_OFFLOAD : LAYOUT_ZERO1);
+    }
 }
 END_TEST
 
@@ -904,6 +1125,12 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_ds_reduce_calls);
     tcase_add_test(tc, test_ds_layer_reduces);
     tcase_add_test(tc, test_ds_reduce_graph);
+    tcase_add_test(tc, test_z2off_bytes);
+    tcase_add_test(tc, test_z2off_one_gpu);
+    tcase_add_test(tc, test_z2off_exposed_copy);
+    tcase_add_test(tc, test_z2off_agree);
+    tcase_add_test(tc, test_z2off_memory);
+    tcase_add_test(tc, test_z2off_spec);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,7 +5,7 @@
 
 static const char *const LAYOUTS[] = {"ddp", "zero3", "mics:p=8", "mics:p=16,hier=0", "hsdp:p=8", "zeropp:hpz=8",
                                       "tp:t=4", "axonn:x=2,y=2,z=2", "axonn:x=1,y=4,z=2,placement=zxyd", "luwu",
-                                      "zero3-offload"};
+                                      "zero3-offload", "zero2-offload"};
 #define N_LAYOUTS (sizeof LAYOUTS / sizeof LAYOUTS[0])
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -219,6 +219,39 @@ expect infinity-plan-200g 0 "recommended: zero3-offload:param=cpu on 8 nodes" --
 # 174.604e9 / 8 = 3142.9e9 B = 2927.0 GiB of host memory, 1152 GiB there: short by 1775.0)
 expect plan-none-fits-host 1 "fits the GPU but needs 2927.0 GiB of host memory per node, short by 1775.0 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --layout zero3-offload:param=cpu
+# ---- zero2-offload (issue 27): ZeRO-Offload on ZeRO-2, DeepSpeed stage 2 + offload_optimizer cpu ----
+# gpt3-1.3b: Ψ = 1315723264. One p4d node (8 GPUs, bf16, ideal): every GPU keeps the whole 16-bit
+# model, 2 B x Ψ = 2.450725555 GiB, no gradient partition, no Adam states; the host keeps 16 B x Ψ/8
+# x 8 GPUs = 16 Ψ B = 19.60580444 GiB; CPU Adam over the node's Ψ at the default 0.8e9/s: 1.64465408 s
+Z2O="--cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload --engine model --json"
+expect z2off-params 0 '"params_GiB": 2.450725555' -- "$BIN" predict $Z2O
+expect z2off-grads 0 '"grads_GiB": 0.0' -- "$BIN" predict $Z2O
+expect z2off-host 0 '"host_per_node_GiB": 19.60580444' -- "$BIN" predict $Z2O
+expect z2off-optim 0 '"optimizer_s": 1.64465408' -- "$BIN" predict $Z2O
+# one V100 under DeepSpeed (fp16): no collective moves a byte (the bucket all-reduce over 1 rank);
+# PCIe carries the fp32 gradients out (4 B x Ψ) and the fp16 parameters back (2 B x Ψ): 6 Ψ B =
+# 7.894339584 GB, in both engines
+Z2O1="--cluster validation/clusters/dgx2-v100-1gpu.json --nodes 1 --model gpt3-1.3b --layout zero2-offload --framework deepspeed --json"
+expect z2off-1gpu-ar 0 '"exposed_allreduce_s": 0.0' -- "$BIN" predict $Z2O1 --engine model
+expect z2off-1gpu-bytes 0 '"comm_GB_per_rank": 7.894339584' -- "$BIN" predict $Z2O1 --engine model
+expect z2off-1gpu-bytes-sim 0 '"comm_GB_per_rank": 7.894339584' -- "$BIN" predict $Z2O1 --engine sim
+expect z2off-memory-host 0 "host per node: 19.61 GiB (fp32 master, Adam m, v, fp32 grads)" -- \
+    "$BIN" memory --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload
+expect z2off-help 0 "zero2-offload (ZeRO-Offload on ZeRO-2" -- "$BIN" predict --help
+expect z2off-options 2 "\"zero2-offload\" takes no options, got \"zero2-offload:p=8\"" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload:p=8
+expect z2off-fsdp 2 "--framework: fsdp does not run layout zero2-offload (it runs ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2)" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload --framework fsdp
+expect z2off-megatron 2 "--framework: megatron does not run layout zero2-offload" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload --framework megatron
+# DeepSpeed configs: stage 2 with offload_optimizer cpu, or v0.3's cpu_offload, is zero2-offload;
+# stage 1 with it is reported and stays zero1
+expect z2off-ds-config 0 "zero2-offload" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_cpu_offload.json
+expect z2off-ds-legacy 0 "zero2-offload" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_cpu_offload_v03.json
+expect z2off-ds-stage1 0 "offload_optimizer: ignored: ZeRO-Offload with stage 0/1 is not modelled (zero2-offload: stage 2)" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero1_cpu_offload.json
 # ---- the AxoNN seed: GPT-80B on 1024 Perlmutter GPUs, AxoNN grids against Megatron-LM 3D ----------
 expect axonn-80b-plan 0 "megatron:t=4,p=4" -- \
     "$BIN" plan --scenario axonn-perlmutter-gpt80b --global-batch 2048 --confirm 0
