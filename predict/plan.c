@@ -384,15 +384,17 @@ static void fsdp2_why(const why_ctx *w, char *out, size_t len)
                               l->atp ? " (async TP, compiled)" : " (sequence parallel)");
     if (pp > 1 && o < len)
         o += (size_t)snprintf(out + o, len - o,
-                              ", %d stages %s (neighbours over %s), %d micro-batches: bubble %.0f%% of the pipeline", pp,
-                              l->vp > 1 ? "interleaved 1F1B x2" : "1F1B", stage >= c->gpus_per_node ? "the NICs" : "NVLink",
-                              best->pt.training.grad_accum, 100 * best->pt.r.bubble_frac);
+                              ", %d stages %s (neighbours over %s), %d micro-batches: bubble %.0f%% of the "
+                              "pipeline", pp, l->vp > 1 ? "interleaved 1F1B x2" : "1F1B",
+                              stage >= c->gpus_per_node ? "the NICs" : "NVLink", best->pt.training.grad_accum,
+                              100 * best->pt.r.bubble_frac);
     if (o < len)
         o += (size_t)snprintf(out + o, len - o, "; %.1f GiB on the fullest GPU", best->pt.r.mem.total / 1073741824.0);
     char vs[400];
     why_vs(w, RIVAL_NO_MODEL_PAR, "layout without tensor or pipeline parallelism", vs, sizeof vs);
     if (o < len)
-        snprintf(out + o, len - o, "%s", vs[0] ? vs : "; no layout without tensor or pipeline parallelism among those that fit");
+        snprintf(out + o, len - o, "%s",
+                 vs[0] ? vs : "; no layout without tensor or pipeline parallelism among those that fit");
 }
 
 /* Why the winner wins: its kind's row says it (layout_kind_explain); an N-D FSDP2 winner here. */

@@ -79,7 +79,12 @@ static int fsdp2_push(const spec_cluster *c, const spec_model *m, int nodes, con
     return n + 1;
 }
 
-/* dp x t x p (p = 1: no pipeline) with each schedule and async-TP setting that applies. */
+/* dp x t x p (p = 1: no pipeline) with each schedule and async-TP setting that applies. Async TP
+ * only compiled: torchtitan's parallelize_llama refuses it in eager ("Async TP requires
+ * --training.compile", cli/common.c's note on a given layout). GPipe is not tried: its bubble is
+ * 1F1B's ((p - 1) / m of the ideal time: Narayanan et al. SC'21 §2.2.1) with all m micro-batches' activations
+ * held instead of p; on 405B, 64 DGX-H100 nodes, fsdp2:dp=8,t=8,p=8 at m = 8 the engines give
+ * 13.349 s and 54.1 GiB against 1f1b's 13.328 s and 50.6 GiB (this branch, predict --engine model). */
 static int fsdp2_cands_tp(const spec_cluster *c, const spec_model *m, int nodes, int t, int pp, int compiled,
                           spec_layout *out, int n, int max)
 {
@@ -105,7 +110,9 @@ int ps_fsdp2_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsi
                      spec_layout *out, int n, int max)
 {
     const int G = c->gpus_per_node, N = nodes * G;
-    static const int TS[4] = {1, 2, 4, 8}; /* torchtitan's TP degrees inside an 8-GPU node */
+    /* TP inside a node (zero3_check: t divides the GPUs per node): 2, 4, 8 on 8-GPU nodes; 1 for
+     * FSDP2 x pipeline alone */
+    static const int TS[4] = {1, 2, 4, 8};
     for (int ti = 0; ti < 4; ti++) {
         int t = TS[ti];
         if (G % t || N % t)
@@ -121,6 +128,10 @@ int ps_fsdp2_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsi
     return n;
 }
 
+/* torchtitan's build_pipeline_schedule warns when n_microbatches < pipeline_parallel_degree x
+ * len(stages) ("may result in a bubble in the pipeline": pytorch/torchtitan@fb3b230e2a050885057a1a02f167658b0cb6c5ac
+ * torchtitan/distributed/pipeline_parallel.py L74-79); the interleaved schedule's multiple of p is
+ * the row's own check (layout_dp.c zero3_check_training). */
 int ps_pipe_split_bad(const spec_layout *l, const spec_training *t)
 {
     if (!ps_is_fsdp2_nd(l) || l->pp <= 1)
