@@ -55,10 +55,14 @@ static int grid_layouts(const pl_request *q, int nodes, grid_bufs *b, pl_stats *
     if (fsdp2_searched(q))
         nl = ps_fsdp2_layouts(q->cluster, q->model, nodes, q->mask, q->training->execution == EXEC_COMPILED, b->lays,
                               nl, MAX_LAYS);
-    int n_fw = 0; /* only what the framework runs */
-    for (int j = 0; j < nl; j++)
-        if (!fw_check(q->training->framework, &b->lays[j], NULL))
+    int n_fw = 0; /* only what the framework runs (the first refusal kept for "no candidate") */
+    for (int j = 0; j < nl; j++) {
+        sc_err fw_why;
+        if (!fw_check(q->training->framework, &b->lays[j], &fw_why))
             b->lays[n_fw++] = b->lays[j];
+        else if (!st->invalid_why[0])
+            snprintf(st->invalid_why, sizeof st->invalid_why, "%s", fw_why.text);
+    }
     nl = n_fw;
     for (int i = 0; i < q->n_layouts && nl < MAX_LAYS; i++) {
         char a[96], c[96];

@@ -1370,7 +1370,7 @@ expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, fsdp2-tp, fsdp2-pp" -- 
 expect planpp-ideal-all 0 '"candidates": 2841,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
 expect planpp-named 0 "recommended: fsdp2:dp=" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp
 expect planpp-cp-note 0 "searched without context parallelism" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
-expect planpp-deepspeed-named 1 "no candidate: no layout of those asked for is valid" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
+expect planpp-deepspeed-named 1 "(check --layouts and --nodes): fsdp2:dp=64,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
 
 # fsdp27 (issue 27): every shipped and validation cluster states its sustained clock_ratio (three
 # validation clusters copied from dgx-a100 / dgx-h100 before those gained it ran at burst clocks:
