@@ -21,7 +21,8 @@ static const char HELP_HEAD[] =
     "usage: shardcast plan --cluster C --model M --nodes LIST [options]\n\n"
     "Recommends a layout (ZeRO-1/2/3, MiCS at every valid p with hierarchical all-gather on and\n"
     "off, HSDP, ZeRO++ hpZ, DDP, Megatron tensor parallelism, every AxoNN grid and placement,\n"
-    "ZeRO-Offload, LuWu where the cluster has an in-network optimizer node), a micro-batch /\n"
+    "ZeRO-Offload, LuWu where the cluster has an in-network optimizer node, and under fsdp2\n"
+    "torchtitan's FSDP2 with tensor and pipeline parallelism), a micro-batch /\n"
     "accumulation split and a node count. Layouts that do not fit in HBM are dropped (the\n"
     "closest is reported with its shortfall); the rest are ranked with the analytical model and\n"
     "the top --confirm are re-run with the simulator.\n"
@@ -39,7 +40,14 @@ static const char HELP_TAIL[] =
     "\n                         --framework runs; zero3-offload: parameters on GPU, host or\n"
     "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
     "                         megatron: t, p, vp with sequence parallelism and\n"
-    "                         the distributed optimizer, at the same global batch);\n"
+    "                         the distributed optimizer, at the same global batch;\n"
+    "                         fsdp2-tp: fsdp2:dp=D,t=T, T in 2, 4, 8 inside a node, also\n"
+    "                         asynctp=1 when compiled (torchtitan needs torch.compile);\n"
+    "                         fsdp2-pp: fsdp2:dp=D,t=T,p=P, T in 1, 2, 4, 8, P dividing the\n"
+    "                         layers, schedule 1f1b and interleaved-1f1b (2P dividing them),\n"
+    "                         at least P x stages-per-rank micro-batches; all includes both\n"
+    "                         under --framework fsdp2 only; cp is not searched: add it with\n"
+    "                         --layout fsdp2:dp=D,cp=C,t=T);\n"
     "                         --layout L adds one layout. Default: a scenario's layouts, else all\n"
     "  --confirm K            re-run the top K with the simulator (default 3; 0 = analytical only)\n"
     "  --uncertainty F        how far a cluster parameter may be off, for 'too close to call'\n"
@@ -435,6 +443,10 @@ int cmd_plan(int argc, char **argv)
     pl_request q = {&s.cluster, &s.model, &cal.cal, &s.training, s.nodes, s.n_nodes, s.layouts, s.n_layouts, mask,
                     s.placement, o.objective, o.global_batch, o.budget, headroom, o.uncertainty, o.uncertainty_set,
                     o.confirm, o.threads, show ? on_grid : NULL, show ? on_confirm : NULL, on_skip, NULL};
+    /* context parallelism is left out of the N-D FSDP2 families (their help says so): said once */
+    if (pl_fsdp2_searched(mask, s.training.framework))
+        fprintf(stderr, "plan: fsdp2-tp / fsdp2-pp searched without context parallelism; to compare a cp layout, "
+                        "add --layout fsdp2:dp=D,cp=C,t=T[,p=P]\n");
     pl_plan *p;
     sc_err err;
     if ((rc = pl_run(&q, &p, &err)))

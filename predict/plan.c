@@ -38,6 +38,13 @@ typedef struct grid_bufs {
     size_t pts_cap;
 } grid_bufs;
 
+int pl_fsdp2_searched(unsigned mask, spec_framework f)
+{
+    return (mask & ps_fsdp2_families()) && (f == FW_FSDP2 || mask != ~0u);
+}
+
+static int fsdp2_searched(const pl_request *q) { return pl_fsdp2_searched(q->mask, q->training->framework); }
+
 /* The layouts worth trying on `nodes` nodes: the families' members the framework runs, then the
  * explicit layouts not already there that are valid (the first reason one is not, in
  * st->invalid_why). Returns the count in b->lays. */
@@ -45,10 +52,17 @@ static int grid_layouts(const pl_request *q, int nodes, grid_bufs *b, pl_stats *
 {
     const int N = nodes * q->cluster->gpus_per_node;
     int nl = q->mask ? ps_layouts(q->cluster, q->model, nodes, q->mask, q->placement, b->lays, MAX_LAYS) : 0;
-    int n_fw = 0; /* only what the framework runs */
-    for (int j = 0; j < nl; j++)
-        if (!fw_check(q->training->framework, &b->lays[j], NULL))
+    if (fsdp2_searched(q))
+        nl = ps_fsdp2_layouts(q->cluster, q->model, nodes, q->mask, q->training->execution == EXEC_COMPILED, b->lays,
+                              nl, MAX_LAYS);
+    int n_fw = 0; /* only what the framework runs (the first refusal kept for "no candidate") */
+    for (int j = 0; j < nl; j++) {
+        sc_err fw_why;
+        if (!fw_check(q->training->framework, &b->lays[j], &fw_why))
             b->lays[n_fw++] = b->lays[j];
+        else if (!st->invalid_why[0])
+            snprintf(st->invalid_why, sizeof st->invalid_why, "%s", fw_why.text);
+    }
     nl = n_fw;
     for (int i = 0; i < q->n_layouts && nl < MAX_LAYS; i++) {
         char a[96], c[96];
@@ -103,7 +117,8 @@ static int grid_points(const pl_request *q, int nodes, double per_gpu, int nl, g
                 /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
                 double rep_batch = per_gpu * share;
                 tl.grad_accum = (int)(rep_batch / mb);
-                if (tl.grad_accum < 1 || spec_layout_check_training(&b->lays[li], &tl, NULL))
+                if (tl.grad_accum < 1 || spec_layout_check_training(&b->lays[li], &tl, NULL) ||
+                    ps_pipe_split_bad(&b->lays[li], &tl))
                     continue;
             }
             int rc = grid_push(b, np, (ps_point){nodes, b->lays[li], tl}, err);
@@ -309,9 +324,11 @@ const ps_cand *pl_best_rival(const ps_cand *all, size_t n, const ps_cand *best, 
  * rival of a kind (its best split on the winner's engine), both simulated (the rival simulated
  * too when it was not and fits the simulator's budget) or else both analytical, and say which. */
 typedef struct rival_of {
-    spec_layout_kind kind; /* the rival's kind, or -1: any layout without a pipeline */
+    spec_layout_kind kind; /* the rival's kind, or -1: any layout without a pipeline, or
+                              RIVAL_NO_MODEL_PAR: any without tensor or pipeline parallelism */
     int nodes;
 } rival_of;
+enum { RIVAL_NO_MODEL_PAR = -2 };
 
 static int keep_rival(const ps_cand *c, const void *ctx)
 {
@@ -320,6 +337,9 @@ static int keep_rival(const ps_cand *c, const void *ctx)
         return 0;
     if ((int)r->kind >= 0)
         return c->pt.layout.kind == r->kind;
+    if ((int)r->kind == RIVAL_NO_MODEL_PAR) /* neither tensor nor pipeline parallel */
+        return !ps_is_fsdp2_nd(&c->pt.layout) && c->pt.layout.kind != LAYOUT_TP &&
+               c->pt.layout.kind != LAYOUT_AXONN && c->pt.layout.kind != LAYOUT_MEGATRON;
     return c->pt.layout.pp <= 1; /* megatron's and fsdp2's grammars set a pipeline depth (spec.h) */
 }
 
@@ -353,11 +373,44 @@ static void why_vs(const void *ctx, int kind, const char *what, char *out, size_
              rival->pt.training.micro_batch, rival->pt.training.grad_accum, ps_engine_both(pr.engine));
 }
 
-/* Why the winner wins: its kind's row says it (layout_kind_explain). */
+/* Why an N-D FSDP2 winner wins (torchtitan's mesh, spec_layout.c): its tensor group inside a
+ * node (async TP or not), its stages, schedule, micro-batches and bubble, the memory on its
+ * fullest GPU, and the best layout without tensor or pipeline parallelism (or that none fits). */
+static void fsdp2_why(const why_ctx *w, char *out, size_t len)
+{
+    const ps_cand *best = w->best;
+    const spec_layout *l = &best->pt.layout;
+    const spec_cluster *c = w->q->cluster;
+    int pp = l->pp > 1 ? l->pp : 1, stage = best->pt.gpus / pp;
+    size_t o = (size_t)snprintf(out, len, "FSDP2 over dp %d", l->dp);
+    if (l->t > 1 && o < len)
+        o += (size_t)snprintf(out + o, len - o, " x tensor %d%s inside a node", l->t,
+                              l->atp ? " (async TP, compiled)" : " (sequence parallel)");
+    if (pp > 1 && o < len)
+        o += (size_t)snprintf(out + o, len - o,
+                              ", %d stages %s (neighbours over %s), %d micro-batches: bubble %.0f%% of the "
+                              "pipeline", pp, l->vp > 1 ? "interleaved 1F1B x2" : "1F1B",
+                              stage >= c->gpus_per_node ? "the NICs" : "NVLink", best->pt.training.grad_accum,
+                              100 * best->pt.r.bubble_frac);
+    if (o < len)
+        o += (size_t)snprintf(out + o, len - o, "; %.1f GiB on the fullest GPU", best->pt.r.mem.total / 1073741824.0);
+    char vs[400];
+    why_vs(w, RIVAL_NO_MODEL_PAR, "layout without tensor or pipeline parallelism", vs, sizeof vs);
+    if (o < len)
+        snprintf(out + o, len - o, "%s",
+                 vs[0] ? vs : "; no layout without tensor or pipeline parallelism among those that fit");
+}
+
+/* Why the winner wins: its kind's row says it (layout_kind_explain); an N-D FSDP2 winner here. */
 static void why(const pl_request *q, const ps_cand *all, size_t n, char *out, size_t len)
 {
     const ps_cand *best = &all[0];
     const spec_layout *l = &best->pt.layout;
+    if (ps_is_fsdp2_nd(l)) {
+        why_ctx w = {q, best, all, n};
+        fsdp2_why(&w, out, len);
+        return;
+    }
     int smallest = 1;
     for (size_t i = 0; i < n; i++)
         if (all[i].pt.layout.kind == l->kind && all[i].pt.layout.p < l->p && all[i].pt.nodes == best->pt.nodes)

@@ -76,6 +76,12 @@ const char *pl_why(const pl_plan *p);
 /* The top two judged, or NULL when fewer than two fit. */
 const pl_verdict *pl_verdict_of(const pl_plan *p);
 
+/* 1 when plan searches torchtitan's N-D FSDP2 families (ps_fsdp2_layouts) for a request with
+ * this mask and framework: the mask has them and the framework is fsdp2 (torchtitan), or they
+ * were named (a mask other than "all": under another framework "all" keeps the kinds' list, and
+ * fw_check drops them where the framework does not run them). */
+int pl_fsdp2_searched(unsigned mask, spec_framework f);
+
 /* ---- best against best --------------------------------------------------------------------
  * The rival of `best` among all[0..n) that keep() accepts (never best itself): its best on
  * best's engine when keep() accepts any candidate on that engine (a simulated winner meets the

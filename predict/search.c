@@ -14,10 +14,24 @@
 
 
 /* Layout families `--layouts` can name: one per layout kind, by the kind's name (spec_layout's
- * table); a family stands for every valid member. */
-int ps_n_families(void) { return spec_layout_n_kinds(); }
+ * table), then torchtitan's N-D FSDP2 families; a family stands for every valid member. */
+static const char *const FSDP2_NAMES[PS_N_FSDP2] = {"fsdp2-tp", "fsdp2-pp"};
 
-const char *ps_family_name(int k) { return spec_layout_kind_name((spec_layout_kind)k); }
+int ps_n_families(void) { return spec_layout_n_kinds() + PS_N_FSDP2; }
+
+const char *ps_family_name(int k)
+{
+    int nk = spec_layout_n_kinds();
+    if (k >= nk && k < nk + PS_N_FSDP2)
+        return FSDP2_NAMES[k - nk];
+    return spec_layout_kind_name((spec_layout_kind)k);
+}
+
+unsigned ps_fsdp2_bit(int which) { return PS_FAM(spec_layout_n_kinds() + which); }
+
+unsigned ps_fsdp2_families(void) { return ps_fsdp2_bit(PS_FSDP2_TP) | ps_fsdp2_bit(PS_FSDP2_PP); }
+
+int ps_is_fsdp2_nd(const spec_layout *l) { return l->kind == LAYOUT_ZERO3 && (l->t > 1 || l->pp > 1); }
 
 unsigned ps_family_mask(const char *arg)
 {
@@ -49,6 +63,82 @@ int ps_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned m
 }
 
 void ps_canon_axonn(spec_layout *l, int N) { layout_kind_canon(l, N); }
+
+/* ---- torchtitan's N-D FSDP2 candidates ------------------------------------------------------ */
+
+/* One spelling parsed (spec_layout_parse: the same fields a user's --layout gets) and appended
+ * when the cluster and the model take it. */
+static int fsdp2_push(const spec_cluster *c, const spec_model *m, int nodes, const char *s, spec_layout *out, int n,
+                      int max)
+{
+    spec_layout l;
+    if (n >= max || spec_layout_parse(s, &l, NULL) || spec_layout_check(&l, c, nodes, NULL) ||
+        spec_layout_check_model(&l, m, NULL))
+        return n;
+    out[n] = l;
+    return n + 1;
+}
+
+/* dp x t x p (p = 1: no pipeline) with each schedule and async-TP setting that applies. Async TP
+ * only compiled: torchtitan's parallelize_llama refuses it in eager ("Async TP requires
+ * --training.compile", cli/common.c's note on a given layout). GPipe is not tried: its bubble is
+ * 1F1B's ((p - 1) / m of the ideal time: Narayanan et al. SC'21 §2.2.1) with all m micro-batches' activations
+ * held instead of p; on 405B, 64 DGX-H100 nodes, fsdp2:dp=8,t=8,p=8 at m = 8 the engines give
+ * 13.349 s and 54.1 GiB against 1f1b's 13.328 s and 50.6 GiB (this branch, predict --engine model). */
+static int fsdp2_cands_tp(const spec_cluster *c, const spec_model *m, int nodes, int t, int pp, int compiled,
+                          spec_layout *out, int n, int max)
+{
+    static const char *const SCHED[2] = {"1f1b", "interleaved-1f1b"};
+    const int dp = nodes * c->gpus_per_node / (t * pp);
+    for (int atp = 0; atp <= (t > 1 && compiled); atp++)
+        for (int si = 0; si < (pp > 1 ? 2 : 1); si++) {
+            /* interleaved: two stages per rank (spec_layout.c), each an even share of the layers */
+            if (si == 1 && m->layers % (2 * pp))
+                continue;
+            char s[96];
+            if (pp > 1)
+                snprintf(s, sizeof s, "fsdp2:dp=%d,t=%d,p=%d%s,schedule=%s", dp, t, pp, atp ? ",asynctp=1" : "",
+                         SCHED[si]);
+            else
+                snprintf(s, sizeof s, "fsdp2:dp=%d,t=%d%s", dp, t, atp ? ",asynctp=1" : "");
+            n = fsdp2_push(c, m, nodes, s, out, n, max);
+        }
+    return n;
+}
+
+int ps_fsdp2_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, int compiled,
+                     spec_layout *out, int n, int max)
+{
+    const int G = c->gpus_per_node, N = nodes * G;
+    /* TP inside a node (zero3_check: t divides the GPUs per node): 2, 4, 8 on 8-GPU nodes; 1 for
+     * FSDP2 x pipeline alone */
+    static const int TS[4] = {1, 2, 4, 8};
+    for (int ti = 0; ti < 4; ti++) {
+        int t = TS[ti];
+        if (G % t || N % t)
+            continue;
+        if (t > 1 && (mask & ps_fsdp2_bit(PS_FSDP2_TP)))
+            n = fsdp2_cands_tp(c, m, nodes, t, 1, compiled, out, n, max);
+        if (!(mask & ps_fsdp2_bit(PS_FSDP2_PP)))
+            continue;
+        for (int pp = 2; pp <= m->layers && pp <= N / t; pp++) /* even stages: p divides the layers */
+            if (m->layers % pp == 0 && (N / t) % pp == 0)
+                n = fsdp2_cands_tp(c, m, nodes, t, pp, compiled, out, n, max);
+    }
+    return n;
+}
+
+/* torchtitan's build_pipeline_schedule warns when n_microbatches < pipeline_parallel_degree x
+ * len(stages) ("may result in a bubble in the pipeline": pytorch/torchtitan@fb3b230e2a050885057a1a02f167658b0cb6c5ac
+ * torchtitan/distributed/pipeline_parallel.py L74-79); the interleaved schedule's multiple of p is
+ * the row's own check (layout_dp.c zero3_check_training). */
+int ps_pipe_split_bad(const spec_layout *l, const spec_training *t)
+{
+    if (!ps_is_fsdp2_nd(l) || l->pp <= 1)
+        return 0;
+    const int vp = l->vp > 1 ? l->vp : 1;
+    return t->grad_accum < l->pp * vp || spec_layout_check_training(l, t, NULL) != 0;
+}
 
 double ps_score(ps_objective obj, const ps_cand *c)
 {

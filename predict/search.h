@@ -31,6 +31,31 @@ const char *ps_family_name(int k);
 /* A comma-separated list of family names (or "all") as a mask; 0 when it is not one. */
 unsigned ps_family_mask(const char *list);
 
+/* torchtitan's N-D FSDP2 layouts (spec_layout.c's fsdp2:dp=D,t=T[,p=P] grammar, kind zero3) are
+ * two families after the kinds (their bits follow the kinds' bits): "fsdp2-tp", FSDP2 over dp x
+ * tensor parallelism t (p = 1), and "fsdp2-pp", FSDP2 over dp x t x pipeline stages p. */
+enum { PS_FSDP2_TP, PS_FSDP2_PP, PS_N_FSDP2 };
+/* The bit of family PS_FSDP2_TP / _PP in a mask (PS_FAM(kinds + which)); both: ps_fsdp2_families. */
+unsigned ps_fsdp2_bit(int which);
+unsigned ps_fsdp2_families(void);
+/* 1 when l is one of those N-D layouts (zero3 with t > 1 or p > 1). */
+int ps_is_fsdp2_nd(const spec_layout *l);
+
+/* The N-D FSDP2 layouts of the families in mask on `nodes` nodes of cluster c for model m,
+ * appended to out[n..max); returns the new count. fsdp2-tp: t in {2, 4, 8} dividing the GPUs per
+ * node (torchtitan's TP inside a node), asynctp=1 beside asynctp=0 only when `compiled` (async TP
+ * needs torch.compile: cli/common.c's note, layout_tensor.c). fsdp2-pp: t in {1, 2, 4, 8} as
+ * above, p >= 2 dividing the layers and the N / t GPUs, schedule 1f1b, and interleaved-1f1b
+ * where 2p divides the layers (even stages; GPipe left out: 1F1B's bubble with more memory). Each
+ * passes spec_layout_check and spec_layout_check_model. Context parallelism is not searched. */
+int ps_fsdp2_layouts(const spec_cluster *c, const spec_model *m, int nodes, unsigned mask, int compiled,
+                     spec_layout *out, int n, int max);
+/* 1 when plan skips training t for an N-D FSDP2 layout l with a pipeline: fewer micro-batches per
+ * step (grad_accum) than stages in all (p x stages per rank: torchtitan's build_pipeline_schedule
+ * warns "may result in a bubble"), or the interleaved schedule with grad_accum not a multiple of
+ * p (spec_layout_check_training refuses it). 0 otherwise, and for every other layout. */
+int ps_pipe_split_bad(const spec_layout *l, const spec_training *t);
+
 /* Every layout of the families in mask worth trying on `nodes` nodes of cluster c for model m
  * (placement: only this AxoNN placement, NULL = every one that changes a communicator), at most
  * max into out; returns the count. */

@@ -40,6 +40,7 @@ static Suite *(*const SUITES[])(void) = {
     cp_suite,
     fsdp2tp_suite,
     fsdp2pp_suite,
+    plan_fsdp2_suite,
     remat_suite,
 };
 

@@ -41,6 +41,7 @@ Suite *cp_suite(void);       /* tests/test_cp.c: context parallelism: rank workl
 Suite *impl_suite(void);     /* tests/test_impl.c: issue 27: FSDP gradient path, reduce_dtype, op SAC, element-wise flags, AdamW */
 Suite *fsdp2tp_suite(void);   /* tests/test_fsdp2tp.c: FSDP2 + tensor parallelism (fsdp2:dp=D,t=T): grammar, bytes, memory, engines */
 Suite *fsdp2pp_suite(void);   /* tests/test_fsdp2pp.c: FSDP2 + pipeline stages (fsdp2:dp=D,t=T,p=P): grammar, checks, p = 1, 1F1B by hand, dp boundary, memory, engines */
+Suite *plan_fsdp2_suite(void); /* tests/test_plan_fsdp2.c: plan's fsdp2-tp / fsdp2-pp families: counts by hand, divisibility, m >= stages, when searched */
 Suite *remat_suite(void);    /* tests/test_remat.c: MaxText remat policies' bytes and FLOPs; activation and sharding properties */
 Suite *step_suite(void);     /* tests/test_step.c: the harness step described once (calibrate/step.h) */
 

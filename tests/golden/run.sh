@@ -1379,6 +1379,32 @@ expect raf-p-world 2 "layout: raf:p=32: expected a group size p dividing the 32 
 expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.52     1.76     2.00    11.26" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
 expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --help
 
+# planpp: plan searches torchtitan's N-D FSDP2 families under --framework fsdp2 (fsdp2-tp, fsdp2-pp).
+# Llama-3.1-405B on 64 DGX-H100 nodes (512 GPUs), torchtitan-compile, 2048 sequences per step: pure
+# FSDP2 does not fit. By hand, zero3 at micro-batch 1: states 405.85e9 x (2 + 2 + 12) B / 512 =
+# 12.7e9 B = 11.8 GiB (1.48 + 1.48 + 8.86); full checkpointing keeps 126 block inputs of 8192 x 16384
+# x 2 B = 31.5 GiB (40.1 GiB with one block's recompute), the gathered layers 29.7 GiB, reserve 2: 83.6
+# GiB > 72 GiB (80 less the 8 GiB headroom), short by 11.6. With t = 4 the sequence-parallel
+# activations and the TP-sharded gathered layers split 4 ways (10.0 + 7.4 GiB) and the sharded states
+# stay (dp x t = 512 shards): 31.3 GiB at micro-batch 1 (61.3 at 4), so plan recommends a 2-D layout
+expect planpp-405b-pure-short 1 "the closest, zero3 on 64 nodes (micro-batch 1), needs 83.6 GiB per GPU, short by 11.6 GiB" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 --layouts zero3,ddp,hsdp,raf,shard_grad_op,hybrid_shard_zero2
+expect planpp-405b-2d 0 "recommended: fsdp2:dp=128,t=4,asynctp=1 on 64 nodes, micro-batch 4 x 4: FSDP2 over dp 128 x tensor 4 (async TP, compiled) inside a node; 61.3 GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0
+# Llama-3-70B on 16 p4d nodes (40 GiB A100s): zero3 needs 36.4 GiB at micro-batch 1 (states 70.55e9
+# x 16 B / 128 = 8.2 GiB, 80 block inputs of 8192 x 8192 x 2 B = 10 GiB, 16.4 with the recompute,
+# gathered layers 9.8, reserve 2) > 36.0; plan recommends 3-D (t = 8 in a node, 2 stages interleaved,
+# 64 micro-batches: bubble 1%)
+expect planpp-70b-3d 0 "recommended: fsdp2:dp=8,t=8,p=2,asynctp=1,schedule=interleaved-1f1b on 16 nodes, micro-batch 1 x 64: FSDP2 over dp 8 x tensor 8 (async TP, compiled) inside a node, 2 stages interleaved 1F1B x2 (neighbours over the NICs), 64 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
+# eager (torchtitan-eager): no async TP among the candidates (torchtitan refuses it without compile)
+"$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-eager --global-batch 512 --confirm 0 --json >"$TMP/pe" 2>&1
+if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; then pass=$((pass + 1)); else echo "FAIL planpp-eager-no-asynctp"; fail=$((fail + 1)); fi
+# the families are named, listed, and left out of "all" under another framework (ideal: 2841 as at
+# 1612dce)
+expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, fsdp2-tp, fsdp2-pp" -- "$BIN" plan --help
+expect planpp-ideal-all 0 '"candidates": 2841,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+expect planpp-named 0 "recommended: fsdp2:dp=" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp
+expect planpp-cp-note 0 "searched without context parallelism" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
+expect planpp-deepspeed-named 1 "(check --layouts and --nodes): fsdp2:dp=64,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
+
 # fsdp27 (issue 27): every shipped and validation cluster states its sustained clock_ratio (three
 # validation clusters copied from dgx-a100 / dgx-h100 before those gained it ran at burst clocks:
 # a100-80g-800gbps, dgx-a100-40g, h800-node); fails on a cluster file without the key
