@@ -1398,9 +1398,10 @@ expect planpp-70b-3d 0 "recommended: fsdp2:dp=8,t=8,p=2,asynctp=1,schedule=inter
 "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-eager --global-batch 512 --confirm 0 --json >"$TMP/pe" 2>&1
 if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; then pass=$((pass + 1)); else echo "FAIL planpp-eager-no-asynctp"; fail=$((fail + 1)); fi
 # the families are named, listed, and left out of "all" under another framework (ideal: 2841 as at
-# 1612dce)
-expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, fsdp2-tp, fsdp2-pp" -- "$BIN" plan --help
-expect planpp-ideal-all 0 '"candidates": 2841,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+# 1612dce, + 3 since offload27's zero2-offload joined "all": `--layouts zero2-offload` alone gives
+# 3 candidates, one whole-world layout over its micro-batch splits)
+expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, zero2-offload, fsdp2-tp," -- "$BIN" plan --help
+expect planpp-ideal-all 0 '"candidates": 2844,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
 expect planpp-named 0 "recommended: fsdp2:dp=" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp
 expect planpp-cp-note 0 "searched without context parallelism" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 expect planpp-deepspeed-named 1 "(check --layouts and --nodes): fsdp2:dp=64,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
