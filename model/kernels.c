@@ -378,31 +378,57 @@ static double least_time(const kern_gemm_rate *r, const double num[4])
  * 8 bm bn SMs / hbm_Bps (12.9 us for 256x128 on 132 SMs at 2.68 TB/s). cuBLAS's own choice is
  * not public: this is CUTLASS's rule, checked against our measurements (docs/COMPUTE.md). The
  * six tiles are taken one by one (a pair's two tiles may differ in their last wave). Returns
- * the least stream-K time (ksweep applied to the compute, not the fixup) or INFINITY. */
+ * the least of `best` (the data-parallel time) and the stream-K times (ksweep applied to the
+ * compute, not the fixup). */
 static const struct {
-    double bm, bn;
-    int pair; /* index into kern_gemm_rate's den (TILES) */
-} SK_TILES[6] = {{256, 128, 0}, {128, 256, 0}, {128, 128, 1}, {128, 64, 2}, {64, 128, 2}, {64, 64, 3}};
+    int a, b;  /* bm = EDGES[a], bn = EDGES[b] */
+    int pair;  /* index into kern_gemm_rate's den (TILES) */
+} SK_TILES[6] = {{0, 1, 0}, {1, 0, 0}, {1, 1, 1}, {1, 2, 2}, {2, 1, 2}, {2, 2, 3}};
+
+/* The split's two tests on T tiles: not whole waves, last wave under half full. For a whole T
+ * below 2^52 one integer division gives both (T / S then is within 2^-52 relative of the true
+ * quotient, which lies at least 1 / S from an integer unless whole: the same floor and ceil), the
+ * same answers as the doubles of kernels.h; else as written there. */
+static int streamk_splits(double T, double S)
+{
+    if (T < 0x1p52) {
+        const long long t = (long long)T, sms = (long long)S;
+        if ((double)t == T) {
+            const long long rem = t % sms;
+            return rem != 0 && 2 * rem < sms;
+        }
+    }
+    const double full = floor(T / S);
+    return ceil(T / S) > full && 2 * (T - full * S) < S;
+}
 
 static double streamk_time(const kern_gemm_rate *r, double m, double n, double kk, double batch, double K,
-                           double hbm_Bps)
+                           double kf, double hbm_Bps, double best)
 {
-    const double S = r->sms, kt = ceil(kk / 64), kf = r->ksweep ? kern_gemm_kfactor(kk) : 1;
-    double best = INFINITY;
+    const double S = r->sms, kt = ceil(kk / 64);
+    double cm[3], cn[3], inv_kf = 0;
     if (!(kt > 8))
         return best;
+    tile_counts(m, cm); /* ceil(m / 256), ceil(m / 128), ceil(m / 64): the same doubles */
+    tile_counts(n, cn);
     for (int i = 0; i < 6; i++) {
-        const double bm = SK_TILES[i].bm, bn = SK_TILES[i].bn;
-        const double T = ceil(m / bm) * ceil(n / bn) * batch, full = floor(T / S);
-        if (!(ceil(T / S) > full) || !(2 * (T - full * S) < S))
+        const double bm = EDGES[SK_TILES[i].a], bn = EDGES[SK_TILES[i].b];
+        const double T = cm[SK_TILES[i].a] * cn[SK_TILES[i].b] * batch;
+        if (!streamk_splits(T, S))
             continue; /* whole waves, or a last wave at least half full: data-parallel */
+        const double full = floor(T / S);
         const double dp = full > 1 ? full - 1 : 0, sk = T - dp * S, units = fmin(S, floor(kt * sk / 8));
         if (!(units >= 1))
             continue;
+        const double fix = hbm_Bps > 0 ? 8.0 * bm * bn * S / hbm_Bps : 0, work = 2.0 * bm * bn * K;
+        /* waves >= dp + sk / S: a tile whose bound, estimated by products (a few ulp), exceeds the
+         * best so far by 1e-12 cannot win; the rest are divided out as kernels.h writes them */
+        if (inv_kf == 0)
+            inv_kf = 1 / kf;
+        if ((dp + sk * r->inv_sms) * work * r->inv_den[SK_TILES[i].pair] * inv_kf + fix > best * (1 + 1e-12))
+            continue;
         const double waves = dp + ceil(kt * sk / units) / kt;
-        double t = waves * 2.0 * bm * bn * K / r->den[SK_TILES[i].pair] / kf;
-        if (hbm_Bps > 0)
-            t += 8.0 * bm * bn * S / hbm_Bps;
+        const double t = waves * work / r->den[SK_TILES[i].pair] / kf + fix;
         best = t < best ? t : best;
     }
     return best;
@@ -427,11 +453,11 @@ double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, 
         }
     }
     double best = least_time(r, num);
+    const double kf = r->ksweep ? kern_gemm_kfactor(kk) : 1;
     if (r->ksweep)
-        best /= kern_gemm_kfactor(kk);
+        best /= kf;
     if (r->streamk) {
-        const double sk = streamk_time(r, m, n, kk, batch, K, hbm_Bps);
-        best = sk < best ? sk : best;
+        best = streamk_time(r, m, n, kk, batch, K, kf, hbm_Bps, best);
     }
     double bytes = (m * kk + kk * n + m * n) * batch * elem_bytes;
     if (hbm_Bps > 0 && bytes / hbm_Bps > best)

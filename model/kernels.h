@@ -68,8 +68,10 @@ double kern_gemm_kfactor(double kk);
  * (workload.h wl_ub_chunks) takes this factor times the whole GEMM's time: the lent H200's
  * measured chunked / whole ratio by chunk rows (kernels.c: 1.0657 / 1.0238 / 1.0055 at 512 /
  * 1024 / 2048 rows), piecewise linear in log2 rows, clamped at the ends; on Hopper only (1
- * elsewhere: not measured). Not the kernel model's own chunks: its waves put 4 chunks of 512
- * rows at 1.16-1.40x the whole GEMM where the GPU measured 1.05-1.08x (docs/COMPUTE.md). */
+ * elsewhere: not measured). Not the kernel model's own chunks: its data-parallel waves put 4
+ * chunks of 512 rows at 1.16-1.40x the whole GEMM where the GPU measured 1.05-1.08x; with
+ * stream-K (smallm27) they come closer but not within the factor's own held-out spread (median
+ * |model - measured| 0.034 vs 0.020 on the Llama-3 70B rows; docs/COMPUTE.md). */
 double kern_gemm_chunk_factor(const spec_cluster *c, double rows);
 /* One GEMM C[m x n] = A[m x k] B[k x n], `batch` copies: the best of the tile shapes
  * (bm x bn) in {256x128, 128x256, 128x128, 128x64, 64x128, 64x64}: waves =
