@@ -113,6 +113,12 @@ START_TEST(test_gemm_streamk)
     /* (c) 768 x 128 x 4096: 3 tiles, the last wave 3 >= 4 / 2: data-parallel, one wave of
      *     256x128 = 268.435456 us, as without stream-K */
     rel_eq(kern_gemm_time(&k, &c, KD_BF16, 768, 128, 4096, 1, 2, 1e12), tile, "c, tail half full");
+    /* defaults: Hopper only (its cooperative kernels); Ampere and Volta keep data-parallel waves */
+    kern_calib dh, da, dv;
+    kern_defaults("hopper", &dh);
+    kern_defaults("ampere", &da);
+    kern_defaults("volta", &dv);
+    ck_assert(dh.gemm_streamk == 1 && da.gemm_streamk == 0 && dv.gemm_streamk == 0);
     /* (d) K = 512: kt = 8, not above CUTLASS's 8 k-tiles per unit: data-parallel, 128x64's
      *     one wave 2 x 128 x 64 x 512 / 1e12 / sqrt(0.5) */
     rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 512, 1, 2, 0), 2.0 * 128 * 64 * 512 / 1e12 / sqrt(0.5),
