@@ -183,8 +183,9 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
 
-# bench/kernel_table.c, ub_chunks_table.c and block_table.c (docs/COMPUTE.md tables, not benchmarks) are built, not run.
-bench: $(BENCH_BIN) $(BUILD)/bench/kernel_table $(BUILD)/bench/ub_chunks_table $(BUILD)/bench/block_table
+# bench/kernel_table.c, ub_chunks_table.c, block_table.c and gemm_own_table.c (docs/COMPUTE.md tables, not benchmarks) are built, not run.
+bench: $(BENCH_BIN) $(BUILD)/bench/kernel_table $(BUILD)/bench/ub_chunks_table $(BUILD)/bench/block_table \
+       $(BUILD)/bench/gemm_own_table
 	@echo "machine: $$(nproc) cores, $$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 

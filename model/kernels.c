@@ -96,6 +96,7 @@ void kern_defaults(const char *arch, kern_calib *k)
     if (arch_is(arch, "hopper")) {
         k->gemm_ksweep = 1;
         k->gemm_fixed_s = 2.804e-6;
+        k->gemm_streamk = 1; /* cooperative (stream-K capable) kernels: see streamk_time */
     }
     if (volta) {
         k->gemm_eff = 0.684;
@@ -209,6 +210,7 @@ void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d,
     r->k0 = k->gemm_k0;
     r->fixed_s = k->gemm_fixed_s;
     r->ksweep = k->gemm_ksweep && (d == KD_BF16 || d == KD_FP16);
+    r->streamk = k->gemm_streamk;
 }
 
 /* The lent H100 SXM's sustained bf16 GEMMs at M = N = 8192 by K (randn operands, 700 W cap,
@@ -357,6 +359,81 @@ static double least_time(const kern_gemm_rate *r, const double num[4])
     return best;
 }
 
+/* Stream-K (issue 27 smallm27). The GEMMs the lent H100 and H200 profiled at the model's layer
+ * shapes ran cuBLAS's cooperative Hopper kernels (bench/gpu-results/2026-11-27-h100-sxm/ and
+ * 2026-11-27-h200/eager_block.json top_kernels: nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA,
+ * 128x256 coopA, 320x128 coopB, 192x192 coopB; K tile 64), and its chunked GEMMs ran faster than
+ * any data-parallel wave of tiles allows: 512 x 3072 x 12288 (48 tiles of 256x128 on 132 SMs) at
+ * 588 TFLOP/s, 512 x 9216 x 12288 at 650 (2026-11-27-h200/ub_chunks.json), where one wave of
+ * 128x128 tiles caps them at ~425 and ~435: the K loop is split over the idle SMs. The split
+ * follows CUTLASS's sm90 stream-K scheduler (NVIDIA/cutlass@0046e366
+ * include/cutlass/gemm/kernel/tile_scheduler_params.h, PersistentTileSchedulerSm90StreamKParams:
+ * get_num_sk_tiles, get_num_sk_units; min_iters_per_sk_unit_ = 8): no split when the tiles fill
+ * whole waves, when a tile has at most 8 k-tiles, or when the last wave is at least half full
+ * (its "Heuristic" mode); else all but one of the full waves stay data-parallel and the rest,
+ * s tiles x kt k-tiles, go to u = min(SMs, floor(kt s / 8)) units, the busiest taking
+ * ceil(kt s / u) k-tiles. Fixup [estimated, no measurement]: each unit writes one fp32 partial
+ * tile and reads one (the reduction workspace holds accumulator_bits x bm x bn per tile, same
+ * file, get_reduction_workspace_size), all SMs at once through HBM at the achieved rate:
+ * 8 bm bn SMs / hbm_Bps (12.9 us for 256x128 on 132 SMs at 2.68 TB/s). cuBLAS's own choice is
+ * not public: this is CUTLASS's rule, checked against our measurements (docs/COMPUTE.md). The
+ * six tiles are taken one by one (a pair's two tiles may differ in their last wave). Returns
+ * the least of `best` (the data-parallel time) and the stream-K times (ksweep applied to the
+ * compute, not the fixup). */
+static const struct {
+    int a, b;  /* bm = EDGES[a], bn = EDGES[b] */
+    int pair;  /* index into kern_gemm_rate's den (TILES) */
+} SK_TILES[6] = {{0, 1, 0}, {1, 0, 0}, {1, 1, 1}, {1, 2, 2}, {2, 1, 2}, {2, 2, 3}};
+
+/* The split's two tests on T tiles: not whole waves, last wave under half full. For a whole T
+ * below 2^52 one integer division gives both (T / S then is within 2^-52 relative of the true
+ * quotient, which lies at least 1 / S from an integer unless whole: the same floor and ceil), the
+ * same answers as the doubles of kernels.h; else as written there. */
+static int streamk_splits(double T, double S)
+{
+    if (T < 0x1p52) {
+        const long long t = (long long)T, sms = (long long)S;
+        if ((double)t == T) {
+            const long long rem = t % sms;
+            return rem != 0 && 2 * rem < sms;
+        }
+    }
+    const double full = floor(T / S);
+    return ceil(T / S) > full && 2 * (T - full * S) < S;
+}
+
+static double streamk_time(const kern_gemm_rate *r, double m, double n, double kk, double batch, double K,
+                           double kf, double hbm_Bps, double best)
+{
+    const double S = r->sms, kt = ceil(kk / 64);
+    double cm[3], cn[3], inv_kf = 0;
+    if (!(kt > 8))
+        return best;
+    tile_counts(m, cm); /* ceil(m / 256), ceil(m / 128), ceil(m / 64): the same doubles */
+    tile_counts(n, cn);
+    for (int i = 0; i < 6; i++) {
+        const double bm = EDGES[SK_TILES[i].a], bn = EDGES[SK_TILES[i].b];
+        const double T = cm[SK_TILES[i].a] * cn[SK_TILES[i].b] * batch;
+        if (!streamk_splits(T, S))
+            continue; /* whole waves, or a last wave at least half full: data-parallel */
+        const double full = floor(T / S);
+        const double dp = full > 1 ? full - 1 : 0, sk = T - dp * S, units = fmin(S, floor(kt * sk / 8));
+        if (!(units >= 1))
+            continue;
+        const double fix = hbm_Bps > 0 ? 8.0 * bm * bn * S / hbm_Bps : 0, work = 2.0 * bm * bn * K;
+        /* waves >= dp + sk / S: a tile whose bound, estimated by products (a few ulp), exceeds the
+         * best so far by 1e-12 cannot win; the rest are divided out as kernels.h writes them */
+        if (inv_kf == 0)
+            inv_kf = 1 / kf;
+        if ((dp + sk * r->inv_sms) * work * r->inv_den[SK_TILES[i].pair] * inv_kf + fix > best * (1 + 1e-12))
+            continue;
+        const double waves = dp + ceil(kt * sk / units) / kt;
+        const double t = waves * work / r->den[SK_TILES[i].pair] / kf + fix;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, double batch, double elem_bytes,
                         double hbm_Bps)
 {
@@ -376,8 +453,12 @@ double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, 
         }
     }
     double best = least_time(r, num);
+    const double kf = r->ksweep ? kern_gemm_kfactor(kk) : 1;
     if (r->ksweep)
-        best /= kern_gemm_kfactor(kk);
+        best /= kf;
+    if (r->streamk) {
+        best = streamk_time(r, m, n, kk, batch, K, kf, hbm_Bps, best);
+    }
     double bytes = (m * kk + kk * n + m * n) * batch * elem_bytes;
     if (hbm_Bps > 0 && bytes / hbm_Bps > best)
         best = bytes / hbm_Bps;

@@ -22,6 +22,9 @@ typedef struct kern_calib {
     double gemm_fixed_s;     /* launch + prologue/epilogue per GEMM, s                         */
     int gemm_ksweep;         /* 1: 16-bit GEMMs run at the measured sustained rate by K
                                 (kern_gemm_kfactor, Hopper), 0: no K dependence but k0         */
+    int gemm_streamk;        /* 1: a GEMM whose last wave is under half full may run as
+                                stream-K (kern_gemm_time; Hopper's cooperative kernels), 0: data-
+                                parallel waves only                                           */
     double fa_fwd_eff;       /* fused attention forward, fraction of 16-bit peak, head dim 128 */
     double fa_bwd_eff;       /* backward (FLOPs counted as 2.5 x forward, FlashAttention's)    */
     double fa_causal;        /* efficiency factor with a causal mask                           */
@@ -65,8 +68,10 @@ double kern_gemm_kfactor(double kk);
  * (workload.h wl_ub_chunks) takes this factor times the whole GEMM's time: the lent H200's
  * measured chunked / whole ratio by chunk rows (kernels.c: 1.0657 / 1.0238 / 1.0055 at 512 /
  * 1024 / 2048 rows), piecewise linear in log2 rows, clamped at the ends; on Hopper only (1
- * elsewhere: not measured). Not the kernel model's own chunks: its waves put 4 chunks of 512
- * rows at 1.16-1.40x the whole GEMM where the GPU measured 1.05-1.08x (docs/COMPUTE.md). */
+ * elsewhere: not measured). Not the kernel model's own chunks: its data-parallel waves put 4
+ * chunks of 512 rows at 1.16-1.40x the whole GEMM where the GPU measured 1.05-1.08x; with
+ * stream-K (smallm27) they come closer but not within the factor's own held-out spread (median
+ * |model - measured| 0.034 vs 0.020 on the Llama-3 70B rows; docs/COMPUTE.md). */
 double kern_gemm_chunk_factor(const spec_cluster *c, double rows);
 /* One GEMM C[m x n] = A[m x k] B[k x n], `batch` copies: the best of the tile shapes
  * (bm x bn) in {256x128, 128x256, 128x128, 128x64, 64x128, 64x64}: waves =
@@ -74,7 +79,15 @@ double kern_gemm_chunk_factor(const spec_cluster *c, double rows);
  * 2 bm bn (k + k0) / (peak/SMs x eff x rel(tile)), rel = sqrt(I(tile) / I(256x128)) with
  * I = bm bn / (bm + bn) (arithmetic intensity); bounded below by its bytes at the achieved
  * HBM rate; plus the fixed cost. With gemm_ksweep (16-bit maths) the tile time is divided by
- * kern_gemm_kfactor(k) before the HBM bound. hbm_Bps: achieved HBM B/s. */
+ * kern_gemm_kfactor(k) before the HBM bound. hbm_Bps: achieved HBM B/s.
+ * With gemm_streamk a tile shape whose T tiles leave a last wave under half full (T not a
+ * multiple of SMs, 2 (T - floor(T/SMs) SMs) < SMs) and whose k-tiles kt = ceil(k / 64) exceed
+ * 8 may instead run stream-K (CUTLASS's sm90 heuristic, kernels.c): max(floor(T/SMs) - 1, 0)
+ * data-parallel waves, then the remaining s tiles' kt s k-tiles split over
+ * u = min(SMs, floor(kt s / 8)) units, the busiest ceil(kt s / u): waves = dp + ceil(kt s /
+ * u) / kt at the same tile time (divided by kern_gemm_kfactor), plus the fixup: each unit
+ * writes and reads one fp32 partial tile, 8 bm bn SMs / hbm_Bps (0 where hbm_Bps is 0). The
+ * least of every data-parallel and stream-K time is taken. */
 double kern_gemm_time(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                       double batch, double elem_bytes, double hbm_Bps);
 /* The same split in two, for a caller that times several GEMMs of one math on one GPU: what
@@ -88,6 +101,7 @@ typedef struct kern_gemm_rate {
     double k0;        /* gemm_k0                                                          */
     double fixed_s;   /* gemm_fixed_s                                                     */
     int ksweep;       /* gemm_ksweep and a 16-bit math: divide by kern_gemm_kfactor(k)    */
+    int streamk;      /* gemm_streamk: stream-K candidates too                            */
 } kern_gemm_rate;
 void kern_gemm_rate_of(const kern_calib *k, const spec_cluster *c, kern_dtype d, kern_gemm_rate *r);
 double kern_gemm_time_r(const kern_gemm_rate *r, double m, double n, double kk, double batch, double elem_bytes,

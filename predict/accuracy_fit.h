@@ -21,15 +21,20 @@
 /* The held-out gain a fit must bring: the accuracy guard's tolerance (cli/accuracy_report.c
  * CHECK_TOL_PTS, 0.5 points of MAPE): a smaller change is what the guard calls noise. */
 #define ACC_FIT_GAIN_MIN 0.005
+/* The most a fit may worsen any one held-out source's MAPE: issue 27's "no source worse by more
+ * than 2 points than before without a stated reason" (a fitted value states none: it stands for
+ * whatever the model lacks). */
+#define ACC_FIT_SOURCE_WORSE_MAX 0.02
 
 typedef enum {
     ACC_FIT_FITTED,       /* fitted; held out, it lowers the mean MAPE over sources by at least
                              ACC_FIT_GAIN_MIN                                                     */
     ACC_FIT_UNDETERMINED, /* the cases cannot tell (no case it acts on in two sources, or a
                              flat objective): the estimate is kept                               */
-    ACC_FIT_REJECTED,     /* fitted, but held out it is worse than the estimate, or better by
-                             less than ACC_FIT_GAIN_MIN: the estimate is kept (issue 27: no
-                             worse than what it replaces)                                        */
+    ACC_FIT_REJECTED,     /* fitted, but held out it is worse than the estimate, better by less
+                             than ACC_FIT_GAIN_MIN, or worse on one source by more than
+                             ACC_FIT_SOURCE_WORSE_MAX: the estimate is kept (issue 27: no worse
+                             than what it replaces)                                              */
     ACC_FIT_BOUND         /* the fit on every source is at an end of the physical range: the
                              cases ask for a value the mechanism cannot have; the estimate kept */
 } acc_fit_status;

@@ -84,6 +84,48 @@ START_TEST(test_gemm_wave_quantization)
 }
 END_TEST
 
+START_TEST(test_gemm_streamk)
+{
+    /* Stream-K (kernels.h, CUTLASS's sm90 heuristic) on the toy GPU (4 SMs, 1e12 FLOP/s each,
+     * efficiency 1, HBM 1e12 B/s). One 256x128 tile = 2 x 256 x 128 x K FLOP = 268.435456 us at
+     * K = 4096 (kt = 64 k-tiles of 64).
+     * (a) 256 x 128 x 4096: one tile on 4 SMs, last wave 1 < 4 / 2: split over
+     *     u = min(4, floor(64 x 1 / 8)) = 4 units of 16 k-tiles: 0.25 of the tile time =
+     *     67.108864 us, + fixup 8 x 256 x 128 x 4 / 1e12 = 1.048576 us = 68.157440 us. The other
+     *     tiles run data-parallel (128x128: 2 tiles, 2 x 2 = 4 is not < 4: one wave of
+     *     134.2 / sqrt(0.75) = 155.0 us; 128x64: 4 tiles, whole wave, 94.9 us): slower.
+     *     Without stream-K: 128x64's 67.108864 / sqrt(0.5) = 94.906 us. */
+    spec_cluster c = toy();
+    kern_calib k = unit_calib();
+    const double tile = 2.0 * 256 * 128 * 4096 / 1e12;
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 4096, 1, 2, 1e12), tile / 4 / sqrt(0.5), "a, data-parallel");
+    k.gemm_streamk = 1;
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 4096, 1, 2, 1e12), tile / 4 + 1.048576e-6, "a, stream-K");
+    /* no HBM rate: no fixup */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 4096, 1, 2, 0), tile / 4, "a, no fixup");
+    /* m and n swapped: 128x256 takes the part of 256x128, the same time */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 128, 256, 4096, 1, 2, 1e12), tile / 4 + 1.048576e-6, "a, swapped");
+    /* (b) 2304 x 128 x 4096: 9 tiles of 256x128, 2 full waves + 1 (1 < 2): 1 wave stays
+     *     data-parallel, 5 tiles x 64 k-tiles over 4 units: ceil(320 / 4) = 80 k-tiles:
+     *     1 + 80 / 64 = 2.25 waves = 603.979776 us + 1.048576 us = 605.028352 us (data-parallel:
+     *     3 waves, 805.3 us; 128x128: 18 tiles, tail 2 not < 2: 5 waves x 155.0 = 775 us). */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 2304, 128, 4096, 1, 2, 1e12), 2.25 * tile + 1.048576e-6, "b");
+    /* (c) 768 x 128 x 4096: 3 tiles, the last wave 3 >= 4 / 2: data-parallel, one wave of
+     *     256x128 = 268.435456 us, as without stream-K */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 768, 128, 4096, 1, 2, 1e12), tile, "c, tail half full");
+    /* defaults: Hopper only (its cooperative kernels); Ampere and Volta keep data-parallel waves */
+    kern_calib dh, da, dv;
+    kern_defaults("hopper", &dh);
+    kern_defaults("ampere", &da);
+    kern_defaults("volta", &dv);
+    ck_assert(dh.gemm_streamk == 1 && da.gemm_streamk == 0 && dv.gemm_streamk == 0);
+    /* (d) K = 512: kt = 8, not above CUTLASS's 8 k-tiles per unit: data-parallel, 128x64's
+     *     one wave 2 x 128 x 64 x 512 / 1e12 / sqrt(0.5) */
+    rel_eq(kern_gemm_time(&k, &c, KD_BF16, 256, 128, 512, 1, 2, 0), 2.0 * 128 * 64 * 512 / 1e12 / sqrt(0.5),
+           "d, kt 8");
+}
+END_TEST
+
 START_TEST(test_gemm_ksweep)
 {
     /* kern_gemm_kfactor: the lent H100's sustained bf16 TFLOP/s at M = N = 8192 by K over its
@@ -586,6 +628,7 @@ START_TEST(test_defaults_match_files)
                                    {f->fa_hd64, d.fa_hd64},         {f->fa_hd64_bwd, d.fa_hd64_bwd},
                                    {f->fa3_fwd_eff + 1, d.fa3_fwd_eff + 1}, {f->fa3_s0 + 1, d.fa3_s0 + 1},
                                    {f->launch_s, d.launch_s}, {f->gemm_ksweep + 1.0, d.gemm_ksweep + 1.0},
+                                   {f->gemm_streamk + 1.0, d.gemm_streamk + 1.0},
                                    {f->gemm_eff_dtype[KD_FP32], d.gemm_eff_dtype[KD_FP32]},
                                    {f->gemm_eff_dtype[KD_FP8] + 1, d.gemm_eff_dtype[KD_FP8] + 1},
                                    {f->attn_sustained + 1, d.attn_sustained + 1}, {f->attn_clock + 1, d.attn_clock + 1}};
@@ -596,7 +639,7 @@ START_TEST(test_defaults_match_files)
 }
 END_TEST
 
-/* kernels.h's GEMM formula as written there, with the square root taken per tile. */
+/* kernels.h's GEMM formula as written there, with the square root taken per tile (stream-K too). */
 static double gemm_formula(const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n, double kk,
                            double batch, double eb, double hbm)
 {
@@ -612,8 +655,26 @@ static double gemm_formula(const kern_calib *k, const spec_cluster *c, kern_dtyp
         double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * sqrt(I / Imax));
         best = t < best ? t : best;
     }
-    if (k->gemm_ksweep && (d == KD_BF16 || d == KD_FP16))
-        best /= kern_gemm_kfactor(kk);
+    double kf = k->gemm_ksweep && (d == KD_BF16 || d == KD_FP16) ? kern_gemm_kfactor(kk) : 1;
+    if (kf != 1)
+        best /= kf;
+    /* stream-K (kernels.h): per tile, where the last wave is under half full and kt > 8 */
+    double kt = ceil(kk / 64);
+    for (int i = 0; k->gemm_streamk && kt > 8 && i < 6; i++) {
+        double bm = tiles[i][0], bn = tiles[i][1];
+        double I = bm * bn / (bm + bn), Imax = 256.0 * 128.0 / 384.0;
+        double T = ceil(m / bm) * ceil(n / bn) * batch, full = floor(T / sms), tail = T - full * sms;
+        if (ceil(T / sms) == full || 2 * tail >= sms)
+            continue;
+        double dp = full > 1 ? full - 1 : 0, sk = T - dp * sms, units = fmin(sms, floor(kt * sk / 8));
+        if (units < 1)
+            continue;
+        double waves = dp + ceil(kt * sk / units) / kt;
+        double t = waves * 2.0 * bm * bn * (kk + k->gemm_k0) / (per_sm * sqrt(I / Imax)) / kf;
+        if (hbm > 0)
+            t += 8.0 * bm * bn * sms / hbm;
+        best = t < best ? t : best;
+    }
     double bytes = (m * kk + kk * n + m * n) * batch * eb;
     if (hbm > 0 && bytes / hbm > best)
         best = bytes / hbm;
@@ -861,38 +922,46 @@ static void h100_burst(spec_cluster *c, kern_calib *k)
 
 START_TEST(test_ub_kernel_model_chunks)
 {
-    /* Why the chunks take the measured factor, not the kernel model's own chunks (docs/COMPUTE.md,
-     * held-out table): at GPT-3 175B t = 4, 2048 tokens, its tile waves put 4 chunks of 512 rows at
-     * ~1.4x the whole GEMM where the H200 measured 1.046 (qkv) and 1.069 (proj dgrad).
-     * K = 12288 for both: K factor (666.666 + log2(1.5) x 12.476) / 666.666 = 1.010947; fixed
-     * cost 2.804 us per GEMM; S = 6.31867e12 x 1.010947 FLOP/s per SM-tile.
-     * qkv fprop 2048 x 9216: 256x128 -> 8 x 72 = 576 tiles, ceil(576 / 132) = 5 waves, 5 x 2 x
-     *   256 x 128 x K / S = 630.343 us (128x128: 1152 tiles, 9 waves x 1 / sqrt(.75): 654.9 us;
-     *   128x64: 2304 tiles, 18 waves / sqrt(.5): 802.0 us; 64x64: 35 waves: 900 us): 633.147 us.
-     *   chunk 512 x 9216: 256x128 -> 144 tiles, 2 waves: 252.1 us; 128x128 -> 288 tiles, 3 waves
-     *   x 2 x 128^2 x K / S / sqrt(.75) = 218.357 us (128x64: 576, 5 waves / sqrt(.5): 222.8 us;
-     *   64x64: 1152, 9 waves / sqrt(.375): 231.5 us): 4 x (2.804 + 218.357) = 884.645 us;
-     *   ratio 1.39722.
-     * proj dgrad 2048 x 3072: 256x128 -> 192 tiles, 2 waves: 252.1 us; 128x128 -> 384 tiles,
-     *   3 waves: 218.357 us (128x64: 768, 6 waves: 267.4 us): 221.161 us; chunk 512 x 3072:
-     *   128x128 -> 96 tiles, 1 wave: 72.786 us (256x128 48 tiles 1 wave: 126.0; 64x64: 384
-     *   tiles, 3 waves: 77.2 us): 4 x (2.804 + 72.786) = 302.359 us; ratio 1.36714. */
+    /* The kernel model's own chunks (docs/COMPUTE.md): GPT-3 175B t = 4, 2048 tokens, 4 chunks
+     * of 512 rows. Data-parallel waves alone put them at ~1.4x the whole GEMM (qkv 1.39722,
+     * proj dgrad 1.36714, before issue 27 smallm27) where the H200 measured 1.046 and 1.069;
+     * with stream-K (no HBM rate here: no fixup) the chunks pay ~2-5 %.
+     * K = 12288 for both: kt = 192 k-tiles; K factor (666.666 + log2(1.5) x 12.476) / 666.666 =
+     * 1.010947; fixed cost 2.804 us per GEMM; S = 6.31867e12 x 1.010947 FLOP/s per SM-tile;
+     * one 256x128 wave w = 2 x 256 x 128 x K / S = 126.0687 us.
+     * qkv fprop 2048 x 9216: 256x128 -> 576 tiles = 4 waves + 48 (96 < 132): stream-K, 3 waves
+     *   data-parallel, 180 tiles x 192 k-tiles over 132 units, ceil(34560 / 132) = 262:
+     *   3 + 262 / 192 = 4.364583 w (128x128: 1152 tiles, tail 96 not < 66: 9 waves / sqrt(.75)
+     *   = 5.196 w; 128x64: stream-K 17.458 waves x 0.35355 = 6.17 w): 553.041 us.
+     *   chunk 512 x 9216: 256x128 -> 144 tiles, tail 12: all stream-K, ceil(27648 / 132) = 210:
+     *   1.09375 w (128x128: 288 tiles, 1 + 227 / 192 waves / sqrt(.75) = 1.260 w): 140.692 us;
+     *   ratio 4 x 140.692 / 553.041 = 1.01758.
+     * proj dgrad 2048 x 3072: 256x128 -> 192 tiles, tail 60: stream-K, ceil(36864 / 132) = 280:
+     *   1.458333 w (128x128: 384 tiles, tail 120: 3 waves = 1.732 w): 186.654 us; chunk
+     *   512 x 3072: 48 tiles (96 < 132), ceil(9216 / 132) = 70: 0.364583 w (128x128: 96 tiles,
+     *   192 >= 132: 1 wave = 0.577 w; 128x64: 192 tiles, 1.458 waves x 0.354 = 0.516 w):
+     *   48.767 us; ratio 4 x 48.767 / 186.654 = 1.04507. */
     spec_cluster c;
     kern_calib k;
     h100_burst(&c, &k);
     const double K = 12288, S = 989.4e12 * 0.843 / 132 * kern_gemm_kfactor(K), fx = 2.804e-6;
-    const double w256 = 2.0 * 256 * 128 * K / S, w128 = 2.0 * 128 * 128 * K / S / sqrt(0.75);
+    const double w256 = 2.0 * 256 * 128 * K / S;
     rel_eq(kern_gemm_kfactor(K), (666.666 + log2(1.5) * (679.142 - 666.666)) / 666.666, "K 12288");
     double qw = kern_gemm_time(&k, &c, KD_BF16, 2048, 9216, K, 1, 2, 0);
     double qc = kern_gemm_time(&k, &c, KD_BF16, 512, 9216, K, 1, 2, 0);
-    rel_eq(qw, fx + 5 * w256, "qkv whole: 5 waves of 256x128");
-    rel_eq(qc, fx + 3 * w128, "qkv chunk: 3 waves of 128x128");
-    ck_assert_msg(fabs(4 * qc / qw - 1.39722) < 1e-5, "qkv ratio %.6f", 4 * qc / qw);
+    rel_eq(qw, fx + (3 + 262.0 / 192) * w256, "qkv whole: 3 waves + stream-K");
+    rel_eq(qc, fx + 210.0 / 192 * w256, "qkv chunk: stream-K");
+    ck_assert_msg(fabs(4 * qc / qw - 1.01758) < 1e-5, "qkv ratio %.6f", 4 * qc / qw);
     double pw = kern_gemm_time(&k, &c, KD_BF16, 2048, 3072, K, 1, 2, 0);
     double pc = kern_gemm_time(&k, &c, KD_BF16, 512, 3072, K, 1, 2, 0);
-    rel_eq(pw, fx + 3 * w128, "proj dgrad whole: 3 waves of 128x128");
-    rel_eq(pc, fx + w128, "proj dgrad chunk: 1 wave of 128x128");
-    ck_assert_msg(fabs(4 * pc / pw - 1.36714) < 1e-5, "proj dgrad ratio %.6f", 4 * pc / pw);
+    rel_eq(pw, fx + 280.0 / 192 * w256, "proj dgrad whole: stream-K");
+    rel_eq(pc, fx + 70.0 / 192 * w256, "proj dgrad chunk: stream-K");
+    ck_assert_msg(fabs(4 * pc / pw - 1.04507) < 1e-5, "proj dgrad ratio %.6f", 4 * pc / pw);
+    /* the data-parallel waves alone (gemm_streamk 0): the earlier ~1.4x */
+    k.gemm_streamk = 0;
+    qw = kern_gemm_time(&k, &c, KD_BF16, 2048, 9216, K, 1, 2, 0);
+    qc = kern_gemm_time(&k, &c, KD_BF16, 512, 9216, K, 1, 2, 0);
+    ck_assert_msg(fabs(4 * qc / qw - 1.39722) < 1e-5, "data-parallel qkv ratio %.6f", 4 * qc / qw);
 }
 END_TEST
 
@@ -1040,6 +1109,7 @@ Suite *kernels_suite(void)
     tcase_add_test(t, test_gemm_one_wave);
     tcase_add_test(t, test_gemm_wave_quantization);
     tcase_add_test(t, test_gemm_ksweep);
+    tcase_add_test(t, test_gemm_streamk);
     tcase_add_test(t, test_hopper_clock_from_burst);
     tcase_add_test(t, test_gemm_headdim64_not_doubled);
     tcase_add_test(t, test_gemm_hbm_floor_and_dtype);

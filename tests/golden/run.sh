@@ -513,17 +513,20 @@ expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel gr
 one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 # zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
 # (longseq35: PyTorch's ring's fp32 merges and dQ/dK/dV adds now charged, cp.c cp_torch_ring: 0.683 / 0.679 -> 0.716 / 0.712 s) (titan2d37: FSDP2 hook 30 -> 753.74 us, shipped by make fit-host once the 2-D torchtitan cases joined its fit: -> 0.765 / 0.761 s)
-expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.688" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
-expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.684" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
+# smallm27: Hopper GEMMs with stream-K where a last wave is under half full (kernels.c streamk_time): 0.688 / 0.684 -> 0.685 / 0.681 s
+expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.685" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.681" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
 # FSDP2 with pipeline stages (titan3d27, layout_pipe.c): torchtitan's 3-D spelling, both engines, 4 micro-batches
 # (1F1B bubble (p - 1) / (m + p - 1) = 1/5), the interleaved schedule's two stages per rank, refusals
+# (steps after smallm27's Hopper stream-K GEMMs: 0.890 -> 0.885 s, interleaved 0.806 -> 0.802, 4-D
+# fsdp2-tp-cp below 0.241 / 0.237 -> 0.240 / 0.236)
 FPP="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --framework fsdp2 --grad-accum 4"
 expect fsdp2-pp-json 0 '"layout": "fsdp2:dp=2,t=4,p=2,schedule=1f1b"' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
 expect fsdp2-pp-bubble 0 '"pipeline_bubble": 0.2' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-step 0 '"step_s": 0.8898772692' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.890" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
-expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.806" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
+expect fsdp2-pp-step 0 '"step_s": 0.8845966526' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.885" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
+expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.802" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
 expect fsdp2-pp-gpus 2 'layout: fsdp2:dp=16,t=8,p=2,schedule=1f1b: expected dp x t x p = 128 GPUs, got 16 x 8 x 2' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
 expect fsdp2-pp-stages 2 'layout: fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b: 32 pipeline stages (p x stages per rank), but gpt3-1.3b has 24 layers' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b --framework fsdp2
 expect fsdp2-pp-schedule 2 'in "fsdp2:dp=2,t=4,p=2,schedule=zb": expected schedule=1f1b, interleaved-1f1b or gpipe, got "zb"' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2,schedule=zb
@@ -541,8 +544,9 @@ if grep -q '"name":"backward mb 7 chunk 0"' "$TMP/pt.json" && grep -q '"name":"s
 expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved schedule needs the micro-batches per step (grad_accum 12) to be a multiple of p = 8" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --grad-accum 12
 # Megatron-Core's uneven pipeline split (split36): split=embed+loss (Llama-3.1-405B, 126 layers on p 8 x vp 8) and first/last
 S405="--cluster dgx-h100 --nodes 128 --model llama3.1-405b --micro-batch 1 --grad-accum 64 --engine model"
-expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    26.063" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
-expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    52.526" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
+# smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): split=embed+loss 26.063 -> 25.623 s, first/last 52.526 -> 51.499 s
+expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    25.623" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
+expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    51.499" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
 expect megatron-split-bad 2 'in "megatron:t=8,p=8,split=head": expected split=even, embed, loss or embed+loss, got "head"' -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=head
 expect megatron-split-count 2 "layout: megatron:t=8,p=8,cp=2,split=embed: the 126 layers of llama3.1-405b with the embedding / loss counted (127) must split evenly over p x vp = 8" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,cp=2,split=embed
 expect megatron-split-both 2 "layout: megatron:t=8,p=8,split=loss,last=14: expected split=... or first=/last=, not both" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=loss,last=14
@@ -1061,7 +1065,8 @@ expect stack-ew-bad 2 "stk4.json: \$.repeat_kv.value: expected on or off, got \"
 # issue 27's sustained clock ratio); op-level checkpointing between none (0.943) and full; fp32 reduction: RS bytes +8.03e9 x 2 x 15/16 = 15.1 GB per
 # GPU (comm GB 45.2 -> 60.2); fused AdamW: optim 0.015 -> 0.005 s (28 / 80 of foreach's bytes)
 F27="predict --cluster dgx-h100 --model llama3-8b --nodes 2 --layout zero3 --framework fsdp --engine model"
-expect impl-fsdp-default 0 "zero3                    1.154" -- "$BIN" $F27
+# smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): default 1.154 -> 1.149 s, op-level checkpointing 0.982 -> 0.977 s
+expect impl-fsdp-default 0 "zero3                    1.149" -- "$BIN" $F27
 # ds_config communication_data_type (DeepSpeed's gradient reduce dtype): "fp32" prices exactly as
 # --reduce-dtype fp32 (DeepSpeed v0.5 owner reduce, ZeRO-2: RS 0.346 s -> 0.684 s, 2x the bytes plus
 # the same latency); an unknown dtype is one error line, exit 2. Step 2.088 -> 2.110 s (ds28c): before v0.12.4
@@ -1076,7 +1081,7 @@ expect ds-comm-dtype-flag-same 0 "zero2                    2.164       7.39     
 printf '{"train_micro_batch_size_per_gpu": 1, "communication_data_type": "int8", "zero_optimization": {"stage": 2}}' >"$TMP/ds_cdt_bad.json"
 expect ds-comm-dtype-bad 2 'ds_cdt_bad.json: $.communication_data_type: expected "fp32", "fp16" or "bf16", got "int8"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
 one_line_err ds-comm-dtype-bad-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model llama2-7b --ds-config "$TMP/ds_cdt_bad.json" --engine model
-expect impl-ckpt-op 0 "zero3                    0.982" -- "$BIN" $F27 --checkpointing op
+expect impl-ckpt-op 0 "zero3                    0.977" -- "$BIN" $F27 --checkpointing op
 expect impl-reduce-fp32 0 "0.006    0.000   0.015      60.2" -- "$BIN" $F27 --reduce-dtype fp32
 expect impl-optimizer-fused 0 "0.003    0.000   0.005      45.2" -- "$BIN" $F27 --optimizer fused
 expect impl-reduce-bad 2 "--reduce-dtype: expected fp32, param, bf16 or fp16, got \"fp64\"" -- "$BIN" $F27 --reduce-dtype fp64
@@ -1170,9 +1175,13 @@ expect impl-flag-key-bad 2 "$TMP/rkv.json: \$.repeat_kv: expected true or false,
 # rate (datasheet x 0.978, was x clock_ratio 0.828): tpo-off / tpo-on / sim 0.237 / 0.205 / 0.203 ->
 # 0.233 / 0.201 / 0.199 s, opg-on 0.173 -> 0.169 s (sim 0.171 -> 0.166), zero1=0 0.214 -> 0.210.
 T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t=8,p=1 --framework megatron"
-expect tpo-off 0 "megatron:t=8,p=1         0.233" -- "$BIN" $T27 --engine model --tp-comm-overlap off
-expect tpo-on 0 "megatron:t=8,p=1         0.201" -- "$BIN" $T27 --engine model --tp-comm-overlap on
-expect tpo-on-sim 0 "megatron:t=8,p=1         0.199" -- "$BIN" $T27 --tp-comm-overlap on
+# smallm27: (1) Hopper GEMMs with stream-K (kernels.c streamk_time; TE's 512-row chunks above all):
+# tpo-off / tpo-on / sim 0.233 / 0.201 / 0.199 -> 0.227 / 0.194 / 0.192 s, opg-on 0.169 -> 0.162 (sim 0.166 -> 0.159),
+# zero1=0 0.210 -> 0.205. (make fit-host's Megatron per-collective cost, ~160 us, is not shipped: one
+# held-out source 5 points worse, predict/accuracy_fit.c ACC_FIT_SOURCE_WORSE_MAX; 5 us kept.)
+expect tpo-off 0 "megatron:t=8,p=1         0.227" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+expect tpo-on 0 "megatron:t=8,p=1         0.194" -- "$BIN" $T27 --engine model --tp-comm-overlap on
+expect tpo-on-sim 0 "megatron:t=8,p=1         0.192" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
 expect tpo-stack 0 "tp_comm_overlap    on" -- "$BIN" describe --stack megatron-core-te
 printf '{"tp_comm_overlap": 1}' >"$TMP/tpo.json"
@@ -1187,9 +1196,9 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
 # it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.169      11.86    264.8   26.8   33.8     0.147    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
-expect opg-on-sim 0 "megatron:t=8,p=1         0.166" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
-expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.210" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+expect opg-on 0 "megatron:t=8,p=1         0.162      12.38    276.2   27.9   35.2     0.140    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on-sim 0 "megatron:t=8,p=1         0.159" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.205" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
 expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
 # issue 30 (dec30): on, where no layout of the run can act on them, they are said to be ignored
 expect opg-ignored-framework 0 "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed optimizer (a megatron or tp layout with zero1) under --framework megatron, and the framework is not megatron" -- "$BIN" predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout zero3 --engine model --overlap-param-gather on
@@ -1386,9 +1395,13 @@ expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --
 # x 2 B = 31.5 GiB (40.1 GiB with one block's recompute), the gathered layers 29.7 GiB, reserve 2: 83.6
 # GiB > 72 GiB (80 less the 8 GiB headroom), short by 11.6. With t = 4 the sequence-parallel
 # activations and the TP-sharded gathered layers split 4 ways (10.0 + 7.4 GiB) and the sharded states
-# stay (dp x t = 512 shards): 31.3 GiB at micro-batch 1 (61.3 at 4), so plan recommends a 2-D layout
+# stay (dp x t = 512 shards): 31.3 GiB at micro-batch 1 (61.3 at 4), so plan recommends a 2-D layout.
+# Which 2-D one is a near tie (t=4 at micro-batch 4 and t=2 at 2 within 0.1 %: planpp picked t=4
+# before smallm27's stream-K GEMMs, t=2 after), so the check is the kind of answer, not the tie's side.
 expect planpp-405b-pure-short 1 "the closest, zero3 on 64 nodes (micro-batch 1), needs 83.6 GiB per GPU, short by 11.6 GiB" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 --layouts zero3,ddp,hsdp,raf,shard_grad_op,hybrid_shard_zero2
-expect planpp-405b-2d 0 "recommended: fsdp2:dp=128,t=4,asynctp=1 on 64 nodes, micro-batch 4 x 4: FSDP2 over dp 128 x tensor 4 (async TP, compiled) inside a node; 61.3 GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0
+"$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 >"$TMP/p405" 2>&1
+if grep -E '^recommended: fsdp2:dp=[0-9]+,t=[248],asynctp=1 on 64 nodes, .*\(async TP, compiled\) inside a node; .* GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit$' "$TMP/p405" >/dev/null; then
+    pass=$((pass + 1)); else echo "FAIL planpp-405b-2d"; grep '^recommended' "$TMP/p405"; fail=$((fail + 1)); fi
 # Llama-3-70B on 16 p4d nodes (40 GiB A100s): zero3 needs 36.4 GiB at micro-batch 1 (states 70.55e9
 # x 16 B / 128 = 8.2 GiB, 80 block inputs of 8192 x 8192 x 2 B = 10 GiB, 16.4 with the recompute,
 # gathered layers 9.8, reserve 2) > 36.0; plan recommends 3-D (t = 8 in a node, 2 stages interleaved,
@@ -1484,9 +1497,11 @@ expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false,
 # reduce-scatters (RS s 0.070 -> 0.015: the backward's two, not fused, stay exposed; asynctp27); states over all 16 ranks, activations 1/4 of zero3's
 # (7.04 / 4 = 1.76 GiB); the grammar's refusals, exit 2
 F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --layout fsdp2:dp=4,t=4,asynctp=1 --framework fsdp2"
-expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.397      10.09    299.1   30.2   35.8     0.310    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.349      11.46    339.9   34.4   40.7     0.316    0.002    0.015    0.000   0.015      28.5     12.0     1.14x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.393      10.17    301.5   30.5   36.1     0.306    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
+# smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): 0.397 / 0.349 -> 0.394 / 0.347 s
+# (async TP as asynctp27 prices it), sim 0.393 -> 0.391 s
+expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.394      10.14    300.7   30.4   36.0     0.307    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.347      11.53    342.0   34.6   41.0     0.314    0.002    0.015    0.000   0.015      28.5     12.0     1.14x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.391      10.22    303.1   30.6   36.3     0.304    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.76     0.73     2.00    11.97" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
 # async TP without torch.compile: torchtitan refuses it (parallelize_llama.py "Async TP requires
 # --training.compile"); shardcast says so and prices it as given; with the compile stack, no note
@@ -1495,8 +1510,8 @@ expect fsdp2-atp-eager-note 0 "shardcast: note: fsdp2:dp=4,t=4,asynctp=1 with ea
 if grep -q "async TP only under" "$TMP/atpc"; then echo "FAIL fsdp2-atp-compile-quiet: noted under compile"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect fsdp2-asynctp-no-t 2 'in "fsdp2:dp=4,asynctp=1": asynctp=1 needs tensor parallelism, t > 1 (e.g. "fsdp2:dp=4,t=2,asynctp=1")' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,asynctp=1 --framework fsdp2
 # fsdp2 with t and cp (titan3d27): the cp ring on each rank's heads / t, TP on the rank's s / cp tokens; both engines
-expect fsdp2-tp-cp 0 "fsdp2:dp=2,cp=2,t=4      0.241" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine model
-expect fsdp2-tp-cp-sim 0 "fsdp2:dp=2,cp=2,t=4      0.237" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine sim
+expect fsdp2-tp-cp 0 "fsdp2:dp=2,cp=2,t=4      0.240" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine model
+expect fsdp2-tp-cp-sim 0 "fsdp2:dp=2,cp=2,t=4      0.236" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,cp=2 --framework fsdp2 --engine sim
 expect fsdp2-tp-cp-gpus 2 "layout: fsdp2:dp=2,cp=2,t=8: expected dp x cp x t = 16 GPUs, got 2 x 2 x 8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=8,cp=2 --framework fsdp2
 expect fsdp2-4d-gpus 2 "layout: fsdp2:dp=2,cp=2,t=4,p=2,schedule=1f1b: expected dp x cp x t x p = 16 GPUs, got 2 x 2 x 4 x 2" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,cp=2,t=4,p=2 --framework fsdp2
 expect fsdp2-tp-dp 2 "layout: fsdp2:dp=8,t=4: expected dp x t = 16 GPUs, got 8 x 4" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=8,t=4 --framework fsdp2
