@@ -548,9 +548,12 @@ static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, co
         }
         if (it->n_pair) { /* copies beside their own GEMMs only (pair_hidden); the unpaired
                              ones (context parallelism's ring, cp.c) beside their own share */
+            unsigned paired = 0;
+            for (int k = 0; k < it->n_pair; k++)
+                paired |= 1u << it->pair[k].coll;
             double un = 0;
             for (int k = 0; k < it->n_inline; k++)
-                un += o->itl[k] || it->inl[k].offload ? 0 : o->in[k];
+                un += o->itl[k] || (paired >> k & 1u) ? 0 : o->in[k];
             un = un < o->inl_f * comp ? un : o->inl_f * comp;
             double f = (un + pair_hidden(cal, c, layout_layer(g, w, it->layer), w->elem_bytes, it, o->in)) / comp;
             o->inl_f = f < 1 ? f : 1;

@@ -522,6 +522,53 @@ START_TEST(test_atp_pairs)
 }
 END_TEST
 
+/* The same rule beside context parallelism's ring (cp.c cp_item, an unpaired inline
+ * collective): fsdp2:dp=1,cp=2,t=2,asynctp=1 on 2 duo nodes (link_Bps 1e10, NIC 1e12 B/s), the tiny block's
+ * forward on a rank's 16 / 2 = 8 tokens. Each pair moves 8 x 64 x 2 B = 1024 B, half from the
+ * peer: 512 B at 2e10 B/s = 2.56e-8 s; the GEMMs' halves (test_atp_pairs at half the tokens):
+ * qkv 4.9152e-8, fc1 and fc2 6.5536e-8 s (hidden), proj 1.6384e-8 s (its reduce-scatter exposed
+ * by 9.216e-9 s): 3 x 2.56e-8 + 1.6384e-8 = 9.3184e-8 s of copies hidden. The ring hides only
+ * behind its own share of the compute (the attention core's, cp.c), never behind what the pairs
+ * leave: what runs beside the compute is min(ring, its share) + 9.3184e-8 s (with the ring
+ * shorter than its share: ring + 9.3184e-8 s; summing the two, as before, gave its share). */
+START_TEST(test_atp_pairs_cp)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    spec_cluster duo = test_duo_cluster("duo", 1e10, 1e12);
+    sc_err err;
+    spec_layout l = parse("fsdp2:dp=1,cp=2,t=2,asynctp=1");
+    ck_assert_msg(spec_layout_check(&l, &duo, 2, &err) == 0, "%s", err.text);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, &duo, 2, g);
+    an_timed t;
+    an_time(g, &w, &k, &duo, &t);
+    const lo_item *ia = first_block(&g->last, &w, LO_FWD);
+    ck_assert_ptr_nonnull(ia);
+    const an_titem *o = &t.last[ia - g->last.item];
+    ck_assert_int_eq(ia->n_pair, 4);
+    ck_assert_int_eq(ia->n_inline, 3);
+    const lo_coll *ring = &ia->inl[2];
+    ck_assert_int_eq(ring->group, GRP_AX1);
+    ck_assert(ia->inline_overlap > 0); /* the ring's share, cp_item's */
+    for (int q = 0; q < 4; q++)
+        ck_assert_double_eq_tol(o->in[ia->pair[q].coll] / 2, 2.56e-8, 1e-9 * 2.56e-8);
+    const double share = ia->inline_overlap * o->comp;
+    /* the ring: 2 x (8 x 2) tokens x (2 kv heads x 32 / 2) x 2 B = 2048 B, half from the peer
+     * across the nodes, whose one NIC the node's two cp groups share: 1024 B / 5e11 B/s */
+    ck_assert_double_eq_tol(o->in[2], 2.048e-9, 1e-9 * 2.048e-9);
+    ck_assert(o->in[2] < share); /* shorter than its share: the rest of the core's share does
+                                    not hide proj's 9.216e-9 s */
+    const double want = o->in[2] + 9.3184e-8;
+    ck_assert_double_eq_tol(o->inl_f * o->comp, want, 1e-9 * want);
+    free(g);
+}
+END_TEST
+
 Suite *fsdp2tp_suite(void)
 {
     Suite *s = suite_create("fsdp2tp");
@@ -535,6 +582,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_atp_bounds);
     tcase_add_test(tc, test_atp_pairs);
+    tcase_add_test(tc, test_atp_pairs_cp);
     suite_add_tcase(s, tc);
     return s;
 }
