@@ -215,9 +215,10 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  *    pair by pair (lo_pair; atp2, issue 27 item 8: before, the block's copies were summed against
  *    the sum of its fused GEMMs, which let the small wo GEMM's reduce-scatter hide behind
  *    w1 / w3). The GEMMs split in t chunks (lo_tp_ub_mark: ub_atp; the measured chunk factor,
- *    cost.c lin_gemm_t), each timed by cost_layer_gemm_time. Not modelled: the barriers (3 per all-gather, 2 t per reduce-
- *    scatter: no public measurement of their cost), the all-gather's second local copy (into
- *    its output, beside the last GEMM), the embedding's backward all-gather (as sp_item).
+ *    cost.c lin_gemm_t), each timed by cost_layer_gemm_time. Not modelled: the barriers (3 per
+ *    all-gather, 2 t per reduce-scatter: no public measurement of their cost), the all-gather's
+ *    second local copy (into its output, beside the last GEMM), the embedding's backward
+ *    all-gather (as sp_item).
  *    Float8 (torchao): the forward's GEMMs are _scaled_mm; the stored 2024 pass
  *    (00122fb1) matched aten.mm only, the 2025 one (5f65158a) _scaled_mm too: taken as fused,
  *    the torch commit of the cases' runs not read. */
