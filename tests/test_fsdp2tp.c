@@ -395,7 +395,7 @@ static double tp_bytes(const lo_item *it, cost_coll kind)
  * reruns the forward's fused ops): (1) every block item moves the eager item's all-gather and
  * reduce-scatter bytes (fusion re-times collectives, it moves no byte more or less); (2) its
  * step is shorter than the same graph with every inline collective fully exposed (inline_overlap
- * 0: issued when the compute ends) and no shorter than with the copy-engine transfers removed
+ * 0 and no pairs: issued when the compute ends) and no shorter than with the copy-engine transfers removed
  * (what is left: the compute, the unfused backward reduce-scatters, the FSDP collectives). */
 START_TEST(test_atp_bounds)
 {
