@@ -461,13 +461,49 @@ static int net_own(const lo_graph *g, const spec_cluster *c, const lo_coll *q, i
     return tier == 1 && geo->m == 1 && geo->concurrent == c->gpus_per_node;
 }
 
+/* What checkpointing recomputes of a paired GEMM: all of it (full), op_rec of it (op-like). */
+static double pair_rec_share(const wl_layer *L, wl_gemm_role role)
+{
+    if (!CKPT_IS_OPLIKE(L->ckpt))
+        return 1;
+    for (int i = 0; i < L->n_gemm; i++)
+        if (L->gemm[i].role == role)
+            return L->op_rec[i];
+    return 0;
+}
+
+/* The part of an item's paired copies (lo_pair: PyTorch async TP, layout_tensor.c atp_block)
+ * that runs beside their GEMMs: each pair's copy (its share of its inline collective's time,
+ * in[]) hides behind at most pair_hide of its own GEMM (cost_layer_gemm_time: the layer times'
+ * own GEMM cost), so sum over pairs of min(copy, pair_hide x GEMM); the rest of each copy is
+ * exposed. The one home of the per-pair rule: time_micro turns it into the item's inline
+ * fraction (an_titem.inl_f), which the recurrence and the simulator both run the copies
+ * beside. */
+static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
+                          const lo_item *it, const double *in)
+{
+    double w[4] = {0, 0, 0, 0}, h = 0;
+    for (int k = 0; k < it->n_pair; k++)
+        w[it->pair[k].coll] += it->pair[k].share;
+    for (int k = 0; k < it->n_pair; k++) {
+        const lo_pair *p = &it->pair[k];
+        const wl_gemm_role role = (wl_gemm_role)p->role;
+        double copy = in[p->coll] * p->share / w[p->coll];
+        double gemm = cost_layer_gemm_time(cal, c, L, role, p->pass == LO_PAIR_DGRAD, eb) * it->pair_hide;
+        if (p->pass == LO_PAIR_REC)
+            gemm *= pair_rec_share(L, role);
+        h += copy < gemm ? copy : gemm;
+    }
+    return h;
+}
+
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
  * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
  * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
  * item's timing equal, so the copy is the same bits as timing it again. */
-static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const double *fwd,
-                       const double *bwd, const double *rec, memo *mm, const lo_micro *m, an_titem *out,
-                       const lo_micro *same, const an_titem *same_out)
+static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c,
+                       const double *fwd, const double *bwd, const double *rec, memo *mm, const lo_micro *m,
+                       an_titem *out, const lo_micro *same, const an_titem *same_out)
 {
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
@@ -509,6 +545,18 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->is[k] = it->inl[k].stream;
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
+        }
+        if (it->n_pair) { /* copies beside their own GEMMs only (pair_hidden); the unpaired
+                             ones (context parallelism's ring, cp.c) beside their own share */
+            unsigned paired = 0;
+            for (int k = 0; k < it->n_pair; k++)
+                paired |= 1u << it->pair[k].coll;
+            double un = 0;
+            for (int k = 0; k < it->n_inline; k++)
+                un += o->itl[k] || (paired >> k & 1u) ? 0 : o->in[k];
+            un = un < o->inl_f * comp ? un : o->inl_f * comp;
+            double f = (un + pair_hidden(cal, c, layout_layer(g, w, it->layer), w->elem_bytes, it, o->in)) / comp;
+            o->inl_f = f < 1 ? f : 1;
         }
         if (mm->mesh->on) /* per local index where a mesh's groups differ (analytic_mesh.c) */
             an_mesh_leads(g, cal, c, mm->mesh, it, o);
@@ -582,8 +630,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     an_mesh_plan mesh;
     an_mesh_plan_make(g, c, &mesh); /* once per graph: whether any axis's groups differ */
     mm.mesh = &mesh;
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
+    time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
+    time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
     if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
         t->slow_dyn = cal->overlap_slowdown.v;
     t->n_boundary = g->n_boundary;

@@ -656,6 +656,22 @@ static double layer_bwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster
     return t;
 }
 
+double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, wl_gemm_role role,
+                            int dgrad, double elem_bytes)
+{
+    const wl_gemm *g = NULL;
+    for (int i = 0; i < l->n_gemm && !g; i++)
+        if (l->gemm[i].role == role)
+            g = &l->gemm[i];
+    if (!g || is_core(g))
+        return 0;
+    if (cal->kern.gemm_eff == 0) /* the roofline prices a data gradient as its forward (layer_bwd) */
+        return roof_gemm(cal, c, g, elem_bytes);
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    return lin_gemm_t(NULL, k, c, l, g, gemm_math(l, g, elem_bytes), dgrad, elem_bytes, hbm_rate(cal, c));
+}
+
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
     return layer_fwd(NULL, cal, c, l, elem_bytes);

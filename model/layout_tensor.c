@@ -210,38 +210,71 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  *    partials (read t x act / t, write act / t: act (1 + 1/t) HBM bytes). The copies are
  *    Tensor.copy_ of same-dtype contiguous tensors (copy_device_to_device's memcpy path:
  *    cudaMemcpyAsync), the copy engines, hence `offload` (no SM interference).
- *  - So the offloaded bytes run beside (t - 1) / t of the fused GEMMs' share of the item
- *    (atp_fraction), those GEMMs split in t chunks (lo_tp_ub_mark: ub_atp; the measured chunk
- *    factor, cost.c lin_gemm_t). Not modelled: the barriers (3 per all-gather, 2 t per reduce-
- *    scatter: no public measurement of their cost), the all-gather's second local copy (into
- *    its output, beside the last GEMM), the embedding's backward all-gather (as sp_item).
+ *  - So each fused op's copies run beside (t - 1) / t of its own GEMM (chunk steps of
+ *    max(copy, GEMM chunk)), exposed by their excess over it: max(0, copy - (t - 1) / t GEMM),
+ *    pair by pair (lo_pair; atp2, issue 27 item 8: before, the block's copies were summed against
+ *    the sum of its fused GEMMs, which let the small wo GEMM's reduce-scatter hide behind
+ *    w1 / w3). The GEMMs split in t chunks (lo_tp_ub_mark: ub_atp; the measured chunk factor,
+ *    cost.c lin_gemm_t), each timed by cost_layer_gemm_time. Not modelled: the barriers (3 per
+ *    all-gather, 2 t per reduce-scatter: no public measurement of their cost), the all-gather's
+ *    second local copy (into its output, beside the last GEMM), the embedding's backward
+ *    all-gather (as sp_item).
  *    Float8 (torchao): the forward's GEMMs are _scaled_mm; the stored 2024 pass
  *    (00122fb1) matched aten.mm only, the 2025 one (5f65158a) _scaled_mm too: taken as fused,
  *    the torch commit of the cases' runs not read. */
-/* The fused GEMMs' share of the item's FLOPs that the copies run beside: forward (fwd: the
- * forward or its recompute) every linear layer's; backward the data gradients of proj and fc2;
- * each (t - 1) / t (the first or last of t chunks has no copy beside it). */
-static double atp_fraction(const wl_layer *L, double t, int fwd, int bwd)
+/* The MLP's column-parallel GEMM: SwiGLU's fused gate / up projections, else fc1. */
+static wl_gemm_role mlp_col_role(const wl_layer *L)
 {
-    double fused = (fwd ? lin_flops(L, 0) : 0) + (bwd ? lin_flops(L, 1) : 0);
-    double den = (bwd ? L->bwd_flops : 0) + (fwd ? L->fwd_flops : 0);
-    return den > 0 ? fused * (t - 1) / t / den : 0;
+    for (int i = 0; i < L->n_gemm; i++)
+        if (L->gemm[i].role == WL_G_GATE_UP)
+            return WL_G_GATE_UP;
+    return WL_G_FC1;
+}
+
+static void atp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share)
+{
+    lo_pair *p = &it->pair[it->n_pair++];
+    p->coll = (unsigned char)coll;
+    p->role = (unsigned char)role;
+    p->pass = (unsigned char)pass;
+    p->share = (unsigned char)share;
 }
 
 /* The block's TP collectives under async TP (above): fused all-gathers (forward two, backward
  * two) and the forward's fused reduce-scatters over the copy engines, the backward's
- * reduce-scatters as exposed tails; the local copies and partial sums as HBM bytes. */
-static void atp_block(double act, double t, int fwd, int bwd, lo_item *it)
+ * reduce-scatters as exposed tails; the local copies and partial sums as HBM bytes. Each fused
+ * op's copies are paired with its own GEMM (lo_pair; each op is self-contained: it opens and
+ * closes with a barrier on the group's one workspace and joins the one backend stream before
+ * it returns, _symmetric_memory/__init__.py at 0e9ed9cf L86-136, L281-282, L412-414, so no
+ * copy of one op runs beside another op's GEMM or beside the attention core or norms):
+ * forward (fwd_pass) or recompute (rec): all-gather -> wq / wk / wv (fused, WL_G_QKV) and
+ * -> w1 / w3 (WL_G_GATE_UP, fc1 without SwiGLU), wo -> reduce-scatter and w2 ->
+ * reduce-scatter; backward: all-gather -> wo's and w2's data gradients. ag_share: the forward
+ * all-gathers' bytes relative to the backward's (2 in bf16, 1 when float8 halves them,
+ * fp8_tp_gathers). */
+static void atp_block(const wl_layer *L, double act, double t, int fwd_pass, int rec, int bwd, int ag_share,
+                      lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
     lo_coll tail = rs;
     ag.offload = rs.offload = 1; /* peer-to-peer copies over the copy engines */
-    int n = fwd + bwd;
+    const int fwd = fwd_pass || rec, n = fwd + bwd, fp = rec ? LO_PAIR_REC : LO_PAIR_FWD;
+    const wl_gemm_role mlp = mlp_col_role(L);
     ag = add_bytes(ag, 2 * act * n, 2 * n);
+    if (fwd) {
+        atp_pair(it, it->n_inline, WL_G_QKV, fp, ag_share);
+        atp_pair(it, it->n_inline, mlp, fp, ag_share);
+    }
+    if (bwd) {
+        atp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 2);
+        atp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 2);
+    }
     it->inl[it->n_inline++] = ag;
     if (fwd) {
         rs = add_bytes(rs, 2 * act, 2);
+        atp_pair(it, it->n_inline, WL_G_PROJ, fp, 1);
+        atp_pair(it, it->n_inline, WL_G_FC2, fp, 1);
         it->inl[it->n_inline++] = rs;
     }
     if (bwd) { /* not fused: NCCL, after the compute */
@@ -249,6 +282,8 @@ static void atp_block(double act, double t, int fwd, int bwd, lo_item *it)
         it->inline_tail |= 1u << it->n_inline;
         it->inl[it->n_inline++] = tail;
     }
+    /* the copies beside all chunks but one of each fused GEMM (above) */
+    it->pair_hide = (t - 1) / t;
     /* each fused all-gather's local shard copied (read + write act / t) before its first chunk;
      * each fused reduce-scatter's reduce_partials */
     it->hbm_bytes += 2 * n * (2 * act / t) + 2 * fwd * act * (1 + 1 / t);
@@ -281,9 +316,9 @@ void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, l
     if (l->t <= 1)
         return;
     if (l->atp && L->kind == WL_BLOCK) {
-        int bwd = it->pass == LO_BWD;
-        atp_block(act, l->t, fwd, bwd, it);
-        it->inline_overlap = atp_fraction(L, l->t, fwd, bwd);
+        /* the copies beside their own GEMMs (lo_pair), nothing else beside them */
+        atp_block(L, act, l->t, it->pass == LO_FWD, rec, it->pass == LO_BWD, t->precision == PREC_FP8 ? 1 : 2, it);
+        it->inline_overlap = 0;
     } else {
         sp_item(g, L, act, rec, it);
     }

@@ -44,6 +44,18 @@ typedef struct lo_coll {
                      item's previous reduce starts after that one ends (it consumes it). */
 } lo_coll;
 
+/* A copy fused with one GEMM of the item (PyTorch async TP, layout_tensor.c atp_block): part
+ * of inline collective `coll`, run beside lo_item.pair_hide of that GEMM and of nothing else, so
+ * its own excess over that part is exposed (analytic.c pair_hidden, both engines). */
+typedef struct lo_pair {
+    unsigned char coll;  /* index into lo_item.inl                                          */
+    unsigned char role;  /* wl_gemm_role of the GEMM it runs beside                          */
+    unsigned char pass;  /* LO_PAIR_FWD / _DGRAD / _REC: the forward GEMM, its data gradient,
+                            or checkpointing's recompute of the forward (op_rec of it)        */
+    unsigned char share; /* its bytes, relative to the other pairs of `coll` (weights)        */
+} lo_pair;
+enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_MAX_PAIRS = 6 };
+
 typedef enum { LO_FWD, LO_BWD } lo_pass;
 
 typedef struct lo_item {
@@ -55,10 +67,14 @@ typedef struct lo_item {
     lo_coll gather[2];
     int n_inline;
     lo_coll inl[4];
-    double inline_overlap; /* fraction of the compute that runs beside the inline ones     */
+    double inline_overlap; /* fraction of the compute that runs beside the inline ones (the
+                              unpaired ones; paired copies add their GEMMs', time_micro)    */
     unsigned inline_tail;  /* bit k: inline collective k is issued when the compute ends, not
                               beside it (the last chunks of a chunked GEMM + reduce-scatter,
                               layout_tensor.c)                                               */
+    int n_pair;            /* inline collectives split into copies fused with one GEMM each */
+    lo_pair pair[LO_MAX_PAIRS];
+    double pair_hide;      /* share of a paired GEMM the copies run beside ((t - 1) / t)    */
     int n_reduce;
     lo_coll reduce[3];
     int hooks;             /* framework hook invocations per copy (sub-modules, FSDP units):

@@ -1494,13 +1494,17 @@ expect atorch-tp-bad 2 "$TMP/atp_bad.json: \$.atorch_tp: expected true or false,
 # fsdp2:dp=D,t=T (zero3 over the D ranks of each TP group; sequence-parallel DTensor TP inside a
 # node; asynctp=1 its collectives micro-pipelined beside the linear GEMMs over the copy engines):
 # llama3-8b on 2 dgx-h100 nodes, one sequence per TP group: async TP hides the fused inline
-# reduce-scatters (RS s 0.070 -> 0.015: the backward's two, not fused, stay exposed; asynctp27); states over all 16 ranks, activations 1/4 of zero3's
+# reduce-scatters (RS s 0.070 -> 0.015: the backward's two, not fused, stay exposed; asynctp27;
+# -> 0.024 with each fused op's copies against its own GEMM, atp2: 172 us of copies a pair, longer
+# than 3/4 of wo's GEMM (86 us), of its data gradient (81 us) and of wq/wk/wv's (121 us));
+# states over all 16 ranks, activations 1/4 of zero3's
 # (7.04 / 4 = 1.76 GiB); the grammar's refusals, exit 2
 F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --layout fsdp2:dp=4,t=4,asynctp=1 --framework fsdp2"
 # smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): 0.397 / 0.349 -> 0.394 / 0.347 s
-# (async TP as asynctp27 prices it), sim 0.393 -> 0.391 s
+# (async TP as asynctp27 prices it), sim 0.393 -> 0.391 s; atp2: each fused pair's copies hidden
+# only behind (t-1)/t of its own GEMM (analytic.c pair_hidden): async 0.347 -> 0.356 s
 expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.394      10.14    300.7   30.4   36.0     0.307    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.347      11.53    342.0   34.6   41.0     0.314    0.002    0.015    0.000   0.015      28.5     12.0     1.14x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.356      11.25    333.5   33.7   40.0     0.314    0.002    0.024    0.000   0.015      28.5     12.0     1.11x" -- "$BIN" $F2T --engine model
 expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.391      10.22    303.1   30.6   36.3     0.304    0.002    0.070    0.000   0.015      28.5     12.0     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.76     0.73     2.00    11.97" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
 # async TP without torch.compile: torchtitan refuses it (parallelize_llama.py "Async TP requires
