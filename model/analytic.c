@@ -143,6 +143,8 @@ typedef struct memo_graph {
     an_timed t;       /* grad_accum set before each run */
     lo_volume vol;
     run_prefix pre;   /* the walk's first two micro-steps, for every grad_accum that can use them */
+    int mem_kept;     /* mem holds mem_plan's result (one that reads no grad_accum: mem_plan_by_accum) */
+    mem_breakdown mem;
 } memo_graph;
 
 struct an_memo {
@@ -1496,6 +1498,10 @@ int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const sp
     e->t.grad_accum = tr->grad_accum;
     run_from(&e->t, r, 1, &e->pre); /* from the graph's kept prefix where this grad_accum allows */
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+    if (e->mem_kept) /* the same inputs as when kept, grad_accum aside, which it does not read */
+        memcpy(&r->mem, &e->mem, sizeof r->mem);
+    else
+        mem_plan(w, tr, l, e->n_ranks, c, &r->mem);
     return e->n_ranks;
 }
 
@@ -1510,4 +1516,8 @@ void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const
     e->n_ranks = g->n_ranks;
     graph_keep(m, e, w, &slot->key, l, nodes, slot->wi);
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+    mem_plan(w, tr, l, g->n_ranks, c, &r->mem);
+    e->mem_kept = !mem_plan_by_accum(l);
+    if (e->mem_kept)
+        memcpy(&e->mem, &r->mem, sizeof e->mem);
 }
