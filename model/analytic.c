@@ -332,12 +332,20 @@ static int wl_slot(an_memo *m)
 #define RUN(T, first, last)                                                                                      \
     (!memcmp((const char *)a + offsetof(T, first), (const char *)b + offsetof(T, first),                           \
              offsetof(T, last) + sizeof a->last - offsetof(T, first)))
+/* ... every field but grad_accum: the memo's keys (a kept key's grad_accum is 0) against a
+ * caller's training, without a copy of it made to zero its grad_accum */
+static int training_same_but_accum(const spec_training *a, const spec_training *b)
+{
+    /* LP64: micro_batch, grad_accum, precision .. attn_kernel (7 ints), stack, given and
+     * prefetch_layers, a 4-byte hole, bucket_bytes .. attention_dropout (the rest, no hole) */
+    return RUN(spec_training, micro_batch, micro_batch) && RUN(spec_training, precision, attn_kernel) &&
+           RUN(spec_training, given, prefetch_layers) && RUN(spec_training, bucket_bytes, attention_dropout) &&
+           !strncmp(a->stack, b->stack, sizeof a->stack);
+}
+
 int an_training_same(const spec_training *a, const spec_training *b)
 {
-    /* LP64: micro_batch .. attn_kernel (9 ints), stack, given and prefetch_layers, a 4-byte hole,
-     * bucket_bytes .. attention_dropout (the rest, doubles and ints, no hole) */
-    return RUN(spec_training, micro_batch, attn_kernel) && RUN(spec_training, given, prefetch_layers) &&
-           RUN(spec_training, bucket_bytes, attention_dropout) && !strncmp(a->stack, b->stack, sizeof a->stack);
+    return RUN(spec_training, grad_accum, grad_accum) && training_same_but_accum(a, b);
 }
 
 int an_model_same(const spec_model *a, const spec_model *b)
@@ -354,23 +362,22 @@ const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_train
         wl_build(model, tr, buf);
         return buf;
     }
-    spec_training key = *tr;
-    key.grad_accum = 0;
     for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first fields */
-        if (m->keyed[i] && an_training_same(&m->wl_tr[i], &key) && an_model_same(&m->wl_model[i], model))
+        if (m->keyed[i] && training_same_but_accum(&m->wl_tr[i], tr) && an_model_same(&m->wl_model[i], model))
             return &m->wls[i];
     int wi = wl_slot(m);
     wl_build(model, tr, &m->wls[wi]);
     m->keyed[wi] = 1;
     memcpy(&m->wl_model[wi], model, sizeof *model);
-    memcpy(&m->wl_tr[wi], &key, sizeof key);
+    memcpy(&m->wl_tr[wi], tr, sizeof *tr);
+    m->wl_tr[wi].grad_accum = 0;
     return &m->wls[wi];
 }
 
 /* The slot of (w, tr, l, nodes) in m's graph table; *hit: it holds that graph's timings. On a
  * miss nothing is written yet (graph_keep does, once the graph is known to be kept). */
 static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, int nodes,
-                              spec_training *key, int *wi, int *hit)
+                              int *wi, int *hit)
 {
     *wi = -1;
     for (int i = 0; i < m->n_wls && *wi < 0; i++) /* one of ours (an_memo_workload) */
@@ -379,9 +386,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     for (int i = 0; i < m->n_wls && *wi < 0; i++)
         if (!memcmp(&m->wls[i], w, sizeof *w))
             *wi = i;
-    *key = *tr;
-    key->grad_accum = 0;
-    uint64_t h = mix((uint64_t)nodes, (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
+    uint64_t h = mix((uint64_t)nodes, (uint64_t)tr->framework * 16u + (uint64_t)(*wi + 1));
     for (size_t i = 0; i + 8 <= sizeof *l; i += 8) {
         uint64_t v;
         memcpy(&v, (const char *)l + i, sizeof v);
@@ -397,7 +402,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     for (int i = 0; i < MEMO_WAYS; i++) {
         memo_graph *e = &set[i];
         if (*wi >= 0 && e->used == m->gen && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
-            an_training_same(&e->tr, key)) {
+            training_same_but_accum(&e->tr, tr)) {
             e->stamp = m->clock;
             *hit = 1;
             return e;
@@ -410,7 +415,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
 }
 
 /* Make slot e hold the graph just timed into e->t, its workload remembered. */
-static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *key, const spec_layout *l,
+static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *tr, const spec_layout *l,
                        int nodes, int wi)
 {
     if (wi < 0) {
@@ -423,7 +428,8 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
     e->wl = wi;
     e->nodes = nodes;
     memcpy(&e->l, l, sizeof *l);
-    memcpy(&e->tr, key, sizeof *key);
+    memcpy(&e->tr, tr, sizeof *tr);
+    e->tr.grad_accum = 0;
 }
 
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
@@ -1491,7 +1497,7 @@ int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const sp
 {
     memo_bind(m, cal, c);
     int hit;
-    memo_graph *e = graph_find(m, w, tr, l, nodes, &slot->key, &slot->wi, &hit);
+    memo_graph *e = graph_find(m, w, tr, l, nodes, &slot->wi, &hit);
     slot->e = e;
     if (!hit)
         return -1;
@@ -1514,7 +1520,7 @@ void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const
     run_from(&e->t, r, 1, &e->pre);
     layout_volume(g, &e->vol);
     e->n_ranks = g->n_ranks;
-    graph_keep(m, e, w, &slot->key, l, nodes, slot->wi);
+    graph_keep(m, e, w, tr, l, nodes, slot->wi);
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
     mem_plan(w, tr, l, g->n_ranks, c, &r->mem);
     e->mem_kept = !mem_plan_by_accum(l);

@@ -134,7 +134,6 @@ int an_model_same(const spec_model *a, const spec_model *b);
  * into r (with comm_bytes and mem) and keeps it. Not for pipelined graphs. */
 typedef struct an_memo_slot {
     void *e; /* the table's entry */
-    spec_training key;
     int wi;
 } an_memo_slot;
 int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
