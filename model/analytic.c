@@ -213,7 +213,10 @@ static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c
     if (m)
         for (int i = 0; i < m->n_layers; i++) {
             const memo_layer *e = &m->layer[i];
-            if (e->eb == eb && !memcmp(&e->L, L, sizeof *L)) {
+            /* the forward FLOPs first (memo32): they differ between the layers of a model and with
+             * the micro-batch, so the 672-byte memcmp runs for the one entry that matches (equal
+             * bytes have equal values: the test only skips entries memcmp would refuse) */
+            if (e->eb == eb && e->L.fwd_flops == L->fwd_flops && !memcmp(&e->L, L, sizeof *L)) {
                 *fwd = e->fwd;
                 *bwd = e->bwd;
                 *rec = e->rec;
