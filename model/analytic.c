@@ -471,11 +471,18 @@ static int net_own(const lo_graph *g, const spec_cluster *c, const lo_coll *q, i
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
  * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
  * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
- * item's timing equal, so the copy is the same bits as timing it again. */
-static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const double *fwd,
+ * item's timing equal, so the copy is the same bits as timing it again. Returns whether an_run
+ * can apply the overlap slowdown exactly (an_timed.slow_dyn) as far as these items go: every
+ * collective is issued before the compute it overlaps starts (no inline ones, issued
+ * mid-compute) and runs as a kernel on the GPU (no offload transfers, during which compute is
+ * not slowed), so from a copy's compute start the rank's collectives are active without a gap
+ * until the latest stream's end (slow_exact: until memo32 a second pass over both micro-steps'
+ * items; a copied item passed or failed as its original did). */
+static int time_micro(const lo_graph *g, const cost_calib *cal, const spec_cluster *c, const double *fwd,
                        const double *bwd, const double *rec, memo *mm, const lo_micro *m, an_titem *out,
                        const lo_micro *same, const an_titem *same_out)
 {
+    int exact = 1;
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
         an_titem *o = &out[i];
@@ -483,6 +490,8 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             *o = same_out[i];
             continue;
         }
+        if (it->n_inline)
+            exact = 0;
         /* not zeroed (before: every item, 8.9 KB a call, then 0.4 KB each, as `rep stos`): every
          * scalar is set below, and the recurrence, the simulator and the tests read the per-
          * collective arrays only below ng, nr and ni, and lead[] / lead_f[] only below nlead */
@@ -509,6 +518,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->gs[k] = it->gather[k].stream;
             o->gnet[k] = (unsigned char)net_own(g, c, &it->gather[k], o->gtier[k]);
             comm += it->gather[k].offload ? 0 : o->g[k];
+            exact &= !it->gather[k].offload;
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
@@ -525,6 +535,7 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->rs[k] = it->reduce[k].stream;
             o->rnet[k] = (unsigned char)net_own(g, c, &it->reduce[k], o->rtier[k]);
             comm += it->reduce[k].offload ? 0 : o->r[k];
+            exact &= !it->reduce[k].offload;
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
          * collectives can overlap it (at most its own length). The simulator applies the
@@ -534,28 +545,9 @@ static void time_micro(const lo_graph *g, const cost_calib *cal, const spec_clus
             o->overlap_s = 0;
         o->comp = comp + o->overlap_s;
     }
+    return exact;
 }
 
-/* Whether an_run can apply the overlap slowdown exactly (an_timed.slow_dyn): every collective
- * is issued before the compute it overlaps starts (no inline ones, issued mid-compute) and runs
- * as a kernel on the GPU (no offload transfers, during which compute is not slowed), so from a
- * copy's compute start the rank's collectives are active without a gap until the latest
- * stream's end. */
-static int slow_exact(const lo_micro *m)
-{
-    for (int i = 0; i < m->n_items; i++) {
-        const lo_item *it = &m->item[i];
-        if (it->n_inline)
-            return 0;
-        for (int k = 0; k < it->n_gather; k++)
-            if (it->gather[k].offload)
-                return 0;
-        for (int k = 0; k < it->n_reduce; k++)
-            if (it->reduce[k].offload)
-                return 0;
-    }
-    return 1;
-}
 
 void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *t)
 {
@@ -589,9 +581,9 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     an_mesh_plan mesh;
     an_mesh_plan_make(g, c, &mesh); /* once per graph: whether any axis's groups differ */
     mm.mesh = &mesh;
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
-    time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
-    if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
+    int exact = time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
+    exact &= time_micro(g, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
+    if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && exact) /* slow_exact (time_micro) */
         t->slow_dyn = cal->overlap_slowdown.v;
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
