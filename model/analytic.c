@@ -143,6 +143,8 @@ typedef struct memo_graph {
     an_timed t;       /* grad_accum set before each run */
     lo_volume vol;
     run_prefix pre;   /* the walk's first two micro-steps, for every grad_accum that can use them */
+    int mem_kept;     /* mem holds mem_plan's result (one that reads no grad_accum: mem_plan_by_accum) */
+    mem_breakdown mem;
 } memo_graph;
 
 struct an_memo {
@@ -211,7 +213,10 @@ static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c
     if (m)
         for (int i = 0; i < m->n_layers; i++) {
             const memo_layer *e = &m->layer[i];
-            if (e->eb == eb && !memcmp(&e->L, L, sizeof *L)) {
+            /* the forward FLOPs first (memo32): they differ between the layers of a model and with
+             * the micro-batch, so the 672-byte memcmp runs for the one entry that matches (equal
+             * bytes have equal values: the test only skips entries memcmp would refuse) */
+            if (e->eb == eb && e->L.fwd_flops == L->fwd_flops && !memcmp(&e->L, L, sizeof *L)) {
                 *fwd = e->fwd;
                 *bwd = e->bwd;
                 *rec = e->rec;
@@ -318,37 +323,41 @@ static int wl_slot(an_memo *m)
     return wi;
 }
 
-/* Field by field, each field's bytes (doubles too: -0 is not 0 here, as with memcmp), strings
- * to their end: a struct's padding and the bytes after a string's end are never read (issue 31
- * item 8: memcmp of whole structs read uninitialised padding; valgrind). A field added to
- * spec_training or spec_model must be added here: test_memo_key_fields counts the bytes these
- * ignore, so that a forgotten field fails it. Exposed for that test (analytic.h). */
-#define SAME(f) (!memcmp(&a->f, &b->f, sizeof a->f))
+/* Every field's bytes (doubles too: -0 is not 0 here, as with memcmp), strings to their end: a
+ * struct's padding and the bytes after a string's end are never read (issue 31 item 8: memcmp of
+ * whole structs read uninitialised padding; valgrind). The fields are compared as runs of
+ * adjacent fields without padding between them, one memcmp a run (memo32: was one compare a
+ * field, ~180 instructions a call, twice a configuration). A field added to spec_training or
+ * spec_model inside a run is compared with it; one added after a run's end, or a hole opened
+ * inside a run, changes the count of ignored bytes test_memo_key_fields asserts (each byte of the
+ * struct set in turn), so that a forgotten field or a compared hole fails it. Exposed for that
+ * test (analytic.h). */
+#define RUN(T, first, last)                                                                                      \
+    (!memcmp((const char *)a + offsetof(T, first), (const char *)b + offsetof(T, first),                           \
+             offsetof(T, last) + sizeof a->last - offsetof(T, first)))
+/* ... every field but grad_accum: the memo's keys (a kept key's grad_accum is 0) against a
+ * caller's training, without a copy of it made to zero its grad_accum */
+static int training_same_but_accum(const spec_training *a, const spec_training *b)
+{
+    /* LP64: micro_batch, grad_accum, precision .. attn_kernel (7 ints), stack, given and
+     * prefetch_layers, a 4-byte hole, bucket_bytes .. attention_dropout (the rest, no hole) */
+    return RUN(spec_training, micro_batch, micro_batch) && RUN(spec_training, precision, attn_kernel) &&
+           RUN(spec_training, given, prefetch_layers) && RUN(spec_training, bucket_bytes, attention_dropout) &&
+           !strncmp(a->stack, b->stack, sizeof a->stack);
+}
+
 int an_training_same(const spec_training *a, const spec_training *b)
 {
-    return SAME(micro_batch) && SAME(grad_accum) && SAME(precision) && SAME(act_ckpt) && SAME(execution) &&
-           SAME(precision_given) && SAME(flash_attention) && SAME(flash_version) && SAME(attn_kernel) &&
-           !strncmp(a->stack, b->stack, sizeof a->stack) && SAME(given) && SAME(prefetch_layers) &&
-           SAME(bucket_bytes) && SAME(reserve_bytes) && SAME(framework) && SAME(overlap_comm) &&
-           SAME(allgather_bucket_bytes) && SAME(reduce_bucket_bytes) && SAME(prefetch_bucket_bytes) &&
-           SAME(max_live_params) && SAME(limit_all_gathers) && SAME(backward_prefetch) && SAME(train_batch) &&
-           SAME(ga_from_batch) && SAME(reduce_dtype) && SAME(opt_impl) && SAME(norm_fp32) && SAME(rope_fp32) &&
-           SAME(repeat_kv) && SAME(loss_fp32) && SAME(swiglu_unfused) && SAME(gelu_unfused) && SAME(mask_unfused) &&
-           SAME(autocast) && SAME(grad_clip) && SAME(ddp_bucket_copy) && SAME(bias_unfused) && SAME(tp_comm_overlap) && SAME(overlap_param_gather) && SAME(fused_linear_ce) &&
-           SAME(rope_unfused) && SAME(loss_fusion) && SAME(framework_version) && SAME(reduce_scatter) &&
-           SAME(persist_threshold) && SAME(ds_mpu) && SAME(megatron_ce) && SAME(atorch_tp) && SAME(opt_state_bf16) &&
-           SAME(max_reuse_params) && SAME(hidden_dropout) && SAME(attention_dropout) && SAME(tc_align8) &&
-           SAME(contiguous_gradients);
+    return RUN(spec_training, grad_accum, grad_accum) && training_same_but_accum(a, b);
 }
 
 int an_model_same(const spec_model *a, const spec_model *b)
 {
-    return !strncmp(a->name, b->name, sizeof a->name) && !strncmp(a->source, b->source, sizeof a->source) &&
-           SAME(encoder) && SAME(layers) && SAME(hidden) && SAME(heads) && SAME(kv_heads) && SAME(ffn) &&
-           SAME(seq_len) && SAME(vocab) && SAME(swiglu) && SAME(rmsnorm) && SAME(bias) && SAME(tied_embeddings) &&
-           SAME(learned_positions) && SAME(published_params);
+    /* encoder .. learned_positions (13 ints), a 4-byte hole, published_params */
+    return RUN(spec_model, encoder, learned_positions) && RUN(spec_model, published_params, published_params) &&
+           !strncmp(a->name, b->name, sizeof a->name) && !strncmp(a->source, b->source, sizeof a->source);
 }
-#undef SAME
+#undef RUN
 
 const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_training *tr, wl *buf)
 {
@@ -356,23 +365,22 @@ const wl *an_memo_workload(an_memo *m, const spec_model *model, const spec_train
         wl_build(model, tr, buf);
         return buf;
     }
-    spec_training key = *tr;
-    key.grad_accum = 0;
     for (int i = 0; i < m->n_wls; i++) /* the training first: it differs in its first fields */
-        if (m->keyed[i] && an_training_same(&m->wl_tr[i], &key) && an_model_same(&m->wl_model[i], model))
+        if (m->keyed[i] && training_same_but_accum(&m->wl_tr[i], tr) && an_model_same(&m->wl_model[i], model))
             return &m->wls[i];
     int wi = wl_slot(m);
     wl_build(model, tr, &m->wls[wi]);
     m->keyed[wi] = 1;
     memcpy(&m->wl_model[wi], model, sizeof *model);
-    memcpy(&m->wl_tr[wi], &key, sizeof key);
+    memcpy(&m->wl_tr[wi], tr, sizeof *tr);
+    m->wl_tr[wi].grad_accum = 0;
     return &m->wls[wi];
 }
 
 /* The slot of (w, tr, l, nodes) in m's graph table; *hit: it holds that graph's timings. On a
  * miss nothing is written yet (graph_keep does, once the graph is known to be kept). */
 static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, int nodes,
-                              spec_training *key, int *wi, int *hit)
+                              int *wi, int *hit)
 {
     *wi = -1;
     for (int i = 0; i < m->n_wls && *wi < 0; i++) /* one of ours (an_memo_workload) */
@@ -381,9 +389,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     for (int i = 0; i < m->n_wls && *wi < 0; i++)
         if (!memcmp(&m->wls[i], w, sizeof *w))
             *wi = i;
-    *key = *tr;
-    key->grad_accum = 0;
-    uint64_t h = mix((uint64_t)nodes, (uint64_t)key->framework * 16u + (uint64_t)(*wi + 1));
+    uint64_t h = mix((uint64_t)nodes, (uint64_t)tr->framework * 16u + (uint64_t)(*wi + 1));
     for (size_t i = 0; i + 8 <= sizeof *l; i += 8) {
         uint64_t v;
         memcpy(&v, (const char *)l + i, sizeof v);
@@ -399,7 +405,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
     for (int i = 0; i < MEMO_WAYS; i++) {
         memo_graph *e = &set[i];
         if (*wi >= 0 && e->used == m->gen && e->wl == *wi && e->nodes == nodes && !memcmp(&e->l, l, sizeof *l) &&
-            an_training_same(&e->tr, key)) {
+            training_same_but_accum(&e->tr, tr)) {
             e->stamp = m->clock;
             *hit = 1;
             return e;
@@ -412,7 +418,7 @@ static memo_graph *graph_find(an_memo *m, const wl *w, const spec_training *tr, 
 }
 
 /* Make slot e hold the graph just timed into e->t, its workload remembered. */
-static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *key, const spec_layout *l,
+static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_training *tr, const spec_layout *l,
                        int nodes, int wi)
 {
     if (wi < 0) {
@@ -425,7 +431,8 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
     e->wl = wi;
     e->nodes = nodes;
     memcpy(&e->l, l, sizeof *l);
-    memcpy(&e->tr, key, sizeof *key);
+    memcpy(&e->tr, tr, sizeof *tr);
+    e->tr.grad_accum = 0;
 }
 
 static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
@@ -500,11 +507,18 @@ static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
  * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
  * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
- * item's timing equal, so the copy is the same bits as timing it again. */
-static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c,
-                       const double *fwd, const double *bwd, const double *rec, memo *mm, const lo_micro *m,
-                       an_titem *out, const lo_micro *same, const an_titem *same_out)
+ * item's timing equal, so the copy is the same bits as timing it again. Returns whether an_run
+ * can apply the overlap slowdown exactly (an_timed.slow_dyn) as far as these items go: every
+ * collective is issued before the compute it overlaps starts (no inline ones, issued
+ * mid-compute) and runs as a kernel on the GPU (no offload transfers, during which compute is
+ * not slowed), so from a copy's compute start the rank's collectives are active without a gap
+ * until the latest stream's end (slow_exact: until memo32 a second pass over both micro-steps'
+ * items; a copied item passed or failed as its original did). */
+static int time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c,
+                      const double *fwd, const double *bwd, const double *rec, memo *mm, const lo_micro *m,
+                      an_titem *out, const lo_micro *same, const an_titem *same_out)
 {
+    int exact = 1;
     for (int i = 0; i < m->n_items; i++) {
         const lo_item *it = &m->item[i];
         an_titem *o = &out[i];
@@ -512,6 +526,8 @@ static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, co
             *o = same_out[i];
             continue;
         }
+        if (it->n_inline)
+            exact = 0;
         /* not zeroed (before: every item, 8.9 KB a call, then 0.4 KB each, as `rep stos`): every
          * scalar is set below, and the recurrence, the simulator and the tests read the per-
          * collective arrays only below ng, nr and ni, and lead[] / lead_f[] only below nlead */
@@ -538,6 +554,7 @@ static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, co
             o->gs[k] = it->gather[k].stream;
             o->gnet[k] = (unsigned char)net_own(g, c, &it->gather[k], o->gtier[k]);
             comm += it->gather[k].offload ? 0 : o->g[k];
+            exact &= !it->gather[k].offload;
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
         for (int k = 0; k < it->n_inline; k++) {
@@ -566,6 +583,7 @@ static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, co
             o->rs[k] = it->reduce[k].stream;
             o->rnet[k] = (unsigned char)net_own(g, c, &it->reduce[k], o->rtier[k]);
             comm += it->reduce[k].offload ? 0 : o->r[k];
+            exact &= !it->reduce[k].offload;
         }
         /* Interference: compute slows by `overlap_slowdown` for as long as this copy's
          * collectives can overlap it (at most its own length). The simulator applies the
@@ -575,28 +593,9 @@ static void time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, co
             o->overlap_s = 0;
         o->comp = comp + o->overlap_s;
     }
+    return exact;
 }
 
-/* Whether an_run can apply the overlap slowdown exactly (an_timed.slow_dyn): every collective
- * is issued before the compute it overlaps starts (no inline ones, issued mid-compute) and runs
- * as a kernel on the GPU (no offload transfers, during which compute is not slowed), so from a
- * copy's compute start the rank's collectives are active without a gap until the latest
- * stream's end. */
-static int slow_exact(const lo_micro *m)
-{
-    for (int i = 0; i < m->n_items; i++) {
-        const lo_item *it = &m->item[i];
-        if (it->n_inline)
-            return 0;
-        for (int k = 0; k < it->n_gather; k++)
-            if (it->gather[k].offload)
-                return 0;
-        for (int k = 0; k < it->n_reduce; k++)
-            if (it->reduce[k].offload)
-                return 0;
-    }
-    return 1;
-}
 
 void an_time(const lo_graph *g, const wl *w, const cost_calib *cal, const spec_cluster *c, an_timed *t)
 {
@@ -630,9 +629,9 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     an_mesh_plan mesh;
     an_mesh_plan_make(g, c, &mesh); /* once per graph: whether any axis's groups differ */
     mm.mesh = &mesh;
-    time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
-    time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
-    if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && slow_exact(&g->micro) && slow_exact(&g->last))
+    int exact = time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->micro, t->micro, NULL, NULL);
+    exact &= time_micro(g, w, cal, c, fwd, bwd, rec, &mm, &g->last, t->last, &g->micro, t->micro);
+    if (cal->overlap_slowdown.v > 0 && !g->sched.sync_fetch && exact) /* slow_exact (time_micro) */
         t->slow_dyn = cal->overlap_slowdown.v;
     t->n_boundary = g->n_boundary;
     for (int i = 0; i < g->n_boundary; i++) {
@@ -1541,13 +1540,17 @@ int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const sp
 {
     memo_bind(m, cal, c);
     int hit;
-    memo_graph *e = graph_find(m, w, tr, l, nodes, &slot->key, &slot->wi, &hit);
+    memo_graph *e = graph_find(m, w, tr, l, nodes, &slot->wi, &hit);
     slot->e = e;
     if (!hit)
         return -1;
     e->t.grad_accum = tr->grad_accum;
     run_from(&e->t, r, 1, &e->pre); /* from the graph's kept prefix where this grad_accum allows */
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+    if (e->mem_kept) /* the same inputs as when kept, grad_accum aside, which it does not read */
+        memcpy(&r->mem, &e->mem, sizeof r->mem);
+    else
+        mem_plan(w, tr, l, e->n_ranks, c, &r->mem);
     return e->n_ranks;
 }
 
@@ -1560,6 +1563,10 @@ void an_memo_graph_keep(an_memo *m, an_memo_slot *slot, const lo_graph *g, const
     run_from(&e->t, r, 1, &e->pre);
     layout_volume(g, &e->vol);
     e->n_ranks = g->n_ranks;
-    graph_keep(m, e, w, &slot->key, l, nodes, slot->wi);
+    graph_keep(m, e, w, tr, l, nodes, slot->wi);
     r->comm_bytes = layout_volume_bytes(&e->vol, tr->grad_accum, NULL, NULL);
+    mem_plan(w, tr, l, g->n_ranks, c, &r->mem);
+    e->mem_kept = !mem_plan_by_accum(l);
+    if (e->mem_kept)
+        memcpy(&e->mem, &r->mem, sizeof e->mem);
 }

@@ -128,12 +128,12 @@ int an_model_same(const spec_model *a, const spec_model *b);
 /* The memo's graph table, for an_predict_memo (analytic_predict.c, above this file): a graph's
  * timings and volumes kept across grad_accum, which changes only the recurrence's micro-step
  * count. an_memo_graph_run: when (w, tr without grad_accum, l, nodes) is kept, runs the
- * recurrence at tr's grad_accum into r (with comm_bytes) and returns the graph's rank count;
- * else -1, and slot names where an_memo_graph_keep will keep it: that times g into the slot,
- * runs the recurrence into r (with comm_bytes) and keeps it. Not for pipelined graphs. */
+ * recurrence at tr's grad_accum into r (with comm_bytes and mem, the memory plan kept with the
+ * graph where mem_plan_by_accum allows) and returns the graph's rank count; else -1, and slot
+ * names where an_memo_graph_keep will keep it: that times g into the slot, runs the recurrence
+ * into r (with comm_bytes and mem) and keeps it. Not for pipelined graphs. */
 typedef struct an_memo_slot {
     void *e; /* the table's entry */
-    spec_training key;
     int wi;
 } an_memo_slot;
 int an_memo_graph_run(an_memo *m, const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,

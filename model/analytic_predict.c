@@ -89,9 +89,8 @@ int an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spe
     an_memo_slot slot = {0};
     if (sw) { /* the graph's timings kept from another grad_accum: only the recurrence runs */
         int n_ranks = an_memo_graph_run(sw, w, tr, l, c, nodes, cal, &slot, r);
-        if (n_ranks >= 0) {
+        if (n_ranks >= 0) { /* r->mem too */
             an_derive_layout(w, tr, l, c, n_ranks, r);
-            mem_plan(w, tr, l, n_ranks, c, &r->mem);
             return 0;
         }
     }
@@ -114,6 +113,7 @@ int an_predict_memo(an_memo *sw, const wl *w, const spec_training *tr, const spe
         r->comm_bytes = layout_comm_bytes(&g, NULL);
     }
     an_derive_layout(w, tr, l, c, g.n_ranks, r);
-    mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
+    if (g.pipelined || !slot.e) /* kept: an_memo_graph_keep planned the memory */
+        mem_plan(w, tr, l, g.n_ranks, c, &r->mem);
     return rc;
 }

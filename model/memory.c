@@ -9,6 +9,12 @@
 #include "layout_kind.h"
 #include "memory_pipe.h"
 
+int mem_plan_by_accum(const spec_layout *l)
+{
+    const layout_kind_row *r = layout_kind_row_of(l->kind);
+    return (r && r->mem_plan) || l->pp > 1; /* mem_plan's two branches below */
+}
+
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *o)
 {

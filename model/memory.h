@@ -16,6 +16,12 @@ const char *mem_short_where(const mem_breakdown *m, double *short_by, double *ne
 /* Memory per GPU of layout l on n_ranks GPUs of cluster c. */
 void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_ranks, const spec_cluster *c,
               mem_breakdown *out);
+/* Whether mem_plan's result for l may depend on the training's grad_accum: only through a kind's
+ * own plan or pipeline stages (memory_pipe.c: pp.m, the micro-batches in flight). The plan in
+ * memory.c and what it calls (the rows' mem_states and mem_gathered, framework.h's depths and
+ * buckets, memory_states.c) read no grad_accum: the sweep memo keeps it across grad_accum
+ * (model/analytic.c, memo32). */
+int mem_plan_by_accum(const spec_layout *l);
 
 /* MiCS: the smallest valid partition size p (dividing n_ranks, aligned to nodes) whose plan
  * fits; 0 when none does (or n_ranks is not a whole number of nodes). hier is passed through to the layout. */

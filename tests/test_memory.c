@@ -387,6 +387,39 @@ START_TEST(test_layout_state_columns)
 }
 END_TEST
 
+START_TEST(test_plan_by_accum)
+{
+    /* mem_plan_by_accum (memory.h): memory.c's own plan reads no grad_accum, so the sweep memo
+     * keeps it across grad_accum (model/analytic.c, memo32). Each layout whose flag is 0 must plan
+     * the same bytes at grad-accum 1 and 8; the pipelined megatron:t=2,p=2 (memory_pipe.c: 1F1B
+     * keeps min(p, m) micro-batches' activations in flight, 1 at m = 1, 2 at m = 8 on its
+     * first stage) must be flagged, and its plans differ, so a flag that lied would fail here. */
+    fixture f;
+    setup(&f, PREC_BF16);
+    static const char *const gen[] = {"ddp", "zero1", "zero2", "zero3", "mics:p=8", "hsdp:p=8", "zeropp:hpz=8",
+                                      "zero3-offload", "zero2-offload", "tp:t=8", "axonn:x=2,y=2,z=2"};
+    static const char *const byacc[] = {"megatron:t=2,p=2"};
+    for (int g = 0; g < 2; g++)
+        for (size_t i = 0; i < (g ? sizeof byacc : sizeof gen) / sizeof gen[0]; i++) {
+            const char *name = g ? byacc[i] : gen[i];
+            spec_layout l;
+            sc_err err;
+            ck_assert_msg(spec_layout_parse(name, &l, &err) == 0, "%s", name);
+            ck_assert_msg(mem_plan_by_accum(&l) == g, "%s: flag %d", name, mem_plan_by_accum(&l));
+            mem_breakdown a, b;
+            memset(&a, 0, sizeof a);
+            memset(&b, 0, sizeof b);
+            spec_training t = f.t;
+            t.grad_accum = 1;
+            mem_plan(&f.w, &t, &l, N, &f.c, &a);
+            t.grad_accum = 8;
+            mem_plan(&f.w, &t, &l, N, &f.c, &b);
+            ck_assert_msg(!memcmp(&a, &b, sizeof a) == !g, "%s: plans at grad-accum 1 and 8 %s", name,
+                          g ? "equal" : "differ");
+        }
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -403,6 +436,7 @@ Suite *memory_suite(void)
     tcase_add_test(z, test_zeropp);
     tcase_add_test(z, test_fp32);
     tcase_add_test(z, test_activations_and_reserve);
+    tcase_add_test(z, test_plan_by_accum);
     suite_add_tcase(s, z);
     TCase *fit = tcase_create("fit");
     tcase_add_test(fit, test_fits_boundary);
