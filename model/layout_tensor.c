@@ -79,10 +79,12 @@ static void place(lo_item *it, int overlap, lo_coll c)
  *     reduce-scatter of qkv's / fc1's data gradient beside that layer's weight-gradient GEMM: a
  *     pair of (1 chunk, 0 bare)) and qkv_dgrad / fc1_dgrad (the re-gather of the saved
  *     sequence-parallel input for wgrad beside the data-gradient GEMM: not in sp_item's bytes
- *     either, so not here; issue 27 item 8 notes it).
- * Megatron allows it only with sequence parallelism (NVIDIA/Megatron-LM@307dcf37
- * megatron/training/arguments.py). Each copy hides behind its own GEMM only, pair by pair
- * (lo_pair, analytic.c pair_hidden: exposed = max(0, copy - (chunks - bare) / chunks GEMM), the
+ *     either, so not here, with overlap or without).
+ * Megatron-Core asks for all of these by default (NVIDIA/Megatron-LM@02aa3ee4
+ * megatron/core/model_parallel_config.py ModelParallelConfig: tp_comm_overlap_ag / _rs,
+ * tp_comm_bulk_wgrad / _dgrad True, tp_comm_overlap_rs_dgrad False) and allows it only with
+ * sequence parallelism (NVIDIA/Megatron-LM@307dcf37 megatron/training/arguments.py). Each
+ * copy hides behind its own GEMM only, pair by pair (lo_pair, analytic.c pair_hidden: exposed = max(0, copy - (chunks - bare) / chunks GEMM), the
  * rule async TP uses; tpo2, issue 27 item 8: before, the block's copies were summed against
  * all its linear GEMMs, which let proj's reduce-scatter hide behind fc1's and fc2's GEMMs).
  * Not modelled: the output layer and embedding collectives (Megatron's own, not TE modules:
