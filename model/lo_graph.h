@@ -55,7 +55,7 @@ typedef struct lo_pair {
                             or weight gradient, or checkpointing's recompute of the forward
                             (op_rec of it)                                                  */
     unsigned char share; /* its bytes, relative to the other pairs of `coll` (weights)        */
-    unsigned char chunks;/* the GEMM's chunks (1: whole; t above 255 clamped, atp_pair)    */
+    unsigned char chunks;/* the GEMM's chunks (1: whole; t above 255 clamped, tp_pair)     */
     unsigned char bare;  /* of them, those no copy runs beside (the ring's / pipeline's
                             first or last; 0: bulk, the copy beside the whole GEMM)          */
 } lo_pair;
