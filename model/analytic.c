@@ -479,13 +479,13 @@ static double pair_rec_share(const wl_layer *L, wl_gemm_role role)
     return 0;
 }
 
-/* The part of an item's paired copies (lo_pair: PyTorch async TP, layout_tensor.c atp_block)
- * that runs beside their GEMMs: each pair's copy (its share of its inline collective's time,
- * in[]) hides behind at most pair_hide of its own GEMM (cost_layer_gemm_time: the layer times'
- * own GEMM cost), so sum over pairs of min(copy, pair_hide x GEMM); the rest of each copy is
- * exposed. The one home of the per-pair rule: time_micro turns it into the item's inline
- * fraction (an_titem.inl_f), which the recurrence and the simulator both run the copies
- * beside. */
+/* The part of an item's paired copies (lo_pair: PyTorch async TP, layout_tensor.c atp_block;
+ * Transformer Engine's userbuffers, tpo_block) that runs beside their GEMMs: each pair's copy
+ * (its share of its inline collective's time, in[]) hides behind at most (chunks - bare) /
+ * chunks of its own GEMM (cost_layer_gemm_time: the layer times' own GEMM cost), so sum over
+ * pairs of min(copy, that part); the rest of each copy is exposed. The one home of the
+ * per-pair rule: time_micro turns it into the item's inline fraction (an_titem.inl_f), which
+ * the recurrence and the simulator both run the copies beside. */
 static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
                           const lo_item *it, const double *in)
 {
@@ -495,8 +495,9 @@ static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl
     for (int k = 0; k < it->n_pair; k++) {
         const lo_pair *p = &it->pair[k];
         const wl_gemm_role role = (wl_gemm_role)p->role;
+        const int grad = p->pass == LO_PAIR_DGRAD ? 1 : p->pass == LO_PAIR_WGRAD ? 2 : 0;
         double copy = in[p->coll] * p->share / w[p->coll];
-        double gemm = cost_layer_gemm_time(cal, c, L, role, p->pass == LO_PAIR_DGRAD, eb) * it->pair_hide;
+        double gemm = cost_layer_gemm_time(cal, c, L, role, grad, eb) * ((double)(p->chunks - p->bare) / p->chunks);
         if (p->pass == LO_PAIR_REC)
             gemm *= pair_rec_share(L, role);
         h += copy < gemm ? copy : gemm;

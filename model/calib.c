@@ -507,11 +507,14 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    each bucket or fetch), FSDP 10 us, FSDP2 10 us [estimate]; the NCCL launch itself is
  *    already in the algorithms' base latency. Megatron: 5 us [estimate]. Since smallm27 (issue
  *    27: Hopper GEMMs with stream-K, kernels.c streamk_time) the fit on every source is ~160 us
- *    and held out it lowers the mean MAPE over Megatron's 7 sources 9.81 -> 9.28 % (past the
- *    0.5-point bar), but it makes megatron-core-h100 worse held out, 5.95 -> 11.13 %: rejected by
+ *    and held out it lowered the mean MAPE over Megatron's 7 sources 9.81 -> 9.28 % (past the
+ *    0.5-point bar), but it made megatron-core-h100 worse held out, 5.95 -> 11.13 %: rejected by
  *    the rule that no held-out source may get more than 2 points worse (issue 27;
  *    predict/accuracy_fit.c settle, ACC_FIT_SOURCE_WORSE_MAX). A per-collective host cost of
  *    160 us would stand for what the model lacks on the other sources, not for a host cost.
+ *    Since tpo2 (--tp-comm-overlap's copies pair by pair, layout_tensor.c tpo_block) the fit on
+ *    every source is ~88 us, held out no better (9.77 -> 9.82 %) and megatron-bridge-perf
+ *    4.82 -> 7.04 %, megatron-core-h100 6.37 -> 9.62 %: rejected on both counts.
  * Every value but FSDP1's hook was fitted to validation/ leave-one-source-out (`make fit-host`,
  * configs/fitted/framework-host.json, docs/ACCURACY.md "Fitted values") and none is kept: FSDP2's
  * hook (above), Megatron's per-collective cost (above) and the DeepSpeed hook cost were

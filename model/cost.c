@@ -657,7 +657,7 @@ static double layer_bwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster
 }
 
 double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, wl_gemm_role role,
-                            int dgrad, double elem_bytes)
+                            int grad, double elem_bytes)
 {
     const wl_gemm *g = NULL;
     for (int i = 0; i < l->n_gemm && !g; i++)
@@ -669,7 +669,10 @@ double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const 
         return roof_gemm(cal, c, g, elem_bytes);
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
-    return lin_gemm_t(NULL, k, c, l, g, gemm_math(l, g, elem_bytes), dgrad, elem_bytes, hbm_rate(cal, c));
+    const kern_dtype d = gemm_math(l, g, elem_bytes);
+    if (grad == 2) /* the weight gradient [k x n] from m, whole (linear_time) */
+        return gemm_t(NULL, k, c, d, g->k, g->n, g->m, g->batch, elem_bytes, hbm_rate(cal, c));
+    return lin_gemm_t(NULL, k, c, l, g, d, grad, elem_bytes, hbm_rate(cal, c));
 }
 
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)

@@ -229,13 +229,14 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
  * the forward already computed. */
 void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
                       double *bwd, double *rec);
-/* One linear GEMM of layer l as linear_time times it inside the layer's forward (dgrad = 0) or,
- * dgrad = 1, its data gradient: the first GEMM of that role, at the layer's math, userbuffer /
- * async-TP chunks and their chunk factor included (the roofline: roof_gemm, a data gradient
- * priced as its forward, as layer_bwd does). 0 where the layer has no such GEMM or it is
- * attention's core. The same lin_gemm_t (cost.c) whose sum the layer times are. */
+/* One linear GEMM of layer l as linear_time times it inside the layer's forward (grad = 0),
+ * its data gradient (grad = 1) or its weight gradient (grad = 2, always whole): the first GEMM
+ * of that role, at the layer's math, userbuffer / async-TP chunks and their chunk factor
+ * included (the roofline: roof_gemm, a gradient priced as its forward, as layer_bwd does). 0
+ * where the layer has no such GEMM or it is attention's core. The same lin_gemm_t / gemm_t
+ * (cost.c) whose sum the layer times are. */
 double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, wl_gemm_role role,
-                            int dgrad, double elem_bytes);
+                            int grad, double elem_bytes);
 /* The kernel calibration in use: cal->kern, or the arch defaults when it has none. */
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp);
 /* Adam step over `params` local parameters: memory-bound. */

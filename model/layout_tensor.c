@@ -59,26 +59,36 @@ static void place(lo_item *it, int overlap, lo_coll c)
 }
 
 /* ---- Megatron-LM tensor parallelism ----------------------------------------------------- */
-/* Megatron --tp-comm-overlap: Transformer Engine's userbuffers pair each sequence-parallel
- * collective of a block with the GEMM beside it (NVIDIA/TransformerEngine@fecb10bdf13c26a2
- * transformer_engine/pytorch/module/base.py, initialize_ub's default methods):
- *   ring_exchange (AG + GEMM, t chunks, the first on the rank's own shard, so nothing waits
- *     before it): qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad; point-to-point over the copy
- *     engines (use_ce = True), hence `offload` (no SM interference);
+/* Megatron --tp-comm-overlap: Transformer Engine's userbuffers attach each sequence-parallel
+ * collective of a block to one GEMM (NVIDIA/TransformerEngine@fecb10bdf13c26a2
+ * transformer_engine/pytorch/module/base.py initialize_ub L96-103: the reduce-scatter
+ * overlaps proj_fprop, fc2_fprop, qkv_wgrad, fc1_wgrad, the rest all-gathers; the default
+ * methods below; add_ub's defaults num_sm = 16, use_ce = True, num_splits = 4 for pipeline):
+ *   ring_exchange (AG + GEMM): qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad. split_overlap_ag
+ *     (TransformerEngine@00671635 transformer_engine/pytorch/csrc/comm_gemm_overlap.h, the
+ *     UbufP2PCommOverlap branch without aggregate): t steps; step i runs GEMM chunk i (m / t)
+ *     and, for i < t - 1, sends / receives the next chunk on the send / recv streams, which
+ *     the next step's GEMM waits for. So the t - 1 transfers run beside t - 1 of the t chunks,
+ *     the last chunk alone: a pair of (t chunks, 1 bare). Point-to-point over the copy engines
+ *     (use_ce), hence `offload` (no SM interference);
  *   pipeline (GEMM + RS, num_splits = 4): proj_fprop, fc2_fprop; each chunk's reduce-scatter
- *     runs beside the next chunk's GEMM, the last chunk's after the GEMM: exposed (a tail);
- *     an NCCL-like kernel on num_sm = 16 SMs: the calibrated interference applies;
- *   bulk (the whole collective beside one GEMM, 16 SMs): qkv_dgrad / fc1_dgrad (the input
- *     all-gather for wgrad, beside the dgrad GEMM) and qkv_wgrad / fc1_wgrad (the dgrad
- *     reduce-scatter beside the wgrad GEMM).
- * Megatron allows it only with sequence parallelism (NVIDIA/Megatron-LM@307dcf37
- * megatron/training/arguments.py). In the op graph the collectives run beside the item's
- * linear-layer GEMMs (their share of the FLOPs, as dw_fraction), so a copy is exposed to the
- * excess of communication over those GEMMs (summed over the copy, not pair by pair: optimistic
- * where one pair's collective outlasts its GEMM and another's does not) plus the pipelined
- * tails (lo_item.inline_tail). Not modelled: the output layer and embedding collectives
- * (Megatron's own, not TE modules: exposed as before); the backward re-gather of the saved
- * sequence-parallel input for wgrad (not in sp_item either; TE bulk-overlaps it). */
+ *     beside the next chunk's GEMM, the first chunk's GEMM alone (4 chunks, 1 bare), the last
+ *     chunk's reduce-scatter after the GEMM: exposed (a tail, lo_item.inline_tail). An
+ *     NCCL-like kernel on 16 SMs: the calibrated interference applies;
+ *   bulk (the whole collective beside one whole GEMM, 16 SMs): qkv_wgrad / fc1_wgrad (the
+ *     reduce-scatter of qkv's / fc1's data gradient beside that layer's weight-gradient GEMM: a
+ *     pair of (1 chunk, 0 bare)) and qkv_dgrad / fc1_dgrad (the re-gather of the saved
+ *     sequence-parallel input for wgrad beside the data-gradient GEMM: not in sp_item's bytes
+ *     either, so not here, with overlap or without).
+ * Megatron-Core asks for all of these by default (NVIDIA/Megatron-LM@02aa3ee4
+ * megatron/core/model_parallel_config.py ModelParallelConfig: tp_comm_overlap_ag / _rs,
+ * tp_comm_bulk_wgrad / _dgrad True, tp_comm_overlap_rs_dgrad False) and allows it only with
+ * sequence parallelism (NVIDIA/Megatron-LM@307dcf37 megatron/training/arguments.py). Each
+ * copy hides behind its own GEMM only, pair by pair (lo_pair, analytic.c pair_hidden: exposed = max(0, copy - (chunks - bare) / chunks GEMM), the
+ * rule async TP uses; tpo2, issue 27 item 8: before, the block's copies were summed against
+ * all its linear GEMMs, which let proj's reduce-scatter hide behind fc1's and fc2's GEMMs).
+ * Not modelled: the output layer and embedding collectives (Megatron's own, not TE modules:
+ * exposed as before); the local copy of a ring's input into its userbuffer. */
 enum { TPO_SPLITS = WL_UB_SPLITS }; /* num_splits of the pipeline method, TE base.py above (workload.h) */
 
 /* --tp-comm-overlap in force: asked for, and acting on this layout (lo_tp_comm_overlap_acts) */
@@ -87,47 +97,64 @@ static int tpo_on(const spec_layout *l, const spec_training *t)
     return lo_tp_comm_overlap_acts(l) && t->tp_comm_overlap > 0;
 }
 
-/* Forward FLOPs of the layer's linear-layer GEMMs (not the attention core); row_only: of the
- * row-parallel ones (proj, fc2) only. */
-static double lin_flops(const wl_layer *L, int row_only)
+/* The MLP's column-parallel GEMM: SwiGLU's fused gate / up projections, else fc1. */
+static wl_gemm_role mlp_col_role(const wl_layer *L)
 {
-    double lin = 0;
-    for (int i = 0; i < L->n_gemm; i++) {
-        const wl_gemm *q = &L->gemm[i];
-        if (wl_role_core(q->role))
-            continue;
-        if (row_only && !wl_role_row(q->role))
-            continue;
-        lin += 2.0 * q->m * q->n * q->k * q->batch;
-    }
-    return lin;
+    for (int i = 0; i < L->n_gemm; i++)
+        if (L->gemm[i].role == WL_G_GATE_UP)
+            return WL_G_GATE_UP;
+    return WL_G_FC1;
 }
 
-static double linear_fraction(const wl_layer *L, int bwd, int recompute)
+/* Pair the copies of inline collective `coll` (share of its bytes) with one GEMM of `role` run
+ * in `chunks` (clamped to 255: t > 255 hides 254/255 for 255/256) of which `bare` have no copy
+ * beside them (lo_pair). */
+static void tp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share, int chunks, int bare)
 {
-    const double lin = lin_flops(L, 0); /* forward FLOPs of the linear layers */
-    /* backward: dgrad + wgrad = 2 x forward; recompute adds the forward again */
-    double num = bwd ? 2 * lin + (recompute ? lin : 0) : lin;
-    double den = bwd ? L->bwd_flops + (recompute ? L->fwd_flops : 0) : L->fwd_flops;
-    return den > 0 ? num / den : 0;
+    lo_pair *p = &it->pair[it->n_pair++];
+    p->coll = (unsigned char)coll;
+    p->role = (unsigned char)role;
+    p->pass = (unsigned char)pass;
+    p->share = (unsigned char)share;
+    p->chunks = (unsigned char)(chunks < 255 ? chunks : 255);
+    p->bare = (unsigned char)bare;
 }
 
-/* The block's collectives under --tp-comm-overlap (above): ag / rs bytes of the forward (and
- * recompute) and of the backward; the forward reduce-scatters' last chunks as a tail. */
-static void tpo_block(double act, int fwd, int bwd, lo_item *it)
+/* The block's collectives under --tp-comm-overlap (above), each paired with its GEMM: the
+ * all-gathers (ring exchange) before qkv and fc1 in the forward (fwd_pass) or recompute (rec),
+ * before proj's and fc2's data gradients in the backward (bwd); the forward's reduce-scatters
+ * (pipeline) after proj and fc2, 3/4 of their bytes beside the GEMMs and the last chunks as a
+ * tail; the backward's (bulk) beside qkv's and fc1's weight gradients. Shares count act / 4. */
+static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int rec, int bwd, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
     ag.offload = 1; /* ring_exchange over the copy engines */
     lo_coll tail = rs;
-    int n = fwd + bwd;
+    const int fwd = fwd_pass || rec, n = fwd + bwd, fp = rec ? LO_PAIR_REC : LO_PAIR_FWD, S = TPO_SPLITS;
+    const wl_gemm_role mlp = mlp_col_role(L);
     ag = add_bytes(ag, 2 * act * n, 2 * n);
-    /* forward: proj / fc2 pipelined, (splits - 1) / splits beside the GEMM; backward: bulk */
-    rs = add_bytes(rs, 2 * act * ((double)fwd * (TPO_SPLITS - 1) / TPO_SPLITS + bwd), 2 * n);
+    if (fwd) {
+        tp_pair(it, it->n_inline, WL_G_QKV, fp, 1, t, 1);
+        tp_pair(it, it->n_inline, mlp, fp, 1, t, 1);
+    }
+    if (bwd) {
+        tp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 1, t, 1);
+        tp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 1, t, 1);
+    }
     it->inl[it->n_inline++] = ag;
+    rs = add_bytes(rs, 2 * act * ((double)fwd * (S - 1) / S + bwd), 2 * n);
+    if (fwd) {
+        tp_pair(it, it->n_inline, WL_G_PROJ, fp, S - 1, S, 1);
+        tp_pair(it, it->n_inline, WL_G_FC2, fp, S - 1, S, 1);
+    }
+    if (bwd) {
+        tp_pair(it, it->n_inline, WL_G_QKV, LO_PAIR_WGRAD, S, 1, 0);
+        tp_pair(it, it->n_inline, mlp, LO_PAIR_WGRAD, S, 1, 0);
+    }
     it->inl[it->n_inline++] = rs;
     if (fwd) {
-        tail = add_bytes(tail, 2 * act / TPO_SPLITS, 2);
+        tail = add_bytes(tail, 2 * act / S, 2);
         it->inline_tail |= 1u << it->n_inline;
         it->inl[it->n_inline++] = tail;
     }
@@ -222,24 +249,6 @@ static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo
  *    Float8 (torchao): the forward's GEMMs are _scaled_mm; the stored 2024 pass
  *    (00122fb1) matched aten.mm only, the 2025 one (5f65158a) _scaled_mm too: taken as fused,
  *    the torch commit of the cases' runs not read. */
-/* The MLP's column-parallel GEMM: SwiGLU's fused gate / up projections, else fc1. */
-static wl_gemm_role mlp_col_role(const wl_layer *L)
-{
-    for (int i = 0; i < L->n_gemm; i++)
-        if (L->gemm[i].role == WL_G_GATE_UP)
-            return WL_G_GATE_UP;
-    return WL_G_FC1;
-}
-
-static void atp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share)
-{
-    lo_pair *p = &it->pair[it->n_pair++];
-    p->coll = (unsigned char)coll;
-    p->role = (unsigned char)role;
-    p->pass = (unsigned char)pass;
-    p->share = (unsigned char)share;
-}
-
 /* The block's TP collectives under async TP (above): fused all-gathers (forward two, backward
  * two) and the forward's fused reduce-scatters over the copy engines, the backward's
  * reduce-scatters as exposed tails; the local copies and partial sums as HBM bytes. Each fused
@@ -261,20 +270,21 @@ static void atp_block(const wl_layer *L, double act, double t, int fwd_pass, int
     ag.offload = rs.offload = 1; /* peer-to-peer copies over the copy engines */
     const int fwd = fwd_pass || rec, n = fwd + bwd, fp = rec ? LO_PAIR_REC : LO_PAIR_FWD;
     const wl_gemm_role mlp = mlp_col_role(L);
+    const int tc = (int)t; /* the copies beside all chunks but one of each fused GEMM (above) */
     ag = add_bytes(ag, 2 * act * n, 2 * n);
     if (fwd) {
-        atp_pair(it, it->n_inline, WL_G_QKV, fp, ag_share);
-        atp_pair(it, it->n_inline, mlp, fp, ag_share);
+        tp_pair(it, it->n_inline, WL_G_QKV, fp, ag_share, tc, 1);
+        tp_pair(it, it->n_inline, mlp, fp, ag_share, tc, 1);
     }
     if (bwd) {
-        atp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 2);
-        atp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 2);
+        tp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 2, tc, 1);
+        tp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 2, tc, 1);
     }
     it->inl[it->n_inline++] = ag;
     if (fwd) {
         rs = add_bytes(rs, 2 * act, 2);
-        atp_pair(it, it->n_inline, WL_G_PROJ, fp, 1);
-        atp_pair(it, it->n_inline, WL_G_FC2, fp, 1);
+        tp_pair(it, it->n_inline, WL_G_PROJ, fp, 1, tc, 1);
+        tp_pair(it, it->n_inline, WL_G_FC2, fp, 1, tc, 1);
         it->inl[it->n_inline++] = rs;
     }
     if (bwd) { /* not fused: NCCL, after the compute */
@@ -282,8 +292,6 @@ static void atp_block(const wl_layer *L, double act, double t, int fwd_pass, int
         it->inline_tail |= 1u << it->n_inline;
         it->inl[it->n_inline++] = tail;
     }
-    /* the copies beside all chunks but one of each fused GEMM (above) */
-    it->pair_hide = (t - 1) / t;
     /* each fused all-gather's local shard copied (read + write act / t) before its first chunk;
      * each fused reduce-scatter's reduce_partials */
     it->hbm_bytes += 2 * n * (2 * act / t) + 2 * fwd * act * (1 + 1 / t);
@@ -357,9 +365,8 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
     if (tpo_on(l, t) && L->kind == WL_BLOCK) {
-        int bwd = it->pass == LO_BWD;
-        tpo_block(act, !bwd || rec, bwd, it);
-        it->inline_overlap = linear_fraction(L, bwd, rec);
+        tpo_block(L, act, l->t, it->pass == LO_FWD, rec, it->pass == LO_BWD, it);
+        it->inline_overlap = 0; /* the copies beside their own GEMMs (lo_pair) only */
         goto dp;
     }
     if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {

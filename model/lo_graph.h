@@ -44,17 +44,22 @@ typedef struct lo_coll {
                      item's previous reduce starts after that one ends (it consumes it). */
 } lo_coll;
 
-/* A copy fused with one GEMM of the item (PyTorch async TP, layout_tensor.c atp_block): part
- * of inline collective `coll`, run beside lo_item.pair_hide of that GEMM and of nothing else, so
+/* A copy fused with one GEMM of the item (PyTorch async TP, layout_tensor.c atp_block;
+ * Transformer Engine's userbuffers under Megatron --tp-comm-overlap, tpo_block): part of inline
+ * collective `coll`, run beside (chunks - bare) / chunks of that GEMM and of nothing else, so
  * its own excess over that part is exposed (analytic.c pair_hidden, both engines). */
 typedef struct lo_pair {
     unsigned char coll;  /* index into lo_item.inl                                          */
     unsigned char role;  /* wl_gemm_role of the GEMM it runs beside                          */
-    unsigned char pass;  /* LO_PAIR_FWD / _DGRAD / _REC: the forward GEMM, its data gradient,
-                            or checkpointing's recompute of the forward (op_rec of it)        */
+    unsigned char pass;  /* LO_PAIR_FWD / _DGRAD / _WGRAD / _REC: the forward GEMM, its data
+                            or weight gradient, or checkpointing's recompute of the forward
+                            (op_rec of it)                                                  */
     unsigned char share; /* its bytes, relative to the other pairs of `coll` (weights)        */
+    unsigned char chunks;/* the GEMM's chunks (1: whole; t above 255 clamped, tp_pair)     */
+    unsigned char bare;  /* of them, those no copy runs beside (the ring's / pipeline's
+                            first or last; 0: bulk, the copy beside the whole GEMM)          */
 } lo_pair;
-enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_MAX_PAIRS = 6 };
+enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_PAIR_WGRAD, LO_MAX_PAIRS = 8 };
 
 typedef enum { LO_FWD, LO_BWD } lo_pass;
 
@@ -74,7 +79,6 @@ typedef struct lo_item {
                               layout_tensor.c)                                               */
     int n_pair;            /* inline collectives split into copies fused with one GEMM each */
     lo_pair pair[LO_MAX_PAIRS];
-    double pair_hide;      /* share of a paired GEMM the copies run beside ((t - 1) / t)    */
     int n_reduce;
     lo_coll reduce[3];
     int hooks;             /* framework hook invocations per copy (sub-modules, FSDP units):

@@ -208,7 +208,10 @@ START_TEST(test_block_bytes)
                 ck_assert_ptr_eq(&ia->inl[ia->pair[q].coll], want_coll[q]);
                 ck_assert_int_eq(ia->pair[q].pass, LO_PAIR_FWD);
             }
-            ck_assert_double_eq_tol(ia->pair_hide, 0.5, 1e-15);
+            for (int q = 0; q < 4; q++) { /* t = 2 chunks, one with no copy beside it */
+                ck_assert_int_eq(ia->pair[q].chunks, 2);
+                ck_assert_int_eq(ia->pair[q].bare, 1);
+            }
             ck_assert(ia->inline_overlap == 0); /* nothing but the pairs beside the copies */
             ck_assert_double_eq_tol(ia->hbm_bytes - it->hbm_bytes, 10240.0, 1e-6);
         } else {
@@ -381,6 +384,24 @@ static double an_step(const lo_graph *g, const wl *w, const cost_calib *k, const
     return r.step_s;
 }
 
+/* The step of timed graph g by the analytical engine; *sim_s the simulator's, which must agree
+ * within 1 ns (nothing contends in the tests that call it). */
+static double engines_step(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
+                           double *sim_s)
+{
+    an_result ar;
+    memset(&ar, 0, sizeof ar);
+    an_run(t, &ar);
+    exec_opts eo;
+    exec_result r;
+    sc_err err;
+    memset(&eo, 0, sizeof eo);
+    ck_assert(exec_run(g, t, k, c, &eo, &r, &err) == 0);
+    ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "sim %.12g model %.12g", r.step_s, ar.step_s);
+    *sim_s = r.step_s;
+    return ar.step_s;
+}
+
 /* Bytes of kind `kind` over the TP group (GRP_AX0) among an item's inline collectives. */
 static double tp_bytes(const lo_item *it, cost_coll kind)
 {
@@ -502,20 +523,9 @@ START_TEST(test_atp_pairs)
         }
         ck_assert(o->overlap_s == 0); /* no interference in the tiny calibration */
         ck_assert_double_eq_tol(o->inl_f * o->comp, hidden[v], 1e-9 * hidden[v]);
-        /* the engines agree */
-        an_result ar;
-        memset(&ar, 0, sizeof ar);
-        an_run(&t, &ar);
-        exec_opts eo;
-        exec_result r;
-        sc_err err;
-        memset(&eo, 0, sizeof eo);
-        ck_assert(exec_run(g, &t, &k, &duo, &eo, &r, &err) == 0);
-        /* within 1 ns (the engines differ by a constant 0.2 ns here, the same in (a) and (b)),
-         * and the exposed copy moves both steps alike */
-        ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "sim %.12g model %.12g", r.step_s, ar.step_s);
-        step[v][0] = ar.step_s;
-        step[v][1] = r.step_s;
+        /* the engines agree within 1 ns (they differ by a constant 0.2 ns here, the same in
+         * (a) and (b)), and the exposed copy moves both steps alike */
+        step[v][0] = engines_step(g, &t, &k, &duo, &step[v][1]);
         free(g);
     }
     ck_assert_double_eq_tol(step[0][0] - step[1][0], step[0][1] - step[1][1], 1e-12);
@@ -569,6 +579,96 @@ START_TEST(test_atp_pairs_cp)
 }
 END_TEST
 
+/* Megatron --tp-comm-overlap (Transformer Engine's userbuffers, layout_tensor.c tpo_block) on the
+ * tiny block of test_atp_pairs: megatron:t=2 (sequence parallel) on 2 duo nodes, the tiny
+ * roofline calibration (no chunk factor off Hopper, no interference). Per rank the GEMMs are
+ * those of test_atp_pairs: qkv 1.96608e-7 s, proj 6.5536e-8, fc1 = fc2 2.62144e-7; a data or
+ * weight gradient the same FLOPs as its forward. x = one [16, 64] x 2 B = 2048 B all-gather
+ * over the pair, half from the peer at 2 x link_Bps: 1024 / (2 link) s.
+ * Forward: ring exchange all-gathers before qkv and fc1 (x each, beside 1/2 of the GEMM: 9.8304e-8,
+ * 1.31072e-7 s), pipelined reduce-scatters after proj and fc2 (3/4 x each, beside 3/4 of the GEMM:
+ * 4.9152e-8, 1.96608e-7 s), the last quarter a tail. Backward: all-gathers before proj's and fc2's
+ * data gradients (x each, beside 1/2: 3.2768e-8, 1.31072e-7 s), bulk reduce-scatters beside qkv's
+ * and fc1's whole weight gradients (x each, 1.96608e-7, 2.62144e-7 s).
+ * (a) link 6e9: x = 8.5333e-8 s. Forward: proj's 0.75 x = 6.4e-8 outlasts 4.9152e-8 (1.4848e-8
+ * exposed), the rest hidden: 2.75 x + 4.9152e-8 = 2.8381867e-7 s beside the compute (summing
+ * the block's copies against all its linear GEMMs, as before, hid all 3.5 x). Backward: proj's
+ * data-gradient all-gather outlasts 3.2768e-8: 3 x + 3.2768e-8 = 2.8876800e-7 s.
+ * (b) link 2e10: x = 2.56e-8 s, every copy hidden: forward 3.5 x = 8.96e-8 s, backward
+ * 4 x = 1.024e-7 s. Both engines give the same step, and turning the overlap off (the same
+ * collectives inline, sp_item) is slower at every link speed. */
+START_TEST(test_tpo_pairs)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2(&m, &tr, &w);
+    tr.framework = FW_MEGATRON;
+    tr.tp_comm_overlap = 1;
+    wl_build(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    const double link[2] = {6e9, 2e10};
+    const double x[2] = {1024 / 1.2e10, 2.56e-8};
+    const double hid_f[2] = {2.75 * x[0] + 4.9152e-8, 3.5 * x[1]}, hid_b[2] = {3 * x[0] + 3.2768e-8, 4 * x[1]};
+    spec_layout l = parse("megatron:t=2,p=1");
+    for (int v = 0; v < 2; v++) {
+        spec_cluster duo = test_duo_cluster("duo", link[v], 1e10);
+        lo_graph *g = malloc(sizeof *g);
+        ck_assert_ptr_nonnull(g);
+        layout_build(&w, &tr, &l, &duo, 2, g);
+        an_timed t;
+        an_time(g, &w, &k, &duo, &t);
+        for (int pass = LO_FWD; pass <= LO_BWD; pass++) {
+            const lo_item *it = first_block(&g->last, &w, (lo_pass)pass);
+            ck_assert_ptr_nonnull(it);
+            const an_titem *o = &t.last[it - g->last.item];
+            ck_assert_int_eq(it->n_pair, 4);
+            ck_assert(it->inline_overlap == 0); /* nothing but the pairs beside the copies */
+            /* forward: qkv fc1 (ring: 2 chunks, 1 bare), proj fc2 (pipeline: 4, 1 bare);
+             * backward: proj fc2 data gradients (ring), qkv fc1 weight gradients (bulk: 1, 0) */
+            const int role[2][4] = {{WL_G_QKV, WL_G_FC1, WL_G_PROJ, WL_G_FC2}, {WL_G_PROJ, WL_G_FC2, WL_G_QKV, WL_G_FC1}};
+            const int chunks[2][4] = {{2, 2, 4, 4}, {2, 2, 1, 1}}, bare[2][4] = {{1, 1, 1, 1}, {1, 1, 0, 0}};
+            const double share[2] = {0.75, 1}; /* of x, a reduce-scatter pair's copy */
+            for (int q = 0; q < 4; q++) {
+                const lo_pair *p = &it->pair[q];
+                ck_assert_int_eq(p->role, role[pass][q]);
+                ck_assert_int_eq(p->chunks, chunks[pass][q]);
+                ck_assert_int_eq(p->bare, bare[pass][q]);
+                ck_assert_int_eq(p->pass, pass == LO_FWD ? LO_PAIR_FWD : q < 2 ? LO_PAIR_DGRAD : LO_PAIR_WGRAD);
+                const double want = q < 2 ? x[v] : share[pass] * x[v];
+                double n = 0;
+                for (int r = 0; r < 4; r++)
+                    n += it->pair[r].coll == p->coll;
+                ck_assert_double_eq_tol(o->in[p->coll] / n, want, 1e-9 * want);
+            }
+            const double want = pass == LO_FWD ? hid_f[v] : hid_b[v];
+            ck_assert(o->overlap_s == 0);
+            ck_assert_double_eq_tol(o->inl_f * o->comp, want, 1e-9 * want);
+        }
+        double sim_s;
+        engines_step(g, &t, &k, &duo, &sim_s); /* the engines agree within 1 ns */
+        free(g);
+    }
+    /* never slower than the overlap off, from copies far longer than their GEMMs to far shorter */
+    const double links[4] = {1e8, 6e9, 2e10, 1e12};
+    for (int v = 0; v < 4; v++) {
+        spec_cluster duo = test_duo_cluster("duo", links[v], 1e10);
+        lo_graph *g = malloc(sizeof *g);
+        ck_assert_ptr_nonnull(g);
+        tr.tp_comm_overlap = 1;
+        wl_build(&m, &tr, &w);
+        layout_build(&w, &tr, &l, &duo, 2, g);
+        const double on = an_step(g, &w, &k, &duo);
+        tr.tp_comm_overlap = 0;
+        wl_build(&m, &tr, &w);
+        layout_build(&w, &tr, &l, &duo, 2, g);
+        const double off = an_step(g, &w, &k, &duo);
+        ck_assert_msg(on < off, "link %g: on %.12g off %.12g", links[v], on, off);
+        free(g);
+    }
+}
+END_TEST
+
 Suite *fsdp2tp_suite(void)
 {
     Suite *s = suite_create("fsdp2tp");
@@ -583,6 +683,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_atp_bounds);
     tcase_add_test(tc, test_atp_pairs);
     tcase_add_test(tc, test_atp_pairs_cp);
+    tcase_add_test(tc, test_tpo_pairs);
     suite_add_tcase(s, tc);
     return s;
 }
