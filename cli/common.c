@@ -61,6 +61,14 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
             return SC_EINPUT;
         if (hi < lo)
             return sc_err_set(err, SC_EINPUT, source, "", "expected A..B with A <= B, got \"%s\"", arg);
+        long top = lo;
+        while (top * 2 <= hi)
+            top *= 2;
+        if (top != hi) /* 4..6 would run 4 alone: the doubling never reaches B */
+            return sc_err_set(err, SC_EINPUT, source, "",
+                              "expected A..B doubling from A to B (B = A x 2^k, e.g. %d..%ld), got \"%s\"; "
+                              "for other values give a list, e.g. %d,%d",
+                              lo, top == lo ? 2L * lo : top, arg, lo, hi);
         for (long v = lo; v <= hi; v *= 2) {
             if (*n >= max)
                 return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
