@@ -701,6 +701,20 @@ double cli_gib(double bytes) { return bytes / 1073741824.0; }
 
 #include "commands.h"
 
+/* A shared option the command does not take (s->accept set, the name not in it) is answered as
+ * an unknown option: accepted and ignored, it would silently not change the job. */
+static int not_taken(const cli_setup *s, const char *cmd, const char *name)
+{
+    if (!s->accept)
+        return 0;
+    for (const char *const *a = s->accept; *a; a++)
+        if (!strcmp(*a, name))
+            return 0;
+    char what[200];
+    snprintf(what, sizeof what, "unknown option '--%.150s'", name);
+    return cli_usage_error(cmd, what);
+}
+
 int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
                cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx)
 {
@@ -725,7 +739,7 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
     optind = 1;
     opterr = 0;
     for (;;) {
-        int idx = 0;
+        int idx = -1; /* set only when a long option matched */
         int opt = getopt_long(argc, argv, shorts, all, &idx);
         if (opt == -1)
             break;
@@ -735,8 +749,11 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
         }
         if (opt == '?' || opt == ':')
             return cli_getopt_error(cmd, opt, argv);
+        int rc = idx >= 0 && idx < n_common ? not_taken(s, cmd, all[idx].name) : 0;
+        if (rc)
+            return rc;
         sc_err err;
-        int rc = cli_setup_opt(s, opt, optarg, &err);
+        rc = cli_setup_opt(s, opt, optarg, &err);
         if (rc < 0)
             return cli_fail(&err, rc);
         if (rc == 1)

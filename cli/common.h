@@ -37,6 +37,8 @@ typedef struct cli_setup {
     int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     double dropout[2];                     /* --hidden-dropout, --attention-dropout (-1: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
+    const char *const *accept;             /* the shared options (long names) the command takes,
+                                            * NULL-terminated; NULL: all of them. Set before parsing */
     /* loaded */
     spec_cluster cluster;
     spec_model model;

@@ -370,6 +370,14 @@ expect calibrate-fit-h100-kernels 0 "(inactive: the base's \$.kernels is in forc
 expect calibrate-fit-h100-predict 0 "dgx-h100" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-13b --layout zero3 --calibration "$TMP/h100.json"
 if grep -q '"kernels"' "$TMP/h100.json" && grep -q '"gemm_fixed_us"' "$TMP/h100.json"; then
     pass=$((pass + 1)); else echo "FAIL calibrate-fit-h100-kernels-file: $TMP/h100.json"; fail=$((fail + 1)); fi
+# ux14: calibrate fit and validate took every shared option (--json, --layout, --micro-batch,
+# --model ...) and ignored it: fit printed text under --json (exit 0), validate the same table
+# whatever --micro-batch said; now they are unknown options there, as their --help lists none
+HM=bench/gpu-results/2026-11-27-h100-sxm/harness-measurements.json
+expect calibrate-fit-json-refused 2 "shardcast calibrate fit: unknown option '--json' (try 'shardcast calibrate fit --help')" -- "$BIN" calibrate fit $HM --cluster dgx-h100 --base dgx-h100 -o "$TMP/h100j.json" --json
+expect calibrate-fit-layout-refused 2 "shardcast calibrate fit: unknown option '--layout'" -- "$BIN" calibrate fit $HM --cluster dgx-h100 --base dgx-h100 -o "$TMP/h100j.json" --layout=zero3
+expect validate-mb-refused 2 "shardcast validate: unknown option '--micro-batch' (try 'shardcast validate --help')" -- "$BIN" validate $HM --cluster dgx-h100 --micro-batch 16
+expect validate-json-kept 0 '"rows"' -- "$BIN" validate $HM --cluster dgx-h100 --json
 sed 's/"concurrent": "memcpy-d2d"/"concurrent": "nccl-broadcast"/' tests/fixtures/meas_interference.json >"$TMP/bad_interf.json"
 expect calibrate-fit-interference-bad 2 "bad_interf.json: \$.interference[4].concurrent: expected one of \"nccl-allreduce\"" -- \
     "$BIN" calibrate fit "$TMP/bad_interf.json" --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci2.json"
