@@ -220,6 +220,14 @@ int cmd_calibrate_anchor(int argc, char **argv)
         sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");
         return cli_fail(&err, SC_EINPUT);
     }
+    if (s.first_shared && (!o.n_logs || o.shape_case)) { /* case files carry their own shape */
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", s.first_shared);
+        sc_err_set(&err, SC_EINPUT, opt, "",
+                   "a shape option gives the job of --log runs without --case; here %s give every run's shape "
+                   "and this option would be ignored: drop it", o.n_logs ? "--case and the case files" : "the case files");
+        return cli_fail(&err, SC_EINPUT);
+    }
     int nc = argc - optind, n = nc + o.n_logs;
     if (n > CAL_ANCHOR_MAX_RUNS) {
         sc_err_set(&err, SC_EINPUT, "calibrate anchor", "", "expected at most %d runs, got %d", CAL_ANCHOR_MAX_RUNS, n);

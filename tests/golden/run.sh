@@ -876,6 +876,10 @@ expect anchor-no-out 2 "-o: required" -- "$BIN" calibrate anchor $OLMO
 expect anchor-two-clusters 2 "anchor each cluster on its own runs" -- "$BIN" calibrate anchor $OLMO validation/torchtitan-perf-docs/titan-a100-64gpu-llama2-13b-noac.json -o "$TMP/anc3.json"
 expect anchor-twice 2 "anchor on its base" -- "$BIN" calibrate anchor $OLMO --calibration "$TMP/anc.json" -o "$TMP/anc3.json"
 one_line_err anchor-no-out-one-line "$BIN" calibrate anchor $OLMO
+# ux14: case files give every run's shape; a shape option beside them was accepted and ignored
+# (exit 0, the same fit); now refused, naming it; with --log (no --case) it still gives the shape
+expect anchor-case-shape-option 2 "shardcast: --micro-batch: a shape option gives the job of --log runs without --case; here the case files give every run's shape and this option would be ignored: drop it" -- "$BIN" calibrate anchor $OLMO --micro-batch 99 -o "$TMP/anc6.json"
+expect anchor-log-case-shape-option 2 "shardcast: --layout: a shape option gives the job of --log runs without --case; here --case and the case files give" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --case validation/megatron-sc21/$(ls validation/megatron-sc21 | head -1) --layout zero3 -o "$TMP/lc2.json"
 # accuracy --anchored against its committed figures (make accuracy-check does the same)
 expect anchor-accuracy 0 "overall" -- "$BIN" accuracy validation --anchored
 # anchor groups are one document each (predict/accuracy_anchor.c same_document): the zeropp tutorial's
