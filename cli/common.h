@@ -81,7 +81,10 @@ typedef struct cli_setup {
         {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061},     \
         {"hidden-dropout", required_argument, 0, 1062}, {"attention-dropout", required_argument, 0, 1063}
 
-#define CLI_COMMON_HELP                                                                               \
+/* The shared options' help; CLI_SHAPE_HELP without --json, for a command whose output is not
+ * JSON (sweep: a CSV). */
+#define CLI_COMMON_HELP CLI_SHAPE_HELP "  --json                 machine-readable output on stdout\n"
+#define CLI_SHAPE_HELP                                                                                \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
     "  --cluster NAME|FILE    cluster spec (configs/clusters), e.g. p4d.24xlarge\n"                  \
     "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"     \
@@ -163,8 +166,7 @@ typedef struct cli_setup {
     "  --nccl-proto simple    NCCL_PROTO=Simple as the run pinned it (LL / LL128 pins not modelled)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
-    "                         calibration's overlap_slowdown; off: 0)\n"                           \
-    "  --json                 machine-readable output on stdout\n"
+    "                         calibration's overlap_slowdown; off: 0)\n"
 
 /* Fill config_roots from the binary's location; zero the setup. */
 void cli_setup_init(cli_setup *s, const char *argv0);
