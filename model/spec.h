@@ -519,8 +519,9 @@ const char *spec_fabric_str(spec_fabric_kind k);
  * $SHARDCAST_CONFIGS/<kind>/<name>.json; each of roots[]/<kind>/<name>.json. */
 int spec_resolve(const char *kind, const char *name, const char *const *roots, int n_roots,
                  char *out, unsigned long outlen, sc_err *err) SC_MUST_CHECK;
-/* The shipped name of a kind closest to `name` (edit distance, or `name` a prefix of it), if
- * close enough to be a typo: 0 and the name in out, else -1. Used for "did you mean ...?". */
+/* The shipped names of a kind closest to `name` (edit distance, or `name` a prefix of it: 1;
+ * then the fewer edits), if close enough to be a typo: 0 and the name in out (names tied: "a or b",
+ * "a, b or c"; the first three in byte order, then "or N more"), else -1. Used for "did you mean ...?". */
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
                  unsigned long outlen) SC_MUST_CHECK;
 

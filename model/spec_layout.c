@@ -657,9 +657,9 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
             return 0;
     }
     out[0] = '\0';
-    char near[SPEC_NAME_MAX + 32] = "";
+    char near[4 * SPEC_NAME_MAX + 32] = "";
     if (spec_suggest(kind, name, dirs, nd, near, sizeof near) == 0) {
-        char best[SPEC_NAME_MAX];
+        char best[4 * SPEC_NAME_MAX];
         snprintf(best, sizeof best, "%.*s", (int)sizeof best - 1, near);
         snprintf(near, sizeof near, "; did you mean %s?", best);
     } else {
@@ -693,10 +693,27 @@ static int edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
+/* Add cand to the names tied at the best distance (sorted, at most SUGGEST_MAX kept). */
+enum { SUGGEST_MAX = 3 };
+static void suggest_add(char tied[SUGGEST_MAX][SPEC_NAME_MAX], int *n, const char *cand)
+{
+    int at = 0;
+    while (at < *n && strcmp(tied[at], cand) < 0)
+        at++;
+    if (at == SUGGEST_MAX)
+        return;
+    for (int k = (*n < SUGGEST_MAX ? *n : SUGGEST_MAX - 1); k > at; k--)
+        memcpy(tied[k], tied[k - 1], SPEC_NAME_MAX);
+    snprintf(tied[at], SPEC_NAME_MAX, "%s", cand);
+    if (*n < SUGGEST_MAX)
+        (*n)++;
+}
+
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
                  unsigned long outlen)
 {
-    int best = 1000;
+    int best = 1000, best_raw = 1000, n_tied = 0, n_all = 0; /* kept, and all at the best distance */
+    char tied[SUGGEST_MAX][SPEC_NAME_MAX];
     size_t ln = strlen(name);
     /* close enough to be a typo: a third of the name's letters, at least 2 */
     int limit = (int)(ln / 3) > 2 ? (int)(ln / 3) : 2;
@@ -714,17 +731,30 @@ int spec_suggest(const char *kind, const char *name, const char *const *dirs, in
             char cand[SPEC_NAME_MAX];
             memcpy(cand, e->d_name, l - 5);
             cand[l - 5] = '\0';
-            int dist = edit_distance(name, cand);
+            int raw = edit_distance(name, cand), dist = raw;
             if (ln >= 3 && !strncasecmp(cand, name, ln))
                 dist = dist < 1 ? dist : 1; /* a prefix: "p4d" -> "p4d.24xlarge" */
-            if (dist < best || (dist == best && strcmp(cand, out) < 0)) {
-                best = dist;
-                snprintf(out, (size_t)outlen, "%s", cand);
-            }
+            if (dist < best || (dist == best && raw < best_raw)) /* then the fewer edits */
+                best = dist, best_raw = raw, n_tied = n_all = 0;
+            int dup = 0; /* the same name under two roots */
+            for (int k = 0; k < n_tied; k++)
+                dup |= !strcmp(tied[k], cand);
+            if (dist == best && raw == best_raw && !dup)
+                n_all++, suggest_add(tied, &n_tied, cand);
         }
         closedir(d);
     }
-    return best <= limit ? 0 : -1;
+    /* every name at the best distance, "a or b" ("llama3-405b": llama3-70b and llama3.1-405b
+     * are both two edits away; naming one would pick for the user) */
+    size_t o = 0;
+    if (outlen)
+        out[0] = '\0';
+    for (int k = 0; k < n_tied && o < outlen; k++)
+        o += (size_t)snprintf(out + o, (size_t)outlen - o, "%s%s", k ? (k == n_tied - 1 && n_all == n_tied ? " or " : ", ") : "",
+                              tied[k]);
+    if (n_all > n_tied && o < outlen)
+        snprintf(out + o, (size_t)outlen - o, " or %d more", n_all - n_tied);
+    return n_tied && best <= limit ? 0 : -1;
 }
 
 int spec_layout_tp_nodes(const spec_layout *l, int gpus_per_node)

@@ -75,6 +75,9 @@ expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
 expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
 expect mean-model 2 "gpt3-13x: no such file, and no shipped models of that name; did you mean gpt3-13b?" -- "$BIN" describe --model gpt3-13x
+# ux14: names tied at the best distance are all named (llama3-405b: llama3-70b and llama3.1-405b
+# both two edits away; the alphabetical first alone, llama3-70b, was suggested before)
+expect mean-model-tie 2 "llama3-405b: no such file, and no shipped models of that name; did you mean llama3-70b or llama3.1-405b?" -- "$BIN" describe --model llama3-405b
 expect mean-cluster 2 "did you mean p4d.24xlarge?" -- "$BIN" memory --cluster p4d.24xlage --nodes 2 --model gpt2-1.5b --layout zero3
 expect mean-scenario 2 "did you mean mics-p4d-gpt3-13b?" -- "$BIN" predict --scenario mics-p4d-gpt3-13
 expect mean-calibration 2 "did you mean p4d.24xlarge?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --calibration p4d.24xlarg
