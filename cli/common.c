@@ -384,6 +384,38 @@ static void ignored_option_notes(const cli_setup *s)
                 t->framework == FW_MEGATRON ? "no such layout is given" : "the framework is not megatron");
 }
 
+/* An accelerate config's num_processes / num_machines (the launch it was written for) that the
+ * node counts predicted do not match: said, as the prediction follows --nodes. */
+static void acc_launch_note(const cli_setup *s)
+{
+    const spec_ds_report *r = &s->ds_report;
+    int g = s->cluster.gpus_per_node, P = r->acc_processes, M = r->acc_machines, off = 0;
+    if (!s->accelerate || g < 1 || (!P && !M))
+        return;
+    char counts[128] = "";
+    size_t o = 0;
+    for (int j = 0; j < s->n_nodes; j++) {
+        off |= (P && s->nodes[j] * g != P) || (M && s->nodes[j] != M);
+        if (o < sizeof counts)
+            o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%d", j ? "," : "", s->nodes[j]);
+    }
+    if (!off)
+        return;
+    char launch[96];
+    if (P && M)
+        snprintf(launch, sizeof launch, "num_processes %d, num_machines %d", P, M);
+    else
+        snprintf(launch, sizeof launch, P ? "num_processes %d" : "num_machines %d", P ? P : M);
+    char whole[96] = "";
+    if (P && (P % g || (M && M != P / g)))
+        snprintf(whole, sizeof whole, "; %d processes on %d machine%s do not fill whole nodes of %d GPUs", P, M ? M : 1,
+                 M > 1 ? "s" : "", g);
+    fprintf(stderr,
+            "shardcast: note: %s: %s (the launch it was written for) differ%s from the job predicted, --nodes %s x %d "
+            "GPUs of %s; the prediction follows --nodes%s\n",
+            s->accelerate, launch, P && M ? "" : "s", counts, g, s->cluster.name, whole);
+}
+
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
 {
     setup_said said = {NULL, ""};
@@ -392,6 +424,7 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
         return rc; /* the error alone: no notes before it */
     if (said.notes_from)
         ds_print_notes(s, said.notes_from);
+    acc_launch_note(s);
     for (int i = 0; i < s->n_layouts && s->cluster.gpus_per_node > 0; i++) {
         int k = spec_layout_tp_nodes(&s->layouts[i], s->cluster.gpus_per_node);
         char lay[96];

@@ -495,6 +495,8 @@ typedef struct spec_ds_report {
     int auto_mb, auto_ga, auto_batch; /* "auto" left to shardcast's values                 */
     int auto_bucket, auto_prefetch;   /* "auto" resolved from the model's hidden size        */
     int ga_given;                     /* gradient_accumulation_steps was a number            */
+    int acc_processes, acc_machines;  /* accelerate's num_processes / num_machines (0: not a
+                                       * positive integer): the launch the file was written for */
 } spec_ds_report;
 /* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
 /* Add one line to a report (its JSON path and why; rep NULL or full: dropped). */

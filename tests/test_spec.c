@@ -1120,6 +1120,27 @@ END_TEST
  * override it. accelerate_fsdp2.yaml has fsdp_activation_checkpointing: false (CKPT_NONE), the
  * bundle says full: stays none; ds_zero3.json has an activation_checkpointing section
  * (checkpointing on, CKPT_FULL), the bundle says none: stays full. */
+/* accelerate's launch keys go to the report for the CLI to compare with --nodes (ux14): the
+ * hybrid fixture says "num_machines: 4", "num_processes: 32"; the FSDP2 one only
+ * "num_processes: 16" (0: absent) */
+START_TEST(test_accelerate_launch)
+{
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp_hybrid.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(rep.acc_processes, 32);
+    ck_assert_int_eq(rep.acc_machines, 4);
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp2.yaml", 8, &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(rep.acc_processes, 16);
+    ck_assert_int_eq(rep.acc_machines, 0);
+}
+END_TEST
+
 START_TEST(test_stack_keeps_files_checkpointing)
 {
     stack_bundle b;
@@ -1164,6 +1185,7 @@ Suite *spec_suite(void)
     tcase_add_test(good, test_training_load_file);
     tcase_add_test(good, test_stacks_shipped_and_precedence);
     tcase_add_test(good, test_stack_keeps_files_checkpointing);
+    tcase_add_test(good, test_accelerate_launch);
     suite_add_tcase(s, good);
 
     TCase *bad = tcase_create("bad");

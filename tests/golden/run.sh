@@ -831,6 +831,10 @@ expect trace-budget 2 "shardcast: --trace: a trace of 16 ranks x 96 layers x 256
 one_line_err trace-budget-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
 expect_no_file trace-budget-no-file "$TMP/big-trace.json"
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+# ux14: the file's num_processes (16 = 2 nodes of 8) against --nodes 4 (32 GPUs): predicted on
+# --nodes as before, now said on stderr (it was silent); --nodes 2 matches it: no note
+expect accelerate-launch-note 0 "shardcast: note: tests/fixtures/accelerate_fsdp2.yaml: num_processes 16 (the launch it was written for) differs from the job predicted, --nodes 4 x 8 GPUs of p4d.24xlarge; the prediction follows --nodes" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+expect accelerate-launch-match 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model 2>&1 >/dev/null | grep -q 'the launch it was written for'"
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.163      49.11" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
