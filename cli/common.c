@@ -734,15 +734,20 @@ double cli_gib(double bytes) { return bytes / 1073741824.0; }
 
 #include "commands.h"
 
-/* A shared option the command does not take (s->accept set, the name not in it) is answered as
+static int in_names(const char *const *names, const char *name)
+{
+    for (const char *const *a = names; *a; a++)
+        if (!strcmp(*a, name))
+            return 1;
+    return 0;
+}
+
+/* A shared option the command does not take (not in s->accept, or in s->refuse) is answered as
  * an unknown option: accepted and ignored, it would silently not change the job. */
 static int not_taken(const cli_setup *s, const char *cmd, const char *name)
 {
-    if (!s->accept)
+    if ((!s->accept || in_names(s->accept, name)) && (!s->refuse || !in_names(s->refuse, name)))
         return 0;
-    for (const char *const *a = s->accept; *a; a++)
-        if (!strcmp(*a, name))
-            return 0;
     char what[200];
     snprintf(what, sizeof what, "unknown option '--%.150s'", name);
     return cli_usage_error(cmd, what);

@@ -39,6 +39,7 @@ typedef struct cli_setup {
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
     const char *const *accept;             /* the shared options (long names) the command takes,
                                             * NULL-terminated; NULL: all of them. Set before parsing */
+    const char *const *refuse;             /* or those it does not take (NULL: none)           */
     const char *first_shared;              /* the first shared option given but --json (its long
                                             * name), NULL none: for commands that take them only
                                             * in some uses */

@@ -54,6 +54,11 @@ expect describe-gpt2 0 "total parameters      1.558 B" -- "$BIN" describe --mode
 # GPT-3 block: 12h^2 + 13h = 12*12288^2 + 13*12288 = 1812099072 parameters
 expect describe-block 0 "1812099072" -- "$BIN" describe --model gpt3-175b
 expect describe-json 0 '"params": 174604259328' -- "$BIN" describe --model gpt3-175b --json
+# ux14: describe took --cluster, --nodes, --layout, --grad-accum ... and printed the same table
+# (exit 0); they change a step, not a model's layers: unknown options there, as its --help lists none
+expect describe-cluster-refused 2 "shardcast describe: unknown option '--cluster' (try 'shardcast describe --help')" -- "$BIN" describe --model gpt3-175b --cluster p4d.24xlarge
+expect describe-layout-refused 2 "shardcast describe: unknown option '--layout'" -- "$BIN" describe --model gpt3-175b --layout mics:p=8
+expect describe-framework-kept 0 "dropout hidden 0.1 / attention 0.1" -- "$BIN" describe --model llama3-8b --framework megatron
 
 # ---- bring your own model: Hugging Face config.json, Llama 3, "did you mean" (issue 20) --------
 HF=tests/fixtures/hf
