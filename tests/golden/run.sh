@@ -938,6 +938,11 @@ expect log-deepspeed-unreproduced 0 "warning: the anchored calibration does not 
 expect log-deepspeed-unreproduced-one-line 0 "" -- sh -c "test \$(wc -l <'$TMP/ds-err') = 1"
 # a run the anchor reproduces (one parameter fitted, residual 0) gets no warning
 expect anchor-one-no-warning 0 "" -- sh -c "'$BIN' calibrate anchor $OLMO -o '$TMP/anc5.json' 2>&1 >/dev/null | grep -c warning; test \$? = 1"
+# ux14: with --json the log's summary line went to stdout ahead of the JSON (not parseable); now
+# stdout is the JSON alone and the line is on stderr
+"$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --cluster dgx-a100 --model llama2-7b --nodes 4 --layout megatron:t=1,p=1 --micro-batch 4 --grad-accum 8 --framework megatron -o "$TMP/lmj.json" --json >"$TMP/lmj.out" 2>"$TMP/lmj.err"
+if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/lmj.out" 2>/dev/null && grep -q "megatron entries 5" "$TMP/lmj.err"; then
+    pass=$((pass + 1)); else echo "FAIL log-json-stdout: stdout is not JSON alone"; head -2 "$TMP/lmj.out"; fail=$((fail + 1)); fi
 expect log-bad-format 2 "--log: expected FORMAT:FILE with FORMAT deepspeed" -- "$BIN" calibrate anchor --log pytorch:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 # the shape from a case file (its measured value unused); a step 140 s long on 1.7 B-ish shapes
