@@ -76,6 +76,8 @@ expect list-training 0 "  deepspeed-zero-tutorial" -- "$BIN" list training
 expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
+# ux14: a misspelt option after an existing config.json ("cannot read FILE,sq=4096" hid the typo)
+expect hf-option-typo 2 "shardcast: --model: expected hf:FILE[,seq=N] (seq the only option), got \",sq=4096\" after the file in \"hf:$HF/Meta-Llama-3-8B/config.json,sq=4096\"" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json,sq=4096
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
 expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
