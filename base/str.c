@@ -1,6 +1,7 @@
 /* str.c — small in-place string helpers (see str.h). */
 #include "str.h"
 
+#include <ctype.h>
 #include <string.h>
 
 char *str_trim(char *s)
@@ -11,4 +12,44 @@ char *str_trim(char *s)
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         s[--n] = '\0';
     return s;
+}
+
+int str_edit_distance(const char *a, const char *b, int fold_case)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return 1 << 20;
+    int row[64];
+    for (size_t j = 0; j <= m; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int ca = (unsigned char)a[i - 1], cb = (unsigned char)b[j - 1];
+            if (fold_case)
+                ca = tolower(ca), cb = tolower(cb);
+            int up = row[j], best = diag + (ca != cb);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+const char *str_nearest(const char *k, const char *const *known)
+{
+    const char *best = NULL;
+    int bd = 1 << 20;
+    for (int i = 0; known[i]; i++) {
+        int d = str_edit_distance(k, known[i], 0);
+        if (d < bd)
+            bd = d, best = known[i];
+    }
+    int len = (int)strlen(k), lim = len / 3 > 2 ? len / 3 : 2;
+    return bd <= lim ? best : NULL;
 }

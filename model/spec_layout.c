@@ -4,6 +4,8 @@
  * per step (model/layout.c) or how much memory it needs (model/memory.c). */
 #include "spec.h"
 
+#include "../base/str.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -670,29 +672,6 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
                       kind, near, nd ? dirs[has_env && nd > 1 ? 1 : 0] : "configs", kind, kind);
 }
 
-/* Levenshtein distance, case-insensitive, of two short strings (names are < 64 chars). */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 1000;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            int best = sub < up + 1 ? sub : up + 1;
-            row[j] = best < row[j - 1] + 1 ? best : row[j - 1] + 1;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Add cand to the names tied at the best distance (sorted, at most SUGGEST_MAX kept). */
 enum { SUGGEST_MAX = 3 };
 static void suggest_add(char tied[SUGGEST_MAX][SPEC_NAME_MAX], int *n, const char *cand)
@@ -731,7 +710,7 @@ int spec_suggest(const char *kind, const char *name, const char *const *dirs, in
             char cand[SPEC_NAME_MAX];
             memcpy(cand, e->d_name, l - 5);
             cand[l - 5] = '\0';
-            int raw = edit_distance(name, cand), dist = raw;
+            int raw = str_edit_distance(name, cand, 1), dist = raw;
             if (ln >= 3 && !strncasecmp(cand, name, ln))
                 dist = dist < 1 ? dist : 1; /* a prefix: "p4d" -> "p4d.24xlarge" */
             if (dist < best || (dist == best && raw < best_raw)) /* then the fewer edits */

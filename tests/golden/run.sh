@@ -112,8 +112,15 @@ J
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":"fast"/' "$TMP/typo.json" >"$TMP/fast.json"
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":-4/' "$TMP/typo.json" >"$TMP/neg.json"
 printf '{"name": "x",\n "source": ' >"$TMP/broken.json"
-expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key" -- \
+expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key; did you mean nic_bandwidth_Gbps?" -- \
     "$BIN" memory --cluster "$TMP/typo.json" --nodes 2 --model gpt2-1.5b
+# ux14: a scenario's training key one letter off was answered with the training keys' list cut
+# at 200 characters mid-name ("... limit_all_)"); a near key is now named, a long list ends in "..."
+printf '{"name": "s", "source": "t", "cluster": "p4d.24xlarge", "model": "gpt2-1.5b", "nodes": [2], "layouts": ["zero3"], "training": {"grad_acum": 4}}' >"$TMP/scen-typo.json"
+expect scenario-key-typo 2 "$TMP/scen-typo.json: \$.training.grad_acum: unknown key; did you mean grad_accum?" -- "$BIN" predict --scenario "$TMP/scen-typo.json" --engine model
+printf '{"name": "s", "source": "t", "cluster": "p4d.24xlarge", "model": "gpt2-1.5b", "nodes": [2], "layouts": ["zero3"], "training": {"colour": 4}}' >"$TMP/scen-far.json"
+expect scenario-key-list 2 "$TMP/scen-far.json: \$.training.colour: unknown key (expected one of: micro_batch, grad_accum, " -- "$BIN" predict --scenario "$TMP/scen-far.json" --engine model
+expect scenario-key-list-end 2 ", ...)" -- "$BIN" predict --scenario "$TMP/scen-far.json" --engine model
 expect bad-type 2 "$TMP/fast.json: \$.node.nic_bandwidth_Gbps: expected a positive number, got \"fast\"" -- \
     "$BIN" memory --cluster "$TMP/fast.json" --nodes 2 --model gpt2-1.5b
 expect bad-negative 2 "\$.node.nic_bandwidth_Gbps: expected a positive number, got -4" -- \
