@@ -47,6 +47,9 @@ expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 expect missing-value 2 "needs a value" -- "$BIN" memory --cluster
 expect cmd-help 0 "usage: shardcast memory" -- "$BIN" memory --help
+# ux14: "shardcast help predict" printed the top-level usage, not predict's
+expect help-command 0 "usage: shardcast predict --cluster C --nodes N" -- "$BIN" help predict
+expect help-unknown-command 2 "shardcast: unknown command 'frob' (try 'shardcast --help')" -- "$BIN" help frob
 
 # ---- describe: parameter counts a user can check ------------------------------------------
 expect describe-175b 0 "total parameters      174.604 B   (published 175.000 B, -0.23%)" -- "$BIN" describe --model gpt3-175b
