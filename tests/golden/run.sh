@@ -76,6 +76,8 @@ expect hf-sliding-window 2 "\$.sliding_window: sliding-window attention (window 
 expect hf-sliding-window-seq 0 "seq 4096 = the sliding window (max_position_embeddings 32768" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json
 expect plan-batch-tokens 2 "shardcast: --global-batch: counts sequences: 4194304 sequences of 2048 tokens is 8.6e+09 tokens per step; if 4194304 is tokens, give --global-batch 2048" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --global-batch 4194304
 expect list-training 0 "  deepspeed-zero-tutorial" -- "$BIN" list training
+# ux14: "list modles" said what was expected but not what it got, nor the kind meant
+expect list-kind-typo 2 "shardcast list: expected clusters, models, scenarios, calibrations, training or stacks, got 'modles'; did you mean models? (try 'shardcast list --help')" -- "$BIN" list modles
 expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
