@@ -1,5 +1,7 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
+
+#include "../base/str.h"
 #include "../model/kernels.h"
 #include "../model/stack.h"
 
@@ -705,14 +707,33 @@ int cli_fail(const sc_err *err, int rc)
     return rc == SC_EINPUT ? 2 : 1;
 }
 
-int cli_getopt_error(const char *cmd, int opt, char **argv)
+/* The long option of opts nearest to "--name[=value]", when it is a typo of one; else NULL. */
+static const char *near_option(const char *bad, const struct option *opts)
 {
-    char what[200];
+    if (!opts || !bad || strncmp(bad, "--", 2))
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s", bad + 2);
+    name[strcspn(name, "=")] = '\0';
+    const char *names[80];
+    int n = 0;
+    for (int i = 0; opts[i].name && n < 79; i++)
+        names[n++] = opts[i].name;
+    names[n] = NULL;
+    return str_nearest(name, names);
+}
+
+int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option *opts)
+{
+    char what[260];
     const char *bad = argv[optind - 1];
-    if (opt == ':')
+    if (opt == ':') {
         snprintf(what, sizeof what, "option '%.150s' needs a value", bad);
-    else
-        snprintf(what, sizeof what, "unknown option '%.150s'", bad ? bad : "?");
+    } else {
+        const char *near = near_option(bad, opts);
+        snprintf(what, sizeof what, "unknown option '%.150s'%s%.64s%s", bad ? bad : "?", near ? "; did you mean --" : "",
+                 near ? near : "", near ? "?" : "");
+    }
     return cli_usage_error(cmd, what);
 }
 
@@ -786,7 +807,7 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
             return -1;
         }
         if (opt == '?' || opt == ':')
-            return cli_getopt_error(cmd, opt, argv);
+            return cli_getopt_error(cmd, opt, argv, all);
         int rc = idx >= 0 && idx < n_common ? not_taken(s, cmd, all[idx].name) : 0;
         if (rc)
             return rc;

@@ -192,8 +192,9 @@ int cli_fail(const sc_err *err, int rc) SC_MUST_CHECK;
 /* Unknown option / missing argument: one line and a hint; returns 2. */
 int cli_usage_error(const char *cmd, const char *what) SC_MUST_CHECK;
 /* getopt_long's ':' (an option without its value) or anything else it returned that the command
- * does not know (an unknown option), said by cli_usage_error about argv[optind - 1]; returns 2. */
-int cli_getopt_error(const char *cmd, int opt, char **argv) SC_MUST_CHECK;
+ * does not know (an unknown option), said by cli_usage_error about argv[optind - 1], with the
+ * long option of opts (getopt_long's table; NULL: none) it is a typo of; returns 2. */
+int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option *opts) SC_MUST_CHECK;
 
 /* Write `len` bytes to path whole or not at all (base/atomic.h: unique temporary, fsync, rename). */
 int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err) SC_MUST_CHECK;

@@ -45,6 +45,13 @@ expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
+# ux14: an unknown long option that is a typo of one the command takes names it
+expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
+expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
+expect unknown-option-near-plot 2 "shardcast plot: unknown option '--knd'; did you mean --kind?" -- "$BIN" plot --knd scaling
+# calibrate import printed getopt's line and then its own ("unknown option", unnamed): two lines
+expect import-unknown-option 2 "shardcast calibrate import: unknown option '--json' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import --json nccl-tests x.log
+one_line_err import-unknown-option-one-line "$BIN" calibrate import --json nccl-tests x.log
 expect missing-value 2 "needs a value" -- "$BIN" memory --cluster
 expect cmd-help 0 "usage: shardcast memory" -- "$BIN" memory --help
 # ux14: "shardcast help predict" printed the top-level usage, not predict's
