@@ -66,8 +66,8 @@ int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *
         if (!ok) {
             char p[128];
             jr_subpath(p, sizeof p, path, key);
-            const char *near = str_nearest(key, allowed);
-            if (near)
+            char near[160];
+            if (str_nearest_all(key, allowed, near, sizeof near))
                 return sc_err_set(r->err, SC_EINPUT, r->src, p, "unknown key; did you mean %s?", near);
             /* whole names only: a list longer than the message ends with "..." */
             char list[200] = "";

@@ -2,6 +2,7 @@
 #include "str.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 char *str_trim(char *s)
@@ -41,15 +42,40 @@ int str_edit_distance(const char *a, const char *b, int fold_case)
     return row[m];
 }
 
-const char *str_nearest(const char *k, const char *const *known)
+/* The nearest distance of k to known[] if within the typo limit, else -1. */
+static int nearest_distance(const char *k, const char *const *known)
 {
-    const char *best = NULL;
     int bd = 1 << 20;
     for (int i = 0; known[i]; i++) {
         int d = str_edit_distance(k, known[i], 0);
         if (d < bd)
-            bd = d, best = known[i];
+            bd = d;
     }
     int len = (int)strlen(k), lim = len / 3 > 2 ? len / 3 : 2;
-    return bd <= lim ? best : NULL;
+    return bd <= lim ? bd : -1;
+}
+
+const char *str_nearest(const char *k, const char *const *known)
+{
+    int bd = nearest_distance(k, known);
+    for (int i = 0; bd >= 0 && known[i]; i++)
+        if (str_edit_distance(k, known[i], 0) == bd)
+            return known[i];
+    return NULL;
+}
+
+int str_nearest_all(const char *k, const char *const *known, char *out, unsigned long n)
+{
+    int bd = nearest_distance(k, known), total = 0, done = 0;
+    for (int i = 0; bd >= 0 && known[i]; i++)
+        total += str_edit_distance(k, known[i], 0) == bd;
+    size_t o = 0;
+    if (n)
+        out[0] = '\0';
+    for (int i = 0; bd >= 0 && known[i] && o < n; i++)
+        if (str_edit_distance(k, known[i], 0) == bd) {
+            o += (size_t)snprintf(out + o, n - o, "%s%s", done ? (done == total - 1 ? " or " : ", ") : "", known[i]);
+            done++;
+        }
+    return total;
 }

@@ -15,5 +15,8 @@ int str_edit_distance(const char *a, const char *b, int fold_case);
 /* The entry of known[] (NULL-terminated) nearest to k, when near enough to be a typo of it:
  * within a third of k's length, at least 2 edits; else NULL. Ties: the first listed. */
 const char *str_nearest(const char *k, const char *const *known);
+/* Every entry of known[] at that nearest distance (within the same limit), in their order, as
+ * "a", "a or b", "a, b or c" into out (n bytes); returns how many, 0 (out "") when none. */
+int str_nearest_all(const char *k, const char *const *known, char *out, unsigned long n);
 
 #endif

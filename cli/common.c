@@ -707,20 +707,32 @@ int cli_fail(const sc_err *err, int rc)
     return rc == SC_EINPUT ? 2 : 1;
 }
 
-/* The long option of opts nearest to "--name[=value]", when it is a typo of one; else NULL. */
-static const char *near_option(const char *bad, const struct option *opts)
+/* The long options of opts nearest to "--name[=value]" as "--a or --b" into out, when it is a
+ * typo of them; else 0 and "". */
+static int near_option(const char *bad, const struct option *opts, char *out, size_t n)
 {
+    out[0] = '\0';
     if (!opts || !bad || strncmp(bad, "--", 2))
-        return NULL;
+        return 0;
     char name[64];
     snprintf(name, sizeof name, "%s", bad + 2);
     name[strcspn(name, "=")] = '\0';
     const char *names[80];
-    int n = 0;
-    for (int i = 0; opts[i].name && n < 79; i++)
-        names[n++] = opts[i].name;
-    names[n] = NULL;
-    return str_nearest(name, names);
+    int k = 0;
+    for (int i = 0; opts[i].name && k < 79; i++)
+        names[k++] = opts[i].name;
+    names[k] = NULL;
+    char near[160];
+    int nn = str_nearest_all(name, names, near, sizeof near);
+    /* "--" before each name: "a or b" -> "--a or --b" */
+    size_t o = 0;
+    for (const char *p = near; nn && *p && o + 3 < n; p++) {
+        if (p == near || (p[-1] == ' ' && strncmp(p, "or ", 3)))
+            out[o++] = '-', out[o++] = '-';
+        out[o++] = *p;
+    }
+    out[o < n ? o : n - 1] = '\0';
+    return nn;
 }
 
 int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option *opts)
@@ -730,9 +742,10 @@ int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option 
     if (opt == ':') {
         snprintf(what, sizeof what, "option '%.150s' needs a value", bad);
     } else {
-        const char *near = near_option(bad, opts);
-        snprintf(what, sizeof what, "unknown option '%.150s'%s%.64s%s", bad ? bad : "?", near ? "; did you mean --" : "",
-                 near ? near : "", near ? "?" : "");
+        char near[160];
+        int nn = near_option(bad, opts, near, sizeof near);
+        snprintf(what, sizeof what, "unknown option '%.100s'%s%.100s%s", bad ? bad : "?", nn ? "; did you mean " : "", near,
+                 nn ? "?" : "");
     }
     return cli_usage_error(cmd, what);
 }

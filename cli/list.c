@@ -92,10 +92,10 @@ int cmd_list(int argc, char **argv)
         for (int k = 0; k < 6; k++)
             known |= !strcmp(which, kinds[k]);
         if (!known) { /* what was given, and the kind it is a typo of */
-            char what[240];
-            const char *near = str_nearest(which, kinds);
+            char what[300], near[100];
+            int nn = str_nearest_all(which, kinds, near, sizeof near);
             snprintf(what, sizeof what, "expected clusters, models, scenarios, calibrations, training or stacks, got '%.60s'%s%s%s",
-                     which, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
+                     which, nn ? "; did you mean " : "", near, nn ? "?" : "");
             return cli_usage_error("list", what);
         }
     }

@@ -479,8 +479,17 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     for (int i = 0; i < N_KINDS; i++)
         if (!strcmp(buf, KINDS[i].name))
             kind = i;
-    if (kind < 0)
+    if (kind < 0) { /* a typo of a kind's name ("zero-3"): that name, not the whole list */
+        const char *names[N_KINDS + 2];
+        for (int i = 0; i < N_KINDS; i++)
+            names[i] = KINDS[i].name;
+        names[N_KINDS] = "fsdp2", names[N_KINDS + 1] = NULL;
+        char near[160];
+        if (str_nearest_all(buf, names, near, sizeof near))
+            return sc_err_set(err, SC_EINPUT, "layout", "", "unknown layout \"%s\"; did you mean %s? (layouts: "
+                              "shardcast predict --help)", s, near);
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%s\"", layout_hint(hint, sizeof hint), s);
+    }
     out->kind = (spec_layout_kind)kind;
     const struct kind_def *ko = &KINDS[kind];
     if (!colon) {

@@ -53,8 +53,20 @@ START_TEST(test_edit_distance)
     ck_assert_str_eq(str_nearest("grad_acum", known), "grad_accum");
     ck_assert_str_eq(str_nearest("micro_batch_size", known), "micro_batch"); /* 5 <= 16 / 3 */
     ck_assert_ptr_null(str_nearest("colour", known));                       /* > 2 from each */
-    const char *const tie[] = {"ab", "ac", NULL};
+    const char *const tie[] = {"ab", "ac", "xyz", NULL};
     ck_assert_str_eq(str_nearest("aa", tie), "ab");
+    /* every name at the nearest distance, in the list's order */
+    char all[64];
+    ck_assert_int_eq(str_nearest_all("aa", tie, all, sizeof all), 2);
+    ck_assert_str_eq(all, "ab or ac");
+    const char *const three[] = {"hsdp", "fsdp2", "ddp", "zero3", "mics", NULL}; /* fsdp: 1, 1, 2, 4, 4 */
+    ck_assert_int_eq(str_nearest_all("fsdp", three, all, sizeof all), 2);
+    ck_assert_str_eq(all, "hsdp or fsdp2");
+    const char *const abc[] = {"xa", "xb", "xc", NULL};
+    ck_assert_int_eq(str_nearest_all("xz", abc, all, sizeof all), 3);
+    ck_assert_str_eq(all, "xa, xb or xc");
+    ck_assert_int_eq(str_nearest_all("colour", known, all, sizeof all), 0);
+    ck_assert_str_eq(all, "");
 }
 END_TEST
 

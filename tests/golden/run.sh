@@ -45,6 +45,9 @@ expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
+# ux14: a layout name one typo away was answered with the whole list of layouts
+expect layout-typo 2 "shardcast: --layout: unknown layout \"zero-3\"; did you mean zero3? (layouts: shardcast predict --help)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero-3
+expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsdp2?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout fsdp:dp=4
 # ux14: an unknown long option that is a typo of one the command takes names it
 expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
 expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
@@ -144,7 +147,8 @@ expect unknown-name 2 "no-such-cluster: no such file, and no shipped clusters of
     "$BIN" memory --cluster no-such-cluster --nodes 2 --model gpt2-1.5b
 sed 's/"heads": *[0-9]*/"heads": 7/' configs/models/gpt2-1.5b.json >"$TMP/heads.json"
 expect bad-heads 2 "\$.heads: expected a divisor of hidden (1600), got 7" -- "$BIN" describe --model "$TMP/heads.json"
-expect bad-layout 2 "layout: expected one of ddp" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero4
+expect bad-layout 2 "layout: expected one of ddp" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout frobnicate
+expect bad-layout-near 2 "unknown layout \"zero4\"; did you mean zero1, zero2 or zero3?" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero4
 expect bad-layout-p 2 "mics:p=3: expected a group size that divides or is a multiple of 8 GPUs per node, got 3" -- \
     "$BIN" memory --cluster p4d.24xlarge --nodes 3 --model gpt2-1.5b --layout mics:p=3
 expect bad-p-divide 2 "expected a group size dividing the 16 GPUs" -- \
