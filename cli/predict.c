@@ -243,6 +243,15 @@ static int predict_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib 
         *rc = cli_fail(&err, SC_EINPUT);
         return 1;
     }
+    /* options that would act on nothing here: taken and silently dropped before */
+    if ((o->so.full && o->engine != ENGINE_SIM) || (o->trace_ranks && !o->trace)) {
+        int sym = o->so.full && o->engine != ENGINE_SIM;
+        sc_err_set(&err, SC_EINPUT, sym ? "--symmetry" : "--trace-ranks", "", "%s",
+                   sym ? "expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)"
+                       : "expected --trace FILE (it sets how many ranks the trace holds)");
+        *rc = cli_fail(&err, SC_EINPUT);
+        return 1;
+    }
     return 0;
 }
 

@@ -514,6 +514,10 @@ expect predict-megatron 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --c
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
 expect predict-symmetry-off-step 0 "zero3                    0.282     453.22" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off
 expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off --json
+# ux14: simulator options that act on nothing were taken and dropped (exit 0): --symmetry off with
+# the analytical model, --trace-ranks without --trace; refused as --jitter with the model is
+expect predict-symmetry-model 2 "shardcast: --symmetry: expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --symmetry off
+expect predict-trace-ranks-alone 2 "shardcast: --trace-ranks: expected --trace FILE (it sets how many ranks the trace holds)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace-ranks 4
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
 expect predict-megatron-sim 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
 expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.106" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
