@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../base/atomic.h"
+#include "../base/str.h"
 
 #include "commands.h"
 #include "common.h"
@@ -77,7 +78,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < N_CMDS; i++)
         if (!strcmp(c, CMDS[i].name))
             return CMDS[i].run(argc - 1, argv + 1);
-    char what[160];
-    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'", c);
+    const char *names[N_CMDS + 1];
+    for (int i = 0; i < N_CMDS; i++)
+        names[i] = CMDS[i].name;
+    names[N_CMDS] = NULL;
+    char what[300], near[120];
+    int nn = c[0] == '-' ? 0 : str_nearest_all(c, names, near, sizeof near); /* "predcit": predict */
+    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'%s%s%s", c,
+             nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
     return cli_usage_error(NULL, what);
 }

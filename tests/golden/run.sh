@@ -43,6 +43,9 @@ expect version 0 "shardcast 0." -- "$BIN" --version
 expect help 0 "usage: shardcast <command>" -- "$BIN" --help
 expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
+# ux14: a command or calibrate subcommand one typo away is named
+expect unknown-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" predcit
+expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, import or anchor); did you mean fit?" -- "$BIN" calibrate fitt
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 # ux14: a layout name one typo away was answered with the whole list of layouts
