@@ -106,6 +106,10 @@ expect mean-model-tie 2 "llama3-405b: no such file, and no shipped models of tha
 expect mean-cluster 2 "did you mean p4d.24xlarge?" -- "$BIN" memory --cluster p4d.24xlage --nodes 2 --model gpt2-1.5b --layout zero3
 expect mean-scenario 2 "did you mean mics-p4d-gpt3-13b?" -- "$BIN" predict --scenario mics-p4d-gpt3-13
 expect mean-calibration 2 "did you mean p4d.24xlarge?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --calibration p4d.24xlarg
+# ux14: an H100 calibration on an A100 cluster was applied without a word; now a note (same
+# architecture, another cluster: no note)
+expect calibration-other-arch 0 "/dgx-h100.json was made for dgx-h100 (H100-SXM5-80GB, hopper), not for p4d.24xlarge's ampere GPUs" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --engine model --calibration dgx-h100
+expect calibration-same-arch 1 "" -- sh -c "'$BIN' predict --cluster p4de.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --engine model --calibration p4d.24xlarge 2>&1 >/dev/null | grep -q 'was made for'"
 expect mean-none 2 "no shipped models of that name (looked in" -- "$BIN" describe --model zzzzzzzz
 
 # ---- memory ------------------------------------------------------------------------------
