@@ -340,6 +340,9 @@ static int predict_json(const cli_setup *s, const opts *o, const cli_calib *cal,
                              s->training.micro_batch, "grad_accum", s->training.grad_accum, "precision",
                              spec_precision_str(s->training.precision), "checkpointing", s->training.act_ckpt,
                              "framework", spec_framework_str(s->training.framework), "results", arr);
+    /* "checkpointing" says whether anything is recomputed; this, which policy (true alone hid
+     * selective, op and the MaxText policies behind full's value) */
+    json_object_set_new(root, "checkpointing_mode", json_string(spec_ckpt_str(s->training.act_ckpt)));
     json_object_set_new(root, "stack", s->training.stack[0] ? json_string(s->training.stack) : json_null());
     json_object_set_new(root, "attention_kernel",
                         json_string(s->training.flash_attention

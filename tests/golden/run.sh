@@ -1049,6 +1049,9 @@ expect attn-kernel-vs-flash 2 "ak.json: \$.attention_kernel: expected a kernel t
 expect hfu-column 0 "TFLOPS   MFU%   HFU% compute s" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect hfu-row 0 "zero3                    1.541      20.76    229.1   73.4   71.2" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
 expect hfu-json 0 '"hfu": 0.711' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model --json
+# ux14: predict --json said "checkpointing": true for full, selective, op and the MaxText
+# policies alike; "checkpointing_mode" names the policy
+expect json-checkpointing-mode 0 '"checkpointing_mode": "selective"' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing selective --engine model --json
 expect ceiling-warning 0 "warning: predicted 229.1 model TFLOPS per GPU is above the best published end-to-end result on A100, 225 (arXiv 2307.08691 Table 1" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
 # named software stacks (issue 27 item 10): list, describe, the header names the stack; explicit
 # options and training keys win over the bundle; bundle files are checked key by key
