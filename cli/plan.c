@@ -363,6 +363,7 @@ static int plan_json(const cli_setup *s, const opts *o, const pl_plan *p, double
                                 "mem_total_GiB", cli_gib(r->r.mem.total), "usd_per_million_samples",
                                 c->usd_per_msample, "recommended", i == 0);
         json_object_set_new(row, "equivalent", json_integer(c->twins));
+        json_object_set_new(row, "global_batch", json_real(r->r.samples_per_step)); /* sequences per step */
         json_array_append_new(arr, row);
     }
     json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "cluster", s->cluster.name, "model", s->model.name,

@@ -228,6 +228,8 @@ expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme 
 expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 node (micro-batch 1), needs 59.4 GiB per GPU, short by 23.4 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
+# ux14: each ranked row carries its global batch (1 x 1 x 16 GPUs at 2 nodes: 16 sequences)
+expect plan-json-global-batch 0 '"global_batch": 16.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3 --json
 # ---- ZeRO-Infinity (issue 18): zero3-offload:param=..,opt=.. on the LuWu testbeds ---------------
 # param=cpu: host per node 1 GPU x (16 + 2) B x 174.604e9 / 8 = 392.9e9 B = 365.9 GiB
 expect infinity-param-cpu 0 "offloaded states: 365.9 GiB host memory per node" -- \
