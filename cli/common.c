@@ -427,6 +427,12 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     if (said.notes_from)
         ds_print_notes(s, said.notes_from);
     acc_launch_note(s);
+    if ((need & NEED_CLUSTER) && s->cluster.name[0] && !s->cluster.gpu.clock_ratio_given)
+        fprintf(stderr,
+                "shardcast: note: %s: $.gpu.clock_ratio not given: every peak at the short-burst rate the "
+                "kernel constants were fitted to (1.0); every shipped cluster sets the sustained ratio under the "
+                "power cap (configs/README.md, docs/COMPUTE.md \"Clocks\")\n",
+                s->cluster_name ? s->cluster_name : s->cluster.name);
     for (int i = 0; i < s->n_layouts && s->cluster.gpus_per_node > 0; i++) {
         int k = spec_layout_tp_nodes(&s->layouts[i], s->cluster.gpus_per_node);
         char lay[96];

@@ -32,6 +32,7 @@ typedef struct spec_gpu {
     double peak_fp32_flops, peak_tf32_flops, peak_fp8_flops;
     double clock_ratio;       /* sustained / datasheet boost clock under the power cap
                                  (1 = as in the published microbenchmarks)              */
+    int clock_ratio_given;    /* the file set clock_ratio (absent: 1, said by the CLI)  */
 } spec_gpu;
 
 typedef struct spec_fabric {

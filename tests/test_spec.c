@@ -146,6 +146,14 @@ START_TEST(test_cluster_good_nvswitch)
     ck_assert_int_eq(c.max_nodes, 512);
     ck_assert_double_eq(c.price_usd_per_hour, 32.7726);
     ck_assert_str_eq(spec_fabric_str(c.fabric.kind), "nvswitch");
+    /* no clock_ratio in this file: 1, and marked not given (the CLI says so, ux14); given: kept */
+    ck_assert_double_eq(c.gpu.clock_ratio, 1.0);
+    ck_assert_int_eq(c.gpu.clock_ratio_given, 0);
+    char buf[4096];
+    subst(buf, sizeof buf, CLUSTER, "\"peak_tflops\": 312,", "\"peak_tflops\": 312, \"clock_ratio\": 0.93,");
+    ck_assert_int_eq(spec_parse_cluster(buf, "mem.json", &c, &err), 0);
+    ck_assert_double_eq(c.gpu.clock_ratio, 0.93);
+    ck_assert_int_eq(c.gpu.clock_ratio_given, 1);
 }
 END_TEST
 

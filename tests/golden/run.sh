@@ -134,6 +134,11 @@ J
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":"fast"/' "$TMP/typo.json" >"$TMP/fast.json"
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":-4/' "$TMP/typo.json" >"$TMP/neg.json"
 printf '{"name": "x",\n "source": ' >"$TMP/broken.json"
+# ux14: a cluster without gpu.clock_ratio runs every peak at the short-burst rate (1.0), where
+# every shipped cluster sets its sustained ratio: said (it was silent); shipped clusters: no note
+sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":100/' "$TMP/typo.json" >"$TMP/noclock.json"
+expect cluster-no-clock-note 0 "shardcast: note: $TMP/noclock.json: \$.gpu.clock_ratio not given: every peak at the short-burst rate the kernel constants were fitted to (1.0)" -- "$BIN" memory --cluster "$TMP/noclock.json" --nodes 2 --model gpt2-1.5b
+expect cluster-clock-quiet 1 "" -- sh -c "'$BIN' memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b 2>&1 >/dev/null | grep -q clock_ratio"
 expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key; did you mean nic_bandwidth_Gbps?" -- \
     "$BIN" memory --cluster "$TMP/typo.json" --nodes 2 --model gpt2-1.5b
 # ux14: a scenario's training key one letter off was answered with the training keys' list cut
