@@ -443,6 +443,11 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                     spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
     }
     ignored_option_notes(s);
+    spec_framework fw = s->training.framework; /* --framework over the framework a file implies */
+    const char *file = s->ds_config ? s->ds_config : s->accelerate;
+    if (s->framework && file && (s->ds_config ? fw != FW_DEEPSPEED : fw != FW_FSDP && fw != FW_FSDP2))
+        fprintf(stderr, "shardcast: note: --framework %s replaces the framework %s implies (%s); its other keys still apply\n",
+                s->framework, file, s->ds_config ? "deepspeed" : "fsdp or fsdp2");
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;
@@ -486,6 +491,10 @@ static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
 {
     char path[4096];
     int rc;
+    if (s->ds_config && s->accelerate) /* the second file's keys silently replaced the first's */
+        return sc_err_set(err, SC_EINPUT, "--accelerate-config", "",
+                          "a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config "
+                          "(FSDP), not both");
     if (s->training_file) {
         if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
             (rc = spec_load_training(path, &s->training, err)))

@@ -885,6 +885,12 @@ expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: paramete
 # --nodes as before, now said on stderr (it was silent); --nodes 2 matches it: no note
 expect accelerate-launch-note 0 "shardcast: note: tests/fixtures/accelerate_fsdp2.yaml: num_processes 16 (the launch it was written for) differs from the job predicted, --nodes 4 x 8 GPUs of p4d.24xlarge; the prediction follows --nodes" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
 expect accelerate-launch-match 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model 2>&1 >/dev/null | grep -q 'the launch it was written for'"
+# ux14: --ds-config and --accelerate-config together merged the two (the second file's keys
+# replaced the first's, framework fsdp, without a word): refused; --framework over the
+# framework a file implies is said (deepspeed@VERSION over a ds_config is not a change: no note)
+expect ds-and-accelerate 2 "shardcast: --accelerate-config: a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config (FSDP), not both" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --ds-config tests/fixtures/ds_zero3.json --engine model
+expect ds-framework-replaced 0 "shardcast: note: --framework fsdp replaces the framework tests/fixtures/ds_zero3.json implies (deepspeed); its other keys still apply" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework fsdp --engine model
+expect ds-framework-version-quiet 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework deepspeed@0.3.16 --engine model 2>&1 >/dev/null | grep -q 'replaces the framework'"
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.163      49.11" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
