@@ -347,6 +347,7 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
 typedef struct setup_said {
     const char *notes_from;
     char replaced[96];
+    char overridden[200]; /* the flags that replaced a value a file gave: "--micro-batch 1 (ds.json: 2)" */
 } setup_said;
 
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
@@ -420,7 +421,7 @@ static void acc_launch_note(const cli_setup *s)
 
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
 {
-    setup_said said = {NULL, ""};
+    setup_said said = {NULL, "", ""};
     int rc = setup_load(s, need, &said, err);
     if (rc)
         return rc; /* the error alone: no notes before it */
@@ -448,6 +449,8 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
     if (s->framework && file && (s->ds_config ? fw != FW_DEEPSPEED : fw != FW_FSDP && fw != FW_FSDP2))
         fprintf(stderr, "shardcast: note: --framework %s replaces the framework %s implies (%s); its other keys still apply\n",
                 s->framework, file, s->ds_config ? "deepspeed" : "fsdp or fsdp2");
+    if (said.overridden[0])
+        fprintf(stderr, "shardcast: note: flags replace what the files gave: %s\n", said.overridden);
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;
@@ -664,11 +667,51 @@ static int setup_model(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* A flag that replaces the value a file (training, ds_config, accelerate) gave: "--micro-batch 1
+ * (ds.json: 2)", appended to said->overridden (flags over files, said as --layout over a file's
+ * layout is). pre / post: the value before and after the files; flag: the option's (0 / -1: not
+ * given). */
+static void said_override(setup_said *said, const cli_setup *s, const char *opt, int pre, int post, int flag,
+                          const char *flag_s, const char *post_s)
+{
+    const char *file = s->ds_config ? s->ds_config : s->accelerate ? s->accelerate : s->training_file;
+    size_t o = strlen(said->overridden);
+    if (file && pre != post && flag != post && o < sizeof said->overridden)
+        snprintf(said->overridden + o, sizeof said->overridden - o, "%s%s %s (%s: %s)", o ? ", " : "", opt, flag_s,
+                 file, post_s);
+}
+
+/* The files, then the flags over them, each flag that replaced a file's value recorded. */
+static int setup_files_flags(cli_setup *s, setup_said *said, sc_err *err)
+{
+    const spec_training pre = s->training;
+    int rc = setup_files(s, said, err);
+    if (rc)
+        return rc;
+    const spec_training *t = &s->training;
+    char a[16], b[16];
+    snprintf(a, sizeof a, "%d", s->micro_batch), snprintf(b, sizeof b, "%d", t->micro_batch);
+    if (s->micro_batch)
+        said_override(said, s, "--micro-batch", pre.micro_batch, t->micro_batch, s->micro_batch, a, b);
+    snprintf(a, sizeof a, "%d", s->grad_accum), snprintf(b, sizeof b, "%d", t->grad_accum);
+    if (s->grad_accum)
+        said_override(said, s, "--grad-accum", pre.grad_accum, t->grad_accum, s->grad_accum, a, b);
+    if (s->act_ckpt >= 0)
+        said_override(said, s, "--checkpointing", pre.act_ckpt, t->act_ckpt, s->act_ckpt, spec_ckpt_str(s->act_ckpt),
+                      spec_ckpt_str(t->act_ckpt));
+    /* a file that states the default precision (bf16) is told apart by precision_given */
+    int prec_from_file = t->precision_given && !pre.precision_given;
+    for (int i = 0; s->precision && i < 5; i++)
+        if (!strcmp(s->precision, spec_precision_str((spec_precision)i)))
+            said_override(said, s, "--precision", prec_from_file ? -1 : (int)pre.precision, t->precision, i,
+                          s->precision, spec_precision_str(t->precision));
+    return setup_training(s, err);
+}
+
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
 {
     int rc;
-    if ((s->scenario && (rc = setup_scenario(s, err))) || (rc = setup_files(s, said, err)) ||
-        (rc = setup_training(s, err)))
+    if ((s->scenario && (rc = setup_scenario(s, err))) || (rc = setup_files_flags(s, said, err)))
         return rc;
     if ((need & NEED_CLUSTER) && (rc = setup_cluster(s, err)))
         return rc;

@@ -888,6 +888,11 @@ expect accelerate-launch-match 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xla
 # ux14: --ds-config and --accelerate-config together merged the two (the second file's keys
 # replaced the first's, framework fsdp, without a word): refused; --framework over the
 # framework a file implies is said (deepspeed@VERSION over a ds_config is not a change: no note)
+# ux14: flags over a file's values were silent (--layout over a ds_config's layout was said):
+# --micro-batch 2 over training_fp16.json's 8, --precision bf16 over its fp16; a flag that
+# agrees with the file: no note
+expect flags-over-file 0 "shardcast: note: flags replace what the files gave: --micro-batch 2 (tests/fixtures/training_fp16.json: 8), --precision bf16 (tests/fixtures/training_fp16.json: fp16)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --training tests/fixtures/training_fp16.json --micro-batch 2 --precision bf16 --engine model
+expect flags-agree-file 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --training tests/fixtures/training_fp16.json --micro-batch 8 --precision fp16 --engine model 2>&1 >/dev/null | grep -q 'flags replace'"
 expect ds-and-accelerate 2 "shardcast: --accelerate-config: a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config (FSDP), not both" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --ds-config tests/fixtures/ds_zero3.json --engine model
 expect ds-framework-replaced 0 "shardcast: note: --framework fsdp replaces the framework tests/fixtures/ds_zero3.json implies (deepspeed); its other keys still apply" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework fsdp --engine model
 expect ds-framework-version-quiet 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework deepspeed@0.3.16 --engine model 2>&1 >/dev/null | grep -q 'replaces the framework'"
