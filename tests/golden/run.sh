@@ -91,6 +91,10 @@ expect plan-batch-tokens 2 "shardcast: --global-batch: counts sequences: 4194304
 expect list-training 0 "  deepspeed-zero-tutorial" -- "$BIN" list training
 # ux14: "list modles" said what was expected but not what it got, nor the kind meant
 expect list-kind-typo 2 "shardcast list: expected clusters, models, scenarios, calibrations, training or stacks, got 'modles'; did you mean models? (try 'shardcast list --help')" -- "$BIN" list modles
+# ux14: a sweep CSV given to --kind timeline was "invalid JSON at line 1 column 8"; named as the
+# CSV reader names a trace given for a sweep plot
+printf 'cluster,model,engine,nodes\np4d.24xlarge,gpt3-13b,model,2\n' >"$TMP/tl.csv"
+expect plot-timeline-csv 2 "$TMP/tl.csv: line 1: expected a trace (from 'shardcast predict --trace'), found CSV (a sweep? use --kind scaling, efficiency, memory or breakdown)" -- "$BIN" plot --kind timeline "$TMP/tl.csv" --out "$TMP/tl.png"
 expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
