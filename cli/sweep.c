@@ -328,7 +328,7 @@ static int sweep_write(const opts *o, char *buf, size_t len, long n_invalid, lon
     free(buf);
     if (rc)
         return cli_fail(&err, rc);
-    fprintf(stderr, "sweep: %ld rows -> %s\n", total, o->out);
+    fprintf(stderr, "sweep: %ld row%s -> %s\n", total, total == 1 ? "" : "s", o->out);
     if (n_invalid) {
         fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid, total);
         return 1;
