@@ -364,10 +364,11 @@ static int batches_differ(const cli_point *row, int n)
 static void node_heading(const cli_point *row, int n)
 {
     if (!batches_differ(row, n)) {
-        printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
+        printf("\n%d node%s, %d GPUs, global batch %.0f sequences\n", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
+               row->r.samples_per_step);
         return;
     }
-    printf("\n%d nodes, %d GPUs, global batch per row (sequences):", row->nodes, row->gpus);
+    printf("\n%d node%s, %d GPUs, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus);
     for (int li = 0; li < n; li++) {
         char lay[64];
         printf("%s %s %.0f", li ? "," : "", spec_layout_str(&row[li].layout, lay, sizeof lay), row[li].r.samples_per_step);
@@ -435,8 +436,8 @@ static void node_table(const cli_setup *s, const opts *o, const cli_point *row, 
         return;
     /* on-demand price of the nodes, and per million tokens trained */
     double usd_h = s->cluster.price_usd_per_hour * row->nodes;
-    printf("cost: %d nodes x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, s->cluster.price_usd_per_hour,
-           usd_h);
+    printf("cost: %d node%s x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, row->nodes == 1 ? "" : "s",
+           s->cluster.price_usd_per_hour, usd_h);
     for (int li = 0; li < s->n_layouts; li++) {
         char lay[64];
         spec_layout_str(&row[li].layout, lay, sizeof lay);

@@ -190,6 +190,8 @@ expect mb-range-stops-short 2 'shardcast: --micro-batches: expected A..B doublin
 # ux14: sweep --json was listed in its --help and ignored (the CSV came on stdout, exit 0)
 expect sweep-json-refused 2 "shardcast: --json: sweep writes a CSV (-o FILE, or stdout without -o), not JSON; 'shardcast predict ... --json' gives predictions as JSON" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 --json
 expect sweep-help-no-json 1 "" -- sh -c "'$BIN' sweep --help | grep -q -- --json"
+expect predict-one-node 0 "cost: 1 node x \$32.77/h = \$32.77/h" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
+expect predict-one-node-header 0 "1 node, 8 GPUs, global batch 8 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect sweep-one-row 0 "sweep: 1 row -> $TMP/one.csv" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 -o "$TMP/one.csv"
 expect sweep-file 0 "3 rows" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 -o "$TMP/s.csv"
 if [ "$(wc -l <"$TMP/s.csv")" = 4 ] && [ ! -e "$TMP/s.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-file-rows"; fail=$((fail + 1)); fi
