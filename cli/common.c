@@ -313,8 +313,8 @@ static int apply_stack(cli_setup *s, sc_err *err)
     char path[4096];
     int rc = cli_resolve(s, "stacks", s->training.stack, path, sizeof path, err);
     if (rc) {
-        if (s->stack)
-            snprintf(err->source, sizeof err->source, "--stack");
+        if (s->stack) /* the option and the name it gave ("no shipped stacks of that name") */
+            snprintf(err->source, sizeof err->source, "--stack %.200s", s->stack);
         return rc;
     }
     stack_bundle b;

@@ -1091,7 +1091,8 @@ expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" --
 printf '{"stack":"torchtitan-compile","execution":"eager"}' >"$TMP/stk.json"
 expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9dec370" -- "$BIN" describe --stack torchtitan-eager
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
-expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
+# ux14: the name is kept beside the option ("--stack: ... of that name" named none)
+expect stack-missing 2 "shardcast: --stack nosuch: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
 expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 21 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
