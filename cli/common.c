@@ -90,6 +90,9 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
             return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
         if (cli_parse_int(tok, source, 1, 1000000, &out[*n], err))
             return SC_EINPUT;
+        for (int k = 0; k < *n; k++) /* "2,2": the same rows twice, weak-scaling efficiency 1 against itself */
+            if (out[k] == out[*n])
+                return sc_err_set(err, SC_EINPUT, source, "", "expected distinct values, got %d twice in \"%s\"", out[k], arg);
         (*n)++;
     }
     if (*n == 0)

@@ -187,6 +187,8 @@ expect sweep-stdout 0 "cluster,model,engine,nodes,gpus,layout,micro_batch" -- "$
 # as is a micro-batch range that would stop short (1..6 ran 1, 2, 4)
 expect nodes-range-stops-short 2 'shardcast: --nodes: expected A..B doubling from A to B (B = A x 2^k, e.g. 4..8), got "4..6"; for other values give a list, e.g. 4,6' -- "$BIN" predict --cluster p4d.24xlarge --nodes 4..6 --model gpt3-1.3b --layout zero3 --engine model
 expect mb-range-stops-short 2 'shardcast: --micro-batches: expected A..B doubling from A to B (B = A x 2^k, e.g. 1..4), got "1..6"' -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --micro-batches 1..6 --model gpt3-1.3b --layout zero3 --engine model -o "$TMP/mbr.csv"
+# "2,2" ran the same rows twice, the second at weak-scaling efficiency 1 against itself
+expect nodes-list-duplicate 2 'shardcast: --nodes: expected distinct values, got 2 twice in "2,4,2"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4,2 --model gpt3-1.3b --layout zero3 --engine model
 # ux14: sweep --json was listed in its --help and ignored (the CSV came on stdout, exit 0)
 expect sweep-json-refused 2 "shardcast: --json: sweep writes a CSV (-o FILE, or stdout without -o), not JSON; 'shardcast predict ... --json' gives predictions as JSON" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 --json
 expect sweep-help-no-json 1 "" -- sh -c "'$BIN' sweep --help | grep -q -- --json"
