@@ -1,5 +1,6 @@
 /* jsonrd.c — strict JSON getters with path-naming errors (see jsonrd.h). */
 #include "jsonrd.h"
+#include "str.h"
 
 #include <errno.h>
 #include <math.h>
@@ -65,15 +66,19 @@ int jr_only_keys(jr *r, const json_t *obj, const char *path, const char *const *
         if (!ok) {
             char p[128];
             jr_subpath(p, sizeof p, path, key);
+            char near[160];
+            if (str_nearest_all(key, allowed, near, sizeof near))
+                return sc_err_set(r->err, SC_EINPUT, r->src, p, "unknown key; did you mean %s?", near);
+            /* whole names only: a list longer than the message ends with "..." */
             char list[200] = "";
             size_t used = 0;
-            for (int i = 0; allowed[i] && used < sizeof list - 1; i++) {
-                int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
-                if (w < 0)
+            for (int i = 0; allowed[i]; i++) {
+                size_t w = strlen(allowed[i]) + (i ? 2 : 0);
+                if (used + w + 5 >= sizeof list) {
+                    snprintf(list + used, sizeof list - used, ", ...");
                     break;
-                used += (size_t)w;
-                if (used >= sizeof list)
-                    used = sizeof list - 1;
+                }
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", allowed[i]);
             }
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "unknown key (expected one of: %s)", list);
         }

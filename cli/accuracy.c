@@ -323,7 +323,7 @@ static int acc_options(int argc, char **argv, cli_acc_opts *o)
         case 'F': o->floor = optarg; break;
         case 'H': o->fit_host = optarg; break;
         case 'T': o->fitted = optarg; break;
-        default: return cli_getopt_error("accuracy", opt, argv);
+        default: return cli_getopt_error("accuracy", opt, argv, lopts);
         }
     }
     if (optind < argc)

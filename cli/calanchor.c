@@ -133,8 +133,9 @@ static int log_shape(cli_setup *s, const opts *o, acc_case *shape, cal_anchor_ru
     return 0;
 }
 
-/* Log i as run r (the shape in tmpl). */
-static int load_log(const char *spec, int warmup, const cal_anchor_run *tmpl, cal_anchor_run *r, sc_err *err)
+/* Log i as run r (the shape in tmpl); what was read is said on `say` (stderr under --json, whose
+ * stdout is the JSON alone). */
+static int load_log(const char *spec, int warmup, const cal_anchor_run *tmpl, cal_anchor_run *r, FILE *say, sc_err *err)
 {
     tl_result t;
     int rc = tl_read(spec, warmup, &t, err);
@@ -146,8 +147,8 @@ static int load_log(const char *spec, int warmup, const cal_anchor_run *tmpl, ca
     snprintf(r->name, sizeof r->name, "%s log: %d of %d entries", t.format, t.n_found - t.n_warmup, t.n_found);
     r->step_s = log_step(&t, r);
     r->spread_rel = t.spread_rel;
-    printf("%s: %s entries %d, warm-up %d dropped; median %s %.6g, spread (sd / median) %.4f -> step %.6g s\n", file,
-           t.format, t.n_found, t.n_warmup, tl_metric_name(t.metric), t.median, t.spread_rel, r->step_s);
+    fprintf(say, "%s: %s entries %d, warm-up %d dropped; median %s %.6g, spread (sd / median) %.4f -> step %.6g s\n", file,
+            t.format, t.n_found, t.n_warmup, tl_metric_name(t.metric), t.median, t.spread_rel, r->step_s);
     return 0;
 }
 
@@ -220,6 +221,14 @@ int cmd_calibrate_anchor(int argc, char **argv)
         sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");
         return cli_fail(&err, SC_EINPUT);
     }
+    if (s.first_shared && (!o.n_logs || o.shape_case)) { /* case files carry their own shape */
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", s.first_shared);
+        sc_err_set(&err, SC_EINPUT, opt, "",
+                   "a shape option gives the job of --log runs without --case; here %s give every run's shape "
+                   "and this option would be ignored: drop it", o.n_logs ? "--case and the case files" : "the case files");
+        return cli_fail(&err, SC_EINPUT);
+    }
     int nc = argc - optind, n = nc + o.n_logs;
     if (n > CAL_ANCHOR_MAX_RUNS) {
         sc_err_set(&err, SC_EINPUT, "calibrate anchor", "", "expected at most %d runs, got %d", CAL_ANCHOR_MAX_RUNS, n);
@@ -238,7 +247,7 @@ int cmd_calibrate_anchor(int argc, char **argv)
     if (!rc && o.n_logs)
         rc = log_shape(&s, &o, &cases[nc], &shape, &err);
     for (int i = 0; i < o.n_logs && !rc; i++)
-        rc = load_log(o.logs[i], o.warmup, &shape, &runs[nc + i], &err);
+        rc = load_log(o.logs[i], o.warmup, &shape, &runs[nc + i], s.json ? stderr : stdout, &err);
     const char *roots[2] = {s.config_roots[0], s.config_roots[1]};
     if (!rc && (o.base || !nc)) { /* logs only: the shape's cluster's calibration */
         rc = pred_calib_load(runs[0].cluster, o.base, roots, 2, base, base_path, sizeof base_path, &err);

@@ -148,6 +148,8 @@ int cmd_calibrate_fit(int argc, char **argv)
     cli_setup s;
     opts o = {0};
     cli_setup_init(&s, argv[0]);
+    static const char *const TAKES[] = {"cluster", NULL}; /* of the shared options only --cluster: the rest would be accepted and ignored */
+    s.accept = TAKES;
     int rc;
     if (cli_args(argc, argv, "calibrate fit", HELP, extra, 3, &s, own, &o, 1, "expected one measurements file", &rc))
         return rc;

@@ -13,6 +13,7 @@
 
 #include "../calibrate/import.h"
 #include "../base/proc.h"
+#include "../base/str.h"
 #include "commands.h"
 #include "common.h"
 
@@ -218,7 +219,10 @@ int cmd_calibrate(int argc, char **argv)
         return cmd_calibrate_import(argc - 1, argv + 1);
     if (!strcmp(sub, "anchor"))
         return cmd_calibrate_anchor(argc - 1, argv + 1);
-    char what[160];
-    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit, import or anchor)", sub);
+    static const char *const SUBS[] = {"run", "fit", "import", "anchor", NULL};
+    char what[240], near[64];
+    int nn = str_nearest_all(sub, SUBS, near, sizeof near); /* "fitt": fit */
+    snprintf(what, sizeof what, "unknown subcommand '%.100s' (expected run, fit, import or anchor)%s%s%s", sub,
+             nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
     return cli_usage_error("calibrate", what);
 }

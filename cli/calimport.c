@@ -39,7 +39,8 @@ int cmd_calibrate_import(int argc, char **argv)
     const char *outp = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "ho:", lo, NULL)) != -1) {
+    opterr = 0; /* one line: getopt's own message no longer precedes ours */
+    while ((c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
         switch (c) {
         case 'h': fputs(HELP, stdout); return 0;
         case 1: o.kind = optarg; break;
@@ -59,7 +60,7 @@ int cmd_calibrate_import(int argc, char **argv)
         case 4: o.algorithm = optarg; break;
         case 5: o.in_place = 1; break;
         case 'o': outp = optarg; break;
-        default: return cli_usage_error("calibrate import", "unknown option");
+        default: return cli_getopt_error("calibrate import", c, argv, lo);
         }
     }
     if (optind >= argc || strcmp(argv[optind], "nccl-tests"))

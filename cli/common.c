@@ -1,5 +1,7 @@
 /* common.c — shared option handling and output helpers for the subcommands (see common.h). */
 #include "common.h"
+
+#include "../base/str.h"
 #include "../model/kernels.h"
 #include "../model/stack.h"
 
@@ -61,6 +63,14 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
             return SC_EINPUT;
         if (hi < lo)
             return sc_err_set(err, SC_EINPUT, source, "", "expected A..B with A <= B, got \"%s\"", arg);
+        long top = lo;
+        while (top * 2 <= hi)
+            top *= 2;
+        if (top != hi) /* 4..6 would run 4 alone: the doubling never reaches B */
+            return sc_err_set(err, SC_EINPUT, source, "",
+                              "expected A..B doubling from A to B (B = A x 2^k, e.g. %d..%ld), got \"%s\"; "
+                              "for other values give a list, e.g. %d,%d",
+                              lo, top == lo ? 2L * lo : top, arg, lo, hi);
         for (long v = lo; v <= hi; v *= 2) {
             if (*n >= max)
                 return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
@@ -80,6 +90,9 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
             return sc_err_set(err, SC_EINPUT, source, "", "expected at most %d values, got more in \"%s\"", max, arg);
         if (cli_parse_int(tok, source, 1, 1000000, &out[*n], err))
             return SC_EINPUT;
+        for (int k = 0; k < *n; k++) /* "2,2": the same rows twice, weak-scaling efficiency 1 against itself */
+            if (out[k] == out[*n])
+                return sc_err_set(err, SC_EINPUT, source, "", "expected distinct values, got %d twice in \"%s\"", out[k], arg);
         (*n)++;
     }
     if (*n == 0)
@@ -303,8 +316,8 @@ static int apply_stack(cli_setup *s, sc_err *err)
     char path[4096];
     int rc = cli_resolve(s, "stacks", s->training.stack, path, sizeof path, err);
     if (rc) {
-        if (s->stack)
-            snprintf(err->source, sizeof err->source, "--stack");
+        if (s->stack) /* the option and the name it gave ("no shipped stacks of that name") */
+            snprintf(err->source, sizeof err->source, "--stack %.200s", s->stack);
         return rc;
     }
     stack_bundle b;
@@ -337,6 +350,7 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
 typedef struct setup_said {
     const char *notes_from;
     char replaced[96];
+    char overridden[200]; /* the flags that replaced a value a file gave: "--micro-batch 1 (ds.json: 2)" */
 } setup_said;
 
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err);
@@ -376,14 +390,53 @@ static void ignored_option_notes(const cli_setup *s)
                 t->framework == FW_MEGATRON ? "no such layout is given" : "the framework is not megatron");
 }
 
+/* An accelerate config's num_processes / num_machines (the launch it was written for) that the
+ * node counts predicted do not match: said, as the prediction follows --nodes. */
+static void acc_launch_note(const cli_setup *s)
+{
+    const spec_ds_report *r = &s->ds_report;
+    int g = s->cluster.gpus_per_node, P = r->acc_processes, M = r->acc_machines, off = 0;
+    if (!s->accelerate || g < 1 || (!P && !M))
+        return;
+    char counts[128] = "";
+    size_t o = 0;
+    for (int j = 0; j < s->n_nodes; j++) {
+        off |= (P && s->nodes[j] * g != P) || (M && s->nodes[j] != M);
+        if (o < sizeof counts)
+            o += (size_t)snprintf(counts + o, sizeof counts - o, "%s%d", j ? "," : "", s->nodes[j]);
+    }
+    if (!off)
+        return;
+    char launch[96];
+    if (P && M)
+        snprintf(launch, sizeof launch, "num_processes %d, num_machines %d", P, M);
+    else
+        snprintf(launch, sizeof launch, P ? "num_processes %d" : "num_machines %d", P ? P : M);
+    char whole[96] = "";
+    if (P && (P % g || (M && M != P / g)))
+        snprintf(whole, sizeof whole, "; %d processes on %d machine%s do not fill whole nodes of %d GPUs", P, M ? M : 1,
+                 M > 1 ? "s" : "", g);
+    fprintf(stderr,
+            "shardcast: note: %s: %s (the launch it was written for) differ%s from the job predicted, --nodes %s x %d "
+            "GPUs of %s; the prediction follows --nodes%s\n",
+            s->accelerate, launch, P && M ? "" : "s", counts, g, s->cluster.name, whole);
+}
+
 int cli_setup_load(cli_setup *s, int need, sc_err *err)
 {
-    setup_said said = {NULL, ""};
+    setup_said said = {NULL, "", ""};
     int rc = setup_load(s, need, &said, err);
     if (rc)
         return rc; /* the error alone: no notes before it */
     if (said.notes_from)
         ds_print_notes(s, said.notes_from);
+    acc_launch_note(s);
+    if ((need & NEED_CLUSTER) && s->cluster.name[0] && !s->cluster.gpu.clock_ratio_given)
+        fprintf(stderr,
+                "shardcast: note: %s: $.gpu.clock_ratio not given: every peak at the short-burst rate the "
+                "kernel constants were fitted to (1.0); every shipped cluster sets the sustained ratio under the "
+                "power cap (configs/README.md, docs/COMPUTE.md \"Clocks\")\n",
+                s->cluster_name ? s->cluster_name : s->cluster.name);
     for (int i = 0; i < s->n_layouts && s->cluster.gpus_per_node > 0; i++) {
         int k = spec_layout_tp_nodes(&s->layouts[i], s->cluster.gpus_per_node);
         char lay[96];
@@ -394,6 +447,13 @@ int cli_setup_load(cli_setup *s, int need, sc_err *err)
                     spec_layout_str(&s->layouts[i], lay, sizeof lay), k, s->cluster.gpus_per_node);
     }
     ignored_option_notes(s);
+    spec_framework fw = s->training.framework; /* --framework over the framework a file implies */
+    const char *file = s->ds_config ? s->ds_config : s->accelerate;
+    if (s->framework && file && (s->ds_config ? fw != FW_DEEPSPEED : fw != FW_FSDP && fw != FW_FSDP2))
+        fprintf(stderr, "shardcast: note: --framework %s replaces the framework %s implies (%s); its other keys still apply\n",
+                s->framework, file, s->ds_config ? "deepspeed" : "fsdp or fsdp2");
+    if (said.overridden[0])
+        fprintf(stderr, "shardcast: note: flags replace what the files gave: %s\n", said.overridden);
     if (said.replaced[0]) {
         char lays[256] = "";
         size_t o = 0;
@@ -437,6 +497,10 @@ static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
 {
     char path[4096];
     int rc;
+    if (s->ds_config && s->accelerate) /* the second file's keys silently replaced the first's */
+        return sc_err_set(err, SC_EINPUT, "--accelerate-config", "",
+                          "a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config "
+                          "(FSDP), not both");
     if (s->training_file) {
         if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
             (rc = spec_load_training(path, &s->training, err)))
@@ -606,11 +670,51 @@ static int setup_model(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* A flag that replaces the value a file (training, ds_config, accelerate) gave: "--micro-batch 1
+ * (ds.json: 2)", appended to said->overridden (flags over files, said as --layout over a file's
+ * layout is). pre / post: the value before and after the files; flag: the option's (0 / -1: not
+ * given). */
+static void said_override(setup_said *said, const cli_setup *s, const char *opt, int pre, int post, int flag,
+                          const char *flag_s, const char *post_s)
+{
+    const char *file = s->ds_config ? s->ds_config : s->accelerate ? s->accelerate : s->training_file;
+    size_t o = strlen(said->overridden);
+    if (file && pre != post && flag != post && o < sizeof said->overridden)
+        snprintf(said->overridden + o, sizeof said->overridden - o, "%s%s %s (%s: %s)", o ? ", " : "", opt, flag_s,
+                 file, post_s);
+}
+
+/* The files, then the flags over them, each flag that replaced a file's value recorded. */
+static int setup_files_flags(cli_setup *s, setup_said *said, sc_err *err)
+{
+    const spec_training pre = s->training;
+    int rc = setup_files(s, said, err);
+    if (rc)
+        return rc;
+    const spec_training *t = &s->training;
+    char a[16], b[16];
+    snprintf(a, sizeof a, "%d", s->micro_batch), snprintf(b, sizeof b, "%d", t->micro_batch);
+    if (s->micro_batch)
+        said_override(said, s, "--micro-batch", pre.micro_batch, t->micro_batch, s->micro_batch, a, b);
+    snprintf(a, sizeof a, "%d", s->grad_accum), snprintf(b, sizeof b, "%d", t->grad_accum);
+    if (s->grad_accum)
+        said_override(said, s, "--grad-accum", pre.grad_accum, t->grad_accum, s->grad_accum, a, b);
+    if (s->act_ckpt >= 0)
+        said_override(said, s, "--checkpointing", pre.act_ckpt, t->act_ckpt, s->act_ckpt, spec_ckpt_str(s->act_ckpt),
+                      spec_ckpt_str(t->act_ckpt));
+    /* a file that states the default precision (bf16) is told apart by precision_given */
+    int prec_from_file = t->precision_given && !pre.precision_given;
+    for (int i = 0; s->precision && i < 5; i++)
+        if (!strcmp(s->precision, spec_precision_str((spec_precision)i)))
+            said_override(said, s, "--precision", prec_from_file ? -1 : (int)pre.precision, t->precision, i,
+                          s->precision, spec_precision_str(t->precision));
+    return setup_training(s, err);
+}
+
 static int setup_load(cli_setup *s, int need, setup_said *said, sc_err *err)
 {
     int rc;
-    if ((s->scenario && (rc = setup_scenario(s, err))) || (rc = setup_files(s, said, err)) ||
-        (rc = setup_training(s, err)))
+    if ((s->scenario && (rc = setup_scenario(s, err))) || (rc = setup_files_flags(s, said, err)))
         return rc;
     if ((need & NEED_CLUSTER) && (rc = setup_cluster(s, err)))
         return rc;
@@ -664,14 +768,46 @@ int cli_fail(const sc_err *err, int rc)
     return rc == SC_EINPUT ? 2 : 1;
 }
 
-int cli_getopt_error(const char *cmd, int opt, char **argv)
+/* The long options of opts nearest to "--name[=value]" as "--a or --b" into out, when it is a
+ * typo of them; else 0 and "". */
+static int near_option(const char *bad, const struct option *opts, char *out, size_t n)
 {
-    char what[200];
+    out[0] = '\0';
+    if (!opts || !bad || strncmp(bad, "--", 2))
+        return 0;
+    char name[64];
+    snprintf(name, sizeof name, "%s", bad + 2);
+    name[strcspn(name, "=")] = '\0';
+    const char *names[80];
+    int k = 0;
+    for (int i = 0; opts[i].name && k < 79; i++)
+        names[k++] = opts[i].name;
+    names[k] = NULL;
+    char near[160];
+    int nn = str_nearest_all(name, names, near, sizeof near);
+    /* "--" before each name: "a or b" -> "--a or --b" */
+    size_t o = 0;
+    for (const char *p = near; nn && *p && o + 3 < n; p++) {
+        if (p == near || (p[-1] == ' ' && strncmp(p, "or ", 3)))
+            out[o++] = '-', out[o++] = '-';
+        out[o++] = *p;
+    }
+    out[o < n ? o : n - 1] = '\0';
+    return nn;
+}
+
+int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option *opts)
+{
+    char what[260];
     const char *bad = argv[optind - 1];
-    if (opt == ':')
+    if (opt == ':') {
         snprintf(what, sizeof what, "option '%.150s' needs a value", bad);
-    else
-        snprintf(what, sizeof what, "unknown option '%.150s'", bad ? bad : "?");
+    } else {
+        char near[160];
+        int nn = near_option(bad, opts, near, sizeof near);
+        snprintf(what, sizeof what, "unknown option '%.100s'%s%.100s%s", bad ? bad : "?", nn ? "; did you mean " : "", near,
+                 nn ? "?" : "");
+    }
     return cli_usage_error(cmd, what);
 }
 
@@ -692,6 +828,25 @@ int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err
 double cli_gib(double bytes) { return bytes / 1073741824.0; }
 
 #include "commands.h"
+
+static int in_names(const char *const *names, const char *name)
+{
+    for (const char *const *a = names; *a; a++)
+        if (!strcmp(*a, name))
+            return 1;
+    return 0;
+}
+
+/* A shared option the command does not take (not in s->accept, or in s->refuse) is answered as
+ * an unknown option: accepted and ignored, it would silently not change the job. */
+static int not_taken(const cli_setup *s, const char *cmd, const char *name)
+{
+    if ((!s->accept || in_names(s->accept, name)) && (!s->refuse || !in_names(s->refuse, name)))
+        return 0;
+    char what[200];
+    snprintf(what, sizeof what, "unknown option '--%.150s'", name);
+    return cli_usage_error(cmd, what);
+}
 
 int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const struct option *extra, int n_extra,
                cli_setup *s, int (*own)(int opt, const char *arg, void *ctx), void *ctx)
@@ -717,7 +872,7 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
     optind = 1;
     opterr = 0;
     for (;;) {
-        int idx = 0;
+        int idx = -1; /* set only when a long option matched */
         int opt = getopt_long(argc, argv, shorts, all, &idx);
         if (opt == -1)
             break;
@@ -726,9 +881,14 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
             return -1;
         }
         if (opt == '?' || opt == ':')
-            return cli_getopt_error(cmd, opt, argv);
+            return cli_getopt_error(cmd, opt, argv, all);
+        int rc = idx >= 0 && idx < n_common ? not_taken(s, cmd, all[idx].name) : 0;
+        if (rc)
+            return rc;
+        if (idx >= 0 && idx < n_common && !s->first_shared && strcmp(all[idx].name, "json"))
+            s->first_shared = all[idx].name;
         sc_err err;
-        int rc = cli_setup_opt(s, opt, optarg, &err);
+        rc = cli_setup_opt(s, opt, optarg, &err);
         if (rc < 0)
             return cli_fail(&err, rc);
         if (rc == 1)

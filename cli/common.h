@@ -37,6 +37,12 @@ typedef struct cli_setup {
     int nccl_algo, nccl_simple;            /* --nccl-algo: 1 + nccl_algo; --nccl-proto simple (0: not given) */
     double dropout[2];                     /* --hidden-dropout, --attention-dropout (-1: not given) */
     spec_ds_report ds_report;              /* what --ds-config left unmodelled             */
+    const char *const *accept;             /* the shared options (long names) the command takes,
+                                            * NULL-terminated; NULL: all of them. Set before parsing */
+    const char *const *refuse;             /* or those it does not take (NULL: none)           */
+    const char *first_shared;              /* the first shared option given but --json (its long
+                                            * name), NULL none: for commands that take them only
+                                            * in some uses */
     /* loaded */
     spec_cluster cluster;
     spec_model model;
@@ -76,7 +82,10 @@ typedef struct cli_setup {
         {"nccl-algo", required_argument, 0, 1060}, {"nccl-proto", required_argument, 0, 1061},     \
         {"hidden-dropout", required_argument, 0, 1062}, {"attention-dropout", required_argument, 0, 1063}
 
-#define CLI_COMMON_HELP                                                                               \
+/* The shared options' help; CLI_SHAPE_HELP without --json, for a command whose output is not
+ * JSON (sweep: a CSV). */
+#define CLI_COMMON_HELP CLI_SHAPE_HELP "  --json                 machine-readable output on stdout\n"
+#define CLI_SHAPE_HELP                                                                                \
     "  --scenario FILE|NAME   cluster, model, nodes, layouts and training from a scenario\n"        \
     "  --cluster NAME|FILE    cluster spec (configs/clusters), e.g. p4d.24xlarge\n"                  \
     "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"     \
@@ -162,8 +171,7 @@ typedef struct cli_setup {
     "  --nccl-proto simple    NCCL_PROTO=Simple as the run pinned it (LL / LL128 pins not modelled)\n" \
     "  --prefetch K           layers all-gathered ahead (sharded layouts, default 1)\n"             \
     "  --interference on|off  compute slowed while NCCL kernels share the GPU (default on: the\n"     \
-    "                         calibration's overlap_slowdown; off: 0)\n"                           \
-    "  --json                 machine-readable output on stdout\n"
+    "                         calibration's overlap_slowdown; off: 0)\n"
 
 /* Fill config_roots from the binary's location; zero the setup. */
 void cli_setup_init(cli_setup *s, const char *argv0);
@@ -188,8 +196,9 @@ int cli_fail(const sc_err *err, int rc) SC_MUST_CHECK;
 /* Unknown option / missing argument: one line and a hint; returns 2. */
 int cli_usage_error(const char *cmd, const char *what) SC_MUST_CHECK;
 /* getopt_long's ':' (an option without its value) or anything else it returned that the command
- * does not know (an unknown option), said by cli_usage_error about argv[optind - 1]; returns 2. */
-int cli_getopt_error(const char *cmd, int opt, char **argv) SC_MUST_CHECK;
+ * does not know (an unknown option), said by cli_usage_error about argv[optind - 1], with the
+ * long option of opts (getopt_long's table; NULL: none) it is a typo of; returns 2. */
+int cli_getopt_error(const char *cmd, int opt, char **argv, const struct option *opts) SC_MUST_CHECK;
 
 /* Write `len` bytes to path whole or not at all (base/atomic.h: unique temporary, fsync, rename). */
 int cli_write_atomic(const char *path, const char *data, size_t len, sc_err *err) SC_MUST_CHECK;

@@ -61,6 +61,11 @@ int cmd_describe(int argc, char **argv)
 {
     cli_setup s;
     cli_setup_init(&s, argv[0]);
+    /* shared options that change a step, not a model's layers: taken and ignored before */
+    static const char *const REFUSE[] = {"cluster", "nodes", "layout", "layouts", "placement", "interference",
+                                         "prefetch", "nccl-algo", "nccl-proto", "reduce-dtype", "optimizer",
+                                         "tp-comm-overlap", "overlap-param-gather", "grad-accum", NULL};
+    s.refuse = REFUSE;
     int rc;
     if (cli_args(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL, 0, NULL, &rc))
         return rc;

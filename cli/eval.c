@@ -70,9 +70,30 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
     return rc;
 }
 
+/* A calibration made for a shipped cluster of another GPU architecture (--calibration dgx-h100
+ * for an A100 cluster): its kernel efficiencies describe that GPU; said, as it was silent. */
+static int other_arch(const cli_setup *s, cli_calib *out, int rc)
+{
+    const char *made_for = out->cal.cluster;
+    if (rc || !out->path[0] || !made_for[0] || !strcmp(made_for, s->cluster.name))
+        return rc;
+    char path[4096];
+    sc_err quiet;
+    spec_cluster *c = malloc(sizeof *c);
+    if (c && !cli_resolve(s, "clusters", made_for, path, sizeof path, &quiet) && !spec_load_cluster(path, c, &quiet) &&
+        strcmp(c->gpu.arch, s->cluster.gpu.arch))
+        fprintf(stderr,
+                "shardcast: note: %s was made for %s (%s, %s), not for %s's %s GPUs: its kernel and link "
+                "efficiencies describe that machine\n",
+                out->path, made_for, c->gpu.name, c->gpu.arch, s->cluster.name, s->cluster.gpu.arch);
+    free(c);
+    return rc;
+}
+
 int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
-    return anchored_elsewhere(s, out, nccl_pin(s, out, interference(s, out, calib_load(s, arg, out, err))));
+    return other_arch(s, out,
+                      anchored_elsewhere(s, out, nccl_pin(s, out, interference(s, out, calib_load(s, arg, out, err)))));
 }
 
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/str.h"
 #include "commands.h"
 #include "common.h"
 
@@ -65,7 +66,7 @@ int cmd_list(int argc, char **argv)
 {
     cli_setup s;
     cli_setup_init(&s, argv[0]);
-    static const char *const kinds[] = {"clusters", "models", "scenarios", "calibrations", "training", "stacks"};
+    static const char *const kinds[] = {"clusters", "models", "scenarios", "calibrations", "training", "stacks", NULL};
     const char *which = NULL;
     int as_json = 0;
     for (int a = 1; a < argc; a++) {
@@ -90,8 +91,13 @@ int cmd_list(int argc, char **argv)
         int known = 0;
         for (int k = 0; k < 6; k++)
             known |= !strcmp(which, kinds[k]);
-        if (!known)
-            return cli_usage_error("list", "expected clusters, models, scenarios, calibrations, training or stacks");
+        if (!known) { /* what was given, and the kind it is a typo of */
+            char what[300], near[100];
+            int nn = str_nearest_all(which, kinds, near, sizeof near);
+            snprintf(what, sizeof what, "expected clusters, models, scenarios, calibrations, training or stacks, got '%.60s'%s%s%s",
+                     which, nn ? "; did you mean " : "", near, nn ? "?" : "");
+            return cli_usage_error("list", what);
+        }
     }
     json_t *json = as_json ? json_object() : NULL;
     for (int i = 0; i < 6; i++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../base/atomic.h"
+#include "../base/str.h"
 
 #include "commands.h"
 #include "common.h"
@@ -40,7 +41,7 @@ static void usage(FILE *f)
             SHARDCAST_VERSION);
     for (int i = 0; i < N_CMDS; i++)
         fprintf(f, "  %-10s %s\n", CMDS[i].name, CMDS[i].summary);
-    fprintf(f, "\n'shardcast <command> --help' shows a command's options.\n"
+    fprintf(f, "\n'shardcast <command> --help' (or 'shardcast help <command>') shows a command's options.\n"
                "Example: shardcast memory --cluster p4d.24xlarge --nodes 16 --model gpt3-175b "
                "--layout zero3 --layout mics:p=16\n");
 }
@@ -56,6 +57,16 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *c = argv[1];
+    if (!strcmp(c, "help") && argc == 3) { /* "shardcast help predict": that command's --help */
+        for (int i = 0; i < N_CMDS; i++)
+            if (!strcmp(argv[2], CMDS[i].name)) {
+                char *av[] = {argv[2], "--help", NULL};
+                return CMDS[i].run(2, av);
+            }
+        char what[160];
+        snprintf(what, sizeof what, "unknown command '%.100s'", argv[2]);
+        return cli_usage_error(NULL, what);
+    }
     if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
         usage(stdout);
         return 0;
@@ -67,7 +78,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < N_CMDS; i++)
         if (!strcmp(c, CMDS[i].name))
             return CMDS[i].run(argc - 1, argv + 1);
-    char what[160];
-    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'", c);
+    const char *names[N_CMDS + 1];
+    for (int i = 0; i < N_CMDS; i++)
+        names[i] = CMDS[i].name;
+    names[N_CMDS] = NULL;
+    char what[300], near[120];
+    int nn = c[0] == '-' ? 0 : str_nearest_all(c, names, near, sizeof near); /* "predcit": predict */
+    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'%s%s%s", c,
+             nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
     return cli_usage_error(NULL, what);
 }

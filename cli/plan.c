@@ -371,6 +371,7 @@ static int plan_json(const cli_setup *s, const opts *o, const pl_plan *p, double
                                 "mem_total_GiB", cli_gib(r->r.mem.total), "usd_per_million_samples",
                                 c->usd_per_msample, "recommended", i == 0);
         json_object_set_new(row, "equivalent", json_integer(c->twins));
+        json_object_set_new(row, "global_batch", json_real(r->r.samples_per_step)); /* sequences per step */
         json_array_append_new(arr, row);
     }
     json_t *root = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "cluster", s->cluster.name, "model", s->model.name,
@@ -480,9 +481,10 @@ int cmd_plan(int argc, char **argv)
     const ps_cand *w = pl_cand(p, 0);
     char lay[64];
     spec_layout_str(&w->pt.layout, lay, sizeof lay);
-    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d: %s\n", lay, w->pt.nodes,
-           w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch,
-           w->pt.training.grad_accum, pl_why(p));
+    /* the global batch the split divides (the search holds it; the header does not say it) */
+    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d (global batch %.0f sequences): %s\n", lay, w->pt.nodes,
+           w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch, w->pt.training.grad_accum, w->pt.r.samples_per_step,
+           pl_why(p));
     if (verdict[0])
         printf("%s\n", verdict);
     pl_free(p);

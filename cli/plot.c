@@ -135,7 +135,7 @@ static int plot_options(int argc, char **argv, plot_args *a)
                 return cli_fail(&err, SC_EINPUT);
             a->ranks_given = 1;
             break;
-        default: return cli_getopt_error("plot", opt, argv);
+        default: return cli_getopt_error("plot", opt, argv, opts);
         }
     }
     if (optind < argc)

@@ -243,6 +243,15 @@ static int predict_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib 
         *rc = cli_fail(&err, SC_EINPUT);
         return 1;
     }
+    /* options that would act on nothing here: taken and silently dropped before */
+    if ((o->so.full && o->engine != ENGINE_SIM) || (o->trace_ranks && !o->trace)) {
+        int sym = o->so.full && o->engine != ENGINE_SIM;
+        sc_err_set(&err, SC_EINPUT, sym ? "--symmetry" : "--trace-ranks", "", "%s",
+                   sym ? "expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)"
+                       : "expected --trace FILE (it sets how many ranks the trace holds)");
+        *rc = cli_fail(&err, SC_EINPUT);
+        return 1;
+    }
     return 0;
 }
 
@@ -331,6 +340,9 @@ static int predict_json(const cli_setup *s, const opts *o, const cli_calib *cal,
                              s->training.micro_batch, "grad_accum", s->training.grad_accum, "precision",
                              spec_precision_str(s->training.precision), "checkpointing", s->training.act_ckpt,
                              "framework", spec_framework_str(s->training.framework), "results", arr);
+    /* "checkpointing" says whether anything is recomputed; this, which policy (true alone hid
+     * selective, op and the MaxText policies behind full's value) */
+    json_object_set_new(root, "checkpointing_mode", json_string(spec_ckpt_str(s->training.act_ckpt)));
     json_object_set_new(root, "stack", s->training.stack[0] ? json_string(s->training.stack) : json_null());
     json_object_set_new(root, "attention_kernel",
                         json_string(s->training.flash_attention
@@ -352,10 +364,11 @@ static int batches_differ(const cli_point *row, int n)
 static void node_heading(const cli_point *row, int n)
 {
     if (!batches_differ(row, n)) {
-        printf("\n%d nodes, %d GPUs, global batch %.0f sequences\n", row->nodes, row->gpus, row->r.samples_per_step);
+        printf("\n%d node%s, %d GPUs, global batch %.0f sequences\n", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
+               row->r.samples_per_step);
         return;
     }
-    printf("\n%d nodes, %d GPUs, global batch per row (sequences):", row->nodes, row->gpus);
+    printf("\n%d node%s, %d GPUs, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus);
     for (int li = 0; li < n; li++) {
         char lay[64];
         printf("%s %s %.0f", li ? "," : "", spec_layout_str(&row[li].layout, lay, sizeof lay), row[li].r.samples_per_step);
@@ -423,8 +436,8 @@ static void node_table(const cli_setup *s, const opts *o, const cli_point *row, 
         return;
     /* on-demand price of the nodes, and per million tokens trained */
     double usd_h = s->cluster.price_usd_per_hour * row->nodes;
-    printf("cost: %d nodes x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, s->cluster.price_usd_per_hour,
-           usd_h);
+    printf("cost: %d node%s x $%.2f/h = $%.2f/h; $ per million tokens:", row->nodes, row->nodes == 1 ? "" : "s",
+           s->cluster.price_usd_per_hour, usd_h);
     for (int li = 0; li < s->n_layouts; li++) {
         char lay[64];
         spec_layout_str(&row[li].layout, lay, sizeof lay);

@@ -23,7 +23,7 @@ static const char HELP[] =
     "(as root: mpirun --allow-run-as-root -np K ...) splits the grid across the ranks and rank 0\n"
     "writes the same CSV as a serial run. A point that cannot be predicted (a layout that does not\n"
     "fit that node count, a strong-scaling batch that does not split) is written as a row with its\n"
-    "reason in the last column, error, and reported on stderr; the exit status is then 1.\n\n" CLI_COMMON_HELP
+    "reason in the last column, error, and reported on stderr; the exit status is then 1.\n\n" CLI_SHAPE_HELP
     "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch)\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
@@ -328,7 +328,7 @@ static int sweep_write(const opts *o, char *buf, size_t len, long n_invalid, lon
     free(buf);
     if (rc)
         return cli_fail(&err, rc);
-    fprintf(stderr, "sweep: %ld rows -> %s\n", total, o->out);
+    fprintf(stderr, "sweep: %ld row%s -> %s\n", total, total == 1 ? "" : "s", o->out);
     if (n_invalid) {
         fprintf(stderr, "sweep: %ld of %ld points invalid (rows marked in the error column); exit 1\n", n_invalid, total);
         return 1;
@@ -353,6 +353,10 @@ int cmd_sweep(int argc, char **argv)
     if (cli_args(argc, argv, "sweep", HELP, extra, (int)(sizeof extra / sizeof extra[0]), &s, own, &o, 0, NULL, &rc))
         return rc;
     sc_err err;
+    if (s.json) /* a shared option: taken and ignored, the CSV would come where JSON was asked for */
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--json", "",
+                                         "sweep writes a CSV (-o FILE, or stdout without -o), not JSON; "
+                                         "'shardcast predict ... --json' gives predictions as JSON"));
     cli_calib cal;
     /* nodes x layouts are checked point by point below: an invalid point is a marked row */
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_LAYOUTS, &err)) ||

@@ -328,6 +328,8 @@ int cmd_validate(int argc, char **argv)
     cli_setup s;
     opts o = {NULL, 0.10};
     cli_setup_init(&s, argv[0]);
+    static const char *const TAKES[] = {"cluster", "json", NULL}; /* of the shared options only --cluster and --json: the rest would be accepted and ignored */
+    s.accept = TAKES;
     int rc;
     if (cli_args(argc, argv, "validate", HELP, extra, 2, &s, own, &o, 1, "expected one measurements file", &rc))
         return rc;

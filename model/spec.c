@@ -139,6 +139,7 @@ static int cluster_from(jr *r, json_t *root, spec_cluster *c)
         (rc = jr_str(r, gpu, "$.gpu", "clock_source", 0, clock_src, sizeof clock_src)))
         return rc;
     c->gpu.clock_ratio = 1.0;
+    c->gpu.clock_ratio_given = json_object_get(gpu, "clock_ratio") != NULL;
     if ((rc = jr_pos(r, gpu, "$.gpu", "clock_ratio", 0, &c->gpu.clock_ratio)))
         return rc;
     if (c->gpu.clock_ratio > 1.5)

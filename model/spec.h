@@ -32,6 +32,7 @@ typedef struct spec_gpu {
     double peak_fp32_flops, peak_tf32_flops, peak_fp8_flops;
     double clock_ratio;       /* sustained / datasheet boost clock under the power cap
                                  (1 = as in the published microbenchmarks)              */
+    int clock_ratio_given;    /* the file set clock_ratio (absent: 1, said by the CLI)  */
 } spec_gpu;
 
 typedef struct spec_fabric {
@@ -498,6 +499,8 @@ typedef struct spec_ds_report {
     int auto_mb, auto_ga, auto_batch; /* "auto" left to shardcast's values                 */
     int auto_bucket, auto_prefetch;   /* "auto" resolved from the model's hidden size        */
     int ga_given;                     /* gradient_accumulation_steps was a number            */
+    int acc_processes, acc_machines;  /* accelerate's num_processes / num_machines (0: not a
+                                       * positive integer): the launch the file was written for */
 } spec_ds_report;
 /* spec_load_ds_config with the report of ignored keys (rep may be NULL). */
 /* Add one line to a report (its JSON path and why; rep NULL or full: dropped). */
@@ -522,8 +525,9 @@ const char *spec_fabric_str(spec_fabric_kind k);
  * $SHARDCAST_CONFIGS/<kind>/<name>.json; each of roots[]/<kind>/<name>.json. */
 int spec_resolve(const char *kind, const char *name, const char *const *roots, int n_roots,
                  char *out, unsigned long outlen, sc_err *err) SC_MUST_CHECK;
-/* The shipped name of a kind closest to `name` (edit distance, or `name` a prefix of it), if
- * close enough to be a typo: 0 and the name in out, else -1. Used for "did you mean ...?". */
+/* The shipped names of a kind closest to `name` (edit distance, or `name` a prefix of it: 1;
+ * then the fewer edits), if close enough to be a typo: 0 and the name in out (names tied: "a or b",
+ * "a, b or c"; the first three in byte order, then "or N more"), else -1. Used for "did you mean ...?". */
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
                  unsigned long outlen) SC_MUST_CHECK;
 

@@ -27,6 +27,7 @@ typedef struct acc {
     spec_ds_report *rep;
     sc_err *err;
     int fsdp, strategy, reshard, version;
+    int rep_processes, rep_machines; /* num_processes, num_machines (0: absent or not a count) */
 } acc;
 
 static int is_true(const char *v) { return !strcmp(v, "true") || !strcmp(v, "True"); }
@@ -167,7 +168,8 @@ static int fsdp_key(acc *a, const char *key, yaml_node_t *n, const char *p)
 
 static int top_key(acc *a, const char *key, yaml_node_t *n, const char *p)
 {
-    /* launch settings: no effect on a step (node counts come from --nodes); any value */
+    /* launch settings: no effect on a step (node counts come from --nodes; num_processes and
+     * num_machines go to the report, which the CLI compares with them); any value */
     static const char *const LAUNCH[] = {"compute_environment", "machine_rank", "main_training_function",
                                          "rdzv_backend", "same_network", "tpu_env", "use_cpu", "tpu_use_cluster",
                                          "tpu_use_sudo", "debug", "downcast_bf16", "main_process_ip",
@@ -175,6 +177,12 @@ static int top_key(acc *a, const char *key, yaml_node_t *n, const char *p)
                                          NULL};
     const char *val;
     int rc;
+    int *launch = !strcmp(key, "num_processes") ? &a->rep_processes : !strcmp(key, "num_machines") ? &a->rep_machines : NULL;
+    if (launch && n->type == YAML_SCALAR_NODE) { /* kept for the caller to compare with --nodes */
+        char *end;
+        long v = strtol((const char *)n->data.scalar.value, &end, 10);
+        *launch = !*end && v > 0 && v <= 1 << 24 ? (int)v : 0;
+    }
     if (in_list(key, LAUNCH))
         return 0;
     if (!strcmp(key, "fsdp_config")) {
@@ -258,7 +266,7 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
     if ((rc = spec_layout_make("zero3", l, err)))
         return rc;
     t->framework = FW_FSDP;
-    acc a = {&doc, path, t, rep, err, 0, 1, 1, 1};
+    acc a = {&doc, path, t, rep, err, 0, 1, 1, 1, 0, 0};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (root && root->type == YAML_MAPPING_NODE)
         rc = each_pair(&a, root, "$", top_key);
@@ -268,6 +276,8 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
     yaml_document_delete(&doc);
     if (rc)
         return rc;
+    if (rep)
+        rep->acc_processes = a.rep_processes, rep->acc_machines = a.rep_machines;
     int fsdp = a.fsdp, strategy = a.strategy, reshard = a.reshard, version = a.version;
     if (!fsdp)
         return sc_err_set(err, SC_EINPUT, path, "$.distributed_type", "missing (expected FSDP)");

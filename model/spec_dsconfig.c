@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 #include "spec.h"
 #include "spec_hf.h"
 
@@ -140,46 +141,6 @@ static const char *const DS_ZERO_ALIAS[][2] = {{"prefetch_bucket_size", "stage3_
                                                {"gather_16bit_weights_on_model_save",
                                                 "stage3_gather_16bit_weights_on_model_save"}};
 
-/* Levenshtein distance of a and b (each at most 63 characters; longer: a large distance). */
-static int ds_edit_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 63 || m > 63)
-        return 1 << 20;
-    int row[64];
-    for (size_t j = 0; j <= m; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= n; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= m; j++) {
-            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[m];
-}
-
-/* The known key nearest to k, when near enough to be a typo of it (within a third of its
- * length, at least 2 edits), else NULL. */
-static const char *ds_nearest(const char *k, const char *const *known)
-{
-    const char *best = NULL;
-    int bd = 1 << 20;
-    for (int i = 0; known[i]; i++) {
-        int d = ds_edit_distance(k, known[i]);
-        if (d < bd)
-            bd = d, best = known[i];
-    }
-    int len = (int)strlen(k), lim = len / 3 > 2 ? len / 3 : 2;
-    return bd <= lim ? best : NULL;
-}
-
 /* Every key of o (at JSON path base) against the lists: read or quiet keys pass; a key
  * DeepSpeed knows is noted as not modelled; any other key is an error naming the nearest. */
 static int ds_keys(jr *r, const json_t *o, const char *base, const char *const *read, const char *const *quiet,
@@ -196,7 +157,7 @@ static int ds_keys(jr *r, const json_t *o, const char *base, const char *const *
             spec_ds_note(rep, p, "not modelled");
             continue;
         }
-        const char *near = ds_nearest(k, known);
+        const char *near = str_nearest(k, known);
         if (near)
             return sc_err_set(r->err, SC_EINPUT, r->src, p, "not a DeepSpeed key; did you mean \"%s\"?", near);
         return sc_err_set(r->err, SC_EINPUT, r->src, p,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../base/jsonrd.h"
 
@@ -525,6 +526,17 @@ int spec_hf_arg_dropout(const char *arg, spec_model *out, double drop[2], char *
                               arg);
         seq = (int)v;
         *c = '\0';
+    }
+    /* ",sq=4096" or ",seq 4096": an option not spelt ",seq=N" after a file that exists (else
+     * "cannot read FILE,sq=4096" would hide the typo) */
+    char *comma = strrchr(path, ','), *slash = strrchr(path, '/');
+    if (comma && (!slash || comma > slash) && access(path, F_OK)) {
+        *comma = '\0';
+        int file_there = !access(path, F_OK);
+        *comma = ',';
+        if (file_there)
+            return sc_err_set(err, SC_EINPUT, "--model", "", "expected hf:FILE[,seq=N] (seq the only option), got \"%.60s\" "
+                              "after the file in \"hf:%.200s\"", comma, arg);
     }
     int rc = hf_parse(NULL, path, out, drop, summary, n, err);
     if (rc || !seq)

@@ -4,6 +4,8 @@
  * per step (model/layout.c) or how much memory it needs (model/memory.c). */
 #include "spec.h"
 
+#include "../base/str.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -505,8 +507,17 @@ int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
     for (int i = 0; i < N_KINDS; i++)
         if (!strcmp(buf, KINDS[i].name))
             kind = i;
-    if (kind < 0)
+    if (kind < 0) { /* a typo of a kind's name ("zero-3"): that name, not the whole list */
+        const char *names[N_KINDS + 2];
+        for (int i = 0; i < N_KINDS; i++)
+            names[i] = KINDS[i].name;
+        names[N_KINDS] = "fsdp2", names[N_KINDS + 1] = NULL;
+        char near[160];
+        if (str_nearest_all(buf, names, near, sizeof near))
+            return sc_err_set(err, SC_EINPUT, "layout", "", "unknown layout \"%s\"; did you mean %s? (layouts: "
+                              "shardcast predict --help)", s, near);
         return sc_err_set(err, SC_EINPUT, "layout", "", "expected one of %s, got \"%s\"", layout_hint(hint, sizeof hint), s);
+    }
     out->kind = (spec_layout_kind)kind;
     const struct kind_def *ko = &KINDS[kind];
     if (!colon) {
@@ -693,9 +704,9 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
             return 0;
     }
     out[0] = '\0';
-    char near[SPEC_NAME_MAX + 32] = "";
+    char near[4 * SPEC_NAME_MAX + 32] = "";
     if (spec_suggest(kind, name, dirs, nd, near, sizeof near) == 0) {
-        char best[SPEC_NAME_MAX];
+        char best[4 * SPEC_NAME_MAX];
         snprintf(best, sizeof best, "%.*s", (int)sizeof best - 1, near);
         snprintf(near, sizeof near, "; did you mean %s?", best);
     } else {
@@ -706,33 +717,27 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
                       kind, near, nd ? dirs[has_env && nd > 1 ? 1 : 0] : "configs", kind, kind);
 }
 
-/* Levenshtein distance, case-insensitive, of two short strings (names are < 64 chars). */
-static int edit_distance(const char *a, const char *b)
+/* Add cand to the names tied at the best distance (sorted, at most SUGGEST_MAX kept). */
+enum { SUGGEST_MAX = 3 };
+static void suggest_add(char tied[SUGGEST_MAX][SPEC_NAME_MAX], int *n, const char *cand)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 1000;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            int best = sub < up + 1 ? sub : up + 1;
-            row[j] = best < row[j - 1] + 1 ? best : row[j - 1] + 1;
-            diag = up;
-        }
-    }
-    return row[lb];
+    int at = 0;
+    while (at < *n && strcmp(tied[at], cand) < 0)
+        at++;
+    if (at == SUGGEST_MAX)
+        return;
+    for (int k = (*n < SUGGEST_MAX ? *n : SUGGEST_MAX - 1); k > at; k--)
+        memcpy(tied[k], tied[k - 1], SPEC_NAME_MAX);
+    snprintf(tied[at], SPEC_NAME_MAX, "%s", cand);
+    if (*n < SUGGEST_MAX)
+        (*n)++;
 }
 
 int spec_suggest(const char *kind, const char *name, const char *const *dirs, int n_dirs, char *out,
                  unsigned long outlen)
 {
-    int best = 1000;
+    int best = 1000, best_raw = 1000, n_tied = 0, n_all = 0; /* kept, and all at the best distance */
+    char tied[SUGGEST_MAX][SPEC_NAME_MAX];
     size_t ln = strlen(name);
     /* close enough to be a typo: a third of the name's letters, at least 2 */
     int limit = (int)(ln / 3) > 2 ? (int)(ln / 3) : 2;
@@ -750,17 +755,30 @@ int spec_suggest(const char *kind, const char *name, const char *const *dirs, in
             char cand[SPEC_NAME_MAX];
             memcpy(cand, e->d_name, l - 5);
             cand[l - 5] = '\0';
-            int dist = edit_distance(name, cand);
+            int raw = str_edit_distance(name, cand, 1), dist = raw;
             if (ln >= 3 && !strncasecmp(cand, name, ln))
                 dist = dist < 1 ? dist : 1; /* a prefix: "p4d" -> "p4d.24xlarge" */
-            if (dist < best || (dist == best && strcmp(cand, out) < 0)) {
-                best = dist;
-                snprintf(out, (size_t)outlen, "%s", cand);
-            }
+            if (dist < best || (dist == best && raw < best_raw)) /* then the fewer edits */
+                best = dist, best_raw = raw, n_tied = n_all = 0;
+            int dup = 0; /* the same name under two roots */
+            for (int k = 0; k < n_tied; k++)
+                dup |= !strcmp(tied[k], cand);
+            if (dist == best && raw == best_raw && !dup)
+                n_all++, suggest_add(tied, &n_tied, cand);
         }
         closedir(d);
     }
-    return best <= limit ? 0 : -1;
+    /* every name at the best distance, "a or b" ("llama3-405b": llama3-70b and llama3.1-405b
+     * are both two edits away; naming one would pick for the user) */
+    size_t o = 0;
+    if (outlen)
+        out[0] = '\0';
+    for (int k = 0; k < n_tied && o < outlen; k++)
+        o += (size_t)snprintf(out + o, (size_t)outlen - o, "%s%s", k ? (k == n_tied - 1 && n_all == n_tied ? " or " : ", ") : "",
+                              tied[k]);
+    if (n_all > n_tied && o < outlen)
+        snprintf(out + o, (size_t)outlen - o, " or %d more", n_all - n_tied);
+    return n_tied && best <= limit ? 0 : -1;
 }
 
 int spec_layout_tp_nodes(const spec_layout *l, int gpus_per_node)

@@ -1,6 +1,6 @@
 /* test_base.c — small helpers of base/: str_trim (base/str.h) cuts spaces and tabs at both
  * ends, in place, and nothing else; proc_self_dir (base/proc.h) names the running binary's
- * directory; sc_pace (base/pace.h) paces progress lines by an injected clock. Not here: their callers (test_results.c, golden tests of plot and calibrate run). */
+ * directory; str_edit_distance / str_nearest (base/str.h) give "did you mean"; sc_pace (base/pace.h) paces progress lines by an injected clock. Not here: their callers (test_results.c, golden tests of plot and calibrate run). */
 #include "suites.h"
 
 #include "../base/pace.h"
@@ -31,6 +31,42 @@ START_TEST(test_trim)
     char e[] = "3.5";
     ck_assert_ptr_eq(str_trim(e), e);
     ck_assert_str_eq(e, "3.5");
+}
+END_TEST
+
+START_TEST(test_edit_distance)
+{
+    /* by hand: kitten -> sitting = 3 (k->s, e->i, insert g); one deletion; the empty string is
+     * the other's length; case counts unless folded */
+    ck_assert_int_eq(str_edit_distance("kitten", "sitting", 0), 3);
+    ck_assert_int_eq(str_edit_distance("grad_acum", "grad_accum", 0), 1);
+    ck_assert_int_eq(str_edit_distance("", "abc", 0), 3);
+    ck_assert_int_eq(str_edit_distance("LLama3-8b", "llama3-8b", 0), 2);
+    ck_assert_int_eq(str_edit_distance("LLama3-8b", "llama3-8b", 1), 0);
+    /* over 63 characters: "far" (1 << 20), whatever the other */
+    char longer[70];
+    memset(longer, 'a', 69);
+    longer[69] = '\0';
+    ck_assert_int_eq(str_edit_distance(longer, longer, 0), 1 << 20);
+    /* nearest within a third of the name (at least 2 edits); else none; ties: the first */
+    const char *const known[] = {"micro_batch", "grad_accum", "precision", NULL};
+    ck_assert_str_eq(str_nearest("grad_acum", known), "grad_accum");
+    ck_assert_str_eq(str_nearest("micro_batch_size", known), "micro_batch"); /* 5 <= 16 / 3 */
+    ck_assert_ptr_null(str_nearest("colour", known));                       /* > 2 from each */
+    const char *const tie[] = {"ab", "ac", "xyz", NULL};
+    ck_assert_str_eq(str_nearest("aa", tie), "ab");
+    /* every name at the nearest distance, in the list's order */
+    char all[64];
+    ck_assert_int_eq(str_nearest_all("aa", tie, all, sizeof all), 2);
+    ck_assert_str_eq(all, "ab or ac");
+    const char *const three[] = {"hsdp", "fsdp2", "ddp", "zero3", "mics", NULL}; /* fsdp: 1, 1, 2, 4, 4 */
+    ck_assert_int_eq(str_nearest_all("fsdp", three, all, sizeof all), 2);
+    ck_assert_str_eq(all, "hsdp or fsdp2");
+    const char *const abc[] = {"xa", "xb", "xc", NULL};
+    ck_assert_int_eq(str_nearest_all("xz", abc, all, sizeof all), 3);
+    ck_assert_str_eq(all, "xa, xb or xc");
+    ck_assert_int_eq(str_nearest_all("colour", known, all, sizeof all), 0);
+    ck_assert_str_eq(all, "");
 }
 END_TEST
 
@@ -89,6 +125,7 @@ Suite *base_suite(void)
     Suite *s = suite_create("base");
     TCase *t = tcase_create("str");
     tcase_add_test(t, test_trim);
+    tcase_add_test(t, test_edit_distance);
     suite_add_tcase(s, t);
     t = tcase_create("proc");
     tcase_add_test(t, test_self_dir);

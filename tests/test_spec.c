@@ -146,6 +146,14 @@ START_TEST(test_cluster_good_nvswitch)
     ck_assert_int_eq(c.max_nodes, 512);
     ck_assert_double_eq(c.price_usd_per_hour, 32.7726);
     ck_assert_str_eq(spec_fabric_str(c.fabric.kind), "nvswitch");
+    /* no clock_ratio in this file: 1, and marked not given (the CLI says so, ux14); given: kept */
+    ck_assert_double_eq(c.gpu.clock_ratio, 1.0);
+    ck_assert_int_eq(c.gpu.clock_ratio_given, 0);
+    char buf[4096];
+    subst(buf, sizeof buf, CLUSTER, "\"peak_tflops\": 312,", "\"peak_tflops\": 312, \"clock_ratio\": 0.93,");
+    ck_assert_int_eq(spec_parse_cluster(buf, "mem.json", &c, &err), 0);
+    ck_assert_double_eq(c.gpu.clock_ratio, 0.93);
+    ck_assert_int_eq(c.gpu.clock_ratio_given, 1);
 }
 END_TEST
 
@@ -382,15 +390,20 @@ START_TEST(test_bad_unknown_key_nested)
     sc_err err;
     /* a typo must not silently become a missing/default value */
     int rc = cluster_with("nic_bandwidth_Gbps", "nic_bandwith_Gbps", &err);
-    ck_assert_err(rc, err, "mem.json", "$.node.nic_bandwith_Gbps", "unknown key (expected one of: gpus, fabric, ");
-    ck_assert_msg(strstr(err.text, "nic_bandwidth_Gbps") != NULL, "%s", err.text);
+    /* one edit from nic_bandwidth_Gbps (within a third of its 17 letters): named (ux14) */
+    ck_assert_err(rc, err, "mem.json", "$.node.nic_bandwith_Gbps", "unknown key; did you mean nic_bandwidth_Gbps?");
     /* two levels down */
     rc = cluster_with("\"links_per_gpu\": 12", "\"links_per_gpu\": 12, \"links\": []", &err);
     ck_assert_err(rc, err, "mem.json", "$.node.fabric.links",
                   "unknown key (expected one of: kind, link_bandwidth_GBps, links_per_gpu)");
     /* in a training object */
     rc = spec_parse_training("{\"micro_batch_size\": 2}", "t.json", &(spec_training){0}, &err);
-    ck_assert_err(rc, err, "t.json", "$.micro_batch_size", "unknown key (expected one of: micro_batch, ");
+    /* micro_batch: 5 deletions, within 16 / 3 = 5 */
+    ck_assert_err(rc, err, "t.json", "$.micro_batch_size", "unknown key; did you mean micro_batch?");
+    /* nothing near: the allowed keys, whole names, "..." where the message would overflow */
+    rc = spec_parse_training("{\"colour\": 2}", "t.json", &(spec_training){0}, &err);
+    ck_assert_err(rc, err, "t.json", "$.colour", "unknown key (expected one of: micro_batch, grad_accum, ");
+    ck_assert_msg(strstr(err.text, ", ...)") != NULL, "%s", err.text);
 }
 END_TEST
 
@@ -1120,6 +1133,27 @@ END_TEST
  * override it. accelerate_fsdp2.yaml has fsdp_activation_checkpointing: false (CKPT_NONE), the
  * bundle says full: stays none; ds_zero3.json has an activation_checkpointing section
  * (checkpointing on, CKPT_FULL), the bundle says none: stays full. */
+/* accelerate's launch keys go to the report for the CLI to compare with --nodes (ux14): the
+ * hybrid fixture says "num_machines: 4", "num_processes: 32"; the FSDP2 one only
+ * "num_processes: 16" (0: absent) */
+START_TEST(test_accelerate_launch)
+{
+    spec_training t;
+    spec_layout l;
+    spec_ds_report rep;
+    sc_err err;
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp_hybrid.yaml", 8, &t, &l, &rep, &err) == 0, "%s",
+                  err.text);
+    ck_assert_int_eq(rep.acc_processes, 32);
+    ck_assert_int_eq(rep.acc_machines, 4);
+    spec_training_defaults(&t);
+    ck_assert_msg(spec_load_accelerate("tests/fixtures/accelerate_fsdp2.yaml", 8, &t, &l, &rep, &err) == 0, "%s", err.text);
+    ck_assert_int_eq(rep.acc_processes, 16);
+    ck_assert_int_eq(rep.acc_machines, 0);
+}
+END_TEST
+
 START_TEST(test_stack_keeps_files_checkpointing)
 {
     stack_bundle b;
@@ -1164,6 +1198,7 @@ Suite *spec_suite(void)
     tcase_add_test(good, test_training_load_file);
     tcase_add_test(good, test_stacks_shipped_and_precedence);
     tcase_add_test(good, test_stack_keeps_files_checkpointing);
+    tcase_add_test(good, test_accelerate_launch);
     suite_add_tcase(s, good);
 
     TCase *bad = tcase_create("bad");

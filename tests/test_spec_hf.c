@@ -8,7 +8,10 @@
 #include "../model/workload.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static spec_model hf(const char *dir)
 {
@@ -224,8 +227,35 @@ START_TEST(test_suggest)
     char out[64];
     ck_assert_int_eq(spec_suggest("clusters", "p4d.24xlarg", dirs, 1, out, sizeof out), 0);
     ck_assert_str_eq(out, "p4d.24xlarge");
-    ck_assert_int_eq(spec_suggest("clusters", "p4d", dirs, 1, out, sizeof out), 0); /* a prefix */
+    /* a prefix of p4d.24xlarge (9 edits) and p4de.24xlarge (10): distance 1 each, the fewer edits */
+    ck_assert_int_eq(spec_suggest("clusters", "p4d", dirs, 1, out, sizeof out), 0);
     ck_assert_str_eq(out, "p4d.24xlarge");
+    /* llama3-70b: "405" -> "70" (substitute 4->7, delete 5) = 2; llama3.1-405b: insert ".1" = 2;
+     * llama3-8b: 3; a tie names both in byte order ('-' 0x2d before '.' 0x2e) */
+    char two[256];
+    ck_assert_int_eq(spec_suggest("models", "llama3-405b", dirs, 1, two, sizeof two), 0);
+    ck_assert_str_eq(two, "llama3-70b or llama3.1-405b");
+    /* four names one substitution from "xz" (xa, xb, xc, xd): three named, the fourth counted */
+    char tmp[] = "/tmp/sc-suggest-XXXXXX", f[300];
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    snprintf(f, sizeof f, "%s/models", tmp);
+    ck_assert_int_eq(mkdir(f, 0700), 0);
+    for (char c = 'a'; c <= 'd'; c++) {
+        snprintf(f, sizeof f, "%s/models/x%c.json", tmp, c);
+        FILE *fp = fopen(f, "w");
+        ck_assert_ptr_nonnull(fp);
+        fclose(fp);
+    }
+    const char *tdirs[] = {tmp};
+    ck_assert_int_eq(spec_suggest("models", "xz", tdirs, 1, two, sizeof two), 0);
+    ck_assert_str_eq(two, "xa, xb, xc or 1 more");
+    for (char c = 'a'; c <= 'd'; c++) {
+        snprintf(f, sizeof f, "%s/models/x%c.json", tmp, c);
+        remove(f);
+    }
+    snprintf(f, sizeof f, "%s/models", tmp);
+    rmdir(f);
+    rmdir(tmp);
     ck_assert_int_eq(spec_suggest("models", "gpt3-13x", dirs, 1, out, sizeof out), 0);
     ck_assert_str_eq(out, "gpt3-13b");
     ck_assert_int_eq(spec_suggest("models", "LLama3-8b", dirs, 1, out, sizeof out), 0); /* case */

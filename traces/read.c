@@ -86,7 +86,13 @@ int tr_read(const char *path, tr_doc *out, sc_err *err)
         return rc;
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je); /* a key twice: which is meant? */
+    size_t lead = strspn(text, " \t\r\n");
+    int csv = !root && text[lead] && text[lead] != '{' && text[lead] != '[' && strchr(text, ','); /* a sweep CSV */
     free(text);
+    if (!root && csv) /* as the CSV reader names a trace given for a plot of a sweep */
+        return sc_err_set(err, SC_EINPUT, path, "line 1",
+                          "expected a trace (from 'shardcast predict --trace'), found CSV (a sweep? use --kind "
+                          "scaling, efficiency, memory or breakdown)");
     if (!root)
         return sc_err_set(err, SC_EINPUT, path, "", "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
     json_t *evs = json_is_array(root) ? root : json_object_get(root, "traceEvents");

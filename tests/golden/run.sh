@@ -43,10 +43,26 @@ expect version 0 "shardcast 0." -- "$BIN" --version
 expect help 0 "usage: shardcast <command>" -- "$BIN" --help
 expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
+# ux14: a command or calibrate subcommand one typo away is named
+expect unknown-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" predcit
+expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, import or anchor); did you mean fit?" -- "$BIN" calibrate fitt
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
+# ux14: a layout name one typo away was answered with the whole list of layouts
+expect layout-typo 2 "shardcast: --layout: unknown layout \"zero-3\"; did you mean zero3? (layouts: shardcast predict --help)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero-3
+expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsdp2?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout fsdp:dp=4
+# ux14: an unknown long option that is a typo of one the command takes names it
+expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
+expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
+expect unknown-option-near-plot 2 "shardcast plot: unknown option '--knd'; did you mean --kind?" -- "$BIN" plot --knd scaling
+# calibrate import printed getopt's line and then its own ("unknown option", unnamed): two lines
+expect import-unknown-option 2 "shardcast calibrate import: unknown option '--json' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import --json nccl-tests x.log
+one_line_err import-unknown-option-one-line "$BIN" calibrate import --json nccl-tests x.log
 expect missing-value 2 "needs a value" -- "$BIN" memory --cluster
 expect cmd-help 0 "usage: shardcast memory" -- "$BIN" memory --help
+# ux14: "shardcast help predict" printed the top-level usage, not predict's
+expect help-command 0 "usage: shardcast predict --cluster C --nodes N" -- "$BIN" help predict
+expect help-unknown-command 2 "shardcast: unknown command 'frob' (try 'shardcast --help')" -- "$BIN" help frob
 
 # ---- describe: parameter counts a user can check ------------------------------------------
 expect describe-175b 0 "total parameters      174.604 B   (published 175.000 B, -0.23%)" -- "$BIN" describe --model gpt3-175b
@@ -54,6 +70,11 @@ expect describe-gpt2 0 "total parameters      1.558 B" -- "$BIN" describe --mode
 # GPT-3 block: 12h^2 + 13h = 12*12288^2 + 13*12288 = 1812099072 parameters
 expect describe-block 0 "1812099072" -- "$BIN" describe --model gpt3-175b
 expect describe-json 0 '"params": 174604259328' -- "$BIN" describe --model gpt3-175b --json
+# ux14: describe took --cluster, --nodes, --layout, --grad-accum ... and printed the same table
+# (exit 0); they change a step, not a model's layers: unknown options there, as its --help lists none
+expect describe-cluster-refused 2 "shardcast describe: unknown option '--cluster' (try 'shardcast describe --help')" -- "$BIN" describe --model gpt3-175b --cluster p4d.24xlarge
+expect describe-layout-refused 2 "shardcast describe: unknown option '--layout'" -- "$BIN" describe --model gpt3-175b --layout mics:p=8
+expect describe-framework-kept 0 "dropout hidden 0.1 / attention 0.1" -- "$BIN" describe --model llama3-8b --framework megatron
 
 # ---- bring your own model: Hugging Face config.json, Llama 3, "did you mean" (issue 20) --------
 HF=tests/fixtures/hf
@@ -68,16 +89,31 @@ expect hf-sliding-window 2 "\$.sliding_window: sliding-window attention (window 
 expect hf-sliding-window-seq 0 "seq 4096 = the sliding window (max_position_embeddings 32768" -- "$BIN" describe --model hf:$HF/Mistral-7B-v0.1/config.json
 expect plan-batch-tokens 2 "shardcast: --global-batch: counts sequences: 4194304 sequences of 2048 tokens is 8.6e+09 tokens per step; if 4194304 is tokens, give --global-batch 2048" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --global-batch 4194304
 expect list-training 0 "  deepspeed-zero-tutorial" -- "$BIN" list training
+# ux14: "list modles" said what was expected but not what it got, nor the kind meant
+expect list-kind-typo 2 "shardcast list: expected clusters, models, scenarios, calibrations, training or stacks, got 'modles'; did you mean models? (try 'shardcast list --help')" -- "$BIN" list modles
+# ux14: a sweep CSV given to --kind timeline was "invalid JSON at line 1 column 8"; named as the
+# CSV reader names a trace given for a sweep plot
+printf 'cluster,model,engine,nodes\np4d.24xlarge,gpt3-13b,model,2\n' >"$TMP/tl.csv"
+expect plot-timeline-csv 2 "$TMP/tl.csv: line 1: expected a trace (from 'shardcast predict --trace'), found CSV (a sweep? use --kind scaling, efficiency, memory or breakdown)" -- "$BIN" plot --kind timeline "$TMP/tl.csv" --out "$TMP/tl.png"
 expect plot-svg-refused 2 "shardcast: --out: expected a .png file (plots are PNG only), got \"x.svg\"" -- "$BIN" plot --kind timeline tests/fixtures/none.json --out x.svg
 expect hf-unknown 2 "$TMP/t5.json: \$.model_type: expected a family shardcast reads (llama, mistral, qwen2, gpt_neox, mpt, gpt2, falcon), got \"t5\"" -- "$BIN" describe --model "hf:$TMP/t5.json"
 one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
+# ux14: a misspelt option after an existing config.json ("cannot read FILE,sq=4096" hid the typo)
+expect hf-option-typo 2 "shardcast: --model: expected hf:FILE[,seq=N] (seq the only option), got \",sq=4096\" after the file in \"hf:$HF/Meta-Llama-3-8B/config.json,sq=4096\"" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json,sq=4096
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
 expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
 expect mean-model 2 "gpt3-13x: no such file, and no shipped models of that name; did you mean gpt3-13b?" -- "$BIN" describe --model gpt3-13x
+# ux14: names tied at the best distance are all named (llama3-405b: llama3-70b and llama3.1-405b
+# both two edits away; the alphabetical first alone, llama3-70b, was suggested before)
+expect mean-model-tie 2 "llama3-405b: no such file, and no shipped models of that name; did you mean llama3-70b or llama3.1-405b?" -- "$BIN" describe --model llama3-405b
 expect mean-cluster 2 "did you mean p4d.24xlarge?" -- "$BIN" memory --cluster p4d.24xlage --nodes 2 --model gpt2-1.5b --layout zero3
 expect mean-scenario 2 "did you mean mics-p4d-gpt3-13b?" -- "$BIN" predict --scenario mics-p4d-gpt3-13
 expect mean-calibration 2 "did you mean p4d.24xlarge?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --calibration p4d.24xlarg
+# ux14: an H100 calibration on an A100 cluster was applied without a word; now a note (same
+# architecture, another cluster: no note)
+expect calibration-other-arch 0 "/dgx-h100.json was made for dgx-h100 (H100-SXM5-80GB, hopper), not for p4d.24xlarge's ampere GPUs" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --engine model --calibration dgx-h100
+expect calibration-same-arch 1 "" -- sh -c "'$BIN' predict --cluster p4de.24xlarge --nodes 2 --model gpt2-1.5b --layout zero3 --engine model --calibration p4d.24xlarge 2>&1 >/dev/null | grep -q 'was made for'"
 expect mean-none 2 "no shipped models of that name (looked in" -- "$BIN" describe --model zzzzzzzz
 
 # ---- memory ------------------------------------------------------------------------------
@@ -102,8 +138,20 @@ J
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":"fast"/' "$TMP/typo.json" >"$TMP/fast.json"
 sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":-4/' "$TMP/typo.json" >"$TMP/neg.json"
 printf '{"name": "x",\n "source": ' >"$TMP/broken.json"
-expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key" -- \
+# ux14: a cluster without gpu.clock_ratio runs every peak at the short-burst rate (1.0), where
+# every shipped cluster sets its sustained ratio: said (it was silent); shipped clusters: no note
+sed 's/"nic_bandwith_Gbps":100/"nic_bandwidth_Gbps":100/' "$TMP/typo.json" >"$TMP/noclock.json"
+expect cluster-no-clock-note 0 "shardcast: note: $TMP/noclock.json: \$.gpu.clock_ratio not given: every peak at the short-burst rate the kernel constants were fitted to (1.0)" -- "$BIN" memory --cluster "$TMP/noclock.json" --nodes 2 --model gpt2-1.5b
+expect cluster-clock-quiet 1 "" -- sh -c "'$BIN' memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b 2>&1 >/dev/null | grep -q clock_ratio"
+expect bad-key 2 "$TMP/typo.json: \$.node.nic_bandwith_Gbps: unknown key; did you mean nic_bandwidth_Gbps?" -- \
     "$BIN" memory --cluster "$TMP/typo.json" --nodes 2 --model gpt2-1.5b
+# ux14: a scenario's training key one letter off was answered with the training keys' list cut
+# at 200 characters mid-name ("... limit_all_)"); a near key is now named, a long list ends in "..."
+printf '{"name": "s", "source": "t", "cluster": "p4d.24xlarge", "model": "gpt2-1.5b", "nodes": [2], "layouts": ["zero3"], "training": {"grad_acum": 4}}' >"$TMP/scen-typo.json"
+expect scenario-key-typo 2 "$TMP/scen-typo.json: \$.training.grad_acum: unknown key; did you mean grad_accum?" -- "$BIN" predict --scenario "$TMP/scen-typo.json" --engine model
+printf '{"name": "s", "source": "t", "cluster": "p4d.24xlarge", "model": "gpt2-1.5b", "nodes": [2], "layouts": ["zero3"], "training": {"colour": 4}}' >"$TMP/scen-far.json"
+expect scenario-key-list 2 "$TMP/scen-far.json: \$.training.colour: unknown key (expected one of: micro_batch, grad_accum, " -- "$BIN" predict --scenario "$TMP/scen-far.json" --engine model
+expect scenario-key-list-end 2 ", ...)" -- "$BIN" predict --scenario "$TMP/scen-far.json" --engine model
 expect bad-type 2 "$TMP/fast.json: \$.node.nic_bandwidth_Gbps: expected a positive number, got \"fast\"" -- \
     "$BIN" memory --cluster "$TMP/fast.json" --nodes 2 --model gpt2-1.5b
 expect bad-negative 2 "\$.node.nic_bandwidth_Gbps: expected a positive number, got -4" -- \
@@ -115,7 +163,8 @@ expect unknown-name 2 "no-such-cluster: no such file, and no shipped clusters of
     "$BIN" memory --cluster no-such-cluster --nodes 2 --model gpt2-1.5b
 sed 's/"heads": *[0-9]*/"heads": 7/' configs/models/gpt2-1.5b.json >"$TMP/heads.json"
 expect bad-heads 2 "\$.heads: expected a divisor of hidden (1600), got 7" -- "$BIN" describe --model "$TMP/heads.json"
-expect bad-layout 2 "layout: expected one of ddp" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero4
+expect bad-layout 2 "layout: expected one of ddp" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout frobnicate
+expect bad-layout-near 2 "unknown layout \"zero4\"; did you mean zero1, zero2 or zero3?" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt2-1.5b --layout zero4
 expect bad-layout-p 2 "mics:p=3: expected a group size that divides or is a multiple of 8 GPUs per node, got 3" -- \
     "$BIN" memory --cluster p4d.24xlarge --nodes 3 --model gpt2-1.5b --layout mics:p=3
 expect bad-p-divide 2 "expected a group size dividing the 16 GPUs" -- \
@@ -134,6 +183,18 @@ expect predict-weak 0 "weak eff" -- "$BIN" predict --cluster p4d.24xlarge --node
 expect predict-bad-engine 2 "--engine: expected model or sim, got \"warp\"" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine warp
 expect predict-no-layout 2 "--layout: required" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b
 expect sweep-stdout 0 "cluster,model,engine,nodes,gpus,layout,micro_batch" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1,2 --model gpt3-1.3b --layout zero3
+# ux14: A..B doubles from A; a B the doubling never reaches (4..6 ran 4 alone, exit 0) is refused,
+# as is a micro-batch range that would stop short (1..6 ran 1, 2, 4)
+expect nodes-range-stops-short 2 'shardcast: --nodes: expected A..B doubling from A to B (B = A x 2^k, e.g. 4..8), got "4..6"; for other values give a list, e.g. 4,6' -- "$BIN" predict --cluster p4d.24xlarge --nodes 4..6 --model gpt3-1.3b --layout zero3 --engine model
+expect mb-range-stops-short 2 'shardcast: --micro-batches: expected A..B doubling from A to B (B = A x 2^k, e.g. 1..4), got "1..6"' -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --micro-batches 1..6 --model gpt3-1.3b --layout zero3 --engine model -o "$TMP/mbr.csv"
+# "2,2" ran the same rows twice, the second at weak-scaling efficiency 1 against itself
+expect nodes-list-duplicate 2 'shardcast: --nodes: expected distinct values, got 2 twice in "2,4,2"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2,4,2 --model gpt3-1.3b --layout zero3 --engine model
+# ux14: sweep --json was listed in its --help and ignored (the CSV came on stdout, exit 0)
+expect sweep-json-refused 2 "shardcast: --json: sweep writes a CSV (-o FILE, or stdout without -o), not JSON; 'shardcast predict ... --json' gives predictions as JSON" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 --json
+expect sweep-help-no-json 1 "" -- sh -c "'$BIN' sweep --help | grep -q -- --json"
+expect predict-one-node 0 "cost: 1 node x \$32.77/h = \$32.77/h" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
+expect predict-one-node-header 0 "1 node, 8 GPUs, global batch 8 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
+expect sweep-one-row 0 "sweep: 1 row -> $TMP/one.csv" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 -o "$TMP/one.csv"
 expect sweep-file 0 "3 rows" -- "$BIN" sweep --cluster p4d.24xlarge --nodes 1..4 --model gpt3-1.3b --layout zero3 -o "$TMP/s.csv"
 if [ "$(wc -l <"$TMP/s.csv")" = 4 ] && [ ! -e "$TMP/s.csv.tmp" ]; then pass=$((pass + 1)); else echo "FAIL sweep-file-rows"; fail=$((fail + 1)); fi
 # a point that does not fit its node count is a marked row now (issue 20, below); bad input still
@@ -181,6 +242,8 @@ expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme 
 expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 node (micro-batch 1), needs 59.4 GiB per GPU, short by 23.4 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
+# ux14: each ranked row carries its global batch (1 x 1 x 16 GPUs at 2 nodes: 16 sequences)
+expect plan-json-global-batch 0 '"global_batch": 16.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3 --json
 # ---- ZeRO-Infinity (issue 18): zero3-offload:param=..,opt=.. on the LuWu testbeds ---------------
 # param=cpu: host per node 1 GPU x (16 + 2) B x 174.604e9 / 8 = 392.9e9 B = 365.9 GiB
 expect infinity-param-cpu 0 "offloaded states: 365.9 GiB host memory per node" -- \
@@ -399,6 +462,14 @@ expect calibrate-fit-h100-kernels 0 "(inactive: the base's \$.kernels is in forc
 expect calibrate-fit-h100-predict 0 "dgx-h100" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-13b --layout zero3 --calibration "$TMP/h100.json"
 if grep -q '"kernels"' "$TMP/h100.json" && grep -q '"gemm_fixed_us"' "$TMP/h100.json"; then
     pass=$((pass + 1)); else echo "FAIL calibrate-fit-h100-kernels-file: $TMP/h100.json"; fail=$((fail + 1)); fi
+# ux14: calibrate fit and validate took every shared option (--json, --layout, --micro-batch,
+# --model ...) and ignored it: fit printed text under --json (exit 0), validate the same table
+# whatever --micro-batch said; now they are unknown options there, as their --help lists none
+HM=bench/gpu-results/2026-11-27-h100-sxm/harness-measurements.json
+expect calibrate-fit-json-refused 2 "shardcast calibrate fit: unknown option '--json' (try 'shardcast calibrate fit --help')" -- "$BIN" calibrate fit $HM --cluster dgx-h100 --base dgx-h100 -o "$TMP/h100j.json" --json
+expect calibrate-fit-layout-refused 2 "shardcast calibrate fit: unknown option '--layout'" -- "$BIN" calibrate fit $HM --cluster dgx-h100 --base dgx-h100 -o "$TMP/h100j.json" --layout=zero3
+expect validate-mb-refused 2 "shardcast validate: unknown option '--micro-batch' (try 'shardcast validate --help')" -- "$BIN" validate $HM --cluster dgx-h100 --micro-batch 16
+expect validate-json-kept 0 '"rows"' -- "$BIN" validate $HM --cluster dgx-h100 --json
 sed 's/"concurrent": "memcpy-d2d"/"concurrent": "nccl-broadcast"/' tests/fixtures/meas_interference.json >"$TMP/bad_interf.json"
 expect calibrate-fit-interference-bad 2 "bad_interf.json: \$.interference[4].concurrent: expected one of \"nccl-allreduce\"" -- \
     "$BIN" calibrate fit "$TMP/bad_interf.json" --cluster p4d.24xlarge --base p4d.24xlarge -o "$TMP/ci2.json"
@@ -499,6 +570,10 @@ expect predict-megatron 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --c
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
 expect predict-symmetry-off-step 0 "zero3                    0.282     453.22" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off
 expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry off --json
+# ux14: simulator options that act on nothing were taken and dropped (exit 0): --symmetry off with
+# the analytical model, --trace-ranks without --trace; refused as --jitter with the model is
+expect predict-symmetry-model 2 "shardcast: --symmetry: expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --symmetry off
+expect predict-trace-ranks-alone 2 "shardcast: --trace-ranks: expected --trace FILE (it sets how many ranks the trace holds)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace-ranks 4
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
 expect predict-megatron-sim 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
 expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.106" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
@@ -554,7 +629,9 @@ expect megatron-split-p1 2 "layout: megatron:t=8,p=1,split=embed: an uneven pipe
 expect megatron-first-vp 2 "layout: megatron:t=8,p=8,vp=2,first=15: expected first=15 divisible by vp = 2" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=15
 expect megatron-first-middle 2 "layout: megatron:t=8,p=8,vp=2,first=14,last=14: the 98 middle layers of llama3.1-405b must split evenly over 6 middle stages x vp = 2 chunks" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=14,last=14
 expect megatron-vp-layers-hint 2 "(or an uneven split: split=embed+loss, first=N, last=N)" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2
-expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128: tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
+# ux14: the recommended line names the global batch the split divides (plan holds it; nothing
+# printed it): 2 sequences x 128 micro-batches x 2 replicas (128 GPUs / (t 4 x p 16)) = 512
+expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128 (global batch 512 sequences): tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
 expect placement-flag 0 "axonn:x=4,y=1,z=4,placement=zxyd    52.321" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=4,y=1,z=4 --placement zxyd --engine model
@@ -862,6 +939,21 @@ expect trace-budget 2 "shardcast: --trace: a trace of 16 ranks x 96 layers x 256
 one_line_err trace-budget-one-line "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-175b --layout zero3 --engine sim --grad-accum 256 --trace "$TMP/big-trace.json"
 expect_no_file trace-budget-no-file "$TMP/big-trace.json"
 expect accelerate-fsdp2 0 "\$.fsdp_config.fsdp_offload_params: ignored: parameter offload is not modelled yet" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+# ux14: the file's num_processes (16 = 2 nodes of 8) against --nodes 4 (32 GPUs): predicted on
+# --nodes as before, now said on stderr (it was silent); --nodes 2 matches it: no note
+expect accelerate-launch-note 0 "shardcast: note: tests/fixtures/accelerate_fsdp2.yaml: num_processes 16 (the launch it was written for) differs from the job predicted, --nodes 4 x 8 GPUs of p4d.24xlarge; the prediction follows --nodes" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model
+expect accelerate-launch-match 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --engine model 2>&1 >/dev/null | grep -q 'the launch it was written for'"
+# ux14: --ds-config and --accelerate-config together merged the two (the second file's keys
+# replaced the first's, framework fsdp, without a word): refused; --framework over the
+# framework a file implies is said (deepspeed@VERSION over a ds_config is not a change: no note)
+# ux14: flags over a file's values were silent (--layout over a ds_config's layout was said):
+# --micro-batch 2 over training_fp16.json's 8, --precision bf16 over its fp16; a flag that
+# agrees with the file: no note
+expect flags-over-file 0 "shardcast: note: flags replace what the files gave: --micro-batch 2 (tests/fixtures/training_fp16.json: 8), --precision bf16 (tests/fixtures/training_fp16.json: fp16)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --training tests/fixtures/training_fp16.json --micro-batch 2 --precision bf16 --engine model
+expect flags-agree-file 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --layout zero3 --training tests/fixtures/training_fp16.json --micro-batch 8 --precision fp16 --engine model 2>&1 >/dev/null | grep -q 'flags replace'"
+expect ds-and-accelerate 2 "shardcast: --accelerate-config: a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config (FSDP), not both" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --ds-config tests/fixtures/ds_zero3.json --engine model
+expect ds-framework-replaced 0 "shardcast: note: --framework fsdp replaces the framework tests/fixtures/ds_zero3.json implies (deepspeed); its other keys still apply" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework fsdp --engine model
+expect ds-framework-version-quiet 1 "" -- sh -c "'$BIN' predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 1 --ds-config tests/fixtures/ds_zero3.json --framework deepspeed@0.3.16 --engine model 2>&1 >/dev/null | grep -q 'replaces the framework'"
 expect accelerate-strict 2 "(--strict makes a key shardcast does not model an error)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-6.7b --nodes 4 --accelerate-config tests/fixtures/accelerate_fsdp2.yaml --strict
 # ZeRO++ on one node: NVLink is fast, the quantization kernels cost more than the bytes saved
 expect zeropp-slower-one-node 0 "zeropp:qwz=1,qgz=1       0.163      49.11" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 1 --framework deepspeed --layout zero3 --layout zeropp:qwz=1,qgz=1 --engine model
@@ -913,6 +1005,10 @@ expect anchor-no-out 2 "-o: required" -- "$BIN" calibrate anchor $OLMO
 expect anchor-two-clusters 2 "anchor each cluster on its own runs" -- "$BIN" calibrate anchor $OLMO validation/torchtitan-perf-docs/titan-a100-64gpu-llama2-13b-noac.json -o "$TMP/anc3.json"
 expect anchor-twice 2 "anchor on its base" -- "$BIN" calibrate anchor $OLMO --calibration "$TMP/anc.json" -o "$TMP/anc3.json"
 one_line_err anchor-no-out-one-line "$BIN" calibrate anchor $OLMO
+# ux14: case files give every run's shape; a shape option beside them was accepted and ignored
+# (exit 0, the same fit); now refused, naming it; with --log (no --case) it still gives the shape
+expect anchor-case-shape-option 2 "shardcast: --micro-batch: a shape option gives the job of --log runs without --case; here the case files give every run's shape and this option would be ignored: drop it" -- "$BIN" calibrate anchor $OLMO --micro-batch 99 -o "$TMP/anc6.json"
+expect anchor-log-case-shape-option 2 "shardcast: --layout: a shape option gives the job of --log runs without --case; here --case and the case files give" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --case validation/megatron-sc21/$(ls validation/megatron-sc21 | head -1) --layout zero3 -o "$TMP/lc2.json"
 # accuracy --anchored against its committed figures (make accuracy-check does the same)
 expect anchor-accuracy 0 "overall" -- "$BIN" accuracy validation --anchored
 # anchor groups are one document each (predict/accuracy_anchor.c same_document): the zeropp tutorial's
@@ -956,6 +1052,11 @@ expect log-deepspeed-unreproduced 0 "warning: the anchored calibration does not 
 expect log-deepspeed-unreproduced-one-line 0 "" -- sh -c "test \$(wc -l <'$TMP/ds-err') = 1"
 # a run the anchor reproduces (one parameter fitted, residual 0) gets no warning
 expect anchor-one-no-warning 0 "" -- sh -c "'$BIN' calibrate anchor $OLMO -o '$TMP/anc5.json' 2>&1 >/dev/null | grep -c warning; test \$? = 1"
+# ux14: with --json the log's summary line went to stdout ahead of the JSON (not parseable); now
+# stdout is the JSON alone and the line is on stderr
+"$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --cluster dgx-a100 --model llama2-7b --nodes 4 --layout megatron:t=1,p=1 --micro-batch 4 --grad-accum 8 --framework megatron -o "$TMP/lmj.json" --json >"$TMP/lmj.out" 2>"$TMP/lmj.err"
+if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/lmj.out" 2>/dev/null && grep -q "megatron entries 5" "$TMP/lmj.err"; then
+    pass=$((pass + 1)); else echo "FAIL log-json-stdout: stdout is not JSON alone"; head -2 "$TMP/lmj.out"; fail=$((fail + 1)); fi
 expect log-bad-format 2 "--log: expected FORMAT:FILE with FORMAT deepspeed" -- "$BIN" calibrate anchor --log pytorch:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 # the shape from a case file (its measured value unused); a step 140 s long on 1.7 B-ish shapes
@@ -1026,6 +1127,9 @@ expect attn-kernel-vs-flash 2 "ak.json: \$.attention_kernel: expected a kernel t
 expect hfu-column 0 "TFLOPS   MFU%   HFU% compute s" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --engine model
 expect hfu-row 0 "zero3                    1.541      20.76    229.1   73.4   71.2" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
 expect hfu-json 0 '"hfu": 0.711' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model --json
+# ux14: predict --json said "checkpointing": true for full, selective, op and the MaxText
+# policies alike; "checkpointing_mode" names the policy
+expect json-checkpointing-mode 0 '"checkpointing_mode": "selective"' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing selective --engine model --json
 expect ceiling-warning 0 "warning: predicted 229.1 model TFLOPS per GPU is above the best published end-to-end result on A100, 225 (arXiv 2307.08691 Table 1" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-6.7b --layout zero3 --checkpointing off --micro-batch 4 --engine model
 # named software stacks (issue 27 item 10): list, describe, the header names the stack; explicit
 # options and training keys win over the bundle; bundle files are checked key by key
@@ -1038,7 +1142,8 @@ expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" --
 printf '{"stack":"torchtitan-compile","execution":"eager"}' >"$TMP/stk.json"
 expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9dec370" -- "$BIN" describe --stack torchtitan-eager
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
-expect stack-missing 2 "--stack: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
+# ux14: the name is kept beside the option ("--stack: ... of that name" named none)
+expect stack-missing 2 "shardcast: --stack nosuch: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
 expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 21 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
