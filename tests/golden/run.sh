@@ -1518,7 +1518,7 @@ if grep -E '^recommended: fsdp2:dp=[0-9]+,t=[248],asynctp=1 on 64 nodes, .*\(asy
 # x 16 B / 128 = 8.2 GiB, 80 block inputs of 8192 x 8192 x 2 B = 10 GiB, 16.4 with the recompute,
 # gathered layers 9.8, reserve 2) > 36.0; plan recommends 3-D (t = 8 in a node, 2 stages interleaved,
 # 64 micro-batches: bubble 1%)
-expect planpp-70b-3d 0 "recommended: fsdp2:dp=8,t=8,p=2,asynctp=1,schedule=interleaved-1f1b on 16 nodes, micro-batch 1 x 64: FSDP2 over dp 8 x tensor 8 (async TP, compiled) inside a node, 2 stages interleaved 1F1B x2 (neighbours over the NICs), 64 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
+expect planpp-70b-3d 0 "recommended: fsdp2:dp=8,t=8,p=2,asynctp=1,schedule=interleaved-1f1b on 16 nodes, micro-batch 1 x 64 (global batch 512 sequences): FSDP2 over dp 8 x tensor 8 (async TP, compiled) inside a node, 2 stages interleaved 1F1B x2 (neighbours over the NICs), 64 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 # eager (torchtitan-eager): no async TP among the candidates (torchtitan refuses it without compile)
 "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-eager --global-batch 512 --confirm 0 --json >"$TMP/pe" 2>&1
 if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; then pass=$((pass + 1)); else echo "FAIL planpp-eager-no-asynctp"; fail=$((fail + 1)); fi
