@@ -905,7 +905,10 @@ expect anchor-json 0 '"status": "fitted"' -- "$BIN" calibrate anchor $OLMO --jso
 # anchor used for zero3-offload, and an offloaded one for zero3, say so on stderr
 expect anchor-offload-note 0 "was anchored on runs without offload: zero3-offload's optimizer step on the host" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3-offload --engine model --calibration "$TMP/anc.json"
 "$BIN" calibrate anchor validation/deepspeed-azure-blog/azure-530b-512g-mb8.json -o "$TMP/anc-off.json" >/dev/null 2>&1
-expect anchor-offload-only-note 0 "was anchored on zero3-offload runs only: their host optimizer step may be folded into its compute level, which zero3 does not have" -- "$BIN" predict --cluster validation/clusters/azure-ndm-a100-v4.json --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc-off.json"
+expect anchor-offload-only-note 0 "was anchored on offloaded runs only (zero3-offload, zero2-offload): their host optimizer step may be folded into its compute level, which zero3 does not have" -- "$BIN" predict --cluster validation/clusters/azure-ndm-a100-v4.json --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc-off.json"
+# a zero2-offload run counts as offloaded too (calib_anchor.c host_runs: the layout's states on the host)
+"$BIN" calibrate anchor validation/deepspeed-zero-tutorials/dszt-gpt2-10b-1v100-zero2-offload.json -o "$TMP/anc-z2off.json" >/dev/null 2>&1
+expect anchor-z2off-only-note 0 "was anchored on offloaded runs only (zero3-offload, zero2-offload): their host optimizer step may be folded into its compute level, which zero2 does not have" -- "$BIN" predict --cluster validation/clusters/dgx2-v100-1gpu.json --model gpt3-1.3b --nodes 1 --layout zero2 --engine model --calibration "$TMP/anc-z2off.json"
 # sweep and plan take the anchored calibration too
 expect anchor-plan 0 "plan: gpt3-13b on dgx-h100" -- "$BIN" plan --cluster dgx-h100 --model gpt3-13b --nodes 2..4 --calibration "$TMP/anc2.json"
 # errors: no -o; runs on two clusters; an anchored base
