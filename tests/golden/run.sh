@@ -252,6 +252,11 @@ expect z2off-ds-legacy 0 "zero2-offload" -- \
     "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_cpu_offload_v03.json
 expect z2off-ds-stage1 0 "offload_optimizer: ignored: ZeRO-Offload with stage 0/1 is not modelled (zero2-offload: stage 2)" -- \
     "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero1_cpu_offload.json
+# the note at the key that asked: v0.3's cpu_offload at stage 1, offload_param at stage 2
+expect z2off-ds-stage1-legacy 0 "ds_zero1_cpu_offload_v03.json: \$.zero_optimization.cpu_offload: ignored: ZeRO-Offload with stage 0/1 is not modelled" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero1_cpu_offload_v03.json
+expect z2off-ds-param 0 "ds_zero2_offload_param.json: \$.zero_optimization.offload_param: ignored: offload_param needs stage 3" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_offload_param.json
 # ---- the AxoNN seed: GPT-80B on 1024 Perlmutter GPUs, AxoNN grids against Megatron-LM 3D ----------
 expect axonn-80b-plan 0 "megatron:t=4,p=4" -- \
     "$BIN" plan --scenario axonn-perlmutter-gpt80b --global-batch 2048 --confirm 0
