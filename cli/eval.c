@@ -61,9 +61,9 @@ static int anchored_elsewhere(const cli_setup *s, cli_calib *out, int rc)
                         spec_layout_kind_name(s->layouts[i].kind));
             else
                 fprintf(stderr,
-                        "shardcast: note: %s was anchored on zero3-offload runs only: their host optimizer step "
-                        "may be folded into its compute level, which %s does not have\n", name,
-                        spec_layout_str(&s->layouts[i], (char[64]){0}, 64));
+                        "shardcast: note: %s was anchored on offloaded runs only (zero3-offload, zero2-offload): "
+                        "their host optimizer step may be folded into its compute level, which %s does not have\n",
+                        name, spec_layout_str(&s->layouts[i], (char[64]){0}, 64));
             break;
         }
     }

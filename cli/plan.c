@@ -191,6 +191,33 @@ static int said_layouts(int argc, char **argv)
     return plural;
 }
 
+/* A --layouts word that is neither a family nor a layout (no ':', so no layout's options): say
+ * the families, which the layouts' own hint does not list (fsdp2-tp, fsdp2-pp), into err; 0
+ * when every word is one or the other (the layout parser's message stands). */
+static int bad_family(const cli_setup *s, sc_err *err)
+{
+    for (int i = 0; i < s->n_layout_args; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", s->layout_args[i]);
+        if (strchr(buf, ':'))
+            continue;
+        char *save = NULL;
+        for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            spec_layout l;
+            if (!strcmp(w, "all") || ps_family_mask(w) || !spec_layout_parse(w, &l, NULL))
+                continue;
+            char names[256];
+            size_t o = 0;
+            names[0] = '\0';
+            for (int k = 0; k < ps_n_families() && o < sizeof names; k++)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", k ? ", " : "", ps_family_name(k));
+            return sc_err_set(err, SC_EINPUT, "--layouts", "", "expected all, a family (%s) or a layout, got \"%s\"",
+                              names, w);
+        }
+    }
+    return 0;
+}
+
 /* Progress on stderr (a terminal, or --progress) and the top candidates the simulator's budget
  * left analytical (always said). */
 static void on_grid(void *ctx, long tried, int ni, int n_nodes, int nodes)
@@ -246,8 +273,11 @@ static int plan_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *ca
     int explicit_args = kept;
     if ((*rc = cli_setup_load(s, NEED_CLUSTER | NEED_MODEL | NEED_NODES, &err)) ||
         (*rc = cli_calib_load(s, o->calibration, cal, &err))) {
-        if (!strcmp(err.source, "--layout") && said_layouts(argc, argv)) /* the two share a parser */
+        if (!strcmp(err.source, "--layout") && said_layouts(argc, argv)) { /* the two share a parser */
             snprintf(err.source, sizeof err.source, "--layouts");
+            if (bad_family(s, &err))
+                *rc = SC_EINPUT;
+        }
         *rc = cli_fail(&err, *rc);
         return 1;
     }

@@ -174,7 +174,7 @@ static void validate_colls(vrun *v)
 }
 
 /* Every measured GEMM predicted by the cost model, one row each; a launch-bound row (an isolated
- * call, measurement.h cal_gemm_launch_bound) is shown with its error but not scored. */
+ * call, calibrate/measure.h cal_gemm_launch_bound) is shown with its error but not scored. */
 static void validate_gemms(vrun *v)
 {
     const cal_meas *m = v->m;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "layout.h"
+#include "layout_kind.h"
 
 /* Activations stored by one forward of virtual stage k (one micro-batch). */
 static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
@@ -20,8 +21,9 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
     double a = 0;
     for (int i = 0; i < lw->n_layers; i++) {
         const wl_layer *L = &lw->layer[i];
-        if (L->kind == WL_BLOCK)
-            a += pp->blocks[k] * (ckpt ? L->ckpt_bytes : L->act_bytes);
+        if (L->kind == WL_BLOCK) /* op-like (torchtitan's op SAC, MaxText's policies): the saved
+                                    matmul / attention outputs beside the input, as memory.c */
+            a += pp->blocks[k] * (!ckpt ? L->act_bytes : L->ckpt_bytes + (CKPT_IS_OPLIKE(ckpt) ? L->op_act_bytes : 0));
         else if (L->kind == WL_HEAD && k == pp->n_vstages - 1)
             a += L->act_bytes + lw->logits_bytes;
     }
@@ -88,7 +90,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     int dp = n_ranks / spec_layout_replicas(l) * (l->cp > 1 ? l->cp : 1);
     layout_pipe_split_layout(l, w->model.layers, pp.blocks);
     wl lwb;
-    const wl *lw = wl_localize_megatron(w, l, &lwb);
+    const wl *lw = layout_kind_localize(w, l, n_ranks, &lwb); /* the row's: the engines' layers */
     const wl_layer *blk = NULL;
     for (int i = 0; i < lw->n_layers; i++)
         if (lw->layer[i].kind == WL_BLOCK)

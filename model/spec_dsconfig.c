@@ -259,8 +259,11 @@ static int ds_offload(jr *r, json_t *z, int stage, int plain, spec_layout *l, sp
         if (op && json_is_false(json_object_get(op, "pin_memory")))
             spec_ds_note(rep, "$.zero_optimization.offload_param.pin_memory",
                  "false: pageable host copies are not modelled (pinned buffers assumed)");
-    } else if (dev || pdev) {
-        spec_ds_note(rep, dev ? "$.zero_optimization.offload_optimizer" : "$.zero_optimization.offload_param",
+    } else if (dev || pdev) { /* the note at the key that asked for it (v0.3's cpu_offload too) */
+        const char *at = pdev && (stage != 3 || !dev) ? "$.zero_optimization.offload_param"
+                         : oo                         ? "$.zero_optimization.offload_optimizer"
+                                                      : "$.zero_optimization.cpu_offload";
+        spec_ds_note(rep, at,
              stage == 3 ? "offload with MiCS or ZeRO++ is not modelled"
                         : pdev ? "offload_param needs stage 3"
                         : dev == 1 ? "ZeRO-Offload with stage 0/1 is not modelled (zero2-offload: stage 2)"

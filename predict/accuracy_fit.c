@@ -302,7 +302,7 @@ static int fold_at(fit_ctx *x, acc_fit_param *p, int k, sc_err *err)
  * worse than what it replaces), makes no held-out source worse by more than
  * ACC_FIT_SOURCE_WORSE_MAX (added when Megatron's per-collective cost, fitted at 160 us after
  * smallm27's stream-K GEMMs, passed the mean by 0.54 points while megatron-core-h100 went
- * 5.95 -> 11.14 % held out), and it is inside its range on every source and in every fold:
+ * 5.95 -> 11.13 % held out), and it is inside its range on every source and in every fold:
  * a fold whose optimum runs to a bound says that leaving one source out leaves the value
  * undetermined, so no fold's held-out error can be trusted to mean the value transfers (the
  * rule was tightened after the first fit, toward rejecting: DeepSpeed's per-collective cost sat

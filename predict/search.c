@@ -83,8 +83,9 @@ static int fsdp2_push(const spec_cluster *c, const spec_model *m, int nodes, con
  * only compiled: torchtitan's parallelize_llama refuses it in eager ("Async TP requires
  * --training.compile", cli/common.c's note on a given layout). GPipe is not tried: its bubble is
  * 1F1B's ((p - 1) / m of the ideal time: Narayanan et al. SC'21 §2.2.1) with all m micro-batches' activations
- * held instead of p; on 405B, 64 DGX-H100 nodes, fsdp2:dp=8,t=8,p=8 at m = 8 the engines give
- * 13.349 s and 54.1 GiB against 1f1b's 13.328 s and 50.6 GiB (this branch, predict --engine model). */
+ * held instead of p; on 405B, 64 DGX-H100 nodes, fsdp2:dp=8,t=8,p=8 at m = 8 (micro-batch 1,
+ * --stack torchtitan-compile, predict --engine model) gpipe gives 13.126 s and 54.1 GiB against
+ * 1f1b's 13.105 s and 50.6 GiB (after smallm27's stream-K GEMMs; 13.349 / 13.328 s before). */
 static int fsdp2_cands_tp(const spec_cluster *c, const spec_model *m, int nodes, int t, int pp, int compiled,
                           spec_layout *out, int n, int max)
 {

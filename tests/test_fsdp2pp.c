@@ -272,6 +272,34 @@ START_TEST(test_stage_memory)
 }
 END_TEST
 
+/* Op-level checkpointing (torchtitan's op SAC) under pipeline stages keeps each block's saved
+ * matmul / attention outputs beside its input, as memory.c does without stages. The tiny model
+ * (h 64, 4 heads = 4 kv heads: kv 64, ffn 256, s 16, b 1, bf16, GELU) saves per block
+ * b s e (h + kv + h + f) = 16 x 2 x 448 = 14336 B (workload.c op_sac), a rank's 1 / t = 7168 B at
+ * t = 2 (layout_dp.c zero3_localize, the engines' layers), beside the input (2 s b h / t = 1024 B,
+ * full checkpointing's whole stash). fsdp2:dp=1,t=2,p=4, 1F1B over m = 8: stage 0 holds p = 4
+ * micro-batches of its 2 blocks, so op keeps 4 x 2 x 7168 = 57344 B more than full (the one block
+ * recomputed during its backward is the same in both). Before: op counted as full (+0 B). */
+START_TEST(test_stage_memory_op_sac)
+{
+    spec_model m;
+    spec_training tr;
+    tiny(&m, &tr, 8, 8);
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    spec_layout l = parse("fsdp2:dp=1,t=2,p=4");
+    wl w;
+    mem_breakdown full, op;
+    tr.act_ckpt = CKPT_FULL;
+    wl_build(&m, &tr, &w);
+    mem_plan(&w, &tr, &l, 8, &c, &full);
+    tr.act_ckpt = CKPT_OP;
+    wl_build(&m, &tr, &w);
+    mem_plan(&w, &tr, &l, 8, &c, &op);
+    ck_assert_double_eq_tol(op.activations - full.activations, 57344, 1e-6);
+    ck_assert_double_eq_tol(op.params + op.grads + op.optim, full.params + full.grads + full.optim, 1e-6);
+}
+END_TEST
+
 /* Analytical and simulated step of an fsdp2 pipeline on duo nodes (NIC nic_Bps). */
 static void both(const char *layout, int nodes, int m, double nic_Bps, double *an, double *sim)
 {
@@ -408,6 +436,7 @@ Suite *fsdp2pp_suite(void)
     tcase_add_test(tc, test_two_stage_by_hand);
     tcase_add_test(tc, test_dp_boundary);
     tcase_add_test(tc, test_stage_memory);
+    tcase_add_test(tc, test_stage_memory_op_sac);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_tp_cp_bytes);
     tcase_add_test(tc, test_torch_ring_tp);

@@ -366,7 +366,8 @@ static int gpu_gemm(bench_dtype dt, int ta, int tb, int m, int n, int k, int bat
             return rc;
     }
     int rc = event_time(t_s);
-    *t_s /= calls;
+    if (!rc) /* on an error *t_s was not written */
+        *t_s /= calls;
     return rc;
 }
 

@@ -315,6 +315,11 @@ expect z2off-ds-legacy 0 "zero2-offload" -- \
     "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_cpu_offload_v03.json
 expect z2off-ds-stage1 0 "offload_optimizer: ignored: ZeRO-Offload with stage 0/1 is not modelled (zero2-offload: stage 2)" -- \
     "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero1_cpu_offload.json
+# the note at the key that asked: v0.3's cpu_offload at stage 1, offload_param at stage 2
+expect z2off-ds-stage1-legacy 0 "ds_zero1_cpu_offload_v03.json: \$.zero_optimization.cpu_offload: ignored: ZeRO-Offload with stage 0/1 is not modelled" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero1_cpu_offload_v03.json
+expect z2off-ds-param 0 "ds_zero2_offload_param.json: \$.zero_optimization.offload_param: ignored: offload_param needs stage 3" -- \
+    "$BIN" memory --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --ds-config tests/fixtures/ds_zero2_offload_param.json
 # ---- the AxoNN seed: GPT-80B on 1024 Perlmutter GPUs, AxoNN grids against Megatron-LM 3D ----------
 expect axonn-80b-plan 0 "megatron:t=4,p=4" -- \
     "$BIN" plan --scenario axonn-perlmutter-gpt80b --global-batch 2048 --confirm 0
@@ -997,7 +1002,10 @@ expect anchor-json 0 '"status": "fitted"' -- "$BIN" calibrate anchor $OLMO --jso
 # anchor used for zero3-offload, and an offloaded one for zero3, say so on stderr
 expect anchor-offload-note 0 "was anchored on runs without offload: zero3-offload's optimizer step on the host" -- "$BIN" predict --cluster dgx-h100 --model gpt3-13b --nodes 2 --layout zero3-offload --engine model --calibration "$TMP/anc.json"
 "$BIN" calibrate anchor validation/deepspeed-azure-blog/azure-530b-512g-mb8.json -o "$TMP/anc-off.json" >/dev/null 2>&1
-expect anchor-offload-only-note 0 "was anchored on zero3-offload runs only: their host optimizer step may be folded into its compute level, which zero3 does not have" -- "$BIN" predict --cluster validation/clusters/azure-ndm-a100-v4.json --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc-off.json"
+expect anchor-offload-only-note 0 "was anchored on offloaded runs only (zero3-offload, zero2-offload): their host optimizer step may be folded into its compute level, which zero3 does not have" -- "$BIN" predict --cluster validation/clusters/azure-ndm-a100-v4.json --model gpt3-13b --nodes 2 --layout zero3 --engine model --calibration "$TMP/anc-off.json"
+# a zero2-offload run counts as offloaded too (calib_anchor.c host_runs: the layout's states on the host)
+"$BIN" calibrate anchor validation/deepspeed-zero-tutorials/dszt-gpt2-10b-1v100-zero2-offload.json -o "$TMP/anc-z2off.json" >/dev/null 2>&1
+expect anchor-z2off-only-note 0 "was anchored on offloaded runs only (zero3-offload, zero2-offload): their host optimizer step may be folded into its compute level, which zero2 does not have" -- "$BIN" predict --cluster validation/clusters/dgx2-v100-1gpu.json --model gpt3-1.3b --nodes 1 --layout zero2 --engine model --calibration "$TMP/anc-z2off.json"
 # sweep and plan take the anchored calibration too
 expect anchor-plan 0 "plan: gpt3-13b on dgx-h100" -- "$BIN" plan --cluster dgx-h100 --model gpt3-13b --nodes 2..4 --calibration "$TMP/anc2.json"
 # errors: no -o; runs on two clusters; an anchored base
@@ -1418,7 +1426,11 @@ MEGA_GPIPE="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron
 [ "${SC_ASAN:-}" = 1 ] || expect pipe-small-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 8
 [ "${SC_ASAN:-}" = 1 ] || expect pipe-closed-fits 0 "megatron:t=8,p=8,vp=5" -- sh -c 'ulimit -v 120000 && exec "$@"' sh "$BIN" predict --engine model $MEGA --grad-accum 100000
 # ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
-expect plan-layouts-bogus 2 'shardcast: --layouts: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
+expect plan-layouts-bogus 2 'shardcast: --layouts: expected all, a family (ddp, zero1,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
+# a mistyped family in a list is named, and the families listed include plan's N-D FSDP2 ones
+expect plan-layouts-bad-family 2 ', fsdp2-tp, fsdp2-pp) or a layout, got "fsdp2-xx"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,fsdp2-xx
+# a layout's own option error keeps the layout parser's message
+expect plan-layouts-bad-option 2 'shardcast: --layouts: in "mics:p=x": expected p to be a positive integer, got "x"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts mics:p=x
 expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
 expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a group size dividing the 16 GPUs (2 nodes x 8), got 3" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero1:p=3
 expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
