@@ -92,22 +92,31 @@ static double executed_ratio(const wl *w)
     return (w->hw_flops + d) / w->hw_flops;
 }
 
-/* The best published end-to-end training rate on a GPU, model FLOPs per GPU (Megatron's count):
- * a prediction above it is said, not hidden. */
+/* The best published end-to-end training rate on a GPU, model FLOPs per GPU (Megatron's count),
+ * at 16-bit or FP8 precision: a prediction above it is said, not hidden. */
 typedef struct best_e2e {
     const char *gpu_prefix; /* the cluster's gpu.name starts with it */
+    int fp8;                /* the figure is an FP8 run's (1) or a 16-bit one's (0) */
     double tflops;
     const char *source;
 } best_e2e;
 static const best_e2e BEST[] = {
-    {"A100", 225, "arXiv 2307.08691 Table 1 (FlashAttention-2 end-to-end GPT training on 8xA100: up to 225 TFLOPS/GPU, 72% MFU)"},
-    {"A800", 225, "arXiv 2307.08691 Table 1 (its A100 figure: 225 TFLOPS/GPU, 72% MFU)"},
+    {"A100", 0, 225, "arXiv 2307.08691 Table 1 (FlashAttention-2 end-to-end GPT training on 8xA100: up to 225 TFLOPS/GPU, 72% MFU)"},
+    {"A800", 0, 225, "arXiv 2307.08691 Table 1 (its A100 figure: 225 TFLOPS/GPU, 72% MFU)"},
+    {"H100", 0, 489.1, "NVIDIA/Megatron-LM@f2e5db40 README model_table.png, GPT 16B on 192 H100: 489.1 TFLOP/s/GPU, 49% MFU (validation/megatron-core-h100)"},
+    {"H100", 1, 827, "NVIDIA-NeMo/Megatron-Bridge@067f987d docs/performance-summary-archive.md (26.04.01), Llama 3.1 405B FP8 on 1024 H100: 827 model TFLOP/s/GPU (validation/megatron-bridge-perf)"},
+    {"H800", 0, 489.1, "the H100's (same SXM5 compute; H100: NVIDIA/Megatron-LM@f2e5db40 README, GPT 16B: 489.1 TFLOP/s/GPU)"},
+    {"H800", 1, 827, "the H100's (same SXM5 compute; H100: Megatron-Bridge, Llama 3.1 405B FP8: 827 TFLOP/s/GPU)"},
+    {"H200", 0, 489.1, "the H100's (the lent H200 sustained the H100's dense rate, bench/gpu-results/2026-11-27-h200; H100: "
+                       "NVIDIA/Megatron-LM@f2e5db40 README, GPT 16B: 489.1 TFLOP/s/GPU)"},
+    {"H200", 1, 827, "the H100's (the lent H200 sustained the H100's dense rate; H100: Megatron-Bridge, Llama 3.1 405B FP8: 827)"},
 };
 
-static void warn_ceiling(const spec_cluster *c, const cli_point *pts, int n)
+static void warn_ceiling(const spec_cluster *c, spec_precision prec, const cli_point *pts, int n)
 {
+    const int fp8 = prec == PREC_FP8;
     for (size_t i = 0; i < sizeof BEST / sizeof BEST[0]; i++) {
-        if (strncmp(c->gpu.name, BEST[i].gpu_prefix, strlen(BEST[i].gpu_prefix)))
+        if (strncmp(c->gpu.name, BEST[i].gpu_prefix, strlen(BEST[i].gpu_prefix)) || BEST[i].fp8 != fp8)
             continue;
         double top = 0;
         for (int j = 0; j < n; j++)
@@ -116,8 +125,8 @@ static void warn_ceiling(const spec_cluster *c, const cli_point *pts, int n)
         if (top > BEST[i].tflops)
             fprintf(stderr,
                     "shardcast: warning: predicted %.1f model TFLOPS per GPU is above the best published end-to-end "
-                    "result on %s, %.0f (%s): treat it as optimistic\n",
-                    top, BEST[i].gpu_prefix, BEST[i].tflops, BEST[i].source);
+                    "%s result on %s, %g (%s): treat it as optimistic\n",
+                    top, fp8 ? "FP8" : "16-bit", BEST[i].gpu_prefix, BEST[i].tflops, BEST[i].source);
         return;
     }
 }
@@ -570,7 +579,7 @@ int cmd_predict(int argc, char **argv)
     wl w;
     wl_build(&s.model, &s.training, &w);
     double xr = executed_ratio(&w);
-    warn_ceiling(&s.cluster, pts, np);
+    warn_ceiling(&s.cluster, s.training.precision, pts, np);
     if (s.json)
         rc = predict_json(&s, &o, &cal, pts, np, xr);
     else
