@@ -22,14 +22,15 @@ CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB        := $(BUILD)/libshardcast.a
 
-.PHONY: all deps depcheck check unit golden accuracy-check archcheck accuracy-report fit-host demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu bench-gpu-portable emulate install clean help
+.PHONY: all deps depcheck check unit golden readme-check accuracy-check archcheck accuracy-report fit-host demo asan fuzz fuzz-bins fuzz-run bench bench-cpu bench-gpu bench-gpu-portable emulate install clean help
 
 all: shardcast bench-cpu
 
 help:
 	@echo "make            build ./shardcast"
-	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, the accuracy guard, archcheck"
+	@echo "make check      install deps, build, run unit (Check) and CLI golden tests, readme-check, the accuracy guard, archcheck"
 	@echo "make demo       install deps, build, run the main demo"
+	@echo "make readme-check  README.md's example outputs against ./shardcast (tools/readme_examples.py; --update rewrites them)"
 	@echo "make accuracy-report  docs/ACCURACY.md, docs/accuracy.png, validation/figures.json from validation/"
 	@echo "make fit-host   the framework hook costs fitted leave-one-source-out: configs/fitted/framework-host.json"
 	@echo "make archcheck  no import circle between modules, nothing pointing up a floor (tools/archcheck.py); no function over 120 lines outside tests/ (tools/funclen.py)"
@@ -79,7 +80,14 @@ golden: shardcast
 
 check: deps
 	@$(MAKE) --no-print-directory shardcast $(BUILD)/tests/run bench-cpu
-	@$(MAKE) --no-print-directory unit golden accuracy-check archcheck
+	@$(MAKE) --no-print-directory unit golden readme-check accuracy-check archcheck
+
+# readme-check (part of make check): every `$ ./shardcast ...` example of README.md is run and its
+# shown output compared with what it prints (tools/readme_examples.py says how; about 1 s).
+# When a change moves the numbers: python3 tools/readme_examples.py --update, then fix the prose.
+readme-check: shardcast
+	@python3 tools/readme_examples.py --self-test
+	@python3 tools/readme_examples.py
 
 # archcheck (part of make check): the import graph of the library and the CLI has no circle between
 # modules and nothing points up a floor (docs/ARCHITECTURE.md; tools/archcheck.py)
