@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh — install the Debian packages shardcast builds and tests with (iproute2: make emulate's
-# ip and tc; python3: make archcheck), only those missing.
+# ip and tc; python3: make archcheck and make readme-check), only those missing.
 # Called by `make deps` (and so by `make check` and `make demo`) and by .ci/run.
 # Usage: deps.sh [extra-package ...]
 set -eu
