@@ -646,6 +646,28 @@ START_TEST(test_stage_memory_selective)
 }
 END_TEST
 
+/* The attention core a tensor-parallel rank keeps is its heads' / t (Korthikanti et al. 2022
+ * Table 2's 5as/(ht), with and without sequence parallelism): tiny4's 5 a s^2 b = 5120 B is
+ * 1280 B at t = 4. Before mem14 wl_localize_megatron left it whole, so selective's kept bytes
+ * (act_bytes - act_core_bytes) went negative on a rank: 9984 - 5120 with sp. */
+START_TEST(test_core_localized)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 8);
+    wl w, lw;
+    wl_build(&m, &tr, &w);
+    const char *lay[] = {"megatron:t=4,p=2", "megatron:t=4,p=2,sp=0"};
+    for (int i = 0; i < 2; i++) {
+        spec_layout l = parse(lay[i]);
+        const wl *r = layout_kind_localize(&w, &l, 8, &lw);
+        for (int j = 0; j < r->n_layers; j++)
+            if (r->layer[j].kind == WL_BLOCK)
+                ck_assert_double_eq_tol(r->layer[j].act_core_bytes, 1280, 1e-9);
+    }
+}
+END_TEST
+
 /* The dgxc v24.11 Nemotron-4 340B rows (validation/nvidia-dgxc-benchmarking/dgxc-v24111-n340-*):
  * megatron:t=8,p=8,vp=12 on 128 H100 80 GB (dp 2), m = 16, selective, flash attention, sequence
  * parallel, dropout 0, bf16; Apex DistributedFusedAdam with optim dtype bf16 (optimizer_state_dtype
@@ -1730,6 +1752,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_stage_memory);
     tcase_add_test(tc, test_stage_memory_selective);
     tcase_add_test(tc, test_n340_fits);
+    tcase_add_test(tc, test_core_localized);
     tcase_add_test(tc, test_pp1_equals_tp);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_engines_agree_boundary_p3dn);
