@@ -50,9 +50,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
 
     wl lw; /* the layers as one rank computes them (tensor-parallel layouts: the kind's row) */
     w = layout_kind_localize(w, l, n_ranks, &lw);
-    /* Activations of one micro-batch: every block's stash, or with checkpointing every block's
-     * input plus one block recomputed in full during its backward; plus the head's input and the
-     * fp32 logits. */
+    /* Activations of one micro-batch: what every block keeps under the checkpointing policy,
+     * plus one block's recomputed bytes during its backward (mem_block_kept / _recompute); plus
+     * the head's input and the fp32 logits. */
     const wl_layer *blk = NULL, *head = NULL;
     for (int i = 0; i < w->n_layers; i++) {
         if (w->layer[i].kind == WL_BLOCK)
@@ -61,17 +61,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
             head = &w->layer[i];
     }
     double act = w->logits_bytes + (head ? head->act_bytes : 0);
-    if (blk)
-        act += t->act_ckpt == CKPT_FULL ? blk->count * blk->ckpt_bytes + blk->act_bytes
-               /* op-level (torchtitan) and MaxText's named remat policies: every block's
-                  input and saved matmul / attention outputs (workload.c op_sac,
-                  maxtext_sac), one block's whole stash while it recomputes */
-               : CKPT_IS_OPLIKE(t->act_ckpt) ? blk->count * (blk->ckpt_bytes + blk->op_act_bytes) + blk->act_bytes
-               : t->act_ckpt == CKPT_SELECTIVE
-                   /* every block's stash without attention's s x s tensors, one block's
-                      recomputed during its backward (Korthikanti et al. 2022 s5) */
-                   ? blk->count * (blk->act_bytes - blk->act_core_bytes) + blk->act_core_bytes
-                   : blk->count * blk->act_bytes;
+    if (blk) /* every block's kept bytes, one block's recomputed beside them during its backward
+                (memory_states.h) */
+        act += blk->count * mem_block_kept(blk, t->act_ckpt) + mem_block_recompute(blk, t->act_ckpt);
     o->activations = act;
 
     if (sharded_params) {

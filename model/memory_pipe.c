@@ -21,9 +21,9 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
     double a = 0;
     for (int i = 0; i < lw->n_layers; i++) {
         const wl_layer *L = &lw->layer[i];
-        if (L->kind == WL_BLOCK) /* op-like (torchtitan's op SAC, MaxText's policies): the saved
-                                    matmul / attention outputs beside the input, as memory.c */
-            a += pp->blocks[k] * (!ckpt ? L->act_bytes : L->ckpt_bytes + (CKPT_IS_OPLIKE(ckpt) ? L->op_act_bytes : 0));
+        if (L->kind == WL_BLOCK) /* what each block keeps under the policy, as memory.c
+                                    (memory_states.h: selective keeps all but attention's core) */
+            a += pp->blocks[k] * mem_block_kept(L, ckpt);
         else if (L->kind == WL_HEAD && k == pp->n_vstages - 1)
             a += L->act_bytes + lw->logits_bytes;
     }
@@ -116,8 +116,9 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         double peak = stage_peak(&pp, lw, t->act_ckpt, s);
         if (peak < 0)
             peak = 0;
-        /* with checkpointing, one block recomputed in full during its backward */
-        m.activations = peak + (t->act_ckpt && blk ? blk->act_bytes : 0);
+        /* with checkpointing, one block's recomputed bytes during its backward (the whole stash,
+         * or under selective its attention core: memory_states.h) */
+        m.activations = peak + (blk ? mem_block_recompute(blk, t->act_ckpt) : 0);
         m.buckets = 2 * t->bucket_bytes;
         m.reserve = t->reserve_bytes;
         m.total = m.params + m.grads + m.optim + m.activations + m.buckets + m.reserve;

@@ -20,3 +20,19 @@ double mem_optim_bytes(const spec_training *t)
     mem_state_bytes(t->precision, &p, &g, &o);
     return t->opt_state_bf16 && !SPEC_PREC_IS_FP32(t->precision) ? 4 : o;
 }
+
+double mem_block_kept(const wl_layer *b, int ckpt)
+{
+    if (ckpt == CKPT_NONE)
+        return b->act_bytes;
+    if (ckpt == CKPT_SELECTIVE)
+        return b->act_bytes - b->act_core_bytes;
+    return b->ckpt_bytes + (CKPT_IS_OPLIKE(ckpt) ? b->op_act_bytes : 0);
+}
+
+double mem_block_recompute(const wl_layer *b, int ckpt)
+{
+    if (ckpt == CKPT_NONE)
+        return 0;
+    return ckpt == CKPT_SELECTIVE ? b->act_core_bytes : b->act_bytes;
+}

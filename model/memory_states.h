@@ -5,6 +5,7 @@
 #define SC_MEMORY_STATES_H
 
 #include "spec.h"
+#include "workload.h"
 
 typedef struct mem_breakdown {
     double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
@@ -43,5 +44,19 @@ void mem_state_bytes(spec_precision p, double *param, double *grad, double *opti
  * (Apex DistributedFusedAdam's state in its dtype; NeMo@8e3d65dc megatron_base_model.py
  * L791-807 passes optim dtype bf16 and, equal to the bf16 model's, store_params False). */
 double mem_optim_bytes(const spec_training *t);
+
+/* Bytes block b keeps for its backward, per micro-batch, under checkpointing policy ckpt
+ * (spec.h CKPT_*): none its whole stash (act_bytes); full its input (ckpt_bytes); the op-like
+ * policies (torchtitan's op SAC, MaxText's) the input and the saved matmul / attention outputs
+ * (workload.c op_sac, maxtext_sac); selective everything but attention's core, the s x s scores,
+ * softmax and dropout mask (act_core_bytes, 0 under FlashAttention) that Megatron recomputes
+ * (Korthikanti et al. 2022 s5, Table 2's 34 sbh + 5 a s^2 b less the 5 a s^2 b). The plans of
+ * memory.c and memory_pipe.c both take a block's kept bytes here. */
+double mem_block_kept(const wl_layer *b, int ckpt);
+
+/* The bytes recomputed and live at once while one checkpointed block runs its backward: the
+ * whole stash under full and op-like checkpointing, the attention core under selective, 0
+ * without checkpointing. */
+double mem_block_recompute(const wl_layer *b, int ckpt);
 
 #endif

@@ -179,6 +179,8 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
             /* Table 2: sp splits everything; without it the norms', inputs' and dropout
              * masks' 10 sbh stay whole */
             L->act_bytes = l->sp ? L->act_bytes / t : rep + (L->act_bytes - rep) / t;
+            L->act_core_bytes /= t; /* of it, the s x s core: heads / t either way (Table 2's
+                                       5as/(ht); selective keeps act_bytes less this) */
             if (l->sp)
                 L->ckpt_bytes /= t; /* the layer input is stored sequence-split */
         } else if (L->kind == WL_HEAD && l->sp) {

@@ -591,6 +591,121 @@ START_TEST(test_stage_memory)
 }
 END_TEST
 
+/* Selective checkpointing under pipeline stages (mem14; review14 found it planned as full).
+ * tiny4: h 64, 4 heads (kv 64), f 256, s 16, b 1, bf16, unfused attention, dropout on, t = 1.
+ * A block's stash sbh (34 + 5 a s / h) = 1024 x (34 + 5) = 39936 B (test_sp_activations), of it
+ * the attention core 5 a s^2 b = 5 x 4 x 256 = 5120 B (scores 2, softmax 2, mask 1 byte per
+ * element: Korthikanti et al. 2022 Table 2); the checkpointed input 2 sbh = 2048 B.
+ * Per block kept: none 39936, selective 39936 - 5120 = 34816 (all but the core), full 2048;
+ * during one block's backward also recomputed: none 0, selective its core 5120, full its whole
+ * stash 39936.
+ * 1F1B, megatron:t=1,p=4 over 16 blocks (4 a stage), m = 8: stage 0 holds p = 4 micro-batches of
+ * 4 blocks = 16 block-stashes: none 16 x 39936 = 638976; selective 16 x 34816 + 5120 = 562176;
+ * full 16 x 2048 + 39936 = 72704 (the last stage holds 1 x 4 blocks + head input 2048 + fp32
+ * logits 8192: never the most). Interleaved vp = 2 (2 blocks a chunk): stage 0 holds
+ * (p - 1) x 2 + (v - 1) p + 1 = 6 + 4 + 1 = 11 chunks = 22 blocks (test_in_flight): none
+ * 22 x 39936 = 878592, selective 22 x 34816 + 5120 = 771072, full 22 x 2048 + 39936 = 84992.
+ * Before the fix selective planned as full (72704 / 84992). */
+START_TEST(test_stage_memory_selective)
+{
+    static const struct {
+        const char *layout;
+        int ckpt;
+        double act;
+    } want[] = {
+        {"megatron:t=1,p=4", CKPT_NONE, 638976},     {"megatron:t=1,p=4", CKPT_SELECTIVE, 562176},
+        {"megatron:t=1,p=4", CKPT_FULL, 72704},      {"megatron:t=1,p=4,vp=2", CKPT_NONE, 878592},
+        {"megatron:t=1,p=4,vp=2", CKPT_SELECTIVE, 771072}, {"megatron:t=1,p=4,vp=2", CKPT_FULL, 84992},
+    };
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 16);
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tr.act_ckpt = want[i].ckpt;
+        wl w;
+        wl_build(&m, &tr, &w);
+        spec_layout l = parse(want[i].layout);
+        mem_breakdown mb;
+        mem_plan(&w, &tr, &l, 4, &c, &mb);
+        ck_assert_msg(fabs(mb.activations - want[i].act) < 1e-6, "%s ckpt %d: %.0f, want %.0f", want[i].layout,
+                      want[i].ckpt, mb.activations, want[i].act);
+    }
+    /* with FlashAttention there is no s x s core: selective keeps what none keeps */
+    tr.flash_attention = 1;
+    mem_breakdown none, sel;
+    spec_layout l = parse("megatron:t=1,p=4,vp=2");
+    wl w;
+    tr.act_ckpt = CKPT_NONE;
+    wl_build(&m, &tr, &w);
+    mem_plan(&w, &tr, &l, 4, &c, &none);
+    tr.act_ckpt = CKPT_SELECTIVE;
+    wl_build(&m, &tr, &w);
+    mem_plan(&w, &tr, &l, 4, &c, &sel);
+    ck_assert_double_eq_tol(sel.activations, none.activations, 1e-9);
+}
+END_TEST
+
+/* The attention core a tensor-parallel rank keeps is its heads' / t (Korthikanti et al. 2022
+ * Table 2's 5as/(ht), with and without sequence parallelism): tiny4's 5 a s^2 b = 5120 B is
+ * 1280 B at t = 4. Before mem14 wl_localize_megatron left it whole, so selective's kept bytes
+ * (act_bytes - act_core_bytes) went negative on a rank: 9984 - 5120 with sp. */
+START_TEST(test_core_localized)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 8);
+    wl w, lw;
+    wl_build(&m, &tr, &w);
+    const char *lay[] = {"megatron:t=4,p=2", "megatron:t=4,p=2,sp=0"};
+    for (int i = 0; i < 2; i++) {
+        spec_layout l = parse(lay[i]);
+        const wl *r = layout_kind_localize(&w, &l, 8, &lw);
+        for (int j = 0; j < r->n_layers; j++)
+            if (r->layer[j].kind == WL_BLOCK)
+                ck_assert_double_eq_tol(r->layer[j].act_core_bytes, 1280, 1e-9);
+    }
+}
+END_TEST
+
+/* The dgxc v24.11 Nemotron-4 340B rows (validation/nvidia-dgxc-benchmarking/dgxc-v24111-n340-*):
+ * megatron:t=8,p=8,vp=12 on 128 H100 80 GB (dp 2), m = 16, selective, flash attention, sequence
+ * parallel, dropout 0, bf16; Apex DistributedFusedAdam with optim dtype bf16 (optimizer_state_dtype
+ * bf16: m and v, 4 B/param over dp; the case note cites the recipe and NeMo). They ran, so the plan
+ * must fit. By hand, per layer and micro-batch (h 18432, kv 8 x 192 = 1536, f 73728, s 4096):
+ * 2 B x (6h + 2kv + 2f) / t x s = 2 x 261120 / 8 x 4096 = 267386880 B (no s x s core to drop);
+ * stage 0 holds (8 - 1) x 2 + 11 x 8 + 1 = 103 one-layer chunks: 27540848640 B = 25.65 GiB.
+ * Stage 0's parameters: 12 blocks of (2h^2 + 2h kv + 2hf) / 8 = 431751168 each (the norms'
+ * 4h, replicated or split, change it by < 1e-4) + the embedding 256000 x 18432 / 8 = 589824000:
+ * P = 5770838016; states (2 + 2 + 4 / 2) P = 34625028096 B = 32.25 GiB. */
+START_TEST(test_n340_fits)
+{
+    spec_model m;
+    spec_cluster c;
+    sc_err err;
+    ck_assert_msg(spec_load_model("validation/models/nemo-nemotron4-340b.json", &m, &err) == 0, "%s", err.text);
+    ck_assert_msg(spec_load_cluster("configs/clusters/dgx-h100.json", &c, &err) == 0, "%s", err.text);
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.framework = FW_MEGATRON;
+    tr.micro_batch = 1;
+    tr.grad_accum = 16;
+    tr.act_ckpt = CKPT_SELECTIVE;
+    tr.flash_attention = 1;
+    tr.hidden_dropout = tr.attention_dropout = 0;
+    tr.opt_state_bf16 = 1;
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=8,p=8,vp=12");
+    mem_breakdown mb;
+    mem_plan(&w, &tr, &l, 128, &c, &mb);
+    ck_assert_msg(fabs(mb.activations / 27540848640.0 - 1) < 1e-9, "activations %.0f", mb.activations);
+    ck_assert_msg(fabs((mb.params + mb.grads + mb.optim) / 34625028096.0 - 1) < 1e-4, "states %.0f",
+                  mb.params + mb.grads + mb.optim);
+    ck_assert_int_eq(mb.fits, 1);
+}
+END_TEST
+
 START_TEST(test_pp1_equals_tp)
 {
     /* megatron:t=2,p=1,sp=0 at a micro-batch of 2 (the replica's) is tp:t=2 at 1 per GPU:
@@ -1635,6 +1750,9 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_sp_activations);
     tcase_add_test(tc, test_stage_memory);
+    tcase_add_test(tc, test_stage_memory_selective);
+    tcase_add_test(tc, test_n340_fits);
+    tcase_add_test(tc, test_core_localized);
     tcase_add_test(tc, test_pp1_equals_tp);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_engines_agree_boundary_p3dn);

@@ -583,6 +583,18 @@ expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "m
 expect predict-megatron-sim 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
 expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.106" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
+# mem14: the dgxc v24.11 Nemotron-4 340B rows (ran on 128 x 80 GB; tests/fixtures/training_n340_dgxc.json
+# = the case's training: selective, flash attention, dropout 0, Apex DistributedFusedAdam in bf16).
+# By hand: a layer keeps 2 B (6h + 2kv + 2f) / t x s = 267386880 B (h 18432, kv 1536, f 73728, t 8,
+# s 4096), stage 0 holds (p - 1) 2 + (v - 1) p + 1 = 103 one-layer chunks: 25.65 GiB; stage 0's
+# 5770838016 parameters (12 layers / 8 + the embedding / 8) x 2 B = 10.75 GiB each for params and
+# grads, x 4 B / dp 2 = 10.75 GiB for m and v; + buckets 0.05 + reserve 2 = 59.94. Selective keeps
+# what none keeps under FlashAttention. Unfused attention: the core 4 a s^2 b / t = 805306368 B a
+# layer is recomputed, not kept: 103 x 267386880 + 805306368 = 26.40 GiB (none keeps it: 102.90).
+expect memory-n340-selective 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75    25.65     0.05     2.00    59.94  fits" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json
+expect memory-n340-none 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75    25.65     0.05     2.00    59.94  fits" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json --checkpointing none
+expect memory-n340-selective-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75    26.40" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json --attention-kernel unfused
+expect memory-n340-none-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75   102.90" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json --checkpointing none --attention-kernel unfused
 # context parallelism (model/cp.h): both engines, the memory table, and the checks
 # 5.938 -> 5.525 s at the cp27+mega27 merge: mega27 splits element-wise kernels by t (fidelity-compute item 10); both engines still equal.
 expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.525" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
