@@ -51,7 +51,8 @@ static int megatron_replicas(const spec_layout *l);
  * and reduce-scattered over dp (reduce_dtype) after its last backward,
  * Adam on the 1 / dp shard: the engines' distributed-optimizer boundary (zero1 = 1,
  * analytic_pipe.c, sim/pipe.c; the all-gather hidden by the stage's first op:
- * fw_param_gather_overlap). Per micro-batch a stage runs its layers with torchtitan's TP
+ * fw_param_gather_overlap), each of its collectives one call per FSDP unit (fsdp2_chunk_units),
+ * not the 25 MB buckets fw_dp_bucket_bytes gives other frameworks. Per micro-batch a stage runs its layers with torchtitan's TP
  * collectives (lo_fsdp2_tp_item: sequence parallel, async TP, float8 all-gathers) and sends
  * [micro_batch, seq / t, hidden] (the blocks' Shard(1) outputs) with batched isend / irecv
  * (_batch_p2p) whose works the receiving op's stream waits on; the sender's compute runs on (not
