@@ -69,12 +69,12 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
     const double Br = fw_dp_bucket_bytes(tr, pp->dp, g->layout.overlap, er);
     for (int k = 0; k < V && pp->dp > 1; k++) {
         double S = pp->vstage_params[k] * er;
-        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, an_pipe_buckets(S, Br), dp, NULL);
+        o->reduce_s[k] = cost_coll_best(cal, o->reduce_kind, S, layout_pipe_calls(S, Br, pp->vstage_units[k]), dp, NULL);
     }
     for (int s = 0; s < pp->p; s++) {
         double S = pp->stage_params[s] * e;
         if (pp->dp > 1 && zero1)
-            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, an_pipe_buckets(S, B), dp, NULL);
+            o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, layout_pipe_calls(S, B, pp->stage_units[s]), dp, NULL);
         o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
     }
 }

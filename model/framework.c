@@ -242,7 +242,9 @@ double fw_reduce_bucket(const spec_training *t, const wl *w)
  * megatron/core/distributed/distributed_data_parallel.py L133-137, distributed_data_parallel_config.py
  * bucket_size): max(40e6, 1e6 x dp) parameters per bucket ("larger DP sizes need larger buckets to
  * ensure collectives do not become latency-bound"), one bucket for everything without
- * --overlap-grad-reduce. Other frameworks, or an explicit bucket_MB: the training's bucket. */
+ * --overlap-grad-reduce. Other frameworks, or an explicit bucket_MB: the training's bucket
+ * (FSDP2 under pipeline stages issues one call per FSDP unit instead: layout_pipe.c
+ * fsdp2_chunk_units, whatever this returns). */
 double fw_dp_bucket_bytes(const spec_training *t, int dp, int overlap_grad_reduce, double elem_bytes)
 {
     if (t->framework != FW_MEGATRON || (t->given & SPEC_GIVEN_BUCKET))

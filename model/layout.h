@@ -99,6 +99,9 @@ int layout_pipe_warmup(const lo_pipe *pp, int s);
 /* Virtual stage of chunk c on stage s, and the neighbours of virtual stage k: the one feeding its
  * forward (k - 1) and the one feeding its backward (k + 1); -1 at the ends. */
 int layout_pipe_vstage(const lo_pipe *pp, int s, int c);
+/* A pipeline boundary collective's NCCL calls: units > 0 (FSDP2: one per FSDP unit, lo_pipe's
+ * vstage_units / stage_units), else its buckets (lo_buckets). */
+int layout_pipe_calls(double bytes, double bucket, int units);
 /* The op graph of one micro-batch through virtual stage k of a pipelined g: its layers
  * (embedding on the first, head on the last), tensor-parallel items, no data-parallel reduce,
  * no boundary. w: the workload g was built from; lw_out receives the stage's layers. */

@@ -51,7 +51,8 @@ static int megatron_replicas(const spec_layout *l);
  * and reduce-scattered over dp (reduce_dtype) after its last backward,
  * Adam on the 1 / dp shard: the engines' distributed-optimizer boundary (zero1 = 1,
  * analytic_pipe.c, sim/pipe.c; the all-gather hidden by the stage's first op:
- * fw_param_gather_overlap). Per micro-batch a stage runs its layers with torchtitan's TP
+ * fw_param_gather_overlap), each of its collectives one call per FSDP unit (fsdp2_chunk_units),
+ * not the 25 MB buckets fw_dp_bucket_bytes gives other frameworks. Per micro-batch a stage runs its layers with torchtitan's TP
  * collectives (lo_fsdp2_tp_item: sequence parallel, async TP, float8 all-gathers) and sends
  * [micro_batch, seq / t, hidden] (the blocks' Shard(1) outputs) with batched isend / irecv
  * (_batch_p2p) whose works the receiving op's stream waits on; the sender's compute runs on (not
@@ -74,6 +75,26 @@ static void fsdp2_pipe_item(const lo_graph *g, const wl *lw, const spec_training
     }
 }
 
+/* FSDP2's units of virtual stage k (0 for megatron: its boundary runs in buckets). torchtitan's
+ * apply_fsdp (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+ * torchtitan/parallelisms/parallelize_llama.py L325-339) calls fully_shard on every transformer
+ * block and then on the model chunk (train.py L158-163: each model part, i.e. each virtual stage,
+ * parallelized on its own); the chunk's root unit holds what is left, the embedding on the first
+ * chunk and the norm and output on the last (pipeline_llama.py L75-92 set them None elsewhere),
+ * and a root with no parameters gets no FSDPParamGroup, so no collectives ("if params:" in
+ * fully_shard, pytorch/pytorch@012c62d62004bbd4896475c11315199d43b037ef
+ * torch/distributed/_composable/fsdp/fully_shard.py). Each group is all-gathered in one
+ * all-gather (its copy-in buffer) and reduce-scattered in one reduce-scatter (foreach_reduce,
+ * _fsdp_collectives.py), so the boundary issues one collective per unit, not 25 MB buckets; the
+ * engines price them as equal parts of the chunk's bytes (the root unit: 263 M of a 405B block's
+ * 403 M parameters at t = 8, the same NCCL regime). */
+static int fsdp2_chunk_units(const spec_layout *l, const lo_pipe *pp, int k)
+{
+    if (l->kind == LAYOUT_MEGATRON)
+        return 0;
+    return pp->blocks[k] + (k == 0 || k == pp->n_vstages - 1);
+}
+
 /* A pipelined kind's per-micro-batch items and its localized layers: megatron's, or FSDP2's
  * (zero3 with p > 1: torchtitan's TP plan over the row's localize, layout_dp.c). */
 static lo_item_fn pipe_item_fn(const spec_layout *l) { return l->kind == LAYOUT_MEGATRON ? lo_tp_item : fsdp2_pipe_item; }
@@ -81,6 +102,11 @@ static lo_item_fn pipe_item_fn(const spec_layout *l) { return l->kind == LAYOUT_
 static const wl *pipe_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
 {
     return l->kind == LAYOUT_MEGATRON ? wl_localize_megatron(w, l, out) : layout_row_zero3.localize(w, l, n_ranks, out);
+}
+
+int layout_pipe_calls(double bytes, double bucket, int units)
+{
+    return units > 0 ? units : lo_buckets(bytes, bucket);
 }
 
 void layout_pipe_split(int layers, int p, int v, int *blocks)
@@ -262,6 +288,8 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
                     pp->vstage_params[k] += L->params;
             }
             pp->stage_params[s] += pp->vstage_params[k];
+            pp->vstage_units[k] = fsdp2_chunk_units(l, pp, k);
+            pp->stage_units[s] += pp->vstage_units[k];
         }
 
     /* micro / last: stage 0's layers (embedding + its blocks) of one micro-batch, with the
@@ -286,7 +314,7 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local / pp->dp};
         if (pp->dp > 1)
             g->boundary[g->n_boundary++] =
-                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, lo_buckets(local * e, fw_dp_bucket_bytes(t, pp->dp, l->overlap, e)))};
+                (lo_bop){.coll = lo_coll_make(COLL_ALLGATHER, GRP_AX3, local * e, layout_pipe_calls(local * e, fw_dp_bucket_bytes(t, pp->dp, l->overlap, e), pp->stage_units[0]))};
     } else {
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }

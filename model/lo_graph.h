@@ -117,6 +117,9 @@ typedef struct lo_pipe {
                                   virtual stage 0, the head and loss on the last              */
     double stage_params[LO_MAX_STAGES]; /* parameters one rank of stage s holds (1 / t)       */
     double vstage_params[LO_MAX_VSTAGES]; /* of which each virtual stage's (one model chunk)   */
+    int vstage_units[LO_MAX_VSTAGES]; /* FSDP2: the chunk's FSDP units, one reduce-scatter each;
+                                         0 (megatron): its gradient buckets (layout_pipe.c)   */
+    int stage_units[LO_MAX_STAGES];   /* FSDP2: the stage's units, one all-gather each; 0: buckets */
     double p2p_bytes;          /* one send: [seq (/ t with sp), micro_batch, hidden], B        */
     int dp;                    /* data-parallel replicas (GRP_AX3)                            */
 } lo_pipe;

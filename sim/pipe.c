@@ -275,7 +275,7 @@ static int on_xstart(void *ctx, const ev_event *e, ev_engine *eng)
 
 /* The data-parallel collective of a boundary phase of stage q: latency, then ring flows of its
  * t groups (members s*S + j + i*t, i < dp). Returns 0 when there is none. */
-static int boundary_coll(psim *s, int q, cost_coll kind, double S, double bucket, double now)
+static int boundary_coll(psim *s, int q, cost_coll kind, double S, double bucket, int units, double now)
 {
     const lo_pipe *pp = &s->g->pipe;
     if (pp->dp < 2 || S <= 0)
@@ -284,7 +284,7 @@ static int boundary_coll(psim *s, int q, cost_coll kind, double S, double bucket
     s->st[q].coll_t0 = now;
     const cost_group *geo = &s->g->group[GRP_AX3];
     cost_algo algo;
-    int ch = an_pipe_buckets(S, bucket); /* the caller's bucket, in the collective's dtype */
+    int ch = layout_pipe_calls(S, bucket, units); /* FSDP2's units, or the caller's bucket in the collective's dtype */
     s->st[q].cur_pieces = ch;
     cost_coll_best(s->cal, kind, S, ch, geo, &algo);
     double lat = cost_coll_latency(s->cal, kind, algo, ch, geo);
@@ -306,8 +306,8 @@ static void kick_reduce(psim *s, int q, double now)
     while (k->r_active < 0 && k->rq_head < k->rq_tail) {
         int c = s->rq[(size_t)q * pp->v + k->rq_head++];
         const double er = s->g->sched.reduce_elem_bytes; /* gradients as reduced (reduce_dtype) */
-        double S = pp->vstage_params[layout_pipe_vstage(pp, q, c)] * er;
-        if (boundary_coll(s, q, kind, S, s->reduce_bucket_bytes, now))
+        int vk = layout_pipe_vstage(pp, q, c);
+        if (boundary_coll(s, q, kind, pp->vstage_params[vk] * er, s->reduce_bucket_bytes, pp->vstage_units[vk], now))
             k->r_active = c;
         else
             k->r_done++;
@@ -347,7 +347,9 @@ static void boundary_next(psim *s, int q, double now)
                 s->drv.err_rc = SC_ERUNTIME;
             return;
         } else if (k->phase == B_GATHER) {
-            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, s->g->pipe.stage_params[q] * s->g->elem_bytes, s->bucket_bytes, now))
+            const lo_pipe *pp = &s->g->pipe;
+            if (zero1 && boundary_coll(s, q, COLL_ALLGATHER, pp->stage_params[q] * s->g->elem_bytes, s->bucket_bytes,
+                                       pp->stage_units[q], now))
                 return;
         } else {
             k->end_t = now;

@@ -613,12 +613,16 @@ expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- 
 # (1F1B bubble (p - 1) / (m + p - 1) = 1/5), the interleaved schedule's two stages per rank, refusals
 # (steps after smallm27's Hopper stream-K GEMMs: 0.890 -> 0.885 s, interleaved 0.806 -> 0.802, 4-D
 # fsdp2-tp-cp below 0.241 / 0.237 -> 0.240 / 0.236)
+# (f2pp: the boundary issues one all-gather / reduce-scatter per FSDP unit, layout_pipe.c fsdp2_chunk_units:
+# each stage 16 blocks + its root (embedding / norm + output) = 17 calls, where 25 MB buckets made
+# ceil(2.008 GB / 25 MB) = 81 (the stage's 1.0038 B t-sharded parameters in bf16, the all-gather and the
+# bf16 reduce-scatter alike); 64 fewer calls each: 0.8845966526 -> 0.8838218533 s, interleaved 0.802 -> 0.801 s)
 FPP="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --framework fsdp2 --grad-accum 4"
 expect fsdp2-pp-json 0 '"layout": "fsdp2:dp=2,t=4,p=2,schedule=1f1b"' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
 expect fsdp2-pp-bubble 0 '"pipeline_bubble": 0.2' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-step 0 '"step_s": 0.8845966526' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.885" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
-expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.802" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
+expect fsdp2-pp-step 0 '"step_s": 0.8838218533' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.884" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
+expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.801" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
 expect fsdp2-pp-gpus 2 'layout: fsdp2:dp=16,t=8,p=2,schedule=1f1b: expected dp x t x p = 128 GPUs, got 16 x 8 x 2' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
 expect fsdp2-pp-stages 2 'layout: fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b: 32 pipeline stages (p x stages per rank), but gpt3-1.3b has 24 layers' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b --framework fsdp2
 expect fsdp2-pp-schedule 2 'in "fsdp2:dp=2,t=4,p=2,schedule=zb": expected schedule=1f1b, interleaved-1f1b or gpipe, got "zb"' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2,schedule=zb
