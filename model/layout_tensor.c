@@ -187,8 +187,11 @@ static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int re
  * wait after the dgrad GEMM. Per block backward two all-gathers of act (qkv's and fc1's /
  * gate_up's inputs), each paired with that layer's whole data gradient (1 chunk, 0 bare); the
  * head (a ColumnParallelLinear, Megatron-LM@d98e8a64 gpt_model.py L272-277) one of its input,
- * beside its data gradient. Not under torchtitan (lo_fsdp2_tp_item: DTensor's autograd saves the
- * gathered input, regather 0). */
+ * beside its data gradient. Not under torchtitan (lo_fsdp2_tp_item, regather 0): there the
+ * all-gather is PrepareModuleInput's redistribute Shard(1) -> Replicate, an autograd op of its own
+ * whose output is the linear's input, and autograd saves a matmul's left operand for the weight
+ * gradient (pytorch/pytorch@d327a787 tools/autograd/derivatives.yaml, the mm entry: "mat2:
+ * mm_mat2_backward(grad, self, ...)"), i.e. the gathered tensor: no re-gather. */
 static void sp_item(const wl_layer *L, double act, int rec, int regather, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
