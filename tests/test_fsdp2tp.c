@@ -37,6 +37,25 @@ static void tiny2(spec_model *m, spec_training *tr, wl *w)
     wl_build(m, tr, w);
 }
 
+/* tiny2 run by Megatron (its sequence-parallel graph, layout_tensor.c lo_tp_item) */
+static void tiny2_megatron(spec_model *m, spec_training *tr, wl *w)
+{
+    tiny2(m, tr, w);
+    tr->framework = FW_MEGATRON;
+    wl_build(m, tr, w);
+}
+
+/* l on 2 duo nodes, built and timed into t (the caller frees the graph) */
+static lo_graph *build_timed(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                             const cost_calib *k, an_timed *t)
+{
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(w, tr, l, c, 2, g);
+    an_time(g, w, k, c, t);
+    return g;
+}
+
 static const lo_item *first_block(const lo_micro *mi, const wl *w, lo_pass pass)
 {
     for (int i = 0; i < mi->n_items; i++)
@@ -603,8 +622,7 @@ START_TEST(test_tpo_pairs)
     spec_model m;
     spec_training tr;
     wl w;
-    tiny2(&m, &tr, &w);
-    tr.framework = FW_MEGATRON;
+    tiny2_megatron(&m, &tr, &w);
     tr.tp_comm_overlap = 1;
     wl_build(&m, &tr, &w);
     cost_calib k = test_tiny_calib();
@@ -614,11 +632,8 @@ START_TEST(test_tpo_pairs)
     spec_layout l = parse("megatron:t=2,p=1");
     for (int v = 0; v < 2; v++) {
         spec_cluster duo = test_duo_cluster("duo", link[v], 1e10);
-        lo_graph *g = malloc(sizeof *g);
-        ck_assert_ptr_nonnull(g);
-        layout_build(&w, &tr, &l, &duo, 2, g);
         an_timed t;
-        an_time(g, &w, &k, &duo, &t);
+        lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
         for (int pass = LO_FWD; pass <= LO_BWD; pass++) {
             const lo_item *it = first_block(&g->last, &w, (lo_pass)pass);
             ck_assert_ptr_nonnull(it);
@@ -686,26 +701,22 @@ END_TEST
  * the head's data gradient. Hidden: min(4 x, share) + min(x, qkv) + min(x, fc1):
  * (a) link 6e9: x = 8.5333e-8 s, all hidden (4 x under the share, checked): 6 x = 5.12e-7 s;
  * (b) link 1e8: x = 5.12e-6 s: the share (4 x over it, checked), and each pair GEMM-bound:
- * share + 1.96608e-7 + 2.62144e-7 = share + 4.58752e-7 s, the rest of each copy exposed. The forward has no re-gather; torchtitan (fsdp2:dp=1,t=2, DTensor saves
- * the gathered input) none either: its backward keeps 4096 B of all-gather. Engines agree. */
+ * share + 1.96608e-7 + 2.62144e-7 = share + 4.58752e-7 s, the rest of each copy exposed. The
+ * forward has no re-gather; torchtitan (fsdp2:dp=1,t=2, DTensor saves the gathered input) none
+ * either: its backward keeps 4096 B of all-gather. Engines agree. */
 START_TEST(test_sp_regather_pairs)
 {
     spec_model m;
     spec_training tr;
     wl w;
-    tiny2(&m, &tr, &w);
-    tr.framework = FW_MEGATRON;
-    wl_build(&m, &tr, &w);
+    tiny2_megatron(&m, &tr, &w);
     cost_calib k = test_tiny_calib();
     const double link[2] = {6e9, 1e8}, x[2] = {1024 / 1.2e10, 1024 / 2e8};
     spec_layout l = parse("megatron:t=2,p=1");
     for (int v = 0; v < 2; v++) {
         spec_cluster duo = test_duo_cluster("duo", link[v], 1e10);
-        lo_graph *g = malloc(sizeof *g);
-        ck_assert_ptr_nonnull(g);
-        layout_build(&w, &tr, &l, &duo, 2, g);
         an_timed t;
-        an_time(g, &w, &k, &duo, &t);
+        lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
         ck_assert_int_eq(first_block(&g->last, &w, LO_FWD)->n_pair, 0);
         const lo_item *it = first_block(&g->last, &w, LO_BWD);
         ck_assert_ptr_nonnull(it);
