@@ -489,7 +489,7 @@ static double pair_rec_share(const wl_layer *L, wl_gemm_role role)
 static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
                           const lo_item *it, const double *in)
 {
-    double w[4] = {0, 0, 0, 0}, h = 0;
+    double w[LO_MAX_INLINE] = {0}, h = 0;
     for (int k = 0; k < it->n_pair; k++)
         w[it->pair[k].coll] += it->pair[k].share;
     for (int k = 0; k < it->n_pair; k++) {

@@ -31,22 +31,22 @@ typedef struct an_titem {
     double g[2], r[3];    /* gathers and reduces, in issue order                        */
     cost_coll gk[2], rk[3];
     int gs[2], rs[3];     /* their communication streams                                */
-    double in[4];         /* inline collectives (layout.h), in issue order              */
-    cost_coll ik[4];
-    int is[4];
-    int itl[4];           /* 1: issued when the compute ends (lo_item.inline_tail)             */
+    double in[LO_MAX_INLINE];         /* inline collectives (layout.h), in issue order              */
+    cost_coll ik[LO_MAX_INLINE];
+    int is[LO_MAX_INLINE];
+    int itl[LO_MAX_INLINE];           /* 1: issued when the compute ends (lo_item.inline_tail)             */
     double inl_f;         /* fraction of comp running beside the inline collectives     */
     int d;                /* prefetch depth of its pass                                 */
     /* per collective above: its latency part (the time of a 1-byte one, s) and the tier whose
      * bandwidth it uses (1: the network, its group spans nodes; 0: inside a node). Streams
      * share a tier's bandwidth (an_run): latency parts overlap, bandwidth parts queue. */
-    double glat[2], rlat[3], ilat[4];
-    int gtier[2], rtier[3], itier[4];
+    double glat[2], rlat[3], ilat[LO_MAX_INLINE];
+    int gtier[2], rtier[3], itier[LO_MAX_INLINE];
     /* ... and its share weight on that tier: the flows it puts on one of a node's NICs at once
      * (the groups of its shape running together, one ring edge out of each node each: the
      * group's `concurrent`), 1 inside a node (one edge per member link). The simulator's
      * max-min sharing gives each flow an equal part of a link. */
-    double gw[2], rw[3], iw[4];
+    double gw[2], rw[3], iw[LO_MAX_INLINE];
     /* network collectives (tier 1) whose group has one member per node: each local index runs
      * its own copy, so one whose copy ended earlier (lead below) starts it earlier */
     unsigned char gnet[2], rnet[3];

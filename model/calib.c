@@ -514,7 +514,9 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    160 us would stand for what the model lacks on the other sources, not for a host cost.
  *    Since tpo2 (--tp-comm-overlap's copies pair by pair, layout_tensor.c tpo_block) the fit on
  *    every source is ~88 us, held out no better (9.77 -> 9.82 %) and megatron-bridge-perf
- *    4.82 -> 7.04 %, megatron-core-h100 6.37 -> 9.62 %: rejected on both counts.
+ *    4.82 -> 7.04 %, megatron-core-h100 6.37 -> 9.62 %: rejected on both counts. Since spwgrad
+ *    (sequence parallelism's backward re-gathers, layout_tensor.c sp_item) ~70 us, held out
+ *    9.63 -> 9.84 %, megatron-bridge-perf 5.0 -> 7.6 %, megatron-core-h100 6.7 -> 9.1 %: rejected.
  * Every value but FSDP1's hook was fitted to validation/ leave-one-source-out (`make fit-host`,
  * configs/fitted/framework-host.json, docs/ACCURACY.md "Fitted values") and none is kept: FSDP2's
  * hook (above), Megatron's per-collective cost (above) and the DeepSpeed hook cost were

@@ -170,7 +170,7 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= 4) /* cp: megatron's and zero3's key */
+    if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= LO_MAX_INLINE) /* cp: megatron's and zero3's key */
         return;
     const spec_model *m = &lw->model;
     const double t = l->t > 0 ? l->t : 1;

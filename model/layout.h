@@ -9,7 +9,7 @@
  * layer copy repeated `count` times, each copy being:
  *     gathers (0-2 collectives, e.g. all-gather of its parameters; hierarchical = 2 in order),
  *     compute (forward, or recompute + backward),
- *     inline collectives (0-4, e.g. tensor parallelism's all-reduce of partial outputs) that
+ *     inline collectives (0-LO_MAX_INLINE, e.g. tensor parallelism's all-reduce of partial outputs) that
  *       the layer cannot finish without: issued when a fraction 1 - inline_overlap of the
  *       compute is done, the rest of the compute (e.g. weight-gradient GEMMs) running beside them,
  *     reduces (0-2 collectives, e.g. reduce-scatter of its gradients).

@@ -78,8 +78,9 @@ static void place(lo_item *it, int overlap, lo_coll c)
  *   bulk (the whole collective beside one whole GEMM, 16 SMs): qkv_wgrad / fc1_wgrad (the
  *     reduce-scatter of qkv's / fc1's data gradient beside that layer's weight-gradient GEMM: a
  *     pair of (1 chunk, 0 bare)) and qkv_dgrad / fc1_dgrad (the re-gather of the saved
- *     sequence-parallel input for wgrad beside the data-gradient GEMM: not in sp_item's bytes
- *     either, so not here, with overlap or without).
+ *     sequence-parallel input for the weight gradient, BULK_OVERLAP_AG beside that layer's
+ *     data-gradient GEMM, TransformerEngine@fecb10bd layernorm_linear.py L413-418, L467-468,
+ *     L554-555: a pair of (1 chunk, 0 bare) too; sp_item below for why it exists).
  * Megatron-Core asks for all of these by default (NVIDIA/Megatron-LM@02aa3ee4
  * megatron/core/model_parallel_config.py ModelParallelConfig: tp_comm_overlap_ag / _rs,
  * tp_comm_bulk_wgrad / _dgrad True, tp_comm_overlap_rs_dgrad False) and allows it only with
@@ -124,13 +125,15 @@ static void tp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int shar
  * all-gathers (ring exchange) before qkv and fc1 in the forward (fwd_pass) or recompute (rec),
  * before proj's and fc2's data gradients in the backward (bwd); the forward's reduce-scatters
  * (pipeline) after proj and fc2, 3/4 of their bytes beside the GEMMs and the last chunks as a
- * tail; the backward's (bulk) beside qkv's and fc1's weight gradients. Shares count act / 4. */
+ * tail; the backward's (bulk) beside qkv's and fc1's weight gradients; the backward's bulk
+ * re-gathers of qkv's and fc1's saved inputs beside their data gradients (a userbuffers kernel
+ * on SMs, as the bulk reduce-scatters). Shares count act / 4. */
 static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int rec, int bwd, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
+    lo_coll tail = rs, bag = ag;
     ag.offload = 1; /* ring_exchange over the copy engines */
-    lo_coll tail = rs;
     const int fwd = fwd_pass || rec, n = fwd + bwd, fp = rec ? LO_PAIR_REC : LO_PAIR_FWD, S = TPO_SPLITS;
     const wl_gemm_role mlp = mlp_col_role(L);
     ag = add_bytes(ag, 2 * act * n, 2 * n);
@@ -143,6 +146,11 @@ static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int re
         tp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 1, t, 1);
     }
     it->inl[it->n_inline++] = ag;
+    if (bwd) {
+        tp_pair(it, it->n_inline, WL_G_QKV, LO_PAIR_DGRAD, 1, 1, 0);
+        tp_pair(it, it->n_inline, mlp, LO_PAIR_DGRAD, 1, 1, 0);
+        it->inl[it->n_inline++] = add_bytes(bag, 2 * act, 2);
+    }
     rs = add_bytes(rs, 2 * act * ((double)fwd * (S - 1) / S + bwd), 2 * n);
     if (fwd) {
         tp_pair(it, it->n_inline, WL_G_PROJ, fp, S - 1, S, 1);
@@ -164,35 +172,63 @@ static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int re
  * [tokens, hidden] tensor becomes a reduce-scatter into the sequence-split norm / dropout region
  * and an all-gather out of it, the same ring bytes: forward g-bar (all-gather) before QKV and fc1,
  * g (reduce-scatter) after proj and fc2; backward the reverse; the embedding's output
- * reduce-scattered, the head's input all-gathered. Returns 1 when it filled the item. */
-static int sp_item(const lo_graph *g, const wl_layer *L, double act, int rec, lo_item *it)
+ * reduce-scattered, the head's input all-gathered.
+ * regather (Megatron's column-parallel linears): each saves its input sequence-split and
+ * all-gathers it again in the backward for its weight gradient (Korthikanti et al. 2022 §4.2.2:
+ * the extra all-gather overlapped with the input-gradient computation). Megatron-Core
+ * NVIDIA/Megatron-LM@d98e8a64 megatron/core/tensor_parallel/layers.py
+ * LinearWithGradAccumulationAndAsyncCommunication: forward L604 save_for_backward(input, weight)
+ * of the shard, L623-628 the all-gather into a global buffer it does not save; backward L667-683
+ * the re-gather async_op=True issued before the data-gradient matmul, L685-687 waited on before
+ * the weight gradient (so beside that GEMM whatever the overlap switch); Transformer Engine's
+ * LayerNormLinear (Megatron-Core's qkv and fc1 under the TE spec) the same:
+ * TransformerEngine@fecb10bd transformer_engine/pytorch/module/layernorm_linear.py L157 gathers
+ * ln_out_total, L308-316 saves ln_out (the shard), L436-447 the async re-gather, L559-560 its
+ * wait after the dgrad GEMM. Per block backward two all-gathers of act (qkv's and fc1's /
+ * gate_up's inputs), each paired with that layer's whole data gradient (1 chunk, 0 bare); the
+ * head (a ColumnParallelLinear, Megatron-LM@d98e8a64 gpt_model.py L272-277) one of its input,
+ * beside its data gradient. Not under torchtitan (lo_fsdp2_tp_item, regather 0): there the
+ * all-gather is PrepareModuleInput's redistribute Shard(1) -> Replicate, an autograd op of its own
+ * whose output is the linear's input, and autograd saves a matmul's left operand for the weight
+ * gradient (pytorch/pytorch@d327a787 tools/autograd/derivatives.yaml, the mm entry: "mat2:
+ * mm_mat2_backward(grad, self, ...)"), i.e. the gathered tensor: no re-gather. */
+static void sp_item(const wl_layer *L, double act, int rec, int regather, lo_item *it)
 {
     lo_coll ag = lo_coll_make(COLL_ALLGATHER, GRP_AX0, 0, 0), rs = lo_coll_make(COLL_REDUCESCATTER, GRP_AX0, 0, 0);
     ag.chunks = rs.chunks = 0;
-    int fwd = it->pass == LO_FWD || rec;
+    lo_coll rg = ag;
+    const int fwd = it->pass == LO_FWD || rec, bwd = it->pass == LO_BWD;
     if (L->kind == WL_BLOCK) {
         if (fwd) {
             ag = add_bytes(ag, 2 * act, 2);
             rs = add_bytes(rs, 2 * act, 2);
         }
-        if (it->pass == LO_BWD) {
+        if (bwd) {
             ag = add_bytes(ag, 2 * act, 2);
             rs = add_bytes(rs, 2 * act, 2);
+            rg = add_bytes(rg, 2 * act, 2);
         }
     } else if (L->kind == WL_EMBED && it->pass == LO_FWD) {
         rs = add_bytes(rs, act, 1);
     } else if (L->kind == WL_HEAD) {
         if (fwd)
             ag = add_bytes(ag, act, 1);
-        if (it->pass == LO_BWD)
+        if (bwd) {
             rs = add_bytes(rs, act, 1);
+            rg = add_bytes(rg, act, 1);
+        }
     }
     if (ag.chunks)
         it->inl[it->n_inline++] = ag;
+    if (regather && rg.chunks) { /* issued before the data gradients' reduce-scatters */
+        const int head = L->kind == WL_HEAD;
+        tp_pair(it, it->n_inline, head ? WL_G_HEAD : WL_G_QKV, LO_PAIR_DGRAD, 1, 1, 0);
+        if (!head)
+            tp_pair(it, it->n_inline, mlp_col_role(L), LO_PAIR_DGRAD, 1, 1, 0);
+        it->inl[it->n_inline++] = rg;
+    }
     if (rs.chunks)
         it->inl[it->n_inline++] = rs;
-    (void)g;
-    return 1;
 }
 
 /* ---- FSDP2 composed with DTensor tensor parallelism (torchtitan, fsdp2:dp=D,t=T) ------------ */
@@ -328,7 +364,7 @@ void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, l
         atp_block(L, act, l->t, it->pass == LO_FWD, rec, it->pass == LO_BWD, t->precision == PREC_FP8 ? 1 : 2, it);
         it->inline_overlap = 0;
     } else {
-        sp_item(g, L, act, rec, it);
+        sp_item(L, act, rec, 0, it); /* the gathered input saved: no re-gather */
     }
     if (t->precision == PREC_FP8)
         fp8_tp_gathers(L, fwd, act, it);
@@ -370,7 +406,7 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
         goto dp;
     }
     if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {
-        sp_item(g, L, act, rec, it);
+        sp_item(L, act, rec, 1, it);
         if (it->pass == LO_BWD)
             it->inline_overlap = l->overlap ? dw_fraction(L, rec, 1) : 0;
         goto dp;

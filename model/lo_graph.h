@@ -59,7 +59,10 @@ typedef struct lo_pair {
     unsigned char bare;  /* of them, those no copy runs beside (the ring's / pipeline's
                             first or last; 0: bulk, the copy beside the whole GEMM)          */
 } lo_pair;
-enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_PAIR_WGRAD, LO_MAX_PAIRS = 8 };
+/* LO_MAX_PAIRS: a --tp-comm-overlap backward with checkpointing's recompute pairs 10 (tpo_block);
+ * LO_MAX_INLINE: its all-gathers, bulk re-gather, reduce-scatters and tail, and context
+ * parallelism's ring (cp_item): 5 */
+enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_PAIR_WGRAD, LO_MAX_PAIRS = 10, LO_MAX_INLINE = 5 };
 
 typedef enum { LO_FWD, LO_BWD } lo_pass;
 
@@ -71,7 +74,7 @@ typedef struct lo_item {
     int n_gather;
     lo_coll gather[2];
     int n_inline;
-    lo_coll inl[4];
+    lo_coll inl[LO_MAX_INLINE];
     double inline_overlap; /* fraction of the compute that runs beside the inline ones (the
                               unpaired ones; paired copies add their GEMMs', time_micro)    */
     unsigned inline_tail;  /* bit k: inline collective k is issued when the compute ends, not

@@ -37,6 +37,25 @@ static void tiny2(spec_model *m, spec_training *tr, wl *w)
     wl_build(m, tr, w);
 }
 
+/* tiny2 run by Megatron (its sequence-parallel graph, layout_tensor.c lo_tp_item) */
+static void tiny2_megatron(spec_model *m, spec_training *tr, wl *w)
+{
+    tiny2(m, tr, w);
+    tr->framework = FW_MEGATRON;
+    wl_build(m, tr, w);
+}
+
+/* l on 2 duo nodes, built and timed into t (the caller frees the graph) */
+static lo_graph *build_timed(const wl *w, const spec_training *tr, const spec_layout *l, const spec_cluster *c,
+                             const cost_calib *k, an_timed *t)
+{
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(w, tr, l, c, 2, g);
+    an_time(g, w, k, c, t);
+    return g;
+}
+
 static const lo_item *first_block(const lo_micro *mi, const wl *w, lo_pass pass)
 {
     for (int i = 0; i < mi->n_items; i++)
@@ -588,56 +607,59 @@ END_TEST
  * Forward: ring exchange all-gathers before qkv and fc1 (x each, beside 1/2 of the GEMM: 9.8304e-8,
  * 1.31072e-7 s), pipelined reduce-scatters after proj and fc2 (3/4 x each, beside 3/4 of the GEMM:
  * 4.9152e-8, 1.96608e-7 s), the last quarter a tail. Backward: all-gathers before proj's and fc2's
- * data gradients (x each, beside 1/2: 3.2768e-8, 1.31072e-7 s), bulk reduce-scatters beside qkv's
- * and fc1's whole weight gradients (x each, 1.96608e-7, 2.62144e-7 s).
+ * data gradients (x each, beside 1/2: 3.2768e-8, 1.31072e-7 s), bulk re-gathers of qkv's and
+ * fc1's saved inputs beside their whole data gradients (x each, 1.96608e-7, 2.62144e-7 s), bulk
+ * reduce-scatters beside qkv's and fc1's whole weight gradients (x each, the same times).
  * (a) link 6e9: x = 8.5333e-8 s. Forward: proj's 0.75 x = 6.4e-8 outlasts 4.9152e-8 (1.4848e-8
  * exposed), the rest hidden: 2.75 x + 4.9152e-8 = 2.8381867e-7 s beside the compute (summing
  * the block's copies against all its linear GEMMs, as before, hid all 3.5 x). Backward: proj's
- * data-gradient all-gather outlasts 3.2768e-8: 3 x + 3.2768e-8 = 2.8876800e-7 s.
+ * data-gradient all-gather outlasts 3.2768e-8: 5 x + 3.2768e-8 = 4.5943467e-7 s.
  * (b) link 2e10: x = 2.56e-8 s, every copy hidden: forward 3.5 x = 8.96e-8 s, backward
- * 4 x = 1.024e-7 s. Both engines give the same step, and turning the overlap off (the same
+ * 6 x = 1.536e-7 s. Both engines give the same step, and turning the overlap off (the same
  * collectives inline, sp_item) is slower at every link speed. */
 START_TEST(test_tpo_pairs)
 {
     spec_model m;
     spec_training tr;
     wl w;
-    tiny2(&m, &tr, &w);
-    tr.framework = FW_MEGATRON;
+    tiny2_megatron(&m, &tr, &w);
     tr.tp_comm_overlap = 1;
     wl_build(&m, &tr, &w);
     cost_calib k = test_tiny_calib();
     const double link[2] = {6e9, 2e10};
     const double x[2] = {1024 / 1.2e10, 2.56e-8};
-    const double hid_f[2] = {2.75 * x[0] + 4.9152e-8, 3.5 * x[1]}, hid_b[2] = {3 * x[0] + 3.2768e-8, 4 * x[1]};
+    const double hid_f[2] = {2.75 * x[0] + 4.9152e-8, 3.5 * x[1]}, hid_b[2] = {5 * x[0] + 3.2768e-8, 6 * x[1]};
     spec_layout l = parse("megatron:t=2,p=1");
     for (int v = 0; v < 2; v++) {
         spec_cluster duo = test_duo_cluster("duo", link[v], 1e10);
-        lo_graph *g = malloc(sizeof *g);
-        ck_assert_ptr_nonnull(g);
-        layout_build(&w, &tr, &l, &duo, 2, g);
         an_timed t;
-        an_time(g, &w, &k, &duo, &t);
+        lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
         for (int pass = LO_FWD; pass <= LO_BWD; pass++) {
             const lo_item *it = first_block(&g->last, &w, (lo_pass)pass);
             ck_assert_ptr_nonnull(it);
             const an_titem *o = &t.last[it - g->last.item];
-            ck_assert_int_eq(it->n_pair, 4);
+            const int np = pass == LO_FWD ? 4 : 6;
+            ck_assert_int_eq(it->n_pair, np);
             ck_assert(it->inline_overlap == 0); /* nothing but the pairs beside the copies */
             /* forward: qkv fc1 (ring: 2 chunks, 1 bare), proj fc2 (pipeline: 4, 1 bare);
-             * backward: proj fc2 data gradients (ring), qkv fc1 weight gradients (bulk: 1, 0) */
-            const int role[2][4] = {{WL_G_QKV, WL_G_FC1, WL_G_PROJ, WL_G_FC2}, {WL_G_PROJ, WL_G_FC2, WL_G_QKV, WL_G_FC1}};
-            const int chunks[2][4] = {{2, 2, 4, 4}, {2, 2, 1, 1}}, bare[2][4] = {{1, 1, 1, 1}, {1, 1, 0, 0}};
+             * backward: proj fc2 data gradients (ring), qkv fc1 data gradients (the bulk
+             * re-gathers: 1, 0) and weight gradients (the bulk reduce-scatters: 1, 0) */
+            const int role[2][6] = {{WL_G_QKV, WL_G_FC1, WL_G_PROJ, WL_G_FC2},
+                                    {WL_G_PROJ, WL_G_FC2, WL_G_QKV, WL_G_FC1, WL_G_QKV, WL_G_FC1}};
+            const int chunks[2][6] = {{2, 2, 4, 4}, {2, 2, 1, 1, 1, 1}}, bare[2][6] = {{1, 1, 1, 1}, {1, 1, 0, 0, 0, 0}};
+            const int ppass[6] = {LO_PAIR_DGRAD, LO_PAIR_DGRAD, LO_PAIR_DGRAD, LO_PAIR_DGRAD, LO_PAIR_WGRAD, LO_PAIR_WGRAD};
             const double share[2] = {0.75, 1}; /* of x, a reduce-scatter pair's copy */
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < np; q++) {
                 const lo_pair *p = &it->pair[q];
                 ck_assert_int_eq(p->role, role[pass][q]);
                 ck_assert_int_eq(p->chunks, chunks[pass][q]);
                 ck_assert_int_eq(p->bare, bare[pass][q]);
-                ck_assert_int_eq(p->pass, pass == LO_FWD ? LO_PAIR_FWD : q < 2 ? LO_PAIR_DGRAD : LO_PAIR_WGRAD);
-                const double want = q < 2 ? x[v] : share[pass] * x[v];
+                ck_assert_int_eq(p->pass, pass == LO_FWD ? LO_PAIR_FWD : ppass[q]);
+                /* the bulk re-gather: an all-gather kernel on SMs, not the ring's copy engines */
+                ck_assert_int_eq(it->inl[p->coll].offload, q < 2);
+                const double want = pass == LO_FWD && q >= 2 ? share[0] * x[v] : x[v];
                 double n = 0;
-                for (int r = 0; r < 4; r++)
+                for (int r = 0; r < np; r++)
                     n += it->pair[r].coll == p->coll;
                 ck_assert_double_eq_tol(o->in[p->coll] / n, want, 1e-9 * want);
             }
@@ -669,6 +691,82 @@ START_TEST(test_tpo_pairs)
 }
 END_TEST
 
+/* Megatron's eager sequence parallelism (sp_item, no --tp-comm-overlap) on the tiny block of
+ * test_tpo_pairs. The unpaired all-gathers and reduce-scatters of the backward (2 x 2048 B each:
+ * 2 x each) keep their share of the compute (inline_overlap: the weight gradients). The
+ * backward re-gathers qkv's and fc1's sequence-split saved inputs for their weight gradients
+ * (Megatron-LM@d98e8a64 layers.py L667-687): per block an all-gather of 2 x act = 2 x 2048 =
+ * 4096 B in 2 chunks, paired with qkv's and fc1's whole data gradients (1.96608e-7, 2.62144e-7
+ * s), x each (test_tpo_pairs: 1024 / (2 link) s); the head's input one more, act = 2048 B, beside
+ * the head's data gradient. Hidden: min(4 x, share) + min(x, qkv) + min(x, fc1):
+ * (a) link 6e9: x = 8.5333e-8 s, all hidden (4 x under the share, checked): 6 x = 5.12e-7 s;
+ * (b) link 1e8: x = 5.12e-6 s: the share (4 x over it, checked), and each pair GEMM-bound:
+ * share + 1.96608e-7 + 2.62144e-7 = share + 4.58752e-7 s, the rest of each copy exposed. The
+ * forward has no re-gather; torchtitan (fsdp2:dp=1,t=2, DTensor saves the gathered input) none
+ * either: its backward keeps 4096 B of all-gather. Engines agree. */
+START_TEST(test_sp_regather_pairs)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2_megatron(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    const double link[2] = {6e9, 1e8}, x[2] = {1024 / 1.2e10, 1024 / 2e8};
+    spec_layout l = parse("megatron:t=2,p=1");
+    for (int v = 0; v < 2; v++) {
+        spec_cluster duo = test_duo_cluster("duo", link[v], 1e10);
+        an_timed t;
+        lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
+        ck_assert_int_eq(first_block(&g->last, &w, LO_FWD)->n_pair, 0);
+        const lo_item *it = first_block(&g->last, &w, LO_BWD);
+        ck_assert_ptr_nonnull(it);
+        const an_titem *o = &t.last[it - g->last.item];
+        const double share = it->inline_overlap * o->comp;
+        ck_assert(v == 0 ? 4 * x[v] < share : 4 * x[v] > share);
+        const double hid = v == 0 ? 6 * x[v] : share + 1.96608e-7 + 2.62144e-7;
+        ck_assert_int_eq(it->n_inline, 3); /* output-gradient all-gathers, re-gather, reduce-scatters */
+        ck_assert_int_eq(it->n_pair, 2);
+        const lo_coll *rg = &it->inl[it->pair[0].coll];
+        ck_assert_int_eq(it->pair[1].coll, it->pair[0].coll);
+        ck_assert_int_eq(rg->kind, COLL_ALLGATHER);
+        ck_assert_double_eq_tol(rg->bytes, 4096.0, 1e-9);
+        ck_assert_int_eq(rg->chunks, 2);
+        ck_assert(!rg->offload);
+        const int role[2] = {WL_G_QKV, WL_G_FC1};
+        for (int q = 0; q < 2; q++) {
+            ck_assert_int_eq(it->pair[q].role, role[q]);
+            ck_assert_int_eq(it->pair[q].pass, LO_PAIR_DGRAD);
+            ck_assert_int_eq(it->pair[q].chunks, 1);
+            ck_assert_int_eq(it->pair[q].bare, 0);
+        }
+        ck_assert_double_eq_tol(o->in[it->pair[0].coll] / 2, x[v], 1e-9 * x[v]);
+        ck_assert_double_eq_tol(o->inl_f * o->comp, hid, 1e-9 * hid);
+        for (int i = 0; i < g->last.n_items; i++) { /* the head's backward: its one re-gather */
+            const lo_item *h = &g->last.item[i];
+            if (h->pass != LO_BWD || w.layer[h->layer].kind != WL_HEAD)
+                continue;
+            ck_assert_int_eq(h->n_pair, 1);
+            ck_assert_int_eq(h->pair[0].role, WL_G_HEAD);
+            ck_assert_int_eq(h->pair[0].pass, LO_PAIR_DGRAD);
+            ck_assert_double_eq_tol(h->inl[h->pair[0].coll].bytes, 2048.0, 1e-9);
+        }
+        double sim_s;
+        engines_step(g, &t, &k, &duo, &sim_s); /* the engines agree within 1 ns */
+        /* torchtitan: no re-gather, no pair; the backward's all-gather bytes stay 4096 B */
+        spec_layout lt = parse("fsdp2:dp=1,t=2");
+        tr.framework = FW_FSDP2;
+        wl_build(&m, &tr, &w);
+        layout_build(&w, &tr, &lt, &duo, 2, g);
+        const lo_item *ib = first_block(&g->last, &w, LO_BWD);
+        ck_assert_int_eq(ib->n_pair, 0);
+        ck_assert_double_eq_tol(find(ib->inl, ib->n_inline, COLL_ALLGATHER, GRP_AX0)->bytes, 4096.0, 1e-9);
+        tr.framework = FW_MEGATRON;
+        wl_build(&m, &tr, &w);
+        free(g);
+    }
+}
+END_TEST
+
 Suite *fsdp2tp_suite(void)
 {
     Suite *s = suite_create("fsdp2tp");
@@ -684,6 +782,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_atp_pairs);
     tcase_add_test(tc, test_atp_pairs_cp);
     tcase_add_test(tc, test_tpo_pairs);
+    tcase_add_test(tc, test_sp_regather_pairs);
     suite_add_tcase(s, tc);
     return s;
 }

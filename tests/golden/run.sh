@@ -569,7 +569,11 @@ expect tp-too-wide 2 "layout: tp:t=6: expected t dividing 4 GPUs per node, or a 
 expect tp-across-nodes 0 "shardcast: warning: tp:t=8 spans 2 nodes of 4 GPUs: its tensor-parallel all-reduces (every block, forward and backward) cross the network" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout tp:t=8 --engine model
 expect plan-tp-across 0 "tp:t=16" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --layouts tp --confirm 0
 # megatron 3D (pipelines): both engines agree where nothing contends; interleaving shrinks the bubble
-expect predict-megatron 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
+# spwgrad: sequence parallelism's backward re-gathers each column-parallel linear's sequence-split
+# saved input for its weight gradient (layout_tensor.c sp_item; Megatron-LM@d98e8a64 layers.py
+# L667-687): per block 2 x [s, b, h] more all-gather, the head's input 1, each beside its own data
+# gradient: 5.318 -> 5.341 s (both engines), vp=4 4.106 -> 4.125, cp=2 5.525 -> 5.538.
+expect predict-megatron 0 "megatron:t=8,p=8         5.341" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
 # the 128 ranks run; --symmetry off runs all 128 and prints the same step (0.282 s)
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
@@ -580,8 +584,8 @@ expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --
 expect predict-symmetry-model 2 "shardcast: --symmetry: expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --symmetry off
 expect predict-trace-ranks-alone 2 "shardcast: --trace-ranks: expected --trace FILE (it sets how many ranks the trace holds)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace-ranks 4
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
-expect predict-megatron-sim 0 "megatron:t=8,p=8         5.318" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.106" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-sim 0 "megatron:t=8,p=8         5.341" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.125" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 # mem14: the dgxc v24.11 Nemotron-4 340B rows (ran on 128 x 80 GB; tests/fixtures/training_n340_dgxc.json
 # = the case's training: selective, flash attention, dropout 0, Apex DistributedFusedAdam in bf16).
@@ -597,8 +601,8 @@ expect memory-n340-selective-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75
 expect memory-n340-none-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75   102.90" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json --checkpointing none --attention-kernel unfused
 # context parallelism (model/cp.h): both engines, the memory table, and the checks
 # 5.938 -> 5.525 s at the cp27+mega27 merge: mega27 splits element-wise kernels by t (fidelity-compute item 10); both engines still equal.
-expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.525" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
-expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.525" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
+expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
+expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
 expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.33" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
 expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
 expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a divisor or multiple of the 8 GPUs per node" -- "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
@@ -641,8 +645,9 @@ expect megatron-vp-groups 2 "layout: megatron:t=8,p=8,vp=4: the interleaved sche
 # Megatron-Core's uneven pipeline split (split36): split=embed+loss (Llama-3.1-405B, 126 layers on p 8 x vp 8) and first/last
 S405="--cluster dgx-h100 --nodes 128 --model llama3.1-405b --micro-batch 1 --grad-accum 64 --engine model"
 # smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): split=embed+loss 26.063 -> 25.623 s, first/last 52.526 -> 51.499 s
-expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    25.623" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
-expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    51.499" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
+# spwgrad (the backward's sequence-parallel re-gathers, sp_item): 25.623 -> 25.767 s, 51.499 -> 51.784 s
+expect megatron-split-embed-loss 0 "megatron:t=8,p=8,vp=8,cp=2,split=embed+loss    25.767" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2,split=embed+loss
+expect megatron-split-first-last 0 "megatron:t=8,p=8,vp=2,first=16,last=14    51.784" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=2,first=16,last=14
 expect megatron-split-bad 2 'in "megatron:t=8,p=8,split=head": expected split=even, embed, loss or embed+loss, got "head"' -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=head
 expect megatron-split-count 2 "layout: megatron:t=8,p=8,cp=2,split=embed: the 126 layers of llama3.1-405b with the embedding / loss counted (127) must split evenly over p x vp = 8" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,cp=2,split=embed
 expect megatron-split-both 2 "layout: megatron:t=8,p=8,split=loss,last=14: expected split=... or first=/last=, not both" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,split=loss,last=14
@@ -1322,7 +1327,13 @@ T27="predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout megatron:t
 # fc2's reduce-scatter (0.117 / 0.091) and the bulk reduce-scatter beside qkv's weight gradient
 # (0.149 / 0.135) partly; gate_up's hidden. Reduce-scatter column 0.021 s, tpo-on / sim
 # 0.194 / 0.192 -> 0.204 / 0.202 s, opg-on 0.162 -> 0.169 (sim 0.159 -> 0.168); tpo-off unchanged.
-expect tpo-off 0 "megatron:t=8,p=1         0.227" -- "$BIN" $T27 --engine model --tp-comm-overlap off
+# spwgrad: the backward re-gathers qkv's and gate_up's sequence-split saved inputs for their weight
+# gradients (sp_item, eager: beside each data gradient; tpo_block: TE's bulk qkv_dgrad / fc1_dgrad,
+# the same pairs): per block 2 x 4096 x 5120 x 2 B = 83.9 MB more all-gather (comm 21.0 -> 24.0 GB
+# per rank: 40 blocks + the head's 41.9 MB, x 7/8 = 2.97 GB). tpo-off 0.227 -> 0.228 s; tpo-on
+# 0.204 s and its simulator 0.202 s unchanged at 3 digits (the bulk copies hide behind the dgrads);
+# opg-on's compute 0.140 -> 0.142 s (the calibrated interference of the bulk kernels).
+expect tpo-off 0 "megatron:t=8,p=1         0.228" -- "$BIN" $T27 --engine model --tp-comm-overlap off
 expect tpo-on 0 "megatron:t=8,p=1         0.204" -- "$BIN" $T27 --engine model --tp-comm-overlap on
 expect tpo-on-sim 0 "megatron:t=8,p=1         0.202" -- "$BIN" $T27 --tp-comm-overlap on
 expect tpo-bad 2 "--tp-comm-overlap: expected on or off, got \"yes\"" -- "$BIN" $T27 --tp-comm-overlap yes
@@ -1339,9 +1350,13 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
 # it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.169      11.82    263.8   26.7   33.7     0.140    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+expect opg-on 0 "megatron:t=8,p=1         0.169      11.80    263.4   26.6   33.6     0.142    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
 expect opg-on-sim 0 "megatron:t=8,p=1         0.168" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
-expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.205" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
+# spwgrad: 0.205 -> 0.203 s (model engine) although 3 GB more moves: the eager backward's inline
+# chain now starts earlier (its re-gathers paired with the data gradients, inl_f larger); the
+# simulator goes 0.202 -> 0.203 s, so the engines now agree here (the reordering against the
+# DDP all-reduce that makes the recurrence faster was not traced).
+expect opg-zero1-off 0 "megatron:t=8,p=1,zero1=0     0.203" -- "$BIN" $T27 --engine model --layout megatron:t=8,p=1,zero1=0 --overlap-param-gather on
 expect opg-bad 2 "--overlap-param-gather: expected on or off, got \"maybe\"" -- "$BIN" $T27 --overlap-param-gather maybe
 # issue 30 (dec30): on, where no layout of the run can act on them, they are said to be ignored
 expect opg-ignored-framework 0 "shardcast: note: --overlap-param-gather on is ignored: it acts only on the distributed optimizer (a megatron or tp layout with zero1) under --framework megatron, and the framework is not megatron" -- "$BIN" predict --cluster dgx-h100 --model llama2-13b --nodes 2 --layout zero3 --engine model --overlap-param-gather on
@@ -1596,11 +1611,15 @@ expect rope-unfused-bad 2 "shardcast: --rope-unfused: expected on or off, got \"
 # sequences against zero3's 16: 19.87 / 75.79 samples/s = 0.26x, where main printed 2.10x (0.211 / 0.101 s).
 CPP="predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout megatron:t=2,p=1,cp=2 --layout megatron:t=2,p=1"
 expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequences): megatron:t=2,p=1,cp=2 4, megatron:t=2,p=1 8" -- "$BIN" $CPP
-expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.89    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.5      5.8     1.55x" -- "$BIN" $CPP
+# spwgrad (the backward's sequence-parallel re-gathers, sp_item): 180.87 / 113.69 = 1.59x (cp=2 row
+# 116.06 -> 113.69 samples/s), comm 3.5 -> 3.7 GB; megatron:t=8,p=1 below 19.87 -> 19.24 samples/s,
+# 19.24 / 75.86 = 0.25x, comm 2.464880128 -> 2.824541696 GB per rank: + (24 blocks x 2 + the head)
+# x [2048 tokens, 2048] x 2 B = 411041792 B of all-gather, x 7/8 moved = 0.359661568 GB.
+expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.87    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.7      5.8     1.59x" -- "$BIN" $CPP
 expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
 expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.0,' -- "$BIN" $CPP --json
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
-expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.101      19.87     23.1    7.4    9.1     0.030    0.035    0.034    0.000   0.002       2.5      3.7     0.26x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
+expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.104      19.24     22.3    7.2    8.8     0.030    0.035    0.037    0.000   0.002       2.8      3.7     0.25x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
 expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
 # ce28d: training.megatron_ce (Megatron-DeepSpeed's model code: Megatron's vocab-parallel loss under
 # framework deepspeed, eager): gpt3-1.3b on one p4d, 2048 tokens x 50257 entries x (28 + 8) B more
