@@ -275,23 +275,12 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
 
 
 /* zero3:cp=C: the layers as one rank of the cp group runs them (cp.h); fsdp2:dp=D,t=T: as one
- * rank of the TP group with sequence parallelism (Megatron's split: torchtitan's plan shards the
- * same linears, norms and vocabulary; workload_local.c); else the model's own. */
+ * rank of torchtitan's DTensor TP group (workload_local.c wl_localize_dtensor); else the model's own. */
 static const wl *zero3_localize(const wl *w, const spec_layout *l, int n_ranks, wl *out)
 {
     (void)n_ranks;
-    if (l->t > 1) {
-        spec_layout ml = *l;
-        ml.sp = 1;
-        wl_localize_megatron(w, &ml, out); /* with cp: the rank's s / cp tokens too (cp_localize) */
-        /* op-level checkpointing's saved tensors (torchtitan's _save_list: matmul outputs, the
-         * column-parallel ones [tokens, n / t], and the reduce-scatters' sequence-split outputs):
-         * a rank's 1 / t, as the rest of the stash under sequence parallelism */
-        for (int i = 0; i < out->n_layers; i++)
-            out->layer[i].op_act_bytes /= l->t;
-        cp_torch_ring_tp(out, l->cp, l->t); /* PyTorch's ring on the rank's heads / t (cp.h) */
-        return out;
-    }
+    if (l->t > 1)
+        return wl_localize_dtensor(w, l, out);
     if (l->cp <= 1)
         return w;
     *out = *w;

@@ -195,6 +195,11 @@ int wl_opt_passes(int opt_impl);
  * counts are the whole model's: the pipeline split is layout_pipe.c's. Always returns out. */
 const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out);
 
+/* fsdp2:dp=D,t=T[,cp=C] (torchtitan's DTensor tensor parallelism, sequence parallel): Megatron's
+ * split (above, sp) but for what a block saves: the gathered inputs of wq / wk / wv and w1 / w3 and
+ * of the output layer, and op-level checkpointing's saved list (workload_local.c). Returns out. */
+const wl *wl_localize_dtensor(const wl *w, const spec_layout *l, wl *out);
+
 /* Bytes per block that tensor parallelism without sequence parallelism replicates on every
  * rank (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34 for a GPT block). */
 double wl_tp_replicated_act(const wl *w);

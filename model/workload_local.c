@@ -9,6 +9,7 @@
 
 
 #include "cp.h"
+#include "kernels.h"
 
 /* Activations replicated across tensor-parallel ranks in Megatron-LM without sequence
  * parallelism (Korthikanti et al. 2022 §4.2.2: 10 sbh of the 34): the two norms' inputs (4 sbh),
@@ -197,5 +198,62 @@ const wl *wl_localize_megatron(const wl *w, const spec_layout *l, wl *out)
         out->hw_flops += (L->fwd_flops + L->bwd_flops + (w->act_ckpt && L->kind == WL_BLOCK ? L->fwd_flops : 0)) * L->count;
     }
     cp_localize(out, l->cp); /* context parallelism: the sequence / cp (cp.h) */
+    return out;
+}
+
+/* fsdp2:dp=D,t=T[,cp=C]: what a block saves per rank under torchtitan's DTensor tensor parallelism
+ * with sequence parallelism (pytorch/torchtitan@9dec370ad26b5f8e9a7333a0e36165018262644b
+ * torchtitan/parallelisms/parallelize_llama.py apply_tp L117-191, _save_list L213-223,
+ * _apply_ac_to_transformer_block L226-285; torchtitan/models/llama/model.py L189, L253, L323-324,
+ * L444-445). The norms run SequenceParallel on [b, s/t, h]; attention's and feed_forward's inputs
+ * are redistributed Shard(1) -> Replicate (PrepareModuleInput's all-gather) and fed to wq / wk / wv,
+ * resp. w1 / w3 (ColwiseParallel), and autograd's mm saves its left operand for the weight gradient
+ * (pytorch/pytorch@d327a787 tools/autograd/derivatives.yaml, mm: "mat2: mm_mat2_backward(grad,
+ * self, ...)"): the three (two) linears view one tensor, so one gathered [b, s, h] per module, two
+ * per block, where Megatron's split (wl_localize_megatron, sp) keeps each one's sequence shard and
+ * re-gathers it in backward. Under Float8 the gathered tensor is float8 (PrepareFloat8ModuleInput
+ * casts before the all-gather: layout_tensor.c fp8_tp_gathers) and Float8Linear saves its input as
+ * given (pytorch/ao@7ca1bfbefda3f448c0570f62227107ef0e40847f torchao/float8/float8_linear.py
+ * matmul_with_hp_or_float8_args.forward: ctx.save_for_backward(input_hp, ...)): 1 B an element.
+ * The output layer (ColwiseParallel from Shard(1), not a Float8Linear) saves its gathered input.
+ * By checkpointing mode:
+ *  none, selective (the core recomputed): act_bytes, with the two gathered inputs;
+ *  full (checkpoint_wrapper on each TransformerBlock): the block's input only, a Shard(1) DTensor
+ *    [b, s/t, h] (ckpt_bytes / t as Megatron's); the gathered inputs are in the recomputed stash
+ *    of the block in backward (act_bytes);
+ *  op (_save_list: aten.mm's outputs but every second, SDPA's, _c10d_functional.
+ *    reduce_scatter_tensor's; the all-gather is not in it, so it is recomputed): mm 1 wq and 3 wv
+ *    [tokens, n / t], SDPA's output [tokens, h / t], mm 5 w1 [tokens, f / t], mm 7 w2: the
+ *    row-parallel partial sum [tokens, h], whole on every rank, and the two reduce-scatters'
+ *    outputs after wo and w2, [tokens / t, h].
+ * All per the rank's tokens / cp under context parallelism (cp_localize ran before). */
+static void dtensor_saved(wl *o, const wl *w, double t, double cp)
+{
+    const double e = w->elem_bytes, th = w->tokens * w->model.hidden / cp; /* [b, s / cp, h] */
+    for (int i = 0; i < o->n_layers; i++) {
+        wl_layer *L = &o->layer[i];
+        if (L->kind == WL_HEAD)
+            L->act_bytes *= t; /* its gathered input, e th: Megatron's split kept th / t */
+        if (L->kind != WL_BLOCK)
+            continue;
+        const double g = L->gemm_dtype == KD_FP8 ? 1 : e; /* the gathered element */
+        L->act_bytes += 2 * (g - e / t) * th;            /* two gathered inputs, not two shards */
+        if (w->act_ckpt == CKPT_OP) {
+            const double w2 = w->model.swiglu ? e * th : 0; /* w2's partial sum, saved whole */
+            L->op_act_bytes = (L->op_act_bytes - w2) / t + w2 + 2 * e * th / t;
+        } else { /* MaxText's policies' names: the same tensors, split over the rank's columns */
+            L->op_act_bytes /= t;
+        }
+    }
+}
+
+const wl *wl_localize_dtensor(const wl *w, const spec_layout *l, wl *out)
+{
+    spec_layout ml = *l;
+    ml.sp = 1;
+    wl_localize_megatron(w, &ml, out); /* the same linears, norms and vocabulary split (apply_tp);
+                                          with cp: the rank's s / cp tokens too (cp_localize) */
+    dtensor_saved(out, w, l->t, l->cp > 1 ? l->cp : 1);
+    cp_torch_ring_tp(out, l->cp, l->t); /* PyTorch's ring on the rank's heads / t (cp.h) */
     return out;
 }

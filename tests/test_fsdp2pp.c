@@ -338,10 +338,12 @@ END_TEST
  * matmul / attention outputs beside its input, as memory.c does without stages. The tiny model
  * (h 64, 4 heads = 4 kv heads: kv 64, ffn 256, s 16, b 1, bf16, GELU) saves per block
  * b s e (h + kv + h + f) = 16 x 2 x 448 = 14336 B (workload.c op_sac), a rank's 1 / t = 7168 B at
- * t = 2 (layout_dp.c zero3_localize, the engines' layers), beside the input (2 s b h / t = 1024 B,
- * full checkpointing's whole stash). fsdp2:dp=1,t=2,p=4, 1F1B over m = 8: stage 0 holds p = 4
- * micro-batches of its 2 blocks, so op keeps 4 x 2 x 7168 = 57344 B more than full (the one block
- * recomputed during its backward is the same in both). Before: op counted as full (+0 B). */
+ * t = 2, plus under DTensor TP the two reduce-scatters' outputs (_save_list), [s / t, h] each:
+ * 2 x 8 x 64 x 2 = 2048 B (mem2d: workload_local.c wl_localize_dtensor; GELU's fc2, the 6th mm,
+ * is not saved), 9216 B, beside the input (2 s b h / t = 1024 B, full checkpointing's whole
+ * stash). fsdp2:dp=1,t=2,p=4, 1F1B over m = 8: stage 0 holds p = 4 micro-batches of its 2 blocks,
+ * so op keeps 4 x 2 x 9216 = 73728 B more than full (the one block recomputed during its backward
+ * is the same in both; 57344 before mem2d). Before: op counted as full (+0 B). */
 START_TEST(test_stage_memory_op_sac)
 {
     spec_model m;
@@ -357,8 +359,13 @@ START_TEST(test_stage_memory_op_sac)
     tr.act_ckpt = CKPT_OP;
     wl_build(&m, &tr, &w);
     mem_plan(&w, &tr, &l, 8, &c, &op);
-    ck_assert_double_eq_tol(op.activations - full.activations, 57344, 1e-6);
-    ck_assert_double_eq_tol(op.params + op.grads + op.optim, full.params + full.grads + full.optim, 1e-6);
+    ck_assert_double_eq_tol(op.activations - full.activations, 73728, 1e-6);
+    /* mem2d: under full the last stage's activations now equal stage 0's (one micro-batch of its
+     * 2 block inputs, 2 x 1024, the head's gathered input 2048 (1024 before) and the logits [16, 64]
+     * fp32, 4096: 8192 B = 4 x 2 x 1024), and its states are larger, so the plan reports the last
+     * stage: embedding 128 x 64 / 2 = 4096 parameters on stage 0, head 128 x 64 / 2 + the final
+     * norm's 2 x 64 / 2 = 4160 on the last: 64 more, 16 B each (2 + 2 + 12). Op reports stage 0. */
+    ck_assert_double_eq_tol(full.params + full.grads + full.optim - (op.params + op.grads + op.optim), 64 * 16, 1e-6);
 }
 END_TEST
 

@@ -308,8 +308,112 @@ START_TEST(test_memory_by_hand)
     ck_assert_double_eq_tol(a.params, 2 * psi / 4, 1e-6);
     ck_assert_double_eq_tol(a.grads, 2 * psi / 4, 1e-6);
     ck_assert_double_eq_tol(a.optim, mem_optim_bytes(&tr) * psi / 4, 1e-6);
-    ck_assert_double_eq_tol(a.activations, b.activations / 2, 1e-6);
+    /* mem2d: DTensor keeps the two gathered inputs (wq/wk/wv's, w1/w3's) whole in the block
+     * recomputed during its backward, 2 x (2 - 2/2) x 16 x 64 B, and the head's gathered input,
+     * (1 - 1/2) x 2 x 16 x 64 B, beside Megatron's sequence-split half: + 3072 B */
+    ck_assert_double_eq_tol(a.activations, b.activations / 2 + 2048 + 1024, 1e-6);
     ck_assert_double_eq_tol(a.gathered, b.gathered / 2, 1e-6);
+}
+END_TEST
+
+/* The tiny SwiGLU model with 4 heads (head dim 16, kv heads 4): hidden 64, ffn 256, seq 16,
+ * vocab 128, 2 blocks; micro-batch 1, bf16 (or prec), checkpointing ckpt. */
+static void tiny_swiglu(spec_training *tr, int ckpt, spec_precision prec, wl *w)
+{
+    spec_model m = test_tiny_model(2);
+    m.heads = m.kv_heads = 4;
+    m.swiglu = 1;
+    spec_training_defaults(tr);
+    tr->framework = FW_FSDP2;
+    tr->act_ckpt = ckpt;
+    tr->precision = prec;
+    tr->grad_accum = 1;
+    wl_build(&m, tr, w);
+}
+
+static const wl_layer *layer_of(const wl *w, wl_kind k)
+{
+    for (int i = 0; i < w->n_layers; i++)
+        if (w->layer[i].kind == k)
+            return &w->layer[i];
+    return NULL;
+}
+
+/* A block's kept bytes (mem_block_kept) under torchtitan's DTensor TP (the fsdp2 row's localize:
+ * wl_localize_dtensor) and, in *mega, under Megatron's sequence-parallel split of the same layers. */
+static double kept_dtensor(int ckpt, spec_precision prec, const char *layout, double *mega, double *head)
+{
+    spec_training tr;
+    static wl w, a, b; /* large: off the stack */
+    tiny_swiglu(&tr, ckpt, prec, &w);
+    spec_layout l = parse(layout);
+    const wl *dw = layout_kind_localize(&w, &l, l.dp * l.t * (l.cp > 1 ? l.cp : 1), &a);
+    spec_layout ml = l;
+    ml.sp = 1;
+    wl_localize_megatron(&w, &ml, &b);
+    *mega = mem_block_kept(layer_of(&b, WL_BLOCK), ckpt);
+    *head = layer_of(dw, WL_HEAD)->act_bytes;
+    return mem_block_kept(layer_of(dw, WL_BLOCK), ckpt);
+}
+
+/* mem2d: what a block keeps per rank under torchtitan's DTensor TP, by hand for tiny_swiglu
+ * (T h = 16 x 64 = 1024 elements, 2 B each), against Megatron's split at t = 2 and 4
+ * (workload_local.c wl_localize_dtensor has the sources):
+ *  none, selective: + the two gathered inputs whole instead of a shard each: 2 x (2 - 2/t) x 1024 B
+ *    (2048 at t = 2, 3072 at t = 4);
+ *  full: the block's input, a sequence shard: 2 x 1024 / t B (1024, 512);
+ *  op: that + q, v [16, 64 / t], SDPA's output [16, 64 / t], w1's [16, 256 / t], w2's partial sum
+ *    [16, 64] whole, the two reduce-scatters' outputs [16 / t, 64]: 2 x 16 x ((64 + 64 + 64 + 256)
+ *    / t + 64 + 2 x 64 / t) = 11264 at t = 2, 6656 at t = 4 (+ 1024, + 512);
+ *  the head: its gathered input whole, 2 x 1024 = 2048 B at any t;
+ *  float8: the gathered inputs 1 B: + 2 x (1 - 2/t) x 1024 (0 at t = 2, 1024 at t = 4);
+ *  cp = 2: the rank's 8 tokens: half of each. */
+START_TEST(test_dtensor_saved_by_hand)
+{
+    double mg, hd;
+    const char *lay[2] = {"fsdp2:dp=1,t=2", "fsdp2:dp=1,t=4"};
+    const double t[2] = {2, 4}, op[2] = {11264 + 1024, 6656 + 512};
+    for (int i = 0; i < 2; i++) {
+        double k = kept_dtensor(CKPT_NONE, PREC_BF16, lay[i], &mg, &hd);
+        ck_assert_double_eq_tol(k - mg, 2 * (2 - 2 / t[i]) * 1024, 1e-6);
+        ck_assert_double_eq_tol(hd, 2048, 1e-6);
+        k = kept_dtensor(CKPT_SELECTIVE, PREC_BF16, lay[i], &mg, &hd);
+        ck_assert_double_eq_tol(k - mg, 2 * (2 - 2 / t[i]) * 1024, 1e-6);
+        k = kept_dtensor(CKPT_FULL, PREC_BF16, lay[i], &mg, &hd);
+        ck_assert_double_eq_tol(k, 2 * 1024 / t[i], 1e-6);
+        ck_assert_double_eq_tol(k, mg, 1e-6);
+        k = kept_dtensor(CKPT_OP, PREC_BF16, lay[i], &mg, &hd);
+        ck_assert_double_eq_tol(k, op[i], 1e-6);
+        k = kept_dtensor(CKPT_NONE, PREC_FP8, lay[i], &mg, &hd);
+        ck_assert_double_eq_tol(k - mg, 2 * (1 - 2 / t[i]) * 1024, 1e-6);
+    }
+    double k = kept_dtensor(CKPT_NONE, PREC_BF16, "fsdp2:dp=1,cp=2,t=2", &mg, &hd);
+    ck_assert_double_eq_tol(k - mg, 2048 / 2, 1e-6);
+    ck_assert_double_eq_tol(hd, 2048 / 2, 1e-6);
+    k = kept_dtensor(CKPT_OP, PREC_BF16, "fsdp2:dp=1,cp=2,t=2", &mg, &hd);
+    ck_assert_double_eq_tol(k, op[0] / 2, 1e-6);
+}
+END_TEST
+
+/* The pipelined plan (memory_pipe.c) reads the same localisation: fsdp2:dp=1,t=2,p=2 on 4 GPUs,
+ * 1F1B over 4 micro-batches, no checkpointing: stage 0 holds its one block for p = 2 micro-batches
+ * in flight, stage 1 its block, the head's gathered input (2048 B) and the fp32 logits
+ * [16, 128 / 2] x 4 B = 4096 B for one: the plan's activations are the larger; a block keeps
+ * Megatron's split's + 2 x (2 - 2/2) x 1024 = 2048 B (the two gathered inputs, mem2d). */
+START_TEST(test_dtensor_pipe_plan)
+{
+    spec_training tr;
+    static wl w;
+    tiny_swiglu(&tr, CKPT_NONE, PREC_BF16, &w);
+    tr.grad_accum = 4;
+    spec_layout l = parse("fsdp2:dp=1,t=2,p=2");
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    mem_breakdown mb;
+    mem_plan(&w, &tr, &l, 4, &duo, &mb);
+    double mg, hd, blk = kept_dtensor(CKPT_NONE, PREC_BF16, "fsdp2:dp=1,t=2", &mg, &hd);
+    ck_assert_double_eq_tol(blk, mg + 2048, 1e-6);
+    const double s0 = 2 * blk, s1 = blk + 2048 + 4096;
+    ck_assert_double_eq_tol(mb.activations, s0 > s1 ? s0 : s1, 1e-6);
 }
 END_TEST
 
@@ -777,6 +881,8 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_fp8_gathers);
     tcase_add_test(tc, test_memory_by_hand);
     tcase_add_test(tc, test_t1_is_zero3);
+    tcase_add_test(tc, test_dtensor_saved_by_hand);
+    tcase_add_test(tc, test_dtensor_pipe_plan);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_atp_bounds);
     tcase_add_test(tc, test_atp_pairs);
