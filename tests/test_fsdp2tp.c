@@ -405,17 +405,23 @@ static double an_step(const lo_graph *g, const wl *w, const cost_calib *k, const
 
 /* The step of timed graph g by the analytical engine; *sim_s the simulator's, which must agree
  * within 1 ns (nothing contends in the tests that call it). */
+static void engines_run(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
+                        an_result *ar, exec_result *r)
+{
+    memset(ar, 0, sizeof *ar);
+    an_run(t, ar);
+    exec_opts eo;
+    sc_err err;
+    memset(&eo, 0, sizeof eo);
+    ck_assert(exec_run(g, t, k, c, &eo, r, &err) == 0);
+}
+
 static double engines_step(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
                            double *sim_s)
 {
     an_result ar;
-    memset(&ar, 0, sizeof ar);
-    an_run(t, &ar);
-    exec_opts eo;
     exec_result r;
-    sc_err err;
-    memset(&eo, 0, sizeof eo);
-    ck_assert(exec_run(g, t, k, c, &eo, &r, &err) == 0);
+    engines_run(g, t, k, c, &ar, &r);
     ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "sim %.12g model %.12g", r.step_s, ar.step_s);
     *sim_s = r.step_s;
     return ar.step_s;
@@ -699,7 +705,8 @@ END_TEST
  * Backward block: proj's data-gradient all-gather outlasts its half GEMM by x - 3.2768e-8 =
  * 5.2565333e-8 s, every other copy hides: its exposure is all-gather time, none reduce-scatter
  * (until expo14 it went under the item's last inline collective, a reduce-scatter). Booking
- * never moves a step, and both engines book the same kinds (nothing contends: within 1 ns). */
+ * moves no step (bench/an_identical.sh, bench/sim_identical.sh), and both engines book the same
+ * kinds (nothing contends: within 1 ns). */
 START_TEST(test_tpo_pairs_kinds)
 {
     spec_model m;
@@ -741,13 +748,8 @@ START_TEST(test_tpo_pairs_kinds)
         }
     }
     an_result ar;
-    memset(&ar, 0, sizeof ar);
-    an_run(&t, &ar);
-    exec_opts eo;
     exec_result r;
-    sc_err err;
-    memset(&eo, 0, sizeof eo);
-    ck_assert(exec_run(g, &t, &k, &duo, &eo, &r, &err) == 0);
+    engines_run(g, &t, &k, &duo, &ar, &r);
     for (int c = 0; c < N_COLLS; c++) {
         ck_assert_msg(fabs(r.exposed_s[c] - ar.exposed_s[c]) < 1e-9, "kind %d: sim %.12g model %.12g", c,
                       r.exposed_s[c], ar.exposed_s[c]);
