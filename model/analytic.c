@@ -487,7 +487,7 @@ static double pair_rec_share(const wl_layer *L, wl_gemm_role role)
  * per-pair rule: time_micro turns it into the item's inline fraction (an_titem.inl_f), which
  * the recurrence and the simulator both run the copies beside. */
 static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
-                          const lo_item *it, const double *in)
+                          const lo_item *it, const double *in, double *ix)
 {
     double w[LO_MAX_INLINE] = {0}, h = 0;
     for (int k = 0; k < it->n_pair; k++)
@@ -501,8 +501,28 @@ static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl
         if (p->pass == LO_PAIR_REC)
             gemm *= pair_rec_share(L, role);
         h += copy < gemm ? copy : gemm;
+        ix[p->coll] += copy > gemm ? copy - gemm : 0; /* its exposed part (an_titem.ix) */
     }
     return h;
+}
+
+void an_inline_book(const an_titem *ti, double x, double *exposed)
+{
+    double p = 0;
+    int u = -1;
+    for (int k = 0; k < ti->ni; k++) {
+        p += ti->ix[k];
+        u = (ti->iun >> k) & 1u ? k : u;
+    }
+    double b = u < 0 || x < p ? x : p; /* what the parts take: all of x, or their sum */
+    if (p <= 0) {
+        exposed[ti->ik[u < 0 ? ti->ni - 1 : u]] += x;
+        return;
+    }
+    for (int k = 0; k < ti->ni; k++)
+        exposed[ti->ik[k]] += ti->ix[k] * (b / p);
+    if (u >= 0)
+        exposed[ti->ik[u]] += x - b;
 }
 
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
@@ -563,19 +583,26 @@ static int time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, con
             o->is[k] = it->inl[k].stream;
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
+            o->ix[k] = o->itl[k] ? o->in[k] : 0;
         }
+        o->iun = 0;
         if (it->n_pair) { /* copies beside their own GEMMs only (pair_hidden); the unpaired
                              ones (context parallelism's ring, cp.c) beside their own share */
             unsigned paired = 0;
             for (int k = 0; k < it->n_pair; k++)
                 paired |= 1u << it->pair[k].coll;
             double un = 0;
-            for (int k = 0; k < it->n_inline; k++)
+            for (int k = 0; k < it->n_inline; k++) {
                 un += o->itl[k] || (paired >> k & 1u) ? 0 : o->in[k];
+                o->iun |= o->itl[k] || (paired >> k & 1u) ? 0 : 1u << k;
+            }
             un = un < o->inl_f * comp ? un : o->inl_f * comp;
-            double f = (un + pair_hidden(cal, c, layout_layer(g, w, it->layer), w->elem_bytes, it, o->in)) / comp;
+            double f = (un + pair_hidden(cal, c, layout_layer(g, w, it->layer), w->elem_bytes, it, o->in, o->ix)) / comp;
             o->inl_f = f < 1 ? f : 1;
         }
+        else
+            for (int k = 0; k < it->n_inline; k++)
+                o->iun |= o->itl[k] ? 0 : 1u << k;
         if (mm->mesh->on) /* per local index where a mesh's groups differ (analytic_mesh.c) */
             an_mesh_leads(g, cal, c, mm->mesh, it, o);
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
@@ -1221,7 +1248,7 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
         if (mit->nlead)
             iend = mesh_chain(s, mit, iend);
         if (iend > s->comp) {
-            s->exposed[mit->ik[mit->ni - 1]] += iend - s->comp;
+            an_inline_book(mit, iend - s->comp, s->exposed);
             s->comp = iend;
         }
     }

@@ -35,6 +35,10 @@ typedef struct an_titem {
     cost_coll ik[LO_MAX_INLINE];
     int is[LO_MAX_INLINE];
     int itl[LO_MAX_INLINE];           /* 1: issued when the compute ends (lo_item.inline_tail)             */
+    double ix[LO_MAX_INLINE];         /* its own exposed part where nothing contends: a tail's whole time, a
+                                         paired one's max(0, copy - hidden GEMM part) summed over its pairs
+                                         (pair_hidden), 0 unpaired: an_inline_book's weights */
+    unsigned iun;         /* bit k: inline collective k is unpaired and issued beside the compute */
     double inl_f;         /* fraction of comp running beside the inline collectives     */
     int d;                /* prefetch depth of its pass                                 */
     /* per collective above: its latency part (the time of a 1-byte one, s) and the tier whose
@@ -59,6 +63,14 @@ typedef struct an_titem {
     double igain;
     double lead[AN_MAX_LEADS], lead_f[AN_MAX_LEADS]; /* the last fields: set below nlead only */
 } an_titem;
+
+/* Books x, the time a copy of ti waits for its inline collectives after its compute (both
+ * engines' one figure), into exposed[] by the kind of the collective whose exposure it is:
+ * each collective its own part (ti->ix) while x covers them (scaled down where it does not),
+ * the rest under the last unpaired collective issued beside the compute, or where there is
+ * none spread over the parts (under the last collective where every part is 0). Adds only:
+ * step times do not depend on it. */
+void an_inline_book(const an_titem *ti, double x, double *exposed);
 
 typedef struct an_timed {
     int n_items;

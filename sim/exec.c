@@ -402,8 +402,8 @@ static void member_complete(sim *s, const group_st *gs, int st, int r, double no
         h->b_inflight = 0;
     } else if (h->cur_type[st] == Q_INLINE && --h->ipending == 0 && h->post_done) {
         rank_cold *k = &s->rk[r];
-        if (now > k->post_end)
-            k->exposed[gs->op->kind] += now - k->post_end;
+        if (now > k->post_end) /* by the kind whose exposure it is, as the recurrence books it */
+            an_inline_book(titem(s, &k->main), now - k->post_end, k->exposed);
         h->copy_ready = 1;
     }
 }

@@ -509,17 +509,23 @@ static double an_step(const lo_graph *g, const wl *w, const cost_calib *k, const
 
 /* The step of timed graph g by the analytical engine; *sim_s the simulator's, which must agree
  * within 1 ns (nothing contends in the tests that call it). */
+static void engines_run(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
+                        an_result *ar, exec_result *r)
+{
+    memset(ar, 0, sizeof *ar);
+    an_run(t, ar);
+    exec_opts eo;
+    sc_err err;
+    memset(&eo, 0, sizeof eo);
+    ck_assert(exec_run(g, t, k, c, &eo, r, &err) == 0);
+}
+
 static double engines_step(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
                            double *sim_s)
 {
     an_result ar;
-    memset(&ar, 0, sizeof ar);
-    an_run(t, &ar);
-    exec_opts eo;
     exec_result r;
-    sc_err err;
-    memset(&eo, 0, sizeof eo);
-    ck_assert(exec_run(g, t, k, c, &eo, &r, &err) == 0);
+    engines_run(g, t, k, c, &ar, &r);
     ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "sim %.12g model %.12g", r.step_s, ar.step_s);
     *sim_s = r.step_s;
     return ar.step_s;
@@ -795,6 +801,67 @@ START_TEST(test_tpo_pairs)
 }
 END_TEST
 
+/* The exposed part of test_tpo_pairs (a) (link 6e9, x = 1024 / 1.2e10 s) booked under the kind
+ * of the collective whose exposure it is (an_inline_book), not the item's last inline one.
+ * Forward block: proj's reduce-scatter pair outlasts its 3/4 GEMM by 0.75 x - 4.9152e-8 =
+ * 1.4848e-8 s, fc2's (0.75 x = 6.4e-8 < 1.96608e-7) and the all-gathers (x = 8.5333e-8 < 9.8304e-8,
+ * 1.31072e-7) hide; the tail (the last quarter of both reduce-scatters) is its whole time.
+ * Backward block: proj's data-gradient all-gather outlasts its half GEMM by x - 3.2768e-8 =
+ * 5.2565333e-8 s, every other copy hides: its exposure is all-gather time, none reduce-scatter
+ * (until expo14 it went under the item's last inline collective, a reduce-scatter). Booking
+ * moves no step (bench/an_identical.sh, bench/sim_identical.sh), and both engines book the same
+ * kinds (nothing contends: within 1 ns). */
+START_TEST(test_tpo_pairs_kinds)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2_megatron(&m, &tr, &w);
+    tr.tp_comm_overlap = 1;
+    wl_build(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    const double x = 1024 / 1.2e10;
+    spec_layout l = parse("megatron:t=2,p=1");
+    spec_cluster duo = test_duo_cluster("duo", 6e9, 1e10);
+    an_timed t;
+    lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
+    /* [pass][kind]: the non-tail parts; the forward's tail separately */
+    const double want[2][N_COLLS] = {{0, 0.75 * x - 4.9152e-8, 0}, {x - 3.2768e-8, 0, 0}};
+    for (int pass = LO_FWD; pass <= LO_BWD; pass++) {
+        const lo_item *it = first_block(&g->last, &w, (lo_pass)pass);
+        const an_titem *o = &t.last[it - g->last.item];
+        double part[N_COLLS] = {0}, tail = 0;
+        for (int q = 0; q < o->ni; q++) {
+            ck_assert(!((o->iun >> q) & 1u)); /* every copy paired or a tail */
+            if (o->itl[q])
+                tail += o->ix[q] - o->in[q]; /* a tail: its whole time */
+            else
+                part[o->ik[q]] += o->ix[q];
+        }
+        ck_assert(tail == 0);
+        for (int c = 0; c < N_COLLS; c++)
+            ck_assert_double_eq_tol(part[c], want[pass][c], 1e-9 * x);
+        if (pass == LO_BWD) {
+            double e[N_COLLS] = {0}, sum = part[0] + part[1] + part[2];
+            an_inline_book(o, sum, e); /* the exposure the parts predict: all all-gather */
+            ck_assert_double_eq_tol(e[COLL_ALLGATHER], x - 3.2768e-8, 1e-9 * x);
+            ck_assert(e[COLL_REDUCESCATTER] == 0 && e[COLL_ALLREDUCE] == 0);
+            memset(e, 0, sizeof e);
+            an_inline_book(o, 2 * sum, e); /* more (contention): spread over the parts alike */
+            ck_assert_double_eq_tol(e[COLL_ALLGATHER], 2 * sum, 1e-12);
+        }
+    }
+    an_result ar;
+    exec_result r;
+    engines_run(g, &t, &k, &duo, &ar, &r);
+    for (int c = 0; c < N_COLLS; c++) {
+        ck_assert_msg(fabs(r.exposed_s[c] - ar.exposed_s[c]) < 1e-9, "kind %d: sim %.12g model %.12g", c,
+                      r.exposed_s[c], ar.exposed_s[c]);
+    }
+    free(g);
+}
+END_TEST
+
 /* Megatron's eager sequence parallelism (sp_item, no --tp-comm-overlap) on the tiny block of
  * test_tpo_pairs. The unpaired all-gathers and reduce-scatters of the backward (2 x 2048 B each:
  * 2 x each) keep their share of the compute (inline_overlap: the weight gradients). The
@@ -888,6 +955,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_atp_pairs);
     tcase_add_test(tc, test_atp_pairs_cp);
     tcase_add_test(tc, test_tpo_pairs);
+    tcase_add_test(tc, test_tpo_pairs_kinds);
     tcase_add_test(tc, test_sp_regather_pairs);
     suite_add_tcase(s, tc);
     return s;

@@ -1349,8 +1349,12 @@ expect tpo-key-bad 2 "$TMP/tpo.json: \$.tp_comm_overlap: expected true or false,
 # 1.2 ms), so all but the first layer's (the embedding's 32000 x 5120 / 8 x 2 B = 41 MB: 0.001 s)
 # is hidden: 0.198 -> 0.166 s (model; compute 0.141 -> 0.145 s: the calibration's interference
 # while NCCL shares the GPU), 0.164 s (simulator). Without the distributed optimizer (zero1=0)
-# it does not act.
-expect opg-on 0 "megatron:t=8,p=1         0.169      11.80    263.4   26.6   33.6     0.142    0.001" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
+# it does not act. expo14: the exposed breakdown by the collective whose exposure it is
+# (analytic.c an_inline_book): AG 0.001 -> 0.005 s, RS 0.017 -> 0.013 s, their sum 0.0185 s and
+# the step unchanged (0.01851387 s both, --json): the exposed parts of the all-gather pairs (the
+# rings before the data gradients, the bulk re-gathers; by hand on the tiny block:
+# test_fsdp2tp.c test_tpo_pairs_kinds) were booked under the item's last inline collective.
+expect opg-on 0 "megatron:t=8,p=1         0.169      11.80    263.4   26.6   33.6     0.142    0.005    0.013" -- "$BIN" $T27 --engine model --tp-comm-overlap on --overlap-param-gather on
 expect opg-on-sim 0 "megatron:t=8,p=1         0.168" -- "$BIN" $T27 --tp-comm-overlap on --overlap-param-gather on
 # spwgrad: 0.205 -> 0.203 s (model engine) although 3 GB more moves: the eager backward's inline
 # chain now starts earlier (its re-gathers paired with the data gradients, inl_f larger); the
@@ -1620,11 +1624,15 @@ expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequence
 # 116.06 -> 113.69 samples/s), comm 3.5 -> 3.7 GB; megatron:t=8,p=1 below 19.87 -> 19.24 samples/s,
 # 19.24 / 75.86 = 0.25x, comm 2.464880128 -> 2.824541696 GB per rank: + (24 blocks x 2 + the head)
 # x [2048 tokens, 2048] x 2 B = 411041792 B of all-gather, x 7/8 moved = 0.359661568 GB.
+# expo14: megatron:t=8,p=1's AG / RS 0.035 / 0.037 -> 0.036 / 0.036 s (0.0345925 / 0.0374885 ->
+# 0.0357808 / 0.0363003 s, the sum 0.0720811 s and the step unchanged): the re-gathers' exposed
+# part (their pairs with qkv's and fc1's data gradients), 0.0011883 s, was booked under the
+# item's last inline collective, a reduce-scatter (analytic.c an_inline_book).
 expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.87    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.7      5.8     1.59x" -- "$BIN" $CPP
 expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
 expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.0,' -- "$BIN" $CPP --json
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
-expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.104      19.24     22.3    7.2    8.8     0.030    0.035    0.037    0.000   0.002       2.8      3.7     0.25x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
+expect predict-speedup-tp-batch 0 "megatron:t=8,p=1         0.104      19.24     22.3    7.2    8.8     0.030    0.036    0.036    0.000   0.002       2.8      3.7     0.25x" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout megatron:t=8,p=1 --engine model
 expect predict-one-batch-heading 0 "2 nodes, 16 GPUs, global batch 16 sequences" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout tp:t=8 --engine model
 # ce28d: training.megatron_ce (Megatron-DeepSpeed's model code: Megatron's vocab-parallel loss under
 # framework deepspeed, eager): gpt3-1.3b on one p4d, 2048 tokens x 50257 entries x (28 + 8) B more
@@ -1678,8 +1686,17 @@ F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,
 # smallm27: Hopper GEMMs with stream-K (kernels.c streamk_time): 0.397 / 0.349 -> 0.394 / 0.347 s
 # (async TP as asynctp27 prices it), sim 0.393 -> 0.391 s; atp2: each fused pair's copies hidden
 # only behind (t-1)/t of its own GEMM (analytic.c pair_hidden): async 0.347 -> 0.356 s
+# expo14: async's AG / RS 0.002 / 0.024 -> 0.008 / 0.018 s (0.0024187 / 0.0238041 -> 0.0078831 /
+# 0.0183397 s, the sum 0.0262228 s and the step unchanged): each copy's wait split by its
+# collectives' own exposed parts (analytic.c an_inline_book), not all under the last one. A
+# block's forward waits 93.07 us, its parts qkv's all-gather 172.21 - 120.83 = 51.37 us and wo's
+# reduce-scatter 172.21 - 85.77 = 86.43 us: 34.70 us all-gather; its backward (with the
+# recompute) waits 528.62 us against all-gather parts 51.37 (the recompute's qkv) + 172.21 -
+# 81.26 = 90.95 (wo's data gradient), reduce-scatter 86.43 (the recompute's wo) and the two
+# unfused reduce-scatters' tails 344.41: 528.62 x 142.32 / 573.16 = 131.26 us all-gather;
+# 32 x 165.96 us = 5.31 ms, with the first block's longer forward wait 5.46 ms moved.
 expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.394      10.14    300.7   30.4   36.0     0.307    0.002    0.070    0.000   0.015      28.5     12.1     1.00x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.356      11.25    333.5   33.7   40.0     0.314    0.002    0.024    0.000   0.015      28.5     12.1     1.11x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.356      11.25    333.5   33.7   40.0     0.314    0.008    0.018    0.000   0.015      28.5     12.1     1.11x" -- "$BIN" $F2T --engine model
 expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.391      10.22    303.1   30.6   36.3     0.304    0.002    0.070    0.000   0.015      28.5     12.1     1.00x" -- "$BIN" $F2T --engine sim
 expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.90     0.73     2.00    12.11" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
 # async TP without torch.compile: torchtitan refuses it (parallelize_llama.py "Async TP requires
