@@ -121,6 +121,20 @@ static void tp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int shar
     p->bare = (unsigned char)bare;
 }
 
+/* Pair inline collective `coll` with both column-parallel GEMMs of a block (qkv, then the MLP's
+ * `mlp`), or both row-parallel ones (proj, then fc2), in that order (tp_pair). */
+static void tp_pair_cols(lo_item *it, int coll, wl_gemm_role mlp, int pass, int share, int chunks, int bare)
+{
+    tp_pair(it, coll, WL_G_QKV, pass, share, chunks, bare);
+    tp_pair(it, coll, mlp, pass, share, chunks, bare);
+}
+
+static void tp_pair_rows(lo_item *it, int coll, int pass, int share, int chunks, int bare)
+{
+    tp_pair(it, coll, WL_G_PROJ, pass, share, chunks, bare);
+    tp_pair(it, coll, WL_G_FC2, pass, share, chunks, bare);
+}
+
 /* The block's collectives under --tp-comm-overlap (above), each paired with its GEMM: the
  * all-gathers (ring exchange) before qkv and fc1 in the forward (fwd_pass) or recompute (rec),
  * before proj's and fc2's data gradients in the backward (bwd); the forward's reduce-scatters
@@ -137,29 +151,20 @@ static void tpo_block(const wl_layer *L, double act, int t, int fwd_pass, int re
     const int fwd = fwd_pass || rec, n = fwd + bwd, fp = rec ? LO_PAIR_REC : LO_PAIR_FWD, S = TPO_SPLITS;
     const wl_gemm_role mlp = mlp_col_role(L);
     ag = add_bytes(ag, 2 * act * n, 2 * n);
-    if (fwd) {
-        tp_pair(it, it->n_inline, WL_G_QKV, fp, 1, t, 1);
-        tp_pair(it, it->n_inline, mlp, fp, 1, t, 1);
-    }
-    if (bwd) {
-        tp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 1, t, 1);
-        tp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 1, t, 1);
-    }
+    if (fwd)
+        tp_pair_cols(it, it->n_inline, mlp, fp, 1, t, 1);
+    if (bwd)
+        tp_pair_rows(it, it->n_inline, LO_PAIR_DGRAD, 1, t, 1);
     it->inl[it->n_inline++] = ag;
     if (bwd) {
-        tp_pair(it, it->n_inline, WL_G_QKV, LO_PAIR_DGRAD, 1, 1, 0);
-        tp_pair(it, it->n_inline, mlp, LO_PAIR_DGRAD, 1, 1, 0);
+        tp_pair_cols(it, it->n_inline, mlp, LO_PAIR_DGRAD, 1, 1, 0);
         it->inl[it->n_inline++] = add_bytes(bag, 2 * act, 2);
     }
     rs = add_bytes(rs, 2 * act * ((double)fwd * (S - 1) / S + bwd), 2 * n);
-    if (fwd) {
-        tp_pair(it, it->n_inline, WL_G_PROJ, fp, S - 1, S, 1);
-        tp_pair(it, it->n_inline, WL_G_FC2, fp, S - 1, S, 1);
-    }
-    if (bwd) {
-        tp_pair(it, it->n_inline, WL_G_QKV, LO_PAIR_WGRAD, S, 1, 0);
-        tp_pair(it, it->n_inline, mlp, LO_PAIR_WGRAD, S, 1, 0);
-    }
+    if (fwd)
+        tp_pair_rows(it, it->n_inline, fp, S - 1, S, 1);
+    if (bwd)
+        tp_pair_cols(it, it->n_inline, mlp, LO_PAIR_WGRAD, S, 1, 0);
     it->inl[it->n_inline++] = rs;
     if (fwd) {
         tail = add_bytes(tail, 2 * act / S, 2);
@@ -221,10 +226,10 @@ static void sp_item(const wl_layer *L, double act, int rec, int regather, lo_ite
     if (ag.chunks)
         it->inl[it->n_inline++] = ag;
     if (regather && rg.chunks) { /* issued before the data gradients' reduce-scatters */
-        const int head = L->kind == WL_HEAD;
-        tp_pair(it, it->n_inline, head ? WL_G_HEAD : WL_G_QKV, LO_PAIR_DGRAD, 1, 1, 0);
-        if (!head)
-            tp_pair(it, it->n_inline, mlp_col_role(L), LO_PAIR_DGRAD, 1, 1, 0);
+        if (L->kind == WL_HEAD)
+            tp_pair(it, it->n_inline, WL_G_HEAD, LO_PAIR_DGRAD, 1, 1, 0);
+        else
+            tp_pair_cols(it, it->n_inline, mlp_col_role(L), LO_PAIR_DGRAD, 1, 1, 0);
         it->inl[it->n_inline++] = rg;
     }
     if (rs.chunks)
@@ -308,19 +313,14 @@ static void atp_block(const wl_layer *L, double act, double t, int fwd_pass, int
     const wl_gemm_role mlp = mlp_col_role(L);
     const int tc = (int)t; /* the copies beside all chunks but one of each fused GEMM (above) */
     ag = add_bytes(ag, 2 * act * n, 2 * n);
-    if (fwd) {
-        tp_pair(it, it->n_inline, WL_G_QKV, fp, ag_share, tc, 1);
-        tp_pair(it, it->n_inline, mlp, fp, ag_share, tc, 1);
-    }
-    if (bwd) {
-        tp_pair(it, it->n_inline, WL_G_PROJ, LO_PAIR_DGRAD, 2, tc, 1);
-        tp_pair(it, it->n_inline, WL_G_FC2, LO_PAIR_DGRAD, 2, tc, 1);
-    }
+    if (fwd)
+        tp_pair_cols(it, it->n_inline, mlp, fp, ag_share, tc, 1);
+    if (bwd)
+        tp_pair_rows(it, it->n_inline, LO_PAIR_DGRAD, 2, tc, 1);
     it->inl[it->n_inline++] = ag;
     if (fwd) {
         rs = add_bytes(rs, 2 * act, 2);
-        tp_pair(it, it->n_inline, WL_G_PROJ, fp, 1, tc, 1);
-        tp_pair(it, it->n_inline, WL_G_FC2, fp, 1, tc, 1);
+        tp_pair_rows(it, it->n_inline, fp, 1, tc, 1);
         it->inl[it->n_inline++] = rs;
     }
     if (bwd) { /* not fused: NCCL, after the compute */
