@@ -585,24 +585,21 @@ static int time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, con
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
             o->ix[k] = o->itl[k] ? o->in[k] : 0;
         }
-        o->iun = 0;
+        unsigned paired = 0; /* the inline collectives some lo_pair names */
+        for (int k = 0; k < it->n_pair; k++)
+            paired |= 1u << it->pair[k].coll;
+        o->iun = 0; /* the unpaired ones beside the compute (not tails) */
+        for (int k = 0; k < it->n_inline; k++)
+            o->iun |= o->itl[k] || (paired >> k & 1u) ? 0 : 1u << k;
         if (it->n_pair) { /* copies beside their own GEMMs only (pair_hidden); the unpaired
                              ones (context parallelism's ring, cp.c) beside their own share */
-            unsigned paired = 0;
-            for (int k = 0; k < it->n_pair; k++)
-                paired |= 1u << it->pair[k].coll;
             double un = 0;
-            for (int k = 0; k < it->n_inline; k++) {
-                un += o->itl[k] || (paired >> k & 1u) ? 0 : o->in[k];
-                o->iun |= o->itl[k] || (paired >> k & 1u) ? 0 : 1u << k;
-            }
+            for (int k = 0; k < it->n_inline; k++)
+                un += (o->iun >> k & 1u) ? o->in[k] : 0;
             un = un < o->inl_f * comp ? un : o->inl_f * comp;
             double f = (un + pair_hidden(cal, c, layout_layer(g, w, it->layer), w->elem_bytes, it, o->in, o->ix)) / comp;
             o->inl_f = f < 1 ? f : 1;
         }
-        else
-            for (int k = 0; k < it->n_inline; k++)
-                o->iun |= o->itl[k] ? 0 : 1u << k;
         if (mm->mesh->on) /* per local index where a mesh's groups differ (analytic_mesh.c) */
             an_mesh_leads(g, cal, c, mm->mesh, it, o);
         comm += inl < o->inl_f * comp ? inl : o->inl_f * comp;
