@@ -132,3 +132,14 @@ void test_pipe_agree(test_both_fn both, const char *f1b2, const char *gpipe2, co
         ck_assert_msg(sim >= an * (1 - 1e-9), "%s: model %.12g sim %.12g", slower[i], an, sim);
     }
 }
+
+void test_engines_run(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c, an_result *ar,
+                      exec_result *r)
+{
+    memset(ar, 0, sizeof *ar);
+    an_run(t, ar);
+    exec_opts eo;
+    sc_err err;
+    memset(&eo, 0, sizeof eo);
+    ck_assert_msg(exec_run(g, t, k, c, &eo, r, &err) == 0, "%s", err.text);
+}

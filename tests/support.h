@@ -25,6 +25,14 @@ cost_calib test_tiny_calib(void);
 void test_p4d_llama3_8b(spec_cluster *c, spec_model *m, cost_calib *k);
 
 /* Layout s parsed (a parse error fails the test); and s's parse error, which must be want. */
+/* Both engines on timed graph g: the analytical step into *ar (zeroed first), the simulator's run
+ * into *r (asserted to succeed); comparing them is the caller's. */
+struct an_timed;
+struct an_result;
+struct exec_result;
+struct lo_graph;
+void test_engines_run(const struct lo_graph *g, const struct an_timed *t, const cost_calib *k, const spec_cluster *c,
+                      struct an_result *ar, struct exec_result *r);
 spec_layout test_parse_layout(const char *s);
 void test_parse_layout_err(const char *s, const char *want);
 

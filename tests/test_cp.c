@@ -220,13 +220,9 @@ START_TEST(test_engines_agree)
     layout_build(&w, &tr, &l, &c, 1, g);
     an_timed t;
     an_result ar;
-    memset(&ar, 0, sizeof ar);
-    an_time(g, &w, &k, &c, &t);
-    an_run(&t, &ar);
-    exec_opts o;
     exec_result r;
-    memset(&o, 0, sizeof o);
-    ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+    an_time(g, &w, &k, &c, &t);
+    test_engines_run(g, &t, &k, &c, &ar, &r);
     ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
     /* the ring's bytes are in the volume: more than the same layout without cp */
     spec_layout l1 = parse("megatron:t=1,p=1");
@@ -355,13 +351,9 @@ START_TEST(test_zero3_cp_properties)
     layout_build(&w, &tr, &l, &c, 1, g);
     an_timed t;
     an_result ar;
-    memset(&ar, 0, sizeof ar);
-    an_time(g, &w, &k, &c, &t);
-    an_run(&t, &ar);
-    exec_opts o;
     exec_result r;
-    memset(&o, 0, sizeof o);
-    ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+    an_time(g, &w, &k, &c, &t);
+    test_engines_run(g, &t, &k, &c, &ar, &r);
     ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
     free(g);
 }

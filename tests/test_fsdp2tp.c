@@ -481,13 +481,9 @@ START_TEST(test_engines_agree)
         layout_build(&w, &tr, &l, &c, 1, g);
         an_timed t;
         an_result ar;
-        memset(&ar, 0, sizeof ar);
-        an_time(g, &w, &k, &c, &t);
-        an_run(&t, &ar);
-        exec_opts o;
         exec_result r;
-        memset(&o, 0, sizeof o);
-        ck_assert(exec_run(g, &t, &k, &c, &o, &r, &err) == 0);
+        an_time(g, &w, &k, &c, &t);
+        test_engines_run(g, &t, &k, &c, &ar, &r);
         ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "%s: sim %.9g model %.9g", names[i], r.step_s, ar.step_s);
         step[i] = ar.step_s;
         free(g);
@@ -509,23 +505,12 @@ static double an_step(const lo_graph *g, const wl *w, const cost_calib *k, const
 
 /* The step of timed graph g by the analytical engine; *sim_s the simulator's, which must agree
  * within 1 ns (nothing contends in the tests that call it). */
-static void engines_run(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
-                        an_result *ar, exec_result *r)
-{
-    memset(ar, 0, sizeof *ar);
-    an_run(t, ar);
-    exec_opts eo;
-    sc_err err;
-    memset(&eo, 0, sizeof eo);
-    ck_assert(exec_run(g, t, k, c, &eo, r, &err) == 0);
-}
-
 static double engines_step(const lo_graph *g, const an_timed *t, const cost_calib *k, const spec_cluster *c,
                            double *sim_s)
 {
     an_result ar;
     exec_result r;
-    engines_run(g, t, k, c, &ar, &r);
+    test_engines_run(g, t, k, c, &ar, &r);
     ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "sim %.12g model %.12g", r.step_s, ar.step_s);
     *sim_s = r.step_s;
     return ar.step_s;
@@ -853,7 +838,7 @@ START_TEST(test_tpo_pairs_kinds)
     }
     an_result ar;
     exec_result r;
-    engines_run(g, &t, &k, &duo, &ar, &r);
+    test_engines_run(g, &t, &k, &duo, &ar, &r);
     for (int c = 0; c < N_COLLS; c++) {
         ck_assert_msg(fabs(r.exposed_s[c] - ar.exposed_s[c]) < 1e-9, "kind %d: sim %.12g model %.12g", c,
                       r.exposed_s[c], ar.exposed_s[c]);
