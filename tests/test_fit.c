@@ -200,6 +200,45 @@ START_TEST(test_fit_leaves_out_isolated_launch_bound)
 }
 END_TEST
 
+/* An efficiency at its bound, measured with noise: true network efficiency 1.0 (the line rate
+ * reached), 8 % noise on every collective, 40 seeds. About half the fits land above 1 by chance;
+ * one within two of its standard errors of the bound is noise and is held at 1 (reported in
+ * at_bound), as a run-away one is; only one further above is refused. Before this rule 32 of
+ * these 40 were refused (the emulated loop in CI hit it: 1.049 +- 0.068); now 2 are (seeds 4
+ * and 24: 1.042 and 1.046, beyond two standard errors), under the one-sided 2.3 % x 40 ~ 1 that
+ * a 2-sigma rule expects plus the fit's own small-sample spread: at most 4 asserted. Every
+ * accepted fit is <= 1. */
+START_TEST(test_fit_efficiency_at_bound_noise)
+{
+    load_p4d();
+    int refused = 0, held = 0;
+    for (unsigned long seed = 1; seed <= 40; seed++) {
+        cost_calib k;
+        truth(&k);
+        k.bw_eff[TIER_NET].v = 1.0;
+        char *path = write_synth_k(&k, 1, 0.08, seed, 0, 0.75);
+        cal_meas *m;
+        sc_err e;
+        ck_assert_int_eq(cal_meas_load(path, &m, &e), 0);
+        cost_calib out;
+        cal_fit_report rep;
+        int rc = cal_fit(m, &P4D, NULL, NULL, &out, &rep, &e);
+        if (rc) {
+            ck_assert_int_eq(rc, SC_EINPUT);
+            ck_assert_ptr_nonnull(strstr(e.text, "impossible network bandwidth efficiency"));
+            refused++;
+        } else {
+            ck_assert(out.bw_eff[TIER_NET].v <= 1.0);
+            held += strstr(rep.at_bound, "network bandwidth efficiency at 1") != NULL;
+        }
+        cal_meas_free(m);
+        unlink(path);
+    }
+    ck_assert_int_le(refused, 4);
+    ck_assert_int_ge(held, 10);
+}
+END_TEST
+
 START_TEST(test_fit_without_noise_is_exact)
 {
     load_p4d();
@@ -835,6 +874,7 @@ Suite *fit_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_fit_recovers_known_parameters);
     tcase_add_test(tc, test_fit_without_noise_is_exact);
+    tcase_add_test(tc, test_fit_efficiency_at_bound_noise);
     tcase_add_test(tc, test_fit_leaves_out_isolated_launch_bound);
     tcase_add_test(tc, test_fit_refuses_undetermined_network);
     tcase_add_test(tc, test_fit_holds_negative_latency_at_zero);
