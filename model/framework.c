@@ -309,6 +309,27 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
         return t->limit_all_gathers != 0 ? (t->prefetch_layers < 1 ? t->prefetch_layers : 1) : t->prefetch_layers;
     case FW_FSDP2: /* implicit prefetch of the next module's all-gather, forward and backward */
         return 1;
+    case FW_MEGATRON: {
+        if (!zero3_family(l->kind))
+            return t->prefetch_layers;
+        /* Megatron-FSDP (zero3): each unit's pre-forward / pre-backward hook all-gathers its
+         * bucket and prefetches the next ones, in pass order, until the prefetched buckets hold
+         * at least suggested_AG_prefetch_size elements: suggested_communication_unit_size // 2,
+         * which is 1e9 // 2 unless set (`... or 1_000_000_000`, so the per-unit estimate below
+         * it never runs; NVIDIA/Megatron-LM@23e00ed0963c35382dfe8a5a94fb3cda4d21e133 (core_v0.14.0)
+         * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py L356-380;
+         * param_and_grad_buffer.py L3187-3213 all_gather_params: a bucket is added while the
+         * prefetched size is below it). Megatron-Bridge sets it only for Llama3-70B
+         * (NVIDIA-NeMo/Megatron-Bridge@fa0315ae2684693a666be9d247adf9baf1e30028
+         * scripts/performance/run_script.py L166-170). So the depth is the fewest whole blocks
+         * holding 5e8 elements (Llama3-8B's 218.1M-parameter blocks: 3) */
+        double layer = 0; /* a transformer block, the unit the steady prefetch runs over */
+        for (int i = 0; i < w->n_layers; i++)
+            if (w->layer[i].kind == WL_BLOCK && w->layer[i].params > layer)
+                layer = w->layer[i].params;
+        int d = layer > 0 ? (int)ceil(MG_FSDP_PREFETCH_ELEMS / layer) : 1;
+        return d < 1 ? 1 : d > 64 ? 64 : d;
+    }
     default: return t->prefetch_layers;
     }
 }
@@ -462,6 +483,17 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     case FW_MEGATRON: /* distributed optimizer: --overlap-grad-reduce is opt-in */
         f->reduce_stream = f->replica_stream = 1;
         f->overlap = t->overlap_comm > 0;
+        /* Megatron-FSDP (zero3, optim_grads_params): every unit's post-backward hook
+         * reduce-scatters its gradients asynchronously on a side stream in every micro-step
+         * (megatron_fsdp.py L544-588 at core_v0.14.0 23e00ed0: grad_reduce_every_bprop;
+         * side_stream_for_buffer_copy_and_grad_accum, L342-347), the all-gathers on another
+         * (side_stream_for_param_gather, L343, L352); Megatron-Bridge turns on
+         * gradient_accumulation_fusion with it (scripts/performance/utils/helpers.py L76-77 at
+         * fa0315ae), so TE's weight-gradient GEMMs accumulate into the sharded main_grad bucket
+         * in place and _grad_acc copies nothing (L510-528: only where param.grad is set): no
+         * FSDP-style gradient path (grad_path 0) */
+        if (zero3_family(l->kind))
+            f->overlap = 1;
         break;
     default: break;
     }

@@ -68,6 +68,10 @@ typedef struct fw_sched {
 } fw_sched;
 
 /* DeepSpeed releases whose schedule changed (spec_training.framework_version encoding). */
+/* Megatron-FSDP's default all-gather prefetch, elements: suggested_communication_unit_size // 2
+ * with its 1e9 default (NVIDIA/Megatron-LM@23e00ed0963c35382dfe8a5a94fb3cda4d21e133
+ * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py L356-380; fw_prefetch) */
+#define MG_FSDP_PREFETCH_ELEMS 5e8
 #define FW_DS_COALESCED 505 /* v0.5.5, c0eeb69d (PR #1188): one coalesced all-gather per
                                sub-module, no norm() debug sync, no explicit copy            */
 #define FW_DS_OVERLAP 600   /* v0.6.0, a32e9b33: all-gather stream, prefetch buckets         */

@@ -123,8 +123,10 @@ static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S,
     }
     else if (g->framework == FW_FSDP) /* per parameter view, per pass (calib.c) */
         it->hooks = fw_param_tensors(w, L);
-    else if (g->framework == FW_FSDP2)
-        it->hooks = 1;
+    else if (g->framework == FW_FSDP2 || g->framework == FW_MEGATRON)
+        it->hooks = 1; /* per unit; Megatron-FSDP's pre-forward, pre-backward and post-backward
+                          hooks on each FSDP unit module (megatron_fsdp.py L544-549, L590-602,
+                          L709-718 at core_v0.14.0 23e00ed0) */
     /* FSDP2 (_fsdp_collectives.py): per-parameter shards copied into the all-gather input and
      * the output copied out into the parameters (read + write S); gradients copied into the
      * reduce-scatter input (read + write S) */
@@ -649,7 +651,7 @@ const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = z
                                           .check_training = zero3_check_training, .build = dp_build,
                                           .replicas = zero3_replicas, .batch_per_replica = 1, .shard = dp_shard,
                                           .candidates = zero3_cands, .explain = all_explain,
-                                          .frameworks = FW_DS | FW_TORCH, .gathers_params = 1,
+                                          .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON), .gathers_params = 1,
                                           .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
                                           .localize = zero3_localize, .mem_gathered = dsc_gathered};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,

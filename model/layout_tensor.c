@@ -370,6 +370,32 @@ void lo_fsdp2_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, l
         fp8_tp_gathers(L, fwd, act, it);
 }
 
+/* megatron zero2=1: PaddleNLP's sharding stage 2 beside tensor parallelism. PaddleNLP's Trainer
+ * wraps the model in TensorParallel, then group_sharded_parallel(level="os_g") over the sharding
+ * group (paddlenlp/trainer/trainer.py _wrap_model, the v2.6 form: "Only support tensor parallel +
+ * sharding stage1/stage2 hybrid parallel now"), and under hybrid parallelism never enters no_sync
+ * ("stage2 and stage3 should not no_sync, because the is no DDP wrapper"): the gradients are
+ * reduced in every micro-step's backward. Paddle's GroupShardedStage2
+ * (PaddlePaddle/Paddle@03eadcf30eb862f2483ba887caf546a0791ee59e
+ * python/paddle/distributed/fleet/meta_parallel/sharding/group_sharded_stage2.py, the stored
+ * version, read by function, not by line): each parameter's backward hook (_setup_backward_hooks)
+ * sends its gradient to the rank that owns it with dist.reduce (_get_reduce_fn; parameters beyond
+ * a GradStorage of buffer_max_size = 2**23 elements per owner, which a 7B model's 8-way-or-fewer
+ * shards exceed almost whole, are reduced one by one: a call per parameter tensor), with
+ * sync_op = not _reduce_overlap and _reduce_overlap False unless the user calls
+ * _set_reduce_overlap (__init__), so on the compute stream: the backward waits; the non-owners
+ * then clear the gradient (cleanup), each rank keeping its shard. A ring Reduce moves the whole
+ * buffer S per rank (layout_dp.c's owner_reduce convention): costed as a reduce-scatter of
+ * S n / (n - 1) over the data-parallel group (n its size), inline. */
+static void stage2_reduce(const lo_graph *g, const wl *lw, const wl_layer *L, lo_item *it)
+{
+    const double n = g->ax_size[AX_D];
+    if (n <= 1)
+        return;
+    const double S = L->params * g->sched.reduce_elem_bytes; /* this rank's slice, as reduced */
+    it->inl[it->n_inline++] = lo_coll_make(COLL_REDUCESCATTER, GRP_AX3, S * n / (n - 1), fw_param_tensors(lw, L));
+}
+
 /* The input-gradient all-reduces of a block's backward (the f operators, Shoeybi et al. 2019
  * s3): Megatron fuses q, k, v into one column-parallel layer and the MLP's first matrices into
  * another, so two, the async one beside the weight-gradient GEMMs (overlap: dw_fraction).
@@ -431,7 +457,9 @@ void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int las
         it->inl[it->n_inline++] = ar;
 dp:
     cp_item(g, lw, it, 0); /* context parallelism's ring (cp.h), beside every step; nothing when cp = 1 */
-    if (it->pass == LO_BWD && last) {
+    if (it->pass == LO_BWD && l->kind == LAYOUT_MEGATRON && l->zero2) {
+        stage2_reduce(g, lw, L, it); /* every micro-step, the last one too */
+    } else if (it->pass == LO_BWD && last) {
         /* this rank's slice of the layer's gradients, in the dtype they are reduced in
          * (reduce_dtype; Megatron's buckets count elements, so the same number of buckets) */
         const double er = g->sched.reduce_elem_bytes;

@@ -111,7 +111,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
             }
         }
         m.params = bp * P;
-        m.grads = bg * P;
+        m.grads = bg * P / (l->zero2 ? dp : 1); /* zero2=1: each rank keeps its gradient shard (layout_tensor.c) */
         m.optim = bo * P / (l->zero1 ? dp : 1);
         double peak = stage_peak(&pp, lw, t->act_ckpt, s);
         if (peak < 0)

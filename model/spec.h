@@ -332,6 +332,8 @@ typedef struct spec_layout {
     int sync_boundary; /* HSDP: replica all-reduce only at the accumulation boundary    */
     int t;             /* TP: tensor-parallel degree                                     */
     int zero1;         /* TP: optimizer states sharded over the replicas (default 1)     */
+    int zero2;         /* megatron (p = 1): gradients reduced to their owners every micro-step,
+                          each rank keeping its shard (PaddleNLP sharding stage 2; default 0) */
     int grid[SPEC_AXES]; /* AxoNN: Gx, Gy, Gz, Gdata (Gdata 0 = GPUs / (Gx Gy Gz))        */
     char placement[SPEC_AXES + 1]; /* AxoNN: the axes from the innermost (consecutive ranks,
                                       inside a node) outwards, a permutation of "xyzd"     */
@@ -402,6 +404,7 @@ int spec_model_check(const spec_model *m, const char *source, sc_err *err) SC_MU
  * "mics:p=8", "mics:p=16,hier=0",
  * "hsdp:p=8", "hsdp:p=8,sync=boundary", "zeropp[:hpz=8][,qwz=1][,qgz=1]", "shard_grad_op",
  * "hybrid_shard_zero2:p=8", "tp:t=8[,zero1=0|1][,overlap=0|1]",
+ * "megatron:t=T,p=P[,...][,zero2=1]" (zero2=1: p = 1 and zero1=1 only),
  * "axonn:x=X,y=Y,z=Z[,d=D][,placement=xyzd][,overlap=0|1]",
  * "zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme]" (ZeRO-Infinity), "luwu", "raf:p=8" (FSDP2's
  * reshard_after_forward=8), "zero2-offload" (ZeRO-Offload: ZeRO-2, optimizer on the host). */

@@ -76,7 +76,7 @@ static const struct kind_def {
     [LAYOUT_HSDP_ZERO2] = {"hybrid_shard_zero2", "p", 1, "hybrid_shard_zero2:p=8", "hybrid_shard_zero2:p=P", DIV_P,
                            DIV_P, DIV_P, USE_MODEL},
     /* pipeline stages: memory_pipe.c, not these columns */
-    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp,split,first,last", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
+    [LAYOUT_MEGATRON] = {"megatron", "t,p,vp,sp,zero1,sched,cp,split,first,last,zero2", 2, "megatron:t=8,p=4", "megatron:t=T,p=P", DIV_1,
                          DIV_1, DIV_1, USE_WHOLE},
     /* FSDP2's reshard_after_forward=p: zero3's columns (+ the post-forward shards, layout_dp.c) */
     [LAYOUT_RAF] = {"raf", "p", 1, "raf:p=8", "raf:p=P", DIV_N, DIV_N, DIV_N, USE_LAYER},
@@ -423,6 +423,8 @@ static int layout_option(const char *s, int kind, int ki, const char *key, const
         rc = parse_bool(s, key, val, &out->hier, err);
     } else if (!strcmp(key, "zero1")) {
         rc = parse_bool(s, key, val, &out->zero1, err);
+    } else if (!strcmp(key, "zero2")) {
+        rc = parse_bool(s, key, val, &out->zero2, err);
     } else if (!strcmp(key, "qwz")) {
         rc = parse_bool(s, key, val, &out->qwz, err);
     } else if (!strcmp(key, "qgz")) {
@@ -473,6 +475,16 @@ static int layout_finish(const char *s, int kind, const struct kind_def *ko, con
                               kind == LAYOUT_AXONN ? "N" : kind == LAYOUT_TP || (kind == LAYOUT_MEGATRON && i == 0) ? "T" : "P",
                               ko->example);
         }
+    /* megatron zero2=1 (PaddleNLP's sharding stage 2 beside tensor parallelism): the optimizer
+     * sharded as zero1=1 shards it, and no pipeline or context parallelism (PaddleNLP runs stage 2
+     * only without a pipeline: layout_tensor.c lo_tp_item) */
+    if (kind == LAYOUT_MEGATRON && out->zero2 && !out->zero1)
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": zero2=1 shards the gradients and the optimizer states; it needs zero1=1", s);
+    if (kind == LAYOUT_MEGATRON && out->zero2 && (out->pp > 1 || out->cp > 1 || out->vp > 1))
+        return sc_err_set(err, SC_EINPUT, "layout", "",
+                          "in \"%s\": zero2=1 is modelled without pipeline stages or context parallelism "
+                          "(p = 1, cp = 1), as PaddleNLP runs sharding stage 2", s);
     if (kind == LAYOUT_AXONN) { /* every product of the axes then fits an int */
         long long prod = 1;
         for (int a = 0; a < SPEC_AXES; a++)
@@ -637,8 +649,9 @@ const char *spec_layout_str(const spec_layout *l, char *buf, unsigned long n)
         if (l->cp > 1)
             snprintf(cp, sizeof cp, ",cp=%d", l->cp);
         megatron_split_str(l, sp, sizeof sp);
-        snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
-                 l->zero1 ? "" : ",zero1=0", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "", cp, sp);
+        snprintf(buf, n, "megatron:t=%d,p=%d%s%s%s%s%s%s%s", l->t, l->pp > 0 ? l->pp : 1, vp, l->sp ? "" : ",sp=0",
+                 l->zero1 ? "" : ",zero1=0", l->zero2 ? ",zero2=1" : "", l->sched == PIPE_GPIPE ? ",sched=gpipe" : "",
+                 cp, sp);
         break;
     }
     case LAYOUT_ZERO3_OFFLOAD: {

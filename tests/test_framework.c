@@ -1170,9 +1170,69 @@ START_TEST(test_fw_check)
                                "hybrid_shard_zero2, raf)");
     l = lay("mics:p=8");
     ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), 0);
+    /* Megatron-FSDP: megatron runs zero3 over all data-parallel ranks; torchtitan's N-D spellings
+     * stay FSDP2's */
     l = lay("zero3");
-    ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), SC_EINPUT);
+    ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), 0);
     ck_assert_int_eq(fw_check(FW_IDEAL, &l, &err), 0);
+    l = lay("fsdp2:dp=2,t=2");
+    ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=2,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, "
+                               "not megatron");
+    l = lay("shard_grad_op");
+    ck_assert_int_eq(fw_check(FW_MEGATRON, &l, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "megatron does not run layout shard_grad_op (it runs ddp, zero1, zero3, tp, megatron)");
+}
+END_TEST
+
+START_TEST(test_megatron_fsdp)
+{
+    /* Megatron-FSDP (zero3 under megatron: framework.c fw_schedule / fw_prefetch, layout_dp.c).
+     * Tiny model on 2 duo nodes (N = 4 ranks), 2 micro-steps, gradients reduced in the 16-bit
+     * dtype. optim_grads_params reduce-scatters in every micro-step's backward, so per micro-step
+     * each layer is all-gathered in the forward, again in the backward, and its gradients
+     * reduce-scattered, each moving 3/4 of the layer's bytes per rank (ring): 3 x 3/4 Ψe per
+     * micro-step, 2 x 2.25 = 4.5 Ψe the step; nothing at the boundary but the optimizer on Ψ/4.
+     * The reduce-scatters on their own side stream (1), overlapped; one hook per unit and pass;
+     * no FSDP1-style gradient kernels (gradient_accumulation_fusion: hbm 0). */
+    fx x;
+    fx_setup(&x, FW_MEGATRON);
+    x.t.grad_accum = 2;
+    lo_graph g;
+    build(&x, "zero3", 2, &g);
+    rel(layout_comm_bytes(&g, NULL), 4.5 * psi_e(&x));
+    ck_assert_int_eq(g.sched.overlap, 1);
+    ck_assert_int_eq(g.sched.grad_path, 0);
+    ck_assert_int_eq(g.n_boundary, 1);
+    ck_assert_int_eq(g.boundary[0].is_optimizer, 1);
+    rel(g.boundary[0].opt_params, x.w.params / 4);
+    for (int i = 0; i < g.micro.n_items; i++) {
+        const lo_item *it = &g.micro.item[i];
+        ck_assert_int_eq(it->hooks, 1);
+        ck_assert_double_eq(it->hbm_bytes, 0);
+        ck_assert_int_eq(it->n_reduce, it->pass == LO_BWD);
+        if (it->pass == LO_BWD)
+            ck_assert_int_eq(it->reduce[0].stream, 1);
+    }
+    /* overlap_comm off (Megatron's --overlap-grad-reduce): Megatron-FSDP still reduces per
+     * unit in the backward */
+    x.t.overlap_comm = 0;
+    build(&x, "zero3", 2, &g);
+    ck_assert_int_eq(g.sched.overlap, 1);
+    /* prefetch: the fewest whole blocks holding suggested_AG_prefetch_size = 5e8 elements.
+     * Llama3-8B's block: q, o 4096^2 = 16777216 each, k, v 4096 x 1024 = 4194304 each, the
+     * SwiGLU MLP 3 x 4096 x 14336 = 176160768, two RMSNorms 8192: 218112000; 5e8 / 218112000
+     * = 2.29: 3 blocks (the 525M-parameter embedding does not set it) */
+    sc_err err;
+    ck_assert_msg(spec_load_model("configs/models/llama3-8b.json", &x.m, &err) == 0, "%s", err.text);
+    wl_build(&x.m, &x.t, &x.w);
+    spec_layout l = lay("zero3");
+    ck_assert_int_eq(fw_prefetch(&x.t, &l, &x.w), 3);
+    x.t.framework = FW_FSDP2; /* FSDP2: one module ahead */
+    ck_assert_int_eq(fw_prefetch(&x.t, &l, &x.w), 1);
+    x.t.framework = FW_MEGATRON;
+    l = lay("megatron:t=2,p=1"); /* its own layouts: the training's prefetch_layers, as before */
+    ck_assert_int_eq(fw_prefetch(&x.t, &l, &x.w), x.t.prefetch_layers);
 }
 END_TEST
 
@@ -1543,6 +1603,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_zeropp_quantized);
     tcase_add_test(sch, test_engines_agree_single_stream_in_use);
     tcase_add_test(sch, test_fw_check);
+    tcase_add_test(sch, test_megatron_fsdp);
     tcase_add_test(sch, test_ds_v05_sync_fetch_closed_form);
     tcase_add_test(sch, test_ds_owner_reduce);
     tcase_add_test(sch, test_ds_step_checks);

@@ -248,6 +248,71 @@ START_TEST(test_tp_reduce_dtype_fp32)
 }
 END_TEST
 
+START_TEST(test_megatron_zero2_bytes)
+{
+    /* megatron:t=2,p=1,sp=0,zero2=1 (PaddleNLP sharding stage 2 beside TP 2; layout_tensor.c
+     * stage2_reduce) on 2 duo nodes: TP inside a node, dp = 2 across. Each rank holds
+     * 115328 / 2 = 57664 parameters (test_tp_bytes_per_axis), S = 115328 B of gradients.
+     * zero1=1: one reduce-scatter of S on the last micro-step (S / 2 = 57664 per rank) and the
+     * updated slice all-gathered (57664): 115328. zero2=1 with 2 micro-steps: every micro-step
+     * each layer's gradients dist.reduce'd to their owners, a ring Reduce moving the whole
+     * S per rank (priced as a reduce-scatter of S n / (n - 1) = 2 S at factor 1/2): 2 x 115328,
+     * plus the all-gather 57664: 288320. The reduces inline (the backward waits: sync_op),
+     * one call per parameter tensor (the tiny block: 4 linears + 2 x 2 LayerNorm tensors = 8),
+     * gradients kept 1/dp (memory_pipe.c). */
+    cfg x;
+    tiny_cfg(&x);
+    x.tr.grad_accum = 2;
+    lo_graph *g = graph(&x, "megatron:t=2,p=1,sp=0,zero1=1", 2);
+    double by[N_GROUPS];
+    layout_comm_bytes_by_group(g, by);
+    ck_assert_double_eq_tol(by[GRP_AX3], 115328, 1e-6);
+    free(g);
+    g = graph(&x, "megatron:t=2,p=1,sp=0,zero2=1", 2);
+    layout_comm_bytes_by_group(g, by);
+    ck_assert_double_eq_tol(by[GRP_AX3], 288320, 1e-6);
+    int seen = 0;
+    for (int i = 0; i < g->micro.n_items; i++) {
+        const lo_item *it = &g->micro.item[i];
+        for (int j = 0; j < it->n_inline; j++)
+            if (it->inl[j].group == GRP_AX3) {
+                ck_assert_int_eq(it->pass, LO_BWD);
+                ck_assert_int_eq(it->inl[j].kind, COLL_REDUCESCATTER);
+                if (x.w.layer[it->layer].kind == WL_BLOCK)
+                    ck_assert_int_eq(it->inl[j].chunks, 8);
+                seen++;
+            }
+        for (int j = 0; j < it->n_reduce; j++)
+            ck_assert_int_ne(it->reduce[j].group, GRP_AX3);
+    }
+    ck_assert_int_eq(seen, 3); /* embedding, block, head: in the micro-steps before the last too */
+    free(g);
+    /* memory: the gradients 1/dp of zero1's */
+    spec_layout l1, l2;
+    sc_err err;
+    mem_breakdown m1, m2;
+    ck_assert(spec_layout_parse("megatron:t=2,p=1,sp=0,zero1=1", &l1, &err) == 0);
+    ck_assert(spec_layout_parse("megatron:t=2,p=1,sp=0,zero2=1", &l2, &err) == 0);
+    mem_plan(&x.w, &x.tr, &l1, 4, &x.c, &m1);
+    mem_plan(&x.w, &x.tr, &l2, 4, &x.c, &m2);
+    ck_assert_double_eq_tol(m2.grads, m1.grads / 2, 1e-6);
+    ck_assert_double_eq_tol(m2.optim, m1.optim, 1e-6);
+    /* the spelling: canonical round trip, and the refusals */
+    char buf[96];
+    ck_assert_str_eq(spec_layout_str(&l2, buf, sizeof buf), "megatron:t=2,p=1,sp=0,zero2=1");
+    ck_assert_int_eq(spec_layout_parse("megatron:t=2,p=1,zero1=0,zero2=1", &l2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=2,p=1,zero1=0,zero2=1\": zero2=1 shards the gradients and the "
+                               "optimizer states; it needs zero1=1");
+    ck_assert_int_eq(spec_layout_parse("megatron:t=2,p=2,zero2=1", &l2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=2,p=2,zero2=1\": zero2=1 is modelled without pipeline stages or "
+                               "context parallelism (p = 1, cp = 1), as PaddleNLP runs sharding stage 2");
+    ck_assert_int_eq(spec_layout_parse("megatron:t=2,p=1,cp=2,zero2=1", &l2, &err), SC_EINPUT);
+    ck_assert_int_eq(spec_layout_parse("megatron:t=2,p=1,zero2=2", &l2, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "in \"megatron:t=2,p=1,zero2=2\": expected zero2=0 or zero2=1, got \"2\"");
+    ck_assert_int_eq(spec_layout_parse("tp:t=2,zero2=1", &l2, &err), SC_EINPUT); /* megatron's key only */
+}
+END_TEST
+
 START_TEST(test_tp_across_nodes)
 {
     /* tp:t=4 on 2 duo nodes (2 GPUs each): one tensor group of 4 ranks, 2 per node, over both
@@ -526,6 +591,7 @@ Suite *tensor_suite(void)
     tcase_add_test(t, test_gemm_tile_quantization);
     tcase_add_test(t, test_narrow_gemms_slower);
     tcase_add_test(t, test_layout_errors);
+    tcase_add_test(t, test_megatron_zero2_bytes);
     suite_add_tcase(s, t);
     return s;
 }
