@@ -106,7 +106,8 @@ typedef struct cli_setup {
     "                         cp=C context parallel: sequence / C, ring attention;\n"               \
     "                         split=embed+loss|embed|loss|even, first=N, last=N: Megatron-Core's\n"  \
     "                         uneven pipeline split, embedding / loss counted as a layer, or N\n"   \
-    "                         layers on the first / last stage)\n"                                 \
+    "                         layers on the first / last stage; zero2=1 with p=1: gradients\n"    \
+    "                         reduced to their owners every micro-step, PaddleNLP sharding stage 2)\n" \
     "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
     "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
     "                         zero2-offload (ZeRO-Offload on ZeRO-2: 16-bit parameters on every\n"  \

@@ -605,6 +605,22 @@ expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --clust
 expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
 expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.33" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
 expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
+# layouts27: Megatron-FSDP, zero3 under --framework megatron. Llama3-8B (8,030,261,248 parameters,
+# bf16: 16.06 GB) on one DGX-H100, 16 micro-steps: every micro-step the forward all-gather, the
+# backward all-gather and the reduce-scatter of every layer, each 7/8 of its bytes per rank:
+# 16 x 3 x 7/8 x 16.0605 GB = 674.54 GB; fits (the Megatron-Bridge 8-GPU run ran).
+expect mfsdp-bytes 0 '"comm_GB_per_rank": 674.5419448' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine model --json
+expect mfsdp-fits 0 '"fits": true' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine model --json
+expect mfsdp-sim-bytes 0 '"comm_GB_per_rank": 674.5419448' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine sim --json
+# layouts27: PaddleNLP sharding stage 2 beside TP 2 (megatron ...,zero2=1), LLaMA-7B on a DGX-A100,
+# 4 micro-steps: zero1's 79.90084198 GB (test) + (4 - 3/4) S, S = a rank's 3.3692e9 parameters' fp16
+# gradients (6.7384 GB): every micro-step reduced to owners (S per rank) instead of one
+# reduce-scatter (3/4 S): 101.80 GB; its gradients 1/4 of zero1's 6.2756 GiB
+expect paddle-z1-bytes 0 '"comm_GB_per_rank": 79.90084198' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero1=1 --framework megatron --precision fp16 --micro-batch 4 --grad-accum 4 --checkpointing off --engine model --json
+expect paddle-z2-bytes 0 '"comm_GB_per_rank": 101.8006927' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero2=1 --framework megatron --precision fp16 --micro-batch 4 --grad-accum 4 --checkpointing off --engine model --json
+expect paddle-z2-grads 0 '"grads_GiB": 1.568909645' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=1,sp=0,zero2=1 --framework megatron --precision fp16 --micro-batch 4 --grad-accum 4 --checkpointing off --engine model --json
+expect paddle-z2-pipeline 2 'zero2=1 is modelled without pipeline stages or context parallelism (p = 1, cp = 1)' -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model llama2-7b --layout megatron:t=2,p=2,zero2=1
+expect paddle-z2-help 0 'zero2=1 with p=1: gradients' -- "$BIN" predict --help
 expect megatron-cp-group 2 "layout: megatron:t=2,p=1,cp=3: a context-parallel group spans t*cp = 6 ranks; expected a divisor or multiple of the 8 GPUs per node" -- "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --model llama3-8b --layout megatron:t=2,p=1,cp=3
 # zero3 with context parallelism, torchtitan's spelling (model/cp.h): both engines, memory, refusals
@@ -1188,8 +1204,8 @@ printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$
 expect stack-unsourced 2 "\$.execution.source: expected a non-empty string, got \"\"" -- "$BIN" describe --stack "$TMP/stk3.json"
 expect stack-kernel-on-v100 2 "--stack: expected xformers, sdpa-efficient or unfused on p3dn.24xlarge (V100-SXM2-32GB), got sdpa-flash, which needs an Ampere or newer GPU" -- "$BIN" predict --cluster p3dn.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3 --stack torchtitan-eager
 # a layout the stack's framework does not run names --stack (the user gave no --framework)
-expect stack-framework-layout 2 "shardcast: --stack megatron-core-te: megatron does not run layout zero3" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
-one_line_err stack-framework-layout-one-line "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te
+expect stack-framework-layout 2 "shardcast: --stack megatron-core-te: megatron does not run layout shard_grad_op" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout shard_grad_op --stack megatron-core-te
+one_line_err stack-framework-layout-one-line "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout shard_grad_op --stack megatron-core-te
 expect plan-stack-header 0 "stack: torchtitan-compile; attention sdpa-flash, compiled" -- "$BIN" plan --cluster dgx-a100 --model gpt3-1.3b --nodes 1 --layouts zero3 --stack torchtitan-compile
 # the eager element-wise flags are stack keys too (torchtitan's bundles set all five, sourced); an
 # explicit option still wins: --norm-fp32 off with the eager bundle leaves the other four on
