@@ -323,8 +323,8 @@ int fw_prefetch(const spec_training *t, const spec_layout *l, const wl *w)
          * (NVIDIA-NeMo/Megatron-Bridge@fa0315ae2684693a666be9d247adf9baf1e30028
          * scripts/performance/run_script.py L166-170). At 92c8482e6dcd11c3666c61bb8d1f7e8d0730ed13
          * (Megatron-Bridge 25.11's Megatron-LM submodule) the estimate, twice a unit's elements,
-         * runs but max(1e9, it) keeps 1e9 below 5e8-element units (L358-383): the same depth for
-         * the models shipped (and one block above). So the depth is the fewest whole blocks
+         * runs but max(1e9, it) keeps 1e9 below 5e8-element units (L358-383): the same depth
+         * (a block above 5e8 elements: one block ahead under both). So the depth is the fewest whole blocks
          * holding 5e8 elements (Llama3-8B's 218.1M-parameter blocks: 3) */
         double layer = 0; /* a transformer block, the unit the steady prefetch runs over */
         for (int i = 0; i < w->n_layers; i++)

@@ -218,13 +218,15 @@ START_TEST(statuses)
 {
     sc_err err;
     acc_outcome o;
-    /* a layout shardcast does not model (ZeRO-2 under tensor parallelism, PaddleNLP's sharding
-     * stage 2 with TP: flagperf-nvidia): loaded, then unsupported with why */
-    ck_assert_int_eq(load_with("\"zero3\"", "\"megatron:t=2,p=1,sp=0,zero2=1\"", &C, &err), 0);
+    /* a layout shardcast does not model (PaddleNLP's sharding stage 2 with pipeline stages; with
+     * TP alone it is modelled since layouts27): loaded, then unsupported with why */
+    ck_assert_int_eq(load_with("\"zero3\"", "\"megatron:t=2,p=2,sp=0,zero2=1\"", &C, &err), 0);
     ck_assert_int_eq(C.layout_ok, 0);
     acc_run_case(&C, PRED_MODEL, &o);
     ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(o.why, "megatron:t=2,p=1,sp=0,zero2=1"));
+    ck_assert_ptr_nonnull(strstr(o.why, "megatron:t=2,p=2,sp=0,zero2=1"));
+    ck_assert_int_eq(load_with("\"zero3\"", "\"megatron:t=2,p=1,sp=0,zero2=1\"", &C, &err), 0);
+    ck_assert_int_eq(C.layout_ok, 1);
     /* ZeRO-2 with the optimizer on the host is modelled (layout_offload.c): it loads */
     ck_assert_int_eq(load_with("\"zero3\"", "\"zero2-offload\"", &C, &err), 0);
     ck_assert_int_eq(C.layout_ok, 1);
@@ -242,11 +244,17 @@ START_TEST(statuses)
     acc_run_case(&C, PRED_SIM, &o);
     ck_assert_int_eq(o.status, ACC_IMPOSSIBLE);
     ck_assert_ptr_nonnull(strstr(o.why, "fp8"));
-    /* the case's framework schedules the layout: Megatron-LM does not run ZeRO-3 */
+    /* the case's framework schedules the layout: Megatron-LM runs ZeRO-3 as Megatron-FSDP
+     * (layouts27), not MiCS */
     ck_assert_int_eq(load_with("\"framework\": \"deepspeed\"", "\"framework\": \"megatron\"", &C, &err), 0);
     ck_assert_int_eq(C.training.framework, FW_MEGATRON);
     acc_run_case(&C, PRED_MODEL, &o);
+    ck_assert_int_eq(o.status, ACC_OK);
+    ck_assert_int_eq(load_with2("\"framework\": \"deepspeed\"", "\"framework\": \"megatron\"", "\"zero3\"",
+                                "\"mics:p=8\"", &C, &err), 0);
+    acc_run_case(&C, PRED_MODEL, &o);
     ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(o.why, "megatron does not run layout mics:p=8"));
     bad("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp6\",", "$.training.precision", "expected one of");
     /* mics:p=16 on 3 nodes x 8 GPUs: 16 does not divide 24 */
     ck_assert_int_eq(load_with2("\"nodes\": 2,", "\"nodes\": 3,", "\"zero3\"", "\"mics:p=16\"", &C, &err), 0);

@@ -422,14 +422,14 @@ END_TEST
 /* Which framework runs which kind, now the rows' frameworks column: DeepSpeed its ZeRO stages,
  * MiCS, ZeRO++ and ZeRO-Offload; FSDP and FSDP2 their sharding strategies (NO_SHARD = ddp,
  * FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD, _HYBRID_SHARD_ZERO2); Megatron-LM DDP, its distributed
- * optimizer (zero1), tp and megatron; the ideal schedule every kind. */
+ * optimizer (zero1), Megatron-FSDP (zero3), tp and megatron; the ideal schedule every kind. */
 START_TEST(test_framework_runs)
 {
     static const char *const runs[N_FRAMEWORKS] = {
         [FW_DEEPSPEED] = ",ddp,zero1,zero2,zero3,mics,zeropp,zero3-offload,zero2-offload,",
         [FW_FSDP] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,",
         [FW_FSDP2] = ",ddp,zero3,hsdp,shard_grad_op,hybrid_shard_zero2,raf,",
-        [FW_MEGATRON] = ",ddp,zero1,tp,megatron,"};
+        [FW_MEGATRON] = ",ddp,zero1,zero3,tp,megatron,"};
     for (int f = 0; f < N_FRAMEWORKS; f++)
         for (int k = 0; k < spec_layout_n_kinds(); k++) {
             spec_layout l;
