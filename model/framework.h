@@ -72,6 +72,9 @@ typedef struct fw_sched {
  * with its 1e9 default (NVIDIA/Megatron-LM@23e00ed0963c35382dfe8a5a94fb3cda4d21e133
  * megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py L356-380; fw_prefetch) */
 #define MG_FSDP_PREFETCH_ELEMS 5e8
+/* its reduce-scatter queue, elements of unsharded gradient buckets before the oldest is waited
+ * for: suggested_RS_queue_capacity = the same 1e9 (megatron_fsdp.py L379; layout_dp.c) */
+#define MG_FSDP_RS_QUEUE_ELEMS 1e9
 #define FW_DS_COALESCED 505 /* v0.5.5, c0eeb69d (PR #1188): one coalesced all-gather per
                                sub-module, no norm() debug sync, no explicit copy            */
 #define FW_DS_OVERLAP 600   /* v0.6.0, a32e9b33: all-gather stream, prefetch buckets         */

@@ -631,6 +631,41 @@ static int zero3_replicas(const spec_layout *l)
     return (l->t > 1 ? l->t : 1) * cp_replicas(l) * (l->pp > 1 ? l->pp : 1);
 }
 
+/* Megatron-FSDP's gathered parameters and unsharded gradients at their peak, bytes (zero3 under
+ * megatron; memory.c counts the rest). NVIDIA/Megatron-LM@23e00ed0963c35382dfe8a5a94fb3cda4d21e133
+ * (core_v0.14.0) megatron/core/distributed/fsdp/src/megatron_fsdp/:
+ *  - parameters: a unit's bucket is released after its forward (megatron_fsdp.py L762-772) and
+ *    after its backward (L553); in flight, the unit in use and the buckets prefetched past it,
+ *    up to 5e8 elements (fw_prefetch: d blocks), the prefetched size not counting the unit in
+ *    use (param_and_grad_buffer.py L3194-3203): an embedding or output unit of E elements
+ *    brings its d blocks with it, so max((1 + d) B, E + d B) elements, B the largest block;
+ *  - gradients: each unit's unsharded gradient bucket stays allocated until its reduce-scatter
+ *    is waited for, which happens only when the queue holds more than
+ *    suggested_RS_queue_capacity = 1e9 elements (megatron_fsdp.py L379; param_and_grad_buffer.py
+ *    L2757-2790 wait_for_previous_grad_reduce pops while above it, then the new bucket joins):
+ *    up to 1e9 + B elements, never more than the model, in the reduce dtype (its main_grad
+ *    buffer's dtype: grad_reduce_in_fp32).
+ * Elsewhere: DeepSpeed's coordinator bound (dsc_gathered), or -1 (memory.c's). */
+static double zero3_gathered(const wl *w, const spec_training *t, const spec_layout *l)
+{
+    if (t->framework != FW_MEGATRON)
+        return dsc_gathered(w, t, l);
+    double B = 0, E = 0;
+    for (int i = 0; i < w->n_layers; i++) {
+        double p = w->layer[i].params;
+        if (w->layer[i].kind == WL_BLOCK)
+            B = p > B ? p : B;
+        else
+            E = p > E ? p : E;
+    }
+    const double d = fw_prefetch(t, l, w);
+    const double prm = fmin(w->params, fmax((1 + d) * B, E + d * B)); /* never more than the model */
+    const double grd = fmin(w->params, MG_FSDP_RS_QUEUE_ELEMS + fmax(B, E));
+    double bp, bg, bo;
+    mem_state_bytes(t->precision, &bp, &bg, &bo);
+    return prm * bp + grd * fw_reduce_elem_bytes(t, w);
+}
+
 /* DeepSpeed's eras (framework.c's ds_era, layout_row.h): before v0.6 ZeRO-3's fetches (zero3, and
  * zeropp's stage-3 base) synchronous; before v0.12.4 ZeRO-1/2's buckets reduced to owners. MiCS
  * arrived in v0.9 (DeepSpeed-MiCS, runtime/zero/mics.py): before it, the paper's implementation. */
@@ -653,7 +688,7 @@ const layout_kind_row layout_row_zero3 = {.check = zero3_check, .check_model = z
                                           .candidates = zero3_cands, .explain = all_explain,
                                           .frameworks = FW_DS | FW_TORCH | LR_FW(FW_MEGATRON), .gathers_params = 1,
                                           .ds_era = LR_DS_SYNC_FETCH, .fw_check = zero3_fw_check,
-                                          .localize = zero3_localize, .mem_gathered = dsc_gathered};
+                                          .localize = zero3_localize, .mem_gathered = zero3_gathered};
 const layout_kind_row layout_row_mics = {.check = group_check, .build = dp_build, .shard = dp_shard,
                                          .candidates = mics_cands, .explain = mics_explain, .frameworks = FW_DS,
                                          .gathers_params = 1, .hier_gather = 1, .ds_since = MICS_DS_SINCE,

@@ -1228,6 +1228,15 @@ START_TEST(test_megatron_fsdp)
     wl_build(&x.m, &x.t, &x.w);
     spec_layout l = lay("zero3");
     ck_assert_int_eq(fw_prefetch(&x.t, &l, &x.w), 3);
+    /* memory (layout_dp.c zero3_gathered): in flight the output unit (its norm and 128256 x 4096
+     * projection, 525340672) with the 3 blocks prefetched past it, 1179676672 elements, over
+     * 4 x 218112000; gradient buckets up to the 1e9-element queue plus the newest, at most the
+     * output's: 1525340672; both 2 B: 5410034688 B */
+    x.t.precision = PREC_BF16;
+    wl_build(&x.m, &x.t, &x.w);
+    mem_breakdown mb;
+    mem_plan(&x.w, &x.t, &l, 8, &x.c, &mb);
+    rel(mb.gathered, 5410034688.0);
     x.t.framework = FW_FSDP2; /* FSDP2: one module ahead */
     ck_assert_int_eq(fw_prefetch(&x.t, &l, &x.w), 1);
     x.t.framework = FW_MEGATRON;
