@@ -517,10 +517,10 @@ static void predict_text(const cli_setup *s, const opts *o, const cli_calib *cal
     cli_print_stack(s);
     printf("engine: %s; calibration: %s\n", o->engine == ENGINE_SIM ? "simulator" : "analytical model",
            cal->path[0] ? cal->path : "built-in defaults (no calibration file for this cluster)");
-    for (int i = 0; i < s->n_layouts && s->training.framework == FW_DEEPSPEED; i++) { /* what the release assumes */
+    for (int i = 0; i < s->n_layouts; i++) { /* what the release assumes (DeepSpeed, Megatron-FSDP) */
         char lay[64], fw[256];
-        printf("  %s: %s\n", spec_layout_str(&s->layouts[i], lay, sizeof lay),
-               fw_describe(&s->training, &s->layouts[i], w, fw, sizeof fw));
+        if (fw_describe(&s->training, &s->layouts[i], w, fw, sizeof fw)[0])
+            printf("  %s: %s\n", spec_layout_str(&s->layouts[i], lay, sizeof lay), fw);
     }
     int lw = 20; /* the layout column: as wide as the longest name */
     for (int i = 0; i < s->n_layouts; i++) {

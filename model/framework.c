@@ -199,9 +199,17 @@ static int ds_one_group(const spec_training *t, const spec_layout *l);
 const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n)
 {
     buf[0] = 0;
+    fw_sched f;
+    if (t->framework == FW_MEGATRON && zero3_family(l->kind)) {
+        fw_schedule(t, l, w, &f);
+        snprintf(buf, n,
+                 "Megatron-FSDP (optim_grads_params): gradients reduce-scattered every micro-step on a side "
+                 "stream, all-gathers prefetched %d block(s) ahead (5e8 elements)",
+                 f.prefetch);
+        return buf;
+    }
     if (t->framework != FW_DEEPSPEED)
         return buf;
-    fw_sched f;
     fw_schedule(t, l, w, &f);
     char ver[24], num[16];
     if (t->framework_version)

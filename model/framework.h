@@ -120,7 +120,8 @@ void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, 
  * (at most WL_MAX_GEMMS + 2). */
 int fw_fetches(const spec_training *t, const wl *w, const wl_layer *L, double *sizes);
 /* One line naming the DeepSpeed release modelled and the overlap_comm / bucket sizes it
- * assumes, for a prediction's header (buf; empty for other frameworks). */
+ * assumes, or Megatron-FSDP's schedule (zero3 under megatron), for a prediction's header (buf;
+ * empty for other frameworks and layouts). */
 const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *w, char *buf, size_t n);
 
 /* The schedule of layout l under t's framework for workload w. */

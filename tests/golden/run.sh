@@ -611,6 +611,7 @@ expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48
 # 16 x 3 x 7/8 x 16.0605 GB = 674.54 GB; fits (the Megatron-Bridge 8-GPU run ran).
 expect mfsdp-bytes 0 '"comm_GB_per_rank": 674.5419448' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine model --json
 expect mfsdp-fits 0 '"fits": true' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine model --json
+expect mfsdp-header 0 "  zero3: Megatron-FSDP (optim_grads_params): gradients reduce-scattered every micro-step on a side stream, all-gathers prefetched 3 block(s) ahead (5e8 elements)" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine model
 expect mfsdp-sim-bytes 0 '"comm_GB_per_rank": 674.5419448' -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --framework megatron --precision fp8 --micro-batch 1 --grad-accum 16 --checkpointing off --engine sim --json
 # layouts27: PaddleNLP sharding stage 2 beside TP 2 (megatron ...,zero2=1), LLaMA-7B on a DGX-A100,
 # 4 micro-steps: zero1's 79.90084198 GB (test) + (4 - 3/4) S, S = a rank's 3.3692e9 parameters' fp16
