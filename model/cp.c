@@ -199,7 +199,11 @@ double cp_core_fraction(const wl_layer *L)
  * transfers together are one all-gather of cp x B (the dK / dV of the whole sequence in fp32).
  * The overlap window of the backward copy (recompute + backward, FLOPs 1 : 2): the whole
  * backward core and 1 / cp of the recompute's (both all-gathers first on the stream, then the
- * dK / dV transfers; optimistic where a single transfer is longer than the step beside it). */
+ * dK / dV transfers). One window per copy (layout.h) pools them, so this is optimistic where one
+ * transfer is longer than the step beside it: above all the recompute's all-gather, which its
+ * step 1 waits for. On the 405B 4-D rows (cp group across nodes, K / V of 16 heads) it takes
+ * ~45 ms against a ~16 ms first step: ~30 ms per layer and micro-batch left uncharged, as the
+ * forward's own all-gather is charged (its item has it alone). */
 /* The cp group's collectives run on its own communicator's stream (ProcessGroupNCCL: a stream
  * per communicator), not behind FSDP2's all-gathers or the tensor-parallel group's tail: stream 2,
  * HSDP's replica stream (framework.c), which no context-parallel layout uses (cp_check_zero3:
