@@ -17,22 +17,23 @@
  *     forward's bytes), overlapped with the backward attention steps.
  * zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): PyTorch's context_parallel with torchtitan's default
  * rotate method "allgather" (pytorch/torchtitan@9dec370 torchtitan/config_manager.py,
- * --experimental.context_parallel_rotate_method, default 'allgather': "all-gather all kv shards
- * on ranks after the first sub-SDPA computation"), its SDPA backends limited to flash and
+ * --experimental.context_parallel_rotate_method, default 'allgather': the K / V shards
+ * all-gathered after the first sub-SDPA), its SDPA backends limited to flash and
  * memory-efficient (torchtitan/utils.py get_train_context: sdpa_kernel([FLASH_ATTENTION,
- * EFFICIENT_ATTENTION]), "TODO: support cuDNN backend"): K / V at the width SDPA gets them
- * (torchtitan repeats GQA's to all heads), all-gathered beside the first step only, forward and
- * backward; the backward's dK / dV on a second ring in fp32, each transfer beside the next step,
- * the last exposed (torch_ring_item gives the code read). The same load balancing (round-robin
+ * EFFICIENT_ATTENTION]), cuDNN left as a to-do), so FA2 as the stack says: K / V at the width
+ * SDPA gets them (torchtitan repeats GQA's to all heads), all-gathered beside the first step
+ * only, forward and backward; the backward's dK / dV on a second ring in fp32, each transfer
+ * beside the next step, the last exposed (torch_ring_item gives the code read). The same load balancing (round-robin
  * 2 cp chunks). zero3 also pays PyTorch's element-wise work around the steps (cp_torch_ring: fp32
  * output merges forward, fp32 dQ / dK / dV accumulation backward, the K / V and dK / dV
  * concatenations, the K / V contiguous() copies). The per-step attention calls are priced as
- * cp causal problems of the local length (cp_localize): their FLOPs are (step 0 causal over the
- * local 2 chunks, the others non-causal over half the queries or half the keys), and so is
- * their rate at these shapes: SDPA flash on the lent H200, fwd + bwd d128, causal 32k 324
- * TFLOP/s against non-causal 16k 318 (bench/gpu-results/2026-11-27-h200/attention.json), within
- * 2 %: no per-step kernel term. Not measured anywhere public, not priced: the memory of the
- * all-gathered K / V (the whole sequence's, per layer, while its attention runs).
+ * cp causal problems of the local length (cp_localize): so are their FLOPs (step 0 causal over
+ * the local 2 chunks, the others non-causal over half the queries or half the keys, each the
+ * work of a causal call of the local length), and so is their rate at these shapes: SDPA flash
+ * on the lent H200, fwd + bwd d128, causal 32k 324 TFLOP/s against non-causal 16k 318
+ * (bench/gpu-results/2026-11-27-h200/attention.json), within 2 %: no per-step kernel term.
+ * Not priced here: the memory of the all-gathered K / V (the whole sequence's, per layer, while
+ * its attention runs; model/memory).
  * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
  * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
  * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
@@ -287,8 +288,8 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
  * dK and dV the same from step 1 on with partial on steps i <= rank (step 0 a plain add); every
  * step concatenates dK and dV in fp32 for the next rank (read + write 4 each); steps 0..cp-2 the
  * K / V cat as forward; at the end dQ and the received dK / dV cast to e bytes. Both directions
- * open with key.contiguous() and value.contiguous() (L: "Without making key and value
- * contiguous(), the lose curve is bad"): torchtitan hands SDPA K and V as transposed views of
+ * open with key.contiguous() and value.contiguous() (kept there for the loss curve's sake, its
+ * comment says): torchtitan hands SDPA K and V as transposed views of
  * [batch, seq, heads, head dim] (pytorch/torchtitan@9dec370 torchtitan/models/llama/model.py
  * L204-206), so each is copied (read + write e): with the K / V cats, cp copies of both per call
  * (n + 1 below), two more launches. The log-sum-exp terms (one value per row) are left out. */
