@@ -15,14 +15,25 @@
  *     half the keys, each the work of a causal attention of the local length;
  *   - backward: the same ring carrying K/V and, one step behind, the partial dK/dV (twice the
  *     forward's bytes), overlapped with the backward attention steps.
- * zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): PyTorch's context_parallel, whose K/V rotation
- * torchtitan sets to "allgather" by default (torchtitan/config_manager.py,
- * --experimental.context_parallel_rotate_method, help: all-gather all K/V shards after the first
- * sub-SDPA; read in a stored copy of the Dec 2024 file, commit not pinned): the same bytes as
- * the ring, but only the first of the cp attention steps runs beside them; the same load
- * balancing (round-robin 2 cp chunks), the backward twice the forward's bytes as above.
- * zero3 also pays PyTorch's element-wise work around the steps (cp_torch_ring: fp32 output
- * merges forward, fp32 dQ / dK / dV accumulation backward, the K / V and dK / dV concatenations).
+ * zero3:cp=C (torchtitan's fsdp2:dp=D,cp=C): PyTorch's context_parallel with torchtitan's default
+ * rotate method "allgather" (pytorch/torchtitan@9dec370 torchtitan/config_manager.py,
+ * --experimental.context_parallel_rotate_method, default 'allgather': the K / V shards
+ * all-gathered after the first sub-SDPA), its SDPA backends limited to flash and
+ * memory-efficient (torchtitan/utils.py get_train_context: sdpa_kernel([FLASH_ATTENTION,
+ * EFFICIENT_ATTENTION]), cuDNN left as a to-do), so FA2 as the stack says: K / V at the width
+ * SDPA gets them (torchtitan repeats GQA's to all heads), all-gathered beside the first step
+ * only, forward and backward; the backward's dK / dV on a second ring in fp32, each transfer
+ * beside the next step, the last exposed (torch_ring_item gives the code read). The same load balancing (round-robin
+ * 2 cp chunks). zero3 also pays PyTorch's element-wise work around the steps (cp_torch_ring: fp32
+ * output merges forward, fp32 dQ / dK / dV accumulation backward, the K / V and dK / dV
+ * concatenations, the K / V contiguous() copies). The per-step attention calls are priced as
+ * cp causal problems of the local length (cp_localize): so are their FLOPs (step 0 causal over
+ * the local 2 chunks, the others non-causal over half the queries or half the keys, each the
+ * work of a causal call of the local length), and so is their rate at these shapes: SDPA flash
+ * on the lent H200, fwd + bwd d128, causal 32k 324 TFLOP/s against non-causal 16k 318
+ * (bench/gpu-results/2026-11-27-h200/attention.json), within 2 %: no per-step kernel term.
+ * Not priced here: the memory of the all-gathered K / V (the whole sequence's, per layer, while
+ * its attention runs; model/memory).
  * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
  * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
  * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
@@ -166,12 +177,82 @@ double cp_core_fraction(const wl_layer *L)
     return core + lin > 0 ? core / (core + lin) : 0;
 }
 
+/* zero3 / fsdp2 (PyTorch's context_parallel, torchtitan's rotate method "allgather"), read in
+ * torch/distributed/tensor/experimental/_attention.py (stored copy pytorch/pytorch@0123248a,
+ * 2025; the Dec 2024 torch 1963fc8 the torchtitan rows ran is not stored [assumed the same]):
+ *   - the K / V the ring moves are what SDPA is called with: torchtitan repeats GQA's K and V to
+ *     all query heads before F.scaled_dot_product_attention (pytorch/torchtitan@9dec370
+ *     torchtitan/models/llama/model.py L201-209, repeat_kv then SDPA), so their width is
+ *     heads x head dim / t where the workload repeats them (wl.kv_repeat), kv_heads' otherwise;
+ *   - forward (and checkpointing's recomputed forward), _templated_ring_attention: the
+ *     _AllGatherRotater all-gathers the local K / V once, at step 0 (ft_c.all_gather_tensor, async),
+ *     and the first next_buffer() at step 1 waits for it: beside step 0's SDPA only, 1 / cp of
+ *     the core;
+ *   - backward, _templated_ring_attention_backward: K / V all-gathered again the same way (beside
+ *     backward step 0), and dK / dV on a second ring, dkv_rotater = _AllToAllRotater (permute_tensor
+ *     to rank + 1) in fp32 (accum_dtype float32: _ContextParallelOptions.convert_to_f32 = True),
+ *     cp transfers of the local 2 x T x kv x 4 B: the one sent after step i is waited after step
+ *     i + 1's SDPA (next_buffer), so transfers 0..cp-2 run beside backward steps 1..cp-1, and the
+ *     last, sent after step cp - 1, is waited right after the loop (dkv_rotater.next_buffer()
+ *     .to(key.dtype)) with nothing beside it: a tail (lo_item.inline_tail).
+ * As collectives over the cp group: a P2P transfer of B bytes to the next rank is priced as a
+ * ring all-gather moving B per rank, i.e. of cp x B / (cp - 1) in all; the cp - 1 overlapped
+ * transfers together are one all-gather of cp x B (the dK / dV of the whole sequence in fp32).
+ * The overlap window of the backward copy (recompute + backward, FLOPs 1 : 2): the whole
+ * backward core and 1 / cp of the recompute's (both all-gathers first on the stream, then the
+ * dK / dV transfers). One window per copy (layout.h) pools them, so this is optimistic where one
+ * transfer is longer than the step beside it: above all the recompute's all-gather, which its
+ * step 1 waits for. On the 405B 4-D rows (cp group across nodes, K / V of 16 heads) it takes
+ * ~45 ms against a ~16 ms first step: ~30 ms per layer and micro-batch left uncharged, as the
+ * forward's own all-gather is charged (its item has it alone). */
+/* The cp group's collectives run on its own communicator's stream (ProcessGroupNCCL: a stream
+ * per communicator), not behind FSDP2's all-gathers or the tensor-parallel group's tail: stream 2,
+ * HSDP's replica stream (framework.c), which no context-parallel layout uses (cp_check_zero3:
+ * dp x cp is every GPU, no replica groups). */
+static lo_coll on_cp_stream(lo_coll c)
+{
+    c.stream = 2;
+    return c;
+}
+
+static void torch_ring_item(const lo_graph *g, const wl *lw, const wl_layer *L, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    const spec_model *m = &lw->model;
+    const double t = l->t > 0 ? l->t : 1, cp = l->cp;
+    const double kv = (lw->kv_repeat ? m->heads : m->kv_heads) * ((double)m->hidden / m->heads) / t;
+    const double S = 2.0 * lw->tokens * cp * kv * g->elem_bytes; /* K / V all-gather's output */
+    const double core = cp_core_fraction(L);
+    double f = it->inline_overlap;
+    if (it->pass == LO_FWD) {
+        it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S, 1));
+        f += core / cp;
+    } else {
+        const int rec = it->recompute ? 1 : 0;
+        const double D = 2.0 * lw->tokens * cp * kv * 4.0; /* dK / dV of the sequence, fp32 */
+        const double last = D / (cp - 1);                  /* one transfer of the local share */
+        const int room = it->n_inline + 2 <= LO_MAX_INLINE;
+        it->inl[it->n_inline++] =
+            on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * (1 + rec) + D + (room ? 0 : last), (int)cp + rec));
+        if (room) { /* else (no slot: never with today's TP items) the last transfer overlapped too */
+            it->inline_tail |= 1u << it->n_inline;
+            it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, last, 1));
+        }
+        f += core * (2.0 + rec / cp) / (2.0 + rec);
+    }
+    it->inline_overlap = f < 1 ? f : 1;
+}
+
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
     if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= LO_MAX_INLINE) /* cp: megatron's and zero3's key */
         return;
+    if (first_step) {
+        torch_ring_item(g, lw, L, it);
+        return;
+    }
     const spec_model *m = &lw->model;
     const double t = l->t > 0 ? l->t : 1;
     /* K and V of the whole sequence for this rank's key/value heads (kv_heads / t): the
@@ -183,12 +264,11 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
     int n = it->pass == LO_FWD ? 1 : 2 + (it->recompute ? 1 : 0);
     lo_coll ring = lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * n, n);
     it->inl[it->n_inline++] = ring;
-    /* beside attention's core (cp.h); zero3 (torchtitan, PyTorch's context_parallel with its
-     * default rotate method "allgather": the K/V shards all-gathered after the first sub-SDPA)
-     * beside the first of the cp steps only; the tensor-parallel collectives of the same copy keep
-     * their own share, the two added (optimistic where the ring is shorter than the core and
-     * the tensor-parallel ones are exposed: the core's rest then hides them too) */
-    double f = it->inline_overlap + cp_core_fraction(L) / (first_step ? l->cp : 1);
+    /* beside attention's core (cp.h): Transformer Engine's P2P ring beside every step; the
+     * tensor-parallel collectives of the same copy keep their own share, the two added
+     * (optimistic where the ring is shorter than the core and the tensor-parallel ones are
+     * exposed: the core's rest then hides them too) */
+    double f = it->inline_overlap + cp_core_fraction(L);
     it->inline_overlap = f < 1 ? f : 1;
 }
 
@@ -207,14 +287,18 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
  * write 4) or, on partial steps, the add over half and the cat of the whole (8 + e) / 2 + 8;
  * dK and dV the same from step 1 on with partial on steps i <= rank (step 0 a plain add); every
  * step concatenates dK and dV in fp32 for the next rank (read + write 4 each); steps 0..cp-2 the
- * K / V cat as forward; at the end dQ and the received dK / dV cast to e bytes. The log-sum-exp
- * terms (one value per row) are left out. */
+ * K / V cat as forward; at the end dQ and the received dK / dV cast to e bytes. Both directions
+ * open with key.contiguous() and value.contiguous() (kept there for the loss curve's sake, its
+ * comment says): torchtitan hands SDPA K and V as transposed views of
+ * [batch, seq, heads, head dim] (pytorch/torchtitan@9dec370 torchtitan/models/llama/model.py
+ * L204-206), so each is copied (read + write e): with the K / V cats, cp copies of both per call
+ * (n + 1 below), two more launches. The log-sum-exp terms (one value per row) are left out. */
 double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp)
 {
     if (cp <= 1)
         return 0;
     const double n = cp - 1, acc = 4.0 + e;
-    return T * q * (acc + n * (0.75 * acc + 28.0) + acc) + n * 4.0 * e * T * kv;
+    return T * q * (acc + n * (0.75 * acc + 28.0) + acc) + (n + 1) * 4.0 * e * T * kv;
 }
 
 double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp)
@@ -225,7 +309,7 @@ double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp)
     double dq = 4.0 + add + n * avg + (4.0 + e);               /* zeros, step 0, steps 1.., cast */
     double dkv = 2 * (4.0 + add + n * avg + 8.0 + (4.0 + e)) + /* per tensor, as dq; + its cat */
                  n * 2 * 8.0;                                   /* the remaining cats: 8 each  */
-    return T * q * dq + T * kv * dkv + n * 4.0 * e * T * kv;
+    return T * q * dq + T * kv * dkv + (n + 1) * 4.0 * e * T * kv;
 }
 
 void cp_torch_ring(wl *w, int cp) { cp_torch_ring_tp(w, cp, 1); }
@@ -243,10 +327,11 @@ void cp_torch_ring_tp(wl *w, int cp, int t)
         if (L->kind != WL_BLOCK || !L->flash)
             continue;
         /* per step: the cast, the merge's kernels and the cat (forward); the adds and cats
-         * (backward): 6 launches each way [counted from the code above] */
+         * (backward): 6 launches each way, and the two contiguous() copies [counted from the
+         * code above] */
         L->ew_fwd_bytes += cp_torch_ring_fwd_bytes(w->tokens, q, kv, e, cp);
         L->ew_bwd_bytes += cp_torch_ring_bwd_bytes(w->tokens, q, kv, e, cp);
-        L->ew_fwd_kernels += 6 * cp;
-        L->ew_bwd_kernels += 6 * cp;
+        L->ew_fwd_kernels += 6 * cp + 2;
+        L->ew_bwd_kernels += 6 * cp + 2;
     }
 }

@@ -34,10 +34,14 @@ double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp);
 double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp);
 
 /* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
- * (an all-gather's ring volume over GRP_AX1, run beside attention's core: all of it for the P2P
- * ring, first_step = 0, Megatron's; the first of cp steps for the all-gather, first_step = 1,
- * zero3's: its family file says which); nothing for other layers, cp = 1 or an item already
- * holding 4 inline collectives. lw: the localized workload. */
+ * (an all-gather's ring volume over GRP_AX1, run beside attention's core). first_step = 0,
+ * Megatron's (Transformer Engine's P2P ring): K / V at kv_heads' width beside every step,
+ * the backward's dK / dV as many bytes. first_step = 1, zero3's (PyTorch's context_parallel,
+ * rotate method all-gather): K / V at the width SDPA gets (all heads where wl.kv_repeat)
+ * beside the first of the cp steps; the backward's K / V again beside its first step and dK /
+ * dV in fp32 (cp - 1 transfers beside the steps, the last one a tail), on the cp group's own
+ * stream (2). Its family file says which. Nothing for other layers, cp = 1 or an item already
+ * holding LO_MAX_INLINE inline collectives. lw: the localized workload. */
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step);
 
 /* The layout rows' checks (layout_row.h; name: the layout's text for the message, err may be

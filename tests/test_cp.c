@@ -345,16 +345,114 @@ START_TEST(test_zero3_cp_properties)
         ck_assert_msg(mb.activations <= prev, "%s: %g > %g", L[i], mb.activations, prev);
         prev = mb.activations;
     }
-    spec_layout l = parse("zero3:cp=2");
+    /* the engines agree with PyTorch's ring in both directions (checkpointing's recompute, the
+     * backward's fp32 dK / dV and its tail on the cp stream), K / V as they are and repeated */
     lo_graph *g = malloc(sizeof *g);
     ck_assert_ptr_nonnull(g);
-    layout_build(&w, &tr, &l, &c, 1, g);
-    an_timed t;
-    an_result ar;
-    exec_result r;
-    an_time(g, &w, &k, &c, &t);
-    test_engines_run(g, &t, &k, &c, &ar, &r);
-    ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "sim %.9g model %.9g", r.step_s, ar.step_s);
+    static const char *const R[] = {"zero3:cp=2", "zero3:cp=8"};
+    for (int rep = 0; rep < 2; rep++)
+        for (int i = 0; i < 2; i++) {
+            tr.repeat_kv = rep;
+            wl_build(&m, &tr, &w);
+            spec_layout l = parse(R[i]);
+            layout_build(&w, &tr, &l, &c, 1, g);
+            an_timed t;
+            an_result ar;
+            exec_result r;
+            an_time(g, &w, &k, &c, &t);
+            test_engines_run(g, &t, &k, &c, &ar, &r);
+            ck_assert_msg(fabs(r.step_s / ar.step_s - 1) < 1e-3, "%s repeat %d: sim %.9g model %.9g", R[i], rep,
+                          r.step_s, ar.step_s);
+        }
+    free(g);
+}
+END_TEST
+
+/* PyTorch's ring (cp.c torch_ring_item) on the tiny model (hidden 64, 1 head of 64, seq 16),
+ * bf16, on duo nodes (2 GPUs each), hand-derived per block copy:
+ *   zero3:cp=2 (one node), 8 local tokens: K / V all-gather output S = 2 x 8 x 2 x 64 x 2 B =
+ *   4096; dK / dV of the sequence in fp32 D = 2 x 8 x 2 x 64 x 4 = 8192; its last transfer,
+ *   D / (cp - 1) = 8192, a tail. Backward without checkpointing: ring S + D = 12288 in cp + 0 = 2
+ *   launches, beside the whole core: overlap (1/49) x (2 + 0) / 2 = 1/49 (test_core_fraction's
+ *   share). With checkpointing's recompute: 2 S + D = 16384 in 3, overlap (1/49) x (2 + 1/2) / 3
+ *   = 5/294. Both on stream 2, the cp group's own.
+ *   zero3:cp=4 (two nodes), 4 local tokens: S = 2 x 4 x 4 x 64 x 2 = 4096, D = 8192, the tail
+ *   8192 / 3 = 2730.67 (one rank's 2 x 4 x 64 x 4 = 2048 B moved by an all-gather of 4 x 2048 / 3). */
+START_TEST(test_zero3_cp_backward_ring)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    static const struct {
+        const char *layout;
+        int nodes, ckpt, chunks;
+        double ring, tail, overlap;
+    } C[] = {
+        {"zero3:cp=2", 1, 0, 2, 12288, 8192, 1.0 / 49.0},
+        {"zero3:cp=2", 1, 1, 3, 16384, 8192, 5.0 / 294.0},
+        {"zero3:cp=4", 2, 0, 4, 12288, 8192.0 / 3, 1.0 / 49.0},
+    };
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        tr.act_ckpt = C[i].ckpt;
+        wl_build(&m, &tr, &w);
+        spec_layout l = parse(C[i].layout);
+        sc_err err;
+        ck_assert_msg(spec_layout_check(&l, &duo, C[i].nodes, &err) == 0, "%s", err.text);
+        layout_build(&w, &tr, &l, &duo, C[i].nodes, g);
+        const lo_item *b = first_block(&g->last, &w, LO_BWD);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->recompute, C[i].ckpt);
+        ck_assert_int_eq(b->n_inline, 2);
+        ck_assert_int_eq(b->inl[0].kind, COLL_ALLGATHER);
+        ck_assert_int_eq(b->inl[0].group, GRP_AX1);
+        ck_assert_double_eq_tol(b->inl[0].bytes, C[i].ring, 1e-9);
+        ck_assert_int_eq(b->inl[0].chunks, C[i].chunks);
+        ck_assert_double_eq_tol(b->inl[1].bytes, C[i].tail, 1e-9);
+        ck_assert_int_eq(b->inline_tail, 2u); /* the second, the last dK / dV transfer */
+        ck_assert_int_eq(b->inl[0].stream, 2);
+        ck_assert_int_eq(b->inl[1].stream, 2);
+        ck_assert_double_eq_tol(b->inline_overlap, C[i].overlap, 1e-12);
+    }
+    free(g);
+}
+END_TEST
+
+/* The width of the K / V PyTorch's ring moves is what SDPA gets: the tiny model with 2 heads of
+ * 32 and 1 KV head, zero3:cp=2 on one duo node, forward: kv 1 x 32 as it is (S = 2 x 8 x 2 x
+ * 32 x 2 = 2048 B), 2 x 32 when repeat_kv expands it (torchtitan): 4096 B. Megatron's P2P ring
+ * (Transformer Engine, GQA K / V unexpanded) keeps kv_heads' 2048 either way. */
+START_TEST(test_torch_ring_repeat_kv_width)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    m.heads = 2;
+    m.kv_heads = 1;
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    for (int rep = 0; rep < 2; rep++) {
+        tr.repeat_kv = rep;
+        wl_build(&m, &tr, &w);
+        ck_assert_int_eq(w.kv_repeat, rep);
+        spec_layout l = parse("zero3:cp=2");
+        layout_build(&w, &tr, &l, &duo, 1, g);
+        const lo_item *f = first_block(&g->last, &w, LO_FWD);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_double_eq_tol(f->inl[f->n_inline - 1].bytes, rep ? 4096.0 : 2048.0, 1e-9);
+        l = parse("megatron:t=1,p=1,cp=2");
+        layout_build(&w, &tr, &l, &duo, 1, g);
+        wl loc;
+        layout_kind_localize(&w, &l, 2, &loc);
+        f = first_block(&g->last, &loc, LO_FWD);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_double_eq_tol(f->inl[f->n_inline - 1].bytes, 2048.0, 1e-9);
+    }
     free(g);
 }
 END_TEST
@@ -368,9 +466,11 @@ START_TEST(test_torch_ring_bytes)
      * backward: add = 4 + 2 + 4 = 10, partial = 10 / 2 + 8 = 13, average 11.5; dQ: zeros 4 +
      * step 0 10 + 11.5 + cast 6 = 31.5 per element; dK, dV each 4 + 10 + 11.5 + cat 8 + cast 6
      * = 39.5, and the step-1 cats 2 x 8: 2 x 39.5 + 16 = 95; K / V cat 4096:
-     * 512 x 31.5 + 512 x 95 + 4096 = 16128 + 48640 + 4096 = 68864. */
-    ck_assert_double_eq_tol(cp_torch_ring_fwd_bytes(8, 64, 64, 2, 2), 26880, 1e-9);
-    ck_assert_double_eq_tol(cp_torch_ring_bwd_bytes(8, 64, 64, 2, 2), 68864, 1e-9);
+     * 512 x 31.5 + 512 x 95 + 4096 = 16128 + 48640 + 4096 = 68864.
+     * Each direction also copies K and V once (contiguous(): read + write 2 B each): 4 x 2 x 8 x
+     * 64 = 4096 -> 30976 and 72960. */
+    ck_assert_double_eq_tol(cp_torch_ring_fwd_bytes(8, 64, 64, 2, 2), 30976, 1e-9);
+    ck_assert_double_eq_tol(cp_torch_ring_bwd_bytes(8, 64, 64, 2, 2), 72960, 1e-9);
     ck_assert_double_eq(cp_torch_ring_fwd_bytes(8, 64, 64, 2, 1), 0);
     ck_assert_double_eq(cp_torch_ring_bwd_bytes(8, 64, 64, 2, 1), 0);
     /* per local token, more steps never cost less */
@@ -380,7 +480,7 @@ START_TEST(test_torch_ring_bytes)
     }
 
     /* on the tiny model's fused blocks (one head: q = kv = 64) after cp_localize(2), 8 local
-     * tokens: exactly those bytes added, 6 launches per step each way; cp = 1 and unfused
+     * tokens: exactly those bytes added, 6 launches per step each way and the 2 copies; cp = 1 and unfused
      * attention untouched, bit for bit */
     spec_model m;
     spec_training tr;
@@ -396,10 +496,10 @@ START_TEST(test_torch_ring_bytes)
     cp_torch_ring(&w, 2);
     for (int i = 0; i < w.n_layers; i++) {
         const wl_layer *L = &w.layer[i], *L0 = &w0.layer[i];
-        double df = L->kind == WL_BLOCK ? 26880 : 0, db = L->kind == WL_BLOCK ? 68864 : 0;
+        double df = L->kind == WL_BLOCK ? 30976 : 0, db = L->kind == WL_BLOCK ? 72960 : 0;
         ck_assert_double_eq_tol(L->ew_fwd_bytes - L0->ew_fwd_bytes, df, 1e-6);
         ck_assert_double_eq_tol(L->ew_bwd_bytes - L0->ew_bwd_bytes, db, 1e-6);
-        ck_assert_int_eq(L->ew_fwd_kernels - L0->ew_fwd_kernels, L->kind == WL_BLOCK ? 12 : 0);
+        ck_assert_int_eq(L->ew_fwd_kernels - L0->ew_fwd_kernels, L->kind == WL_BLOCK ? 14 : 0);
     }
     tr.flash_attention = 0;
     wl_build(&m, &tr, &w);
@@ -559,6 +659,8 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_zero3_cp);
     tcase_add_test(tc, test_zero3_cp_properties);
     tcase_add_test(tc, test_torch_ring_bytes);
+    tcase_add_test(tc, test_zero3_cp_backward_ring);
+    tcase_add_test(tc, test_torch_ring_repeat_kv_width);
     tcase_add_test(tc, test_optimizer_group_dp_x_cp);
     tcase_add_test(tc, test_fused_ce_head_grad_kept);
     tcase_add_test(tc, test_autocast_casts_per_param);

@@ -447,6 +447,51 @@ START_TEST(test_tp_cp_bytes)
 }
 END_TEST
 
+/* With tensor parallelism's collectives in the same backward copy (plain and async TP, with
+ * checkpointing's recompute), PyTorch's ring still gets both its slots (cp.c torch_ring_item):
+ * fsdp2:dp=1,cp=2,t=2 on 2 duo nodes, the tiny model (4 heads = 4 KV heads of 16), 8 local
+ * tokens, a TP rank's kv width 4 x 16 / 2 = 32: K / V all-gather output S = 2 x 8 x 2 x 32 x 2 B =
+ * 2048 (the forward's above), dK / dV in fp32 D = 2 x 8 x 2 x 32 x 4 = 4096; the ring beside the
+ * core 2 S + D = 8192 (forward recomputed, backward), the last transfer D / (cp - 1) = 4096 a tail;
+ * both the last two inline collectives, over GRP_AX1, on stream 2. */
+START_TEST(test_tp_cp_backward_slots)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny(&mo, &tr, 4, 1);
+    tr.act_ckpt = 1;
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    static const char *const L[] = {"fsdp2:dp=1,cp=2,t=2", "fsdp2:dp=1,cp=2,t=2,asynctp=1"};
+    for (int k = 0; k < 2; k++) {
+        spec_layout l = parse(L[k]);
+        sc_err err;
+        ck_assert_msg(spec_layout_check(&l, &duo, 2, &err) == 0, "%s", err.text);
+        layout_build(&w, &tr, &l, &duo, 2, g);
+        const lo_item *b = NULL;
+        for (int i = 0; i < g->micro.n_items && !b; i++)
+            if (g->micro.item[i].pass == LO_BWD && g->lw[g->micro.item[i].layer].kind == WL_BLOCK)
+                b = &g->micro.item[i];
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->recompute, 1);
+        ck_assert_int_ge(b->n_inline, 3); /* TP's own first */
+        const lo_coll *ring = &b->inl[b->n_inline - 2], *tail = &b->inl[b->n_inline - 1];
+        ck_assert_int_eq(ring->group, GRP_AX1);
+        ck_assert_int_eq(tail->group, GRP_AX1);
+        ck_assert_double_eq_tol(ring->bytes, 8192, 1e-9);
+        ck_assert_double_eq_tol(tail->bytes, 4096, 1e-9);
+        ck_assert(!((b->inline_tail >> (b->n_inline - 2)) & 1u));
+        ck_assert(((b->inline_tail >> (b->n_inline - 1)) & 1u));
+        ck_assert_int_eq(ring->stream, 2);
+        ck_assert_int_eq(tail->stream, 2);
+    }
+    free(g);
+}
+END_TEST
+
 /* PyTorch's ring's element-wise bytes on a TP rank (cp_torch_ring_tp): linear in the query and
  * K / V widths (cp.c), so a rank with heads / 2 adds exactly half; t = 1 is cp_torch_ring. */
 START_TEST(test_torch_ring_tp)
@@ -585,6 +630,7 @@ Suite *fsdp2pp_suite(void)
     tcase_add_test(tc, test_stage_memory_op_sac);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_tp_cp_bytes);
+    tcase_add_test(tc, test_tp_cp_backward_slots);
     tcase_add_test(tc, test_torch_ring_tp);
     tcase_add_test(tc, test_4d_engines);
     tcase_add_test(tc, test_tp_cp_interference);
