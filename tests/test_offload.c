@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "../model/analytic.h"
+#include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/ds_coordinator.h"
 #include "../model/layout_offload.h"
@@ -1100,6 +1101,129 @@ START_TEST(test_z3_regather_agree)
 }
 END_TEST
 
+/* ---- zero3-offload under framework fsdp: FSDP1 CPUOffload(offload_params=True) ------------- */
+
+START_TEST(test_fsdp_offload_bytes)
+{
+    /* zero3-offload:param=cpu under fsdp on N = 4 ranks (2 nodes x G = 2), bf16 (e = 2 B), tiny
+     * 2-block model. FSDP1 (_rebuild_full_params, _post_backward_hook; layout_offload.c): every
+     * unit's shard crosses PCIe before its forward all-gather and again before its backward one,
+     * 2 x 2 B x Ψ/4 = Ψ per micro-step; its gradient shard comes back after every reduce-scatter,
+     * 2 B x Ψ/4 = Ψ/2 per micro-step; the host updates in place: nothing copied back. grad_accum
+     * 3: three times each (3 Ψ, 3 Ψ/2). The boundary: one op, torch's Adam on the host over the
+     * node's G = 2 shards, Ψ/2 parameters at 1e9 x 8.2/56 parameters/s (PR #735's ratio). Each
+     * copy rides its collective's stream: H2D first on the all-gather's, D2H after the
+     * reduce-scatter on the post-backward stream (1). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    lo_offload_traffic o;
+    for (int ga = 1; ga <= 3; ga += 2) {
+        prepare_z2off(x, &c, &k, "zero3-offload:param=cpu", 2, ga, FW_FSDP, 0, PREC_BF16, -1);
+        const double psi = x->w.params;
+        layout_offload_traffic(&x->g, &o);
+        ck_assert_double_eq_tol(o.param_h2d, ga * psi, 1e-6);
+        ck_assert_double_eq_tol(o.grad_d2h, ga * psi / 2, 1e-6);
+        ck_assert_double_eq(o.grad_h2d + o.update_h2d + o.param_nvme_read + o.opt_nvme_read, 0);
+        ck_assert_int_eq(x->g.n_boundary, 1);
+        ck_assert_int_eq(x->g.boundary[0].opt_where, OPT_HOST_TORCH);
+        ck_assert_double_eq_tol(x->g.boundary[0].opt_params, psi / 2, 1e-9);
+        ck_assert_double_eq_tol(x->t.b_dur[0], psi / 2 / (1e9 * 8.2 / 56), 1e-12);
+        for (int i = 0; i < x->g.last.n_items; i++) {
+            const lo_item *it = &x->g.last.item[i];
+            ck_assert_int_eq(it->n_gather, 2);
+            ck_assert_int_eq(it->gather[0].group, GRP_HOST);
+            ck_assert_int_eq(it->gather[0].offload, 1);
+            ck_assert_int_eq(it->gather[1].group, GRP_WORLD);
+            ck_assert_int_eq(it->gather[0].stream, it->gather[1].stream);
+            if (it->pass == LO_BWD) {
+                ck_assert_int_eq(it->n_reduce, 2);
+                ck_assert_int_eq(it->reduce[0].kind, COLL_REDUCESCATTER);
+                ck_assert_int_eq(it->reduce[1].group, GRP_HOST);
+                ck_assert_int_eq(it->reduce[1].stream, 1);
+            }
+        }
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_agree)
+{
+    /* The engines on FSDP1's offload graph, grad_accum 1-3: within 1e-9 (as test_z2off_agree);
+     * and it is slower than zero3 under fsdp on the same cluster (the same graph plus copies and a
+     * host step at a fraction of CPU-Adam's rate). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    run *x = malloc(sizeof *x);
+    for (int ga = 1; ga <= 3; ga++) {
+        exec_result s;
+        an_result a, z;
+        prepare_z2off(x, &c, &k, "zero3-offload:param=cpu", 2, ga, FW_FSDP, 0, PREC_FP16, -1);
+        sim_and_model(x, &k, &c, &s, &a);
+        ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "ga%d: %.17g vs %.17g", ga, s.step_s, a.step_s);
+        prepare_z2off(x, &c, &k, "zero3", 2, ga, FW_FSDP, 0, PREC_FP16, -1);
+        sim_and_model(x, &k, &c, &s, &z);
+        ck_assert_msg(a.step_s > z.step_s, "ga%d: %.17g <= %.17g", ga, a.step_s, z.step_s);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_memory)
+{
+    /* N = 4 ranks, G = 2 per node, bf16. Under fsdp, zero3-offload:param=cpu keeps no state on
+     * the GPU: zero3's 2 + 2 + 12 B x Ψ/4 = 4 Ψ less there, its gathered units the same; the
+     * node's host holds those bytes for its 2 ranks: 16 B x Ψ/4 x 2 = 8 Ψ (DeepSpeed's param=cpu
+     * adds the 16-bit shard beside its fp32 master: 9 Ψ). */
+    spec_training t;
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16;
+    t.framework = FW_FSDP;
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    wl w;
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, &t, &w);
+    spec_layout lo, lz = {.kind = LAYOUT_ZERO3};
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3-offload:param=cpu", &lo, &err) == 0);
+    mem_breakdown o, z;
+    mem_plan(&w, &t, &lo, 4, &c, &o);
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq(o.params + o.grads + o.optim, 0);
+    ck_assert_double_eq_tol(o.host, 8 * w.params, 1e-6);
+    ck_assert_double_eq(o.gathered, z.gathered);
+    ck_assert_double_eq_tol(z.total - o.total, 4 * w.params, 1e-6);
+    t.framework = FW_DEEPSPEED;
+    mem_plan(&w, &t, &lo, 4, &c, &o);
+    ck_assert_double_eq_tol(o.host, 9 * w.params, 1e-6);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_check)
+{
+    /* FSDP1's CPUOffload has one setting: param=cpu (opt=cpu); the other tiers are DeepSpeed's */
+    static const char *const ok[] = {"zero3-offload:param=cpu", "zero3-offload:param=cpu,opt=cpu"};
+    static const char *const bad[] = {"zero3-offload", "zero3-offload:param=nvme", "zero3-offload:opt=nvme",
+                                      "zero3-offload:param=cpu,opt=nvme"};
+    spec_layout l;
+    sc_err err;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        ck_assert(spec_layout_parse(ok[i], &l, &err) == 0);
+        ck_assert_msg(fw_check(FW_FSDP, &l, &err) == 0, "%s: %s", ok[i], err.text);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert(spec_layout_parse(bad[i], &l, &err) == 0);
+        ck_assert_msg(fw_check(FW_FSDP, &l, &err) != 0, "%s accepted", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err.text, "zero3-offload:param=cpu"));
+        ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), 0);
+    }
+    ck_assert(spec_layout_parse("zero2-offload", &l, &err) == 0);
+    ck_assert_int_ne(fw_check(FW_FSDP, &l, &err), 0);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -1131,6 +1255,10 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_z2off_agree);
     tcase_add_test(tc, test_z2off_memory);
     tcase_add_test(tc, test_z2off_spec);
+    tcase_add_test(tc, test_fsdp_offload_bytes);
+    tcase_add_test(tc, test_fsdp_offload_agree);
+    tcase_add_test(tc, test_fsdp_offload_memory);
+    tcase_add_test(tc, test_fsdp_offload_check);
     suite_add_tcase(s, tc);
     return s;
 }
