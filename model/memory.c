@@ -64,6 +64,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     if (blk) /* every block's kept bytes, one block's recomputed beside them during its backward
                 (memory_states.h) */
         act += blk->count * mem_block_kept(blk, t->act_ckpt) + mem_block_recompute(blk, t->act_ckpt);
+    if (blk && mem_act_offloaded(t)) {
+        /* activation_offload (torch checkpoint_wrapper(offload_to_cpu=True)): every block's
+         * checkpointed input in pinned host memory from its forward to its backward, each of
+         * the node's G ranks its own; the GPU holds one block's at a time, in its recompute */
+        const double kept = blk->count * mem_block_kept(blk, t->act_ckpt);
+        act -= kept;
+        o->host += kept * c->gpus_per_node;
+    }
     o->activations = act;
 
     if (sharded_params) {

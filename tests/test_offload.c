@@ -1224,6 +1224,133 @@ START_TEST(test_fsdp_offload_check)
 }
 END_TEST
 
+START_TEST(test_act_offload_175b)
+{
+    /* The PyTorch FSDP 1T post's 175B run (validation/pytorch-fsdp-aws-1t-blog, 128 GPUs, seq 512,
+     * micro-batch 20, fp16, every block checkpointed, minGPT's unfused attention) as its trainer
+     * ran it: torch.optim.SGD without momentum on the fp16 model (optimizer_type sgd: no master,
+     * no state) and checkpoint_wrapper(offload_to_cpu=True) (activation_offload). Ψ = w.params.
+     * By hand: parameters and gradients 2 B x Ψ/128 each, optimizer 0; each block's checkpointed
+     * input b s h x 2 B = 20 x 512 x 12288 x 2 = 251658240 B, 96 of them = 24159191040 B
+     * (22.5 GiB) move from the GPU to the host, G = 2 ranks' worth per node of this test
+     * cluster; the GPU keeps one block's recompute. AdamW instead adds its 12 B x Ψ/128 =
+     * 15.2 GiB on the GPU and the plan no longer fits 40 GiB; without the activation offload
+     * (SGD) it needs the 22.5 GiB more and does not fit either: the run could only fit with both. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.micro_batch = 20;
+    t.precision = PREC_FP16;
+    t.framework = FW_FSDP;
+    t.attn_kernel = AK_UNFUSED;
+    t.flash_attention = 0;
+    t.opt_sgd = 1;
+    t.act_offload = 1;
+    ck_assert(t.act_ckpt == CKPT_FULL);
+    spec_model m = test_tiny_model(96);
+    m.hidden = 12288;
+    m.heads = m.kv_heads = 96;
+    m.ffn = 4 * 12288;
+    m.seq_len = 512;
+    m.vocab = 50257;
+    wl w;
+    wl_build(&m, &t, &w);
+    spec_layout l = {.kind = LAYOUT_ZERO3};
+    mem_breakdown a, b, adam;
+    mem_plan(&w, &t, &l, 128, &c, &a);
+    const double psi = w.params, ckpt = 96 * 251658240.0, GiB = 1073741824.0;
+    ck_assert_double_eq_tol(a.params, 2 * psi / 128, 1e-3);
+    ck_assert_double_eq_tol(a.grads, 2 * psi / 128, 1e-3);
+    ck_assert_double_eq(a.optim, 0);
+    ck_assert_double_eq_tol(a.host, ckpt * 2, 1e-3);
+    ck_assert(a.total <= 40 * GiB);
+    t.act_offload = 0;
+    mem_plan(&w, &t, &l, 128, &c, &b);
+    ck_assert_double_eq_tol(b.activations - a.activations, ckpt, 1e-3);
+    ck_assert_double_eq(b.host, 0);
+    ck_assert(b.total > 40 * GiB);
+    t.act_offload = 1;
+    t.opt_sgd = 0;
+    mem_plan(&w, &t, &l, 128, &c, &adam);
+    ck_assert_double_eq_tol(adam.optim, 12 * psi / 128, 1e-3);
+    ck_assert(adam.total > 40 * GiB);
+}
+END_TEST
+
+START_TEST(test_act_offload_graph)
+{
+    /* activation_offload on the tiny 2-block model (bf16, micro-batch 1, seq 16, hidden 64): each
+     * block's checkpointed input, 16 x 64 x 2 B = 2048 B, leaves in its forward and comes back in
+     * its backward, inline with its compute on LO_ACT_STREAM: per micro-step 2 x 2048 B each way,
+     * counted apart from the gradients (layout_offload_traffic); grad_accum 2: twice. Under
+     * zero3-offload (fsdp) the same on top of its parameter and gradient copies. The copies only
+     * add time, and the same in both engines: the simulator's step minus the model's is what it
+     * was without them (within 1e-9 of the step; zero3 under fsdp at grad_accum 2 on this cluster
+     * already differs by 1.9e-10 s of 17.4 ms without them, a difference this change leaves alone). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    run *x = malloc(sizeof *x);
+    lo_offload_traffic o;
+    static const char *const lays[] = {"zero3", "zero3-offload:param=cpu"};
+    for (int li = 0; li < 2; li++)
+        for (int ga = 1; ga <= 2; ga++) {
+            exec_result s0, s;
+            an_result a, z;
+            prepare_z2off(x, &c, &k, lays[li], 2, ga, FW_FSDP, 0, PREC_BF16, -1);
+            sim_and_model(x, &k, &c, &s0, &z);
+            x->tr.act_offload = 1;
+            spec_layout l;
+            sc_err err;
+            ck_assert(spec_layout_parse(lays[li], &l, &err) == 0);
+            layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+            an_time(&x->g, &x->w, &k, &c, &x->t);
+            layout_offload_traffic(&x->g, &o);
+            ck_assert_double_eq_tol(o.act_d2h, ga * 2 * 2048.0, 1e-9);
+            ck_assert_double_eq_tol(o.act_h2d, ga * 2 * 2048.0, 1e-9);
+            ck_assert_double_eq_tol(o.grad_d2h, li ? ga * x->w.params / 2 : 0, 1e-6);
+            sim_and_model(x, &k, &c, &s, &a);
+            ck_assert_msg(fabs((s.step_s - a.step_s) - (s0.step_s - z.step_s)) <= 1e-9 * a.step_s,
+                          "%s ga%d: %.17g vs %.17g (without: %.17g vs %.17g)", lays[li], ga, s.step_s, a.step_s,
+                          s0.step_s, z.step_s);
+            ck_assert_msg(a.step_s > z.step_s, "%s ga%d: %.17g <= %.17g", lays[li], ga, a.step_s, z.step_s);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_sgd_step)
+{
+    /* optimizer_type sgd: torch SGD without momentum reads p and its gradient and writes p, 3 e
+     * bytes per parameter against fused AdamW's 28 (wl_opt_bytes_per_param): on the GPU its step
+     * is 3 x 2 / 28 of the fused AdamW step's time in bf16 (the tiny calibration launches for
+     * free); for-loop AdamW's 80 B would be 80 / 28 of it. No optimizer bytes in memory. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    double dur[2];
+    for (int sgd = 0; sgd < 2; sgd++) {
+        spec_layout l;
+        sc_err err;
+        ck_assert(spec_layout_parse("zero3", &l, &err) == 0);
+        spec_training_defaults(&x->tr);
+        x->tr.framework = FW_FSDP;
+        x->tr.precision = PREC_BF16;
+        x->tr.opt_impl = OPT_IMPL_FUSED;
+        x->tr.opt_sgd = sgd;
+        spec_model m = test_tiny_model(2);
+        wl_build(&m, &x->tr, &x->w);
+        layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+        an_time(&x->g, &x->w, &k, &c, &x->t);
+        ck_assert_int_eq(x->g.boundary[x->g.n_boundary - 1].is_optimizer, 1);
+        dur[sgd] = x->t.b_dur[x->g.n_boundary - 1];
+        ck_assert_double_eq(mem_optim_bytes(&x->tr), sgd ? 0 : 12);
+    }
+    ck_assert_double_eq_tol(dur[1] / dur[0], 6.0 / 28, 1e-12);
+    free(x);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -1259,6 +1386,9 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_fsdp_offload_agree);
     tcase_add_test(tc, test_fsdp_offload_memory);
     tcase_add_test(tc, test_fsdp_offload_check);
+    tcase_add_test(tc, test_act_offload_175b);
+    tcase_add_test(tc, test_act_offload_graph);
+    tcase_add_test(tc, test_sgd_step);
     suite_add_tcase(s, tc);
     return s;
 }
