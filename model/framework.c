@@ -264,6 +264,27 @@ int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp
     return t->framework == FW_MEGATRON && t->overlap_param_gather > 0 && l->zero1 && dp > 1;
 }
 
+int fw_fsdp_units(const spec_training *t, const wl_layer *L, double *largest)
+{
+    *largest = L->params;
+    if (t->framework != FW_FSDP || t->fsdp_wrap_module <= 0 || L->kind != WL_BLOCK)
+        return 1;
+    double attn = 0, best = 0;
+    int lin = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        const double wgt = g->n * g->k; /* the linear's weight, n x k */
+        if (g->role == WL_G_QKV || g->role == WL_G_PROJ)
+            attn += wgt;
+        else if (g->role == WL_G_FC1 || g->role == WL_G_GATE_UP || g->role == WL_G_FC2) {
+            best = wgt > best ? wgt : best;
+            lin++;
+        }
+    }
+    *largest = attn > best ? attn : best;
+    return 1 + lin + 2; /* attention, the MLP's linears, two norms */
+}
+
 int fw_param_tensors(const wl *w, const wl_layer *L)
 {
     const spec_model *m = &w->model;

@@ -146,12 +146,25 @@ static lo_coll on_stream(lo_coll c, int stream)
     return c;
 }
 
-static void fsdp_offload_items(const lo_graph *g, const wl *w, lo_micro *m)
+/* fsdp_wrap module (framework.h fw_fsdp_units): a checkpointed block's units are FSDP modules
+ * inside the checkpoint, so its recompute runs their forward hooks again: each unit is copied in
+ * and all-gathered a second time before its backward's own (reshard_after_forward frees it after
+ * the recompute's forward, _rebuild_full_params in the pre-backward hook gathers it again): the
+ * backward gathers 2 S in 2 k pieces, the forward S in k. */
+static void fsdp_offload_items(const lo_graph *g, const wl *w, const spec_training *t, lo_micro *m)
 {
     const double N = g->n_ranks, e = g->elem_bytes;
     for (int i = 0; i < m->n_items; i++) {
         lo_item *it = &m->item[i];
-        const double part = w->layer[it->layer].params / N * e; /* the unit's shard, bytes */
+        double part = w->layer[it->layer].params / N * e; /* the unit's shard, bytes */
+        double largest;
+        const int k = fw_fsdp_units(t, &w->layer[it->layer], &largest);
+        if (k > 1 && it->n_gather == 1) {
+            const int again = it->pass == LO_BWD && it->recompute;
+            it->gather[0].bytes *= 1 + again;
+            it->gather[0].chunks = k * (1 + again);
+            part *= 1 + again;
+        }
         if (it->n_gather == 1) { /* the H2D copy first, then the all-gather, on its stream */
             it->gather[1] = it->gather[0];
             it->gather[0] = on_stream(offloaded(COLL_ALLGATHER, GRP_HOST, part), it->gather[1].stream);
@@ -159,7 +172,8 @@ static void fsdp_offload_items(const lo_graph *g, const wl *w, lo_micro *m)
         }
         if (it->pass == LO_BWD && it->n_reduce > 0 && it->n_reduce < 3) { /* D2H after its reduce-scatter */
             const int st = it->reduce[it->n_reduce - 1].stream;
-            it->reduce[it->n_reduce++] = on_stream(offloaded(COLL_REDUCESCATTER, GRP_HOST, part), st);
+            it->reduce[it->n_reduce++] =
+                on_stream(offloaded(COLL_REDUCESCATTER, GRP_HOST, w->layer[it->layer].params / N * e), st);
         }
     }
 }
@@ -174,13 +188,17 @@ static void lo_build_fsdp_offload(lo_graph *g, const wl *w, const spec_training 
     layout_row_zero3.build(g, w, t, c);
     g->layout.kind = LAYOUT_ZERO3_OFFLOAD;
     g->layout.off_param = OFF_CPU;
-    fsdp_offload_items(g, w, &g->micro);
-    fsdp_offload_items(g, w, &g->last);
+    fsdp_offload_items(g, w, t, &g->micro);
+    fsdp_offload_items(g, w, t, &g->last);
     /* the step on the host: no GPU kernels for the optimizer or the trainer's step passes over
      * the gradients (they are host tensors now) */
     g->sched.opt_launches = 0;
     g->sched.step_hbm_bytes = 0;
-    g->sched.opt_scale = 1;
+    /* OPT_HOST_TORCH is torch's CPU Adam (cost.h); optimizer_type sgd there: its bytes per
+     * parameter over Adam's, 3 e (read p and its gradient, write p) over the 80 B of torch's
+     * single-tensor for-loop Adam, the CPU default of 2022 (wl_opt_bytes_per_param), assuming
+     * both bound by the host's memory bandwidth [assumption] */
+    g->sched.opt_scale = t->opt_sgd > 0 ? 3 * g->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
     for (int i = 0; i < g->n_boundary; i++)
         if (g->boundary[i].is_optimizer) {
             g->boundary[i].opt_where = OPT_HOST_TORCH;

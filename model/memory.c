@@ -79,6 +79,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = r && r->mem_gathered_mult ? r->mem_gathered_mult(l) : 1;
         double big = wl_max_layer_params(w) * gz;
+        if (t->framework == FW_FSDP && t->fsdp_wrap_module > 0) { /* fsdp_wrap module: the largest unit */
+            big = 0;
+            for (int i = 0; i < w->n_layers; i++) {
+                double u;
+                fw_fsdp_units(t, &w->layer[i], &u);
+                big = u > big ? u : big;
+            }
+        }
         int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;
         /* a reduce_dtype wider than the gradients: the layer's cast copy beside them (FSDP

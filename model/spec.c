@@ -381,6 +381,7 @@ static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
 static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
 static const char *const OPT_STATE_DTYPES[] = {"fp32", "bf16", NULL}; /* index = opt_state_bf16 */
 static const char *const OPT_TYPES[] = {"adamw", "sgd", NULL};           /* index = opt_sgd */
+static const char *const FSDP_WRAPS[] = {"block", "module", NULL};       /* index = fsdp_wrap_module */
 const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
 const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
 
@@ -417,6 +418,7 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
         (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)) ||
         (rc = jr_enum(r, o, base, "optimizer_type", OPT_TYPES, 0, &t->opt_sgd)) ||
+        (rc = jr_enum(r, o, base, "fsdp_wrap", FSDP_WRAPS, 0, &t->fsdp_wrap_module)) ||
         (rc = jr_bool(r, o, base, "activation_offload", &t->act_offload)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
@@ -466,7 +468,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
                                     "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype",
                                     "tc_align8", "contiguous_gradients", "optimizer_type",
-                                    "activation_offload", NULL};
+                                    "activation_offload", "fsdp_wrap", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

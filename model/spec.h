@@ -280,6 +280,10 @@ typedef struct spec_training {
                                copy and no state (a model cast whole to 16 bits, as the PyTorch
                                FSDP 1T post's trainer: model/memory_states.c, framework.c);
                                0 = AdamW (the default)                                        */
+    int fsdp_wrap_module;   /* training key fsdp_wrap "module" (framework fsdp): each block's
+                               attention, MLP linears and norms FSDP units of their own inside
+                               the block's checkpoint (the PyTorch FSDP 1T post's trainer);
+                               0 = "block", one unit per block (model/framework.c fw_fsdp_units) */
     int act_offload;        /* training key activation_offload: checkpointing's saved block
                                inputs moved to pinned host memory in the forward and back in the
                                backward (torch checkpoint_wrapper(offload_to_cpu=True), i.e.

@@ -1351,6 +1351,78 @@ START_TEST(test_sgd_step)
 }
 END_TEST
 
+START_TEST(test_fsdp_wrap_module_1t)
+{
+    /* fsdp_wrap module on the post's 1T (128 x 25600, ffn 4h, 160 heads, seq 2048, vocab 50257;
+     * micro-batch 4, fp16, unfused attention, SGD, activation offload, zero3-offload:param=cpu on
+     * 128 GPUs). The block's units: attention q, k, v, o = 4h^2 = 2621440000 weights, fc1 and fc2
+     * 4h^2 each, two norms: 5 units, the largest 4h^2 (the embedding's 50257 x 25600 + 2048 x 25600
+     * = 1339008000 is smaller). Gathered: the unit computing and the one prefetched (2 B each) and
+     * its full gradient (2 B): 6 B x 4h^2 = 15728640000 B (14.65 GiB) instead of the whole block's
+     * 6 B x (12h^2 + 13h) = 47187968000 B (43.9 GiB). The plan then fits 40 GiB (the post: "near
+     * the memory limit"); whole blocks do not. Its graph: a block's forward gathers S in 5
+     * pieces, its backward 2 S in 10 (the recompute's forward gathers the units again), and its
+     * shard crosses PCIe as often: per micro-step 3 x 2 B x Ψ_blocks / 128 plus the embedding's
+     * and head's 2 x 2 B x their Ψ / 128. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.micro_batch = 4;
+    t.precision = PREC_FP16;
+    t.framework = FW_FSDP;
+    t.attn_kernel = AK_UNFUSED;
+    t.flash_attention = 0;
+    t.opt_sgd = 1;
+    t.act_offload = 1;
+    t.fsdp_wrap_module = 1;
+    spec_model m = test_tiny_model(128);
+    m.hidden = 25600;
+    m.heads = m.kv_heads = 160;
+    m.ffn = 4 * 25600;
+    m.seq_len = 2048;
+    m.vocab = 50257;
+    wl w;
+    wl_build(&m, &t, &w);
+    const double h2 = 25600.0 * 25600.0, GiB = 1073741824.0;
+    for (int i = 0; i < w.n_layers; i++) {
+        double u;
+        int k = fw_fsdp_units(&t, &w.layer[i], &u);
+        ck_assert_int_eq(k, w.layer[i].kind == WL_BLOCK ? 5 : 1);
+        if (w.layer[i].kind == WL_BLOCK)
+            ck_assert_double_eq_tol(u, 4 * h2, 1e-3);
+    }
+    spec_layout l;
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3-offload:param=cpu", &l, &err) == 0);
+    mem_breakdown a, b;
+    mem_plan(&w, &t, &l, 128, &c, &a);
+    ck_assert_double_eq_tol(a.gathered, 6 * 4 * h2, 1e-3);
+    ck_assert(a.total <= 40 * GiB);
+    t.fsdp_wrap_module = 0;
+    mem_plan(&w, &t, &l, 128, &c, &b);
+    ck_assert(b.gathered > 3 * 2 * 12 * h2);
+    ck_assert(b.total > 40 * GiB);
+    /* the graph on 128 ranks (64 duo nodes) */
+    t.fsdp_wrap_module = 1;
+    lo_graph *g = malloc(sizeof *g);
+    layout_build(&w, &t, &l, &c, 64, g);
+    double blocks = 0, rest = 0;
+    for (int i = 0; i < w.n_layers; i++)
+        *(w.layer[i].kind == WL_BLOCK ? &blocks : &rest) += w.layer[i].params * w.layer[i].count;
+    lo_offload_traffic o;
+    layout_offload_traffic(g, &o);
+    ck_assert_double_eq_tol(o.param_h2d, (3 * 2 * blocks + 2 * 2 * rest) / 128, 1);
+    for (int i = 0; i < g->last.n_items; i++) {
+        const lo_item *it = &g->last.item[i];
+        if (w.layer[it->layer].kind != WL_BLOCK)
+            continue;
+        ck_assert_int_eq(it->gather[1].chunks, it->pass == LO_BWD ? 10 : 5);
+        ck_assert_double_eq_tol(it->gather[1].bytes, (it->pass == LO_BWD ? 2 : 1) * 2 * w.layer[it->layer].params, 1);
+    }
+    free(g);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -1389,6 +1461,7 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_act_offload_175b);
     tcase_add_test(tc, test_act_offload_graph);
     tcase_add_test(tc, test_sgd_step);
+    tcase_add_test(tc, test_fsdp_wrap_module_1t);
     suite_add_tcase(s, tc);
     return s;
 }
