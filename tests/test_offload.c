@@ -1224,6 +1224,29 @@ START_TEST(test_fsdp_offload_check)
 }
 END_TEST
 
+/* The FSDP 1T post's runs as its trainer ran them (validation/pytorch-fsdp-aws-1t-blog): fp16,
+ * fsdp, minGPT's unfused attention, every block checkpointed, SGD without momentum, activation
+ * offload; a GPT of `layers` x h (ffn 4h, `heads` heads, vocab 50257) at seq, micro-batch mb. */
+static void blog_run(spec_training *t, spec_model *m, int mb, int layers, int h, int heads, int seq, wl *w)
+{
+    spec_training_defaults(t);
+    t->micro_batch = mb;
+    t->precision = PREC_FP16;
+    t->framework = FW_FSDP;
+    t->attn_kernel = AK_UNFUSED;
+    t->flash_attention = 0;
+    t->opt_sgd = 1;
+    t->act_offload = 1;
+    ck_assert(t->act_ckpt == CKPT_FULL);
+    *m = test_tiny_model(layers);
+    m->hidden = h;
+    m->heads = m->kv_heads = heads;
+    m->ffn = 4 * h;
+    m->seq_len = seq;
+    m->vocab = 50257;
+    wl_build(m, t, w);
+}
+
 START_TEST(test_act_offload_175b)
 {
     /* The PyTorch FSDP 1T post's 175B run (validation/pytorch-fsdp-aws-1t-blog, 128 GPUs, seq 512,
@@ -1238,23 +1261,9 @@ START_TEST(test_act_offload_175b)
      * (SGD) it needs the 22.5 GiB more and does not fit either: the run could only fit with both. */
     spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
-    spec_training_defaults(&t);
-    t.micro_batch = 20;
-    t.precision = PREC_FP16;
-    t.framework = FW_FSDP;
-    t.attn_kernel = AK_UNFUSED;
-    t.flash_attention = 0;
-    t.opt_sgd = 1;
-    t.act_offload = 1;
-    ck_assert(t.act_ckpt == CKPT_FULL);
-    spec_model m = test_tiny_model(96);
-    m.hidden = 12288;
-    m.heads = m.kv_heads = 96;
-    m.ffn = 4 * 12288;
-    m.seq_len = 512;
-    m.vocab = 50257;
+    spec_model m;
     wl w;
-    wl_build(&m, &t, &w);
+    blog_run(&t, &m, 20, 96, 12288, 96, 512, &w);
     spec_layout l = {.kind = LAYOUT_ZERO3};
     mem_breakdown a, b, adam;
     mem_plan(&w, &t, &l, 128, &c, &a);
@@ -1366,23 +1375,10 @@ START_TEST(test_fsdp_wrap_module_1t)
      * and head's 2 x 2 B x their Ψ / 128. */
     spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
-    spec_training_defaults(&t);
-    t.micro_batch = 4;
-    t.precision = PREC_FP16;
-    t.framework = FW_FSDP;
-    t.attn_kernel = AK_UNFUSED;
-    t.flash_attention = 0;
-    t.opt_sgd = 1;
-    t.act_offload = 1;
-    t.fsdp_wrap_module = 1;
-    spec_model m = test_tiny_model(128);
-    m.hidden = 25600;
-    m.heads = m.kv_heads = 160;
-    m.ffn = 4 * 25600;
-    m.seq_len = 2048;
-    m.vocab = 50257;
+    spec_model m;
     wl w;
-    wl_build(&m, &t, &w);
+    blog_run(&t, &m, 4, 128, 25600, 160, 2048, &w);
+    t.fsdp_wrap_module = 1;
     const double h2 = 25600.0 * 25600.0, GiB = 1073741824.0;
     for (int i = 0; i < w.n_layers; i++) {
         double u;
