@@ -109,7 +109,10 @@ typedef struct cli_setup {
     "                         layers on the first / last stage; zero2=1 with p=1: gradients\n"    \
     "                         reduced to their owners every micro-step, PaddleNLP sharding stage 2)\n" \
     "                         zero3-offload[:param=gpu|cpu|nvme][,opt=cpu|nvme] (ZeRO-Offload;\n"   \
-    "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe)\n"   \
+    "                         ZeRO-Infinity: parameter shards and Adam states on host or NVMe;\n"   \
+    "                         --framework fsdp: param=cpu only, FSDP1 CPUOffload(offload_params=\n" \
+    "                         True): shards copied to the GPU before each all-gather, gradients\n"  \
+    "                         back after each reduce-scatter, torch Adam on the host)\n"          \
     "                         zero2-offload (ZeRO-Offload on ZeRO-2: 16-bit parameters on every\n"  \
     "                         GPU, gradient partitions and Adam on the host CPU)\n"              \
     "                         luwu (in-network optimizer node)\n"                                   \

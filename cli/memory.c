@@ -91,10 +91,17 @@ int cmd_memory(int argc, char **argv)
                 printf("  OOM%s%s: short by %.2f GiB\n", strcmp(where, "GPU") ? " on the " : "",
                        strcmp(where, "GPU") ? where : "", cli_gib(sb));
             if (m.host > 0)
-                printf("%-22s host per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.host),
-                       !strcmp(name, "zero3-offload") || !strcmp(name, "zero2-offload")
+                printf("%-22s host per node: %.2f GiB (%s%s) of %.0f GiB\n", "", cli_gib(m.host),
+                       spec_layout_states_at(lays[i].kind) == SPEC_AT_GPU ? ""
+                       : s.training.framework == FW_FSDP && lays[i].kind == LAYOUT_ZERO3_OFFLOAD
+                           ? "FSDP1 CPUOffload: parameter, gradient and optimizer shards"
+                       : !strcmp(name, "zero3-offload") || !strcmp(name, "zero2-offload")
                            ? "fp32 master, Adam m, v, fp32 grads"
                            : "the tiers' share: 16-bit params, fp32 grads, swap buffers",
+                       mem_act_offloaded(&s.training)
+                           ? spec_layout_states_at(lays[i].kind) == SPEC_AT_GPU ? "checkpointed activations"
+                                                                                 : ", checkpointed activations"
+                           : "",
                        cli_gib(m.host_cap));
             if (m.nvme > 0)
                 printf("%-22s NVMe per node: %.2f GiB (%s) of %.0f GiB\n", "", cli_gib(m.nvme),

@@ -498,7 +498,8 @@ static void predict_notes(const cli_setup *s, const opts *o, const cli_point *pt
         if (spec_layout_states_at(s->layouts[li].kind) != SPEC_AT_GPU) {
             printf("zero3-offload: RS s includes gradient copies to host, optim s the host CPU Adam (opt=nvme: with "
                    "its NVMe reads and writes), AG s the parameter fetches (param=cpu|nvme: over PCIe, then the "
-                   "all-gather); zero2-offload: RS s includes gradient copies to host, optim s the host CPU Adam, "
+                   "all-gather; framework fsdp: FSDP1 CPUOffload, the copy on the all-gather's stream and torch Adam on the "
+                   "host); zero2-offload: RS s includes gradient copies to host, optim s the host CPU Adam, "
                    "AG s the updated partition's copy back (then the all-gather); luwu: AG = parameter fetch, RS = "
                    "gradient push (last micro-step: with the in-network update).\n");
             break;

@@ -763,6 +763,9 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
     switch (where) {
     case OPT_HOST: /* a cluster built in code may leave it 0: the loader's default */
         return params / (c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT);
+    case OPT_HOST_TORCH:
+        return params / ((c->cpu_adam_params_per_s > 0 ? c->cpu_adam_params_per_s : SPEC_CPU_ADAM_DEFAULT) *
+                         COST_TORCH_CPU_ADAM_RATIO);
     case OPT_INNET: return params / c->innet.opt_params_per_s;
     case OPT_HOST_NVME: return cost_optimizer_nvme_time(c, params, 0);
     default: return cost_optimizer_time(cal, c, params);

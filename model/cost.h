@@ -28,8 +28,15 @@ typedef enum { COLL_ALLGATHER, COLL_REDUCESCATTER, COLL_ALLREDUCE, N_COLLS } cos
 typedef enum { XPORT_NCCL, XPORT_HOST, XPORT_INNET, XPORT_NVME } cost_transport;
 /* Where an optimizer step runs: on the GPU (HBM-bound), the host CPU (ZeRO-Offload's CPU
  * Adam), or the in-network optimizer node. */
-typedef enum { OPT_GPU, OPT_HOST, OPT_INNET, OPT_HOST_NVME } cost_opt_where;
-/* OPT_HOST_NVME: CPU Adam with its fp32 states on NVMe (cost_optimizer_time_at). */
+typedef enum { OPT_GPU, OPT_HOST, OPT_INNET, OPT_HOST_NVME, OPT_HOST_TORCH } cost_opt_where;
+/* OPT_HOST_NVME: CPU Adam with its fp32 states on NVMe (cost_optimizer_time_at).
+ * OPT_HOST_TORCH: torch.optim.Adam on the host CPU (FSDP1 CPUOffload, layout_offload.c): the
+ * node's CPU Adam rate (spec_cluster.cpu_adam_params_per_s, DeepSpeedCPUAdam) times
+ * COST_TORCH_CPU_ADAM_RATIO. Source: deepspeedai/DeepSpeed PR #735 (2021-02-08, R. Yazdani
+ * Aminabadi): on one host and one 11.6B-parameter GPT-2, DeepSpeed's CPU-Adam "reduces the
+ * optimizer time from 56 seconds to 8.2 seconds" against torch.adam: torch's CPU Adam runs at
+ * 8.2 / 56 of CPU-Adam's rate (the same PR gives SPEC_CPU_ADAM_REF_RATE, spec.h). */
+#define COST_TORCH_CPU_ADAM_RATIO (8.2 / 56.0)
 
 /* One calibrated number: its value, its standard deviation (0 = taken from a datasheet or a
  * published microbenchmark, not fitted), and where it came from. */

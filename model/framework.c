@@ -272,6 +272,27 @@ int fw_param_gather_overlap(const spec_training *t, const spec_layout *l, int dp
     return t->framework == FW_MEGATRON && t->overlap_param_gather > 0 && l->zero1 && dp > 1;
 }
 
+int fw_fsdp_units(const spec_training *t, const wl_layer *L, double *largest)
+{
+    *largest = L->params;
+    if (t->framework != FW_FSDP || t->fsdp_wrap_module <= 0 || L->kind != WL_BLOCK)
+        return 1;
+    double attn = 0, best = 0;
+    int lin = 0;
+    for (int i = 0; i < L->n_gemm; i++) {
+        const wl_gemm *g = &L->gemm[i];
+        const double wgt = g->n * g->k; /* the linear's weight, n x k */
+        if (g->role == WL_G_QKV || g->role == WL_G_PROJ)
+            attn += wgt;
+        else if (g->role == WL_G_FC1 || g->role == WL_G_GATE_UP || g->role == WL_G_FC2) {
+            best = wgt > best ? wgt : best;
+            lin++;
+        }
+    }
+    *largest = attn > best ? attn : best;
+    return 1 + lin + 2; /* attention, the MLP's linears, two norms */
+}
+
 int fw_param_tensors(const wl *w, const wl_layer *L)
 {
     const spec_model *m = &w->model;
@@ -455,6 +476,17 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     if (wl_opt_passes(f->opt_impl))
         for (int i = 0; i < w->n_layers; i++)
             f->opt_launches += wl_opt_passes(f->opt_impl) * fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
+    if (t->opt_sgd > 0) {
+        /* optimizer_type sgd: torch.optim.SGD without momentum, p.add_(grad, alpha=-lr) on the
+         * parameters in their own dtype (torch/optim/sgd.py, momentum 0: no buffer): reads p and
+         * its gradient, writes p, 3 x e bytes per parameter, one pass (foreach: one launch per
+         * tensor list; for-loop: one per parameter tensor) */
+        f->opt_scale = 3 * w->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
+        f->opt_launches = 0;
+        if (f->opt_impl == OPT_IMPL_FORLOOP)
+            for (int i = 0; i < w->n_layers; i++)
+                f->opt_launches += fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
+    }
     f->prefetch = fw_prefetch(t, l, w);
     f->overlap = 1;
     f->allgather_bucket_bytes = t->bucket_bytes;

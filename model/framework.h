@@ -146,6 +146,13 @@ double fw_reduce_bucket(const spec_training *t, const wl *w);
 /* Parameter-holding sub-modules of one copy of a layer (DeepSpeed ZeRO-3 fetch granularity:
  * a block's linear layers and its two norms; an embedding or head: one). */
 int fw_submodules(const wl_layer *L);
+/* FSDP1 units of one copy of a layer and, into *largest, the parameters of its largest: one unit
+ * (the layer) unless t is fsdp with fsdp_wrap "module", where a block's attention (its q, k, v
+ * and output projections), each MLP linear and each norm are units of their own, as
+ * FSDP(checkpoint_wrapper(Block)) with FSDP-wrapped children (mrshenli/ptd_benchmark@62f8c89
+ * models.py ShardedGPT / Block: ln1, ln2, attn and the two MLP Linears each wrap()ped). Biases
+ * are left out of *largest (h elements beside h^2). */
+int fw_fsdp_units(const spec_training *t, const wl_layer *L, double *largest);
 /* Parameter tensors of one copy of a layer (FSDP1 use_orig_params views: its per-parameter
  * unshard / reshard bookkeeping): a block's linear weights (and biases) and its norms' weights
  * (and LayerNorm biases); an embedding its table(s); a head its final norm and, untied, its

@@ -124,6 +124,7 @@ typedef struct lo_offload_traffic {
     double opt_nvme_read;    /* optimizer states + fp32 gradients read from NVMe (opt=nvme)   */
     double opt_nvme_write;   /* the same written (states back, gradients out)                */
     double param_nvme_write; /* updated 16-bit parameter shard written to NVMe (param=nvme)   */
+    double act_d2h, act_h2d; /* activation_offload: checkpointed block inputs out and back      */
 } lo_offload_traffic;
 void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *out);
 

@@ -13,6 +13,7 @@
 #include "layout_offload.h"
 #include "layout_ops.h"
 #include "layout_row.h"
+#include "memory_states.h"
 
 /* DeepSpeed ZeRO-3 runs the CPU optimizer sub-group by sub-group (sub_group_size, default 1e9
  * parameters [recall: DeepSpeed config docs]) and copies each updated sub-group back to the GPU
@@ -119,8 +120,98 @@ static void offload_item(const lo_graph *g, const wl *w, const spec_training *t,
     item_colls(g, last, it, w->layer[it->layer].params * g->elem_bytes, 0, one);
 }
 
+/* ---- zero3-offload under framework fsdp: FSDP1's CPUOffload(offload_params=True) ----------
+ * A different mechanism from DeepSpeed's, read in PyTorch's FSDP as the post's code imported it
+ * (torch.distributed._fsdp, pytorch/pytorch@00318e079014eedc8d15ff8841973c203b91b816
+ * torch/distributed/_fsdp/fully_sharded_data_parallel.py; v1.11.0's fsdp/ module keeps these
+ * paths; the stored copy gives no line numbers, so functions are named):
+ *  - __init__ (_offload_to_cpu) and _init_param_attributes: each unit's flat-parameter shard
+ *    lives in pinned host memory, with a pinned host gradient shard (_cpu_grad) of its size;
+ *  - _rebuild_full_params (the pre-forward and pre-backward hooks): on the all_gather stream,
+ *    p.data.to(compute_device, non_blocking=True) copies the shard host-to-device, then
+ *    _all_gather_base gathers the unit: one stream, the copy and then the all-gather, in order
+ *    (not ZeRO-Infinity's separate fetch stream);
+ *  - _post_backward_hook: on the post_backward stream, the reduce-scatter into the gradient
+ *    shard, then param._cpu_grad.copy_(param.grad, non_blocking=True): device-to-host, in the
+ *    parameters' dtype, every backward;
+ *  - _wait_for_post_backward: the host synchronizes before the optimizer;
+ *  - the optimizer is the trainer's torch.optim over the host shards (no DeepSpeedCPUAdam), and
+ *    updates them in place: nothing is copied back (the next forward's copy brings it).
+ * So: zero3's FSDP graph (layout_dp.c) with a host copy in front of every all-gather and behind
+ * every reduce-scatter, and the step on the host at torch's rate (OPT_HOST_TORCH, cost.h), each
+ * rank's own optimizer beside the node's other G - 1 on one CPU. */
+static lo_coll on_stream(lo_coll c, int stream)
+{
+    c.stream = stream;
+    return c;
+}
+
+/* fsdp_wrap module (framework.h fw_fsdp_units): a checkpointed block's units are FSDP modules
+ * inside the checkpoint, so its recompute runs their forward hooks again: each unit is copied in
+ * and all-gathered a second time before its backward's own (reshard_after_forward frees it after
+ * the recompute's forward, _rebuild_full_params in the pre-backward hook gathers it again): the
+ * backward gathers 2 S in 2 k pieces, the forward S in k. */
+static void fsdp_offload_items(const lo_graph *g, const wl *w, const spec_training *t, lo_micro *m)
+{
+    const double N = g->n_ranks, e = g->elem_bytes;
+    for (int i = 0; i < m->n_items; i++) {
+        lo_item *it = &m->item[i];
+        double part = w->layer[it->layer].params / N * e; /* the unit's shard, bytes */
+        double largest;
+        const int k = fw_fsdp_units(t, &w->layer[it->layer], &largest);
+        if (k > 1 && it->n_gather == 1) {
+            const int again = it->pass == LO_BWD && it->recompute;
+            it->gather[0].bytes *= 1 + again;
+            it->gather[0].chunks = k * (1 + again);
+            part *= 1 + again;
+        }
+        if (it->n_gather == 1) { /* the H2D copy first, then the all-gather, on its stream */
+            it->gather[1] = it->gather[0];
+            it->gather[0] = on_stream(offloaded(COLL_ALLGATHER, GRP_HOST, part), it->gather[1].stream);
+            it->n_gather = 2;
+        }
+        if (it->pass == LO_BWD && it->n_reduce > 0 && it->n_reduce < 3) { /* D2H after its reduce-scatter */
+            const int st = it->reduce[it->n_reduce - 1].stream;
+            it->reduce[it->n_reduce++] =
+                on_stream(offloaded(COLL_REDUCESCATTER, GRP_HOST, w->layer[it->layer].params / N * e), st);
+        }
+    }
+}
+
+static void lo_build_fsdp_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
+{
+    spec_layout z3 = g->layout;
+    z3.kind = LAYOUT_ZERO3;
+    z3.off_param = OFF_GPU; /* zero3's own graph, then the offload's copies */
+    fw_schedule(t, &z3, w, &g->sched);
+    g->layout = z3;
+    layout_row_zero3.build(g, w, t, c);
+    g->layout.kind = LAYOUT_ZERO3_OFFLOAD;
+    g->layout.off_param = OFF_CPU;
+    fsdp_offload_items(g, w, t, &g->micro);
+    fsdp_offload_items(g, w, t, &g->last);
+    /* the step on the host: no GPU kernels for the optimizer or the trainer's step passes over
+     * the gradients (they are host tensors now) */
+    g->sched.opt_launches = 0;
+    g->sched.step_hbm_bytes = 0;
+    /* OPT_HOST_TORCH is torch's CPU Adam (cost.h); optimizer_type sgd there: its bytes per
+     * parameter over Adam's, 3 e (read p and its gradient, write p) over the 80 B of torch's
+     * single-tensor for-loop Adam, the CPU default of 2022 (wl_opt_bytes_per_param), assuming
+     * both bound by the host's memory bandwidth [assumption] */
+    g->sched.opt_scale = t->opt_sgd > 0 ? 3 * g->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
+    for (int i = 0; i < g->n_boundary; i++)
+        if (g->boundary[i].is_optimizer) {
+            g->boundary[i].opt_where = OPT_HOST_TORCH;
+            g->boundary[i].opt_params = w->params / g->n_ranks * g->gpus_per_node; /* the node's CPU */
+        }
+}
+
 void lo_build_offload(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
+    if (g->layout.kind == LAYOUT_ZERO3_OFFLOAD && g->framework == FW_FSDP) {
+        lo_build_fsdp_offload(g, w, t, c);
+        return;
+    }
     lo_make_groups(g, c);
     lo_build_micro(g, w, t, 0, &g->micro, offload_item);
     lo_build_micro(g, w, t, 1, &g->last, offload_item);
@@ -260,7 +351,9 @@ void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
             }
             for (int j = 0; j < it->n_reduce + it->n_inline; j++) {
                 const lo_coll *c = j < it->n_reduce ? &it->reduce[j] : &it->inl[j - it->n_reduce];
-                if (c->group == GRP_HOST)
+                if (c->group == GRP_HOST && j >= it->n_reduce && c->stream == LO_ACT_STREAM)
+                    *(c->kind == COLL_ALLGATHER ? &o->act_h2d : &o->act_d2h) += times * it->count * c->bytes;
+                else if (c->group == GRP_HOST)
                     *(c->kind == COLL_ALLGATHER ? &o->grad_h2d : &o->grad_d2h) += times * it->count * c->bytes;
             }
         }
@@ -339,8 +432,13 @@ static void offload_explain(const layout_explain_in *x, char *out, size_t len)
     static const char *const T[] = {"GPU", "host memory", "NVMe"};
     char vl[256], where[512];
     x->vs(x->ctx, LAYOUT_LUWU, "luwu", vl, sizeof vl);
-    snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
-             "its states in %s%s", x->gpus, T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
+    if (x->t && x->t->framework == FW_FSDP)
+        snprintf(where, sizeof where, "FSDP1 CPUOffload over all %d GPUs: parameter and gradient shards in host "
+                 "memory, copied over PCIe around each unit's all-gather and reduce-scatter, torch Adam on the "
+                 "host CPU%s", x->gpus, vl);
+    else
+        snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
+                 "its states in %s%s", x->gpus, T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
     layout_row_say(x, "", where, out, len);
 }
 
@@ -382,6 +480,16 @@ static void offload_memory(const wl *w, const spec_training *t, const spec_layou
      * host: their 16-bit shard (2 B); on NVMe: the shard on the drives and DeepSpeed's
      * pinned fetch buffers (offload_param buffer_count 5 x buffer_size 1e8 elements). */
     const double shard = w->params / n_ranks, G = c->gpus_per_node;
+    if (t->framework == FW_FSDP) {
+        /* FSDP1 CPUOffload (lo_build_fsdp_offload's reading): the rank's shard of every state
+         * lives in host memory, in the bytes mem_plan would have put on the GPU (parameters,
+         * their pinned gradient shard _cpu_grad, and the optimizer's states beside the
+         * parameters it updates there): bp + bg + bo per parameter; the GPU keeps the gathered
+         * units only (memory.c's FSDP bound). */
+        o->params = 0;
+        o->host = (bp + bg + mem_optim_bytes(t)) * shard * G;
+        return;
+    }
     double sub = shard < 1e9 ? shard : 1e9;
     double host = l->off_opt == OFF_NVME ? 4.0 * shard + 2 * 16.0 * sub : 16.0 * shard;
     double nvme = l->off_opt == OFF_NVME ? 16.0 * shard : 0;
@@ -408,10 +516,25 @@ static void luwu_memory(const wl *w, const spec_training *t, const spec_layout *
 }
 
 
-/* DeepSpeed runs zero3-offload (offload_optimizer / offload_param); LuWu only the ideal schedule. */
+/* FSDP1's CPUOffload has one setting, offload_params=True: parameters, gradients and the step on
+ * the host together (lo_build_fsdp_offload). Its other tiers are DeepSpeed's. */
+static int offload_fw_check(const spec_layout *l, spec_framework f, sc_err *err)
+{
+    if (f != FW_FSDP || (l->off_param == OFF_CPU && l->off_opt != OFF_NVME))
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "fsdp runs zero3-offload as CPUOffload(offload_params=True): parameters, gradients and the "
+                      "optimizer on the host; expected zero3-offload:param=cpu, got param=%s, opt=%s",
+                      l->off_param == OFF_GPU ? "gpu" : l->off_param == OFF_CPU ? "cpu" : "nvme",
+                      l->off_opt == OFF_NVME ? "nvme" : "cpu");
+}
+
+/* DeepSpeed runs zero3-offload (offload_optimizer / offload_param), FSDP1 its CPUOffload
+ * (param=cpu); LuWu only the ideal schedule. */
 const layout_kind_row layout_row_zero3_offload = {.check = offload_check, .build = lo_build_offload,
                                                   .candidates = offload_cands, .explain = offload_explain,
-                                                  .frameworks = LR_FW(FW_DEEPSPEED), .mem_states = offload_memory,
+                                                  .frameworks = LR_FW(FW_DEEPSPEED) | LR_FW(FW_FSDP),
+                                                  .fw_check = offload_fw_check, .mem_states = offload_memory,
                                                   .mem_gathered = dsc_gathered, /* the coordinator's bound under DeepSpeed */
                                                   .states_at = SPEC_AT_HOST};
 /* DeepSpeed runs zero2-offload (stage 2 with offload_optimizer; ZeRO-2's eras, framework.c's

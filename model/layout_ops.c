@@ -4,6 +4,8 @@
  * layout puts in an item (the builders). */
 #include "layout_ops.h"
 
+#include "memory_states.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -140,8 +142,25 @@ int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it)
     return it->pass == LO_BWD && it->recompute && t->act_ckpt != CKPT_SELECTIVE;
 }
 
+/* activation_offload (layout_ops.h): the block's checkpointed input, ckpt_bytes per copy, out in
+ * the forward and back in the backward, serial with the compute (inline_overlap 0). torch
+ * checkpoint_wrapper(offload_to_cpu=True) wraps the checkpoint in autograd's save_on_cpu
+ * (pin_memory=True): its pack hook copies each saved tensor into a new pinned host tensor with
+ * copy_ (no non_blocking: the host waits), its unpack hook brings it back with
+ * .to(device, non_blocking=True) on the current stream before the recompute uses it. */
+static void act_offload_copy(const wl_layer *L, lo_item *it)
+{
+    lo_coll c = lo_coll_make(it->pass == LO_FWD ? COLL_REDUCESCATTER : COLL_ALLGATHER, GRP_HOST, L->ckpt_bytes, 1);
+    c.offload = 1;
+    c.stream = LO_ACT_STREAM;
+    it->inl[it->n_inline++] = c;
+    it->inline_overlap = 0;
+}
+
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
+    /* memory.c's plan moves them to the host; pipelines' plans (memory_pipe.c) do not: neither here */
+    const int act_off = mem_act_offloaded(t) && g->layout.pp <= 1 && g->layout.kind != LAYOUT_MEGATRON;
     /* the items it makes zeroed first (fill relies on it; time_micro compares items by bytes),
      * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
      * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick);
@@ -162,6 +181,8 @@ void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, 
             it->count = L->count;
             it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
             fill(g, w, t, last, it);
+            if (act_off && L->kind == WL_BLOCK && it->n_inline == 0)
+                act_offload_copy(L, it);
             lo_item_drop_trivial(g, it);
         }
 }

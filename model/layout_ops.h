@@ -17,9 +17,20 @@ int lo_buckets(double bytes, double bucket);
 /* Geometry of every communicator of g (ax_stride / ax_size set first for GRP_AX*). */
 void lo_make_groups(lo_graph *g, const spec_cluster *c);
 /* Fills one item's collectives (its pass, layer, count and recompute are set). */
+/* The stream of activation_offload's copies: torch's save_on_cpu copies on the compute stream
+ * (pack: copy_ into pinned memory, the host waiting; unpack: .to(device, non_blocking)), so they
+ * wait for no collective: a stream no layout queues a collective on ahead of them (FSDP and
+ * DeepSpeed use 0 and 1; the last is the ideal offload's fetch stream and HSDP's replica
+ * all-reduce, which an offloaded activation copy does not wait for in the code either). */
+#define LO_ACT_STREAM (FW_STREAMS - 1)
 typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it);
 /* One micro-step (last = 1: the accumulation-boundary one): forward over the layers, backward in
- * reverse, each item filled by `fill`, then stripped of trivial collectives. */
+ * reverse, each item filled by `fill`, then stripped of trivial collectives. With
+ * activation_offload (memory_states.h mem_act_offloaded) each block copy without inline
+ * collectives of its own gets its checkpointed input's copy as one: device-to-host in the
+ * forward, host-to-device in the backward (before its recompute), on LO_ACT_STREAM; not under
+ * pipelines (megatron, fsdp2 with p), whose memory plans keep the inputs on the GPU, nor in a
+ * tensor-parallel block (its inline collectives: the copies' time is not modelled there). */
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);

@@ -64,6 +64,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
     if (blk) /* every block's kept bytes, one block's recomputed beside them during its backward
                 (memory_states.h) */
         act += blk->count * mem_block_kept(blk, t->act_ckpt) + mem_block_recompute(blk, t->act_ckpt);
+    if (blk && mem_act_offloaded(t)) {
+        /* activation_offload (torch checkpoint_wrapper(offload_to_cpu=True)): every block's
+         * checkpointed input in pinned host memory from its forward to its backward, each of
+         * the node's G ranks its own; the GPU holds one block's at a time, in its recompute */
+        const double kept = blk->count * mem_block_kept(blk, t->act_ckpt);
+        act -= kept;
+        o->host += kept * c->gpus_per_node;
+    }
     o->activations = act;
 
     if (sharded_params) {
@@ -71,6 +79,14 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
          * X Y of the X Y Z shards; ZeRO-3 / MiCS: the whole layer) */
         double gz = r && r->mem_gathered_mult ? r->mem_gathered_mult(l) : 1;
         double big = wl_max_layer_params(w) * gz;
+        if (t->framework == FW_FSDP && t->fsdp_wrap_module > 0) { /* fsdp_wrap module: the largest unit */
+            big = 0;
+            for (int i = 0; i < w->n_layers; i++) {
+                double u;
+                fw_fsdp_units(t, &w->layer[i], &u);
+                big = u > big ? u : big;
+            }
+        }
         int ahead = fw_depth(t, l, w); /* the prefetch bound (framework.h) */
         o->gathered = (1 + ahead) * big * bp + big * bg;
         /* a reduce_dtype wider than the gradients: the layer's cast copy beside them (FSDP

@@ -18,7 +18,14 @@ double mem_optim_bytes(const spec_training *t)
 {
     double p, g, o;
     mem_state_bytes(t->precision, &p, &g, &o);
+    if (t->opt_sgd > 0) /* SGD without momentum on the parameters themselves: no master, no state */
+        return 0;
     return t->opt_state_bf16 && !SPEC_PREC_IS_FP32(t->precision) ? 4 : o;
+}
+
+int mem_act_offloaded(const spec_training *t)
+{
+    return t->act_offload > 0 && t->act_ckpt == CKPT_FULL;
 }
 
 double mem_block_kept(const wl_layer *b, int ckpt)

@@ -39,11 +39,17 @@ typedef struct mem_breakdown {
  * fp32 training: 4 + 4 + 8 (momentum, variance) = 16. */
 void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim);
 
-/* Optimizer-state bytes per parameter of training t: mem_state_bytes's, or with
+/* Optimizer-state bytes per parameter of training t: 0 under optimizer_type sgd (SGD without
+ * momentum on the parameters themselves: no master copy, no state), mem_state_bytes's, or with
  * opt_state_bf16 in 16-bit training Adam's m and v in bf16 and no fp32 master: 2 + 2 = 4
  * (Apex DistributedFusedAdam's state in its dtype; NeMo@8e3d65dc megatron_base_model.py
  * L791-807 passes optim dtype bf16 and, equal to the bf16 model's, store_params False). */
 double mem_optim_bytes(const spec_training *t);
+
+/* Whether training t moves its checkpointed block inputs to host memory (activation_offload
+ * under full checkpointing: torch checkpoint_wrapper(offload_to_cpu=True) saves the block's
+ * input through save_on_cpu; other policies save more than the input: not modelled). */
+int mem_act_offloaded(const spec_training *t);
 
 /* Bytes block b keeps for its backward, per micro-batch, under checkpointing policy ckpt
  * (spec.h CKPT_*): none its whole stash (act_bytes); full its input (ckpt_bytes); the op-like

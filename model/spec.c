@@ -314,6 +314,7 @@ void spec_training_defaults(spec_training *t)
     t->atorch_tp = -1;   /* atorch36: Megatron's f operators unless a stack or key says */
     t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
     t->hidden_dropout = t->attention_dropout = -1; /* knobs35: the framework's / model's (wl_dropout) */
+    t->act_offload = -1; /* fsdpaws27: off unless the case or spec says */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -379,6 +380,8 @@ static const char *const CKPTS[] = {"none", "full", "selective", "op", "save_dot
 static const char *const REDUCE_DTYPES[] = {"default", "param", "fp32", NULL};
 static const char *const OPT_IMPLS[] = {"default", "fused", "foreach", "forloop", NULL};
 static const char *const OPT_STATE_DTYPES[] = {"fp32", "bf16", NULL}; /* index = opt_state_bf16 */
+static const char *const OPT_TYPES[] = {"adamw", "sgd", NULL};           /* index = opt_sgd */
+static const char *const FSDP_WRAPS[] = {"block", "module", NULL};       /* index = fsdp_wrap_module */
 const char *spec_reduce_dtype_str(int r) { return r >= 0 && r <= 2 ? REDUCE_DTYPES[r] : "?"; }
 const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : "?"; }
 
@@ -413,7 +416,10 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_pos(r, o, base, "max_reuse_distance", 0, &t->max_reuse_params)) ||
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
-        (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)))
+        (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)) ||
+        (rc = jr_enum(r, o, base, "optimizer_type", OPT_TYPES, 0, &t->opt_sgd)) ||
+        (rc = jr_enum(r, o, base, "fsdp_wrap", FSDP_WRAPS, 0, &t->fsdp_wrap_module)) ||
+        (rc = jr_bool(r, o, base, "activation_offload", &t->act_offload)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -461,7 +467,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "loss_fusion", "megatron_ce", "grad_clip", "max_reuse_distance",
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
                                     "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype",
-                                    "tc_align8", "contiguous_gradients", NULL};
+                                    "tc_align8", "contiguous_gradients", "optimizer_type",
+                                    "activation_offload", "fsdp_wrap", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

@@ -275,6 +275,20 @@ typedef struct spec_training {
                                optimizer_state_dtype bf16; model/memory_states.c mem_optim_bytes):
                                NeMo's Apex distributed_fused_adam with optim dtype bf16 on a bf16
                                model; 0 = fp32 master + m + v (ZeRO's 12 B/param)              */
+    int opt_sgd;            /* training key optimizer_type "sgd": torch.optim.SGD without momentum
+                               stepping the parameters in the training's precision, no master
+                               copy and no state (a model cast whole to 16 bits, as the PyTorch
+                               FSDP 1T post's trainer: model/memory_states.c, framework.c);
+                               0 = AdamW (the default)                                        */
+    int fsdp_wrap_module;   /* training key fsdp_wrap "module" (framework fsdp): each block's
+                               attention, MLP linears and norms FSDP units of their own inside
+                               the block's checkpoint (the PyTorch FSDP 1T post's trainer);
+                               0 = "block", one unit per block (model/framework.c fw_fsdp_units) */
+    int act_offload;        /* training key activation_offload: checkpointing's saved block
+                               inputs moved to pinned host memory in the forward and back in the
+                               backward (torch checkpoint_wrapper(offload_to_cpu=True), i.e.
+                               autograd save_on_cpu(pin_memory=True); model/layout_ops.c,
+                               memory.c); -1 = off                                              */
     double persist_threshold; /* DeepSpeed stage3_param_persistence_threshold, elements (0 = 1e5) */
     double max_reuse_params;  /* DeepSpeed stage3_max_reuse_distance, elements (0 = 1e9): a sub-module's
                                  parameters are released unless the trace uses them again within

@@ -1162,8 +1162,8 @@ START_TEST(test_fw_check)
     spec_layout l = lay("mics:p=8");
     ck_assert_int_eq(fw_check(FW_FSDP, &l, &err), SC_EINPUT);
     /* the list comes from the rows' frameworks, in the grammar's order */
-    ck_assert_str_eq(err.text, "fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, shard_grad_op, "
-                               "hybrid_shard_zero2)");
+    ck_assert_str_eq(err.text, "fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, zero3-offload, "
+                               "shard_grad_op, hybrid_shard_zero2)");
     l = lay("luwu");
     ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), SC_EINPUT);
     ck_assert_str_eq(err.text, "fsdp2 does not run layout luwu (it runs ddp, zero3, hsdp, shard_grad_op, "

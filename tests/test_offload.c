@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "../model/analytic.h"
+#include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/ds_coordinator.h"
 #include "../model/layout_offload.h"
@@ -1100,6 +1101,324 @@ START_TEST(test_z3_regather_agree)
 }
 END_TEST
 
+/* ---- zero3-offload under framework fsdp: FSDP1 CPUOffload(offload_params=True) ------------- */
+
+START_TEST(test_fsdp_offload_bytes)
+{
+    /* zero3-offload:param=cpu under fsdp on N = 4 ranks (2 nodes x G = 2), bf16 (e = 2 B), tiny
+     * 2-block model. FSDP1 (_rebuild_full_params, _post_backward_hook; layout_offload.c): every
+     * unit's shard crosses PCIe before its forward all-gather and again before its backward one,
+     * 2 x 2 B x Ψ/4 = Ψ per micro-step; its gradient shard comes back after every reduce-scatter,
+     * 2 B x Ψ/4 = Ψ/2 per micro-step; the host updates in place: nothing copied back. grad_accum
+     * 3: three times each (3 Ψ, 3 Ψ/2). The boundary: one op, torch's Adam on the host over the
+     * node's G = 2 shards, Ψ/2 parameters at 1e9 x 8.2/56 parameters/s (PR #735's ratio). Each
+     * copy rides its collective's stream: H2D first on the all-gather's, D2H after the
+     * reduce-scatter on the post-backward stream (1). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    lo_offload_traffic o;
+    for (int ga = 1; ga <= 3; ga += 2) {
+        prepare_z2off(x, &c, &k, "zero3-offload:param=cpu", 2, ga, FW_FSDP, 0, PREC_BF16, -1);
+        const double psi = x->w.params;
+        layout_offload_traffic(&x->g, &o);
+        ck_assert_double_eq_tol(o.param_h2d, ga * psi, 1e-6);
+        ck_assert_double_eq_tol(o.grad_d2h, ga * psi / 2, 1e-6);
+        ck_assert_double_eq(o.grad_h2d + o.update_h2d + o.param_nvme_read + o.opt_nvme_read, 0);
+        ck_assert_int_eq(x->g.n_boundary, 1);
+        ck_assert_int_eq(x->g.boundary[0].opt_where, OPT_HOST_TORCH);
+        ck_assert_double_eq_tol(x->g.boundary[0].opt_params, psi / 2, 1e-9);
+        ck_assert_double_eq_tol(x->t.b_dur[0], psi / 2 / (1e9 * 8.2 / 56), 1e-12);
+        for (int i = 0; i < x->g.last.n_items; i++) {
+            const lo_item *it = &x->g.last.item[i];
+            ck_assert_int_eq(it->n_gather, 2);
+            ck_assert_int_eq(it->gather[0].group, GRP_HOST);
+            ck_assert_int_eq(it->gather[0].offload, 1);
+            ck_assert_int_eq(it->gather[1].group, GRP_WORLD);
+            ck_assert_int_eq(it->gather[0].stream, it->gather[1].stream);
+            if (it->pass == LO_BWD) {
+                ck_assert_int_eq(it->n_reduce, 2);
+                ck_assert_int_eq(it->reduce[0].kind, COLL_REDUCESCATTER);
+                ck_assert_int_eq(it->reduce[1].group, GRP_HOST);
+                ck_assert_int_eq(it->reduce[1].stream, 1);
+            }
+        }
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_agree)
+{
+    /* The engines on FSDP1's offload graph, grad_accum 1-3: within 1e-9 (as test_z2off_agree);
+     * and it is slower than zero3 under fsdp on the same cluster (the same graph plus copies and a
+     * host step at a fraction of CPU-Adam's rate). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    run *x = malloc(sizeof *x);
+    for (int ga = 1; ga <= 3; ga++) {
+        exec_result s;
+        an_result a, z;
+        prepare_z2off(x, &c, &k, "zero3-offload:param=cpu", 2, ga, FW_FSDP, 0, PREC_FP16, -1);
+        sim_and_model(x, &k, &c, &s, &a);
+        ck_assert_msg(fabs(s.step_s - a.step_s) <= 1e-9 * a.step_s, "ga%d: %.17g vs %.17g", ga, s.step_s, a.step_s);
+        prepare_z2off(x, &c, &k, "zero3", 2, ga, FW_FSDP, 0, PREC_FP16, -1);
+        sim_and_model(x, &k, &c, &s, &z);
+        ck_assert_msg(a.step_s > z.step_s, "ga%d: %.17g <= %.17g", ga, a.step_s, z.step_s);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_memory)
+{
+    /* N = 4 ranks, G = 2 per node, bf16. Under fsdp, zero3-offload:param=cpu keeps no state on
+     * the GPU: zero3's 2 + 2 + 12 B x Ψ/4 = 4 Ψ less there, its gathered units the same; the
+     * node's host holds those bytes for its 2 ranks: 16 B x Ψ/4 x 2 = 8 Ψ (DeepSpeed's param=cpu
+     * adds the 16-bit shard beside its fp32 master: 9 Ψ). */
+    spec_training t;
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16;
+    t.framework = FW_FSDP;
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    wl w;
+    spec_model m = test_tiny_model(2);
+    wl_build(&m, &t, &w);
+    spec_layout lo, lz = {.kind = LAYOUT_ZERO3};
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3-offload:param=cpu", &lo, &err) == 0);
+    mem_breakdown o, z;
+    mem_plan(&w, &t, &lo, 4, &c, &o);
+    mem_plan(&w, &t, &lz, 4, &c, &z);
+    ck_assert_double_eq(o.params + o.grads + o.optim, 0);
+    ck_assert_double_eq_tol(o.host, 8 * w.params, 1e-6);
+    ck_assert_double_eq(o.gathered, z.gathered);
+    ck_assert_double_eq_tol(z.total - o.total, 4 * w.params, 1e-6);
+    t.framework = FW_DEEPSPEED;
+    mem_plan(&w, &t, &lo, 4, &c, &o);
+    ck_assert_double_eq_tol(o.host, 9 * w.params, 1e-6);
+}
+END_TEST
+
+START_TEST(test_fsdp_offload_check)
+{
+    /* FSDP1's CPUOffload has one setting: param=cpu (opt=cpu); the other tiers are DeepSpeed's */
+    static const char *const ok[] = {"zero3-offload:param=cpu", "zero3-offload:param=cpu,opt=cpu"};
+    static const char *const bad[] = {"zero3-offload", "zero3-offload:param=nvme", "zero3-offload:opt=nvme",
+                                      "zero3-offload:param=cpu,opt=nvme"};
+    spec_layout l;
+    sc_err err;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        ck_assert(spec_layout_parse(ok[i], &l, &err) == 0);
+        ck_assert_msg(fw_check(FW_FSDP, &l, &err) == 0, "%s: %s", ok[i], err.text);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert(spec_layout_parse(bad[i], &l, &err) == 0);
+        ck_assert_msg(fw_check(FW_FSDP, &l, &err) != 0, "%s accepted", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err.text, "zero3-offload:param=cpu"));
+        ck_assert_int_eq(fw_check(FW_DEEPSPEED, &l, &err), 0);
+    }
+    ck_assert(spec_layout_parse("zero2-offload", &l, &err) == 0);
+    ck_assert_int_ne(fw_check(FW_FSDP, &l, &err), 0);
+}
+END_TEST
+
+/* The FSDP 1T post's runs as its trainer ran them (validation/pytorch-fsdp-aws-1t-blog): fp16,
+ * fsdp, minGPT's unfused attention, every block checkpointed, SGD without momentum, activation
+ * offload; a GPT of `layers` x h (ffn 4h, `heads` heads, vocab 50257) at seq, micro-batch mb. */
+static void blog_run(spec_training *t, spec_model *m, int mb, int layers, int h, int heads, int seq, wl *w)
+{
+    spec_training_defaults(t);
+    t->micro_batch = mb;
+    t->precision = PREC_FP16;
+    t->framework = FW_FSDP;
+    t->attn_kernel = AK_UNFUSED;
+    t->flash_attention = 0;
+    t->opt_sgd = 1;
+    t->act_offload = 1;
+    ck_assert(t->act_ckpt == CKPT_FULL);
+    *m = test_tiny_model(layers);
+    m->hidden = h;
+    m->heads = m->kv_heads = heads;
+    m->ffn = 4 * h;
+    m->seq_len = seq;
+    m->vocab = 50257;
+    wl_build(m, t, w);
+}
+
+START_TEST(test_act_offload_175b)
+{
+    /* The PyTorch FSDP 1T post's 175B run (validation/pytorch-fsdp-aws-1t-blog, 128 GPUs, seq 512,
+     * micro-batch 20, fp16, every block checkpointed, minGPT's unfused attention) as its trainer
+     * ran it: torch.optim.SGD without momentum on the fp16 model (optimizer_type sgd: no master,
+     * no state) and checkpoint_wrapper(offload_to_cpu=True) (activation_offload). Ψ = w.params.
+     * By hand: parameters and gradients 2 B x Ψ/128 each, optimizer 0; each block's checkpointed
+     * input b s h x 2 B = 20 x 512 x 12288 x 2 = 251658240 B, 96 of them = 24159191040 B
+     * (22.5 GiB) move from the GPU to the host, G = 2 ranks' worth per node of this test
+     * cluster; the GPU keeps one block's recompute. AdamW instead adds its 12 B x Ψ/128 =
+     * 15.2 GiB on the GPU and the plan no longer fits 40 GiB; without the activation offload
+     * (SGD) it needs the 22.5 GiB more and does not fit either: the run could only fit with both. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_model m;
+    wl w;
+    blog_run(&t, &m, 20, 96, 12288, 96, 512, &w);
+    spec_layout l = {.kind = LAYOUT_ZERO3};
+    mem_breakdown a, b, adam;
+    mem_plan(&w, &t, &l, 128, &c, &a);
+    const double psi = w.params, ckpt = 96 * 251658240.0, GiB = 1073741824.0;
+    ck_assert_double_eq_tol(a.params, 2 * psi / 128, 1e-3);
+    ck_assert_double_eq_tol(a.grads, 2 * psi / 128, 1e-3);
+    ck_assert_double_eq(a.optim, 0);
+    ck_assert_double_eq_tol(a.host, ckpt * 2, 1e-3);
+    ck_assert(a.total <= 40 * GiB);
+    t.act_offload = 0;
+    mem_plan(&w, &t, &l, 128, &c, &b);
+    ck_assert_double_eq_tol(b.activations - a.activations, ckpt, 1e-3);
+    ck_assert_double_eq(b.host, 0);
+    ck_assert(b.total > 40 * GiB);
+    t.act_offload = 1;
+    t.opt_sgd = 0;
+    mem_plan(&w, &t, &l, 128, &c, &adam);
+    ck_assert_double_eq_tol(adam.optim, 12 * psi / 128, 1e-3);
+    ck_assert(adam.total > 40 * GiB);
+}
+END_TEST
+
+START_TEST(test_act_offload_graph)
+{
+    /* activation_offload on the tiny 2-block model (bf16, micro-batch 1, seq 16, hidden 64): each
+     * block's checkpointed input, 16 x 64 x 2 B = 2048 B, leaves in its forward and comes back in
+     * its backward, inline with its compute on LO_ACT_STREAM: per micro-step 2 x 2048 B each way,
+     * counted apart from the gradients (layout_offload_traffic); grad_accum 2: twice. Under
+     * zero3-offload (fsdp) the same on top of its parameter and gradient copies. The copies only
+     * add time, and the same in both engines: the simulator's step minus the model's is what it
+     * was without them (within 1e-9 of the step; zero3 under fsdp at grad_accum 2 on this cluster
+     * already differs by 1.9e-10 s of 17.4 ms without them, a difference this change leaves alone). */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k;
+    cost_calib_defaults(&c, &k);
+    run *x = malloc(sizeof *x);
+    lo_offload_traffic o;
+    static const char *const lays[] = {"zero3", "zero3-offload:param=cpu"};
+    for (int li = 0; li < 2; li++)
+        for (int ga = 1; ga <= 2; ga++) {
+            exec_result s0, s;
+            an_result a, z;
+            prepare_z2off(x, &c, &k, lays[li], 2, ga, FW_FSDP, 0, PREC_BF16, -1);
+            sim_and_model(x, &k, &c, &s0, &z);
+            x->tr.act_offload = 1;
+            spec_layout l;
+            sc_err err;
+            ck_assert(spec_layout_parse(lays[li], &l, &err) == 0);
+            layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+            an_time(&x->g, &x->w, &k, &c, &x->t);
+            layout_offload_traffic(&x->g, &o);
+            ck_assert_double_eq_tol(o.act_d2h, ga * 2 * 2048.0, 1e-9);
+            ck_assert_double_eq_tol(o.act_h2d, ga * 2 * 2048.0, 1e-9);
+            ck_assert_double_eq_tol(o.grad_d2h, li ? ga * x->w.params / 2 : 0, 1e-6);
+            sim_and_model(x, &k, &c, &s, &a);
+            ck_assert_msg(fabs((s.step_s - a.step_s) - (s0.step_s - z.step_s)) <= 1e-9 * a.step_s,
+                          "%s ga%d: %.17g vs %.17g (without: %.17g vs %.17g)", lays[li], ga, s.step_s, a.step_s,
+                          s0.step_s, z.step_s);
+            ck_assert_msg(a.step_s > z.step_s, "%s ga%d: %.17g <= %.17g", lays[li], ga, a.step_s, z.step_s);
+        }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_sgd_step)
+{
+    /* optimizer_type sgd: torch SGD without momentum reads p and its gradient and writes p, 3 e
+     * bytes per parameter against fused AdamW's 28 (wl_opt_bytes_per_param): on the GPU its step
+     * is 3 x 2 / 28 of the fused AdamW step's time in bf16 (the tiny calibration launches for
+     * free); for-loop AdamW's 80 B would be 80 / 28 of it. No optimizer bytes in memory. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    cost_calib k = test_tiny_calib();
+    run *x = malloc(sizeof *x);
+    double dur[2];
+    for (int sgd = 0; sgd < 2; sgd++) {
+        spec_layout l;
+        sc_err err;
+        ck_assert(spec_layout_parse("zero3", &l, &err) == 0);
+        spec_training_defaults(&x->tr);
+        x->tr.framework = FW_FSDP;
+        x->tr.precision = PREC_BF16;
+        x->tr.opt_impl = OPT_IMPL_FUSED;
+        x->tr.opt_sgd = sgd;
+        spec_model m = test_tiny_model(2);
+        wl_build(&m, &x->tr, &x->w);
+        layout_build(&x->w, &x->tr, &l, &c, 2, &x->g);
+        an_time(&x->g, &x->w, &k, &c, &x->t);
+        ck_assert_int_eq(x->g.boundary[x->g.n_boundary - 1].is_optimizer, 1);
+        dur[sgd] = x->t.b_dur[x->g.n_boundary - 1];
+        ck_assert_double_eq(mem_optim_bytes(&x->tr), sgd ? 0 : 12);
+    }
+    ck_assert_double_eq_tol(dur[1] / dur[0], 6.0 / 28, 1e-12);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_fsdp_wrap_module_1t)
+{
+    /* fsdp_wrap module on the post's 1T (128 x 25600, ffn 4h, 160 heads, seq 2048, vocab 50257;
+     * micro-batch 4, fp16, unfused attention, SGD, activation offload, zero3-offload:param=cpu on
+     * 128 GPUs). The block's units: attention q, k, v, o = 4h^2 = 2621440000 weights, fc1 and fc2
+     * 4h^2 each, two norms: 5 units, the largest 4h^2 (the embedding's 50257 x 25600 + 2048 x 25600
+     * = 1339008000 is smaller). Gathered: the unit computing and the one prefetched (2 B each) and
+     * its full gradient (2 B): 6 B x 4h^2 = 15728640000 B (14.65 GiB) instead of the whole block's
+     * 6 B x (12h^2 + 13h) = 47187968000 B (43.9 GiB). The plan then fits 40 GiB (the post: "near
+     * the memory limit"); whole blocks do not. Its graph: a block's forward gathers S in 5
+     * pieces, its backward 2 S in 10 (the recompute's forward gathers the units again), and its
+     * shard crosses PCIe as often: per micro-step 3 x 2 B x Ψ_blocks / 128 plus the embedding's
+     * and head's 2 x 2 B x their Ψ / 128. */
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    spec_training t;
+    spec_model m;
+    wl w;
+    blog_run(&t, &m, 4, 128, 25600, 160, 2048, &w);
+    t.fsdp_wrap_module = 1;
+    const double h2 = 25600.0 * 25600.0, GiB = 1073741824.0;
+    for (int i = 0; i < w.n_layers; i++) {
+        double u;
+        int k = fw_fsdp_units(&t, &w.layer[i], &u);
+        ck_assert_int_eq(k, w.layer[i].kind == WL_BLOCK ? 5 : 1);
+        if (w.layer[i].kind == WL_BLOCK)
+            ck_assert_double_eq_tol(u, 4 * h2, 1e-3);
+    }
+    spec_layout l;
+    sc_err err;
+    ck_assert(spec_layout_parse("zero3-offload:param=cpu", &l, &err) == 0);
+    mem_breakdown a, b;
+    mem_plan(&w, &t, &l, 128, &c, &a);
+    ck_assert_double_eq_tol(a.gathered, 6 * 4 * h2, 1e-3);
+    ck_assert(a.total <= 40 * GiB);
+    t.fsdp_wrap_module = 0;
+    mem_plan(&w, &t, &l, 128, &c, &b);
+    ck_assert(b.gathered > 3 * 2 * 12 * h2);
+    ck_assert(b.total > 40 * GiB);
+    /* the graph on 128 ranks (64 duo nodes) */
+    t.fsdp_wrap_module = 1;
+    lo_graph *g = malloc(sizeof *g);
+    layout_build(&w, &t, &l, &c, 64, g);
+    double blocks = 0, rest = 0;
+    for (int i = 0; i < w.n_layers; i++)
+        *(w.layer[i].kind == WL_BLOCK ? &blocks : &rest) += w.layer[i].params * w.layer[i].count;
+    lo_offload_traffic o;
+    layout_offload_traffic(g, &o);
+    ck_assert_double_eq_tol(o.param_h2d, (3 * 2 * blocks + 2 * 2 * rest) / 128, 1);
+    for (int i = 0; i < g->last.n_items; i++) {
+        const lo_item *it = &g->last.item[i];
+        if (w.layer[it->layer].kind != WL_BLOCK)
+            continue;
+        ck_assert_int_eq(it->gather[1].chunks, it->pass == LO_BWD ? 10 : 5);
+        ck_assert_double_eq_tol(it->gather[1].bytes, (it->pass == LO_BWD ? 2 : 1) * 2 * w.layer[it->layer].params, 1);
+    }
+    free(g);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -1131,6 +1450,14 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_z2off_agree);
     tcase_add_test(tc, test_z2off_memory);
     tcase_add_test(tc, test_z2off_spec);
+    tcase_add_test(tc, test_fsdp_offload_bytes);
+    tcase_add_test(tc, test_fsdp_offload_agree);
+    tcase_add_test(tc, test_fsdp_offload_memory);
+    tcase_add_test(tc, test_fsdp_offload_check);
+    tcase_add_test(tc, test_act_offload_175b);
+    tcase_add_test(tc, test_act_offload_graph);
+    tcase_add_test(tc, test_sgd_step);
+    tcase_add_test(tc, test_fsdp_wrap_module_1t);
     suite_add_tcase(s, tc);
     return s;
 }

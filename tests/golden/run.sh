@@ -282,6 +282,21 @@ expect infinity-plan-200g 0 "recommended: zero3-offload:param=cpu on 8 nodes" --
 # 174.604e9 / 8 = 3142.9e9 B = 2927.0 GiB of host memory, 1152 GiB there: short by 1775.0)
 expect plan-none-fits-host 1 "fits the GPU but needs 2927.0 GiB of host memory per node, short by 1775.0 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 1 --layout zero3-offload:param=cpu
+# ---- zero3-offload under fsdp (issue 27): FSDP1 CPUOffload(offload_params=True) ----
+# gpt3-1.3b, Ψ = 1315723264, one p4d node (8 GPUs, bf16). No state on the GPU; the host keeps the
+# rank's parameters, gradients and Adam states, 2 + 2 + 12 B x Ψ/8 x 8 = 16 Ψ B = 19.60580444 GiB;
+# torch Adam on the host over Ψ at 0.8e9 x 8.2/56 = 1.1714e8/s: 11.23178396 s. Bytes per rank:
+# NCCL's AG fwd, AG bwd, RS of 2 B x Ψ at (8-1)/8: 5.25 Ψ; PCIe: the shard in before each all-gather
+# (2 x 2 B x Ψ/8) and the gradient shard out (2 B x Ψ/8): 0.75 Ψ; 6 Ψ = 7.894339584 GB, both engines
+Z3OF="--cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3-offload:param=cpu --framework fsdp --json"
+expect z3off-fsdp-host 0 '"host_per_node_GiB": 19.60580444' -- "$BIN" predict $Z3OF --engine model
+expect z3off-fsdp-params 0 '"params_GiB": 0.0' -- "$BIN" predict $Z3OF --engine model
+expect z3off-fsdp-optim 0 '"optimizer_s": 11.23178396' -- "$BIN" predict $Z3OF --engine model
+expect z3off-fsdp-bytes 0 '"comm_GB_per_rank": 7.894339584' -- "$BIN" predict $Z3OF --engine model
+expect z3off-fsdp-bytes-sim 0 '"comm_GB_per_rank": 7.894339584' -- "$BIN" predict $Z3OF --engine sim
+expect z3off-fsdp-param-gpu 2 "fsdp runs zero3-offload as CPUOffload(offload_params=True)" -- \
+    "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero3-offload --framework fsdp
+expect z3off-fsdp-help 0 "FSDP1 CPUOffload(offload_params=" -- "$BIN" predict --help
 # ---- zero2-offload (issue 27): ZeRO-Offload on ZeRO-2, DeepSpeed stage 2 + offload_optimizer cpu ----
 # gpt3-1.3b: Ψ = 1315723264. One p4d node (8 GPUs, bf16, ideal): every GPU keeps the whole 16-bit
 # model, 2 B x Ψ = 2.450725555 GiB, no gradient partition, no Adam states; the host keeps 16 B x Ψ/8
@@ -303,7 +318,7 @@ expect z2off-memory-host 0 "host per node: 19.61 GiB (fp32 master, Adam m, v, fp
 expect z2off-help 0 "zero2-offload (ZeRO-Offload on ZeRO-2" -- "$BIN" predict --help
 expect z2off-options 2 "\"zero2-offload\" takes no options, got \"zero2-offload:p=8\"" -- \
     "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload:p=8
-expect z2off-fsdp 2 "--framework: fsdp does not run layout zero2-offload (it runs ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2)" -- \
+expect z2off-fsdp 2 "--framework: fsdp does not run layout zero2-offload (it runs ddp, zero3, hsdp, zero3-offload, shard_grad_op, hybrid_shard_zero2)" -- \
     "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload --framework fsdp
 expect z2off-megatron 2 "--framework: megatron does not run layout zero2-offload" -- \
     "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model gpt3-1.3b --layout zero2-offload --framework megatron
@@ -941,7 +956,7 @@ expect framework-ideal-mics 0 "mics:p=8                 5.219" -- "$BIN" predict
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
-expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
+expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, zero3-offload, shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
 expect framework-ds-zero2-p 2 "zero2:p=8: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zero2:p=8 --framework deepspeed
 expect layout-zeropp-canon 0 "zeropp:qwz=1,qgz=1" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zeropp:qgz=1,qwz=1 --engine model
 expect memory-shard-grad-op 0 "shard_grad_op              0.37     0.37     2.24     1.52    24.15" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 8 --layout shard_grad_op
