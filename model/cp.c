@@ -32,8 +32,8 @@
  * work of a causal call of the local length), and so is their rate at these shapes: SDPA flash
  * on the lent H200, fwd + bwd d128, causal 32k 324 TFLOP/s against non-causal 16k 318
  * (bench/gpu-results/2026-11-27-h200/attention.json), within 2 %: no per-step kernel term.
- * Not priced here: the memory of the all-gathered K / V (the whole sequence's, per layer, while
- * its attention runs; model/memory).
+ * The memory the rings hold while a block's attention runs: cp_*_ring_peak_bytes (below), which
+ * model/memory adds once per rank.
  * Everything outside attention (QKV, projection, MLP, norms, the head) runs on the rank's
  * s / cp tokens with no communication of its own. Not modelled: the all-to-all (Ulysses) and
  * all-gather variants of cp_comm_type, hierarchical a2a+p2p, and the first step's diagonal
@@ -334,4 +334,82 @@ void cp_torch_ring_tp(wl *w, int cp, int t)
         L->ew_fwd_kernels += 6 * cp + 2;
         L->ew_bwd_kernels += 6 * cp + 2;
     }
+}
+
+/* Memory of the ring beyond a plain attention call (cp.h), per rank, for the attention in
+ * flight. A plain call's own outputs (the output and log-sum-exp, the backward's dQ / dK / dV)
+ * and its saved inputs are the block's stash already (workload.c; repeat_kv's all-head K / V
+ * where wl.kv_repeat); each ring step's kernel outputs stand in for them and are not counted.
+ * Counted: the buffers every execution of the code must hold at once (a collective's input and
+ * output are distinct buffers; an accumulator lives across the steps).
+ *
+ * PyTorch's context_parallel (the stored _attention.py at pytorch/pytorch@0123248a, cp.c's note
+ * above; torch 1963fc8 of the rows not stored [assumed the same]), at the width SDPA gets K / V:
+ *   forward, _templated_ring_attention: _AllGatherRotater.exchange_buffers all-gathers the local
+ *     K / V once into _aggregated_buffer (cp x the local 2 T kv e: the whole sequence's), which
+ *     next_buffer only chunks, so it lives to the loop's end; _SDPAMerger keeps the running
+ *     output and log-sum-exp in fp32 (convert_to_f32: 4 T q + 4 T hq);
+ *   backward, _templated_ring_attention_backward: the same all-gather again (kv_rotater);
+ *     grad_query = zeros_like(query, dtype=float32) (4 T q, accumulated over the steps); dK / dV
+ *     in fp32 on the dkv_rotater (_AllToAllRotater: permute_tensor, an all_to_all's input and
+ *     output): the torch.cat of grad_key and grad_value sent (2 T kv x 4) and the buffer
+ *     received (as many): 16 T kv, beside the gathered K / V while steps remain.
+ * The backward's is the larger. Not counted (eager only, or the cp.h lse one value a row): the
+ * key / value contiguous() copies until step 1, the K / V torch.cat that feeds the all-gather
+ * (and its repeats at steps 1..cp-2), the dK / dV accumulated into the received buffer beside
+ * the new cat in eager (8 T kv more), _merge_one's fp32 temporaries (out - block_out, the
+ * product: 8 T q more in eager): the rows ran torch.compile (torchtitan compiles each block,
+ * ring included), whose fusion and buffer reuse these depend on. */
+double cp_torch_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp)
+{
+    if (cp <= 1)
+        return 0;
+    const double gathered = 2.0 * cp * T * kv * e; /* _AllGatherRotater._aggregated_buffer */
+    const double fwd = gathered + 4.0 * T * (q + hq); /* _SDPAMerger's fp32 _out, _lse */
+    const double bwd = gathered + 4.0 * T * q         /* grad_query, fp32 */
+                       + 2 * 2.0 * T * kv * 4.0;      /* dK / dV fp32: sent cat + received */
+    return fwd > bwd ? fwd : bwd;
+}
+
+/* Transformer Engine's P2P ring, AttnFuncWithCPAndKVP2P
+ * (NVIDIA/TransformerEngine@015d22571b332bc0c50890f8f7be9ee896336f05 transformer_engine/pytorch/
+ * attention/dot_product_attention/context_parallel.py), 16-bit path, K / V at kv_heads' width:
+ *   forward: p2p_comm_buffers[0] = torch.cat of the local k, v (L703-707) and at each step
+ *     p2p_comm_buffers[i + 1] = torch.empty_like(...) to receive into (L723): the list keeps all
+ *     cp, the whole sequence's K / V (2 cp T kv e), until the forward returns; out_per_step and
+ *     softmax_lse_per_step (L693-694) keep every step's output and fp32 log-sum-exp to the
+ *     correction loop after the ring (L1248-1295), which builds the output in fp32 (L1248: "out
+ *     in torch.float32", 4 T q) beside softmax_lse (L1210, a clone); on rank cp - 1 every step
+ *     is whole (i <= rank), so cp e T q and (cp + 1) x 4 T hq;
+ *   backward (not fp8): dq_buffer = torch.empty_like(q) (L1619, e T q) and two double buffers
+ *     torch.empty((2, *kv.shape)) (L1620-1624), K / V and dK / dV each, sent and received:
+ *     2 x 2 x 2 T kv e.
+ * The forward's is the larger for cp >= 2. The saved kv (L1341, the last step's) stands in for
+ * the plain call's saved k, v. */
+double cp_te_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp)
+{
+    if (cp <= 1)
+        return 0;
+    const double fwd = 2.0 * cp * T * kv * e    /* p2p_comm_buffers */
+                       + cp * e * T * q         /* out_per_step */
+                       + 4.0 * T * q            /* out, fp32 */
+                       + (cp + 1) * 4.0 * T * hq; /* softmax_lse_per_step + softmax_lse */
+    const double bwd = e * T * q + 2 * 2 * 2.0 * T * kv * e; /* dq_buffer; p2p_comm_buffers */
+    return fwd > bwd ? fwd : bwd;
+}
+
+double cp_ring_mem_bytes(const wl *lw, const spec_layout *l)
+{
+    int blocks = 0;
+    for (int i = 0; i < lw->n_layers; i++)
+        blocks += lw->layer[i].kind == WL_BLOCK;
+    if (l->cp <= 1 || !blocks)
+        return 0;
+    const spec_model *m = &lw->model;
+    const double t = l->t > 0 ? l->t : 1, d = (double)m->hidden / m->heads, hq = m->heads / t, q = hq * d;
+    if (l->kind == LAYOUT_ZERO3) { /* K / V as SDPA gets them (cp_item's width) */
+        const double kv = (lw->kv_repeat ? m->heads : m->kv_heads) * d / t;
+        return cp_torch_ring_peak_bytes(lw->tokens, q, kv, hq, lw->elem_bytes, l->cp);
+    }
+    return cp_te_ring_peak_bytes(lw->tokens, q, m->kv_heads * d / t, hq, lw->elem_bytes, l->cp);
 }

@@ -33,6 +33,19 @@ void cp_torch_ring_tp(wl *w, int cp, int t);
 double cp_torch_ring_fwd_bytes(double T, double q, double kv, double e, int cp);
 double cp_torch_ring_bwd_bytes(double T, double q, double kv, double e, int cp);
 
+/* Memory (model/memory.c, memory_pipe.c): what the ring holds beyond a plain attention call
+ * while one block's attention runs, the larger of its forward and its backward: transient, so
+ * counted once per rank, at the layer in flight, not per layer. T local tokens, q the query
+ * width, kv the K / V width (elements; all heads where repeated), hq the query heads (all / t),
+ * e-byte K / V, cp ranks; cp <= 1: 0. cp.c gives each term its source. torch: PyTorch's
+ * context_parallel (all-gather rotater, fp32 merges, fp32 dK / dV ring); te: Transformer
+ * Engine's P2P ring (AttnFuncWithCPAndKVP2P). */
+double cp_torch_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp);
+double cp_te_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp);
+/* The same for one rank of layout l (zero3 / fsdp2: PyTorch's ring; megatron: Transformer
+ * Engine's) with lw its localized workload (cp_localize ran): 0 without cp or blocks. */
+double cp_ring_mem_bytes(const wl *lw, const spec_layout *l);
+
 /* Append to a block's item of a context-parallel megatron or zero3 graph the exchange of K and V
  * (an all-gather's ring volume over GRP_AX1, run beside attention's core). first_step = 0,
  * Megatron's (Transformer Engine's P2P ring): K / V at kv_heads' width beside every step,

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "cp.h"
 #include "framework.h"
 #include "layout_kind.h"
 #include "memory_pipe.h"
@@ -72,7 +73,9 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         act -= kept;
         o->host += kept * c->gpus_per_node;
     }
-    o->activations = act;
+    /* context parallelism: the ring's buffers while one block's attention runs (model/cp.h),
+     * once: the layer in flight */
+    o->activations = act + cp_ring_mem_bytes(w, l);
 
     if (sharded_params) {
         /* the gathered block of a layer: its parameters over the axes not gathered (AxoNN:

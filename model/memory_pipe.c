@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cp.h"
 #include "layout.h"
 #include "layout_kind.h"
 
@@ -95,6 +96,8 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
     for (int i = 0; i < lw->n_layers; i++)
         if (lw->layer[i].kind == WL_BLOCK)
             blk = &lw->layer[i];
+    /* context parallelism: the ring's buffers of the attention in flight, once (model/cp.h) */
+    const double ring = cp_ring_mem_bytes(lw, l);
     double best = -1;
     for (int s = 0; s < pp.p; s++) {
         mem_breakdown m;
@@ -118,7 +121,7 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
             peak = 0;
         /* with checkpointing, one block's recomputed bytes during its backward (the whole stash,
          * or under selective its attention core: memory_states.h) */
-        m.activations = peak + (blk ? mem_block_recompute(blk, t->act_ckpt) : 0);
+        m.activations = peak + (blk ? mem_block_recompute(blk, t->act_ckpt) : 0) + ring;
         m.buckets = 2 * t->bucket_bytes;
         m.reserve = t->reserve_bytes;
         m.total = m.params + m.grads + m.optim + m.activations + m.buckets + m.reserve;
