@@ -644,6 +644,101 @@ START_TEST(test_fp8_weight_copy_per_param)
 }
 END_TEST
 
+/* The ring's memory (cp.c cp_*_ring_peak_bytes), hand-derived on the tiny model (hidden 64, one
+ * head of 64, one kv head: q = kv = 64 wide, hq = 1), bf16 (e = 2):
+ *   PyTorch's, zero3:cp=2 (one duo node), T = 8 local tokens: gathered K / V 2 x 2 x 8 x 64 x 2
+ *   = 4096; forward + fp32 out and lse 4 x 8 x (64 + 1) = 2080: 6176; backward + fp32 dQ
+ *   4 x 8 x 64 = 2048 + fp32 dK / dV sent and received 2 x 2 x 8 x 64 x 4 = 8192: 14336, the
+ *   larger.
+ *   Transformer Engine's, cp = 2, T = 8: forward p2p_comm_buffers 2 x 2 x 8 x 64 x 2 = 4096 +
+ *   out_per_step 2 x 2 x 8 x 64 = 2048 + fp32 out 4 x 8 x 64 = 2048 + lse (2 + 1) x 4 x 8 =
+ *   96: 8288; backward dq_buffer 2 x 8 x 64 = 1024 + two (2, kv) buffers 8 x 8 x 64 x 2 = 8192:
+ *   9216, the larger. cp = 4, T = 4: forward 2 x 4 x 4 x 64 x 2 = 4096 + 4 x 2 x 4 x 64 = 2048
+ *   + 4 x 4 x 64 = 1024 + 5 x 4 x 4 = 80: 7248; backward 2 x 4 x 64 + 8 x 4 x 64 x 2 = 4608:
+ *   7248, the forward. cp = 1: nothing. */
+START_TEST(test_ring_memory_hand)
+{
+    ck_assert_double_eq_tol(cp_torch_ring_peak_bytes(8, 64, 64, 1, 2, 2), 14336.0, 1e-9);
+    ck_assert_double_eq_tol(cp_te_ring_peak_bytes(8, 64, 64, 1, 2, 2), 9216.0, 1e-9);
+    ck_assert_double_eq_tol(cp_te_ring_peak_bytes(4, 64, 64, 1, 2, 4), 7248.0, 1e-9);
+    ck_assert(cp_torch_ring_peak_bytes(8, 64, 64, 1, 2, 1) == 0);
+    ck_assert(cp_te_ring_peak_bytes(8, 64, 64, 1, 2, 1) == 0);
+    /* the plans take it once, beside the per-block bytes: the tiny model without checkpointing
+     * keeps every block's whole stash, the head's input and the logits (memory.c) */
+    spec_model m;
+    spec_training tr;
+    wl w, lw;
+    tiny(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 5e10, 1e10);
+    static const char *const L[] = {"zero3:cp=2", "megatron:t=1,p=1,cp=2"};
+    static const double ring[] = {14336.0, 9216.0};
+    for (int i = 0; i < 2; i++) {
+        spec_layout l = parse(L[i]);
+        const wl *p = layout_kind_localize(&w, &l, 2, &lw);
+        ck_assert_double_eq_tol(cp_ring_mem_bytes(p, &l), ring[i], 1e-9);
+        double kept = p->logits_bytes;
+        for (int j = 0; j < p->n_layers; j++)
+            kept += p->layer[j].kind == WL_BLOCK ? p->layer[j].count * mem_block_kept(&p->layer[j], 0)
+                    : p->layer[j].kind == WL_HEAD ? p->layer[j].act_bytes : 0;
+        mem_breakdown mb;
+        mem_plan(&w, &tr, &l, 2, &duo, &mb);
+        ck_assert_double_eq_tol(mb.activations, kept + ring[i], 1e-6);
+    }
+}
+END_TEST
+
+/* Property: at a fixed local length (the sequence 8192 x cp, as torchtitan's CP rows grow it),
+ * llama3-8b on one p4d node: the ring's bytes and the plan's activations grow with cp's gathered
+ * length, both rings, repeated K / V or not; cp = 1 plans byte for byte as the layout without cp,
+ * the ring adding nothing. */
+START_TEST(test_ring_memory_grows_with_cp)
+{
+    spec_cluster c;
+    spec_model m;
+    sc_err err;
+    test_p4d_llama3_8b(&c, &m, NULL);
+    static const char *const L[][4] = {
+        {"zero3:cp=1", "zero3:cp=2", "zero3:cp=4", "zero3:cp=8"},
+        {"megatron:t=1,p=1,cp=1", "megatron:t=1,p=1,cp=2", "megatron:t=1,p=1,cp=4", "megatron:t=1,p=1,cp=8"},
+    };
+    static const char *const base[] = {"zero3", "megatron:t=1,p=1"};
+    const int seq0 = m.seq_len;
+    for (int rep = 0; rep < 2; rep++)
+        for (int r = 0; r < 2; r++) {
+            double prev_ring = 0, prev_act = 0;
+            for (int i = 0; i < 4; i++) {
+                spec_training tr;
+                spec_training_defaults(&tr);
+                tr.repeat_kv = rep;
+                tr.grad_accum = 1;
+                m.seq_len = seq0 << i;
+                wl w, lw;
+                wl_build(&m, &tr, &w);
+                spec_layout l = parse(L[r][i]);
+                ck_assert_msg(spec_layout_check(&l, &c, 1, &err) == 0, "%s", err.text);
+                const double ringb = cp_ring_mem_bytes(layout_kind_localize(&w, &l, 8, &lw), &l);
+                mem_breakdown mb, m0;
+                memset(&mb, 0, sizeof mb);
+                memset(&m0, 0, sizeof m0);
+                mem_plan(&w, &tr, &l, 8, &c, &mb);
+                if (i == 0) {
+                    spec_layout b = parse(base[r]);
+                    mem_plan(&w, &tr, &b, 8, &c, &m0);
+                    ck_assert(ringb == 0);
+                    ck_assert(memcmp(&mb, &m0, sizeof mb) == 0);
+                } else {
+                    ck_assert_msg(ringb > prev_ring, "%s repeat %d: %g <= %g", L[r][i], rep, ringb, prev_ring);
+                    ck_assert_msg(mb.activations > prev_act, "%s repeat %d: %g <= %g", L[r][i], rep, mb.activations,
+                                  prev_act);
+                }
+                prev_ring = ringb;
+                prev_act = mb.activations;
+            }
+        }
+    m.seq_len = seq0;
+}
+END_TEST
+
 Suite *cp_suite(void)
 {
     Suite *s = suite_create("cp");
@@ -664,6 +759,8 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_optimizer_group_dp_x_cp);
     tcase_add_test(tc, test_fused_ce_head_grad_kept);
     tcase_add_test(tc, test_autocast_casts_per_param);
+    tcase_add_test(tc, test_ring_memory_hand);
+    tcase_add_test(tc, test_ring_memory_grows_with_cp);
     suite_add_tcase(s, tc);
     return s;
 }

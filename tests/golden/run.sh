@@ -618,7 +618,10 @@ expect memory-n340-none-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    1
 # 5.938 -> 5.525 s at the cp27+mega27 merge: mega27 splits element-wise kernels by t (fidelity-compute item 10); both engines still equal.
 expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
 expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
-expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.33" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
+# cpmem27: + Transformer Engine's ring buffers (model/cp.c), T = 1024, K / V and queries 1536 wide
+# per tensor rank, bf16: its backward's dq_buffer 2 x 1024 x 1536 + two (2, kv) buffers
+# 8 x 1024 x 1536 x 2 = 28311552 B = 0.0264 GiB (its forward's 25313280 smaller): 0.3311 -> 0.3574.
+expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.36" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
 expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
 # layouts27: Megatron-FSDP, zero3 under --framework megatron. Llama3-8B (8,030,261,248 parameters,
 # bf16: 16.06 GB) on one DGX-H100, 16 micro-steps: every micro-step the forward all-gather, the
@@ -647,6 +650,21 @@ one_line_err megatron-cp-one-line "$BIN" predict --cluster dgx-a100 --nodes 3 --
 expect fsdp2-cp 0 "fsdp2:dp=4,cp=2          0.691" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine model
 expect fsdp2-cp-sim 0 "fsdp2:dp=4,cp=2          0.686" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout fsdp2:dp=4,cp=2 --framework fsdp2 --engine sim
 expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- "$BIN" memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3:cp=2 --framework fsdp2
+# cpmem27: the ring's buffers while one block's attention runs, once per rank (model/cp.c), on
+# llama3-8b (seq 8192, 32 heads of 128, 8 kv heads), cp = 8: T = 1024 local tokens, bf16.
+# PyTorch's ring under torchtitan-compile (repeat_kv: K / V 4096 wide): gathered K / V
+# 2 x 8 x 1024 x 4096 x 2 + fp32 dQ 4 x 1024 x 4096 + fp32 dK / dV sent and received
+# 16 x 1024 x 4096 = 218103808 B = 0.203125 GiB over every block's per-token bytes
+# (7.1328125 / 8 = 0.8916015625): activations 1.094726562 GiB, total 22.74 -> 22.94.
+# Transformer Engine's: the forward's kept KV buffers 2 x 8 x 1024 x 1024 x 2 + per-step outputs
+# 8 x 2 x 1024 x 4096 + fp32 out 4 x 1024 x 4096 + fp32 lse 9 x 4 x 1024 x 32 = 118620160 B =
+# 0.1104736328 GiB over 7.1015625 / 8: 0.9981689453; total 44.07 -> 44.18.
+CPM8="--cluster dgx-h100 --nodes 1 --model llama3-8b"
+expect memory-cp-torch-ring 0 '"activations_GiB": 1.094726562' -- "$BIN" memory $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --json
+expect memory-cp-te-ring 0 '"activations_GiB": 0.9981689453' -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --json
+expect memory-cp-te-ring-row 0 "megatron:t=1,p=1,cp=8     14.96    14.96    11.22     1.00     0.05     2.00    44.18" -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron
+expect predict-cp-torch-ring-mem 0 "15.2   18.0     0.306    0.053    0.005    0.000   0.030      76.1     22.9" -- "$BIN" predict $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --engine model
+expect predict-cp-te-ring-mem 0 "0.172    0.048    0.004    0.000   0.010      31.9     44.2" -- "$BIN" predict $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --engine model
 # FSDP2 with pipeline stages (titan3d27, layout_pipe.c): torchtitan's 3-D spelling, both engines, 4 micro-batches
 # (1F1B bubble (p - 1) / (m + p - 1) = 1/5), the interleaved schedule's two stages per rank, refusals
 # (steps after smallm27's Hopper stream-K GEMMs: 0.890 -> 0.885 s, interleaved 0.806 -> 0.802, 4-D
