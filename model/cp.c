@@ -337,11 +337,11 @@ void cp_torch_ring_tp(wl *w, int cp, int t)
 }
 
 /* Memory of the ring beyond a plain attention call (cp.h), per rank, for the attention in
- * flight. A plain call's own outputs (the output and log-sum-exp, the backward's dQ / dK / dV)
- * and its saved inputs are the block's stash already (workload.c; repeat_kv's all-head K / V
- * where wl.kv_repeat); each ring step's kernel outputs stand in for them and are not counted.
- * Counted: the buffers every execution of the code must hold at once (a collective's input and
- * output are distinct buffers; an accumulator lives across the steps).
+ * flight. The call's own outputs (its output and log-sum-exp, the backward's dQ / dK / dV) and
+ * saved inputs are what a plain call has, in the block's stash already (workload.c; repeat_kv's
+ * all-head K / V where wl.kv_repeat): counted are the other buffers live at the ring's peak,
+ * those every execution of the code must hold at once (a collective's input and output are
+ * distinct buffers; an accumulator lives across the steps).
  *
  * PyTorch's context_parallel (the stored _attention.py at pytorch/pytorch@0123248a, cp.c's note
  * above; torch 1963fc8 of the rows not stored [assumed the same]), at the width SDPA gets K / V:
@@ -354,12 +354,14 @@ void cp_torch_ring_tp(wl *w, int cp, int t)
  *     in fp32 on the dkv_rotater (_AllToAllRotater: permute_tensor, an all_to_all's input and
  *     output): the torch.cat of grad_key and grad_value sent (2 T kv x 4) and the buffer
  *     received (as many): 16 T kv, beside the gathered K / V while steps remain.
- * The backward's is the larger. Not counted (eager only, or the cp.h lse one value a row): the
- * key / value contiguous() copies until step 1, the K / V torch.cat that feeds the all-gather
- * (and its repeats at steps 1..cp-2), the dK / dV accumulated into the received buffer beside
- * the new cat in eager (8 T kv more), _merge_one's fp32 temporaries (out - block_out, the
- * product: 8 T q more in eager): the rows ran torch.compile (torchtitan compiles each block,
- * ring included), whose fusion and buffer reuse these depend on. */
+ * The backward's is the larger. Not counted, as what eager execution holds beyond that: the key /
+ * value contiguous() copies until step 1, the K / V torch.cat that feeds the all-gather (and its
+ * repeats at steps 1..cp-2), the dK / dV accumulated into the received buffer beside the new cat
+ * (8 T kv more), _merge_one's fp32 temporaries (out - block_out and the product: 8 T q more),
+ * the backward's one-value-a-row log-sum-exp chunk. torchtitan compiles each block whole
+ * (pytorch/torchtitan@9dec370 torchtitan/parallelisms/parallelize_llama.py L297-304,
+ * torch.compile(transformer_block, fullgraph=True): the ring, called from the block's SDPA, is
+ * traced with it), and whether these live then is the compiler's fusion and buffer reuse. */
 double cp_torch_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp)
 {
     if (cp <= 1)
@@ -376,25 +378,28 @@ double cp_torch_ring_peak_bytes(double T, double q, double kv, double hq, double
  * attention/dot_product_attention/context_parallel.py), 16-bit path, K / V at kv_heads' width:
  *   forward: p2p_comm_buffers[0] = torch.cat of the local k, v (L703-707) and at each step
  *     p2p_comm_buffers[i + 1] = torch.empty_like(...) to receive into (L723): the list keeps all
- *     cp, the whole sequence's K / V (2 cp T kv e), until the forward returns; out_per_step and
- *     softmax_lse_per_step (L693-694) keep every step's output and fp32 log-sum-exp to the
- *     correction loop after the ring (L1248-1295), which builds the output in fp32 (L1248: "out
- *     in torch.float32", 4 T q) beside softmax_lse (L1210, a clone); on rank cp - 1 every step
- *     is whole (i <= rank), so cp e T q and (cp + 1) x 4 T hq;
- *   backward (not fp8): dq_buffer = torch.empty_like(q) (L1619, e T q) and two double buffers
- *     torch.empty((2, *kv.shape)) (L1620-1624), K / V and dK / dV each, sent and received:
- *     2 x 2 x 2 T kv e.
- * The forward's is the larger for cp >= 2. The saved kv (L1341, the last step's) stands in for
- * the plain call's saved k, v. */
+ *     cp, the whole sequence's K / V (2 cp T kv e), until the forward returns (the last is saved,
+ *     L1341, in place of the plain call's k, v); out_per_step and softmax_lse_per_step (L693-694)
+ *     keep every step's output and fp32 log-sum-exp to the correction loop after the ring
+ *     (L1248-1295), which builds the output (the call's own: flash_attn_fwd_out_correction_init,
+ *     L97-107, returns the step's dtype, 16-bit here; fp32 only under FP8) beside softmax_lse
+ *     (L1210, a clone); on rank cp - 1 every step is whole (i <= rank): cp e T q and
+ *     (cp + 1) x 4 T hq;
+ *   backward (not FP8): two double buffers torch.empty((2, *kv.shape)) (L1620-1624), K / V and
+ *     dK / dV each, sent and received, of which one dK / dV half ends as the call's dK / dV:
+ *     3 x 2 T kv e; each step's dq_, dkv_ (torch.empty_like(q_), (kv), e.g. L1785-1786: e T q +
+ *     2 T kv e) live while they are added into dq_buffer (L1619, the call's dQ) and the dK / dV
+ *     being passed on: e T q + 8 T kv e.
+ * The larger of the two (the backward's at cp = 2 unless q >= 4 kv; the forward's as cp grows). */
 double cp_te_ring_peak_bytes(double T, double q, double kv, double hq, double e, int cp)
 {
     if (cp <= 1)
         return 0;
-    const double fwd = 2.0 * cp * T * kv * e    /* p2p_comm_buffers */
-                       + cp * e * T * q         /* out_per_step */
-                       + 4.0 * T * q            /* out, fp32 */
+    const double fwd = 2.0 * cp * T * kv * e      /* p2p_comm_buffers */
+                       + cp * e * T * q           /* out_per_step */
                        + (cp + 1) * 4.0 * T * hq; /* softmax_lse_per_step + softmax_lse */
-    const double bwd = e * T * q + 2 * 2 * 2.0 * T * kv * e; /* dq_buffer; p2p_comm_buffers */
+    const double bwd = e * T * q + 2.0 * T * kv * e /* the step's dq_, dkv_ */
+                       + 3 * 2.0 * T * kv * e;      /* p2p_comm_buffers but the final dK / dV */
     return fwd > bwd ? fwd : bwd;
 }
 

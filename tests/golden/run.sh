@@ -619,8 +619,9 @@ expect memory-n340-none-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    1
 expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
 expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
 # cpmem27: + Transformer Engine's ring buffers (model/cp.c), T = 1024, K / V and queries 1536 wide
-# per tensor rank, bf16: its backward's dq_buffer 2 x 1024 x 1536 + two (2, kv) buffers
-# 8 x 1024 x 1536 x 2 = 28311552 B = 0.0264 GiB (its forward's 25313280 smaller): 0.3311 -> 0.3574.
+# per tensor rank, bf16: its backward's step outputs dq_ 2 x 1024 x 1536 and dkv_ 4 x 1024 x 1536
+# + three kv halves of its two (2, kv) buffers 3 x 4 x 1024 x 1536 = 28311552 B = 0.0264 GiB
+# (its forward's 19021824 smaller): 0.3311 -> 0.3574.
 expect memory-megatron-cp 0 "megatron:t=8,p=4,cp=2     10.28    10.28    15.41     0.36" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16
 expect megatron-cp-divide 2 "layout: megatron:t=8,p=2,cp=3: expected t*p*cp = 48 to divide the 16 GPUs" -- "$BIN" predict --cluster dgx-a100 --nodes 2 --model gpt3-175b --layout megatron:t=8,p=2,cp=3
 # layouts27: Megatron-FSDP, zero3 under --framework megatron. Llama3-8B (8,030,261,248 parameters,
@@ -657,12 +658,12 @@ expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- 
 # 16 x 1024 x 4096 = 218103808 B = 0.203125 GiB over every block's per-token bytes
 # (7.1328125 / 8 = 0.8916015625): activations 1.094726562 GiB, total 22.74 -> 22.94.
 # Transformer Engine's: the forward's kept KV buffers 2 x 8 x 1024 x 1024 x 2 + per-step outputs
-# 8 x 2 x 1024 x 4096 + fp32 out 4 x 1024 x 4096 + fp32 lse 9 x 4 x 1024 x 32 = 118620160 B =
-# 0.1104736328 GiB over 7.1015625 / 8: 0.9981689453; total 44.07 -> 44.18.
+# 8 x 2 x 1024 x 4096 + fp32 lse 9 x 4 x 1024 x 32 = 101842944 B = 0.0948486328 GiB over
+# 7.1015625 / 8 = 0.8876953125: 0.9825439453; total 44.07 -> 44.16.
 CPM8="--cluster dgx-h100 --nodes 1 --model llama3-8b"
 expect memory-cp-torch-ring 0 '"activations_GiB": 1.094726562' -- "$BIN" memory $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --json
-expect memory-cp-te-ring 0 '"activations_GiB": 0.9981689453' -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --json
-expect memory-cp-te-ring-row 0 "megatron:t=1,p=1,cp=8     14.96    14.96    11.22     1.00     0.05     2.00    44.18" -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron
+expect memory-cp-te-ring 0 '"activations_GiB": 0.9825439453' -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --json
+expect memory-cp-te-ring-row 0 "megatron:t=1,p=1,cp=8     14.96    14.96    11.22     0.98     0.05     2.00    44.16" -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron
 expect predict-cp-torch-ring-mem 0 "15.2   18.0     0.306    0.053    0.005    0.000   0.030      76.1     22.9" -- "$BIN" predict $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --engine model
 expect predict-cp-te-ring-mem 0 "0.172    0.048    0.004    0.000   0.010      31.9     44.2" -- "$BIN" predict $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --engine model
 # FSDP2 with pipeline stages (titan3d27, layout_pipe.c): torchtitan's 3-D spelling, both engines, 4 micro-batches
