@@ -11,7 +11,8 @@ typedef struct mem_breakdown {
     double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
     double grads;       /* gradient shard, B                                              */
     double optim;       /* optimizer state shard (fp32 master, momentum, variance), B     */
-    double activations; /* kept for backward, one micro-batch, incl. fp32 logits, B        */
+    double activations; /* kept for backward, one micro-batch, incl. fp32 logits and context
+                           parallelism's ring buffers of the attention in flight (cp.h), B */
     double gathered;    /* full layers live at once: current + prefetched params, and one
                            layer's full gradient before its reduce-scatter, B             */
     double buckets;     /* gradient reduce / all-gather buckets, B                       */
