@@ -198,8 +198,17 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         const double R = l->kind == LAYOUT_ZERO3 && pass == LO_BWD && f->submodule
                              ? dsc_backward_regather(t, fsz, chunks, it->recompute, &nre) * g->elem_bytes : 0;
         /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
+        /* FSDP1 with fsdp_wrap module (framework.h fw_fsdp_units): k units per block, each its own
+         * all-gather, and the units sit inside the block's checkpoint, so its recompute runs their
+         * forward hooks again: the recompute's forward gathers and reshards each unit, the
+         * pre-backward hook gathers it once more (_rebuild_full_params), 2 S in 2 k pieces; the
+         * forward S in k (zero3-offload's FSDP graph builds on this one: layout_offload.c) */
+        double unit;
+        const int k = l->kind == LAYOUT_ZERO3 ? fw_fsdp_units(t, L, &unit) : 1;
+        const int again = k > 1 && pass == LO_BWD && it->recompute;
         if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
-            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S + R, chunks + nre), gs);
+            it->gather[it->n_gather++] =
+                on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S * (1 + again) + R, chunks * k * (1 + again) + nre), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, fsdp_group(g), Sr, rchunks), rs);
         lo_fsdp2_tp_item(g, w, t, it); /* fsdp2:dp=D,t=T: the TP collectives (layout_tensor.c); nothing when t <= 1 */
