@@ -204,8 +204,8 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
         fw_schedule(t, l, w, &f);
         snprintf(buf, n,
                  "Megatron-FSDP (optim_grads_params): gradients reduce-scattered every micro-step on a side "
-                 "stream, all-gathers prefetched %d block(s) ahead (%.0e elements)",
-                 f.prefetch, MG_FSDP_PREFETCH_ELEMS);
+                 "stream, all-gathers prefetched %d block(s) ahead (%.0fe8 elements)",
+                 f.prefetch, MG_FSDP_PREFETCH_ELEMS / 1e8);
         return buf;
     }
     if (t->framework != FW_DEEPSPEED)

@@ -1247,6 +1247,14 @@ static void blog_run(spec_training *t, spec_model *m, int mb, int layers, int h,
     wl_build(m, t, w);
 }
 
+/* The post's 175B run (96 x 12288, 96 heads, seq 512, micro-batch 20) on the test cluster. */
+static spec_cluster blog_175b(spec_training *t, wl *w)
+{
+    spec_model m;
+    blog_run(t, &m, 20, 96, 12288, 96, 512, w);
+    return innet_cluster(1e10, 1e10, 1, 1);
+}
+
 START_TEST(test_act_offload_175b)
 {
     /* The PyTorch FSDP 1T post's 175B run (validation/pytorch-fsdp-aws-1t-blog, 128 GPUs, seq 512,
@@ -1259,11 +1267,9 @@ START_TEST(test_act_offload_175b)
      * cluster; the GPU keeps one block's recompute. AdamW instead adds its 12 B x Ψ/128 =
      * 15.2 GiB on the GPU and the plan no longer fits 40 GiB; without the activation offload
      * (SGD) it needs the 22.5 GiB more and does not fit either: the run could only fit with both. */
-    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
-    spec_model m;
     wl w;
-    blog_run(&t, &m, 20, 96, 12288, 96, 512, &w);
+    spec_cluster c = blog_175b(&t, &w);
     spec_layout l = {.kind = LAYOUT_ZERO3};
     mem_breakdown a, b, adam;
     mem_plan(&w, &t, &l, 128, &c, &a);
@@ -1429,11 +1435,9 @@ START_TEST(test_fsdp_wrap_module_zero3)
      * embedding and head: one unit, S in one piece each way. Whole blocks (fsdp_wrap block): S in
      * one piece both ways. The same gathers as zero3-offload's FSDP graph (test_fsdp_wrap_module_1t
      * checks those), which builds on this one. */
-    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
-    spec_model m;
     wl w;
-    blog_run(&t, &m, 20, 96, 12288, 96, 512, &w);
+    spec_cluster c = blog_175b(&t, &w);
     spec_layout l = {.kind = LAYOUT_ZERO3};
     lo_graph *g = malloc(sizeof *g);
     for (int mod = 0; mod < 2; mod++) {
