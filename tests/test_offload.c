@@ -1464,7 +1464,8 @@ START_TEST(test_training_keys_refused)
      * fsdp_wrap module outside fsdp's zero3 / zero3-offload (memory would gather a unit the
      * graph does not); activation_offload without full checkpointing (nothing moved) and with
      * pipelines, tensor or context parallelism (memory moved, copies unpriced or not moved at all).
-     * Where it is accepted, the graph carries the copies: one block input each way per block of
+     * optimizer_type sgd where the step stays Adam's (pipelines, DeepSpeed's and LuWu's offload).
+     * Where activation_offload is accepted, the graph carries the copies: one block input each way per block of
      * the tiny model (2 x 2048 B, as test_act_offload_graph derives) under fsdp's zero3 and hsdp,
      * DeepSpeed's zero3 and zero1. */
     spec_training t;
@@ -1503,6 +1504,31 @@ START_TEST(test_training_keys_refused)
         ck_assert_msg(spec_layout_check_training(&l, &t, &err) == SC_EINPUT, "%s accepted", act_bad[i]);
         ck_assert_str_eq(err.path, "activation_offload");
     }
+    /* optimizer_type sgd: priced on the GPU without pipelines and under FSDP1's CPUOffload; the
+     * pipelines' step and DeepSpeed's / LuWu's offloaded optimizers stay Adam's: refused */
+    t.act_offload = -1;
+    t.opt_sgd = 1;
+    static const struct {
+        const char *l;
+        spec_framework f;
+        int ok;
+    } sgd[] = {{"zero3", FW_FSDP, 1},
+               {"zero3-offload:param=cpu", FW_FSDP, 1},
+               {"megatron:t=8,p=1", FW_MEGATRON, 1},
+               {"megatron:t=4,p=4", FW_MEGATRON, 0},
+               {"fsdp2:dp=2,t=2,p=2", FW_FSDP2, 0},
+               {"zero3-offload:param=cpu", FW_DEEPSPEED, 0},
+               {"zero2-offload", FW_DEEPSPEED, 0},
+               {"luwu", FW_IDEAL, 0}};
+    for (int i = 0; i < 8; i++) {
+        t.framework = sgd[i].f;
+        ck_assert(spec_layout_parse(sgd[i].l, &l, &err) == 0);
+        ck_assert_msg(spec_layout_check_training(&l, &t, &err) == (sgd[i].ok ? 0 : SC_EINPUT), "%s", sgd[i].l);
+        if (!sgd[i].ok)
+            ck_assert_str_eq(err.path, "optimizer_type");
+    }
+    t.opt_sgd = 0;
+    t.act_offload = 1;
     spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     static const struct {
         const char *l;

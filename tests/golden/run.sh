@@ -1756,6 +1756,8 @@ expect act-offload-tp 2 "shardcast: training: activation_offload: true is modell
 one_line_err act-offload-tp-one-line "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
 expect act-offload-selective 2 "shardcast: training: activation_offload: true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); got selective" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --checkpointing selective --engine model
 expect fsdp-wrap-hsdp 2 "shardcast: training: fsdp_wrap: \"module\" is modelled under framework fsdp with layout zero3 or zero3-offload; got framework fsdp, layout hsdp:p=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout hsdp:p=8 --framework fsdp --training "$TMP/tr_wrap.json" --engine model
+printf '{"micro_batch": 1, "activation_checkpointing": true, "optimizer_type": "sgd"}' >"$TMP/tr_sgd.json"
+expect sgd-ds-offload 2 "shardcast: training: optimizer_type: sgd is modelled with the optimizer on the GPU without pipeline stages, or under framework fsdp's zero3-offload; got framework deepspeed, layout zero3-offload" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3-offload --framework deepspeed --training "$TMP/tr_sgd.json" --engine model
 expect act-offload-zero3 0 "zero3 " -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
