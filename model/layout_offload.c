@@ -190,10 +190,11 @@ static void lo_build_fsdp_offload(lo_graph *g, const wl *w, const spec_training 
     g->sched.opt_launches = 0;
     g->sched.step_hbm_bytes = 0;
     /* OPT_HOST_TORCH is torch's CPU Adam (cost.h); optimizer_type sgd there: its bytes per
-     * parameter over Adam's, 3 e (read p and its gradient, write p) over the 80 B of torch's
+     * parameter over Adam's, FW_SGD_BYTES_PER_PARAM's 3 e over the 80 B of torch's
      * single-tensor for-loop Adam, the CPU default of 2022 (wl_opt_bytes_per_param), assuming
      * both bound by the host's memory bandwidth [assumption] */
-    g->sched.opt_scale = t->opt_sgd > 0 ? 3 * g->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
+    g->sched.opt_scale =
+        t->opt_sgd > 0 ? FW_SGD_BYTES_PER_PARAM(g->elem_bytes) / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
     for (int i = 0; i < g->n_boundary; i++)
         if (g->boundary[i].is_optimizer) {
             g->boundary[i].opt_where = OPT_HOST_TORCH;
