@@ -215,12 +215,19 @@ static lo_coll on_cp_stream(lo_coll c)
     return c;
 }
 
+/* The width of the K / V SDPA is called with on a tensor-parallel rank (t ranks): all query heads
+ * where the workload repeats GQA's (wl.kv_repeat, torchtitan), kv_heads' otherwise, x head dim. */
+static double sdpa_kv_width(const wl *w, double t)
+{
+    const spec_model *m = &w->model;
+    return (w->kv_repeat ? m->heads : m->kv_heads) * ((double)m->hidden / m->heads) / t;
+}
+
 static void torch_ring_item(const lo_graph *g, const wl *lw, const wl_layer *L, lo_item *it)
 {
     const spec_layout *l = &g->layout;
-    const spec_model *m = &lw->model;
     const double t = l->t > 0 ? l->t : 1, cp = l->cp;
-    const double kv = (lw->kv_repeat ? m->heads : m->kv_heads) * ((double)m->hidden / m->heads) / t;
+    const double kv = sdpa_kv_width(lw, t);
     const double S = 2.0 * lw->tokens * cp * kv * g->elem_bytes; /* K / V all-gather's output */
     const double core = cp_core_fraction(L);
     double f = it->inline_overlap;
@@ -321,7 +328,7 @@ void cp_torch_ring_tp(wl *w, int cp, int t)
     const spec_model *m = &w->model;
     const double tp = t > 1 ? t : 1; /* a tensor-parallel rank's attention: heads / t (cp_item's kv) */
     const double d = m->hidden / m->heads, q = m->heads * d / tp, e = w->elem_bytes;
-    const double kv = (w->kv_repeat ? m->heads : m->kv_heads) * d / tp;
+    const double kv = sdpa_kv_width(w, tp);
     for (int i = 0; i < w->n_layers; i++) {
         wl_layer *L = &w->layer[i];
         if (L->kind != WL_BLOCK || !L->flash)

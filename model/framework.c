@@ -204,8 +204,8 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
         fw_schedule(t, l, w, &f);
         snprintf(buf, n,
                  "Megatron-FSDP (optim_grads_params): gradients reduce-scattered every micro-step on a side "
-                 "stream, all-gathers prefetched %d block(s) ahead (5e8 elements)",
-                 f.prefetch);
+                 "stream, all-gathers prefetched %d block(s) ahead (%.0fe8 elements)",
+                 f.prefetch, MG_FSDP_PREFETCH_ELEMS / 1e8);
         return buf;
     }
     if (t->framework != FW_DEEPSPEED)
@@ -477,11 +477,9 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
         for (int i = 0; i < w->n_layers; i++)
             f->opt_launches += wl_opt_passes(f->opt_impl) * fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
     if (t->opt_sgd > 0) {
-        /* optimizer_type sgd: torch.optim.SGD without momentum, p.add_(grad, alpha=-lr) on the
-         * parameters in their own dtype (torch/optim/sgd.py, momentum 0: no buffer): reads p and
-         * its gradient, writes p, 3 x e bytes per parameter, one pass (foreach: one launch per
-         * tensor list; for-loop: one per parameter tensor) */
-        f->opt_scale = 3 * w->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
+        /* optimizer_type sgd (FW_SGD_BYTES_PER_PARAM): one pass (foreach: one launch per tensor
+         * list; for-loop: one per parameter tensor) */
+        f->opt_scale = FW_SGD_BYTES_PER_PARAM(w->elem_bytes) / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
         f->opt_launches = 0;
         if (f->opt_impl == OPT_IMPL_FORLOOP)
             for (int i = 0; i < w->n_layers; i++)

@@ -67,6 +67,11 @@ typedef struct fw_sched {
                               the all-gather's list copy-out (fw_ds_step_checks)              */
 } fw_sched;
 
+/* torch.optim.SGD without momentum (training key optimizer_type sgd): p.add_(grad, alpha=-lr) on
+ * the parameters in their own dtype (torch/optim/sgd.py, momentum 0: no buffer) reads p and its
+ * gradient and writes p: 3 e bytes per parameter of e-byte elements, one pass (fw_schedule on
+ * the GPU, layout_offload.c on FSDP1 CPUOffload's host). */
+#define FW_SGD_BYTES_PER_PARAM(e) (3 * (e))
 /* DeepSpeed releases whose schedule changed (spec_training.framework_version encoding). */
 /* Megatron-FSDP's default all-gather prefetch, elements: suggested_communication_unit_size // 2
  * with its 1e9 default (NVIDIA/Megatron-LM@23e00ed0963c35382dfe8a5a94fb3cda4d21e133

@@ -159,6 +159,21 @@ static double ds_contig_bytes(const lo_graph *g, double S, int last, lo_pass pas
 }
 
 /* One item of the data-parallel and sharded layouts. */
+/* FSDP1 with fsdp_wrap module (framework.h fw_fsdp_units) on zero3: the k units of item it's
+ * layer, each its own all-gather, and into *again whether it gathers them twice: the units sit
+ * inside the block's checkpoint, so its recompute runs their forward hooks again (the recompute's
+ * forward gathers and reshards each unit, the pre-backward hook gathers it once more,
+ * _rebuild_full_params): 2 S in 2 k pieces in a checkpointed backward, S in k in the forward
+ * (zero3-offload's FSDP graph builds on this one: layout_offload.c). 1 unit otherwise. */
+static int fsdp_unit_gathers(const spec_layout *l, const spec_training *t, const wl_layer *L, const lo_item *it,
+                             int *again)
+{
+    double unit;
+    const int k = l->kind == LAYOUT_ZERO3 ? fw_fsdp_units(t, L, &unit) : 1;
+    *again = k > 1 && it->pass == LO_BWD && it->recompute;
+    return k;
+}
+
 static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
@@ -198,8 +213,11 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
         const double R = l->kind == LAYOUT_ZERO3 && pass == LO_BWD && f->submodule
                              ? dsc_backward_regather(t, fsz, chunks, it->recompute, &nre) * g->elem_bytes : 0;
         /* SHARD_GRAD_OP keeps the parameters gathered in the forward until the backward ends */
+        int again;
+        const int k = fsdp_unit_gathers(l, t, L, it, &again); /* fsdp_wrap module's units */
         if ((pass == LO_FWD || l->kind == LAYOUT_ZERO3) && chunks > 0)
-            it->gather[it->n_gather++] = on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S + R, chunks + nre), gs);
+            it->gather[it->n_gather++] =
+                on(lo_coll_make(COLL_ALLGATHER, fsdp_group(g), S * (1 + again) + R, chunks * k * (1 + again) + nre), gs);
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, fsdp_group(g), Sr, rchunks), rs);
         lo_fsdp2_tp_item(g, w, t, it); /* fsdp2:dp=D,t=T: the TP collectives (layout_tensor.c); nothing when t <= 1 */

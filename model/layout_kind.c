@@ -5,6 +5,8 @@
  * (spec_layout.c). */
 #include "layout_kind.h"
 
+#include "layout_ops.h"
+
 static const layout_kind_row *const ROWS[] = {
     [LAYOUT_DDP] = &layout_row_ddp,
     [LAYOUT_ZERO1] = &layout_row_zero1,
@@ -74,8 +76,46 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
     return check_named(l, c, nodes, name, err);
 }
 
+/* The training keys a layout prices only in part, refused rather than ignored: optimizer_type sgd
+ * where the step stays Adam's (below); fsdp_wrap module
+ * (FSDP1's nested units: memory.c gathers the largest, zero3's FSDP graph each unit twice in a
+ * checkpointed backward, layout_dp.c) only under framework fsdp on zero3 and zero3-offload;
+ * activation_offload only with full checkpointing (the only policy whose saved tensors
+ * memory_states.h moves) on the layouts whose graphs carry its copies (lo_act_offload_priced). */
+static int training_keys_check(const spec_layout *l, const spec_training *t, sc_err *err)
+{
+    char name[64];
+    if (t->fsdp_wrap_module > 0 &&
+        (t->framework != FW_FSDP || (l->kind != LAYOUT_ZERO3 && l->kind != LAYOUT_ZERO3_OFFLOAD)))
+        return sc_err_set(err, SC_EINPUT, "training", "fsdp_wrap",
+                          "\"module\" is modelled under framework fsdp with layout zero3 or zero3-offload; got "
+                          "framework %s, layout %s",
+                          spec_framework_str(t->framework), spec_layout_str(l, name, sizeof name));
+    /* optimizer_type sgd: the GPU step's bytes (framework.c) and FSDP1 CPUOffload's host step
+     * (layout_offload.c); the pipeline engines price Adam's step (analytic_pipe.c) and
+     * DeepSpeed's and LuWu's offloaded optimizers their own Adam, in time and host memory */
+    if (t->opt_sgd > 0 && (l->pp > 1 || (spec_layout_states_at(l->kind) != SPEC_AT_GPU &&
+                                         !(t->framework == FW_FSDP && l->kind == LAYOUT_ZERO3_OFFLOAD))))
+        return sc_err_set(err, SC_EINPUT, "training", "optimizer_type",
+                          "sgd is modelled with the optimizer on the GPU without pipeline stages, or under "
+                          "framework fsdp's zero3-offload; got framework %s, layout %s",
+                          spec_framework_str(t->framework), spec_layout_str(l, name, sizeof name));
+    if (t->act_offload > 0 && t->act_ckpt != CKPT_FULL)
+        return sc_err_set(err, SC_EINPUT, "training", "activation_offload",
+                          "true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); "
+                          "got %s", spec_ckpt_str(t->act_ckpt));
+    if (t->act_offload > 0 && !lo_act_offload_priced(l))
+        return sc_err_set(err, SC_EINPUT, "training", "activation_offload",
+                          "true is modelled without pipeline stages, tensor or context parallelism; got layout %s",
+                          spec_layout_str(l, name, sizeof name));
+    return 0;
+}
+
 int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_err *err)
 {
+    int rc = training_keys_check(l, t, err);
+    if (rc)
+        return rc;
     const layout_kind_row *r = row(l);
     if (!r->check_training || !r->check_training(l, t, "", NULL))
         return 0;

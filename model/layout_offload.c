@@ -147,10 +147,9 @@ static lo_coll on_stream(lo_coll c, int stream)
 }
 
 /* fsdp_wrap module (framework.h fw_fsdp_units): a checkpointed block's units are FSDP modules
- * inside the checkpoint, so its recompute runs their forward hooks again: each unit is copied in
- * and all-gathered a second time before its backward's own (reshard_after_forward frees it after
- * the recompute's forward, _rebuild_full_params in the pre-backward hook gathers it again): the
- * backward gathers 2 S in 2 k pieces, the forward S in k. */
+ * inside the checkpoint, so its recompute runs their forward hooks again: zero3's FSDP graph
+ * (layout_dp.c dp_item) all-gathers each unit a second time before its backward's own, and each
+ * of those gathers copies the unit's shard in first: the backward's copy twice the shard. */
 static void fsdp_offload_items(const lo_graph *g, const wl *w, const spec_training *t, lo_micro *m)
 {
     const double N = g->n_ranks, e = g->elem_bytes;
@@ -159,12 +158,8 @@ static void fsdp_offload_items(const lo_graph *g, const wl *w, const spec_traini
         double part = w->layer[it->layer].params / N * e; /* the unit's shard, bytes */
         double largest;
         const int k = fw_fsdp_units(t, &w->layer[it->layer], &largest);
-        if (k > 1 && it->n_gather == 1) {
-            const int again = it->pass == LO_BWD && it->recompute;
-            it->gather[0].bytes *= 1 + again;
-            it->gather[0].chunks = k * (1 + again);
-            part *= 1 + again;
-        }
+        if (k > 1 && it->n_gather == 1 && it->pass == LO_BWD && it->recompute)
+            part *= 2;
         if (it->n_gather == 1) { /* the H2D copy first, then the all-gather, on its stream */
             it->gather[1] = it->gather[0];
             it->gather[0] = on_stream(offloaded(COLL_ALLGATHER, GRP_HOST, part), it->gather[1].stream);
@@ -195,10 +190,11 @@ static void lo_build_fsdp_offload(lo_graph *g, const wl *w, const spec_training 
     g->sched.opt_launches = 0;
     g->sched.step_hbm_bytes = 0;
     /* OPT_HOST_TORCH is torch's CPU Adam (cost.h); optimizer_type sgd there: its bytes per
-     * parameter over Adam's, 3 e (read p and its gradient, write p) over the 80 B of torch's
+     * parameter over Adam's, FW_SGD_BYTES_PER_PARAM's 3 e over the 80 B of torch's
      * single-tensor for-loop Adam, the CPU default of 2022 (wl_opt_bytes_per_param), assuming
      * both bound by the host's memory bandwidth [assumption] */
-    g->sched.opt_scale = t->opt_sgd > 0 ? 3 * g->elem_bytes / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
+    g->sched.opt_scale =
+        t->opt_sgd > 0 ? FW_SGD_BYTES_PER_PARAM(g->elem_bytes) / wl_opt_bytes_per_param(OPT_IMPL_FORLOOP) : 1;
     for (int i = 0; i < g->n_boundary; i++)
         if (g->boundary[i].is_optimizer) {
             g->boundary[i].opt_where = OPT_HOST_TORCH;

@@ -157,10 +157,17 @@ static void act_offload_copy(const wl_layer *L, lo_item *it)
     it->inline_overlap = 0;
 }
 
+int lo_act_offload_priced(const spec_layout *l)
+{
+    return l->pp <= 1 && l->t <= 1 && l->cp <= 1 && l->kind != LAYOUT_MEGATRON && l->kind != LAYOUT_TP &&
+           l->kind != LAYOUT_AXONN;
+}
+
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
-    /* memory.c's plan moves them to the host; pipelines' plans (memory_pipe.c) do not: neither here */
-    const int act_off = mem_act_offloaded(t) && g->layout.pp <= 1 && g->layout.kind != LAYOUT_MEGATRON;
+    /* memory.c's plan moves them to the host; spec_layout_check_training refuses the layouts
+       whose copies are not priced (lo_act_offload_priced) */
+    const int act_off = mem_act_offloaded(t) && lo_act_offload_priced(&g->layout);
     /* the items it makes zeroed first (fill relies on it; time_micro compares items by bytes),
      * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
      * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick);

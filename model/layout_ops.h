@@ -28,9 +28,14 @@ typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *
  * reverse, each item filled by `fill`, then stripped of trivial collectives. With
  * activation_offload (memory_states.h mem_act_offloaded) each block copy without inline
  * collectives of its own gets its checkpointed input's copy as one: device-to-host in the
- * forward, host-to-device in the backward (before its recompute), on LO_ACT_STREAM; not under
- * pipelines (megatron, fsdp2 with p), whose memory plans keep the inputs on the GPU, nor in a
- * tensor-parallel block (its inline collectives: the copies' time is not modelled there). */
+ * forward, host-to-device in the backward (before its recompute), on LO_ACT_STREAM, where
+ * lo_act_offload_priced(l). */
+/* Whether layout l's graph prices activation_offload's copies: not under pipelines (megatron,
+ * fsdp2 with p), whose memory plans (memory_pipe.c) keep the inputs on the GPU, nor with tensor
+ * or context parallelism (tp, megatron, axonn, fsdp2 with t, zero3 with cp), whose blocks carry
+ * inline collectives the copies' serial time is not modelled beside (spec_layout_check_training
+ * refuses them). */
+int lo_act_offload_priced(const spec_layout *l);
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);

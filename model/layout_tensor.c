@@ -393,6 +393,9 @@ static void stage2_reduce(const lo_graph *g, const wl *lw, const wl_layer *L, lo
     if (n <= 1)
         return;
     const double S = L->params * g->sched.reduce_elem_bytes; /* this rank's slice, as reduced */
+    /* synchronous: a tail, exposed whole, not in the window the tensor-parallel all-reduce of
+     * the same copy overlaps the weight-gradient GEMMs with (lo_item.inline_tail) */
+    it->inline_tail |= 1u << it->n_inline;
     it->inl[it->n_inline++] = lo_coll_make(COLL_REDUCESCATTER, GRP_AX3, S * n / (n - 1), fw_param_tensors(lw, L));
 }
 

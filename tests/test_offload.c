@@ -1247,6 +1247,14 @@ static void blog_run(spec_training *t, spec_model *m, int mb, int layers, int h,
     wl_build(m, t, w);
 }
 
+/* The post's 175B run (96 x 12288, 96 heads, seq 512, micro-batch 20) on the test cluster. */
+static spec_cluster blog_175b(spec_training *t, wl *w)
+{
+    spec_model m;
+    blog_run(t, &m, 20, 96, 12288, 96, 512, w);
+    return innet_cluster(1e10, 1e10, 1, 1);
+}
+
 START_TEST(test_act_offload_175b)
 {
     /* The PyTorch FSDP 1T post's 175B run (validation/pytorch-fsdp-aws-1t-blog, 128 GPUs, seq 512,
@@ -1259,11 +1267,9 @@ START_TEST(test_act_offload_175b)
      * cluster; the GPU keeps one block's recompute. AdamW instead adds its 12 B x Ψ/128 =
      * 15.2 GiB on the GPU and the plan no longer fits 40 GiB; without the activation offload
      * (SGD) it needs the 22.5 GiB more and does not fit either: the run could only fit with both. */
-    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
     spec_training t;
-    spec_model m;
     wl w;
-    blog_run(&t, &m, 20, 96, 12288, 96, 512, &w);
+    spec_cluster c = blog_175b(&t, &w);
     spec_layout l = {.kind = LAYOUT_ZERO3};
     mem_breakdown a, b, adam;
     mem_plan(&w, &t, &l, 128, &c, &a);
@@ -1419,6 +1425,134 @@ START_TEST(test_fsdp_wrap_module_1t)
 }
 END_TEST
 
+START_TEST(test_fsdp_wrap_module_zero3)
+{
+    /* fsdp_wrap module under plain zero3 (fsdp), the post's 175B run (96 x 12288, 96 heads, seq
+     * 512, micro-batch 20; validation/pytorch-fsdp-aws-1t-blog): the block's 5 units (attention,
+     * fc1, fc2, two norms: fw_fsdp_units) each its own all-gather, S = 2 B x the block's
+     * parameters in 5 pieces in the forward; the recompute inside the block's checkpoint gathers
+     * them again before the pre-backward hook's own: 2 S in 10 pieces in the backward. The
+     * embedding and head: one unit, S in one piece each way. Whole blocks (fsdp_wrap block): S in
+     * one piece both ways. The same gathers as zero3-offload's FSDP graph (test_fsdp_wrap_module_1t
+     * checks those), which builds on this one. */
+    spec_training t;
+    wl w;
+    spec_cluster c = blog_175b(&t, &w);
+    spec_layout l = {.kind = LAYOUT_ZERO3};
+    lo_graph *g = malloc(sizeof *g);
+    for (int mod = 0; mod < 2; mod++) {
+        t.fsdp_wrap_module = mod;
+        sc_err err;
+        ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), 0);
+        layout_build(&w, &t, &l, &c, 64, g);
+        for (int i = 0; i < g->last.n_items; i++) {
+            const lo_item *it = &g->last.item[i];
+            const int blk = w.layer[it->layer].kind == WL_BLOCK, bwd = it->pass == LO_BWD;
+            const int twice = mod && blk && bwd;
+            ck_assert_int_eq(it->n_gather, 1);
+            ck_assert_int_eq(it->gather[0].chunks, mod && blk ? (bwd ? 10 : 5) : 1);
+            ck_assert_double_eq_tol(it->gather[0].bytes, (twice ? 2 : 1) * 2 * w.layer[it->layer].params, 1);
+        }
+    }
+    free(g);
+}
+END_TEST
+
+START_TEST(test_training_keys_refused)
+{
+    /* Keys a layout would price only in part are refused (exit 2 at the CLI), not ignored:
+     * fsdp_wrap module outside fsdp's zero3 / zero3-offload (memory would gather a unit the
+     * graph does not); activation_offload without full checkpointing (nothing moved) and with
+     * pipelines, tensor or context parallelism (memory moved, copies unpriced or not moved at all).
+     * optimizer_type sgd where the step stays Adam's (pipelines, DeepSpeed's and LuWu's offload).
+     * Where activation_offload is accepted, the graph carries the copies: one block input each way per block of
+     * the tiny model (2 x 2048 B, as test_act_offload_graph derives) under fsdp's zero3 and hsdp,
+     * DeepSpeed's zero3 and zero1. */
+    spec_training t;
+    spec_training_defaults(&t);
+    t.framework = FW_FSDP;
+    t.act_ckpt = CKPT_FULL;
+    spec_layout l;
+    sc_err err;
+    t.fsdp_wrap_module = 1;
+    static const char *const wrap_ok[] = {"zero3", "zero3-offload:param=cpu"};
+    static const char *const wrap_bad[] = {"hsdp:p=8", "shard_grad_op", "hybrid_shard_zero2:p=8", "ddp"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert(spec_layout_parse(wrap_ok[i], &l, &err) == 0);
+        ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        ck_assert(spec_layout_parse(wrap_bad[i], &l, &err) == 0);
+        ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), SC_EINPUT);
+        ck_assert_str_eq(err.path, "fsdp_wrap");
+        ck_assert_ptr_nonnull(strstr(err.text, wrap_bad[i]));
+    }
+    ck_assert(spec_layout_parse("zero3", &l, &err) == 0);
+    t.framework = FW_FSDP2;
+    ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), SC_EINPUT);
+    t.fsdp_wrap_module = 0;
+    t.act_offload = 1;
+    t.act_ckpt = CKPT_SELECTIVE;
+    ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), SC_EINPUT);
+    ck_assert_str_eq(err.path, "activation_offload");
+    ck_assert_ptr_nonnull(strstr(err.text, "selective"));
+    t.act_ckpt = CKPT_FULL;
+    static const char *const act_bad[] = {"tp:t=8", "megatron:t=2,p=2", "megatron:t=8,p=1", "fsdp2:dp=2,t=8",
+                                          "zero3:cp=2", "fsdp2:dp=4,t=2,p=2", "axonn:x=2,y=2,z=2"};
+    for (int i = 0; i < 7; i++) {
+        ck_assert(spec_layout_parse(act_bad[i], &l, &err) == 0);
+        ck_assert_msg(spec_layout_check_training(&l, &t, &err) == SC_EINPUT, "%s accepted", act_bad[i]);
+        ck_assert_str_eq(err.path, "activation_offload");
+    }
+    /* optimizer_type sgd: priced on the GPU without pipelines and under FSDP1's CPUOffload; the
+     * pipelines' step and DeepSpeed's / LuWu's offloaded optimizers stay Adam's: refused */
+    t.act_offload = -1;
+    t.opt_sgd = 1;
+    static const struct {
+        const char *l;
+        spec_framework f;
+        int ok;
+    } sgd[] = {{"zero3", FW_FSDP, 1},
+               {"zero3-offload:param=cpu", FW_FSDP, 1},
+               {"megatron:t=8,p=1", FW_MEGATRON, 1},
+               {"megatron:t=4,p=4", FW_MEGATRON, 0},
+               {"fsdp2:dp=2,t=2,p=2", FW_FSDP2, 0},
+               {"zero3-offload:param=cpu", FW_DEEPSPEED, 0},
+               {"zero2-offload", FW_DEEPSPEED, 0},
+               {"luwu", FW_IDEAL, 0}};
+    for (int i = 0; i < 8; i++) {
+        t.framework = sgd[i].f;
+        ck_assert(spec_layout_parse(sgd[i].l, &l, &err) == 0);
+        ck_assert_msg(spec_layout_check_training(&l, &t, &err) == (sgd[i].ok ? 0 : SC_EINPUT), "%s", sgd[i].l);
+        if (!sgd[i].ok)
+            ck_assert_str_eq(err.path, "optimizer_type");
+    }
+    t.opt_sgd = 0;
+    t.act_offload = 1;
+    spec_cluster c = innet_cluster(1e10, 1e10, 1, 1);
+    static const struct {
+        const char *l;
+        spec_framework f;
+    } act_ok[] = {{"zero3", FW_FSDP}, {"hsdp:p=2", FW_FSDP}, {"zero3", FW_DEEPSPEED}, {"zero1", FW_DEEPSPEED}};
+    lo_graph *g = malloc(sizeof *g);
+    for (int i = 0; i < 4; i++) {
+        t.framework = act_ok[i].f;
+        t.precision = PREC_BF16;
+        ck_assert(spec_layout_parse(act_ok[i].l, &l, &err) == 0);
+        ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), 0);
+        spec_model m = test_tiny_model(2);
+        wl w;
+        wl_build(&m, &t, &w);
+        layout_build(&w, &t, &l, &c, 2, g);
+        lo_offload_traffic o;
+        layout_offload_traffic(g, &o);
+        ck_assert_msg(o.act_d2h == 2 * 2048.0 && o.act_h2d == 2 * 2048.0, "%s: %g %g", act_ok[i].l, o.act_d2h,
+                      o.act_h2d);
+    }
+    free(g);
+}
+END_TEST
+
 Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -1458,6 +1592,8 @@ Suite *offload_suite(void)
     tcase_add_test(tc, test_act_offload_graph);
     tcase_add_test(tc, test_sgd_step);
     tcase_add_test(tc, test_fsdp_wrap_module_1t);
+    tcase_add_test(tc, test_fsdp_wrap_module_zero3);
+    tcase_add_test(tc, test_training_keys_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -257,7 +257,8 @@ START_TEST(test_megatron_zero2_bytes)
      * updated slice all-gathered (57664): 115328. zero2=1 with 2 micro-steps: every micro-step
      * each layer's gradients dist.reduce'd to their owners, a ring Reduce moving the whole
      * S per rank (priced as a reduce-scatter of S n / (n - 1) = 2 S at factor 1/2): 2 x 115328,
-     * plus the all-gather 57664: 288320. The reduces inline (the backward waits: sync_op),
+     * plus the all-gather 57664: 288320. The reduces inline (the backward waits: sync_op), as
+     * tails (exposed whole, even where the copy's TP all-reduce overlaps the wgrad GEMMs),
      * one call per parameter tensor (the tiny block: 4 linears + 2 x 2 LayerNorm tensors = 8),
      * gradients kept 1/dp (memory_pipe.c). */
     cfg x;
@@ -278,6 +279,8 @@ START_TEST(test_megatron_zero2_bytes)
             if (it->inl[j].group == GRP_AX3) {
                 ck_assert_int_eq(it->pass, LO_BWD);
                 ck_assert_int_eq(it->inl[j].kind, COLL_REDUCESCATTER);
+                /* exposed whole (a tail), not hidden in the TP all-reduce's weight-gradient window */
+                ck_assert_uint_ne(it->inline_tail & (1u << j), 0);
                 if (x.w.layer[it->layer].kind == WL_BLOCK)
                     ck_assert_int_eq(it->inl[j].chunks, 8);
                 seen++;

@@ -1768,5 +1768,15 @@ expect fsdp2-4d-gpus 2 "layout: fsdp2:dp=2,cp=2,t=4,p=2,schedule=1f1b: expected 
 expect fsdp2-tp-dp 2 "layout: fsdp2:dp=8,t=4: expected dp x t = 16 GPUs, got 8 x 4" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=8,t=4 --framework fsdp2
 expect fsdp2-tp-node 2 "layout: fsdp2:dp=1,t=16: expected t dividing the 8 GPUs per node (tensor parallelism inside a node is modelled), got 16" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=1,t=16 --framework fsdp2
 expect fsdp2-tp-deepspeed 2 "fsdp2:dp=4,t=4: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework deepspeed
+# review15: training keys a layout would price only in part are refused (exit 2), not ignored
+printf '{"micro_batch": 1, "activation_checkpointing": true, "activation_offload": true}' >"$TMP/tr_aoff.json"
+printf '{"micro_batch": 1, "activation_checkpointing": true, "fsdp_wrap": "module"}' >"$TMP/tr_wrap.json"
+expect act-offload-tp 2 "shardcast: training: activation_offload: true is modelled without pipeline stages, tensor or context parallelism; got layout tp:t=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
+one_line_err act-offload-tp-one-line "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-selective 2 "shardcast: training: activation_offload: true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); got selective" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --checkpointing selective --engine model
+expect fsdp-wrap-hsdp 2 "shardcast: training: fsdp_wrap: \"module\" is modelled under framework fsdp with layout zero3 or zero3-offload; got framework fsdp, layout hsdp:p=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout hsdp:p=8 --framework fsdp --training "$TMP/tr_wrap.json" --engine model
+printf '{"micro_batch": 1, "activation_checkpointing": true, "optimizer_type": "sgd"}' >"$TMP/tr_sgd.json"
+expect sgd-ds-offload 2 "shardcast: training: optimizer_type: sgd is modelled with the optimizer on the GPU without pipeline stages, or under framework fsdp's zero3-offload; got framework deepspeed, layout zero3-offload" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3-offload --framework deepspeed --training "$TMP/tr_sgd.json" --engine model
+expect act-offload-zero3 0 "zero3 " -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
