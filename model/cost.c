@@ -255,20 +255,9 @@ const char *cost_algo_name(cost_algo algo, char *buf, int n)
 /* A collective issued as `chunks` equal pieces: each piece is its own NCCL call. */
 static double piece(double bytes, int chunks) { return chunks > 1 ? bytes / chunks : bytes; }
 
-double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
+/* The plain model's latency of one piece over g (n > 1, NCCL transport, NCCL model off). */
+static double plain_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, const cost_group *g)
 {
-    if (g->transport != XPORT_NCCL)
-        return xport_latency(cal, g, kind, chunks);
-    if (g->n <= 1)
-        return 0;
-    if (cal->nccl.on) {
-        nccl_shape s;
-        nccl_algo a;
-        nccl_proto p;
-        nccl_shape_of(cal, kind, g, &s);
-        nccl_code(algo, &a, &p);
-        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
-    }
     double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v, lat;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1) {
         /* NCCL tree all-reduce: up and down a chain inside each node and a double binary tree
@@ -288,7 +277,24 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
         double slow = g->k > 1 && inter_lat > intra_lat ? inter_lat : intra_lat;
         lat = cal->base_lat_s[ALGO_RING].v + mult * (g->n - 1) * slow;
     }
-    return (chunks < 1 ? 1 : chunks) * lat;
+    return lat;
+}
+
+double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
+{
+    if (g->transport != XPORT_NCCL)
+        return xport_latency(cal, g, kind, chunks);
+    if (g->n <= 1)
+        return 0;
+    if (cal->nccl.on) {
+        nccl_shape s;
+        nccl_algo a;
+        nccl_proto p;
+        nccl_shape_of(cal, kind, g, &s);
+        nccl_code(algo, &a, &p);
+        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
+    }
+    return (chunks < 1 ? 1 : chunks) * plain_latency(cal, kind, algo, g);
 }
 
 double cost_p2p_latency(const cost_calib *cal, const cost_group *pair)
@@ -296,6 +302,15 @@ double cost_p2p_latency(const cost_calib *cal, const cost_group *pair)
     /* a 2-rank ring all-gather is one step: base + one hop (+ the floor across nodes) */
     cost_algo a = cal->nccl.on ? cost_algo_nccl(NCCL_RING, NCCL_SIMPLE) : ALGO_RING;
     return cost_coll_latency(cal, COLL_ALLGATHER, a, 1, pair);
+}
+
+/* The plain model's bytes over the busiest edge (NCCL transport, NCCL model off). */
+static double plain_edge(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
+{
+    double b = cost_busbw_factor(kind, g->n) * bytes;
+    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
+        b /= cal->tree_bw_factor.v;
+    return b;
 }
 
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
@@ -310,10 +325,7 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
         nccl_code(algo, &a, &p);
         return nccl_edge_bytes(&cal->nccl, &s, a, p, bytes);
     }
-    double b = cost_busbw_factor(kind, g->n) * bytes;
-    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
-        b /= cal->tree_bw_factor.v;
-    return b;
+    return plain_edge(cal, kind, algo, bytes, g);
 }
 
 double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
@@ -412,9 +424,39 @@ static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, 
     return i;
 }
 
+/* cost_coll_best at `bytes` and at 1 byte in the plain model (NCCL transport, NCCL model off,
+ * no pinned algorithm), the latencies and the bandwidth taken once: cost_coll_pick's choice
+ * (ring, or tree where it is faster for a multi-node all-reduce) over cost_coll_time's
+ * latency + edge bytes / bandwidth, operation for operation, so the same bits. */
+static void plain_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                           double *t, double *t_one)
+{
+    if (g->n <= 1) {
+        *t = *t_one = 0;
+        return;
+    }
+    const int n = chunks < 1 ? 1 : chunks, tree = kind == COLL_ALLREDUCE && g->k > 1;
+    const double bw = cost_group_busbw(cal, g), lr = n * plain_latency(cal, kind, ALGO_RING, g),
+                 lt = tree ? n * plain_latency(cal, kind, ALGO_TREE, g) : 0;
+    for (int i = 0; i < 2; i++) {
+        const double S = i ? 1 : bytes;
+        double best = 0;
+        if (S > 0) {
+            best = lr + plain_edge(cal, kind, ALGO_RING, S, g) / bw;
+            const double tt = tree ? lt + plain_edge(cal, kind, ALGO_TREE, S, g) / bw : best;
+            best = tt < best ? tt : best;
+        }
+        *(i ? t_one : t) = best;
+    }
+}
+
 void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                           cost_coll_cache *cc, double *t, double *t_one)
 {
+    if (!cal->nccl.on && cal->nccl.pin_algo <= 0 && g->transport == XPORT_NCCL) {
+        plain_best_lat(cal, kind, bytes, chunks, g, t, t_one);
+        return;
+    }
     /* a pinned NCCL_ALGO (nccl.h pin_algo) goes through cost_coll_best, which honours it */
     if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0) || cal->nccl.pin_algo > 0) {
         *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
