@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 /* On an NVLink mesh, a ring's per-rank rate is bounded by each member's links to the other
@@ -572,12 +573,12 @@ static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_byt
  * time depends on (math, m, n, k, batch) only, here with element bytes and HBM rate fixed
  * for the call, and is the same bits for (n, m, k) as for (m, n, k): kern_gemm_time's tile set
  * and byte count are symmetric in m and n (tests/test_kernels.c checks it). NULL: no table. */
-#define GEMM_MEMO 24
+#define GEMM_MEMO 16 /* slots, a power of two: direct-mapped by the larger edge and K */
 typedef struct gemm_memo {
-    int n;
+    unsigned used;               /* bit i: slot i holds a time */
+    unsigned rated;              /* bit d: rate[d] taken (the GPU's rate in math d, for the call) */
     kern_dtype d[GEMM_MEMO];
     double key[GEMM_MEMO][4], t[GEMM_MEMO];
-    unsigned rated;              /* bit d: rate[d] taken (the GPU's rate in math d, for the call) */
     kern_gemm_rate rate[KD_N];
 } gemm_memo;
 
@@ -587,23 +588,30 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     if (!gm)
         return kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
     double lo = m < n ? m : n, hi = m < n ? n : m;
-    for (int i = 0; i < gm->n; i++) /* the larger edge and K first: they tell a layer's shapes
-                                        apart, the smaller edge (the tokens) mostly does not */
-        if (gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
-            gm->d[i] == d)
-            return gm->t[i];
+    /* one slot by the larger edge and K (they tell a layer's shapes apart, the smaller edge, the
+     * tokens, mostly does not); a slot taken by another shape keeps it, the new one is timed
+     * each time it is asked (the same bits: a kept time is the call's own) */
+    uint64_t hb, kb;
+    memcpy(&hb, &hi, sizeof hb);
+    memcpy(&kb, &kk, sizeof kb);
+    const unsigned i = (unsigned)(((hb ^ kb * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 60);
+    const int used = gm->used >> i & 1u;
+    if (used && gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
+        gm->d[i] == d)
+        return gm->t[i];
     if (!(gm->rated & 1u << d)) {
         kern_gemm_rate_of(k, c, d, &gm->rate[d]);
         gm->rated |= 1u << d;
     }
     double t = kern_gemm_time_r(&gm->rate[d], m, n, kk, batch, eb, hbm);
-    if (gm->n < GEMM_MEMO) {
-        gm->d[gm->n] = d;
-        gm->key[gm->n][0] = lo;
-        gm->key[gm->n][1] = hi;
-        gm->key[gm->n][2] = kk;
-        gm->key[gm->n][3] = batch;
-        gm->t[gm->n++] = t;
+    if (!used) {
+        gm->used |= 1u << i;
+        gm->d[i] = d;
+        gm->key[i][0] = lo;
+        gm->key[i][1] = hi;
+        gm->key[i][2] = kk;
+        gm->key[i][3] = batch;
+        gm->t[i] = t;
     }
     return t;
 }
@@ -788,7 +796,7 @@ void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_lay
                       double *bwd, double *rec)
 {
     gemm_memo gm;
-    gm.n = 0;
+    gm.used = 0;
     gm.rated = 0;
     *fwd = layer_fwd(&gm, cal, c, l, elem_bytes);
     *bwd = layer_bwd(&gm, cal, c, l, elem_bytes);
