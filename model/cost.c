@@ -616,19 +616,10 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     return t;
 }
 
-/* Attention's core of one copy, forward (bwd = 0) or backward. */
-static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
-                        const wl_layer *l, double eb, int bwd)
+/* Attention's core of one copy, forward (bwd = 0) or backward, from its scores and context GEMMs. */
+static double core_of(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                      const wl_layer *l, double eb, const wl_gemm *sc, const wl_gemm *cx, int bwd)
 {
-    const wl_gemm *sc = NULL, *cx = NULL;
-    for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
-        if (l->gemm[i].role == WL_G_SCORES)
-            sc = &l->gemm[i];
-        if (l->gemm[i].role == WL_G_CONTEXT)
-            cx = &l->gemm[i];
-    }
-    if (!sc || !cx)
-        return 0;
     if (l->flash && eb < 4) /* fused: bh = scores' batch, s = its m, head dim = its k */
         return kern_attn_time(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, bwd);
     double t = 0, hbm = hbm_rate(cal, c);
@@ -642,6 +633,33 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
             t += gemm_t(gm, k, c, d, g->m, g->k, g->n, g->batch, eb, hbm) +
                  gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
+    return t;
+}
+
+/* Attention's core of one copy: forward into *fwd, backward into *bwd (NULL: not asked); 0
+ * without a core. */
+static void core_times(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                       const wl_layer *l, double eb, double *fwd, double *bwd)
+{
+    const wl_gemm *sc = NULL, *cx = NULL;
+    for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
+        if (l->gemm[i].role == WL_G_SCORES)
+            sc = &l->gemm[i];
+        if (l->gemm[i].role == WL_G_CONTEXT)
+            cx = &l->gemm[i];
+    }
+    if (fwd)
+        *fwd = sc && cx ? core_of(gm, k, cal, c, l, eb, sc, cx, 0) : 0;
+    if (bwd)
+        *bwd = sc && cx ? core_of(gm, k, cal, c, l, eb, sc, cx, 1) : 0;
+}
+
+/* Attention's core of one copy, forward (bwd = 0) or backward. */
+static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                        const wl_layer *l, double eb, int bwd)
+{
+    double t;
+    core_times(gm, k, cal, c, l, eb, bwd ? NULL : &t, bwd ? &t : NULL);
     return t;
 }
 
@@ -659,50 +677,71 @@ static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster 
     return ch > 1 ? t * kern_gemm_chunk_factor(c, g->m / ch) : t;
 }
 
-static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
-                          const wl_layer *l, double eb, int bwd)
+/* The linear GEMMs of one copy: forward into *fwd, backward (data and weight gradients) into
+ * *bwd; NULL: not asked. One pass over the GEMMs, each side summed in the GEMMs' order. */
+static void linear_times(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                         const wl_layer *l, double eb, double *fwd, double *bwd)
 {
-    double t = 0, hbm = hbm_rate(cal, c);
+    double tf = 0, tb = 0, hbm = hbm_rate(cal, c);
     for (int i = 0; i < l->n_gemm; i++) {
         const wl_gemm *g = &l->gemm[i];
         if (is_core(g))
             continue;
         kern_dtype d = gemm_math(l, g, eb);
-        if (!bwd)
-            t += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
-        else /* the weight gradient [k x n] from m runs whole */
-            t += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+        if (fwd)
+            tf += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
+        if (bwd) /* the weight gradient [k x n] from m runs whole */
+            tb += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
-    return t;
+    if (fwd)
+        *fwd = tf;
+    if (bwd)
+        *bwd = tb;
+}
+
+/* A layer's forward into *fwd and backward into *bwd (NULL: not asked), from one pass over its
+ * GEMMs and one look for its attention core: the same sums as asking each alone. */
+static void layer_times(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double elem_bytes, double *fwd, double *bwd)
+{
+    if (cal->kern.gemm_eff == 0) { /* the roofline: each forward GEMM becomes a data- and a weight-gradient GEMM */
+        const double f = roof_fwd(cal, c, l, elem_bytes);
+        if (fwd)
+            *fwd = f;
+        if (bwd)
+            *bwd = 2.0 * f;
+        return;
+    }
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    double hbm = hbm_rate(cal, c), lf, lb, cf, cb;
+    linear_times(gm, k, cal, c, l, elem_bytes, fwd ? &lf : NULL, bwd ? &lb : NULL);
+    core_times(gm, k, cal, c, l, elem_bytes, fwd ? &cf : NULL, bwd ? &cb : NULL);
+    if (fwd) {
+        *fwd = lf + cf + kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
+        if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
+            *fwd += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
+    }
+    if (bwd) {
+        *bwd = lb + cb + kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
+        if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
+            *bwd += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
+    }
 }
 
 static double layer_fwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
                         double elem_bytes)
 {
-    if (cal->kern.gemm_eff == 0)
-        return roof_fwd(cal, c, l, elem_bytes);
-    kern_calib tmp;
-    const kern_calib *k = cost_kern(cal, c, &tmp);
-    double hbm = hbm_rate(cal, c);
-    double t = linear_time(gm, k, cal, c, l, elem_bytes, 0) + core_time(gm, k, cal, c, l, elem_bytes, 0) +
-               kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
-    if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
-        t += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
+    double t;
+    layer_times(gm, cal, c, l, elem_bytes, &t, NULL);
     return t;
 }
 
 static double layer_bwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
                         double elem_bytes)
 {
-    if (cal->kern.gemm_eff == 0) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
-        return 2.0 * roof_fwd(cal, c, l, elem_bytes);
-    kern_calib tmp;
-    const kern_calib *k = cost_kern(cal, c, &tmp);
-    double hbm = hbm_rate(cal, c);
-    double t = linear_time(gm, k, cal, c, l, elem_bytes, 1) + core_time(gm, k, cal, c, l, elem_bytes, 1) +
-               kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
-    if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
-        t += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
+    double t;
+    layer_times(gm, cal, c, l, elem_bytes, NULL, &t);
     return t;
 }
 
@@ -720,7 +759,7 @@ double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const 
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
     const kern_dtype d = gemm_math(l, g, elem_bytes);
-    if (grad == 2) /* the weight gradient [k x n] from m, whole (linear_time) */
+    if (grad == 2) /* the weight gradient [k x n] from m, whole (linear_times) */
         return gemm_t(NULL, k, c, d, g->k, g->n, g->m, g->batch, elem_bytes, hbm_rate(cal, c));
     return lin_gemm_t(NULL, k, c, l, g, d, grad, elem_bytes, hbm_rate(cal, c));
 }
@@ -798,8 +837,7 @@ void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_lay
     gemm_memo gm;
     gm.used = 0;
     gm.rated = 0;
-    *fwd = layer_fwd(&gm, cal, c, l, elem_bytes);
-    *bwd = layer_bwd(&gm, cal, c, l, elem_bytes);
+    layer_times(&gm, cal, c, l, elem_bytes, fwd, bwd);
     *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);
 }
 

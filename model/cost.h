@@ -229,7 +229,7 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
  * the forward already computed. */
 void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
                       double *bwd, double *rec);
-/* One linear GEMM of layer l as linear_time times it inside the layer's forward (grad = 0),
+/* One linear GEMM of layer l as linear_times times it inside the layer's forward (grad = 0),
  * its data gradient (grad = 1) or its weight gradient (grad = 2, always whole): the first GEMM
  * of that role, at the layer's math, userbuffer / async-TP chunks and their chunk factor
  * included (the roofline: roof_gemm, a gradient priced as its forward, as layer_bwd does). 0
