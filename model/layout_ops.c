@@ -140,28 +140,62 @@ int lo_fwd_comm_rerun(const spec_training *t, const lo_item *it)
     return it->pass == LO_BWD && it->recompute && t->act_ckpt != CKPT_SELECTIVE;
 }
 
-void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
+/* The items of one micro-step zeroed (fill relies on it; time_micro compares items by bytes),
+ * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
+ * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick); of a
+ * fixed size for wl_build's three layers, which gcc writes inline (a variable size goes to the
+ * library's `rep stosb`, which callgrind counts per byte: +3.7 k an estimate) */
+static void zero_items(const wl *w, lo_micro *mi)
 {
-    /* the items it makes zeroed first (fill relies on it; time_micro compares items by bytes),
-     * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
-     * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick);
-     * of a fixed size for wl_build's three layers, which gcc writes inline (a variable size goes
-     * to the library's `rep stosb`, which callgrind counts per byte: +3.7 k an estimate) */
     mi->n_items = 0;
     if (w->n_layers == 3)
         memset(mi->item, 0, 6 * sizeof mi->item[0]);
     else
         memset(mi->item, 0, (size_t)(2 * w->n_layers) * sizeof mi->item[0]);
+}
+
+/* An item's place: the j-th layer of its pass (the backward in reverse), as every builder has it. */
+static void item_head(const wl *w, const spec_training *t, int pass, int j, lo_item *it)
+{
+    int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
+    const wl_layer *L = &w->layer[li];
+    it->pass = (lo_pass)pass;
+    it->layer = li;
+    it->count = L->count;
+    it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
+}
+
+void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
+{
+    zero_items(w, mi);
     for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < w->n_layers; j++) {
-            int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
-            const wl_layer *L = &w->layer[li];
             lo_item *it = &mi->item[mi->n_items++];
-            it->pass = (lo_pass)pass;
-            it->layer = li;
-            it->count = L->count;
-            it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
+            item_head(w, t, pass, j, it);
             fill(g, w, t, last, it);
             lo_item_drop_trivial(g, it);
+        }
+}
+
+void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_item_fn_lazy fill)
+{
+    zero_items(w, &g->micro);
+    g->last.n_items = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < w->n_layers; j++) {
+            lo_item *it = &g->micro.item[g->micro.n_items++], *lt = &g->last.item[g->last.n_items++];
+            item_head(w, t, pass, j, it);
+            lo_last ls = {0, 0};
+            fill(g, w, t, &ls, it);
+            lo_item_drop_trivial(g, it);
+            if (!ls.read) { /* built without asking: the last micro-step's item is these bytes */
+                memcpy(lt, it, sizeof *lt);
+                continue;
+            }
+            memset(lt, 0, sizeof *lt);
+            item_head(w, t, pass, j, lt);
+            ls.last = 1;
+            fill(g, w, t, &ls, lt);
+            lo_item_drop_trivial(g, lt);
         }
 }
