@@ -124,8 +124,8 @@ static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
     return 1.0 / (1.0 + (p->chunk_exp == 1 ? h / c : pow(h / c, p->chunk_exp)));
 }
 
-/* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
-static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
+/* Bytes the algorithm moves per rank over its busiest edge per byte of S, before efficiencies. */
+static inline double algo_mul(const nccl_shape *s, nccl_algo a)
 {
     double f = (double)(s->n - 1) / s->n;
     switch (a) {
@@ -135,11 +135,14 @@ static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
          * leaf, so S/2 up + S/2 down per tree = S per direction through its NICs; on more
          * nodes a node is interior in one tree (2 children) and a leaf in the other: 2S, what
          * a ring moves. (This is why 2-node all-reduce busbw exceeds the NIC line.) */
-        return (s->k == 2 ? 1.0 : 2.0) * S;
-    case NCCL_NVLS: return S; /* each GPU's port into the switch carries S each way */
-    default: return (s->kind == 2 ? 2 * f : f) * S;
+        return s->k == 2 ? 1.0 : 2.0;
+    case NCCL_NVLS: return 1.0; /* each GPU's port into the switch carries S each way */
+    default: return s->kind == 2 ? 2 * f : f;
     }
 }
+
+/* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
+static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S) { return algo_mul(s, a) * S; }
 
 /* The algorithm's bandwidth before the protocol's fraction. */
 static double algo_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, double S);
@@ -286,7 +289,7 @@ double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab
         const int a = tab->ca[j];
         if (a != cur) {
             cur = a;
-            xfer = algo_bytes(s, (nccl_algo)a, S) / tab->raw[a];
+            xfer = tab->mul[a] * S / tab->raw[a]; /* algo_bytes / raw */
             eff = -1;
         }
         double lat = tab->cl[j];
@@ -342,10 +345,11 @@ void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         int simple;
         if (s->n < 2 || !algo_usable(p, s, (nccl_algo)a, &simple)) {
-            t->raw[a] = 0;
+            t->raw[a] = t->mul[a] = 0;
             continue;
         }
         t->raw[a] = algo_bw_raw(p, s, (nccl_algo)a);
+        t->mul[a] = algo_mul(s, (nccl_algo)a);
         for (int j = 0; j < (simple ? 1 : nq); j++) {
             t->ca[t->nc] = (unsigned char)a;
             t->cq[t->nc] = (unsigned char)qs[j];

@@ -93,6 +93,7 @@ void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double
  * size over nccl_tab_of(s) is the bits of nccl_best for it. */
 typedef struct nccl_tab {
     double raw[NCCL_N_ALGOS]; /* algo_bw_raw of each usable algorithm, 0 for the others */
+    double mul[NCCL_N_ALGOS]; /* algo_bytes per byte of S of each usable one, 0 for the others */
     /* the usable pairs alone, in nccl_best_of's order (algorithm up, Simple first): nc of them */
     int nc;
     unsigned char ca[NCCL_N_ALGOS * NCCL_N_PROTOS], cq[NCCL_N_ALGOS * NCCL_N_PROTOS];
