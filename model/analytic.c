@@ -539,14 +539,21 @@ static int time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, con
                       const double *fwd, const double *bwd, const double *rec, memo *mm, const lo_micro *m,
                       an_titem *out, const lo_micro *same, const an_titem *same_out)
 {
-    int exact = 1;
-    for (int i = 0; i < m->n_items; i++) {
-        const lo_item *it = &m->item[i];
-        an_titem *o = &out[i];
-        if (same && i < same->n_items && !memcmp(it, &same->item[i], sizeof *it)) {
-            *o = same_out[i];
+    int exact = 1, run = -1; /* run: the first of the repeated items not yet copied */
+    for (int i = 0; i <= m->n_items; i++) {
+        const int rep = i < m->n_items && same && i < same->n_items && !memcmp(&m->item[i], &same->item[i], sizeof m->item[i]);
+        if (rep) {
+            run = run < 0 ? i : run;
             continue;
         }
+        if (run >= 0) /* a run of repeated items' timings in one copy (per item: a `rep movsq` each,
+                         ~28 % of this function's time in perf) */
+            memcpy(&out[run], &same_out[run], (size_t)(i - run) * sizeof out[0]);
+        run = -1;
+        if (i == m->n_items)
+            break;
+        const lo_item *it = &m->item[i];
+        an_titem *o = &out[i];
         if (it->n_inline)
             exact = 0;
         /* not zeroed (before: every item, 8.9 KB a call, then 0.4 KB each, as `rep stos`): every
