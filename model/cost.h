@@ -189,7 +189,7 @@ void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int
 /* The collectives of one estimate share their communicators: the NCCL shape's tables (nccl_tab)
  * of each (kind, communicator) met, and its latest 1-byte time per piece count, kept here and
  * reused (cost_coll_best_lat_c; the same bits as cost_coll_best_lat). Keyed by the communicator's
- * address and kind: one cache per estimate (n = 0 to start), over groups that do not change
+ * address and kind class (nccl_kind_class: all-gather and reduce-scatter share): one cache per estimate (n = 0 to start), over groups that do not change
  * while it lives; the calibration the same throughout. The powers of the chunk efficiency are
  * shared by all its entries (nccl_pow_memo). */
 #define COST_CC_N 8

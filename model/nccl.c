@@ -63,7 +63,7 @@ static inline int usable(const nccl_params *p, const nccl_shape *s, nccl_algo a,
         return 0;
     if (pr != NCCL_SIMPLE && p->simple_only)
         return 0;
-    int ar = s->kind == 2;
+    int ar = nccl_kind_class(s->kind);
     switch (a) {
     case NCCL_RING: return 1;
     /* NCCL builds trees for all-reduce; on one node its chain never beats the ring */
@@ -91,7 +91,7 @@ double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl
     double slow = s->k > 1 ? (net > intra ? net : intra) : intra;
     switch (a) {
     case NCCL_RING: {
-        const int f = s->kind == 2 ? 2 : 1, steps = f * (s->n - 1);
+        const int f = nccl_kind_class(s->kind) ? 2 : 1, steps = f * (s->n - 1);
         if (p->ring_by_node && s->k > 1) { /* only the steps that cross a node pay the network */
             const int inter = f * (s->k - 1);
             lat += (steps - inter) * intra + inter * net;
@@ -137,7 +137,7 @@ static inline double algo_mul(const nccl_shape *s, nccl_algo a)
          * a ring moves. (This is why 2-node all-reduce busbw exceeds the NIC line.) */
         return s->k == 2 ? 1.0 : 2.0;
     case NCCL_NVLS: return 1.0; /* each GPU's port into the switch carries S each way */
-    default: return s->kind == 2 ? 2 * f : f;
+    default: return nccl_kind_class(s->kind) ? 2 * f : f;
     }
 }
 
@@ -316,7 +316,7 @@ double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *
  * whether with Simple only (NVLS, NVLS-tree and PAT). */
 static int algo_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, int *simple)
 {
-    const int ar = s->kind == 2;
+    const int ar = nccl_kind_class(s->kind);
     *simple = a == NCCL_NVLS || a == NCCL_NVLS_TREE || a == NCCL_PAT;
     switch (a) {
     case NCCL_RING: return 1;

@@ -59,13 +59,18 @@ void nccl_params_defaults(nccl_params *p);
 /* One collective's geometry as this model needs it. kind: 0 all-gather, 1 reduce-scatter,
  * 2 all-reduce (cost_coll order). */
 typedef struct nccl_shape {
-    int kind;
+    int kind;             /* cost_coll; read only through nccl_kind_class                  */
     int n, k, m;          /* ranks, nodes, ranks per node                                  */
     double intra_Bps;     /* per-rank bus bandwidth inside a node after efficiency (INF: none) */
     double net_Bps;       /* per-rank bus bandwidth across nodes after efficiency (INF: none)  */
 } nccl_shape;
 
 /* One (algorithm, protocol): usable for this shape? */
+/* The model reads a shape's kind only as this class (1: all-reduce, 0: all-gather or
+ * reduce-scatter): two kinds of one class on one shape have the same usable pairs, latencies,
+ * bytes and times, bit for bit (cost.c's cost_coll_cache shares one table between them). */
+static inline int nccl_kind_class(int kind) { return kind == 2; }
+
 int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);
 /* Latency of one collective, s. */
 double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);

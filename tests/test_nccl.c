@@ -557,6 +557,54 @@ START_TEST(test_pow_memo_bits)
 }
 END_TEST
 
+START_TEST(test_kind_class_shared)
+{
+    /* nccl_kind_class: the model reads a shape's kind only as all-reduce or not, so an all-gather
+     * and a reduce-scatter on one shape have the same table (usable pairs, latencies, raw
+     * bandwidths, bytes per byte) and the same best time and choice at every size, bit for bit
+     * (cost.c's cache shares one table between them): every shipped calibration with the NCCL
+     * model, 1-16 nodes x 1-8 GPUs, NVLS on and off, 1 B to 16 GiB. A model that told the two
+     * apart (a reduce-scatter's reduction priced, say) fails here until nccl_kind_class says so. */
+    ck_assert_int_eq(nccl_kind_class(COLL_ALLGATHER), nccl_kind_class(COLL_REDUCESCATTER));
+    ck_assert_int_ne(nccl_kind_class(COLL_ALLGATHER), nccl_kind_class(COLL_ALLREDUCE));
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(cl[ci], &c, &cal);
+        if (!cal.nccl.on)
+            continue;
+        for (int nvls = 0; nvls < 2; nvls++) {
+            nccl_params p = cal.nccl;
+            p.nvls = nvls;
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    nccl_shape ag = {.kind = COLL_ALLGATHER, .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_shape rs = ag;
+                    rs.kind = COLL_REDUCESCATTER;
+                    nccl_tab ta, tr;
+                    memset(&ta, 0, sizeof ta); /* the unused pair slots compared too */
+                    memset(&tr, 0, sizeof tr);
+                    nccl_tab_of(&p, &ag, &ta);
+                    nccl_tab_of(&p, &rs, &tr);
+                    ck_assert_msg(!memcmp(&ta, &tr, sizeof ta), "%s %dx%d nvls %d: tables differ", cl[ci], k, m, nvls);
+                    for (double b = 1; b < 2e10; b *= 9.1) {
+                        nccl_algo a1, a2;
+                        nccl_proto p1, p2;
+                        double x = nccl_best(&p, &ag, b, &a1, &p1), y = nccl_best(&p, &rs, b, &a2, &p2);
+                        double u = nccl_best_tab(&p, &ag, &ta, b), v = nccl_best_tab(&p, &ag, &tr, b);
+                        ck_assert_msg(!memcmp(&x, &y, sizeof x) && a1 == a2 && p1 == p2 && !memcmp(&u, &v, sizeof u),
+                                      "%s %dx%d %g B: %a / %a", cl[ci], k, m, b, x, y);
+                        n++;
+                    }
+                }
+        }
+    }
+    ck_assert_int_gt(n, 1000);
+}
+END_TEST
+
 START_TEST(test_tab_pairs)
 {
     /* nccl_tab_of (perfan36: usability split into the protocols the parameters allow and each
@@ -743,6 +791,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_pow_memo_bits);
+    tcase_add_test(tc, test_kind_class_shared);
     tcase_add_test(tc, test_tab_pairs);
     tcase_add_test(tc, test_estimate_caches_bits);
     tcase_add_test(tc, test_calib_parse);
