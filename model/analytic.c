@@ -208,7 +208,7 @@ static void memo_bind(an_memo *m, const cost_calib *cal, const spec_cluster *c)
 /* Compute times of layer L: remembered by its bytes (a miss where two equal layers differ in
  * padding only costs a recomputation). */
 static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
-                        double *fwd, double *bwd, double *rec)
+                        cost_gemm_rates *gr, double *fwd, double *bwd, double *rec)
 {
     if (m)
         for (int i = 0; i < m->n_layers; i++) {
@@ -224,7 +224,7 @@ static void layer_times(an_memo *m, const cost_calib *cal, const spec_cluster *c
                 return;
             }
         }
-    cost_layer_times(cal, c, L, eb, fwd, bwd, rec);
+    cost_layer_times_r(cal, c, L, eb, gr, fwd, bwd, rec);
     if (m) {
         m->layer_misses++;
         memo_layer *e = &m->layer[m->next_layer];
@@ -650,9 +650,11 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
     t->prefetch = g->prefetch;
     t->prefetch_var = fw_depth_pass(g->prefetch, g->bwd_prefetch_p1, 1) != g->prefetch;
     double fwd[WL_MAX_LAYERS], bwd[WL_MAX_LAYERS], rec[WL_MAX_LAYERS];
+    cost_gemm_rates gr; /* the GEMM rates, once for the layers */
+    gr.rated = 0;
     for (int i = 0; i < w->n_layers; i++) {
         const wl_layer *L = layout_layer(g, w, i);
-        layer_times(sw, cal, c, L, w->elem_bytes, &fwd[i], &bwd[i], &rec[i]);
+        layer_times(sw, cal, c, L, w->elem_bytes, &gr, &fwd[i], &bwd[i], &rec[i]);
     }
     memo mm;
     mm.n = 0;

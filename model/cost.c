@@ -576,10 +576,9 @@ static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_byt
 #define GEMM_MEMO 16 /* slots, a power of two: direct-mapped by the larger edge and K */
 typedef struct gemm_memo {
     unsigned used;               /* bit i: slot i holds a time */
-    unsigned rated;              /* bit d: rate[d] taken (the GPU's rate in math d, for the call) */
     kern_dtype d[GEMM_MEMO];
     double key[GEMM_MEMO][4], t[GEMM_MEMO];
-    kern_gemm_rate rate[KD_N];
+    cost_gemm_rates *r;          /* the GPU's rate in each math, taken at its first GEMM */
 } gemm_memo;
 
 static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
@@ -599,11 +598,12 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     if (used && gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
         gm->d[i] == d)
         return gm->t[i];
-    if (!(gm->rated & 1u << d)) {
-        kern_gemm_rate_of(k, c, d, &gm->rate[d]);
-        gm->rated |= 1u << d;
+    cost_gemm_rates *r = gm->r;
+    if (!(r->rated & 1u << d)) {
+        kern_gemm_rate_of(k, c, d, &r->rate[d]);
+        r->rated |= 1u << d;
     }
-    double t = kern_gemm_time_r(&gm->rate[d], m, n, kk, batch, eb, hbm);
+    double t = kern_gemm_time_r(&r->rate[d], m, n, kk, batch, eb, hbm);
     if (!used) {
         gm->used |= 1u << i;
         gm->d[i] = d;
@@ -831,14 +831,22 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
     return layer_rec(NULL, cal, c, l, elem_bytes, -1);
 }
 
-void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
-                      double *bwd, double *rec)
+void cost_layer_times_r(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes,
+                        cost_gemm_rates *r, double *fwd, double *bwd, double *rec)
 {
     gemm_memo gm;
     gm.used = 0;
-    gm.rated = 0;
+    gm.r = r;
     layer_times(&gm, cal, c, l, elem_bytes, fwd, bwd);
     *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);
+}
+
+void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
+                      double *bwd, double *rec)
+{
+    cost_gemm_rates r;
+    r.rated = 0;
+    cost_layer_times_r(cal, c, l, elem_bytes, &r, fwd, bwd, rec);
 }
 
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)

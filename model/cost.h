@@ -229,6 +229,15 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
  * the forward already computed. */
 void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
                       double *bwd, double *rec);
+/* The GPU's GEMM rate in each math (kern_gemm_rate_of), taken at the first GEMM asking for it and
+ * shared by the cost_layer_times_r calls of one estimate (rated = 0 to start; the calibration
+ * and cluster the same throughout): cost_layer_times with it, the same bits. */
+typedef struct cost_gemm_rates {
+    unsigned rated; /* bit d: rate[d] taken */
+    kern_gemm_rate rate[KD_N];
+} cost_gemm_rates;
+void cost_layer_times_r(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes,
+                        cost_gemm_rates *r, double *fwd, double *bwd, double *rec);
 /* One linear GEMM of layer l as linear_times times it inside the layer's forward (grad = 0),
  * its data gradient (grad = 1) or its weight gradient (grad = 2, always whole): the first GEMM
  * of that role, at the layer's math, userbuffer / async-TP chunks and their chunk factor
