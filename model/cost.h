@@ -154,11 +154,12 @@ double cost_group_busbw(const cost_calib *cal, const cost_group *g);
 
 /* nccl-tests bus-bandwidth factor: (n-1)/n for all-gather and reduce-scatter, 2(n-1)/n for
  * all-reduce (nccl-tests doc/PERFORMANCE.md). */
+static inline double cost_busbw_frac(int n) { return (double)(n - 1) / n; } /* (n-1)/n, n > 1 */
 static inline double cost_busbw_factor(cost_coll kind, int n)
 {
     if (n <= 1)
         return 0;
-    double f = (double)(n - 1) / n;
+    double f = cost_busbw_frac(n);
     return kind == COLL_ALLREDUCE ? 2 * f : f;
 }
 
@@ -263,13 +264,19 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
 #define COST_NVME_OPT_READ_B 16.0
 #define COST_NVME_OPT_WRITE_B 16.0
 double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params);
-/* Bytes one member moves over its own link for a collective of S = bytes: NCCL: busbw factor
- * x S; host / in-network: S each way (x 2 for all-reduce). */
-static inline double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+/* Bytes one member moves over its own link for a collective of S = bytes (cost_rank_bytes): NCCL:
+ * busbw factor x S; host / in-network: S each way (x 2 for all-reduce). cost_rank_bytes_f: the
+ * same with g's busbw fraction given, frac = cost_busbw_frac(g->n) where g->n > 1 (any value
+ * otherwise): the same bits, for callers that keep it per communicator. */
+static inline double cost_rank_bytes_f(cost_coll kind, const cost_group *g, double bytes, double frac)
 {
     if (g->transport == XPORT_NCCL)
-        return cost_busbw_factor(kind, g->n) * bytes;
+        return (g->n <= 1 ? 0 : kind == COLL_ALLREDUCE ? 2 * frac : frac) * bytes;
     return (kind == COLL_ALLREDUCE ? 2 : 1) * bytes;
+}
+static inline double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+{
+    return cost_rank_bytes_f(kind, g, bytes, g->n > 1 ? cost_busbw_frac(g->n) : 0);
 }
 
 /* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */
