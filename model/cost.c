@@ -616,12 +616,11 @@ static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, 
     return t;
 }
 
-/* Attention's core of one copy, forward (bwd = 0) or backward, from its scores and context GEMMs. */
+/* Attention's core of one copy unfused, forward (bwd = 0) or backward, from its scores and context
+ * GEMMs. */
 static double core_of(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
                       const wl_layer *l, double eb, const wl_gemm *sc, const wl_gemm *cx, int bwd)
 {
-    if (l->flash && eb < 4) /* fused: bh = scores' batch, s = its m, head dim = its k */
-        return kern_attn_time(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, bwd);
     double t = 0, hbm = hbm_rate(cal, c);
     const wl_gemm *gs[2] = {sc, cx};
     for (int i = 0; i < 2; i++) {
@@ -647,6 +646,10 @@ static void core_times(gemm_memo *gm, const kern_calib *k, const cost_calib *cal
             sc = &l->gemm[i];
         if (l->gemm[i].role == WL_G_CONTEXT)
             cx = &l->gemm[i];
+    }
+    if (sc && cx && l->flash && eb < 4) { /* fused: bh = scores' batch, s = its m, head dim = its k */
+        kern_attn_times(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, fwd, bwd);
+        return;
     }
     if (fwd)
         *fwd = sc && cx ? core_of(gm, k, cal, c, l, eb, sc, cx, 0) : 0;
