@@ -443,9 +443,11 @@ static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const 
      * PCIe, other ports) share nothing with the NCCL collectives here (-1) */
     *tier = c->offload || g->group[c->group].transport != XPORT_NCCL ? -1 : g->group[c->group].k > 1;
     *w = *tier == 1 ? g->group[c->group].concurrent : 1;
-    for (int i = 0; i < mm->n; i++) {
+    for (int i = 0; i < mm->n; i++) { /* a collective of the same class, bytes, group and pieces
+                                          (cost_coll_class: an all-gather's time is a reduce-scatter's) */
         const lo_coll *q = &mm->key[i];
-        if (q->bytes == c->bytes && q->kind == c->kind && q->group == c->group && q->chunks == c->chunks) {
+        if (q->bytes == c->bytes && q->group == c->group && q->chunks == c->chunks &&
+            (q->kind == c->kind || cost_coll_class(q->kind, &g->group[c->group]) == cost_coll_class(c->kind, &g->group[c->group]))) {
             *t = mm->t[i];
             *lat = mm->lat[i];
             return;

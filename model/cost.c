@@ -410,8 +410,8 @@ void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int
 static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, cost_coll_cache *cc)
 {
     for (int i = 0; i < cc->n; i++)
-        if (cc->e[i].g == g && nccl_kind_class(cc->e[i].kind) == nccl_kind_class((int)kind))
-            return i; /* an all-gather's table serves a reduce-scatter on g (nccl.h nccl_kind_class) */
+        if (cc->e[i].g == g && cost_coll_class((cost_coll)cc->e[i].kind, g) == cost_coll_class(kind, g))
+            return i; /* an all-gather's table serves a reduce-scatter on g (cost_coll_class) */
     if (cc->n == COST_CC_N)
         return -1;
     if (cc->n == 0) /* a new cache: its powers too */

@@ -183,6 +183,15 @@ double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo a
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
+/* Collectives of one class on one group take the same time at every size and piece count
+ * (cost_coll_best, cost_coll_best_lat, cost_coll_best_lat_c), bit for bit: over NCCL both models
+ * read the kind only as all-reduce or not (nccl_kind_class; the plain model's ring and tree
+ * terms and busbw factor alike), so an all-gather and a reduce-scatter share a class there; the
+ * host, NVMe and in-network transports time the two directions apart: each kind its own. */
+static inline int cost_coll_class(cost_coll kind, const cost_group *g)
+{
+    return g->transport == XPORT_NCCL ? nccl_kind_class((int)kind) : 2 + (int)kind;
+}
 /* cost_coll_best of `bytes` and of 1 byte (its latency part) at once: the same bits as the
  * two calls, the NCCL shape's usability and latencies taken once. */
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,

@@ -477,6 +477,65 @@ START_TEST(test_best_lat_bits)
 }
 END_TEST
 
+START_TEST(test_coll_class_times)
+{
+    /* cost_coll_class: an all-gather and a reduce-scatter of one class on one group take the same
+     * time and 1-byte latency (cost_coll_best_lat, which time_coll's per-estimate memo shares
+     * between them): every shipped calibration (the NCCL model), its cluster's built-in default
+     * (the plain model) and each with NCCL_ALGO pinned to ring and to tree, 1-64 nodes x 1-8 GPUs,
+     * 1 B to 16 GiB, 1-64 pieces. The host and NVMe transports time the two directions apart: their
+     * own classes (an NVMe group whose drives write slower than they read: the two times differ). */
+    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+    long n = 0;
+    int with_nccl = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib shipped, cals[6];
+        load_shipped(cl[ci], &c, &shipped);
+        cals[0] = shipped;
+        cost_calib_defaults(&c, &cals[3]);
+        for (int pin = 1; pin <= 2; pin++) { /* 1 + NCCL_RING, 1 + NCCL_TREE */
+            cals[pin] = cals[0];
+            cals[pin].nccl.pin_algo = pin;
+            cals[3 + pin] = cals[3];
+            cals[3 + pin].nccl.pin_algo = pin;
+        }
+        ck_assert(!cals[3].nccl.on); /* the plain model; the shipped files but perlmutter-gpu's: NCCL's */
+        with_nccl += cals[0].nccl.on;
+        for (int ki = 0; ki < 6; ki++)
+            for (int k = 1; k <= 64; k *= 4)
+                for (int m = 1; m <= c.gpus_per_node; m *= 2) {
+                    int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+                    cost_group g;
+                    cost_group_make(&c, k, locals, m, 1, &g);
+                    ck_assert_int_eq(cost_coll_class(COLL_ALLGATHER, &g), cost_coll_class(COLL_REDUCESCATTER, &g));
+                    ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &g), cost_coll_class(COLL_ALLREDUCE, &g));
+                    for (double b = 1; b < 2e10; b *= 7.3)
+                        for (int ch = 1; ch <= 64; ch *= 4) {
+                            double t, t1, u, u1;
+                            cost_coll_best_lat(&cals[ki], COLL_ALLGATHER, b, ch, &g, &t, &t1);
+                            cost_coll_best_lat(&cals[ki], COLL_REDUCESCATTER, b, ch, &g, &u, &u1);
+                            ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
+                                          "%s calibration %d %dx%d %g B %d pieces: %a/%a vs %a/%a", cl[ci], ki, k, m,
+                                          b, ch, t, t1, u, u1);
+                            n++;
+                        }
+                }
+        cost_group h;
+        cost_group_host(&c, &h);
+        ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &h), cost_coll_class(COLL_REDUCESCATTER, &h));
+        c.nvme_read_Bps = 2e9; /* drives that write at half their read rate: a fetch (all-gather) */
+        c.nvme_write_Bps = 1e9; /* and a store (reduce-scatter) of 100 MB differ */
+        cost_group_nvme(&c, 0, &h);
+        ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &h), cost_coll_class(COLL_REDUCESCATTER, &h));
+        ck_assert(cost_coll_best(&shipped, COLL_ALLGATHER, 1e8, 1, &h, NULL) <
+                  cost_coll_best(&shipped, COLL_REDUCESCATTER, 1e8, 1, &h, NULL));
+    }
+    ck_assert_int_ge(with_nccl, 4);
+    ck_assert_int_gt(n, 20000);
+}
+END_TEST
+
 START_TEST(test_best_lat_cache_bits)
 {
     /* cost_coll_best_lat_c through one cache per calibration (the tables of each kind x
@@ -792,6 +851,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_pow_memo_bits);
     tcase_add_test(tc, test_kind_class_shared);
+    tcase_add_test(tc, test_coll_class_times);
     tcase_add_test(tc, test_tab_pairs);
     tcase_add_test(tc, test_estimate_caches_bits);
     tcase_add_test(tc, test_calib_parse);
