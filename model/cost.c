@@ -581,7 +581,7 @@ typedef struct gemm_memo {
     cost_gemm_rates *r;          /* the GPU's rate in each math, taken at its first GEMM */
 } gemm_memo;
 
-static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
+static inline double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
                      double kk, double batch, double eb, double hbm)
 {
     if (!gm)
@@ -671,7 +671,7 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
  * wl_ub_chunks(l, g, dgrad) > 1 GEMMs of m / chunks (workload.h), the whole GEMM's time x the
  * measured chunk factor (kernels.h kern_gemm_chunk_factor: chunks one after another; the lent
  * H200 found TE's three streams no faster than one, docs/COMPUTE.md). FP8 the same. */
-static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
+static inline double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
                          const wl_gemm *g, kern_dtype d, int dgrad, double eb, double hbm)
 {
     const int ch = wl_ub_chunks(l, g, dgrad);
