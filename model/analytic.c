@@ -866,7 +866,7 @@ static double slowed(const state *s, double t0, double work, double sl)
     return work + a * sl / (1 + sl);
 }
 
-static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx, int D)
+static inline void issue_gathers(state *s, const an_titem *it, double t_issue, long idx, int D)
 {
     double end = -INFINITY;
     int kind = COLL_ALLGATHER;
@@ -880,7 +880,7 @@ static void issue_gathers(state *s, const an_titem *it, double t_issue, long idx
 }
 
 /* A reduce on another stream than the previous one waits for it (it consumes its output). */
-static void issue_reduces(state *s, const an_titem *it, double t_issue)
+static inline void issue_reduces(state *s, const an_titem *it, double t_issue)
 {
     double prev = t_issue;
     for (int k = 0; k < it->nr; k++)
