@@ -435,7 +435,7 @@ static void graph_keep(an_memo *m, memo_graph *e, const wl *w, const spec_traini
     e->tr.grad_accum = 0;
 }
 
-static void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
+static inline void time_coll(const lo_graph *g, const cost_calib *cal, memo *mm, const lo_coll *c, double *t, cost_coll *k,
                       double *lat, int *tier, double *w)
 {
     *k = c->kind;
