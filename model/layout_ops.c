@@ -165,6 +165,16 @@ static void item_head(const wl *w, const spec_training *t, int pass, int j, lo_i
     it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
 }
 
+/* What every builder does to an item after its fill, the same in both micro-steps (it must read
+ * nothing of which one: lo_build_micro_pair copies an item that did not ask): its trivial
+ * collectives dropped. */
+static void item_done(const lo_graph *g, const wl *w, const spec_training *t, lo_item *it)
+{
+    (void)w;
+    (void)t;
+    lo_item_drop_trivial(g, it);
+}
+
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
 {
     zero_items(w, mi);
@@ -173,7 +183,7 @@ void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, 
             lo_item *it = &mi->item[mi->n_items++];
             item_head(w, t, pass, j, it);
             fill(g, w, t, last, it);
-            lo_item_drop_trivial(g, it);
+            item_done(g, w, t, it);
         }
 }
 
@@ -188,7 +198,7 @@ void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_it
             item_head(w, t, pass, j, it);
             lo_last ls = {0, 0};
             fill(g, w, t, &ls, it);
-            lo_item_drop_trivial(g, it);
+            item_done(g, w, t, it);
             asked[i] = (unsigned char)ls.read;
         }
     /* the last micro-step: the items that did not ask are the same bytes (one copy of all, in
@@ -206,6 +216,6 @@ void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_it
             item_head(w, t, i < w->n_layers ? LO_FWD : LO_BWD, i % w->n_layers, lt);
             lo_last ls = {1, 0};
             fill(g, w, t, &ls, lt);
-            lo_item_drop_trivial(g, lt);
+            item_done(g, w, t, lt);
         }
 }
