@@ -415,7 +415,7 @@ static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, 
     if (cc->n == COST_CC_N)
         return -1;
     if (cc->n == 0) /* a new cache: its powers too */
-        cc->pm.n = 0;
+        cc->pm.used = 0;
     const int i = cc->n++;
     cc->e[i].g = g;
     cc->e[i].kind = (int)kind;

@@ -3,6 +3,7 @@
 #include "nccl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const ALGO_NAMES[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
@@ -258,13 +259,18 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
 /* pow(x, e) through the memo (an equal base: the same call, the same bits) */
 static double pow_m(double x, double e, nccl_pow_memo *pm)
 {
-    for (int i = 0; i < pm->n; i++)
-        if (pm->x[i] == x)
-            return pm->y[i];
+    uint64_t xb;
+    memcpy(&xb, &x, sizeof xb);
+    _Static_assert(NCCL_POW_N == 8, "pow_m takes 3 bits for the slot");
+    const unsigned i = (unsigned)((xb * 0x9e3779b97f4a7c15ull) >> 61);
+    const int used = pm->used >> i & 1u;
+    if (used && pm->x[i] == x)
+        return pm->y[i];
     double y = pow(x, e);
-    if (pm->n < NCCL_POW_N) {
-        pm->x[pm->n] = x;
-        pm->y[pm->n++] = y;
+    if (!used) {
+        pm->used |= 1u << i;
+        pm->x[i] = x;
+        pm->y[i] = y;
     }
     return y;
 }

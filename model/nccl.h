@@ -108,11 +108,12 @@ void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t);
 double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S);
 /* The chunk efficiency's powers (h / c)^chunk_exp met within one estimate, by their base: the
  * collectives of one estimate repeat bases (a reduce-scatter and an all-gather of the same bytes on
- * one communicator, the 1-byte latencies of every kind on it). n = 0 to start; for one nccl_params
- * throughout. nccl_best_tab_m is nccl_best_tab with it (NULL: none), the same bits. */
+ * one communicator, the 1-byte latencies of every kind on it). used = 0 to start; for one
+ * nccl_params throughout. nccl_best_tab_m is nccl_best_tab with it (NULL: none), the same bits.
+ * Direct-mapped by the base's bits: a slot taken by another base keeps it. */
 #define NCCL_POW_N 8
 typedef struct nccl_pow_memo {
-    int n;
+    unsigned used; /* bit i: slot i holds x[i]^e = y[i] */
     double x[NCCL_POW_N], y[NCCL_POW_N];
 } nccl_pow_memo;
 double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S, nccl_pow_memo *pm);

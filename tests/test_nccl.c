@@ -592,7 +592,7 @@ START_TEST(test_pow_memo_bits)
         if (!cal.nccl.on || cal.nccl.chunk_exp == 1)
             continue;
         nccl_pow_memo pm;
-        pm.n = 0;
+        pm.used = 0;
         for (int kind = 0; kind < 3; kind++)
             for (int k = 1; k <= 16; k *= 2)
                 for (int m = 1; m <= 8; m *= 2) {
@@ -609,7 +609,8 @@ START_TEST(test_pow_memo_bits)
                             n++;
                         }
                 }
-        memo_used += pm.n;
+        for (int i = 0; i < NCCL_POW_N; i++)
+            memo_used += pm.used >> i & 1u;
     }
     ck_assert_int_gt(n, 2000);
     ck_assert_int_gt(memo_used, 0);
