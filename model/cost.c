@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 /* On an NVLink mesh, a ring's per-rank rate is bounded by each member's links to the other
@@ -255,20 +256,9 @@ const char *cost_algo_name(cost_algo algo, char *buf, int n)
 /* A collective issued as `chunks` equal pieces: each piece is its own NCCL call. */
 static double piece(double bytes, int chunks) { return chunks > 1 ? bytes / chunks : bytes; }
 
-double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
+/* The plain model's latency of one piece over g (n > 1, NCCL transport, NCCL model off). */
+static double plain_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, const cost_group *g)
 {
-    if (g->transport != XPORT_NCCL)
-        return xport_latency(cal, g, kind, chunks);
-    if (g->n <= 1)
-        return 0;
-    if (cal->nccl.on) {
-        nccl_shape s;
-        nccl_algo a;
-        nccl_proto p;
-        nccl_shape_of(cal, kind, g, &s);
-        nccl_code(algo, &a, &p);
-        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
-    }
     double intra_lat = cal->hop_lat_s[g->intra_tier].v, inter_lat = cal->hop_lat_s[TIER_NET].v, lat;
     if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1) {
         /* NCCL tree all-reduce: up and down a chain inside each node and a double binary tree
@@ -288,7 +278,24 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
         double slow = g->k > 1 && inter_lat > intra_lat ? inter_lat : intra_lat;
         lat = cal->base_lat_s[ALGO_RING].v + mult * (g->n - 1) * slow;
     }
-    return (chunks < 1 ? 1 : chunks) * lat;
+    return lat;
+}
+
+double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, int chunks, const cost_group *g)
+{
+    if (g->transport != XPORT_NCCL)
+        return xport_latency(cal, g, kind, chunks);
+    if (g->n <= 1)
+        return 0;
+    if (cal->nccl.on) {
+        nccl_shape s;
+        nccl_algo a;
+        nccl_proto p;
+        nccl_shape_of(cal, kind, g, &s);
+        nccl_code(algo, &a, &p);
+        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
+    }
+    return (chunks < 1 ? 1 : chunks) * plain_latency(cal, kind, algo, g);
 }
 
 double cost_p2p_latency(const cost_calib *cal, const cost_group *pair)
@@ -296,6 +303,15 @@ double cost_p2p_latency(const cost_calib *cal, const cost_group *pair)
     /* a 2-rank ring all-gather is one step: base + one hop (+ the floor across nodes) */
     cost_algo a = cal->nccl.on ? cost_algo_nccl(NCCL_RING, NCCL_SIMPLE) : ALGO_RING;
     return cost_coll_latency(cal, COLL_ALLGATHER, a, 1, pair);
+}
+
+/* The plain model's bytes over the busiest edge (NCCL transport, NCCL model off). */
+static double plain_edge(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
+{
+    double b = cost_busbw_factor(kind, g->n) * bytes;
+    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
+        b /= cal->tree_bw_factor.v;
+    return b;
 }
 
 double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, const cost_group *g)
@@ -310,10 +326,7 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
         nccl_code(algo, &a, &p);
         return nccl_edge_bytes(&cal->nccl, &s, a, p, bytes);
     }
-    double b = cost_busbw_factor(kind, g->n) * bytes;
-    if (algo == ALGO_TREE && kind == COLL_ALLREDUCE && g->k > 1)
-        b /= cal->tree_bw_factor.v;
-    return b;
+    return plain_edge(cal, kind, algo, bytes, g);
 }
 
 double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo algo, double bytes, int chunks,
@@ -397,12 +410,12 @@ void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int
 static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, cost_coll_cache *cc)
 {
     for (int i = 0; i < cc->n; i++)
-        if (cc->e[i].g == g && cc->e[i].kind == (int)kind)
-            return i;
+        if (cc->e[i].g == g && cost_coll_class((cost_coll)cc->e[i].kind, g) == cost_coll_class(kind, g))
+            return i; /* an all-gather's table serves a reduce-scatter on g (cost_coll_class) */
     if (cc->n == COST_CC_N)
         return -1;
     if (cc->n == 0) /* a new cache: its powers too */
-        cc->pm.n = 0;
+        cc->pm.used = 0;
     const int i = cc->n++;
     cc->e[i].g = g;
     cc->e[i].kind = (int)kind;
@@ -412,9 +425,39 @@ static int cc_entry(const cost_calib *cal, cost_coll kind, const cost_group *g, 
     return i;
 }
 
+/* cost_coll_best at `bytes` and at 1 byte in the plain model (NCCL transport, NCCL model off,
+ * no pinned algorithm), the latencies and the bandwidth taken once: cost_coll_pick's choice
+ * (ring, or tree where it is faster for a multi-node all-reduce) over cost_coll_time's
+ * latency + edge bytes / bandwidth, operation for operation, so the same bits. */
+static void plain_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
+                           double *t, double *t_one)
+{
+    if (g->n <= 1) {
+        *t = *t_one = 0;
+        return;
+    }
+    const int n = chunks < 1 ? 1 : chunks, tree = kind == COLL_ALLREDUCE && g->k > 1;
+    const double bw = cost_group_busbw(cal, g), lr = n * plain_latency(cal, kind, ALGO_RING, g),
+                 lt = tree ? n * plain_latency(cal, kind, ALGO_TREE, g) : 0;
+    for (int i = 0; i < 2; i++) {
+        const double S = i ? 1 : bytes;
+        double best = 0;
+        if (S > 0) {
+            best = lr + plain_edge(cal, kind, ALGO_RING, S, g) / bw;
+            const double tt = tree ? lt + plain_edge(cal, kind, ALGO_TREE, S, g) / bw : best;
+            best = tt < best ? tt : best;
+        }
+        *(i ? t_one : t) = best;
+    }
+}
+
 void cost_coll_best_lat_c(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                           cost_coll_cache *cc, double *t, double *t_one)
 {
+    if (!cal->nccl.on && cal->nccl.pin_algo <= 0 && g->transport == XPORT_NCCL) {
+        plain_best_lat(cal, kind, bytes, chunks, g, t, t_one);
+        return;
+    }
     /* a pinned NCCL_ALGO (nccl.h pin_algo) goes through cost_coll_best, which honours it */
     if (!(cal->nccl.on && g->transport == XPORT_NCCL && g->n > 1 && bytes > 0) || cal->nccl.pin_algo > 0) {
         *t = cost_coll_best(cal, kind, bytes, chunks, g, NULL);
@@ -530,57 +573,54 @@ static kern_dtype gemm_math(const wl_layer *l, const wl_gemm *g, double elem_byt
  * time depends on (math, m, n, k, batch) only, here with element bytes and HBM rate fixed
  * for the call, and is the same bits for (n, m, k) as for (m, n, k): kern_gemm_time's tile set
  * and byte count are symmetric in m and n (tests/test_kernels.c checks it). NULL: no table. */
-#define GEMM_MEMO 24
+#define GEMM_MEMO 16 /* slots, a power of two: direct-mapped by the larger edge and K */
 typedef struct gemm_memo {
-    int n;
+    unsigned used;               /* bit i: slot i holds a time */
     kern_dtype d[GEMM_MEMO];
     double key[GEMM_MEMO][4], t[GEMM_MEMO];
-    unsigned rated;              /* bit d: rate[d] taken (the GPU's rate in math d, for the call) */
-    kern_gemm_rate rate[KD_N];
+    cost_gemm_rates *r;          /* the GPU's rate in each math, taken at its first GEMM */
 } gemm_memo;
 
-static double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
+static inline double gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, kern_dtype d, double m, double n,
                      double kk, double batch, double eb, double hbm)
 {
     if (!gm)
         return kern_gemm_time(k, c, d, m, n, kk, batch, eb, hbm);
     double lo = m < n ? m : n, hi = m < n ? n : m;
-    for (int i = 0; i < gm->n; i++) /* the larger edge and K first: they tell a layer's shapes
-                                        apart, the smaller edge (the tokens) mostly does not */
-        if (gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
-            gm->d[i] == d)
-            return gm->t[i];
-    if (!(gm->rated & 1u << d)) {
-        kern_gemm_rate_of(k, c, d, &gm->rate[d]);
-        gm->rated |= 1u << d;
+    /* one slot by the larger edge and K (they tell a layer's shapes apart, the smaller edge, the
+     * tokens, mostly does not); a slot taken by another shape keeps it, the new one is timed
+     * each time it is asked (the same bits: a kept time is the call's own) */
+    uint64_t hb, kb;
+    memcpy(&hb, &hi, sizeof hb);
+    memcpy(&kb, &kk, sizeof kb);
+    const unsigned i = (unsigned)(((hb ^ kb * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull) >> 60);
+    const int used = gm->used >> i & 1u;
+    if (used && gm->key[i][1] == hi && gm->key[i][2] == kk && gm->key[i][0] == lo && gm->key[i][3] == batch &&
+        gm->d[i] == d)
+        return gm->t[i];
+    cost_gemm_rates *r = gm->r;
+    if (!(r->rated & 1u << d)) {
+        kern_gemm_rate_of(k, c, d, &r->rate[d]);
+        r->rated |= 1u << d;
     }
-    double t = kern_gemm_time_r(&gm->rate[d], m, n, kk, batch, eb, hbm);
-    if (gm->n < GEMM_MEMO) {
-        gm->d[gm->n] = d;
-        gm->key[gm->n][0] = lo;
-        gm->key[gm->n][1] = hi;
-        gm->key[gm->n][2] = kk;
-        gm->key[gm->n][3] = batch;
-        gm->t[gm->n++] = t;
+    double t = kern_gemm_time_r(&r->rate[d], m, n, kk, batch, eb, hbm);
+    if (!used) {
+        gm->used |= 1u << i;
+        gm->d[i] = d;
+        gm->key[i][0] = lo;
+        gm->key[i][1] = hi;
+        gm->key[i][2] = kk;
+        gm->key[i][3] = batch;
+        gm->t[i] = t;
     }
     return t;
 }
 
-/* Attention's core of one copy, forward (bwd = 0) or backward. */
-static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
-                        const wl_layer *l, double eb, int bwd)
+/* Attention's core of one copy unfused, forward (bwd = 0) or backward, from its scores and context
+ * GEMMs. */
+static double core_of(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                      const wl_layer *l, double eb, const wl_gemm *sc, const wl_gemm *cx, int bwd)
 {
-    const wl_gemm *sc = NULL, *cx = NULL;
-    for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
-        if (l->gemm[i].role == WL_G_SCORES)
-            sc = &l->gemm[i];
-        if (l->gemm[i].role == WL_G_CONTEXT)
-            cx = &l->gemm[i];
-    }
-    if (!sc || !cx)
-        return 0;
-    if (l->flash && eb < 4) /* fused: bh = scores' batch, s = its m, head dim = its k */
-        return kern_attn_time(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, bwd);
     double t = 0, hbm = hbm_rate(cal, c);
     const wl_gemm *gs[2] = {sc, cx};
     for (int i = 0; i < 2; i++) {
@@ -595,12 +635,43 @@ static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *ca
     return t;
 }
 
+/* Attention's core of one copy: forward into *fwd, backward into *bwd (NULL: not asked); 0
+ * without a core. */
+static void core_times(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                       const wl_layer *l, double eb, double *fwd, double *bwd)
+{
+    const wl_gemm *sc = NULL, *cx = NULL;
+    for (int i = 0; i < l->n_gemm; i++) { /* as is_core */
+        if (l->gemm[i].role == WL_G_SCORES)
+            sc = &l->gemm[i];
+        if (l->gemm[i].role == WL_G_CONTEXT)
+            cx = &l->gemm[i];
+    }
+    if (sc && cx && l->flash && eb < 4) { /* fused: bh = scores' batch, s = its m, head dim = its k */
+        kern_attn_times(k, c, l->flash == 3 ? AK_FA3 : l->attn_kernel, sc->batch, sc->m, sc->k, l->causal, fwd, bwd);
+        return;
+    }
+    if (fwd)
+        *fwd = sc && cx ? core_of(gm, k, cal, c, l, eb, sc, cx, 0) : 0;
+    if (bwd)
+        *bwd = sc && cx ? core_of(gm, k, cal, c, l, eb, sc, cx, 1) : 0;
+}
+
+/* Attention's core of one copy, forward (bwd = 0) or backward. */
+static double core_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                        const wl_layer *l, double eb, int bwd)
+{
+    double t;
+    core_times(gm, k, cal, c, l, eb, bwd ? NULL : &t, bwd ? &t : NULL);
+    return t;
+}
+
 /* A linear layer's forward GEMM (dgrad = 0: [m x n] from k) or its data gradient (dgrad = 1:
  * [m x k] from n) as it runs. Where Transformer Engine's userbuffers split it into
  * wl_ub_chunks(l, g, dgrad) > 1 GEMMs of m / chunks (workload.h), the whole GEMM's time x the
  * measured chunk factor (kernels.h kern_gemm_chunk_factor: chunks one after another; the lent
  * H200 found TE's three streams no faster than one, docs/COMPUTE.md). FP8 the same. */
-static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
+static inline double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster *c, const wl_layer *l,
                          const wl_gemm *g, kern_dtype d, int dgrad, double eb, double hbm)
 {
     const int ch = wl_ub_chunks(l, g, dgrad);
@@ -609,50 +680,71 @@ static double lin_gemm_t(gemm_memo *gm, const kern_calib *k, const spec_cluster 
     return ch > 1 ? t * kern_gemm_chunk_factor(c, g->m / ch) : t;
 }
 
-static double linear_time(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
-                          const wl_layer *l, double eb, int bwd)
+/* The linear GEMMs of one copy: forward into *fwd, backward (data and weight gradients) into
+ * *bwd; NULL: not asked. One pass over the GEMMs, each side summed in the GEMMs' order. */
+static void linear_times(gemm_memo *gm, const kern_calib *k, const cost_calib *cal, const spec_cluster *c,
+                         const wl_layer *l, double eb, double *fwd, double *bwd)
 {
-    double t = 0, hbm = hbm_rate(cal, c);
+    double tf = 0, tb = 0, hbm = hbm_rate(cal, c);
     for (int i = 0; i < l->n_gemm; i++) {
         const wl_gemm *g = &l->gemm[i];
         if (is_core(g))
             continue;
         kern_dtype d = gemm_math(l, g, eb);
-        if (!bwd)
-            t += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
-        else /* the weight gradient [k x n] from m runs whole */
-            t += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
+        if (fwd)
+            tf += lin_gemm_t(gm, k, c, l, g, d, 0, eb, hbm);
+        if (bwd) /* the weight gradient [k x n] from m runs whole */
+            tb += lin_gemm_t(gm, k, c, l, g, d, 1, eb, hbm) + gemm_t(gm, k, c, d, g->k, g->n, g->m, g->batch, eb, hbm);
     }
-    return t;
+    if (fwd)
+        *fwd = tf;
+    if (bwd)
+        *bwd = tb;
+}
+
+/* A layer's forward into *fwd and backward into *bwd (NULL: not asked), from one pass over its
+ * GEMMs and one look for its attention core: the same sums as asking each alone. */
+static void layer_times(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
+                        double elem_bytes, double *fwd, double *bwd)
+{
+    if (cal->kern.gemm_eff == 0) { /* the roofline: each forward GEMM becomes a data- and a weight-gradient GEMM */
+        const double f = roof_fwd(cal, c, l, elem_bytes);
+        if (fwd)
+            *fwd = f;
+        if (bwd)
+            *bwd = 2.0 * f;
+        return;
+    }
+    kern_calib tmp;
+    const kern_calib *k = cost_kern(cal, c, &tmp);
+    double hbm = hbm_rate(cal, c), lf, lb, cf, cb;
+    linear_times(gm, k, cal, c, l, elem_bytes, fwd ? &lf : NULL, bwd ? &lb : NULL);
+    core_times(gm, k, cal, c, l, elem_bytes, fwd ? &cf : NULL, bwd ? &cb : NULL);
+    if (fwd) {
+        *fwd = lf + cf + kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
+        if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
+            *fwd += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
+    }
+    if (bwd) {
+        *bwd = lb + cb + kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
+        if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
+            *bwd += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
+    }
 }
 
 static double layer_fwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
                         double elem_bytes)
 {
-    if (cal->kern.gemm_eff == 0)
-        return roof_fwd(cal, c, l, elem_bytes);
-    kern_calib tmp;
-    const kern_calib *k = cost_kern(cal, c, &tmp);
-    double hbm = hbm_rate(cal, c);
-    double t = linear_time(gm, k, cal, c, l, elem_bytes, 0) + core_time(gm, k, cal, c, l, elem_bytes, 0) +
-               kern_mem_time(k, l->ew_fwd_bytes, l->ew_fwd_kernels, hbm);
-    if (l->kind == WL_EMBED) /* a gather of rows: memory-bound */
-        t += kern_mem_time(k, l->fwd_hbm_bytes, 1, hbm);
+    double t;
+    layer_times(gm, cal, c, l, elem_bytes, &t, NULL);
     return t;
 }
 
 static double layer_bwd(gemm_memo *gm, const cost_calib *cal, const spec_cluster *c, const wl_layer *l,
                         double elem_bytes)
 {
-    if (cal->kern.gemm_eff == 0) /* each forward GEMM becomes a data- and a weight-gradient GEMM */
-        return 2.0 * roof_fwd(cal, c, l, elem_bytes);
-    kern_calib tmp;
-    const kern_calib *k = cost_kern(cal, c, &tmp);
-    double hbm = hbm_rate(cal, c);
-    double t = linear_time(gm, k, cal, c, l, elem_bytes, 1) + core_time(gm, k, cal, c, l, elem_bytes, 1) +
-               kern_mem_time(k, l->ew_bwd_bytes, l->ew_bwd_kernels, hbm);
-    if (l->kind == WL_EMBED) /* gradient rows scattered (read + add + write) */
-        t += kern_mem_time(k, 2 * l->fwd_hbm_bytes, 1, hbm);
+    double t;
+    layer_times(gm, cal, c, l, elem_bytes, NULL, &t);
     return t;
 }
 
@@ -670,7 +762,7 @@ double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const 
     kern_calib tmp;
     const kern_calib *k = cost_kern(cal, c, &tmp);
     const kern_dtype d = gemm_math(l, g, elem_bytes);
-    if (grad == 2) /* the weight gradient [k x n] from m, whole (linear_time) */
+    if (grad == 2) /* the weight gradient [k x n] from m, whole (linear_times) */
         return gemm_t(NULL, k, c, d, g->k, g->n, g->m, g->batch, elem_bytes, hbm_rate(cal, c));
     return lin_gemm_t(NULL, k, c, l, g, d, grad, elem_bytes, hbm_rate(cal, c));
 }
@@ -742,15 +834,22 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
     return layer_rec(NULL, cal, c, l, elem_bytes, -1);
 }
 
+void cost_layer_times_r(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes,
+                        cost_gemm_rates *r, double *fwd, double *bwd, double *rec)
+{
+    gemm_memo gm;
+    gm.used = 0;
+    gm.r = r;
+    layer_times(&gm, cal, c, l, elem_bytes, fwd, bwd);
+    *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);
+}
+
 void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
                       double *bwd, double *rec)
 {
-    gemm_memo gm;
-    gm.n = 0;
-    gm.rated = 0;
-    *fwd = layer_fwd(&gm, cal, c, l, elem_bytes);
-    *bwd = layer_bwd(&gm, cal, c, l, elem_bytes);
-    *rec = layer_rec(&gm, cal, c, l, elem_bytes, *fwd);
+    cost_gemm_rates r;
+    r.rated = 0;
+    cost_layer_times_r(cal, c, l, elem_bytes, &r, fwd, bwd, rec);
 }
 
 double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double params)

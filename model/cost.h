@@ -161,11 +161,12 @@ double cost_group_busbw(const cost_calib *cal, const cost_group *g);
 
 /* nccl-tests bus-bandwidth factor: (n-1)/n for all-gather and reduce-scatter, 2(n-1)/n for
  * all-reduce (nccl-tests doc/PERFORMANCE.md). */
+static inline double cost_busbw_frac(int n) { return (double)(n - 1) / n; } /* (n-1)/n, n > 1 */
 static inline double cost_busbw_factor(cost_coll kind, int n)
 {
     if (n <= 1)
         return 0;
-    double f = (double)(n - 1) / n;
+    double f = cost_busbw_frac(n);
     return kind == COLL_ALLREDUCE ? 2 * f : f;
 }
 
@@ -189,6 +190,15 @@ double cost_coll_edge_bytes_n(const cost_calib *cal, cost_coll kind, cost_algo a
 /* The faster algorithm (ring, or tree for multi-node all-reduce), as NCCL picks by its model. */
 double cost_coll_best(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
                       cost_algo *chosen);
+/* Collectives of one class on one group take the same time at every size and piece count
+ * (cost_coll_best, cost_coll_best_lat, cost_coll_best_lat_c), bit for bit: over NCCL both models
+ * read the kind only as all-reduce or not (nccl_kind_class; the plain model's ring and tree
+ * terms and busbw factor alike), so an all-gather and a reduce-scatter share a class there; the
+ * host, NVMe and in-network transports time the two directions apart: each kind its own. */
+static inline int cost_coll_class(cost_coll kind, const cost_group *g)
+{
+    return g->transport == XPORT_NCCL ? nccl_kind_class((int)kind) : 2 + (int)kind;
+}
 /* cost_coll_best of `bytes` and of 1 byte (its latency part) at once: the same bits as the
  * two calls, the NCCL shape's usability and latencies taken once. */
 void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int chunks, const cost_group *g,
@@ -196,7 +206,7 @@ void cost_coll_best_lat(const cost_calib *cal, cost_coll kind, double bytes, int
 /* The collectives of one estimate share their communicators: the NCCL shape's tables (nccl_tab)
  * of each (kind, communicator) met, and its latest 1-byte time per piece count, kept here and
  * reused (cost_coll_best_lat_c; the same bits as cost_coll_best_lat). Keyed by the communicator's
- * address and kind: one cache per estimate (n = 0 to start), over groups that do not change
+ * address and kind class (nccl_kind_class: all-gather and reduce-scatter share): one cache per estimate (n = 0 to start), over groups that do not change
  * while it lives; the calibration the same throughout. The powers of the chunk efficiency are
  * shared by all its entries (nccl_pow_memo). */
 #define COST_CC_N 8
@@ -236,7 +246,16 @@ double cost_layer_recompute_time(const cost_calib *cal, const spec_cluster *c, c
  * the forward already computed. */
 void cost_layer_times(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes, double *fwd,
                       double *bwd, double *rec);
-/* One linear GEMM of layer l as linear_time times it inside the layer's forward (grad = 0),
+/* The GPU's GEMM rate in each math (kern_gemm_rate_of), taken at the first GEMM asking for it and
+ * shared by the cost_layer_times_r calls of one estimate (rated = 0 to start; the calibration
+ * and cluster the same throughout): cost_layer_times with it, the same bits. */
+typedef struct cost_gemm_rates {
+    unsigned rated; /* bit d: rate[d] taken */
+    kern_gemm_rate rate[KD_N];
+} cost_gemm_rates;
+void cost_layer_times_r(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes,
+                        cost_gemm_rates *r, double *fwd, double *bwd, double *rec);
+/* One linear GEMM of layer l as linear_times times it inside the layer's forward (grad = 0),
  * its data gradient (grad = 1) or its weight gradient (grad = 2, always whole): the first GEMM
  * of that role, at the layer's math, userbuffer / async-TP chunks and their chunk factor
  * included (the roofline: roof_gemm, a gradient priced as its forward, as layer_bwd does). 0
@@ -261,13 +280,19 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
 #define COST_NVME_OPT_READ_B 16.0
 #define COST_NVME_OPT_WRITE_B 16.0
 double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params);
-/* Bytes one member moves over its own link for a collective of S = bytes: NCCL: busbw factor
- * x S; host / in-network: S each way (x 2 for all-reduce). */
-static inline double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+/* Bytes one member moves over its own link for a collective of S = bytes (cost_rank_bytes): NCCL:
+ * busbw factor x S; host / in-network: S each way (x 2 for all-reduce). cost_rank_bytes_f: the
+ * same with g's busbw fraction given, frac = cost_busbw_frac(g->n) where g->n > 1 (any value
+ * otherwise): the same bits, for callers that keep it per communicator. */
+static inline double cost_rank_bytes_f(cost_coll kind, const cost_group *g, double bytes, double frac)
 {
     if (g->transport == XPORT_NCCL)
-        return cost_busbw_factor(kind, g->n) * bytes;
+        return (g->n <= 1 ? 0 : kind == COLL_ALLREDUCE ? 2 * frac : frac) * bytes;
     return (kind == COLL_ALLREDUCE ? 2 : 1) * bytes;
+}
+static inline double cost_rank_bytes(cost_coll kind, const cost_group *g, double bytes)
+{
+    return cost_rank_bytes_f(kind, g, bytes, g->n > 1 ? cost_busbw_frac(g->n) : 0);
 }
 
 /* Load and validate a calibration JSON (values as numbers or {"value", "sd", "source"}). */

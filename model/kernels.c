@@ -481,22 +481,21 @@ double kern_attn_flops(double bh, double s, double d, int causal, int bwd)
     return bwd ? 2.5 * f : f;
 }
 
-static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
-                         int bwd, double fwd_eff, double bwd_eff, double cfac, double s0, double s0_bwd)
+/* The fused kernel's forward (out[0]) and backward (out[1]) times, those asked in `want` (bit 0
+ * forward, bit 1 backward), the shape's occupancy and the peak taken once for both. */
+typedef struct flash_effs {
+    double fwd, bwd, cfac, s0, s0_bwd; /* efficiencies, causal factor, half-saturation lengths */
+} flash_effs;
+
+static void flash_times(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
+                        const flash_effs *e, int want, double out[2])
 {
-    if (bh <= 0 || s <= 0)
-        return 0;
+    if (bh <= 0 || s <= 0) {
+        out[0] = out[1] = 0;
+        return;
+    }
     int sms = kern_sms(k, c);
-    double eff = bwd ? bwd_eff : fwd_eff;
-    if (causal && !bwd)
-        eff *= cfac;
-    if (d <= 64)
-        eff *= bwd && k->fa_hd64_bwd > 0 ? k->fa_hd64_bwd : k->fa_hd64;
-    if (bwd && s0_bwd > 0)
-        s0 = s0_bwd;
-    eff *= s / (s + s0 * (causal ? 2.2 : 1.0));
     double blocks = bh * ceil(s / 128.0), waves = ceil(blocks / sms);
-    eff *= blocks / (waves * sms);
     double peak = kern_peak(c, KD_BF16); /* asked once: the same bits as asking again */
     if (!(peak > 0))
         peak = kern_peak(c, KD_FP16);
@@ -510,22 +509,49 @@ static double flash_time(const kern_calib *k, const spec_cluster *c, double bh, 
     if (k->attn_sustained > 0)
         a = k->attn_sustained * (k->attn_clock > clk ? clk / k->attn_clock : 1.0);
     peak *= (a < at ? a : at) / (at * clk);
-    return k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);
+    for (int bwd = 0; bwd < 2; bwd++) {
+        if (!(want >> bwd & 1))
+            continue;
+        double eff = bwd ? e->bwd : e->fwd, s0 = e->s0;
+        if (causal && !bwd)
+            eff *= e->cfac;
+        if (d <= 64)
+            eff *= bwd && k->fa_hd64_bwd > 0 ? k->fa_hd64_bwd : k->fa_hd64;
+        if (bwd && e->s0_bwd > 0)
+            s0 = e->s0_bwd;
+        eff *= s / (s + s0 * (causal ? 2.2 : 1.0));
+        eff *= blocks / (waves * sms);
+        out[bwd] = k->launch_s + kern_attn_flops(bh, s, d, causal, bwd) / (peak * eff);
+    }
+}
+
+/* FlashAttention-2's constants, or FlashAttention-3's where the calibration has them (fa3 = 1). */
+static flash_effs flash_effs_of(const kern_calib *k, int fa3)
+{
+    if (fa3 && k->fa3_fwd_eff > 0)
+        return (flash_effs){k->fa3_fwd_eff, k->fa3_bwd_eff, k->fa3_causal, k->fa3_s0, 0};
+    return (flash_effs){k->fa_fwd_eff, k->fa_bwd_eff, k->fa_causal, k->fa_s0, k->fa_s0_bwd};
+}
+
+static double flash_one(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
+                        int bwd, int fa3)
+{
+    const flash_effs e = flash_effs_of(k, fa3);
+    double out[2];
+    flash_times(k, c, bh, s, d, causal, &e, 1 << bwd, out);
+    return out[bwd];
 }
 
 double kern_flash_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                        int bwd)
 {
-    return flash_time(k, c, bh, s, d, causal, bwd, k->fa_fwd_eff, k->fa_bwd_eff, k->fa_causal, k->fa_s0,
-                      k->fa_s0_bwd);
+    return flash_one(k, c, bh, s, d, causal, bwd, 0);
 }
 
 double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, double s, double d, int causal,
                         int bwd)
 {
-    if (k->fa3_fwd_eff <= 0)
-        return kern_flash_time(k, c, bh, s, d, causal, bwd);
-    return flash_time(k, c, bh, s, d, causal, bwd, k->fa3_fwd_eff, k->fa3_bwd_eff, k->fa3_causal, k->fa3_s0, 0);
+    return flash_one(k, c, bh, s, d, causal, bwd, 1);
 }
 
 double kern_mem_time(const kern_calib *k, double bytes, int kernels, double hbm_Bps)
@@ -674,23 +700,41 @@ int kern_attn_resolve(int ak, const char *arch)
     return arch_is(arch, "volta") ? AK_XFORMERS : AK_FA2;
 }
 
+/* kern_attn_time's forward (out[0]) and backward (out[1]), those asked in `want` (bit 0, bit 1). */
+static void attn_times(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
+                       int want, double out[2])
+{
+    int hopper = ARCH16_IS(c->gpu.arch, "hopper");
+    /* FA1-class kernels: the calibration's own fused kernel already is xformers' on Volta
+     * (fa_version 1): no further ratio there */
+    const int fa2 = ak == AK_DEFAULT || ak == AK_FA2 || ak == AK_SDPA_FLASH ||
+                    (ak != AK_FA3 && k->fa_version == 1 && (ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT));
+    const flash_effs e = flash_effs_of(k, ak == AK_FA3);
+    flash_times(k, c, bh, s, d, causal, &e, want, out);
+    if (fa2 || ak == AK_FA3)
+        return;
+    for (int bwd = 0; bwd < 2; bwd++)
+        if (want >> bwd & 1)
+            out[bwd] = k->launch_s + (out[bwd] - k->launch_s) / kern_attn_ratio(ak, bh, s, bwd, hopper);
+}
+
 double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
                       int bwd)
 {
-    int hopper = ARCH16_IS(c->gpu.arch, "hopper");
-    switch (ak) {
-    case AK_DEFAULT:
-    case AK_FA2:
-    case AK_SDPA_FLASH: return kern_flash_time(k, c, bh, s, d, causal, bwd);
-    case AK_FA3: return kern_flash3_time(k, c, bh, s, d, causal, bwd);
-    default: break;
-    }
-    /* FA1-class kernels: the calibration's own fused kernel already is xformers' on Volta
-     * (fa_version 1): no further ratio there */
-    if (k->fa_version == 1 && (ak == AK_XFORMERS || ak == AK_SDPA_EFFICIENT))
-        return kern_flash_time(k, c, bh, s, d, causal, bwd);
-    return k->launch_s +
-           (kern_flash_time(k, c, bh, s, d, causal, bwd) - k->launch_s) / kern_attn_ratio(ak, bh, s, bwd, hopper);
+    double out[2];
+    attn_times(k, c, ak, bh, s, d, causal, 1 << bwd, out);
+    return out[bwd];
+}
+
+void kern_attn_times(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
+                     double *fwd, double *bwd)
+{
+    double out[2];
+    attn_times(k, c, ak, bh, s, d, causal, (fwd ? 1 : 0) | (bwd ? 2 : 0), out);
+    if (fwd)
+        *fwd = out[0];
+    if (bwd)
+        *bwd = out[1];
 }
 
 int kern_attn_rows(int ak, int hopper, const char **source, double *s, double *ratio, int max)

@@ -129,6 +129,9 @@ double kern_flash3_time(const kern_calib *k, const spec_cluster *c, double bh, d
  * with its source). */
 double kern_attn_time(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
                       int bwd);
+/* Its forward into *fwd and backward into *bwd (NULL: not asked) at once, the same bits. */
+void kern_attn_times(const kern_calib *k, const spec_cluster *c, int ak, double bh, double s, double d, int causal,
+                     double *fwd, double *bwd);
 /* The ratio to FA2 (FA3 for cuDNN) kern_attn_time divides by (1 for FA2/FA3). */
 double kern_attn_ratio(int ak, double bh, double s, int bwd, int hopper);
 /* AK_DEFAULT made concrete for an arch: FA2, or xformers on Volta. */

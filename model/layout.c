@@ -211,12 +211,23 @@ double layout_volume_bytes(const lo_volume *v, int grad_accum, double by_kind[N_
     return tot;
 }
 
+/* The busbw fractions of the communicators met, kept for one step_bytes call. */
+typedef struct step_fracs {
+    unsigned have; /* bit k: f[k] taken */
+    double f[N_GROUPS];
+} step_fracs;
+
 /* One list of collectives into the step's sums (step_bytes): b = times x count x bytes each. */
 static inline double add_colls(const lo_graph *g, const lo_coll *c, int n, double times, double count,
-                               double by_kind[N_COLLS], double by_group[N_GROUPS], double tot)
+                               double by_kind[N_COLLS], double by_group[N_GROUPS], double tot, step_fracs *fr)
 {
     for (int j = 0; j < n; j++) {
-        double b = times * count * cost_rank_bytes(c[j].kind, &g->group[c[j].group], c[j].bytes);
+        const int gi = c[j].group;
+        if (!(fr->have >> gi & 1u)) { /* the communicator's (n-1)/n, one division each */
+            fr->f[gi] = g->group[gi].n > 1 ? cost_busbw_frac(g->group[gi].n) : 0;
+            fr->have |= 1u << gi;
+        }
+        double b = times * count * cost_rank_bytes_f(c[j].kind, &g->group[gi], c[j].bytes, fr->f[gi]);
         if (by_kind)
             by_kind[c[j].kind] += b;
         if (by_group)
@@ -236,6 +247,8 @@ static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_g
     if (by_group)
         memset(by_group, 0, sizeof(double) * N_GROUPS);
     double tot = 0;
+    step_fracs fr;
+    fr.have = 0;
     for (int last = 0; last < 2; last++) {
         const lo_micro *m = last ? &g->last : &g->micro;
         const double times = last ? 1 : g->grad_accum - 1;
@@ -244,14 +257,14 @@ static double step_bytes(const lo_graph *g, double by_kind[N_COLLS], double by_g
         for (int i = 0; i < m->n_items; i++) {
             const lo_item *it = &m->item[i];
             const double count = it->count;
-            tot = add_colls(g, it->gather, it->n_gather, times, count, by_kind, by_group, tot);
-            tot = add_colls(g, it->inl, it->n_inline, times, count, by_kind, by_group, tot);
-            tot = add_colls(g, it->reduce, it->n_reduce, times, count, by_kind, by_group, tot);
+            tot = add_colls(g, it->gather, it->n_gather, times, count, by_kind, by_group, tot, &fr);
+            tot = add_colls(g, it->inl, it->n_inline, times, count, by_kind, by_group, tot, &fr);
+            tot = add_colls(g, it->reduce, it->n_reduce, times, count, by_kind, by_group, tot, &fr);
         }
     }
     for (int i = 0; i < g->n_boundary; i++)
         if (!g->boundary[i].is_optimizer)
-            tot = add_colls(g, &g->boundary[i].coll, 1, 1, 1, by_kind, by_group, tot);
+            tot = add_colls(g, &g->boundary[i].coll, 1, 1, 1, by_kind, by_group, tot, &fr);
     return tot;
 }
 

@@ -69,13 +69,13 @@ static lo_coll owner_reduce(const lo_graph *g, double S, double psi_e)
     return lo_coll_make(COLL_REDUCESCATTER, g->layout.p ? GRP_PARTITION : GRP_WORLD, S * n / (n - 1), calls);
 }
 
-static void grad_sync(const lo_graph *g, const spec_training *t, int last, double S, double psi_e, lo_item *it)
+static void grad_sync(const lo_graph *g, const spec_training *t, lo_last *last, double S, double psi_e, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;
     const int zero2 = l->kind == LAYOUT_ZERO2, ddp = l->kind == LAYOUT_DDP;
-    if (!(last || zero2))
+    if (!zero2 && !lo_last_is(last))
         return;
     if (g->framework != FW_IDEAL && !f->overlap && !(g->framework == FW_DEEPSPEED && zero2))
         return; /* reduced after the backward: boundary ops */
@@ -91,7 +91,7 @@ static void grad_sync(const lo_graph *g, const spec_training *t, int last, doubl
         it->reduce[it->n_reduce++] = c;
     /* zero1:p / zero2:p: the partition's shard all-reduced across the replicas, on the last
      * micro-step (ideal: at the boundary, as MiCS's 2-hop) */
-    if (l->p && N / l->p > 1 && last && g->framework != FW_IDEAL)
+    if (l->p && N / l->p > 1 && lo_last_is(last) && g->framework != FW_IDEAL)
         it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, S / l->p, 1), f->replica_stream);
 }
 
@@ -150,10 +150,10 @@ static void fw_item(const lo_graph *g, const wl *w, const wl_layer *L, double S,
  * buffer (2S / N), on the reduction stream with overlap_comm (hidden there), else on the compute
  * stream. ZeRO-2 every micro-step (partition_gradients), ZeRO-1 at the accumulation boundary
  * (reduce_ready_partitions_and_remove_grads, v0.5.7 L1235-1237). S: the layer's gradient bytes. */
-static double ds_contig_bytes(const lo_graph *g, double S, int last, lo_pass pass)
+static double ds_contig_bytes(const lo_graph *g, double S, lo_last *last, lo_pass pass)
 {
     const fw_sched *f = &g->sched;
-    if (!f->ds_contig || pass != LO_BWD || (g->layout.kind != LAYOUT_ZERO2 && !last))
+    if (!f->ds_contig || pass != LO_BWD || (g->layout.kind != LAYOUT_ZERO2 && !lo_last_is(last)))
         return 0;
     return 2 * S + (f->overlap ? 0 : 2 * S + 2 * S / g->n_ranks);
 }
@@ -174,7 +174,7 @@ static int fsdp_unit_gathers(const spec_layout *l, const spec_training *t, const
     return k;
 }
 
-static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
+static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, lo_last *last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const fw_sched *f = &g->sched;
@@ -241,7 +241,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, rchunks), rs);
             /* DeepSpeed-MiCS (mics.py allreduce_mics_shard_grads): the 2-hop all-reduce of each
              * reduced bucket, on the reduce stream, inside the last micro-step's backward */
-            if (f->replica_in_bwd && last && N / l->p > 1)
+            if (f->replica_in_bwd && lo_last_is(last) && N / l->p > 1)
                 it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p,
                                                              fw_ds_before(t, MICS_DS_SINCE) ? 1 : rchunks),
                                                 f->replica_stream); /* per flushed bucket (partition_grads) */
@@ -255,7 +255,7 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, int 
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, GRP_PARTITION, Sr, 1), rs);
             /* FSDP: the replica all-reduce on its own stream after each reduce-scatter, every
              * micro-step, or on the last only (sync=boundary: FSDP2's set_requires_all_reduce) */
-            int now = !l->sync_boundary || (f->replica_in_bwd && last);
+            int now = !l->sync_boundary || (f->replica_in_bwd && lo_last_is(last));
             if (now && N / l->p > 1)
                 it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_ALLREDUCE, GRP_REPLICA, Sr / l->p, 1), f->replica_stream);
         }
@@ -331,8 +331,7 @@ static void dp_build(lo_graph *g, const wl *w, const spec_training *t, const spe
         (void)axes_rc; /* 0: zero3_check made cp and t divide the GPUs */
     }
     lo_make_groups(g, c);
-    lo_build_micro(g, dw, t, 0, &g->micro, dp_item);
-    lo_build_micro(g, dw, t, 1, &g->last, dp_item);
+    lo_build_micro_pair(g, dw, t, dp_item); /* the last micro-step's items filled again only where they ask */
 
     const fw_sched *f = &g->sched;
     const int N = g->n_ranks;

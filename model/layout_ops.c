@@ -163,33 +163,85 @@ int lo_act_offload_priced(const spec_layout *l)
            l->kind != LAYOUT_AXONN;
 }
 
-void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
+/* The items of one micro-step zeroed (fill relies on it; time_micro compares items by bytes),
+ * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
+ * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick); of a
+ * fixed size for wl_build's three layers, which gcc writes inline (a variable size goes to the
+ * library's `rep stosb`, which callgrind counts per byte: +3.7 k an estimate) */
+static void zero_items(const wl *w, lo_micro *mi)
 {
-    /* memory.c's plan moves them to the host; spec_layout_check_training refuses the layouts
-       whose copies are not priced (lo_act_offload_priced) */
-    const int act_off = mem_act_offloaded(t) && lo_act_offload_priced(&g->layout);
-    /* the items it makes zeroed first (fill relies on it; time_micro compares items by bytes),
-     * not the whole micro-step: nothing reads an item past n_items (2 x n_layers of the 8). One
-     * memset, not one per item (six `rep stos` starts: 4-5 % slower in bench_analytic quick);
-     * of a fixed size for wl_build's three layers, which gcc writes inline (a variable size goes
-     * to the library's `rep stosb`, which callgrind counts per byte: +3.7 k an estimate) */
     mi->n_items = 0;
     if (w->n_layers == 3)
         memset(mi->item, 0, 6 * sizeof mi->item[0]);
     else
         memset(mi->item, 0, (size_t)(2 * w->n_layers) * sizeof mi->item[0]);
+}
+
+/* An item's place: the j-th layer of its pass (the backward in reverse), as every builder has it. */
+static void item_head(const wl *w, const spec_training *t, int pass, int j, lo_item *it)
+{
+    int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
+    const wl_layer *L = &w->layer[li];
+    it->pass = (lo_pass)pass;
+    it->layer = li;
+    it->count = L->count;
+    it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
+}
+
+/* What every builder does to an item after its fill, the same in both micro-steps (it must read
+ * nothing of which one: lo_build_micro_pair copies an item that did not ask): its trivial
+ * collectives dropped. */
+static void item_done(const lo_graph *g, const wl *w, const spec_training *t, lo_item *it)
+{
+    /* memory.c's plan moves them to the host; spec_layout_check_training refuses the layouts
+       whose copies are not priced (lo_act_offload_priced) */
+    const wl_layer *L = &w->layer[it->layer];
+    if (L->kind == WL_BLOCK && it->n_inline == 0 && mem_act_offloaded(t) && lo_act_offload_priced(&g->layout))
+        act_offload_copy(L, it);
+    lo_item_drop_trivial(g, it);
+}
+
+void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill)
+{
+    zero_items(w, mi);
     for (int pass = 0; pass < 2; pass++)
         for (int j = 0; j < w->n_layers; j++) {
-            int li = pass == LO_FWD ? j : w->n_layers - 1 - j;
-            const wl_layer *L = &w->layer[li];
             lo_item *it = &mi->item[mi->n_items++];
-            it->pass = (lo_pass)pass;
-            it->layer = li;
-            it->count = L->count;
-            it->recompute = pass == LO_BWD && t->act_ckpt && L->kind == WL_BLOCK;
+            item_head(w, t, pass, j, it);
             fill(g, w, t, last, it);
-            if (act_off && L->kind == WL_BLOCK && it->n_inline == 0)
-                act_offload_copy(L, it);
-            lo_item_drop_trivial(g, it);
+            item_done(g, w, t, it);
+        }
+}
+
+void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_item_fn_lazy fill)
+{
+    unsigned char asked[LO_MAX_ITEMS];
+    zero_items(w, &g->micro);
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < w->n_layers; j++) {
+            const int i = g->micro.n_items++;
+            lo_item *it = &g->micro.item[i];
+            item_head(w, t, pass, j, it);
+            lo_last ls = {0, 0};
+            fill(g, w, t, &ls, it);
+            item_done(g, w, t, it);
+            asked[i] = (unsigned char)ls.read;
+        }
+    /* the last micro-step: the items that did not ask are the same bytes (one copy of all, in
+     * place of lo_build_micro's zeroing: a `rep movs` per item cost more time than the fills it
+     * saved), the others filled again */
+    g->last.n_items = g->micro.n_items;
+    if (w->n_layers == 3) /* a fixed size, as zero_items */
+        memcpy(g->last.item, g->micro.item, 6 * sizeof g->last.item[0]);
+    else
+        memcpy(g->last.item, g->micro.item, (size_t)g->micro.n_items * sizeof g->last.item[0]);
+    for (int i = 0; i < g->last.n_items; i++)
+        if (asked[i]) {
+            lo_item *lt = &g->last.item[i];
+            memset(lt, 0, sizeof *lt);
+            item_head(w, t, i < w->n_layers ? LO_FWD : LO_BWD, i % w->n_layers, lt);
+            lo_last ls = {1, 0};
+            fill(g, w, t, &ls, lt);
+            item_done(g, w, t, lt);
         }
 }

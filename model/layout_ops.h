@@ -37,6 +37,22 @@ typedef void (*lo_item_fn)(const lo_graph *g, const wl *w, const spec_training *
  * refuses them). */
 int lo_act_offload_priced(const spec_layout *l);
 void lo_build_micro(lo_graph *g, const wl *w, const spec_training *t, int last, lo_micro *mi, lo_item_fn fill);
+/* Whether the item being filled is the last micro-step's, asked through lo_last_is so that the
+ * builder knows whether the answer was used: an item filled without asking is the same bytes in
+ * both micro-steps (fill is a function of its arguments alone). */
+typedef struct lo_last {
+    int last, read;
+} lo_last;
+static inline int lo_last_is(lo_last *l)
+{
+    l->read = 1;
+    return l->last;
+}
+typedef void (*lo_item_fn_lazy)(const lo_graph *g, const wl *w, const spec_training *t, lo_last *last, lo_item *it);
+/* Both micro-steps (g->micro, then g->last as lo_build_micro builds them): each item filled once
+ * for the regular micro-step, and again for the last only where fill asked lo_last_is (else
+ * copied: the same bytes as filling it again). */
+void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_item_fn_lazy fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
 /* Whether a backward item re-runs its layer's forward collectives (the tensor-parallel ones

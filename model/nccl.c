@@ -3,6 +3,7 @@
 #include "nccl.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *const ALGO_NAMES[NCCL_N_ALGOS] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
@@ -63,7 +64,7 @@ static inline int usable(const nccl_params *p, const nccl_shape *s, nccl_algo a,
         return 0;
     if (pr != NCCL_SIMPLE && p->simple_only)
         return 0;
-    int ar = s->kind == 2;
+    int ar = nccl_kind_class(s->kind);
     switch (a) {
     case NCCL_RING: return 1;
     /* NCCL builds trees for all-reduce; on one node its chain never beats the ring */
@@ -91,7 +92,7 @@ double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl
     double slow = s->k > 1 ? (net > intra ? net : intra) : intra;
     switch (a) {
     case NCCL_RING: {
-        const int f = s->kind == 2 ? 2 : 1, steps = f * (s->n - 1);
+        const int f = nccl_kind_class(s->kind) ? 2 : 1, steps = f * (s->n - 1);
         if (p->ring_by_node && s->k > 1) { /* only the steps that cross a node pay the network */
             const int inter = f * (s->k - 1);
             lat += (steps - inter) * intra + inter * net;
@@ -124,8 +125,8 @@ static double chunk_eff(const nccl_params *p, nccl_algo a, double c)
     return 1.0 / (1.0 + (p->chunk_exp == 1 ? h / c : pow(h / c, p->chunk_exp)));
 }
 
-/* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
-static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
+/* Bytes the algorithm moves per rank over its busiest edge per byte of S, before efficiencies. */
+static inline double algo_mul(const nccl_shape *s, nccl_algo a)
 {
     double f = (double)(s->n - 1) / s->n;
     switch (a) {
@@ -135,11 +136,14 @@ static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S)
          * leaf, so S/2 up + S/2 down per tree = S per direction through its NICs; on more
          * nodes a node is interior in one tree (2 children) and a leaf in the other: 2S, what
          * a ring moves. (This is why 2-node all-reduce busbw exceeds the NIC line.) */
-        return (s->k == 2 ? 1.0 : 2.0) * S;
-    case NCCL_NVLS: return S; /* each GPU's port into the switch carries S each way */
-    default: return (s->kind == 2 ? 2 * f : f) * S;
+        return s->k == 2 ? 1.0 : 2.0;
+    case NCCL_NVLS: return 1.0; /* each GPU's port into the switch carries S each way */
+    default: return nccl_kind_class(s->kind) ? 2 * f : f;
     }
 }
+
+/* Bytes the algorithm moves per rank over its busiest edge, before efficiencies. */
+static inline double algo_bytes(const nccl_shape *s, nccl_algo a, double S) { return algo_mul(s, a) * S; }
 
 /* The algorithm's bandwidth before the protocol's fraction. */
 static double algo_bw(const nccl_params *p, const nccl_shape *s, nccl_algo a, double S);
@@ -255,13 +259,18 @@ double nccl_best_of(const nccl_params *p, const nccl_shape *s, double S, int for
 /* pow(x, e) through the memo (an equal base: the same call, the same bits) */
 static double pow_m(double x, double e, nccl_pow_memo *pm)
 {
-    for (int i = 0; i < pm->n; i++)
-        if (pm->x[i] == x)
-            return pm->y[i];
+    uint64_t xb;
+    memcpy(&xb, &x, sizeof xb);
+    _Static_assert(NCCL_POW_N == 8, "pow_m takes 3 bits for the slot");
+    const unsigned i = (unsigned)((xb * 0x9e3779b97f4a7c15ull) >> 61);
+    const int used = pm->used >> i & 1u;
+    if (used && pm->x[i] == x)
+        return pm->y[i];
     double y = pow(x, e);
-    if (pm->n < NCCL_POW_N) {
-        pm->x[pm->n] = x;
-        pm->y[pm->n++] = y;
+    if (!used) {
+        pm->used |= 1u << i;
+        pm->x[i] = x;
+        pm->y[i] = y;
     }
     return y;
 }
@@ -286,7 +295,7 @@ double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab
         const int a = tab->ca[j];
         if (a != cur) {
             cur = a;
-            xfer = algo_bytes(s, (nccl_algo)a, S) / tab->raw[a];
+            xfer = tab->mul[a] * S / tab->raw[a]; /* algo_bytes / raw */
             eff = -1;
         }
         double lat = tab->cl[j];
@@ -313,7 +322,7 @@ double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *
  * whether with Simple only (NVLS, NVLS-tree and PAT). */
 static int algo_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, int *simple)
 {
-    const int ar = s->kind == 2;
+    const int ar = nccl_kind_class(s->kind);
     *simple = a == NCCL_NVLS || a == NCCL_NVLS_TREE || a == NCCL_PAT;
     switch (a) {
     case NCCL_RING: return 1;
@@ -342,10 +351,11 @@ void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t)
     for (int a = 0; a < NCCL_N_ALGOS; a++) {
         int simple;
         if (s->n < 2 || !algo_usable(p, s, (nccl_algo)a, &simple)) {
-            t->raw[a] = 0;
+            t->raw[a] = t->mul[a] = 0;
             continue;
         }
         t->raw[a] = algo_bw_raw(p, s, (nccl_algo)a);
+        t->mul[a] = algo_mul(s, (nccl_algo)a);
         for (int j = 0; j < (simple ? 1 : nq); j++) {
             t->ca[t->nc] = (unsigned char)a;
             t->cq[t->nc] = (unsigned char)qs[j];

@@ -59,13 +59,18 @@ void nccl_params_defaults(nccl_params *p);
 /* One collective's geometry as this model needs it. kind: 0 all-gather, 1 reduce-scatter,
  * 2 all-reduce (cost_coll order). */
 typedef struct nccl_shape {
-    int kind;
+    int kind;             /* cost_coll; read only through nccl_kind_class                  */
     int n, k, m;          /* ranks, nodes, ranks per node                                  */
     double intra_Bps;     /* per-rank bus bandwidth inside a node after efficiency (INF: none) */
     double net_Bps;       /* per-rank bus bandwidth across nodes after efficiency (INF: none)  */
 } nccl_shape;
 
 /* One (algorithm, protocol): usable for this shape? */
+/* The model reads a shape's kind only as this class (1: all-reduce, 0: all-gather or
+ * reduce-scatter): two kinds of one class on one shape have the same usable pairs, latencies,
+ * bytes and times, bit for bit (cost.c's cost_coll_cache shares one table between them). */
+static inline int nccl_kind_class(int kind) { return kind == 2; }
+
 int nccl_usable(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);
 /* Latency of one collective, s. */
 double nccl_latency(const nccl_params *p, const nccl_shape *s, nccl_algo a, nccl_proto pr);
@@ -93,6 +98,7 @@ void nccl_best_pair(const nccl_params *p, const nccl_shape *s, double S1, double
  * size over nccl_tab_of(s) is the bits of nccl_best for it. */
 typedef struct nccl_tab {
     double raw[NCCL_N_ALGOS]; /* algo_bw_raw of each usable algorithm, 0 for the others */
+    double mul[NCCL_N_ALGOS]; /* algo_bytes per byte of S of each usable one, 0 for the others */
     /* the usable pairs alone, in nccl_best_of's order (algorithm up, Simple first): nc of them */
     int nc;
     unsigned char ca[NCCL_N_ALGOS * NCCL_N_PROTOS], cq[NCCL_N_ALGOS * NCCL_N_PROTOS];
@@ -102,11 +108,12 @@ void nccl_tab_of(const nccl_params *p, const nccl_shape *s, nccl_tab *t);
 double nccl_best_tab(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S);
 /* The chunk efficiency's powers (h / c)^chunk_exp met within one estimate, by their base: the
  * collectives of one estimate repeat bases (a reduce-scatter and an all-gather of the same bytes on
- * one communicator, the 1-byte latencies of every kind on it). n = 0 to start; for one nccl_params
- * throughout. nccl_best_tab_m is nccl_best_tab with it (NULL: none), the same bits. */
+ * one communicator, the 1-byte latencies of every kind on it). used = 0 to start; for one
+ * nccl_params throughout. nccl_best_tab_m is nccl_best_tab with it (NULL: none), the same bits.
+ * Direct-mapped by the base's bits: a slot taken by another base keeps it. */
 #define NCCL_POW_N 8
 typedef struct nccl_pow_memo {
-    int n;
+    unsigned used; /* bit i: slot i holds x[i]^e = y[i] */
     double x[NCCL_POW_N], y[NCCL_POW_N];
 } nccl_pow_memo;
 double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S, nccl_pow_memo *pm);

@@ -3,10 +3,13 @@
  * (p divides the GPU count and aligns with nodes, MiCS §3.2), node counts and shard sizes.
  * Not here: what a layout costs in memory (test_memory.c). */
 #include "suites.h"
+#include "support.h"
 
 #include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/layout_kind.h"
+#include "../model/layout_ops.h"
+#include "../model/workload.h"
 #include "../model/spec.h"
 
 #include <stdio.h>
@@ -444,6 +447,93 @@ START_TEST(test_framework_runs)
 }
 END_TEST
 
+/* A fill for lo_build_micro_pair: every item gathers (its bytes by layer) and says its place in
+ * hbm_bytes without asking which micro-step it is in; the block's backward (layer 1) asks, and
+ * reduce-scatters in the last micro-step only. */
+static void pair_fill(const lo_graph *g, const wl *w, const spec_training *t, lo_last *last, lo_item *it)
+{
+    (void)g;
+    (void)w;
+    (void)t;
+    it->hbm_bytes = 10.0 * it->layer + it->pass;
+    it->gather[it->n_gather++] = lo_coll_make(COLL_ALLGATHER, GRP_WORLD, 1e6 + it->layer, 1);
+    if (it->pass == LO_BWD && it->layer == 1 && lo_last_is(last))
+        it->reduce[it->n_reduce++] = lo_coll_make(COLL_REDUCESCATTER, GRP_WORLD, 5e5, 1);
+}
+
+/* The same fill told the micro-step outright (lo_build_micro's kind). */
+static void pair_fill_int(const lo_graph *g, const wl *w, const spec_training *t, int last, lo_item *it)
+{
+    lo_last l = {last, 0};
+    pair_fill(g, w, t, &l, it);
+}
+
+/* lo_build_micro_pair gives both micro-steps byte for byte as two lo_build_micro calls (last =
+ * 0, then 1) with the same fill: the items that did not ask are copied, the one that asked
+ * (the block's backward) is filled again and holds its reduce-scatter in the last micro-step
+ * only. A pair builder that copied every item would leave that reduce out and fail here. */
+START_TEST(test_micro_pair_as_two_builds)
+{
+    spec_model m = test_tiny_model(2);
+    spec_training t;
+    spec_training_defaults(&t);
+    wl w;
+    wl_build(&m, &t, &w);
+    ck_assert_int_eq(w.n_layers, 3); /* embedding, one block kind, head: items 0-2 forward, 3-5 backward */
+    lo_graph *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    a->group[GRP_WORLD].n = b->group[GRP_WORLD].n = 4; /* kept by lo_item_drop_trivial */
+    lo_build_micro_pair(a, &w, &t, pair_fill);
+    lo_build_micro(b, &w, &t, 0, &b->micro, pair_fill_int);
+    lo_build_micro(b, &w, &t, 1, &b->last, pair_fill_int);
+    ck_assert_int_eq(a->micro.n_items, 6);
+    ck_assert_int_eq(a->last.n_items, 6);
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(memcmp(&a->micro.item[i], &b->micro.item[i], sizeof a->micro.item[i]), 0);
+        ck_assert_int_eq(memcmp(&a->last.item[i], &b->last.item[i], sizeof a->last.item[i]), 0);
+        const int asks = a->last.item[i].pass == LO_BWD && a->last.item[i].layer == 1;
+        ck_assert_int_eq(a->micro.item[i].n_reduce, 0);
+        ck_assert_int_eq(a->last.item[i].n_reduce, asks);
+    }
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* dp_item through lo_build_micro_pair on Llama-3-8B, 2 p4d nodes, grad-accum 4, the papers'
+ * schedule: ddp all-reduces gradients in the last micro-step's backward only (the items asked),
+ * so its backward items differ between the micro-steps and its forward items do not; zero3
+ * reduce-scatters every micro-step (nothing asked): both micro-steps the same bytes. */
+START_TEST(test_dp_last_micro_step)
+{
+    spec_cluster c;
+    spec_model m;
+    test_p4d_llama3_8b(&c, &m, NULL);
+    spec_training t;
+    spec_training_defaults(&t);
+    t.grad_accum = 4;
+    wl w;
+    wl_build(&m, &t, &w);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    static const char *const L[] = {"ddp", "zero3"};
+    for (int k = 0; k < 2; k++) {
+        spec_layout l = test_parse_layout(L[k]);
+        layout_build(&w, &t, &l, &c, 2, g);
+        ck_assert_int_eq(g->micro.n_items, g->last.n_items);
+        for (int i = 0; i < g->micro.n_items; i++) {
+            const lo_item *a = &g->micro.item[i], *b = &g->last.item[i];
+            const int same = !memcmp(a, b, sizeof *a), ddp_bwd = k == 0 && a->pass == LO_BWD && w.layer[a->layer].params > 0;
+            ck_assert_msg(same == !ddp_bwd, "%s item %d", L[k], i);
+            if (ddp_bwd)
+                ck_assert_int_eq(b->n_reduce, a->n_reduce + 1);
+        }
+    }
+    free(g);
+}
+END_TEST
+
 Suite *layout_suite(void)
 {
     Suite *s = suite_create("layout");
@@ -467,5 +557,10 @@ Suite *layout_suite(void)
     tcase_add_test(chk, test_explain_rows);
     tcase_add_test(chk, test_framework_runs);
     suite_add_tcase(s, chk);
+
+    TCase *build = tcase_create("build");
+    tcase_add_test(build, test_micro_pair_as_two_builds);
+    tcase_add_test(build, test_dp_last_micro_step);
+    suite_add_tcase(s, build);
     return s;
 }

@@ -442,18 +442,20 @@ static void load_shipped(const char *name, spec_cluster *c, cost_calib *cal)
     ck_assert_int_eq(cost_calib_load(path, cal, &e), 0);
 }
 
+/* The clusters shipped with a calibration file (load_shipped), the NCCL model's tests' set. */
+static const char *const SHIPPED[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
+
 START_TEST(test_best_lat_bits)
 {
     /* cost_coll_best_lat (one pass over the shape's algorithms and protocols for a collective's
      * bytes and its 1-byte latency) gives the bits of two cost_coll_best calls: every shipped
      * calibration (NCCL on, chunk exponents, NVLS where the file has it), the three kinds,
      * 1-64 nodes x 1-8 GPUs per node, 1 B to 16 GiB, 1-64 pieces. */
-    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
     long n = 0;
     for (int ci = 0; ci < 5; ci++) {
         spec_cluster c;
         cost_calib cal;
-        load_shipped(cl[ci], &c, &cal);
+        load_shipped(SHIPPED[ci], &c, &cal);
         for (int kind = 0; kind < N_COLLS; kind++)
             for (int k = 1; k <= 64; k *= 4)
                 for (int m = 1; m <= c.gpus_per_node; m *= 2) {
@@ -467,13 +469,71 @@ START_TEST(test_best_lat_bits)
                             double u = cost_coll_best(&cal, (cost_coll)kind, b, ch, &g, NULL);
                             double u1 = cost_coll_best(&cal, (cost_coll)kind, 1, ch, &g, NULL);
                             ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
-                                          "%s kind %d %dx%d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", cl[ci],
+                                          "%s kind %d %dx%d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", SHIPPED[ci],
                                           kind, k, m, b, ch, t, t1, u, u1);
                             n++;
                         }
                 }
     }
     ck_assert_int_gt(n, 10000);
+}
+END_TEST
+
+START_TEST(test_coll_class_times)
+{
+    /* cost_coll_class: an all-gather and a reduce-scatter of one class on one group take the same
+     * time and 1-byte latency (cost_coll_best_lat, which time_coll's per-estimate memo shares
+     * between them): every shipped calibration (the NCCL model), its cluster's built-in default
+     * (the plain model) and each with NCCL_ALGO pinned to ring and to tree, 1-64 nodes x 1-8 GPUs,
+     * 1 B to 16 GiB, 1-64 pieces. The host and NVMe transports time the two directions apart: their
+     * own classes (an NVMe group whose drives write slower than they read: the two times differ). */
+    long n = 0;
+    int with_nccl = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib shipped, cals[6];
+        load_shipped(SHIPPED[ci], &c, &shipped);
+        cals[0] = shipped;
+        cost_calib_defaults(&c, &cals[3]);
+        for (int pin = 1; pin <= 2; pin++) { /* 1 + NCCL_RING, 1 + NCCL_TREE */
+            cals[pin] = cals[0];
+            cals[pin].nccl.pin_algo = pin;
+            cals[3 + pin] = cals[3];
+            cals[3 + pin].nccl.pin_algo = pin;
+        }
+        ck_assert(!cals[3].nccl.on); /* the plain model; the shipped files but perlmutter-gpu's: NCCL's */
+        with_nccl += cals[0].nccl.on;
+        for (int ki = 0; ki < 6; ki++)
+            for (int k = 1; k <= 64; k *= 4)
+                for (int m = 1; m <= c.gpus_per_node; m *= 2) {
+                    int locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+                    cost_group g;
+                    cost_group_make(&c, k, locals, m, 1, &g);
+                    ck_assert_int_eq(cost_coll_class(COLL_ALLGATHER, &g), cost_coll_class(COLL_REDUCESCATTER, &g));
+                    ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &g), cost_coll_class(COLL_ALLREDUCE, &g));
+                    for (double b = 1; b < 2e10; b *= 7.3)
+                        for (int ch = 1; ch <= 64; ch *= 4) {
+                            double t, t1, u, u1;
+                            cost_coll_best_lat(&cals[ki], COLL_ALLGATHER, b, ch, &g, &t, &t1);
+                            cost_coll_best_lat(&cals[ki], COLL_REDUCESCATTER, b, ch, &g, &u, &u1);
+                            ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
+                                          "%s calibration %d %dx%d %g B %d pieces: %a/%a vs %a/%a", SHIPPED[ci], ki, k, m,
+                                          b, ch, t, t1, u, u1);
+                            n++;
+                        }
+                }
+        cost_group h;
+        cost_group_host(&c, &h);
+        ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &h), cost_coll_class(COLL_REDUCESCATTER, &h));
+        c.nvme_read_Bps = 2e9; /* drives that write at half their read rate: a fetch (all-gather) */
+        c.nvme_write_Bps = 1e9; /* and a store (reduce-scatter) of 100 MB differ */
+        cost_group_nvme(&c, 0, &h);
+        ck_assert_int_ne(cost_coll_class(COLL_ALLGATHER, &h), cost_coll_class(COLL_REDUCESCATTER, &h));
+        ck_assert(cost_coll_best(&shipped, COLL_ALLGATHER, 1e8, 1, &h, NULL) <
+                  cost_coll_best(&shipped, COLL_REDUCESCATTER, 1e8, 1, &h, NULL));
+    }
+    ck_assert_int_ge(with_nccl, 4);
+    ck_assert_int_gt(n, 20000);
 }
 END_TEST
 
@@ -484,12 +544,11 @@ START_TEST(test_best_lat_cache_bits)
      * cost_coll_best_lat: the shipped calibrations, three kinds x 12 communicators (more than the
      * cache's 8 entries: the rest computed without it), sizes and piece counts interleaved so that
      * entries are revisited with other sizes and piece counts. */
-    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
     long n = 0, hit = 0;
     for (int ci = 0; ci < 5; ci++) {
         spec_cluster c;
         cost_calib cal;
-        load_shipped(cl[ci], &c, &cal);
+        load_shipped(SHIPPED[ci], &c, &cal);
         cost_group g[12];
         int ng = 0, locals[8] = {0, 1, 2, 3, 4, 5, 6, 7};
         for (int k = 1; k <= 64 && ng < 12; k *= 4)
@@ -505,7 +564,7 @@ START_TEST(test_best_lat_cache_bits)
                         cost_coll_best_lat_c(&cal, (cost_coll)kind, b, ch, &g[gi], &cc, &t, &t1);
                         cost_coll_best_lat(&cal, (cost_coll)kind, b, ch, &g[gi], &u, &u1);
                         ck_assert_msg(!memcmp(&t, &u, sizeof t) && !memcmp(&t1, &u1, sizeof t1),
-                                      "%s kind %d group %d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", cl[ci],
+                                      "%s kind %d group %d %g B %d pieces: %.17g/%.17g vs %.17g/%.17g", SHIPPED[ci],
                                       kind, gi, b, ch, t, t1, u, u1);
                         n++;
                     }
@@ -524,16 +583,15 @@ START_TEST(test_pow_memo_bits)
      * kinds x 1-16 nodes x 1-8 GPUs, sizes from 1 B to 16 GiB with repeats (the memo's 8 bases fill
      * and later bases are computed without it), one memo per calibration across all of them, each
      * 1-byte size asked again after every size (a held base read back: a wrong entry fails). */
-    static const char *const cl[] = {"p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "dgx-h100", "perlmutter-gpu"};
     long n = 0, memo_used = 0;
     for (int ci = 0; ci < 5; ci++) {
         spec_cluster c;
         cost_calib cal;
-        load_shipped(cl[ci], &c, &cal);
+        load_shipped(SHIPPED[ci], &c, &cal);
         if (!cal.nccl.on || cal.nccl.chunk_exp == 1)
             continue;
         nccl_pow_memo pm;
-        pm.n = 0;
+        pm.used = 0;
         for (int kind = 0; kind < 3; kind++)
             for (int k = 1; k <= 16; k *= 2)
                 for (int m = 1; m <= 8; m *= 2) {
@@ -546,14 +604,62 @@ START_TEST(test_pow_memo_bits)
                             double y = nccl_best_tab(&cal.nccl, &s, &tab, S);
                             double z = nccl_best(&cal.nccl, &s, S, NULL, NULL);
                             ck_assert_msg(!memcmp(&x, &y, sizeof x) && !memcmp(&y, &z, sizeof y),
-                                          "%s kind %d %dx%d %g B: %a / %a / %a", cl[ci], kind, k, m, S, x, y, z);
+                                          "%s kind %d %dx%d %g B: %a / %a / %a", SHIPPED[ci], kind, k, m, S, x, y, z);
                             n++;
                         }
                 }
-        memo_used += pm.n;
+        for (int i = 0; i < NCCL_POW_N; i++)
+            memo_used += pm.used >> i & 1u;
     }
     ck_assert_int_gt(n, 2000);
     ck_assert_int_gt(memo_used, 0);
+}
+END_TEST
+
+START_TEST(test_kind_class_shared)
+{
+    /* nccl_kind_class: the model reads a shape's kind only as all-reduce or not, so an all-gather
+     * and a reduce-scatter on one shape have the same table (usable pairs, latencies, raw
+     * bandwidths, bytes per byte) and the same best time and choice at every size, bit for bit
+     * (cost.c's cache shares one table between them): every shipped calibration with the NCCL
+     * model, 1-16 nodes x 1-8 GPUs, NVLS on and off, 1 B to 16 GiB. A model that told the two
+     * apart (a reduce-scatter's reduction priced, say) fails here until nccl_kind_class says so. */
+    ck_assert_int_eq(nccl_kind_class(COLL_ALLGATHER), nccl_kind_class(COLL_REDUCESCATTER));
+    ck_assert_int_ne(nccl_kind_class(COLL_ALLGATHER), nccl_kind_class(COLL_ALLREDUCE));
+    long n = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(SHIPPED[ci], &c, &cal);
+        if (!cal.nccl.on)
+            continue;
+        for (int nvls = 0; nvls < 2; nvls++) {
+            nccl_params p = cal.nccl;
+            p.nvls = nvls;
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    nccl_shape ag = {.kind = COLL_ALLGATHER, .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_shape rs = ag;
+                    rs.kind = COLL_REDUCESCATTER;
+                    nccl_tab ta, tr;
+                    memset(&ta, 0, sizeof ta); /* the unused pair slots compared too */
+                    memset(&tr, 0, sizeof tr);
+                    nccl_tab_of(&p, &ag, &ta);
+                    nccl_tab_of(&p, &rs, &tr);
+                    ck_assert_msg(!memcmp(&ta, &tr, sizeof ta), "%s %dx%d nvls %d: tables differ", SHIPPED[ci], k, m, nvls);
+                    for (double b = 1; b < 2e10; b *= 9.1) {
+                        nccl_algo a1, a2;
+                        nccl_proto p1, p2;
+                        double x = nccl_best(&p, &ag, b, &a1, &p1), y = nccl_best(&p, &rs, b, &a2, &p2);
+                        double u = nccl_best_tab(&p, &ag, &ta, b), v = nccl_best_tab(&p, &ag, &tr, b);
+                        ck_assert_msg(!memcmp(&x, &y, sizeof x) && a1 == a2 && p1 == p2 && !memcmp(&u, &v, sizeof u),
+                                      "%s %dx%d %g B: %a / %a", SHIPPED[ci], k, m, b, x, y);
+                        n++;
+                    }
+                }
+        }
+    }
+    ck_assert_int_gt(n, 1000);
 }
 END_TEST
 
@@ -743,6 +849,8 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_ring_more_nodes_never_faster);
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_pow_memo_bits);
+    tcase_add_test(tc, test_kind_class_shared);
+    tcase_add_test(tc, test_coll_class_times);
     tcase_add_test(tc, test_tab_pairs);
     tcase_add_test(tc, test_estimate_caches_bits);
     tcase_add_test(tc, test_calib_parse);
