@@ -1470,10 +1470,22 @@ MEGA_GPIPE="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron
 # ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
 expect plan-layouts-bogus 2 'shardcast: --layouts: expected all, a family (ddp, zero1,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
 # a mistyped family in a list is named, and the families listed include plan's N-D FSDP2 ones
-expect plan-layouts-bad-family 2 ', fsdp2-tp, fsdp2-pp) or a layout, got "fsdp2-xx"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,fsdp2-xx
+expect plan-layouts-bad-family 2 ', fsdp2-tp, fsdp2-pp) or a layout, got "bogus"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,bogus
+# left15: a family one typo away gets "did you mean" as every other name does (str_nearest_all,
+# ties named: "fsdp2-xx" is 2 edits from fsdp2-tp and fsdp2-pp, the limit for 8 letters is 2)
+expect plan-layouts-near 2 'shardcast: --layouts: unknown family or layout "zro3"; did you mean zero3? (families: shardcast plan --help)' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts mics,zro3
+expect plan-layouts-near-tie 2 'unknown family or layout "fsdp2-xx"; did you mean fsdp2-tp or fsdp2-pp?' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,fsdp2-xx
+expect plan-layouts-near-all 2 'unknown family or layout "al"; did you mean all?' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts al
 # a layout's own option error keeps the layout parser's message
 expect plan-layouts-bad-option 2 'shardcast: --layouts: in "mics:p=x": expected p to be a positive integer, got "x"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts mics:p=x
 expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+# left15: the list of layouts ends with fsdp2's N-D spelling, and the input after it is whole
+# (the list did not fit sc_err's 256-byte text: SC_ERR_TEXT is 512); 127 letters, the longest
+# layout string taken (spec_layout_parse's buffer of 128)
+expect layout-hint-fsdp2 2 'raf:p=P, zero2-offload, fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S], got "bogus"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+LONG127=$(printf 'q%.0s' $(seq 1 127))
+expect layout-hint-long 2 "fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S], got \"$LONG127\"" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout "$LONG127"
+expect layout-hint-zero3 2 'zero2[:p=P], zero3[:cp=C|raf=0], mics:p=P' -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
 expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a group size dividing the 16 GPUs (2 nodes x 8), got 3" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero1:p=3
 expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
 "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --layout zero1:p=3 >"$TMP/mem-out" 2>/dev/null
