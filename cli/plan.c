@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "eval.h"
+#include "../base/str.h"
 #include "../predict/plan.h"
 
 /* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
@@ -191,11 +192,18 @@ static int said_layouts(int argc, char **argv)
     return plural;
 }
 
-/* A --layouts word that is neither a family nor a layout (no ':', so no layout's options): say
- * the families, which the layouts' own hint does not list (fsdp2-tp, fsdp2-pp), into err; 0
- * when every word is one or the other (the layout parser's message stands). */
+/* A --layouts word that is neither a family nor a layout (no ':', so no layout's options) into
+ * err: a typo of "all" or of a family names them ("zro3": zero3; ties: "zero1, zero2 or zero3",
+ * through str_nearest_all as every other name), else the families, which the layouts' own hint
+ * does not list (fsdp2-tp, fsdp2-pp); 0 when every word is one or the other (the layout parser's
+ * message stands). */
 static int bad_family(const cli_setup *s, sc_err *err)
 {
+    const char *known[64] = {"all"};
+    int nk = 1;
+    for (int k = 0; k < ps_n_families() && nk < 63; k++)
+        known[nk++] = ps_family_name(k);
+    known[nk] = NULL;
     for (int i = 0; i < s->n_layout_args; i++) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", s->layout_args[i]);
@@ -206,11 +214,14 @@ static int bad_family(const cli_setup *s, sc_err *err)
             spec_layout l;
             if (!strcmp(w, "all") || ps_family_mask(w) || !spec_layout_parse(w, &l, NULL))
                 continue;
-            char names[256];
+            char near[160], names[256];
+            if (str_nearest_all(w, known, near, sizeof near))
+                return sc_err_set(err, SC_EINPUT, "--layouts", "", "unknown family or layout \"%s\"; did you mean %s? "
+                                  "(families: shardcast plan --help)", w, near);
             size_t o = 0;
             names[0] = '\0';
-            for (int k = 0; k < ps_n_families() && o < sizeof names; k++)
-                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", k ? ", " : "", ps_family_name(k));
+            for (int k = 1; k < nk && o < sizeof names; k++)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", k > 1 ? ", " : "", known[k]);
             return sc_err_set(err, SC_EINPUT, "--layouts", "", "expected all, a family (%s) or a layout, got \"%s\"",
                               names, w);
         }

@@ -246,7 +246,7 @@ static int sweep_points(cli_setup *s, const opts *o, const sgrid *g, const cli_c
         int mi = (int)(q % g->n_mb);
         int ei = (int)(q / g->n_mb);
         spec_training tr;
-        char why[256];
+        char why[SC_ERR_TEXT]; /* a copy of an sc_err's text */
         if (point_invalid(s, o, s->nodes[ni], &s->layouts[li], g->mbs[mi], &tr, why, sizeof why)) {
             done++;
             continue; /* marked when the CSV is written */
@@ -281,7 +281,7 @@ static void sweep_header(FILE *mem)
 static long sweep_rows(FILE *mem, const cli_setup *s, const opts *o, const sgrid *g, cli_point *pts)
 {
     long n_invalid = 0;
-    char why[256];
+    char why[SC_ERR_TEXT]; /* a copy of an sc_err's text */
     for (long i = 0; i < g->total; i++) {
         long q = i / s->n_nodes;
         int ni = (int)(i % s->n_nodes), li = (int)(q % s->n_layouts), mi = (int)((q / s->n_layouts) % g->n_mb);

@@ -48,7 +48,7 @@ typedef struct pl_stats {
     int no_split;         /* node counts the global batch does not split over               */
     int have_oom;         /* closest_oom is set                                             */
     ps_cand closest_oom;  /* the candidate closest to fitting (ps_oom_key)                  */
-    char invalid_why[256]; /* why an explicit layout was left out, the first time; ""       */
+    char invalid_why[SC_ERR_TEXT]; /* why an explicit layout was left out, the first time; "" */
 } pl_stats;
 
 /* The winner against the runner-up, both on one engine (present when 2 or more fit). */
