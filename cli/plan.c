@@ -33,7 +33,9 @@ static const char HELP_HEAD[] =
     "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
     "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
     "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x grad-accum\n"
-    "                         x GPUs); over 2^26 tokens per step is refused as a likely token count\n"
+    "                         x data-parallel replicas, as predict runs it: GPUs / (t x p x cp)\n"
+    "                         for megatron and fsdp2, else GPUs); over 2^26 tokens per step is\n"
+    "                         refused as a likely token count\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
@@ -41,7 +43,7 @@ static const char HELP_TAIL[] =
     "\n                         --framework runs; zero3-offload: parameters on GPU, host or\n"
     "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
     "                         megatron: t, p, vp with sequence parallelism and\n"
-    "                         the distributed optimizer, at the same global batch;\n"
+    "                         the distributed optimizer (--global-batch: at that batch);\n"
     "                         fsdp2-tp: fsdp2:dp=D,t=T, T in 2, 4, 8 inside a node, also\n"
     "                         asynctp=1 when compiled (torchtitan needs torch.compile);\n"
     "                         fsdp2-pp: fsdp2:dp=D,t=T,p=P, T in 1, 2, 4, 8, P dividing the\n"

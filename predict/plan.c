@@ -114,8 +114,11 @@ static int grid_points(const pl_request *q, int nodes, double per_gpu, int nl, g
             spec_training tl = tr;
             int share = spec_layout_batch_share(&b->lays[li]);
             if (share > 1) {
-                /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
-                double rep_batch = per_gpu * share;
+                /* a replica of `share` GPUs runs one micro-batch (spec_layout_batch_share): a
+                 * given global batch over the N / share replicas is t p x the per-GPU share;
+                 * none given, the training's micro_batch x grad_accum per replica (per_gpu
+                 * here), the step predict and sweep run: mb x ga x N / share (spec.h) */
+                double rep_batch = q->global_batch > 0 ? per_gpu * share : per_gpu;
                 tl.grad_accum = (int)(rep_batch / mb);
                 if (tl.grad_accum < 1 || spec_layout_check_training(&b->lays[li], &tl, NULL) ||
                     ps_pipe_split_bad(&b->lays[li], &tl))

@@ -24,7 +24,8 @@ typedef struct pl_request {
     unsigned mask;              /* families (ps_family_mask) to enumerate; 0 = none            */
     const char *placement;      /* AxoNN placement, NULL = every one (ps_layouts)              */
     ps_objective objective;
-    double global_batch;   /* sequences per step; 0 = micro_batch x grad_accum x GPUs       */
+    double global_batch;   /* sequences per step; 0 = micro_batch x grad_accum per replica  */
+                           /* (GPUs / spec_layout_batch_share: the model's batch rule)      */
     double budget_usd_h;   /* only node counts within this price per hour; 0 = no budget    */
     double headroom_bytes; /* HBM kept free beyond the memory model's estimate              */
     double uncertainty;    /* fraction a cluster parameter may be off (the verdict)         */

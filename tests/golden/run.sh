@@ -657,6 +657,13 @@ expect megatron-first-middle 2 "layout: megatron:t=8,p=8,vp=2,first=14,last=14: 
 expect megatron-vp-layers-hint 2 "(or an uneven split: split=embed+loss, first=N, last=N)" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2
 # ux14: the recommended line names the global batch the split divides (plan holds it; nothing
 # printed it): 2 sequences x 128 micro-batches x 2 replicas (128 GPUs / (t 4 x p 16)) = 512
+# left15: without --global-batch, plan runs a megatron / N-D fsdp2 layout's micro-batch x accumulation
+# per data-parallel replica, as predict does (spec.h: mb x ga x N / (t x p x cp)); it counted every
+# GPU as a replica: 1 x 4 x 32 GPUs = 128 sequences where predict runs 1 x 4 x (32 / (8 x 2)) = 8
+expect plan-default-batch-megatron 0 "recommended: megatron:t=8,p=2 on 4 nodes, micro-batch 1 x 4 (global batch 8 sequences)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0
+expect plan-default-batch-predict 0 "4 nodes, 32 GPUs, global batch 8 sequences" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --engine model
+# fsdp2:dp=4,t=4 on 16 GPUs: 1 x 2 x (16 / 4) = 8 (it was 1 x 2 x 16 = 32)
+expect plan-default-batch-fsdp2 0 "(global batch 8 sequences)" -- "$BIN" plan --cluster dgx-h100 --model llama3-8b --nodes 2 --layout fsdp2:dp=4,t=4 --micro-batch 1 --grad-accum 2 --confirm 0 --framework fsdp2
 expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128 (global batch 512 sequences): tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
