@@ -1393,6 +1393,13 @@ expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter 
 # reductions share one process group (one NCCL stream); a value that is not a boolean is exit 2
 printf '{"ds_mpu": true, "framework": "deepspeed", "micro_batch": 1}' >"$TMP/mpu.json"
 expect ds-mpu-header 0 "prefetch depth 1 layer(s), gathers and reductions on one process group (mpu)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --training "$TMP/mpu.json" --layout zero3 --engine model
+# left15: the header says only what applies: zero2-offload keeps every parameter on every GPU
+# (the kinds table: not sharded), so no prefetch depth (a ZeRO-3 notion); zero3-offload is
+# stage 3 (parameter shards fetched ahead of use), not "ZeRO-1/2"
+expect ds-header-z2off 0 "zero2-offload: DeepSpeed today's: ZeRO-1/2, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --framework deepspeed --engine model
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --layout zero2 --framework deepspeed --engine model >"$TMP/z2off-head" 2>&1
+if grep -q "prefetch" "$TMP/z2off-head"; then echo "FAIL ds-header-z2off-no-prefetch: $(grep prefetch "$TMP/z2off-head")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
 printf '{"ds_mpu": "yes"}' >"$TMP/mpu_bad.json"
 expect ds-mpu-bad 2 "$TMP/mpu_bad.json: \$.ds_mpu: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mpu_bad.json"
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
