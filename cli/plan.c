@@ -16,6 +16,7 @@
 #include "eval.h"
 #include "../base/str.h"
 #include "../predict/plan.h"
+#include "../predict/ratio.h"
 
 /* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
 static const char HELP_HEAD[] =
@@ -465,6 +466,14 @@ static void plan_table(const pl_plan *p)
     if (pl_stats_of(p)->n_twins)
         printf("   (%ld candidates with numbers identical to a row above are folded into it: \"+N equivalent\")\n",
                pl_stats_of(p)->n_twins);
+    /* without --global-batch a replica-batched layout (megatron, fsdp2 with t/p/cp) runs the
+     * micro-batch per replica, as predict does: rows at other batches are said, not hidden */
+    int mixed = 0;
+    for (int i = 1; i < shown; i++)
+        mixed |= !ratio_same_batch(&pl_cand(p, 0)->pt.r, &pl_cand(p, (size_t)i)->pt.r);
+    if (mixed)
+        printf("   (rows run different global batches, compared per sample: megatron and fsdp2 with t, p or cp\n"
+               "    count the micro-batch per model replica, as predict does; --global-batch B holds every row to B)\n");
 }
 
 int cmd_plan(int argc, char **argv)

@@ -664,6 +664,12 @@ expect plan-default-batch-megatron 0 "recommended: megatron:t=8,p=2 on 4 nodes, 
 expect plan-default-batch-predict 0 "4 nodes, 32 GPUs, global batch 8 sequences" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --engine model
 # fsdp2:dp=4,t=4 on 16 GPUs: 1 x 2 x (16 / 4) = 8 (it was 1 x 2 x 16 = 32)
 expect plan-default-batch-fsdp2 0 "(global batch 8 sequences)" -- "$BIN" plan --cluster dgx-h100 --model llama3-8b --nodes 2 --layout fsdp2:dp=4,t=4 --micro-batch 1 --grad-accum 2 --confirm 0 --framework fsdp2
+# rows at different global batches (zero3 1 x 4 x 32 = 128, megatron:t=8,p=2 8) are said; one
+# --global-batch holds every row to it and the note goes
+expect plan-mixed-batch-note 0 "(rows run different global batches, compared per sample: megatron and fsdp2 with t, p or cp" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --micro-batch 1 --grad-accum 4 --confirm 0
+"$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --global-batch 128 --confirm 0 >"$TMP/plan-one-batch" 2>&1
+if grep -q "different global batches" "$TMP/plan-one-batch"; then echo "FAIL plan-one-batch-no-note"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+expect plan-default-batch-json 0 '"global_batch": 8.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0 --json
 expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128 (global batch 512 sequences): tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
