@@ -214,8 +214,10 @@ int cmd_calibrate_anchor(int argc, char **argv)
     cli_setup_init(&s, argv[0]);
     o.warmup = -1;
     int rc = cli_getopt(argc, argv, "calibrate anchor", HELP, extra, 5, &s, own, &o);
-    if (rc || (optind >= argc && !o.n_logs))
-        return rc ? rc : cli_usage_error("calibrate anchor", "expected one or more runs (case files or --log)");
+    if (rc) /* -1: --help was printed, exit 0 (as cli_args); else the option error's status */
+        return rc < 0 ? 0 : rc;
+    if (optind >= argc && !o.n_logs)
+        return cli_usage_error("calibrate anchor", "expected one or more runs (case files or --log)");
     sc_err err;
     if (!o.out) {
         sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");

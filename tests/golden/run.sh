@@ -46,6 +46,11 @@ expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')"
 # ux14: a command or calibrate subcommand one typo away is named
 expect unknown-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" predcit
 expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, import or anchor); did you mean fit?" -- "$BIN" calibrate fitt
+# left15: every command's and calibrate subcommand's --help prints its usage and exits 0
+# (calibrate anchor exited 255: cli_getopt's -1 for "help printed" was returned as the status)
+for c in describe memory predict sweep plan plot calibrate validate accuracy list "calibrate run" "calibrate fit" "calibrate import" "calibrate anchor"; do
+    expect "help-$c" 0 "usage: shardcast $c" -- "$BIN" $c --help
+done
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 # ux14: a layout name one typo away was answered with the whole list of layouts
