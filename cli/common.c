@@ -885,8 +885,12 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
         int rc = idx >= 0 && idx < n_common ? not_taken(s, cmd, all[idx].name) : 0;
         if (rc)
             return rc;
-        if (idx >= 0 && idx < n_common && !s->first_shared && strcmp(all[idx].name, "json"))
-            s->first_shared = all[idx].name;
+        if (idx >= 0 && idx < n_common && strcmp(all[idx].name, "json")) {
+            if (!s->first_shared)
+                s->first_shared = all[idx].name;
+            if (s->n_shared_given < (int)(sizeof s->shared_given / sizeof s->shared_given[0]))
+                s->shared_given[s->n_shared_given++] = all[idx].name;
+        }
         sc_err err;
         rc = cli_setup_opt(s, opt, optarg, &err);
         if (rc < 0)

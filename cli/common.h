@@ -43,6 +43,9 @@ typedef struct cli_setup {
     const char *first_shared;              /* the first shared option given but --json (its long
                                             * name), NULL none: for commands that take them only
                                             * in some uses */
+    const char *shared_given[16];          /* the shared options given but --json, in order (the
+                                            * first 16): what a use would ignore is named */
+    int n_shared_given;
     /* loaded */
     spec_cluster cluster;
     spec_model model;

@@ -1190,6 +1190,11 @@ if grep -q "^zero3 .* 777.4 " "$TMP/c8" && ! grep -q "above the best published" 
 expect list-stacks 0 "torchtitan-compile" -- "$BIN" list stacks
 expect describe-stack 0 "execution          compiled     --training.compile" -- "$BIN" describe --stack torchtitan-compile
 expect describe-stack-json 0 '"value": "triton2022"' -- "$BIN" describe --stack fsdp-triton-attn --json
+# left15: describe --stack without --model printed the bundle and silently ignored a model option
+# (--micro-batch 2 changed nothing); it is refused, named, exit 2; --json stays taken
+expect describe-stack-ignored 2 "shardcast: --micro-batch: describe --stack alone prints the stack's values and would ignore this option; add --model M" -- "$BIN" describe --stack torchtitan-compile --micro-batch 2
+expect describe-stack-ignored-before 2 "shardcast: --precision: describe --stack alone" -- "$BIN" describe --precision fp16 --stack torchtitan-compile
+expect describe-stack-with-model 0 "micro-batch 2 x 8192 tokens" -- "$BIN" describe --stack torchtitan-compile --model llama3-8b --micro-batch 2
 expect stack-header 0 "stack: torchtitan-eager; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack torchtitan-eager --engine model
 expect stack-none-header 0 "stack: none (defaults); attention fa2, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --engine model
 expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te --attention-kernel fa2 --framework fsdp2 --engine model
