@@ -243,13 +243,15 @@ int cmd_calibrate_anchor(int argc, char **argv)
     cal_anchor_report rep;
     if (!cases || !runs || !base || !out)
         rc = sc_err_set(&err, SC_ERUNTIME, "calibrate anchor", "", "out of memory");
-    for (int i = 0; i < nc && !rc; i++)
-        rc = load_run(&s, argv[optind + i], &cases[i], &runs[i], &err);
+    /* the logs before the case files: "--log deepspeed run.log" (a space for the colon) is said
+     * as --log's error, not as run.log failing to read as a case file */
     cal_anchor_run shape;
     if (!rc && o.n_logs)
         rc = log_shape(&s, &o, &cases[nc], &shape, &err);
     for (int i = 0; i < o.n_logs && !rc; i++)
         rc = load_log(o.logs[i], o.warmup, &shape, &runs[nc + i], s.json ? stderr : stdout, &err);
+    for (int i = 0; i < nc && !rc; i++)
+        rc = load_run(&s, argv[optind + i], &cases[i], &runs[i], &err);
     const char *roots[2] = {s.config_roots[0], s.config_roots[1]};
     if (!rc && (o.base || !nc)) { /* logs only: the shape's cluster's calibration */
         rc = pred_calib_load(runs[0].cluster, o.base, roots, 2, base, base_path, sizeof base_path, &err);

@@ -1106,6 +1106,13 @@ if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/lmj.out" 2>/
     pass=$((pass + 1)); else echo "FAIL log-json-stdout: stdout is not JSON alone"; head -2 "$TMP/lmj.out"; fail=$((fail + 1)); fi
 expect log-bad-format 2 "--log: expected FORMAT:FILE with FORMAT deepspeed" -- "$BIN" calibrate anchor --log pytorch:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+# left15, a new user's --log mistakes: a space for the colon is --log's error (it blamed the log
+# file, read as a case file); a missing file, a directory and an empty file are named, exit 2
+expect log-space-for-colon 2 'shardcast: --log: expected FORMAT:FILE, got "deepspeed"' -- "$BIN" calibrate anchor --log deepspeed tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-missing-file 2 "shardcast: $TMP/none.log: cannot read: No such file or directory" -- "$BIN" calibrate anchor --log deepspeed:"$TMP/none.log" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-directory 2 "shardcast: $TMP: cannot read: is a directory, expected a file" -- "$BIN" calibrate anchor --log deepspeed:"$TMP" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+: >"$TMP/empty.log"
+expect log-empty 2 "shardcast: $TMP/empty.log: no deepspeed entries found (expected lines with \"CurrSamplesPerSec=\")" -- "$BIN" calibrate anchor --log deepspeed:"$TMP/empty.log" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 # the shape from a case file (its measured value unused); a step 140 s long on 1.7 B-ish shapes
 # puts the compute factor at its lower bound, 0.05
 expect log-case-shape 0 "(held at its physical bound)" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --case validation/megatron-sc21/$(ls validation/megatron-sc21 | head -1) -o "$TMP/lc.json"
