@@ -931,7 +931,10 @@ int cli_args(int argc, char **argv, const char *cmd, const char *help, const str
         return 1;
     }
     if (argc - optind != positional) {
-        *status = cli_usage_error(cmd, what ? what : "unexpected argument");
+        char stray[160]; /* what=NULL: no positional taken, the first stray one named */
+        snprintf(stray, sizeof stray, "unexpected argument '%.100s'%s", optind < argc ? argv[optind] : "",
+                 argc - optind > 1 ? " (and more)" : "");
+        *status = cli_usage_error(cmd, what ? what : stray);
         return 1;
     }
     return 0;

@@ -51,6 +51,9 @@ expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, 
 for c in describe memory predict sweep plan plot calibrate validate accuracy list "calibrate run" "calibrate fit" "calibrate import" "calibrate anchor"; do
     expect "help-$c" 0 "usage: shardcast $c" -- "$BIN" $c --help
 done
+# left15: a stray argument is named ("--layout zero3 mics:p=8", a second layout without its option)
+expect stray-argument 2 "shardcast predict: unexpected argument 'mics:p=8' (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 mics:p=8
+expect stray-arguments 2 "shardcast memory: unexpected argument 'a' (and more)" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 a b
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 # ux14: a layout name one typo away was answered with the whole list of layouts
