@@ -33,10 +33,10 @@ static const char HELP_HEAD[] =
     "and peak FLOP/s each scaled from 1/4x to 4x (what both depend on alike cancels): when a\n"
     "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
     "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
-    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x grad-accum\n"
-    "                         x data-parallel replicas, as predict runs it: GPUs / (t x p x cp)\n"
-    "                         for megatron and fsdp2, else GPUs); over 2^26 tokens per step is\n"
-    "                         refused as a likely token count\n"
+    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x\n"
+    "                         grad-accum x data-parallel replicas, as predict runs it: GPUs /\n"
+    "                         (t x p x cp) for megatron and fsdp2, else GPUs); over 2^26 tokens\n"
+    "                         per step is refused as a likely token count\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
