@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <strings.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +644,24 @@ static int setup_cluster(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* A model spec refused for a key it does not know: when the file is a Hugging Face config.json
+ * (a string model_type, which no model spec has), say to give it as hf:FILE, the spelling that
+ * reads it; else err stands. SC_EINPUT either way. */
+static int hf_without_prefix(const char *path, const char *model, sc_err *err)
+{
+    struct stat st; /* a named pipe was read once already: not opened again */
+    if (strncmp(err->text, "unknown key", 11) || stat(path, &st) || !S_ISREG(st.st_mode))
+        return SC_EINPUT;
+    json_t *root = json_load_file(path, 0, NULL);
+    int hf = json_is_string(json_object_get(root, "model_type"));
+    json_decref(root);
+    if (hf)
+        sc_err_set(err, SC_EINPUT, path, "",
+                   "a Hugging Face config.json (it has model_type), not a shardcast model spec: give --model %s%.200s",
+                   SPEC_HF_PREFIX, model);
+    return SC_EINPUT;
+}
+
 /* The model (required): a shipped name or file, or a Hugging Face config (hf:...). */
 static int setup_model(cli_setup *s, sc_err *err)
 {
@@ -663,7 +682,7 @@ static int setup_model(cli_setup *s, sc_err *err)
         fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
     } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
                (rc = spec_load_model(path, &s->model, err))) {
-        return rc;
+        return rc == SC_EINPUT ? hf_without_prefix(path, model, err) : rc;
     }
     if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
         spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);

@@ -109,6 +109,11 @@ one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
 # ux14: a misspelt option after an existing config.json ("cannot read FILE,sq=4096" hid the typo)
 expect hf-option-typo 2 "shardcast: --model: expected hf:FILE[,seq=N] (seq the only option), got \",sq=4096\" after the file in \"hf:$HF/Meta-Llama-3-8B/config.json,sq=4096\"" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json,sq=4096
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
+# left15: a Hugging Face config.json given without hf: was refused for its first key ("$.architectures:
+# unknown key (expected one of: name, source, ...)"); it is named, with the spelling that reads it
+expect hf-without-prefix 2 "shardcast: $HF/Meta-Llama-3-8B/config.json: a Hugging Face config.json (it has model_type), not a shardcast model spec: give --model hf:$HF/Meta-Llama-3-8B/config.json" -- "$BIN" describe --model $HF/Meta-Llama-3-8B/config.json
+printf '{"name": "x", "colour": 1}' >"$TMP/colour.json"
+expect model-unknown-key-stands 2 "$TMP/colour.json: \$.colour: unknown key (expected one of: name, source," -- "$BIN" describe --model "$TMP/colour.json"
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
 expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
 expect mean-model 2 "gpt3-13x: no such file, and no shipped models of that name; did you mean gpt3-13b?" -- "$BIN" describe --model gpt3-13x
