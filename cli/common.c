@@ -492,6 +492,31 @@ static int setup_scenario(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* A spec file refused for a key it does not know, which is another kind of config: a Hugging
+ * Face config.json (a string model_type, which no spec has) or a DeepSpeed ds_config
+ * (zero_optimization or train_micro_batch_size_per_gpu): say so and the option that reads it
+ * (--model hf:FILE, --ds-config FILE); else err stands. SC_EINPUT either way. */
+static int other_config(const char *path, const char *given, sc_err *err)
+{
+    struct stat st; /* a named pipe was read once already: not opened again */
+    if (strncmp(err->text, "unknown key", 11) || stat(path, &st) || !S_ISREG(st.st_mode))
+        return SC_EINPUT;
+    json_t *root = json_load_file(path, 0, NULL);
+    int hf = json_is_string(json_object_get(root, "model_type"));
+    const char *ds = json_object_get(root, "zero_optimization")                 ? "zero_optimization"
+                     : json_object_get(root, "train_micro_batch_size_per_gpu") ? "train_micro_batch_size_per_gpu"
+                                                                               : NULL;
+    json_decref(root);
+    if (hf)
+        sc_err_set(err, SC_EINPUT, path, "",
+                   "a Hugging Face config.json (it has model_type), not a shardcast spec: give --model %s%.200s",
+                   SPEC_HF_PREFIX, given);
+    else if (ds)
+        sc_err_set(err, SC_EINPUT, path, "",
+                   "a DeepSpeed ds_config (it has %s), not a shardcast spec: give --ds-config %.200s", ds, given);
+    return SC_EINPUT;
+}
+
 /* The training file, the DeepSpeed and Accelerate configs (their layouts, unless --layout), then
  * the --layout and --nodes arguments. */
 static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
@@ -503,9 +528,10 @@ static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
                           "a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config "
                           "(FSDP), not both");
     if (s->training_file) {
-        if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
-            (rc = spec_load_training(path, &s->training, err)))
+        if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)))
             return rc;
+        if ((rc = spec_load_training(path, &s->training, err)))
+            return rc == SC_EINPUT ? other_config(path, s->training_file, err) : rc;
     }
     if (s->ds_config) {
         spec_layout l;
@@ -644,24 +670,6 @@ static int setup_cluster(cli_setup *s, sc_err *err)
     return 0;
 }
 
-/* A model spec refused for a key it does not know: when the file is a Hugging Face config.json
- * (a string model_type, which no model spec has), say to give it as hf:FILE, the spelling that
- * reads it; else err stands. SC_EINPUT either way. */
-static int hf_without_prefix(const char *path, const char *model, sc_err *err)
-{
-    struct stat st; /* a named pipe was read once already: not opened again */
-    if (strncmp(err->text, "unknown key", 11) || stat(path, &st) || !S_ISREG(st.st_mode))
-        return SC_EINPUT;
-    json_t *root = json_load_file(path, 0, NULL);
-    int hf = json_is_string(json_object_get(root, "model_type"));
-    json_decref(root);
-    if (hf)
-        sc_err_set(err, SC_EINPUT, path, "",
-                   "a Hugging Face config.json (it has model_type), not a shardcast model spec: give --model %s%.200s",
-                   SPEC_HF_PREFIX, model);
-    return SC_EINPUT;
-}
-
 /* The model (required): a shipped name or file, or a Hugging Face config (hf:...). */
 static int setup_model(cli_setup *s, sc_err *err)
 {
@@ -682,7 +690,7 @@ static int setup_model(cli_setup *s, sc_err *err)
         fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
     } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
                (rc = spec_load_model(path, &s->model, err))) {
-        return rc == SC_EINPUT ? hf_without_prefix(path, model, err) : rc;
+        return rc == SC_EINPUT ? other_config(path, model, err) : rc;
     }
     if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
         spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);

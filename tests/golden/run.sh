@@ -109,9 +109,11 @@ one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
 # ux14: a misspelt option after an existing config.json ("cannot read FILE,sq=4096" hid the typo)
 expect hf-option-typo 2 "shardcast: --model: expected hf:FILE[,seq=N] (seq the only option), got \",sq=4096\" after the file in \"hf:$HF/Meta-Llama-3-8B/config.json,sq=4096\"" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json,sq=4096
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
-# left15: a Hugging Face config.json given without hf: was refused for its first key ("$.architectures:
-# unknown key (expected one of: name, source, ...)"); it is named, with the spelling that reads it
-expect hf-without-prefix 2 "shardcast: $HF/Meta-Llama-3-8B/config.json: a Hugging Face config.json (it has model_type), not a shardcast model spec: give --model hf:$HF/Meta-Llama-3-8B/config.json" -- "$BIN" describe --model $HF/Meta-Llama-3-8B/config.json
+# left15: a Hugging Face config.json given without hf: (or a ds_config given to --training) was
+# refused for its first key ("$.architectures: unknown key (expected one of: name, source, ...)");
+# it is named, with the option that reads it
+expect hf-without-prefix 2 "shardcast: $HF/Meta-Llama-3-8B/config.json: a Hugging Face config.json (it has model_type), not a shardcast spec: give --model hf:$HF/Meta-Llama-3-8B/config.json" -- "$BIN" describe --model $HF/Meta-Llama-3-8B/config.json
+expect ds-config-as-training 2 "shardcast: tests/fixtures/ds_zero3.json: a DeepSpeed ds_config (it has zero_optimization), not a shardcast spec: give --ds-config tests/fixtures/ds_zero3.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training tests/fixtures/ds_zero3.json
 printf '{"name": "x", "colour": 1}' >"$TMP/colour.json"
 expect model-unknown-key-stands 2 "$TMP/colour.json: \$.colour: unknown key (expected one of: name, source," -- "$BIN" describe --model "$TMP/colour.json"
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
