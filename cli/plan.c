@@ -148,7 +148,7 @@ static int own(int opt, const char *arg, void *ctx)
     case 2008:
         o->headroom_GiB = strtod(arg, &end);
         if (end == arg || *end || !(o->headroom_GiB >= 0 && o->headroom_GiB < 1e6))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB >= 0, got \"%s\"", arg));
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB from 0 to below 1e6, got \"%s\"", arg));
         return 0;
     case 2009:
         o->threads = (int)strtol(arg, &end, 10);

@@ -348,7 +348,9 @@ expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a w
 expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1 --json
 expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0
 expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
-expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
+expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB from 0 to below 1e6, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
+# left15: 1e9 is >= 0, which the message said was expected: it names the bound it applies
+expect plan-headroom-big 2 "--headroom-GiB: expected a number of GiB from 0 to below 1e6, got \"1e9\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 1e9
 expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
 expect plan-headline 0 "recommended: zeropp:hpz=8,qwz=1,qgz=1 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
 expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4; both simulated) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
