@@ -133,7 +133,7 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
     case 3000:
         so->jitter = strtod(arg, &end);
         if (end == arg || *end || !(so->jitter >= 0 && so->jitter < 1))
-            return sc_err_set(err, SC_EINPUT, "--jitter", "", "expected a relative sd from 0 to 1, got \"%s\"", arg);
+            return sc_err_set(err, SC_EINPUT, "--jitter", "", "expected a relative sd from 0 to below 1, got \"%s\"", arg);
         return 1;
     case 3001: {
         int r;

@@ -222,6 +222,8 @@ expect predict-model 0 "engine: analytical model" -- "$BIN" predict --cluster p4
 expect predict-straggler 0 "slowest rank 3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout mics:p=8 --straggler 3:1.5
 expect predict-bad-straggler 2 "--straggler: expected RANK:FACTOR with FACTOR >= 1, got \"3\"" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 3
 expect predict-straggler-range 2 "--straggler: expected a rank below 16, got 99" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 99:2
+# left15: --jitter 1 was refused as "expected a relative sd from 0 to 1": the bound is excluded
+expect predict-jitter-one 2 'shardcast: --jitter: expected a relative sd from 0 to below 1, got "1"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --jitter 1
 expect predict-jitter-model 2 "--jitter: expected --engine sim" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --jitter 0.1
 expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace "$TMP/t.json"
 if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
