@@ -159,8 +159,15 @@ static const char *point_invalid(const cli_setup *s, const opts *o, int nodes, c
         long global = (long)mb * s->training.grad_accum * s->nodes[0] * s->cluster.gpus_per_node;
         long gpus = (long)nodes * s->cluster.gpus_per_node;
         if (global % gpus) {
-            snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld GPUs", global,
-                     gpus);
+            /* said in the step's sequences: a replica of `share` GPUs runs one micro-batch (spec.h),
+             * global and gpus are both share x the step's sequences and its replicas */
+            long share = spec_layout_batch_share(l);
+            if (share > 1 && global % share == 0 && gpus % share == 0)
+                snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld "
+                         "data-parallel replicas (%ld GPUs / %ld)", global / share, gpus / share, gpus, share);
+            else
+                snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld GPUs",
+                         global, gpus);
             return why;
         }
         long per = global / gpus;

@@ -689,6 +689,9 @@ expect plan-mixed-batch-note 0 "(rows run different global batches, compared per
 "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --global-batch 128 --confirm 0 >"$TMP/plan-one-batch" 2>&1
 if grep -q "different global batches" "$TMP/plan-one-batch"; then echo "FAIL plan-one-batch-no-note"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect plan-default-batch-json 0 '"global_batch": 8.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0 --json
+# left15: sweep --scaling strong said a megatron point's global batch in per-GPU terms (48 over 32
+# GPUs) where the row beside it runs 3 sequences (1 x 3 x 16 GPUs / (8 x 2)): 3 over 2 replicas
+expect sweep-strong-replicas 1 "skipped: strong scaling: the global batch of 3 sequences does not split over 2 data-parallel replicas (32 GPUs / 16)" -- "$BIN" sweep --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 3 --engine model --scaling strong
 expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128 (global batch 512 sequences): tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
