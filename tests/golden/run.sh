@@ -917,6 +917,10 @@ expect fit-one-node-needs-base 2 "cannot determine the network bandwidth efficie
     "$BIN" calibrate fit $ONE --cluster emulated-cpu -o "$TMP/one.json"
 expect fit-one-node-base 0 "taken from built-in defaults" -- "$BIN" calibrate fit $ONE --cluster emulated-cpu --base defaults -o "$TMP/one.json"
 expect fit-one-node-validate 0 "validate $ONE" -- "$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100
+# left15: "over 1 rows": one measured step, one row
+expect validate-one-row 0 "over 1 row" -- "$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100
+"$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100 >"$TMP/one-rows" 2>&1
+if grep -q "over 1 rows" "$TMP/one-rows"; then echo "FAIL validate-one-row-plural"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect deps-iproute2 0 "iproute2" -- grep -F 'libopenblas-dev iproute2' "$ROOT/.ci/deps.sh"
 expect calibrate-doc 0 "calibrate fit p4d-measurements.json --cluster p4d.24xlarge -o my-p4d.json" -- cat "$ROOT/docs/CALIBRATE.md"
 # ---- collectives as NCCL runs them (issue 15) ----------------------------------------------
