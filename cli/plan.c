@@ -382,8 +382,9 @@ static void none_text(const cli_setup *s, const opts *o, const pl_stats *st, dou
                  o->budget, s->nodes[0], s->cluster.name, s->nodes[0] * s->cluster.price_usd_per_hour);
     } else if (st->over_budget + st->no_split == s->n_nodes) {
         snprintf(none, len,
-                 "no candidate: the global batch (%.0f sequences) is not a whole number of sequences per GPU on "
-                 "any node count within the budget (%d GPUs per node); change --global-batch or --nodes",
+                 "no candidate: the global batch (%.0f sequences) is not a whole number of sequences per GPU (per "
+                 "data-parallel replica for megatron and fsdp2 with t, p or cp) on any node count within the budget "
+                 "(%d GPUs per node); change --global-batch or --nodes",
                  o->global_batch > 0 ? o->global_batch : 0.0, s->cluster.gpus_per_node);
     } else {
         snprintf(none, len, "no candidate: no layout of those asked for is valid on these node counts "

@@ -346,7 +346,11 @@ expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"spe
 expect plan-budget 1 "no candidate: every node count is over --budget-usd-per-hour 10.00 (2 nodes of p4d.24xlarge cost \$65.55/h)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
 # issue 20: a believable plan — headroom shown and applied, twins folded, a verdict that cannot
 # contradict itself, no candidate exits 1, and the README's headline plan
-expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
+expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU (per data-parallel replica for megatron and fsdp2 with t, p or cp)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12 --layouts zero3,mics,zeropp
+# left15: a replica-batched layout splits the global batch over its replicas, not over the GPUs: 12
+# sequences on 32 GPUs is no whole number per GPU, but megatron:t=8,p=4 is one replica of 32 GPUs
+# running all 12 (1 x 12); plan said "no candidate" for every layout
+expect plan-split-per-replica 0 "recommended: megatron:t=8,p=4,vp=5 on 4 nodes, micro-batch 1 x 12 (global batch 12 sequences)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
 expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1 --json
 expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0
 expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
@@ -1655,7 +1659,11 @@ if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; t
 # 1612dce, + 3 since offload27's zero2-offload joined "all": `--layouts zero2-offload` alone gives
 # 3 candidates, one whole-world layout over its micro-batch splits)
 expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, zero2-offload, fsdp2-tp," -- "$BIN" plan --help
-expect planpp-ideal-all 0 '"candidates": 2844,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+# left15: 2844 -> 2984, megatron's alone 195 -> 335 (+140, the same): a megatron replica's micro-batch
+# now runs over the divisors (up to 64) of its 512 / (128 / (t x p)) = 4 t p sequences, not only
+# of the 4 sequences per GPU (t=8,p=2: 1..64, was 1, 2, 4); every other family is unchanged
+expect planpp-ideal-all 0 '"candidates": 2984,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+expect planpp-megatron-splits 0 '"candidates": 335,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts megatron --json
 expect planpp-named 0 "recommended: fsdp2:dp=" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp
 expect planpp-cp-note 0 "searched without context parallelism" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 expect planpp-deepspeed-named 1 "(check --layouts and --nodes): fsdp2:dp=64,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
