@@ -328,6 +328,21 @@ static int apply_stack(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* "zero3,ddp" or "zero3 mics:p=8": a layout and more in one argument (a layout's options follow
+ * its ':', so a comma before any ':', or a space, ends it); 1 with the first in first[n] when it
+ * parses alone, else 0. */
+static int two_layouts(const char *str, char *first, size_t n)
+{
+    size_t k = strcspn(str, ", :");
+    if (str[k] != ',' && str[k] != ' ')
+        k = strcspn(str, " ");
+    if (!str[k] || !k)
+        return 0;
+    snprintf(first, n, "%.*s", (int)k, str);
+    spec_layout l;
+    return spec_layout_parse(first, &l, NULL) == 0;
+}
+
 static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
 {
     if (s->n_layouts >= CLI_MAX_LAYOUTS)
@@ -339,6 +354,10 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
     }
     int rc = spec_layout_parse(str, &s->layouts[s->n_layouts], err);
     if (rc) {
+        char first[128];
+        if (two_layouts(str, first, sizeof first))
+            sc_err_set(err, SC_EINPUT, "", "", "expected one layout, got \"%.100s\": give each its own --layout "
+                       "(--layout %s --layout ...)", str, first);
         snprintf(err->source, sizeof err->source, "%s", source);
         return rc;
     }

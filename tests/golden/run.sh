@@ -58,6 +58,12 @@ expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 # ux14: a layout name one typo away was answered with the whole list of layouts
 expect layout-typo 2 "shardcast: --layout: unknown layout \"zero-3\"; did you mean zero3? (layouts: shardcast predict --help)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero-3
+# left15: --layout's help said "repeatable or comma-free list", and "zero3,ddp" / "zero3 mics:p=8"
+# (two layouts in one argument) got the whole list of layouts; now: one layout per --layout
+expect layout-two-in-one 2 'shardcast: --layout: expected one layout, got "zero3,ddp": give each its own --layout (--layout zero3 --layout ...)' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3,ddp
+expect layout-two-in-one-space 2 'expected one layout, got "mics:p=8 zero3": give each its own --layout (--layout mics:p=8 --layout ...)' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout "mics:p=8 zero3"
+expect layout-option-not-layout 2 'in "mics:p=8,zero3": expected key=value, got "zero3"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout mics:p=8,zero3
+expect layout-help-one 0 "--layout L             one layout; repeat the option for more (a layout's options take" -- "$BIN" predict --help
 expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsdp2?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout fsdp:dp=4
 # ux14: an unknown long option that is a typo of one the command takes names it
 expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
