@@ -364,6 +364,11 @@ int cmd_sweep(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--json", "",
                                          "sweep writes a CSV (-o FILE, or stdout without -o), not JSON; "
                                          "'shardcast predict ... --json' gives predictions as JSON"));
+    for (int i = 0; o.mbs && i < s.n_shared_given; i++) /* the axis replaces the one value */
+        if (!strcmp(s.shared_given[i], "micro-batch"))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--micro-batch", "",
+                                             "--micro-batches %.100s gives the micro-batch sizes and this option "
+                                             "would be ignored: drop one of them", o.mbs));
     cli_calib cal;
     /* nodes x layouts are checked point by point below: an invalid point is a marked row */
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_LAYOUTS, &err)) ||

@@ -699,6 +699,8 @@ expect plan-mixed-batch-note 0 "(rows run different global batches, compared per
 "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --global-batch 128 --confirm 0 >"$TMP/plan-one-batch" 2>&1
 if grep -q "different global batches" "$TMP/plan-one-batch"; then echo "FAIL plan-one-batch-no-note"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect plan-default-batch-json 0 '"global_batch": 8.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0 --json
+# left15: sweep --micro-batch 2 --micro-batches 1,4 ran 1 and 4 and dropped the 2 silently
+expect sweep-mb-both 2 "shardcast: --micro-batch: --micro-batches 1,4 gives the micro-batch sizes and this option would be ignored: drop one of them" -- "$BIN" sweep --scenario mics-p4d-gpt3-13b --engine model --micro-batch 2 --micro-batches 1,4 -o "$TMP/mb.csv"
 # left15: sweep --scaling strong said a megatron point's global batch in per-GPU terms (48 over 32
 # GPUs) where the row beside it runs 3 sequences (1 x 3 x 16 GPUs / (8 x 2)): 3 over 2 replicas
 expect sweep-strong-replicas 1 "skipped: strong scaling: the global batch of 3 sequences does not split over 2 data-parallel replicas (32 GPUs / 16)" -- "$BIN" sweep --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 3 --engine model --scaling strong
