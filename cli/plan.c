@@ -36,7 +36,8 @@ static const char HELP_HEAD[] =
     "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x\n"
     "                         grad-accum x data-parallel replicas, as predict runs it: GPUs /\n"
     "                         (t x p x cp) for megatron and fsdp2, else GPUs); over 2^26 tokens\n"
-    "                         per step is refused as a likely token count\n"
+    "                         per step is refused as a likely token count; given, every split of\n"
+    "                         it is searched and --micro-batch / --grad-accum are refused\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
@@ -195,6 +196,22 @@ static int said_layouts(int argc, char **argv)
     return plural;
 }
 
+/* --micro-batch or --grad-accum beside --global-batch: plan searches every split of the global
+ * batch, so the option would change nothing; refused by name (SC_EINPUT), else 0. */
+static int split_given(const cli_setup *s, double global_batch, sc_err *err)
+{
+    for (int i = 0; global_batch > 0 && i < s->n_shared_given; i++)
+        if (!strcmp(s->shared_given[i], "micro-batch") || !strcmp(s->shared_given[i], "grad-accum")) {
+            char opt[64];
+            snprintf(opt, sizeof opt, "--%s", s->shared_given[i]);
+            return sc_err_set(err, SC_EINPUT, opt, "",
+                              "plan searches every micro-batch x accumulation split of --global-batch %.0f and "
+                              "this option would be ignored: drop it, or drop --global-batch (the batch is then "
+                              "micro-batch x grad-accum per replica)", global_batch);
+        }
+    return 0;
+}
+
 /* A --layouts word that is neither a family nor a layout (no ':', so no layout's options) into
  * err: a typo of "all" or of a family names them ("zro3": zero3; ties: "zero1, zero2 or zero3",
  * through str_nearest_all as every other name), else the families, which the layouts' own hint
@@ -295,7 +312,7 @@ static int plan_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *ca
         *rc = cli_fail(&err, *rc);
         return 1;
     }
-    if ((*rc = batch_is_sequences(s, o->global_batch, &err))) {
+    if ((*rc = batch_is_sequences(s, o->global_batch, &err)) || (*rc = split_given(s, o->global_batch, &err))) {
         *rc = cli_fail(&err, *rc);
         return 1;
     }

@@ -686,6 +686,10 @@ expect megatron-first-middle 2 "layout: megatron:t=8,p=8,vp=2,first=14,last=14: 
 expect megatron-vp-layers-hint 2 "(or an uneven split: split=embed+loss, first=N, last=N)" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2
 # ux14: the recommended line names the global batch the split divides (plan holds it; nothing
 # printed it): 2 sequences x 128 micro-batches x 2 replicas (128 GPUs / (t 4 x p 16)) = 512
+# left15: --micro-batch / --grad-accum beside --global-batch changed nothing (plan searches every
+# split of the global batch): refused by name
+expect plan-split-given 2 "shardcast: --micro-batch: plan searches every micro-batch x accumulation split of --global-batch 128 and this option would be ignored" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3 --global-batch 128 --micro-batch 2 --confirm 0
+expect plan-split-given-ga 2 "shardcast: --grad-accum: plan searches every" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3 --grad-accum 4 --global-batch 128 --confirm 0
 # left15: without --global-batch, plan runs a megatron / N-D fsdp2 layout's micro-batch x accumulation
 # per data-parallel replica, as predict does (spec.h: mb x ga x N / (t x p x cp)); it counted every
 # GPU as a replica: 1 x 4 x 32 GPUs = 128 sequences where predict runs 1 x 4 x (32 / (8 x 2)) = 8
