@@ -67,7 +67,10 @@ static int own(int opt, const char *arg, void *ctx)
     sc_err err;
     if (opt == 'o')
         o->out = arg;
-    else if (opt == 2100)
+    else if (opt == 2100 && !*arg) { /* said for the option, not the configs folder */
+        sc_err_set(&err, SC_EINPUT, "--calibration", "", "expected a name or a path, got nothing");
+        return cli_fail(&err, SC_EINPUT);
+    } else if (opt == 2100)
         o->base = arg;
     else if (opt == 2102)
         o->shape_case = arg;

@@ -260,6 +260,13 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 
 int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err)
 {
+    /* an empty value (--cluster ""): said for the option, not for the configs folder it names */
+    static const char *const OPT[][2] = {{"clusters", "--cluster"},         {"models", "--model"},
+                                         {"scenarios", "--scenario"},       {"training", "--training"},
+                                         {"stacks", "--stack"}}; /* calibrations: --calibration or --base */
+    for (size_t i = 0; (!name || !*name) && i < sizeof OPT / sizeof OPT[0]; i++)
+        if (!strcmp(kind, OPT[i][0]))
+            return sc_err_set(err, SC_EINPUT, OPT[i][1], "", "expected a name or a path, got nothing");
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return spec_resolve(kind, name, roots, 2, out, n, err);
 }

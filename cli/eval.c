@@ -99,6 +99,8 @@ int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (arg && !*arg) /* --calibration "": said for the option, not the configs folder */
+        return sc_err_set(err, SC_EINPUT, "--calibration", "", "expected a name or a path, got nothing");
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
 }

@@ -51,6 +51,16 @@ expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, 
 for c in describe memory predict sweep plan plot calibrate validate accuracy list "calibrate run" "calibrate fit" "calibrate import" "calibrate anchor"; do
     expect "help-$c" 0 "usage: shardcast $c" -- "$BIN" $c --help
 done
+# left15: an empty name was said for the configs folder ("clusters: expected a name or a path, got
+# nothing"); each is said for its option
+expect empty-cluster 2 "shardcast: --cluster: expected a name or a path, got nothing" -- "$BIN" predict --cluster "" --nodes 2 --model gpt3-1.3b --layout zero3
+expect empty-model 2 "shardcast: --model: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model "" --layout zero3
+expect empty-scenario 2 "shardcast: --scenario: expected a name or a path, got nothing" -- "$BIN" predict --scenario ""
+expect empty-training 2 "shardcast: --training: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training ""
+expect empty-stack 2 "shardcast: --stack: expected a name or a path, got nothing" -- "$BIN" describe --stack ""
+expect empty-calibration 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --calibration ""
+expect empty-calibration-anchor 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" calibrate anchor --log deepspeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 --calibration "" -o "$TMP/e.json"
+expect empty-base 2 "shardcast: --base: expected a name or a path, got nothing" -- "$BIN" calibrate fit tests/fixtures/meas_cpu_one_node.json --cluster emulated-cpu --base "" -o "$TMP/e.json"
 # left15: a stray argument is named ("--layout zero3 mics:p=8", a second layout without its option)
 expect stray-argument 2 "shardcast predict: unexpected argument 'mics:p=8' (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 mics:p=8
 expect stray-arguments 2 "shardcast memory: unexpected argument 'a' (and more)" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 a b
