@@ -21,7 +21,7 @@ static const char HELP[] =
     "                         config.json: hf:path/config.json[,seq=N]\n"
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"
     "  --micro-batch B        sequences per micro-step (default 1)\n"
-    "  --precision P          bf16 | fp16 | fp32\n"
+    "  --precision P          bf16 | fp16 | fp32 | tf32 | fp8 (default bf16)\n"
     "  --checkpointing on|off full activation checkpointing (default on)\n"
     "  --hidden-dropout P, --attention-dropout P  dropout probabilities (0: no kernels, no masks;\n"
     "                         default: framework megatron 0.1, else 0.1 for GELU, 0 for SwiGLU;\n"

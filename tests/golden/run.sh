@@ -1244,6 +1244,9 @@ if grep -q "^zero3 .* 777.4 " "$TMP/c8" && ! grep -q "above the best published" 
 expect list-stacks 0 "torchtitan-compile" -- "$BIN" list stacks
 expect describe-stack 0 "execution          compiled     --training.compile" -- "$BIN" describe --stack torchtitan-compile
 expect describe-stack-json 0 '"value": "triton2022"' -- "$BIN" describe --stack fsdp-triton-attn --json
+# left15: describe's help listed bf16 | fp16 | fp32 and it takes tf32 and fp8 as the others do
+expect describe-help-precision 0 "--precision P          bf16 | fp16 | fp32 | tf32 | fp8 (default bf16)" -- "$BIN" describe --help
+expect describe-fp8 0 "micro-batch 1 x 2048 tokens, fp8," -- "$BIN" describe --model gpt3-13b --precision fp8
 # left15: describe --stack without --model printed the bundle and silently ignored a model option
 # (--micro-batch 2 changed nothing); it is refused, named, exit 2; --json stays taken
 expect describe-stack-ignored 2 "shardcast: --micro-batch: describe --stack alone prints the stack's values and would ignore this option; add --model M" -- "$BIN" describe --stack torchtitan-compile --micro-batch 2
