@@ -45,6 +45,11 @@ expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
 # ux14: a command or calibrate subcommand one typo away is named
 expect unknown-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" predcit
+# left15: "shardcast help predcit" had no "did you mean" (the command itself has one), and "help
+# calibrate anchor" printed the general help
+expect help-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" help predcit
+expect help-subcommand 0 "usage: shardcast calibrate anchor" -- "$BIN" help calibrate anchor
+expect help-unknown-first 2 "shardcast: unknown command 'a'" -- "$BIN" help a b c
 expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, import or anchor); did you mean fit?" -- "$BIN" calibrate fitt
 # left15: every command's and calibrate subcommand's --help prints its usage and exits 0
 # (calibrate anchor exited 255: cli_getopt's -1 for "help printed" was returned as the status)
