@@ -475,6 +475,15 @@ static void predict_notes(const cli_setup *s, const opts *o, const cli_point *pt
         printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
                "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
                o->engine == ENGINE_SIM ? "all simulated" : "all analytical");
+    /* the rows' base shows no numbers when it does not fit: said, not left for the reader to miss */
+    for (int ni = 0; ni < s->n_nodes && !o->ignore_memory && s->n_layouts > 1; ni++)
+        if (!pts[ni * s->n_layouts].r.mem.fits) {
+            char lay[64];
+            spec_layout_str(&pts[ni * s->n_layouts].layout, lay, sizeof lay);
+            printf("speed-up base: %s does not fit (OOM above): the speed-ups are over its step time as if it did "
+                   "(--ignore-memory shows it; list a layout that fits first to compare with that)\n", lay);
+            break;
+        }
     /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
     int sym_runs = 0, least = 0, most = 0, of = 0;
     for (int i = 0; i < np; i++) {
