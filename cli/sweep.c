@@ -24,7 +24,7 @@ static const char HELP[] =
     "writes the same CSV as a serial run. A point that cannot be predicted (a layout that does not\n"
     "fit that node count, a strong-scaling batch that does not split) is written as a row with its\n"
     "reason in the last column, error, and reported on stderr; the exit status is then 1.\n\n" CLI_SHAPE_HELP
-    "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch)\n"
+    "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch; not both)\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
     "  --engine model|sim|both  engine (default model; both: a row for each)\n"
@@ -121,7 +121,10 @@ static int own(int opt, const char *arg, void *ctx)
     case 2000: o->calibration = arg; return 0;
     case 2001:
         o->both = !strcmp(arg, "both");
-        return o->both || !cli_parse_engine(arg, &o->engine, &err) ? 0 : cli_fail(&err, SC_EINPUT);
+        if (o->both || !cli_parse_engine(arg, &o->engine, &err))
+            return 0;
+        sc_err_set(&err, SC_EINPUT, "--engine", "", "expected model, sim or both, got \"%s\"", arg); /* sweep's three */
+        return cli_fail(&err, SC_EINPUT);
     case 2005:
         if (strcmp(arg, "weak") && strcmp(arg, "strong"))
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--scaling", "", "expected weak or strong, got \"%s\"", arg));

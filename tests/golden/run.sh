@@ -723,6 +723,8 @@ expect plan-mixed-batch-note 0 "(rows run different global batches, compared per
 "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --global-batch 128 --confirm 0 >"$TMP/plan-one-batch" 2>&1
 if grep -q "different global batches" "$TMP/plan-one-batch"; then echo "FAIL plan-one-batch-no-note"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect plan-default-batch-json 0 '"global_batch": 8.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0 --json
+# left15: sweep takes --engine both, and its error said "expected model or sim" (predict's)
+expect sweep-bad-engine 2 'shardcast: --engine: expected model, sim or both, got "modl"' -- "$BIN" sweep --scenario mics-p4d-gpt3-13b --engine modl
 # left15: sweep --micro-batch 2 --micro-batches 1,4 ran 1 and 4 and dropped the 2 silently
 expect sweep-mb-both 2 "shardcast: --micro-batch: --micro-batches 1,4 gives the micro-batch sizes and this option would be ignored: drop one of them" -- "$BIN" sweep --scenario mics-p4d-gpt3-13b --engine model --micro-batch 2 --micro-batches 1,4 -o "$TMP/mb.csv"
 # left15: sweep --scaling strong said a megatron point's global batch in per-GPU terms (48 over 32
