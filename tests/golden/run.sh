@@ -89,6 +89,11 @@ expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsd
 expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
 expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
 expect unknown-option-near-plot 2 "shardcast plot: unknown option '--knd'; did you mean --kind?" -- "$BIN" plot --knd scaling
+# left15: calibrate import's usage errors said what they expected, not what they got
+expect import-format-got 2 "shardcast calibrate import: expected the format first, nccl-tests, got 'x.log' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import -o "$TMP/m.json" x.log
+expect import-format-nothing 2 "expected the format first, nccl-tests, got nothing" -- "$BIN" calibrate import -o "$TMP/m.json"
+expect import-kind-got 2 "--kind: expected all-reduce, all-gather or reduce-scatter, got 'allreduce'" -- "$BIN" calibrate import nccl-tests x.log --kind allreduce -o "$TMP/m.json"
+expect import-algorithm-got 2 "--algorithm: expected ring, tree, nvls, nvls-tree or pat, got 'rng'" -- "$BIN" calibrate import nccl-tests x.log --algorithm rng -o "$TMP/m.json"
 # calibrate import printed getopt's line and then its own ("unknown option", unnamed): two lines
 expect import-unknown-option 2 "shardcast calibrate import: unknown option '--json' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import --json nccl-tests x.log
 one_line_err import-unknown-option-one-line "$BIN" calibrate import --json nccl-tests x.log
