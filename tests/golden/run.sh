@@ -89,6 +89,9 @@ expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsd
 expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
 expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
 expect unknown-option-near-plot 2 "shardcast plot: unknown option '--knd'; did you mean --kind?" -- "$BIN" plot --knd scaling
+# left15: accuracy --source with a misspelt source had no "did you mean" (every other name has one)
+expect accuracy-source-near 2 'got "dgxc-maxtxt" (no such source); did you mean dgxc-maxtext?' -- "$BIN" accuracy --engine model --source dgxc-maxtxt
+expect accuracy-source-far 2 'got "bogus" (no such source)' -- "$BIN" accuracy --engine model --source bogus
 # left15: calibrate import's usage errors said what they expected, not what they got
 expect import-format-got 2 "shardcast calibrate import: expected the format first, nccl-tests, got 'x.log' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import -o "$TMP/m.json" x.log
 expect import-format-nothing 2 "expected the format first, nccl-tests, got nothing" -- "$BIN" calibrate import -o "$TMP/m.json"
