@@ -1173,6 +1173,9 @@ if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/lmj.out" 2>/
     pass=$((pass + 1)); else echo "FAIL log-json-stdout: stdout is not JSON alone"; head -2 "$TMP/lmj.out"; fail=$((fail + 1)); fi
 expect log-bad-format 2 "--log: expected FORMAT:FILE with FORMAT deepspeed" -- "$BIN" calibrate anchor --log pytorch:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+# left15: a misspelt --log format is named ("did you mean", as other names); pytorch is no format's typo
+expect log-format-near 2 'got "deepspeeed"; did you mean deepspeed?' -- "$BIN" calibrate anchor --log deepspeeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-format-case 2 'got "DeepSpeed"; did you mean deepspeed?' -- "$BIN" calibrate anchor --log DeepSpeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 # left15, a new user's --log mistakes: a space for the colon is --log's error (it blamed the log
 # file, read as a case file); a missing file, a directory and an empty file are named, exit 2
 expect log-space-for-colon 2 'shardcast: --log: expected FORMAT:FILE, got "deepspeed"' -- "$BIN" calibrate anchor --log deepspeed tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
