@@ -101,6 +101,28 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
     return 0;
 }
 
+/* --framework NAME[@RELEASE] refused: a name one typo away is named ("deepsped": deepspeed), a
+ * known name with a release that does not parse says so; SC_EINPUT. */
+static int framework_error(const char *arg, sc_err *err)
+{
+    const char *names[N_FRAMEWORKS + 1];
+    for (int i = 0; i < N_FRAMEWORKS; i++)
+        names[i] = spec_framework_str((spec_framework)i);
+    names[N_FRAMEWORKS] = NULL;
+    char name[64], near[120] = "", say[140] = "";
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "@"), arg);
+    if (spec_framework_parse(name) >= 0)
+        return sc_err_set(err, SC_EINPUT, "--framework", "",
+                          "expected a release after '@' as MAJOR.MINOR[.PATCH] (deepspeed@0.5; only deepspeed's "
+                          "are modelled), got \"%s\"", arg);
+    if (str_nearest_all(name, names, near, sizeof near))
+        snprintf(say, sizeof say, "; did you mean %s?", near);
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may follow: "
+                      "deepspeed@0.5)%s",
+                      arg, say);
+}
+
 /* --reduce-dtype, --optimizer and the element-wise on|off flags (issue 27). */
 static int impl_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 {
@@ -232,10 +254,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1015: {
         int ver;
         if (spec_framework_parse_at(arg, &ver) < 0)
-            return sc_err_set(err, SC_EINPUT, "--framework", "",
-                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may "
-                              "follow: deepspeed@0.5)",
-                              arg);
+            return framework_error(arg, err);
         if (ver && spec_framework_parse_at(arg, &ver) != FW_DEEPSPEED) /* framework.c models DeepSpeed's releases only */
             return sc_err_set(err, SC_EINPUT, "--framework", "",
                               "expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "
