@@ -105,9 +105,8 @@ int tl_parse(const char *format, const char *text, const char *file, int warmup,
         for (int i = 0; i < N_FORMATS; i++)
             names[i] = FORMATS[i].name;
         names[N_FORMATS] = NULL;
-        char near[120] = "", say[140] = "";
-        if (str_nearest_all(format, names, near, sizeof near))
-            snprintf(say, sizeof say, "; did you mean %s?", near);
+        char say[160];
+        str_did_you_mean(format, names, say, sizeof say);
         return sc_err_set(err, SC_EINPUT, "--log", "",
                           "expected FORMAT:FILE with FORMAT deepspeed, megatron, torchtitan, composer, hf-trainer or "
                           "nanotron, got \"%.40s\"%s",

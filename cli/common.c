@@ -109,14 +109,13 @@ static int framework_error(const char *arg, sc_err *err)
     for (int i = 0; i < N_FRAMEWORKS; i++)
         names[i] = spec_framework_str((spec_framework)i);
     names[N_FRAMEWORKS] = NULL;
-    char name[64], near[120] = "", say[140] = "";
+    char name[64], say[160];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "@"), arg);
     if (spec_framework_parse(name) >= 0)
         return sc_err_set(err, SC_EINPUT, "--framework", "",
                           "expected a release after '@' as MAJOR.MINOR[.PATCH] (deepspeed@0.5; only deepspeed's "
                           "are modelled), got \"%s\"", arg);
-    if (str_nearest_all(name, names, near, sizeof near))
-        snprintf(say, sizeof say, "; did you mean %s?", near);
+    str_did_you_mean(name, names, say, sizeof say);
     return sc_err_set(err, SC_EINPUT, "--framework", "",
                       "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may follow: "
                       "deepspeed@0.5)%s",

@@ -541,9 +541,9 @@ int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err)
         }
     }
     if (!rc && p->only_source && !found) {
-        char near[160] = "", say[180] = ""; /* "dgxc-maxtxt": did you mean dgxc-maxtext? */
-        if (srcs && str_nearest_all(p->only_source, srcs, near, sizeof near))
-            snprintf(say, sizeof say, "; did you mean %s?", near);
+        char say[180] = ""; /* "dgxc-maxtxt": did you mean dgxc-maxtext? */
+        if (srcs)
+            str_did_you_mean(p->only_source, srcs, say, sizeof say);
         rc = sc_err_set(err, SC_EINPUT, "--source", "", "expected a folder of %s, got \"%s\" (no such source)%s", p->dir,
                         p->only_source, say);
     }
