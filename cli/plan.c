@@ -552,9 +552,9 @@ int cmd_plan(int argc, char **argv)
     char lay[64];
     spec_layout_str(&w->pt.layout, lay, sizeof lay);
     /* the global batch the split divides (the search holds it; the header does not say it) */
-    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d (global batch %.0f sequences): %s\n", lay, w->pt.nodes,
-           w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch, w->pt.training.grad_accum, w->pt.r.samples_per_step,
-           pl_why(p));
+    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d (global batch %.0f sequence%s): %s\n", lay,
+           w->pt.nodes, w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch, w->pt.training.grad_accum,
+           w->pt.r.samples_per_step, w->pt.r.samples_per_step == 1 ? "" : "s", pl_why(p));
     if (verdict[0])
         printf("%s\n", verdict);
     pl_free(p);

@@ -373,11 +373,12 @@ static int batches_differ(const cli_point *row, int n)
 static void node_heading(const cli_point *row, int n)
 {
     if (!batches_differ(row, n)) {
-        printf("\n%d node%s, %d GPUs, global batch %.0f sequences\n", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
-               row->r.samples_per_step);
+        printf("\n%d node%s, %d GPU%s, global batch %.0f sequence%s\n", row->nodes, row->nodes == 1 ? "" : "s",
+               row->gpus, row->gpus == 1 ? "" : "s", row->r.samples_per_step, row->r.samples_per_step == 1 ? "" : "s");
         return;
     }
-    printf("\n%d node%s, %d GPUs, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus);
+    printf("\n%d node%s, %d GPU%s, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
+           row->gpus == 1 ? "" : "s");
     for (int li = 0; li < n; li++) {
         char lay[64];
         printf("%s %s %.0f", li ? "," : "", spec_layout_str(&row[li].layout, lay, sizeof lay), row[li].r.samples_per_step);

@@ -66,6 +66,9 @@ expect empty-stack 2 "shardcast: --stack: expected a name or a path, got nothing
 expect empty-calibration 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --calibration ""
 expect empty-calibration-anchor 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" calibrate anchor --log deepspeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 --calibration "" -o "$TMP/e.json"
 expect empty-base 2 "shardcast: --base: expected a name or a path, got nothing" -- "$BIN" calibrate fit tests/fixtures/meas_cpu_one_node.json --cluster emulated-cpu --base "" -o "$TMP/e.json"
+# left15: one GPU and one sequence said in the singular ("1 GPUs, global batch 1 sequences")
+expect predict-one-gpu 0 "1 node, 1 GPU, global batch 1 sequence" -- "$BIN" predict --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --engine model
+expect plan-one-sequence 0 "micro-batch 1 x 1 (global batch 1 sequence):" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
 # left15: with the first layout out of memory its row shows no numbers, yet every speed-up is over
 # it (zero3 1.04x over ddp's 195 GiB): said under the table
 expect predict-base-oom 0 "speed-up base: ddp does not fit (OOM above): the speed-ups are over its step time as if it did" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout ddp --layout zero3 --engine model
