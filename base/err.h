@@ -14,10 +14,14 @@ enum { SC_OK = 0, SC_ERUNTIME = -1, SC_EINPUT = -2 };
 #define SC_MUST_CHECK
 #endif
 
+/* text's size: a layout parse error lists every layout kind and fsdp2's spelling (model/spec_layout.c
+ * layout_hint); a buffer that keeps a copy of text is sized from it, not from a number of its own. */
+enum { SC_ERR_TEXT = 512 };
+
 typedef struct sc_err {
     char source[256]; /* file name, option name ("--nodes") or "" */
     char path[128];   /* JSON path ("$.node.nic.bandwidth_Gbps") or "" */
-    char text[256];   /* what was expected and what was found */
+    char text[SC_ERR_TEXT]; /* what was expected and what was found */
 } sc_err;
 
 /* Fill err (if non-NULL) and return code; text is printf-style. */

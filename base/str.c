@@ -79,3 +79,12 @@ int str_nearest_all(const char *k, const char *const *known, char *out, unsigned
         }
     return total;
 }
+
+int str_did_you_mean(const char *k, const char *const *known, char *out, unsigned long n)
+{
+    char near[256];
+    int nn = str_nearest_all(k, known, near, sizeof near);
+    if (n)
+        snprintf(out, n, "%s%s%s", nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
+    return nn;
+}

@@ -18,5 +18,8 @@ const char *str_nearest(const char *k, const char *const *known);
 /* Every entry of known[] at that nearest distance (within the same limit), in their order, as
  * "a", "a or b", "a, b or c" into out (n bytes); returns how many, 0 (out "") when none. */
 int str_nearest_all(const char *k, const char *const *known, char *out, unsigned long n);
+/* The same as an error's tail: "; did you mean a or b?" into out (n bytes), "" when none is near;
+ * returns how many were named. */
+int str_did_you_mean(const char *k, const char *const *known, char *out, unsigned long n);
 
 #endif

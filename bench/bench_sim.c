@@ -36,7 +36,7 @@ typedef struct job {
 
 typedef struct outcome {
     int rc;
-    char err[256];
+    char err[SC_ERR_TEXT]; /* a copy of an sc_err's text */
     double wall_s, step_s, an_step_s, maxrss_MiB;
     unsigned long long events, stale, retimed;
     double vm_MiB;

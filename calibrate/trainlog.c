@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 
 /* The keys of a format, tried in order on each line (the first found counts), the metric of
  * their value and its scale to the metric's unit. */
@@ -99,11 +100,18 @@ int tl_parse(const char *format, const char *text, const char *file, int warmup,
     for (int i = 0; i < N_FORMATS; i++)
         if (!strcmp(FORMATS[i].name, format))
             f = &FORMATS[i];
-    if (!f)
+    if (!f) { /* a typo of a format's name ("deepspeeed", "DeepSpeed") names it */
+        const char *names[N_FORMATS + 1];
+        for (int i = 0; i < N_FORMATS; i++)
+            names[i] = FORMATS[i].name;
+        names[N_FORMATS] = NULL;
+        char say[160];
+        str_did_you_mean(format, names, say, sizeof say);
         return sc_err_set(err, SC_EINPUT, "--log", "",
                           "expected FORMAT:FILE with FORMAT deepspeed, megatron, torchtitan, composer, hf-trainer or "
-                          "nanotron, got \"%.40s\"",
-                          format);
+                          "nanotron, got \"%.40s\"%s",
+                          format, say);
+    }
     snprintf(out->format, sizeof out->format, "%s", f->name);
     size_t cap = 64;
     int n = 0, n_mfu = 0, metric = -1;

@@ -67,7 +67,10 @@ static int own(int opt, const char *arg, void *ctx)
     sc_err err;
     if (opt == 'o')
         o->out = arg;
-    else if (opt == 2100)
+    else if (opt == 2100 && !*arg) { /* said for the option, not the configs folder */
+        sc_err_set(&err, SC_EINPUT, "--calibration", "", "expected a name or a path, got nothing");
+        return cli_fail(&err, SC_EINPUT);
+    } else if (opt == 2100)
         o->base = arg;
     else if (opt == 2102)
         o->shape_case = arg;
@@ -214,8 +217,10 @@ int cmd_calibrate_anchor(int argc, char **argv)
     cli_setup_init(&s, argv[0]);
     o.warmup = -1;
     int rc = cli_getopt(argc, argv, "calibrate anchor", HELP, extra, 5, &s, own, &o);
-    if (rc || (optind >= argc && !o.n_logs))
-        return rc ? rc : cli_usage_error("calibrate anchor", "expected one or more runs (case files or --log)");
+    if (rc) /* -1: --help was printed, exit 0 (as cli_args); else the option error's status */
+        return rc < 0 ? 0 : rc;
+    if (optind >= argc && !o.n_logs)
+        return cli_usage_error("calibrate anchor", "expected one or more runs (case files or --log)");
     sc_err err;
     if (!o.out) {
         sc_err_set(&err, SC_EINPUT, "-o", "", "required: the calibration file to write");
@@ -241,13 +246,15 @@ int cmd_calibrate_anchor(int argc, char **argv)
     cal_anchor_report rep;
     if (!cases || !runs || !base || !out)
         rc = sc_err_set(&err, SC_ERUNTIME, "calibrate anchor", "", "out of memory");
-    for (int i = 0; i < nc && !rc; i++)
-        rc = load_run(&s, argv[optind + i], &cases[i], &runs[i], &err);
+    /* the logs before the case files: "--log deepspeed run.log" (a space for the colon) is said
+     * as --log's error, not as run.log failing to read as a case file */
     cal_anchor_run shape;
     if (!rc && o.n_logs)
         rc = log_shape(&s, &o, &cases[nc], &shape, &err);
     for (int i = 0; i < o.n_logs && !rc; i++)
         rc = load_log(o.logs[i], o.warmup, &shape, &runs[nc + i], s.json ? stderr : stdout, &err);
+    for (int i = 0; i < nc && !rc; i++)
+        rc = load_run(&s, argv[optind + i], &cases[i], &runs[i], &err);
     const char *roots[2] = {s.config_roots[0], s.config_roots[1]};
     if (!rc && (o.base || !nc)) { /* logs only: the shape's cluster's calibration */
         rc = pred_calib_load(runs[0].cluster, o.base, roots, 2, base, base_path, sizeof base_path, &err);

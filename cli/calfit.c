@@ -165,6 +165,8 @@ int cmd_calibrate_fit(int argc, char **argv)
     if (o.base && !strcmp(o.base, "defaults")) {
         cal_fit_defaults(&s.cluster, &base);
         snprintf(base_path, sizeof base_path, "built-in defaults (%s)", base.source);
+    } else if (o.base && !*o.base) {
+        return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--base", "", "expected a name or a path, got nothing"));
     } else if (o.base && ((rc = cli_resolve(&s, "calibrations", o.base, base_path, sizeof base_path, &err)) ||
                           (rc = cost_calib_load(base_path, &base, &err)))) {
         return cli_fail(&err, rc);

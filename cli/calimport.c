@@ -63,22 +63,29 @@ int cmd_calibrate_import(int argc, char **argv)
         default: return cli_getopt_error("calibrate import", c, argv, lo);
         }
     }
-    if (optind >= argc || strcmp(argv[optind], "nccl-tests"))
-        return cli_usage_error("calibrate import", "expected the format: nccl-tests");
+    char what[200]; /* each usage error says what it got, as the rest of the CLI does */
+    if (optind >= argc || strcmp(argv[optind], "nccl-tests")) {
+        snprintf(what, sizeof what, "expected the format first, nccl-tests, got %s%.100s%s", optind < argc ? "'" : "nothing",
+                 optind < argc ? argv[optind] : "", optind < argc ? "'" : "");
+        return cli_usage_error("calibrate import", what);
+    }
     optind++;
     if (optind >= argc)
         return cli_usage_error("calibrate import", "expected one or more nccl-tests logs");
     if (!outp)
         return cli_usage_error("calibrate import", "expected -o measurements.json");
-    if (o.kind && strcmp(o.kind, "all-reduce") && strcmp(o.kind, "all-gather") && strcmp(o.kind, "reduce-scatter"))
-        return cli_usage_error("calibrate import", "--kind: expected all-reduce, all-gather or reduce-scatter");
+    if (o.kind && strcmp(o.kind, "all-reduce") && strcmp(o.kind, "all-gather") && strcmp(o.kind, "reduce-scatter")) {
+        snprintf(what, sizeof what, "--kind: expected all-reduce, all-gather or reduce-scatter, got '%.100s'", o.kind);
+        return cli_usage_error("calibrate import", what);
+    }
     static const char *const algos[] = {"ring", "tree", "nvls", "nvls-tree", "pat"};
     if (o.algorithm) {
         int ok = 0;
         for (int i = 0; i < 5; i++)
             ok |= !strcmp(o.algorithm, algos[i]);
+        snprintf(what, sizeof what, "--algorithm: expected ring, tree, nvls, nvls-tree or pat, got '%.100s'", o.algorithm);
         if (!ok)
-            return cli_usage_error("calibrate import", "--algorithm: expected ring, tree, nvls, nvls-tree or pat");
+            return cli_usage_error("calibrate import", what);
     }
     sc_err err;
     json_t *doc;

@@ -24,7 +24,8 @@ int cmd_list(int argc, char **argv) SC_MUST_CHECK;
 int cmd_accuracy(int argc, char **argv) SC_MUST_CHECK;
 
 /* Run getopt_long over argv with the shared options plus `extra`; unknown options give the
- * one-line error. Returns 0 to go on, or the exit status (help printed: 0; error: 2). Calls
+ * one-line error. Returns 0 to go on, -1 when --help was printed (the command exits 0:
+ * cli_args maps it), or the exit status of an error (2). Calls
  * `own(opt, optarg, ctx)` for options in `extra`, which returns 0 or an exit status. */
 struct cli_setup;
 struct option;

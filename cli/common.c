@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <strings.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,27 @@ int cli_parse_int_list(const char *arg, const char *source, int *out, int max, i
     if (*n == 0)
         return sc_err_set(err, SC_EINPUT, source, "", "expected a number or a list, got \"%s\"", arg);
     return 0;
+}
+
+/* --framework NAME[@RELEASE] refused: a name one typo away is named ("deepsped": deepspeed), a
+ * known name with a release that does not parse says so; SC_EINPUT. */
+static int framework_error(const char *arg, sc_err *err)
+{
+    const char *names[N_FRAMEWORKS + 1];
+    for (int i = 0; i < N_FRAMEWORKS; i++)
+        names[i] = spec_framework_str((spec_framework)i);
+    names[N_FRAMEWORKS] = NULL;
+    char name[64], say[160];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "@"), arg);
+    if (spec_framework_parse(name) >= 0)
+        return sc_err_set(err, SC_EINPUT, "--framework", "",
+                          "expected a release after '@' as MAJOR.MINOR[.PATCH] (deepspeed@0.5; only deepspeed's "
+                          "are modelled), got \"%s\"", arg);
+    str_did_you_mean(name, names, say, sizeof say);
+    return sc_err_set(err, SC_EINPUT, "--framework", "",
+                      "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may follow: "
+                      "deepspeed@0.5)%s",
+                      arg, say);
 }
 
 /* --reduce-dtype, --optimizer and the element-wise on|off flags (issue 27). */
@@ -231,10 +253,7 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
     case 1015: {
         int ver;
         if (spec_framework_parse_at(arg, &ver) < 0)
-            return sc_err_set(err, SC_EINPUT, "--framework", "",
-                              "expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"%s\" (a release may "
-                              "follow: deepspeed@0.5)",
-                              arg);
+            return framework_error(arg, err);
         if (ver && spec_framework_parse_at(arg, &ver) != FW_DEEPSPEED) /* framework.c models DeepSpeed's releases only */
             return sc_err_set(err, SC_EINPUT, "--framework", "",
                               "expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "
@@ -259,6 +278,13 @@ int cli_setup_opt(cli_setup *s, int opt, const char *arg, sc_err *err)
 
 int cli_resolve(const cli_setup *s, const char *kind, const char *name, char *out, size_t n, sc_err *err)
 {
+    /* an empty value (--cluster ""): said for the option, not for the configs folder it names */
+    static const char *const OPT[][2] = {{"clusters", "--cluster"},         {"models", "--model"},
+                                         {"scenarios", "--scenario"},       {"training", "--training"},
+                                         {"stacks", "--stack"}}; /* calibrations: --calibration or --base */
+    for (size_t i = 0; (!name || !*name) && i < sizeof OPT / sizeof OPT[0]; i++)
+        if (!strcmp(kind, OPT[i][0]))
+            return sc_err_set(err, SC_EINPUT, OPT[i][1], "", "expected a name or a path, got nothing");
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return spec_resolve(kind, name, roots, 2, out, n, err);
 }
@@ -327,6 +353,21 @@ static int apply_stack(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* "zero3,ddp" or "zero3 mics:p=8": a layout and more in one argument (a layout's options follow
+ * its ':', so a comma before any ':', or a space, ends it); 1 with the first in first[n] when it
+ * parses alone, else 0. */
+static int two_layouts(const char *str, char *first, size_t n)
+{
+    size_t k = strcspn(str, ", :");
+    if (str[k] != ',' && str[k] != ' ')
+        k = strcspn(str, " ");
+    if (!str[k] || !k)
+        return 0;
+    snprintf(first, n, "%.*s", (int)k, str);
+    spec_layout l;
+    return spec_layout_parse(first, &l, NULL) == 0;
+}
+
 static int add_layout(cli_setup *s, const char *str, const char *source, sc_err *err)
 {
     if (s->n_layouts >= CLI_MAX_LAYOUTS)
@@ -338,6 +379,10 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
     }
     int rc = spec_layout_parse(str, &s->layouts[s->n_layouts], err);
     if (rc) {
+        char first[128];
+        if (two_layouts(str, first, sizeof first))
+            sc_err_set(err, SC_EINPUT, "", "", "expected one layout, got \"%.100s\": give each its own --layout "
+                       "(--layout %s --layout ...)", str, first);
         snprintf(err->source, sizeof err->source, "%s", source);
         return rc;
     }
@@ -491,6 +536,31 @@ static int setup_scenario(cli_setup *s, sc_err *err)
     return 0;
 }
 
+/* A spec file refused for a key it does not know, which is another kind of config: a Hugging
+ * Face config.json (a string model_type, which no spec has) or a DeepSpeed ds_config
+ * (zero_optimization or train_micro_batch_size_per_gpu): say so and the option that reads it
+ * (--model hf:FILE, --ds-config FILE); else err stands. SC_EINPUT either way. */
+static int other_config(const char *path, const char *given, sc_err *err)
+{
+    struct stat st; /* a named pipe was read once already: not opened again */
+    if (strncmp(err->text, "unknown key", 11) || stat(path, &st) || !S_ISREG(st.st_mode))
+        return SC_EINPUT;
+    json_t *root = json_load_file(path, 0, NULL);
+    int hf = json_is_string(json_object_get(root, "model_type"));
+    const char *ds = json_object_get(root, "zero_optimization")                 ? "zero_optimization"
+                     : json_object_get(root, "train_micro_batch_size_per_gpu") ? "train_micro_batch_size_per_gpu"
+                                                                               : NULL;
+    json_decref(root);
+    if (hf)
+        sc_err_set(err, SC_EINPUT, path, "",
+                   "a Hugging Face config.json (it has model_type), not a shardcast spec: give --model %s%.200s",
+                   SPEC_HF_PREFIX, given);
+    else if (ds)
+        sc_err_set(err, SC_EINPUT, path, "",
+                   "a DeepSpeed ds_config (it has %s), not a shardcast spec: give --ds-config %.200s", ds, given);
+    return SC_EINPUT;
+}
+
 /* The training file, the DeepSpeed and Accelerate configs (their layouts, unless --layout), then
  * the --layout and --nodes arguments. */
 static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
@@ -502,9 +572,10 @@ static int setup_files(cli_setup *s, setup_said *said, sc_err *err)
                           "a job runs under one framework: give --ds-config (DeepSpeed) or --accelerate-config "
                           "(FSDP), not both");
     if (s->training_file) {
-        if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)) ||
-            (rc = spec_load_training(path, &s->training, err)))
+        if ((rc = cli_resolve(s, "training", s->training_file, path, sizeof path, err)))
             return rc;
+        if ((rc = spec_load_training(path, &s->training, err)))
+            return rc == SC_EINPUT ? other_config(path, s->training_file, err) : rc;
     }
     if (s->ds_config) {
         spec_layout l;
@@ -663,7 +734,7 @@ static int setup_model(cli_setup *s, sc_err *err)
         fprintf(stderr, "shardcast: model from %s\n", derived); /* for the user to check */
     } else if ((rc = cli_resolve(s, "models", model, path, sizeof path, err)) ||
                (rc = spec_load_model(path, &s->model, err))) {
-        return rc;
+        return rc == SC_EINPUT ? other_config(path, model, err) : rc;
     }
     if (s->ds_config) /* "auto" buckets: Hugging Face sizes them from the hidden size */
         spec_ds_resolve_auto(&s->ds_report, s->model.hidden, &s->training);
@@ -885,8 +956,12 @@ int cli_getopt(int argc, char **argv, const char *cmd, const char *help, const s
         int rc = idx >= 0 && idx < n_common ? not_taken(s, cmd, all[idx].name) : 0;
         if (rc)
             return rc;
-        if (idx >= 0 && idx < n_common && !s->first_shared && strcmp(all[idx].name, "json"))
-            s->first_shared = all[idx].name;
+        if (idx >= 0 && idx < n_common && strcmp(all[idx].name, "json")) {
+            if (!s->first_shared)
+                s->first_shared = all[idx].name;
+            if (s->n_shared_given < (int)(sizeof s->shared_given / sizeof s->shared_given[0]))
+                s->shared_given[s->n_shared_given++] = all[idx].name;
+        }
         sc_err err;
         rc = cli_setup_opt(s, opt, optarg, &err);
         if (rc < 0)
@@ -927,7 +1002,10 @@ int cli_args(int argc, char **argv, const char *cmd, const char *help, const str
         return 1;
     }
     if (argc - optind != positional) {
-        *status = cli_usage_error(cmd, what ? what : "unexpected argument");
+        char stray[160]; /* what=NULL: no positional taken, the first stray one named */
+        snprintf(stray, sizeof stray, "unexpected argument '%.100s'%s", optind < argc ? argv[optind] : "",
+                 argc - optind > 1 ? " (and more)" : "");
+        *status = cli_usage_error(cmd, what ? what : stray);
         return 1;
     }
     return 0;

@@ -43,6 +43,9 @@ typedef struct cli_setup {
     const char *first_shared;              /* the first shared option given but --json (its long
                                             * name), NULL none: for commands that take them only
                                             * in some uses */
+    const char *shared_given[16];          /* the shared options given but --json, in order (the
+                                            * first 16): what a use would ignore is named */
+    int n_shared_given;
     /* loaded */
     spec_cluster cluster;
     spec_model model;
@@ -91,7 +94,8 @@ typedef struct cli_setup {
     "  --model NAME|FILE      model spec (configs/models), e.g. gpt3-175b; or a Hugging Face\n"     \
     "                         config.json: hf:path/config.json[,seq=N]\n"                          \
     "  --nodes LIST           node counts: 16 | 2,4,8 | 4..64 (doubling)\n"                          \
-    "  --layout L             layout, repeatable or comma-free list: ddp zero1[:p=P] zero2[:p=P]\n"  \
+    "  --layout L             one layout; repeat the option for more (a layout's options take\n"    \
+    "                         the commas): ddp zero1[:p=P] zero2[:p=P]\n"                           \
     "                         zero3[:cp=C] (= fsdp2:dp=D,cp=C) mics:p=P[,hier=0]\n"                  \
     "                         fsdp2:dp=D[,cp=C],t=T[,p=P][,asynctp=1][,schedule=S] (torchtitan\n"  \
     "                         2-D to 4-D: FSDP2 over D x C, sequence-parallel TP over T in a\n"     \

@@ -2,6 +2,7 @@
  * so a user can check parameters and FLOPs against the paper. Not here: any layout. */
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../model/stack.h"
 #include "../model/workload.h"
@@ -20,7 +21,7 @@ static const char HELP[] =
     "                         config.json: hf:path/config.json[,seq=N]\n"
     "  --training FILE|NAME   training spec (micro-batch, precision, checkpointing, ...)\n"
     "  --micro-batch B        sequences per micro-step (default 1)\n"
-    "  --precision P          bf16 | fp16 | fp32\n"
+    "  --precision P          bf16 | fp16 | fp32 | tf32 | fp8 (default bf16)\n"
     "  --checkpointing on|off full activation checkpointing (default on)\n"
     "  --hidden-dropout P, --attention-dropout P  dropout probabilities (0: no kernels, no masks;\n"
     "                         default: framework megatron 0.1, else 0.1 for GELU, 0 for SwiGLU;\n"
@@ -70,8 +71,18 @@ int cmd_describe(int argc, char **argv)
     if (cli_args(argc, argv, "describe", HELP, NULL, 0, &s, NULL, NULL, 0, NULL, &rc))
         return rc;
     sc_err err;
-    if (s.stack && !s.model_name)
+    if (s.stack && !s.model_name) {
+        /* the bundle alone: an option about a model's layers would be ignored, so it is refused */
+        for (int i = 0; i < s.n_shared_given; i++)
+            if (strcmp(s.shared_given[i], "stack")) {
+                char opt[64];
+                snprintf(opt, sizeof opt, "--%s", s.shared_given[i]);
+                return cli_fail(&err, sc_err_set(&err, SC_EINPUT, opt, "",
+                                                 "describe --stack alone prints the stack's values and would ignore "
+                                                 "this option; add --model M to describe a model with the stack, or drop it"));
+            }
         return describe_stack(&s);
+    }
     if ((rc = cli_setup_load(&s, NEED_MODEL, &err)))
         return cli_fail(&err, rc);
     wl w;

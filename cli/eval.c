@@ -99,6 +99,8 @@ int cli_calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *
 static int calib_load(const cli_setup *s, const char *arg, cli_calib *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (arg && !*arg) /* --calibration "": said for the option, not the configs folder */
+        return sc_err_set(err, SC_EINPUT, "--calibration", "", "expected a name or a path, got nothing");
     const char *roots[2] = {s->config_roots[0], s->config_roots[1]};
     return pred_calib_load(&s->cluster, arg, roots, 2, &out->cal, out->path, sizeof out->path, err);
 }
@@ -133,7 +135,7 @@ int cli_sim_opt(exec_opts *so, int opt, const char *arg, sc_err *err)
     case 3000:
         so->jitter = strtod(arg, &end);
         if (end == arg || *end || !(so->jitter >= 0 && so->jitter < 1))
-            return sc_err_set(err, SC_EINPUT, "--jitter", "", "expected a relative sd from 0 to 1, got \"%s\"", arg);
+            return sc_err_set(err, SC_EINPUT, "--jitter", "", "expected a relative sd from 0 to below 1, got \"%s\"", arg);
         return 1;
     case 3001: {
         int r;

@@ -46,6 +46,21 @@ static void usage(FILE *f)
                "--layout zero3 --layout mics:p=16\n");
 }
 
+/* c is no command: said with the commands one typo away ("predcit": predict), or as an unknown
+ * option when it starts with '-'; returns 2. */
+static int unknown_command(const char *c)
+{
+    const char *names[N_CMDS + 1];
+    for (int i = 0; i < N_CMDS; i++)
+        names[i] = CMDS[i].name;
+    names[N_CMDS] = NULL;
+    char what[300], near[120];
+    int nn = c[0] == '-' ? 0 : str_nearest_all(c, names, near, sizeof near);
+    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'%s%s%s", c,
+             nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
+    return cli_usage_error(NULL, what);
+}
+
 int main(int argc, char **argv)
 {
     /* GSL reports errors as return values (each call site checks them) instead of aborting the
@@ -57,15 +72,15 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *c = argv[1];
-    if (!strcmp(c, "help") && argc == 3) { /* "shardcast help predict": that command's --help */
+    if (!strcmp(c, "help") && argc >= 3) {
+        /* "shardcast help predict" / "help calibrate anchor": that command's --help (what
+         * follows the subcommand is not read); an unknown one as "shardcast predcit" is said */
         for (int i = 0; i < N_CMDS; i++)
             if (!strcmp(argv[2], CMDS[i].name)) {
-                char *av[] = {argv[2], "--help", NULL};
-                return CMDS[i].run(2, av);
+                char *av[] = {argv[2], argc >= 4 ? argv[3] : "--help", "--help", NULL};
+                return CMDS[i].run(argc >= 4 ? 3 : 2, av);
             }
-        char what[160];
-        snprintf(what, sizeof what, "unknown command '%.100s'", argv[2]);
-        return cli_usage_error(NULL, what);
+        return unknown_command(argv[2]);
     }
     if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
         usage(stdout);
@@ -78,13 +93,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < N_CMDS; i++)
         if (!strcmp(c, CMDS[i].name))
             return CMDS[i].run(argc - 1, argv + 1);
-    const char *names[N_CMDS + 1];
-    for (int i = 0; i < N_CMDS; i++)
-        names[i] = CMDS[i].name;
-    names[N_CMDS] = NULL;
-    char what[300], near[120];
-    int nn = c[0] == '-' ? 0 : str_nearest_all(c, names, near, sizeof near); /* "predcit": predict */
-    snprintf(what, sizeof what, c[0] == '-' ? "unknown option '%.100s'" : "unknown command '%.100s'%s%s%s", c,
-             nn ? "; did you mean " : "", nn ? near : "", nn ? "?" : "");
-    return cli_usage_error(NULL, what);
+    return unknown_command(c);
 }

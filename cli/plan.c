@@ -14,7 +14,9 @@
 
 #include "commands.h"
 #include "eval.h"
+#include "../base/str.h"
 #include "../predict/plan.h"
+#include "../predict/ratio.h"
 
 /* The help: HELP_HEAD, the --layouts entry's family list (help_families), HELP_TAIL. */
 static const char HELP_HEAD[] =
@@ -31,8 +33,11 @@ static const char HELP_HEAD[] =
     "and peak FLOP/s each scaled from 1/4x to 4x (what both depend on alike cancels): when a\n"
     "change within --uncertainty reorders them, the plan says it is too close to call and names\n"
     "that parameter; otherwise it says how large a change would. No candidate exits 1.\n\n" CLI_COMMON_HELP
-    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x grad-accum\n"
-    "                         x GPUs); over 2^26 tokens per step is refused as a likely token count\n"
+    "  --global-batch B       sequences (not tokens) per optimizer step (default: micro-batch x\n"
+    "                         grad-accum x data-parallel replicas, as predict runs it: GPUs /\n"
+    "                         (t x p x cp) for megatron and fsdp2, else GPUs); over 2^26 tokens\n"
+    "                         per step is refused as a likely token count; given, every split of\n"
+    "                         it is searched and --micro-batch / --grad-accum are refused\n"
     "  --objective O          throughput (default: most samples/s) | cost ($ per million samples)\n"
     "  --budget-usd-per-hour X  only node counts whose price per hour is within X\n"
     ;
@@ -40,7 +45,7 @@ static const char HELP_TAIL[] =
     "\n                         --framework runs; zero3-offload: parameters on GPU, host or\n"
     "                         NVMe x optimizer on host or NVMe, NVMe where the cluster has it;\n"
     "                         megatron: t, p, vp with sequence parallelism and\n"
-    "                         the distributed optimizer, at the same global batch;\n"
+    "                         the distributed optimizer (--global-batch: at that batch);\n"
     "                         fsdp2-tp: fsdp2:dp=D,t=T, T in 2, 4, 8 inside a node, also\n"
     "                         asynctp=1 when compiled (torchtitan needs torch.compile);\n"
     "                         fsdp2-pp: fsdp2:dp=D,t=T,p=P, T in 1, 2, 4, 8, P dividing the\n"
@@ -144,7 +149,7 @@ static int own(int opt, const char *arg, void *ctx)
     case 2008:
         o->headroom_GiB = strtod(arg, &end);
         if (end == arg || *end || !(o->headroom_GiB >= 0 && o->headroom_GiB < 1e6))
-            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB >= 0, got \"%s\"", arg));
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--headroom-GiB", "", "expected a number of GiB from 0 to below 1e6, got \"%s\"", arg));
         return 0;
     case 2009:
         o->threads = (int)strtol(arg, &end, 10);
@@ -191,11 +196,34 @@ static int said_layouts(int argc, char **argv)
     return plural;
 }
 
-/* A --layouts word that is neither a family nor a layout (no ':', so no layout's options): say
- * the families, which the layouts' own hint does not list (fsdp2-tp, fsdp2-pp), into err; 0
- * when every word is one or the other (the layout parser's message stands). */
+/* --micro-batch or --grad-accum beside --global-batch: plan searches every split of the global
+ * batch, so the option would change nothing; refused by name (SC_EINPUT), else 0. */
+static int split_given(const cli_setup *s, double global_batch, sc_err *err)
+{
+    for (int i = 0; global_batch > 0 && i < s->n_shared_given; i++)
+        if (!strcmp(s->shared_given[i], "micro-batch") || !strcmp(s->shared_given[i], "grad-accum")) {
+            char opt[64];
+            snprintf(opt, sizeof opt, "--%s", s->shared_given[i]);
+            return sc_err_set(err, SC_EINPUT, opt, "",
+                              "plan searches every micro-batch x accumulation split of --global-batch %.0f and "
+                              "this option would be ignored: drop it, or drop --global-batch (the batch is then "
+                              "micro-batch x grad-accum per replica)", global_batch);
+        }
+    return 0;
+}
+
+/* A --layouts word that is neither a family nor a layout (no ':', so no layout's options) into
+ * err: a typo of "all" or of a family names them ("zro3": zero3; ties: "zero1, zero2 or zero3",
+ * through str_nearest_all as every other name), else the families, which the layouts' own hint
+ * does not list (fsdp2-tp, fsdp2-pp); 0 when every word is one or the other (the layout parser's
+ * message stands). */
 static int bad_family(const cli_setup *s, sc_err *err)
 {
+    const char *known[64] = {"all"};
+    int nk = 1;
+    for (int k = 0; k < ps_n_families() && nk < 63; k++)
+        known[nk++] = ps_family_name(k);
+    known[nk] = NULL;
     for (int i = 0; i < s->n_layout_args; i++) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", s->layout_args[i]);
@@ -206,11 +234,14 @@ static int bad_family(const cli_setup *s, sc_err *err)
             spec_layout l;
             if (!strcmp(w, "all") || ps_family_mask(w) || !spec_layout_parse(w, &l, NULL))
                 continue;
-            char names[256];
+            char near[160], names[256];
+            if (str_nearest_all(w, known, near, sizeof near))
+                return sc_err_set(err, SC_EINPUT, "--layouts", "", "unknown family or layout \"%s\"; did you mean %s? "
+                                  "(families: shardcast plan --help)", w, near);
             size_t o = 0;
             names[0] = '\0';
-            for (int k = 0; k < ps_n_families() && o < sizeof names; k++)
-                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", k ? ", " : "", ps_family_name(k));
+            for (int k = 1; k < nk && o < sizeof names; k++)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", k > 1 ? ", " : "", known[k]);
             return sc_err_set(err, SC_EINPUT, "--layouts", "", "expected all, a family (%s) or a layout, got \"%s\"",
                               names, w);
         }
@@ -281,7 +312,7 @@ static int plan_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *ca
         *rc = cli_fail(&err, *rc);
         return 1;
     }
-    if ((*rc = batch_is_sequences(s, o->global_batch, &err))) {
+    if ((*rc = batch_is_sequences(s, o->global_batch, &err)) || (*rc = split_given(s, o->global_batch, &err))) {
         *rc = cli_fail(&err, *rc);
         return 1;
     }
@@ -368,8 +399,9 @@ static void none_text(const cli_setup *s, const opts *o, const pl_stats *st, dou
                  o->budget, s->nodes[0], s->cluster.name, s->nodes[0] * s->cluster.price_usd_per_hour);
     } else if (st->over_budget + st->no_split == s->n_nodes) {
         snprintf(none, len,
-                 "no candidate: the global batch (%.0f sequences) is not a whole number of sequences per GPU on "
-                 "any node count within the budget (%d GPUs per node); change --global-batch or --nodes",
+                 "no candidate: the global batch (%.0f sequences) is not a whole number of sequences per GPU (per "
+                 "data-parallel replica for megatron and fsdp2 with t, p or cp) on any node count within the budget "
+                 "(%d GPUs per node); change --global-batch or --nodes",
                  o->global_batch > 0 ? o->global_batch : 0.0, s->cluster.gpus_per_node);
     } else {
         snprintf(none, len, "no candidate: no layout of those asked for is valid on these node counts "
@@ -452,6 +484,14 @@ static void plan_table(const pl_plan *p)
     if (pl_stats_of(p)->n_twins)
         printf("   (%ld candidates with numbers identical to a row above are folded into it: \"+N equivalent\")\n",
                pl_stats_of(p)->n_twins);
+    /* without --global-batch a replica-batched layout (megatron, fsdp2 with t/p/cp) runs the
+     * micro-batch per replica, as predict does: rows at other batches are said, not hidden */
+    int mixed = 0;
+    for (int i = 1; i < shown; i++)
+        mixed |= !ratio_same_batch(&pl_cand(p, 0)->pt.r, &pl_cand(p, (size_t)i)->pt.r);
+    if (mixed)
+        printf("   (rows run different global batches, compared per sample: megatron and fsdp2 with t, p or cp\n"
+               "    count the micro-batch per model replica, as predict does; --global-batch B holds every row to B)\n");
 }
 
 int cmd_plan(int argc, char **argv)
@@ -512,9 +552,9 @@ int cmd_plan(int argc, char **argv)
     char lay[64];
     spec_layout_str(&w->pt.layout, lay, sizeof lay);
     /* the global batch the split divides (the search holds it; the header does not say it) */
-    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d (global batch %.0f sequences): %s\n", lay, w->pt.nodes,
-           w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch, w->pt.training.grad_accum, w->pt.r.samples_per_step,
-           pl_why(p));
+    printf("\nrecommended: %s on %d node%s, micro-batch %d x %d (global batch %.0f sequence%s): %s\n", lay,
+           w->pt.nodes, w->pt.nodes == 1 ? "" : "s", w->pt.training.micro_batch, w->pt.training.grad_accum,
+           w->pt.r.samples_per_step, w->pt.r.samples_per_step == 1 ? "" : "s", pl_why(p));
     if (verdict[0])
         printf("%s\n", verdict);
     pl_free(p);

@@ -483,7 +483,7 @@ int pd_timeline(const char *path, int nranks, FILE *data, FILE *vars, char *titl
     gp_array(vars, "rowlab", (int)(per * (long)shown));
     for (size_t k = 0; k < shown; k++) {
         sel[k] = lanes[k];
-        char who[64], lab[80];
+        char who[64], lab[sizeof who + 32]; /* who, " comm " and a long's digits */
         if (lanes[k].rank >= 0 && lanes[k].stage >= 0) /* a pipeline's: its stage too */
             snprintf(who, sizeof who, "rank %ld stage %ld", lanes[k].rank, lanes[k].stage);
         else if (lanes[k].rank >= 0)

@@ -373,11 +373,12 @@ static int batches_differ(const cli_point *row, int n)
 static void node_heading(const cli_point *row, int n)
 {
     if (!batches_differ(row, n)) {
-        printf("\n%d node%s, %d GPUs, global batch %.0f sequences\n", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
-               row->r.samples_per_step);
+        printf("\n%d node%s, %d GPU%s, global batch %.0f sequence%s\n", row->nodes, row->nodes == 1 ? "" : "s",
+               row->gpus, row->gpus == 1 ? "" : "s", row->r.samples_per_step, row->r.samples_per_step == 1 ? "" : "s");
         return;
     }
-    printf("\n%d node%s, %d GPUs, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus);
+    printf("\n%d node%s, %d GPU%s, global batch per row (sequences):", row->nodes, row->nodes == 1 ? "" : "s", row->gpus,
+           row->gpus == 1 ? "" : "s");
     for (int li = 0; li < n; li++) {
         char lay[64];
         printf("%s %s %.0f", li ? "," : "", spec_layout_str(&row[li].layout, lay, sizeof lay), row[li].r.samples_per_step);
@@ -475,6 +476,15 @@ static void predict_notes(const cli_setup *s, const opts *o, const cli_point *pt
         printf("speed-up: the first layout's step time over each row's at the same node count, micro-batch split and "
                "engine (%s); a fixed split, not each layout's best (shardcast plan searches the splits).\n",
                o->engine == ENGINE_SIM ? "all simulated" : "all analytical");
+    /* the rows' base shows no numbers when it does not fit: said, not left for the reader to miss */
+    for (int ni = 0; ni < s->n_nodes && !o->ignore_memory && s->n_layouts > 1; ni++)
+        if (!pts[ni * s->n_layouts].r.mem.fits) {
+            char lay[64];
+            spec_layout_str(&pts[ni * s->n_layouts].layout, lay, sizeof lay);
+            printf("speed-up base: %s does not fit (OOM above): the speed-ups are over its step time as if it did "
+                   "(--ignore-memory shows it; list a layout that fits first to compare with that)\n", lay);
+            break;
+        }
     /* which simulation ran: every rank, or the exact-symmetric quotient (sim/exec_sym.c) */
     int sym_runs = 0, least = 0, most = 0, of = 0;
     for (int i = 0; i < np; i++) {

@@ -24,7 +24,7 @@ static const char HELP[] =
     "writes the same CSV as a serial run. A point that cannot be predicted (a layout that does not\n"
     "fit that node count, a strong-scaling batch that does not split) is written as a row with its\n"
     "reason in the last column, error, and reported on stderr; the exit status is then 1.\n\n" CLI_SHAPE_HELP
-    "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch)\n"
+    "  --micro-batches LIST   micro-batch sizes to sweep, e.g. 1,2,4 (default: --micro-batch; not both)\n"
     "  --calibration F|NAME   cost-model parameters (default: configs/calibrations/<cluster>.json;\n"
     "                         defaults: the built-in values, no file)\n"
     "  --engine model|sim|both  engine (default model; both: a row for each)\n"
@@ -121,7 +121,10 @@ static int own(int opt, const char *arg, void *ctx)
     case 2000: o->calibration = arg; return 0;
     case 2001:
         o->both = !strcmp(arg, "both");
-        return o->both || !cli_parse_engine(arg, &o->engine, &err) ? 0 : cli_fail(&err, SC_EINPUT);
+        if (o->both || !cli_parse_engine(arg, &o->engine, &err))
+            return 0;
+        sc_err_set(&err, SC_EINPUT, "--engine", "", "expected model, sim or both, got \"%s\"", arg); /* sweep's three */
+        return cli_fail(&err, SC_EINPUT);
     case 2005:
         if (strcmp(arg, "weak") && strcmp(arg, "strong"))
             return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--scaling", "", "expected weak or strong, got \"%s\"", arg));
@@ -159,8 +162,15 @@ static const char *point_invalid(const cli_setup *s, const opts *o, int nodes, c
         long global = (long)mb * s->training.grad_accum * s->nodes[0] * s->cluster.gpus_per_node;
         long gpus = (long)nodes * s->cluster.gpus_per_node;
         if (global % gpus) {
-            snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld GPUs", global,
-                     gpus);
+            /* said in the step's sequences: a replica of `share` GPUs runs one micro-batch (spec.h),
+             * global and gpus are both share x the step's sequences and its replicas */
+            long share = spec_layout_batch_share(l);
+            if (share > 1 && global % share == 0 && gpus % share == 0)
+                snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld "
+                         "data-parallel replicas (%ld GPUs / %ld)", global / share, gpus / share, gpus, share);
+            else
+                snprintf(why, n, "strong scaling: the global batch of %ld sequences does not split over %ld GPUs",
+                         global, gpus);
             return why;
         }
         long per = global / gpus;
@@ -246,7 +256,7 @@ static int sweep_points(cli_setup *s, const opts *o, const sgrid *g, const cli_c
         int mi = (int)(q % g->n_mb);
         int ei = (int)(q / g->n_mb);
         spec_training tr;
-        char why[256];
+        char why[SC_ERR_TEXT]; /* a copy of an sc_err's text */
         if (point_invalid(s, o, s->nodes[ni], &s->layouts[li], g->mbs[mi], &tr, why, sizeof why)) {
             done++;
             continue; /* marked when the CSV is written */
@@ -281,7 +291,7 @@ static void sweep_header(FILE *mem)
 static long sweep_rows(FILE *mem, const cli_setup *s, const opts *o, const sgrid *g, cli_point *pts)
 {
     long n_invalid = 0;
-    char why[256];
+    char why[SC_ERR_TEXT]; /* a copy of an sc_err's text */
     for (long i = 0; i < g->total; i++) {
         long q = i / s->n_nodes;
         int ni = (int)(i % s->n_nodes), li = (int)(q % s->n_layouts), mi = (int)((q / s->n_layouts) % g->n_mb);
@@ -357,6 +367,11 @@ int cmd_sweep(int argc, char **argv)
         return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--json", "",
                                          "sweep writes a CSV (-o FILE, or stdout without -o), not JSON; "
                                          "'shardcast predict ... --json' gives predictions as JSON"));
+    for (int i = 0; o.mbs && i < s.n_shared_given; i++) /* the axis replaces the one value */
+        if (!strcmp(s.shared_given[i], "micro-batch"))
+            return cli_fail(&err, sc_err_set(&err, SC_EINPUT, "--micro-batch", "",
+                                             "--micro-batches %.100s gives the micro-batch sizes and this option "
+                                             "would be ignored: drop one of them", o.mbs));
     cli_calib cal;
     /* nodes x layouts are checked point by point below: an invalid point is a marked row */
     if ((rc = cli_setup_load(&s, NEED_CLUSTER | NEED_MODEL | NEED_LAYOUTS, &err)) ||

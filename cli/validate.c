@@ -269,8 +269,8 @@ static int validate_mape(vrun *v, double tolerance, json_t *mape)
         fail |= bad;
         json_object_set_new(mape, kinds[k].name, json_real(x));
         if (v->show)
-            printf("MAPE %-10s %6.1f%% over %d rows%s\n", kinds[k].name, 100 * x, kinds[k].a->n,
-                   bad ? "  (over the tolerance)" : "");
+            printf("MAPE %-10s %6.1f%% over %d row%s%s\n", kinds[k].name, 100 * x, kinds[k].a->n,
+                   kinds[k].a->n == 1 ? "" : "s", bad ? "  (over the tolerance)" : "");
     }
     if (v->show && v->gemm_unscored)
         printf("%d GEMM row%s not scored: timed as one isolated call under %.0f us, the host's launch inside the "

@@ -218,16 +218,24 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
         snprintf(ver, sizeof ver, "today's");
     const double e = w->elem_bytes;
     const layout_kind_row *r = row_of(l);
+    /* a prefetch depth only where parameters are sharded and gathered before use (ZeRO-3's
+     * kinds, zero3-offload: the kinds table's sharded); ZeRO-1/2 and zero2-offload keep every
+     * parameter on every GPU, nothing to prefetch (zero3-offload is stage 3, not "ZeRO-1/2") */
+    spec_layout_states st;
+    spec_layout_states_of(l, 1, &st);
+    char pf[40] = "";
+    if (st.sharded)
+        snprintf(pf, sizeof pf, ", prefetch depth %d layer(s)", f.prefetch);
     snprintf(buf, n,
-             "DeepSpeed %s: %s, overlap_comm %s%s, reduce_bucket_size %.3g, allgather_bucket_size %.3g elements, "
-             "prefetch depth %d layer(s)%s",
+             "DeepSpeed %s: %s, overlap_comm %s%s, reduce_bucket_size %.3g, allgather_bucket_size %.3g elements%s%s",
              ver,
              f.sync_fetch ? "synchronous per-parameter fetch"
              : r->ds_since && fw_ds_before(t, r->ds_since) ? r->ds_paper
              : zero3_family(l->kind) ? "overlapped fetch"
+             : st.sharded            ? "ZeRO-3 with offload"
                                      : "ZeRO-1/2",
              f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
-             f.allgather_bucket_bytes / e, f.prefetch,
+             f.allgather_bucket_bytes / e, pf,
              f.owner_reduce ? ", gradients reduced to owners"
              : ds_one_group(t, l) ? ", gathers and reductions on one process group (mpu)"
                                   : "");

@@ -53,9 +53,9 @@ static const struct kind_def {
     [LAYOUT_ZERO1] = {"zero1", "p", 0, "zero1:p=8", "zero1[:p=P]", DIV_1, DIV_1, DIV_P_OR_N, USE_WHOLE},
     [LAYOUT_ZERO2] = {"zero2", "p", 0, "zero2:p=8", "zero2[:p=P]", DIV_1, DIV_P_OR_N, DIV_P_OR_N, USE_WHOLE},
     /* cp: context parallelism (model/cp.h; torchtitan spells it fsdp2:dp=D,cp=C); raf=0:
-     * FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the
-     * hint stays "zero3": the parse error's list of every kind must fit sc_err's text) */
-    [LAYOUT_ZERO3] = {"zero3", "raf,cp", 0, "zero3:raf=0", "zero3", DIV_N, DIV_N, DIV_N, USE_LAYER},
+     * FSDP2's fully_shard(reshard_after_forward=False), parsed as shard_grad_op (the two
+     * do not combine: layout_finish) */
+    [LAYOUT_ZERO3] = {"zero3", "raf,cp", 0, "zero3:raf=0", "zero3[:cp=C|raf=0]", DIV_N, DIV_N, DIV_N, USE_LAYER},
     [LAYOUT_MICS] = {"mics", "p,hier", 1, "mics:p=8", "mics:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     [LAYOUT_HSDP] = {"hsdp", "p,sync", 1, "hsdp:p=8", "hsdp:p=P", DIV_P, DIV_P, DIV_P, USE_LAYER},
     /* + hpZ's secondary copy (memory.c) */
@@ -129,13 +129,17 @@ void spec_layout_states_of(const spec_layout *l, int n_ranks, spec_layout_states
     out->keep_full = k->use == USE_MODEL;
 }
 
-/* "ddp, zero1[:p=P], ...": every kind's hint, for the parse errors. */
+/* torchtitan's spelling, which parses to zero3 (parse_fsdp2), last in the list of layouts. */
+static const char FSDP2_HINT[] = "fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S]";
+
+/* "ddp, zero1[:p=P], ..., fsdp2:dp=D[,cp=C]...": every kind's hint and fsdp2's, for the parse
+ * errors (SC_ERR_TEXT holds them with the "expected one of" around them and the input). */
 static const char *layout_hint(char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = '\0';
-    for (int i = 0; i < N_KINDS && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", KINDS[i].hint);
+    for (int i = 0; i <= N_KINDS && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", i < N_KINDS ? KINDS[i].hint : FSDP2_HINT);
     return buf;
 }
 
@@ -498,7 +502,7 @@ static int layout_finish(const char *s, int kind, const struct kind_def *ko, con
 
 int spec_layout_parse(const char *s, spec_layout *out, sc_err *err)
 {
-    char buf[128], hint[320];
+    char buf[128], hint[SC_ERR_TEXT];
     memset(out, 0, sizeof *out);
     out->hier = 1;
     out->zero1 = 1;

@@ -16,6 +16,7 @@
 
 #include "../model/framework.h"
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 #include "../model/memory.h"
 #include "../model/stack.h"
 #include "../model/workload.h"
@@ -525,22 +526,31 @@ int acc_load_dir(const acc_paths *p, acc_suite **out, sc_err *err)
         free(s);
         return sc_err_set(err, SC_EINPUT, p->dir, "", "cannot read directory: %s", strerror(errno));
     }
-    int rc = 0, found = 0;
+    int rc = 0, found = 0, n_src = 0;
+    const char **srcs = calloc((size_t)n + 1, sizeof *srcs); /* the sources, for "did you mean" */
     for (int i = 0; i < n; i++) {
         const char *nm = ents[i]->d_name;
         char sub[1200];
         snprintf(sub, sizeof sub, "%s/%s", p->dir, nm);
-        if (!rc && nm[0] != '.' && strcmp(nm, "clusters") && strcmp(nm, "models") && is_dir(sub) &&
-            (!p->only_source || !strcmp(nm, p->only_source))) {
+        int source = nm[0] != '.' && strcmp(nm, "clusters") && strcmp(nm, "models") && is_dir(sub);
+        if (source && srcs)
+            srcs[n_src++] = nm;
+        if (!rc && source && (!p->only_source || !strcmp(nm, p->only_source))) {
             found = 1;
             rc = load_folder(s, p, nm, err);
         }
-        free(ents[i]);
     }
+    if (!rc && p->only_source && !found) {
+        char say[180] = ""; /* "dgxc-maxtxt": did you mean dgxc-maxtext? */
+        if (srcs)
+            str_did_you_mean(p->only_source, srcs, say, sizeof say);
+        rc = sc_err_set(err, SC_EINPUT, "--source", "", "expected a folder of %s, got \"%s\" (no such source)%s", p->dir,
+                        p->only_source, say);
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
     free(ents);
-    if (!rc && p->only_source && !found)
-        rc = sc_err_set(err, SC_EINPUT, "--source", "", "expected a folder of %s, got \"%s\" (no such source)", p->dir,
-                        p->only_source);
+    free(srcs);
     for (int e = 0; !rc && e < PRED_N_ENGINES; e++)
         if (!(s->outcomes[e] = calloc((size_t)(s->n ? s->n : 1), sizeof(acc_outcome))))
             rc = sc_err_set(err, SC_ERUNTIME, p->dir, "", "out of memory");

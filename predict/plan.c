@@ -33,6 +33,7 @@ typedef struct grid_bufs {
     ps_cand *cs;
     size_t n, cap;
     spec_layout *lays;
+    double *gb; /* each layout's batch per GPU or replica (group_batch), lays' slots */
     ps_point *pts;
     ps_cand *evals;
     size_t pts_cap;
@@ -99,33 +100,44 @@ static int grid_push(grid_bufs *b, size_t *np, ps_point p, sc_err *err)
     return 0;
 }
 
-/* This node count's points, in the order they are ranked and reported: the micro-batch x
- * accumulation splits of per_gpu sequences, each with every layout. 0 or out of memory. */
-static int grid_points(const pl_request *q, int nodes, double per_gpu, int nl, grid_bufs *b, size_t *np, sc_err *err)
+/* Sequences per step of one batch-sharing group of layout l on N GPUs (a GPU, or a replica of
+ * spec_layout_batch_share GPUs that runs one micro-batch): a given global batch over the N / share
+ * groups; none given, the training's micro_batch x grad_accum, which the model counts per group
+ * (spec.h: a step is mb x ga x N / share), the step predict and sweep run. 0 when the global
+ * batch is not a whole number of sequences per group. */
+static double group_batch(const pl_request *q, const spec_layout *l, int N)
 {
+    const spec_training *t = q->training;
+    if (q->global_batch <= 0)
+        return (double)t->micro_batch * t->grad_accum;
+    int share = spec_layout_batch_share(l);
+    if (share < 1 || N % share)
+        return 0;
+    double g = q->global_batch / (N / share);
+    return g >= 1 && g == floor(g) ? g : 0;
+}
+
+/* This node count's points, in the order they are ranked and reported: the micro-batch x
+ * accumulation splits of each layout's group batch (b->gb, 0: none), micro-batch outermost.
+ * 0 or out of memory. */
+static int grid_points(const pl_request *q, int nodes, int nl, grid_bufs *b, size_t *np, sc_err *err)
+{
+    const double *gb = b->gb;
     *np = 0;
-    for (int mb = 1; mb <= per_gpu && mb <= 64; mb *= 2) {
-        if (fmod(per_gpu, mb) != 0)
-            continue;
-        spec_training tr = *q->training;
-        tr.micro_batch = mb;
-        tr.grad_accum = (int)(per_gpu / mb);
+    for (int mb = 1; mb <= 64; mb *= 2)
         for (int li = 0; li < nl; li++) {
-            spec_training tl = tr;
-            int share = spec_layout_batch_share(&b->lays[li]);
-            if (share > 1) {
-                /* the same global batch: a replica of t x p GPUs runs t p x the per-GPU share */
-                double rep_batch = per_gpu * share;
-                tl.grad_accum = (int)(rep_batch / mb);
-                if (tl.grad_accum < 1 || spec_layout_check_training(&b->lays[li], &tl, NULL) ||
-                    ps_pipe_split_bad(&b->lays[li], &tl))
-                    continue;
-            }
+            if (gb[li] < mb || fmod(gb[li], mb) != 0)
+                continue;
+            spec_training tl = *q->training;
+            tl.micro_batch = mb;
+            tl.grad_accum = (int)(gb[li] / mb);
+            if (spec_layout_batch_share(&b->lays[li]) > 1 &&
+                (spec_layout_check_training(&b->lays[li], &tl, NULL) || ps_pipe_split_bad(&b->lays[li], &tl)))
+                continue;
             int rc = grid_push(b, np, (ps_point){nodes, b->lays[li], tl}, err);
             if (rc)
                 return rc;
         }
-    }
     return 0;
 }
 
@@ -171,15 +183,17 @@ static int grid_run(const pl_request *q, ps_grid *grid, grid_bufs *b, pl_stats *
             continue;
         }
         int nl = grid_layouts(q, nodes, b, st);
-        /* micro-batch x accumulation splits of the per-GPU batch */
-        const spec_training *t = q->training;
-        double per_gpu = q->global_batch > 0 ? q->global_batch / N : (double)t->micro_batch * t->grad_accum;
-        if (per_gpu < 1 || per_gpu != floor(per_gpu)) {
+        /* micro-batch x accumulation splits of each layout's batch per GPU or replica */
+        int splits = 0;
+        for (int li = 0; li < nl; li++)
+            splits |= (b->gb[li] = group_batch(q, &b->lays[li], N)) > 0;
+        spec_layout ddp = {0}; /* no layout: the per-GPU batch decides what "no candidate" says */
+        if (!splits && (nl || !(group_batch(q, &ddp, N) > 0))) {
             st->no_split++;
-            continue; /* the global batch does not split over this many GPUs */
+            continue; /* the global batch does not split over this many GPUs or replicas */
         }
         size_t np, n_ok;
-        int rc = grid_points(q, nodes, per_gpu, nl, b, &np, err);
+        int rc = grid_points(q, nodes, nl, b, &np, err);
         if (rc)
             return rc;
         int grc = ps_grid_eval(grid, q->cluster, q->model, q->cal, q->objective, b->pts, np, b->evals, &n_ok, err);
@@ -476,14 +490,16 @@ int pl_run(const pl_request *q, pl_plan **out, sc_err *err)
     grid_bufs b = {.cap = 4096};
     b.cs = malloc(b.cap * sizeof *b.cs);
     b.lays = malloc(MAX_LAYS * sizeof *b.lays);
+    b.gb = malloc(MAX_LAYS * sizeof *b.gb);
     /* the grid's threads, each with its memo of layer and collective times (same cal, cluster) */
     ps_grid *grid = ps_grid_new(q->threads);
     int rc = 0;
-    if (!p || !b.cs || !b.lays || !grid)
+    if (!p || !b.cs || !b.lays || !b.gb || !grid)
         rc = sc_err_set(err, SC_ERUNTIME, "plan", "", "out of memory");
     else
         rc = grid_run(q, grid, &b, &p->st, err);
     free(b.lays);
+    free(b.gb);
     free(b.pts);
     free(b.evals);
     ps_grid_free(grid);

@@ -24,7 +24,8 @@ typedef struct pl_request {
     unsigned mask;              /* families (ps_family_mask) to enumerate; 0 = none            */
     const char *placement;      /* AxoNN placement, NULL = every one (ps_layouts)              */
     ps_objective objective;
-    double global_batch;   /* sequences per step; 0 = micro_batch x grad_accum x GPUs       */
+    double global_batch;   /* sequences per step; 0 = micro_batch x grad_accum per replica  */
+                           /* (GPUs / spec_layout_batch_share: the model's batch rule)      */
     double budget_usd_h;   /* only node counts within this price per hour; 0 = no budget    */
     double headroom_bytes; /* HBM kept free beyond the memory model's estimate              */
     double uncertainty;    /* fraction a cluster parameter may be off (the verdict)         */
@@ -48,7 +49,7 @@ typedef struct pl_stats {
     int no_split;         /* node counts the global batch does not split over               */
     int have_oom;         /* closest_oom is set                                             */
     ps_cand closest_oom;  /* the candidate closest to fitting (ps_oom_key)                  */
-    char invalid_why[256]; /* why an explicit layout was left out, the first time; ""       */
+    char invalid_why[SC_ERR_TEXT]; /* why an explicit layout was left out, the first time; "" */
 } pl_stats;
 
 /* The winner against the runner-up, both on one engine (present when 2 or more fit). */

@@ -67,6 +67,11 @@ START_TEST(test_edit_distance)
     ck_assert_str_eq(all, "xa, xb or xc");
     ck_assert_int_eq(str_nearest_all("colour", known, all, sizeof all), 0);
     ck_assert_str_eq(all, "");
+    /* as an error's tail: the same names, or nothing */
+    ck_assert_int_eq(str_did_you_mean("aa", tie, all, sizeof all), 2);
+    ck_assert_str_eq(all, "; did you mean ab or ac?");
+    ck_assert_int_eq(str_did_you_mean("colour", known, all, sizeof all), 0);
+    ck_assert_str_eq(all, "");
 }
 END_TEST
 

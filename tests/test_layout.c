@@ -93,10 +93,12 @@ typedef struct reject_case {
     const char *text; /* exact message */
 } reject_case;
 
+/* every kind's hint in the kinds table's order, then torchtitan's fsdp2 spelling (left15: it did
+ * not fit sc_err's 256-byte text before SC_ERR_TEXT) */
 #define HINT                                                                                    \
-    "ddp, zero1[:p=P], zero2[:p=P], zero3, mics:p=P, hsdp:p=P, zeropp[:hpz=P], tp:t=T, " \
+    "ddp, zero1[:p=P], zero2[:p=P], zero3[:cp=C|raf=0], mics:p=P, hsdp:p=P, zeropp[:hpz=P], tp:t=T, " \
     "axonn:x=X,y=Y,z=Z, zero3-offload[:param=cpu|nvme], luwu, shard_grad_op, hybrid_shard_zero2:p=P, megatron:t=T,p=P, " \
-    "raf:p=P, zero2-offload"
+    "raf:p=P, zero2-offload, fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S]"
 static const reject_case REJECT[] = {
     {"mics", "\"mics\" needs its group size, e.g. \"mics:p=8\""},
     {"raf", "\"raf\" needs its group size, e.g. \"raf:p=8\""},
@@ -156,6 +158,15 @@ START_TEST(test_parse_null_and_long)
     big[sizeof big - 1] = '\0';
     ck_assert_int_eq(spec_layout_parse(big, &l, &err), SC_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.text, "got \"aaaaaaaaaa"));
+    /* the longest name taken (127 letters, no kind near it): the whole list and the whole name
+     * fit, the message ends with its closing quote (it was cut inside the list before) */
+    char name[128];
+    memset(name, 'q', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    ck_assert_int_eq(spec_layout_parse(name, &l, &err), SC_EINPUT);
+    char want[SC_ERR_TEXT];
+    snprintf(want, sizeof want, "expected one of %s, got \"%s\"", HINT, name);
+    ck_assert_str_eq(err.text, want);
     /* a NULL err is allowed */
     ck_assert_int_eq(spec_layout_parse("foo", &l, NULL), SC_EINPUT);
 }

@@ -45,16 +45,61 @@ expect no-args 2 "usage:" -- "$BIN"
 expect unknown-command 2 "unknown command 'frobnicate' (try 'shardcast --help')" -- "$BIN" frobnicate
 # ux14: a command or calibrate subcommand one typo away is named
 expect unknown-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" predcit
+# left15: "shardcast help predcit" had no "did you mean" (the command itself has one), and "help
+# calibrate anchor" printed the general help
+expect help-command-near 2 "shardcast: unknown command 'predcit'; did you mean predict? (try 'shardcast --help')" -- "$BIN" help predcit
+expect help-subcommand 0 "usage: shardcast calibrate anchor" -- "$BIN" help calibrate anchor
+expect help-unknown-first 2 "shardcast: unknown command 'a'" -- "$BIN" help a b c
 expect unknown-subcommand-near 2 "unknown subcommand 'fitt' (expected run, fit, import or anchor); did you mean fit?" -- "$BIN" calibrate fitt
+# left15: every command's and calibrate subcommand's --help prints its usage and exits 0
+# (calibrate anchor exited 255: cli_getopt's -1 for "help printed" was returned as the status)
+for c in describe memory predict sweep plan plot calibrate validate accuracy list "calibrate run" "calibrate fit" "calibrate import" "calibrate anchor"; do
+    expect "help-$c" 0 "usage: shardcast $c" -- "$BIN" $c --help
+done
+# left15: an empty name was said for the configs folder ("clusters: expected a name or a path, got
+# nothing"); each is said for its option
+expect empty-cluster 2 "shardcast: --cluster: expected a name or a path, got nothing" -- "$BIN" predict --cluster "" --nodes 2 --model gpt3-1.3b --layout zero3
+expect empty-model 2 "shardcast: --model: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model "" --layout zero3
+expect empty-scenario 2 "shardcast: --scenario: expected a name or a path, got nothing" -- "$BIN" predict --scenario ""
+expect empty-training 2 "shardcast: --training: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training ""
+expect empty-stack 2 "shardcast: --stack: expected a name or a path, got nothing" -- "$BIN" describe --stack ""
+expect empty-calibration 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --calibration ""
+expect empty-calibration-anchor 2 "shardcast: --calibration: expected a name or a path, got nothing" -- "$BIN" calibrate anchor --log deepspeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 --calibration "" -o "$TMP/e.json"
+expect empty-base 2 "shardcast: --base: expected a name or a path, got nothing" -- "$BIN" calibrate fit tests/fixtures/meas_cpu_one_node.json --cluster emulated-cpu --base "" -o "$TMP/e.json"
+# left15: one GPU and one sequence said in the singular ("1 GPUs, global batch 1 sequences")
+expect predict-one-gpu 0 "1 node, 1 GPU, global batch 1 sequence" -- "$BIN" predict --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --engine model
+expect plan-one-sequence 0 "micro-batch 1 x 1 (global batch 1 sequence):" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
+# left15: with the first layout out of memory its row shows no numbers, yet every speed-up is over
+# it (zero3 1.04x over ddp's 195 GiB): said under the table
+expect predict-base-oom 0 "speed-up base: ddp does not fit (OOM above): the speed-ups are over its step time as if it did" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout ddp --layout zero3 --engine model
+"$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout zero3 --layout ddp --engine model >"$TMP/base-fits" 2>&1
+if grep -q "speed-up base" "$TMP/base-fits"; then echo "FAIL predict-base-fits-quiet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# left15: a stray argument is named ("--layout zero3 mics:p=8", a second layout without its option)
+expect stray-argument 2 "shardcast predict: unexpected argument 'mics:p=8' (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 mics:p=8
+expect stray-arguments 2 "shardcast memory: unexpected argument 'a' (and more)" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 a b
 expect unknown-option 2 "unknown option '--bogus'" -- "$BIN" memory --bogus
 one_line_err unknown-option-one-line "$BIN" memory --bogus
 # ux14: a layout name one typo away was answered with the whole list of layouts
 expect layout-typo 2 "shardcast: --layout: unknown layout \"zero-3\"; did you mean zero3? (layouts: shardcast predict --help)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero-3
+# left15: --layout's help said "repeatable or comma-free list", and "zero3,ddp" / "zero3 mics:p=8"
+# (two layouts in one argument) got the whole list of layouts; now: one layout per --layout
+expect layout-two-in-one 2 'shardcast: --layout: expected one layout, got "zero3,ddp": give each its own --layout (--layout zero3 --layout ...)' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3,ddp
+expect layout-two-in-one-space 2 'expected one layout, got "mics:p=8 zero3": give each its own --layout (--layout mics:p=8 --layout ...)' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout "mics:p=8 zero3"
+expect layout-option-not-layout 2 'in "mics:p=8,zero3": expected key=value, got "zero3"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout mics:p=8,zero3
+expect layout-help-one 0 "--layout L             one layout; repeat the option for more (a layout's options take" -- "$BIN" predict --help
 expect layout-typo-tie 2 "unknown layout \"fsdp:dp=4\"; did you mean hsdp or fsdp2?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout fsdp:dp=4
 # ux14: an unknown long option that is a typo of one the command takes names it
 expect unknown-option-near 2 "shardcast predict: unknown option '--micro-bach'; did you mean --micro-batch? (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --micro-bach 2
 expect unknown-option-near-eq 2 "unknown option '--enigne=model'; did you mean --engine?" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --enigne=model
 expect unknown-option-near-plot 2 "shardcast plot: unknown option '--knd'; did you mean --kind?" -- "$BIN" plot --knd scaling
+# left15: accuracy --source with a misspelt source had no "did you mean" (every other name has one)
+expect accuracy-source-near 2 'got "dgxc-maxtxt" (no such source); did you mean dgxc-maxtext?' -- "$BIN" accuracy --engine model --source dgxc-maxtxt
+expect accuracy-source-far 2 'got "bogus" (no such source)' -- "$BIN" accuracy --engine model --source bogus
+# left15: calibrate import's usage errors said what they expected, not what they got
+expect import-format-got 2 "shardcast calibrate import: expected the format first, nccl-tests, got 'x.log' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import -o "$TMP/m.json" x.log
+expect import-format-nothing 2 "expected the format first, nccl-tests, got nothing" -- "$BIN" calibrate import -o "$TMP/m.json"
+expect import-kind-got 2 "--kind: expected all-reduce, all-gather or reduce-scatter, got 'allreduce'" -- "$BIN" calibrate import nccl-tests x.log --kind allreduce -o "$TMP/m.json"
+expect import-algorithm-got 2 "--algorithm: expected ring, tree, nvls, nvls-tree or pat, got 'rng'" -- "$BIN" calibrate import nccl-tests x.log --algorithm rng -o "$TMP/m.json"
 # calibrate import printed getopt's line and then its own ("unknown option", unnamed): two lines
 expect import-unknown-option 2 "shardcast calibrate import: unknown option '--json' (try 'shardcast calibrate import --help')" -- "$BIN" calibrate import --json nccl-tests x.log
 one_line_err import-unknown-option-one-line "$BIN" calibrate import --json nccl-tests x.log
@@ -101,6 +146,13 @@ one_line_err hf-unknown-one-line "$BIN" describe --model "hf:$TMP/t5.json"
 # ux14: a misspelt option after an existing config.json ("cannot read FILE,sq=4096" hid the typo)
 expect hf-option-typo 2 "shardcast: --model: expected hf:FILE[,seq=N] (seq the only option), got \",sq=4096\" after the file in \"hf:$HF/Meta-Llama-3-8B/config.json,sq=4096\"" -- "$BIN" describe --model hf:$HF/Meta-Llama-3-8B/config.json,sq=4096
 expect hf-missing 2 "cannot read" -- "$BIN" describe --model hf:$TMP/none.json
+# left15: a Hugging Face config.json given without hf: (or a ds_config given to --training) was
+# refused for its first key ("$.architectures: unknown key (expected one of: name, source, ...)");
+# it is named, with the option that reads it
+expect hf-without-prefix 2 "shardcast: $HF/Meta-Llama-3-8B/config.json: a Hugging Face config.json (it has model_type), not a shardcast spec: give --model hf:$HF/Meta-Llama-3-8B/config.json" -- "$BIN" describe --model $HF/Meta-Llama-3-8B/config.json
+expect ds-config-as-training 2 "shardcast: tests/fixtures/ds_zero3.json: a DeepSpeed ds_config (it has zero_optimization), not a shardcast spec: give --ds-config tests/fixtures/ds_zero3.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training tests/fixtures/ds_zero3.json
+printf '{"name": "x", "colour": 1}' >"$TMP/colour.json"
+expect model-unknown-key-stands 2 "$TMP/colour.json: \$.colour: unknown key (expected one of: name, source," -- "$BIN" describe --model "$TMP/colour.json"
 expect llama3-405b 0 "total parameters      405.853 B   (published 405.000 B, +0.21%)" -- "$BIN" describe --model llama3.1-405b
 expect llama3-70b 0 "total parameters      70.554 B   (published 70.600 B, -0.07%)" -- "$BIN" describe --model llama3-70b
 expect mean-model 2 "gpt3-13x: no such file, and no shipped models of that name; did you mean gpt3-13b?" -- "$BIN" describe --model gpt3-13x
@@ -207,6 +259,8 @@ expect predict-model 0 "engine: analytical model" -- "$BIN" predict --cluster p4
 expect predict-straggler 0 "slowest rank 3" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout mics:p=8 --straggler 3:1.5
 expect predict-bad-straggler 2 "--straggler: expected RANK:FACTOR with FACTOR >= 1, got \"3\"" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 3
 expect predict-straggler-range 2 "--straggler: expected a rank below 16, got 99" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --straggler 99:2
+# left15: --jitter 1 was refused as "expected a relative sd from 0 to 1": the bound is excluded
+expect predict-jitter-one 2 'shardcast: --jitter: expected a relative sd from 0 to below 1, got "1"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --jitter 1
 expect predict-jitter-model 2 "--jitter: expected --engine sim" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --jitter 0.1
 expect predict-trace 0 "trace: $TMP/t.json" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace "$TMP/t.json"
 if grep -q '"cat":"flow"' "$TMP/t.json" && [ ! -e "$TMP/t.json.tmp" ]; then pass=$((pass + 1)); else echo "FAIL trace-content"; fail=$((fail + 1)); fi
@@ -344,11 +398,17 @@ expect plan-bad-objective 2 "--objective: expected throughput or cost, got \"spe
 expect plan-budget 1 "no candidate: every node count is over --budget-usd-per-hour 10.00 (2 nodes of p4d.24xlarge cost \$65.55/h)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --budget-usd-per-hour 10
 # issue 20: a believable plan — headroom shown and applied, twins folded, a verdict that cannot
 # contradict itself, no candidate exits 1, and the README's headline plan
-expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
+expect plan-no-split 1 "no candidate: the global batch (12 sequences) is not a whole number of sequences per GPU (per data-parallel replica for megatron and fsdp2 with t, p or cp)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12 --layouts zero3,mics,zeropp
+# left15: a replica-batched layout splits the global batch over its replicas, not over the GPUs: 12
+# sequences on 32 GPUs is no whole number per GPU, but megatron:t=8,p=4 is one replica of 32 GPUs
+# running all 12 (1 x 12); plan said "no candidate" for every layout
+expect plan-split-per-replica 0 "recommended: megatron:t=8,p=4,vp=5 on 4 nodes, micro-batch 1 x 12 (global batch 12 sequences)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --global-batch 12
 expect plan-none-json 1 '"no_candidate": "no layout fits in 36.0 GiB per GPU' -- "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1 --json
 expect plan-headroom 0 "with 4.0 GiB headroom kept free (default: 10% of HBM; --headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0
 expect plan-headroom-flag 0 "with 12.0 GiB headroom kept free (--headroom-GiB)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --confirm 0 --headroom-GiB 12
-expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB >= 0, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
+expect plan-headroom-bad 2 "--headroom-GiB: expected a number of GiB from 0 to below 1e6, got \"-1\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB -1
+# left15: 1e9 is >= 0, which the message said was expected: it names the bound it applies
+expect plan-headroom-big 2 "--headroom-GiB: expected a number of GiB from 0 to below 1e6, got \"1e9\"" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 16 --headroom-GiB 1e9
 expect plan-twins 0 "candidates with numbers identical to a row above are folded into it" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all --confirm 0
 expect plan-headline 0 "recommended: zeropp:hpz=8,qwz=1,qgz=1 on 16 nodes, micro-batch 4 x 1" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
 expect plan-tie 0 "a tie: the runner-up zeropp:hpz=4,qwz=1,qgz=1 (16 nodes, micro-batch 4; both simulated) is 0.07% behind and only a change beyond the uncertainty reorders them" -- "$BIN" plan --scenario mics-p4d-gpt3-13b --nodes 16 --layouts all
@@ -710,6 +770,30 @@ expect megatron-first-middle 2 "layout: megatron:t=8,p=8,vp=2,first=14,last=14: 
 expect megatron-vp-layers-hint 2 "(or an uneven split: split=embed+loss, first=N, last=N)" -- "$BIN" predict $S405 --layout megatron:t=8,p=8,vp=8,cp=2
 # ux14: the recommended line names the global batch the split divides (plan holds it; nothing
 # printed it): 2 sequences x 128 micro-batches x 2 replicas (128 GPUs / (t 4 x p 16)) = 512
+# left15: --micro-batch / --grad-accum beside --global-batch changed nothing (plan searches every
+# split of the global batch): refused by name
+expect plan-split-given 2 "shardcast: --micro-batch: plan searches every micro-batch x accumulation split of --global-batch 128 and this option would be ignored" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3 --global-batch 128 --micro-batch 2 --confirm 0
+expect plan-split-given-ga 2 "shardcast: --grad-accum: plan searches every" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout zero3 --grad-accum 4 --global-batch 128 --confirm 0
+# left15: without --global-batch, plan runs a megatron / N-D fsdp2 layout's micro-batch x accumulation
+# per data-parallel replica, as predict does (spec.h: mb x ga x N / (t x p x cp)); it counted every
+# GPU as a replica: 1 x 4 x 32 GPUs = 128 sequences where predict runs 1 x 4 x (32 / (8 x 2)) = 8
+expect plan-default-batch-megatron 0 "recommended: megatron:t=8,p=2 on 4 nodes, micro-batch 1 x 4 (global batch 8 sequences)" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0
+expect plan-default-batch-predict 0 "4 nodes, 32 GPUs, global batch 8 sequences" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --engine model
+# fsdp2:dp=4,t=4 on 16 GPUs: 1 x 2 x (16 / 4) = 8 (it was 1 x 2 x 16 = 32)
+expect plan-default-batch-fsdp2 0 "(global batch 8 sequences)" -- "$BIN" plan --cluster dgx-h100 --model llama3-8b --nodes 2 --layout fsdp2:dp=4,t=4 --micro-batch 1 --grad-accum 2 --confirm 0 --framework fsdp2
+# rows at different global batches (zero3 1 x 4 x 32 = 128, megatron:t=8,p=2 8) are said; one
+# --global-batch holds every row to it and the note goes
+expect plan-mixed-batch-note 0 "(rows run different global batches, compared per sample: megatron and fsdp2 with t, p or cp" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --micro-batch 1 --grad-accum 4 --confirm 0
+"$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --layout zero3 --global-batch 128 --confirm 0 >"$TMP/plan-one-batch" 2>&1
+if grep -q "different global batches" "$TMP/plan-one-batch"; then echo "FAIL plan-one-batch-no-note"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+expect plan-default-batch-json 0 '"global_batch": 8.0' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 4 --confirm 0 --json
+# left15: sweep takes --engine both, and its error said "expected model or sim" (predict's)
+expect sweep-bad-engine 2 'shardcast: --engine: expected model, sim or both, got "modl"' -- "$BIN" sweep --scenario mics-p4d-gpt3-13b --engine modl
+# left15: sweep --micro-batch 2 --micro-batches 1,4 ran 1 and 4 and dropped the 2 silently
+expect sweep-mb-both 2 "shardcast: --micro-batch: --micro-batches 1,4 gives the micro-batch sizes and this option would be ignored: drop one of them" -- "$BIN" sweep --scenario mics-p4d-gpt3-13b --engine model --micro-batch 2 --micro-batches 1,4 -o "$TMP/mb.csv"
+# left15: sweep --scaling strong said a megatron point's global batch in per-GPU terms (48 over 32
+# GPUs) where the row beside it runs 3 sequences (1 x 3 x 16 GPUs / (8 x 2)): 3 over 2 replicas
+expect sweep-strong-replicas 1 "skipped: strong scaling: the global batch of 3 sequences does not split over 2 data-parallel replicas (32 GPUs / 16)" -- "$BIN" sweep --cluster p4d.24xlarge --model gpt3-13b --nodes 2,4 --layout megatron:t=8,p=2 --micro-batch 1 --grad-accum 3 --engine model --scaling strong
 expect plan-megatron 0 "recommended: megatron:t=4,p=16,vp=6 on 16 nodes, micro-batch 2 x 128 (global batch 512 sequences): tensor 4 + sequence parallel inside a node, 16 stages interleaved x6 (neighbours over the NICs), 128 micro-batches: bubble 2% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-175b --nodes 16 --layouts megatron,zero3 --global-batch 512 --confirm 1
 expect axonn-heads 2 "layout: axonn:x=1,y=16,z=1: splits the attention heads 16 ways; gpt-axonn-20b has 56 heads and 56 key/value heads" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=1,y=16,z=1
 expect axonn-bad-placement 2 "expected placement to order the axes x, y, z, d" -- "$BIN" predict --scenario axonn-perlmutter-gpt20b --nodes 16 --layout axonn:x=2,y=2,z=2,placement=xyz
@@ -935,6 +1019,10 @@ expect fit-one-node-needs-base 2 "cannot determine the network bandwidth efficie
     "$BIN" calibrate fit $ONE --cluster emulated-cpu -o "$TMP/one.json"
 expect fit-one-node-base 0 "taken from built-in defaults" -- "$BIN" calibrate fit $ONE --cluster emulated-cpu --base defaults -o "$TMP/one.json"
 expect fit-one-node-validate 0 "validate $ONE" -- "$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100
+# left15: "over 1 rows": one measured step, one row
+expect validate-one-row 0 "over 1 row" -- "$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100
+"$BIN" validate $ONE --cluster emulated-cpu --calibration "$TMP/one.json" --tolerance 100 >"$TMP/one-rows" 2>&1
+if grep -q "over 1 rows" "$TMP/one-rows"; then echo "FAIL validate-one-row-plural"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 expect deps-iproute2 0 "iproute2" -- grep -F 'libopenblas-dev iproute2' "$ROOT/.ci/deps.sh"
 expect calibrate-doc 0 "calibrate fit p4d-measurements.json --cluster p4d.24xlarge -o my-p4d.json" -- cat "$ROOT/docs/CALIBRATE.md"
 # ---- collectives as NCCL runs them (issue 15) ----------------------------------------------
@@ -973,6 +1061,9 @@ expect import-no-kind 2 "which collective?" -- "$BIN" calibrate import nccl-test
 expect framework-ds-mics 0 "mics:p=8                 4.740" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --framework deepspeed --engine model
 expect framework-ideal-mics 0 "mics:p=8                 5.219" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --layout mics:p=8 --engine model
 expect framework-help 0 "--framework F" -- "$BIN" predict --help
+# left15: a framework one typo away is named (ties: fsdp3 -> fsdp or fsdp2)
+expect framework-near 2 'got "deepsped" (a release may follow: deepspeed@0.5); did you mean deepspeed?' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework deepsped
+expect framework-near-tie 2 'got "fsdp3" (a release may follow: deepspeed@0.5); did you mean fsdp or fsdp2?' -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp3
 expect framework-bad 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"jax\"" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework jax
 expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, zero3-offload, shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
@@ -1141,6 +1232,16 @@ if python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/lmj.out" 2>/
     pass=$((pass + 1)); else echo "FAIL log-json-stdout: stdout is not JSON alone"; head -2 "$TMP/lmj.out"; fail=$((fail + 1)); fi
 expect log-bad-format 2 "--log: expected FORMAT:FILE with FORMAT deepspeed" -- "$BIN" calibrate anchor --log pytorch:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 expect log-no-entries 2 "no megatron entries found" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+# left15: a misspelt --log format is named ("did you mean", as other names); pytorch is no format's typo
+expect log-format-near 2 'got "deepspeeed"; did you mean deepspeed?' -- "$BIN" calibrate anchor --log deepspeeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-format-case 2 'got "DeepSpeed"; did you mean deepspeed?' -- "$BIN" calibrate anchor --log DeepSpeed:tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+# left15, a new user's --log mistakes: a space for the colon is --log's error (it blamed the log
+# file, read as a case file); a missing file, a directory and an empty file are named, exit 2
+expect log-space-for-colon 2 'shardcast: --log: expected FORMAT:FILE, got "deepspeed"' -- "$BIN" calibrate anchor --log deepspeed tests/fixtures/logs/deepspeed-timer.log --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-missing-file 2 "shardcast: $TMP/none.log: cannot read: No such file or directory" -- "$BIN" calibrate anchor --log deepspeed:"$TMP/none.log" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+expect log-directory 2 "shardcast: $TMP: cannot read: is a directory, expected a file" -- "$BIN" calibrate anchor --log deepspeed:"$TMP" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
+: >"$TMP/empty.log"
+expect log-empty 2 "shardcast: $TMP/empty.log: no deepspeed entries found (expected lines with \"CurrSamplesPerSec=\")" -- "$BIN" calibrate anchor --log deepspeed:"$TMP/empty.log" --cluster p4d.24xlarge --model gpt2-1.5b --nodes 1 --layout zero3 -o "$TMP/ds.json"
 # the shape from a case file (its measured value unused); a step 140 s long on 1.7 B-ish shapes
 # puts the compute factor at its lower bound, 0.05
 expect log-case-shape 0 "(held at its physical bound)" -- "$BIN" calibrate anchor --log megatron:tests/fixtures/logs/megatron-iterations.log --case validation/megatron-sc21/$(ls validation/megatron-sc21 | head -1) -o "$TMP/lc.json"
@@ -1225,6 +1326,14 @@ if grep -q "^zero3 .* 777.4 " "$TMP/c8" && ! grep -q "above the best published" 
 expect list-stacks 0 "torchtitan-compile" -- "$BIN" list stacks
 expect describe-stack 0 "execution          compiled     --training.compile" -- "$BIN" describe --stack torchtitan-compile
 expect describe-stack-json 0 '"value": "triton2022"' -- "$BIN" describe --stack fsdp-triton-attn --json
+# left15: describe's help listed bf16 | fp16 | fp32 and it takes tf32 and fp8 as the others do
+expect describe-help-precision 0 "--precision P          bf16 | fp16 | fp32 | tf32 | fp8 (default bf16)" -- "$BIN" describe --help
+expect describe-fp8 0 "micro-batch 1 x 2048 tokens, fp8," -- "$BIN" describe --model gpt3-13b --precision fp8
+# left15: describe --stack without --model printed the bundle and silently ignored a model option
+# (--micro-batch 2 changed nothing); it is refused, named, exit 2; --json stays taken
+expect describe-stack-ignored 2 "shardcast: --micro-batch: describe --stack alone prints the stack's values and would ignore this option; add --model M" -- "$BIN" describe --stack torchtitan-compile --micro-batch 2
+expect describe-stack-ignored-before 2 "shardcast: --precision: describe --stack alone" -- "$BIN" describe --precision fp16 --stack torchtitan-compile
+expect describe-stack-with-model 0 "micro-batch 2 x 8192 tokens" -- "$BIN" describe --stack torchtitan-compile --model llama3-8b --micro-batch 2
 expect stack-header 0 "stack: torchtitan-eager; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack torchtitan-eager --engine model
 expect stack-none-header 0 "stack: none (defaults); attention fa2, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --engine model
 expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-core-te --attention-kernel fa2 --framework fsdp2 --engine model
@@ -1439,10 +1548,18 @@ expect framework-ds-version 0 "zero3: DeepSpeed v0.5: synchronous per-parameter 
 # reductions share one process group (one NCCL stream); a value that is not a boolean is exit 2
 printf '{"ds_mpu": true, "framework": "deepspeed", "micro_batch": 1}' >"$TMP/mpu.json"
 expect ds-mpu-header 0 "prefetch depth 1 layer(s), gathers and reductions on one process group (mpu)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --training "$TMP/mpu.json" --layout zero3 --engine model
+# left15: the header says only what applies: zero2-offload keeps every parameter on every GPU
+# (the kinds table: not sharded), so no prefetch depth (a ZeRO-3 notion); zero3-offload is
+# stage 3 (parameter shards fetched ahead of use), not "ZeRO-1/2"
+expect ds-header-z2off 0 "zero2-offload: DeepSpeed today's: ZeRO-1/2, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --framework deepspeed --engine model
+"$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --layout zero2 --framework deepspeed --engine model >"$TMP/z2off-head" 2>&1
+if grep -q "prefetch" "$TMP/z2off-head"; then echo "FAIL ds-header-z2off-no-prefetch: $(grep prefetch "$TMP/z2off-head")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
 printf '{"ds_mpu": "yes"}' >"$TMP/mpu_bad.json"
 expect ds-mpu-bad 2 "$TMP/mpu_bad.json: \$.ds_mpu: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mpu_bad.json"
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
-expect framework-ds-bad-version 2 "--framework: expected ideal, deepspeed, fsdp, fsdp2 or megatron, got \"deepspeed@0.x\" (a release may follow: deepspeed@0.5)" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
+# left15: a known framework with a release that does not parse says so (it listed the frameworks)
+expect framework-ds-bad-version 2 "--framework: expected a release after '@' as MAJOR.MINOR[.PATCH] (deepspeed@0.5; only deepspeed's are modelled), got \"deepspeed@0.x\"" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed@0.x
 # a release is modelled for DeepSpeed only: fsdp@0.5 is refused, not run as today's FSDP
 expect framework-version-not-ds 2 'shardcast: --framework: expected a release only after deepspeed (deepspeed@0.5: the releases modelled), got "fsdp@0.5"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 1 --model llama2-7b --layout zero3 --framework fsdp@0.5
 # MiCS experiments as the paper ran them (issue 28): the first author's shapes, DeepSpeed v0.3.16
@@ -1523,10 +1640,22 @@ MEGA_GPIPE="--cluster p4d.24xlarge --nodes 16 --model gpt3-13b --layout megatron
 # ---- issue 31 item 8: messages that blamed the wrong option, printed before failing, or said no reason
 expect plan-layouts-bogus 2 'shardcast: --layouts: expected all, a family (ddp, zero1,' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts bogus
 # a mistyped family in a list is named, and the families listed include plan's N-D FSDP2 ones
-expect plan-layouts-bad-family 2 ', fsdp2-tp, fsdp2-pp) or a layout, got "fsdp2-xx"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,fsdp2-xx
+expect plan-layouts-bad-family 2 ', fsdp2-tp, fsdp2-pp) or a layout, got "bogus"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,bogus
+# left15: a family one typo away gets "did you mean" as every other name does (str_nearest_all,
+# ties named: "fsdp2-xx" is 2 edits from fsdp2-tp and fsdp2-pp, the limit for 8 letters is 2)
+expect plan-layouts-near 2 'shardcast: --layouts: unknown family or layout "zro3"; did you mean zero3? (families: shardcast plan --help)' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts mics,zro3
+expect plan-layouts-near-tie 2 'unknown family or layout "fsdp2-xx"; did you mean fsdp2-tp or fsdp2-pp?' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts zero3,fsdp2-xx
+expect plan-layouts-near-all 2 'unknown family or layout "al"; did you mean all?' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts al
 # a layout's own option error keeps the layout parser's message
 expect plan-layouts-bad-option 2 'shardcast: --layouts: in "mics:p=x": expected p to be a positive integer, got "x"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layouts mics:p=x
 expect plan-layout-bogus 2 'shardcast: --layout: expected one of' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+# left15: the list of layouts ends with fsdp2's N-D spelling, and the input after it is whole
+# (the list did not fit sc_err's 256-byte text: SC_ERR_TEXT is 512); 127 letters, the longest
+# layout string taken (spec_layout_parse's buffer of 128)
+expect layout-hint-fsdp2 2 'raf:p=P, zero2-offload, fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S], got "bogus"' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
+LONG127=$(printf 'q%.0s' $(seq 1 127))
+expect layout-hint-long 2 "fsdp2:dp=D[,cp=C][,t=T][,p=P][,schedule=S], got \"$LONG127\"" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout "$LONG127"
+expect layout-hint-zero3 2 'zero2[:p=P], zero3[:cp=C|raf=0], mics:p=P' -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout bogus
 expect plan-invalid-why 1 "(check --layouts and --nodes): zero1:p=3: expected a group size dividing the 16 GPUs (2 nodes x 8), got 3" -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero1:p=3
 expect offload-empty-opts 2 "in \"zero3-offload:\": expected key=value options after ':'" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload:
 "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3 --layout zero1:p=3 >"$TMP/mem-out" 2>/dev/null
@@ -1638,7 +1767,11 @@ if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; t
 # 1612dce, + 3 since offload27's zero2-offload joined "all": `--layouts zero2-offload` alone gives
 # 3 candidates, one whole-world layout over its micro-batch splits)
 expect planpp-help 0 "hybrid_shard_zero2, megatron, raf, zero2-offload, fsdp2-tp," -- "$BIN" plan --help
-expect planpp-ideal-all 0 '"candidates": 2844,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+# left15: 2844 -> 2984, megatron's alone 195 -> 335 (+140, the same): a megatron replica's micro-batch
+# now runs over the divisors (up to 64) of its 512 / (128 / (t x p)) = 4 t p sequences, not only
+# of the 4 sequences per GPU (t=8,p=2: 1..64, was 1, 2, 4); every other family is unchanged
+expect planpp-ideal-all 0 '"candidates": 2984,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts all --json
+expect planpp-megatron-splits 0 '"candidates": 335,' -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts megatron --json
 expect planpp-named 0 "recommended: fsdp2:dp=" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp
 expect planpp-cp-note 0 "searched without context parallelism" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 expect planpp-deepspeed-named 1 "(check --layouts and --nodes): fsdp2:dp=64,t=2: tensor parallelism over FSDP runs under fsdp2 (torchtitan) or ideal, not deepspeed" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --global-batch 512 --confirm 0 --layouts fsdp2-tp --framework deepspeed
