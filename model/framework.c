@@ -503,9 +503,10 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
          * (stage2.py 9caa74e5 L326-337: param_group['params'] = [single_partition_of_fp32_groups[i]];
          * stage_1_and_2.py the same today): a for-loop / foreach AdamW launches per group, not per
          * tensor; two groups, weight decay and none (transformers v4.12 Trainer.create_optimizer,
-         * Megatron's get_params_for_weight_decay_optimization) */
+         * Megatron's get_params_for_weight_decay_optimization); optimizer_type sgd's one pass
+         * per group (fw_opt_tensor_launches), not AdamW's eight */
         if (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2)
-            f->opt_launches = wl_opt_passes(f->opt_impl) * 2;
+            f->opt_launches = per_tensor * 2;
         ds_era(t, l, f);
         if (ds_one_group(t, l))
             f->reduce_stream = f->gather_stream;
