@@ -677,8 +677,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
             t->b_dur[i] = cost_optimizer_time_at(cal, c, b->opt_where, b->opt_params);
             /* the AdamW implementation or SGD (framework.h); on the host, torch's SGD against its Adam
                (layout_offload.c lo_build_fsdp_offload) */
-            if ((b->opt_where == OPT_GPU || b->opt_where == OPT_HOST_TORCH) && g->sched.opt_scale > 0)
-                t->b_dur[i] = t->b_dur[i] * g->sched.opt_scale + g->sched.opt_launches * cal->kern.launch_s;
+            if (b->opt_where == OPT_GPU || b->opt_where == OPT_HOST_TORCH)
+                t->b_dur[i] = cost_optimizer_impl_time(cal, t->b_dur[i], g->sched.opt_scale, g->sched.opt_launches);
             /* DeepSpeed's per-tensor gradient checks before the step (fw_ds_step_checks): the
              * GPU idle for each round trip, their casts and reductions at HBM speed */
             t->b_dur[i] += g->sched.step_syncs * (2 * cal->kern.launch_s + FW_DS_SYNC_S) +

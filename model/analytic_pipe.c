@@ -48,6 +48,19 @@ int an_pipe_buckets(double bytes, double bucket_bytes)
     return nb < 1 ? 1 : nb > 1e6 ? 1000000 : (int)nb;
 }
 
+/* Stage s's optimizer step on its shard (1 / dp of its parameters with the distributed
+ * optimizer, zero1): fused AdamW's time scaled to the implementation's or SGD's bytes
+ * (fw_sched.opt_scale), plus the per-tensor launches (fw_opt_tensor_launches) of the parameter
+ * tensors the stage holds (lo_pipe.stage_tensors), as analytic.c prices the whole model's step
+ * (cost_optimizer_impl_time). Both engines read it (an_pipe_timed.opt_s). */
+static double stage_opt_s(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
+                          int s)
+{
+    const lo_pipe *pp = &g->pipe;
+    const double fused = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (g->layout.zero1 ? pp->dp : 1));
+    return cost_optimizer_impl_time(cal, fused, g->sched.opt_scale, fw_opt_tensor_launches(tr) * pp->stage_tensors[s]);
+}
+
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *o)
 {
@@ -75,7 +88,7 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
         double S = pp->stage_params[s] * e;
         if (pp->dp > 1 && zero1)
             o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, layout_pipe_calls(S, B, pp->stage_units[s]), dp, NULL);
-        o->opt_s[s] = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (zero1 ? pp->dp : 1));
+        o->opt_s[s] = stage_opt_s(g, tr, cal, c, s);
     }
 }
 

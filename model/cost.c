@@ -871,6 +871,11 @@ double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost
     }
 }
 
+double cost_optimizer_impl_time(const cost_calib *cal, double s_fused, double scale, double launches)
+{
+    return scale > 0 ? s_fused * scale + launches * cal->kern.launch_s : s_fused;
+}
+
 double cost_optimizer_nvme_time(const spec_cluster *c, double params, double subgroup_params)
 {
     if (params <= 0)

@@ -270,6 +270,11 @@ double cost_optimizer_time(const cost_calib *cal, const spec_cluster *c, double 
 /* The same where it runs: GPU as above; host: params / the node's CPU Adam rate; in-network
  * node: params / its optimizer rate; host with states on NVMe: see cost_optimizer_nvme_time. */
 double cost_optimizer_time_at(const cost_calib *cal, const spec_cluster *c, cost_opt_where where, double params);
+/* An optimizer step priced from fused AdamW's time s_fused (cost_optimizer_time_at): another
+ * implementation's or SGD's HBM bytes over fused's (`scale`, fw_sched.opt_scale), plus `launches`
+ * kernel launches of cal->kern.launch_s each (for-loop: fw_opt_tensor_launches per tensor).
+ * scale 0 (a graph no framework scheduled): s_fused. The one rule of both engines' steps. */
+double cost_optimizer_impl_time(const cost_calib *cal, double s_fused, double scale, double launches);
 /* ZeRO-Infinity's optimizer step with its states on NVMe, for `params` parameters on a node
  * (its G GPUs' shards): CPU Adam sub-group by sub-group (`subgroup` parameters per rank each),
  * each read from NVMe (fp32 master, m, v and the fp32 gradient: 16 B/param) and written back

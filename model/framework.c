@@ -400,6 +400,14 @@ int fw_opt_impl(const spec_training *t)
     return t->framework == FW_FSDP || t->framework == FW_FSDP2 ? OPT_IMPL_FOREACH : OPT_IMPL_FUSED;
 }
 
+int fw_opt_tensor_launches(const spec_training *t)
+{
+    const int impl = fw_opt_impl(t);
+    if (t->opt_sgd > 0) /* one pass: foreach one launch per tensor list, for-loop one per tensor */
+        return impl == OPT_IMPL_FORLOOP;
+    return wl_opt_passes(impl);
+}
+
 /* The DeepSpeed release's changes to today's schedule (f already holds today's). Sources:
  * v0.5.4 (bc7778ea) partition_parameters.py L662-686, L835-882 (a torch.cuda.synchronize()
  * before each parameter's all-gather), stage3.py L349-361, L397-458 (fetch_sub_module waits
@@ -481,18 +489,11 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     f->reduce_elem_bytes = fw_reduce_elem_bytes(t, w);
     f->opt_impl = fw_opt_impl(t);
     f->opt_scale = wl_opt_bytes_per_param(f->opt_impl) / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
-    if (wl_opt_passes(f->opt_impl))
-        for (int i = 0; i < w->n_layers; i++)
-            f->opt_launches += wl_opt_passes(f->opt_impl) * fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
-    if (t->opt_sgd > 0) {
-        /* optimizer_type sgd (FW_SGD_BYTES_PER_PARAM): one pass (foreach: one launch per tensor
-         * list; for-loop: one per parameter tensor) */
+    if (t->opt_sgd > 0) /* optimizer_type sgd (FW_SGD_BYTES_PER_PARAM) */
         f->opt_scale = FW_SGD_BYTES_PER_PARAM(w->elem_bytes) / wl_opt_bytes_per_param(OPT_IMPL_FUSED);
-        f->opt_launches = 0;
-        if (f->opt_impl == OPT_IMPL_FORLOOP)
-            for (int i = 0; i < w->n_layers; i++)
-                f->opt_launches += fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
-    }
+    const int per_tensor = fw_opt_tensor_launches(t);
+    for (int i = 0; i < w->n_layers && per_tensor; i++)
+        f->opt_launches += per_tensor * fw_param_tensors(w, &w->layer[i]) * w->layer[i].count;
     f->prefetch = fw_prefetch(t, l, w);
     f->overlap = 1;
     f->allgather_bucket_bytes = t->bucket_bytes;
@@ -510,9 +511,10 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
          * (stage2.py 9caa74e5 L326-337: param_group['params'] = [single_partition_of_fp32_groups[i]];
          * stage_1_and_2.py the same today): a for-loop / foreach AdamW launches per group, not per
          * tensor; two groups, weight decay and none (transformers v4.12 Trainer.create_optimizer,
-         * Megatron's get_params_for_weight_decay_optimization) */
+         * Megatron's get_params_for_weight_decay_optimization); optimizer_type sgd's one pass
+         * per group (fw_opt_tensor_launches), not AdamW's eight */
         if (l->kind == LAYOUT_ZERO1 || l->kind == LAYOUT_ZERO2)
-            f->opt_launches = wl_opt_passes(f->opt_impl) * 2;
+            f->opt_launches = per_tensor * 2;
         ds_era(t, l, f);
         if (ds_one_group(t, l))
             f->reduce_stream = f->gather_stream;

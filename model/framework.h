@@ -48,8 +48,9 @@ typedef struct fw_sched {
     int opt_impl;                  /* spec_opt_impl of the AdamW step (fw_opt_impl)          */
     double opt_scale;              /* its HBM bytes / fused Adam's (wl_opt_bytes_per_param):
                                       the engines scale the GPU optimizer's time by it        */
-    int opt_launches;              /* for-loop: kernel launches beyond the passes (8 per
-                                      parameter tensor), cost_calib.kern.launch_s each        */
+    int opt_launches;              /* for-loop: kernel launches beyond the passes (per
+                                      parameter tensor: fw_opt_tensor_launches), cost_calib.
+                                      kern.launch_s each; a pipeline's stages count their own */
     int version;           /* the framework release modelled (spec_training.framework_version) */
     int sync_fetch;        /* DeepSpeed < 0.6 ZeRO-3: every fetch synchronous (a device sync
                               before it: one stream, depth 0)                                   */
@@ -174,6 +175,12 @@ double fw_reduce_elem_bytes(const spec_training *t, const wl *w);
  * torch/optim/adamw.py adamw(): "we default to foreach and pass False to use_fused");
  * DeepSpeed (FusedAdam), Megatron (apex / TE FusedAdam) and the ideal schedule fused. */
 int fw_opt_impl(const spec_training *t);
+/* Kernel launches of the GPU optimizer step per parameter tensor it updates, beyond fused's one
+ * kernel: for-loop AdamW its passes (wl_opt_passes, 8), for-loop SGD (optimizer_type sgd) its
+ * one; fused and foreach (one launch per tensor list and pass, counted as none) 0. fw_schedule's
+ * opt_launches is this times the model's tensors; a pipeline stage's, times its own
+ * (lo_pipe.stage_tensors, analytic_pipe.c). */
+int fw_opt_tensor_launches(const spec_training *t);
 /* Whether framework f runs layout l; the error names both and what f runs. */
 int fw_check(spec_framework f, const spec_layout *l, sc_err *err) SC_MUST_CHECK;
 

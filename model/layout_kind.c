@@ -91,14 +91,14 @@ static int training_keys_check(const spec_layout *l, const spec_training *t, sc_
                           "\"module\" is modelled under framework fsdp with layout zero3 or zero3-offload; got "
                           "framework %s, layout %s",
                           spec_framework_str(t->framework), spec_layout_str(l, name, sizeof name));
-    /* optimizer_type sgd: the GPU step's bytes (framework.c) and FSDP1 CPUOffload's host step
-     * (layout_offload.c); the pipeline engines price Adam's step (analytic_pipe.c) and
-     * DeepSpeed's and LuWu's offloaded optimizers their own Adam, in time and host memory */
-    if (t->opt_sgd > 0 && (l->pp > 1 || (spec_layout_states_at(l->kind) != SPEC_AT_GPU &&
-                                         !(t->framework == FW_FSDP && l->kind == LAYOUT_ZERO3_OFFLOAD))))
+    /* optimizer_type sgd: the GPU step's bytes (framework.c; a pipeline stage's too,
+     * analytic_pipe.c) and FSDP1 CPUOffload's host step (layout_offload.c); DeepSpeed's and
+     * LuWu's offloaded optimizers price their own Adam, in time and host memory */
+    if (t->opt_sgd > 0 && spec_layout_states_at(l->kind) != SPEC_AT_GPU &&
+        !(t->framework == FW_FSDP && l->kind == LAYOUT_ZERO3_OFFLOAD))
         return sc_err_set(err, SC_EINPUT, "training", "optimizer_type",
-                          "sgd is modelled with the optimizer on the GPU without pipeline stages, or under "
-                          "framework fsdp's zero3-offload; got framework %s, layout %s",
+                          "sgd is modelled with the optimizer on the GPU, or under framework fsdp's "
+                          "zero3-offload; got framework %s, layout %s",
                           spec_framework_str(t->framework), spec_layout_str(l, name, sizeof name));
     if (t->act_offload > 0 && t->act_ckpt != CKPT_FULL)
         return sc_err_set(err, SC_EINPUT, "training", "activation_offload",

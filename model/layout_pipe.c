@@ -282,10 +282,13 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
             int k = layout_pipe_vstage(pp, s, cc);
             for (int i = 0; i < lw->n_layers; i++) {
                 const wl_layer *L = &lw->layer[i];
+                int n = 0; /* copies of L on virtual stage k (stage_layers) */
                 if (L->kind == WL_BLOCK)
-                    pp->vstage_params[k] += L->params * pp->blocks[k];
+                    n = pp->blocks[k];
                 else if ((L->kind == WL_EMBED && k == 0) || (L->kind == WL_HEAD && k == pp->n_vstages - 1))
-                    pp->vstage_params[k] += L->params;
+                    n = 1;
+                pp->vstage_params[k] += L->params * n;
+                pp->stage_tensors[s] += (double)fw_param_tensors(lw, L) * n;
             }
             pp->stage_params[s] += pp->vstage_params[k];
             pp->vstage_units[k] = fsdp2_chunk_units(l, pp, k);

@@ -123,6 +123,9 @@ typedef struct lo_pipe {
     int vstage_units[LO_MAX_VSTAGES]; /* FSDP2: the chunk's FSDP units, one reduce-scatter each;
                                          0 (megatron): its gradient buckets (layout_pipe.c)   */
     int stage_units[LO_MAX_STAGES];   /* FSDP2: the stage's units, one all-gather each; 0: buckets */
+    double stage_tensors[LO_MAX_STAGES]; /* parameter tensors one rank of stage s updates
+                                         (fw_param_tensors over its layers): its optimizer's
+                                         per-tensor launches (analytic_pipe.c)                 */
     double p2p_bytes;          /* one send: [seq (/ t with sp), micro_batch, hidden], B        */
     int dp;                    /* data-parallel replicas (GRP_AX3)                            */
 } lo_pipe;

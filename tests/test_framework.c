@@ -620,6 +620,36 @@ START_TEST(test_trainer_step)
 }
 END_TEST
 
+START_TEST(test_opt_launches)
+{
+    /* The optimizer's kernel launches beyond fused AdamW's (fw_opt_tensor_launches x the tensors
+     * it steps). The tiny model's T = 12 parameter tensors (test_ds_step_checks), framework
+     * ideal, zero3: for-loop AdamW 8 passes x 12 = 96, for-loop SGD 1 x 12 = 12, foreach and
+     * fused 0. DeepSpeed ZeRO-1 steps two flat groups (framework.c, stage_1_and_2.py): for-loop
+     * AdamW 8 x 2 = 16, for-loop SGD 1 x 2 = 2 (it was 16: AdamW's passes). */
+    fx x;
+    fx_setup(&x, FW_IDEAL);
+    lo_graph g;
+    static const struct {
+        spec_framework f;
+        const char *l;
+        int impl, sgd, want;
+    } c[] = {{FW_IDEAL, "zero3", OPT_IMPL_FORLOOP, 0, 96},     {FW_IDEAL, "zero3", OPT_IMPL_FORLOOP, 1, 12},
+             {FW_IDEAL, "zero3", OPT_IMPL_FOREACH, 0, 0},      {FW_IDEAL, "zero3", OPT_IMPL_FOREACH, 1, 0},
+             {FW_IDEAL, "zero3", OPT_IMPL_FUSED, 0, 0},        {FW_DEEPSPEED, "zero1", OPT_IMPL_FORLOOP, 0, 16},
+             {FW_DEEPSPEED, "zero1", OPT_IMPL_FORLOOP, 1, 2}, {FW_DEEPSPEED, "zero1", OPT_IMPL_FOREACH, 1, 0}};
+    for (int i = 0; i < 8; i++) {
+        x.t.framework = c[i].f;
+        x.t.opt_impl = c[i].impl;
+        x.t.opt_sgd = c[i].sgd;
+        build(&x, c[i].l, 1, &g);
+        ck_assert_msg(g.sched.opt_launches == c[i].want, "case %d: %d launches, want %d", i, g.sched.opt_launches,
+                      c[i].want);
+        ck_assert_int_eq(fw_opt_tensor_launches(&x.t), c[i].impl == OPT_IMPL_FORLOOP ? (c[i].sgd ? 1 : 8) : 0);
+    }
+}
+END_TEST
+
 START_TEST(test_ddp_bucket_copy)
 {
     /* torch DDP's bucket copies (framework.c fw_trainer_step, training.ddp_bucket_copy): each
@@ -1617,6 +1647,7 @@ Suite *framework_suite(void)
     tcase_add_test(sch, test_ds_owner_reduce);
     tcase_add_test(sch, test_ds_step_checks);
     tcase_add_test(sch, test_trainer_step);
+    tcase_add_test(sch, test_opt_launches);
     tcase_add_test(sch, test_ddp_bucket_copy);
     tcase_add_test(sch, test_version_parse);
     tcase_add_test(sch, test_engines_agree_two_streams);

@@ -1464,7 +1464,7 @@ START_TEST(test_training_keys_refused)
      * fsdp_wrap module outside fsdp's zero3 / zero3-offload (memory would gather a unit the
      * graph does not); activation_offload without full checkpointing (nothing moved) and with
      * pipelines, tensor or context parallelism (memory moved, copies unpriced or not moved at all).
-     * optimizer_type sgd where the step stays Adam's (pipelines, DeepSpeed's and LuWu's offload).
+     * optimizer_type sgd where the step stays Adam's (DeepSpeed's and LuWu's offload).
      * Where activation_offload is accepted, the graph carries the copies: one block input each way per block of
      * the tiny model (2 x 2048 B, as test_act_offload_graph derives) under fsdp's zero3 and hsdp,
      * DeepSpeed's zero3 and zero1. */
@@ -1504,8 +1504,9 @@ START_TEST(test_training_keys_refused)
         ck_assert_msg(spec_layout_check_training(&l, &t, &err) == SC_EINPUT, "%s accepted", act_bad[i]);
         ck_assert_str_eq(err.path, "activation_offload");
     }
-    /* optimizer_type sgd: priced on the GPU without pipelines and under FSDP1's CPUOffload; the
-     * pipelines' step and DeepSpeed's / LuWu's offloaded optimizers stay Adam's: refused */
+    /* optimizer_type sgd: priced on the GPU (a pipeline stage's step too: test_pipe.c
+     * test_stage_optimizer_impl) and under FSDP1's CPUOffload; DeepSpeed's / LuWu's offloaded
+     * optimizers stay Adam's: refused */
     t.act_offload = -1;
     t.opt_sgd = 1;
     static const struct {
@@ -1515,8 +1516,8 @@ START_TEST(test_training_keys_refused)
     } sgd[] = {{"zero3", FW_FSDP, 1},
                {"zero3-offload:param=cpu", FW_FSDP, 1},
                {"megatron:t=8,p=1", FW_MEGATRON, 1},
-               {"megatron:t=4,p=4", FW_MEGATRON, 0},
-               {"fsdp2:dp=2,t=2,p=2", FW_FSDP2, 0},
+               {"megatron:t=4,p=4", FW_MEGATRON, 1},
+               {"fsdp2:dp=2,t=2,p=2", FW_FSDP2, 1},
                {"zero3-offload:param=cpu", FW_DEEPSPEED, 0},
                {"zero2-offload", FW_DEEPSPEED, 0},
                {"luwu", FW_IDEAL, 0}};

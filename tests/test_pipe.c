@@ -1736,6 +1736,91 @@ START_TEST(test_engines_agree_lm2)
 }
 END_TEST
 
+/* optpipe: a stage's optimizer step follows the AdamW implementation and optimizer_type as the
+ * step without pipelines does (cost_optimizer_impl_time), over the parameters and the parameter
+ * tensors of the stage's own layers; it was fused AdamW whatever the training said.
+ * tiny4 with 8 layers (hidden 64, 4 heads, ffn 256 GeLU, vocab 128, no biases, LayerNorm,
+ * untied, rotary), 4 blocks per stage.
+ * Tensors (fw_param_tensors): a block's qkv, proj, fc1 and fc2 weights and two norms' weight and
+ * bias: 4 + 4 = 8; the embedding's table: 1; the head's final norm (2) and output: 3. Stage 0:
+ * 1 + 4 x 8 = 33, stage 1: 4 x 8 + 3 = 35 (the model's 8 x 8 + 1 + 3 = 68).
+ * Parameters: a block's linears 64 x 192 + 64 x 64 + 2 x 64 x 256 = 49152, norms 2 x 2 x 64 =
+ * 256; embedding and output 128 x 64 = 8192 each, final norm 128.
+ *  - megatron:t=2,p=2 on 2 duo nodes (dp 1): a rank holds 1 / t of every layer's parameters
+ *    (wl_localize_megatron, the norms' too): block 49408 / 2 = 24704; stage 0: 4 x 24704 +
+ *    8192 / 2 = 102912, stage 1: 4 x 24704 + 8320 / 2 = 102976.
+ *  - fsdp2:dp=2,t=1,p=2 (torchtitan; the distributed-optimizer boundary, zero1): Adam on the
+ *    1 / dp shard of a whole stage: (4 x 49408 + 8192) / 2 = 102912, (4 x 49408 + 8320) / 2 =
+ *    102976.
+ * Fused on the tiny calibration: P x 16 B / 1e12 B/s. Foreach and for-loop AdamW: x 80 / 28
+ * (wl_opt_bytes_per_param), for-loop + 8 launches per tensor (launch_s 1e-5 here: 33 x 8 x 1e-5
+ * = 2.64 ms on megatron's stage 0); SGD in bf16: x 3 x 2 / 28 (FW_SGD_BYTES_PER_PARAM), its
+ * for-loop + 1 launch per tensor. Both engines read the stage times (an_pipe_time): their
+ * optimizer means ((stage 0 + stage 1) / 2) agree, and with dp 1 their steps. */
+START_TEST(test_stage_optimizer_impl)
+{
+    static const struct {
+        const char *l;
+        spec_framework fw;
+        double P[2];
+    } lay[] = {{"megatron:t=2,p=2", FW_MEGATRON, {102912, 102976}}, {"fsdp2:dp=2,t=1,p=2", FW_FSDP2, {102912, 102976}}};
+    static const struct {
+        int impl, sgd;
+        double scale, per_tensor;
+    } opt[] = {{OPT_IMPL_FUSED, 0, 1, 0},          {OPT_IMPL_FOREACH, 0, 80.0 / 28, 0}, {OPT_IMPL_FORLOOP, 0, 80.0 / 28, 8},
+               {OPT_IMPL_FOREACH, 1, 6.0 / 28, 0}, {OPT_IMPL_FORLOOP, 1, 6.0 / 28, 1},  {OPT_IMPL_DEFAULT, 0, 0, 0}};
+    const double T[2] = {33, 35}, launch = 1e-5;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e11);
+    cost_calib k = test_tiny_calib();
+    k.kern.launch_s = launch;
+    lo_graph *g = malloc(sizeof *g);
+    an_pipe_timed *t = malloc(sizeof *t);
+    ck_assert(g && t);
+    for (int li = 0; li < 2; li++)
+        for (int oi = 0; oi < 6; oi++) {
+            spec_model mo;
+            spec_training tr;
+            tiny4(&mo, &tr, 8);
+            tr.grad_accum = 4;
+            tr.framework = lay[li].fw;
+            tr.opt_impl = opt[oi].impl;
+            tr.opt_sgd = opt[oi].sgd;
+            /* the default: megatron fused, FSDP2 foreach (fw_opt_impl) */
+            double scale = opt[oi].impl ? opt[oi].scale : lay[li].fw == FW_FSDP2 ? 80.0 / 28 : 1;
+            wl w;
+            wl_build(&mo, &tr, &w);
+            spec_layout l = parse(lay[li].l);
+            sc_err err;
+            ck_assert_msg(spec_layout_check_training(&l, &tr, &err) == 0, "%s: %s", lay[li].l, err.text);
+            layout_build(&w, &tr, &l, &c, 2, g);
+            an_pipe_time_comm(g, &tr, &k, &c, t);
+            for (int s = 0; s < 2; s++) {
+                ck_assert_double_eq(g->pipe.stage_tensors[s], T[s]);
+                ck_assert_double_eq(g->pipe.stage_params[s] / (li ? 2 : 1), lay[li].P[s]);
+                double want = lay[li].P[s] * 16 / 1e12 * scale + opt[oi].per_tensor * T[s] * launch;
+                ck_assert_msg(fabs(t->opt_s[s] - want) <= 1e-12 * want, "%s impl %d sgd %d stage %d: %.12g want %.12g",
+                              lay[li].l, opt[oi].impl, opt[oi].sgd, s, t->opt_s[s], want);
+            }
+            /* the stages' launches add up to the whole model's (fw_schedule) */
+            ck_assert_double_eq(opt[oi].per_tensor * (T[0] + T[1]), g->sched.opt_launches);
+            an_result r;
+            an_predict(&w, &tr, &l, &c, 2, &k, &r);
+            exec_opts o = {0};
+            o.seed = 1;
+            exec_result x;
+            ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
+            double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
+            ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
+            ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
+            if (li == 0)
+                ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s,
+                              x.step_s);
+        }
+    free(t);
+    free(g);
+}
+END_TEST
+
 Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -1776,6 +1861,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_lm2_predicates);
     tcase_add_test(tc, test_lm2_tp_allreduce_sync);
     tcase_add_test(tc, test_engines_agree_lm2);
+    tcase_add_test(tc, test_stage_optimizer_impl);
     suite_add_tcase(s, tc);
     TCase *sym = tcase_create("pipe_symmetry");
     tcase_set_timeout(sym, 60);

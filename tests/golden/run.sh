@@ -734,12 +734,15 @@ expect predict-cp-te-ring-mem 0 "0.172    0.048    0.004    0.000   0.010      3
 # each stage 16 blocks + its root (embedding / norm + output) = 17 calls, where 25 MB buckets made
 # ceil(2.008 GB / 25 MB) = 81 (the stage's 1.0038 B t-sharded parameters in bf16, the all-gather and the
 # bf16 reduce-scatter alike); 64 fewer calls each: 0.8845966526 -> 0.8838218533 s, interleaved 0.802 -> 0.801 s)
+# (optpipe: each stage's Adam is FSDP2's default foreach AdamW, 80 B / param against fused's 28 B: a
+# stage's 501891072-parameter shard (sgd-pipe-model below) takes 5.24364 ms x 52 / 28 = 9.73819 ms
+# more: 0.8838218533 -> 0.8935600382 s, sim 0.884 -> 0.894, interleaved 0.801 -> 0.811)
 FPP="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --framework fsdp2 --grad-accum 4"
 expect fsdp2-pp-json 0 '"layout": "fsdp2:dp=2,t=4,p=2,schedule=1f1b"' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
 expect fsdp2-pp-bubble 0 '"pipeline_bubble": 0.2' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-step 0 '"step_s": 0.8838218533' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
-expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.884" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
-expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.801" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
+expect fsdp2-pp-step 0 '"step_s": 0.8935600382' -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine model --json
+expect fsdp2-pp-sim 0 "fsdp2:dp=2,t=4,p=2,schedule=1f1b     0.894" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2 --engine sim
+expect fsdp2-pp-interleaved 0 "fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b     0.811" -- "$BIN" $FPP --layout fsdp2:dp=2,t=4,p=2,schedule=interleaved-1f1b --engine model
 expect fsdp2-pp-gpus 2 'layout: fsdp2:dp=16,t=8,p=2,schedule=1f1b: expected dp x t x p = 128 GPUs, got 16 x 8 x 2' -- "$BIN" predict --cluster dgx-h100 --nodes 16 --model llama3-70b --layout fsdp2:dp=16,t=8,p=2
 expect fsdp2-pp-stages 2 'layout: fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b: 32 pipeline stages (p x stages per rank), but gpt3-1.3b has 24 layers' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model gpt3-1.3b --layout fsdp2:dp=1,t=1,p=16,schedule=interleaved-1f1b --framework fsdp2
 expect fsdp2-pp-schedule 2 'in "fsdp2:dp=2,t=4,p=2,schedule=zb": expected schedule=1f1b, interleaved-1f1b or gpipe, got "zb"' -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2,schedule=zb
@@ -1909,7 +1912,18 @@ one_line_err act-offload-tp-one-line "$BIN" predict --cluster dgx-h100 --nodes 2
 expect act-offload-selective 2 "shardcast: training: activation_offload: true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); got selective" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --checkpointing selective --engine model
 expect fsdp-wrap-hsdp 2 "shardcast: training: fsdp_wrap: \"module\" is modelled under framework fsdp with layout zero3 or zero3-offload; got framework fsdp, layout hsdp:p=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout hsdp:p=8 --framework fsdp --training "$TMP/tr_wrap.json" --engine model
 printf '{"micro_batch": 1, "activation_checkpointing": true, "optimizer_type": "sgd"}' >"$TMP/tr_sgd.json"
-expect sgd-ds-offload 2 "shardcast: training: optimizer_type: sgd is modelled with the optimizer on the GPU without pipeline stages, or under framework fsdp's zero3-offload; got framework deepspeed, layout zero3-offload" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3-offload --framework deepspeed --training "$TMP/tr_sgd.json" --engine model
+expect sgd-ds-offload 2 "shardcast: training: optimizer_type: sgd is modelled with the optimizer on the GPU, or under framework fsdp's zero3-offload; got framework deepspeed, layout zero3-offload" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3-offload --framework deepspeed --training "$TMP/tr_sgd.json" --engine model
+# optpipe: sgd under pipeline stages (refused until the stages' step followed the optimizer,
+# model/analytic_pipe.c stage_opt_s). llama3-8b, fsdp2:dp=2,t=4,p=2: a block 4096^2 x 2 +
+# 2 x 4096 x 1024 + 3 x 4096 x 14336 + 2 x 4096 = 218112000 parameters; stage 0 16 blocks + the
+# embedding 128256 x 4096 = 4015128576, stage 1 16 blocks + the head 525340672 = 4015132672; a
+# rank steps 1 / (t dp) = 1 / 8: 501891072 and 501891584. Fused AdamW: x 28 B / (3350 GB/s x
+# hbm_efficiency 0.8) = 5.24364 ms (stage mean); SGD in bf16 3 x 2 B over 28: 1.123637 ms in both
+# engines; FSDP2's default foreach AdamW 80 / 28 of fused: 14.98183 ms (before: 5.24 ms, fused)
+Z8PP="--cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=2,t=4,p=2 --framework fsdp2 --json"
+expect sgd-pipe-model 0 '"optimizer_s": 0.0011236373' -- "$BIN" predict $Z8PP --training "$TMP/tr_sgd.json" --engine model
+expect sgd-pipe-sim 0 '"optimizer_s": 0.0011236373' -- "$BIN" predict $Z8PP --training "$TMP/tr_sgd.json" --engine sim
+expect foreach-pipe-model 0 '"optimizer_s": 0.014981830' -- "$BIN" predict $Z8PP --micro-batch 1 --checkpointing full --engine model
 expect act-offload-zero3 0 "zero3 " -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --engine model
 echo "golden: $pass passed, $fail failed"
 [ "$fail" = 0 ]
