@@ -19,11 +19,13 @@
  * checkpointing, flash attention, prefetch 1, 25 MB buckets, 2 GiB reserve.
  * Hand numbers (test_workload.c derives them):
  *   Ψ = 174604259328, largest layer (a block) 1812099072 params,
- *   activations = logits 4 s V + head input 2 s h + 96 checkpoints 2 s h + one block 34 s h
- *               = 411705344 + 50331648 + 4831838208 + 855638016 = 6149513216 B. */
+ *   activations = head input 2 s h + 96 checkpoints 2 s h + the larger of the loss's peak
+ *   (the default loss: the fp32 logits 4 s V = 411705344) and one block's recompute 34 s h
+ *   (855638016), not live at once (memory.c)
+ *               = 50331648 + 4831838208 + 855638016 = 5737807872 B. */
 #define PSI 174604259328.0
 #define MAXLAYER 1812099072.0
-#define ACT 6149513216.0
+#define ACT 5737807872.0
 #define N 128
 
 typedef struct fixture {
@@ -96,11 +98,11 @@ START_TEST(test_ddp)
     ck_assert_double_eq(b.gathered, 0);
     ck_assert_double_eq(b.activations, ACT);
     ck_assert_double_eq(b.reserve, 2 * GiB);
-    /* total = 16Ψ + act + buckets + reserve = 2793668149248 + 6149513216 + 5e7 + 2147483648
-     *       = 2802015146112; short by that minus 40 GiB (42949672960) = 2759065473152 */
-    ck_assert_double_eq(b.total, 2802015146112.0);
+    /* total = 16Ψ + act + buckets + reserve = 2793668149248 + 5737807872 + 5e7 + 2147483648
+     *       = 2801603440768; short by that minus 40 GiB (42949672960) = 2758653767808 */
+    ck_assert_double_eq(b.total, 2801603440768.0);
     ck_assert_int_eq(b.fits, 0);
-    ck_assert_double_eq(b.short_by, 2759065473152.0);
+    ck_assert_double_eq(b.short_by, 2758653767808.0);
 }
 END_TEST
 
@@ -139,8 +141,8 @@ START_TEST(test_zero3)
      * gathered = (1 + prefetch) x largest layer x 2 B (current + prefetched bf16 params)
      *          + largest layer x 2 B (its full bf16 gradient before the reduce-scatter)
      *          = 2 * 1812099072 * 2 + 1812099072 * 2 = 10872594432 B.
-     * No DDP buckets. Total = 21825532416 + 6149513216 + 10872594432 + 2147483648
-     * = 40995123712 B, which fits 40 GiB (42949672960) with 1954549248 B to spare. */
+     * No DDP buckets. Total = 21825532416 + 5737807872 + 10872594432 + 2147483648
+     * = 40583418368 B, which fits 40 GiB (42949672960) with 2366254592 B to spare. */
     fixture f;
     setup(&f, PREC_BF16);
     mem_breakdown b = plan(&f, "zero3", N);
@@ -152,10 +154,10 @@ START_TEST(test_zero3)
     ck_assert_double_eq(b.gathered, (1 + 1) * MAXLAYER * 2 + MAXLAYER * 2);
     ck_assert_double_eq(b.gathered, 10872594432.0);
     ck_assert_double_eq(b.buckets, 0);
-    ck_assert_double_eq(b.total, 40995123712.0);
+    ck_assert_double_eq(b.total, 40583418368.0);
     ck_assert_int_eq(b.fits, 1);
     ck_assert_double_eq(b.short_by, 0);
-    ck_assert_double_eq(b.hbm - b.total, 1954549248.0);
+    ck_assert_double_eq(b.hbm - b.total, 2366254592.0);
 }
 END_TEST
 
@@ -228,9 +230,9 @@ START_TEST(test_zeropp)
     ck_assert_double_eq(p.optim, z.optim);
     ck_assert_double_eq(p.gathered, z.gathered);
     ck_assert_rel(p.total, z.total + 2 * PSI / 8);
-    /* 40995123712 + 43651064832 = 84646188544 > 40 GiB: short by 41696515584 */
+    /* 40583418368 + 43651064832 = 84234483200 > 40 GiB: short by 41284810240 */
     ck_assert_int_eq(p.fits, 0);
-    ck_assert_double_eq(p.short_by, 84646188544.0 - 40 * GiB);
+    ck_assert_double_eq(p.short_by, 84234483200.0 - 40 * GiB);
     /* issue 26: FSDP2's reshard_after_forward=8 holds every layer's post-forward shard (2Ψ/8 in
      * all at the backward's start): the same + 43651064832 B (layout_dp.c) */
     mem_breakdown r = plan(&f, "raf:p=8", N);
@@ -277,11 +279,11 @@ START_TEST(test_fits_boundary)
     /* fits is total <= hbm: an HBM of exactly the ZeRO-3 total fits, 1 MiB less is short by 1 MiB */
     fixture f;
     setup(&f, PREC_BF16);
-    f.c.gpu.hbm_bytes = 40995123712.0;
+    f.c.gpu.hbm_bytes = 40583418368.0;
     mem_breakdown b = plan(&f, "zero3", N);
     ck_assert_int_eq(b.fits, 1);
     ck_assert_double_eq(b.short_by, 0);
-    f.c.gpu.hbm_bytes = 40995123712.0 - 1048576;
+    f.c.gpu.hbm_bytes = 40583418368.0 - 1048576;
     b = plan(&f, "zero3", N);
     ck_assert_int_eq(b.fits, 0);
     ck_assert_double_eq(b.short_by, 1048576);
@@ -291,13 +293,13 @@ END_TEST
 START_TEST(test_smallest_mics_p_p4d)
 {
     /* 16 p4d nodes: candidate p = 1, 2, 4, ..., 128. Totals from 16Ψ/p + act + gathered + reserve:
-     * p = 64: 43651064832 + 6149513216 + 10872594432 + 2147483648 = 62820656128 > 40 GiB;
-     * p = 128: 40995123712 <= 42949672960. So 128. */
+     * p = 64: 43651064832 + 5737807872 + 10872594432 + 2147483648 = 62408950784 > 40 GiB;
+     * p = 128: 40583418368 <= 42949672960. So 128. */
     fixture f;
     setup(&f, PREC_BF16);
     ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 1), 128);
     /* on 80 GiB GPUs (85899345920 B): p = 32 gives 16Ψ/32 = 87302129664 alone: no;
-     * p = 64: 62820656128 fits. So 64. */
+     * p = 64: 62408950784 fits. So 64. */
     f.c.gpu.hbm_bytes = 80 * GiB;
     ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 0), 64);
 }
