@@ -422,6 +422,82 @@ START_TEST(test_plan_by_accum)
 }
 END_TEST
 
+/* The loss over the vocabulary by implementation (memory_states.c mem_loss_bytes), on a tiny
+ * rank: 16 tokens x 128 vocabulary entries = E = 2048 entries, the fp32 logits 4E = 8192 B,
+ * bf16 logits (e = 2) unless fp32 training. By hand, per entry (kept / peak):
+ *   torch F.cross_entropy on pred.float() (torchtitan without TP, Hugging Face): kept the
+ *     log_softmax output 4; forward e + 4 + 4 = 10, backward saved + nll's dense gradient +
+ *     log_softmax's backward output 3 x 4 = 12: 8192 / 24576 B;
+ *   torchtitan loss_parallel (fsdp2, t = 2): forward e + 4 + 4 + 4 = 14, backward 4 x 4 = 16:
+ *     8192 / 32768; pipelined too (p = 2): + e kept and at the backward (fwd_cache): 6 / 18:
+ *     12288 / 36864;
+ *   Megatron's vocab_parallel_cross_entropy (framework megatron's default, fused or not): kept
+ *     the fp32 softmax 4, peak 4 + e = 6: 8192 / 12288; fp32 training, no cast: 4 / 4: 8192 /
+ *     8192;
+ *   16-bit eager (loss_fp32 off): kept e, peak 3e: 4096 / 12288;
+ *   the default (deepspeed, no key): the fp32 logits, 8192 / 8192;
+ *   Liger's fused linear cross-entropy: logits_bytes as wl_logits_bytes gives it, both. */
+static void loss_of(const char *layout, spec_training *t, double T, double V, mem_loss *o)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse(layout, &l, &err), 0);
+    wl w;
+    memset(&w, 0, sizeof w);
+    w.logits_bytes = 4 * T * V;
+    mem_loss_bytes(&w, t, &l, o);
+}
+
+static void kept_peak(const mem_loss *o, double kept, double peak)
+{
+    ck_assert_double_eq(o->kept, kept);
+    ck_assert_double_eq(o->peak, peak);
+}
+
+START_TEST(test_loss_by_implementation)
+{
+    spec_training t;
+    mem_loss o;
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_FSDP2, t.loss_fp32 = 1;
+    loss_of("zero3", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 24576);
+    t.execution = EXEC_COMPILED; /* torchtitan compiles the blocks, not the loss: the same */
+    loss_of("zero3", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 24576);
+    loss_of("fsdp2:dp=2,t=2", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 32768);
+    loss_of("fsdp2:dp=1,t=2,p=2", &t, 16, 128, &o);
+    kept_peak(&o, 12288, 36864);
+    t.loss_fp32 = 0, t.execution = EXEC_EAGER;
+    loss_of("zero3", &t, 16, 128, &o);
+    kept_peak(&o, 4096, 12288);
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_MEGATRON;
+    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 12288);
+    t.loss_fusion = 1;
+    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 12288);
+    t.precision = PREC_FP32;
+    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 8192);
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_DEEPSPEED;
+    loss_of("zero3", &t, 16, 128, &o);
+    kept_peak(&o, 8192, 8192);
+    /* Liger: wl_logits_bytes's fused form (test_workload.c derives 17028 for T 1, V 64, h 128) */
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
+    wl w;
+    memset(&w, 0, sizeof w);
+    w.fused_ce = 1, w.logits_bytes = wl_logits_bytes(1, 64, 128, 2, 1);
+    mem_loss_bytes(&w, &t, &l, &o);
+    kept_peak(&o, 17028, 17028);
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -439,6 +515,7 @@ Suite *memory_suite(void)
     tcase_add_test(z, test_fp32);
     tcase_add_test(z, test_activations_and_reserve);
     tcase_add_test(z, test_plan_by_accum);
+    tcase_add_test(z, test_loss_by_implementation);
     suite_add_tcase(s, z);
     TCase *fit = tcase_create("fit");
     tcase_add_test(fit, test_fits_boundary);
