@@ -1,4 +1,5 @@
-/* memory_states.c — bytes per parameter of each model state (memory_states.h). */
+/* memory_states.c — bytes per parameter of each model state, what a block keeps and recomputes,
+ * and what the loss over the vocabulary holds (memory_states.h). */
 #include "memory_states.h"
 
 void mem_state_bytes(spec_precision p, double *param, double *grad, double *optim)

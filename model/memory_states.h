@@ -11,7 +11,8 @@ typedef struct mem_breakdown {
     double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
     double grads;       /* gradient shard, B                                              */
     double optim;       /* optimizer state shard (fp32 master, momentum, variance), B     */
-    double activations; /* kept for backward, one micro-batch, incl. fp32 logits and context
+    double activations; /* kept for backward, one micro-batch, plus the larger of the loss at
+                           its peak (mem_loss_bytes) and one block's recompute with context
                            parallelism's ring buffers of the attention in flight (cp.h), B */
     double gathered;    /* full layers live at once: current + prefetched params, and one
                            layer's full gradient before its reduce-scatter, B             */
@@ -78,7 +79,8 @@ double mem_block_recompute(const wl_layer *b, int ckpt);
  *     dense gradient, log_softmax's backward output); the forward's e + 4 + 4 is smaller;
  *   the same under torchtitan's loss_parallel (fsdp2 with t > 1): kept 4, peak 16;
  *     torchtitan pipelined (fsdp2 with p > 1): + e kept (the stage's output in fwd_cache);
- *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce): kept 4, peak 4 + e;
+ *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce, loss_fp32 not off; an
+ *     outside logits.float() is the copy it makes anyway): kept 4, peak 4 + e;
  *   loss_fp32 off, eager: kept e, peak 3e;
  *   fused otherwise, and the default: kept = peak = 4 (the fp32 logits; no stack names the
  *     code); Liger's fused linear cross-entropy (w->fused_ce): wl_logits_bytes, kept = peak.

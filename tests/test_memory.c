@@ -437,55 +437,42 @@ END_TEST
  *   16-bit eager (loss_fp32 off): kept e, peak 3e: 4096 / 12288;
  *   the default (deepspeed, no key): the fp32 logits, 8192 / 8192;
  *   Liger's fused linear cross-entropy: logits_bytes as wl_logits_bytes gives it, both. */
-static void loss_of(const char *layout, spec_training *t, double T, double V, mem_loss *o)
+static void expect_loss(const char *layout, const spec_training *t, double kept, double peak)
 {
     spec_layout l;
     sc_err err;
     ck_assert_int_eq(spec_layout_parse(layout, &l, &err), 0);
     wl w;
     memset(&w, 0, sizeof w);
-    w.logits_bytes = 4 * T * V;
-    mem_loss_bytes(&w, t, &l, o);
-}
-
-static void kept_peak(const mem_loss *o, double kept, double peak)
-{
-    ck_assert_double_eq(o->kept, kept);
-    ck_assert_double_eq(o->peak, peak);
+    w.logits_bytes = 4 * 16 * 128; /* the rank's fp32 logits, E = 16 x 128 entries */
+    mem_loss o;
+    mem_loss_bytes(&w, t, &l, &o);
+    ck_assert_double_eq(o.kept, kept);
+    ck_assert_double_eq(o.peak, peak);
 }
 
 START_TEST(test_loss_by_implementation)
 {
     spec_training t;
-    mem_loss o;
     spec_training_defaults(&t);
     t.precision = PREC_BF16, t.framework = FW_FSDP2, t.loss_fp32 = 1;
-    loss_of("zero3", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 24576);
+    expect_loss("zero3", &t, 8192, 24576);
     t.execution = EXEC_COMPILED; /* torchtitan compiles the blocks, not the loss: the same */
-    loss_of("zero3", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 24576);
-    loss_of("fsdp2:dp=2,t=2", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 32768);
-    loss_of("fsdp2:dp=1,t=2,p=2", &t, 16, 128, &o);
-    kept_peak(&o, 12288, 36864);
+    expect_loss("zero3", &t, 8192, 24576);
+    expect_loss("fsdp2:dp=2,t=2", &t, 8192, 32768);
+    expect_loss("fsdp2:dp=1,t=2,p=2", &t, 12288, 36864);
     t.loss_fp32 = 0, t.execution = EXEC_EAGER;
-    loss_of("zero3", &t, 16, 128, &o);
-    kept_peak(&o, 4096, 12288);
+    expect_loss("zero3", &t, 4096, 12288);
     spec_training_defaults(&t);
     t.precision = PREC_BF16, t.framework = FW_MEGATRON;
-    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 12288);
+    expect_loss("megatron:t=1,p=1", &t, 8192, 12288);
     t.loss_fusion = 1;
-    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 12288);
+    expect_loss("megatron:t=1,p=1", &t, 8192, 12288);
     t.precision = PREC_FP32;
-    loss_of("megatron:t=1,p=1", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 8192);
+    expect_loss("megatron:t=1,p=1", &t, 8192, 8192);
     spec_training_defaults(&t);
     t.precision = PREC_BF16, t.framework = FW_DEEPSPEED;
-    loss_of("zero3", &t, 16, 128, &o);
-    kept_peak(&o, 8192, 8192);
+    expect_loss("zero3", &t, 8192, 8192);
     /* Liger: wl_logits_bytes's fused form (test_workload.c derives 17028 for T 1, V 64, h 128) */
     spec_layout l;
     sc_err err;
@@ -493,8 +480,10 @@ START_TEST(test_loss_by_implementation)
     wl w;
     memset(&w, 0, sizeof w);
     w.fused_ce = 1, w.logits_bytes = wl_logits_bytes(1, 64, 128, 2, 1);
+    mem_loss o;
     mem_loss_bytes(&w, &t, &l, &o);
-    kept_peak(&o, 17028, 17028);
+    ck_assert_double_eq(o.kept, 17028);
+    ck_assert_double_eq(o.peak, 17028);
 }
 END_TEST
 
