@@ -127,9 +127,11 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         /* the last stage: the larger of the loss's peak (its kept bytes, in the walk, included)
          * and the recompute with the ring, which come after the loss's backward has freed them
          * (memory.c); never less than the walk's peak, as the loss's peak holds its kept bytes */
-        if (s == pp.p - 1)
-            m.activations = peak - loss.kept + (loss.peak > rec ? loss.peak : rec);
-        else
+        if (s == pp.p - 1) {
+            m.activations = peak - loss.kept + (loss.peak > rec ? loss.peak : rec) + loss.held;
+            if (2 * loss.held > m.activations) /* the step's end: the outputs and their merge */
+                m.activations = 2 * loss.held;
+        } else
             m.activations = peak + rec;
         m.buckets = 2 * t->bucket_bytes;
         m.reserve = t->reserve_bytes;

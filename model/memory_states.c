@@ -105,12 +105,18 @@ void mem_loss_bytes(const wl *w, const spec_training *t, const spec_layout *l, m
     const double E = w->logits_bytes / 4, e = SPEC_PREC_IS_FP32(t->precision) ? 4 : 2;
     double kept, fwd, bwd;
     loss_per_entry(t, l, e, &kept, &fwd, &bwd);
+    o->held = 0;
     if (t->loss_fp32 == 1 && t->framework == FW_FSDP2 && l && l->pp > 1) {
-        /* torch.distributed.pipelining keeps each micro-batch's stage output, the e-byte logits,
-         * in fwd_cache to its backward (pytorch/pytorch@01386103 torch/distributed/pipelining/
-         * stage.py forward_one_chunk; backward_one_chunk pops it): no del pred */
-        kept += e;
-        bwd += e;
+        /* torch.distributed.pipelining (pytorch/pytorch@01386103 torch/distributed/pipelining/
+         * stage.py forward_one_chunk): the last stage appends each micro-batch's output, the
+         * e-byte logits, to output_chunks (the same tensor fwd_cache holds to its backward), and
+         * the schedule's step() returns _merge_outputs(output_chunks) after the last backward
+         * (schedules.py; clear_runtime_states at the next step's start): all m held to the
+         * step's end, and their concatenation beside them then; no del pred. In the rows'
+         * torch (1963fc8, 2024-12-23) too: pytorch/pytorch PR #138504 (2024-10) detaches them
+         * "because we return all the output chunks ... after the step is over", issue #159251
+         * (2025-07) asks to stop caching them. */
+        o->held = e * E * (t->grad_accum > 1 ? t->grad_accum : 1);
     }
     o->kept = kept * E;
     o->peak = (fwd > bwd ? fwd : bwd) * E;

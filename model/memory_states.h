@@ -78,7 +78,9 @@ double mem_block_recompute(const wl_layer *b, int ckpt);
  *     kept 4 (log_softmax's fp32 output), peak 12 (backward: the saved output, nll_loss's
  *     dense gradient, log_softmax's backward output); the forward's e + 4 + 4 is smaller;
  *   the same under torchtitan's loss_parallel (fsdp2 with t > 1): kept 4, peak 16;
- *     torchtitan pipelined (fsdp2 with p > 1): + e kept (the stage's output in fwd_cache);
+ *     torchtitan pipelined (fsdp2 with p > 1): held, every micro-batch's output (the e-byte
+ *     logits) on the last stage to the step's end, m e E, and at the step's end their
+ *     concatenation beside them (output_chunks, _merge_outputs);
  *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce, loss_fp32 not off; an
  *     outside logits.float() is the copy it makes anyway): kept 4, peak 4 + e;
  *   loss_fp32 off, eager: kept e, peak 3e;
@@ -88,6 +90,8 @@ double mem_block_recompute(const wl_layer *b, int ckpt);
 typedef struct mem_loss {
     double kept; /* from the loss's forward to its backward, B  */
     double peak; /* the most at once, kept included, B          */
+    double held; /* on the last pipeline stage, every micro-batch's output to the step's
+                    end (torchtitan's pipelining; else 0), B */
 } mem_loss;
 void mem_loss_bytes(const wl *w, const spec_training *t, const spec_layout *l, mem_loss *o);
 

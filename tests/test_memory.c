@@ -429,8 +429,8 @@ END_TEST
  *     log_softmax output 4; forward e + 4 + 4 = 10, backward saved + nll's dense gradient +
  *     log_softmax's backward output 3 x 4 = 12: 8192 / 24576 B;
  *   torchtitan loss_parallel (fsdp2, t = 2): forward e + 4 + 4 + 4 = 14, backward 4 x 4 = 16:
- *     8192 / 32768; pipelined too (p = 2): + e kept and at the backward (fwd_cache): 6 / 18:
- *     12288 / 36864;
+ *     8192 / 32768; pipelined too (p = 2): the same, and the last stage holds every micro-batch's
+ *     output (e a entry) to the step's end: m = 4 x 2 x 2048 = 16384 B held (0 without stages);
  *   Megatron's vocab_parallel_cross_entropy (framework megatron's default, fused or not): kept
  *     the fp32 softmax 4, peak 4 + e = 6: 8192 / 12288; fp32 training, no cast: 4 / 4: 8192 /
  *     8192;
@@ -460,7 +460,21 @@ START_TEST(test_loss_by_implementation)
     t.execution = EXEC_COMPILED; /* torchtitan compiles the blocks, not the loss: the same */
     expect_loss("zero3", &t, 8192, 24576);
     expect_loss("fsdp2:dp=2,t=2", &t, 8192, 32768);
-    expect_loss("fsdp2:dp=1,t=2,p=2", &t, 12288, 36864);
+    expect_loss("fsdp2:dp=1,t=2,p=2", &t, 8192, 32768);
+    t.grad_accum = 4;
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=1,t=2,p=2", &l, &err), 0);
+    wl w;
+    memset(&w, 0, sizeof w);
+    w.logits_bytes = 4 * 16 * 128;
+    mem_loss o;
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.held, 16384);
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=2,t=2", &l, &err), 0);
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.held, 0);
+    t.grad_accum = 1;
     t.loss_fp32 = 0, t.execution = EXEC_EAGER;
     expect_loss("zero3", &t, 4096, 12288);
     spec_training_defaults(&t);
@@ -474,13 +488,8 @@ START_TEST(test_loss_by_implementation)
     t.precision = PREC_BF16, t.framework = FW_DEEPSPEED;
     expect_loss("zero3", &t, 8192, 8192);
     /* Liger: wl_logits_bytes's fused form (test_workload.c derives 17028 for T 1, V 64, h 128) */
-    spec_layout l;
-    sc_err err;
     ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
-    wl w;
-    memset(&w, 0, sizeof w);
     w.fused_ce = 1, w.logits_bytes = wl_logits_bytes(1, 64, 128, 2, 1);
-    mem_loss o;
     mem_loss_bytes(&w, &t, &l, &o);
     ck_assert_double_eq(o.kept, 17028);
     ck_assert_double_eq(o.peak, 17028);

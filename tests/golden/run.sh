@@ -1638,10 +1638,11 @@ if grep -E '^recommended: fsdp2:dp=[0-9]+,t=[248],asynctp=1 on 64 nodes, .*\(asy
 # 64 micro-batches: bubble 1%). mem2d: its fullest GPU, the first stage, 34.70 -> 34.92 GiB: the
 # block recomputed in backward keeps DTensor's two gathered inputs whole, + 2 x (2 - 2/8) x 8192 x
 # 8192 B = 0.21875 GiB; the pick holds; 2 more candidates no longer fit (155 -> 157)
-# lossmem: torchtitan's loss on the last stage (loss_parallel 16 B an entry at its peak, kept 4 + the
-# stage output's 2 in fwd_cache: 8192 x 16032 x 18 B = 2.2 GiB) puts p=2's last stage at 36.11 GiB,
-# over 36.0: the pick moves to 4 stages (dp 4)
-expect planpp-70b-3d 0 "recommended: fsdp2:dp=4,t=8,p=4,asynctp=1,schedule=interleaved-1f1b on 16 nodes, micro-batch 1 x 128 (global batch 512 sequences): FSDP2 over dp 4 x tensor 8 (async TP, compiled) inside a node, 4 stages interleaved 1F1B x2 (neighbours over the NICs), 128 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
+# lossmem: torch's pipelining keeps every micro-batch's output on the last stage to the step's end
+# (output_chunks: the bf16 logits, 8192 x 16032 x 2 B = 0.245 GiB each at t = 8), 64 of them
+# 15.7 GiB, beside torchtitan's loss at its peak (loss_parallel, 16 B an entry): no pipelined
+# candidate with its 64-128 micro-batches fits 36 GiB; the pick is 2-D
+expect planpp-70b-3d 0 "recommended: fsdp2:dp=32,t=4,asynctp=1 on 16 nodes, micro-batch 2 x 8 (global batch 512 sequences): FSDP2 over dp 32 x tensor 4 (async TP, compiled) inside a node; 25.7 GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 # eager (torchtitan-eager): no async TP among the candidates (torchtitan refuses it without compile)
 "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-eager --global-batch 512 --confirm 0 --json >"$TMP/pe" 2>&1
 if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; then pass=$((pass + 1)); else echo "FAIL planpp-eager-no-asynctp"; fail=$((fail + 1)); fi
