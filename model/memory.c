@@ -51,9 +51,12 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
 
     wl lw; /* the layers as one rank computes them (tensor-parallel layouts: the kind's row) */
     w = layout_kind_localize(w, l, n_ranks, &lw);
-    /* Activations of one micro-batch: what every block keeps under the checkpointing policy,
-     * plus one block's recomputed bytes during its backward (mem_block_kept / _recompute); plus
-     * the head's input and the fp32 logits. */
+    /* Activations of one micro-batch: what every block keeps under the checkpointing policy and
+     * the head's input, plus the larger of two transients not live at once: the loss at its peak
+     * (its forward's end or its backward's start, memory_states.h), and one block's recomputed
+     * bytes during its backward with context parallelism's ring buffers (model/cp.h), which come
+     * after the loss's backward has freed its tensors (autograd releases a node's saved tensors
+     * once it has run; its e-byte gradient is the output layer's, consumed before any block). */
     const wl_layer *blk = NULL, *head = NULL;
     for (int i = 0; i < w->n_layers; i++) {
         if (w->layer[i].kind == WL_BLOCK)
@@ -61,10 +64,13 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         if (w->layer[i].kind == WL_HEAD)
             head = &w->layer[i];
     }
-    double act = w->logits_bytes + (head ? head->act_bytes : 0);
-    if (blk) /* every block's kept bytes, one block's recomputed beside them during its backward
-                (memory_states.h) */
-        act += blk->count * mem_block_kept(blk, t->act_ckpt) + mem_block_recompute(blk, t->act_ckpt);
+    mem_loss loss;
+    mem_loss_bytes(w, t, l, &loss);
+    double act = head ? head->act_bytes : 0, rec = cp_ring_mem_bytes(w, l);
+    if (blk) { /* every block's kept bytes, one block's recomputed during its backward */
+        act += blk->count * mem_block_kept(blk, t->act_ckpt);
+        rec += mem_block_recompute(blk, t->act_ckpt);
+    }
     if (blk && mem_act_offloaded(t)) {
         /* activation_offload (torch checkpoint_wrapper(offload_to_cpu=True)): every block's
          * checkpointed input in pinned host memory from its forward to its backward, each of
@@ -73,9 +79,7 @@ void mem_plan(const wl *w, const spec_training *t, const spec_layout *l, int n_r
         act -= kept;
         o->host += kept * c->gpus_per_node;
     }
-    /* context parallelism: the ring's buffers while one block's attention runs (model/cp.h),
-     * once: the layer in flight */
-    o->activations = act + cp_ring_mem_bytes(w, l);
+    o->activations = act + (loss.peak > rec ? loss.peak : rec);
 
     if (sharded_params) {
         /* the gathered block of a layer: its parameters over the axes not gathered (AxoNN:

@@ -17,7 +17,7 @@
 #include "layout_kind.h"
 
 /* Activations stored by one forward of virtual stage k (one micro-batch). */
-static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
+static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k, double loss_kept)
 {
     double a = 0;
     for (int i = 0; i < lw->n_layers; i++) {
@@ -26,7 +26,7 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
                                     (memory_states.h: selective keeps all but attention's core) */
             a += pp->blocks[k] * mem_block_kept(L, ckpt);
         else if (L->kind == WL_HEAD && k == pp->n_vstages - 1)
-            a += L->act_bytes + lw->logits_bytes;
+            a += L->act_bytes + loss_kept; /* the loss's kept bytes (memory_states.h) */
     }
     return a;
 }
@@ -38,7 +38,7 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k)
  * warm-up and the first group of the steady phase, and the walk stops at the smallest m' >= 4p
  * congruent to m mod q (the same op prefix, so the same sums in the same order: issue 32,
  * tests/test_pipe.c test_stage_peak_cut checks it equal to the whole walk). GPipe: all m. */
-static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s)
+static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s, double loss_kept)
 {
     lo_pipe cut = *full;
     const lo_pipe *pp = full;
@@ -54,7 +54,7 @@ static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s)
     n = layout_pipe_order(pp, s, ops);
     double cur = 0, peak = 0;
     for (int i = 0; i < n; i++) {
-        double a = chunk_act(pp, lw, ckpt, layout_pipe_vstage(pp, s, ops[i].chunk));
+        double a = chunk_act(pp, lw, ckpt, layout_pipe_vstage(pp, s, ops[i].chunk), loss_kept);
         cur += ops[i].bwd ? -a : a;
         if (cur > peak)
             peak = cur;
@@ -98,6 +98,8 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
             blk = &lw->layer[i];
     /* context parallelism: the ring's buffers of the attention in flight, once (model/cp.h) */
     const double ring = cp_ring_mem_bytes(lw, l);
+    mem_loss loss; /* the loss: kept per micro-batch in flight, its peak once on the last stage */
+    mem_loss_bytes(lw, t, l, &loss);
     double best = -1;
     for (int s = 0; s < pp.p; s++) {
         mem_breakdown m;
@@ -116,12 +118,21 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         m.params = bp * P;
         m.grads = bg * P / (l->zero2 ? dp : 1); /* zero2=1: each rank keeps its gradient shard (layout_tensor.c) */
         m.optim = bo * P / (l->zero1 ? dp : 1);
-        double peak = stage_peak(&pp, lw, t->act_ckpt, s);
+        double peak = stage_peak(&pp, lw, t->act_ckpt, s, loss.kept);
         if (peak < 0)
             peak = 0;
         /* with checkpointing, one block's recomputed bytes during its backward (the whole stash,
          * or under selective its attention core: memory_states.h) */
-        m.activations = peak + (blk ? mem_block_recompute(blk, t->act_ckpt) : 0) + ring;
+        double rec = (blk ? mem_block_recompute(blk, t->act_ckpt) : 0) + ring;
+        /* the last stage: the larger of the loss's peak (its kept bytes, in the walk, included)
+         * and the recompute with the ring, which come after the loss's backward has freed them
+         * (memory.c); never less than the walk's peak, as the loss's peak holds its kept bytes */
+        if (s == pp.p - 1) {
+            m.activations = peak - loss.kept + (loss.peak > rec ? loss.peak : rec) + loss.held;
+            if (2 * loss.held > m.activations) /* the step's end: the outputs and their merge */
+                m.activations = 2 * loss.held;
+        } else
+            m.activations = peak + rec;
         m.buckets = 2 * t->bucket_bytes;
         m.reserve = t->reserve_bytes;
         m.total = m.params + m.grads + m.optim + m.activations + m.buckets + m.reserve;

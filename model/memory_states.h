@@ -11,7 +11,8 @@ typedef struct mem_breakdown {
     double params;      /* parameter shard (+ ZeRO++ secondary copy), B                   */
     double grads;       /* gradient shard, B                                              */
     double optim;       /* optimizer state shard (fp32 master, momentum, variance), B     */
-    double activations; /* kept for backward, one micro-batch, incl. fp32 logits and context
+    double activations; /* kept for backward, one micro-batch, plus the larger of the loss at
+                           its peak (mem_loss_bytes) and one block's recompute with context
                            parallelism's ring buffers of the attention in flight (cp.h), B */
     double gathered;    /* full layers live at once: current + prefetched params, and one
                            layer's full gradient before its reduce-scatter, B             */
@@ -65,5 +66,33 @@ double mem_block_kept(const wl_layer *b, int ckpt);
  * whole stash under full and op-like checkpointing, the attention core under selective, 0
  * without checkpointing. */
 double mem_block_recompute(const wl_layer *b, int ckpt);
+
+/* The loss over the vocabulary on the rank that computes it, as training t's implementation
+ * runs it (the keys model/workload.c ew_head reads for its element-wise bytes, in its order):
+ * kept, the bytes held from the loss's forward to its backward (per micro-batch in flight
+ * under pipelining); peak, the most the loss holds at once, kept included (its forward's end
+ * or its backward's start, whichever is larger). E = the rank's logits entries (tokens x
+ * vocabulary / t / cp: w->logits_bytes / 4), e = the logits' element bytes (4 in fp32
+ * training, else 2: FP8 recipes keep the output layer in bf16), per entry:
+ *   loss_fp32, F.cross_entropy on pred.float() (torchtitan, Hugging Face, PaddleNLP):
+ *     kept 4 (log_softmax's fp32 output), peak 12 (backward: the saved output, nll_loss's
+ *     dense gradient, log_softmax's backward output); the forward's e + 4 + 4 is smaller;
+ *   the same under torchtitan's loss_parallel (fsdp2 with t > 1): kept 4, peak 16;
+ *     torchtitan pipelined (fsdp2 with p > 1): held, every micro-batch's output (the e-byte
+ *     logits) on the last stage to the step's end, m e E, and at the step's end their
+ *     concatenation beside them (output_chunks, _merge_outputs);
+ *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce, loss_fp32 not off; an
+ *     outside logits.float() is the copy it makes anyway): kept 4, peak 4 + e;
+ *   loss_fp32 off, eager: kept e, peak 3e;
+ *   fused otherwise, and the default: kept = peak = 4 (the fp32 logits; no stack names the
+ *     code); Liger's fused linear cross-entropy (w->fused_ce): wl_logits_bytes, kept = peak.
+ * Sources beside each case in memory_states.c. */
+typedef struct mem_loss {
+    double kept; /* from the loss's forward to its backward, B  */
+    double peak; /* the most at once, kept included, B          */
+    double held; /* on the last pipeline stage, every micro-batch's output to the step's
+                    end (torchtitan's pipelining; else 0), B */
+} mem_loss;
+void mem_loss_bytes(const wl *w, const spec_training *t, const spec_layout *l, mem_loss *o);
 
 #endif

@@ -510,7 +510,10 @@ START_TEST(test_selective_checkpointing)
     mem_breakdown mb;
     mem_plan(&w, &t, &l, 1, &c, &mb);
     const wl_layer *hd = &w.layer[w.n_layers - 1];
-    rel_eq(mb.activations, w.logits_bytes + hd->act_bytes + 3 * (b->act_bytes - 1280) + 1280, "selective memory");
+    /* the default loss's peak (its fp32 logits) and the 1280 B core recomputed in a block's
+     * backward are not live at once (memory.c): the larger, the logits */
+    ck_assert(w.logits_bytes > 1280);
+    rel_eq(mb.activations, w.logits_bytes + hd->act_bytes + 3 * (b->act_bytes - 1280), "selective memory");
     t.flash_attention = 1;
     wl_build(&m, &t, &w);
     ck_assert_double_eq(wl_recompute_flops(block(&w)), 0);

@@ -19,11 +19,13 @@
  * checkpointing, flash attention, prefetch 1, 25 MB buckets, 2 GiB reserve.
  * Hand numbers (test_workload.c derives them):
  *   Ψ = 174604259328, largest layer (a block) 1812099072 params,
- *   activations = logits 4 s V + head input 2 s h + 96 checkpoints 2 s h + one block 34 s h
- *               = 411705344 + 50331648 + 4831838208 + 855638016 = 6149513216 B. */
+ *   activations = head input 2 s h + 96 checkpoints 2 s h + the larger of the loss's peak
+ *   (the default loss: the fp32 logits 4 s V = 411705344) and one block's recompute 34 s h
+ *   (855638016), not live at once (memory.c)
+ *               = 50331648 + 4831838208 + 855638016 = 5737807872 B. */
 #define PSI 174604259328.0
 #define MAXLAYER 1812099072.0
-#define ACT 6149513216.0
+#define ACT 5737807872.0
 #define N 128
 
 typedef struct fixture {
@@ -96,11 +98,11 @@ START_TEST(test_ddp)
     ck_assert_double_eq(b.gathered, 0);
     ck_assert_double_eq(b.activations, ACT);
     ck_assert_double_eq(b.reserve, 2 * GiB);
-    /* total = 16Ψ + act + buckets + reserve = 2793668149248 + 6149513216 + 5e7 + 2147483648
-     *       = 2802015146112; short by that minus 40 GiB (42949672960) = 2759065473152 */
-    ck_assert_double_eq(b.total, 2802015146112.0);
+    /* total = 16Ψ + act + buckets + reserve = 2793668149248 + 5737807872 + 5e7 + 2147483648
+     *       = 2801603440768; short by that minus 40 GiB (42949672960) = 2758653767808 */
+    ck_assert_double_eq(b.total, 2801603440768.0);
     ck_assert_int_eq(b.fits, 0);
-    ck_assert_double_eq(b.short_by, 2759065473152.0);
+    ck_assert_double_eq(b.short_by, 2758653767808.0);
 }
 END_TEST
 
@@ -139,8 +141,8 @@ START_TEST(test_zero3)
      * gathered = (1 + prefetch) x largest layer x 2 B (current + prefetched bf16 params)
      *          + largest layer x 2 B (its full bf16 gradient before the reduce-scatter)
      *          = 2 * 1812099072 * 2 + 1812099072 * 2 = 10872594432 B.
-     * No DDP buckets. Total = 21825532416 + 6149513216 + 10872594432 + 2147483648
-     * = 40995123712 B, which fits 40 GiB (42949672960) with 1954549248 B to spare. */
+     * No DDP buckets. Total = 21825532416 + 5737807872 + 10872594432 + 2147483648
+     * = 40583418368 B, which fits 40 GiB (42949672960) with 2366254592 B to spare. */
     fixture f;
     setup(&f, PREC_BF16);
     mem_breakdown b = plan(&f, "zero3", N);
@@ -152,10 +154,10 @@ START_TEST(test_zero3)
     ck_assert_double_eq(b.gathered, (1 + 1) * MAXLAYER * 2 + MAXLAYER * 2);
     ck_assert_double_eq(b.gathered, 10872594432.0);
     ck_assert_double_eq(b.buckets, 0);
-    ck_assert_double_eq(b.total, 40995123712.0);
+    ck_assert_double_eq(b.total, 40583418368.0);
     ck_assert_int_eq(b.fits, 1);
     ck_assert_double_eq(b.short_by, 0);
-    ck_assert_double_eq(b.hbm - b.total, 1954549248.0);
+    ck_assert_double_eq(b.hbm - b.total, 2366254592.0);
 }
 END_TEST
 
@@ -228,9 +230,9 @@ START_TEST(test_zeropp)
     ck_assert_double_eq(p.optim, z.optim);
     ck_assert_double_eq(p.gathered, z.gathered);
     ck_assert_rel(p.total, z.total + 2 * PSI / 8);
-    /* 40995123712 + 43651064832 = 84646188544 > 40 GiB: short by 41696515584 */
+    /* 40583418368 + 43651064832 = 84234483200 > 40 GiB: short by 41284810240 */
     ck_assert_int_eq(p.fits, 0);
-    ck_assert_double_eq(p.short_by, 84646188544.0 - 40 * GiB);
+    ck_assert_double_eq(p.short_by, 84234483200.0 - 40 * GiB);
     /* issue 26: FSDP2's reshard_after_forward=8 holds every layer's post-forward shard (2Ψ/8 in
      * all at the backward's start): the same + 43651064832 B (layout_dp.c) */
     mem_breakdown r = plan(&f, "raf:p=8", N);
@@ -277,11 +279,11 @@ START_TEST(test_fits_boundary)
     /* fits is total <= hbm: an HBM of exactly the ZeRO-3 total fits, 1 MiB less is short by 1 MiB */
     fixture f;
     setup(&f, PREC_BF16);
-    f.c.gpu.hbm_bytes = 40995123712.0;
+    f.c.gpu.hbm_bytes = 40583418368.0;
     mem_breakdown b = plan(&f, "zero3", N);
     ck_assert_int_eq(b.fits, 1);
     ck_assert_double_eq(b.short_by, 0);
-    f.c.gpu.hbm_bytes = 40995123712.0 - 1048576;
+    f.c.gpu.hbm_bytes = 40583418368.0 - 1048576;
     b = plan(&f, "zero3", N);
     ck_assert_int_eq(b.fits, 0);
     ck_assert_double_eq(b.short_by, 1048576);
@@ -291,13 +293,13 @@ END_TEST
 START_TEST(test_smallest_mics_p_p4d)
 {
     /* 16 p4d nodes: candidate p = 1, 2, 4, ..., 128. Totals from 16Ψ/p + act + gathered + reserve:
-     * p = 64: 43651064832 + 6149513216 + 10872594432 + 2147483648 = 62820656128 > 40 GiB;
-     * p = 128: 40995123712 <= 42949672960. So 128. */
+     * p = 64: 43651064832 + 5737807872 + 10872594432 + 2147483648 = 62408950784 > 40 GiB;
+     * p = 128: 40583418368 <= 42949672960. So 128. */
     fixture f;
     setup(&f, PREC_BF16);
     ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 1), 128);
     /* on 80 GiB GPUs (85899345920 B): p = 32 gives 16Ψ/32 = 87302129664 alone: no;
-     * p = 64: 62820656128 fits. So 64. */
+     * p = 64: 62408950784 fits. So 64. */
     f.c.gpu.hbm_bytes = 80 * GiB;
     ck_assert_int_eq(mem_smallest_mics_p(&f.w, &f.t, N, &f.c, 0), 64);
 }
@@ -420,6 +422,80 @@ START_TEST(test_plan_by_accum)
 }
 END_TEST
 
+/* The loss over the vocabulary by implementation (memory_states.c mem_loss_bytes), on a tiny
+ * rank: 16 tokens x 128 vocabulary entries = E = 2048 entries, the fp32 logits 4E = 8192 B,
+ * bf16 logits (e = 2) unless fp32 training. By hand, per entry (kept / peak):
+ *   torch F.cross_entropy on pred.float() (torchtitan without TP, Hugging Face): kept the
+ *     log_softmax output 4; forward e + 4 + 4 = 10, backward saved + nll's dense gradient +
+ *     log_softmax's backward output 3 x 4 = 12: 8192 / 24576 B;
+ *   torchtitan loss_parallel (fsdp2, t = 2): forward e + 4 + 4 + 4 = 14, backward 4 x 4 = 16:
+ *     8192 / 32768; pipelined too (p = 2): the same, and the last stage holds every micro-batch's
+ *     output (e a entry) to the step's end: m = 4 x 2 x 2048 = 16384 B held (0 without stages);
+ *   Megatron's vocab_parallel_cross_entropy (framework megatron's default, fused or not): kept
+ *     the fp32 softmax 4, peak 4 + e = 6: 8192 / 12288; fp32 training, no cast: 4 / 4: 8192 /
+ *     8192;
+ *   16-bit eager (loss_fp32 off): kept e, peak 3e: 4096 / 12288;
+ *   the default (deepspeed, no key): the fp32 logits, 8192 / 8192;
+ *   Liger's fused linear cross-entropy: logits_bytes as wl_logits_bytes gives it, both. */
+static void expect_loss(const char *layout, const spec_training *t, double kept, double peak)
+{
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse(layout, &l, &err), 0);
+    wl w;
+    memset(&w, 0, sizeof w);
+    w.logits_bytes = 4 * 16 * 128; /* the rank's fp32 logits, E = 16 x 128 entries */
+    mem_loss o;
+    mem_loss_bytes(&w, t, &l, &o);
+    ck_assert_double_eq(o.kept, kept);
+    ck_assert_double_eq(o.peak, peak);
+}
+
+START_TEST(test_loss_by_implementation)
+{
+    spec_training t;
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_FSDP2, t.loss_fp32 = 1;
+    expect_loss("zero3", &t, 8192, 24576);
+    t.execution = EXEC_COMPILED; /* torchtitan compiles the blocks, not the loss: the same */
+    expect_loss("zero3", &t, 8192, 24576);
+    expect_loss("fsdp2:dp=2,t=2", &t, 8192, 32768);
+    expect_loss("fsdp2:dp=1,t=2,p=2", &t, 8192, 32768);
+    t.grad_accum = 4;
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=1,t=2,p=2", &l, &err), 0);
+    wl w;
+    memset(&w, 0, sizeof w);
+    w.logits_bytes = 4 * 16 * 128;
+    mem_loss o;
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.held, 16384);
+    ck_assert_int_eq(spec_layout_parse("fsdp2:dp=2,t=2", &l, &err), 0);
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.held, 0);
+    t.grad_accum = 1;
+    t.loss_fp32 = 0, t.execution = EXEC_EAGER;
+    expect_loss("zero3", &t, 4096, 12288);
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_MEGATRON;
+    expect_loss("megatron:t=1,p=1", &t, 8192, 12288);
+    t.loss_fusion = 1;
+    expect_loss("megatron:t=1,p=1", &t, 8192, 12288);
+    t.precision = PREC_FP32;
+    expect_loss("megatron:t=1,p=1", &t, 8192, 8192);
+    spec_training_defaults(&t);
+    t.precision = PREC_BF16, t.framework = FW_DEEPSPEED;
+    expect_loss("zero3", &t, 8192, 8192);
+    /* Liger: wl_logits_bytes's fused form (test_workload.c derives 17028 for T 1, V 64, h 128) */
+    ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
+    w.fused_ce = 1, w.logits_bytes = wl_logits_bytes(1, 64, 128, 2, 1);
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.kept, 17028);
+    ck_assert_double_eq(o.peak, 17028);
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -437,6 +513,7 @@ Suite *memory_suite(void)
     tcase_add_test(z, test_fp32);
     tcase_add_test(z, test_activations_and_reserve);
     tcase_add_test(z, test_plan_by_accum);
+    tcase_add_test(z, test_loss_by_implementation);
     suite_add_tcase(s, z);
     TCase *fit = tcase_create("fit");
     tcase_add_test(fit, test_fits_boundary);

@@ -272,8 +272,9 @@ expect predict-luwu 0 "offloaded states: 2601.8 GiB on the in-network optimizer 
 # zero3-offload's host: 16 B x 174.604e9 / 8 GPUs x 1 per node = 325.2 GiB
 expect predict-zero3-offload 0 "offloaded states: 325.2 GiB host memory per node" -- \
     "$BIN" predict --scenario luwu-175b-100g --layout zero3-offload
-# the same scenario's zero3 (16 B x 174.6e9 / 8 = 325 GiB of states) cannot fit 80 GiB
-expect predict-luwu-zero3-oom 0 "OOM: needs 343.1 GiB per GPU" -- \
+# the same scenario's zero3 (16 B x 174.6e9 / 8 = 325 GiB of states) cannot fit 80 GiB (lossmem:
+# 343.1 -> 342.7, the loss's fp32 logits no longer added to the recomputed block's stash, the larger)
+expect predict-luwu-zero3-oom 0 "OOM: needs 342.7 GiB per GPU" -- \
     "$BIN" predict --scenario luwu-175b-100g --engine model
 expect memory-luwu 0 "in-network optimizer node: 2601.81 GiB" -- "$BIN" memory --scenario luwu-175b-100g --layout luwu
 expect luwu-no-node 2 "expected a cluster with an in_network_optimizer" -- \
@@ -292,8 +293,9 @@ expect infinity-175b-one-node 0 "recommended: zero3-offload:param=nvme,opt=nvme 
 # (a block and its prefetch) + 2 B x 3.1877e9 (its gradient) = 17.81 GiB; reserve 2: 59.57 GiB,
 # 23.6 over the 36 GiB left after 4 GiB headroom. knobs35: Llama trains without hidden dropout,
 # so the one block's activations lose the 1-byte mask after attention they were charged
-# (8192 x 16384 B = 0.125 GiB): 59.45 GiB, short by 23.4
-expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 node (micro-batch 1), needs 59.4 GiB per GPU, short by 23.4 GiB" -- \
+# (8192 x 16384 B = 0.125 GiB): 59.45 GiB, short by 23.4. lossmem: the logits (3.91 GiB) and the
+# recomputed block (3.97 GiB) are not live at once, the larger counts: 55.5 GiB, short by 19.5
+expect plan-none-fits 1 "no layout fits in 36.0 GiB per GPU (40 GiB HBM less 4.0 GiB headroom): the closest, zero3-offload:param=cpu on 1 node (micro-batch 1), needs 55.5 GiB per GPU, short by 19.5 GiB" -- \
     "$BIN" plan --cluster p4d.24xlarge --model llama3.1-405b --nodes 1
 expect plan-json 0 '"recommended": true' -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-13b --nodes 2..8 --json
 # ux14: each ranked row carries its global batch (1 x 1 x 16 GPUs at 2 nodes: 16 sequences)
@@ -720,11 +722,16 @@ expect zero3-cp-memory 0 "zero3:cp=2                 1.87     1.87    11.22" -- 
 # Transformer Engine's: the forward's kept KV buffers 2 x 8 x 1024 x 1024 x 2 + per-step outputs
 # 8 x 2 x 1024 x 4096 + fp32 lse 9 x 4 x 1024 x 32 = 101842944 B = 0.0948486328 GiB over
 # 7.1015625 / 8 = 0.8876953125: 0.9825439453; total 44.07 -> 44.16.
+# lossmem: the loss's peak and the block's recompute with the ring are not live at once, the larger
+# counts (memory.c). torchtitan's loss (F.cross_entropy on a fp32 copy, no TP) peaks at 12 B an
+# entry, 1024 x 128256 x 12 B = 1.4677 GiB, above the recompute + ring (0.3476): 1.0947 - 0.4892
+# (4 B logits) - 0.3476 + 1.4677 = 1.7256. Megatron's (4 + 2 B, 0.7339 GiB) above the recompute +
+# ring (0.2354): 0.9825 - 0.4892 - 0.2354 + 0.7339 = 0.9917
 CPM8="--cluster dgx-h100 --nodes 1 --model llama3-8b"
-expect memory-cp-torch-ring 0 '"activations_GiB": 1.094726562' -- "$BIN" memory $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --json
-expect memory-cp-te-ring 0 '"activations_GiB": 0.9825439453' -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --json
-expect memory-cp-te-ring-row 0 "megatron:t=1,p=1,cp=8     14.96    14.96    11.22     0.98     0.05     2.00    44.16" -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron
-expect predict-cp-torch-ring-mem 0 "15.2   18.0     0.306    0.053    0.005    0.000   0.030      76.1     22.9" -- "$BIN" predict $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --engine model
+expect memory-cp-torch-ring 0 '"activations_GiB": 1.725585938' -- "$BIN" memory $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --json
+expect memory-cp-te-ring 0 '"activations_GiB": 0.9916992188' -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --json
+expect memory-cp-te-ring-row 0 "megatron:t=1,p=1,cp=8     14.96    14.96    11.22     0.99     0.05     2.00    44.17" -- "$BIN" memory $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron
+expect predict-cp-torch-ring-mem 0 "15.2   18.0     0.306    0.053    0.005    0.000   0.030      76.1     23.6" -- "$BIN" predict $CPM8 --layout fsdp2:dp=1,cp=8 --framework fsdp2 --stack torchtitan-compile --engine model
 expect predict-cp-te-ring-mem 0 "0.172    0.048    0.004    0.000   0.010      31.9     44.2" -- "$BIN" predict $CPM8 --layout megatron:t=1,p=1,cp=8 --framework megatron --engine model
 # FSDP2 with pipeline stages (titan3d27, layout_pipe.c): torchtitan's 3-D spelling, both engines, 4 micro-batches
 # (1F1B bubble (p - 1) / (m + p - 1) = 1/5), the interleaved schedule's two stages per rank, refusals
@@ -1072,7 +1079,8 @@ one_line_err framework-bad-one-line "$BIN" predict --scenario mics-p4d-gpt3-13b 
 expect framework-runs 2 "--framework: fsdp does not run layout mics:p=8 (it runs ddp, zero3, hsdp, zero3-offload, shard_grad_op, hybrid_shard_zero2)" -- "$BIN" predict --scenario mics-p4d-gpt3-13b --nodes 16 --framework fsdp
 expect framework-ds-zero2-p 2 "zero2:p=8: DeepSpeed shards ZeRO-1/2 states over all data-parallel ranks" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zero2:p=8 --framework deepspeed
 expect layout-zeropp-canon 0 "zeropp:qwz=1,qgz=1" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout zeropp:qgz=1,qwz=1 --engine model
-expect memory-shard-grad-op 0 "shard_grad_op              0.37     0.37     2.24     1.52    24.15" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 8 --layout shard_grad_op
+# lossmem: activations 1.52 -> 1.18 GiB (the fp32 logits and the recomputed block, the larger)
+expect memory-shard-grad-op 0 "shard_grad_op              0.37     0.37     2.24     1.18    24.15" -- "$BIN" memory --cluster p4d.24xlarge --model gpt3-13b --nodes 8 --layout shard_grad_op
 expect plan-fsdp-families 0 "recommended: " -- "$BIN" plan --cluster p4d.24xlarge --model gpt3-6.7b --nodes 2 --framework fsdp --layouts shard_grad_op,hybrid_shard_zero2,hsdp --confirm 0
 # train_batch_size 1024 = 4 x 4 x 64 ranks: right on 8 nodes, an error naming the numbers on 4
 expect ds-batch-ok 0 "zero2" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 8 --ds-config tests/fixtures/ds_zero2_offload_batch.json --engine model
@@ -1736,7 +1744,7 @@ expect raf-fsdp1-refused 2 "--framework: fsdp does not run layout raf:p=8" -- "$
 # node either way), the smaller memory of p = 8 does not enter the throughput objective (titan2d37: 1.592 -> 1.624 s, the FSDP2 hook cost fitted by make fit-host)
 expect plan-raf-fsdp2 0 "* raf:p=8                  4     1         1     1.592      20.10" -- "$BIN" plan --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layouts raf --framework fsdp2 --confirm 0
 expect raf-p-world 2 "layout: raf:p=32: expected a group size p dividing the 32 GPUs, 1 < p < 32 (reshard_after_forward=1 is shard_grad_op, =32 zero3), got 32" -- "$BIN" predict --cluster p4d.24xlarge --nodes 4 --model gpt3-13b --layout raf:p=32 --framework fsdp2
-expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.52     1.76     2.00    11.26" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
+expect raf-memory 0 "raf:p=8                    3.37     0.37     2.24     1.18     1.76     2.00    10.93" -- "$BIN" memory --cluster p4d.24xlarge --nodes 8 --model gpt3-13b --layout raf:p=8
 expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --help
 
 # planpp: plan searches torchtitan's N-D FSDP2 families under --framework fsdp2 (fsdp2-tp, fsdp2-pp).
@@ -1752,7 +1760,7 @@ expect raf-help 0 "raf:p=P (FSDP2 reshard_after_forward=P)" -- "$BIN" predict --
 # sequence: 31.8 at micro-batch 1 (63.6 at 4; t=2 at 2: 68.8 -> 69.5); the recommendation holds.
 # Which 2-D one is a near tie (t=4 at micro-batch 4 and t=2 at 2 within 0.1 %: planpp picked t=4
 # before smallm27's stream-K GEMMs, t=2 after), so the check is the kind of answer, not the tie's side.
-expect planpp-405b-pure-short 1 "the closest, zero3 on 64 nodes (micro-batch 1), needs 83.6 GiB per GPU, short by 11.6 GiB" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 --layouts zero3,ddp,hsdp,raf,shard_grad_op,hybrid_shard_zero2
+expect planpp-405b-pure-short 1 "the closest, zero3 on 64 nodes (micro-batch 1), needs 87.0 GiB per GPU, short by 15.0 GiB" -- "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 --layouts zero3,ddp,hsdp,raf,shard_grad_op,hybrid_shard_zero2
 "$BIN" plan --cluster dgx-h100 --model llama3.1-405b --nodes 64 --stack torchtitan-compile --global-batch 2048 --confirm 0 >"$TMP/p405" 2>&1
 if grep -E '^recommended: fsdp2:dp=[0-9]+,t=[248],asynctp=1 on 64 nodes, .*\(async TP, compiled\) inside a node; .* GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit$' "$TMP/p405" >/dev/null; then
     pass=$((pass + 1)); else echo "FAIL planpp-405b-2d"; grep '^recommended' "$TMP/p405"; fail=$((fail + 1)); fi
@@ -1762,7 +1770,11 @@ if grep -E '^recommended: fsdp2:dp=[0-9]+,t=[248],asynctp=1 on 64 nodes, .*\(asy
 # 64 micro-batches: bubble 1%). mem2d: its fullest GPU, the first stage, 34.70 -> 34.92 GiB: the
 # block recomputed in backward keeps DTensor's two gathered inputs whole, + 2 x (2 - 2/8) x 8192 x
 # 8192 B = 0.21875 GiB; the pick holds; 2 more candidates no longer fit (155 -> 157)
-expect planpp-70b-3d 0 "recommended: fsdp2:dp=8,t=8,p=2,asynctp=1,schedule=interleaved-1f1b on 16 nodes, micro-batch 1 x 64 (global batch 512 sequences): FSDP2 over dp 8 x tensor 8 (async TP, compiled) inside a node, 2 stages interleaved 1F1B x2 (neighbours over the NICs), 64 micro-batches: bubble 1% of the pipeline" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
+# lossmem: torch's pipelining keeps every micro-batch's output on the last stage to the step's end
+# (output_chunks: the bf16 logits, 8192 x 16032 x 2 B = 0.245 GiB each at t = 8), 64 of them
+# 15.7 GiB, beside torchtitan's loss at its peak (loss_parallel, 16 B an entry): no pipelined
+# candidate with its 64-128 micro-batches fits 36 GiB; the pick is 2-D
+expect planpp-70b-3d 0 "recommended: fsdp2:dp=32,t=4,asynctp=1 on 16 nodes, micro-batch 2 x 8 (global batch 512 sequences): FSDP2 over dp 32 x tensor 4 (async TP, compiled) inside a node; 25.7 GiB on the fullest GPU; no layout without tensor or pipeline parallelism among those that fit" -- "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-compile --global-batch 512 --confirm 0
 # eager (torchtitan-eager): no async TP among the candidates (torchtitan refuses it without compile)
 "$BIN" plan --cluster p4d.24xlarge --model llama3-70b --nodes 16 --stack torchtitan-eager --global-batch 512 --confirm 0 --json >"$TMP/pe" 2>&1
 if grep -qF '"recommended": true' "$TMP/pe" && ! grep -qF "asynctp" "$TMP/pe"; then pass=$((pass + 1)); else echo "FAIL planpp-eager-no-asynctp"; fail=$((fail + 1)); fi
@@ -1817,7 +1829,7 @@ expect predict-batch-per-row 0 "2 nodes, 16 GPUs, global batch per row (sequence
 # 0.0357808 / 0.0363003 s, the sum 0.0720811 s and the step unchanged): the re-gathers' exposed
 # part (their pairs with qkv's and fc1's data gradients), 0.0011883 s, was booked under the
 # item's last inline collective, a reduce-scatter (analytic.c an_inline_book).
-expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.87    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.7      5.8     1.59x" -- "$BIN" $CPP
+expect predict-speedup-throughput 0 "megatron:t=2,p=1          0.044     180.87    210.1   21.2   26.2     0.029    0.010    0.004    0.000   0.001       3.7      5.7     1.59x" -- "$BIN" $CPP
 expect predict-speedup-throughput-said 0 "these rows run different global batches (per row above), so throughput is compared, not step time" -- "$BIN" $CPP
 expect predict-speedup-throughput-json 0 '"speedup_vs_first": 1.0,' -- "$BIN" $CPP --json
 expect predict-global-batch-json 0 '"global_batch": 4.0' -- "$BIN" $CPP --json
@@ -1884,10 +1896,24 @@ F2T="predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,
 # 81.26 = 90.95 (wo's data gradient), reduce-scatter 86.43 (the recompute's wo) and the two
 # unfused reduce-scatters' tails 344.41: 528.62 x 142.32 / 573.16 = 131.26 us all-gather;
 # 32 x 165.96 us = 5.31 ms, with the first block's longer forward wait 5.46 ms moved.
-expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.394      10.14    300.7   30.4   36.0     0.307    0.002    0.070    0.000   0.015      28.5     12.1     1.00x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.356      11.25    333.5   33.7   40.0     0.314    0.008    0.018    0.000   0.015      28.5     12.1     1.11x" -- "$BIN" $F2T --engine model
-expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.391      10.22    303.1   30.6   36.3     0.304    0.002    0.070    0.000   0.015      28.5     12.1     1.00x" -- "$BIN" $F2T --engine sim
-expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.90     0.73     2.00    12.11" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
+expect fsdp2-tp 0 "fsdp2:dp=4,t=4               0.394      10.14    300.7   30.4   36.0     0.307    0.002    0.070    0.000   0.015      28.5     11.8     1.00x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-async 0 "fsdp2:dp=4,t=4,asynctp=1     0.356      11.25    333.5   33.7   40.0     0.314    0.008    0.018    0.000   0.015      28.5     11.8     1.11x" -- "$BIN" $F2T --engine model
+expect fsdp2-tp-sim 0 "fsdp2:dp=4,t=4               0.391      10.22    303.1   30.6   36.3     0.304    0.002    0.070    0.000   0.015      28.5     11.8     1.00x" -- "$BIN" $F2T --engine sim
+# lossmem: 1.90 -> 1.54 GiB: the default loss's 4 B logits / 4 (0.49 GiB) and the recomputed block
+# (0.84) no longer both counted
+expect fsdp2-tp-memory 0 "fsdp2:dp=4,t=4             0.93     0.93     5.61     1.54     0.73     2.00    11.75" -- "$BIN" memory --cluster dgx-h100 --nodes 2 --model llama3-8b --layout fsdp2:dp=4,t=4 --framework fsdp2
+# lossmem: the loss's memory by stack (memory_states.c mem_loss_bytes). llama3-8b, one dgx-h100
+# node, zero3, full checkpointing, 8192 tokens x 128256 entries = E: every block's input 32 x 8192
+# x 4096 x 2 B = 2 GiB, the head's input 0.0625 GiB, and the loss at its peak (above one block's
+# recompute, so the larger counts): torchtitan's F.cross_entropy on pred.float() 12 B an entry
+# (the saved log_softmax output, nll_loss's dense gradient, log_softmax's backward output) =
+# 11.7421875 GiB: 13.8046875; Megatron's vocab_parallel_cross_entropy 4 + 2 B (the saved fp32
+# softmax, the bf16 logits / gradient beside it) = 5.87109375: 7.93359375; the default, the
+# fp32 logits 4 B = 3.9140625: 5.9765625
+LSM="memory --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --checkpointing full --json"
+expect memory-loss-torchtitan 0 '"activations_GiB": 13.8046875,' -- "$BIN" $LSM --stack torchtitan-eager
+expect memory-loss-megatron 0 '"activations_GiB": 7.93359375,' -- "$BIN" $LSM --stack megatron-core-te --framework megatron
+expect memory-loss-default 0 '"activations_GiB": 5.9765625,' -- "$BIN" $LSM
 # async TP without torch.compile: torchtitan refuses it (parallelize_llama.py "Async TP requires
 # --training.compile"); shardcast says so and prices it as given; with the compile stack, no note
 expect fsdp2-atp-eager-note 0 "shardcast: note: fsdp2:dp=4,t=4,asynctp=1 with eager execution" -- "$BIN" $F2T --engine model
