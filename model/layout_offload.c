@@ -347,7 +347,7 @@ void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
             }
             for (int j = 0; j < it->n_reduce + it->n_inline; j++) {
                 const lo_coll *c = j < it->n_reduce ? &it->reduce[j] : &it->inl[j - it->n_reduce];
-                if (c->group == GRP_HOST && j >= it->n_reduce && c->stream == LO_ACT_STREAM)
+                if (c->group == GRP_HOST && c->offload == LO_OFFLOAD_ACT)
                     *(c->kind == COLL_ALLGATHER ? &o->act_h2d : &o->act_d2h) += times * it->count * c->bytes;
                 else if (c->group == GRP_HOST)
                     *(c->kind == COLL_ALLGATHER ? &o->grad_h2d : &o->grad_d2h) += times * it->count * c->bytes;

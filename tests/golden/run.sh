@@ -1904,6 +1904,18 @@ expect fsdp2-tp-deepspeed 2 "fsdp2:dp=4,t=4: tensor parallelism over FSDP runs u
 # review15: training keys a layout would price only in part are refused (exit 2), not ignored
 printf '{"micro_batch": 1, "activation_checkpointing": true, "activation_offload": true}' >"$TMP/tr_aoff.json"
 printf '{"micro_batch": 1, "activation_checkpointing": true, "fsdp_wrap": "module"}' >"$TMP/tr_wrap.json"
+# polish15: DeepSpeed zero2 without overlap_comm priced only the forward's copies (its backward blocks
+# reduce inline: +0.045 s over full checkpointing's 1.217 s where zero1 adds 0.091 s); now the backward's
+# host-to-device copy too, serial with the inline reduce on the one compute stream: 1.308 s (+0.091),
+# both engines
+expect act-offload-zero2-ds 0 "zero2                    1.308" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-zero2-ds-sim 0 "zero2                    1.308" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine sim
+# polish15: the copies overlap no compute (issued when it ends, waited for), yet the model fell back to
+# the overlap slowdown's bound for the whole run (compute 1.127 -> 1.138 s under hsdp, 1.093 -> 1.128 s
+# under DeepSpeed zero3) where the simulator applies it exactly (1.132, 1.093 s, unchanged): the compute
+# column stays that of full checkpointing without the copies (1.127 s hsdp:p=8, 1.093 s DeepSpeed zero3)
+expect act-offload-hsdp-compute 0 "hsdp:p=8                 1.266      12.64    374.7   37.9   44.9     1.127" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout hsdp:p=8 --framework fsdp --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-ds-zero3-compute 0 "     1.093    0.234" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
 expect act-offload-tp 2 "shardcast: training: activation_offload: true is modelled without pipeline stages, tensor or context parallelism; got layout tp:t=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
 one_line_err act-offload-tp-one-line "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
 expect act-offload-selective 2 "shardcast: training: activation_offload: true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); got selective" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --checkpointing selective --engine model
