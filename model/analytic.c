@@ -1266,7 +1266,9 @@ static inline void walk_copy(const an_timed *t, state *s, int var, int d, long c
     if (mit->ni) {
         /* inline collectives: issued after the first 1 - f of the compute (tails: when it
          * ends), the copy ends when the rest of the compute and they are done */
-        double issue = start + (1 - mit->inl_f) * mit->comp, iend = issue;
+        double issue = start + (1 - mit->inl_f) * wall, iend = issue; /* (wall: under slow_dyn
+           the compute's slowed length, not comp's bound overlap_s: inline_after's copies go out
+           when it ends, as the simulator's do; else wall is comp) */
         for (int k = 0; k < mit->ni; k++) {
             double at = mit->itl[k] ? s->comp : issue;
             double e = put(s, mit->is[k], at, mit->in[k], mit->ilat[k], mit->itier[k], mit->iw[k], (int)mit->ik[k]);
