@@ -1554,7 +1554,14 @@ expect ds-mpu-header 0 "prefetch depth 1 layer(s), gathers and reductions on one
 expect ds-header-z2off 0 "zero2-offload: DeepSpeed today's: ZeRO-1/2, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --framework deepspeed --engine model
 "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --layout zero2 --framework deepspeed --engine model >"$TMP/z2off-head" 2>&1
 if grep -q "prefetch" "$TMP/z2off-head"; then echo "FAIL ds-header-z2off-no-prefetch: $(grep prefetch "$TMP/z2off-head")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
-expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
+# polish15: overlap_comm's default is on for stage 3, zero3-offload's too (DeepSpeed config.py
+# overlap_comm_valid: stage == 3), as its graph prices it (reduce-scatters beside the backward);
+# it said "off (its default)", ZeRO-1/2's default. An explicit false, not priced, is refused
+expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm on (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
+printf '{"overlap_comm": false}' >"$TMP/ovoff.json"
+expect ds-z3off-overlap-off 2 "shardcast: training: overlap_comm: false is not modelled with layout zero3-offload under framework deepspeed (its reduce-scatters run beside the backward, as with overlap_comm true, stage 3's default)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --training "$TMP/ovoff.json" --engine model
+# polish15: ddp under DeepSpeed is ZeRO stage 0, not "ZeRO-1/2"
+expect ds-header-ddp 0 "ddp: DeepSpeed today's: ZeRO stage 0 (plain data parallel), overlap_comm off (its default)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout ddp --framework deepspeed --engine model
 printf '{"ds_mpu": "yes"}' >"$TMP/mpu_bad.json"
 expect ds-mpu-bad 2 "$TMP/mpu_bad.json: \$.ds_mpu: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mpu_bad.json"
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
