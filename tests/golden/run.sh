@@ -69,6 +69,13 @@ expect empty-base 2 "shardcast: --base: expected a name or a path, got nothing" 
 # left15: one GPU and one sequence said in the singular ("1 GPUs, global batch 1 sequences")
 expect predict-one-gpu 0 "1 node, 1 GPU, global batch 1 sequence" -- "$BIN" predict --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --engine model
 expect plan-one-sequence 0 "micro-batch 1 x 1 (global batch 1 sequence):" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
+# polish15: one GPU: "sharded over all 1 GPUs" and a verdict citing NVLink bandwidth (the sensitivity
+# scales the fabric and PCIe together; one GPU has no fabric traffic, only host copies over PCIe)
+expect plan-one-gpu-where 0 "(global batch 1 sequence): one GPU: parameters in GPU, Adam on the host CPU with its states in host memory" -- "$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0
+expect plan-one-gpu-verdict 0 "a rise in PCIe (host link) bandwidth by 3%" -- "$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0
+expect plan-one-gpu-ddp 0 "(global batch 1 sequence): whole on its one GPU" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
+"$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0 >"$TMP/plan1" 2>&1
+if grep -q "over all 1 GPUs\|NVLink" "$TMP/plan1"; then echo "FAIL plan-one-gpu-no-nvlink: $(grep 'over all 1\|NVLink' "$TMP/plan1")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 # left15: with the first layout out of memory its row shows no numbers, yet every speed-up is over
 # it (zero3 1.04x over ddp's 195 GiB): said under the table
 expect predict-base-oom 0 "speed-up base: ddp does not fit (OOM above): the speed-ups are over its step time as if it did" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout ddp --layout zero3 --engine model
