@@ -81,6 +81,9 @@ if grep -q "over all 1 GPUs\|NVLink" "$TMP/plan1"; then echo "FAIL plan-one-gpu-
 expect predict-base-oom 0 "speed-up base: ddp does not fit (OOM above): the speed-ups are over its step time as if it did" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout ddp --layout zero3 --engine model
 "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout zero3 --layout ddp --engine model >"$TMP/base-fits" 2>&1
 if grep -q "speed-up base" "$TMP/base-fits"; then echo "FAIL predict-base-fits-quiet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# polish15: the same layout twice printed two identical rows: refused, naming it (also spelt two ways)
+expect layout-twice 2 "shardcast: --layout: layout zero3 given twice (layout 1 and 2); give each once" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout zero3
+expect layout-twice-spelt 2 "shardcast: --layout: layout zero3 given twice (layout 1 and 3); give each once" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout ddp --layout zero3:cp=1
 # left15: a stray argument is named ("--layout zero3 mics:p=8", a second layout without its option)
 expect stray-argument 2 "shardcast predict: unexpected argument 'mics:p=8' (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 mics:p=8
 expect stray-arguments 2 "shardcast memory: unexpected argument 'a' (and more)" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 a b
