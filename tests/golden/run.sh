@@ -220,7 +220,19 @@ expect bad-negative 2 "\$.node.nic_bandwidth_Gbps: expected a positive number, g
     "$BIN" memory --cluster "$TMP/neg.json" --nodes 2 --model gpt2-1.5b
 expect bad-json 2 "$TMP/broken.json: invalid JSON at line 2" -- "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
 one_line_err bad-json-one-line "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
-expect missing-file 2 "nosuch.json: cannot read clusters file" -- "$BIN" memory --cluster nosuch.json --nodes 2 --model gpt2-1.5b
+expect missing-file 2 "shardcast: nosuch.json: cannot read: No such file or directory" -- "$BIN" memory --cluster nosuch.json --nodes 2 --model gpt2-1.5b
+# polish15: one wording for a file that cannot be read, naming it once, whatever reads it (a
+# ds_config said "cannot read: unable to open X: No such file", a log "cannot read: No such file")
+expect missing-ds-config 2 "shardcast: /nonexist.json: cannot read: No such file or directory" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --ds-config /nonexist.json
+expect missing-nccl-log 2 "shardcast: /nonexist.log: cannot read: No such file or directory" -- "$BIN" calibrate import nccl-tests /nonexist.log -o "$TMP/m.json"
+# polish15: an empty file is said to be empty, named, exit 2 (an empty JSON file gave Jansson's
+# "'[' or '{' expected near end of file", an empty nccl-tests log "which collective?")
+: >"$TMP/empty.json"
+printf ' \n\t\n' >"$TMP/blank.json"
+expect empty-json-validate 2 "shardcast: $TMP/empty.json: the file is empty, expected a JSON object" -- "$BIN" validate "$TMP/empty.json" --cluster p4d.24xlarge
+expect empty-json-training 2 "shardcast: $TMP/blank.json: the file is empty, expected a JSON object" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training "$TMP/blank.json"
+expect empty-nccl-log 2 "shardcast: $TMP/empty.json: the file is empty, expected an nccl-tests log" -- "$BIN" calibrate import nccl-tests "$TMP/empty.json" -o "$TMP/m.json"
+expect empty-accelerate 2 "shardcast: $TMP/blank.json: the file is empty, expected an accelerate config (YAML)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --accelerate-config "$TMP/blank.json"
 expect unknown-name 2 "no-such-cluster: no such file, and no shipped clusters of that name" -- \
     "$BIN" memory --cluster no-such-cluster --nodes 2 --model gpt2-1.5b
 sed 's/"heads": *[0-9]*/"heads": 7/' configs/models/gpt2-1.5b.json >"$TMP/heads.json"
@@ -1686,7 +1698,7 @@ if mkfifo "$TMP/spec-fifo" 2>/dev/null; then
     expect fifo-model 0 "gpt3-13b (12.85 B params)" -- timeout 20 "$BIN" memory --cluster p4d.24xlarge --model "$TMP/spec-fifo" --nodes 2 --layout zero3
     rm -f "$TMP/spec-fifo"
 fi
-expect device-model 2 "/dev/zero: cannot read models file: not a regular file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
+expect device-model 2 "/dev/zero: cannot read: not a regular file, expected a file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
 # duplicate keys: a CSV header naming a column twice, a trace event with "ts" twice
 if [ -s "$TMP/p.csv" ]; then
     awk -F, '{print $0 "," $1}' "$TMP/p.csv" >"$TMP/dup.csv"
