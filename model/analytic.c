@@ -544,6 +544,23 @@ static int inline_after(const lo_item *it)
     return 1;
 }
 
+/* Whether an item's inline collectives are activation_offload's copy after others, one after
+ * another on one stream once the compute ends (layout_ops.c act_offload_copy: DeepSpeed ZeRO-2's
+ * inline reduce, then the copy; inline_overlap 0, no tails, no pairs). Each is then its own
+ * exposed part (an_titem.ix, as a tail's): the wait is booked to each one's kind, not all to the
+ * last one's (until 2026-11-28 the reduce's all-reduce wait went to the copy's all-gather).
+ * (Other serial inline collectives, Megatron's without overlap, keep their booking.) */
+static int inline_serial_after(const lo_item *it)
+{
+    if (it->n_inline < 2 || it->inl[it->n_inline - 1].offload != LO_OFFLOAD_ACT || it->inline_overlap != 0 ||
+        it->n_pair || it->inline_tail)
+        return 0;
+    for (int k = 1; k < it->n_inline; k++)
+        if (it->inl[k].stream != it->inl[0].stream)
+            return 0;
+    return 1;
+}
+
 /* The items of micro-step m timed into out. Where item i repeats item i of `same` (already timed
  * into same_out) byte for byte, its timing is copied (the last micro-step repeats the regular one's items in
  * zero3, MiCS, ZeRO++ and HSDP: half of this function's cost). Bytes equal: every input of an
@@ -604,12 +621,13 @@ static int time_micro(const lo_graph *g, const wl *w, const cost_calib *cal, con
             exact &= !it->gather[k].offload;
         }
         double inl = 0; /* inline collectives overlap only the compute that runs beside them */
+        const int serial = inline_serial_after(it);
         for (int k = 0; k < it->n_inline; k++) {
             time_coll(g, cal, mm, &it->inl[k], &o->in[k], &o->ik[k], &o->ilat[k], &o->itier[k], &o->iw[k]);
             o->is[k] = it->inl[k].stream;
             o->itl[k] = (it->inline_tail >> k) & 1u;
             inl += it->inl[k].offload || o->itl[k] ? 0 : o->in[k]; /* a tail runs after */
-            o->ix[k] = o->itl[k] ? o->in[k] : 0;
+            o->ix[k] = o->itl[k] || serial ? o->in[k] : 0;
         }
         unsigned paired = 0; /* the inline collectives some lo_pair names */
         for (int k = 0; k < it->n_pair; k++)

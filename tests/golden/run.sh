@@ -1938,7 +1938,10 @@ printf '{"micro_batch": 1, "activation_checkpointing": true, "fsdp_wrap": "modul
 # host-to-device copy too, serial with the inline reduce on the one compute stream: 1.308 s (+0.091),
 # both engines
 expect act-offload-zero2-ds 0 "zero2                    1.308" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
-expect act-offload-zero2-ds-sim 0 "zero2                    1.308" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine sim
+# the wait booked by kind: the reduce's all-reduce as before (AR 0.089 s), the copies' under AG / RS
+# (+0.046 s each; until then the whole backward wait went to AG: 0.168 s, AR 0.011)
+expect act-offload-zero2-ds-kinds 0 "zero2                    1.308      12.23    362.7   36.7   43.5     1.078    0.091    0.046    0.089" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-zero2-ds-sim 0 "zero2                    1.308      12.23    362.7   36.7   43.5     1.078    0.091    0.046    0.089" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine sim
 # polish15: the copies overlap no compute (issued when it ends, waited for), yet the model fell back to
 # the overlap slowdown's bound for the whole run (compute 1.127 -> 1.138 s under hsdp, 1.093 -> 1.128 s
 # under DeepSpeed zero3) where the simulator applies it exactly (1.132, 1.093 s, unchanged), and issued
