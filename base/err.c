@@ -49,3 +49,13 @@ const char *sc_err_str(const sc_err *err, char *buf, unsigned long buflen)
     }
     return buf;
 }
+
+int sc_err_unreadable(sc_err *err, const char *path, const char *why)
+{
+    return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", why);
+}
+
+int sc_err_empty(sc_err *err, const char *path, const char *what)
+{
+    return sc_err_set(err, SC_EINPUT, path, "", "the file is empty, expected %s", what);
+}

@@ -28,6 +28,16 @@ typedef struct sc_err {
 int sc_err_set(sc_err *err, int code, const char *source, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* A file that cannot be read, in one wording everywhere (polish15): "PATH: cannot read: WHY",
+ * the path as the source (WHY: strerror's words, "is a directory, expected a file", "the file is
+ * empty", ...). Returns SC_EINPUT. */
+int sc_err_unreadable(sc_err *err, const char *path, const char *why);
+
+/* A file with nothing in it (str_blank), said as such: "PATH: the file is empty, expected WHAT"
+ * (polish15: an empty JSON file gave Jansson's "'[' or '{' expected near end of file", an empty
+ * nccl-tests log "which collective?"). Returns SC_EINPUT. */
+int sc_err_empty(sc_err *err, const char *path, const char *what);
+
 /* Clear err to empty strings. */
 void sc_err_clear(sc_err *err);
 

@@ -247,23 +247,22 @@ int jr_obj(jr *r, const json_t *obj, const char *base, const char *key, int requ
     return 0;
 }
 
-/* jr_slurp; open_msg: an open failure says "cannot read: unable to open PATH: why" (Jansson's
- * words, which the JSON loaders kept) instead of "cannot read: why". The path is opened once: a
- * named FIFO is read to its end from that one open (a second open waited for a second writer). */
-static int slurp(const char *path, size_t max, int open_msg, char **out, size_t *len, sc_err *err)
+/* jr_slurp. The path is opened once: a named FIFO is read to its end from that one open (a
+ * second open waited for a second writer). A failure in sc_err_unreadable's one wording (until
+ * polish15 the JSON loaders said "cannot read: unable to open PATH: why", Jansson's words, and
+ * the others "cannot read: why"). */
+static int slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
 {
     *out = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f && open_msg)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: unable to open %s: %s", path, strerror(errno));
     if (!f)
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(errno));
+        return sc_err_unreadable(err, path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
         fclose(f);
-        return sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s, expected a file",
-                          S_ISDIR(st.st_mode) ? "is a directory" : "is a device");
+        return sc_err_unreadable(err, path, S_ISDIR(st.st_mode) ? "is a directory, expected a file"
+                                                                : "is a device, expected a file");
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
@@ -291,7 +290,7 @@ static int slurp(const char *path, size_t max, int open_msg, char **out, size_t 
     if (!buf)
         return sc_err_set(err, SC_ERUNTIME, path, "", "out of memory reading the file");
     if (!rc && bad)
-        rc = sc_err_set(err, SC_EINPUT, path, "", "cannot read: %s", strerror(e));
+        rc = sc_err_unreadable(err, path, strerror(e));
     if (rc) {
         free(buf);
         return rc;
@@ -304,7 +303,7 @@ static int slurp(const char *path, size_t max, int open_msg, char **out, size_t 
 
 int jr_slurp(const char *path, size_t max, char **out, size_t *len, sc_err *err)
 {
-    return slurp(path, max, 0, out, len, err);
+    return slurp(path, max, out, len, err);
 }
 
 /* Parse text (or a file when text == NULL) into an object root. */
@@ -315,9 +314,13 @@ int jr_load_root(jr *r, const char *text, json_t **root)
     char *file = NULL;
     size_t len = 0;
     if (!text) {
-        int rc = slurp(r->src, JR_MAX_FILE, 1, &file, &len, r->err);
+        int rc = slurp(r->src, JR_MAX_FILE, &file, &len, r->err);
         if (rc)
             return rc;
+        if (str_blank(file, len)) {
+            free(file);
+            return sc_err_empty(r->err, r->src, "a JSON object");
+        }
     }
     *root = text ? json_loads(text, JSON_REJECT_DUPLICATES, &je) : json_loadb(file, len, JSON_REJECT_DUPLICATES, &je);
     free(file);

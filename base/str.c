@@ -15,6 +15,14 @@ char *str_trim(char *s)
     return s;
 }
 
+int str_blank(const char *s, unsigned long n)
+{
+    for (unsigned long i = 0; i < n; i++)
+        if (!isspace((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
 int str_edit_distance(const char *a, const char *b, int fold_case)
 {
     size_t n = strlen(a), m = strlen(b);

@@ -9,6 +9,10 @@
  * carriage returns) is kept. */
 char *str_trim(char *s);
 
+/* Whether s[0..n) is only white space (spaces, tabs, newlines, carriage returns, form feeds,
+ * vertical tabs) or empty: a file with nothing in it to read. */
+int str_blank(const char *s, unsigned long n);
+
 /* Levenshtein distance of a and b (insertions, deletions, substitutions), letters compared
  * without case when fold_case; either longer than 63 characters: 1 << 20. */
 int str_edit_distance(const char *a, const char *b, int fold_case);

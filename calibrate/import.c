@@ -7,6 +7,7 @@
 #include "import.h"
 
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 #include "measure.h"
 
 #include <ctype.h>
@@ -102,6 +103,10 @@ static int one_file(const char *path, const cal_import_opts *o, json_t *colls, i
     int src = jr_slurp(path, JR_MAX_FILE, &text, &text_len, err);
     if (src)
         return src;
+    if (str_blank(text, text_len)) { /* said as such, not "which collective?" */
+        free(text);
+        return sc_err_empty(err, path, "an nccl-tests log");
+    }
     FILE *f = fmemopen(text, text_len, "r");
     if (!f) {
         free(text);

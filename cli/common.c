@@ -386,6 +386,14 @@ static int add_layout(cli_setup *s, const char *str, const char *source, sc_err 
         snprintf(err->source, sizeof err->source, "%s", source);
         return rc;
     }
+    /* the same layout twice (as written, or spelt two ways: zero3 and zero3:cp=1) would print
+     * two identical rows: refused, naming it (polish15) */
+    char a[128], b[128];
+    spec_layout_str(&s->layouts[s->n_layouts], a, sizeof a);
+    for (int i = 0; i < s->n_layouts; i++)
+        if (!strcmp(a, spec_layout_str(&s->layouts[i], b, sizeof b)))
+            return sc_err_set(err, SC_EINPUT, source, "", "layout %s given twice (layout %d and %d); give each once",
+                              a, i + 1, s->n_layouts + 1);
     s->n_layouts++;
     return 0;
 }

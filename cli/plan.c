@@ -331,8 +331,21 @@ static int plan_load(int argc, char **argv, cli_setup *s, opts *o, cli_calib *ca
     return 0;
 }
 
+/* The cluster parameter ps_sensitivity's k names, as it applies to the top two: k = 1 scales
+ * the node's fabric links and PCIe together (predict/search.c flips); on one GPU no collective
+ * crosses a fabric, only the host copies PCIe, and a PCIe fabric has no NVLink (until 2026-11-28:
+ * "NVLink bandwidth" on a one-GPU workstation). */
+static const char *sens_name(const spec_cluster *c, int gpus, int k)
+{
+    if (k == 1 && gpus == 1)
+        return "PCIe (host link) bandwidth";
+    if (k == 1 && c->fabric.kind == FABRIC_PCIE)
+        return "PCIe bandwidth";
+    return ps_sens_name(k);
+}
+
 /* The top two's verdict in words (v: pl_verdict_of; NULL: none, ""). */
-static void verdict_text(const pl_plan *p, const pl_verdict *v, char *out, size_t len)
+static void verdict_text(const spec_cluster *c, const pl_plan *p, const pl_verdict *v, char *out, size_t len)
 {
     out[0] = 0;
     if (!v)
@@ -340,6 +353,8 @@ static void verdict_text(const pl_plan *p, const pl_verdict *v, char *out, size_
     const ps_cand *r = pl_cand(p, 1);
     double f = v->j.factor, gap = v->j.gap_pct;
     int ks = v->j.sens;
+    const int one = c->gpus_per_node == 1 && r->pt.nodes == 1 && pl_cand(p, 0)->pt.nodes == 1;
+    const char *sn = sens_name(c, one ? 1 : 2, ks);
     char runner[96], who[160];
     spec_layout_str(&r->pt.layout, runner, sizeof runner);
     snprintf(who, sizeof who, "%s (%d node%s, micro-batch %d; %s)", runner, r->pt.nodes,
@@ -349,7 +364,7 @@ static void verdict_text(const pl_plan *p, const pl_verdict *v, char *out, size_
         snprintf(out, len,
                  "too close to call: the runner-up %s is %.1f%% behind, and %s %s by %.0f%% (within the "
                  "%.0f%% uncertainty%s) puts it ahead; measure that before choosing (shardcast calibrate)",
-                 who, gap, f < 1 ? "a drop in" : "a rise in", ps_sens_name(ks), ps_pct_change(f),
+                 who, gap, f < 1 ? "a drop in" : "a rise in", sn, ps_pct_change(f),
                  100 * v->uncertainty, v->from_calib ? ", 2 sd from the calibration" : "");
     else if (v->j.verdict == PS_TIE)
         snprintf(out, len, "a tie: the runner-up %s is %.2f%% behind and %s; either will do", who, gap,
@@ -358,7 +373,7 @@ static void verdict_text(const pl_plan *p, const pl_verdict *v, char *out, size_
     else if (ks >= 0)
         snprintf(out, len,
                  "robust: the runner-up %s is %.1f%% behind; only %s %s by %.0f%% (beyond the %.0f%% "
-                 "uncertainty) would put it ahead", who, gap, f < 1 ? "a drop in" : "a rise in", ps_sens_name(ks),
+                 "uncertainty) would put it ahead", who, gap, f < 1 ? "a drop in" : "a rise in", sn,
                  ps_pct_change(f), 100 * v->uncertainty);
     else
         snprintf(out, len,
@@ -525,7 +540,7 @@ int cmd_plan(int argc, char **argv)
     if (show)
         fprintf(stderr, "\n");
     char verdict[768], none[512] = "";
-    verdict_text(p, pl_verdict_of(p), verdict, sizeof verdict);
+    verdict_text(&s.cluster, p, pl_verdict_of(p), verdict, sizeof verdict);
     const pl_stats *st = pl_stats_of(p);
     size_t n = pl_n(p);
     if (!n)

@@ -14,6 +14,13 @@ static int zero3_family(spec_layout_kind k)
     return r && r->gathers_params;
 }
 
+/* Whether layout l is DeepSpeed's ZeRO stage 3: parameters partitioned, ZeRO-3's kinds (the
+ * kinds table's gathers_params) and zero3-offload (stage 3 with offload_param / offload_optimizer) */
+static int ds_stage3(const spec_layout *l)
+{
+    return zero3_family(l->kind) || l->kind == LAYOUT_ZERO3_OFFLOAD;
+}
+
 /* The kind's row, or an empty one (nothing said) for a kind outside the table. */
 static const layout_kind_row *row_of(const spec_layout *l)
 {
@@ -231,9 +238,10 @@ const char *fw_describe(const spec_training *t, const spec_layout *l, const wl *
              ver,
              f.sync_fetch ? "synchronous per-parameter fetch"
              : r->ds_since && fw_ds_before(t, r->ds_since) ? r->ds_paper
-             : zero3_family(l->kind) ? "overlapped fetch"
-             : st.sharded            ? "ZeRO-3 with offload"
-                                     : "ZeRO-1/2",
+             : zero3_family(l->kind)    ? "overlapped fetch"
+             : st.sharded               ? "ZeRO-3 with offload"
+             : l->kind == LAYOUT_DDP    ? "ZeRO stage 0 (plain data parallel)"
+                                        : "ZeRO-1/2",
              f.overlap ? "on" : "off", t->overlap_comm < 0 ? " (its default)" : "", f.reduce_bucket_bytes / e,
              f.allgather_bucket_bytes / e, pf,
              f.owner_reduce ? ", gradients reduced to owners"
@@ -503,7 +511,10 @@ void fw_schedule(const spec_training *t, const spec_layout *l, const wl *w, fw_s
     case FW_DEEPSPEED:
         f->reduce_stream = f->replica_stream = 1; /* reduce_and_partition_stream / reduction_stream */
         f->grad_allreduce = 1;
-        f->overlap = t->overlap_comm >= 0 ? t->overlap_comm : zero3_family(l->kind);
+        /* overlap_comm's default: on for stage 3, zero3-offload's too (deepspeedai/DeepSpeed@1b88ac366fc922254d56abda5cf6b1f266556d19
+         * deepspeed/runtime/zero/config.py overlap_comm_valid: None -> stage == ZeroStageEnum.weights),
+         * off for stages 1 and 2 (zero2-offload's included) */
+        f->overlap = t->overlap_comm >= 0 ? t->overlap_comm : ds_stage3(l);
         f->replica_in_bwd = 1;
         f->submodule = 1;
         f->allgather_bucket_bytes = t->allgather_bucket_bytes > 0 ? t->allgather_bucket_bytes : 5e8 * w->elem_bytes;

@@ -491,7 +491,7 @@ static int zeropp_cands(const layout_cand_in *in, int p, spec_layout *out, int n
 static void all_explain(const layout_explain_in *x, char *out, size_t len)
 {
     char where[512];
-    snprintf(where, sizeof where, "%s over all %d GPUs", x->l->kind == LAYOUT_DDP ? "replicated" : "sharded", x->gpus);
+    layout_row_over_all(x, x->l->kind == LAYOUT_DDP ? "replicated" : "sharded", where, sizeof where);
     layout_row_say(x, "", where, out, len);
 }
 
@@ -522,9 +522,10 @@ static void hsdp_explain(const layout_explain_in *x, char *out, size_t len)
 
 static void zeropp_explain(const layout_explain_in *x, char *out, size_t len)
 {
-    char where[512];
+    char where[512], all[64];
     if (x->l->p <= 1) /* no hpZ: no secondary partition */
-        snprintf(where, sizeof where, "sharded over all %d GPUs (no secondary partition: hpZ off)", x->gpus);
+        snprintf(where, sizeof where, "%s (no secondary partition: hpZ off)",
+                 layout_row_over_all(x, "sharded", all, sizeof all));
     else
         group_where(x, "secondary partition", where, sizeof where);
     layout_row_say(x, "", where, out, len);

@@ -81,7 +81,8 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
  * (FSDP1's nested units: memory.c gathers the largest, zero3's FSDP graph each unit twice in a
  * checkpointed backward, layout_dp.c) only under framework fsdp on zero3 and zero3-offload;
  * activation_offload only with full checkpointing (the only policy whose saved tensors
- * memory_states.h moves) on the layouts whose graphs carry its copies (lo_act_offload_priced). */
+ * memory_states.h moves) on the layouts whose graphs carry its copies (lo_act_offload_priced);
+ * overlap_comm false with DeepSpeed's zero3-offload (priced as on). */
 static int training_keys_check(const spec_layout *l, const spec_training *t, sc_err *err)
 {
     char name[64];
@@ -100,6 +101,12 @@ static int training_keys_check(const spec_layout *l, const spec_training *t, sc_
                           "sgd is modelled with the optimizer on the GPU, or under framework fsdp's "
                           "zero3-offload; got framework %s, layout %s",
                           spec_framework_str(t->framework), spec_layout_str(l, name, sizeof name));
+    /* DeepSpeed zero3-offload's graph (layout_offload.c offload_ds) reduce-scatters beside the
+     * backward, as overlap_comm on (stage 3's default, framework.c) has it; off is not priced */
+    if (t->framework == FW_DEEPSPEED && l->kind == LAYOUT_ZERO3_OFFLOAD && t->overlap_comm == 0)
+        return sc_err_set(err, SC_EINPUT, "training", "overlap_comm",
+                          "false is not modelled with layout zero3-offload under framework deepspeed (its "
+                          "reduce-scatters run beside the backward, as with overlap_comm true, stage 3's default)");
     if (t->act_offload > 0 && t->act_ckpt != CKPT_FULL)
         return sc_err_set(err, SC_EINPUT, "training", "activation_offload",
                           "true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); "

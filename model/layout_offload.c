@@ -347,7 +347,7 @@ void layout_offload_traffic(const lo_graph *g, lo_offload_traffic *o)
             }
             for (int j = 0; j < it->n_reduce + it->n_inline; j++) {
                 const lo_coll *c = j < it->n_reduce ? &it->reduce[j] : &it->inl[j - it->n_reduce];
-                if (c->group == GRP_HOST && j >= it->n_reduce && c->stream == LO_ACT_STREAM)
+                if (c->group == GRP_HOST && c->offload == LO_OFFLOAD_ACT)
                     *(c->kind == COLL_ALLGATHER ? &o->act_h2d : &o->act_d2h) += times * it->count * c->bytes;
                 else if (c->group == GRP_HOST)
                     *(c->kind == COLL_ALLGATHER ? &o->grad_h2d : &o->grad_d2h) += times * it->count * c->bytes;
@@ -426,30 +426,40 @@ static int luwu_cands(const layout_cand_in *in, int p, spec_layout *out, int n, 
 static void offload_explain(const layout_explain_in *x, char *out, size_t len)
 {
     static const char *const T[] = {"GPU", "host memory", "NVMe"};
-    char vl[256], where[512];
+    char vl[256], where[512], all[64];
     x->vs(x->ctx, LAYOUT_LUWU, "luwu", vl, sizeof vl);
-    if (x->t && x->t->framework == FW_FSDP)
+    if (x->t && x->t->framework == FW_FSDP && x->gpus > 1)
         snprintf(where, sizeof where, "FSDP1 CPUOffload over all %d GPUs: parameter and gradient shards in host "
                  "memory, copied over PCIe around each unit's all-gather and reduce-scatter, torch Adam on the "
                  "host CPU%s", x->gpus, vl);
+    else if (x->t && x->t->framework == FW_FSDP) /* one GPU: nothing sharded or gathered */
+        snprintf(where, sizeof where, "FSDP1 CPUOffload on one GPU: parameters and gradients in host memory, "
+                 "copied over PCIe around each unit's use, torch Adam on the host CPU%s", vl);
+    else if (x->gpus > 1)
+        snprintf(where, sizeof where, "%s, parameter shards in %s, Adam on the host CPU with "
+                 "its states in %s%s", layout_row_over_all(x, "sharded", all, sizeof all), T[x->l->off_param],
+                 T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
     else
-        snprintf(where, sizeof where, "sharded over all %d GPUs, parameter shards in %s, Adam on the host CPU with "
-                 "its states in %s%s", x->gpus, T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
+        snprintf(where, sizeof where, "one GPU: parameters in %s, Adam on the host CPU with its states in %s%s",
+                 T[x->l->off_param], T[x->l->off_opt == OFF_NVME ? 2 : 1], vl);
     layout_row_say(x, "", where, out, len);
 }
 
 static void z2off_explain(const layout_explain_in *x, char *out, size_t len)
 {
     char where[512];
-    snprintf(where, sizeof where, "16-bit parameters whole on each of %d GPUs, gradient partitions and Adam on the "
-             "host CPU", x->gpus);
+    if (x->gpus > 1)
+        snprintf(where, sizeof where, "16-bit parameters whole on each of %d GPUs, gradient partitions and Adam on "
+                 "the host CPU", x->gpus);
+    else
+        snprintf(where, sizeof where, "16-bit parameters on its one GPU, gradients and Adam on the host CPU");
     layout_row_say(x, "", where, out, len);
 }
 
 static void luwu_explain(const layout_explain_in *x, char *out, size_t len)
 {
     char where[512];
-    snprintf(where, sizeof where, "sharded over all %d GPUs", x->gpus);
+    layout_row_over_all(x, "sharded", where, sizeof where);
     layout_row_say(x, "", where, out, len);
 }
 

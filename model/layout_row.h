@@ -143,6 +143,18 @@ static inline void layout_row_say(const layout_explain_in *x, const char *prefix
     snprintf(out, len, "%s%s%s", prefix, where, vs);
 }
 
+/* Where a data-parallel layout's states live across all x->gpus GPUs: "<how> over all N GPUs",
+ * or on one GPU "whole on its one GPU" (nothing to shard or replicate; until 2026-11-28 "sharded
+ * over all 1 GPUs"). */
+static inline const char *layout_row_over_all(const layout_explain_in *x, const char *how, char *buf, size_t len)
+{
+    if (x->gpus > 1)
+        snprintf(buf, len, "%s over all %d GPUs", how, x->gpus);
+    else
+        snprintf(buf, len, "whole on its one GPU");
+    return buf;
+}
+
 /* The attention heads and key/value heads split `split` ways (tensor and pipeline families). */
 static inline int layout_row_check_heads(const spec_model *m, const char *name, int split, sc_err *err)
 {

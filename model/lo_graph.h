@@ -38,11 +38,13 @@ typedef struct lo_coll {
     double bytes; /* nccl-tests S: all-gather output, reduce-scatter input, all-reduce buffer */
     int chunks;   /* issued as this many equal back-to-back pieces (buckets)              */
     int offload;  /* 1: moved by NICs / copy engines, not an NCCL kernel on the GPU: compute
-                     runs beside it without interference                                  */
+                     runs beside it without interference; LO_OFFLOAD_ACT (2): the same, one
+                     of activation_offload's copies (layout_offload_traffic counts them)   */
     int stream;   /* communication stream (0 .. FW_STREAMS-1; the framework's, 0 = the one
                      stream of the ideal schedule). A reduce on another stream than the
                      item's previous reduce starts after that one ends (it consumes it). */
 } lo_coll;
+#define LO_OFFLOAD_ACT 2
 
 /* A copy fused with one GEMM of the item (PyTorch async TP, layout_tensor.c atp_block;
  * Transformer Engine's userbuffers under Megatron --tp-comm-overlap, tpo_block): part of inline

@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "../base/jsonrd.h"
+#include "../base/str.h"
 #include "spec.h"
 
 #define ACC_MAX_FILE ((size_t)1 << 20) /* an accelerate config is a few hundred bytes */
@@ -256,6 +257,10 @@ int spec_load_accelerate(const char *path, int gpus_per_node, spec_training *t, 
     int rc = jr_slurp(path, ACC_MAX_FILE, &text, &text_len, err);
     if (rc)
         return rc;
+    if (str_blank(text, text_len)) {
+        free(text);
+        return sc_err_empty(err, path, "an accelerate config (YAML)");
+    }
     yaml_document_t doc;
     rc = load_yaml(path, text, text_len, &doc, err);
     free(text);

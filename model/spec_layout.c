@@ -700,11 +700,11 @@ int spec_resolve(const char *kind, const char *name, const char *const *roots, i
         return 0;
     }
     if (stat(name, &st) == 0 && !S_ISREG(st.st_mode))
-        return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind,
-                          S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        return sc_err_unreadable(err, name, S_ISDIR(st.st_mode) ? "is a directory, expected a file"
+                                                                : "not a regular file, expected a file");
     if (strchr(name, '/') || strstr(name, ".json")) {
         int e = errno ? errno : (access(name, R_OK) ? errno : EACCES);
-        return sc_err_set(err, SC_EINPUT, name, "", "cannot read %s file: %s", kind, strerror(e));
+        return sc_err_unreadable(err, name, strerror(e));
     }
     const char *env = getenv("SHARDCAST_CONFIGS");
     const char *dirs[9] = {0};

@@ -3,6 +3,7 @@
  * directory; str_edit_distance / str_nearest (base/str.h) give "did you mean"; sc_pace (base/pace.h) paces progress lines by an injected clock. Not here: their callers (test_results.c, golden tests of plot and calibrate run). */
 #include "suites.h"
 
+#include "../base/err.h"
 #include "../base/pace.h"
 #include "../base/proc.h"
 #include "../base/str.h"
@@ -31,6 +32,26 @@ START_TEST(test_trim)
     char e[] = "3.5";
     ck_assert_ptr_eq(str_trim(e), e);
     ck_assert_str_eq(e, "3.5");
+}
+END_TEST
+
+START_TEST(test_blank_and_file_errors)
+{
+    /* str_blank: nothing, or white space of every kind, is blank; one other byte is not (a NUL
+     * byte included: the length counts, not the string) */
+    ck_assert(str_blank("", 0));
+    ck_assert(str_blank(" \t\r\n\f\v", 6));
+    ck_assert(!str_blank(" \n{", 3));
+    ck_assert(!str_blank("\0", 1));
+    ck_assert(str_blank("x", 0));
+    /* the one wording of a file that cannot be read, and of an empty one: the path as the source */
+    sc_err err;
+    ck_assert_int_eq(sc_err_unreadable(&err, "a.json", "No such file or directory"), SC_EINPUT);
+    ck_assert_str_eq(err.source, "a.json");
+    ck_assert_str_eq(err.text, "cannot read: No such file or directory");
+    ck_assert_int_eq(sc_err_empty(&err, "b.log", "an nccl-tests log"), SC_EINPUT);
+    ck_assert_str_eq(err.source, "b.log");
+    ck_assert_str_eq(err.text, "the file is empty, expected an nccl-tests log");
 }
 END_TEST
 
@@ -131,6 +152,7 @@ Suite *base_suite(void)
     TCase *t = tcase_create("str");
     tcase_add_test(t, test_trim);
     tcase_add_test(t, test_edit_distance);
+    tcase_add_test(t, test_blank_and_file_errors);
     suite_add_tcase(s, t);
     t = tcase_create("proc");
     tcase_add_test(t, test_self_dir);

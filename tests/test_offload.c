@@ -1468,7 +1468,8 @@ START_TEST(test_training_keys_refused)
      * optimizer_type sgd where the step stays Adam's (DeepSpeed's and LuWu's offload).
      * Where activation_offload is accepted, the graph carries the copies: one block input each way per block of
      * the tiny model (2 x 2048 B, as test_act_offload_graph derives) under fsdp's zero3 and hsdp,
-     * DeepSpeed's zero3 and zero1. */
+     * DeepSpeed's zero3, zero1 and zero2 (whose backward blocks reduce inline without
+     * overlap_comm: until 2026-11-28 they went without the host-to-device copies, h2d 0). */
     spec_training t;
     spec_training_defaults(&t);
     t.framework = FW_FSDP;
@@ -1535,9 +1536,14 @@ START_TEST(test_training_keys_refused)
     static const struct {
         const char *l;
         spec_framework f;
-    } act_ok[] = {{"zero3", FW_FSDP}, {"hsdp:p=2", FW_FSDP}, {"zero3", FW_DEEPSPEED}, {"zero1", FW_DEEPSPEED}};
+    } act_ok[] = {{"zero3", FW_FSDP},
+                  {"hsdp:p=2", FW_FSDP},
+                  {"zero3", FW_DEEPSPEED},
+                  {"zero1", FW_DEEPSPEED},
+                  {"zero2", FW_DEEPSPEED}}; /* overlap_comm off (the default): the backward's
+                                               inline reduce and the copy, serial */
     lo_graph *g = malloc(sizeof *g);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         t.framework = act_ok[i].f;
         t.precision = PREC_BF16;
         ck_assert(spec_layout_parse(act_ok[i].l, &l, &err) == 0);

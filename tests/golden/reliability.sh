@@ -40,7 +40,7 @@ expect seed-negative 2 "--seed: expected a non-negative integer, got \"-1\"" -- 
 expect trace-ranks-float 2 "--trace-ranks: expected an integer from 1 to 4194304, got \"1e6\"" -- "$BIN" predict $P --nodes 2 --layout zero3 --trace-ranks 1e6
 expect nodes-empty-item 2 "--nodes: expected numbers separated by single commas, got \"1,,2\"" -- "$BIN" predict $P --nodes 1,,2 --layout zero3
 expect layout-empty-option 2 "in \"mics:p=8,,\": expected key=value options separated by single commas" -- "$BIN" predict $P --nodes 2 --layout mics:p=8,,
-expect spec-directory 2 "configs/: cannot read clusters file: is a directory" -- "$BIN" predict --cluster configs/ --model gpt3-13b --nodes 2 --layout zero3
+expect spec-directory 2 "configs/: cannot read: is a directory, expected a file" -- "$BIN" predict --cluster configs/ --model gpt3-13b --nodes 2 --layout zero3
 expect measurements-directory 2 "cannot read: is a directory, expected a file" -- "$BIN" validate configs/ --cluster p4d.24xlarge
 expect plan-budget-inf 2 "--budget-usd-per-hour: expected a number from 1e-6 to 1e9, got \"inf\"" -- "$BIN" plan $P --nodes 2 --budget-usd-per-hour inf
 # control characters from the input are not echoed raw (an escape sequence would drive the terminal)

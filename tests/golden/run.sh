@@ -69,11 +69,21 @@ expect empty-base 2 "shardcast: --base: expected a name or a path, got nothing" 
 # left15: one GPU and one sequence said in the singular ("1 GPUs, global batch 1 sequences")
 expect predict-one-gpu 0 "1 node, 1 GPU, global batch 1 sequence" -- "$BIN" predict --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --engine model
 expect plan-one-sequence 0 "micro-batch 1 x 1 (global batch 1 sequence):" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
+# polish15: one GPU: "sharded over all 1 GPUs" and a verdict citing NVLink bandwidth (the sensitivity
+# scales the fabric and PCIe together; one GPU has no fabric traffic, only host copies over PCIe)
+expect plan-one-gpu-where 0 "(global batch 1 sequence): one GPU: parameters in GPU, Adam on the host CPU with its states in host memory" -- "$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0
+expect plan-one-gpu-verdict 0 "a rise in PCIe (host link) bandwidth by 3%" -- "$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0
+expect plan-one-gpu-ddp 0 "(global batch 1 sequence): whole on its one GPU" -- "$BIN" plan --cluster h100-workstation --model gpt2-1.5b --nodes 1 --layout ddp --confirm 0
+"$BIN" plan --cluster h100-workstation --model llama3-8b --nodes 1 --confirm 0 >"$TMP/plan1" 2>&1
+if grep -q "over all 1 GPUs\|NVLink" "$TMP/plan1"; then echo "FAIL plan-one-gpu-no-nvlink: $(grep 'over all 1\|NVLink' "$TMP/plan1")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 # left15: with the first layout out of memory its row shows no numbers, yet every speed-up is over
 # it (zero3 1.04x over ddp's 195 GiB): said under the table
 expect predict-base-oom 0 "speed-up base: ddp does not fit (OOM above): the speed-ups are over its step time as if it did" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout ddp --layout zero3 --engine model
 "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-13b --layout zero3 --layout ddp --engine model >"$TMP/base-fits" 2>&1
 if grep -q "speed-up base" "$TMP/base-fits"; then echo "FAIL predict-base-fits-quiet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# polish15: the same layout twice printed two identical rows: refused, naming it (also spelt two ways)
+expect layout-twice 2 "shardcast: --layout: layout zero3 given twice (layout 1 and 2); give each once" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout zero3
+expect layout-twice-spelt 2 "shardcast: --layout: layout zero3 given twice (layout 1 and 3); give each once" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --layout ddp --layout zero3:cp=1
 # left15: a stray argument is named ("--layout zero3 mics:p=8", a second layout without its option)
 expect stray-argument 2 "shardcast predict: unexpected argument 'mics:p=8' (try 'shardcast predict --help')" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 mics:p=8
 expect stray-arguments 2 "shardcast memory: unexpected argument 'a' (and more)" -- "$BIN" memory --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 a b
@@ -210,7 +220,19 @@ expect bad-negative 2 "\$.node.nic_bandwidth_Gbps: expected a positive number, g
     "$BIN" memory --cluster "$TMP/neg.json" --nodes 2 --model gpt2-1.5b
 expect bad-json 2 "$TMP/broken.json: invalid JSON at line 2" -- "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
 one_line_err bad-json-one-line "$BIN" memory --cluster "$TMP/broken.json" --nodes 2 --model gpt2-1.5b
-expect missing-file 2 "nosuch.json: cannot read clusters file" -- "$BIN" memory --cluster nosuch.json --nodes 2 --model gpt2-1.5b
+expect missing-file 2 "shardcast: nosuch.json: cannot read: No such file or directory" -- "$BIN" memory --cluster nosuch.json --nodes 2 --model gpt2-1.5b
+# polish15: one wording for a file that cannot be read, naming it once, whatever reads it (a
+# ds_config said "cannot read: unable to open X: No such file", a log "cannot read: No such file")
+expect missing-ds-config 2 "shardcast: /nonexist.json: cannot read: No such file or directory" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --ds-config /nonexist.json
+expect missing-nccl-log 2 "shardcast: /nonexist.log: cannot read: No such file or directory" -- "$BIN" calibrate import nccl-tests /nonexist.log -o "$TMP/m.json"
+# polish15: an empty file is said to be empty, named, exit 2 (an empty JSON file gave Jansson's
+# "'[' or '{' expected near end of file", an empty nccl-tests log "which collective?")
+: >"$TMP/empty.json"
+printf ' \n\t\n' >"$TMP/blank.json"
+expect empty-json-validate 2 "shardcast: $TMP/empty.json: the file is empty, expected a JSON object" -- "$BIN" validate "$TMP/empty.json" --cluster p4d.24xlarge
+expect empty-json-training 2 "shardcast: $TMP/blank.json: the file is empty, expected a JSON object" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --training "$TMP/blank.json"
+expect empty-nccl-log 2 "shardcast: $TMP/empty.json: the file is empty, expected an nccl-tests log" -- "$BIN" calibrate import nccl-tests "$TMP/empty.json" -o "$TMP/m.json"
+expect empty-accelerate 2 "shardcast: $TMP/blank.json: the file is empty, expected an accelerate config (YAML)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --accelerate-config "$TMP/blank.json"
 expect unknown-name 2 "no-such-cluster: no such file, and no shipped clusters of that name" -- \
     "$BIN" memory --cluster no-such-cluster --nodes 2 --model gpt2-1.5b
 sed 's/"heads": *[0-9]*/"heads": 7/' configs/models/gpt2-1.5b.json >"$TMP/heads.json"
@@ -1565,7 +1587,14 @@ expect ds-mpu-header 0 "prefetch depth 1 layer(s), gathers and reductions on one
 expect ds-header-z2off 0 "zero2-offload: DeepSpeed today's: ZeRO-1/2, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --framework deepspeed --engine model
 "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero2-offload --layout zero2 --framework deepspeed --engine model >"$TMP/z2off-head" 2>&1
 if grep -q "prefetch" "$TMP/z2off-head"; then echo "FAIL ds-header-z2off-no-prefetch: $(grep prefetch "$TMP/z2off-head")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
-expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm off (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
+# polish15: overlap_comm's default is on for stage 3, zero3-offload's too (DeepSpeed config.py
+# overlap_comm_valid: stage == 3), as its graph prices it (reduce-scatters beside the backward);
+# it said "off (its default)", ZeRO-1/2's default. An explicit false, not priced, is refused
+expect ds-header-z3off 0 "zero3-offload: DeepSpeed today's: ZeRO-3 with offload, overlap_comm on (its default), reduce_bucket_size 5e+08, allgather_bucket_size 5e+08 elements, prefetch depth 1 layer(s)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --engine model
+printf '{"overlap_comm": false}' >"$TMP/ovoff.json"
+expect ds-z3off-overlap-off 2 "shardcast: training: overlap_comm: false is not modelled with layout zero3-offload under framework deepspeed (its reduce-scatters run beside the backward, as with overlap_comm true, stage 3's default)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-13b --nodes 2 --layout zero3-offload --framework deepspeed --training "$TMP/ovoff.json" --engine model
+# polish15: ddp under DeepSpeed is ZeRO stage 0, not "ZeRO-1/2"
+expect ds-header-ddp 0 "ddp: DeepSpeed today's: ZeRO stage 0 (plain data parallel), overlap_comm off (its default)" -- "$BIN" predict --cluster p4d.24xlarge --model gpt3-1.3b --nodes 2 --layout ddp --framework deepspeed --engine model
 printf '{"ds_mpu": "yes"}' >"$TMP/mpu_bad.json"
 expect ds-mpu-bad 2 "$TMP/mpu_bad.json: \$.ds_mpu: expected true or false, got \"yes\"" -- "$BIN" describe --model llama2-7b --training "$TMP/mpu_bad.json"
 expect framework-ds-today 0 "zero3: DeepSpeed today's: overlapped fetch" -- "$BIN" predict --scenario mics-p3dn-bert10b --nodes 2 --framework deepspeed --engine model
@@ -1680,7 +1709,7 @@ if mkfifo "$TMP/spec-fifo" 2>/dev/null; then
     expect fifo-model 0 "gpt3-13b (12.85 B params)" -- timeout 20 "$BIN" memory --cluster p4d.24xlarge --model "$TMP/spec-fifo" --nodes 2 --layout zero3
     rm -f "$TMP/spec-fifo"
 fi
-expect device-model 2 "/dev/zero: cannot read models file: not a regular file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
+expect device-model 2 "/dev/zero: cannot read: not a regular file, expected a file" -- "$BIN" memory --cluster p4d.24xlarge --model /dev/zero --nodes 2
 # duplicate keys: a CSV header naming a column twice, a trace event with "ts" twice
 if [ -s "$TMP/p.csv" ]; then
     awk -F, '{print $0 "," $1}' "$TMP/p.csv" >"$TMP/dup.csv"
@@ -1933,6 +1962,23 @@ expect fsdp2-tp-deepspeed 2 "fsdp2:dp=4,t=4: tensor parallelism over FSDP runs u
 # review15: training keys a layout would price only in part are refused (exit 2), not ignored
 printf '{"micro_batch": 1, "activation_checkpointing": true, "activation_offload": true}' >"$TMP/tr_aoff.json"
 printf '{"micro_batch": 1, "activation_checkpointing": true, "fsdp_wrap": "module"}' >"$TMP/tr_wrap.json"
+# polish15: DeepSpeed zero2 without overlap_comm priced only the forward's copies (its backward blocks
+# reduce inline: +0.045 s over full checkpointing's 1.217 s where zero1 adds 0.091 s); now the backward's
+# host-to-device copy too, serial with the inline reduce on the one compute stream: 1.308 s (+0.091),
+# both engines
+expect act-offload-zero2-ds 0 "zero2                    1.308" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
+# the wait booked by kind: the reduce's all-reduce as before (AR 0.089 s), the copies' under AG / RS
+# (+0.046 s each; until then the whole backward wait went to AG: 0.168 s, AR 0.011)
+expect act-offload-zero2-ds-kinds 0 "zero2                    1.308      12.23    362.7   36.7   43.5     1.078    0.091    0.046    0.089" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-zero2-ds-sim 0 "zero2                    1.308      12.23    362.7   36.7   43.5     1.078    0.091    0.046    0.089" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero2 --framework deepspeed --training "$TMP/tr_aoff.json" --engine sim
+# polish15: the copies overlap no compute (issued when it ends, waited for), yet the model fell back to
+# the overlap slowdown's bound for the whole run (compute 1.127 -> 1.138 s under hsdp, 1.093 -> 1.128 s
+# under DeepSpeed zero3) where the simulator applies it exactly (1.132, 1.093 s, unchanged), and issued
+# them after that bound's length, not the slowed compute's: +0.102 / +0.126 s over full checkpointing
+# against the simulator's +0.090 / +0.092. Now the compute column stays full checkpointing's (1.127 s,
+# 1.093 s) and the copies add +0.091 / +0.092 s (model 1.166 -> 1.257, 1.269 -> 1.361 s)
+expect act-offload-hsdp-compute 0 "hsdp:p=8                 1.257      12.73    377.4   38.1   45.2     1.127" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout hsdp:p=8 --framework fsdp --training "$TMP/tr_aoff.json" --engine model
+expect act-offload-ds-zero3-compute 0 "zero3                    1.361      11.76    348.7   35.2   41.8     1.093" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework deepspeed --training "$TMP/tr_aoff.json" --engine model
 expect act-offload-tp 2 "shardcast: training: activation_offload: true is modelled without pipeline stages, tensor or context parallelism; got layout tp:t=8" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
 one_line_err act-offload-tp-one-line "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout tp:t=8 --framework megatron --training "$TMP/tr_aoff.json" --engine model
 expect act-offload-selective 2 "shardcast: training: activation_offload: true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); got selective" -- "$BIN" predict --cluster dgx-h100 --nodes 2 --model llama3-8b --layout zero3 --framework fsdp --training "$TMP/tr_aoff.json" --checkpointing selective --engine model
