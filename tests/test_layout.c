@@ -512,6 +512,19 @@ START_TEST(test_micro_pair_as_two_builds)
 }
 END_TEST
 
+/* The last-micro-step tests' setting: Llama-3-8B on p4d, grad-accum 4 (the graph allocated). */
+static lo_graph *llama_accum4(spec_cluster *c, spec_training *t, wl *w)
+{
+    spec_model m;
+    test_p4d_llama3_8b(c, &m, NULL);
+    spec_training_defaults(t);
+    t->grad_accum = 4;
+    wl_build(&m, t, w);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    return g;
+}
+
 /* dp_item through lo_build_micro_pair on Llama-3-8B, 2 p4d nodes, grad-accum 4, the papers'
  * schedule: ddp all-reduces gradients in the last micro-step's backward only (the items asked),
  * so its backward items differ between the micro-steps and its forward items do not; zero3
@@ -519,15 +532,9 @@ END_TEST
 START_TEST(test_dp_last_micro_step)
 {
     spec_cluster c;
-    spec_model m;
-    test_p4d_llama3_8b(&c, &m, NULL);
     spec_training t;
-    spec_training_defaults(&t);
-    t.grad_accum = 4;
     wl w;
-    wl_build(&m, &t, &w);
-    lo_graph *g = malloc(sizeof *g);
-    ck_assert_ptr_nonnull(g);
+    lo_graph *g = llama_accum4(&c, &t, &w);
     static const char *const L[] = {"ddp", "zero3"};
     for (int k = 0; k < 2; k++) {
         spec_layout l = test_parse_layout(L[k]);
@@ -556,15 +563,9 @@ START_TEST(test_tensor_last_micro_step)
      * same. Fails if the last micro-step's reduction were lost (an item copied that should
      * have asked). */
     spec_cluster c;
-    spec_model m;
-    test_p4d_llama3_8b(&c, &m, NULL);
     spec_training t;
-    spec_training_defaults(&t);
-    t.grad_accum = 4;
     wl w;
-    wl_build(&m, &t, &w);
-    lo_graph *g = malloc(sizeof *g);
-    ck_assert_ptr_nonnull(g);
+    lo_graph *g = llama_accum4(&c, &t, &w);
     static const char *const L[] = {"tp:t=8", "megatron:t=8,p=1", "axonn:x=2,y=2,z=2"};
     for (int k = 0; k < 3; k++) {
         spec_layout l = test_parse_layout(L[k]);
