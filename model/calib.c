@@ -469,6 +469,8 @@ static int run(const char *text, const char *src, cost_calib *out, sc_err *err)
     rc = calib_from(&r, root, out);
     if (!rc) /* an anchored calibration (calib_anchor.h): its stack parameters replace the base's */
         rc = cost_anchor_read(&r, root, out);
+    if (!rc) /* the chunk efficiency's powers at 2^-j-byte chunks, once (model/nccl.h pow2) */
+        nccl_pow2_fill(&out->nccl);
     json_decref(root);
     return rc;
 }

@@ -98,6 +98,7 @@ typedef struct kern_gemm_rate {
     double inv_sms;   /* 1 / sms (a first guess of the waves, checked in integers)        */
     double den[4];    /* per-SM rate x rel of each tile pair (kernels.c TILES), FLOP/s     */
     double inv_den[4];/* 1 / den (to rank the tiles; the winner is divided exactly)       */
+    int den_normal;   /* every den in (2^-900, 2^900): least_time's estimates are good     */
     double k0;        /* gemm_k0                                                          */
     double fixed_s;   /* gemm_fixed_s                                                     */
     int ksweep;       /* gemm_ksweep and a 16-bit math: divide by kern_gemm_kfactor(k)    */

@@ -419,7 +419,9 @@ static int tp_block_bwd(const wl *lw, const spec_training *t, int *sync)
     return *sync ? 3 + (lw->model.swiglu ? 2 : 1) : 2;
 }
 
-void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+/* lo_tp_item with the micro-step asked lazily (lo_last_is: only where it matters, so that
+ * lo_build_micro_pair copies the other items; an32b) */
+static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_last *last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
@@ -462,7 +464,7 @@ dp:
     cp_item(g, lw, it, 0); /* context parallelism's ring (cp.h), beside every step; nothing when cp = 1 */
     if (it->pass == LO_BWD && l->kind == LAYOUT_MEGATRON && l->zero2) {
         stage2_reduce(g, lw, L, it); /* every micro-step, the last one too */
-    } else if (it->pass == LO_BWD && last) {
+    } else if (it->pass == LO_BWD && lo_last_is(last)) {
         /* this rank's slice of the layer's gradients, in the dtype they are reduced in
          * (reduce_dtype; Megatron's buckets count elements, so the same number of buckets) */
         const double er = g->sched.reduce_elem_bytes;
@@ -476,7 +478,7 @@ dp:
     }
     /* --overlap-param-gather: the slice's updated parameters gathered before the layer's first
      * forward (here the last micro-step's, the same compute to hide behind), one layer ahead */
-    if (it->pass == LO_FWD && last && l->pp <= 1 && fw_param_gather_overlap(t, l, g->ax_size[AX_D])) {
+    if (it->pass == LO_FWD && l->pp <= 1 && fw_param_gather_overlap(t, l, g->ax_size[AX_D]) && lo_last_is(last)) {
         double S = L->params * e;
         lo_coll c = lo_coll_make(COLL_ALLGATHER, GRP_AX3, S, lo_buckets(S, fw_dp_bucket_bytes(t, g->ax_size[AX_D], 1, e)));
         c.stream = g->sched.reduce_stream;
@@ -484,8 +486,14 @@ dp:
     }
 }
 
+void lo_tp_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+{
+    lo_last ls = {last, 0};
+    tp_item(g, lw, t, &ls, it);
+}
+
 /* ---- AxoNN -------------------------------------------------------------------------------- */
-static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_last *last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
@@ -523,17 +531,17 @@ static void axonn_item(const lo_graph *g, const wl *lw, const spec_training *t, 
         it->inl[it->n_inline++] = ary;
     if (it->pass == LO_BWD) {
         place(it, l->overlap, lo_coll_make(COLL_REDUCESCATTER, GRP_AX2, W, gemms));
-        if (last) {
+        if (lo_last_is(last)) {
             double S = L->params * e; /* the rank's gradient shard */
             place(it, l->overlap, lo_coll_make(COLL_ALLREDUCE, GRP_AX3, S, lo_buckets(S, t->bucket_bytes)));
         }
     }
 }
 
-static void tensor_item(const lo_graph *g, const wl *lw, const spec_training *t, int last, lo_item *it)
+static void tensor_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_last *last, lo_item *it)
 {
     if (g->layout.kind == LAYOUT_TP || g->layout.kind == LAYOUT_MEGATRON)
-        lo_tp_item(g, lw, t, last, it);
+        tp_item(g, lw, t, last, it);
     else
         axonn_item(g, lw, t, last, it);
 }
@@ -564,8 +572,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     (void)axes_rc; /* 0: layout_build requires spec_layout_check, which checked these axes */
     g->prefetch = l->overlap ? t->prefetch_layers : 0;
     lo_make_groups(g, c);
-    lo_build_micro(g, lw, t, 0, &g->micro, tensor_item);
-    lo_build_micro(g, lw, t, 1, &g->last, tensor_item);
+    lo_build_micro_pair(g, lw, t, tensor_item); /* the last micro-step's items again only where they ask */
 
     double local = 0; /* parameters this rank holds */
     for (int i = 0; i < lw->n_layers; i++)

@@ -12,6 +12,7 @@
 
 /* Algorithms and protocols, in NCCL's order. */
 typedef enum { NCCL_RING, NCCL_TREE, NCCL_NVLS, NCCL_NVLS_TREE, NCCL_PAT, NCCL_N_ALGOS } nccl_algo;
+#define NCCL_POW2_N 32 /* chunks of 2^-j bytes, j < 32: 1 byte in up to 2^31 (pieces x ranks) */
 typedef enum { NCCL_LL, NCCL_LL128, NCCL_SIMPLE, NCCL_N_PROTOS } nccl_proto;
 
 /* The calibrated constants of the model (SI units). Read from a calibration file's "nccl"
@@ -46,6 +47,15 @@ typedef struct nccl_params {
                             nInterSteps = nodes - 1 (all-gather, reduce-scatter) or 2 (nodes - 1)
                             (all-reduce) (NVIDIA/nccl@01afd20a src/graph/tuning.cc ncclTopoTuneModel;
                             the same in @5067397c L385-412); 0: every step pays the slowest hop  */
+    /* (h 2^j)^chunk_exp for each algorithm's h = chunk_half_B and j < NCCL_POW2_N, filled where a
+     * calibration is loaded (nccl_pow2_fill; calib.c) for the chunk efficiency's powers at a
+     * chunk of 2^-j bytes (a 1-byte latency's piece over ranks and pieces that are powers of
+     * two: the same base every estimate). Used only while pow2_e and pow2_h still equal
+     * chunk_exp and chunk_half_B (a caller that edits them after loading gets pow); zeroed
+     * (pow2_on = 0): not used. The same pow calls at load, so the same bits. */
+    int pow2_on;
+    double pow2_e, pow2_h[NCCL_N_ALGOS];
+    double pow2[NCCL_N_ALGOS][NCCL_POW2_N];
     int pin_algo;        /* NCCL_ALGO as the run set it: 1 + the nccl_algo every collective uses
                             where it is usable (else NCCL's own choice, as NCCL falls back); 0:
                             free. An input (--nccl-algo), not a calibration key; also honoured
@@ -116,6 +126,8 @@ typedef struct nccl_pow_memo {
     unsigned used; /* bit i: slot i holds x[i]^e = y[i] */
     double x[NCCL_POW_N], y[NCCL_POW_N];
 } nccl_pow_memo;
+/* Fill p's power table for its chunk_exp and chunk_half_B (pow2_on where chunk_exp != 1). */
+void nccl_pow2_fill(nccl_params *p);
 double nccl_best_tab_m(const nccl_params *p, const nccl_shape *s, const nccl_tab *t, double S, nccl_pow_memo *pm);
 
 const char *nccl_algo_name(nccl_algo a);

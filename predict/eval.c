@@ -210,8 +210,11 @@ int pred_engine_parse(const char *s, pred_engine *out)
 int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
 {
     int rc = pred_eval(in, e, so, out, err);
-    if (rc)
-        return rc;
+    return rc ? rc : pred_check_finite(in, out, err);
+}
+
+int pred_check_finite(const pred_input *in, const pred_result *out, sc_err *err)
+{
     /* a static table of where each field lies (memo32: was built on the stack per call, ~110
      * instructions of a configuration's ~6,900 through a warm memo) */
     static const struct {
@@ -234,6 +237,17 @@ int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, p
         {"mem_total", "the memory plan", offsetof(an_result, mem.total)},
         {"mem_short_by", "the memory plan", offsetof(an_result, mem.short_by)},
     };
+    /* the common case in one expression: v x 0 is 0 for a finite v and NaN for an infinity or a
+     * NaN, so the sum is NaN exactly when some field is not finite; only then the loop below finds
+     * which (an32b: ~150 instructions of table lookups and branches a configuration, now ~45) */
+    _Static_assert(sizeof f / sizeof f[0] == 15, "the sum names each field of f");
+    const an_result *r = &out->r;
+    const double z = r->step_s * 0 + r->compute_s * 0 + r->optimizer_s * 0 + r->exposed_s[COLL_ALLGATHER] * 0 +
+                     r->exposed_s[COLL_REDUCESCATTER] * 0 + r->exposed_s[COLL_ALLREDUCE] * 0 + r->idle_s * 0 +
+                     r->samples_per_s * 0 + r->tokens_per_s * 0 + r->model_tflops_per_gpu * 0 +
+                     r->hw_tflops_per_gpu * 0 + r->mfu * 0 + r->comm_bytes * 0 + r->mem.total * 0 + r->mem.short_by * 0;
+    if (z == 0)
+        return 0;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         double v;
         memcpy(&v, (const char *)&out->r + f[i].at, sizeof v);

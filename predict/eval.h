@@ -57,6 +57,8 @@ double pred_sim_rank_events(const pred_input *in);
  * internal error (SC_ERUNTIME) naming the step which produced it (issue 19). */
 int pred_eval_finite(const pred_input *in, pred_engine e, const exec_opts *so, pred_result *out, sc_err *err)
     SC_MUST_CHECK;
+/* pred_eval_finite's check of a result pred_eval gave: 0, or SC_ERUNTIME naming the field. */
+int pred_check_finite(const pred_input *in, const pred_result *out, sc_err *err) SC_MUST_CHECK;
 
 /* Is the point possible at all: node count on this cluster (spec_nodes_check, `source` names
  * the file or option in errors), layout on the cluster and node count, layout on the model

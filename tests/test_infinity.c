@@ -9,9 +9,11 @@
 #include "../model/layout.h"
 #include "../model/memory.h"
 #include "../model/spec.h"
+#include "../predict/eval.h"
 #include "../sim/exec.h"
 #include "../sim/net.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,49 @@ START_TEST(test_agree_no_contention)
 }
 END_TEST
 
+START_TEST(test_finite_check_fields)
+{
+    /* pred_check_finite (what pred_eval_finite applies to every result): a result whose 15
+     * reported fields are all finite passes, -0 and the largest double included; each field set
+     * alone to NaN, +Inf or -Inf fails with SC_ERUNTIME naming that field (the names written
+     * here by hand from an_result). A check that left a field out fails here. */
+    static const char *const names[15] = {"step_s", "compute_s", "optimizer_s", "exposed_allgather_s",
+                                           "exposed_reducescatter_s", "exposed_allreduce_s", "idle_s",
+                                           "samples_per_s", "tokens_per_s", "model_tflops_per_gpu",
+                                           "hw_tflops_per_gpu", "mfu", "comm_bytes", "mem_total", "mem_short_by"};
+    spec_cluster c;
+    spec_model m;
+    memset(&c, 0, sizeof c);
+    memset(&m, 0, sizeof m);
+    snprintf(c.name, sizeof c.name, "c");
+    snprintf(m.name, sizeof m.name, "m");
+    pred_input in = {&c, &m, NULL, 1, NULL, NULL, NULL};
+    static pred_result base; /* large: not on the stack */
+    memset(&base, 0, sizeof base);
+    an_result *r = &base.r;
+    double *f[15] = {&r->step_s, &r->compute_s, &r->optimizer_s, &r->exposed_s[COLL_ALLGATHER],
+                     &r->exposed_s[COLL_REDUCESCATTER], &r->exposed_s[COLL_ALLREDUCE], &r->idle_s,
+                     &r->samples_per_s, &r->tokens_per_s, &r->model_tflops_per_gpu, &r->hw_tflops_per_gpu,
+                     &r->mfu, &r->comm_bytes, &r->mem.total, &r->mem.short_by};
+    for (int i = 0; i < 15; i++)
+        *f[i] = i == 3 ? -0.0 : i == 4 ? DBL_MAX : 1.5 * (i + 1);
+    sc_err e;
+    ck_assert_int_eq(pred_check_finite(&in, &base, &e), 0);
+    static const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < 15; i++)
+        for (int b = 0; b < 3; b++) {
+            static pred_result p;
+            p = base;
+            double *g = (double *)((char *)&p.r + ((char *)f[i] - (char *)r));
+            *g = bad[b];
+            ck_assert_int_eq(pred_check_finite(&in, &p, &e), SC_ERUNTIME);
+            char want[40];
+            snprintf(want, sizeof want, "(%s)", names[i]);
+            ck_assert_msg(strstr(e.text, want), "field %d: %s", i, e.text);
+        }
+}
+END_TEST
+
 START_TEST(test_spec_keys)
 {
     /* the cluster keys: GB/s and GB (1e9), all three or none */
@@ -321,6 +366,7 @@ Suite *infinity_suite(void)
     tcase_add_test(t, test_memory);
     tcase_add_test(t, test_agree_no_contention);
     tcase_add_test(t, test_spec_keys);
+    tcase_add_test(t, test_finite_check_fields);
     suite_add_tcase(s, t);
     return s;
 }

@@ -512,6 +512,19 @@ START_TEST(test_micro_pair_as_two_builds)
 }
 END_TEST
 
+/* The last-micro-step tests' setting: Llama-3-8B on p4d, grad-accum 4 (the graph allocated). */
+static lo_graph *llama_accum4(spec_cluster *c, spec_training *t, wl *w)
+{
+    spec_model m;
+    test_p4d_llama3_8b(c, &m, NULL);
+    spec_training_defaults(t);
+    t->grad_accum = 4;
+    wl_build(&m, t, w);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    return g;
+}
+
 /* dp_item through lo_build_micro_pair on Llama-3-8B, 2 p4d nodes, grad-accum 4, the papers'
  * schedule: ddp all-reduces gradients in the last micro-step's backward only (the items asked),
  * so its backward items differ between the micro-steps and its forward items do not; zero3
@@ -519,15 +532,9 @@ END_TEST
 START_TEST(test_dp_last_micro_step)
 {
     spec_cluster c;
-    spec_model m;
-    test_p4d_llama3_8b(&c, &m, NULL);
     spec_training t;
-    spec_training_defaults(&t);
-    t.grad_accum = 4;
     wl w;
-    wl_build(&m, &t, &w);
-    lo_graph *g = malloc(sizeof *g);
-    ck_assert_ptr_nonnull(g);
+    lo_graph *g = llama_accum4(&c, &t, &w);
     static const char *const L[] = {"ddp", "zero3"};
     for (int k = 0; k < 2; k++) {
         spec_layout l = test_parse_layout(L[k]);
@@ -540,6 +547,41 @@ START_TEST(test_dp_last_micro_step)
             if (ddp_bwd)
                 ck_assert_int_eq(b->n_reduce, a->n_reduce + 1);
         }
+    }
+    free(g);
+}
+END_TEST
+
+START_TEST(test_tensor_last_micro_step)
+{
+    /* The tensor builders (tp, megatron, axonn) build both micro-steps through lo_build_micro_pair
+     * (an32b), filling the last one's items again only where they ask lo_last_is. What they
+     * must still give: on 2 p4d nodes (data-parallel size 2) with grad_accum 4, every forward
+     * item the same bytes in both micro-steps (no parameter gather ahead: off by default), and
+     * every backward item of a layer with parameters one collective more in the last (the
+     * gradient reduction, as a reduce or beside the compute), the rest of the layers' items the
+     * same. Fails if the last micro-step's reduction were lost (an item copied that should
+     * have asked). */
+    spec_cluster c;
+    spec_training t;
+    wl w;
+    lo_graph *g = llama_accum4(&c, &t, &w);
+    static const char *const L[] = {"tp:t=8", "megatron:t=8,p=1", "axonn:x=2,y=2,z=2"};
+    for (int k = 0; k < 3; k++) {
+        spec_layout l = test_parse_layout(L[k]);
+        layout_build(&w, &t, &l, &c, 2, g);
+        ck_assert_int_eq(g->micro.n_items, g->last.n_items);
+        int nb = 0;
+        for (int i = 0; i < g->micro.n_items; i++) {
+            const lo_item *a = &g->micro.item[i], *b = &g->last.item[i];
+            const int same = !memcmp(a, b, sizeof *a), grad = a->pass == LO_BWD && g->lw[a->layer].params > 0;
+            ck_assert_msg(same == !grad, "%s item %d", L[k], i);
+            if (grad) {
+                ck_assert_int_eq(b->n_reduce + b->n_inline, a->n_reduce + a->n_inline + 1);
+                nb++;
+            }
+        }
+        ck_assert_int_gt(nb, 0);
     }
     free(g);
 }
@@ -572,6 +614,7 @@ Suite *layout_suite(void)
     TCase *build = tcase_create("build");
     tcase_add_test(build, test_micro_pair_as_two_builds);
     tcase_add_test(build, test_dp_last_micro_step);
+    tcase_add_test(build, test_tensor_last_micro_step);
     suite_add_tcase(s, build);
     return s;
 }

@@ -616,6 +616,58 @@ START_TEST(test_pow_memo_bits)
 }
 END_TEST
 
+START_TEST(test_pow2_table_bits)
+{
+    /* nccl_pow2_fill's table (model/nccl.h pow2): nccl_best_tab_m with a memo reads a power
+     * from it where the chunk is 2^-j bytes, else calls pow. The times with the loaded table and
+     * with it switched off (pow2_on = 0: every power through pow) must be the same bits, at
+     * every piece 2^-j bytes (j < 40: the table's 32 and past its end) and at a few sizes that
+     * are not powers of two, on every shipped calibration with the NCCL model and chunk_exp != 1,
+     * 1-16 nodes x 1-8 GPUs, every kind. An entry filled for the wrong j or algorithm fails.
+     * A table whose h no longer matches (chunk_half_B edited after loading) is not used. */
+    long n = 0;
+    for (int ci = 0; ci < 5; ci++) {
+        spec_cluster c;
+        cost_calib cal;
+        load_shipped(SHIPPED[ci], &c, &cal);
+        if (!cal.nccl.on || cal.nccl.chunk_exp == 1)
+            continue;
+        ck_assert(cal.nccl.pow2_on);
+        nccl_params off = cal.nccl;
+        off.pow2_on = 0;
+        for (int kind = 0; kind < 3; kind++)
+            for (int k = 1; k <= 16; k *= 2)
+                for (int m = 1; m <= 8; m *= 2) {
+                    static const cost_coll KINDS[3] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCESCATTER};
+                    nccl_shape s = {.kind = KINDS[kind], .n = k * m, .k = k, .m = m, .intra_Bps = 150e9, .net_Bps = 25e9};
+                    nccl_tab t;
+                    nccl_tab_of(&cal.nccl, &s, &t);
+                    for (int j = 0; j < 44; j++) {
+                        const double S = j < 40 ? ldexp(1.0, -j) : 3.0 / (j + 1);
+                        nccl_pow_memo m1 = {0}, m2 = {0};
+                        const double x = nccl_best_tab_m(&cal.nccl, &s, &t, S, &m1);
+                        const double y = nccl_best_tab_m(&off, &s, &t, S, &m2);
+                        ck_assert_msg(!memcmp(&x, &y, sizeof x), "%s %dx%d kind %d S 2^-%d: %a / %a", SHIPPED[ci], k, m,
+                                      kind, j, x, y);
+                        n++;
+                    }
+                }
+        /* a table left from before an edit of h is not read: the edited h's own times */
+        nccl_params ed = cal.nccl, ed_off;
+        ed.chunk_half_B[NCCL_RING] *= 3;
+        ed_off = ed;
+        ed_off.pow2_on = 0;
+        nccl_shape s = {.kind = COLL_ALLGATHER, .n = 16, .k = 2, .m = 8, .intra_Bps = 150e9, .net_Bps = 25e9};
+        nccl_tab t;
+        nccl_tab_of(&ed, &s, &t);
+        nccl_pow_memo m1 = {0}, m2 = {0};
+        const double x = nccl_best_tab_m(&ed, &s, &t, 1.0 / 64, &m1), y = nccl_best_tab_m(&ed_off, &s, &t, 1.0 / 64, &m2);
+        ck_assert(!memcmp(&x, &y, sizeof x));
+    }
+    ck_assert_int_gt(n, 1000);
+}
+END_TEST
+
 START_TEST(test_kind_class_shared)
 {
     /* nccl_kind_class: the model reads a shape's kind only as all-reduce or not, so an all-gather
@@ -850,6 +902,7 @@ Suite *nccl_suite(void)
     tcase_add_test(tc, test_cost_delegates);
     tcase_add_test(tc, test_pow_memo_bits);
     tcase_add_test(tc, test_kind_class_shared);
+    tcase_add_test(tc, test_pow2_table_bits);
     tcase_add_test(tc, test_coll_class_times);
     tcase_add_test(tc, test_tab_pairs);
     tcase_add_test(tc, test_estimate_caches_bits);
