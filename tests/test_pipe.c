@@ -1737,6 +1737,26 @@ START_TEST(test_engines_agree_lm2)
 }
 END_TEST
 
+/* Both engines on g (layout l on 2 nodes) read the stages' optimizer times t->opt_s
+ * (an_pipe_time): their optimizer means are the two stages' mean; with `same_step` (dp 1,
+ * nothing contends) their steps agree. */
+static void engines_read_stage_opt(const lo_graph *g, const wl *w, const spec_training *tr, const spec_layout *l,
+                                   const spec_cluster *c, const cost_calib *k, const an_pipe_timed *t, int same_step)
+{
+    an_result r;
+    an_predict(w, tr, l, c, 2, k, &r);
+    exec_opts o = {0};
+    o.seed = 1;
+    exec_result x;
+    sc_err err;
+    ck_assert_msg(exec_pipe_run(g, w, tr, k, c, &o, &x, &err) == 0, "%s", err.text);
+    double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
+    ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
+    ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
+    if (same_step)
+        ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s, x.step_s);
+}
+
 /* optpipe: a stage's optimizer step follows the AdamW implementation and optimizer_type as the
  * step without pipelines does (cost_optimizer_impl_time), over the parameters and the parameter
  * tensors of the stage's own layers; it was fused AdamW whatever the training said.
@@ -1805,18 +1825,7 @@ START_TEST(test_stage_optimizer_impl)
             }
             /* the stages' launches add up to the whole model's (fw_schedule) */
             ck_assert_double_eq(opt[oi].per_tensor * (T[0] + T[1]), g->sched.opt_launches);
-            an_result r;
-            an_predict(&w, &tr, &l, &c, 2, &k, &r);
-            exec_opts o = {0};
-            o.seed = 1;
-            exec_result x;
-            ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
-            double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
-            ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
-            ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
-            if (li == 0)
-                ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s,
-                              x.step_s);
+            engines_read_stage_opt(g, &w, &tr, &l, &c, &k, t, li == 0);
         }
     free(t);
     free(g);
@@ -1879,18 +1888,7 @@ START_TEST(test_stage_step_work)
                 ck_assert_msg(fabs(t->opt_s[s] - want) <= 1e-9 * want, "%s case %d stage %d: %.12g want %.12g", L[li],
                               vi, s, t->opt_s[s], want);
             }
-            an_result r;
-            an_predict(&w, &tr, &l, &c, 2, &k, &r);
-            exec_opts o = {0};
-            o.seed = 1;
-            exec_result x;
-            ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
-            double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
-            ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
-            ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
-            if (li == 0)
-                ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s,
-                              x.step_s);
+            engines_read_stage_opt(g, &w, &tr, &l, &c, &k, t, li == 0);
         }
     for (int nodes = 1; nodes <= 2; nodes++) {
         spec_model mo;
