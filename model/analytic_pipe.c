@@ -57,8 +57,15 @@ static double stage_opt_s(const lo_graph *g, const spec_training *tr, const cost
                           int s)
 {
     const lo_pipe *pp = &g->pipe;
-    const double fused = cost_optimizer_time_at(cal, c, OPT_GPU, pp->stage_params[s] / (g->layout.zero1 ? pp->dp : 1));
-    return cost_optimizer_impl_time(cal, fused, g->sched.opt_scale, fw_opt_tensor_launches(tr) * pp->stage_tensors[s]);
+    const double part = g->layout.zero1 && pp->dp > 1 ? pp->dp : 1, psi = pp->stage_params[s] / part;
+    /* the trainer's step work on the stage's shard (fw_trainer_step_shard: Megatron's unscale and
+       clip norm), priced as analytic.c prices the non-pipelined step's (fw_step_work_s) */
+    double syncs, bytes, launches;
+    fw_trainer_step_shard(tr, g->elem_bytes, psi, pp->stage_tensors[s] / part + (part > 1), &syncs, &bytes, &launches);
+    const double fused = cost_optimizer_time_at(cal, c, OPT_GPU, psi);
+    return cost_optimizer_impl_time(cal, fused, g->sched.opt_scale,
+                                    fw_opt_tensor_launches(tr) * pp->stage_tensors[s] + (int)launches) +
+           fw_step_work_s(syncs, bytes, cal->kern.launch_s, c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
 }
 
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,

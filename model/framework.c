@@ -139,15 +139,60 @@ void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, 
     const int amp = t->autocast > 0;
     if (t->ddp_bucket_copy > 0 && l->kind == LAYOUT_DDP && n > 1 && t->framework == FW_IDEAL)
         *bytes += 4 * (amp ? 4.0 : w->elem_bytes) * w->params;
-    const double part = shard > 1 ? shard : 1, psi = w->params / part;
-    const double T = model_tensors(w) / part + (part > 1); /* one split at a shard's edge */
+    const double part = shard > 1 ? shard : 1;
+    double s, b, k;
+    fw_trainer_step_shard(t, w->elem_bytes, w->params / part, model_tensors(w) / part + (part > 1), &s, &b, &k);
+    *syncs += s, *bytes += b, *launches += k; /* (one split at a shard's edge above) */
+}
+
+/* Megatron's optimizer step before the update, per rank over the fp32 main gradients it holds
+ * (the rank's shard under the distributed optimizer, else its stage's t-th):
+ *  - fp16 loss scaling: MixedPrecisionOptimizer._unscale_main_grads_and_check_for_nan runs
+ *    torch._amp_foreach_non_finite_check_and_unscale_ over the main grads (read + write fp32,
+ *    8 B per element), all-reduces found_inf over the model-parallel group and reads it on the
+ *    host (`self.found_inf.item() > 0`): one round trip (NVIDIA/Megatron-LM@71371b4e14975a62cd58
+ *    4dd79920f9426cc93c18 megatron/core/optimizer/optimizer.py; megatron/optimizer/optimizer.py
+ *    of 2021 the same); bf16 and fp32 run no grad scaler (grad_scaler None);
+ *  - the gradient clip, on by default (megatron/training/arguments.py --clip-grad default 1.0,
+ *    NVIDIA/Megatron-LM@307dcf37f03d44da131ba21999278abe4112d2ad; -1 here, unset, is that
+ *    default; the sc21 scripts pass --clip-grad 1.0): get_grad_norm_fp32 (NVIDIA/Megatron-LM@
+ *    0293807e53192713996ca335c74025d6d298b01a megatron/core/optimizer/clip_grads.py L55) reads
+ *    every main grad once with multi_tensor_l2norm (4 B per element), all-reduces the norm over
+ *    the grad-stats group (model parallel, the whole world under the distributed optimizer) and,
+ *    with apex's multi_tensor_scale, reads it on the host (`total_norm.item()`): one round trip.
+ *    clip_grad_by_total_norm_fp32's multi_tensor_scale runs only when the norm exceeds max_norm
+ *    (`elif clip_coeff < 1.0`): data-dependent, not counted. The one-float all-reduces' network
+ *    latency is not counted either (only the round trip that waits for them). */
+static void mg_step_shard(const spec_training *t, double psi, double *syncs, double *bytes)
+{
+    if (t->precision == PREC_FP16) {
+        *bytes += 8 * psi;
+        *syncs += 1;
+    }
+    if (t->grad_clip != 0) {
+        *bytes += 4 * psi;
+        *syncs += 1;
+    }
+}
+
+void fw_trainer_step_shard(const spec_training *t, double elem_bytes, double psi, double tensors, double *syncs,
+                           double *bytes, double *launches)
+{
+    *syncs = *bytes = *launches = 0;
+    if (t->framework == FW_DEEPSPEED)
+        return;
+    if (t->framework == FW_MEGATRON) {
+        mg_step_shard(t, psi, syncs, bytes);
+        return;
+    }
+    const int amp = t->autocast > 0;
     if (amp && t->precision == PREC_FP16) {
         *bytes += 8 * psi;
         *syncs += 1;
     }
     if (t->grad_clip > 0) {
-        *bytes += 3 * (amp ? 4.0 : w->elem_bytes) * psi;
-        *launches += 2 * T + 3;
+        *bytes += 3 * (amp ? 4.0 : elem_bytes) * psi;
+        *launches += 2 * tensors + 3;
     }
 }
 

@@ -120,6 +120,19 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
  * launches into *launches. */
 void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, int n, double shard, double *syncs,
                      double *bytes, double *launches);
+/* The part of fw_trainer_step on the gradients one rank holds: psi parameters in `tensors`
+ * tensors of elem_bytes (a pipeline stage's shard: analytic_pipe.c stage_opt_s), and Megatron's own step work (fp16's
+ * unscale and found_inf round trip, the clip's l2 norm and its round trip: mg_step_shard in
+ * framework.c, with sources). Zeros under DeepSpeed (fw_ds_step_checks). */
+void fw_trainer_step_shard(const spec_training *t, double elem_bytes, double psi, double tensors, double *syncs,
+                           double *bytes, double *launches);
+/* The GPU time of a step's checks (fw_sched.step_syncs, step_hbm_bytes): each host round trip
+ * after two kernel launches of launch_s and FW_DS_SYNC_S, the bytes at hbm_Bps (the effective
+ * HBM bandwidth). */
+static inline double fw_step_work_s(double syncs, double bytes, double launch_s, double hbm_Bps)
+{
+    return syncs * (2 * launch_s + FW_DS_SYNC_S) + bytes / hbm_Bps;
+}
 /* Partitioned sub-modules of one copy of a layer that DeepSpeed ZeRO-3 gathers: those whose
  * parameters reach t's persist_threshold (FW_DS_PERSIST by default) (a block's q, k, v, o and MLP linears; not its norms; an
  * embedding; a head with an untied projection); their parameters, in order, into sizes[]

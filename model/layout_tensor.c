@@ -559,6 +559,26 @@ static const wl *tensor_localize(const wl *w, const spec_layout *l, int n_ranks,
     }
 }
 
+/* The trainer's step work on the gradients the optimizer's shard covers (the boundary's
+ * opt_params of the `local` parameters the rank holds): fw_trainer_step_shard (Megatron's unscale
+ * and clip norm, with sources), as layout_dp.c and the pipeline's stages (analytic_pipe.c) add it. */
+static void tensor_step_work(lo_graph *g, const wl *lw, const spec_training *t, double local)
+{
+    double psi = local;
+    for (int i = 0; i < g->n_boundary; i++)
+        if (g->boundary[i].is_optimizer)
+            psi = g->boundary[i].opt_params;
+    const double part = psi > 0 && local > psi ? local / psi : 1;
+    double tensors = 0;
+    for (int i = 0; i < lw->n_layers; i++)
+        tensors += (double)fw_param_tensors(lw, &lw->layer[i]) * lw->layer[i].count;
+    double syncs, bytes, launches;
+    fw_trainer_step_shard(t, g->elem_bytes, psi, tensors / part + (part > 1), &syncs, &bytes, &launches);
+    g->sched.step_syncs += syncs;
+    g->sched.step_hbm_bytes += bytes;
+    g->sched.opt_launches += (int)launches;
+}
+
 void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     const spec_layout *l = &g->layout;
@@ -589,6 +609,7 @@ void lo_build_tensor(lo_graph *g, const wl *w, const spec_training *t, const spe
     } else {
         g->boundary[g->n_boundary++] = (lo_bop){.is_optimizer = 1, .opt_params = local};
     }
+    tensor_step_work(g, lw, t, local);
 }
 
 /* The rows of tp and axonn (layout_row.h): checks, replica and optimizer shard. */

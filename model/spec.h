@@ -230,7 +230,8 @@ typedef struct spec_training {
     int autocast;           /* torch.cuda.amp: fp32 parameters cast per forward, the unfused
                                softmax and its dropout in fp32 (model/workload.c)              */
     int grad_clip;          /* the trainer clips the gradient norm with torch's per-parameter
-                               clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off  */
+                               clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off
+                               (framework megatron: -1 = on, its own clip, fw_trainer_step_shard) */
     int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
                                gradient copied into its bucket and back (fw_trainer_step); -1 = off */
     int bias_unfused;       /* eager torch before the cuBLASLt bias epilogue of addmm: each biased

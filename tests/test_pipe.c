@@ -744,6 +744,7 @@ static void both_fw(const char *layout, int nodes, int m, double nic_Bps, spec_f
     tr.grad_accum = m;
     tr.framework = fw;
     tr.framework_version = ver;
+    tr.grad_clip = 0; /* no clip: a framework's schedule against the ideal's (test_stage_step_work prices it) */
     test_pipe_both(&mo, &tr, layout, nodes, nic_Bps, an, sim);
 }
 
@@ -1736,6 +1737,26 @@ START_TEST(test_engines_agree_lm2)
 }
 END_TEST
 
+/* Both engines on g (layout l on 2 nodes) read the stages' optimizer times t->opt_s
+ * (an_pipe_time): their optimizer means are the two stages' mean; with `same_step` (dp 1,
+ * nothing contends) their steps agree. */
+static void engines_read_stage_opt(const lo_graph *g, const wl *w, const spec_training *tr, const spec_layout *l,
+                                   const spec_cluster *c, const cost_calib *k, const an_pipe_timed *t, int same_step)
+{
+    an_result r;
+    an_predict(w, tr, l, c, 2, k, &r);
+    exec_opts o = {0};
+    o.seed = 1;
+    exec_result x;
+    sc_err err;
+    ck_assert_msg(exec_pipe_run(g, w, tr, k, c, &o, &x, &err) == 0, "%s", err.text);
+    double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
+    ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
+    ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
+    if (same_step)
+        ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s, x.step_s);
+}
+
 /* optpipe: a stage's optimizer step follows the AdamW implementation and optimizer_type as the
  * step without pipelines does (cost_optimizer_impl_time), over the parameters and the parameter
  * tensors of the stage's own layers; it was fused AdamW whatever the training said.
@@ -1785,6 +1806,7 @@ START_TEST(test_stage_optimizer_impl)
             tr.framework = lay[li].fw;
             tr.opt_impl = opt[oi].impl;
             tr.opt_sgd = opt[oi].sgd;
+            tr.grad_clip = 0; /* Megatron's clip off: the step work alone (test_stage_step_work) */
             /* the default: megatron fused, FSDP2 foreach (fw_opt_impl) */
             double scale = opt[oi].impl ? opt[oi].scale : lay[li].fw == FW_FSDP2 ? 80.0 / 28 : 1;
             wl w;
@@ -1803,19 +1825,84 @@ START_TEST(test_stage_optimizer_impl)
             }
             /* the stages' launches add up to the whole model's (fw_schedule) */
             ck_assert_double_eq(opt[oi].per_tensor * (T[0] + T[1]), g->sched.opt_launches);
-            an_result r;
-            an_predict(&w, &tr, &l, &c, 2, &k, &r);
-            exec_opts o = {0};
-            o.seed = 1;
-            exec_result x;
-            ck_assert_msg(exec_pipe_run(g, &w, &tr, &k, &c, &o, &x, &err) == 0, "%s", err.text);
-            double mean = (t->opt_s[0] + t->opt_s[1]) / 2;
-            ck_assert_msg(fabs(r.optimizer_s - mean) <= 1e-12 * mean, "model %.12g want %.12g", r.optimizer_s, mean);
-            ck_assert_msg(fabs(x.optimizer_s - mean) <= 1e-9 * mean, "sim %.12g want %.12g", x.optimizer_s, mean);
-            if (li == 0)
-                ck_assert_msg(fabs(x.step_s - r.step_s) <= 1e-9 * r.step_s, "step: model %.12g sim %.12g", r.step_s,
-                              x.step_s);
+            engines_read_stage_opt(g, &w, &tr, &l, &c, &k, t, li == 0);
         }
+    free(t);
+    free(g);
+}
+END_TEST
+
+/* pipestep: a stage's trainer step work (framework.c fw_trainer_step_shard), priced in its
+ * optimizer time as the step without pipelines prices it (fw_step_work_s), on the gradients the
+ * stage's optimizer holds. tiny4 with 8 layers as test_stage_optimizer_impl: P = 102912 on stage 0,
+ * 102976 on stage 1, both on megatron:t=2,p=2 over 2 duo nodes (dp 1: 1 / t of each layer) and on
+ * megatron:t=1,p=2,zero1=1 over 2 duo nodes (dp 2: the distributed optimizer's half of a whole
+ * stage). Tiny calibration: fused AdamW 16 P / 1e12 s, HBM 1e12 B/s at efficiency 1, launch_s
+ * 1e-5 (set here), a round trip 2 x 1e-5 + 7.9e-6 = 27.9 us (FW_DS_SYNC_S).
+ *  - bf16, Megatron's clip at its default (on): multi_tensor_l2norm reads each fp32 main grad
+ *    (4 P bytes) and total_norm.item() waits once: 20 P / 1e12 + 27.9e-6; stage 0:
+ *    2.05824e-6 + 27.9e-6 = 29.95824 us;
+ *  - fp16: + the unscale's read + write of each main grad (8 P) and found_inf.item():
+ *    28 P / 1e12 + 2 x 27.9e-6;
+ *  - grad_clip 0 (--clip-grad 0), bf16: fused AdamW alone, 16 P / 1e12.
+ * Both engines read the stage times: their optimizer means agree, and with dp 1 their steps.
+ * Without pipelines (lo_build_tensor), megatron:t=2,p=1,zero1=1 on one duo node (dp 1) holds
+ * (8 x 49408 + 8192 + 8320) / 2 = 205888 parameters: bf16 with the clip, 4 x 205888 bytes and
+ * one round trip in the step's checks (fw_sched.step_hbm_bytes, step_syncs); on two nodes (dp 2)
+ * half the bytes, the same round trip. Failed before: a stage's optimizer time was fused AdamW
+ * alone, and lo_build_tensor added no step work. */
+START_TEST(test_stage_step_work)
+{
+    static const char *const L[] = {"megatron:t=2,p=2", "megatron:t=1,p=2,zero1=1"};
+    static const struct {
+        spec_precision prec;
+        int clip;
+        double bytes_per_p, syncs;
+    } v[] = {{PREC_BF16, -1, 4, 1}, {PREC_FP16, -1, 12, 2}, {PREC_BF16, 0, 0, 0}};
+    const double P[2] = {102912, 102976}, rt = 27.9e-6;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e11);
+    cost_calib k = test_tiny_calib();
+    k.kern.launch_s = 1e-5;
+    lo_graph *g = malloc(sizeof *g);
+    an_pipe_timed *t = malloc(sizeof *t);
+    ck_assert(g && t);
+    for (int li = 0; li < 2; li++)
+        for (int vi = 0; vi < 3; vi++) {
+            spec_model mo;
+            spec_training tr;
+            tiny4(&mo, &tr, 8);
+            tr.grad_accum = 4;
+            tr.framework = FW_MEGATRON;
+            tr.precision = v[vi].prec;
+            tr.grad_clip = v[vi].clip;
+            wl w;
+            wl_build(&mo, &tr, &w);
+            spec_layout l = parse(L[li]);
+            sc_err err;
+            ck_assert_msg(spec_layout_check_training(&l, &tr, &err) == 0, "%s: %s", L[li], err.text);
+            layout_build(&w, &tr, &l, &c, 2, g);
+            ck_assert_int_eq(g->pipe.dp, li ? 2 : 1);
+            an_pipe_time_comm(g, &tr, &k, &c, t);
+            for (int s = 0; s < 2; s++) {
+                double want = (16 + v[vi].bytes_per_p) * P[s] / 1e12 + v[vi].syncs * rt;
+                ck_assert_msg(fabs(t->opt_s[s] - want) <= 1e-9 * want, "%s case %d stage %d: %.12g want %.12g", L[li],
+                              vi, s, t->opt_s[s], want);
+            }
+            engines_read_stage_opt(g, &w, &tr, &l, &c, &k, t, li == 0);
+        }
+    for (int nodes = 1; nodes <= 2; nodes++) {
+        spec_model mo;
+        spec_training tr;
+        tiny4(&mo, &tr, 8);
+        tr.framework = FW_MEGATRON;
+        wl w;
+        wl_build(&mo, &tr, &w);
+        spec_layout l = parse("megatron:t=2,p=1,zero1=1");
+        layout_build(&w, &tr, &l, &c, nodes, g);
+        ck_assert_int_eq(g->pipelined, 0);
+        ck_assert_double_eq_tol(g->sched.step_hbm_bytes, 4 * 205888.0 / nodes, 1e-6);
+        ck_assert_double_eq(g->sched.step_syncs, 1);
+    }
     free(t);
     free(g);
 }
@@ -1826,6 +1913,7 @@ Suite *pipe_suite(void)
     Suite *s = suite_create("pipe");
     TCase *tc = tcase_create("megatron");
     tcase_add_test(tc, test_parse);
+    tcase_add_test(tc, test_stage_step_work);
     tcase_add_test(tc, test_split_counts);
     tcase_add_test(tc, test_split_parse_errors);
     tcase_add_test(tc, test_split_engines);
