@@ -716,8 +716,8 @@ void an_time_memo(const lo_graph *g, const wl *w, const cost_calib *cal, const s
                 t->b_dur[i] = cost_optimizer_impl_time(cal, t->b_dur[i], g->sched.opt_scale, g->sched.opt_launches);
             /* DeepSpeed's per-tensor gradient checks before the step (fw_ds_step_checks): the
              * GPU idle for each round trip, their casts and reductions at HBM speed */
-            t->b_dur[i] += g->sched.step_syncs * (2 * cal->kern.launch_s + FW_DS_SYNC_S) +
-                           g->sched.step_hbm_bytes / (c->gpu.hbm_bw_Bps * cal->hbm_eff.v);
+            t->b_dur[i] += fw_step_work_s(g->sched.step_syncs, g->sched.step_hbm_bytes, cal->kern.launch_s,
+                                          c->gpu.hbm_bw_Bps * cal->hbm_eff.v); /* framework.h: one home */
         } else {
             double lat, share_w;
             int tier;
