@@ -242,6 +242,22 @@ static int nccl_code(cost_algo algo, nccl_algo *a, nccl_proto *p)
     return 1;
 }
 
+/* The NCCL shape of a collective over g and the algorithm / protocol algo names (ring / Simple,
+ * tree / Simple for the plain codes): what cost_coll_latency, _edge_bytes and _time ask of NCCL's
+ * model, taken in one place. */
+typedef struct nccl_ask {
+    nccl_shape s;
+    nccl_algo a;
+    nccl_proto p;
+} nccl_ask;
+static inline nccl_ask nccl_of(const cost_calib *cal, cost_coll kind, cost_algo algo, const cost_group *g)
+{
+    nccl_ask q;
+    nccl_shape_of(cal, kind, g, &q.s);
+    nccl_code(algo, &q.a, &q.p);
+    return q;
+}
+
 const char *cost_algo_name(cost_algo algo, char *buf, int n)
 {
     nccl_algo a;
@@ -288,12 +304,8 @@ double cost_coll_latency(const cost_calib *cal, cost_coll kind, cost_algo algo, 
     if (g->n <= 1)
         return 0;
     if (cal->nccl.on) {
-        nccl_shape s;
-        nccl_algo a;
-        nccl_proto p;
-        nccl_shape_of(cal, kind, g, &s);
-        nccl_code(algo, &a, &p);
-        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &s, a, p);
+        const nccl_ask q = nccl_of(cal, kind, algo, g);
+        return (chunks < 1 ? 1 : chunks) * nccl_latency(&cal->nccl, &q.s, q.a, q.p);
     }
     return (chunks < 1 ? 1 : chunks) * plain_latency(cal, kind, algo, g);
 }
@@ -319,12 +331,8 @@ double cost_coll_edge_bytes(const cost_calib *cal, cost_coll kind, cost_algo alg
     if (g->transport != XPORT_NCCL)
         return cost_rank_bytes(kind, g, bytes);
     if (cal->nccl.on) {
-        nccl_shape s;
-        nccl_algo a;
-        nccl_proto p;
-        nccl_shape_of(cal, kind, g, &s);
-        nccl_code(algo, &a, &p);
-        return nccl_edge_bytes(&cal->nccl, &s, a, p, bytes);
+        const nccl_ask q = nccl_of(cal, kind, algo, g);
+        return nccl_edge_bytes(&cal->nccl, &q.s, q.a, q.p, bytes);
     }
     return plain_edge(cal, kind, algo, bytes, g);
 }
@@ -345,12 +353,8 @@ double cost_coll_time(const cost_calib *cal, cost_coll kind, cost_algo algo, dou
     if (g->n <= 1 || bytes <= 0)
         return 0;
     if (cal->nccl.on) {
-        nccl_shape s;
-        nccl_algo a;
-        nccl_proto p;
-        nccl_shape_of(cal, kind, g, &s);
-        nccl_code(algo, &a, &p);
-        return (chunks < 1 ? 1 : chunks) * nccl_time(&cal->nccl, &s, a, p, piece(bytes, chunks));
+        const nccl_ask q = nccl_of(cal, kind, algo, g);
+        return (chunks < 1 ? 1 : chunks) * nccl_time(&cal->nccl, &q.s, q.a, q.p, piece(bytes, chunks));
     }
     return cost_coll_latency(cal, kind, algo, chunks, g) +
            cost_coll_edge_bytes(cal, kind, algo, bytes, g) / cost_group_busbw(cal, g);

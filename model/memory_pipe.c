@@ -31,15 +31,26 @@ static double chunk_act(const lo_pipe *pp, const wl *lw, int ckpt, int k, double
     return a;
 }
 
-/* The most activation bytes stage s holds at once over its schedule, or < 0 out of memory.
+/* The most activation bytes stage s holds at once over its schedule, or < 0 out of memory, with
+ * the transients of each backward: a backward of the last virtual stage opens with the loss's
+ * backward (its peak, kept included, in place of its kept bytes), then the blocks' recompute
+ * with the ring after the loss has freed them (memory.c: the larger of the two); any other
+ * backward adds the recompute with the ring (rec) to what the stage holds. Taken at every
+ * backward, not at the walk's peak alone: interleaved, the walk may peak before a backward of
+ * another chunk (uneven splits, split=embed+loss), whose recompute comes on top of it while no
+ * loss is held (the loss's kept bytes are not freed there). The most before a backward is the
+ * walk's peak (only forwards add), so where every backward is the last chunk's (1F1B, GPipe)
+ * this is the walk's peak - kept + max(loss peak, rec), and on the other stages its peak + rec,
+ * the same bits.
  * 1F1B and interleaved: after the warm-up each stage alternates a forward and a backward whose
  * chunks repeat with every group of q micro-batches (q = p interleaved, else 1), adding and
  * freeing the same bytes, and the cool-down only frees; so the peak is reached within the
  * warm-up and the first group of the steady phase, and the walk stops at the smallest m' >= 4p
  * congruent to m mod q (the same op prefix, so the same sums in the same order: issue 32,
  * tests/test_pipe.c test_stage_peak_cut checks it equal to the whole walk). GPipe: all m. */
-static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s, double loss_kept)
+static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s, const mem_loss *loss, double rec)
 {
+    const double last_bwd = loss->peak > rec ? loss->peak : rec; /* the loss's backward, then the recompute */
     lo_pipe cut = *full;
     const lo_pipe *pp = full;
     const int q = full->v > 1 ? full->p : 1, m1 = 4 * full->p + ((full->m - 4 * full->p) % q + q) % q;
@@ -54,10 +65,14 @@ static double stage_peak(const lo_pipe *full, const wl *lw, int ckpt, int s, dou
     n = layout_pipe_order(pp, s, ops);
     double cur = 0, peak = 0;
     for (int i = 0; i < n; i++) {
-        double a = chunk_act(pp, lw, ckpt, layout_pipe_vstage(pp, s, ops[i].chunk), loss_kept);
+        const int k = layout_pipe_vstage(pp, s, ops[i].chunk);
+        double a = chunk_act(pp, lw, ckpt, k, loss->kept);
+        if (ops[i].bwd) {
+            double at = k == pp->n_vstages - 1 ? cur - loss->kept + last_bwd : cur + rec;
+            if (at > peak)
+                peak = at;
+        }
         cur += ops[i].bwd ? -a : a;
-        if (cur > peak)
-            peak = cur;
     }
     free(ops);
     return peak;
@@ -118,21 +133,18 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
         m.params = bp * P;
         m.grads = bg * P / (l->zero2 ? dp : 1); /* zero2=1: each rank keeps its gradient shard (layout_tensor.c) */
         m.optim = bo * P / (l->zero1 ? dp : 1);
-        double peak = stage_peak(&pp, lw, t->act_ckpt, s, loss.kept);
-        if (peak < 0)
-            peak = 0;
         /* with checkpointing, one block's recomputed bytes during its backward (the whole stash,
          * or under selective its attention core: memory_states.h) */
         double rec = (blk ? mem_block_recompute(blk, t->act_ckpt) : 0) + ring;
-        /* the last stage: the larger of the loss's peak (its kept bytes, in the walk, included)
-         * and the recompute with the ring, which come after the loss's backward has freed them
-         * (memory.c); never less than the walk's peak, as the loss's peak holds its kept bytes */
-        if (s == pp.p - 1) {
-            m.activations = peak - loss.kept + (loss.peak > rec ? loss.peak : rec) + loss.held;
+        /* the walk with each backward's transients: the loss's peak or the recompute on the last
+         * virtual stage, the recompute elsewhere (stage_peak) */
+        double peak = stage_peak(&pp, lw, t->act_ckpt, s, &loss, rec);
+        m.activations = peak < 0 ? rec : peak;
+        if (s == pp.p - 1) { /* the last stage: the outputs pipelining holds to the step's end */
+            m.activations += loss.held;
             if (2 * loss.held > m.activations) /* the step's end: the outputs and their merge */
                 m.activations = 2 * loss.held;
-        } else
-            m.activations = peak + rec;
+        }
         m.buckets = 2 * t->bucket_bytes;
         m.reserve = t->reserve_bytes;
         m.total = m.params + m.grads + m.optim + m.activations + m.buckets + m.reserve;

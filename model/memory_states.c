@@ -98,6 +98,7 @@ static void loss_per_entry(const spec_training *t, const spec_layout *l, double 
 
 void mem_loss_bytes(const wl *w, const spec_training *t, const spec_layout *l, mem_loss *o)
 {
+    o->held = 0; /* before Liger's return: mem_plan_megatron reads it on every last stage */
     if (w->fused_ce) { /* Liger: its chunk, the gradients it keeps (workload.c wl_logits_bytes) */
         o->kept = o->peak = w->logits_bytes;
         return;
@@ -105,7 +106,6 @@ void mem_loss_bytes(const wl *w, const spec_training *t, const spec_layout *l, m
     const double E = w->logits_bytes / 4, e = SPEC_PREC_IS_FP32(t->precision) ? 4 : 2;
     double kept, fwd, bwd;
     loss_per_entry(t, l, e, &kept, &fwd, &bwd);
-    o->held = 0;
     if (t->loss_fp32 == 1 && t->framework == FW_FSDP2 && l && l->pp > 1) {
         /* torch.distributed.pipelining (pytorch/pytorch@01386103 torch/distributed/pipelining/
          * stage.py forward_one_chunk): the last stage appends each micro-batch's output, the

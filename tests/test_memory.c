@@ -490,9 +490,11 @@ START_TEST(test_loss_by_implementation)
     /* Liger: wl_logits_bytes's fused form (test_workload.c derives 17028 for T 1, V 64, h 128) */
     ck_assert_int_eq(spec_layout_parse("zero3", &l, &err), 0);
     w.fused_ce = 1, w.logits_bytes = wl_logits_bytes(1, 64, 128, 2, 1);
+    o.held = 12345; /* a stale value: mem_plan_megatron adds held on every last stage */
     mem_loss_bytes(&w, &t, &l, &o);
     ck_assert_double_eq(o.kept, 17028);
     ck_assert_double_eq(o.peak, 17028);
+    ck_assert_double_eq(o.held, 0); /* nothing held: no stages' outputs kept (Liger returned early, held unset) */
 }
 END_TEST
 

@@ -646,6 +646,45 @@ START_TEST(test_stage_memory_selective)
 }
 END_TEST
 
+/* The last stage's peak taken at each backward (memory_pipe.c stage_peak), not at the walk's peak
+ * less the loss's kept bytes: interleaved, the walk may peak before a backward of another chunk,
+ * when no loss is held, and that backward's recompute comes on top. tiny4 with 6 blocks, vocab
+ * 256, s 256, selective, no flash, torchtitan's loss_fp32 (fsdp2), m = 8,
+ * fsdp2:dp=1,t=1,p=2,schedule=interleaved-1f1b (v = 2): layout_pipe_split puts 1, 2, 2, 1 blocks
+ * on virtual stages 0-3; the last stage holds 1 (2 blocks) and 3 (1 block and the head).
+ * By hand: a block keeps act - core = 1867776 - 1310720 = bk 557056 (core 5 a s^2 = 1310720, the
+ * recompute rec); the head's input 2 s h = 32768; E = s V = 65536 entries: the loss keeps 4E =
+ * 262144, peaks at 12E = 786432 (memory_states.h), held m e E = 8 x 2 x 65536 = 1048576.
+ * Chunk bytes: A = 2 bk = 1114112, B = bk + 32768 + 262144 = 851968. The last stage's order
+ * (warm-up 2): F1 F1, then F3 B3 F3 B3 F1 B1 ...: before B3 2A + B = 3080192, the loss's
+ * backward then the recompute: - 262144 + max(786432, 1310720) = 4128768; before B1 3A =
+ * 3342336, + rec = 4653056; + held = 5701632. Stage 0 (chunks of 1 and 2 blocks, warm-up 4:
+ * 6 bk, then F0 to 7 bk = 3899392, + rec before B2 = 5210112) holds less; its parameters
+ * differ by the embedding 16384 against the head 16512 (x 16 B). The walk's peak 3342336 -
+ * 262144 + 1310720 + held = 5439488 was the plan before: a loss's kept bytes taken off a moment
+ * that held none. */
+START_TEST(test_last_stage_other_chunk_peak)
+{
+    spec_model m;
+    spec_training tr;
+    tiny4(&m, &tr, 6);
+    m.vocab = 256, m.seq_len = 256;
+    tr.framework = FW_FSDP2;
+    tr.loss_fp32 = 1;
+    tr.act_ckpt = CKPT_SELECTIVE;
+    tr.grad_accum = 8;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    wl w;
+    wl_build(&m, &tr, &w);
+    ck_assert_double_eq(w.layer[1].act_bytes - w.layer[1].act_core_bytes, 557056);
+    spec_layout l = parse("fsdp2:dp=1,t=1,p=2,schedule=interleaved-1f1b");
+    ck_assert_int_eq(l.vp, 2);
+    mem_breakdown mb;
+    mem_plan(&w, &tr, &l, 2, &c, &mb);
+    ck_assert_msg(mb.activations == 5701632, "activations %.0f, want 5701632", mb.activations);
+}
+END_TEST
+
 /* The attention core a tensor-parallel rank keeps is its heads' / t (Korthikanti et al. 2022
  * Table 2's 5as/(ht), with and without sequence parallelism): tiny4's 5 a s^2 b = 5120 B is
  * 1280 B at t = 4. Before mem14 wl_localize_megatron left it whole, so selective's kept bytes
@@ -1928,6 +1967,7 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_closed_form_equals_walk);
     tcase_add_test(tc, test_closed_form_cost_flat);
     tcase_add_test(tc, test_stage_peak_cut);
+    tcase_add_test(tc, test_last_stage_other_chunk_peak);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_sp_activations);
     tcase_add_test(tc, test_stage_memory);
