@@ -245,7 +245,21 @@ static void core_pair(lo_item *it, int coll, int pass, int share, int chunks, in
  * dV transfers beside backward steps 1..cp-1 ((cp - 1) / cp of the backward core: 1 bare).
  * The three of a backward share one inline collective (LO_MAX_INLINE: beside async TP's
  * three), split by bytes: K / V in e-byte elements, dK / dV in fp32 (shares e : e : 4). */
-static void torch_ring_item(const lo_graph *g, const wl *lw, lo_item *it)
+/* Whether checkpointing's recompute calls the ring again: where it runs attention's core again
+ * (wl_recompute_flops' rule: full checkpointing; op-like: the core's op_rec, 0 where the fused
+ * call is saved, as torchtitan's op SAC saves SDPA; selective: the unfused core only). */
+static int core_rerun(const wl_layer *L)
+{
+    if (CKPT_IS_OPLIKE(L->ckpt)) {
+        for (int i = 0; i < L->n_gemm; i++)
+            if (L->gemm[i].role == WL_G_SCORES)
+                return L->op_rec[i] > 0;
+        return 0;
+    }
+    return L->ckpt == CKPT_FULL || (L->ckpt != CKPT_NONE && !L->flash);
+}
+
+static void torch_ring_item(const lo_graph *g, const wl *lw, const wl_layer *L, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const double t = l->t > 0 ? l->t : 1, cp = l->cp;
@@ -257,7 +271,7 @@ static void torch_ring_item(const lo_graph *g, const wl *lw, lo_item *it)
         core_pair(it, k, LO_PAIR_FWD, 1, c, c - 1);
         return;
     }
-    const int rec = it->recompute ? 1 : 0;
+    const int rec = it->recompute && core_rerun(L) ? 1 : 0;
     const double D = 2.0 * lw->tokens * cp * kv * 4.0; /* dK / dV of the sequence, fp32 */
     const double last = D / (cp - 1);                  /* one transfer of the local share */
     const int room = it->n_inline + 2 <= LO_MAX_INLINE;
@@ -281,7 +295,7 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
     if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= LO_MAX_INLINE) /* cp: megatron's and zero3's key */
         return;
     if (first_step) {
-        torch_ring_item(g, lw, it);
+        torch_ring_item(g, lw, L, it);
         return;
     }
     const spec_model *m = &lw->model;
