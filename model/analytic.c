@@ -484,8 +484,9 @@ static double pair_rec_share(const wl_layer *L, wl_gemm_role role)
 /* The part of an item's paired copies (lo_pair: PyTorch async TP, layout_tensor.c atp_block;
  * Transformer Engine's userbuffers, tpo_block) that runs beside their GEMMs: each pair's copy
  * (its share of its inline collective's time, in[]) hides behind at most (chunks - bare) /
- * chunks of its own GEMM (cost_layer_gemm_time: the layer times' own GEMM cost), so sum over
- * pairs of min(copy, that part); the rest of each copy is exposed. The one home of the
+ * chunks of its own GEMM (cost_layer_gemm_time: the layer times' own GEMM cost; attention's
+ * core, context parallelism's ring steps: cost_layer_core_time), so sum over pairs of
+ * min(copy, that part); the rest of each copy is exposed. The one home of the
  * per-pair rule: time_micro turns it into the item's inline fraction (an_titem.inl_f), which
  * the recurrence and the simulator both run the copies beside. */
 static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl_layer *L, double eb,
@@ -499,7 +500,11 @@ static double pair_hidden(const cost_calib *cal, const spec_cluster *c, const wl
         const wl_gemm_role role = (wl_gemm_role)p->role;
         const int grad = p->pass == LO_PAIR_DGRAD ? 1 : p->pass == LO_PAIR_WGRAD ? 2 : 0;
         double copy = in[p->coll] * p->share / w[p->coll];
-        double gemm = cost_layer_gemm_time(cal, c, L, role, grad, eb) * ((double)(p->chunks - p->bare) / p->chunks);
+        /* attention's core (context parallelism's ring steps, cp.c): its fused time, forward or
+           backward */
+        double gemm = (wl_role_core(role) ? cost_layer_core_time(cal, c, L, grad != 0, eb)
+                                          : cost_layer_gemm_time(cal, c, L, role, grad, eb)) *
+                      ((double)(p->chunks - p->bare) / p->chunks);
         if (p->pass == LO_PAIR_REC)
             gemm *= pair_rec_share(L, role);
         h += copy < gemm ? copy : gemm;

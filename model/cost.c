@@ -771,6 +771,19 @@ double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const 
     return lin_gemm_t(NULL, k, c, l, g, d, grad, elem_bytes, hbm_rate(cal, c));
 }
 
+double cost_layer_core_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, int bwd,
+                            double elem_bytes)
+{
+    if (cal->kern.gemm_eff == 0) { /* the roofline: the core's GEMMs as roof_fwd prices them, x 2 backward */
+        double t = 0;
+        for (int i = 0; i < l->n_gemm; i++)
+            t += is_core(&l->gemm[i]) ? roof_gemm(cal, c, &l->gemm[i], elem_bytes) : 0;
+        return bwd ? 2.0 * t : t;
+    }
+    kern_calib tmp;
+    return core_time(NULL, cost_kern(cal, c, &tmp), cal, c, l, elem_bytes, bwd);
+}
+
 double cost_layer_fwd_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, double elem_bytes)
 {
     return layer_fwd(NULL, cal, c, l, elem_bytes);

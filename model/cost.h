@@ -263,6 +263,11 @@ void cost_layer_times_r(const cost_calib *cal, const spec_cluster *c, const wl_l
  * (cost.c) whose sum the layer times are. */
 double cost_layer_gemm_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, wl_gemm_role role,
                             int grad, double elem_bytes);
+/* Attention's core of one copy of layer l as the layer times price it: forward (bwd = 0) or
+ * backward (bwd = 1); fused (kern_attn_times) or its two GEMMs (the roofline: roof_gemm's, the
+ * backward twice the forward, as layer_times). 0 where the layer has no core. */
+double cost_layer_core_time(const cost_calib *cal, const spec_cluster *c, const wl_layer *l, int bwd,
+                            double elem_bytes);
 /* The kernel calibration in use: cal->kern, or the arch defaults when it has none. */
 const kern_calib *cost_kern(const cost_calib *cal, const spec_cluster *c, kern_calib *tmp);
 /* Adam step over `params` local parameters: memory-bound. */

@@ -198,13 +198,12 @@ double cp_core_fraction(const wl_layer *L)
  * As collectives over the cp group: a P2P transfer of B bytes to the next rank is priced as a
  * ring all-gather moving B per rank, i.e. of cp x B / (cp - 1) in all; the cp - 1 overlapped
  * transfers together are one all-gather of cp x B (the dK / dV of the whole sequence in fp32).
- * The overlap window of the backward copy (recompute + backward, FLOPs 1 : 2): the whole
- * backward core and 1 / cp of the recompute's (both all-gathers first on the stream, then the
- * dK / dV transfers). One window per copy (layout.h) pools them, so this is optimistic where one
- * transfer is longer than the step beside it: above all the recompute's all-gather, which its
- * step 1 waits for. On the 405B 4-D rows (cp group across nodes, K / V of 16 heads) it takes
- * ~45 ms against a ~16 ms first step: ~30 ms per layer and micro-batch left uncharged, as the
- * forward's own all-gather is charged (its item has it alone). */
+ * Each is priced beside the step(s) it runs beside, not in one window per copy (layout.h) that
+ * pooled them until cpdead (cp27's known limit: the recompute's all-gather, which its step 1
+ * waits for, hid behind the whole backward core; on the 405B 4-D rows ~45 ms against a ~16 ms
+ * first step, ~30 ms per layer and micro-batch uncharged): torch_ring_item pairs each with its
+ * share of the core (lo_pair), so what step 0 does not hide is exposed, the forward's, the
+ * recompute's and the backward's alike. */
 /* The cp group's collectives run on its own communicator's stream (ProcessGroupNCCL: a stream
  * per communicator), not behind FSDP2's all-gathers or the tensor-parallel group's tail: stream 2,
  * HSDP's replica stream (framework.c), which no context-parallel layout uses (cp_check_zero3:
@@ -223,31 +222,70 @@ static double sdpa_kv_width(const wl *w, double t)
     return (w->kv_repeat ? m->heads : m->kv_heads) * ((double)m->hidden / m->heads) / t;
 }
 
+/* Pair inline collective `coll` (its `share` of it, relative to the item's other pairs of it)
+ * with attention's core: beside (chunks - bare) / chunks of the pass's core time (lo_pair;
+ * analytic.c pair_hidden, cost_layer_core_time), its excess exposed. */
+static void core_pair(lo_item *it, int coll, int pass, int share, int chunks, int bare)
+{
+    if (it->n_pair >= LO_MAX_PAIRS) /* never with today's TP items (6 at most): left unpaired */
+        return;
+    lo_pair *p = &it->pair[it->n_pair++];
+    p->coll = (unsigned char)coll;
+    p->role = (unsigned char)WL_G_SCORES; /* the core's (wl_role_core), fused or its two GEMMs */
+    p->pass = (unsigned char)pass;
+    p->share = (unsigned char)share;
+    p->chunks = (unsigned char)(chunks < 255 ? chunks : 255);
+    p->bare = (unsigned char)(bare < chunks ? bare : chunks - 1);
+}
+
+/* Each collective of the ring beside the step(s) the code gives it (cp.c's read above), by a
+ * pair with the core (core_pair): the all-gathers beside step 0 of their pass only (1 / cp of
+ * its core: chunks cp, cp - 1 bare), the part of each that step 0 does not hide exposed before
+ * step 1 (the forward's, the recompute's and the backward's alike); the cp - 1 overlapped dK /
+ * dV transfers beside backward steps 1..cp-1 ((cp - 1) / cp of the backward core: 1 bare).
+ * The three of a backward share one inline collective (LO_MAX_INLINE: beside async TP's
+ * three), split by bytes: K / V in e-byte elements, dK / dV in fp32 (shares e : e : 4). */
+/* Whether checkpointing's recompute calls the ring again: where it runs attention's core again
+ * (wl_recompute_flops' rule: full checkpointing; op-like: the core's op_rec, 0 where the fused
+ * call is saved, as torchtitan's op SAC saves SDPA; selective: the unfused core only). */
+static int core_rerun(const wl_layer *L)
+{
+    if (CKPT_IS_OPLIKE(L->ckpt)) {
+        for (int i = 0; i < L->n_gemm; i++)
+            if (L->gemm[i].role == WL_G_SCORES)
+                return L->op_rec[i] > 0;
+        return 0;
+    }
+    return L->ckpt == CKPT_FULL || (L->ckpt != CKPT_NONE && !L->flash);
+}
+
 static void torch_ring_item(const lo_graph *g, const wl *lw, const wl_layer *L, lo_item *it)
 {
     const spec_layout *l = &g->layout;
     const double t = l->t > 0 ? l->t : 1, cp = l->cp;
     const double kv = sdpa_kv_width(lw, t);
     const double S = 2.0 * lw->tokens * cp * kv * g->elem_bytes; /* K / V all-gather's output */
-    const double core = cp_core_fraction(L);
-    double f = it->inline_overlap;
+    const int c = l->cp, k = it->n_inline, e = g->elem_bytes >= 1 ? (int)g->elem_bytes : 1;
     if (it->pass == LO_FWD) {
         it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S, 1));
-        f += core / cp;
-    } else {
-        const int rec = it->recompute ? 1 : 0;
-        const double D = 2.0 * lw->tokens * cp * kv * 4.0; /* dK / dV of the sequence, fp32 */
-        const double last = D / (cp - 1);                  /* one transfer of the local share */
-        const int room = it->n_inline + 2 <= LO_MAX_INLINE;
-        it->inl[it->n_inline++] =
-            on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * (1 + rec) + D + (room ? 0 : last), (int)cp + rec));
-        if (room) { /* else (no slot: never with today's TP items) the last transfer overlapped too */
-            it->inline_tail |= 1u << it->n_inline;
-            it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, last, 1));
-        }
-        f += core * (2.0 + rec / cp) / (2.0 + rec);
+        core_pair(it, k, LO_PAIR_FWD, 1, c, c - 1);
+        return;
     }
-    it->inline_overlap = f < 1 ? f : 1;
+    const int rec = it->recompute && core_rerun(L) ? 1 : 0;
+    const double D = 2.0 * lw->tokens * cp * kv * 4.0; /* dK / dV of the sequence, fp32 */
+    const double last = D / (cp - 1);                  /* one transfer of the local share */
+    const int room = it->n_inline + 2 <= LO_MAX_INLINE;
+    /* (no slot, never with today's TP items: the last transfer in the dK / dV share too) */
+    it->inl[it->n_inline++] =
+        on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * (1 + rec) + D + (room ? 0 : last), c + rec));
+    if (rec)
+        core_pair(it, k, LO_PAIR_REC, e, c, c - 1);
+    core_pair(it, k, LO_PAIR_DGRAD, e, c, c - 1);
+    core_pair(it, k, LO_PAIR_DGRAD, 4, c, 1);
+    if (room) { /* the last transfer, waited after the loop with nothing beside it */
+        it->inline_tail |= 1u << it->n_inline;
+        it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, last, 1));
+    }
 }
 
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)

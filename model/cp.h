@@ -51,9 +51,9 @@ double cp_ring_mem_bytes(const wl *lw, const spec_layout *l);
  * Megatron's (Transformer Engine's P2P ring): K / V at kv_heads' width beside every step,
  * the backward's dK / dV as many bytes. first_step = 1, zero3's (PyTorch's context_parallel,
  * rotate method all-gather): K / V at the width SDPA gets (all heads where wl.kv_repeat)
- * beside the first of the cp steps; the backward's K / V again beside its first step and dK /
- * dV in fp32 (cp - 1 transfers beside the steps, the last one a tail), on the cp group's own
- * stream (2). Its family file says which. Nothing for other layers, cp = 1 or an item already
+ * beside the first of the cp steps only (paired with 1 / cp of the pass's core: its excess
+ * exposed, lo_pair), forward, recompute and backward; the backward's dK / dV in fp32 (cp - 1
+ * transfers beside steps 1..cp-1, the last one a tail), on the cp group's own stream (2). Its family file says which. Nothing for other layers, cp = 1 or an item already
  * holding LO_MAX_INLINE inline collectives. lw: the localized workload. */
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step);
 

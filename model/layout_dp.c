@@ -221,8 +221,9 @@ static void dp_item(const lo_graph *g, const wl *w, const spec_training *t, lo_l
         if (pass == LO_BWD)
             it->reduce[it->n_reduce++] = on(lo_coll_make(COLL_REDUCESCATTER, fsdp_group(g), Sr, rchunks), rs);
         lo_fsdp2_tp_item(g, w, t, it); /* fsdp2:dp=D,t=T: the TP collectives (layout_tensor.c); nothing when t <= 1 */
-        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h; after TP's, whose
-                                 share of the compute it adds to); nothing when cp = 1 */
+        cp_item(g, w, it, 1); /* zero3:cp=C: the K/V exchange beside the first step (cp.h; after TP's, each
+                                 paired with its own steps of the core, TP's keeping their share); nothing
+                                 when cp = 1 */
         fw_item(g, w, L, S, chunks + nre, it);
         return;
     }

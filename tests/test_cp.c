@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "../model/analytic.h"
+#include "../model/cost.h"
 #include "../model/cp.h"
 #include "../model/framework.h"
 #include "../model/layout.h"
@@ -292,7 +293,8 @@ START_TEST(test_zero3_cp)
     ck_assert_int_eq(fw_check(FW_FSDP2, &l, &err), 0);
 
     /* zero3:cp=2 on one duo node: the cp pair {0,1}; ring forward 2 x 8 local tokens x 2 x
-     * 64 (the kv width) x 2 B = 4096 B beside the first of the 2 steps: overlap (1/49) / 2 */
+     * 64 (the kv width) x 2 B = 4096 B beside the first of the 2 steps: paired with attention's
+     * core, 1 of its 2 chunks (no window of the item's own) */
     spec_model m;
     spec_training tr;
     wl w;
@@ -310,7 +312,13 @@ START_TEST(test_zero3_cp)
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(f->n_inline, 1);
     ck_assert_double_eq_tol(f->inl[0].bytes, 4096.0, 1e-9);
-    ck_assert_double_eq_tol(f->inline_overlap, 1.0 / 98.0, 1e-12);
+    ck_assert(f->inline_overlap == 0);
+    ck_assert_int_eq(f->n_pair, 1);
+    ck_assert_int_eq(f->pair[0].coll, 0);
+    ck_assert_int_eq(f->pair[0].role, WL_G_SCORES);
+    ck_assert_int_eq(f->pair[0].pass, LO_PAIR_FWD);
+    ck_assert_int_eq(f->pair[0].chunks, 2);
+    ck_assert_int_eq(f->pair[0].bare, 1);
     /* zero3:cp=1 is zero3, byte for byte */
     spec_layout a = parse("zero3"), b = parse("zero3:cp=1");
     layout_build(&w, &tr, &a, &duo, 1, g0);
@@ -373,9 +381,10 @@ END_TEST
  *   zero3:cp=2 (one node), 8 local tokens: K / V all-gather output S = 2 x 8 x 2 x 64 x 2 B =
  *   4096; dK / dV of the sequence in fp32 D = 2 x 8 x 2 x 64 x 4 = 8192; its last transfer,
  *   D / (cp - 1) = 8192, a tail. Backward without checkpointing: ring S + D = 12288 in cp + 0 = 2
- *   launches, beside the whole core: overlap (1/49) x (2 + 0) / 2 = 1/49 (test_core_fraction's
- *   share). With checkpointing's recompute: 2 S + D = 16384 in 3, overlap (1/49) x (2 + 1/2) / 3
- *   = 5/294. Both on stream 2, the cp group's own.
+ *   launches, paired with the core (no window of the item's own): K / V beside backward step 0
+ *   (share 2, the e-byte elements; 1 of cp chunks), dK / dV beside steps 1..cp-1 (share 4, fp32;
+ *   cp - 1 of cp chunks). With checkpointing's recompute: 2 S + D = 16384 in 3, the recompute's
+ *   K / V first, beside its step 0 (share 2). Both on stream 2, the cp group's own.
  *   zero3:cp=4 (two nodes), 4 local tokens: S = 2 x 4 x 4 x 64 x 2 = 4096, D = 8192, the tail
  *   8192 / 3 = 2730.67 (one rank's 2 x 4 x 64 x 4 = 2048 B moved by an all-gather of 4 x 2048 / 3). */
 START_TEST(test_zero3_cp_backward_ring)
@@ -390,11 +399,11 @@ START_TEST(test_zero3_cp_backward_ring)
     static const struct {
         const char *layout;
         int nodes, ckpt, chunks;
-        double ring, tail, overlap;
+        double ring, tail;
     } C[] = {
-        {"zero3:cp=2", 1, 0, 2, 12288, 8192, 1.0 / 49.0},
-        {"zero3:cp=2", 1, 1, 3, 16384, 8192, 5.0 / 294.0},
-        {"zero3:cp=4", 2, 0, 4, 12288, 8192.0 / 3, 1.0 / 49.0},
+        {"zero3:cp=2", 1, 0, 2, 12288, 8192},
+        {"zero3:cp=2", 1, 1, 3, 16384, 8192},
+        {"zero3:cp=4", 2, 0, 4, 12288, 8192.0 / 3},
     };
     for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
         tr.act_ckpt = C[i].ckpt;
@@ -415,7 +424,101 @@ START_TEST(test_zero3_cp_backward_ring)
         ck_assert_int_eq(b->inline_tail, 2u); /* the second, the last dK / dV transfer */
         ck_assert_int_eq(b->inl[0].stream, 2);
         ck_assert_int_eq(b->inl[1].stream, 2);
-        ck_assert_double_eq_tol(b->inline_overlap, C[i].overlap, 1e-12);
+        ck_assert(b->inline_overlap == 0);
+        const int cp = l.cp, np = 2 + C[i].ckpt;
+        static const int pass[3] = {LO_PAIR_REC, LO_PAIR_DGRAD, LO_PAIR_DGRAD}, share[3] = {2, 2, 4};
+        ck_assert_int_eq(b->n_pair, np);
+        for (int q = 0; q < np; q++) {
+            const int r = q + 1 - C[i].ckpt; /* without the recompute: from the backward's K / V */
+            const lo_pair *p = &b->pair[q];
+            ck_assert_int_eq(p->coll, 0);
+            ck_assert_int_eq(p->role, WL_G_SCORES);
+            ck_assert_int_eq(p->pass, pass[r]);
+            ck_assert_int_eq(p->share, share[r]);
+            ck_assert_int_eq(p->chunks, cp);
+            ck_assert_int_eq(p->bare, r < 2 ? cp - 1 : 1);
+        }
+    }
+    /* the recompute calls the ring again only where it runs the core again: with fused attention,
+     * op checkpointing saves it (op_rec 0) and selective recomputes nothing of it: the ring of no
+     * checkpointing (S + D = 12288 in 2, two pairs) beside a recompute; full: 16384 in 3 (above) */
+    tr.flash_attention = 1;
+    static const int ck[2] = {CKPT_OP, CKPT_SELECTIVE};
+    for (int i = 0; i < 2; i++) {
+        tr.act_ckpt = ck[i];
+        wl_build(&m, &tr, &w);
+        spec_layout l = parse("zero3:cp=2");
+        layout_build(&w, &tr, &l, &duo, 1, g);
+        const lo_item *b = first_block(&g->last, &w, LO_BWD);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_int_eq(b->recompute, 1);
+        ck_assert_double_eq_tol(b->inl[0].bytes, 12288, 1e-9);
+        ck_assert_int_eq(b->inl[0].chunks, 2);
+        ck_assert_int_eq(b->n_pair, 2);
+        ck_assert_int_eq(b->pair[0].pass, LO_PAIR_DGRAD);
+    }
+    free(g);
+}
+END_TEST
+
+/* The ring's all-gathers hide behind step 0 of their pass only (cp.c torch_ring_item's pairs with
+ * the core, analytic.c pair_hidden), hand-derived: the tiny model (hidden 64, 1 head of 64, seq
+ * 16), bf16, full checkpointing, zero3:cp=2 on one duo node (2 GPUs, 2 NVSwitch links each), the
+ * tiny roofline calibration (a GEMM 2 m n k / 1e12 s above its bytes at 1e12 B/s, no latency, no
+ * interference). A rank's 8 tokens: scores [8 x 8] from k = 64 in 2 problems, 2 x 8 x 8 x 64 x 2
+ * = 16384 FLOPs, context the same: the core's forward 3.2768e-8 s, its backward twice that
+ * (roof_fwd's rule) 6.5536e-8 s. Step 0 is 1/2 of each: 1.6384e-8 s (forward, recompute),
+ * 3.2768e-8 s (backward); the backward's steps 1.. the other 3.2768e-8 s. An all-gather of B on
+ * 2 ranks receives B / 2 at 2 x link_Bps. Forward: S = 4096 B. Backward: 2 S + D = 16384 B split
+ * 2 : 2 : 4 (test_zero3_cp_backward_ring): 1/4 the recompute's K / V, 1/4 the backward's, 1/2
+ * dK / dV. The compute beside them (inl_f x comp) is the sum of min(part, its step(s)):
+ *   (a) link_Bps 1e10: forward 2048 / 2e10 = 1.024e-7 s against 1.6384e-8: 1.6384e-8 beside, 8.6016e-8
+ *       exposed; backward 8192 / 2e10 = 4.096e-7 s: 1.024e-7 (recompute) against 1.6384e-8,
+ *       1.024e-7 against 3.2768e-8, 2.048e-7 against 3.2768e-8: 8.192e-8 beside (the pooled window
+ *       before cpdead hid the recompute's behind the whole backward core);
+ *   (b) link_Bps 1e12: forward 2048 / 2e12 = 1.024e-9 s, backward 4.096e-9 s (1.024e-9, 1.024e-9, 2.048e-9), each
+ *       shorter than its step: all beside, nothing exposed.
+ * The engines agree within 1 ns in both. */
+START_TEST(test_torch_ring_step0_exposed)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny(&m, &tr, &w);
+    tr.act_ckpt = 1;
+    wl_build(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    static const struct {
+        double link, fwd_in, fwd_beside, bwd_in, bwd_beside;
+    } C[] = {
+        {1e10, 1.024e-7, 1.6384e-8, 4.096e-7, 8.192e-8},
+        {1e12, 1.024e-9, 1.024e-9, 4.096e-9, 4.096e-9},
+    };
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        spec_cluster duo = test_duo_cluster("duo", C[i].link, 1e10);
+        spec_layout l = parse("zero3:cp=2");
+        layout_build(&w, &tr, &l, &duo, 1, g);
+        an_timed t;
+        an_time(g, &w, &k, &duo, &t);
+        const lo_item *f = first_block(&g->last, &w, LO_FWD), *b = first_block(&g->last, &w, LO_BWD);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(b);
+        const wl_layer *B = &g->lw[f->layer];
+        ck_assert_double_eq_tol(cost_layer_core_time(&k, &duo, B, 0, 2), 3.2768e-8, 1e-9 * 3.2768e-8);
+        ck_assert_double_eq_tol(cost_layer_core_time(&k, &duo, B, 1, 2), 6.5536e-8, 1e-9 * 6.5536e-8);
+        const an_titem *of = &t.last[f - g->last.item], *ob = &t.last[b - g->last.item];
+        ck_assert(of->overlap_s == 0 && ob->overlap_s == 0);
+        ck_assert_double_eq_tol(of->in[0], C[i].fwd_in, 1e-9 * C[i].fwd_in);
+        ck_assert_double_eq_tol(of->inl_f * of->comp, C[i].fwd_beside, 1e-9 * C[i].fwd_beside);
+        ck_assert_double_eq_tol(ob->in[0], C[i].bwd_in, 1e-9 * C[i].bwd_in);
+        ck_assert_double_eq_tol(ob->inl_f * ob->comp, C[i].bwd_beside, 1e-9 * C[i].bwd_beside);
+        an_result ar;
+        exec_result r;
+        test_engines_run(g, &t, &k, &duo, &ar, &r);
+        ck_assert_msg(fabs(r.step_s - ar.step_s) < 1e-9, "link %g: sim %.12g model %.12g", C[i].link, r.step_s,
+                      ar.step_s); /* within 1 ns (0.08 ns apart in (a)) */
     }
     free(g);
 }
@@ -766,6 +869,7 @@ Suite *cp_suite(void)
     tcase_add_test(tc, test_autocast_casts_per_param);
     tcase_add_test(tc, test_ring_memory_hand);
     tcase_add_test(tc, test_ring_memory_grows_with_cp);
+    tcase_add_test(tc, test_torch_ring_step0_exposed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "../model/analytic.h"
+#include "../model/cost.h"
 #include "../model/framework.h"
 #include "../model/layout.h"
 #include "../model/layout_kind.h"
@@ -646,8 +647,8 @@ START_TEST(test_atp_pairs)
 }
 END_TEST
 
-/* The same rule beside context parallelism's ring (cp.c cp_item, an unpaired inline
- * collective): fsdp2:dp=1,cp=2,t=2,asynctp=1 on 2 duo nodes (link_Bps 1e10, NIC 1e12 B/s), the tiny block's
+/* The same rule beside context parallelism's ring (cp.c cp_item, paired with attention's core
+ * since cpdead): fsdp2:dp=1,cp=2,t=2,asynctp=1 on 2 duo nodes (link_Bps 1e10, NIC 1e12 B/s), the tiny block's
  * forward on a rank's 16 / 2 = 8 tokens. Each pair moves 8 x 64 x 2 B = 1024 B, half from the
  * peer: 512 B at 2e10 B/s = 2.56e-8 s; the GEMMs' halves (test_atp_pairs at half the tokens):
  * qkv 4.9152e-8, fc1 and fc2 6.5536e-8 s (hidden), proj 1.6384e-8 s (its reduce-scatter exposed
@@ -674,14 +675,17 @@ START_TEST(test_atp_pairs_cp)
     const lo_item *ia = first_block(&g->last, &w, LO_FWD);
     ck_assert_ptr_nonnull(ia);
     const an_titem *o = &t.last[ia - g->last.item];
-    ck_assert_int_eq(ia->n_pair, 4);
+    ck_assert_int_eq(ia->n_pair, 5); /* the ring's with attention's core (cp.c core_pair) */
     ck_assert_int_eq(ia->n_inline, 3);
     const lo_coll *ring = &ia->inl[2];
     ck_assert_int_eq(ring->group, GRP_AX1);
-    ck_assert(ia->inline_overlap > 0); /* the ring's share, cp_item's */
+    ck_assert(ia->inline_overlap == 0);
     for (int q = 0; q < 4; q++)
         ck_assert_double_eq_tol(o->in[ia->pair[q].coll] / 2, 2.56e-8, 1e-9 * 2.56e-8);
-    const double share = ia->inline_overlap * o->comp;
+    /* its share: step 0, 1/2 of the core (1 head of 32 a rank, 8 tokens, 2 problems: scores and
+     * context 2 x 8 x 8 x 32 x 2 = 8192 FLOPs each, 1.6384e-8 s): 8.192e-9 s */
+    const double share = cost_layer_core_time(&k, &duo, &g->lw[ia->layer], 0, 2) / 2;
+    ck_assert_double_eq_tol(share, 8.192e-9, 1e-9 * 8.192e-9);
     /* the ring: 2 x (8 x 2) tokens x (2 kv heads x 32 / 2) x 2 B = 2048 B, half from the peer
      * across the nodes, whose one NIC the node's two cp groups share: 1024 B / 5e11 B/s */
     ck_assert_double_eq_tol(o->in[2], 2.048e-9, 1e-9 * 2.048e-9);
