@@ -421,6 +421,26 @@ static int tp_block_bwd(const wl *lw, const spec_training *t, int *sync)
 
 /* lo_tp_item with the micro-step asked lazily (lo_last_is: only where it matters, so that
  * lo_build_micro_pair copies the other items; an32b) */
+/* Transformer Engine's per-tensor current scaling under sequence parallelism (fp8_recipe
+ * current, workload.c fp8_casts): the amax of a column-parallel linear's input (qkv's, fc1's)
+ * and of a row-parallel one's output gradient (proj's, fc2's) is all-reduced (MAX, one fp32)
+ * over the tensor group before the cast (NVIDIA/TransformerEngine@3ec878759cc601d088dfa5c0
+ * a4772acf4317b190 transformer_engine/pytorch/module/layernorm_linear.py
+ * _customize_quantizers_float8_current_scaling: with_amax_reduction where sequence_parallel,
+ * column on the input, row on the output gradient; layernorm_mlp.py and linear.py the same),
+ * synchronously (normalization.cpp at 01a4d046: process_group->allreduce(...)->wait()): two a
+ * pass per block, two more where the forward reruns; latency-bound and exposed (a tail). */
+static void fp8_amax_reduce(const lo_graph *g, const wl_layer *L, const spec_training *t, int rec, lo_item *it)
+{
+    const spec_layout *l = &g->layout;
+    if (!spec_fp8_current(t) || l->kind != LAYOUT_MEGATRON || !l->sp || l->t <= 1 || L->kind != WL_BLOCK ||
+        it->n_inline >= LO_MAX_INLINE)
+        return;
+    const int n = 2 * ((it->pass == LO_FWD) + (it->pass == LO_BWD) + (it->pass == LO_BWD && rec));
+    it->inline_tail |= 1u << it->n_inline;
+    it->inl[it->n_inline++] = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 4.0 * n, n);
+}
+
 static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_last *last, lo_item *it)
 {
     const spec_layout *l = &g->layout;
@@ -462,6 +482,7 @@ static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_
         it->inl[it->n_inline++] = ar;
 dp:
     cp_item(g, lw, it, 0); /* context parallelism's ring (cp.h), beside every step; nothing when cp = 1 */
+    fp8_amax_reduce(g, L, t, rec, it);
     if (it->pass == LO_BWD && l->kind == LAYOUT_MEGATRON && l->zero2) {
         stage2_reduce(g, lw, L, it); /* every micro-step, the last one too */
     } else if (it->pass == LO_BWD && lo_last_is(last)) {

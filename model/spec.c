@@ -315,6 +315,7 @@ void spec_training_defaults(spec_training *t)
     t->rope_unfused = -1; /* stack27d: off unless a stack or key says */
     t->hidden_dropout = t->attention_dropout = -1; /* knobs35: the framework's / model's (wl_dropout) */
     t->act_offload = -1; /* fsdpaws27: off unless the case or spec says */
+    t->fp8_recipe = -1;  /* fp8cast: Megatron-LM's default, delayed (workload.c fp8_casts) */
 }
 
 static const char *const FRAMEWORKS[] = {"ideal", "deepspeed", "fsdp", "fsdp2", "megatron", NULL};
@@ -389,6 +390,7 @@ const char *spec_opt_impl_str(int o) { return o >= 0 && o <= 3 ? OPT_IMPLS[o] : 
  * parameter dtype), optimizer, and the element-wise upcasts. */
 static int training_impl_from(jr *r, const json_t *o, const char *base, spec_training *t)
 {
+    static const char *const FP8_RECIPES[] = {"delayed", "current", NULL};
     static const char *const RD[] = {"default", "param", "fp32", "bf16", "fp16", NULL};
     int rd = t->reduce_dtype, rc;
     if ((rc = jr_enum(r, o, base, "reduce_dtype", RD, 0, &rd)) ||
@@ -419,7 +421,8 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)) ||
         (rc = jr_enum(r, o, base, "optimizer_type", OPT_TYPES, 0, &t->opt_sgd)) ||
         (rc = jr_enum(r, o, base, "fsdp_wrap", FSDP_WRAPS, 0, &t->fsdp_wrap_module)) ||
-        (rc = jr_bool(r, o, base, "activation_offload", &t->act_offload)))
+        (rc = jr_bool(r, o, base, "activation_offload", &t->act_offload)) ||
+        (rc = jr_enum(r, o, base, "fp8_recipe", FP8_RECIPES, 0, &t->fp8_recipe)))
         return rc;
     t->reduce_dtype = rd > 2 ? REDUCE_PARAM : rd;
     t->given |= (json_object_get(o, "reduce_dtype") ? SPEC_GIVEN_RD : 0u) | (json_object_get(o, "optimizer") ? SPEC_GIVEN_OPT : 0u);
@@ -468,7 +471,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
                                     "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype",
                                     "tc_align8", "contiguous_gradients", "optimizer_type",
-                                    "activation_offload", "fsdp_wrap", NULL};
+                                    "activation_offload", "fsdp_wrap", "fp8_recipe", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

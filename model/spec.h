@@ -120,6 +120,9 @@ typedef struct spec_model {
 /* fp32: FP32 math (no TF32); tf32: fp32 storage, TF32 tensor-core matmuls; fp8: bf16 mixed
  * precision with FP8 GEMMs (Transformer Engine style, Hopper+). */
 typedef enum { PREC_BF16, PREC_FP16, PREC_FP32, PREC_TF32, PREC_FP8 } spec_precision;
+/* FP8 scaling recipes (training key fp8_recipe, Transformer Engine's DelayedScaling and
+ * Float8CurrentScaling). */
+typedef enum { FP8_DELAYED = 0, FP8_CURRENT = 1 } spec_fp8_recipe;
 /* 4-byte training (fp32, tf32) vs 16-bit mixed precision (bf16, fp16, fp8). */
 #define SPEC_PREC_IS_FP32(p) ((p) == PREC_FP32 || (p) == PREC_TF32)
 
@@ -285,6 +288,12 @@ typedef struct spec_training {
                                attention, MLP linears and norms FSDP units of their own inside
                                the block's checkpoint (the PyTorch FSDP 1T post's trainer);
                                0 = "block", one unit per block (model/framework.c fw_fsdp_units) */
+    int fp8_recipe;         /* training key fp8_recipe (spec_fp8_recipe), precision fp8 under
+                               Transformer Engine (framework megatron): delayed (the amax history's
+                               scale, the amax taken inside the cast) or current (per-tensor
+                               current scaling: a separate amax pass, and under sequence
+                               parallelism an amax all-reduce over the tensor group); -1 =
+                               delayed, Megatron-LM's --fp8-recipe default (workload.c fp8_casts) */
     int act_offload;        /* training key activation_offload: checkpointing's saved block
                                inputs moved to pinned host memory in the forward and back in the
                                backward (torch checkpoint_wrapper(offload_to_cpu=True), i.e.
@@ -491,6 +500,12 @@ const char *spec_ckpt_str(int ckpt);
  * (spec_opt_impl). */
 const char *spec_reduce_dtype_str(int r);
 const char *spec_opt_impl_str(int o);
+/* FP8 training under Transformer Engine's per-tensor current scaling (training key fp8_recipe). */
+static inline int spec_fp8_current(const spec_training *t)
+{
+    return t->precision == PREC_FP8 && t->fp8_recipe == FP8_CURRENT;
+}
+
 /* The GPU can run this precision (bf16 needs Ampere+, fp8 Hopper+); else an error naming
  * `source` (the file or option). */
 int spec_precision_check(const spec_cluster *c, spec_precision p, const char *source, sc_err *err) SC_MUST_CHECK;

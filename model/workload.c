@@ -201,12 +201,35 @@ static void amp_mask_chain(double e, int adrop, double *cf, double *cb)
  *    pass, left out) copied to the layout dgrad needs (2 B per parameter): 5 T k forward,
  *    7 T k + 7 T n + 2 n k backward. Counted as compiled (torchtitan docs/float8.md: compile
  *    fuses the amax and scaling kernels); eager runs more kernels: a lower bound there.
- *  otherwise (Megatron-Core with Transformer Engine, the default of FP8 in spec.h): te.Linear
- *    with DelayedScaling (scale from the amax history, the new amax taken inside the cast
- *    kernel): X by the fused cast_transpose (read 2, write fp8 and its transpose: 4 B),
- *    G likewise in backward (4 B); the weights' cast_transpose runs once per step and is
- *    cached over the micro-steps (Megatron-LM core/extensions/transformer_engine.py
- *    is_first_microbatch): left out, as is the per-step amax history update (a few KiB).
+ *  otherwise (Megatron-Core with Transformer Engine, the default of FP8 in spec.h), by the
+ *    training key fp8_recipe (spec.h; unset: delayed, Megatron-LM's --fp8-recipe default,
+ *    NVIDIA/Megatron-LM@307dcf37f03d44da131ba21999278abe4112d2ad megatron/training/
+ *    arguments.py). The linears' inputs come from three producers: the norm (qkv's and fc1's,
+ *    2h: LayerNormLinear / LayerNormMLP), the activation (fc2's, f) and attention (proj's, h:
+ *    te.Linear); the output gradients all from separate kernels:
+ *    delayed (DelayedScaling, the scale from the amax history, the new amax taken inside the
+ *      kernel): the norm writes its output in fp8 itself ("Always used fused kernel for FP8
+ *      delayed scaling": NVIDIA/TransformerEngine@01a4d046939c8505b5b0aeb70322f8c88c89262a
+ *      transformer_engine/pytorch/csrc/extensions/normalization.cpp layernorm_fwd /
+ *      rmsnorm_fwd), as does the activation (@012983d84dca0e58e17eaa1dc7572ee35e238300
+ *      .../extensions/activation.cpp activation_helper, its last branch): 1 B in place of the
+ *      16-bit output already priced (2 B), and the transpose for the weight gradient by a
+ *      kernel of its own (read 1, write 1: @49faa734906df88d6729578394acc97e507f8f52
+ *      transformer_engine/common/normalization/layernorm/ln_api.cpp layernorm_fwd "Compute
+ *      FP8 transpose if required", nvte_transpose; TE 1.x transposes the saved fp8 output in
+ *      backward, tex.fp8_transpose, the same bytes): +1 B, one kernel; proj's input and
+ *      every output gradient by cast_transpose (read 2, write fp8 and its transpose: 4 B,
+ *      one kernel);
+ *    current (Float8CurrentScaling): every quantized 16-bit tensor is written in 16 bits by
+ *      its producer, its amax taken in a pass of its own (nvte_compute_amax, read 2 B: the
+ *      normalization.cpp unfused branch, activation.cpp's current-scaling branch), then cast
+ *      and transposed (4 B): 6 B and two kernels for each of the four inputs and four
+ *      output gradients; under sequence parallelism the amax of qkv's and fc1's input and of
+ *      proj's and fc2's output gradient is all-reduced over the tensor group first
+ *      (layout_tensor.c fp8_amax_reduce).
+ *    The weights' cast_transpose runs once per step and is cached over the micro-steps
+ *    (Megatron-LM core/extensions/transformer_engine.py is_first_microbatch): left out, as is
+ *    the per-step amax history update (a few KiB).
  * Tensor parallelism: a column-parallel linear's (qkv, fc1) input is h wide on every rank and
  * its output gradient split; a row-parallel one's (proj, fc2) input split, its output gradient
  * h wide on every rank, also under sequence parallelism (gathered before the cast:
@@ -217,16 +240,21 @@ static void fp8_casts(const spec_model *m, const spec_training *t, double T, wl_
     const double nq = h + 2 * kv, nf = m->swiglu ? 2 * f : f;
     const double in_rep = 2 * h, in_tp = h + f, g_rep = 2 * h, g_tp = nq + nf;
     const double w = h * nq + h * h + h * nf + f * h;
-    const int ao = t->framework == FW_FSDP || t->framework == FW_FSDP2;
-    const double xf = ao ? 5 : 4, xb = ao ? 7 : 0, gb = ao ? 7 : 4, wb = ao ? 2 : 0;
-    B->ew_fwd_bytes += xf * (in_rep + in_tp) * T;
+    const int ao = t->framework == FW_FSDP || t->framework == FW_FSDP2, cur = !ao && spec_fp8_current(t);
+    /* xn: per element of the norm's and activation's outputs (qkv, fc1: 2h; fc2: f); xp: of
+     * proj's input (h); gb: of an output gradient */
+    const double xn = ao ? 5 : cur ? 6 : 1, xp = ao ? 5 : cur ? 6 : 4;
+    const double xb = ao ? 7 : 0, gb = ao ? 7 : cur ? 6 : 4, wb = ao ? 2 : 0;
+    B->ew_fwd_bytes += (xn * (in_rep + f) + xp * h) * T;
     B->ew_bwd_bytes += (xb * (in_rep + in_tp) + gb * (g_rep + g_tp)) * T + wb * w;
-    B->ew_tp_fwd_bytes += xf * in_tp * T;
+    B->ew_tp_fwd_bytes += (xn * f + xp * h) * T;
     B->ew_tp_bwd_bytes += (xb * in_tp + gb * g_tp) * T + wb * w;
     B->fp8_rep_bwd_bytes = gb * g_rep * T;
     B->fp8_param_bwd_bytes = wb * w; /* per parameter: every context-parallel rank copies it */
-    B->ew_fwd_kernels += ao ? 8 : 4;  /* per linear: amax + cast; cast_transpose       */
-    B->ew_bwd_kernels += ao ? 28 : 4; /* per linear: X and G amax + cast + copy, W copy */
+    /* per linear: torchao amax + cast; TE delayed a transpose or cast_transpose, current amax + cast */
+    B->ew_fwd_kernels += ao ? 8 : cur ? 8 : 4;
+    /* per linear: torchao X and G amax + cast + copy, W copy; TE G's (amax +) cast_transpose */
+    B->ew_bwd_kernels += ao ? 28 : cur ? 8 : 4;
 }
 
 /* Dropout defaults (knobs35), where the training key is not given:

@@ -241,6 +241,7 @@ START_TEST(statuses)
      * naming the precision; other precisions are errors */
     ck_assert_int_eq(load_with("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp8\",", &C, &err), 0);
     ck_assert_int_eq(C.training.precision, PREC_FP8);
+    ck_assert_int_eq(C.training.fp8_recipe, -1); /* unset: delayed (workload.c fp8_casts) */
     acc_run_case(&C, PRED_SIM, &o);
     ck_assert_int_eq(o.status, ACC_IMPOSSIBLE);
     ck_assert_ptr_nonnull(strstr(o.why, "fp8"));
@@ -256,6 +257,10 @@ START_TEST(statuses)
     ck_assert_int_eq(o.status, ACC_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(o.why, "megatron does not run layout mics:p=8"));
     bad("\"micro_batch\": 4,", "\"micro_batch\": 4, \"precision\": \"fp6\",", "$.training.precision", "expected one of");
+    /* the FP8 scaling recipe: delayed or current (spec.h fp8_recipe), nothing else */
+    ck_assert_int_eq(load_with("\"micro_batch\": 4,", "\"micro_batch\": 4, \"fp8_recipe\": \"current\",", &C, &err), 0);
+    ck_assert_int_eq(C.training.fp8_recipe, FP8_CURRENT);
+    bad("\"micro_batch\": 4,", "\"micro_batch\": 4, \"fp8_recipe\": \"mxfp8\",", "$.training.fp8_recipe", "expected one of");
     /* mics:p=16 on 3 nodes x 8 GPUs: 16 does not divide 24 */
     ck_assert_int_eq(load_with2("\"nodes\": 2,", "\"nodes\": 3,", "\"zero3\"", "\"mics:p=16\"", &C, &err), 0);
     acc_run_case(&C, PRED_MODEL, &o);

@@ -237,35 +237,53 @@ END_TEST
  * V/(12 l h).) */
 /* FP8 casts around one block's linears (workload.c fp8_casts), GPT-style h = 1024, 16 heads
  * (kv = h), ffn f = 4096, one micro-batch of T = 2048 tokens. Elements per token: linear
- * inputs qkv h + proj h + fc1 h + fc2 f = 7168; output gradients qkv 3h + proj h + fc1 f +
- * fc2 h = 9216; weights 3h^2 + h^2 + hf + fh = 12582912.
- *   Transformer Engine (megatron): cast_transpose 4 B of every input forward, of every
- *     output gradient backward: 4 x 7168 x 2048 = 58720256; 4 x 9216 x 2048 = 75497472.
+ * inputs qkv h + proj h + fc1 h + fc2 f = 7168, of which the norm's output feeds qkv and fc1
+ * (2h = 2048), the activation's fc2 (f = 4096), attention's proj (h = 1024); output
+ * gradients qkv 3h + proj h + fc1 f + fc2 h = 9216; weights 3h^2 + h^2 + hf + fh = 12582912.
+ *   Transformer Engine, delayed scaling (megatron, fp8_recipe unset): the norm and the
+ *     activation write fp8 (1 B for their 2 B) and a transpose follows (read 1 write 1): +1 B
+ *     of 2048 + 4096, proj's input cast_transpose 4 B of 1024: (6144 + 4096) x 2048 =
+ *     20971520 forward, 4 kernels (3 transposes, 1 cast_transpose); backward every output
+ *     gradient cast_transpose 4 B: 4 x 9216 x 2048 = 75497472, 4 kernels.
+ *   Transformer Engine, current scaling (fp8_recipe current): a 16-bit output, its amax pass
+ *     (read 2) and cast_transpose (4): 6 B of every input and output gradient, two kernels
+ *     each: 6 x 7168 x 2048 = 88080384 forward, 6 x 9216 x 2048 = 113246208 backward, 8
+ *     kernels each way.
  *   torchao tensorwise (fsdp2): 5 B of every input forward: 73400320; backward 7 B of every
  *     input and output gradient plus 2 B per weight: 7 x 16384 x 2048 + 2 x 12582912
- *     = 234881024 + 25165824 = 260046848.
- * The output layer stays bf16 (both recipes), the block's GEMMs fp8. */
+ *     = 234881024 + 25165824 = 260046848; 8 and 28 kernels; fp8_recipe current leaves it.
+ * The output layer stays bf16 (all recipes), the block's GEMMs fp8. */
 START_TEST(test_fp8_cast_bytes_one_block)
 {
     spec_model m = gpt(2, 1024, 16, 2048, 32000);
     spec_training t16 = training(1, PREC_BF16, CKPT_NONE, 1), t8 = training(1, PREC_FP8, CKPT_NONE, 1);
     static wl w16, w8;
-    const int fws[2] = {FW_MEGATRON, FW_FSDP2};
-    const double fwd[2] = {58720256.0, 73400320.0}, bwd[2] = {75497472.0, 260046848.0};
-    for (int i = 0; i < 2; i++) {
+    const int fws[4] = {FW_MEGATRON, FW_MEGATRON, FW_FSDP2, FW_FSDP2}, rec[4] = {-1, FP8_CURRENT, -1, FP8_CURRENT};
+    const double fwd[4] = {20971520.0, 88080384.0, 73400320.0, 73400320.0};
+    const double bwd[4] = {75497472.0, 113246208.0, 260046848.0, 260046848.0};
+    const int kf[4] = {4, 8, 8, 8}, kb[4] = {4, 8, 28, 28};
+    for (int i = 0; i < 4; i++) {
         t16.framework = t8.framework = (spec_framework)fws[i];
+        t16.fp8_recipe = t8.fp8_recipe = rec[i];
         wl_build(&m, &t16, &w16);
         wl_build(&m, &t8, &w8);
         const wl_layer *b16 = find(&w16, WL_BLOCK), *b8 = find(&w8, WL_BLOCK);
         ck_assert_double_eq_tol(b8->ew_fwd_bytes - b16->ew_fwd_bytes, fwd[i], 1);
         ck_assert_double_eq_tol(b8->ew_bwd_bytes - b16->ew_bwd_bytes, bwd[i], 1);
+        ck_assert_int_eq(b8->ew_fwd_kernels - b16->ew_fwd_kernels, kf[i]);
+        ck_assert_int_eq(b8->ew_bwd_kernels - b16->ew_bwd_kernels, kb[i]);
         ck_assert_int_eq(b8->gemm_dtype, KD_FP8);
         ck_assert_int_eq(find(&w8, WL_HEAD)->gemm_dtype, KD_BF16);
         ck_assert_double_eq(b16->fp8_rep_bwd_bytes, 0);
+        /* the row-parallel output gradients (proj, fc2: 2h wide) stay whole under sequence
+         * parallelism: 4, 6 or 7 B x 2h x T */
+        const double gb = i == 0 ? 4 : i == 1 ? 6 : 7;
+        ck_assert_double_eq_tol(b8->fp8_rep_bwd_bytes, gb * 2048.0 * 2048, 1);
+        /* the tensor-split part of the forward: delayed proj 4 B x h + fc2 1 B x f, current 6 B
+         * x (h + f), torchao 5 B x (h + f) */
+        const double tf = i == 0 ? 4 * 1024 + 4096 : (i == 1 ? 6 : 5) * 5120.0;
+        ck_assert_double_eq_tol(b8->ew_tp_fwd_bytes - b16->ew_tp_fwd_bytes, tf * 2048, 1);
     }
-    /* the row-parallel output gradients (proj, fc2: 2h wide) stay whole under sequence
-     * parallelism: torchao (the last built) 7 x 2h x T = 7 x 2048 x 2048 */
-    ck_assert_double_eq_tol(find(&w8, WL_BLOCK)->fp8_rep_bwd_bytes, 7 * 2048.0 * 2048, 1);
 }
 END_TEST
 
