@@ -1002,6 +1002,7 @@ printf '{"flash_attention": true, "attn_doc_len": 256}' >"$TMP/packed.json"
 printf '{"flash_attention": false, "attn_doc_len": 256}' >"$TMP/packed_unfused.json"
 printf '{"attn_doc_len": 0.5}' >"$TMP/packed_bad.json"
 expect packed-doc-flops 0 "block          32      202383360      1675.04      3350.07" -- "$BIN" describe --model llama2-7b --checkpointing off --training "$TMP/packed.json"
+expect packed-doc-header 0 "attention per packed document of 256 tokens (attn_doc_len): 16 problems per sequence" -- "$BIN" describe --model llama2-7b --training "$TMP/packed.json"
 expect packed-doc-unfused 0 "block          32      202383360      1932.74      3865.47" -- "$BIN" describe --model llama2-7b --checkpointing off --training "$TMP/packed_unfused.json"
 expect packed-doc-bad 2 "$TMP/packed_bad.json: \$.attn_doc_len: expected a number >= 1, got 0.5" -- "$BIN" describe --model llama2-7b --training "$TMP/packed_bad.json"
 # sweep --engine sim progress by wall time (base/pace.h, a line every 2 s): --progress always
