@@ -107,9 +107,13 @@ int cmd_describe(int argc, char **argv)
     printf("%s (%s): %d layers, hidden %d, %d heads (kv %d), ffn %d%s, seq %d, vocab %d\n", m->name,
            m->encoder ? "encoder" : "decoder", m->layers, m->hidden, m->heads, m->kv_heads, m->ffn,
            m->swiglu ? " SwiGLU" : "", m->seq_len, m->vocab);
-    printf("micro-batch %d x %d tokens, %s, activation checkpointing %s, dropout hidden %g / attention %g\n\n",
+    printf("micro-batch %d x %d tokens, %s, activation checkpointing %s, dropout hidden %g / attention %g\n",
            w.micro_batch, m->seq_len, spec_precision_str(s.training.precision), spec_ckpt_str(s.training.act_ckpt),
            w.hidden_dropout, w.attention_dropout);
+    const double doc = wl_attn_doc(&s.training, m->seq_len); /* packed: attention per document */
+    if (doc < m->seq_len)
+        printf("attention per packed document of %g tokens (attn_doc_len): %g problems per sequence\n", doc, m->seq_len / doc);
+    printf("\n");
     printf("%-10s %6s %14s %12s %12s %12s %12s\n", "layer", "count", "params", "fwd GFLOP", "bwd GFLOP",
            "act MiB", "ckpt MiB");
     for (int i = 0; i < w.n_layers; i++) {

@@ -340,9 +340,9 @@ static int wl_slot(an_memo *m)
 static int training_same_but_accum(const spec_training *a, const spec_training *b)
 {
     /* LP64: micro_batch, grad_accum, precision .. attn_kernel (7 ints), stack, given and
-     * prefetch_layers, a 4-byte hole, bucket_bytes .. attention_dropout (the rest, no hole) */
+     * prefetch_layers, a 4-byte hole, bucket_bytes .. attn_doc_len (the rest, no hole) */
     return RUN(spec_training, micro_batch, micro_batch) && RUN(spec_training, precision, attn_kernel) &&
-           RUN(spec_training, given, prefetch_layers) && RUN(spec_training, bucket_bytes, attention_dropout) &&
+           RUN(spec_training, given, prefetch_layers) && RUN(spec_training, bucket_bytes, attn_doc_len) &&
            !strncmp(a->stack, b->stack, sizeof a->stack);
 }
 

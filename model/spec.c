@@ -419,6 +419,7 @@ static int training_impl_from(jr *r, const json_t *o, const char *base, spec_tra
         (rc = jr_pos(r, o, base, "max_live_parameters", 0, &t->max_live_params)) ||
         (rc = jr_prob(r, o, base, "hidden_dropout", &t->hidden_dropout)) ||
         (rc = jr_prob(r, o, base, "attention_dropout", &t->attention_dropout)) ||
+        (rc = jr_min(r, o, base, "attn_doc_len", 1.0, 0, &t->attn_doc_len)) ||
         (rc = jr_enum(r, o, base, "optimizer_type", OPT_TYPES, 0, &t->opt_sgd)) ||
         (rc = jr_enum(r, o, base, "fsdp_wrap", FSDP_WRAPS, 0, &t->fsdp_wrap_module)) ||
         (rc = jr_bool(r, o, base, "activation_offload", &t->act_offload)) ||
@@ -471,7 +472,7 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                                     "max_live_parameters", "ddp_bucket_copy", "hidden_dropout",
                                     "attention_dropout", "bias_unfused", "atorch_tp", "optimizer_state_dtype",
                                     "tc_align8", "contiguous_gradients", "optimizer_type",
-                                    "activation_offload", "fsdp_wrap", "fp8_recipe", NULL};
+                                    "activation_offload", "fsdp_wrap", "fp8_recipe", "attn_doc_len", NULL};
     static const char *const *const AKS = ATTN_KERNELS + 1;
     static const char *const BWD_PREFETCH[] = {"pre", "post", "none", NULL};
     int ak = t->attn_kernel - 1;

@@ -310,6 +310,12 @@ typedef struct spec_training {
                                  --hidden-dropout, HF resid_pdrop / hidden_dropout)             */
     double attention_dropout; /* on the attention probabilities (Megatron --attention-dropout,
                                  HF attn_pdrop / attention_dropout)                             */
+    /* packed sequences attended per document (issue 27: Megatron-Core PackedSeqParams,
+     * qkv_format thd, cu_seqlens into the fused kernel): the documents' length-weighted mean
+     * length E[l^2] / E[l] in tokens, so that a sequence of s tokens holds s / attn_doc_len
+     * documents' worth of attention, sum l_i^2 = s x attn_doc_len (model/workload.c
+     * wl_attn_doc); 0 = one document per sequence (the whole s x s)                     */
+    double attn_doc_len;
 } spec_training;
 
 /* ---- layout -------------------------------------------------------------------------- */

@@ -537,6 +537,21 @@ static void block_acts(const spec_model *m, const spec_training *t, double e, do
     B->act_bytes = attn_act + mlp_act + norm_act;
 }
 
+/* Packed sequences (issue 27): where training.attn_doc_len is given, NeMo passes the pack's
+ * cu_seqlens to Transformer Engine as Megatron-Core PackedSeqParams(qkv_format='thd')
+ * (NVIDIA/NeMo@8e3d65dcfe3504689bfc5b6e67d502780aacad41:nemo/collections/nlp/models/
+ * language_modeling/megatron_gpt_model.py L1263-1287), and TE's fused varlen kernel computes
+ * each document's own causal triangle: sum l_i^2 / 2 score elements per head instead of
+ * s^2 / 2. With L = E[l^2] / E[l] (the length-weighted mean), sum l_i^2 = s L for a full
+ * pack, the work of s / L sequences of L tokens, priced as that shape. Only a fused kernel
+ * skips the masked blocks: the unfused path (no FlashAttention, or fp32) multiplies the whole
+ * s x s and masks it, so it keeps s (as a longer L than s would). */
+double wl_attn_doc(const spec_training *t, double s)
+{
+    const int fused = t->flash_attention && !SPEC_PREC_IS_FP32(t->precision);
+    return fused && t->attn_doc_len > 0 && t->attn_doc_len < s ? t->attn_doc_len : s;
+}
+
 void wl_build(const spec_model *m, const spec_training *t, wl *w)
 {
     memset(w, 0, sizeof *w);
@@ -569,8 +584,11 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     double biases = m->bias ? (h + 2 * kv) + h + (m->swiglu ? 2 * f : f) + h : 0;
     B->params = attn_w + mlp_w + biases + 2 * ln;
     add_gemm(B, WL_G_QKV, T, h + 2 * kv, h, 1);
-    add_gemm(B, WL_G_SCORES, s, s, d, b * a); /* Q K^T per head */
-    add_gemm(B, WL_G_CONTEXT, s, d, s, b * a); /* softmax(QK^T) V */
+    /* Q K^T and softmax(QK^T) V per head and per document: a packed sequence (attn_doc_len)
+     * attends as s / L documents of L tokens each (wl_attn_doc), one document s x s */
+    const double L = wl_attn_doc(t, s), nd = s / L;
+    add_gemm(B, WL_G_SCORES, L, L, d, b * a * nd);
+    add_gemm(B, WL_G_CONTEXT, L, d, L, b * a * nd);
     add_gemm(B, WL_G_PROJ, T, h, h, 1);
     if (m->swiglu) {
         add_gemm(B, WL_G_GATE_UP, T, 2 * f, h, 1);
@@ -585,7 +603,7 @@ void wl_build(const spec_model *m, const spec_training *t, wl *w)
     const double sb = s * b, half = e / 2.0;
     B->ckpt_bytes = 2 * sb * h * half;
     B->fwd_hbm_bytes = B->params * e + 2 * B->act_bytes; /* weights once, activations written and read */
-    B->core_fwd_flops = 2.0 * (2.0 * s * s * d * b * a);
+    B->core_fwd_flops = 2.0 * (2.0 * L * L * d * b * a * nd);
     ew_block(m, t, e, b, B);
     op_sac(m, t, e, b, B);
     if (t->precision == PREC_FP8)

@@ -147,6 +147,9 @@ typedef struct wl {
  * TransformerConfig), else the model family's released configs: 0.1 for a GELU MLP (GPT-2,
  * GPT-3, BERT), 0 for SwiGLU (Llama). workload.c names the commits. */
 double wl_dropout(const spec_model *m, const spec_training *t, int attention);
+/* The length one fused attention problem covers: training.attn_doc_len (packed documents'
+ * E[l^2] / E[l]) where given, below s and the kernel fused, else s (workload.c). */
+double wl_attn_doc(const spec_training *t, double s);
 
 /* Build the workload of a model at a micro-batch and training settings. Cannot fail on a
  * validated spec. */

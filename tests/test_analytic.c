@@ -27,7 +27,8 @@ START_TEST(test_memo_key_fields)
      * LP64: spec_training has a 4-byte hole after prefetch_layers, + stack[1..63]: 4 + 63 = 67
      * (dsat34's ddp_bucket_copy had made the ints before persist_threshold odd in number, a
      * 4-byte hole before it, 71; dsv36's bias_unfused, one more int there, fills it; knobs35's
-     * hidden_dropout and attention_dropout, two doubles after max_reuse_params, add none);
+     * hidden_dropout and attention_dropout, two doubles after max_reuse_params, add none; sftpack's
+     * attn_doc_len, one double after them, adds none);
      * atorch36's atorch_tp, one more int there, opens the hole again: 4 + 4 + 63 = 71;
      * mem36's opt_state_bf16, one more int there, fills it again: 4 + 63 = 67;
      * dsv37's tc_align8 and contiguous_gradients, two more ints there, leave it as it was: 4 + 63 = 67;

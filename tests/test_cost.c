@@ -452,6 +452,48 @@ START_TEST(test_gemm_memory_bound)
 }
 END_TEST
 
+/* Packed sequences (issue 27): a block whose micro-batch packs documents of length-weighted
+ * mean L (training.attn_doc_len) differs from the same block unpacked only in its fused core,
+ * which runs as b a s / L problems of L x L instead of b a problems of s x s (kern_attn_time at
+ * those shapes, forward and backward); its linears and element-wise bytes are the pack's
+ * tokens either way. b = 1, s = 4096, h = 4096, 32 heads (d 128), L = 256: 512 problems of 256,
+ * causal. The core's FLOPs fall by L / s = 1/16 (kern_attn_flops, forward 4 bh s^2 d / 2:
+ * 4 x 32 x 4096^2 x 128 / 2 = 137438953472 unpacked, 4 x 512 x 256^2 x 128 / 2 = 8589934592
+ * packed); the time falls by less: the short problem runs at the kernel's lower efficiency
+ * (kern_flash_time's s / (s + 2.2 s0) ramp), so packed > 1/16 of unpacked. */
+START_TEST(test_packed_doc_core_time)
+{
+    spec_cluster c = nvswitch8();
+    cost_calib k = hand_calib();
+    spec_model m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "packed-test");
+    m.layers = 2, m.hidden = 4096, m.heads = m.kv_heads = 32, m.ffn = 11008, m.seq_len = 4096, m.vocab = 32000;
+    m.swiglu = m.rmsnorm = 1;
+    spec_training t;
+    spec_training_defaults(&t);
+    t.micro_batch = 1, t.precision = PREC_BF16, t.flash_attention = 1, t.act_ckpt = 0;
+    wl w0, w1;
+    wl_build(&m, &t, &w0);
+    t.attn_doc_len = 256;
+    wl_build(&m, &t, &w1);
+    const wl_layer *B0 = &w0.layer[1], *B1 = &w1.layer[1];
+    ck_assert(B0->kind == WL_BLOCK && B1->kind == WL_BLOCK);
+    rel_eq(kern_attn_flops(32, 4096, 128, 1, 0), 137438953472.0);
+    rel_eq(kern_attn_flops(32 * 16, 256, 128, 1, 0), 8589934592.0);
+    kern_calib tmp;
+    k.kern = *cost_kern(&k, &c, &tmp); /* the arch's kernel defaults: the kernel path, not the roofline */
+    const kern_calib *kc = &k.kern;
+    const int ak = B0->attn_kernel;
+    double f0, b0, f1, b1;
+    kern_attn_times(kc, &c, ak, 32, 4096, 128, 1, &f0, &b0);
+    kern_attn_times(kc, &c, ak, 32 * 16, 256, 128, 1, &f1, &b1);
+    ck_assert(f1 > f0 / 16 && f1 < f0 && b1 > b0 / 16 && b1 < b0);
+    rel_eq(cost_layer_fwd_time(&k, &c, B0, 2) - cost_layer_fwd_time(&k, &c, B1, 2), f0 - f1);
+    rel_eq(cost_layer_bwd_time(&k, &c, B0, 2) - cost_layer_bwd_time(&k, &c, B1, 2), b0 - b1);
+}
+END_TEST
+
 START_TEST(test_layer_and_optimizer_time)
 {
     /* A hand-made layer: two GEMMs (compute-bound, as above) and 1e6 B of activations:
@@ -696,6 +738,7 @@ Suite *cost_suite(void)
     tcase_add_test(comp, test_gemm_compute_bound);
     tcase_add_test(comp, test_gemm_memory_bound);
     tcase_add_test(comp, test_layer_and_optimizer_time);
+    tcase_add_test(comp, test_packed_doc_core_time);
     suite_add_tcase(s, comp);
     TCase *mono = tcase_create("monotone");
     tcase_add_test(mono, test_monotone_bandwidth);

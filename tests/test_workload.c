@@ -224,6 +224,50 @@ START_TEST(test_block_flops_small)
 }
 END_TEST
 
+/* Packed sequences (issue 27, training.attn_doc_len): b = 3 sequences of s = 32 tokens, each a
+ * pack of documents with length-weighted mean L = 8 (E[l^2] / E[l]), h = 64, a = 4 (d = 16).
+ * The fused kernel attends per document: per sequence sum l_i^2 = s L = 256 score elements per
+ * head instead of s^2 = 1024. Forward: 24 b s h^2 + 4 b s L h = 9437184 + 4 x 3 x 32 x 8 x 64
+ * = 9437184 + 196608 = 9633792 FLOP (test_block_flops_small: 10223616 unpacked). The core is
+ * s / L = 4 problems of L x L per head and sequence: scores [8 x 8] from d 16, batch
+ * b a s / L = 3 x 4 x 4 = 48; core_fwd_flops = 4 b s L h = 196608. Unfused attention
+ * (flash off) multiplies the whole s x s and masks it: unchanged; a length >= s: unchanged. */
+START_TEST(test_packed_doc_flops)
+{
+    spec_model m = gpt(2, 64, 4, 32, 100);
+    spec_training t = training(3, PREC_BF16, 0, 1);
+    t.attn_doc_len = 8;
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *B = find(&w, WL_BLOCK);
+    ck_assert_double_eq(B->fwd_flops, 9633792.0);
+    ck_assert_double_eq(B->core_fwd_flops, 196608.0);
+    ck_assert_double_eq(w.tokens, 96.0); /* the tokens are the pack's, all of them */
+    int seen = 0;
+    for (int i = 0; i < B->n_gemm; i++) {
+        const wl_gemm *g = &B->gemm[i];
+        if (g->role == WL_G_SCORES) {
+            ck_assert(g->m == 8 && g->n == 8 && g->k == 16 && g->batch == 48);
+            seen++;
+        } else if (g->role == WL_G_CONTEXT) {
+            ck_assert(g->m == 8 && g->n == 16 && g->k == 8 && g->batch == 48);
+            seen++;
+        }
+    }
+    ck_assert_int_eq(seen, 2);
+    t.flash_attention = 0; /* unfused: the whole s x s */
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->fwd_flops, 10223616.0);
+    t.flash_attention = 1;
+    t.attn_doc_len = 32; /* one document fills the sequence */
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->fwd_flops, 10223616.0);
+    t.attn_doc_len = 64; /* longer than the sequence: the sequence */
+    wl_build(&m, &t, &w);
+    ck_assert_double_eq(find(&w, WL_BLOCK)->fwd_flops, 10223616.0);
+}
+END_TEST
+
 /* Total FLOPs of one micro-step (Narayanan et al. SC'21 §5.1, eq. 3), derived:
  *   a block's forward is 24 B s h^2 + 4 B s^2 h = 24 B s h^2 (1 + s/(6h));
  *   the head's forward is 2 B s h V.
@@ -619,6 +663,7 @@ Suite *workload_suite(void)
     suite_add_tcase(s, p);
     TCase *f = tcase_create("flops");
     tcase_add_test(f, test_block_flops_small);
+    tcase_add_test(f, test_packed_doc_flops);
     tcase_add_test(f, test_model_flops_small);
     tcase_add_test(f, test_model_flops_gpt3);
     tcase_add_test(f, test_gemm_roles);

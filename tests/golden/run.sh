@@ -996,6 +996,18 @@ expect dropout-json 0 '"hidden_dropout": 0.0' -- "$BIN" describe --model llama3-
 expect dropout-bad 2 "--hidden-dropout: expected a probability from 0 to below 1, got \"1.5\"" -- "$BIN" describe --model gpt2-1.5b --hidden-dropout 1.5
 printf '{"attention_dropout": 1}' >"$TMP/adrop.json"
 expect dropout-key-bad 2 "$TMP/adrop.json: \$.attention_dropout: expected a probability from 0 to below 1, got 1" -- "$BIN" describe --model gpt2-1.5b --training "$TMP/adrop.json"
+# issue 27: packed sequences attended per document (training.attn_doc_len = E[l^2] / E[l]).
+# llama2-7b, s 4096, h 4096: the block's scores + context GEMMs are 4 s^2 h = 274.88 GFLOP
+# forward unpacked, 4 s L h = 17.18 GFLOP at L = 256, so the block's forward goes
+# 1932.74 -> 1932.74 - 4 x 4096 x (4096 - 256) x 4096 / 1e9 = 1932.74 - 257.70 = 1675.04 GFLOP
+# (backward 2x: 3350.07); unfused attention masks the whole s x s: 1932.74 kept.
+printf '{"flash_attention": true, "attn_doc_len": 256}' >"$TMP/packed.json"
+printf '{"flash_attention": false, "attn_doc_len": 256}' >"$TMP/packed_unfused.json"
+printf '{"attn_doc_len": 0.5}' >"$TMP/packed_bad.json"
+expect packed-doc-flops 0 "block          32      202383360      1675.04      3350.07" -- "$BIN" describe --model llama2-7b --checkpointing off --training "$TMP/packed.json"
+expect packed-doc-header 0 "attention per packed document of 256 tokens (attn_doc_len): 16 problems per sequence" -- "$BIN" describe --model llama2-7b --training "$TMP/packed.json"
+expect packed-doc-unfused 0 "block          32      202383360      1932.74      3865.47" -- "$BIN" describe --model llama2-7b --checkpointing off --training "$TMP/packed_unfused.json"
+expect packed-doc-bad 2 "$TMP/packed_bad.json: \$.attn_doc_len: expected a number >= 1, got 0.5" -- "$BIN" describe --model llama2-7b --training "$TMP/packed_bad.json"
 # sweep --engine sim progress by wall time (base/pace.h, a line every 2 s): --progress always
 # prints the final count, even on a grid done in under a period; without --progress and with
 # stderr not a terminal (as here) there is no progress line at all
