@@ -68,25 +68,28 @@ double mem_block_kept(const wl_layer *b, int ckpt);
 double mem_block_recompute(const wl_layer *b, int ckpt);
 
 /* The loss over the vocabulary on the rank that computes it, as training t's implementation
- * runs it (the keys model/workload.c ew_head reads for its element-wise bytes, in its order):
+ * runs it: the implementation the step time prices too (model/workload.c wl_loss_impl_of, the
+ * one home of the choice; its per-entry bytes, time beside memory, in wl_loss_costs).
  * kept, the bytes held from the loss's forward to its backward (per micro-batch in flight
  * under pipelining); peak, the most the loss holds at once, kept included (its forward's end
  * or its backward's start, whichever is larger). E = the rank's logits entries (tokens x
  * vocabulary / t / cp: w->logits_bytes / 4), e = the logits' element bytes (4 in fp32
  * training, else 2: FP8 recipes keep the output layer in bf16), per entry:
- *   loss_fp32, F.cross_entropy on pred.float() (torchtitan, Hugging Face, PaddleNLP):
- *     kept 4 (log_softmax's fp32 output), peak 12 (backward: the saved output, nll_loss's
- *     dense gradient, log_softmax's backward output); the forward's e + 4 + 4 is smaller;
+ *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce, loss_fp32 not off; an
+ *     outside logits.float() is the copy it makes anyway): kept 4, peak 4 + e;
+ *   loss_fp32, F.cross_entropy on pred.float() (torchtitan, Hugging Face, PaddleNLP without
+ *     tensor parallelism): kept 4 (log_softmax's fp32 output), peak 12 (backward: the saved
+ *     output, nll_loss's dense gradient, log_softmax's backward output); the forward's
+ *     e + 4 + 4 is smaller;
  *   the same under torchtitan's loss_parallel (fsdp2 with t > 1): kept 4, peak 16;
  *     torchtitan pipelined (fsdp2 with p > 1): held, every micro-batch's output (the e-byte
  *     logits) on the last stage to the step's end, m e E, and at the step's end their
  *     concatenation beside them (output_chunks, _merge_outputs);
- *   Megatron's vocab_parallel_cross_entropy, fused or not (megatron_ce, loss_fp32 not off; an
- *     outside logits.float() is the copy it makes anyway): kept 4, peak 4 + e;
+ *   fused otherwise: kept = peak = 4 (the fp32 logits; no stack names the code);
  *   loss_fp32 off, eager: kept e, peak 3e;
- *   fused otherwise, and the default: kept = peak = 4 (the fp32 logits; no stack names the
- *     code); Liger's fused linear cross-entropy (w->fused_ce): wl_logits_bytes, kept = peak.
- * Sources beside each case in memory_states.c. */
+ *   the default: kept = peak = 4; Liger's fused linear cross-entropy (w->fused_ce):
+ *     wl_logits_bytes, kept = peak.
+ * Sources beside each case in workload.c wl_loss_costs (the pipelined hold in memory_states.c). */
 typedef struct mem_loss {
     double kept; /* from the loss's forward to its backward, B  */
     double peak; /* the most at once, kept included, B          */

@@ -270,7 +270,8 @@ typedef struct spec_training {
     int megatron_ce;        /* the loss is Megatron's tensor_parallel vocab_parallel_cross_entropy
                                over output.float() (Megatron-DeepSpeed's and DeepSpeedExamples'
                                Megatron model code too): its unfused kernels when the loss is not
-                               fused (model/workload.c ew_head); -1 = framework megatron's       */
+                               fused, unless loss_fp32 is off (model/workload.c wl_loss_impl_of,
+                               for the step time and the memory plan); -1 = framework megatron's */
     int atorch_tp;          /* ATorch's manual tensor parallelism (TPInfo shard_col / shard_row):
                                q, k, v, gate and up each their own ColumnParallelLinear, each
                                all-reducing its input gradient in backward, synchronously

@@ -360,24 +360,25 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
     }
 }
 
-/* The head's final norm (2he / 3he) and the loss, per token. Default (loss_fp32 not given):
- * eager upcasts the logits to fp32 inside the loss (read e, write 4, read 4 for the
- * log-softmax; backward reads them (4) and writes the gradient (e): Megatron / DeepSpeed);
- * compiled, or loss_fusion true (fused cross-entropy), reads the e-byte logits once and writes
- * the gradient in place (2e backward). loss_fp32 true, eager: logits.float() then F.cross_entropy as separate
- * kernels (torchtitan@9dec370 train.py; Hugging Face LlamaForCausalLM): cast e+4, log_softmax
- * 16 (cunn_SoftMaxForward reads its row three times: max, sum, output, and writes it), nll;
- * backward nll 4 (the zero-filled fp32 gradient), log_softmax 16 (cunn_SoftMaxBackward), cast
- * 4+e: e+20 and e+24 per vocabulary entry, compiled execution too (the loss outside the
- * compiled blocks). Measured on one H100 (bench/gpu-results/2026-11-27-h100-sxm/eager_block.json,
- * main 10bd884; 8192 tokens x 128256: SoftMaxForward 5.56 ms, SoftMaxBackward 5.73 ms,
- * the fp32 fill 1.27 ms at the 2.84 TB/s copy rate: 15.0, 15.5 and 3.4 B per entry).
- * false, eager: a 16-bit loss, log_softmax 2e, backward 4e. */
-/* Megatron's loss (framework megatron, loss_fp32 not given, the loss not fused: loss_fusion
- * false, or not given and the execution eager): tensor_parallel's
- * vocab_parallel_cross_entropy over the 16-bit vocabulary-parallel logits, its own kernels
- * (--cross-entropy-loss-fusion is opt-in, store_true; Megatron's other fusions are the
- * blocks'): NVIDIA/Megatron-LM@f2e5db402c44ae309aa6448bcb4ae87e8ae0f5f4
+/* The loss's costs per vocabulary entry of a token, time beside memory, per implementation.
+ *
+ * Memory: F.cross_entropy = log_softmax then nll_loss (pytorch/pytorch@d327a787
+ * tools/autograd/derivatives.yaml: _log_softmax saves its result, nll_loss_forward its input,
+ * the same tensor; nll_loss_backward allocates a zero-filled gradient of the input's shape and
+ * scatters into it, log_softmax's backward writes a new tensor; .float()'s backward (_to_copy)
+ * saves nothing) over an x-byte input made from e-byte logits: its forward holds the logits,
+ * their x-byte copy when x != e, and the output; its backward opens with the saved output, the
+ * dense gradient and log_softmax's backward output, three x-byte tensors. */
+static void torch_ce_mem(double e, double x, wl_loss_cost *o)
+{
+    o->kept = x;
+    o->mem_fwd = e + (x != e ? x : 0) + x;
+    o->mem_bwd = 3 * x;
+}
+
+/* Megatron's loss, time: tensor_parallel's vocab_parallel_cross_entropy over the 16-bit
+ * vocabulary-parallel logits, its own kernels (--cross-entropy-loss-fusion is opt-in,
+ * store_true; Megatron's other fusions are the blocks'): NVIDIA/Megatron-LM@f2e5db402c44ae309aa6448bcb4ae87e8ae0f5f4
  * (the README's H100 scaling commit) megatron/core/tensor_parallel/cross_entropy.py and
  * megatron/training/arguments.py L1134. Bytes per vocabulary entry of a token, fp32 after the
  * cast: forward .float() (e + 4), max (4), -= max in place (8), exp out= in place (8), sum (4),
@@ -393,29 +394,109 @@ static void ew_block(const spec_model *m, const spec_training *t, double e, doub
  * fp32 tensor: also 8): e + 36 and e + 12 both. The 2020 copy (microsoft/DeepSpeedExamples
  * @b989b41b Megatron-LM/pretrain_gpt2.py L300, mpu/cross_entropy.py) clones the fp32 logits
  * first (8 more) and exps out of place (8, as in place): e + 44 forward; not modelled (the
- * 8 B per entry left out for those cases). */
+ * 8 B per entry left out for those cases). An outside logits.float() (ATorch's ds_3d_llama2.py,
+ * dlrover@11bf2fbf) is the cast counted here: the function's own .float() of fp32 is a no-op.
+ * PaddleNLP's ParallelCrossEntropy (tensor parallel, tensor_parallel_output) on
+ * prediction_scores.astype("float32"): c_softmax_with_cross_entropy (PaddlePaddle/Paddle
+ * paddle/fluid/operators/collective/c_softmax_with_cross_entropy_op.cu, 2.5-era, public index
+ * copy: max (4), softmax = logits - max (8), exp in place (8), sum (4), times 1/sum in place
+ * (8); backward the softmax copied to the gradient unless in place, then MaskLabelByIndexGrad
+ * in place (8)): the same e + 36 and e + 12, the softmax a tensor beside the fp32 input (4 B
+ * per entry more in the forward's memory, and 8 B of copy in the backward if not in place:
+ * both left out).
+ * Memory (NVIDIA/Megatron-LM@f2e5db40 megatron/core/tensor_parallel/cross_entropy.py L27
+ * .float(), L43 -= max, L62-63 exp in place, L77 div_ in place, L185 saves that fp32 softmax;
+ * backward L88 grad_input = softmax, L110-113 in place; core/fusions/fused_cross_entropy.py
+ * the same tensors, calculate_gradients casting to bf16 beside it; language_module.py
+ * L37-40): forward the e-byte logits and their fp32 copy, backward the saved softmax turned
+ * gradient and its e-byte cast: kept 4, 4 + e each way (4 in fp32 training). */
 enum { MEGATRON_CE_FWD_B = 36, MEGATRON_CE_BWD_B = 12 };
 
+/* The loss's bytes and kernels of implementation impl per vocabulary entry (workload.h). */
+const wl_loss_cost *wl_loss_costs(wl_loss_impl impl, double e, wl_loss_cost *o)
+{
+    switch (impl) {
+    case WL_LOSS_TORCH_FP32:
+    case WL_LOSS_PARALLEL:
+        /* time: logits.float() then F.cross_entropy as separate kernels (torchtitan@9dec370
+         * train.py; Hugging Face LlamaForCausalLM; PaddleNLP astype("float32") without tensor
+         * parallelism), eager even when compiled (torchtitan@9dec370 apply_compile compiles the
+         * transformer blocks only, the loss stays in train.py): cast e+4, log_softmax 16
+         * (cunn_SoftMaxForward reads its row three times: max, sum, output, and writes it),
+         * nll; backward nll 4 (the zero-filled fp32 gradient), log_softmax 16
+         * (cunn_SoftMaxBackward), cast 4+e: e+20 and e+24 per entry, 4 kernels each way.
+         * Measured on one H100 (bench/gpu-results/2026-11-27-h100-sxm/eager_block.json, main
+         * 10bd884; 8192 tokens x 128256: SoftMaxForward 5.56 ms, SoftMaxBackward 5.73 ms, the
+         * fp32 fill 1.27 ms at the 2.84 TB/s copy rate: 15.0, 15.5 and 3.4 B per entry).
+         * loss_parallel's time is priced the same (its DTensor kernels not counted apart). */
+        o->fwd_b = e + 20, o->bwd_b = e + 24, o->kernels = 4;
+        if (impl == WL_LOSS_TORCH_FP32) /* memory: torchtitan@9dec370 train.py L131-134,
+                                           L301-307 (del pred before the backward) */
+            torch_ce_mem(e, 4, o);
+        else /* memory: torchtitan's loss_parallel (pytorch/torchtitan@9dec370 train.py L57,
+              * utils.py L196-201, parallelize_llama.py L138-141: Shard(-1) logits) runs the
+              * DTensor handlers (pytorch/pytorch@02eef6b8 torch/distributed/tensor/parallel/
+              * loss.py _log_softmax: shifted = x - max, exp(shifted) summed, result = shifted -
+              * log(sum), fp32, result saved; backward _nll_loss_and_log_softmax_backward:
+              * zeros_like(x), exp(x), their sum, times grad_output, beside the saved result):
+              * forward e + 4 (the copy) + 4 (shifted) + 4 (exp, then result), backward 4 x 4.
+              * torch 1963fc8 (the rows') is not stored. */
+            o->kept = 4, o->mem_fwd = e + 12, o->mem_bwd = 16;
+        break;
+    case WL_LOSS_MEGATRON:
+    case WL_LOSS_MEGATRON_FUSED: /* the comment above MEGATRON_CE_FWD_B */
+        if (impl == WL_LOSS_MEGATRON)
+            o->fwd_b = e + MEGATRON_CE_FWD_B, o->bwd_b = e + MEGATRON_CE_BWD_B, o->kernels = 6;
+        else /* time: the fused kernel's, as WL_LOSS_FUSED */
+            o->fwd_b = e, o->bwd_b = 2 * e, o->kernels = 2;
+        o->kept = 4;
+        o->mem_fwd = o->mem_bwd = 4 + (e != 4 ? e : 0);
+        break;
+    case WL_LOSS_FUSED: /* time: compiled, or loss_fusion true (a fused cross-entropy), reads
+                           the e-byte logits once and writes the gradient in place (2e
+                           backward); memory: the fp32 logits (no stack names the code) */
+        o->fwd_b = e, o->bwd_b = 2 * e, o->kernels = 2;
+        o->kept = o->mem_fwd = o->mem_bwd = 4;
+        break;
+    case WL_LOSS_EAGER16: /* time: a 16-bit loss, log_softmax 2e, backward 4e; memory:
+                             F.cross_entropy in the logits' dtype */
+        o->fwd_b = 2 * e, o->bwd_b = 4 * e, o->kernels = 3;
+        torch_ce_mem(e, e, o);
+        break;
+    default: /* time: eager upcasts the logits to fp32 inside the loss (read e, write 4, read 4
+                for the log-softmax; backward reads them (4) and writes the gradient (e):
+                Megatron / DeepSpeed); memory: the fp32 logits (no code named) */
+        o->fwd_b = e + 8, o->bwd_b = 4 + e, o->kernels = 3;
+        o->kept = o->mem_fwd = o->mem_bwd = 4;
+        break;
+    }
+    return o;
+}
+
+wl_loss_impl wl_loss_impl_of(const spec_training *t, const spec_layout *l)
+{
+    const int lf = flag_on(t->loss_fp32, -1), fused = flag_on(t->loss_fusion, t->execution == EXEC_COMPILED);
+    if (flag_on(t->megatron_ce, t->framework == FW_MEGATRON) && lf != 0)
+        return fused ? WL_LOSS_MEGATRON_FUSED : WL_LOSS_MEGATRON;
+    if (lf == 1)
+        return t->framework == FW_FSDP2 && l && l->t > 1 ? WL_LOSS_PARALLEL : WL_LOSS_TORCH_FP32;
+    if (fused)
+        return WL_LOSS_FUSED;
+    return lf == 0 ? WL_LOSS_EAGER16 : WL_LOSS_DEFAULT;
+}
+
+/* The head's final norm (2he / 3he) and the loss (wl_loss_impl_of, wl_loss_costs), per token. */
 static void ew_head(const spec_model *m, const spec_training *t, double e, wl_layer *H)
 {
     const double h = m->hidden, V = m->vocab, T = H->gemm[0].m;
-    int lf = flag_on(t->loss_fp32, -1), fused = flag_on(t->loss_fusion, t->execution == EXEC_COMPILED);
-    double f = e + 8, bk = 4 + e;
-    int k = 3;
-    if (lf == 1) /* eager even when compiled: torchtitan@9dec370 apply_compile compiles the
-                    transformer blocks only, the loss stays in train.py */
-        f = e + 20, bk = e + 24, k = 4;
-    else if (lf < 0 && flag_on(t->megatron_ce, t->framework == FW_MEGATRON) && !fused)
-        f = e + MEGATRON_CE_FWD_B, bk = e + MEGATRON_CE_BWD_B, k = 6;
-    else if (fused)
-        f = e, bk = 2 * e, k = 2;
-    else if (lf == 0)
-        f = 2 * e, bk = 4 * e, k = 3;
+    wl_loss_cost c;
+    wl_loss_costs(wl_loss_impl_of(t, NULL), e, &c);
+    const double f = c.fwd_b, bk = c.bwd_b;
     H->ew_fwd_bytes = T * (2 * h * e) + T * V * f;
     H->ew_bwd_bytes = T * (3 * h * e) + T * V * bk;
     H->ew_tp_fwd_bytes = T * V * f; /* the loss over vocabulary-parallel logits */
     H->ew_tp_bwd_bytes = T * V * bk;
-    H->ew_fwd_kernels = H->ew_bwd_kernels = k;
+    H->ew_fwd_kernels = H->ew_bwd_kernels = c.kernels;
     if (t->execution != EXEC_COMPILED && flag_on(t->norm_fp32, 0)) { /* the final norm, as a block's */
         H->ew_fwd_bytes += T * h * (m->rmsnorm ? 28 + 2 * e : 16);
         H->ew_bwd_bytes += T * h * (m->rmsnorm ? 52 + 3 * e : 20 - e);

@@ -210,6 +210,40 @@ double wl_tp_replicated_act(const wl *w);
 /* Largest single layer's parameter count (sizes gather buffers). */
 double wl_max_layer_params(const wl *w);
 
+/* The cross-entropy implementation a training runs: one home read by the step time
+ * (workload.c ew_head: bytes and kernels per vocabulary entry) and by the memory plan
+ * (memory_states.c: bytes the loss holds), so the two cannot pick different ones. Order:
+ * Megatron's vocab_parallel_cross_entropy (megatron_ce, or framework megatron when not given,
+ * and loss_fp32 not off: an outside logits.float() is the copy it makes anyway), fused or not;
+ * then loss_fp32 on (torchtitan's loss_parallel under fsdp2 with t > 1, else F.cross_entropy
+ * on a fp32 copy); then a fused loss (loss_fusion, or compiled); then loss_fp32 off (eager,
+ * 16-bit); else the default. Liger's fused linear cross-entropy (fused_linear_ce) is not one
+ * of these: its memory is wl_logits_bytes'. */
+typedef enum wl_loss_impl {
+    WL_LOSS_DEFAULT,        /* eager upcast inside the loss, no code named                     */
+    WL_LOSS_TORCH_FP32,     /* logits.float() then F.cross_entropy (torchtitan, Hugging Face)  */
+    WL_LOSS_PARALLEL,       /* torchtitan's loss_parallel (DTensor log_softmax over Shard(-1)) */
+    WL_LOSS_MEGATRON,       /* Megatron's vocab_parallel_cross_entropy, unfused                */
+    WL_LOSS_MEGATRON_FUSED, /* the same, --cross-entropy-loss-fusion (or compiled)             */
+    WL_LOSS_FUSED,          /* one fused cross-entropy kernel (compiled, loss_fusion)          */
+    WL_LOSS_EAGER16         /* loss_fp32 off, eager: the loss in the logits' 16-bit dtype      */
+} wl_loss_impl;
+
+/* Costs of one implementation per vocabulary entry of a token, e = the logits' element bytes:
+ * time (HBM bytes forward / backward, kernels each way) and memory (kept from the forward to
+ * the backward, live at the forward's end, live at the backward's start). */
+typedef struct wl_loss_cost {
+    double fwd_b, bwd_b;          /* HBM bytes per entry, forward and backward */
+    int kernels;                  /* kernels forward, and as many backward      */
+    double kept, mem_fwd, mem_bwd; /* bytes held per entry                     */
+} wl_loss_cost;
+
+/* The implementation training t runs on layout l (l may be NULL: then not loss_parallel). */
+wl_loss_impl wl_loss_impl_of(const spec_training *t, const spec_layout *l);
+
+/* Fills o with implementation impl's costs at e-byte logits; returns o. */
+const wl_loss_cost *wl_loss_costs(wl_loss_impl impl, double e, wl_loss_cost *o);
+
 /* Bytes the loss holds over T tokens of vocabulary V, hidden h, parameter dtype e bytes: fp32
  * logits [T, V], or with fused (Liger-Kernel's fused linear cross-entropy) one chunk of logits,
  * the input and head-weight gradients it computes in the forward and a fp32 loss per token. */

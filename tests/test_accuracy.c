@@ -880,6 +880,34 @@ START_TEST(compile_pairs)
 }
 END_TEST
 
+/* review16 finding 4: the shipped ATorch ds_3d case (framework megatron, the atorch stack's
+ * loss_fp32 on: ds_3d_llama2.py calls logits.float() then vocab_parallel_cross_entropy,
+ * dlrover@11bf2fbf) and FlagPerf's PaddleNLP runs under tensor parallelism (ParallelCrossEntropy
+ * on astype("float32"): c_softmax_with_cross_entropy, Megatron's algorithm) resolve to Megatron's
+ * vocab-parallel path, the one both the step time and the memory plan price; FlagPerf's run
+ * without tensor parallelism (framework other) stays torch-style fp32 cross-entropy. */
+START_TEST(loss_impl_of_shipped_cases)
+{
+    static const char *const roots[] = {"configs"};
+    const acc_paths p = {"validation", roots, 1, NULL};
+    static const struct {
+        const char *file;
+        wl_loss_impl impl;
+    } want[] = {
+        {"validation/dlrover-atorch-llama2/atorch-llama2-7b-ds3d-t2p2d4.json", WL_LOSS_MEGATRON},
+        {"validation/flagperf-nvidia/flagperf-paddle-llama1-7b-80g-tp2pp1sh1sp4.json", WL_LOSS_MEGATRON},
+        {"validation/flagperf-nvidia/flagperf-paddle-llama1-7b-80g-tp1pp1sh2sp8.json", WL_LOSS_TORCH_FP32},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        sc_err err;
+        char msg[600];
+        ck_assert_msg(acc_case_load(NULL, want[i].file, &p, &C, &err) == 0, "%s", sc_err_str(&err, msg, sizeof msg));
+        ck_assert_int_eq(C.training.loss_fp32, 1); /* the stacks' loss_fp32 on reached the training */
+        ck_assert_int_eq(wl_loss_impl_of(&C.training, &C.layout), want[i].impl);
+    }
+}
+END_TEST
+
 Suite *accuracy_suite(void)
 {
     Suite *s = suite_create("accuracy");
@@ -889,6 +917,7 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, conventions);
     tcase_add_test(tc, metrics);
     tcase_add_test(tc, load_ok);
+    tcase_add_test(tc, loss_impl_of_shipped_cases);
     tcase_add_test(tc, load_errors);
     tcase_add_test(tc, statuses);
     tcase_add_test(tc, statistics);

@@ -5,6 +5,7 @@
 #include "suites.h"
 
 #include "../model/kernels.h"
+#include "../model/memory_states.h"
 #include "../model/workload.h"
 
 #include <math.h>
@@ -190,6 +191,84 @@ START_TEST(test_params_swiglu_gqa_small)
     m.bias = 1;
     wl_build(&m, &t, &w);
     ck_assert_double_eq(find(&w, WL_BLOCK)->params, 43960.0);
+}
+END_TEST
+
+/* ---- the loss implementation (wl_loss_impl_of, wl_loss_costs) -------------------------- */
+
+/* One implementation's time (the head's element-wise bytes and kernels, from ew_head) and
+ * memory (mem_loss_bytes) on a tiny GPT: L 1, h 64, 4 heads, s 8, V 100, b 1, bf16 (e = 2),
+ * no fp32 norm: T = 8 tokens, E = T V = 800 entries. Head time: forward T 2he = 2048 plus E f,
+ * backward T 3he = 3072 plus E bk, with f / bk per entry; memory: kept E x kept, peak E x the
+ * larger of the forward's and backward's per-entry bytes. */
+static void expect_impl(spec_training t, const char *layout, wl_loss_impl impl, double f, double bk, int k,
+                        double kept, double peak)
+{
+    spec_model m = gpt(1, 64, 4, 8, 100);
+    spec_layout l;
+    sc_err err;
+    ck_assert_int_eq(spec_layout_parse(layout, &l, &err), 0);
+    ck_assert_int_eq(wl_loss_impl_of(&t, &l), impl);
+    wl_loss_cost c;
+    wl_loss_costs(impl, 2, &c);
+    ck_assert_double_eq(c.fwd_b, f);
+    ck_assert_double_eq(c.bwd_b, bk);
+    ck_assert_int_eq(c.kernels, k);
+    wl w;
+    wl_build(&m, &t, &w);
+    const wl_layer *H = find(&w, WL_HEAD);
+    ck_assert_double_eq(H->ew_fwd_bytes, 2048 + 800 * f);
+    ck_assert_double_eq(H->ew_bwd_bytes, 3072 + 800 * bk);
+    ck_assert_int_eq(H->ew_fwd_kernels, k);
+    ck_assert_int_eq(H->ew_bwd_kernels, k);
+    mem_loss o;
+    mem_loss_bytes(&w, &t, &l, &o);
+    ck_assert_double_eq(o.kept, 800 * kept);
+    ck_assert_double_eq(o.peak, 800 * peak);
+}
+
+/* By hand, e = 2, per entry (time fwd / bwd B, kernels; memory kept, peak), sources in
+ * model/workload.c wl_loss_costs:
+ *   torch fp32 CE (fsdp, loss_fp32): e+20 = 22 / e+24 = 26, 4; kept 4, peak max(2+4+4, 3x4) = 12;
+ *   loss_parallel (fsdp2, t = 2, loss_fp32): time the same; kept 4, peak max(e+12 = 14, 16) = 16;
+ *   Megatron (framework megatron): e+36 = 38 / e+12 = 14, 6; kept 4, peak 4+e = 6;
+ *   Megatron fused (loss_fusion): e = 2 / 2e = 4, 2; kept 4, peak 6;
+ *   fused (fsdp compiled): 2 / 4, 2; kept = peak = 4;
+ *   16-bit eager (loss_fp32 off): 2e = 4 / 4e = 8, 3; kept e = 2, peak max(2e, 3e) = 6;
+ *   default (deepspeed): e+8 = 10 / 4+e = 6, 3; kept = peak = 4. */
+START_TEST(test_loss_impl_time_and_memory)
+{
+    spec_training t = training(1, PREC_BF16, 0, 1);
+    t.framework = FW_FSDP, t.loss_fp32 = 1;
+    expect_impl(t, "zero3", WL_LOSS_TORCH_FP32, 22, 26, 4, 4, 12);
+    t.framework = FW_FSDP2;
+    expect_impl(t, "fsdp2:dp=2,t=2", WL_LOSS_PARALLEL, 22, 26, 4, 4, 16);
+    t = training(1, PREC_BF16, 0, 1);
+    t.framework = FW_MEGATRON;
+    expect_impl(t, "megatron:t=1,p=1", WL_LOSS_MEGATRON, 38, 14, 6, 4, 6);
+    t.loss_fusion = 1;
+    expect_impl(t, "megatron:t=1,p=1", WL_LOSS_MEGATRON_FUSED, 2, 4, 2, 4, 6);
+    t = training(1, PREC_BF16, 0, 1);
+    t.framework = FW_FSDP, t.execution = EXEC_COMPILED;
+    expect_impl(t, "zero3", WL_LOSS_FUSED, 2, 4, 2, 4, 4);
+    t.execution = EXEC_EAGER, t.loss_fp32 = 0;
+    expect_impl(t, "zero3", WL_LOSS_EAGER16, 4, 8, 3, 2, 6);
+    t = training(1, PREC_BF16, 0, 1);
+    t.framework = FW_DEEPSPEED;
+    expect_impl(t, "zero3", WL_LOSS_DEFAULT, 10, 6, 3, 4, 4);
+    /* review16 finding 4: framework megatron with loss_fp32 on (ATorch's ds_3d: logits.float()
+     * then vocab_parallel_cross_entropy) is Megatron's path in time as in memory, not torch's
+     * fp32 CE; loss_fp32 off leaves Megatron's code (megatron_ce needs it not off) */
+    t.framework = FW_MEGATRON, t.loss_fp32 = 1;
+    expect_impl(t, "megatron:t=2,p=1", WL_LOSS_MEGATRON, 38, 14, 6, 4, 6);
+    t.loss_fp32 = 0;
+    expect_impl(t, "megatron:t=2,p=1", WL_LOSS_EAGER16, 4, 8, 3, 2, 6);
+    /* megatron_ce on under deepspeed (Megatron-DeepSpeed's model code), off under megatron */
+    t = training(1, PREC_BF16, 0, 1);
+    t.framework = FW_DEEPSPEED, t.megatron_ce = 1;
+    expect_impl(t, "zero3", WL_LOSS_MEGATRON, 38, 14, 6, 4, 6);
+    t.framework = FW_MEGATRON, t.megatron_ce = 0;
+    expect_impl(t, "megatron:t=1,p=1", WL_LOSS_DEFAULT, 10, 6, 3, 4, 4);
 }
 END_TEST
 
@@ -676,6 +755,7 @@ Suite *workload_suite(void)
     tcase_add_test(a, test_ew_gpt3_block_dropout);
     tcase_add_test(a, test_dropout_keys);
     tcase_add_test(a, test_dropout_defaults);
+    tcase_add_test(a, test_loss_impl_time_and_memory);
     suite_add_tcase(s, a);
     return s;
 }
