@@ -158,8 +158,9 @@ static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *fr
     const double emb_end = t->emb_s > 0 ? fmax(done[0], done[pp->p - 1]) + t->emb_s : 0;
     for (int s = 0; s < pp->p; s++) {
         double at = done[s];
-        if (t->emb_s > 0 && (s == 0 || s == pp->p - 1)) { /* waits for the other, then all-reduces */
-            o->exposed[COLL_ALLREDUCE] += emb_end - at;
+        if (t->emb_s > 0 && (s == 0 || s == pp->p - 1)) { /* waits for the other (idle: the
+                                                                 flush's skew), then all-reduces */
+            o->exposed[COLL_ALLREDUCE] += t->emb_s;
             at = emb_end;
         }
         double gth = t->gather_s[s];

@@ -343,9 +343,10 @@ static void boundary_next(psim *s, int q, double now)
             stage_span(s, q, TR_STREAM_COMPUTE, "optimizer", TR_CAT_COMPUTE, k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
-        else if (k->phase == B_EMB && now > k->phase_start) {
-            stage_span(s, q, PT_BOUNDARY, "all-reduce word-embedding gradients", TR_CAT_COLLECTIVE, k->phase_start, now);
-            k->exposed[COLL_ALLREDUCE] += now - k->phase_start;
+        else if (k->phase == B_EMB && now > k->phase_start) { /* the wait for the other stage before
+                                                                   it is idle (as an_pipe_run) */
+            stage_span(s, q, PT_BOUNDARY, "all-reduce word-embedding gradients", TR_CAT_COLLECTIVE, now - s->t->emb_s, now);
+            k->exposed[COLL_ALLREDUCE] += s->t->emb_s;
         } else if (k->phase == B_GATHER) {
             /* --overlap-param-gather: the next step's first forward hides up to first_end of it
                (the same rule as an_pipe_run) */
