@@ -24,11 +24,12 @@ static void stage_pair(const lo_graph *g, const spec_cluster *c, int stride, cos
 }
 
 /* A tied head's word-embedding gradient all-reduce (lo_pipe.tied_params), s: Megatron-LM 2021
- * megatron/training.py L372-394 at NVIDIA/Megatron-LM@50a4b5fa (after the data-parallel
- * all-reduce: torch.distributed.all_reduce of word_embeddings_weight().main_grad over the
- * embedding group), Megatron-Core finalize_model_grads -> _allreduce_word_embedding_grads
- * (after finish_grad_sync, the same all-reduce of the weight's main_grad) before the optimizer
- * step. main_grad is the gradient buffer, in the reduce's dtype (fw_sched.reduce_elem_bytes);
+ * NVIDIA/Megatron-LM@50a4b5fa megatron/training.py L377-409 (after the data-parallel
+ * all-reduce, before optimizer.step: torch.distributed.all_reduce of the word embeddings'
+ * main_grad over the embedding group), Megatron-Core NVIDIA/Megatron-LM@d98e8a64
+ * megatron/core/distributed/finalize_model_grads.py finalize_model_grads L640 finish_grad_sync,
+ * then L676 _allreduce_word_embedding_grads (L164-259: the same all-reduce of the weight's
+ * main_grad, L258), before the optimizer step. main_grad is the gradient buffer, in the reduce's dtype (fw_sched.reduce_elem_bytes);
  * the group is the two ranks at the same tensor and data-parallel position of stage 0 and stage
  * p - 1, (p - 1) N / p ranks apart; every such pair runs at once (stage_pair). */
 static double tied_s(const lo_graph *g, const cost_calib *cal, const spec_cluster *c)

@@ -251,12 +251,15 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
 }
 
 /* Megatron keeps a copy of the word embeddings on the last stage when the head is tied: Megatron-LM
- * 2021 megatron/model/module.py initialize_word_embeddings (NVIDIA/Megatron-LM@50a4b5fa: a
- * VocabParallelEmbedding of padded_vocab x hidden, / t, on the last stage when p > 1), Megatron-Core
- * LanguageModule.setup_embeddings_and_output_layer (the output layer's own weight there, marked
- * shared_embedding). An ordinary parameter of the last model chunk: in its data-parallel gradient
- * buffer and its optimizer (the distributed optimizer shards it with the rest); its gradient is
- * all-reduced with the first stage's over the embedding group once a step (an_pipe_time_comm). */
+ * 2021 NVIDIA/Megatron-LM@50a4b5fa megatron/model/module.py initialize_word_embeddings L89-98 (a
+ * VocabParallelEmbedding of padded_vocab_size x hidden_size, / t, on the last stage when p > 1),
+ * Megatron-Core NVIDIA/Megatron-LM@d98e8a64 megatron/core/models/common/language_module/
+ * language_module.py setup_embeddings_and_output_layer L208-314 (the output layer's own weight
+ * there, zeroed and marked shared_embedding, L278-290). An ordinary parameter of the last model
+ * chunk: in its data-parallel gradient buffer and its optimizer (the distributed optimizer shards
+ * it with the rest); its gradient is all-reduced with the first stage's over the embedding group
+ * once a step (an_pipe_time_comm). The vocabulary as the model gives it (padded or not, as the
+ * first stage's table: one size for both). */
 double layout_pipe_tied_params(const wl *w, const spec_layout *l)
 {
     if (l->kind != LAYOUT_MEGATRON || l->pp <= 1 || !w->model.tied_embeddings)
