@@ -368,6 +368,8 @@ static an_pipe_timed *random_pipe(int p, int v, int m, spec_pipe_sched sched, un
         t->opt_s[s] = 0.2 + 0.1 * s;
         t->gather_s[s] = seed % 2 ? 0.3 : 0;
     }
+    /* a tied head's embedding all-reduce (stages 0 and p - 1 meet before stepping) on a third */
+    t->emb_s = seed % 3 == 0 && p > 1 ? 0.05 + 0.4 * (double)rand() / RAND_MAX : 0;
     return t;
 }
 
@@ -383,7 +385,8 @@ START_TEST(test_closed_form_equals_walk)
      * periodic, then extrapolated by the groups it did not walk) against the walk of every op
      * (an_pipe_walk), on random stage times: 1F1B, interleaved (v 2-4, m a multiple of p) and
      * GPipe (always walked), p 1-16, m 100-4096, with and without holding sends (every op, or
-     * interleaved around the steady phase). Every field to 1e-9 relative: the period is
+     * interleaved around the steady phase) and a tied head's embedding all-reduce (its max over
+     * stages 0 and p - 1 shifts with the rest: max-plus). Every field to 1e-9 relative: the period is
      * checked to 1e-12 of the step, and the walk's own sums of up to 2 p v m terms round at
      * about m x 1e-16. (A first version that extrapolated the step from four probes' totals
      * failed here: p 4, m 4096 gave 17976 against 18483, the probes' slope being the fill's, not
