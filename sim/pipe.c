@@ -75,7 +75,9 @@ typedef struct psim {
 /* ---- traces, in the one layout of traces/schema.h: pid = node, a block of lanes per rank; the
  * S ranks of a stage move together and carry the same spans. Compute stream: forward, backward
  * and the optimizer (cat compute); communication stream 0: the boundary's data-parallel
- * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."); 1: the
+ * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."), and a
+ * tied head's embedding all-reduce on stages 0 and p - 1 ("all-reduce word-embedding gradients",
+ * its emb_s, after the two have met); 1: the
  * activations a rank receives, 2: the gradients, each from its send to its arrival ("send ...",
  * cat collective: read as another collective). */
 enum { PT_BOUNDARY = TR_STREAM_COMM, PT_ACTS = TR_STREAM_COMM + 1, PT_GRADS = TR_STREAM_COMM + 2 };
