@@ -9,6 +9,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The two ranks of rank 0's stage and of the stage `stride` ranks on, as a group: across nodes
+ * (stride >= G) the G ranks of a node talk at once and share its NICs, inside a node a pair of its
+ * G / 2 pairs. */
+static void stage_pair(const lo_graph *g, const spec_cluster *c, int stride, cost_group *pair)
+{
+    const int G = g->gpus_per_node;
+    if (stride >= G) {
+        cost_group_make(c, 2, (int[]){0}, 1, G, pair);
+    } else {
+        int locals[2] = {0, stride};
+        cost_group_make(c, 1, locals, 2, G / 2, pair);
+    }
+}
+
+/* A tied head's word-embedding gradient all-reduce (lo_pipe.tied_params), s: Megatron-LM 2021
+ * NVIDIA/Megatron-LM@50a4b5fa megatron/training.py L377-409 (after the data-parallel
+ * all-reduce, before optimizer.step: torch.distributed.all_reduce of the word embeddings'
+ * main_grad over the embedding group), Megatron-Core NVIDIA/Megatron-LM@d98e8a64
+ * megatron/core/distributed/finalize_model_grads.py finalize_model_grads L640 finish_grad_sync,
+ * then L676 _allreduce_word_embedding_grads (L164-259: the same all-reduce of the weight's
+ * main_grad, L258), before the optimizer step. main_grad is the gradient buffer, in the reduce's dtype (fw_sched.reduce_elem_bytes);
+ * the group is the two ranks at the same tensor and data-parallel position of stage 0 and stage
+ * p - 1, (p - 1) N / p ranks apart; every such pair runs at once (stage_pair). */
+static double tied_s(const lo_graph *g, const cost_calib *cal, const spec_cluster *c)
+{
+    const lo_pipe *pp = &g->pipe;
+    if (!(pp->tied_params > 0) || pp->p < 2)
+        return 0;
+    cost_group pair;
+    stage_pair(g, c, g->n_ranks / pp->p * (pp->p - 1), &pair);
+    return cost_coll_best(cal, COLL_ALLREDUCE, pp->tied_params * g->sched.reduce_elem_bytes, 1, &pair, NULL);
+}
+
 /* One point-to-point send of `bytes` between rank r and rank r + stride (the next stage):
  * one NCCL step over the tier joining them (cost_p2p_latency: the hop latency the collectives
  * use) at the pair's bandwidth; the stage's G ranks of a
@@ -25,14 +58,8 @@ static void p2p_time(const lo_graph *g, const spec_training *tr, const cost_cali
     int div;
     int blocking = fw_mg_p2p_blocking(tr, &g->layout, &o->p2p_sync_s, &div);
     o->p2p_bytes = g->pipe.p2p_bytes / div;
-    int G = g->gpus_per_node, stride = g->n_ranks / g->pipe.p;
     cost_group pair;
-    if (stride >= G) {
-        cost_group_make(c, 2, (int[]){0}, 1, G, &pair);
-    } else {
-        int locals[2] = {0, stride};
-        cost_group_make(c, 1, locals, 2, G / 2, &pair);
-    }
+    stage_pair(g, c, g->n_ranks / g->pipe.p, &pair);
     o->p2p_lat_s = cost_p2p_latency(cal, &pair);
     o->p2p_Bps = cost_group_busbw(cal, &pair);
     o->p2p_s = o->p2p_bytes > 0 ? o->p2p_lat_s + o->p2p_bytes / o->p2p_Bps : 0;
@@ -97,6 +124,7 @@ void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_ca
             o->gather_s[s] = cost_coll_best(cal, COLL_ALLGATHER, S, layout_pipe_calls(S, B, pp->stage_units[s]), dp, NULL);
         o->opt_s[s] = stage_opt_s(g, tr, cal, c, s);
     }
+    o->emb_s = tied_s(g, cal, c);
 }
 
 /* What a walk adds up (an_result's fields before dividing by the p stages). */
@@ -107,10 +135,12 @@ typedef struct pipe_tot {
 
 /* The boundary after the last op: each stage's reduces, Adam and all-gather (opt, exposed); with
  * --overlap-param-gather the all-gather hidden up to first[s], the end of the stage's first op
- * (the next step's pipeline fill and first forward run beside it). */
+ * (the next step's pipeline fill and first forward run beside it). A tied head: stages 0 and
+ * p - 1 meet for the word-embedding all-reduce once both have reduced (emb_s), then step. */
 static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *freet, const double *lastb,
                      const double *first, pipe_tot *o)
 {
+    double done[LO_MAX_STAGES];
     for (int s = 0; s < pp->p; s++) {
         /* the chunks' reduces in the order their last backwards end, one at a time */
         int order[LO_MAX_VSTAGES], n = 0;
@@ -123,12 +153,21 @@ static void boundary(const an_pipe_timed *t, const lo_pipe *pp, const double *fr
         double comm = t->reduce_after_flush ? freet[s] : 0; /* Megatron-LM v2.x: after the flush */
         for (int j = 0; j < n; j++)
             comm = (comm > lastb[order[j]] ? comm : lastb[order[j]]) + t->reduce_s[order[j]];
-        double done = comm > freet[s] ? comm : freet[s];
+        done[s] = comm > freet[s] ? comm : freet[s];
+        o->exposed[t->reduce_kind] += done[s] - freet[s];
+    }
+    const double emb_end = t->emb_s > 0 ? fmax(done[0], done[pp->p - 1]) + t->emb_s : 0;
+    for (int s = 0; s < pp->p; s++) {
+        double at = done[s];
+        if (t->emb_s > 0 && (s == 0 || s == pp->p - 1)) { /* waits for the other (idle: the
+                                                                 flush's skew), then all-reduces */
+            o->exposed[COLL_ALLREDUCE] += t->emb_s;
+            at = emb_end;
+        }
         double gth = t->gather_s[s];
         if (t->gather_overlap)
             gth = gth > first[s] ? gth - first[s] : 0;
-        double end = done + t->opt_s[s] + gth;
-        o->exposed[t->reduce_kind] += done - freet[s];
+        double end = at + t->opt_s[s] + gth;
         o->exposed[COLL_ALLGATHER] += gth;
         o->opt += t->opt_s[s];
         if (end > o->step)

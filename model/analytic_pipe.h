@@ -63,6 +63,11 @@ typedef struct an_pipe_timed {
                                      and that op (its first forward), i.e. the end of that op */
     int reduce_after_flush;       /* fw_mg_reduce_after_flush: a stage's reduces start after its
                                      last op (and its hold), not as each chunk's gradients end */
+    double emb_s;                 /* a tied head (lo_pipe.tied_params): the all-reduce of the
+                                     word-embedding gradient between stage 0 and stage p - 1
+                                     (two ranks, in the gradients' dtype), after both stages'
+                                     data-parallel reduces and before their optimizer steps, s;
+                                     0 untied (an_pipe_tied_s) */
 } an_pipe_timed;
 
 /* The all-gather an op of virtual stage k (of V) runs before it starts: recv_gather_s where the op
@@ -92,7 +97,7 @@ static inline int an_pipe_op_holds(const an_pipe_timed *t, const lo_pipe *pp, in
 
 /* The sends and the boundary of g's pipeline (g pipelined): pipe, p2p_s, p2p_lat_s, p2p_Bps,
  * p2p_bytes, p2p_hold_s, p2p_sync_s, hold_edges, recv_gather_s,
- * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s; fwd and bwd zeroed (an_pipe_time fills them). */
+ * reduce_s, reduce_kind, reduce_after_flush, opt_s, gather_s, emb_s; fwd and bwd zeroed (an_pipe_time fills them). */
 void an_pipe_time_comm(const lo_graph *g, const spec_training *tr, const cost_calib *cal, const spec_cluster *c,
                        an_pipe_timed *out);
 /* Buckets of a data-parallel collective of `bytes` (at least 1; as lo_buckets). */

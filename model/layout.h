@@ -84,6 +84,11 @@ void layout_pipe_split(int layers, int p, int v, int *blocks);
  * uneven split (split=embed|loss|embed+loss, first=N, last=N; layout_pipe.c). l passed
  * spec_layout_check_model. */
 void layout_pipe_split_layout(const spec_layout *l, int layers, int *blocks);
+/* The word-embedding copy a tied head (spec_model.tied_embeddings) keeps on the last stage of a
+ * megatron pipeline (p > 1), per rank: vocab x hidden / t parameters, stepped by the last stage's
+ * optimizer and its gradient all-reduced with the first stage's once per step (layout_pipe.c);
+ * 0 untied, without stages, or outside megatron. */
+double layout_pipe_tied_params(const wl *w, const spec_layout *l);
 /* The ops of stage s in the order its rank runs them (2 m v of them, into out): GPipe: all
  * forwards, then all backwards; 1F1B (PipeDream-Flush, Narayanan et al. SC'21 §2.2): p - s - 1
  * warm-up forwards, then one forward and one backward alternately, then the cool-down

@@ -250,6 +250,23 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
     out->last = out->micro;
 }
 
+/* Megatron keeps a copy of the word embeddings on the last stage when the head is tied: Megatron-LM
+ * 2021 NVIDIA/Megatron-LM@50a4b5fa megatron/model/module.py initialize_word_embeddings L89-98 (a
+ * VocabParallelEmbedding of padded_vocab_size x hidden_size, / t, on the last stage when p > 1),
+ * Megatron-Core NVIDIA/Megatron-LM@d98e8a64 megatron/core/models/common/language_module/
+ * language_module.py setup_embeddings_and_output_layer L208-314 (the output layer's own weight
+ * there, zeroed and marked shared_embedding, L278-290). An ordinary parameter of the last model
+ * chunk: in its data-parallel gradient buffer and its optimizer (the distributed optimizer shards
+ * it with the rest); its gradient is all-reduced with the first stage's over the embedding group
+ * once a step (an_pipe_time_comm). The vocabulary as the model gives it (padded or not, as the
+ * first stage's table: one size for both). */
+double layout_pipe_tied_params(const wl *w, const spec_layout *l)
+{
+    if (l->kind != LAYOUT_MEGATRON || l->pp <= 1 || !w->model.tied_embeddings)
+        return 0;
+    return (double)w->model.vocab * w->model.hidden / (l->t > 1 ? l->t : 1);
+}
+
 void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_cluster *c)
 {
     const spec_layout *l = &g->layout;
@@ -289,6 +306,11 @@ void lo_build_pipe(lo_graph *g, const wl *w, const spec_training *t, const spec_
                     n = 1;
                 pp->vstage_params[k] += L->params * n;
                 pp->stage_tensors[s] += (double)fw_param_tensors(lw, L) * n;
+            }
+            if (k == pp->n_vstages - 1) { /* a tied head's word-embedding copy: one tensor */
+                pp->tied_params = layout_pipe_tied_params(w, l);
+                pp->vstage_params[k] += pp->tied_params;
+                pp->stage_tensors[s] += pp->tied_params > 0;
             }
             pp->stage_params[s] += pp->vstage_params[k];
             pp->vstage_units[k] = fsdp2_chunk_units(l, pp, k);

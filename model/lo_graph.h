@@ -129,6 +129,9 @@ typedef struct lo_pipe {
                                          (fw_param_tensors over its layers): its optimizer's
                                          per-tensor launches (analytic_pipe.c)                 */
     double p2p_bytes;          /* one send: [seq (/ t with sp), micro_batch, hidden], B        */
+    double tied_params;        /* the last stage's copy of the word embeddings (tied head), per
+                                  rank, already in its stage_params / the last vstage_params;
+                                  its gradient all-reduced with stage 0's (layout_pipe_tied_params) */
     int dp;                    /* data-parallel replicas (GRP_AX3)                            */
 } lo_pipe;
 

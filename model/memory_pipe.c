@@ -129,6 +129,8 @@ void mem_plan_megatron(const wl *w, const spec_training *t, const spec_layout *l
                 else if ((L->kind == WL_EMBED && k == 0) || (L->kind == WL_HEAD && k == pp.n_vstages - 1))
                     P += L->params;
             }
+            if (k == pp.n_vstages - 1) /* a tied head's word-embedding copy (layout_pipe_tied_params) */
+                P += layout_pipe_tied_params(w, l);
         }
         m.params = bp * P;
         m.grads = bg * P / (l->zero2 ? dp : 1); /* zero2=1: each rank keeps its gradient shard (layout_tensor.c) */

@@ -21,8 +21,8 @@
 #include "drive.h"
 #include "ev.h"
 
-enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT, PV_HOLD };
-enum { B_NONE, B_REDUCE, B_OPT, B_GATHER, B_DONE };
+enum { PV_OP, PV_XSTART, PV_FLOW, PV_SOLVE, PV_BSTART, PV_OPT, PV_HOLD, PV_EMB };
+enum { B_NONE, B_REDUCE, B_EMB, B_OPT, B_GATHER, B_DONE };
 #define TAG_XFER (1ull << 62)
 #define TAG_BND (2ull << 62)
 
@@ -75,7 +75,9 @@ typedef struct psim {
 /* ---- traces, in the one layout of traces/schema.h: pid = node, a block of lanes per rank; the
  * S ranks of a stage move together and carry the same spans. Compute stream: forward, backward
  * and the optimizer (cat compute); communication stream 0: the boundary's data-parallel
- * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."); 1: the
+ * collectives, each from its issue to its last flow ("all-reduce gradients chunk 0 ..."), and a
+ * tied head's embedding all-reduce on stages 0 and p - 1 ("all-reduce word-embedding gradients",
+ * its emb_s, after the two have met); 1: the
  * activations a rank receives, 2: the gradients, each from its send to its arrival ("send ...",
  * cat collective: read as another collective). */
 enum { PT_BOUNDARY = TR_STREAM_COMM, PT_ACTS = TR_STREAM_COMM + 1, PT_GRADS = TR_STREAM_COMM + 2 };
@@ -314,6 +316,24 @@ static void kick_reduce(psim *s, int q, double now)
     }
 }
 
+/* A tied head's word-embedding all-reduce (an_pipe_timed.emb_s, priced there: one home): stages 0
+ * and p - 1 wait in B_EMB for each other; the second to arrive starts it for both. 0: stage q does
+ * not take part (go on to the optimizer), 1: it waits or all-reduces. */
+static int emb_wait(psim *s, int q, double now)
+{
+    const int last = s->p - 1;
+    if (!(s->t->emb_s > 0) || (q != 0 && q != last))
+        return 0;
+    const int other = q ? 0 : last;
+    if (s->st[other].phase != B_EMB)
+        return 1; /* the other stage is still reducing: it starts the all-reduce when it arrives */
+    for (int j = 0; j < 2; j++)
+        if (ev_engine_push(s->drv.eng, now + s->t->emb_s, PV_EMB, j ? other : q, 0, 0))
+            s->drv.err_rc = SC_ERUNTIME;
+    s->collectives += 2 * s->g->layout.t;
+    return 1;
+}
+
 static void boundary_next(psim *s, int q, double now)
 {
     pstage *k = &s->st[q];
@@ -325,7 +345,11 @@ static void boundary_next(psim *s, int q, double now)
             stage_span(s, q, TR_STREAM_COMPUTE, "optimizer", TR_CAT_COMPUTE, k->phase_start, now);
         if (k->phase == B_REDUCE)
             k->exposed[zero1 ? COLL_REDUCESCATTER : COLL_ALLREDUCE] += now - k->phase_start;
-        else if (k->phase == B_GATHER) {
+        else if (k->phase == B_EMB && now > k->phase_start) { /* the wait for the other stage before
+                                                                   it is idle (as an_pipe_run) */
+            stage_span(s, q, PT_BOUNDARY, "all-reduce word-embedding gradients", TR_CAT_COLLECTIVE, now - s->t->emb_s, now);
+            k->exposed[COLL_ALLREDUCE] += s->t->emb_s;
+        } else if (k->phase == B_GATHER) {
             /* --overlap-param-gather: the next step's first forward hides up to first_end of it
                (the same rule as an_pipe_run) */
             double d = now - k->phase_start;
@@ -342,6 +366,9 @@ static void boundary_next(psim *s, int q, double now)
                 kick_reduce(s, q, now);
             if (k->r_done < s->g->pipe.v)
                 return; /* chunk reduces still running: the last one's end moves on */
+        } else if (k->phase == B_EMB) {
+            if (emb_wait(s, q, now))
+                return;
         } else if (k->phase == B_OPT) {
             if (ev_engine_push(s->drv.eng, now + s->t->opt_s[q] * k->slow, PV_OPT, q, 0, 0))
                 s->drv.err_rc = SC_ERUNTIME;
@@ -472,6 +499,7 @@ static void stages_init(psim *s, const lo_pipe *pp, const exec_opts *o)
     ev_engine_register(s->drv.eng, PV_XSTART, on_xstart, s);
     ev_engine_register(s->drv.eng, PV_BSTART, on_bstart, s);
     ev_engine_register(s->drv.eng, PV_OPT, on_opt, s);
+    ev_engine_register(s->drv.eng, PV_EMB, on_opt, s); /* the embedding all-reduce ended: on to the optimizer */
     ev_engine_register(s->drv.eng, PV_HOLD, on_hold, s);
 }
 

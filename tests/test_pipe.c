@@ -368,6 +368,8 @@ static an_pipe_timed *random_pipe(int p, int v, int m, spec_pipe_sched sched, un
         t->opt_s[s] = 0.2 + 0.1 * s;
         t->gather_s[s] = seed % 2 ? 0.3 : 0;
     }
+    /* a tied head's embedding all-reduce (stages 0 and p - 1 meet before stepping) on a third */
+    t->emb_s = seed % 3 == 0 && p > 1 ? 0.05 + 0.4 * (double)rand() / RAND_MAX : 0;
     return t;
 }
 
@@ -383,7 +385,8 @@ START_TEST(test_closed_form_equals_walk)
      * periodic, then extrapolated by the groups it did not walk) against the walk of every op
      * (an_pipe_walk), on random stage times: 1F1B, interleaved (v 2-4, m a multiple of p) and
      * GPipe (always walked), p 1-16, m 100-4096, with and without holding sends (every op, or
-     * interleaved around the steady phase). Every field to 1e-9 relative: the period is
+     * interleaved around the steady phase) and a tied head's embedding all-reduce (its max over
+     * stages 0 and p - 1 shifts with the rest: max-plus). Every field to 1e-9 relative: the period is
      * checked to 1e-12 of the step, and the walk's own sums of up to 2 p v m terms round at
      * about m x 1e-16. (A first version that extrapolated the step from four probes' totals
      * failed here: p 4, m 4096 gave 17976 against 18483, the probes' slope being the fill's, not
@@ -1947,6 +1950,114 @@ START_TEST(test_stage_step_work)
 }
 END_TEST
 
+/* Tied embeddings under pipeline stages (tiedemb; layout_pipe_tied_params): Megatron keeps a copy of
+ * the word embeddings on the last stage, steps it there and all-reduces its gradient with the
+ * first stage's once a step. tiny4 (h 64, vocab 128, LayerNorm: a norm 2 h = 128 parameters),
+ * megatron:t=2,p=2 on 4 duo nodes (dp = 2). The copy per rank: V h / t = 128 x 64 / 2 = 4096.
+ * Untied, the head holds its norm and projection, (128 + 8192) / 2 = 4160 per rank; tied, its norm
+ * 64 + the copy 4096 = 4160: the same stage parameters and tensors on every stage (before the fix
+ * the tied last stage had 4096 fewer). The all-reduce: 4096 x 4 B (reduce_dtype fp32) between
+ * ranks (p - 1) N / p = 4 apart, across nodes: 2 nodes, one rank each, the node's 2 ranks on its
+ * NIC at once (as a send between stages); one NCCL call. Untied: none. */
+static lo_graph *tied_graph(int tied, an_pipe_timed *o, spec_cluster *c, cost_calib *k)
+{
+    spec_model mo;
+    spec_training tr;
+    tiny4(&mo, &tr, 8);
+    mo.tied_embeddings = tied;
+    tr.reduce_dtype = REDUCE_FP32;
+    *c = test_duo_cluster("duo", 5e10, 1e9);
+    *k = test_tiny_calib();
+    wl w;
+    wl_build(&mo, &tr, &w);
+    spec_layout l = parse("megatron:t=2,p=2");
+    sc_err err;
+    ck_assert_msg(spec_layout_check(&l, c, 4, &err) == 0, "%s", err.text);
+    lo_graph *g = malloc(sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    layout_build(&w, &tr, &l, c, 4, g);
+    an_pipe_time_comm(g, &tr, k, c, o);
+    return g;
+}
+
+START_TEST(test_tied_last_stage)
+{
+    an_pipe_timed *o = malloc(2 * sizeof *o);
+    ck_assert_ptr_nonnull(o);
+    spec_cluster c;
+    cost_calib k;
+    lo_graph *gu = tied_graph(0, &o[0], &c, &k), *gt = tied_graph(1, &o[1], &c, &k);
+    ck_assert_double_eq(gu->pipe.tied_params, 0);
+    ck_assert_double_eq(gt->pipe.tied_params, 4096);
+    ck_assert_double_eq(gt->sched.reduce_elem_bytes, 4);
+    for (int s = 0; s < 2; s++) {
+        ck_assert_double_eq(gt->pipe.stage_params[s], gu->pipe.stage_params[s]);
+        ck_assert_double_eq(gt->pipe.stage_tensors[s], gu->pipe.stage_tensors[s]);
+        ck_assert_double_eq(o[1].reduce_s[s], o[0].reduce_s[s]);
+        ck_assert_double_eq(o[1].opt_s[s], o[0].opt_s[s]);
+    }
+    cost_group pair;
+    cost_group_make(&c, 2, (int[]){0}, 1, 2, &pair);
+    double want = cost_coll_best(&k, COLL_ALLREDUCE, 4096 * 4.0, 1, &pair, NULL);
+    ck_assert(want > 0);
+    ck_assert_double_eq(o[1].emb_s, want);
+    ck_assert_double_eq(o[0].emb_s, 0);
+    free(gu), free(gt), free(o);
+}
+END_TEST
+
+/* The two engines on a tied pipeline where nothing contends (t = 2, p = 2 on 2 duo nodes, dp = 1:
+ * no data-parallel reduce, the embedding all-reduce between the stages' nodes): they agree to
+ * rounding, 1F1B, GPipe and interleaved; the tied step is the untied one plus at least the
+ * all-reduce (stages 0 and p - 1 wait for each other, then all-reduce, then step: an_pipe_timed.emb_s). */
+START_TEST(test_tied_engines_agree)
+{
+    static const char *const L[] = {"megatron:t=2,p=2", "megatron:t=2,p=2,sched=gpipe", "megatron:t=2,p=2,vp=2"};
+    for (int i = 0; i < 3; i++) {
+        double an[2], sim[2];
+        for (int tied = 0; tied < 2; tied++) {
+            spec_model mo;
+            spec_training tr;
+            tiny4(&mo, &tr, 8);
+            mo.tied_embeddings = tied;
+            tr.grad_accum = 4;
+            test_pipe_both(&mo, &tr, L[i], 2, 1e9, &an[tied], &sim[tied]);
+            ck_assert_msg(fabs(sim[tied] - an[tied]) <= 1e-9 * an[tied], "%s tied %d: model %.12g sim %.12g", L[i],
+                          tied, an[tied], sim[tied]);
+        }
+        ck_assert_msg(an[1] > an[0] && sim[1] > sim[0], "%s: tied %.12g untied %.12g", L[i], an[1], an[0]);
+    }
+}
+END_TEST
+
+/* Memory (memory_pipe.c) of a tied head's last stage: test_stage_memory's GPipe case (tiny, a = 1,
+ * megatron:t=1,p=4, 8 blocks, m = 8) with the head tied. The last stage holds its 2 blocks (49408
+ * each), the head's norm 128 and the word-embedding copy V h / t = 128 x 64 = 8192: 8320 + 2 x
+ * 49408, 16 B each (bf16 parameters and gradients, fp32 Adam, dp = 1), with GPipe's 8 x 82432 B
+ * of activations: 1714176 + 659456 = 2373632 B against stage 0's (8192 + 2 x 49408) x 16 +
+ * 8 x 2 x 36096 = 2289664, so the last stage is the plan's. Without the copy it would be
+ * (128 + 2 x 49408) x 16 + 659456 = 2242560 < 2289664: stage 0 reported (activations 577536). */
+START_TEST(test_tied_stage_memory)
+{
+    spec_model m = test_tiny_model(8);
+    m.tied_embeddings = 1;
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.act_ckpt = 0;
+    tr.flash_attention = 0;
+    tr.micro_batch = 1;
+    tr.grad_accum = 8;
+    spec_cluster c = test_duo_cluster("duo", 5e10, 1e10);
+    wl w;
+    wl_build(&m, &tr, &w);
+    spec_layout l = parse("megatron:t=1,p=4,sched=gpipe");
+    mem_breakdown mb;
+    mem_plan(&w, &tr, &l, 4, &c, &mb);
+    ck_assert_double_eq_tol(mb.activations, 8 * 82432.0, 1e-9);
+    ck_assert_double_eq_tol(mb.params + mb.grads + mb.optim, 16 * (8320 + 2 * 49408.0), 1e-6);
+}
+END_TEST
+
 Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -1990,6 +2101,9 @@ Suite *pipe_suite(void)
     tcase_add_test(tc, test_lm2_tp_allreduce_sync);
     tcase_add_test(tc, test_engines_agree_lm2);
     tcase_add_test(tc, test_stage_optimizer_impl);
+    tcase_add_test(tc, test_tied_last_stage);
+    tcase_add_test(tc, test_tied_engines_agree);
+    tcase_add_test(tc, test_tied_stage_memory);
     suite_add_tcase(s, tc);
     TCase *sym = tcase_create("pipe_symmetry");
     tcase_set_timeout(sym, 60);

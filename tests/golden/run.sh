@@ -672,7 +672,11 @@ expect plan-tp-across 0 "tp:t=16" -- "$BIN" plan --cluster p4d.24xlarge --model 
 # saved input for its weight gradient (layout_tensor.c sp_item; Megatron-LM@d98e8a64 layers.py
 # L667-687): per block 2 x [s, b, h] more all-gather, the head's input 1, each beside its own data
 # gradient: 5.318 -> 5.341 s (both engines), vp=4 4.106 -> 4.125, cp=2 5.525 -> 5.538.
-expect predict-megatron 0 "megatron:t=8,p=8         5.341" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
+# tiedemb: GPT-3 ties its head, so the last stage keeps a word-embedding copy (V h / t = 50257 x
+# 12288 / 8 = 77.2 M parameters) whose 154 MB bf16 gradient is all-reduced with stage 0's across
+# the nodes before both step (layout_pipe_tied_params, an_pipe_timed.emb_s): 5.341 -> 5.348 s
+# (both engines), vp=4 4.125 -> 4.131, cp=2 5.538 -> 5.544.
+expect predict-megatron 0 "megatron:t=8,p=8         5.348" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine model
 # exact symmetry (sim/exec_sym.c): zero3 on 16 p4d nodes (one leaf) repeats every node, so 8 of
 # the 128 ranks run; --symmetry off runs all 128 and prints the same step (0.282 s)
 expect predict-symmetry-on 0 "exact symmetry: 8 of 128 ranks simulated" -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3
@@ -683,8 +687,8 @@ expect predict-symmetry-off-json 0 '"ranks_simulated": 128' -- "$BIN" predict --
 expect predict-symmetry-model 2 "shardcast: --symmetry: expected --engine sim (off runs every rank of the simulator; the analytical model has no ranks)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --engine model --symmetry off
 expect predict-trace-ranks-alone 2 "shardcast: --trace-ranks: expected --trace FILE (it sets how many ranks the trace holds)" -- "$BIN" predict --cluster p4d.24xlarge --nodes 2 --model gpt3-1.3b --layout zero3 --trace-ranks 4
 expect predict-symmetry-bad 2 'shardcast: --symmetry: expected on or off, got "maybe"' -- "$BIN" predict --cluster p4d.24xlarge --nodes 16 --model gpt3-1.3b --layout zero3 --symmetry maybe
-expect predict-megatron-sim 0 "megatron:t=8,p=8         5.341" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
-expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.125" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
+expect predict-megatron-sim 0 "megatron:t=8,p=8         5.348" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16 --engine sim
+expect predict-megatron-vp 0 "megatron:t=8,p=8,vp=4     4.131" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8,vp=4 --micro-batch 1 --grad-accum 16 --engine model
 expect memory-megatron 0 "megatron:t=8,p=8           5.21     5.21    15.64     0.66" -- "$BIN" memory --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=8 --micro-batch 1 --grad-accum 16
 # mem14: the dgxc v24.11 Nemotron-4 340B rows (ran on 128 x 80 GB; tests/fixtures/training_n340_dgxc.json
 # = the case's training: selective, flash attention, dropout 0, Apex DistributedFusedAdam in bf16).
@@ -700,8 +704,9 @@ expect memory-n340-selective-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75
 expect memory-n340-none-unfused 0 "megatron:t=8,p=8,vp=12    10.75    10.75    10.75   102.90" -- "$BIN" memory --cluster dgx-h100 --nodes 16 --model validation/models/nemo-nemotron4-340b.json --layout megatron:t=8,p=8,vp=12 --training tests/fixtures/training_n340_dgxc.json --checkpointing none --attention-kernel unfused
 # context parallelism (model/cp.h): both engines, the memory table, and the checks
 # 5.938 -> 5.525 s at the cp27+mega27 merge: mega27 splits element-wise kernels by t (fidelity-compute item 10); both engines still equal.
-expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
-expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.538" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
+# 5.538 -> 5.544 s: the tied head's embedding all-reduce (tiedemb, at predict-megatron above).
+expect megatron-cp 0 "megatron:t=8,p=4,cp=2     5.544" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine model
+expect megatron-cp-sim 0 "megatron:t=8,p=4,cp=2     5.544" -- "$BIN" predict --cluster dgx-a100 --nodes 16 --model gpt3-175b --layout megatron:t=8,p=4,cp=2 --micro-batch 1 --grad-accum 16 --engine sim
 # cpmem27: + Transformer Engine's ring buffers (model/cp.c), T = 1024, K / V and queries 1536 wide
 # per tensor rank, bf16: its backward's step outputs dq_ 2 x 1024 x 1536 and dkv_ 4 x 1024 x 1536
 # + three kv halves of its two (2, kv) buffers 3 x 4 x 1024 x 1536 = 28311552 B = 0.0264 GiB
