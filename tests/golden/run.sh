@@ -1373,6 +1373,14 @@ expect stack-option-wins 0 "stack: megatron-core-te; attention fa2, compiled" --
 printf '{"stack":"torchtitan-compile","execution":"eager"}' >"$TMP/stk.json"
 expect stack-reduce-fp32 0 "reduce_dtype       fp32         pytorch/torchtitan@9dec370" -- "$BIN" describe --stack torchtitan-eager
 expect stack-key-wins 0 "stack: torchtitan-compile; attention sdpa-flash, eager" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --training "$TMP/stk.json" --engine model
+# stacks27: the bundles issue 27's validation stacks map to (predict/accuracy_ran.c ALIASES)
+expect describe-stack-mlm2021 0 "execution          compiled     NVIDIA/Megatron-LM@50a4b5fa0280 megatron/arguments.py L415-425" -- "$BIN" describe --stack megatron-lm-2021
+expect describe-stack-mlm2021-opt 0 "optimizer          fused        NVIDIA/Megatron-LM@50a4b5fa0280 megatron/optimizer/__init__.py L16, L56" -- "$BIN" describe --stack megatron-lm-2021
+expect stack-header-mlm2021 0 "stack: megatron-lm-2021; attention unfused, compiled" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout megatron:t=1,p=1 --stack megatron-lm-2021 --engine model
+expect stack-header-mds2022 0 "stack: megatron-deepspeed-2022; attention unfused, compiled" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --framework deepspeed --stack megatron-deepspeed-2022 --engine model
+# a family name (the suite's ran.stack) is no bundle: refused, with the release's bundle offered
+expect stack-family-refused 2 "shardcast: --stack megatron-lm: no such file, and no shipped stacks of that name; did you mean megatron-lm-2021?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-lm
+expect stack-family-refused-mds 2 "did you mean megatron-deepspeed-2022?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-deepspeed
 # ux14: the name is kept beside the option ("--stack: ... of that name" named none)
 expect stack-missing 2 "shardcast: --stack nosuch: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
