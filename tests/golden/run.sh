@@ -1658,15 +1658,16 @@ fi
 # tests/fixtures/validation-ran: ran-mapped maps every key (fa1-triton -> triton2022, fp32, op,
 # DeepSpeed 0.6.2, the hf-trainer-deepspeed bundle); ran-kept's training says otherwise for the
 # kernel (flash_attention false vs fa2), the reduce dtype (param vs fp32) and checkpointing (full vs
-# op), and names megatron-deepspeed (no bundle); ran-unmapped names sdpa and torchtitan (no engine
-# name), checkpointing none agrees with activation_checkpointing false, and its DeepSpeed release
+# op), and names megatron-deepspeed with an unstated release (no bundle); ran-unmapped names sdpa (no
+# engine name) and torchtitan (mapped since stacks27: the family's eager bundle, the case stating no
+# execution, accuracy_ran.c ALIASES), checkpointing none agrees with activation_checkpointing false, and its DeepSpeed release
 # is not used (an FSDP case). Hence, in order mapped / agrees / kept / unmapped:
 VR=tests/fixtures/validation-ran
 expect accuracy-ran-ak 0 "attention_kernel         1       0       1         1  sdpa 1" -- "$BIN" accuracy "$VR" --engine model
 expect accuracy-ran-rd 0 "reduce_dtype             1       0       1         0  -" -- "$BIN" accuracy "$VR" --engine model
 expect accuracy-ran-ckpt 0 "checkpointing            1       1       1         0  -" -- "$BIN" accuracy "$VR" --engine model
 expect accuracy-ran-fv 0 "framework_version        1       0       0         0  -" -- "$BIN" accuracy "$VR" --engine model
-expect accuracy-ran-stack 0 "stack                    1       0       0         2  megatron-deepspeed 1, torchtitan 1" -- "$BIN" accuracy "$VR" --engine model
+expect accuracy-ran-stack 0 "stack                    2       0       0         1  megatron-deepspeed 1" -- "$BIN" accuracy "$VR" --engine model
 "$BIN" accuracy "$VR" --engine model --json >"$TMP/acc-ran.json" 2>/dev/null
 if python3 -c 'import json,sys; d={c["name"]: c["ran_applied"] for c in json.load(open(sys.argv[1]))["cases"]}; sys.exit(not (d["ran-mapped"]["attention_kernel"] == {"fate": "mapped", "value": "triton2022"} and d["ran-mapped"]["framework_version"]["value"] == "0.6.2" and d["ran-kept"]["checkpointing"] == {"fate": "kept", "value": "op"} and "reduce_dtype" not in d["ran-unmapped"]))' "$TMP/acc-ran.json"; then
     pass=$((pass + 1)); else echo "FAIL accuracy-ran-json"; fail=$((fail + 1)); fi
