@@ -1378,13 +1378,16 @@ expect describe-stack-mlm2021 0 "execution          compiled     NVIDIA/Megatron
 expect describe-stack-mlm2021-opt 0 "optimizer          fused        NVIDIA/Megatron-LM@50a4b5fa0280 megatron/optimizer/__init__.py L16, L56" -- "$BIN" describe --stack megatron-lm-2021
 expect stack-header-mlm2021 0 "stack: megatron-lm-2021; attention unfused, compiled" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout megatron:t=1,p=1 --stack megatron-lm-2021 --engine model
 expect stack-header-mds2022 0 "stack: megatron-deepspeed-2022; attention unfused, compiled" -- "$BIN" predict --cluster dgx-a100 --nodes 1 --model gpt3-1.3b --layout zero3 --framework deepspeed --stack megatron-deepspeed-2022 --engine model
+expect describe-stack-clip 0 "grad_clip          foreach      pytorch/torchtitan --training.max_norm default 1.0" -- "$BIN" describe --stack torchtitan-eager
+printf '{"name": "c", "source": "s", "grad_clip": {"value": "on", "source": "s"}}' >"$TMP/stkclip.json"
+expect stack-clip-bad 2 "stkclip.json: \$.grad_clip.value: expected off, loop or foreach, got \"on\"" -- "$BIN" describe --stack "$TMP/stkclip.json"
 # a family name (the suite's ran.stack) is no bundle: refused, with the release's bundle offered
 expect stack-family-refused 2 "shardcast: --stack megatron-lm: no such file, and no shipped stacks of that name; did you mean megatron-lm-2021?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-lm
 expect stack-family-refused-mds 2 "did you mean megatron-deepspeed-2022?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-deepspeed
 # ux14: the name is kept beside the option ("--stack: ... of that name" named none)
 expect stack-missing 2 "shardcast: --stack nosuch: no such file, and no shipped stacks of that name" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack nosuch
 printf '{"name":"x","source":"y","zero_bubble":{"value":"on","source":"z"}}' >"$TMP/stk1.json"
-expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 21 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
+expect stack-unknown-key 2 "stk1.json: \$.zero_bubble: expected name, source, version or one of the 22 training keys (attention_kernel, framework, execution, checkpointing, reduce_dtype, optimizer, norm_fp32, rope_fp32, repeat_kv, loss_fp32, ...; configs/README.md), got an unknown key" -- "$BIN" describe --stack "$TMP/stk1.json"
 printf '{"name":"x","source":"y","execution":{"value":"jit","source":"z"}}' >"$TMP/stk2.json"
 expect stack-bad-value 2 "stk2.json: \$.execution.value: expected eager or compiled, got \"jit\"" -- "$BIN" describe --stack "$TMP/stk2.json"
 printf '{"name":"x","source":"y","execution":{"value":"eager","source":""}}' >"$TMP/stk3.json"
