@@ -106,6 +106,9 @@ static const stack_alias ALIASES[] = {
     {"megatron-deepspeed", "DeepSpeed 0.6.", "megatron-deepspeed-2022", NULL},
     /* the SC'21 runs (README table at NVIDIA/Megatron-LM@50a4b5fa0280, 2021-04-08) */
     {"megatron-lm", "Megatron-LM 2021-", "megatron-lm-2021", NULL},
+    /* Lightning as flash-attention's training/ ran it: the suite's text for those cases
+       (validation/flash-attn-training-readme) names the README's torch requirement */
+    {"lightning", "the README asks for PyTorch 1.12+", "flash-attn-training-2022", NULL},
 };
 
 const char *acc_ran_stack_bundle(const char *ran_stack, const char *framework_version, const char *execution,

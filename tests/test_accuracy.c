@@ -718,6 +718,8 @@ START_TEST(ran_stack_families)
     ck_assert_ptr_null(acc_ran_stack_bundle("megatron-deepspeed", "deepspeed 0.11.0, Megatron-DeepSpeed@11f2d9342", "", ""));
     ck_assert_ptr_null(acc_ran_stack_bundle("megatron-deepspeed", "unstated", "", ""));
     ck_assert_ptr_null(acc_ran_stack_bundle("megatron-lm", "FlagScale@6fc099c (a Megatron-LM fork)", "", ""));
+    ck_assert_str_eq(acc_ran_stack_bundle("lightning", "unstated (PyTorch Lightning; the README asks for PyTorch 1.12+, CUDA 11.8)", "compiled", ""),
+                     "flash-attn-training-2022"); /* one bundle for either execution */
     /* torchtitan: by execution, then by the stated bundle, else eager (compile defaults off) */
     const char *tt = "torchtitan at torchtitan@157a12c";
     ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "compiled", ""), "torchtitan-compile");

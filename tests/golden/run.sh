@@ -1387,6 +1387,7 @@ printf '{"name": "c", "source": "s", "grad_clip": {"value": "on", "source": "s"}
 expect stack-clip-bad 2 "stkclip.json: \$.grad_clip.value: expected off, loop or foreach, got \"on\"" -- "$BIN" describe --stack "$TMP/stkclip.json"
 expect describe-stack-olmo 0 "execution          compiled     allenai/OLMo-core@7e58d128 src/scripts/train/OLMo2-13B.py L40" -- "$BIN" describe --stack olmo-core
 expect stack-header-olmo 0 "stack: olmo-core; attention sdpa-flash, compiled" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout hsdp:p=8 --stack olmo-core --engine model
+expect describe-stack-fa-training 0 "grad_clip          loop         Dao-AILab/flash-attention@4a6eaa9f training/configs/experiment/pile/base.yaml L29" -- "$BIN" describe --stack flash-attn-training-2022
 # a family name (the suite's ran.stack) is no bundle: refused, with the release's bundle offered
 expect stack-family-refused 2 "shardcast: --stack megatron-lm: no such file, and no shipped stacks of that name; did you mean megatron-lm-2021?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-lm
 expect stack-family-refused-mds 2 "did you mean megatron-deepspeed-2022?" -- "$BIN" predict --cluster dgx-h100 --nodes 1 --model llama3-8b --layout zero3 --stack megatron-deepspeed
