@@ -152,7 +152,8 @@ void cli_acc_markdown_ran(const cli_acc_run *r, FILE *f)
           "already say otherwise, through one table of names (`predict/accuracy_ran.c`): *mapped* cases\n"
           "are predicted as their source ran them; *agrees*: the training object said the same already;\n"
           "*kept*: it says otherwise and wins; *unmapped*: the engine has no such name (or no\n"
-          "`configs/stacks/` bundle of exactly that stack), so the case keeps the engine's default.\n\n"
+          "`configs/stacks/` bundle of that stack, by name or as a family's release), so the case\n"
+          "keeps the engine's default.\n\n"
           "| key | mapped | agrees | kept | unmapped | unmapped names (cases) |\n|---|---:|---:|---:|---:|---|\n",
           f);
     for (int k = 0; k < ACC_RAN_N_KEYS; k++) {

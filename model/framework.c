@@ -118,7 +118,15 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
  *    gradient; the foreach path came with v2.0): 2 launches per tensor + 3, and a read (norm)
  *    plus a read + write (mul_) of each gradient, 3 x its bytes per element (4 under amp, whose
  *    parameters and so gradients are fp32). transformers v4.12.0 TrainingArguments.max_grad_norm
- *    defaults to 1.0: its Trainer clips every step unless DeepSpeed runs;
+ *    defaults to 1.0: its Trainer clips every step unless DeepSpeed runs. Its foreach form
+ *    (SPEC_CLIP_FOREACH: clip_grad_norm_(..., foreach=True), torchtitan@157a12c train.py L295-296,
+ *    @d4c86e3 torchtitan/utils.py L354-412 via get_total_norm / clip_grads_with_norm_) reads and
+ *    writes the same bytes in two multi_tensor_apply passes (_foreach_norm, _foreach_mul_), each
+ *    launching once per 320 blocks of 65536-element chunks (at least one chunk per tensor) or 110
+ *    tensors, whichever fills first, plus
+ *    stack, vector_norm, add, div and clamp: 5 (pytorch/pytorch@008356ca aten/src/ATen/native/
+ *    cuda/MultiTensorApply.cuh kChunkSize, depth_to_max_blocks / _tensors of the 4 KB-argument form; CUDA >=
+ *    12.1 with a driver >= 530 takes the 32 KB form, 2240 blocks: 7x fewer launches);
  *  - ddp_bucket_copy: torch DistributedDataParallel with gradient_as_bucket_view false (its
  *    default, torch/nn/parallel/distributed.py, v1.10.0 to today) copies each gradient into its
  *    bucket, scaled by 1/world on the way (Reducer::mark_variable_ready_dense: at::mul_out(
@@ -190,10 +198,12 @@ void fw_trainer_step_shard(const spec_training *t, double elem_bytes, double psi
         *bytes += 8 * psi;
         *syncs += 1;
     }
-    if (t->grad_clip > 0) {
+    if (t->grad_clip > 0) /* the same three passes over the gradient, loop or foreach */
         *bytes += 3 * (amp ? 4.0 : elem_bytes) * psi;
+    if (t->grad_clip == SPEC_CLIP_FOREACH)
+        *launches += 2 * fmax(ceil((psi / 65536 + tensors) / 320), ceil(tensors / 110)) + 5;
+    else if (t->grad_clip > 0)
         *launches += 2 * tensors + 3;
-    }
 }
 
 /* Adds a parameter of n elements to sizes[*k] when DeepSpeed partitions it (>= the threshold). */

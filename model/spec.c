@@ -544,7 +544,8 @@ static int training_from(jr *r, const json_t *o, const char *base, spec_training
                 (json_object_get(o, "rope_unfused") ? SPEC_GIVEN_ROPEU : 0u) |
                 (json_object_get(o, "loss_fusion") ? SPEC_GIVEN_LOSSF : 0u) |
                 (json_object_get(o, "megatron_ce") ? SPEC_GIVEN_MCE : 0u) |
-                (json_object_get(o, "atorch_tp") ? SPEC_GIVEN_ATP : 0u);
+                (json_object_get(o, "atorch_tp") ? SPEC_GIVEN_ATP : 0u) |
+                (json_object_get(o, "grad_clip") ? SPEC_GIVEN_CLIP : 0u);
     t->bucket_bytes = bucket_MB * 1e6;
     t->reserve_bytes = reserve * GiB;
     return 0;

@@ -147,6 +147,10 @@ typedef enum {
 typedef enum { REDUCE_DEFAULT = 0, REDUCE_PARAM = 1, REDUCE_FP32 = 2 } spec_reduce_dtype;
 /* AdamW implementation (torch.optim.AdamW fused= / foreach=): the framework's default
  * (fw_opt_impl), one fused kernel, foreach (multi-tensor) passes, or a per-parameter loop. */
+/* spec_training.grad_clip's foreach form: torch.nn.utils.clip_grad_norm_(..., foreach=True)
+ * (model/framework.c fw_trainer_step_shard). */
+#define SPEC_CLIP_FOREACH 2
+
 typedef enum { OPT_IMPL_DEFAULT = 0, OPT_IMPL_FUSED = 1, OPT_IMPL_FOREACH = 2, OPT_IMPL_FORLOOP = 3 } spec_opt_impl;
 typedef enum { EXEC_EAGER = 0, EXEC_COMPILED = 1 } spec_exec;
 
@@ -177,7 +181,7 @@ enum { SPEC_GIVEN_AK = 1, SPEC_GIVEN_FW = 2, SPEC_GIVEN_EXEC = 4, SPEC_GIVEN_CKP
        SPEC_GIVEN_OPG = 32768 /* overlap_param_gather */, SPEC_GIVEN_BUCKET = 65536 /* bucket_MB */,
        SPEC_GIVEN_FLCE = 131072 /* fused_linear_ce */, SPEC_GIVEN_ROPEU = 262144 /* rope_unfused */,
        SPEC_GIVEN_LOSSF = 524288 /* loss_fusion */, SPEC_GIVEN_MCE = 1048576 /* megatron_ce */,
-       SPEC_GIVEN_ATP = 2097152 /* atorch_tp */ };
+       SPEC_GIVEN_ATP = 2097152 /* atorch_tp */, SPEC_GIVEN_CLIP = 4194304 /* grad_clip */ };
 int spec_attn_kernel_parse(const char *s); /* -1: not a kernel name */
 
 /* Who runs the layout (model/framework.h): the papers' schedule ("ideal", the default when no
@@ -233,7 +237,8 @@ typedef struct spec_training {
     int autocast;           /* torch.cuda.amp: fp32 parameters cast per forward, the unfused
                                softmax and its dropout in fp32 (model/workload.c)              */
     int grad_clip;          /* the trainer clips the gradient norm with torch's per-parameter
-                               clip_grad_norm_ loop (torch < 2.0; fw_trainer_step); -1 = off
+                               clip_grad_norm_ loop (1, torch < 2.0; fw_trainer_step), or its
+                               foreach form (SPEC_CLIP_FOREACH, a stack's "foreach"); -1 = off
                                (framework megatron: -1 = on, its own clip, fw_trainer_step_shard) */
     int ddp_bucket_copy;    /* torch DDP with gradient_as_bucket_view off (its default): each
                                gradient copied into its bucket and back (fw_trainer_step); -1 = off */

@@ -98,6 +98,16 @@ static int set_ropeu(const char *v, spec_training *t) { return set_flag(v, &t->r
 static int set_lossf(const char *v, spec_training *t) { return set_flag(v, &t->loss_fusion); }
 static int set_mce(const char *v, spec_training *t) { return set_flag(v, &t->megatron_ce); }
 static int set_atp(const char *v, spec_training *t) { return set_flag(v, &t->atorch_tp); }
+/* grad_clip: torch's per-parameter loop (torch < 2.0), its foreach form, or none */
+static int set_clip(const char *v, spec_training *t)
+{
+    static const char *const CLIPS[] = {"off", "loop", "foreach", NULL};
+    int c = idx_of(CLIPS, v);
+    if (c < 0)
+        return -1;
+    t->grad_clip = c == 2 ? SPEC_CLIP_FOREACH : c; /* off 0, loop 1 (model/spec.h) */
+    return 0;
+}
 
 typedef struct stack_key {
     const char *name;
@@ -129,6 +139,7 @@ static const stack_key KEYS[] = {
     {"loss_fusion", SPEC_GIVEN_LOSSF, set_lossf, "on or off"},
     {"megatron_ce", SPEC_GIVEN_MCE, set_mce, "on or off"},
     {"atorch_tp", SPEC_GIVEN_ATP, set_atp, "on or off"},
+    {"grad_clip", SPEC_GIVEN_CLIP, set_clip, "off, loop or foreach"},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 

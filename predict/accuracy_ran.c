@@ -90,6 +90,43 @@ int acc_ran_deepspeed_version(const char *text, char *out, size_t n)
     return -1;
 }
 
+/* ---- stack families: ran.stack names that are no bundle's -------------------------------------
+ * One row per (family, release): release is a piece of the case's ran.framework_version ("" =
+ * any); compiled, where not NULL, is the family's bundle for compiled execution. */
+typedef struct stack_alias {
+    const char *ran, *release, *eager, *compiled;
+} stack_alias;
+
+static const stack_alias ALIASES[] = {
+    /* torchtitan runs eager unless --training.compile (its default false: configs/stacks/
+       torchtitan-eager.json's execution source), so the family's default is the eager bundle */
+    {"torchtitan", "", "torchtitan-eager", "torchtitan-compile"},
+    /* DeepSpeed 0.6.x is the 2022 line (v0.6.0 2022-03 to v0.7.0 2022-08, PyPI release dates):
+       the azure recipes' Megatron-DeepSpeed of that year, before FlashAttention */
+    {"megatron-deepspeed", "DeepSpeed 0.6.", "megatron-deepspeed-2022", NULL},
+    /* the SC'21 runs (README table at NVIDIA/Megatron-LM@50a4b5fa0280, 2021-04-08) */
+    {"megatron-lm", "Megatron-LM 2021-", "megatron-lm-2021", NULL},
+    /* Lightning as flash-attention's training/ ran it: the suite's text for those cases
+       (validation/flash-attn-training-readme) names the README's torch requirement */
+    {"lightning", "the README asks for PyTorch 1.12+", "flash-attn-training-2022", NULL},
+};
+
+const char *acc_ran_stack_bundle(const char *ran_stack, const char *framework_version, const char *execution,
+                                 const char *stated_stack)
+{
+    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++) {
+        const stack_alias *a = &ALIASES[i];
+        if (strcmp(a->ran, ran_stack) || !strstr(framework_version, a->release))
+            continue;
+        if (!a->compiled || !strcmp(execution, "eager"))
+            return a->eager;
+        if (!strcmp(execution, "compiled"))
+            return a->compiled;
+        return !strcmp(stated_stack, a->compiled) ? a->compiled : a->eager;
+    }
+    return NULL;
+}
+
 /* ---- writing into the training object -------------------------------------------------------- */
 
 static int set_str(json_t *o, const char *key, const char *v) { return json_object_set_new(o, key, json_string(v)); }
@@ -168,13 +205,19 @@ int acc_ran_apply(const acc_ran *ran, const char *case_framework, json_t *traini
         if (out->fate[ACC_RAN_FV] == ACC_RAN_MAPPED && set_str(training, "framework_version", ver))
             return -1;
     }
-    /* stack: only a bundle of exactly that name (configs/stacks/<stack>.json) */
+    /* stack: a bundle of exactly that name (configs/stacks/<stack>.json), else the family's
+       bundle for the case's release and execution (ALIASES) */
     if (ran->stack[0] && strcmp(ran->stack, "other")) {
-        snprintf(out->value[ACC_RAN_STACK], sizeof out->value[ACC_RAN_STACK], "%s", ran->stack);
-        if (!exists(ran->stack, ctx))
+        const char *b = exists(ran->stack, ctx) ? ran->stack
+                                                : acc_ran_stack_bundle(ran->stack, ran->framework_version,
+                                                                       str_of(training, "execution"),
+                                                                       str_of(training, "stack"));
+        snprintf(out->value[ACC_RAN_STACK], sizeof out->value[ACC_RAN_STACK], "%s", b ? b : ran->stack);
+        if (!b || !exists(b, ctx)) {
+            snprintf(out->value[ACC_RAN_STACK], sizeof out->value[ACC_RAN_STACK], "%s", ran->stack);
             out->fate[ACC_RAN_STACK] = ACC_RAN_UNMAPPED;
-        else if ((out->fate[ACC_RAN_STACK] = plain_fate(str_of(training, "stack"), ran->stack)) == ACC_RAN_MAPPED &&
-                 set_str(training, "stack", ran->stack))
+        } else if ((out->fate[ACC_RAN_STACK] = plain_fate(str_of(training, "stack"), b)) == ACC_RAN_MAPPED &&
+                   set_str(training, "stack", b))
             return -1;
     }
     return 0;

@@ -50,6 +50,14 @@ const char *acc_ran_engine_name(acc_ran_key k, const char *ran_value);
  * 0, or -1 when the text names none. */
 int acc_ran_deepspeed_version(const char *text, char *out, size_t n);
 
+/* The bundle (configs/stacks/<name>) a ran.stack that names no bundle stands for: a stack
+ * family ("torchtitan", "megatron-deepspeed", "megatron-lm") by the release its
+ * ran.framework_version names, and where the family has an eager and a compiled bundle, by the
+ * training's execution ("eager" / "compiled", "" = unstated: then its stack when that is one of
+ * the two, else the family's default). NULL when the table has no row for it. */
+const char *acc_ran_stack_bundle(const char *ran_stack, const char *framework_version, const char *execution,
+                                 const char *stated_stack);
+
 /* Whether a stack bundle of exactly this name is shipped (ctx: the caller's). */
 typedef int (*acc_stack_exists_fn)(const char *name, const void *ctx);
 

@@ -712,6 +712,65 @@ START_TEST(ran_table)
 }
 END_TEST
 
+START_TEST(ran_stack_families)
+{
+    /* ran.stack -> bundle, by the rows of predict/accuracy_ran.c ALIASES (the validation texts) */
+    ck_assert_str_eq(acc_ran_stack_bundle("megatron-deepspeed", "DeepSpeed 0.6.2 (Megatron-DeepSpeed recipes)", "", ""),
+                     "megatron-deepspeed-2022");
+    ck_assert_str_eq(acc_ran_stack_bundle("megatron-lm", "Megatron-LM 2021-04 (SC'21)", "", ""), "megatron-lm-2021");
+    /* other releases of the same family: no bundle yet (2020 DeepSpeedExamples, 2023, FlagScale) */
+    ck_assert_ptr_null(acc_ran_stack_bundle("megatron-deepspeed", "deepspeed 0.3.0 (DeepSpeedExamples Megatron-LM GPT-2 of 2020-09)", "", ""));
+    ck_assert_ptr_null(acc_ran_stack_bundle("megatron-deepspeed", "deepspeed 0.11.0, Megatron-DeepSpeed@11f2d9342", "", ""));
+    ck_assert_ptr_null(acc_ran_stack_bundle("megatron-deepspeed", "unstated", "", ""));
+    ck_assert_ptr_null(acc_ran_stack_bundle("megatron-lm", "FlagScale@6fc099c (a Megatron-LM fork)", "", ""));
+    ck_assert_str_eq(acc_ran_stack_bundle("lightning", "unstated (PyTorch Lightning; the README asks for PyTorch 1.12+, CUDA 11.8)", "compiled", ""),
+                     "flash-attn-training-2022"); /* one bundle for either execution */
+    /* torchtitan: by execution, then by the stated bundle, else eager (compile defaults off) */
+    const char *tt = "torchtitan at torchtitan@157a12c";
+    ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "compiled", ""), "torchtitan-compile");
+    ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "eager", "torchtitan-compile"), "torchtitan-eager");
+    ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "", "torchtitan-compile"), "torchtitan-compile");
+    ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "", "torchtitan-eager"), "torchtitan-eager");
+    ck_assert_str_eq(acc_ran_stack_bundle("torchtitan", tt, "", ""), "torchtitan-eager");
+    /* unknown families */
+    ck_assert_ptr_null(acc_ran_stack_bundle("olmo-core", "OLMo-core@7e58d128 (torch.compile)", "", ""));
+    ck_assert_ptr_null(acc_ran_stack_bundle("torchtitan-eager", tt, "", "")); /* a bundle name is no family */
+}
+END_TEST
+
+static int any_bundle(const char *name, const void *ctx)
+{
+    (void)ctx;
+    return !strcmp(name, "torchtitan-eager") || !strcmp(name, "torchtitan-compile") || !strcmp(name, "megatron-lm-2021");
+}
+
+START_TEST(ran_apply_family)
+{
+    acc_ran ran = {1, "torchtitan", "torchtitan at torchtitan@d4c86e3", "sdpa", "unstated", "none", ""};
+    acc_ran_applied a;
+    /* the case names the compiled bundle itself: agrees, nothing written */
+    json_t *tr = json_pack("{s:s}", "stack", "torchtitan-compile");
+    ck_assert_int_eq(acc_ran_apply(&ran, "fsdp2", tr, any_bundle, NULL, &a), 0);
+    ck_assert_int_eq(a.fate[ACC_RAN_STACK], ACC_RAN_AGREES);
+    ck_assert_str_eq(a.value[ACC_RAN_STACK], "torchtitan-compile");
+    json_decref(tr);
+    /* compiled execution and no stack: the compiled bundle written */
+    tr = json_pack("{s:s}", "execution", "compiled");
+    ck_assert_int_eq(acc_ran_apply(&ran, "fsdp2", tr, any_bundle, NULL, &a), 0);
+    ck_assert_int_eq(a.fate[ACC_RAN_STACK], ACC_RAN_MAPPED);
+    ck_assert_str_eq(json_string_value(json_object_get(tr, "stack")), "torchtitan-compile");
+    json_decref(tr);
+    /* a release with no bundle: unmapped under the family's name, nothing written */
+    ran = (acc_ran){1, "megatron-lm", "FlagScale@6fc099c (a Megatron-LM fork)", "unstated", "unstated", "none", ""};
+    tr = json_object();
+    ck_assert_int_eq(acc_ran_apply(&ran, "megatron", tr, any_bundle, NULL, &a), 0);
+    ck_assert_int_eq(a.fate[ACC_RAN_STACK], ACC_RAN_UNMAPPED);
+    ck_assert_str_eq(a.value[ACC_RAN_STACK], "megatron-lm");
+    ck_assert_ptr_null(json_object_get(tr, "stack"));
+    json_decref(tr);
+}
+END_TEST
+
 static int only_nanotron(const char *name, const void *ctx)
 {
     (void)ctx;
@@ -928,6 +987,8 @@ Suite *accuracy_suite(void)
     tcase_add_test(tc, front_door);
     tcase_add_test(tc, ran_table);
     tcase_add_test(tc, ran_apply);
+    tcase_add_test(tc, ran_stack_families);
+    tcase_add_test(tc, ran_apply_family);
     tcase_add_test(tc, ran_fixture);
     tcase_add_test(tc, floor_check);
     tcase_add_test(tc, compile_pairs);

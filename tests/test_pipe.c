@@ -1874,6 +1874,35 @@ START_TEST(test_stage_optimizer_impl)
 }
 END_TEST
 
+/* stacks27: torch's clip in its foreach form (framework.c fw_trainer_step_shard, SPEC_CLIP_FOREACH)
+ * against the per-parameter loop, bf16 (2 B) under FSDP2, no amp. Bytes: read (norm) + read and
+ * write (mul_) of each gradient, 3 x 2 x psi either way. Launches, by hand from MultiTensorApply.cuh
+ * (65536-element chunks, a launch per 320 blocks or 110 tensors, whichever fills first):
+ *  - psi 62914560 = 960 chunks over 10 tensors: 970 blocks -> ceil(970 / 320) = 4 per pass,
+ *    2 x 4 + 5 = 13 (the loop: 2 x 10 + 3 = 23);
+ *  - psi 300000 over 300 tensors: 304.6 blocks -> 1 by blocks, ceil(300 / 110) = 3 by tensors:
+ *    2 x 3 + 5 = 11 (the loop: 603);
+ *  - off (0): nothing. */
+START_TEST(test_clip_foreach)
+{
+    spec_training tr;
+    spec_training_defaults(&tr);
+    tr.framework = FW_FSDP2;
+    static const struct {
+        double psi, tensors, loop_k, foreach_k;
+    } v[] = {{62914560, 10, 23, 13}, {300000, 300, 603, 11}};
+    for (int i = 0; i < 2; i++)
+        for (int form = 0; form <= SPEC_CLIP_FOREACH; form++) {
+            double s, b, k;
+            tr.grad_clip = form;
+            fw_trainer_step_shard(&tr, 2, v[i].psi, v[i].tensors, &s, &b, &k);
+            ck_assert_double_eq(s, 0);
+            ck_assert_double_eq(b, form ? 6 * v[i].psi : 0);
+            ck_assert_double_eq(k, form == 0 ? 0 : form == 1 ? v[i].loop_k : v[i].foreach_k);
+        }
+}
+END_TEST
+
 /* pipestep: a stage's trainer step work (framework.c fw_trainer_step_shard), priced in its
  * optimizer time as the step without pipelines prices it (fw_step_work_s), on the gradients the
  * stage's optimizer holds. tiny4 with 8 layers as test_stage_optimizer_impl: P = 102912 on stage 0,
@@ -2064,6 +2093,7 @@ Suite *pipe_suite(void)
     TCase *tc = tcase_create("megatron");
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_stage_step_work);
+    tcase_add_test(tc, test_clip_foreach);
     tcase_add_test(tc, test_split_counts);
     tcase_add_test(tc, test_split_parse_errors);
     tcase_add_test(tc, test_split_engines);
