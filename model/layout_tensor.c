@@ -429,7 +429,9 @@ static int tp_block_bwd(const wl *lw, const spec_training *t, int *sync)
  *    norm kernel or before the gather) and gathers with the quantizer (@40c69e751a47ec87 (v2.8)
  *    layernorm_linear.py L198-204, L248-266; @fedd9ddc739a4f28 (v2.7) L193, L240-258), whose
  *    _all_gather_fp8 moves the uint8 _data for Float8Quantizer (delayed) and
- *    Float8CurrentScalingQuantizer (current) alike (v2.8 distributed.py L1636-1640, L967-969);
+ *    Float8CurrentScalingQuantizer (current) alike (v2.8 distributed.py L1636-1640, L967-969;
+ *    v2.7 L1397-1400, L964-967); v1.9 (@e79d915aa0ae1bfc) as v1.8 (L137, L170, L454; base.py
+ *    L761-773);
  *  - backward, the row-parallel linears' (proj's, fc2's) output gradient: cast on the rank's
  *    shard, then gathered (v1.3 base.py grad_output_preprocess L664-673; v1.8 L677-689; v2.8
  *    L1188-1191 with the quantizer, v2.7 L1126);
