@@ -519,6 +519,8 @@ static cost_param P(double v) { return (cost_param){v, 0}; }
  *    4.82 -> 7.04 %, megatron-core-h100 6.37 -> 9.62 %: rejected on both counts. Since spwgrad
  *    (sequence parallelism's backward re-gathers, layout_tensor.c sp_item) ~70 us, held out
  *    9.63 -> 9.84 %, megatron-bridge-perf 5.0 -> 7.6 %, megatron-core-h100 6.7 -> 9.1 %: rejected.
+ *    Since fp8ag (Transformer Engine's sequence-parallel all-gathers in fp8, layout_tensor.c
+ *    te_fp8_gathers) ~99 us, held out 9.76 -> 9.07 % but megatron-core-h100 6.74 -> 10.12 %: rejected.
  * Every value but FSDP1's hook was fitted to validation/ leave-one-source-out (`make fit-host`,
  * configs/fitted/framework-host.json, docs/ACCURACY.md "Fitted values") and none is kept: FSDP2's
  * hook (above), Megatron's per-collective cost (above) and the DeepSpeed hook cost were

@@ -419,6 +419,39 @@ static int tp_block_bwd(const wl *lw, const spec_training *t, int *sync)
     return *sync ? 3 + (lw->model.swiglu ? 2 : 1) : 2;
 }
 
+/* Transformer Engine's sequence-parallel all-gathers under FP8 (Megatron's TE modules, precision
+ * fp8): every all-gather of a block moves the fp8 (1-byte) tensor, both recipes, with NCCL or
+ * userbuffers, so each gathered element is 1 B where sp_item / tpo_block price act's elem_bytes:
+ *  - forward, the norm output (qkv's and fc1's input, TELayerNormColumnParallelLinear): TE 1.x
+ *    writes it in uint8 and gathers that (NVIDIA/TransformerEngine@5b90b7f5ed67b373 (v1.3)
+ *    transformer_engine/pytorch/module/layernorm_linear.py L117-118, L152; @3ec998e96c82bc30
+ *    (v1.8) L126-127, L157; layernorm_mlp.py L151, L182 the same); TE 2.x quantizes it (in the
+ *    norm kernel or before the gather) and gathers with the quantizer (@40c69e751a47ec87 (v2.8)
+ *    layernorm_linear.py L198-204, L248-266; @fedd9ddc739a4f28 (v2.7) L193, L240-258), whose
+ *    _all_gather_fp8 moves the uint8 _data for Float8Quantizer (delayed) and
+ *    Float8CurrentScalingQuantizer (current) alike (v2.8 distributed.py L1636-1640, L967-969;
+ *    v2.7 L1397-1400, L964-967); v1.9 (@e79d915aa0ae1bfc) as v1.8 (L137, L170, L454; base.py
+ *    L761-773);
+ *  - backward, the row-parallel linears' (proj's, fc2's) output gradient: cast on the rank's
+ *    shard, then gathered (v1.3 base.py grad_output_preprocess L664-673; v1.8 L677-689; v2.8
+ *    L1188-1191 with the quantizer, v2.7 L1126);
+ *  - backward, the saved fp8 norm output re-gathered for the weight gradient (v1.3
+ *    layernorm_linear.py L339, L360; v1.8 L421, L444; v2.8 L654-675);
+ *  - under --tp-comm-overlap the same fp8 tensors go through userbuffers whose all-gather
+ *    buffers (qkv_fprop, qkv_dgrad, proj_dgrad, fc1_fprop, fc1_dgrad, fc2_dgrad) are uint8
+ *    when FP8 is on (v1.3 base.py L127-129, L154; v1.8 L88-95, L165; v2.8 L290-299, L344,
+ *    L414-418; v2.8 fill_userbuffers_buffer_for_all_gather L543-555 copies the fp8 _data).
+ * The reduce-scatters (bf16 GEMM outputs and input gradients) stay at elem_bytes; the output
+ * layer and the embedding are Megatron's own (not TE) modules: left as they are. */
+static void te_fp8_gathers(const lo_graph *g, const wl_layer *L, const spec_training *t, lo_item *it, int from)
+{
+    if (t->precision != PREC_FP8 || L->kind != WL_BLOCK || g->elem_bytes <= 1)
+        return;
+    for (int i = from; i < it->n_inline; i++)
+        if (it->inl[i].kind == COLL_ALLGATHER && it->inl[i].group == GRP_AX0)
+            it->inl[i].bytes /= g->elem_bytes; /* 1 B an element, not elem_bytes */
+}
+
 /* lo_tp_item with the micro-step asked lazily (lo_last_is: only where it matters, so that
  * lo_build_micro_pair copies the other items; an32b) */
 /* Transformer Engine's per-tensor current scaling under sequence parallelism (fp8_recipe
@@ -452,12 +485,16 @@ static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_
     lo_coll ar = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 0, 0);
     ar.chunks = 0;
     if (tpo_on(l, t) && L->kind == WL_BLOCK) {
+        const int from = it->n_inline;
         tpo_block(L, act, l->t, it->pass == LO_FWD, rec, it->pass == LO_BWD, it);
+        te_fp8_gathers(g, L, t, it, from);
         it->inline_overlap = 0; /* the copies beside their own GEMMs (lo_pair) only */
         goto dp;
     }
     if (l->kind == LAYOUT_MEGATRON && l->sp && l->t > 1) {
+        const int from = it->n_inline;
         sp_item(L, act, rec, 1, it);
+        te_fp8_gathers(g, L, t, it, from);
         if (it->pass == LO_BWD)
             it->inline_overlap = l->overlap ? dw_fraction(L, rec, 1) : 0;
         goto dp;

@@ -576,6 +576,47 @@ static double tp_bytes(const lo_item *it, cost_coll kind)
     return b;
 }
 
+/* Transformer Engine's sequence-parallel all-gathers move fp8 (layout_tensor.c te_fp8_gathers):
+ * tiny2 by Megatron on megatron:t=2,p=1 (sp), no recomputation. One [16, 64] activation is
+ * 16 x 64 x 2 B = 2048 B; per block (two TE column-parallel linears, two row-parallel ones):
+ *  bf16: forward all-gathers 2 x 2048 = 4096 B (the norm outputs), backward 2 x 2048 (the
+ *    row-parallel output gradients) + 2 x 2048 (the saved norm outputs re-gathered) = 8192 B;
+ *    reduce-scatters 4096 B each pass (with --tp-comm-overlap the forward's split 3/4 in the
+ *    pipelined collective, 1/4 in its tail: 3072 + 1024, the same total);
+ *  fp8, delayed or current, with or without --tp-comm-overlap: every gathered element 1 B, so
+ *    the all-gathers 2048 B forward and 4096 B backward; the reduce-scatters 4096 B as in bf16. */
+START_TEST(test_te_fp8_sp_gathers)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2_megatron(&m, &tr, &w);
+    spec_cluster duo = test_duo_cluster("duo", 1e10, 1e10);
+    spec_layout l = parse("megatron:t=2,p=1");
+    /* {precision, fp8_recipe, tp_comm_overlap}: bf16 first, then the four fp8 variants */
+    const int v[6][3] = {{PREC_BF16, FP8_DELAYED, 0}, {PREC_BF16, FP8_DELAYED, 1}, {PREC_FP8, FP8_DELAYED, 0},
+                         {PREC_FP8, FP8_CURRENT, 0},  {PREC_FP8, FP8_DELAYED, 1}, {PREC_FP8, FP8_CURRENT, 1}};
+    for (int i = 0; i < 6; i++) {
+        tr.precision = v[i][0];
+        tr.fp8_recipe = v[i][1];
+        tr.tp_comm_overlap = v[i][2];
+        wl_build(&m, &tr, &w);
+        lo_graph *g = malloc(sizeof *g);
+        ck_assert_ptr_nonnull(g);
+        layout_build(&w, &tr, &l, &duo, 2, g);
+        const double e = tr.precision == PREC_FP8 ? 1 : 2; /* bytes per gathered element */
+        const lo_item *f = first_block(&g->last, &w, LO_FWD), *b = first_block(&g->last, &w, LO_BWD);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_double_eq_tol(tp_bytes(f, COLL_ALLGATHER), 2 * 16 * 64 * e, 1e-9);
+        ck_assert_double_eq_tol(tp_bytes(b, COLL_ALLGATHER), 4 * 16 * 64 * e, 1e-9);
+        ck_assert_double_eq_tol(tp_bytes(f, COLL_REDUCESCATTER), 4096.0, 1e-9);
+        ck_assert_double_eq_tol(tp_bytes(b, COLL_REDUCESCATTER), 4096.0, 1e-9);
+        free(g);
+    }
+}
+END_TEST
+
 /* Async TP's properties on fsdp2:dp=2,t=4 (p4d, Llama-3 8B, full checkpointing: the backward
  * reruns the forward's fused ops): (1) every block item moves the eager item's all-gather and
  * reduce-scatter bytes (fusion re-times collectives, it moves no byte more or less); (2) its
@@ -990,6 +1031,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_dtensor_pipe_plan);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_fp8_current_amax_reduce);
+    tcase_add_test(tc, test_te_fp8_sp_gathers);
     tcase_add_test(tc, test_atp_bounds);
     tcase_add_test(tc, test_atp_pairs);
     tcase_add_test(tc, test_atp_pairs_cp);
