@@ -82,7 +82,9 @@ int spec_layout_check(const spec_layout *l, const spec_cluster *c, int nodes, sc
  * checkpointed backward, layout_dp.c) only under framework fsdp on zero3 and zero3-offload;
  * activation_offload only with full checkpointing (the only policy whose saved tensors
  * memory_states.h moves) on the layouts whose graphs carry its copies (lo_act_offload_priced);
- * overlap_comm false with DeepSpeed's zero3-offload (priced as on). */
+ * overlap_comm false with DeepSpeed's zero3-offload (priced as on); fp8_recipe (Transformer
+ * Engine's scaling recipes) under framework fsdp / fsdp2, whose FP8 is torchao's Float8Linear
+ * (workload.c fp8_casts prices its casts whatever the recipe says). */
 static int training_keys_check(const spec_layout *l, const spec_training *t, sc_err *err)
 {
     char name[64];
@@ -107,6 +109,11 @@ static int training_keys_check(const spec_layout *l, const spec_training *t, sc_
         return sc_err_set(err, SC_EINPUT, "training", "overlap_comm",
                           "false is not modelled with layout zero3-offload under framework deepspeed (its "
                           "reduce-scatters run beside the backward, as with overlap_comm true, stage 3's default)");
+    if (t->fp8_recipe >= 0 && (t->framework == FW_FSDP || t->framework == FW_FSDP2))
+        return sc_err_set(err, SC_EINPUT, "training", "fp8_recipe",
+                          "is Transformer Engine's (frameworks megatron, deepspeed); framework %s prices torchao's "
+                          "float8 casts, which have no such recipe",
+                          spec_framework_str(t->framework));
     if (t->act_offload > 0 && t->act_ckpt != CKPT_FULL)
         return sc_err_set(err, SC_EINPUT, "training", "activation_offload",
                           "true needs activation_checkpointing full (checkpoint_wrapper's saved block inputs); "

@@ -452,8 +452,6 @@ static void te_fp8_gathers(const lo_graph *g, const wl_layer *L, const spec_trai
             it->inl[i].bytes /= g->elem_bytes; /* 1 B an element, not elem_bytes */
 }
 
-/* lo_tp_item with the micro-step asked lazily (lo_last_is: only where it matters, so that
- * lo_build_micro_pair copies the other items; an32b) */
 /* Transformer Engine's per-tensor current scaling under sequence parallelism (fp8_recipe
  * current, workload.c fp8_casts): the amax of a column-parallel linear's input (qkv's, fc1's)
  * and of a row-parallel one's output gradient (proj's, fc2's) is all-reduced (MAX, one fp32)
@@ -474,6 +472,8 @@ static void fp8_amax_reduce(const lo_graph *g, const wl_layer *L, const spec_tra
     it->inl[it->n_inline++] = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 4.0 * n, n);
 }
 
+/* lo_tp_item with the micro-step asked lazily (lo_last_is: only where it matters, so that
+ * lo_build_micro_pair copies the other items; an32b) */
 static void tp_item(const lo_graph *g, const wl *lw, const spec_training *t, lo_last *last, lo_item *it)
 {
     const spec_layout *l = &g->layout;

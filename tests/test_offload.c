@@ -1493,6 +1493,18 @@ START_TEST(test_training_keys_refused)
     t.framework = FW_FSDP2;
     ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), SC_EINPUT);
     t.fsdp_wrap_module = 0;
+    /* review17: fp8_recipe under fsdp / fsdp2 (torchao's casts, fp8_casts ignores the recipe)
+     * refused; unset there, or given under megatron / deepspeed (Transformer Engine), accepted */
+    ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), 0);
+    t.precision = PREC_FP8;
+    for (int fw = FW_DEEPSPEED; fw <= FW_MEGATRON; fw++) {
+        t.framework = fw, t.fp8_recipe = FP8_CURRENT;
+        const int torchao = fw == FW_FSDP || fw == FW_FSDP2;
+        ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), (torchao ? SC_EINPUT : 0));
+        if (torchao)
+            ck_assert_str_eq(err.path, "fp8_recipe");
+    }
+    t.framework = FW_FSDP2, t.fp8_recipe = -1, t.precision = PREC_BF16;
     t.act_offload = 1;
     t.act_ckpt = CKPT_SELECTIVE;
     ck_assert_int_eq(spec_layout_check_training(&l, &t, &err), SC_EINPUT);
