@@ -40,6 +40,7 @@
  * chunk running without a transfer beside it (the whole exchange is set beside the whole core). */
 #include "cp.h"
 
+#include <assert.h>
 
 #include "layout_ops.h"
 
@@ -292,8 +293,11 @@ void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)
 {
     const spec_layout *l = &g->layout;
     const wl_layer *L = &lw->layer[it->layer];
-    if (l->cp <= 1 || L->kind != WL_BLOCK || it->n_inline >= LO_MAX_INLINE) /* cp: megatron's and zero3's key */
+    if (l->cp <= 1 || L->kind != WL_BLOCK) /* cp: megatron's and zero3's key */
         return;
+    /* room for the ring (torch_ring_item: 2): the TP items before it add at most 4 (tpo_block)
+     * or 3 (atp_block) of LO_MAX_INLINE's 6 (lo_graph.h) */
+    assert(it->n_inline + 2 <= LO_MAX_INLINE);
     if (first_step) {
         torch_ring_item(g, lw, L, it);
         return;

@@ -53,8 +53,8 @@ double cp_ring_mem_bytes(const wl *lw, const spec_layout *l);
  * rotate method all-gather): K / V at the width SDPA gets (all heads where wl.kv_repeat)
  * beside the first of the cp steps only (paired with 1 / cp of the pass's core: its excess
  * exposed, lo_pair), forward, recompute and backward; the backward's dK / dV in fp32 (cp - 1
- * transfers beside steps 1..cp-1, the last one a tail), on the cp group's own stream (2). Its family file says which. Nothing for other layers, cp = 1 or an item already
- * holding LO_MAX_INLINE inline collectives. lw: the localized workload. */
+ * transfers beside steps 1..cp-1, the last one a tail), on the cp group's own stream (2). Its family file says which. Nothing for other layers or cp = 1; the items it
+ * adds to always have room (asserted: lo_graph.h counts LO_MAX_INLINE). lw: the localized workload. */
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step);
 
 /* The layout rows' checks (layout_row.h; name: the layout's text for the message, err may be

@@ -138,14 +138,36 @@ int spec_layout_check_training(const spec_layout *l, const spec_training *t, sc_
     return r->check_training(l, t, name, err);
 }
 
+/* A tied head (spec_model.tied_embeddings) on a pipeline outside megatron: refused. Megatron
+ * keeps a copy of the word embedding on the last stage and all-reduces its gradient with the
+ * first stage's (layout_pipe_tied_params). torchtitan, whose pipeline fsdp2:...,p=P models, has
+ * no such group: at the commits the cases cite its Transformer has no tied head (separate
+ * tok_embeddings and output, torchtitan/models/llama/model.py L359, L378 at both
+ * 9dec370ad26b5f8e9a7333a0e36165018262644b and d4c86e3758a84cf23e2e879ab3c995cba9d5e410) and its
+ * split deep-copies the model and sets tok_embeddings to None off the first stage, norm and
+ * output off the last (torchtitan/parallelisms/pipeline_llama.py _build_stage, L75-92 at
+ * 9dec370, L73-90 at d4c86e3): nothing shares or all-reduces a weight across stages. Its models
+ * that tie since refuse the combination (pytorch/torchtitan@b5bcd76c66d0acb1a08b176d9639425bc55e0b2a
+ * torchtitan/models/common/decoder.py L168-171, Decoder.Config.update_from_config:
+ * NotImplementedError "Weight tying is not supported with Pipeline Parallel."). */
+static int tied_pipe_check(const spec_layout *l, const spec_model *m, const char *name, sc_err *err)
+{
+    if (l->pp <= 1 || l->kind == LAYOUT_MEGATRON || !m->tied_embeddings)
+        return 0;
+    return sc_err_set(err, SC_EINPUT, "layout", "",
+                      "%s: %s ties its LM head to the token embedding (tied_embeddings), which a pipeline outside "
+                      "megatron cannot share across stages (torchtitan: weight tying is not supported with "
+                      "pipeline parallel); use p=1 or a model with tied_embeddings false",
+                      name, m->name);
+}
+
 int spec_layout_check_model(const spec_layout *l, const spec_model *m, sc_err *err)
 {
     const layout_kind_row *r = row(l);
-    if (!r->check_model)
-        return 0;
     char name[64];
     spec_layout_str(l, name, sizeof name);
-    return r->check_model(l, m, name, err);
+    int rc = r->check_model ? r->check_model(l, m, name, err) : 0;
+    return rc ? rc : tied_pipe_check(l, m, name, err);
 }
 
 /* plan's candidate order (layout_kind_candidates): kept as it was, so that ties in its ranking

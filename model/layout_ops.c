@@ -6,6 +6,7 @@
 
 #include "memory_states.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -156,6 +157,9 @@ static void act_offload_copy(const wl_layer *L, lo_item *it)
      * overlap_comm reduces each bucket on the current stream, layout_dp.c grad_sync): on their
      * stream, after them, as on the one compute stream of the code: serial */
     c.stream = it->n_inline ? it->inl[0].stream : LO_ACT_STREAM;
+    /* never full: lo_act_offload_priced's layouts (no t, cp, pipeline, megatron) add at most 2
+     * (layout_offload.c) of LO_MAX_INLINE's 6 */
+    assert(it->n_inline < LO_MAX_INLINE);
     it->inl[it->n_inline++] = c;
     it->inline_overlap = 0;
 }
@@ -204,7 +208,7 @@ static int inline_serial(const lo_item *it)
     for (int k = 1; k < it->n_inline; k++)
         if (it->inl[k].stream != it->inl[0].stream)
             return 0;
-    return it->n_inline < LO_MAX_INLINE;
+    return 1;
 }
 
 /* What every builder does to an item after its fill, the same in both micro-steps (it must read

@@ -259,7 +259,8 @@ void layout_pipe_stage(const lo_graph *g, const wl *w, const spec_training *t, i
  * chunk: in its data-parallel gradient buffer and its optimizer (the distributed optimizer shards
  * it with the rest); its gradient is all-reduced with the first stage's over the embedding group
  * once a step (an_pipe_time_comm). The vocabulary as the model gives it (padded or not, as the
- * first stage's table: one size for both). */
+ * first stage's table: one size for both). 0 outside megatron: a tied head on any other
+ * pipeline (fsdp2:...,p=P) is refused (layout_kind.c tied_pipe_check). */
 double layout_pipe_tied_params(const wl *w, const spec_layout *l)
 {
     if (l->kind != LAYOUT_MEGATRON || l->pp <= 1 || !w->model.tied_embeddings)

@@ -12,6 +12,7 @@
  * along R (forward, blocking); the input gradients [m/Z, k/R] along C (backward, beside the
  * weight-gradient GEMM when overlapped); the weight gradients [k/R, n/C] reduce-scattered along
  * Z; the gradient shards all-reduced along D at the accumulation boundary's micro-step. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,10 +53,14 @@ static double dw_fraction(const wl_layer *L, int recompute, int column_only)
  * with later compute) or, with overlap off, inline (the compute waits for it). */
 static void place(lo_item *it, int overlap, lo_coll c)
 {
-    if (overlap)
+    if (overlap) {
         it->reduce[it->n_reduce++] = c;
-    else
-        it->inl[it->n_inline++] = c;
+        return;
+    }
+    /* never full: overlap 0 is tp's key (tp_item's all-reduce before it: 1), megatron has none
+     * (lo_graph.h's count) */
+    assert(it->n_inline < LO_MAX_INLINE);
+    it->inl[it->n_inline++] = c;
 }
 
 /* ---- Megatron-LM tensor parallelism ----------------------------------------------------- */
@@ -394,7 +399,9 @@ static void stage2_reduce(const lo_graph *g, const wl *lw, const wl_layer *L, lo
         return;
     const double S = L->params * g->sched.reduce_elem_bytes; /* this rank's slice, as reduced */
     /* synchronous: a tail, exposed whole, not in the window the tensor-parallel all-reduce of
-     * the same copy overlaps the weight-gradient GEMMs with (lo_item.inline_tail) */
+     * the same copy overlaps the weight-gradient GEMMs with (lo_item.inline_tail); never full:
+     * zero2=1 has no cp (spec_layout.c), so tp_item adds at most 5 before it (lo_graph.h) */
+    assert(it->n_inline < LO_MAX_INLINE);
     it->inline_tail |= 1u << it->n_inline;
     it->inl[it->n_inline++] = lo_coll_make(COLL_REDUCESCATTER, GRP_AX3, S * n / (n - 1), fw_param_tensors(lw, L));
 }
@@ -464,9 +471,10 @@ static void te_fp8_gathers(const lo_graph *g, const wl_layer *L, const spec_trai
 static void fp8_amax_reduce(const lo_graph *g, const wl_layer *L, const spec_training *t, int rec, lo_item *it)
 {
     const spec_layout *l = &g->layout;
-    if (!spec_fp8_current(t) || l->kind != LAYOUT_MEGATRON || !l->sp || l->t <= 1 || L->kind != WL_BLOCK ||
-        it->n_inline >= LO_MAX_INLINE)
+    if (!spec_fp8_current(t) || l->kind != LAYOUT_MEGATRON || !l->sp || l->t <= 1 || L->kind != WL_BLOCK)
         return;
+    /* never full: tp_item adds at most 5 before it (tpo_block 4, cp_item 1; lo_graph.h's 6) */
+    assert(it->n_inline < LO_MAX_INLINE);
     const int n = 2 * ((it->pass == LO_FWD) + (it->pass == LO_BWD) + (it->pass == LO_BWD && rec));
     it->inline_tail |= 1u << it->n_inline;
     it->inl[it->n_inline++] = lo_coll_make(COLL_ALLREDUCE, GRP_AX0, 4.0 * n, n);

@@ -62,9 +62,14 @@ typedef struct lo_pair {
                             first or last; 0: bulk, the copy beside the whole GEMM)          */
 } lo_pair;
 /* LO_MAX_PAIRS: a --tp-comm-overlap backward with checkpointing's recompute pairs 10 (tpo_block);
- * LO_MAX_INLINE: its all-gathers, bulk re-gather, reduce-scatters and tail, and context
- * parallelism's ring (cp_item): 5 */
-enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_PAIR_WGRAD, LO_MAX_PAIRS = 10, LO_MAX_INLINE = 5 };
+ * LO_MAX_INLINE: the most any builder fills, megatron's (layout_tensor.c tp_item): such a
+ * backward's all-gathers, bulk re-gather, reduce-scatters and tail (tpo_block: 4), context
+ * parallelism's ring (cp_item: 1) and current scaling's amax all-reduce (fp8_amax_reduce: 1):
+ * 6 (zero2=1, refused with cp > 1 in spec_layout.c, swaps the ring for stage2_reduce's 1; the
+ * data-parallel reduce goes inline only with overlap off, which megatron's grammar has no key
+ * for). fsdp2 holds at most 5 (atp_block's 3, torch_ring_item's 2).
+ * Builders assert room where a later one adds to what earlier ones filled. */
+enum { LO_PAIR_FWD, LO_PAIR_DGRAD, LO_PAIR_REC, LO_PAIR_WGRAD, LO_MAX_PAIRS = 10, LO_MAX_INLINE = 6 };
 
 typedef enum { LO_FWD, LO_BWD } lo_pass;
 

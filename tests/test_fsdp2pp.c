@@ -106,6 +106,20 @@ START_TEST(test_checks)
                                "rank), but tiny4 has 4 layers");
     l = parse("fsdp2:dp=1,p=4");
     ck_assert_int_eq(spec_layout_check_model(&l, &m, &err), 0);
+    /* mend17: the same model with its head tied to the embedding: refused on fsdp2's pipeline
+     * (torchtitan shares no weight across stages; layout_kind.c tied_pipe_check), accepted with
+     * p = 1 and on megatron's pipeline (its last-stage copy, layout_pipe_tied_params) */
+    spec_model mt = m;
+    mt.tied_embeddings = 1;
+    ck_assert_int_eq(spec_layout_check_model(&l, &mt, &err), SC_EINPUT);
+    ck_assert_str_eq(err.text, "fsdp2:dp=1,t=1,p=4,schedule=1f1b: tiny4 ties its LM head to the token embedding "
+                               "(tied_embeddings), which a pipeline outside megatron cannot share across stages "
+                               "(torchtitan: weight tying is not supported with pipeline parallel); use p=1 or a "
+                               "model with tied_embeddings false");
+    l = parse("fsdp2:dp=4");
+    ck_assert_int_eq(spec_layout_check_model(&l, &mt, &err), 0);
+    l = parse("megatron:t=1,p=4");
+    ck_assert_int_eq(spec_layout_check_model(&l, &mt, &err), 0);
     /* interleaved: micro-batches in rounds of p (torch's ScheduleInterleaved1F1B as modelled) */
     spec_training tr;
     spec_training_defaults(&tr);

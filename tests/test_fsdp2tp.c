@@ -566,6 +566,41 @@ START_TEST(test_fp8_current_amax_reduce)
 }
 END_TEST
 
+/* mend17: the fullest megatron item carries its amax all-reduce (fp8_amax_reduce returned early
+ * at 5 inline collectives until 2026-11-28, dropping it here). tiny2 by Megatron in fp8, current
+ * scaling, --tp-comm-overlap, full checkpointing, megatron:t=2,p=1,cp=2 on 2 duo
+ * nodes (4 GPUs: t 2 x cp 2, one data-parallel replica). A block's backward, by hand from the
+ * builders: tpo_block's all-gather, bulk re-gather, reduce-scatter and tail (the recompute is a
+ * forward: 4), cp_item's ring (1), then the amax all-reduce: 2 x (backward + recompute) = 4
+ * all-reduces of 4 B = 16 B, chunks 4, a tail: 6 in all (LO_MAX_INLINE), the amax last. */
+START_TEST(test_fp8_amax_reduce_full_item)
+{
+    spec_model m;
+    spec_training tr;
+    wl w;
+    tiny2_megatron(&m, &tr, &w);
+    tr.precision = PREC_FP8, tr.fp8_recipe = FP8_CURRENT, tr.tp_comm_overlap = 1, tr.act_ckpt = CKPT_FULL;
+    wl_build(&m, &tr, &w);
+    cost_calib k = test_tiny_calib();
+    spec_cluster duo = test_duo_cluster("duo", 1e10, 1e10);
+    spec_layout l = parse("megatron:t=2,p=1,cp=2");
+    an_timed t;
+    lo_graph *g = build_timed(&w, &tr, &l, &duo, &k, &t);
+    const lo_item *it = first_block(&g->last, &w, LO_BWD);
+    ck_assert_ptr_nonnull(it);
+    ck_assert(it->recompute);
+    ck_assert_int_eq(it->n_inline, 6);
+    const lo_coll *ar = &it->inl[5];
+    ck_assert_int_eq(ar->kind, COLL_ALLREDUCE);
+    ck_assert_int_eq(ar->group, GRP_AX0);
+    ck_assert_int_eq(ar->chunks, 4);
+    ck_assert_double_eq_tol(ar->bytes, 16.0, 1e-12);
+    ck_assert(((it->inline_tail >> 5) & 1u));
+    ck_assert_int_eq(it->inl[4].group, GRP_AX1); /* the ring before it */
+    free(g);
+}
+END_TEST
+
 /* Bytes of kind `kind` over the TP group (GRP_AX0) among an item's inline collectives. */
 static double tp_bytes(const lo_item *it, cost_coll kind)
 {
@@ -1031,6 +1066,7 @@ Suite *fsdp2tp_suite(void)
     tcase_add_test(tc, test_dtensor_pipe_plan);
     tcase_add_test(tc, test_engines_agree);
     tcase_add_test(tc, test_fp8_current_amax_reduce);
+    tcase_add_test(tc, test_fp8_amax_reduce_full_item);
     tcase_add_test(tc, test_te_fp8_sp_gathers);
     tcase_add_test(tc, test_atp_bounds);
     tcase_add_test(tc, test_atp_pairs);
