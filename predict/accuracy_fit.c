@@ -64,8 +64,8 @@ cost_param *acc_fit_slot(cost_calib *cal, spec_framework fw, acc_fit_key key)
 const char *acc_fit_status_name(acc_fit_status st)
 {
     static const char *const names[] = {ACC_FIT_STATUS, "undetermined",
-                                        "rejected (held out, not better than the estimate by 0.5 points of MAPE, or one source worse by more "
-                                        "than 2)",
+                                        ("rejected (held out, not better than the estimate by 0.5 points of MAPE, or one source worse "
+                                         "by more than 2)"),
                                         "at a bound of its range, on every source or in a fold (the data do not determine it)"};
     return names[st];
 }
