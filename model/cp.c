@@ -226,21 +226,9 @@ static double sdpa_kv_width(const wl *w, double t)
 /* Pair inline collective `coll` (its `share` of it, relative to the item's other pairs of it)
  * with attention's core: beside (chunks - bare) / chunks of the pass's core time (lo_pair;
  * analytic.c pair_hidden, cost_layer_core_time), its excess exposed. */
-static void core_pair(lo_item *it, int coll, int pass, int share, int chunks, int bare)
-{
-    if (it->n_pair >= LO_MAX_PAIRS) /* never with today's TP items (6 at most): left unpaired */
-        return;
-    lo_pair *p = &it->pair[it->n_pair++];
-    p->coll = (unsigned char)coll;
-    p->role = (unsigned char)WL_G_SCORES; /* the core's (wl_role_core), fused or its two GEMMs */
-    p->pass = (unsigned char)pass;
-    p->share = (unsigned char)share;
-    p->chunks = (unsigned char)(chunks < 255 ? chunks : 255);
-    p->bare = (unsigned char)(bare < chunks ? bare : chunks - 1);
-}
 
 /* Each collective of the ring beside the step(s) the code gives it (cp.c's read above), by a
- * pair with the core (core_pair): the all-gathers beside step 0 of their pass only (1 / cp of
+ * pair with the core (lo_item_pair, role WL_G_SCORES: the core's, fused or its two GEMMs): the all-gathers beside step 0 of their pass only (1 / cp of
  * its core: chunks cp, cp - 1 bare), the part of each that step 0 does not hide exposed before
  * step 1 (the forward's, the recompute's and the backward's alike); the cp - 1 overlapped dK /
  * dV transfers beside backward steps 1..cp-1 ((cp - 1) / cp of the backward core: 1 bare).
@@ -269,24 +257,21 @@ static void torch_ring_item(const lo_graph *g, const wl *lw, const wl_layer *L, 
     const int c = l->cp, k = it->n_inline, e = g->elem_bytes >= 1 ? (int)g->elem_bytes : 1;
     if (it->pass == LO_FWD) {
         it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S, 1));
-        core_pair(it, k, LO_PAIR_FWD, 1, c, c - 1);
+        lo_item_pair(it, k, WL_G_SCORES, LO_PAIR_FWD, 1, c, c - 1);
         return;
     }
     const int rec = it->recompute && core_rerun(L) ? 1 : 0;
     const double D = 2.0 * lw->tokens * cp * kv * 4.0; /* dK / dV of the sequence, fp32 */
     const double last = D / (cp - 1);                  /* one transfer of the local share */
-    const int room = it->n_inline + 2 <= LO_MAX_INLINE;
-    /* (no slot, never with today's TP items: the last transfer in the dK / dV share too) */
-    it->inl[it->n_inline++] =
-        on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * (1 + rec) + D + (room ? 0 : last), c + rec));
+    /* two slots: cp_item asserted them */
+    it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, S * (1 + rec) + D, c + rec));
     if (rec)
-        core_pair(it, k, LO_PAIR_REC, e, c, c - 1);
-    core_pair(it, k, LO_PAIR_DGRAD, e, c, c - 1);
-    core_pair(it, k, LO_PAIR_DGRAD, 4, c, 1);
-    if (room) { /* the last transfer, waited after the loop with nothing beside it */
-        it->inline_tail |= 1u << it->n_inline;
-        it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, last, 1));
-    }
+        lo_item_pair(it, k, WL_G_SCORES, LO_PAIR_REC, e, c, c - 1);
+    lo_item_pair(it, k, WL_G_SCORES, LO_PAIR_DGRAD, e, c, c - 1);
+    lo_item_pair(it, k, WL_G_SCORES, LO_PAIR_DGRAD, 4, c, 1);
+    /* the last transfer, waited after the loop with nothing beside it */
+    it->inline_tail |= 1u << it->n_inline;
+    it->inl[it->n_inline++] = on_cp_stream(lo_coll_make(COLL_ALLGATHER, GRP_AX1, last, 1));
 }
 
 void cp_item(const lo_graph *g, const wl *lw, lo_item *it, int first_step)

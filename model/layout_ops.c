@@ -268,3 +268,17 @@ void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_it
             item_done(g, w, t, lt);
         }
 }
+
+void lo_item_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share, int chunks, int bare)
+{
+    /* the fullest item: async TP's backward pairs (6) beside the ring's three (cp.c): 9 of 10 */
+    assert(it->n_pair < LO_MAX_PAIRS);
+    lo_pair *p = &it->pair[it->n_pair++];
+    const int c = chunks < 255 ? chunks : 255;
+    p->coll = (unsigned char)coll;
+    p->role = (unsigned char)role;
+    p->pass = (unsigned char)pass;
+    p->share = (unsigned char)share;
+    p->chunks = (unsigned char)c;
+    p->bare = (unsigned char)(bare < c ? bare : c - 1);
+}

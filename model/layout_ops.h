@@ -55,6 +55,12 @@ typedef void (*lo_item_fn_lazy)(const lo_graph *g, const wl *w, const spec_train
 void lo_build_micro_pair(lo_graph *g, const wl *w, const spec_training *t, lo_item_fn_lazy fill);
 /* Drop an item's collectives over one rank or of no bytes. */
 void lo_item_drop_trivial(const lo_graph *g, lo_item *it);
+/* Pair the copies of inline collective `coll` (share of its bytes) with one GEMM of `role` (the
+ * attention core: WL_G_SCORES, fused or its two GEMMs) of `pass`, run in `chunks` (clamped to
+ * 255: t > 255 hides 254/255 for 255/256) of which `bare` (at most chunks - 1) have no copy
+ * beside them (lo_pair). The tensor-parallel pairs (layout_tensor.c) and context parallelism's
+ * ring (cp.c) both make them here. */
+void lo_item_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share, int chunks, int bare);
 /* Whether a backward item re-runs its layer's forward collectives (the tensor-parallel ones
  * inside the linear layers: Megatron's f / g, AxoNN's forward all-reduces) before its own: the
  * one rule for every tensor-parallel builder (layout_tensor.c, layout_pipe.c through it). */

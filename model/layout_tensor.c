@@ -112,32 +112,18 @@ static wl_gemm_role mlp_col_role(const wl_layer *L)
     return WL_G_FC1;
 }
 
-/* Pair the copies of inline collective `coll` (share of its bytes) with one GEMM of `role` run
- * in `chunks` (clamped to 255: t > 255 hides 254/255 for 255/256) of which `bare` have no copy
- * beside them (lo_pair). */
-static void tp_pair(lo_item *it, int coll, wl_gemm_role role, int pass, int share, int chunks, int bare)
-{
-    lo_pair *p = &it->pair[it->n_pair++];
-    p->coll = (unsigned char)coll;
-    p->role = (unsigned char)role;
-    p->pass = (unsigned char)pass;
-    p->share = (unsigned char)share;
-    p->chunks = (unsigned char)(chunks < 255 ? chunks : 255);
-    p->bare = (unsigned char)bare;
-}
-
 /* Pair inline collective `coll` with both column-parallel GEMMs of a block (qkv, then the MLP's
- * `mlp`), or both row-parallel ones (proj, then fc2), in that order (tp_pair). */
+ * `mlp`), or both row-parallel ones (proj, then fc2), in that order (lo_item_pair). */
 static void tp_pair_cols(lo_item *it, int coll, wl_gemm_role mlp, int pass, int share, int chunks, int bare)
 {
-    tp_pair(it, coll, WL_G_QKV, pass, share, chunks, bare);
-    tp_pair(it, coll, mlp, pass, share, chunks, bare);
+    lo_item_pair(it, coll, WL_G_QKV, pass, share, chunks, bare);
+    lo_item_pair(it, coll, mlp, pass, share, chunks, bare);
 }
 
 static void tp_pair_rows(lo_item *it, int coll, int pass, int share, int chunks, int bare)
 {
-    tp_pair(it, coll, WL_G_PROJ, pass, share, chunks, bare);
-    tp_pair(it, coll, WL_G_FC2, pass, share, chunks, bare);
+    lo_item_pair(it, coll, WL_G_PROJ, pass, share, chunks, bare);
+    lo_item_pair(it, coll, WL_G_FC2, pass, share, chunks, bare);
 }
 
 /* The block's collectives under --tp-comm-overlap (above), each paired with its GEMM: the
@@ -232,7 +218,7 @@ static void sp_item(const wl_layer *L, double act, int rec, int regather, lo_ite
         it->inl[it->n_inline++] = ag;
     if (regather && rg.chunks) { /* issued before the data gradients' reduce-scatters */
         if (L->kind == WL_HEAD)
-            tp_pair(it, it->n_inline, WL_G_HEAD, LO_PAIR_DGRAD, 1, 1, 0);
+            lo_item_pair(it, it->n_inline, WL_G_HEAD, LO_PAIR_DGRAD, 1, 1, 0);
         else
             tp_pair_cols(it, it->n_inline, mlp_col_role(L), LO_PAIR_DGRAD, 1, 1, 0);
         it->inl[it->n_inline++] = rg;
