@@ -45,8 +45,7 @@ int fw_ds_before(const spec_training *t, int v)
     return t->framework == FW_DEEPSPEED && t->framework_version > 0 && t->framework_version < v;
 }
 
-/* Parameter tensors of the whole model (fw_param_tensors over every layer copy). */
-static double model_tensors(const wl *w)
+double fw_model_tensors(const wl *w)
 {
     double n = 0;
     for (int i = 0; i < w->n_layers; i++)
@@ -85,7 +84,7 @@ void fw_ds_step_checks(const spec_training *t, const spec_layout *l, const wl *w
     const int z1 = l->kind == LAYOUT_ZERO1, z2 = l->kind == LAYOUT_ZERO2;
     if (!(z1 || z2) || n < 1 || SPEC_PREC_IS_FP32(t->precision))
         return;
-    const double T = model_tensors(w), psi = w->params;
+    const double T = fw_model_tensors(w), psi = w->params;
     if (n > 1 && fw_ds_before(t, FW_DS_BUCKET_AR)) /* one rank: no all-gather (layout_dp.c) */
         *bytes += 2 * w->elem_bytes * psi; /* the gathered list copied out */
     const int fp16 = t->precision == PREC_FP16, bf16 = t->precision == PREC_BF16;
@@ -149,7 +148,7 @@ void fw_trainer_step(const spec_training *t, const spec_layout *l, const wl *w, 
         *bytes += 4 * (amp ? 4.0 : w->elem_bytes) * w->params;
     const double part = shard > 1 ? shard : 1;
     double s, b, k;
-    fw_trainer_step_shard(t, w->elem_bytes, w->params / part, model_tensors(w) / part + (part > 1), &s, &b, &k);
+    fw_trainer_step_shard(t, w->elem_bytes, w->params / part, fw_model_tensors(w) / part + (part > 1), &s, &b, &k);
     *syncs += s, *bytes += b, *launches += k; /* (one split at a shard's edge above) */
 }
 

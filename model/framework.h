@@ -177,6 +177,8 @@ int fw_fsdp_units(const spec_training *t, const wl_layer *L, double *largest);
  * (and LayerNorm biases); an embedding its table(s); a head its final norm and, untied, its
  * projection. */
 int fw_param_tensors(const wl *w, const wl_layer *L);
+/* Parameter tensors of the whole model (fw_param_tensors over every layer copy). */
+double fw_model_tensors(const wl *w);
 /* Element size of the gradient reductions: reduce_dtype fp32 4 B, param the training's
  * element size; default the framework's: FSDP1 MixedPrecision(reduce_dtype=None) and FSDP2
  * MixedPrecisionPolicy(reduce_dtype=None) reduce in param_dtype; DeepSpeed and the ideal

@@ -621,9 +621,7 @@ static void tensor_step_work(lo_graph *g, const wl *lw, const spec_training *t, 
         if (g->boundary[i].is_optimizer)
             psi = g->boundary[i].opt_params;
     const double part = psi > 0 && local > psi ? local / psi : 1;
-    double tensors = 0;
-    for (int i = 0; i < lw->n_layers; i++)
-        tensors += (double)fw_param_tensors(lw, &lw->layer[i]) * lw->layer[i].count;
+    const double tensors = fw_model_tensors(lw);
     double syncs, bytes, launches;
     fw_trainer_step_shard(t, g->elem_bytes, psi, tensors / part + (part > 1), &syncs, &bytes, &launches);
     g->sched.step_syncs += syncs;
